@@ -1,0 +1,70 @@
+import type { DB } from '@tally/billing-core';
+import {
+  createHealthRoutes,
+  jsonErrorHandler,
+  type Logger,
+  type Metrics,
+  notFoundHandler,
+  type ReadinessCheck,
+} from '@tally/platform';
+import express, { type Express } from 'express';
+import type { Kysely } from 'kysely';
+import { pinoHttp } from 'pino-http';
+import { requireBearer } from './http/require-bearer';
+import { createEventRoutes } from './routes/admin/event-routes';
+import { createLedgerAdminRoutes } from './routes/admin/ledger-routes';
+import { createWalletRoutes } from './routes/v1/wallet-routes';
+
+export interface ApiAppDeps {
+  db: Kysely<DB>;
+  logger: Logger;
+  metrics: Metrics;
+  appApiKeys: readonly string[];
+  adminApiKeys: readonly string[];
+  enqueue: (inboxEventIds: number[]) => Promise<{ enqueued: number; deferred: number }>;
+  readiness: Record<string, ReadinessCheck>;
+  beforeScrape?: () => Promise<void>;
+}
+
+/** The product-facing API under /v1 (app keys) and the operator API under /admin (admin keys). */
+export function createApiApp(deps: ApiAppDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(
+    pinoHttp({
+      logger: deps.logger,
+      serializers: {
+        req: (req: { id: unknown; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
+        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+      },
+      autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/metrics' || req.url === '/readyz' },
+    }),
+  );
+  app.use(
+    createHealthRoutes({
+      checks: deps.readiness,
+      registry: deps.metrics.registry,
+      ...(deps.beforeScrape ? { beforeScrape: deps.beforeScrape } : {}),
+    }),
+  );
+  app.use(express.json({ limit: '100kb' }));
+
+  const v1 = express.Router();
+  v1.use(requireBearer(deps.appApiKeys, 'app'));
+  v1.use(createWalletRoutes(deps));
+  app.use('/v1', v1);
+
+  const admin = express.Router();
+  admin.use(requireBearer(deps.adminApiKeys, 'admin'));
+  admin.use(createEventRoutes(deps));
+  admin.use(createLedgerAdminRoutes(deps));
+  app.use('/admin', admin);
+
+  app.use(notFoundHandler);
+  app.use(
+    jsonErrorHandler((error, req, failure) => {
+      if (failure.status === 500) deps.logger.error({ err: error, path: req.path }, 'unexpected error');
+    }),
+  );
+  return app;
+}

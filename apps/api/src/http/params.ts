@@ -1,0 +1,16 @@
+import { sendError } from '@tally/platform';
+import type { Response } from 'express';
+import { z } from 'zod';
+
+export const userIdSchema = z.string().min(1).max(255);
+export const limitSchema = z.coerce.number().int().min(1).max(500).default(50);
+export const cursorSchema = z.coerce.number().int().positive().optional();
+
+/** Parses input with a schema or answers 400 naming the problems; returns undefined when it answered. */
+export function parseOr400<S extends z.ZodType>(res: Response, schema: S, input: unknown): z.output<S> | undefined {
+  const parsed = schema.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const message = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'input'}: ${issue.message}`).join('; ');
+  sendError(res, 400, 'invalid_request', message);
+  return undefined;
+}

@@ -1,0 +1,17 @@
+import { matchesAnySecret, sendError } from '@tally/platform';
+import type { NextFunction, Request, Response } from 'express';
+
+/** The bearer token of a request, if it sent one. */
+export function bearerTokenOf(req: Request): string | undefined {
+  const match = /^Bearer\s+(.+)$/i.exec(req.get('authorization') ?? '');
+  return match?.[1]?.trim();
+}
+
+/** 401 unless the request carries one of the accepted keys as a bearer token. */
+export function requireBearer(keys: readonly string[], realm: string) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    if (matchesAnySecret(bearerTokenOf(req), keys)) return next();
+    res.set('WWW-Authenticate', `Bearer realm="${realm}"`);
+    sendError(res, 401, 'unauthorized', `a valid ${realm} key is required as a bearer token`);
+  };
+}

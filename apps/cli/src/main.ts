@@ -1,0 +1,68 @@
+#!/usr/bin/env node
+import { inboxStatuses } from '@tally/billing-core';
+import { loadDotEnv } from '@tally/platform';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { runEventsList, runRequeue } from './commands/events';
+import { runLedgerVerify } from './commands/ledger-verify';
+import { runMigrate } from './commands/migrate';
+import { runSendSample } from './commands/send-sample';
+
+function positiveInt(value: string): number {
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed <= 0) throw new InvalidArgumentError('expected a positive whole number');
+  return parsed;
+}
+
+loadDotEnv();
+const program = new Command('tally').description('Tally operator CLI').showHelpAfterError();
+
+program
+  .command('migrate')
+  .description('create the database if needed and apply pending migrations')
+  .option('--no-create-database', 'fail instead of creating a missing database')
+  .action((options: { createDatabase: boolean }) => runMigrate(options));
+
+const events = program.command('events').description('inspect the webhook inbox');
+events
+  .command('list')
+  .description('newest inbox events: id, provider, event id, type, user, status, attempts, error/outcome')
+  .addOption(new Option('--provider <provider>').choices(['stripe', 'revenuecat']))
+  .addOption(new Option('--status <status>').choices([...inboxStatuses]))
+  .option('--type <type>')
+  .option('--user <userId>')
+  .option('--limit <n>', 'how many', positiveInt, 50)
+  .action((options) => runEventsList(options));
+
+program
+  .command('requeue')
+  .description('put a parked (failed) inbox event back to work')
+  .argument('<inboxEventId>', 'inbox event id', positiveInt)
+  .action((id: number) => runRequeue(id));
+
+program
+  .command('ledger')
+  .description('ledger tools')
+  .command('verify')
+  .description('check every wallet balance against the sum of its ledger entries')
+  .action(() => runLedgerVerify());
+
+program
+  .command('send-sample')
+  .description('sign and POST a sample webhook to ingest (a token pack purchase by default)')
+  .addArgument(new Command().createArgument('<provider>', 'revenuecat or stripe').choices(['revenuecat', 'stripe']))
+  .option('--user <userId>', 'the user to credit', 'demo-user')
+  .option('--product <id>', 'RevenueCat product id, or Stripe token pack id', undefined)
+  .option('--event-id <id>', 'provider event id (repeat one to see a duplicate)')
+  .option('--file <path>', 'send this body instead of the built-in sample')
+  .option('--url <url>', 'ingest base URL (default http://127.0.0.1:$INGEST_PORT)')
+  .action((provider: 'revenuecat' | 'stripe', options) =>
+    runSendSample(provider, {
+      ...options,
+      product: options.product ?? (provider === 'revenuecat' ? 'tokens.100' : 'tokens_100'),
+    }),
+  );
+
+program.parseAsync(process.argv).catch((error: unknown) => {
+  process.stderr.write(`tally: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,50 @@
+import type { DB } from '@tally/billing-core';
+import {
+  createHealthRoutes,
+  jsonErrorHandler,
+  type Logger,
+  type Metrics,
+  notFoundHandler,
+  type ReadinessCheck,
+} from '@tally/platform';
+import express, { type Express } from 'express';
+import type { Kysely } from 'kysely';
+import { pinoHttp } from 'pino-http';
+import { createWebhookRoutes, type WebhookRouteDeps } from './routes/webhook-routes';
+
+export interface IngestAppDeps extends WebhookRouteDeps {
+  db: Kysely<DB>;
+  logger: Logger;
+  metrics: Metrics;
+  readiness: Record<string, ReadinessCheck>;
+}
+
+/** The ingest HTTP app: webhooks plus health and metrics. No business logic lives here. */
+export function createIngestApp(deps: IngestAppDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(
+    pinoHttp({
+      logger: deps.logger,
+      // Only the request line and status: headers carry signatures and bodies carry personal data.
+      serializers: {
+        req: (req: { id: unknown; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
+        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+      },
+      autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/metrics' || req.url === '/readyz' },
+    }),
+  );
+  app.use(createHealthRoutes({ checks: deps.readiness, registry: deps.metrics.registry }));
+  app.use(createWebhookRoutes(deps));
+  app.use(notFoundHandler);
+  app.use(
+    jsonErrorHandler((error, req, failure) => {
+      const provider = req.path.includes('stripe') ? 'stripe' : req.path.includes('revenuecat') ? 'revenuecat' : 'none';
+      const outcome = failure.status === 413 ? 'too_large' : failure.status === 500 ? 'error' : 'bad_request';
+      deps.metrics.webhookRequests.inc({ provider, outcome });
+      if (failure.status === 500) deps.logger.error({ err: error, path: req.path }, 'unexpected error');
+      else deps.logger.warn({ path: req.path, code: failure.code }, 'request rejected');
+    }),
+  );
+  return app;
+}

@@ -1,0 +1,14 @@
+import { baseEnvSchema, csvList, port, positiveInt } from '@tally/platform';
+import type { z } from 'zod';
+
+export const ingestEnvSchema = baseEnvSchema.extend({
+  INGEST_PORT: port(3000),
+  STRIPE_WEBHOOK_SECRETS: csvList.refine((secrets) => secrets.every((secret) => secret.startsWith('whsec_')), {
+    message: 'every Stripe webhook secret starts with whsec_',
+  }),
+  STRIPE_WEBHOOK_TOLERANCE_SECONDS: positiveInt(300),
+  REVENUECAT_WEBHOOK_AUTH: csvList,
+  WEBHOOK_BODY_LIMIT_BYTES: positiveInt(1024 * 1024),
+});
+
+export type IngestConfig = z.output<typeof ingestEnvSchema>;

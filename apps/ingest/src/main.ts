@@ -1,0 +1,64 @@
+import { createDb, exampleCatalogPath, loadCatalog } from '@tally/billing-core';
+import {
+  createInboxQueue,
+  createLogger,
+  createMetrics,
+  createRedisConnection,
+  enqueueInboxEvent,
+  loadDotEnv,
+  parseEnv,
+  runMain,
+  startHttpServer,
+} from '@tally/platform';
+import { sql } from 'kysely';
+import { createIngestApp } from './app';
+import { ingestEnvSchema } from './config';
+
+// The composition root: the only place that reads process.env.
+runMain('ingest', async () => {
+  loadDotEnv();
+  const config = parseEnv(ingestEnvSchema, process.env);
+  // Ingest does not use the catalog, but a bad CATALOG_PATH should stop every process alike.
+  loadCatalog(config.CATALOG_PATH ?? exampleCatalogPath);
+  const logger = createLogger({ name: 'ingest', level: config.LOG_LEVEL });
+  const metrics = createMetrics('ingest');
+  const database = createDb({ connectionString: config.DATABASE_URL, applicationName: 'tally-ingest' });
+  const redis = createRedisConnection(config.REDIS_URL, 'producer');
+  const queue = createInboxQueue(redis, config.QUEUE_PREFIX);
+
+  if (config.STRIPE_WEBHOOK_SECRETS.length === 0)
+    logger.warn('STRIPE_WEBHOOK_SECRETS is empty: Stripe webhooks answer 503');
+  if (config.REVENUECAT_WEBHOOK_AUTH.length === 0)
+    logger.warn('REVENUECAT_WEBHOOK_AUTH is empty: RevenueCat webhooks answer 503');
+
+  const app = createIngestApp({
+    db: database.db,
+    enqueue: (inboxEventId) => enqueueInboxEvent(queue, inboxEventId),
+    logger,
+    metrics,
+    stripeWebhookSecrets: config.STRIPE_WEBHOOK_SECRETS,
+    stripeToleranceSeconds: config.STRIPE_WEBHOOK_TOLERANCE_SECONDS,
+    revenueCatAuthorizations: config.REVENUECAT_WEBHOOK_AUTH,
+    bodyLimitBytes: config.WEBHOOK_BODY_LIMIT_BYTES,
+    readiness: {
+      postgres: async () => {
+        await sql`SELECT 1`.execute(database.db);
+      },
+      redis: async () => {
+        await redis.ping();
+      },
+    },
+  });
+  const server = await startHttpServer(app, config.INGEST_PORT);
+  logger.info({ port: server.port }, 'ingest listening');
+  return {
+    logger,
+    shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+    stop: async () => {
+      await server.close();
+      await queue.close().catch(() => undefined);
+      redis.disconnect();
+      await database.close();
+    },
+  };
+});

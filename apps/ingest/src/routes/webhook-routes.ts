@@ -1,0 +1,152 @@
+import {
+  type DB,
+  type InboxEventDraft,
+  InvalidEventError,
+  type Provider,
+  parseRevenueCatWebhook,
+  parseStripeEvent,
+  toRevenueCatInboxDraft,
+  toStripeInboxDraft,
+} from '@tally/billing-core';
+import { type Logger, type Metrics, matchesAnySecret, sendError } from '@tally/platform';
+import express, { type NextFunction, type Request, type Response, Router } from 'express';
+import type { Kysely } from 'kysely';
+import { acceptWebhook } from '../accept-webhook';
+import { verifyStripeSignature } from '../verify/verify-stripe-signature';
+
+export interface WebhookRouteDeps {
+  db: Kysely<DB>;
+  enqueue: (inboxEventId: number) => Promise<unknown>;
+  logger: Logger;
+  metrics: Metrics;
+  stripeWebhookSecrets: readonly string[];
+  stripeToleranceSeconds: number;
+  revenueCatAuthorizations: readonly string[];
+  bodyLimitBytes: number;
+  nowMs?: () => number;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** 415 unless the request declares a JSON body. Runs before the body is read. */
+function requireJson(provider: Provider, metrics: Metrics) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    if (req.is('application/json') === false) {
+      metrics.webhookRequests.inc({ provider, outcome: 'unsupported_media_type' });
+      return sendError(res, 415, 'unsupported_media_type', 'webhooks must be sent as application/json');
+    }
+    next();
+  };
+}
+
+/** The raw body as UTF-8 text, or null after answering 400. */
+function readRawBody(
+  req: Request,
+  res: Response,
+  provider: Provider,
+  metrics: Metrics,
+): { raw: Buffer; text: string } | null {
+  const raw: unknown = req.body;
+  if (!Buffer.isBuffer(raw) || raw.length === 0) {
+    metrics.webhookRequests.inc({ provider, outcome: 'bad_request' });
+    sendError(res, 400, 'empty_body', 'request body is empty');
+    return null;
+  }
+  try {
+    return { raw, text: utf8.decode(raw) };
+  } catch {
+    metrics.webhookRequests.inc({ provider, outcome: 'bad_request' });
+    sendError(res, 400, 'invalid_encoding', 'request body is not UTF-8');
+    return null;
+  }
+}
+
+export function createWebhookRoutes(deps: WebhookRouteDeps): Router {
+  const router = Router();
+  const nowMs = deps.nowMs ?? Date.now;
+  const rawJson = express.raw({ type: 'application/json', limit: deps.bodyLimitBytes });
+
+  async function store(provider: Provider, res: Response, toDraft: () => InboxEventDraft): Promise<void> {
+    let draft: InboxEventDraft;
+    try {
+      draft = toDraft();
+    } catch (error) {
+      if (!(error instanceof InvalidEventError)) throw error;
+      deps.metrics.webhookRequests.inc({ provider, outcome: 'bad_request' });
+      return sendError(res, 400, 'invalid_event', error.message);
+    }
+    const result = await acceptWebhook(deps, draft);
+    const log = { provider, providerEventId: draft.providerEventId, type: draft.type, userId: draft.userId };
+    switch (result.kind) {
+      case 'accepted':
+        deps.metrics.webhookRequests.inc({ provider, outcome: 'accepted' });
+        deps.logger.info({ ...log, inboxEventId: result.inboxEventId, enqueued: result.enqueued }, 'webhook accepted');
+        res.status(200).json({ status: 'accepted', eventId: draft.providerEventId });
+        return;
+      case 'duplicate':
+        deps.metrics.webhookRequests.inc({ provider, outcome: 'duplicate' });
+        deps.logger.info({ ...log, inboxEventId: result.inboxEventId }, 'webhook duplicate');
+        res.status(200).json({ status: 'duplicate', eventId: draft.providerEventId });
+        return;
+      case 'unavailable':
+        deps.metrics.webhookRequests.inc({ provider, outcome: 'unavailable' });
+        deps.logger.error(log, 'database unavailable; provider will retry');
+        return sendError(res, 503, 'database_unavailable', 'cannot store the event right now; retry later');
+      default: {
+        const exhaustive: never = result;
+        throw new Error(`unhandled outcome ${JSON.stringify(exhaustive)}`);
+      }
+    }
+  }
+
+  router.post('/webhooks/stripe', requireJson('stripe', deps.metrics), rawJson, async (req, res) => {
+    const body = readRawBody(req, res, 'stripe', deps.metrics);
+    if (!body) return;
+    if (deps.stripeWebhookSecrets.length === 0) {
+      deps.metrics.webhookRequests.inc({ provider: 'stripe', outcome: 'unavailable' });
+      deps.logger.error('a Stripe webhook arrived but STRIPE_WEBHOOK_SECRETS is empty');
+      return sendError(res, 503, 'not_configured', 'Stripe webhooks are not configured');
+    }
+    const check = verifyStripeSignature({
+      rawBody: body.raw,
+      header: req.get('stripe-signature'),
+      secrets: deps.stripeWebhookSecrets,
+      toleranceSeconds: deps.stripeToleranceSeconds,
+      nowMs: nowMs(),
+    });
+    if (!check.ok) {
+      deps.metrics.webhookRequests.inc({ provider: 'stripe', outcome: 'bad_signature' });
+      deps.logger.warn({ provider: 'stripe', reason: check.reason }, 'webhook signature rejected');
+      return sendError(res, 400, 'invalid_signature', check.reason);
+    }
+    await store('stripe', res, () => toStripeInboxDraft(parseStripeEvent(body.text), body.text));
+  });
+
+  router.post(
+    '/webhooks/revenuecat',
+    // Authorization is checked before the body is read: an unauthenticated sender gets nothing parsed.
+    (req, res, next) => {
+      if (deps.revenueCatAuthorizations.length === 0) {
+        deps.metrics.webhookRequests.inc({ provider: 'revenuecat', outcome: 'unavailable' });
+        deps.logger.error('a RevenueCat webhook arrived but REVENUECAT_WEBHOOK_AUTH is empty');
+        return sendError(res, 503, 'not_configured', 'RevenueCat webhooks are not configured');
+      }
+      // RevenueCat sends the configured value verbatim (no HMAC, no timestamp).
+      if (!matchesAnySecret(req.get('authorization'), deps.revenueCatAuthorizations)) {
+        deps.metrics.webhookRequests.inc({ provider: 'revenuecat', outcome: 'unauthorized' });
+        deps.logger.warn({ provider: 'revenuecat' }, 'webhook authorization rejected');
+        return sendError(res, 401, 'unauthorized', 'missing or wrong Authorization header');
+      }
+      next();
+    },
+    requireJson('revenuecat', deps.metrics),
+    rawJson,
+    async (req, res) => {
+      const body = readRawBody(req, res, 'revenuecat', deps.metrics);
+      if (!body) return;
+      await store('revenuecat', res, () => toRevenueCatInboxDraft(parseRevenueCatWebhook(body.text), body.text));
+    },
+  );
+
+  return router;
+}

@@ -1,0 +1,83 @@
+import { z } from 'zod';
+
+const productId = z.string().trim().min(1).max(255);
+const positiveTokens = z.number().int().positive();
+
+const stripePriceSchema = z
+  .object({
+    priceId: productId,
+    interval: z.enum(['month', 'year']),
+    creditsPerPeriod: positiveTokens,
+  })
+  .refine((price) => price.interval !== 'year' || price.creditsPerPeriod % 12 === 0, {
+    message: 'an annual price grants creditsPerPeriod / 12 per month, so it must be a multiple of 12',
+    path: ['creditsPerPeriod'],
+  });
+
+const planSchema = z.object({
+  id: productId,
+  revenuecatProducts: z.array(productId).default([]),
+  stripePrices: z.array(stripePriceSchema).default([]),
+});
+
+const tokenPackSchema = z.object({
+  id: productId,
+  tokens: positiveTokens,
+  revenuecatProducts: z.array(productId).default([]),
+  stripePriceId: productId.optional(),
+  amountMinor: z.number().int().positive().optional(),
+  currency: z
+    .string()
+    .regex(/^[a-z]{3}$/, 'a lowercase ISO 4217 code such as "usd"')
+    .optional(),
+});
+
+const studioSchema = z.object({
+  freeDailyAllowance: z.object({ image_edit: z.number().int().min(0), music: z.number().int().min(0) }),
+  prices: z.object({ image_edit: positiveTokens, music_clip: positiveTokens, music_full: positiveTokens }),
+  musicClipMaxSeconds: z.number().int().positive(),
+});
+
+export const catalogSchema = z
+  .object({
+    plans: z.array(planSchema),
+    tokenPacks: z.array(tokenPackSchema),
+    studio: studioSchema,
+  })
+  .superRefine((catalog, ctx) => {
+    const seen = new Map<string, string>();
+    const claim = (kind: string, key: string, owner: string, path: (string | number)[]) => {
+      const id = `${kind}:${key}`;
+      const previous = seen.get(id);
+      if (previous !== undefined) {
+        ctx.addIssue({ code: 'custom', path, message: `${kind} "${key}" is used by both ${previous} and ${owner}` });
+      }
+      seen.set(id, owner);
+    };
+    for (const [i, plan] of catalog.plans.entries()) {
+      claim('plan id', plan.id, `plan ${plan.id}`, ['plans', i, 'id']);
+      for (const [j, product] of plan.revenuecatProducts.entries()) {
+        claim('RevenueCat product', product, `plan ${plan.id}`, ['plans', i, 'revenuecatProducts', j]);
+      }
+      for (const [j, price] of plan.stripePrices.entries()) {
+        claim('Stripe price', price.priceId, `plan ${plan.id}`, ['plans', i, 'stripePrices', j, 'priceId']);
+      }
+    }
+    for (const [i, pack] of catalog.tokenPacks.entries()) {
+      claim('token pack id', pack.id, `pack ${pack.id}`, ['tokenPacks', i, 'id']);
+      for (const [j, product] of pack.revenuecatProducts.entries()) {
+        claim('RevenueCat product', product, `pack ${pack.id}`, ['tokenPacks', i, 'revenuecatProducts', j]);
+      }
+      if (pack.stripePriceId !== undefined) {
+        claim('Stripe price', pack.stripePriceId, `pack ${pack.id}`, ['tokenPacks', i, 'stripePriceId']);
+      }
+      if ((pack.amountMinor === undefined) !== (pack.currency === undefined)) {
+        ctx.addIssue({ code: 'custom', path: ['tokenPacks', i], message: 'amountMinor and currency go together' });
+      }
+    }
+  });
+
+export type CatalogInput = z.input<typeof catalogSchema>;
+export type CatalogData = z.output<typeof catalogSchema>;
+export type Plan = CatalogData['plans'][number];
+export type TokenPack = CatalogData['tokenPacks'][number];

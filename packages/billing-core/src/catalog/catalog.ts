@@ -1,0 +1,62 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { type CatalogData, catalogSchema, type Plan, type TokenPack } from './catalog-schema';
+
+/** The documented example catalog that ships with Tally and is the default CATALOG_PATH. */
+export const exampleCatalogPath = path.resolve(__dirname, '../../catalog.example.json');
+
+export class CatalogError extends Error {
+  readonly code = 'invalid_catalog';
+}
+
+/** The product catalog with the look-ups the handlers need. Immutable once loaded. */
+export interface Catalog {
+  readonly data: CatalogData;
+  findTokenPackByRevenueCatProduct(productId: string): TokenPack | undefined;
+  findTokenPackById(packId: string): TokenPack | undefined;
+  findPlanByRevenueCatProduct(productId: string): Plan | undefined;
+}
+
+export function toCatalog(input: unknown, source = 'catalog'): Catalog {
+  const parsed = catalogSchema.safeParse(input);
+  if (!parsed.success) {
+    throw new CatalogError(`${source} is not a valid catalog:\n${z.prettifyError(parsed.error)}`);
+  }
+  const data = parsed.data;
+  const packsByRevenueCatProduct = new Map<string, TokenPack>();
+  const packsById = new Map<string, TokenPack>();
+  for (const pack of data.tokenPacks) {
+    packsById.set(pack.id, pack);
+    for (const product of pack.revenuecatProducts) packsByRevenueCatProduct.set(product, pack);
+  }
+  const plansByRevenueCatProduct = new Map<string, Plan>();
+  for (const plan of data.plans) {
+    for (const product of plan.revenuecatProducts) plansByRevenueCatProduct.set(product, plan);
+  }
+  return {
+    data,
+    findTokenPackByRevenueCatProduct: (productId) => packsByRevenueCatProduct.get(productId),
+    findTokenPackById: (packId) => packsById.get(packId),
+    // Play Store product ids look like `subscription_id:base_plan_id`; the catalog may list either.
+    findPlanByRevenueCatProduct: (productId) =>
+      plansByRevenueCatProduct.get(productId) ?? plansByRevenueCatProduct.get(productId.split(':')[0] ?? ''),
+  };
+}
+
+/** Reads and validates a catalog file. Throws CatalogError with every problem listed. */
+export function loadCatalog(filePath: string): Catalog {
+  let text: string;
+  try {
+    text = readFileSync(filePath, 'utf8');
+  } catch (error) {
+    throw new CatalogError(`cannot read catalog ${filePath}: ${(error as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new CatalogError(`catalog ${filePath} is not JSON: ${(error as Error).message}`);
+  }
+  return toCatalog(json, `catalog ${filePath}`);
+}

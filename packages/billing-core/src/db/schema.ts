@@ -1,0 +1,75 @@
+import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+
+/** Timestamps are written by the database clock and read back as Date. */
+type DbTime = ColumnType<Date, Date | string | undefined, Date | string>;
+type DbTimeNullable = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+
+export type Provider = 'stripe' | 'revenuecat';
+export const inboxStatuses = ['received', 'processing', 'processed', 'failed', 'ignored'] as const;
+export type InboxStatus = (typeof inboxStatuses)[number];
+
+export interface InboxEventsTable {
+  id: Generated<number>;
+  provider: Provider;
+  provider_event_id: string;
+  type: string;
+  livemode: boolean | null;
+  environment: string | null;
+  user_id: string | null;
+  provider_customer_id: string | null;
+  provider_subscription_id: string | null;
+  provider_payment_intent_id: string | null;
+  provider_invoice_id: string | null;
+  raw_body: string;
+  status: ColumnType<InboxStatus, InboxStatus | undefined, InboxStatus>;
+  attempts: ColumnType<number, number | undefined, number>;
+  last_error: string | null;
+  outcome: string | null;
+  received_at: DbTime;
+  enqueued_at: DbTimeNullable;
+  processed_at: DbTimeNullable;
+  updated_at: DbTime;
+}
+
+export interface UsersTable {
+  id: string;
+  created_at: DbTime;
+}
+
+export interface WalletsTable {
+  user_id: string;
+  balance: ColumnType<number, number | undefined, number>;
+  created_at: DbTime;
+  updated_at: DbTime;
+}
+
+export interface LedgerEntriesTable {
+  id: Generated<number>;
+  user_id: string;
+  reference: string;
+  amount: number;
+  balance_before: number;
+  balance_after: number;
+  reason: string;
+  inbox_event_id: number | null;
+  created_at: DbTime;
+}
+
+export interface SchemaMigrationsTable {
+  version: string;
+  checksum: string;
+  applied_at: DbTime;
+}
+
+export interface DB {
+  inbox_events: InboxEventsTable;
+  users: UsersTable;
+  wallets: WalletsTable;
+  ledger_entries: LedgerEntriesTable;
+  schema_migrations: SchemaMigrationsTable;
+}
+
+export type InboxEventRow = Selectable<InboxEventsTable>;
+export type NewInboxEvent = Insertable<InboxEventsTable>;
+export type LedgerEntryRow = Selectable<LedgerEntriesTable>;
+export type WalletRow = Selectable<WalletsTable>;

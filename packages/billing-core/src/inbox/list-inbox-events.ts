@@ -1,0 +1,60 @@
+import type { Kysely } from 'kysely';
+import type { DB, InboxEventRow, InboxStatus, Provider } from '../db/schema';
+
+export interface InboxEventFilter {
+  provider?: Provider | undefined;
+  type?: string | undefined;
+  status?: InboxStatus | undefined;
+  userId?: string | undefined;
+  limit: number;
+  /** Return rows with an id below this (newest first paging). */
+  beforeId?: number | undefined;
+}
+
+export type InboxEventSummary = Omit<InboxEventRow, 'raw_body'>;
+
+/** Lists inbox rows newest first, without their raw bodies. */
+export async function listInboxEvents(
+  db: Kysely<DB>,
+  filter: InboxEventFilter,
+): Promise<{ events: InboxEventSummary[]; nextCursor: number | null }> {
+  let query = db
+    .selectFrom('inbox_events')
+    .select([
+      'id',
+      'provider',
+      'provider_event_id',
+      'type',
+      'livemode',
+      'environment',
+      'user_id',
+      'provider_customer_id',
+      'provider_subscription_id',
+      'provider_payment_intent_id',
+      'provider_invoice_id',
+      'status',
+      'attempts',
+      'last_error',
+      'outcome',
+      'received_at',
+      'enqueued_at',
+      'processed_at',
+      'updated_at',
+    ])
+    .orderBy('id', 'desc')
+    .limit(filter.limit + 1);
+  if (filter.provider) query = query.where('provider', '=', filter.provider);
+  if (filter.type) query = query.where('type', '=', filter.type);
+  if (filter.status) query = query.where('status', '=', filter.status);
+  if (filter.userId) query = query.where('user_id', '=', filter.userId);
+  if (filter.beforeId !== undefined) query = query.where('id', '<', filter.beforeId);
+  const rows = await query.execute();
+  const events = rows.slice(0, filter.limit);
+  const last = events[events.length - 1];
+  return { events, nextCursor: rows.length > filter.limit && last ? last.id : null };
+}
+
+/** One inbox row with its raw body (admin only: the body may hold personal data). */
+export function findInboxEvent(db: Kysely<DB>, inboxEventId: number): Promise<InboxEventRow | undefined> {
+  return db.selectFrom('inbox_events').selectAll().where('id', '=', inboxEventId).executeTakeFirst();
+}

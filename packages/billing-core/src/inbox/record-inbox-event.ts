@@ -1,0 +1,49 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/schema';
+import type { InboxEventDraft } from './inbox-event-draft';
+
+export type RecordInboxEventResult =
+  | { kind: 'recorded'; inboxEventId: number }
+  | { kind: 'duplicate'; inboxEventId: number | null };
+
+/**
+ * Stores a verified webhook once. The unique (provider, provider_event_id) index is the fence:
+ * a redelivery, even one racing the first delivery from another ingest replica, inserts nothing
+ * and comes back as `duplicate`. The row is written with enqueued_at set, on the assumption that
+ * the caller enqueues it next; if that hand-off fails the caller calls markInboxEnqueueFailed,
+ * and if the process dies first the relay finds the row once enqueued_at is stale.
+ */
+export async function recordInboxEvent(db: Kysely<DB>, draft: InboxEventDraft): Promise<RecordInboxEventResult> {
+  const inserted = await db
+    .insertInto('inbox_events')
+    .values({
+      provider: draft.provider,
+      provider_event_id: draft.providerEventId,
+      type: draft.type,
+      livemode: draft.livemode,
+      environment: draft.environment,
+      user_id: draft.userId,
+      provider_customer_id: draft.providerCustomerId,
+      provider_subscription_id: draft.providerSubscriptionId,
+      provider_payment_intent_id: draft.providerPaymentIntentId,
+      provider_invoice_id: draft.providerInvoiceId,
+      raw_body: draft.rawBody,
+      enqueued_at: new Date(),
+    })
+    .onConflict((oc) => oc.columns(['provider', 'provider_event_id']).doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  if (inserted) return { kind: 'recorded', inboxEventId: inserted.id };
+  const existing = await db
+    .selectFrom('inbox_events')
+    .select('id')
+    .where('provider', '=', draft.provider)
+    .where('provider_event_id', '=', draft.providerEventId)
+    .executeTakeFirst();
+  return { kind: 'duplicate', inboxEventId: existing?.id ?? null };
+}
+
+/** Clears enqueued_at so the relay hands the row to the queue on its next pass. */
+export async function markInboxEnqueueFailed(db: Kysely<DB>, inboxEventId: number): Promise<void> {
+  await db.updateTable('inbox_events').set({ enqueued_at: null }).where('id', '=', inboxEventId).execute();
+}

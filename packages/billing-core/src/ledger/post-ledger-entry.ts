@@ -1,0 +1,76 @@
+import type { Transaction } from 'kysely';
+import type { DB, LedgerEntryRow } from '../db/schema';
+import { InsufficientBalanceError } from '../errors';
+import { ensureWallet } from './ensure-wallet';
+
+export interface LedgerPosting {
+  userId: string;
+  /** Deterministic reference from `references`; the database keeps it unique. */
+  reference: string;
+  /** Signed whole tokens: positive credits, negative debits. Never zero. */
+  amount: number;
+  /** Short machine-readable reason, e.g. `token_pack_purchase`. */
+  reason: string;
+  /** The inbox event that caused this entry, when there is one. */
+  inboxEventId?: number | null;
+}
+
+export type PostLedgerEntryResult =
+  | { kind: 'posted'; entry: LedgerEntryRow }
+  | { kind: 'already-posted'; entry: LedgerEntryRow };
+
+/**
+ * Moves a wallet's balance by one ledger row, inside the caller's transaction.
+ *
+ * Invariants: the wallet row is locked first, so balance_before is the balance every concurrent
+ * writer sees; the insert uses ON CONFLICT (reference) DO NOTHING, so a second posting with the
+ * same reference (another replica, a replay, a retried job) changes nothing and returns the
+ * first entry as `already-posted`, even when the existing entry belongs to another amount. The
+ * database trigger moves the cached wallet balance to balance_after.
+ *
+ * Idempotent by reference. Throws InsufficientBalanceError when a debit would go below zero, and
+ * RangeError for a zero or non-integer amount.
+ */
+export async function postLedgerEntry(trx: Transaction<DB>, posting: LedgerPosting): Promise<PostLedgerEntryResult> {
+  if (!Number.isSafeInteger(posting.amount) || posting.amount === 0) {
+    throw new RangeError(`ledger amount must be a non-zero whole number of tokens, got ${posting.amount}`);
+  }
+  await ensureWallet(trx, posting.userId);
+  const wallet = await trx
+    .selectFrom('wallets')
+    .select('balance')
+    .where('user_id', '=', posting.userId)
+    .forUpdate()
+    .executeTakeFirstOrThrow();
+
+  const existing = await findEntryByReference(trx, posting.reference);
+  if (existing) return { kind: 'already-posted', entry: existing };
+
+  const balanceAfter = wallet.balance + posting.amount;
+  if (balanceAfter < 0) throw new InsufficientBalanceError(posting.userId, wallet.balance, -posting.amount);
+
+  const inserted = await trx
+    .insertInto('ledger_entries')
+    .values({
+      user_id: posting.userId,
+      reference: posting.reference,
+      amount: posting.amount,
+      balance_before: wallet.balance,
+      balance_after: balanceAfter,
+      reason: posting.reason,
+      inbox_event_id: posting.inboxEventId ?? null,
+    })
+    .onConflict((oc) => oc.column('reference').doNothing())
+    .returningAll()
+    .executeTakeFirst();
+  if (inserted) return { kind: 'posted', entry: inserted };
+
+  // Another transaction committed the same reference (for another wallet) after our look-up.
+  const winner = await findEntryByReference(trx, posting.reference);
+  if (!winner) throw new Error(`ledger reference ${posting.reference} conflicted but cannot be read`);
+  return { kind: 'already-posted', entry: winner };
+}
+
+function findEntryByReference(trx: Transaction<DB>, reference: string): Promise<LedgerEntryRow | undefined> {
+  return trx.selectFrom('ledger_entries').selectAll().where('reference', '=', reference).executeTakeFirst();
+}

@@ -1,0 +1,14 @@
+/**
+ * Deterministic ledger references. Every code path that can make the same grant builds its
+ * reference with the same function, so the unique index on ledger_entries.reference turns a
+ * second attempt into a no-op. These formats are part of the public contract: never change one.
+ */
+export const references = {
+  revenuecatEvent: (eventId: string) => `revenuecat:event:${eventId}`,
+  stripeInvoice: (invoiceId: string) => `stripe:invoice:${invoiceId}`,
+  stripePayment: (paymentIntentId: string) => `stripe:payment:${paymentIntentId}`,
+  stripeInstallment: (scheduleRowId: number | string) => `stripe:installment:${scheduleRowId}`,
+  topup: (topupId: string) => `topup:${topupId}`,
+  studioDebit: (requestId: string) => `studio:${requestId}:debit`,
+  studioRefund: (requestId: string) => `studio:${requestId}:refund`,
+} as const;

@@ -1,0 +1,101 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { createDb, type Database } from '../db/create-db';
+import { migrate, migrationsDir } from '../db/migrate';
+
+/**
+ * Test services: real Postgres and Redis. TEST_DATABASE_URL / TEST_REDIS_URL win; otherwise the
+ * local defaults. (The Jest global setup starts containers and sets these variables when neither
+ * answers and Docker is available.)
+ */
+export const localDatabaseServerUrl = 'postgres://postgres@127.0.0.1:5432/postgres';
+export const localRedisUrl = 'redis://127.0.0.1:6379';
+
+export function testDatabaseServerUrl(): string {
+  return process.env.TEST_DATABASE_URL ?? localDatabaseServerUrl;
+}
+
+export function testRedisUrl(): string {
+  return process.env.TEST_REDIS_URL ?? localRedisUrl;
+}
+
+function withDatabase(serverUrl: string, name: string): string {
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** The template's name changes whenever a migration file does, so stale templates are never used. */
+export function templateDatabaseName(): string {
+  const hash = createHash('sha256');
+  for (const name of readdirSync(migrationsDir).sort()) {
+    hash.update(name).update(readFileSync(path.join(migrationsDir, name)));
+  }
+  return `tally_test_template_${hash.digest('hex').slice(0, 12)}`;
+}
+
+async function withAdminClient<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: testDatabaseServerUrl() });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Creates and migrates the template database once; later test files clone it. */
+export async function prepareTemplateDatabase(): Promise<string> {
+  const name = templateDatabaseName();
+  await withAdminClient(async (client) => {
+    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (rowCount) return;
+    // Build under a temporary name and rename, so a crash never leaves a half-migrated template.
+    const building = `${name}_build_${randomBytes(3).toString('hex')}`;
+    await client.query(`CREATE DATABASE ${pg.escapeIdentifier(building)}`);
+    await migrate(withDatabase(testDatabaseServerUrl(), building));
+    try {
+      await client.query(`ALTER DATABASE ${pg.escapeIdentifier(building)} RENAME TO ${pg.escapeIdentifier(name)}`);
+    } catch (error) {
+      await client.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(building)}`);
+      if ((error as { code?: string }).code !== '42P04') throw error;
+    }
+  });
+  return name;
+}
+
+export interface TestDatabase extends Database {
+  url: string;
+  name: string;
+  /** Closes the pool and drops the database. */
+  drop(): Promise<void>;
+}
+
+/** A fresh, migrated database of its own for one test file, cloned from the template. */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const template = await prepareTemplateDatabase();
+  const name = `tally_test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+  await withAdminClient((client) =>
+    client.query(`CREATE DATABASE ${pg.escapeIdentifier(name)} TEMPLATE ${pg.escapeIdentifier(template)}`),
+  );
+  const url = withDatabase(testDatabaseServerUrl(), name);
+  const database = createDb({ connectionString: url, maxConnections: 20 });
+  return {
+    ...database,
+    url,
+    name,
+    async drop() {
+      await database.close();
+      await withAdminClient((client) =>
+        client.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`),
+      );
+    },
+  };
+}
+
+/** A BullMQ prefix no other test uses, so queues never share keys. */
+export function uniqueQueuePrefix(): string {
+  return `tally-test-${randomBytes(5).toString('hex')}`;
+}

@@ -1,0 +1,65 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+
+/** Thrown when the environment is invalid; main() prints it and exits 1. */
+export class ConfigError extends Error {
+  readonly code = 'invalid_configuration';
+}
+
+/**
+ * Loads `.env` from the working directory into process.env when the file exists. Variables
+ * already set win, as with every dotenv loader.
+ */
+export function loadDotEnv(cwd = process.cwd()): void {
+  const file = path.join(cwd, '.env');
+  if (existsSync(file)) process.loadEnvFile(file);
+}
+
+/** Parses an environment with a zod schema, collecting every problem into one readable error. */
+export function parseEnv<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv): z.output<S> {
+  const parsed = schema.safeParse(env);
+  if (parsed.success) return parsed.data;
+  const lines = parsed.error.issues.map((issue) => `  - ${issue.path.join('.') || '(environment)'}: ${issue.message}`);
+  throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+}
+
+/** A comma-separated list; blanks are dropped. Secrets that rotate are lists. */
+export const csvList = z
+  .string()
+  .optional()
+  .transform((value) =>
+    (value ?? '')
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item.length > 0),
+  );
+
+export const nonEmptyCsvList = (what: string) =>
+  csvList.refine((list) => list.length > 0, { message: `at least one ${what} is required (comma-separated)` });
+
+const postgresUrl = z
+  .string({ message: 'is required, e.g. postgres://postgres@127.0.0.1:5432/tally' })
+  .refine((value) => /^postgres(ql)?:\/\//.test(value), { message: 'must be a postgres:// URL' });
+
+const redisUrl = z
+  .string()
+  .default('redis://127.0.0.1:6379')
+  .refine((value) => /^rediss?:\/\//.test(value), { message: 'must be a redis:// or rediss:// URL' });
+
+export const port = (fallback: number) => z.coerce.number().int().min(0).max(65_535).default(fallback);
+
+export const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+/** Settings every process shares. */
+export const baseEnvSchema = z.object({
+  DATABASE_URL: postgresUrl,
+  REDIS_URL: redisUrl,
+  QUEUE_PREFIX: z
+    .string()
+    .default('tally')
+    .refine((value) => value.length > 0 && !/\s/.test(value), { message: 'must be a non-empty word' }),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  CATALOG_PATH: z.string().optional(),
+  SHUTDOWN_TIMEOUT_MS: positiveInt(25_000),
+});

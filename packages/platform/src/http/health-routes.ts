@@ -1,0 +1,55 @@
+import { type Request, type Response, Router } from 'express';
+import type { Registry } from 'prom-client';
+
+export type ReadinessCheck = () => Promise<void>;
+
+/**
+ * GET /healthz (the process is alive), GET /readyz (every dependency answers; 503 naming the
+ * ones that do not) and GET /metrics (Prometheus text). `beforeScrape` refreshes gauges that are
+ * read on demand.
+ */
+export function createHealthRoutes(options: {
+  checks: Record<string, ReadinessCheck>;
+  registry: Registry;
+  beforeScrape?: () => Promise<void>;
+  checkTimeoutMs?: number;
+}): Router {
+  const router = Router();
+  const timeoutMs = options.checkTimeoutMs ?? 2_000;
+  router.get('/healthz', (_req: Request, res: Response) => {
+    res.json({ status: 'ok' });
+  });
+  router.get('/readyz', async (_req: Request, res: Response) => {
+    const results = await Promise.all(
+      Object.entries(options.checks).map(async ([name, check]) => {
+        try {
+          await withTimeout(check(), timeoutMs, `${name} did not answer within ${timeoutMs} ms`);
+          return [name, 'ok'] as const;
+        } catch (error) {
+          return [name, error instanceof Error ? error.message : String(error)] as const;
+        }
+      }),
+    );
+    const ready = results.every(([, result]) => result === 'ok');
+    res
+      .status(ready ? 200 : 503)
+      .json({ status: ready ? 'ready' : 'unavailable', checks: Object.fromEntries(results) });
+  });
+  router.get('/metrics', async (_req: Request, res: Response) => {
+    try {
+      await options.beforeScrape?.();
+    } catch {
+      // A gauge that cannot be refreshed keeps its last value; the rest of the scrape still matters.
+    }
+    res.type(options.registry.contentType).send(await options.registry.metrics());
+  });
+  return router;
+}
+
+export function withTimeout<T>(promise: Promise<T>, timeoutMs: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), timeoutMs);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

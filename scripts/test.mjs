@@ -1,0 +1,22 @@
+// `pnpm test` / `npm test`: install if needed, typecheck, lint, then every test against real
+// Postgres and Redis (TEST_DATABASE_URL / TEST_REDIS_URL, else the local defaults, else
+// testcontainers when Docker is available). Extra arguments go to Jest.
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { ensureBuilt, ensureInstalled, log, root } from './bootstrap.mjs';
+
+ensureInstalled();
+log('typecheck (tsc -b)');
+ensureBuilt();
+log('lint (biome)');
+const lint = spawnSync(process.execPath, [path.join(root, 'node_modules/@biomejs/biome/bin/biome'), 'check', '.'], {
+  cwd: root,
+  stdio: 'inherit',
+});
+if (lint.status !== 0) process.exit(lint.status ?? 1);
+log('tests (jest)');
+const jest = spawnSync(process.execPath, [path.join(root, 'node_modules/jest/bin/jest.js'), ...process.argv.slice(2)], {
+  cwd: root,
+  stdio: 'inherit',
+});
+process.exit(jest.status ?? 1);

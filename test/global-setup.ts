@@ -1,0 +1,48 @@
+// Finds real Postgres and Redis for the tests: TEST_DATABASE_URL / TEST_REDIS_URL when set, the
+// local defaults when they answer, testcontainers (Docker) otherwise; then migrates the template
+// database that each test file clones. Variables set here reach the test workers.
+import net from 'node:net';
+import {
+  localDatabaseServerUrl,
+  localRedisUrl,
+  prepareTemplateDatabase,
+} from '../packages/billing-core/src/testing/test-services';
+
+type Stoppable = { stop(): Promise<unknown> };
+const holder = globalThis as { __tallyContainers?: Stoppable[] };
+
+function answers(url: string, defaultPort: number): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: hostname, port: Number(port || defaultPort) });
+    socket.setTimeout(1_000);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+export default async function globalSetup(): Promise<void> {
+  holder.__tallyContainers = [];
+  if (!process.env.TEST_DATABASE_URL && !(await answers(localDatabaseServerUrl, 5432))) {
+    const { PostgreSqlContainer } = await import('@testcontainers/postgresql');
+    const container = await new PostgreSqlContainer('postgres:15').start();
+    holder.__tallyContainers.push(container);
+    const url = new URL(container.getConnectionUri());
+    url.pathname = '/postgres';
+    process.env.TEST_DATABASE_URL = url.toString();
+  }
+  if (!process.env.TEST_REDIS_URL && !(await answers(localRedisUrl, 6379))) {
+    const { RedisContainer } = await import('@testcontainers/redis');
+    const container = await new RedisContainer('redis:7').start();
+    holder.__tallyContainers.push(container);
+    process.env.TEST_REDIS_URL = container.getConnectionUrl();
+  }
+  await prepareTemplateDatabase();
+}
