@@ -2,8 +2,8 @@
 /** @type {import('jest').Config} */
 module.exports = {
   testEnvironment: 'node',
-  roots: ['<rootDir>/apps', '<rootDir>/packages'],
-  testMatch: ['**/src/**/*.test.ts'],
+  roots: ['<rootDir>/apps', '<rootDir>/packages', '<rootDir>/test'],
+  testMatch: ['**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }] },
   moduleNameMapper: {

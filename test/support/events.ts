@@ -1,0 +1,51 @@
+import { randomUUID } from 'node:crypto';
+
+/** A RevenueCat NON_RENEWING_PURCHASE body in the shape RevenueCat sends. */
+export function revenueCatTokenPurchase(options: { id?: string; userId?: string; productId?: string } = {}): string {
+  return JSON.stringify({
+    api_version: '1.0',
+    event: {
+      id: options.id ?? randomUUID(),
+      type: 'NON_RENEWING_PURCHASE',
+      app_user_id: options.userId ?? 'user-1',
+      original_app_user_id: options.userId ?? 'user-1',
+      aliases: [options.userId ?? 'user-1'],
+      product_id: options.productId ?? 'tokens.100',
+      period_type: 'NORMAL',
+      purchased_at_ms: 1_700_000_000_000,
+      expiration_at_ms: null,
+      event_timestamp_ms: 1_700_000_000_100,
+      environment: 'PRODUCTION',
+      store: 'APP_STORE',
+      transaction_id: '170000869511114',
+      price: 4.99,
+      currency: 'USD',
+    },
+  });
+}
+
+/** A Stripe payment_intent.succeeded event for a catalog token pack. */
+export function stripeTokenPackPayment(
+  options: { eventId?: string; paymentIntentId?: string; userId?: string; packId?: string; amount?: number } = {},
+): string {
+  return JSON.stringify({
+    id: options.eventId ?? `evt_${randomUUID().replaceAll('-', '')}`,
+    object: 'event',
+    api_version: '2025-03-31.basil',
+    created: 1_700_000_000,
+    livemode: false,
+    type: 'payment_intent.succeeded',
+    data: {
+      object: {
+        id: options.paymentIntentId ?? `pi_${randomUUID().replaceAll('-', '')}`,
+        object: 'payment_intent',
+        amount: options.amount ?? 499,
+        amount_received: options.amount ?? 499,
+        currency: 'usd',
+        customer: 'cus_test_1',
+        status: 'succeeded',
+        metadata: { user_id: options.userId ?? 'user-1', pack_id: options.packId ?? 'tokens_100' },
+      },
+    },
+  });
+}

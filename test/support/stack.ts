@@ -1,0 +1,184 @@
+import {
+  type Catalog,
+  type InboxHandlers,
+  exampleCatalogPath,
+  loadCatalog,
+} from '@tally/billing-core';
+import { type TestDatabase, createTestDatabase, testRedisUrl, uniqueQueuePrefix } from '@tally/billing-core/testing';
+import {
+  type InboxQueue,
+  type RunningServer,
+  createInboxQueue,
+  createLogger,
+  createMetrics,
+  createRedisConnection,
+  enqueueInboxEvent,
+  handOffInboxEvents,
+  startHttpServer,
+} from '@tally/platform';
+import { Redis } from 'ioredis';
+import { sql } from 'kysely';
+import Stripe from 'stripe';
+import { createApiApp } from '../../apps/api/src/app';
+import { createIngestApp } from '../../apps/ingest/src/app';
+import { type WorkerRuntime, startWorkerRuntime } from '../../apps/worker/src/worker-runtime';
+
+export const stripeSecret = 'whsec_test_current_secret';
+export const stripeOldSecret = 'whsec_test_previous_secret';
+export const revenueCatAuth = 'Bearer rc_test_webhook_auth';
+export const appKey = 'app_test_key';
+export const adminKey = 'admin_test_key';
+
+export interface WorkerSettings {
+  maxAttempts?: number;
+  backoff?: { baseDelayMs: number; maxDelayMs: number };
+  relay?: { intervalMs: number; staleAfterMs: number; processingStaleAfterMs: number; batchSize: number };
+  handlers?: InboxHandlers;
+  concurrency?: number;
+}
+
+const silent = createLogger({ name: 'test', level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+
+/**
+ * The whole Tally stack in-process against real Postgres and Redis: a database of its own, a
+ * queue prefix of its own, ingest and api on ephemeral ports, and workers started on demand.
+ */
+export class TestStack {
+  readonly catalog: Catalog = loadCatalog(exampleCatalogPath);
+  readonly prefix = uniqueQueuePrefix();
+  readonly workers: WorkerRuntime[] = [];
+  database!: TestDatabase;
+  ingest!: RunningServer;
+  api!: RunningServer;
+  queue!: InboxQueue;
+  private producer!: Redis;
+
+  constructor(private readonly redisUrl = testRedisUrl()) {}
+
+  static async start(options: { redisUrl?: string } = {}): Promise<TestStack> {
+    const stack = new TestStack(options.redisUrl);
+    await stack.init();
+    return stack;
+  }
+
+  get db() {
+    return this.database.db;
+  }
+
+  private async init(): Promise<void> {
+    this.database = await createTestDatabase();
+    this.producer = createRedisConnection(this.redisUrl, 'producer');
+    this.queue = createInboxQueue(this.producer, this.prefix);
+    const readiness = {
+      postgres: async () => {
+        await sql`SELECT 1`.execute(this.db);
+      },
+      redis: async () => {
+        await this.producer.ping();
+      },
+    };
+    this.ingest = await startHttpServer(
+      createIngestApp({
+        db: this.db,
+        enqueue: (id) => enqueueInboxEvent(this.queue, id),
+        logger: silent,
+        metrics: createMetrics('ingest'),
+        stripeWebhookSecrets: [stripeOldSecret, stripeSecret],
+        stripeToleranceSeconds: 300,
+        revenueCatAuthorizations: ['Bearer rc_test_previous_auth', revenueCatAuth],
+        bodyLimitBytes: 64 * 1024,
+        readiness,
+      }),
+      0,
+      '127.0.0.1',
+    );
+    this.api = await startHttpServer(
+      createApiApp({
+        db: this.db,
+        logger: silent,
+        metrics: createMetrics('api'),
+        appApiKeys: [appKey],
+        adminApiKeys: [adminKey],
+        enqueue: (ids) => handOffInboxEvents(this.queue, this.db, ids),
+        readiness,
+      }),
+      0,
+      '127.0.0.1',
+    );
+  }
+
+  /** Starts one worker process's runtime (consumer + relay). Call again for more replicas. */
+  startWorker(settings: WorkerSettings = {}): WorkerRuntime {
+    const runtime = startWorkerRuntime({
+      db: this.db,
+      catalog: this.catalog,
+      logger: silent,
+      metrics: createMetrics('worker'),
+      redisUrl: this.redisUrl,
+      queuePrefix: this.prefix,
+      concurrency: settings.concurrency ?? 4,
+      maxAttempts: settings.maxAttempts ?? 15,
+      backoff: settings.backoff ?? { baseDelayMs: 50, maxDelayMs: 200 },
+      // By default the relay only runs when a test asks (runOnce) or after a long interval.
+      relay: settings.relay ?? { intervalMs: 60_000, staleAfterMs: 60_000, processingStaleAfterMs: 60_000, batchSize: 100 },
+      shutdownTimeoutMs: 5_000,
+      ...(settings.handlers ? { handlers: settings.handlers } : {}),
+    });
+    this.workers.push(runtime);
+    return runtime;
+  }
+
+  async stopWorkers(): Promise<void> {
+    await Promise.all(this.workers.splice(0).map((worker) => worker.stop()));
+  }
+
+  postRevenueCat(body: string, authorization: string | null = revenueCatAuth, contentType = 'application/json') {
+    const headers: Record<string, string> = { 'content-type': contentType };
+    if (authorization !== null) headers.authorization = authorization;
+    return fetch(`http://127.0.0.1:${this.ingest.port}/webhooks/revenuecat`, { method: 'POST', headers, body });
+  }
+
+  postStripe(body: string, signature: string | null, contentType = 'application/json') {
+    const headers: Record<string, string> = { 'content-type': contentType };
+    if (signature !== null) headers['stripe-signature'] = signature;
+    return fetch(`http://127.0.0.1:${this.ingest.port}/webhooks/stripe`, { method: 'POST', headers, body });
+  }
+
+  apiRequest(path: string, options: { method?: string; key?: string | null; body?: unknown } = {}) {
+    const headers: Record<string, string> = {};
+    const key = options.key === undefined ? (path.startsWith('/admin') ? adminKey : appKey) : options.key;
+    if (key !== null) headers.authorization = `Bearer ${key}`;
+    if (options.body !== undefined) headers['content-type'] = 'application/json';
+    return fetch(`http://127.0.0.1:${this.api.port}${path}`, {
+      method: options.method ?? 'GET',
+      headers,
+      ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.stopWorkers();
+    await this.ingest?.close();
+    await this.api?.close();
+    await this.queue?.obliterate({ force: true }).catch(() => undefined);
+    await this.queue?.close().catch(() => undefined);
+    this.producer?.disconnect();
+    await this.database?.drop();
+  }
+}
+
+/** Signs a Stripe payload for real, with stripe-node's own test header generator. */
+export function signStripe(payload: string, secret = stripeSecret, timestamp = Math.floor(Date.now() / 1000)): string {
+  return Stripe.webhooks.generateTestHeaderString({ payload, secret, timestamp });
+}
+
+/** Polls until `check` returns a truthy value or the time runs out (then throws with `what`). */
+export async function eventually<T>(what: string, check: () => Promise<T | undefined | null | false>, timeoutMs = 15_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
