@@ -1,8 +1,8 @@
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { findWallet, verifyLedger } from '@tally/billing-core';
 import { revenueCatTokenPurchase } from '../support/events';
-import { TestStack, eventually } from '../support/stack';
+import { eventually, TestStack } from '../support/stack';
 
 const fixtures = path.resolve(__dirname, '../fixtures/revenuecat');
 
@@ -29,7 +29,9 @@ describe('RevenueCat webhooks', () => {
     const body = revenueCatTokenPurchase({ id: eventId, userId: 'rc-concurrent-user' });
 
     const responses = await Promise.all(Array.from({ length: 20 }, () => stack.postRevenueCat(body)));
-    const answers = await Promise.all(responses.map(async (response) => ({ status: response.status, body: await response.json() })));
+    const answers = await Promise.all(
+      responses.map(async (response) => ({ status: response.status, body: await response.json() })),
+    );
 
     expect(answers.every((answer) => answer.status === 200)).toBe(true);
     expect(answers.filter((answer) => answer.body.status === 'accepted')).toHaveLength(1);
@@ -41,9 +43,18 @@ describe('RevenueCat webhooks', () => {
       return rows[0]?.status === 'processed' ? rows : undefined;
     });
     expect(await rowsFor(eventId)).toHaveLength(1);
-    expect(row).toMatchObject({ type: 'NON_RENEWING_PURCHASE', user_id: 'rc-concurrent-user', attempts: 1, last_error: null });
+    expect(row).toMatchObject({
+      type: 'NON_RENEWING_PURCHASE',
+      user_id: 'rc-concurrent-user',
+      attempts: 1,
+      last_error: null,
+    });
 
-    const ledger = await stack.db.selectFrom('ledger_entries').selectAll().where('user_id', '=', 'rc-concurrent-user').execute();
+    const ledger = await stack.db
+      .selectFrom('ledger_entries')
+      .selectAll()
+      .where('user_id', '=', 'rc-concurrent-user')
+      .execute();
     expect(ledger).toEqual([
       expect.objectContaining({
         reference: `revenuecat:event:${eventId}`,
@@ -71,7 +82,10 @@ describe('RevenueCat webhooks', () => {
 
   it('accepts the previous Authorization value during a rotation', async () => {
     const eventId = 'rc-rotation-old-auth';
-    const response = await stack.postRevenueCat(revenueCatTokenPurchase({ id: eventId }), 'Bearer rc_test_previous_auth');
+    const response = await stack.postRevenueCat(
+      revenueCatTokenPurchase({ id: eventId }),
+      'Bearer rc_test_previous_auth',
+    );
     expect(response.status).toBe(200);
     expect(await rowsFor(eventId)).toHaveLength(1);
   });
@@ -111,16 +125,25 @@ describe('RevenueCat webhooks', () => {
     ['a form-encoded body', 'application/x-www-form-urlencoded', 'a=b', 415, 'unsupported_media_type'],
     ['a text body', 'text/plain', '{}', 415, 'unsupported_media_type'],
   ])('rejects %s without storing it', async (_case, contentType, body, status, code) => {
-    const before = await stack.db.selectFrom('inbox_events').select(({ fn }) => fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const before = await stack.db
+      .selectFrom('inbox_events')
+      .select(({ fn }) => fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     const response = await stack.postRevenueCat(body, undefined, contentType);
     expect(response.status).toBe(status);
     expect(await response.json()).toEqual({ error: { code, message: expect.any(String) } });
-    const after = await stack.db.selectFrom('inbox_events').select(({ fn }) => fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const after = await stack.db
+      .selectFrom('inbox_events')
+      .select(({ fn }) => fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     expect(after.n).toBe(before.n);
   });
 
   it('answers 413 for a body over the limit', async () => {
-    const big = JSON.stringify({ api_version: '1.0', event: { id: 'rc-big', type: 'TEST', padding: 'x'.repeat(70 * 1024) } });
+    const big = JSON.stringify({
+      api_version: '1.0',
+      event: { id: 'rc-big', type: 'TEST', padding: 'x'.repeat(70 * 1024) },
+    });
     const response = await stack.postRevenueCat(big);
     expect(response.status).toBe(413);
     expect(await response.json()).toEqual({ error: { code: 'payload_too_large', message: expect.any(String) } });
@@ -145,7 +168,11 @@ describe('RevenueCat webhooks', () => {
       return found.length === 2 && found.every((row) => row.status === 'ignored') ? found : undefined;
     });
     expect(rows).toEqual([
-      { provider_event_id: 'rc-future-type', status: 'ignored', outcome: 'event type SOMETHING_NEW_FROM_REVENUECAT is not handled' },
+      {
+        provider_event_id: 'rc-future-type',
+        status: 'ignored',
+        outcome: 'event type SOMETHING_NEW_FROM_REVENUECAT is not handled',
+      },
       { provider_event_id: 'rc-test-event', status: 'ignored', outcome: 'test event' },
     ]);
     expect(await findWallet(stack.db, 'ignored-user')).toEqual({ userId: 'ignored-user', balance: 0 });

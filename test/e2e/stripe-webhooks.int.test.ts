@@ -1,7 +1,7 @@
 import { findWallet } from '@tally/billing-core';
 import Stripe from 'stripe';
 import { stripeTokenPackPayment } from '../support/events';
-import { TestStack, eventually, signStripe, stripeOldSecret, stripeSecret } from '../support/stack';
+import { eventually, signStripe, stripeOldSecret, stripeSecret, TestStack } from '../support/stack';
 
 describe('Stripe webhooks', () => {
   let stack: TestStack;
@@ -22,11 +22,17 @@ describe('Stripe webhooks', () => {
   }
 
   it('credits a token pack payment once when the same signed event arrives 20 times at once', async () => {
-    const body = stripeTokenPackPayment({ eventId: 'evt_concurrent_1', paymentIntentId: 'pi_concurrent_1', userId: 'stripe-user-1' });
+    const body = stripeTokenPackPayment({
+      eventId: 'evt_concurrent_1',
+      paymentIntentId: 'pi_concurrent_1',
+      userId: 'stripe-user-1',
+    });
     const signature = signStripe(body);
 
     const responses = await Promise.all(Array.from({ length: 20 }, () => stack.postStripe(body, signature)));
-    const answers = await Promise.all(responses.map(async (response) => ({ status: response.status, body: await response.json() })));
+    const answers = await Promise.all(
+      responses.map(async (response) => ({ status: response.status, body: await response.json() })),
+    );
     expect(answers.every((answer) => answer.status === 200)).toBe(true);
     expect(answers.filter((answer) => answer.body.status === 'accepted')).toHaveLength(1);
     expect(answers.filter((answer) => answer.body.status === 'duplicate')).toHaveLength(19);
@@ -44,9 +50,18 @@ describe('Stripe webhooks', () => {
       provider_customer_id: 'cus_test_1',
       attempts: 1,
     });
-    const ledger = await stack.db.selectFrom('ledger_entries').selectAll().where('user_id', '=', 'stripe-user-1').execute();
+    const ledger = await stack.db
+      .selectFrom('ledger_entries')
+      .selectAll()
+      .where('user_id', '=', 'stripe-user-1')
+      .execute();
     expect(ledger).toEqual([
-      expect.objectContaining({ reference: 'stripe:payment:pi_concurrent_1', amount: 100, balance_before: 0, balance_after: 100 }),
+      expect.objectContaining({
+        reference: 'stripe:payment:pi_concurrent_1',
+        amount: 100,
+        balance_before: 0,
+        balance_after: 100,
+      }),
     ]);
     expect(await findWallet(stack.db, 'stripe-user-1')).toEqual({ userId: 'stripe-user-1', balance: 100 });
   });
@@ -57,10 +72,18 @@ describe('Stripe webhooks', () => {
       expect((await stack.postStripe(body, signStripe(body))).status).toBe(200);
     }
     await eventually('both events to finish', async () => {
-      const rows = await stack.db.selectFrom('inbox_events').select('status').where('provider_payment_intent_id', '=', 'pi_same').execute();
+      const rows = await stack.db
+        .selectFrom('inbox_events')
+        .select('status')
+        .where('provider_payment_intent_id', '=', 'pi_same')
+        .execute();
       return rows.length === 2 && rows.every((row) => row.status === 'processed');
     });
-    const ledger = await stack.db.selectFrom('ledger_entries').select(['reference', 'amount']).where('user_id', '=', 'stripe-user-2').execute();
+    const ledger = await stack.db
+      .selectFrom('ledger_entries')
+      .select(['reference', 'amount'])
+      .where('user_id', '=', 'stripe-user-2')
+      .execute();
     expect(ledger).toEqual([{ reference: 'stripe:payment:pi_same', amount: 100 }]);
   });
 
@@ -70,7 +93,10 @@ describe('Stripe webhooks', () => {
     ['a wrong secret', (body) => ({ body, signature: signStripe(body, 'whsec_someone_else') })],
     ['an expired timestamp', (body) => ({ body, signature: signStripe(body, stripeSecret, now() - 301) })],
     ['a timestamp in the future', (body) => ({ body, signature: signStripe(body, stripeSecret, now() + 301) })],
-    ['a tampered body', (body) => ({ body: body.replace('"amount_received":499', '"amount_received":999'), signature: signStripe(body) })],
+    [
+      'a tampered body',
+      (body) => ({ body: body.replace('"amount_received":499', '"amount_received":999'), signature: signStripe(body) }),
+    ],
     ['a missing header', (body) => ({ body, signature: null })],
     [
       'a v0-only header',
@@ -105,8 +131,7 @@ describe('Stripe webhooks', () => {
 
   it('accepts a rotation header carrying signatures for the old and the new secret, and either alone', async () => {
     const crypto = Stripe.createNodeCryptoProvider();
-    const sign = (payload: string, secret: string, t: number) =>
-      crypto.computeHMACSignature(`${t}.${payload}`, secret);
+    const sign = (payload: string, secret: string, t: number) => crypto.computeHMACSignature(`${t}.${payload}`, secret);
 
     const body = stripeTokenPackPayment({ eventId: 'evt_rotation_both' });
     const t = now();
@@ -126,7 +151,12 @@ describe('Stripe webhooks', () => {
   });
 
   it('parks a payment whose amount does not cover the pack instead of crediting it', async () => {
-    const body = stripeTokenPackPayment({ eventId: 'evt_underpaid', paymentIntentId: 'pi_underpaid', userId: 'stripe-cheap', amount: 1 });
+    const body = stripeTokenPackPayment({
+      eventId: 'evt_underpaid',
+      paymentIntentId: 'pi_underpaid',
+      userId: 'stripe-cheap',
+      amount: 1,
+    });
     expect((await stack.postStripe(body, signStripe(body))).status).toBe(200);
     const [row] = await eventually('the event to be parked', async () => {
       const rows = await rowsFor('evt_underpaid');

@@ -1,27 +1,22 @@
+import { type Catalog, exampleCatalogPath, type InboxHandlers, loadCatalog } from '@tally/billing-core';
+import { createTestDatabase, type TestDatabase, testRedisUrl, uniqueQueuePrefix } from '@tally/billing-core/testing';
 import {
-  type Catalog,
-  type InboxHandlers,
-  exampleCatalogPath,
-  loadCatalog,
-} from '@tally/billing-core';
-import { type TestDatabase, createTestDatabase, testRedisUrl, uniqueQueuePrefix } from '@tally/billing-core/testing';
-import {
-  type InboxQueue,
-  type RunningServer,
   createInboxQueue,
   createLogger,
   createMetrics,
   createRedisConnection,
   enqueueInboxEvent,
   handOffInboxEvents,
+  type InboxQueue,
+  type RunningServer,
   startHttpServer,
 } from '@tally/platform';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import Stripe from 'stripe';
 import { createApiApp } from '../../apps/api/src/app';
 import { createIngestApp } from '../../apps/ingest/src/app';
-import { type WorkerRuntime, startWorkerRuntime } from '../../apps/worker/src/worker-runtime';
+import { startWorkerRuntime, type WorkerRuntime } from '../../apps/worker/src/worker-runtime';
 
 export const stripeSecret = 'whsec_test_current_secret';
 export const stripeOldSecret = 'whsec_test_previous_secret';
@@ -120,7 +115,12 @@ export class TestStack {
       maxAttempts: settings.maxAttempts ?? 15,
       backoff: settings.backoff ?? { baseDelayMs: 50, maxDelayMs: 200 },
       // By default the relay only runs when a test asks (runOnce) or after a long interval.
-      relay: settings.relay ?? { intervalMs: 60_000, staleAfterMs: 60_000, processingStaleAfterMs: 60_000, batchSize: 100 },
+      relay: settings.relay ?? {
+        intervalMs: 60_000,
+        staleAfterMs: 60_000,
+        processingStaleAfterMs: 60_000,
+        batchSize: 100,
+      },
       shutdownTimeoutMs: 5_000,
       ...(settings.handlers ? { handlers: settings.handlers } : {}),
     });
@@ -172,13 +172,27 @@ export function signStripe(payload: string, secret = stripeSecret, timestamp = M
   return Stripe.webhooks.generateTestHeaderString({ payload, secret, timestamp });
 }
 
-/** Polls until `check` returns a truthy value or the time runs out (then throws with `what`). */
-export async function eventually<T>(what: string, check: () => Promise<T | undefined | null | false>, timeoutMs = 15_000) {
+/**
+ * Polls until `check` returns a truthy value or the time runs out (then throws with `what` and
+ * the last error `check` threw, if any).
+ */
+export async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined | null | false>,
+  timeoutMs = 15_000,
+) {
   const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
   for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    try {
+      const value = await check();
+      if (value) return value;
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${what}${lastError ? ` (last error: ${String(lastError)})` : ''}`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

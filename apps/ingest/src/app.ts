@@ -16,7 +16,10 @@ export interface IngestAppDeps extends WebhookRouteDeps {
   db: Kysely<DB>;
   logger: Logger;
   metrics: Metrics;
+  /** Checks that make /readyz fail. */
   readiness: Record<string, ReadinessCheck>;
+  /** Reported only: a Redis outage must not take ingest out of the load balancer. */
+  informationalReadiness?: Record<string, ReadinessCheck>;
 }
 
 /** The ingest HTTP app: webhooks plus health and metrics. No business logic lives here. */
@@ -34,7 +37,13 @@ export function createIngestApp(deps: IngestAppDeps): Express {
       autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/metrics' || req.url === '/readyz' },
     }),
   );
-  app.use(createHealthRoutes({ checks: deps.readiness, registry: deps.metrics.registry }));
+  app.use(
+    createHealthRoutes({
+      checks: deps.readiness,
+      informationalChecks: deps.informationalReadiness ?? {},
+      registry: deps.metrics.registry,
+    }),
+  );
   app.use(createWebhookRoutes(deps));
   app.use(notFoundHandler);
   app.use(

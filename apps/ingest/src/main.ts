@@ -44,6 +44,8 @@ runMain('ingest', async () => {
       postgres: async () => {
         await sql`SELECT 1`.execute(database.db);
       },
+    },
+    informationalReadiness: {
       redis: async () => {
         await redis.ping();
       },

@@ -3,6 +3,7 @@ export * from './http/health-routes';
 export * from './http/json-errors';
 export * from './http/start-http-server';
 export * from './lifecycle/run-main';
+export * from './lifecycle/with-timeout';
 export * from './logging/create-logger';
 export * from './metrics/metrics';
 export * from './queue/backoff';

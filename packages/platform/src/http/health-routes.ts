@@ -1,5 +1,6 @@
 import { type Request, type Response, Router } from 'express';
 import type { Registry } from 'prom-client';
+import { withTimeout } from '../lifecycle/with-timeout';
 
 export type ReadinessCheck = () => Promise<void>;
 
@@ -10,6 +11,8 @@ export type ReadinessCheck = () => Promise<void>;
  */
 export function createHealthRoutes(options: {
   checks: Record<string, ReadinessCheck>;
+  /** Reported by /readyz but never make it fail (ingest stays ready without Redis: the relay covers it). */
+  informationalChecks?: Record<string, ReadinessCheck>;
   registry: Registry;
   beforeScrape?: () => Promise<void>;
   checkTimeoutMs?: number;
@@ -44,12 +47,4 @@ export function createHealthRoutes(options: {
     res.type(options.registry.contentType).send(await options.registry.metrics());
   });
   return router;
-}
-
-export function withTimeout<T>(promise: Promise<T>, timeoutMs: number, message: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(message)), timeoutMs);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

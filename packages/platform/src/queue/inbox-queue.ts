@@ -7,8 +7,9 @@ import {
   queueNames,
 } from '@tally/billing-core';
 import { type JobsOptions, Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
+import { withTimeout } from '../lifecycle/with-timeout';
 import type { Metrics } from '../metrics/metrics';
 
 /** Kept this long so operators see finished jobs in the dashboard; Postgres keeps everything. */
@@ -38,6 +39,20 @@ export function createInboxQueue(connection: Redis, prefix: string, attempts?: n
 
 export type EnqueueResult = 'enqueued' | 'already-queued';
 
+/** No enqueue waits longer than this: callers fall back on the relay instead. */
+export const ENQUEUE_TIMEOUT_MS = 2_000;
+
+/**
+ * BullMQ waits for a connection to come back before it sends a command, which would hold a
+ * webhook answer hostage to a Redis outage. A producer whose connection is not ready fails at once.
+ */
+function assertConnected(queue: InboxQueue): void {
+  const connection = queue.opts.connection;
+  if (connection instanceof Redis && connection.status !== 'ready') {
+    throw new Error(`Redis connection is ${connection.status}; not enqueuing`);
+  }
+}
+
 /**
  * Hands an inbox row's id to the queue. A job id per row means BullMQ ignores the add while a
  * job for the row still waits, is delayed or runs. With `replaceFinished`, a job that already
@@ -49,6 +64,15 @@ export async function enqueueInboxEvent(
   queue: InboxQueue,
   inboxEventId: number,
   options: { replaceFinished?: boolean } = {},
+): Promise<EnqueueResult> {
+  assertConnected(queue);
+  return withTimeout(addInboxJob(queue, inboxEventId, options), ENQUEUE_TIMEOUT_MS, 'enqueue timed out');
+}
+
+async function addInboxJob(
+  queue: InboxQueue,
+  inboxEventId: number,
+  options: { replaceFinished?: boolean },
 ): Promise<EnqueueResult> {
   const jobId = inboxJobId(inboxEventId);
   if (options.replaceFinished) {

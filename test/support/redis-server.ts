@@ -1,0 +1,82 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import net from 'node:net';
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+/** Sends a raw PING and waits for +PONG; leaves no client or timer behind. */
+function answersPing(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    const done = (result: boolean) => {
+      socket.destroy();
+      resolve(result);
+    };
+    socket.setTimeout(1_000, () => done(false));
+    socket.once('error', () => done(false));
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.once('data', (data) => done(data.toString().startsWith('+PONG')));
+  });
+}
+
+/**
+ * A real redis-server of the test's own, on a free port, that the test can stop and start to
+ * play an outage or a restart that loses every job (no persistence, like a flushed Redis).
+ */
+export class DisposableRedis {
+  private process: ChildProcess | undefined;
+  private constructor(readonly port: number) {}
+
+  static async start(): Promise<DisposableRedis> {
+    const redis = new DisposableRedis(await freePort());
+    await redis.startServer();
+    return redis;
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  async startServer(): Promise<void> {
+    this.process = spawn(
+      'redis-server',
+      [
+        '--port',
+        String(this.port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--maxmemory-policy',
+        'noeviction',
+      ],
+      { stdio: 'ignore' },
+    );
+    const deadline = Date.now() + 10_000;
+    while (!(await answersPing(this.port))) {
+      if (Date.now() > deadline) throw new Error(`redis-server on port ${this.port} did not start`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  async stopServer(): Promise<void> {
+    const child = this.process;
+    if (!child || child.exitCode !== null) return;
+    await new Promise<void>((resolve) => {
+      child.once('exit', () => resolve());
+      child.kill('SIGKILL');
+    });
+    this.process = undefined;
+  }
+}
