@@ -7,7 +7,7 @@ export class BillingError extends Error {
   readonly retryable: boolean;
   constructor(code: string, message: string, options: { retryable: boolean; cause?: unknown }) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.name = 'BillingError';
+    this.name = new.target.name;
     this.code = code;
     this.retryable = options.retryable;
   }

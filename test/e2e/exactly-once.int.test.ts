@@ -1,0 +1,117 @@
+import {
+  findWallet,
+  parseRevenueCatWebhook,
+  processInboxEvent,
+  recordInboxEvent,
+  toRevenueCatInboxDraft,
+  verifyLedger,
+} from '@tally/billing-core';
+import { revenueCatTokenPurchase } from '../support/events';
+import { eventually, TestStack } from '../support/stack';
+
+describe('exactly-once effects under at-least-once delivery', () => {
+  let stack: TestStack;
+
+  beforeAll(async () => {
+    stack = await TestStack.start();
+  });
+  afterAll(() => stack.stop());
+  afterEach(() => stack.stopWorkers());
+
+  async function recordPurchase(id: string, userId: string): Promise<number> {
+    const body = revenueCatTokenPurchase({ id, userId });
+    const recorded = await recordInboxEvent(stack.db, toRevenueCatInboxDraft(parseRevenueCatWebhook(body), body));
+    if (recorded.kind !== 'recorded') throw new Error('expected a new row');
+    return recorded.inboxEventId;
+  }
+
+  it('credits once when the same inbox row is processed five times at once', async () => {
+    const inboxEventId = await recordPurchase('rc-race-1', 'race-user');
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () => processInboxEvent({ db: stack.db, catalog: stack.catalog }, inboxEventId)),
+    );
+    expect(results.filter((result) => result.kind === 'processed')).toHaveLength(1);
+    expect(results.filter((result) => result.kind === 'skipped')).toHaveLength(4);
+    const ledger = await stack.db
+      .selectFrom('ledger_entries')
+      .select(['reference', 'amount'])
+      .where('user_id', '=', 'race-user')
+      .execute();
+    expect(ledger).toEqual([{ reference: 'revenuecat:event:rc-race-1', amount: 100 }]);
+    expect(await findWallet(stack.db, 'race-user')).toEqual({ userId: 'race-user', balance: 100 });
+  });
+
+  it('credits once when a job runs again after its event committed (worker killed before acknowledging)', async () => {
+    stack.startWorker();
+    const response = await stack.postRevenueCat(
+      revenueCatTokenPurchase({ id: 'rc-redelivered-job', userId: 'ack-user' }),
+    );
+    expect(response.status).toBe(200);
+    const row = await eventually('the event to be processed', async () => {
+      const found = await stack.db
+        .selectFrom('inbox_events')
+        .selectAll()
+        .where('provider_event_id', '=', 'rc-redelivered-job')
+        .executeTakeFirst();
+      return found?.status === 'processed' ? found : undefined;
+    });
+
+    // BullMQ redelivers a stalled job: the same inbox id arrives in a second job.
+    const again = await stack.queue.add('process', { inboxEventId: row.id }, { jobId: `inbox-${row.id}-redelivery` });
+    await eventually('the redelivered job to complete', async () => (await again.getState()) === 'completed');
+    const job = await stack.queue.getJob(`inbox-${row.id}-redelivery`);
+    expect(job?.returnvalue).toEqual({ status: 'skipped', rowStatus: 'processed' });
+
+    const ledger = await stack.db
+      .selectFrom('ledger_entries')
+      .select(['reference', 'amount'])
+      .where('user_id', '=', 'ack-user')
+      .execute();
+    expect(ledger).toEqual([{ reference: 'revenuecat:event:rc-redelivered-job', amount: 100 }]);
+    const after = await stack.db
+      .selectFrom('inbox_events')
+      .select(['status', 'attempts'])
+      .where('id', '=', row.id)
+      .executeTakeFirstOrThrow();
+    expect(after).toEqual({ status: 'processed', attempts: 1 });
+  });
+
+  it('credits once when the effect committed but the processed mark was lost (the ledger reference fences the replay)', async () => {
+    const inboxEventId = await recordPurchase('rc-lost-mark', 'mark-user');
+    expect((await processInboxEvent({ db: stack.db, catalog: stack.catalog }, inboxEventId)).kind).toBe('processed');
+    // Force the row back as if the mark had never been written; effects must still not repeat.
+    await stack.db.updateTable('inbox_events').set({ status: 'received' }).where('id', '=', inboxEventId).execute();
+    const replay = await processInboxEvent({ db: stack.db, catalog: stack.catalog }, inboxEventId);
+    expect(replay).toMatchObject({ kind: 'processed', outcome: 'already credited (revenuecat:event:rc-lost-mark)' });
+    expect(await findWallet(stack.db, 'mark-user')).toEqual({ userId: 'mark-user', balance: 100 });
+  });
+
+  it("keeps one user's ledger chain intact when two worker replicas process 40 of their events at once", async () => {
+    stack.startWorker({ concurrency: 8 });
+    stack.startWorker({ concurrency: 8 });
+    const ids = Array.from({ length: 40 }, (_, i) => `rc-fleet-${i}`);
+    const responses = await Promise.all(
+      ids.map((id) => stack.postRevenueCat(revenueCatTokenPurchase({ id, userId: 'fleet-user' }))),
+    );
+    expect(responses.every((response) => response.status === 200)).toBe(true);
+    await eventually('all 40 events to be processed', async () => {
+      const rows = await stack.db
+        .selectFrom('inbox_events')
+        .select('status')
+        .where('user_id', '=', 'fleet-user')
+        .execute();
+      return rows.length === 40 && rows.every((row) => row.status === 'processed');
+    });
+    const ledger = await stack.db
+      .selectFrom('ledger_entries')
+      .select(['balance_before', 'balance_after'])
+      .where('user_id', '=', 'fleet-user')
+      .orderBy('id')
+      .execute();
+    expect(ledger).toEqual(
+      Array.from({ length: 40 }, (_, i) => ({ balance_before: i * 100, balance_after: (i + 1) * 100 })),
+    );
+    expect(await findWallet(stack.db, 'fleet-user')).toEqual({ userId: 'fleet-user', balance: 4000 });
+    expect(await verifyLedger(stack.db)).toMatchObject({ ok: true, discrepancies: [] });
+  });
+});
