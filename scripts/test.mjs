@@ -6,8 +6,14 @@ import path from 'node:path';
 import { ensureBuilt, ensureInstalled, log, root } from './bootstrap.mjs';
 
 ensureInstalled();
-log('typecheck (tsc -b)');
+log("typecheck and build (tsc -b, then the tests' own tsconfig)");
 ensureBuilt();
+const typecheckTests = spawnSync(
+  process.execPath,
+  [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', path.join(root, 'test/tsconfig.json')],
+  { cwd: root, stdio: 'inherit' },
+);
+if (typecheckTests.status !== 0) process.exit(typecheckTests.status ?? 1);
 log('lint (biome)');
 const lint = spawnSync(process.execPath, [path.join(root, 'node_modules/@biomejs/biome/bin/biome'), 'check', '.'], {
   cwd: root,

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { findWallet, verifyLedger } from '@tally/billing-core';
 import { revenueCatTokenPurchase } from '../support/events';
-import { eventually, TestStack } from '../support/stack';
+import { eventually, readJson, TestStack } from '../support/stack';
 
 const fixtures = path.resolve(__dirname, '../fixtures/revenuecat');
 
@@ -30,7 +30,7 @@ describe('RevenueCat webhooks', () => {
 
     const responses = await Promise.all(Array.from({ length: 20 }, () => stack.postRevenueCat(body)));
     const answers = await Promise.all(
-      responses.map(async (response) => ({ status: response.status, body: await response.json() })),
+      responses.map(async (response) => ({ status: response.status, body: await readJson(response) })),
     );
 
     expect(answers.every((answer) => answer.status === 200)).toBe(true);

@@ -1,7 +1,7 @@
 import { findWallet } from '@tally/billing-core';
 import Stripe from 'stripe';
 import { stripeTokenPackPayment } from '../support/events';
-import { eventually, signStripe, stripeOldSecret, stripeSecret, TestStack } from '../support/stack';
+import { eventually, readJson, signStripe, stripeOldSecret, stripeSecret, TestStack } from '../support/stack';
 
 describe('Stripe webhooks', () => {
   let stack: TestStack;
@@ -31,7 +31,7 @@ describe('Stripe webhooks', () => {
 
     const responses = await Promise.all(Array.from({ length: 20 }, () => stack.postStripe(body, signature)));
     const answers = await Promise.all(
-      responses.map(async (response) => ({ status: response.status, body: await response.json() })),
+      responses.map(async (response) => ({ status: response.status, body: await readJson(response) })),
     );
     expect(answers.every((answer) => answer.status === 200)).toBe(true);
     expect(answers.filter((answer) => answer.body.status === 'accepted')).toHaveLength(1);

@@ -10,6 +10,7 @@ import {
   type InboxQueue,
   type RunningServer,
   startHttpServer,
+  waitUntilReady,
 } from '@tally/platform';
 import type { Redis } from 'ioredis';
 import { sql } from 'kysely';
@@ -64,6 +65,9 @@ export class TestStack {
     this.database = await createTestDatabase();
     this.producer = createRedisConnection(this.redisUrl, 'producer');
     this.queue = createInboxQueue(this.producer, this.prefix);
+    // Like ingest's main: let the producer connect before the first webhook. A test that plays a
+    // Redis outage stops Redis after this.
+    await waitUntilReady(this.producer, 10_000);
     const readiness = {
       postgres: async () => {
         await sql`SELECT 1`.execute(this.db);
@@ -195,4 +199,12 @@ export async function eventually<T>(
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/** A response body as loosely typed JSON, for assertions that walk into it. */
+// biome-ignore lint/suspicious/noExplicitAny: tests inspect arbitrary JSON answers
+export type Json = any;
+
+export async function readJson(response: Response): Promise<Json> {
+  return response.json();
 }

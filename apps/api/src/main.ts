@@ -10,6 +10,7 @@ import {
   refreshInboxGauges,
   runMain,
   startHttpServer,
+  waitUntilReady,
 } from '@tally/platform';
 import { sql } from 'kysely';
 import { createApiApp } from './app';
@@ -25,6 +26,9 @@ runMain('api', async () => {
   const database = createDb({ connectionString: config.DATABASE_URL, applicationName: 'tally-api' });
   const redis = createRedisConnection(config.REDIS_URL, 'producer');
   const queue = createInboxQueue(redis, config.QUEUE_PREFIX);
+  if (!(await waitUntilReady(redis, 5_000))) {
+    logger.warn('Redis is not reachable yet; accepted events wait for the relay until it is');
+  }
 
   const app = createApiApp({
     db: database.db,

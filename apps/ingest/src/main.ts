@@ -9,6 +9,7 @@ import {
   parseEnv,
   runMain,
   startHttpServer,
+  waitUntilReady,
 } from '@tally/platform';
 import { sql } from 'kysely';
 import { createIngestApp } from './app';
@@ -25,6 +26,9 @@ runMain('ingest', async () => {
   const database = createDb({ connectionString: config.DATABASE_URL, applicationName: 'tally-ingest' });
   const redis = createRedisConnection(config.REDIS_URL, 'producer');
   const queue = createInboxQueue(redis, config.QUEUE_PREFIX);
+  if (!(await waitUntilReady(redis, 5_000))) {
+    logger.warn('Redis is not reachable yet; accepted events wait for the relay until it is');
+  }
 
   if (config.STRIPE_WEBHOOK_SECRETS.length === 0)
     logger.warn('STRIPE_WEBHOOK_SECRETS is empty: Stripe webhooks answer 503');

@@ -24,3 +24,23 @@ export function createRedisConnection(url: string, role: RedisRole): Redis {
   redis.on('error', () => undefined);
   return redis;
 }
+
+/**
+ * Waits until the connection is ready, or `timeoutMs` passes (then resolves false). Producers
+ * call this at start-up so the first webhooks are not sent to the relay only because the
+ * connection was still being opened; a Redis that is down at start-up only delays the start.
+ */
+export function waitUntilReady(redis: Redis, timeoutMs: number): Promise<boolean> {
+  if (redis.status === 'ready') return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      redis.off('ready', onReady);
+      resolve(false);
+    }, timeoutMs);
+    const onReady = () => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    redis.once('ready', onReady);
+  });
+}

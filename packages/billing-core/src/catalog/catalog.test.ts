@@ -1,0 +1,90 @@
+import { CatalogError, exampleCatalogPath, loadCatalog, toCatalog } from './catalog';
+
+const validCatalog = () => ({
+  plans: [
+    {
+      id: 'premium',
+      revenuecatProducts: ['premium.monthly', 'premium_play:monthly'],
+      stripePrices: [
+        { priceId: 'price_m', interval: 'month', creditsPerPeriod: 100 },
+        { priceId: 'price_y', interval: 'year', creditsPerPeriod: 1200 },
+      ],
+    },
+  ],
+  tokenPacks: [
+    {
+      id: 'tokens_100',
+      tokens: 100,
+      revenuecatProducts: ['tokens.100'],
+      stripePriceId: 'price_t',
+      amountMinor: 499,
+      currency: 'usd',
+    },
+  ],
+  studio: {
+    freeDailyAllowance: { image_edit: 5, music: 2 },
+    prices: { image_edit: 5, music_clip: 5, music_full: 15 },
+    musicClipMaxSeconds: 30,
+  },
+});
+
+describe('catalog', () => {
+  it('loads the example catalog that ships as the default', () => {
+    const catalog = loadCatalog(exampleCatalogPath);
+    expect(catalog.findTokenPackByRevenueCatProduct('tokens.100')).toMatchObject({ id: 'tokens_100', tokens: 100 });
+    expect(catalog.findTokenPackByRevenueCatProduct('2100_tokens')).toMatchObject({ tokens: 2100 });
+    expect(catalog.findPlanByRevenueCatProduct('premium.annual')?.id).toBe('premium');
+  });
+
+  it('finds a Play Store product by its subscription id when the catalog lists only that', () => {
+    const catalog = toCatalog(validCatalog());
+    expect(catalog.findPlanByRevenueCatProduct('premium_play:monthly')?.id).toBe('premium');
+    expect(catalog.findPlanByRevenueCatProduct('premium.monthly:base')?.id).toBe('premium');
+    expect(catalog.findPlanByRevenueCatProduct('unknown')).toBeUndefined();
+  });
+
+  it('lists every problem of an invalid catalog', () => {
+    const bad = validCatalog();
+    bad.plans[0]?.stripePrices.push({ priceId: 'price_y2', interval: 'year', creditsPerPeriod: 1000 });
+    bad.tokenPacks.push({
+      id: 'tokens_100',
+      tokens: -5,
+      revenuecatProducts: ['premium.monthly'],
+      stripePriceId: 'price_m',
+      amountMinor: 1,
+      currency: 'USD',
+    });
+    let message = '';
+    try {
+      toCatalog(bad, 'test catalog');
+    } catch (error) {
+      expect(error).toBeInstanceOf(CatalogError);
+      message = (error as Error).message;
+    }
+    expect(message).toContain('test catalog is not a valid catalog');
+    expect(message).toContain('multiple of 12');
+    expect(message).toContain('tokenPacks[1].tokens');
+    expect(message).toContain('lowercase ISO 4217');
+  });
+
+  it('rejects the same product, price or id used twice', () => {
+    const bad = validCatalog();
+    bad.tokenPacks.push({
+      id: 'tokens_200',
+      tokens: 200,
+      revenuecatProducts: ['premium.monthly'],
+      stripePriceId: 'price_m',
+      amountMinor: 999,
+      currency: 'usd',
+    });
+    expect(() => toCatalog(bad)).toThrow(
+      /RevenueCat product "premium.monthly" is used by both plan premium and pack tokens_200/,
+    );
+    expect(() => toCatalog(bad)).toThrow(/Stripe price "price_m" is used by both/);
+  });
+
+  it('names a missing or malformed file', () => {
+    expect(() => loadCatalog('/nonexistent/catalog.json')).toThrow(/cannot read catalog \/nonexistent\/catalog.json/);
+    expect(() => loadCatalog(__filename)).toThrow(/is not JSON/);
+  });
+});

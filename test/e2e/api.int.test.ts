@@ -1,0 +1,93 @@
+import { postLedgerEntry } from '@tally/billing-core';
+import { adminKey, appKey, readJson, TestStack } from '../support/stack';
+
+describe('the API', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await TestStack.start();
+    for (const [reference, amount] of [
+      ['test:api:1', 100],
+      ['test:api:2', 50],
+      ['test:api:3', -20],
+    ] as const) {
+      await stack.db
+        .transaction()
+        .execute((trx) => postLedgerEntry(trx, { userId: 'api-user', reference, amount, reason: 'test' }));
+    }
+  });
+  afterAll(() => stack.stop());
+
+  it('answers 401 without a key, with a wrong key, and with an admin key on /v1 or an app key on /admin', async () => {
+    for (const [path, key] of [
+      ['/v1/users/api-user/wallet', null],
+      ['/v1/users/api-user/wallet', 'wrong'],
+      ['/v1/users/api-user/wallet', adminKey],
+      ['/admin/events', appKey],
+      ['/admin/ledger/verify', null],
+    ] as const) {
+      const response = await stack.apiRequest(path, { key });
+      expect({ path, key, status: response.status }).toEqual({ path, key, status: 401 });
+      expect(await response.json()).toEqual({ error: { code: 'unauthorized', message: expect.any(String) } });
+    }
+  });
+
+  it('returns the wallet, and a zero balance for a user never credited', async () => {
+    expect(await (await stack.apiRequest('/v1/users/api-user/wallet')).json()).toEqual({
+      userId: 'api-user',
+      balance: 130,
+    });
+    expect(await (await stack.apiRequest('/v1/users/nobody/wallet')).json()).toEqual({ userId: 'nobody', balance: 0 });
+  });
+
+  it('returns the ledger newest first, paged with a cursor', async () => {
+    const first = await readJson(await stack.apiRequest('/v1/users/api-user/ledger?limit=2'));
+    expect(first.entries).toEqual([
+      {
+        reference: 'test:api:3',
+        amount: -20,
+        balanceBefore: 150,
+        balanceAfter: 130,
+        reason: 'test',
+        createdAt: expect.any(String),
+      },
+      {
+        reference: 'test:api:2',
+        amount: 50,
+        balanceBefore: 100,
+        balanceAfter: 150,
+        reason: 'test',
+        createdAt: expect.any(String),
+      },
+    ]);
+    expect(first.nextCursor).toEqual(expect.any(String));
+    const second = await readJson(
+      await stack.apiRequest(`/v1/users/api-user/ledger?limit=2&cursor=${first.nextCursor}`),
+    );
+    expect(second.entries.map((entry: { reference: string }) => entry.reference)).toEqual(['test:api:1']);
+    expect(second.nextCursor).toBeNull();
+  });
+
+  it('answers 400 with a JSON error for bad query parameters', async () => {
+    const response = await stack.apiRequest('/v1/users/api-user/ledger?limit=0');
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({
+      error: { code: 'invalid_request', message: expect.stringContaining('limit') },
+    });
+  });
+
+  it('verifies the ledger for admins', async () => {
+    const response = await stack.apiRequest('/admin/ledger/verify');
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ ok: true, walletsChecked: 1, entriesChecked: 3, discrepancies: [] });
+  });
+
+  it('serves health, readiness and metrics', async () => {
+    const base = `http://127.0.0.1:${stack.api.port}`;
+    expect(await (await fetch(`${base}/healthz`)).json()).toEqual({ status: 'ok' });
+    expect(await (await fetch(`${base}/readyz`)).json()).toEqual({
+      status: 'ready',
+      checks: { postgres: 'ok', redis: 'ok' },
+    });
+    expect(await (await fetch(`${base}/metrics`)).text()).toContain('tally_queue_jobs');
+  });
+});

@@ -1,0 +1,70 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { createTestDatabase, type TestDatabase, testRedisUrl, uniqueQueuePrefix } from '@tally/billing-core/testing';
+
+const root = path.resolve(__dirname, '../..');
+
+/** Runs a built process (pnpm test builds first) with exactly the given environment. */
+function runProcess(app: string, env: Record<string, string>, options: { stopAfterReadyMs?: number } = {}) {
+  const main = path.join(root, 'apps', app, 'dist', 'main.js');
+  if (!existsSync(main)) throw new Error(`${main} is missing: run the tests through \`pnpm test\`, which builds first`);
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, [main], {
+      env: { PATH: process.env.PATH ?? '', ...env },
+      cwd: path.join(root, 'test'),
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+      if (options.stopAfterReadyMs !== undefined && /listening|worker started/.test(stdout)) {
+        setTimeout(() => child.kill('SIGTERM'), options.stopAfterReadyMs);
+      }
+    });
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('processes', () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterAll(() => database.drop());
+
+  it.each(['ingest', 'api', 'worker'])(
+    '%s exits 1 with a readable list when its configuration is invalid',
+    async (app) => {
+      const result = await runProcess(app, { DATABASE_URL: 'mysql://nope', REDIS_URL: 'http://nope' });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(`${app}: invalid configuration:`);
+      expect(result.stderr).toContain('DATABASE_URL: must be a postgres:// URL');
+      expect(result.stderr).toContain('REDIS_URL: must be a redis:// or rediss:// URL');
+    },
+  );
+
+  it('exits 1 naming the problem when the catalog file is invalid', async () => {
+    const result = await runProcess('worker', { DATABASE_URL: database.url, CATALOG_PATH: __filename });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('is not JSON');
+  });
+
+  it.each([
+    ['ingest', { INGEST_PORT: '0', REVENUECAT_WEBHOOK_AUTH: 'secret-value-never-logged' }],
+    ['api', { API_PORT: '0', APP_API_KEYS: 'k1', ADMIN_API_KEYS: 'k2' }],
+    ['worker', { WORKER_METRICS_PORT: '0' }],
+  ])('%s starts, then stops cleanly with exit 0 on SIGTERM', async (app, extra) => {
+    const result = await runProcess(
+      app,
+      { DATABASE_URL: database.url, REDIS_URL: testRedisUrl(), QUEUE_PREFIX: uniqueQueuePrefix(), ...extra },
+      { stopAfterReadyMs: 200 },
+    );
+    expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(result.stdout).toContain(`"msg":"${app} stopped"`);
+    expect(result.stdout).not.toContain('secret-value-never-logged');
+  });
+});
