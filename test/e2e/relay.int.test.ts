@@ -11,6 +11,13 @@ describe('the relay: Postgres is the system of record, Redis only delivers', () 
     const stack = await TestStack.start({ redisUrl: redis.url });
     try {
       await redis.stopServer();
+      // Ingest stays in the load balancer: it can still store events, and says Redis is down.
+      const ready = await fetch(`http://127.0.0.1:${stack.ingest.port}/readyz`);
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toEqual({
+        status: 'ready',
+        checks: { postgres: 'ok', redis: expect.not.stringMatching(/^ok$/) },
+      });
       const ids = Array.from({ length: 5 }, (_, i) => `rc-outage-${i}`);
       for (const id of ids) {
         const response = await stack.postRevenueCat(revenueCatTokenPurchase({ id, userId: 'outage-user' }));

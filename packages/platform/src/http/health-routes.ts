@@ -23,20 +23,22 @@ export function createHealthRoutes(options: {
     res.json({ status: 'ok' });
   });
   router.get('/readyz', async (_req: Request, res: Response) => {
-    const results = await Promise.all(
-      Object.entries(options.checks).map(async ([name, check]) => {
-        try {
-          await withTimeout(check(), timeoutMs, `${name} did not answer within ${timeoutMs} ms`);
-          return [name, 'ok'] as const;
-        } catch (error) {
-          return [name, error instanceof Error ? error.message : String(error)] as const;
-        }
-      }),
-    );
-    const ready = results.every(([, result]) => result === 'ok');
+    const run = (checks: Record<string, ReadinessCheck>) =>
+      Promise.all(
+        Object.entries(checks).map(async ([name, check]) => {
+          try {
+            await withTimeout(check(), timeoutMs, `${name} did not answer within ${timeoutMs} ms`);
+            return [name, 'ok'] as const;
+          } catch (error) {
+            return [name, error instanceof Error ? error.message : String(error)] as const;
+          }
+        }),
+      );
+    const [gating, informational] = await Promise.all([run(options.checks), run(options.informationalChecks ?? {})]);
+    const ready = gating.every(([, result]) => result === 'ok');
     res
       .status(ready ? 200 : 503)
-      .json({ status: ready ? 'ready' : 'unavailable', checks: Object.fromEntries(results) });
+      .json({ status: ready ? 'ready' : 'unavailable', checks: Object.fromEntries([...gating, ...informational]) });
   });
   router.get('/metrics', async (_req: Request, res: Response) => {
     try {
