@@ -15,14 +15,7 @@ describe('RevenueCat webhooks', () => {
   });
   afterAll(() => stack.stop());
 
-  async function rowsFor(providerEventId: string) {
-    return stack.db
-      .selectFrom('inbox_events')
-      .selectAll()
-      .where('provider', '=', 'revenuecat')
-      .where('provider_event_id', '=', providerEventId)
-      .execute();
-  }
+  const rowsFor = (providerEventId: string) => stack.inboxRows('revenuecat', providerEventId);
 
   it('credits a token pack once when the same event arrives 20 times at once', async () => {
     const eventId = 'rc-evt-concurrent-1';

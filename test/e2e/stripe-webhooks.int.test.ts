@@ -12,14 +12,7 @@ describe('Stripe webhooks', () => {
   });
   afterAll(() => stack.stop());
 
-  async function rowsFor(providerEventId: string) {
-    return stack.db
-      .selectFrom('inbox_events')
-      .selectAll()
-      .where('provider', '=', 'stripe')
-      .where('provider_event_id', '=', providerEventId)
-      .execute();
-  }
+  const rowsFor = (providerEventId: string) => stack.inboxRows('stripe', providerEventId);
 
   it('credits a token pack payment once when the same signed event arrives 20 times at once', async () => {
     const body = stripeTokenPackPayment({

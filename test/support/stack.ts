@@ -133,6 +133,16 @@ export class TestStack {
     return runtime;
   }
 
+  /** The inbox rows stored for one provider event id (0 or 1: the unique index keeps it so). */
+  inboxRows(provider: 'stripe' | 'revenuecat', providerEventId: string) {
+    return this.db
+      .selectFrom('inbox_events')
+      .selectAll()
+      .where('provider', '=', provider)
+      .where('provider_event_id', '=', providerEventId)
+      .execute();
+  }
+
   async stopWorkers(): Promise<void> {
     await Promise.all(this.workers.splice(0).map((worker) => worker.stop()));
   }
