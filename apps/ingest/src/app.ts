@@ -1,6 +1,7 @@
 import type { DB } from '@tally/billing-core';
 import {
   createHealthRoutes,
+  createRequestLogger,
   jsonErrorHandler,
   type Logger,
   type Metrics,
@@ -9,7 +10,6 @@ import {
 } from '@tally/platform';
 import express, { type Express } from 'express';
 import type { Kysely } from 'kysely';
-import { pinoHttp } from 'pino-http';
 import { createWebhookRoutes, type WebhookRouteDeps } from './routes/webhook-routes';
 
 export interface IngestAppDeps extends WebhookRouteDeps {
@@ -26,17 +26,7 @@ export interface IngestAppDeps extends WebhookRouteDeps {
 export function createIngestApp(deps: IngestAppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
-  app.use(
-    pinoHttp({
-      logger: deps.logger,
-      // Only the request line and status: headers carry signatures and bodies carry personal data.
-      serializers: {
-        req: (req: { id: unknown; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
-        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-      },
-      autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/metrics' || req.url === '/readyz' },
-    }),
-  );
+  app.use(createRequestLogger(deps.logger));
   app.use(
     createHealthRoutes({
       checks: deps.readiness,

@@ -1,6 +1,7 @@
 export * from './config/env';
 export * from './http/health-routes';
 export * from './http/json-errors';
+export * from './http/request-logger';
 export * from './http/start-http-server';
 export * from './lifecycle/run-main';
 export * from './lifecycle/with-timeout';

@@ -69,16 +69,18 @@ export function createInboxWorker(
       case 'failed': {
         const message = toErrorText(result.error);
         deps.logger.warn(
-          { ...log, attempts: result.attempts, parked: result.parked, error: message },
+          {
+            ...log,
+            provider: result.provider,
+            type: result.type,
+            attempts: result.attempts,
+            parked: result.parked,
+            error: message,
+          },
           'inbox event failed',
         );
         if (result.parked) {
-          const row = await deps.db
-            .selectFrom('inbox_events')
-            .select(['provider', 'type'])
-            .where('id', '=', inboxEventId)
-            .executeTakeFirst();
-          deps.metrics.inboxParked.inc({ provider: row?.provider ?? 'unknown', type: row?.type ?? 'unknown' });
+          deps.metrics.inboxParked.inc({ provider: result.provider, type: result.type });
           throw new UnrecoverableError(`parked after ${result.attempts} attempts: ${message}`);
         }
         throw new Error(message);

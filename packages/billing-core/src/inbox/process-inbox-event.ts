@@ -35,7 +35,15 @@ export type ProcessInboxEventResult =
   /** Nothing to do: the row is finished or parked, or another run finished it first. */
   | { kind: 'skipped'; status: string }
   | { kind: 'not-found' }
-  | { kind: 'failed'; error: unknown; attempts: number; parked: boolean; retryable: boolean };
+  | {
+      kind: 'failed';
+      error: unknown;
+      attempts: number;
+      parked: boolean;
+      retryable: boolean;
+      provider: Provider;
+      type: string;
+    };
 
 /**
  * Processes one inbox row. Safe to call any number of times, concurrently, from any replica.
@@ -127,7 +135,7 @@ async function recordInboxFailure(
     })
     .where('id', '=', inboxEventId)
     .where('status', 'in', ['received', 'processing'])
-    .returning(['attempts', 'status'])
+    .returning(['attempts', 'status', 'provider', 'type'])
     .executeTakeFirst();
   if (!row) {
     // A concurrent run finished the row while this one failed: nothing to retry.
@@ -138,5 +146,13 @@ async function recordInboxFailure(
       .executeTakeFirst();
     return current ? { kind: 'skipped', status: current.status } : { kind: 'not-found' };
   }
-  return { kind: 'failed', error, attempts: row.attempts, parked: row.status === 'failed', retryable };
+  return {
+    kind: 'failed',
+    error,
+    attempts: row.attempts,
+    parked: row.status === 'failed',
+    retryable,
+    provider: row.provider,
+    type: row.type,
+  };
 }

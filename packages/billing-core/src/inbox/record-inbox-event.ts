@@ -43,7 +43,9 @@ export async function recordInboxEvent(db: Kysely<DB>, draft: InboxEventDraft): 
   return { kind: 'duplicate', inboxEventId: existing?.id ?? null };
 }
 
-/** Clears enqueued_at so the relay hands the row to the queue on its next pass. */
-export async function markInboxEnqueueFailed(db: Kysely<DB>, inboxEventId: number): Promise<void> {
-  await db.updateTable('inbox_events').set({ enqueued_at: null }).where('id', '=', inboxEventId).execute();
+/** Clears enqueued_at so the relay hands the rows to the queue on its next pass. */
+export async function markInboxEnqueueFailed(db: Kysely<DB>, inboxEventIds: number | readonly number[]): Promise<void> {
+  const ids = typeof inboxEventIds === 'number' ? [inboxEventIds] : [...inboxEventIds];
+  if (ids.length === 0) return;
+  await db.updateTable('inbox_events').set({ enqueued_at: null }).where('id', 'in', ids).execute();
 }

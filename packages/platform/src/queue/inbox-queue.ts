@@ -101,7 +101,7 @@ export async function handOffInboxEvents(
       await enqueueInboxEvent(queue, id, { replaceFinished: true });
     } catch (error) {
       const unsent = inboxEventIds.slice(index);
-      for (const unsentId of unsent) await markInboxEnqueueFailed(db, unsentId);
+      await markInboxEnqueueFailed(db, unsent);
       return { enqueued: index, deferred: unsent.length, error };
     }
   }
