@@ -88,6 +88,10 @@ describe('the API', () => {
       status: 'ready',
       checks: { postgres: 'ok', redis: 'ok' },
     });
-    expect(await (await fetch(`${base}/metrics`)).text()).toContain('tally_queue_jobs');
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    expect(metrics).toContain('tally_process_cpu_seconds_total{service="api"}');
+    // Only what the api itself moves: no webhook counters, no worker gauges.
+    expect(metrics).not.toContain('tally_webhook_requests_total');
+    expect(metrics).not.toContain('tally_queue_jobs');
   });
 });

@@ -28,7 +28,7 @@ describe('exactly-once effects under at-least-once delivery', () => {
   it('credits once when the same inbox row is processed five times at once', async () => {
     const inboxEventId = await recordPurchase('rc-race-1', 'race-user');
     const results = await Promise.all(
-      Array.from({ length: 5 }, () => processInboxEvent({ db: stack.db, catalog: stack.catalog }, inboxEventId)),
+      Array.from({ length: 5 }, () => processInboxEvent(stack.processorDeps(), inboxEventId)),
     );
     expect(results.filter((result) => result.kind === 'processed')).toHaveLength(1);
     expect(results.filter((result) => result.kind === 'skipped')).toHaveLength(4);
@@ -78,11 +78,15 @@ describe('exactly-once effects under at-least-once delivery', () => {
 
   it('credits once when the effect committed but the processed mark was lost (the ledger reference fences the replay)', async () => {
     const inboxEventId = await recordPurchase('rc-lost-mark', 'mark-user');
-    expect((await processInboxEvent({ db: stack.db, catalog: stack.catalog }, inboxEventId)).kind).toBe('processed');
+    expect((await processInboxEvent(stack.processorDeps(), inboxEventId)).kind).toBe('processed');
     // Force the row back as if the mark had never been written; effects must still not repeat.
     await stack.db.updateTable('inbox_events').set({ status: 'received' }).where('id', '=', inboxEventId).execute();
-    const replay = await processInboxEvent({ db: stack.db, catalog: stack.catalog }, inboxEventId);
-    expect(replay).toMatchObject({ kind: 'processed', outcome: 'already credited (revenuecat:event:rc-lost-mark)' });
+    const replay = await processInboxEvent(stack.processorDeps(), inboxEventId);
+    expect(replay).toMatchObject({
+      kind: 'processed',
+      code: 'already_credited',
+      detail: 'already credited (revenuecat:event:rc-lost-mark)',
+    });
     expect(await findWallet(stack.db, 'mark-user')).toEqual({ userId: 'mark-user', balance: 100 });
   });
 

@@ -1,10 +1,4 @@
-import {
-  defaultInboxHandlers,
-  findWallet,
-  type InboxHandlers,
-  InvalidEventError,
-  inboxJobId,
-} from '@tally/billing-core';
+import { findWallet, type InboxHandlers, InvalidEventError, inboxJobId } from '@tally/billing-core';
 import { revenueCatTokenPurchase } from '../support/events';
 import { eventually, TestStack } from '../support/stack';
 
@@ -12,9 +6,12 @@ import { eventually, TestStack } from '../support/stack';
  * A RevenueCat handler whose provider read fails while `failing` is true, as when RevenueCat's
  * API is down: the failure happens in `prepare`, before any transaction.
  */
-function flakyHandlers(state: { failing: boolean; calls: number; retryable?: boolean }): InboxHandlers {
+function flakyHandlers(
+  real: InboxHandlers,
+  state: { failing: boolean; calls: number; retryable?: boolean },
+): InboxHandlers {
   return {
-    ...defaultInboxHandlers,
+    ...real,
     revenuecat: {
       async prepare(row, ctx) {
         state.calls += 1;
@@ -22,9 +19,9 @@ function flakyHandlers(state: { failing: boolean; calls: number; retryable?: boo
           if (state.retryable === false) throw new InvalidEventError('this event can never be applied');
           throw new Error(`provider unavailable (call ${state.calls})`);
         }
-        return defaultInboxHandlers.revenuecat.prepare(row, ctx);
+        return real.revenuecat.prepare(row, ctx);
       },
-      apply: defaultInboxHandlers.revenuecat.apply,
+      apply: real.revenuecat.apply,
     },
   };
 }
@@ -50,7 +47,7 @@ describe('processing failures: retries, parking and requeue', () => {
     stack.startWorker({
       maxAttempts: 3,
       backoff: { baseDelayMs: 100, maxDelayMs: 400 },
-      handlers: flakyHandlers(state),
+      handlers: flakyHandlers(stack.handlers(), state),
     });
     const started = Date.now();
     expect(
@@ -72,7 +69,7 @@ describe('processing failures: retries, parking and requeue', () => {
     expect(elapsed).toBeGreaterThanOrEqual(150);
     const job = await stack.queue.getJob(inboxJobId(parked.id));
     expect(await job?.getState()).toBe('failed');
-    expect(job?.failedReason).toContain('parked after 3 attempts');
+    expect(job?.failedReason).toContain('parked (attempts_exhausted) after 3 attempts');
     expect(await findWallet(stack.db, 'flaky-user')).toEqual({ userId: 'flaky-user', balance: 0 });
 
     // The parked row stays parked: nothing consumes it any more.
@@ -82,31 +79,46 @@ describe('processing failures: retries, parking and requeue', () => {
     state.failing = false;
     const response = await stack.apiRequest(`/admin/events/${parked.id}/requeue`, { method: 'POST' });
     expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({ requeued: 1, ids: [parked.id], enqueued: 1, deferred: 0 });
+    expect(await response.json()).toEqual({
+      requeued: 1,
+      ids: [parked.id],
+      enqueued: 1,
+      alreadyQueued: 0,
+      deferred: 0,
+    });
 
     const processed = await eventually('the requeued event to be processed', async () => {
       const row = await findRow('rc-flaky-1');
       return row.status === 'processed' ? row : undefined;
     });
-    expect(processed).toMatchObject({ attempts: 1, last_error: null, outcome: 'credited 100 tokens (tokens_100)' });
+    expect(processed).toMatchObject({
+      attempts: 1,
+      last_error: null,
+      outcome_code: 'credited',
+      outcome_detail: 'credited 100 tokens (tokens_100)',
+    });
     expect(await findWallet(stack.db, 'flaky-user')).toEqual({ userId: 'flaky-user', balance: 100 });
   });
 
   it('parks at once on a non-retryable error', async () => {
     const state = { failing: true, calls: 0, retryable: false };
-    stack.startWorker({ maxAttempts: 15, handlers: flakyHandlers(state) });
+    stack.startWorker({ maxAttempts: 15, handlers: flakyHandlers(stack.handlers(), state) });
     await stack.postRevenueCat(revenueCatTokenPurchase({ id: 'rc-poison-1', userId: 'poison-user' }));
     const parked = await eventually('the event to be parked', async () => {
       const row = await findRow('rc-poison-1');
       return row.status === 'failed' ? row : undefined;
     });
-    expect(parked).toMatchObject({ attempts: 1, last_error: 'InvalidEventError: this event can never be applied' });
+    expect(parked).toMatchObject({
+      attempts: 1,
+      outcome_code: 'invalid_event',
+      last_error: 'InvalidEventError: this event can never be applied',
+    });
     expect(state.calls).toBe(1);
   });
 
   it('requeues parked events by filter and answers 409 for an event that is not parked', async () => {
     const state = { failing: true, calls: 0, retryable: false };
-    stack.startWorker({ handlers: flakyHandlers(state) });
+    stack.startWorker({ handlers: flakyHandlers(stack.handlers(), state) });
     for (const id of ['rc-batch-1', 'rc-batch-2']) {
       await stack.postRevenueCat(revenueCatTokenPurchase({ id, userId: 'batch-user' }));
     }

@@ -154,7 +154,7 @@ describe('RevenueCat webhooks', () => {
     const rows = await eventually('both events to be ignored', async () => {
       const found = await stack.db
         .selectFrom('inbox_events')
-        .select(['provider_event_id', 'status', 'outcome'])
+        .select(['provider_event_id', 'status', 'outcome_code', 'outcome_detail'])
         .where('provider_event_id', 'in', ['rc-test-event', 'rc-future-type'])
         .orderBy('provider_event_id')
         .execute();
@@ -164,9 +164,15 @@ describe('RevenueCat webhooks', () => {
       {
         provider_event_id: 'rc-future-type',
         status: 'ignored',
-        outcome: 'event type SOMETHING_NEW_FROM_REVENUECAT is not handled',
+        outcome_code: 'unhandled_type',
+        outcome_detail: 'event type SOMETHING_NEW_FROM_REVENUECAT is not handled',
       },
-      { provider_event_id: 'rc-test-event', status: 'ignored', outcome: 'test event' },
+      {
+        provider_event_id: 'rc-test-event',
+        status: 'ignored',
+        outcome_code: 'test_event',
+        outcome_detail: 'test event',
+      },
     ]);
     expect(await findWallet(stack.db, 'ignored-user')).toEqual({ userId: 'ignored-user', balance: 0 });
   });

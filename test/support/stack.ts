@@ -1,10 +1,22 @@
-import { type Catalog, exampleCatalogPath, type InboxHandlers, loadCatalog } from '@tally/billing-core';
+import {
+  type Catalog,
+  createInboxHandlers,
+  type EventPolicy,
+  exampleCatalogPath,
+  type InboxHandlers,
+  type InboxProcessorDeps,
+  loadCatalog,
+  type ProviderPorts,
+  type RetryLaterSettings,
+} from '@tally/billing-core';
 import { createTestDatabase, type TestDatabase, testRedisUrl, uniqueQueuePrefix } from '@tally/billing-core/testing';
 import {
+  createApiMetrics,
   createInboxQueue,
+  createIngestMetrics,
   createLogger,
-  createMetrics,
   createRedisConnection,
+  createWorkerMetrics,
   enqueueInboxEvent,
   handOffInboxEvents,
   type InboxQueue,
@@ -17,6 +29,7 @@ import { sql } from 'kysely';
 import Stripe from 'stripe';
 import { createApiApp } from '../../apps/api/src/app';
 import { createIngestApp } from '../../apps/ingest/src/app';
+import type { WorkerRole } from '../../apps/worker/src/config';
 import { startWorkerRuntime, type WorkerRuntime } from '../../apps/worker/src/worker-runtime';
 
 export const stripeSecret = 'whsec_test_current_secret';
@@ -28,10 +41,19 @@ export const adminKey = 'admin_test_key';
 export interface WorkerSettings {
   maxAttempts?: number;
   backoff?: { baseDelayMs: number; maxDelayMs: number };
+  retryLater?: RetryLaterSettings;
   relay?: { intervalMs: number; staleAfterMs: number; processingStaleAfterMs: number; batchSize: number };
+  /** Replaces the handlers built from the stack's ports and policy. */
   handlers?: InboxHandlers;
+  roles?: WorkerRole[];
   concurrency?: number;
 }
+
+/** Tests accept both environments unless they test the policy itself. */
+export const bothEnvironments: EventPolicy = {
+  paymentEnvironments: new Set(['production', 'sandbox']),
+  stripeConnectAccounts: new Set(),
+};
 
 const silent = createLogger({ name: 'test', level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
@@ -49,12 +71,30 @@ export class TestStack {
   queue!: InboxQueue;
   private producer!: Redis;
 
+  /** Provider ports (local fake servers) and the environment policy the handlers are built from. */
+  ports: ProviderPorts = {};
+  policy: EventPolicy = bothEnvironments;
+
   constructor(private readonly redisUrl = testRedisUrl()) {}
 
-  static async start(options: { redisUrl?: string } = {}): Promise<TestStack> {
+  static async start(
+    options: { redisUrl?: string; ports?: ProviderPorts; policy?: EventPolicy } = {},
+  ): Promise<TestStack> {
     const stack = new TestStack(options.redisUrl);
+    if (options.ports) stack.ports = options.ports;
+    if (options.policy) stack.policy = options.policy;
     await stack.init();
     return stack;
+  }
+
+  /** The handlers a worker's composition root would build from the stack's ports and policy. */
+  handlers(): InboxHandlers {
+    return createInboxHandlers({ catalog: this.catalog, ports: this.ports, policy: this.policy });
+  }
+
+  /** What processInboxEvent needs, for tests that drive the engine directly. */
+  processorDeps(overrides: Partial<InboxProcessorDeps> = {}): InboxProcessorDeps {
+    return { db: this.db, handlers: this.handlers(), ...overrides };
   }
 
   get db() {
@@ -81,7 +121,7 @@ export class TestStack {
         db: this.db,
         enqueue: (id) => enqueueInboxEvent(this.queue, id),
         logger: silent,
-        metrics: createMetrics('ingest'),
+        metrics: createIngestMetrics(),
         stripeWebhookSecrets: [stripeOldSecret, stripeSecret],
         stripeToleranceSeconds: 300,
         revenueCatAuthorizations: ['Bearer rc_test_previous_auth', revenueCatAuth],
@@ -96,7 +136,7 @@ export class TestStack {
       createApiApp({
         db: this.db,
         logger: silent,
-        metrics: createMetrics('api'),
+        metrics: createApiMetrics(),
         appApiKeys: [appKey],
         adminApiKeys: [adminKey],
         enqueue: (ids) => handOffInboxEvents(this.queue, this.db, ids),
@@ -111,14 +151,16 @@ export class TestStack {
   startWorker(settings: WorkerSettings = {}): WorkerRuntime {
     const runtime = startWorkerRuntime({
       db: this.db,
-      catalog: this.catalog,
+      handlers: settings.handlers ?? this.handlers(),
       logger: silent,
-      metrics: createMetrics('worker'),
+      metrics: createWorkerMetrics(),
       redisUrl: this.redisUrl,
       queuePrefix: this.prefix,
+      roles: settings.roles ?? ['inbox', 'relay'],
       concurrency: settings.concurrency ?? 4,
       maxAttempts: settings.maxAttempts ?? 15,
       backoff: settings.backoff ?? { baseDelayMs: 50, maxDelayMs: 200 },
+      ...(settings.retryLater ? { retryLater: settings.retryLater } : {}),
       // By default the relay only runs when a test asks (runOnce) or after a long interval.
       relay: settings.relay ?? {
         intervalMs: 60_000,
@@ -127,7 +169,6 @@ export class TestStack {
         batchSize: 100,
       },
       shutdownTimeoutMs: 5_000,
-      ...(settings.handlers ? { handlers: settings.handlers } : {}),
     });
     this.workers.push(runtime);
     return runtime;

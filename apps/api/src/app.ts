@@ -1,10 +1,10 @@
 import type { DB } from '@tally/billing-core';
 import {
+  type ApiMetrics,
   createHealthRoutes,
   createRequestLogger,
   jsonErrorHandler,
   type Logger,
-  type Metrics,
   notFoundHandler,
   type ReadinessCheck,
 } from '@tally/platform';
@@ -18,10 +18,10 @@ import { createWalletRoutes } from './routes/v1/wallet-routes';
 export interface ApiAppDeps {
   db: Kysely<DB>;
   logger: Logger;
-  metrics: Metrics;
+  metrics: ApiMetrics;
   appApiKeys: readonly string[];
   adminApiKeys: readonly string[];
-  enqueue: (inboxEventIds: number[]) => Promise<{ enqueued: number; deferred: number }>;
+  enqueue: (inboxEventIds: number[]) => Promise<{ enqueued: number; alreadyQueued: number; deferred: number }>;
   readiness: Record<string, ReadinessCheck>;
   beforeScrape?: () => Promise<void>;
 }

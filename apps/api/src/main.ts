@@ -1,13 +1,12 @@
 import { createDb, exampleCatalogPath, loadCatalog } from '@tally/billing-core';
 import {
+  createApiMetrics,
   createInboxQueue,
   createLogger,
-  createMetrics,
   createRedisConnection,
   handOffInboxEvents,
   loadDotEnv,
   parseEnv,
-  refreshInboxGauges,
   runMain,
   startHttpServer,
   waitUntilReady,
@@ -22,7 +21,7 @@ runMain('api', async () => {
   const config = parseEnv(apiEnvSchema, process.env);
   loadCatalog(config.CATALOG_PATH ?? exampleCatalogPath);
   const logger = createLogger({ name: 'api', level: config.LOG_LEVEL });
-  const metrics = createMetrics('api');
+  const metrics = createApiMetrics();
   const database = createDb({ connectionString: config.DATABASE_URL, applicationName: 'tally-api' });
   const redis = createRedisConnection(config.REDIS_URL, 'producer');
   const queue = createInboxQueue(redis, config.QUEUE_PREFIX);
@@ -45,7 +44,6 @@ runMain('api', async () => {
         await redis.ping();
       },
     },
-    beforeScrape: () => refreshInboxGauges(queue, database.db, metrics),
   });
   const server = await startHttpServer(app, config.API_PORT);
   logger.info({ port: server.port }, 'api listening');

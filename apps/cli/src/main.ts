@@ -2,7 +2,7 @@
 import { inboxStatuses } from '@tally/billing-core';
 import { loadDotEnv } from '@tally/platform';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { runEventsList, runRequeue } from './commands/events';
+import { runEventsList, runReplay, runRequeue } from './commands/events';
 import { runLedgerVerify } from './commands/ledger-verify';
 import { runMigrate } from './commands/migrate';
 import { runSendSample } from './commands/send-sample';
@@ -30,6 +30,7 @@ events
   .addOption(new Option('--status <status>').choices([...inboxStatuses]))
   .option('--type <type>')
   .option('--user <userId>')
+  .option('--outcome <code>', 'outcome code, e.g. credited, invalid_event, other_environment')
   .option('--limit <n>', 'how many', positiveInt, 50)
   .action((options) => runEventsList(options));
 
@@ -38,6 +39,18 @@ program
   .description('put a parked (failed) inbox event back to work')
   .argument('<inboxEventId>', 'inbox event id', positiveInt)
   .action((id: number) => runRequeue(id));
+
+program
+  .command('replay')
+  .description('re-run processed or ignored events through the current handlers (safe: effects are keyed by reference)')
+  .argument('[inboxEventId]', 'one inbox event id (or use filters)', positiveInt)
+  .addOption(new Option('--provider <provider>').choices(['stripe', 'revenuecat']))
+  .addOption(new Option('--status <status>').choices(['processed', 'ignored']))
+  .option('--type <type>')
+  .option('--user <userId>')
+  .option('--outcome <code>', 'outcome code, e.g. awaiting_subscription_sync')
+  .option('--limit <n>', 'at most this many', positiveInt, 1000)
+  .action((id: number | undefined, options) => runReplay(id, options));
 
 program
   .command('ledger')

@@ -2,9 +2,9 @@ import type { DB } from '@tally/billing-core';
 import {
   createHealthRoutes,
   createRequestLogger,
+  type IngestMetrics,
   jsonErrorHandler,
   type Logger,
-  type Metrics,
   notFoundHandler,
   type ReadinessCheck,
 } from '@tally/platform';
@@ -15,7 +15,7 @@ import { createWebhookRoutes, type WebhookRouteDeps } from './routes/webhook-rou
 export interface IngestAppDeps extends WebhookRouteDeps {
   db: Kysely<DB>;
   logger: Logger;
-  metrics: Metrics;
+  metrics: IngestMetrics;
   /** Checks that make /readyz fail. */
   readiness: Record<string, ReadinessCheck>;
   /** Reported only: a Redis outage must not take ingest out of the load balancer. */

@@ -1,8 +1,8 @@
 import { createDb, exampleCatalogPath, loadCatalog } from '@tally/billing-core';
 import {
   createInboxQueue,
+  createIngestMetrics,
   createLogger,
-  createMetrics,
   createRedisConnection,
   enqueueInboxEvent,
   loadDotEnv,
@@ -22,7 +22,7 @@ runMain('ingest', async () => {
   // Ingest does not use the catalog, but a bad CATALOG_PATH should stop every process alike.
   loadCatalog(config.CATALOG_PATH ?? exampleCatalogPath);
   const logger = createLogger({ name: 'ingest', level: config.LOG_LEVEL });
-  const metrics = createMetrics('ingest');
+  const metrics = createIngestMetrics();
   const database = createDb({ connectionString: config.DATABASE_URL, applicationName: 'tally-ingest' });
   const redis = createRedisConnection(config.REDIS_URL, 'producer');
   const queue = createInboxQueue(redis, config.QUEUE_PREFIX);

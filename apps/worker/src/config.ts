@@ -1,14 +1,33 @@
 import { DEFAULT_MAX_ATTEMPTS } from '@tally/billing-core';
-import { baseEnvSchema, port, positiveInt } from '@tally/platform';
-import type { z } from 'zod';
+import { baseEnvSchema, csvList, paymentEnvironmentsSetting, port, positiveInt } from '@tally/platform';
+import { z } from 'zod';
+
+/**
+ * What a worker process runs. Operators scale the inbox consumer apart from the scheduled loops
+ * by giving deployments different roles; every role is safe to run on any number of replicas.
+ */
+export const workerRoles = ['inbox', 'relay'] as const;
+export type WorkerRole = (typeof workerRoles)[number];
+
+const rolesSetting = csvList
+  .transform((list) => (list.length === 0 || list.includes('all') ? [...workerRoles] : list))
+  .pipe(z.array(z.enum(workerRoles, { message: `each role is one of: all, ${workerRoles.join(', ')}` })).min(1));
 
 export const workerEnvSchema = baseEnvSchema.extend({
   WORKER_METRICS_PORT: port(9464),
+  /** Comma-separated roles (default all). */
+  WORKER_ROLES: rolesSetting,
   /** Inbox jobs one worker process runs at once; events of one user still apply one at a time. */
   WORKER_CONCURRENCY: positiveInt(8),
   INBOX_MAX_ATTEMPTS: positiveInt(DEFAULT_MAX_ATTEMPTS),
   INBOX_BACKOFF_BASE_MS: positiveInt(5_000),
   INBOX_BACKOFF_MAX_MS: positiveInt(30 * 60_000),
+  INBOX_RETRY_LATER_BASE_MS: positiveInt(10_000),
+  INBOX_RETRY_LATER_MAX_DELAY_MS: positiveInt(10 * 60_000),
+  INBOX_RETRY_LATER_MAX_WAIT_MS: positiveInt(24 * 3600_000),
+  PAYMENT_ENVIRONMENTS: paymentEnvironmentsSetting,
+  /** Stripe Connect accounts whose events Tally applies; events of other accounts are ignored. */
+  STRIPE_CONNECT_ACCOUNTS: csvList,
   RELAY_INTERVAL_MS: positiveInt(15_000),
   RELAY_STALE_AFTER_MS: positiveInt(60_000),
   RELAY_PROCESSING_STALE_AFTER_MS: positiveInt(5 * 60_000),

@@ -1,9 +1,17 @@
-import { createDb, exampleCatalogPath, loadCatalog } from '@tally/billing-core';
+import {
+  createDb,
+  createInboxHandlers,
+  exampleCatalogPath,
+  loadCatalog,
+  type ProviderPorts,
+} from '@tally/billing-core';
 import {
   createHealthRoutes,
   createLogger,
-  createMetrics,
+  createWorkerMetrics,
+  jsonErrorHandler,
   loadDotEnv,
+  notFoundHandler,
   parseEnv,
   runMain,
   startHttpServer,
@@ -19,24 +27,41 @@ runMain('worker', async () => {
   const config = parseEnv(workerEnvSchema, process.env);
   const catalog = loadCatalog(config.CATALOG_PATH ?? exampleCatalogPath);
   const logger = createLogger({ name: 'worker', level: config.LOG_LEVEL });
-  const metrics = createMetrics('worker');
+  const metrics = createWorkerMetrics();
   const database = createDb({
     connectionString: config.DATABASE_URL,
     applicationName: 'tally-worker',
     maxConnections: config.WORKER_CONCURRENCY + 4,
   });
+  // Provider API clients, the AI service and the mailer are built here from configuration as
+  // the flows land; a port left out makes the events that need it park as not_configured.
+  const ports: ProviderPorts = {};
+  const handlers = createInboxHandlers({
+    catalog,
+    ports,
+    policy: {
+      paymentEnvironments: new Set(config.PAYMENT_ENVIRONMENTS),
+      stripeConnectAccounts: new Set(config.STRIPE_CONNECT_ACCOUNTS),
+    },
+  });
   // Three fifths of the shutdown budget for draining jobs; the rest for closing connections.
   const drainTimeoutMs = Math.floor(config.SHUTDOWN_TIMEOUT_MS * 0.6);
   const runtime = startWorkerRuntime({
     db: database.db,
-    catalog,
+    handlers,
     logger,
     metrics,
     redisUrl: config.REDIS_URL,
     queuePrefix: config.QUEUE_PREFIX,
+    roles: config.WORKER_ROLES,
     concurrency: config.WORKER_CONCURRENCY,
     maxAttempts: config.INBOX_MAX_ATTEMPTS,
     backoff: { baseDelayMs: config.INBOX_BACKOFF_BASE_MS, maxDelayMs: config.INBOX_BACKOFF_MAX_MS },
+    retryLater: {
+      baseDelayMs: config.INBOX_RETRY_LATER_BASE_MS,
+      maxDelayMs: config.INBOX_RETRY_LATER_MAX_DELAY_MS,
+      maxWaitMs: config.INBOX_RETRY_LATER_MAX_WAIT_MS,
+    },
     relay: {
       intervalMs: config.RELAY_INTERVAL_MS,
       staleAfterMs: config.RELAY_STALE_AFTER_MS,
@@ -59,9 +84,17 @@ runMain('worker', async () => {
       },
     }),
   );
+  app.use(notFoundHandler);
+  app.use(jsonErrorHandler((error, req) => logger.error({ err: error, path: req.path }, 'unexpected error')));
   const server = await startHttpServer(app, config.WORKER_METRICS_PORT);
   logger.info(
-    { metricsPort: server.port, concurrency: config.WORKER_CONCURRENCY, maxAttempts: config.INBOX_MAX_ATTEMPTS },
+    {
+      metricsPort: server.port,
+      roles: config.WORKER_ROLES,
+      concurrency: config.WORKER_CONCURRENCY,
+      maxAttempts: config.INBOX_MAX_ATTEMPTS,
+      paymentEnvironments: config.PAYMENT_ENVIRONMENTS,
+    },
     'worker started',
   );
   return {

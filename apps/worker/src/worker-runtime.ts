@@ -1,34 +1,49 @@
-import type { Catalog, DB, InboxHandlers } from '@tally/billing-core';
+import {
+  type BackoffSettings,
+  type DB,
+  DEFAULT_FAILURE_BACKOFF,
+  DEFAULT_RETRY_LATER,
+  type InboxHandlers,
+  inboxRelaySource,
+  type RetryLaterSettings,
+} from '@tally/billing-core';
 import {
   createInboxQueue,
   createRedisConnection,
   type Logger,
-  type Metrics,
-  refreshInboxGauges,
+  type ProducerQueue,
+  refreshQueueGauges,
+  type WorkerMetrics,
   withTimeout,
 } from '@tally/platform';
+import type { Worker } from 'bullmq';
 import type { Kysely } from 'kysely';
-import { startRelayLoop } from './loops/relay-loop';
+import type { WorkerRole } from './config';
+import { type RelayOptions, type RelayRoute, startRelayLoop } from './loops/relay-loop';
 import type { PeriodicLoop } from './loops/run-periodic';
 import { createInboxWorker } from './processors/inbox-processor';
 
 export interface WorkerRuntimeOptions {
   db: Kysely<DB>;
-  catalog: Catalog;
+  /** Built by the composition root from ports (createInboxHandlers). */
+  handlers: InboxHandlers;
   logger: Logger;
-  metrics: Metrics;
+  metrics: WorkerMetrics;
   redisUrl: string;
   queuePrefix: string;
+  /** Which consumers and loops this process runs. */
+  roles: readonly WorkerRole[];
   concurrency: number;
   maxAttempts: number;
-  backoff: { baseDelayMs: number; maxDelayMs: number };
-  relay: { intervalMs: number; staleAfterMs: number; processingStaleAfterMs: number; batchSize: number };
+  backoff?: BackoffSettings;
+  retryLater?: RetryLaterSettings;
+  relay: RelayOptions;
   shutdownTimeoutMs: number;
-  handlers?: InboxHandlers;
 }
 
 export interface WorkerRuntime {
-  relay: PeriodicLoop;
+  /** The relay loop, when this process has the relay role. */
+  relay: PeriodicLoop | undefined;
   /** Refreshes queue and backlog gauges; called before each metrics scrape. */
   refreshGauges(): Promise<void>;
   pingRedis(): Promise<void>;
@@ -36,46 +51,64 @@ export interface WorkerRuntime {
   stop(): Promise<void>;
 }
 
-/** Starts one worker process's share of the fleet: the inbox consumer and the relay loop. */
+/**
+ * Starts one worker process's share of the fleet, by role: the inbox consumer and the relay loop
+ * (flows add theirs). Every role is safe on any number of replicas: claims are conditional
+ * updates or SKIP LOCKED, effects are fenced by references.
+ */
 export function startWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntime {
   const { logger, metrics } = options;
+  const roles = new Set(options.roles);
   const workerConnection = createRedisConnection(options.redisUrl, 'worker');
   const producerConnection = createRedisConnection(options.redisUrl, 'producer');
-  const queue = createInboxQueue(producerConnection, options.queuePrefix, options.maxAttempts);
-  const worker = createInboxWorker(
-    {
-      db: options.db,
-      catalog: options.catalog,
-      maxAttempts: options.maxAttempts,
-      logger,
-      metrics,
-      ...(options.handlers ? { handlers: options.handlers } : {}),
-    },
-    {
-      connection: workerConnection,
-      prefix: options.queuePrefix,
-      concurrency: options.concurrency,
-      backoff: options.backoff,
-    },
-  );
-  const relay = startRelayLoop({ db: options.db, queue, logger, metrics }, options.relay);
+  const inboxQueue = createInboxQueue(producerConnection, options.queuePrefix);
+  const queues: ProducerQueue<unknown>[] = [inboxQueue as ProducerQueue<unknown>];
+  const workers: Worker[] = [];
+
+  if (roles.has('inbox')) {
+    workers.push(
+      createInboxWorker(
+        {
+          db: options.db,
+          handlers: options.handlers,
+          maxAttempts: options.maxAttempts,
+          backoff: options.backoff ?? DEFAULT_FAILURE_BACKOFF,
+          retryLater: options.retryLater ?? DEFAULT_RETRY_LATER,
+          logger,
+          metrics,
+        },
+        { connection: workerConnection, prefix: options.queuePrefix, concurrency: options.concurrency },
+      ),
+    );
+  }
+  const relayRoutes: RelayRoute[] = [{ source: inboxRelaySource, queue: inboxQueue } as RelayRoute];
+  const relay = roles.has('relay')
+    ? startRelayLoop({ db: options.db, routes: relayRoutes, logger, metrics }, options.relay)
+    : undefined;
 
   return {
     relay,
-    refreshGauges: () => refreshInboxGauges(queue, options.db, metrics),
+    refreshGauges: () => refreshQueueGauges(queues, options.db, metrics),
     async pingRedis() {
       await producerConnection.ping();
     },
     async stop() {
-      await relay.stop();
-      try {
-        // worker.close() waits for active jobs with no limit and can hang while Redis is down.
-        await withTimeout(worker.close(), options.shutdownTimeoutMs, 'worker did not drain in time');
-      } catch (error) {
-        logger.warn({ err: error }, 'forcing the worker closed; unfinished jobs will be retried');
-        await worker.close(true).catch(() => undefined);
-      }
-      await queue.close().catch(() => undefined);
+      await relay?.stop();
+      await Promise.all(
+        workers.map(async (worker) => {
+          try {
+            // worker.close() waits for active jobs with no limit and can hang while Redis is down.
+            await withTimeout(worker.close(), options.shutdownTimeoutMs, 'worker did not drain in time');
+          } catch (error) {
+            logger.warn(
+              { err: error, queue: worker.name },
+              'forcing the worker closed; unfinished jobs will be retried',
+            );
+            await worker.close(true).catch(() => undefined);
+          }
+        }),
+      );
+      await Promise.all(queues.map((queue) => queue.close().catch(() => undefined)));
       workerConnection.disconnect();
       producerConnection.disconnect();
     },

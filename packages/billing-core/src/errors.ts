@@ -37,3 +37,44 @@ export class InvalidEventError extends BillingError {
 export function isRetryable(error: unknown): boolean {
   return error instanceof BillingError ? error.retryable : true;
 }
+
+/**
+ * The event cannot be applied yet because something it depends on has not arrived (an
+ * `invoice.paid` before its subscription), or a provider asked us to slow down (429
+ * `Retry-After`). The engine delays the event without spending its failure budget, logs no
+ * error, and parks it only after the configured maximum wait.
+ */
+export class RetryLaterError extends BillingError {
+  /** How long to wait before the next attempt; the engine picks a growing delay when absent. */
+  readonly delayMs: number | undefined;
+  constructor(reason: string, options: { delayMs?: number | undefined; cause?: unknown } = {}) {
+    super('retry_later', reason, { retryable: true, cause: options.cause });
+    this.delayMs = options.delayMs;
+  }
+}
+
+/**
+ * A ledger reference already exists with a different user or amount. References are
+ * deterministic, so this means two code paths disagree about one grant: a bug or a forged event,
+ * never something a retry fixes. The event parks and an alert fires.
+ */
+export class LedgerReferenceConflictError extends BillingError {
+  constructor(
+    readonly reference: string,
+    readonly existing: { userId: string; amount: number },
+    readonly attempted: { userId: string; amount: number },
+  ) {
+    super(
+      'reference_conflict',
+      `ledger reference ${reference} already posts ${existing.amount} to ${existing.userId}; refusing ${attempted.amount} to ${attempted.userId}`,
+      { retryable: false },
+    );
+  }
+}
+
+/** A port the event needs (a provider API, the mailer) is not configured in this deployment. */
+export class NotConfiguredError extends BillingError {
+  constructor(what: string) {
+    super('not_configured', `${what} is not configured`, { retryable: false });
+  }
+}

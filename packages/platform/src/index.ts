@@ -7,7 +7,7 @@ export * from './lifecycle/run-main';
 export * from './lifecycle/with-timeout';
 export * from './logging/create-logger';
 export * from './metrics/metrics';
-export * from './queue/backoff';
 export * from './queue/inbox-queue';
+export * from './queue/queues';
 export * from './queue/redis-connection';
 export * from './security/matches-any-secret';

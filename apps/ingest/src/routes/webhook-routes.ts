@@ -8,7 +8,7 @@ import {
   toRevenueCatInboxDraft,
   toStripeInboxDraft,
 } from '@tally/billing-core';
-import { type Logger, type Metrics, matchesAnySecret, sendError } from '@tally/platform';
+import { type IngestMetrics, type Logger, matchesAnySecret, sendError } from '@tally/platform';
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
 import type { Kysely } from 'kysely';
 import { acceptWebhook } from '../accept-webhook';
@@ -18,7 +18,7 @@ export interface WebhookRouteDeps {
   db: Kysely<DB>;
   enqueue: (inboxEventId: number) => Promise<unknown>;
   logger: Logger;
-  metrics: Metrics;
+  metrics: IngestMetrics;
   stripeWebhookSecrets: readonly string[];
   stripeToleranceSeconds: number;
   revenueCatAuthorizations: readonly string[];
@@ -29,7 +29,7 @@ export interface WebhookRouteDeps {
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** 415 unless the request declares a JSON body. Runs before the body is read. */
-function requireJson(provider: Provider, metrics: Metrics) {
+function requireJson(provider: Provider, metrics: IngestMetrics) {
   return (req: Request, res: Response, next: NextFunction) => {
     if (req.is('application/json') === false) {
       metrics.webhookRequests.inc({ provider, outcome: 'unsupported_media_type' });
@@ -44,7 +44,7 @@ function readRawBody(
   req: Request,
   res: Response,
   provider: Provider,
-  metrics: Metrics,
+  metrics: IngestMetrics,
 ): { raw: Buffer; text: string } | null {
   const raw: unknown = req.body;
   if (!Buffer.isBuffer(raw) || raw.length === 0) {

@@ -1,42 +1,49 @@
-import {
-  type InboxProcessorDeps,
-  inboxJobSchema,
-  processInboxEvent,
-  queueNames,
-  toErrorText,
-} from '@tally/billing-core';
-import { computeBackoffDelayMs, type Logger, type Metrics } from '@tally/platform';
-import { type Job, UnrecoverableError, Worker } from 'bullmq';
+import { type InboxProcessorDeps, processInboxEvent, queueCatalog, toErrorText } from '@tally/billing-core';
+import type { Logger, WorkerMetrics } from '@tally/platform';
+import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 
 export interface InboxWorkerOptions {
   connection: Redis;
   prefix: string;
   concurrency: number;
-  backoff: { baseDelayMs: number; maxDelayMs: number };
 }
 
 /**
  * The BullMQ consumer of the inbox queue: a thin adapter over billing-core's processInboxEvent.
- * A parked row ends its job with UnrecoverableError (no more BullMQ retries); any other failure
- * throws so BullMQ retries with capped, jittered exponential backoff. The inbox row, not the
- * job, counts attempts: a row re-enqueued by the relay keeps its history.
+ * The row, not the job, owns the schedule: a failure or a "retry later" sets next_attempt_at on
+ * the row and this adapter delays the job to the same moment (DelayedError: BullMQ counts no
+ * attempt), so queue-level attempts never decide parking. A parked row ends its job with
+ * UnrecoverableError. Only an error of the database itself is thrown to BullMQ, whose own
+ * backoff (from the queue catalog) then applies.
  */
 export function createInboxWorker(
-  deps: InboxProcessorDeps & { logger: Logger; metrics: Metrics },
+  deps: InboxProcessorDeps & { logger: Logger; metrics: WorkerMetrics },
   options: InboxWorkerOptions,
 ): Worker {
-  const processor = async (job: Job) => {
-    const { inboxEventId } = inboxJobSchema.parse(job.data);
+  const processor = async (job: Job, token?: string) => {
+    const { inboxEventId } = queueCatalog.inbox.payload.parse(job.data);
     const startedAt = process.hrtime.bigint();
     const result = await processInboxEvent(deps, inboxEventId);
     const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
-    const log = {
-      inboxEventId,
-      jobId: job.id,
-      jobAttempt: job.attemptsMade + 1,
-      durationMs: Math.round(seconds * 1000),
-    };
+    const log = { inboxEventId, jobId: job.id, durationMs: Math.round(seconds * 1000) };
+    const rowLog = (row: {
+      provider: string;
+      provider_event_id: string;
+      type: string;
+      user_id: string | null;
+      attempts: number;
+      provider_payment_intent_id: string | null;
+      provider_subscription_id: string | null;
+    }) => ({
+      provider: row.provider,
+      providerEventId: row.provider_event_id,
+      type: row.type,
+      userId: row.user_id,
+      attempt: row.attempts,
+      providerPaymentIntentId: row.provider_payment_intent_id,
+      providerSubscriptionId: row.provider_subscription_id,
+    });
     switch (result.kind) {
       case 'processed':
       case 'ignored': {
@@ -46,20 +53,19 @@ export function createInboxWorker(
           seconds,
         );
         deps.logger.info(
-          {
-            ...log,
-            provider: row.provider,
-            providerEventId: row.provider_event_id,
-            type: row.type,
-            userId: row.user_id,
-            providerPaymentIntentId: row.provider_payment_intent_id,
-            providerSubscriptionId: row.provider_subscription_id,
-            outcome: result.kind,
-            detail: result.outcome,
-          },
+          { ...log, ...rowLog(row), outcome: result.kind, code: result.code, detail: result.detail },
           'inbox event finished',
         );
-        return { status: result.kind, outcome: result.outcome };
+        return { status: result.kind, code: result.code };
+      }
+      case 'deferred': {
+        deps.metrics.inboxDeferred.inc({ provider: result.row.provider });
+        deps.logger.info(
+          { ...log, ...rowLog(result.row), outcome: 'deferred', delayMs: result.delayMs, reason: result.reason },
+          'inbox event waits for a prerequisite; retrying later',
+        );
+        await job.moveToDelayed(Date.now() + result.delayMs, token);
+        throw new DelayedError();
       }
       case 'skipped':
         deps.logger.info({ ...log, status: result.status }, 'inbox event already finished; nothing to do');
@@ -67,23 +73,27 @@ export function createInboxWorker(
       case 'not-found':
         throw new UnrecoverableError(`inbox event ${inboxEventId} does not exist`);
       case 'failed': {
+        const { row } = result;
         const message = toErrorText(result.error);
-        deps.logger.warn(
-          {
-            ...log,
-            provider: result.provider,
-            type: result.type,
-            attempts: result.attempts,
-            parked: result.parked,
-            error: message,
-          },
-          'inbox event failed',
-        );
-        if (result.parked) {
-          deps.metrics.inboxParked.inc({ provider: result.provider, type: result.type });
-          throw new UnrecoverableError(`parked after ${result.attempts} attempts: ${message}`);
+        const fields = {
+          ...log,
+          ...rowLog(row),
+          outcome: result.parked ? 'parked' : 'failed',
+          code: result.code,
+          error: message,
+        };
+        if (result.code === 'reference_conflict') {
+          deps.metrics.referenceConflicts.inc({ provider: row.provider });
+          deps.logger.error(fields, 'ledger reference conflict: the event is parked; investigate before requeuing');
+        } else {
+          deps.logger.warn(fields, result.parked ? 'inbox event parked' : 'inbox event failed; will retry');
         }
-        throw new Error(message);
+        if (result.parked) {
+          deps.metrics.inboxParked.inc({ provider: row.provider, code: result.code });
+          throw new UnrecoverableError(`parked (${result.code}) after ${row.attempts} attempts: ${message}`);
+        }
+        await job.moveToDelayed(Date.now() + result.delayMs, token);
+        throw new DelayedError();
       }
       default: {
         const exhaustive: never = result;
@@ -92,11 +102,10 @@ export function createInboxWorker(
     }
   };
 
-  const worker = new Worker(queueNames.inbox, processor, {
+  const worker = new Worker(queueCatalog.inbox.name, processor, {
     connection: options.connection,
     prefix: options.prefix,
     concurrency: options.concurrency,
-    settings: { backoffStrategy: (attemptsMade: number) => computeBackoffDelayMs(attemptsMade, options.backoff) },
   });
   worker.on('error', (error) => deps.logger.error({ err: error }, 'inbox worker error'));
   return worker;

@@ -74,6 +74,14 @@ export const catalogSchema = z
       if ((pack.amountMinor === undefined) !== (pack.currency === undefined)) {
         ctx.addIssue({ code: 'custom', path: ['tokenPacks', i], message: 'amountMinor and currency go together' });
       }
+      // Fail closed: a pack sold through Stripe is credited only when Stripe received its price.
+      if (pack.stripePriceId !== undefined && pack.amountMinor === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['tokenPacks', i],
+          message: 'a pack with a stripePriceId needs amountMinor and currency (what Stripe must receive)',
+        });
+      }
     }
   });
 

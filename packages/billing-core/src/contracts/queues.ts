@@ -1,20 +1,53 @@
 import { z } from 'zod';
 
 /**
- * Queue names and job payloads shared by every producer (ingest, relay, admin requeue) and the
- * worker. Payloads carry only ids: the inbox row in Postgres is the truth, the job is a nudge.
+ * The queue catalog: for each queue, the one definition every producer (ingest, api, relay,
+ * CLI) and consumer (worker) reads. Payloads carry only ids: the durable row in Postgres is the
+ * truth, the job is a nudge. No BullMQ import here; packages/platform turns a definition into
+ * BullMQ options.
  */
-export const queueNames = {
-  inbox: 'inbox',
-} as const;
+export interface QueueDefinition<Payload> {
+  name: string;
+  payload: z.ZodType<Payload>;
+  /**
+   * BullMQ job ids may not contain ':' nor be all digits. One id per durable row means a second
+   * enqueue of a row that is still waiting is ignored instead of running it twice.
+   */
+  jobId(payload: Payload): string;
+  /**
+   * Queue-level attempts, for failures outside the row's own bookkeeping (the database is
+   * unreachable while recording an outcome). The row counts real attempts and decides parking;
+   * its retries are scheduled on the row and the job is delayed to match.
+   */
+  attempts: number;
+  /** First delay of the queue-level exponential backoff. */
+  backoffDelayMs: number;
+  /** Finished jobs stay visible in the dashboard this long; Postgres keeps everything. */
+  retention: { completedAgeSeconds: number; completedCount: number; failedAgeSeconds: number };
+}
 
 export const inboxJobSchema = z.object({ inboxEventId: z.number().int().positive() });
 export type InboxJob = z.infer<typeof inboxJobSchema>;
 
-/**
- * BullMQ job ids may not contain ':' nor be all digits. One id per inbox row means a second
- * enqueue of a row that is still waiting is ignored by BullMQ instead of running it twice.
- */
+const DAY_SECONDS = 24 * 3600;
+
+export const queueCatalog = {
+  inbox: {
+    name: 'inbox',
+    payload: inboxJobSchema,
+    jobId: (payload: InboxJob) => `inbox-${payload.inboxEventId}`,
+    attempts: 25,
+    backoffDelayMs: 5_000,
+    retention: { completedAgeSeconds: 7 * DAY_SECONDS, completedCount: 50_000, failedAgeSeconds: 30 * DAY_SECONDS },
+  } satisfies QueueDefinition<InboxJob>,
+} as const;
+
+export type QueueCatalog = typeof queueCatalog;
+export type QueueKey = keyof QueueCatalog;
+
+/** @deprecated use queueCatalog.inbox.name */
+export const queueNames = { inbox: queueCatalog.inbox.name } as const;
+
 export function inboxJobId(inboxEventId: number): string {
-  return `inbox-${inboxEventId}`;
+  return queueCatalog.inbox.jobId({ inboxEventId });
 }

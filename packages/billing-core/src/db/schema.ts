@@ -24,9 +24,19 @@ export interface InboxEventsTable {
   status: ColumnType<InboxStatus, InboxStatus | undefined, InboxStatus>;
   attempts: ColumnType<number, number | undefined, number>;
   last_error: string | null;
-  outcome: string | null;
+  /** Stable machine code of the last outcome (see docs/outcomes.md); filterable. */
+  outcome_code: string | null;
+  /** Human detail of the last outcome. */
+  outcome_detail: string | null;
   received_at: DbTime;
   enqueued_at: DbTimeNullable;
+  /** The row is not attempted (nor re-enqueued by the relay) before this time. */
+  next_attempt_at: DbTimeNullable;
+  /** Start of the current "retry later" wait, which is bounded. */
+  waiting_since: DbTimeNullable;
+  deferrals: ColumnType<number, number | undefined, number>;
+  replays: ColumnType<number, number | undefined, number>;
+  replayed_at: DbTimeNullable;
   processed_at: DbTimeNullable;
   updated_at: DbTime;
 }

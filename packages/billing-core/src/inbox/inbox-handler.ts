@@ -1,23 +1,41 @@
 import type { Transaction } from 'kysely';
-import type { Catalog } from '../catalog/catalog';
 import type { Clock } from '../clock';
-import type { DB, InboxEventRow } from '../db/schema';
+import type { DB, InboxEventRow, Provider } from '../db/schema';
 
-/** What applying one event did; recorded on the row as its outcome. */
-export type HandlerResult = { kind: 'processed'; outcome: string } | { kind: 'ignored'; outcome: string };
+/**
+ * A stable, machine-readable outcome code: lowercase snake case, documented in docs/outcomes.md.
+ * Operators and tests filter on it; the detail next to it is for people.
+ */
+export type OutcomeCode = string;
+
+/** What applying one event did (or why it must wait). */
+export type HandlerResult =
+  | { kind: 'processed'; code: OutcomeCode; detail: string }
+  | { kind: 'ignored'; code: OutcomeCode; detail: string }
+  /**
+   * A prerequisite has not arrived yet: try again after `delayMs` (or a growing default). Does
+   * not spend the failure budget; bounded by the engine's maximum wait.
+   */
+  | { kind: 'retry-later'; reason: string; delayMs?: number };
+
+export const processed = (code: OutcomeCode, detail: string): HandlerResult => ({ kind: 'processed', code, detail });
+export const ignored = (code: OutcomeCode, detail: string): HandlerResult => ({ kind: 'ignored', code, detail });
+export const retryLater = (reason: string, delayMs?: number): HandlerResult =>
+  delayMs === undefined ? { kind: 'retry-later', reason } : { kind: 'retry-later', reason, delayMs };
 
 export interface HandlerContext {
-  catalog: Catalog;
   clock: Clock;
 }
 
 /**
- * A provider's event handler, split in two so that provider reads never run inside a
- * transaction: `prepare` may call external APIs (outside any transaction) and returns what
- * `apply` needs; `apply` writes every effect inside the transaction that also marks the row
- * processed. Both must be safe to run again for the same row.
+ * One provider's handler, split in two so that provider reads never run inside a transaction:
+ * `prepare` may call external APIs (outside any transaction) and returns what `apply` needs;
+ * `apply` writes every effect inside the transaction that also marks the row finished. Both
+ * must be safe to run again for the same row. Either may throw RetryLaterError.
  */
 export interface InboxHandler<Prepared = unknown> {
   prepare(row: InboxEventRow, ctx: HandlerContext): Promise<Prepared>;
   apply(trx: Transaction<DB>, row: InboxEventRow, prepared: Prepared, ctx: HandlerContext): Promise<HandlerResult>;
 }
+
+export type InboxHandlers = Record<Provider, InboxHandler<unknown>>;

@@ -5,6 +5,7 @@ export interface InboxEventFilter {
   provider?: Provider | undefined;
   type?: string | undefined;
   status?: InboxStatus | undefined;
+  outcomeCode?: string | undefined;
   userId?: string | undefined;
   limit: number;
   /** Return rows with an id below this (newest first paging). */
@@ -35,9 +36,15 @@ export async function listInboxEvents(
       'status',
       'attempts',
       'last_error',
-      'outcome',
+      'outcome_code',
+      'outcome_detail',
       'received_at',
       'enqueued_at',
+      'next_attempt_at',
+      'waiting_since',
+      'deferrals',
+      'replays',
+      'replayed_at',
       'processed_at',
       'updated_at',
     ])
@@ -46,6 +53,7 @@ export async function listInboxEvents(
   if (filter.provider) query = query.where('provider', '=', filter.provider);
   if (filter.type) query = query.where('type', '=', filter.type);
   if (filter.status) query = query.where('status', '=', filter.status);
+  if (filter.outcomeCode) query = query.where('outcome_code', '=', filter.outcomeCode);
   if (filter.userId) query = query.where('user_id', '=', filter.userId);
   if (filter.beforeId !== undefined) query = query.where('id', '<', filter.beforeId);
   const rows = await query.execute();

@@ -1,83 +1,101 @@
 import { type Kysely, sql } from 'kysely';
-import type { Catalog } from '../catalog/catalog';
 import { type Clock, systemClock } from '../clock';
-import type { DB, InboxEventRow, Provider } from '../db/schema';
-import { isRetryable } from '../errors';
-import { revenueCatHandler } from '../providers/revenuecat/revenuecat-handler';
-import { stripeHandler } from '../providers/stripe/stripe-handler';
-import type { HandlerContext, InboxHandler } from './inbox-handler';
+import type { DB, InboxEventRow } from '../db/schema';
+import { BillingError, isRetryable, RetryLaterError } from '../errors';
+import { type BackoffSettings, computeBackoffDelayMs } from '../scheduling/backoff';
+import type { HandlerContext, InboxHandlers } from './inbox-handler';
 
 export const DEFAULT_MAX_ATTEMPTS = 15;
+export const DEFAULT_FAILURE_BACKOFF: BackoffSettings = { baseDelayMs: 5_000, maxDelayMs: 30 * 60_000 };
+export const DEFAULT_RETRY_LATER: RetryLaterSettings = {
+  baseDelayMs: 10_000,
+  maxDelayMs: 10 * 60_000,
+  maxWaitMs: 24 * 3600_000,
+};
 const MAX_ERROR_LENGTH = 2_000;
 // Namespace for per-user advisory locks (pg_advisory_xact_lock(namespace, hashtext(user))).
 const USER_LOCK_NAMESPACE = 7_411_001;
 
-export type InboxHandlers = Record<Provider, InboxHandler<unknown>>;
-
-export const defaultInboxHandlers: InboxHandlers = {
-  revenuecat: revenueCatHandler as InboxHandler<unknown>,
-  stripe: stripeHandler as InboxHandler<unknown>,
-};
+export interface RetryLaterSettings {
+  /** First delay when the handler names none; doubles per deferral up to maxDelayMs. */
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** An event still waiting this long after its first deferral parks (`waited_too_long`). */
+  maxWaitMs: number;
+}
 
 export interface InboxProcessorDeps {
   db: Kysely<DB>;
-  catalog: Catalog;
+  /** Built by the composition root from ports (createInboxHandlers); the engine knows no provider. */
+  handlers: InboxHandlers;
   clock?: Clock;
-  /** Rows are parked (status `failed`) once this many attempts have failed. */
+  /** A row is parked (status `failed`) once this many attempts have started and not succeeded. */
   maxAttempts?: number;
-  /** Composition roots may swap handlers (a new provider, a test double of a provider API). */
-  handlers?: InboxHandlers;
+  /** Delay before the next attempt after a failure. */
+  backoff?: BackoffSettings;
+  retryLater?: RetryLaterSettings;
 }
 
 export type ProcessInboxEventResult =
-  | { kind: 'processed'; row: InboxEventRow; outcome: string }
-  | { kind: 'ignored'; row: InboxEventRow; outcome: string }
+  | { kind: 'processed' | 'ignored'; row: InboxEventRow; code: string; detail: string }
+  /** The handler said "retry later": scheduled again after delayMs, failure budget intact. */
+  | { kind: 'deferred'; row: InboxEventRow; reason: string; delayMs: number }
   /** Nothing to do: the row is finished or parked, or another run finished it first. */
   | { kind: 'skipped'; status: string }
   | { kind: 'not-found' }
   | {
       kind: 'failed';
       error: unknown;
-      attempts: number;
+      row: InboxEventRow;
+      /** Parked rows stop; others are due again after delayMs. */
       parked: boolean;
+      delayMs: number;
       retryable: boolean;
-      provider: Provider;
-      type: string;
+      code: string;
     };
 
 /**
  * Processes one inbox row. Safe to call any number of times, concurrently, from any replica.
  *
- * Order: claim the row (received → processing), run the handler's provider reads outside any
- * transaction, then in one transaction take the user's advisory lock (events of one user apply
- * one at a time), lock the row, re-check it is still unfinished, apply the effects and mark it
- * processed. Effects and the mark commit together, so a crash before commit leaves the row to be
- * run again and a crash after commit finds it finished. Money effects are additionally fenced by
- * ledger references.
+ * Order: claim the row (received → processing, attempts + 1: an attempt counts when it starts,
+ * so an event that crashes or kills its worker still spends its budget and parks after the cap),
+ * run the handler's provider reads outside any transaction, then in one transaction take the
+ * user's advisory lock (events of one user apply one at a time), lock the row, re-check it is
+ * still unfinished, apply the effects and mark it finished. Effects and the mark commit together.
+ * Money effects are additionally fenced by ledger references.
  *
- * A failure is recorded on the row (attempts + 1, truncated last_error); after maxAttempts, or at
- * once for a non-retryable error, the row is parked. Never throws for a handler failure: the
- * result says what happened and the caller decides about retries.
+ * Outcomes: finished (processed/ignored with a code); deferred ("retry later": the attempt is
+ * given back, next_attempt_at set, parked as `waited_too_long` past the maximum wait); failed
+ * (error kept, next_attempt_at after backoff; parked at once for a non-retryable error or when
+ * the budget is spent). The row carries the schedule; the caller only delays its job to match.
+ * Never throws for a handler failure; throws only when the database itself fails.
  */
 export async function processInboxEvent(
   deps: InboxProcessorDeps,
   inboxEventId: number,
 ): Promise<ProcessInboxEventResult> {
   const { db } = deps;
-  const claimed = await db
-    .updateTable('inbox_events')
-    .set({ status: 'processing', updated_at: sql`now()` })
-    .where('id', '=', inboxEventId)
-    .where('status', 'in', ['received', 'processing'])
-    .returningAll()
-    .executeTakeFirst();
+  const maxAttempts = deps.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+  const claimed = await claimInboxEvent(db, inboxEventId, maxAttempts);
   if (!claimed) {
     const row = await db.selectFrom('inbox_events').select('status').where('id', '=', inboxEventId).executeTakeFirst();
     return row ? { kind: 'skipped', status: row.status } : { kind: 'not-found' };
   }
+  if (claimed.status === 'failed') {
+    // The budget was spent by attempts that never recorded an outcome: the worker died each time.
+    return {
+      kind: 'failed',
+      error: new Error(claimed.last_error ?? ''),
+      row: claimed,
+      parked: true,
+      delayMs: 0,
+      retryable: false,
+      code: 'attempts_exhausted',
+    };
+  }
 
-  const handler = (deps.handlers ?? defaultInboxHandlers)[claimed.provider];
-  const ctx: HandlerContext = { catalog: deps.catalog, clock: deps.clock ?? systemClock };
+  const handler = deps.handlers[claimed.provider];
+  const ctx: HandlerContext = { clock: deps.clock ?? systemClock };
   try {
     const prepared = await handler.prepare(claimed, ctx);
     return await db.transaction().execute(async (trx): Promise<ProcessInboxEventResult> => {
@@ -86,30 +104,61 @@ export async function processInboxEvent(
       }
       const row = await trx
         .selectFrom('inbox_events')
-        .selectAll()
+        .select('status')
         .where('id', '=', inboxEventId)
         .forUpdate()
         .executeTakeFirstOrThrow();
       if (row.status !== 'processing' && row.status !== 'received') return { kind: 'skipped', status: row.status };
-      const result = await handler.apply(trx, row, prepared, ctx);
+      const result = await handler.apply(trx, claimed, prepared, ctx);
+      // "Retry later" from apply must leave no effect behind: throwing rolls the transaction back.
+      if (result.kind === 'retry-later') throw new RetryLaterError(result.reason, { delayMs: result.delayMs });
       const finished = await trx
         .updateTable('inbox_events')
         .set({
           status: result.kind,
-          outcome: result.outcome,
-          attempts: sql`attempts + 1`,
+          outcome_code: result.code,
+          outcome_detail: result.detail,
           last_error: null,
+          next_attempt_at: null,
+          waiting_since: null,
           processed_at: sql`now()`,
           updated_at: sql`now()`,
         })
         .where('id', '=', inboxEventId)
         .returningAll()
         .executeTakeFirstOrThrow();
-      return { kind: result.kind, row: finished, outcome: result.outcome };
+      return { kind: result.kind, row: finished, code: result.code, detail: result.detail };
     });
   } catch (error) {
-    return recordInboxFailure(deps, inboxEventId, error);
+    if (error instanceof RetryLaterError) return deferInboxEvent(deps, claimed, error);
+    return recordInboxFailure(deps, claimed, error, maxAttempts);
   }
+}
+
+/**
+ * received/processing → processing with attempts + 1. A row whose budget is already spent (its
+ * last attempts died without recording anything) is parked instead, in the same statement.
+ */
+async function claimInboxEvent(
+  db: Kysely<DB>,
+  inboxEventId: number,
+  maxAttempts: number,
+): Promise<InboxEventRow | undefined> {
+  const exhausted = sql<boolean>`attempts >= ${maxAttempts}`;
+  const rows = await sql<InboxEventRow>`
+    UPDATE inbox_events SET
+      status = CASE WHEN ${exhausted} THEN 'failed' ELSE 'processing' END,
+      attempts = CASE WHEN ${exhausted} THEN attempts ELSE attempts + 1 END,
+      outcome_code = CASE WHEN ${exhausted} THEN 'attempts_exhausted' ELSE outcome_code END,
+      last_error = CASE WHEN ${exhausted}
+        THEN left('attempts exhausted: the worker stopped during the last attempt (crash or kill) without recording an outcome; last error: '
+                  || coalesce(last_error, 'none'), ${MAX_ERROR_LENGTH})
+        ELSE last_error END,
+      next_attempt_at = NULL,
+      updated_at = now()
+    WHERE id = ${inboxEventId} AND status IN ('received', 'processing')
+    RETURNING *`.execute(db);
+  return rows.rows[0];
 }
 
 /** Truncated, single-line error text for the row; never includes a stack. */
@@ -118,41 +167,83 @@ export function toErrorText(error: unknown): string {
   return text.length > MAX_ERROR_LENGTH ? `${text.slice(0, MAX_ERROR_LENGTH - 1)}…` : text;
 }
 
+async function deferInboxEvent(
+  deps: InboxProcessorDeps,
+  claimed: InboxEventRow,
+  error: RetryLaterError,
+): Promise<ProcessInboxEventResult> {
+  const settings = deps.retryLater ?? DEFAULT_RETRY_LATER;
+  const delayMs = Math.max(
+    0,
+    Math.round(
+      error.delayMs ??
+        computeBackoffDelayMs(claimed.deferrals + 1, {
+          baseDelayMs: settings.baseDelayMs,
+          maxDelayMs: settings.maxDelayMs,
+        }),
+    ),
+  );
+  const overdue = sql<boolean>`(waiting_since IS NOT NULL AND waiting_since <= now() - make_interval(secs => ${settings.maxWaitMs / 1000}))`;
+  const reason = error.message.slice(0, MAX_ERROR_LENGTH);
+  const rows = await sql<InboxEventRow>`
+    UPDATE inbox_events SET
+      status = CASE WHEN ${overdue} THEN 'failed' ELSE 'received' END,
+      attempts = greatest(attempts - 1, 0),
+      deferrals = deferrals + 1,
+      waiting_since = coalesce(waiting_since, now()),
+      outcome_code = CASE WHEN ${overdue} THEN 'waited_too_long' ELSE 'waiting' END,
+      outcome_detail = ${reason},
+      last_error = CASE WHEN ${overdue}
+        THEN left('waited since ' || waiting_since::text || ' for: ' || ${reason}, ${MAX_ERROR_LENGTH})
+        ELSE last_error END,
+      next_attempt_at = CASE WHEN ${overdue} THEN NULL ELSE now() + make_interval(secs => ${delayMs / 1000}) END,
+      enqueued_at = now(),
+      updated_at = now()
+    WHERE id = ${claimed.id} AND status IN ('received', 'processing')
+    RETURNING *`.execute(deps.db);
+  const row = rows.rows[0];
+  if (!row) return currentStatus(deps.db, claimed.id);
+  if (row.status === 'failed') {
+    return { kind: 'failed', error, row, parked: true, delayMs: 0, retryable: false, code: 'waited_too_long' };
+  }
+  return { kind: 'deferred', row, reason, delayMs };
+}
+
 async function recordInboxFailure(
   deps: InboxProcessorDeps,
-  inboxEventId: number,
+  claimed: InboxEventRow,
   error: unknown,
+  maxAttempts: number,
 ): Promise<ProcessInboxEventResult> {
   const retryable = isRetryable(error);
-  const maxAttempts = deps.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+  const park = !retryable || claimed.attempts >= maxAttempts;
+  const code = !retryable && error instanceof BillingError ? error.code : park ? 'attempts_exhausted' : 'error';
+  const delayMs = park ? 0 : computeBackoffDelayMs(claimed.attempts, deps.backoff ?? DEFAULT_FAILURE_BACKOFF);
   const row = await deps.db
     .updateTable('inbox_events')
     .set({
-      attempts: sql`attempts + 1`,
       last_error: toErrorText(error),
-      status: retryable ? sql`CASE WHEN attempts + 1 >= ${maxAttempts} THEN 'failed' ELSE 'received' END` : 'failed',
+      status: park ? 'failed' : 'received',
+      outcome_code: park ? code : 'retrying',
+      outcome_detail: park ? null : `attempt ${claimed.attempts} of ${maxAttempts} failed`,
+      next_attempt_at: park ? null : sql`now() + make_interval(secs => ${delayMs / 1000})`,
+      enqueued_at: sql`now()`,
       updated_at: sql`now()`,
     })
-    .where('id', '=', inboxEventId)
+    .where('id', '=', claimed.id)
     .where('status', 'in', ['received', 'processing'])
-    .returning(['attempts', 'status', 'provider', 'type'])
+    .returningAll()
     .executeTakeFirst();
-  if (!row) {
-    // A concurrent run finished the row while this one failed: nothing to retry.
-    const current = await deps.db
-      .selectFrom('inbox_events')
-      .select('status')
-      .where('id', '=', inboxEventId)
-      .executeTakeFirst();
-    return current ? { kind: 'skipped', status: current.status } : { kind: 'not-found' };
-  }
-  return {
-    kind: 'failed',
-    error,
-    attempts: row.attempts,
-    parked: row.status === 'failed',
-    retryable,
-    provider: row.provider,
-    type: row.type,
-  };
+  // A concurrent run finished the row while this one failed: nothing to retry.
+  if (!row) return currentStatus(deps.db, claimed.id);
+  return { kind: 'failed', error, row, parked: park, delayMs, retryable, code };
+}
+
+async function currentStatus(db: Kysely<DB>, inboxEventId: number): Promise<ProcessInboxEventResult> {
+  const current = await db
+    .selectFrom('inbox_events')
+    .select('status')
+    .where('id', '=', inboxEventId)
+    .executeTakeFirst();
+  return current ? { kind: 'skipped', status: current.status } : { kind: 'not-found' };
 }

@@ -1,6 +1,7 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { DB } from '../db/schema';
 import type { InboxEventDraft } from './inbox-event-draft';
+import { inboxRelaySource } from './inbox-relay-source';
 
 export type RecordInboxEventResult =
   | { kind: 'recorded'; inboxEventId: number }
@@ -28,7 +29,8 @@ export async function recordInboxEvent(db: Kysely<DB>, draft: InboxEventDraft): 
       provider_payment_intent_id: draft.providerPaymentIntentId,
       provider_invoice_id: draft.providerInvoiceId,
       raw_body: draft.rawBody,
-      enqueued_at: new Date(),
+      // The database clock: the relay compares this with now() on the same clock.
+      enqueued_at: sql`now()`,
     })
     .onConflict((oc) => oc.columns(['provider', 'provider_event_id']).doNothing())
     .returning('id')
@@ -47,5 +49,5 @@ export async function recordInboxEvent(db: Kysely<DB>, draft: InboxEventDraft): 
 export async function markInboxEnqueueFailed(db: Kysely<DB>, inboxEventIds: number | readonly number[]): Promise<void> {
   const ids = typeof inboxEventIds === 'number' ? [inboxEventIds] : [...inboxEventIds];
   if (ids.length === 0) return;
-  await db.updateTable('inbox_events').set({ enqueued_at: null }).where('id', 'in', ids).execute();
+  await inboxRelaySource.releaseHandOff(db, ids);
 }

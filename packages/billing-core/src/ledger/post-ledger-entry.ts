@@ -1,6 +1,6 @@
 import type { Transaction } from 'kysely';
 import type { DB, LedgerEntryRow } from '../db/schema';
-import { InsufficientBalanceError } from '../errors';
+import { InsufficientBalanceError, LedgerReferenceConflictError } from '../errors';
 import { ensureWallet } from './ensure-wallet';
 
 export interface LedgerPosting {
@@ -25,11 +25,12 @@ export type PostLedgerEntryResult =
  * Invariants: the wallet row is locked first, so balance_before is the balance every concurrent
  * writer sees; the insert uses ON CONFLICT (reference) DO NOTHING, so a second posting with the
  * same reference (another replica, a replay, a retried job) changes nothing and returns the
- * first entry as `already-posted`, even when the existing entry belongs to another amount. The
- * database trigger moves the cached wallet balance to balance_after.
+ * first entry as `already-posted`. The database trigger moves the cached wallet balance to
+ * balance_after.
  *
- * Idempotent by reference. Throws InsufficientBalanceError when a debit would go below zero, and
- * RangeError for a zero or non-integer amount.
+ * Idempotent by reference. Throws LedgerReferenceConflictError when the reference already posts
+ * a different user or amount (never a silent "already posted"), InsufficientBalanceError when a
+ * debit would go below zero, and RangeError for a zero or non-integer amount.
  */
 export async function postLedgerEntry(trx: Transaction<DB>, posting: LedgerPosting): Promise<PostLedgerEntryResult> {
   if (!Number.isSafeInteger(posting.amount) || posting.amount === 0) {
@@ -44,7 +45,7 @@ export async function postLedgerEntry(trx: Transaction<DB>, posting: LedgerPosti
     .executeTakeFirstOrThrow();
 
   const existing = await findEntryByReference(trx, posting.reference);
-  if (existing) return { kind: 'already-posted', entry: existing };
+  if (existing) return alreadyPosted(existing, posting);
 
   const balanceAfter = wallet.balance + posting.amount;
   if (balanceAfter < 0) throw new InsufficientBalanceError(posting.userId, wallet.balance, -posting.amount);
@@ -68,7 +69,18 @@ export async function postLedgerEntry(trx: Transaction<DB>, posting: LedgerPosti
   // Another transaction committed the same reference (for another wallet) after our look-up.
   const winner = await findEntryByReference(trx, posting.reference);
   if (!winner) throw new Error(`ledger reference ${posting.reference} conflicted but cannot be read`);
-  return { kind: 'already-posted', entry: winner };
+  return alreadyPosted(winner, posting);
+}
+
+function alreadyPosted(entry: LedgerEntryRow, posting: LedgerPosting): PostLedgerEntryResult {
+  if (entry.user_id !== posting.userId || entry.amount !== posting.amount) {
+    throw new LedgerReferenceConflictError(
+      posting.reference,
+      { userId: entry.user_id, amount: entry.amount },
+      { userId: posting.userId, amount: posting.amount },
+    );
+  }
+  return { kind: 'already-posted', entry };
 }
 
 function findEntryByReference(trx: Transaction<DB>, reference: string): Promise<LedgerEntryRow | undefined> {

@@ -63,3 +63,11 @@ export const baseEnvSchema = z.object({
   CATALOG_PATH: z.string().optional(),
   SHUTDOWN_TIMEOUT_MS: positiveInt(25_000),
 });
+
+/**
+ * `PAYMENT_ENVIRONMENTS`: which payment environments may move money or plans (default
+ * production only). Events from the others are stored and ignored with that reason.
+ */
+export const paymentEnvironmentsSetting = csvList
+  .transform((list) => (list.length === 0 ? ['production'] : list))
+  .pipe(z.array(z.enum(['production', 'sandbox'], { message: 'each value is production or sandbox' })));

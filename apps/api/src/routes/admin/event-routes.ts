@@ -4,6 +4,8 @@ import {
   type InboxEventSummary,
   inboxStatuses,
   listInboxEvents,
+  replayInboxEvent,
+  replayInboxEvents,
   requeueInboxEvent,
   requeueInboxEvents,
 } from '@tally/billing-core';
@@ -15,10 +17,14 @@ import { cursorSchema, limitSchema, parseOr400, userIdSchema } from '../../http/
 
 const providerSchema = z.enum(['stripe', 'revenuecat']);
 const eventIdSchema = z.coerce.number().int().positive();
+const outcomeCodeSchema = z
+  .string()
+  .regex(/^[a-z][a-z0-9_]{0,63}$/, 'an outcome code such as credited or invalid_event');
 const listQuerySchema = z.object({
   provider: providerSchema.optional(),
   type: z.string().min(1).max(100).optional(),
   status: z.enum(inboxStatuses).optional(),
+  outcome: outcomeCodeSchema.optional(),
   userId: userIdSchema.optional(),
   limit: limitSchema,
   cursor: cursorSchema,
@@ -27,8 +33,10 @@ const requeueFilterSchema = z.object({
   provider: providerSchema.optional(),
   type: z.string().min(1).max(100).optional(),
   userId: userIdSchema.optional(),
+  outcome: outcomeCodeSchema.optional(),
   limit: z.number().int().min(1).max(10_000).default(1_000),
 });
+const replayFilterSchema = requeueFilterSchema.extend({ status: z.enum(['processed', 'ignored']).optional() });
 
 export function toEventView(event: InboxEventSummary) {
   return {
@@ -46,7 +54,12 @@ export function toEventView(event: InboxEventSummary) {
     status: event.status,
     attempts: event.attempts,
     lastError: event.last_error,
-    outcome: event.outcome,
+    outcome: event.outcome_code === null ? null : { code: event.outcome_code, detail: event.outcome_detail },
+    nextAttemptAt: event.next_attempt_at?.toISOString() ?? null,
+    waitingSince: event.waiting_since?.toISOString() ?? null,
+    deferrals: event.deferrals,
+    replays: event.replays,
+    replayedAt: event.replayed_at?.toISOString() ?? null,
     receivedAt: event.received_at.toISOString(),
     processedAt: event.processed_at?.toISOString() ?? null,
     updatedAt: event.updated_at.toISOString(),
@@ -57,14 +70,19 @@ export function toEventView(event: InboxEventSummary) {
 export function createEventRoutes(deps: {
   db: Kysely<DB>;
   /** Hands ids to the queue; a failure leaves them for the relay. */
-  enqueue: (inboxEventIds: number[]) => Promise<{ enqueued: number; deferred: number }>;
+  enqueue: (inboxEventIds: number[]) => Promise<{ enqueued: number; alreadyQueued: number; deferred: number }>;
 }): Router {
   const router = Router();
+  /** Hands rows to the queue and says what happened; rows it could not hand off wait for the relay. */
+  const deliver = async (ids: number[]) => {
+    const { enqueued, alreadyQueued, deferred } = await deps.enqueue(ids);
+    return { enqueued, alreadyQueued, deferred };
+  };
 
   router.get('/events', async (req, res) => {
     const query = parseOr400(res, listQuerySchema, req.query);
     if (query === undefined) return;
-    const page = await listInboxEvents(deps.db, { ...query, beforeId: query.cursor });
+    const page = await listInboxEvents(deps.db, { ...query, outcomeCode: query.outcome, beforeId: query.cursor });
     res.json({
       events: page.events.map(toEventView),
       nextCursor: page.nextCursor === null ? null : String(page.nextCursor),
@@ -74,9 +92,18 @@ export function createEventRoutes(deps: {
   router.post('/events/requeue', async (req, res) => {
     const filter = parseOr400(res, requeueFilterSchema, req.body ?? {});
     if (filter === undefined) return;
-    const ids = await requeueInboxEvents(deps.db, filter);
-    const delivery = await deps.enqueue(ids);
+    const ids = await requeueInboxEvents(deps.db, { ...filter, outcomeCode: filter.outcome });
+    const delivery = await deliver(ids);
     res.json({ requeued: ids.length, ids, ...delivery });
+  });
+
+  // Replay re-runs finished events through the current handler; references make it safe.
+  router.post('/events/replay', async (req, res) => {
+    const filter = parseOr400(res, replayFilterSchema, req.body ?? {});
+    if (filter === undefined) return;
+    const ids = await replayInboxEvents(deps.db, { ...filter, outcomeCode: filter.outcome });
+    const delivery = await deliver(ids);
+    res.json({ replayed: ids.length, ids, ...delivery });
   });
 
   router.get('/events/:id', async (req, res) => {
@@ -96,8 +123,26 @@ export function createEventRoutes(deps: {
       if (!event) return sendError(res, 404, 'not_found', `inbox event ${id} does not exist`);
       return sendError(res, 409, 'not_parked', `inbox event ${id} is ${event.status}; only failed events are requeued`);
     }
-    const delivery = await deps.enqueue([requeued]);
+    const delivery = await deliver([requeued]);
     res.json({ requeued: 1, ids: [requeued], ...delivery });
+  });
+
+  router.post('/events/:id/replay', async (req, res) => {
+    const id = parseOr400(res, eventIdSchema, req.params.id);
+    if (id === undefined) return;
+    const replayed = await replayInboxEvent(deps.db, id);
+    if (replayed === null) {
+      const event = await findInboxEvent(deps.db, id);
+      if (!event) return sendError(res, 404, 'not_found', `inbox event ${id} does not exist`);
+      return sendError(
+        res,
+        409,
+        'not_finished',
+        `inbox event ${id} is ${event.status}; only processed or ignored events are replayed (requeue parked ones)`,
+      );
+    }
+    const delivery = await deliver([replayed]);
+    res.json({ replayed: 1, ids: [replayed], ...delivery });
   });
 
   return router;

@@ -1,0 +1,17 @@
+import type { AiStudioService } from './ai-studio-service';
+import type { Mailer } from './mailer';
+import type { RevenueCatApi } from './revenuecat-api';
+import type { StripeApi } from './stripe-api';
+
+/**
+ * Everything outside Tally that handlers talk to. The composition root builds real clients from
+ * configuration (tests build them against local fake servers); a port left out is "not
+ * configured", and an event that needs it parks with `not_configured` until an operator fixes
+ * the configuration and requeues it.
+ */
+export interface ProviderPorts {
+  revenueCat?: RevenueCatApi | undefined;
+  stripe?: StripeApi | undefined;
+  aiStudio?: AiStudioService | undefined;
+  mailer?: Mailer | undefined;
+}

@@ -1,0 +1,23 @@
+import type { Catalog } from '../catalog/catalog';
+import type { InboxHandler, InboxHandlers } from '../inbox/inbox-handler';
+import type { ProviderPorts } from '../ports/provider-ports';
+import { createRevenueCatHandler } from './revenuecat/create-revenuecat-handler';
+import type { EventPolicy } from './shared/payment-environment';
+import { createStripeHandler } from './stripe/create-stripe-handler';
+
+export interface InboxHandlerDeps {
+  catalog: Catalog;
+  ports: ProviderPorts;
+  policy: EventPolicy;
+}
+
+/**
+ * Every provider's handler, built from ports. Called by composition roots (the worker's main,
+ * the tests); the engine (processInboxEvent) only sees the resulting table.
+ */
+export function createInboxHandlers(deps: InboxHandlerDeps): InboxHandlers {
+  return {
+    revenuecat: createRevenueCatHandler(deps) as InboxHandler<unknown>,
+    stripe: createStripeHandler(deps) as InboxHandler<unknown>,
+  };
+}

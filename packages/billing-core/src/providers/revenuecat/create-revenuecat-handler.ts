@@ -1,0 +1,36 @@
+import type { Catalog } from '../../catalog/catalog';
+import { ignored } from '../../inbox/inbox-handler';
+import type { ProviderPorts } from '../../ports/provider-ports';
+import { createProviderHandler, defineRoute, type EventRoute } from '../shared/create-provider-handler';
+import type { EventPolicy } from '../shared/payment-environment';
+import { parseRevenueCatWebhook, type RevenueCatEvent } from './revenuecat-event';
+import { createSubscriptionEventsRoute, revenueCatSubscriptionEventTypes } from './routes/subscription-events';
+import { createTokenPackPurchaseRoute } from './routes/token-pack-purchase';
+
+export interface RevenueCatHandlerDeps {
+  catalog: Catalog;
+  ports: ProviderPorts;
+  policy: EventPolicy;
+}
+
+/** RevenueCat's routing table: one route per event family; unknown types are recorded and ignored. */
+export function createRevenueCatHandler(deps: RevenueCatHandlerDeps) {
+  const subscriptionEvents = createSubscriptionEventsRoute();
+  const routes: Record<string, EventRoute<RevenueCatEvent, unknown>> = {
+    NON_RENEWING_PURCHASE: createTokenPackPurchaseRoute(deps),
+    TEST: defineRoute<RevenueCatEvent, undefined>({
+      environmentCheck: 'none',
+      apply: async () => ignored('test_event', 'test event'),
+    }),
+  };
+  for (const type of revenueCatSubscriptionEventTypes) routes[type] = subscriptionEvents;
+  return createProviderHandler<RevenueCatEvent>({
+    parse: parseRevenueCatWebhook,
+    typeOf: (event) => event.type,
+    routes,
+    fallback: defineRoute<RevenueCatEvent, undefined>({
+      apply: async (_trx, event) => ignored('unhandled_type', `event type ${event.type} is not handled`),
+    }),
+    policy: deps.policy,
+  });
+}

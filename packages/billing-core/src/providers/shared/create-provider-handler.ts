@@ -1,0 +1,95 @@
+import type { Transaction } from 'kysely';
+import type { DB, InboxEventRow } from '../../db/schema';
+import type { HandlerContext, HandlerResult, InboxHandler } from '../../inbox/inbox-handler';
+import { ignored } from '../../inbox/inbox-handler';
+import { type EventPolicy, paymentEnvironmentOf } from './payment-environment';
+
+/**
+ * How one family of event types is handled. `prepare` runs outside any transaction (provider
+ * reads); `apply` runs inside the transaction that marks the row finished.
+ */
+export interface EventRoute<E, P = undefined> {
+  prepare?: (event: E, row: InboxEventRow, ctx: HandlerContext) => Promise<P>;
+  apply: (
+    trx: Transaction<DB>,
+    event: E,
+    prepared: P,
+    row: InboxEventRow,
+    ctx: HandlerContext,
+  ) => Promise<HandlerResult>;
+  /**
+   * Where the environment policy is applied. `event` (the default): the event's own environment
+   * must be known and accepted, so money an event carries never moves without it. `api`: the
+   * family re-reads the truth from the provider's API and filters environments there, so an event
+   * that names none (some RevenueCat types omit it) may run; one that names a refused environment
+   * is still ignored. `none`: the family applies nothing (test events).
+   */
+  environmentCheck?: 'event' | 'api' | 'none';
+}
+
+/** Erases a route's prepared type so routes of one provider fit in one table. */
+export function defineRoute<E, P>(route: EventRoute<E, P>): EventRoute<E, unknown> {
+  return route as unknown as EventRoute<E, unknown>;
+}
+
+export interface ProviderHandlerSpec<E> {
+  /** Deep validation of the stored body; throws InvalidEventError (the row parks). */
+  parse(rawBody: string): E;
+  typeOf(event: E): string;
+  /** Stripe Connect: the connected account an event belongs to, if any. */
+  connectAccountOf?(event: E): string | null;
+  /** One entry per event type; several types may share a family's route. */
+  routes: Readonly<Record<string, EventRoute<E, unknown>>>;
+  /** Types without a route (new ones appear without notice): recorded and ignored. */
+  fallback: EventRoute<E, unknown>;
+  policy: EventPolicy;
+}
+
+type Prepared<E> =
+  | { kind: 'decided'; result: HandlerResult }
+  | { kind: 'route'; event: E; route: EventRoute<E, unknown>; prepared: unknown };
+
+/**
+ * A provider's InboxHandler from a routing table: parse, apply the environment and Connect
+ * policy, then hand the event to the route for its type. Adding an event family means adding a
+ * file and a table entry, never touching the engine.
+ */
+export function createProviderHandler<E>(spec: ProviderHandlerSpec<E>): InboxHandler<Prepared<E>> {
+  return {
+    async prepare(row, ctx): Promise<Prepared<E>> {
+      const event = spec.parse(row.raw_body);
+      const type = spec.typeOf(event);
+      const route = spec.routes[type] ?? spec.fallback;
+      const account = spec.connectAccountOf?.(event) ?? null;
+      if (account !== null && !spec.policy.stripeConnectAccounts.has(account)) {
+        return { kind: 'decided', result: ignored('connect_account', `event of connected account ${account}`) };
+      }
+      const check = route === spec.fallback ? 'none' : (route.environmentCheck ?? 'event');
+      if (check !== 'none') {
+        const environment = paymentEnvironmentOf(row);
+        if (environment === null && check === 'event') {
+          return {
+            kind: 'decided',
+            result: ignored('unknown_environment', 'the event names no environment; nothing is applied'),
+          };
+        }
+        if (environment !== null && !spec.policy.paymentEnvironments.has(environment)) {
+          return {
+            kind: 'decided',
+            result: ignored(
+              'other_environment',
+              `${environment} event; this deployment accepts ${[...spec.policy.paymentEnvironments].join(', ')}`,
+            ),
+          };
+        }
+      }
+      const prepared = route.prepare ? await route.prepare(event, row, ctx) : undefined;
+      return { kind: 'route', event, route, prepared };
+    },
+
+    async apply(trx, row, prepared, ctx) {
+      if (prepared.kind === 'decided') return prepared.result;
+      return prepared.route.apply(trx, prepared.event, prepared.prepared, row, ctx);
+    },
+  };
+}

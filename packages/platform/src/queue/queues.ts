@@ -1,0 +1,121 @@
+import type { DB, DurableRowSource, QueueDefinition } from '@tally/billing-core';
+import { type JobsOptions, Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { Kysely } from 'kysely';
+import { withTimeout } from '../lifecycle/with-timeout';
+
+/** BullMQ options from a queue catalog entry: every producer of a queue uses exactly these. */
+export function jobOptionsFor(definition: QueueDefinition<never>): JobsOptions {
+  return {
+    attempts: definition.attempts,
+    backoff: { type: 'exponential', delay: definition.backoffDelayMs },
+    removeOnComplete: { age: definition.retention.completedAgeSeconds, count: definition.retention.completedCount },
+    removeOnFail: { age: definition.retention.failedAgeSeconds },
+  };
+}
+
+export type ProducerQueue<Payload> = Queue<Payload, unknown, string> & {
+  readonly definition: QueueDefinition<Payload>;
+};
+
+/** A producer handle on a catalog queue. */
+export function createProducerQueue<Payload>(
+  connection: Redis,
+  prefix: string,
+  definition: QueueDefinition<Payload>,
+): ProducerQueue<Payload> {
+  const queue = new Queue<Payload, unknown, string>(definition.name, {
+    connection,
+    prefix,
+    defaultJobOptions: jobOptionsFor(definition as QueueDefinition<never>),
+  });
+  return Object.assign(queue, { definition });
+}
+
+export type EnqueueResult = 'enqueued' | 'already-queued';
+
+/** No enqueue waits longer than this: callers fall back on the relay instead. */
+export const ENQUEUE_TIMEOUT_MS = 2_000;
+
+/**
+ * BullMQ waits for a connection to come back before it sends a command, which would hold a
+ * webhook answer hostage to a Redis outage. A producer whose connection is not ready fails at once.
+ */
+function assertConnected(queue: Queue): void {
+  const connection = queue.opts.connection;
+  if (connection instanceof Redis && connection.status !== 'ready') {
+    throw new Error(`Redis connection is ${connection.status}; not enqueuing`);
+  }
+}
+
+/**
+ * Hands a durable row's job to its queue. One job id per row means BullMQ ignores the add while
+ * a job for the row still waits, is delayed or runs (`already-queued`). With `replaceFinished`,
+ * a job that already completed or failed (kept for the dashboard's retention window) is removed
+ * first so the row runs again: the relay, requeue and replay need this; ingest does not.
+ * Throws when Redis is unreachable or slow.
+ */
+export async function enqueueJob<Payload>(
+  queue: ProducerQueue<Payload>,
+  payload: Payload,
+  options: { replaceFinished?: boolean } = {},
+): Promise<EnqueueResult> {
+  assertConnected(queue);
+  return withTimeout(addJob(queue, payload, options), ENQUEUE_TIMEOUT_MS, 'enqueue timed out');
+}
+
+async function addJob<Payload>(
+  queue: ProducerQueue<Payload>,
+  payload: Payload,
+  options: { replaceFinished?: boolean },
+): Promise<EnqueueResult> {
+  const jobId = queue.definition.jobId(payload);
+  // Ingest's rows are new: no look-up on the hot path (BullMQ ignores an add whose id exists).
+  if (options.replaceFinished) {
+    const existing = await queue.getJob(jobId);
+    if (existing) {
+      const state = await existing.getState();
+      if (state !== 'completed' && state !== 'failed' && state !== 'unknown') return 'already-queued';
+      await existing.remove();
+    }
+  }
+  // biome-ignore lint/suspicious/noExplicitAny: BullMQ's generic name/data types do not narrow through ProducerQueue
+  await (queue as Queue<any, unknown, string>).add('process', payload, { jobId });
+  return 'enqueued';
+}
+
+export interface HandOffResult {
+  /** Jobs that were really missing and were added. */
+  enqueued: number;
+  /** Rows whose job still existed (waiting, delayed, active): nothing was added. */
+  alreadyQueued: number;
+  /** Rows not handed off because the queue failed; their enqueued_at is cleared for the relay. */
+  deferred: number;
+  error?: unknown;
+}
+
+/**
+ * Enqueues existing durable rows (relay, requeue, replay), replacing finished jobs. Stops at the
+ * first failure and releases the rows not handed off, so the relay retries them.
+ */
+export async function handOffRows<Payload>(
+  queue: ProducerQueue<Payload>,
+  source: DurableRowSource<Payload>,
+  db: Kysely<DB>,
+  ids: readonly number[],
+): Promise<HandOffResult> {
+  let enqueued = 0;
+  let alreadyQueued = 0;
+  for (const [index, id] of ids.entries()) {
+    try {
+      const result = await enqueueJob(queue, source.toPayload(id), { replaceFinished: true });
+      if (result === 'enqueued') enqueued += 1;
+      else alreadyQueued += 1;
+    } catch (error) {
+      const unsent = ids.slice(index);
+      await source.releaseHandOff(db, unsent);
+      return { enqueued, alreadyQueued, deferred: unsent.length, error };
+    }
+  }
+  return { enqueued, alreadyQueued, deferred: 0 };
+}
