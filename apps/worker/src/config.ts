@@ -19,6 +19,8 @@ export const workerEnvSchema = baseEnvSchema.extend({
   WORKER_ROLES: rolesSetting,
   /** Inbox jobs one worker process runs at once; events of one user still apply one at a time. */
   WORKER_CONCURRENCY: positiveInt(8),
+  /** A dead worker's jobs wait this long before another replica takes them (BullMQ lock). */
+  WORKER_LOCK_DURATION_MS: positiveInt(30_000),
   INBOX_MAX_ATTEMPTS: positiveInt(DEFAULT_MAX_ATTEMPTS),
   INBOX_BACKOFF_BASE_MS: positiveInt(5_000),
   INBOX_BACKOFF_MAX_MS: positiveInt(30 * 60_000),

@@ -55,6 +55,7 @@ runMain('worker', async () => {
     queuePrefix: config.QUEUE_PREFIX,
     roles: config.WORKER_ROLES,
     concurrency: config.WORKER_CONCURRENCY,
+    lockDurationMs: config.WORKER_LOCK_DURATION_MS,
     maxAttempts: config.INBOX_MAX_ATTEMPTS,
     backoff: { baseDelayMs: config.INBOX_BACKOFF_BASE_MS, maxDelayMs: config.INBOX_BACKOFF_MAX_MS },
     retryLater: {

@@ -34,6 +34,7 @@ export interface WorkerRuntimeOptions {
   /** Which consumers and loops this process runs. */
   roles: readonly WorkerRole[];
   concurrency: number;
+  lockDurationMs?: number;
   maxAttempts: number;
   backoff?: BackoffSettings;
   retryLater?: RetryLaterSettings;
@@ -42,6 +43,7 @@ export interface WorkerRuntimeOptions {
 }
 
 export interface WorkerRuntime {
+  metrics: WorkerMetrics;
   /** The relay loop, when this process has the relay role. */
   relay: PeriodicLoop | undefined;
   /** Refreshes queue and backlog gauges; called before each metrics scrape. */
@@ -77,7 +79,12 @@ export function startWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntime
           logger,
           metrics,
         },
-        { connection: workerConnection, prefix: options.queuePrefix, concurrency: options.concurrency },
+        {
+          connection: workerConnection,
+          prefix: options.queuePrefix,
+          concurrency: options.concurrency,
+          ...(options.lockDurationMs === undefined ? {} : { lockDurationMs: options.lockDurationMs }),
+        },
       ),
     );
   }
@@ -87,6 +94,7 @@ export function startWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntime
     : undefined;
 
   return {
+    metrics,
     relay,
     refreshGauges: () => refreshQueueGauges(queues, options.db, metrics),
     async pingRedis() {

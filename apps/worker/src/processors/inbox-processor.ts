@@ -7,6 +7,11 @@ export interface InboxWorkerOptions {
   connection: Redis;
   prefix: string;
   concurrency: number;
+  /**
+   * How long a job's lock lives without renewal; a worker that dies holds its jobs this long
+   * before BullMQ's stalled check hands them to another (default 30 s).
+   */
+  lockDurationMs?: number;
 }
 
 /**
@@ -106,6 +111,9 @@ export function createInboxWorker(
     connection: options.connection,
     prefix: options.prefix,
     concurrency: options.concurrency,
+    ...(options.lockDurationMs === undefined
+      ? {}
+      : { lockDuration: options.lockDurationMs, stalledInterval: options.lockDurationMs }),
   });
   worker.on('error', (error) => deps.logger.error({ err: error }, 'inbox worker error'));
   return worker;

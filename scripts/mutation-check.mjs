@@ -1,0 +1,76 @@
+// `npm run test:mutations`: proves the suite guards the engine's guarantees. Each mutation
+// removes one guard from the source, runs the tests that should notice, expects them to FAIL,
+// and restores the file (also on Ctrl-C). Exit 1 if any mutation survives.
+import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { ensureBuilt, log, root } from './bootstrap.mjs';
+
+const mutations = [
+  {
+    name: 'per-user advisory lock removed',
+    file: 'packages/billing-core/src/inbox/process-inbox-event.ts',
+    from: 'if (claimed.user_id !== null) {',
+    to: "if (claimed.user_id === '__mutation__') {",
+    tests: ['test/e2e/engine'],
+  },
+  {
+    name: 'relay recovery of rows stuck in processing removed',
+    file: 'packages/billing-core/src/relay/durable-row-source.ts',
+    from: 'OR (status = ${spec.processingStatus}',
+    to: 'OR (false AND status = ${spec.processingStatus}',
+    tests: ['test/e2e/engine'],
+  },
+  {
+    name: 'ledger reference conflicts answered as already-posted',
+    file: 'packages/billing-core/src/ledger/post-ledger-entry.ts',
+    from: 'if (entry.user_id !== posting.userId || entry.amount !== posting.amount) {',
+    to: 'if (false) {',
+    tests: ['test/e2e/engine'],
+  },
+  {
+    name: 'attempts counted at completion instead of at claim',
+    file: 'packages/billing-core/src/inbox/process-inbox-event.ts',
+    from: 'attempts = CASE WHEN ${exhausted} THEN attempts ELSE attempts + 1 END,',
+    to: 'attempts = attempts,',
+    tests: ['test/e2e/poison'],
+    // The poison test runs a compiled worker process.
+    build: true,
+  },
+];
+
+let survived = 0;
+for (const mutation of mutations) {
+  const file = path.join(root, mutation.file);
+  const original = readFileSync(file, 'utf8');
+  if (!original.includes(mutation.from)) {
+    log(`mutation "${mutation.name}": guard not found in ${mutation.file}; update this script`);
+    process.exit(2);
+  }
+  const restore = () => writeFileSync(file, original);
+  process.once('SIGINT', () => {
+    restore();
+    process.exit(130);
+  });
+  writeFileSync(file, original.replace(mutation.from, mutation.to));
+  try {
+    if (mutation.build) ensureBuilt();
+    log(`mutation: ${mutation.name}`);
+    const run = spawnSync(
+      process.execPath,
+      [path.join(root, 'node_modules/jest/bin/jest.js'), '--silent', ...mutation.tests],
+      { cwd: root, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' },
+    );
+    const failed = run.stderr.split('\n').filter((line) => line.startsWith('  ● '));
+    if (run.status === 0) {
+      survived += 1;
+      log(`  SURVIVED: ${mutation.tests.join(' ')} stayed green`);
+    } else {
+      log(`  caught by: ${[...new Set(failed)].map((line) => line.slice(4)).join('; ') || 'a failing run'}`);
+    }
+  } finally {
+    restore();
+    if (mutation.build) ensureBuilt();
+  }
+}
+process.exit(survived === 0 ? 0 : 1);

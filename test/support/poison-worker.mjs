@@ -1,0 +1,43 @@
+// A worker process whose RevenueCat handler kills the process (SIGKILL, no chance to record
+// anything) for events whose id starts with "poison-": an event that crashes its worker. Built
+// from the compiled worker runtime exactly as apps/worker's main composes it; run by
+// test/e2e/poison.int.test.ts, which restarts it each time it dies, as Kubernetes would.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createDb, createInboxHandlers, exampleCatalogPath, loadCatalog } from '@tally/billing-core';
+import { createLogger, createWorkerMetrics } from '@tally/platform';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const { startWorkerRuntime } = await import(path.join(root, 'apps/worker/dist/worker-runtime.js'));
+
+const database = createDb({ connectionString: process.env.DATABASE_URL, applicationName: 'tally-poison-worker' });
+const real = createInboxHandlers({
+  catalog: loadCatalog(exampleCatalogPath),
+  ports: {},
+  policy: { paymentEnvironments: new Set(['production', 'sandbox']), stripeConnectAccounts: new Set() },
+});
+const handlers = {
+  ...real,
+  revenuecat: {
+    async prepare(row, ctx) {
+      if (row.provider_event_id.startsWith('poison-')) process.kill(process.pid, 'SIGKILL');
+      return real.revenuecat.prepare(row, ctx);
+    },
+    apply: real.revenuecat.apply,
+  },
+};
+startWorkerRuntime({
+  db: database.db,
+  handlers,
+  logger: createLogger({ name: 'poison-worker', level: 'silent' }),
+  metrics: createWorkerMetrics(),
+  redisUrl: process.env.REDIS_URL,
+  queuePrefix: process.env.QUEUE_PREFIX,
+  roles: ['inbox', 'relay'],
+  concurrency: 2,
+  lockDurationMs: 500,
+  maxAttempts: Number(process.env.INBOX_MAX_ATTEMPTS),
+  relay: { intervalMs: 200, staleAfterMs: 500, processingStaleAfterMs: 500, batchSize: 50 },
+  shutdownTimeoutMs: 2_000,
+});
+process.stdout.write('poison worker started\n');
