@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: mutations name template-literal source text
 // `npm run test:mutations`: proves the suite guards the engine's guarantees. Each mutation
 // removes one guard from the source, runs the tests that should notice, expects them to FAIL,
 // and restores the file (also on Ctrl-C). Exit 1 if any mutation survives.
