@@ -19,6 +19,10 @@ export { ensureWallet } from './ledger/ensure-wallet';
 export * from './ledger/post-ledger-entry';
 export * from './ledger/read-wallet';
 export * from './ledger/verify-ledger';
-export { parseRevenueCatWebhook, toRevenueCatInboxDraft } from './providers/revenuecat/revenuecat-event';
-export { parseStripeEvent, toStripeInboxDraft } from './providers/stripe/stripe-event';
+export {
+  parseRevenueCatWebhook,
+  toRevenueCatInboxDraft,
+  toRevenueCatInboxDraftFromBody,
+} from './providers/revenuecat/revenuecat-event';
+export { parseStripeEvent, toStripeInboxDraft, toStripeInboxDraftFromBody } from './providers/stripe/stripe-event';
 export * from './references';
