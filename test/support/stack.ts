@@ -6,8 +6,10 @@ import {
   createMetrics,
   createRedisConnection,
   enqueueInboxEvent,
+  type HttpServerOptions,
   handOffInboxEvents,
   type InboxQueue,
+  type Metrics,
   type RunningServer,
   startHttpServer,
   waitUntilReady,
@@ -47,12 +49,18 @@ export class TestStack {
   ingest!: RunningServer;
   api!: RunningServer;
   queue!: InboxQueue;
+  /** Ingest's metrics, for tests that check what a request was counted as. */
+  readonly ingestMetrics: Metrics = createMetrics('ingest');
   private producer!: Redis;
 
-  constructor(private readonly redisUrl = testRedisUrl()) {}
+  constructor(
+    private readonly redisUrl = testRedisUrl(),
+    private readonly http: Omit<HttpServerOptions, 'host'> = {},
+  ) {}
 
-  static async start(options: { redisUrl?: string } = {}): Promise<TestStack> {
-    const stack = new TestStack(options.redisUrl);
+  /** `http` sets the slow-client timeouts of the ingest and api servers (production defaults otherwise). */
+  static async start(options: { redisUrl?: string; http?: Omit<HttpServerOptions, 'host'> } = {}): Promise<TestStack> {
+    const stack = new TestStack(options.redisUrl, options.http);
     await stack.init();
     return stack;
   }
@@ -81,7 +89,7 @@ export class TestStack {
         db: this.db,
         enqueue: (id) => enqueueInboxEvent(this.queue, id),
         logger: silent,
-        metrics: createMetrics('ingest'),
+        metrics: this.ingestMetrics,
         stripeWebhookSecrets: [stripeOldSecret, stripeSecret],
         stripeToleranceSeconds: 300,
         revenueCatAuthorizations: ['Bearer rc_test_previous_auth', revenueCatAuth],
@@ -90,7 +98,7 @@ export class TestStack {
         informationalReadiness: { redis: readiness.redis },
       }),
       0,
-      '127.0.0.1',
+      { host: '127.0.0.1', ...this.http },
     );
     this.api = await startHttpServer(
       createApiApp({
@@ -103,7 +111,7 @@ export class TestStack {
         readiness,
       }),
       0,
-      '127.0.0.1',
+      { host: '127.0.0.1', ...this.http },
     );
   }
 
