@@ -99,6 +99,11 @@ describe('Stripe webhooks', () => {
       },
     ],
     ['garbage in the header', (body) => ({ body, signature: 'not-a-signature' })],
+    [
+      'a second, future t= in front of a signature made for it',
+      (body) => ({ body, signature: `t=${now()},${signStripe(body, stripeSecret, now() + 3_600)}` }),
+    ],
+    ['a valid header followed by a second t=', (body) => ({ body, signature: `${signStripe(body)},t=${now()}` })],
   ];
 
   it.each(cases)('rejects %s with 400 and stores nothing', async (_case, make) => {

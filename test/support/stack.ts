@@ -18,8 +18,10 @@ import {
   createRedisConnection,
   createWorkerMetrics,
   enqueueInboxEvent,
+  type HttpServerOptions,
   handOffInboxEvents,
   type InboxQueue,
+  type IngestMetrics,
   type RunningServer,
   startHttpServer,
   waitUntilReady,
@@ -69,18 +71,29 @@ export class TestStack {
   ingest!: RunningServer;
   api!: RunningServer;
   queue!: InboxQueue;
+  /** Ingest's metrics, for tests that check what a request was counted as. */
+  readonly ingestMetrics: IngestMetrics = createIngestMetrics();
   private producer!: Redis;
 
   /** Provider ports (local fake servers) and the environment policy the handlers are built from. */
   ports: ProviderPorts = {};
   policy: EventPolicy = bothEnvironments;
 
-  constructor(private readonly redisUrl = testRedisUrl()) {}
+  constructor(
+    private readonly redisUrl = testRedisUrl(),
+    private readonly http: Omit<HttpServerOptions, 'host'> = {},
+  ) {}
 
+  /** `http` sets the slow-client timeouts of the ingest and api servers (production defaults otherwise). */
   static async start(
-    options: { redisUrl?: string; ports?: ProviderPorts; policy?: EventPolicy } = {},
+    options: {
+      redisUrl?: string;
+      ports?: ProviderPorts;
+      policy?: EventPolicy;
+      http?: Omit<HttpServerOptions, 'host'>;
+    } = {},
   ): Promise<TestStack> {
-    const stack = new TestStack(options.redisUrl);
+    const stack = new TestStack(options.redisUrl, options.http);
     if (options.ports) stack.ports = options.ports;
     if (options.policy) stack.policy = options.policy;
     await stack.init();
@@ -121,7 +134,7 @@ export class TestStack {
         db: this.db,
         enqueue: (id) => enqueueInboxEvent(this.queue, id),
         logger: silent,
-        metrics: createIngestMetrics(),
+        metrics: this.ingestMetrics,
         stripeWebhookSecrets: [stripeOldSecret, stripeSecret],
         stripeToleranceSeconds: 300,
         revenueCatAuthorizations: ['Bearer rc_test_previous_auth', revenueCatAuth],
@@ -130,7 +143,7 @@ export class TestStack {
         informationalReadiness: { redis: readiness.redis },
       }),
       0,
-      '127.0.0.1',
+      { host: '127.0.0.1', ...this.http },
     );
     this.api = await startHttpServer(
       createApiApp({
@@ -143,7 +156,7 @@ export class TestStack {
         readiness,
       }),
       0,
-      '127.0.0.1',
+      { host: '127.0.0.1', ...this.http },
     );
   }
 

@@ -2,10 +2,8 @@ import type { DB } from '@tally/billing-core';
 import {
   type ApiMetrics,
   createHealthRoutes,
-  createRequestLogger,
-  jsonErrorHandler,
+  createServiceApp,
   type Logger,
-  notFoundHandler,
   type ReadinessCheck,
 } from '@tally/platform';
 import express, { type Express } from 'express';
@@ -28,34 +26,28 @@ export interface ApiAppDeps {
 
 /** The product-facing API under /v1 (app keys) and the operator API under /admin (admin keys). */
 export function createApiApp(deps: ApiAppDeps): Express {
-  const app = express();
-  app.disable('x-powered-by');
-  app.use(createRequestLogger(deps.logger));
-  app.use(
-    createHealthRoutes({
-      checks: deps.readiness,
-      registry: deps.metrics.registry,
-      ...(deps.beforeScrape ? { beforeScrape: deps.beforeScrape } : {}),
-    }),
-  );
-  app.use(express.json({ limit: '100kb' }));
+  return createServiceApp({
+    logger: deps.logger,
+    routes: (app) => {
+      app.use(
+        createHealthRoutes({
+          checks: deps.readiness,
+          registry: deps.metrics.registry,
+          ...(deps.beforeScrape ? { beforeScrape: deps.beforeScrape } : {}),
+        }),
+      );
+      app.use(express.json({ limit: '100kb' }));
 
-  const v1 = express.Router();
-  v1.use(requireBearer(deps.appApiKeys, 'app'));
-  v1.use(createWalletRoutes(deps));
-  app.use('/v1', v1);
+      const v1 = express.Router();
+      v1.use(requireBearer(deps.appApiKeys, 'app'));
+      v1.use(createWalletRoutes(deps));
+      app.use('/v1', v1);
 
-  const admin = express.Router();
-  admin.use(requireBearer(deps.adminApiKeys, 'admin'));
-  admin.use(createEventRoutes(deps));
-  admin.use(createLedgerAdminRoutes(deps));
-  app.use('/admin', admin);
-
-  app.use(notFoundHandler);
-  app.use(
-    jsonErrorHandler((error, req, failure) => {
-      if (failure.status === 500) deps.logger.error({ err: error, path: req.path }, 'unexpected error');
-    }),
-  );
-  return app;
+      const admin = express.Router();
+      admin.use(requireBearer(deps.adminApiKeys, 'admin'));
+      admin.use(createEventRoutes(deps));
+      admin.use(createLedgerAdminRoutes(deps));
+      app.use('/admin', admin);
+    },
+  });
 }

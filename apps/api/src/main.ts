@@ -45,7 +45,11 @@ runMain('api', async () => {
       },
     },
   });
-  const server = await startHttpServer(app, config.API_PORT);
+  const server = await startHttpServer(app, config.API_PORT, {
+    headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
+    keepAliveTimeoutMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+  });
   logger.info({ port: server.port }, 'api listening');
   return {
     logger,

@@ -1,14 +1,13 @@
 import type { DB } from '@tally/billing-core';
 import {
   createHealthRoutes,
-  createRequestLogger,
+  createServiceApp,
+  type HttpFailure,
   type IngestMetrics,
-  jsonErrorHandler,
   type Logger,
-  notFoundHandler,
   type ReadinessCheck,
 } from '@tally/platform';
-import express, { type Express } from 'express';
+import type { Express } from 'express';
 import type { Kysely } from 'kysely';
 import { createWebhookRoutes, type WebhookRouteDeps } from './routes/webhook-routes';
 
@@ -24,26 +23,33 @@ export interface IngestAppDeps extends WebhookRouteDeps {
 
 /** The ingest HTTP app: webhooks plus health and metrics. No business logic lives here. */
 export function createIngestApp(deps: IngestAppDeps): Express {
-  const app = express();
-  app.disable('x-powered-by');
-  app.use(createRequestLogger(deps.logger));
-  app.use(
-    createHealthRoutes({
-      checks: deps.readiness,
-      informationalChecks: deps.informationalReadiness ?? {},
-      registry: deps.metrics.registry,
-    }),
-  );
-  app.use(createWebhookRoutes(deps));
-  app.use(notFoundHandler);
-  app.use(
-    jsonErrorHandler((error, req, failure) => {
+  return createServiceApp({
+    logger: deps.logger,
+    routes: (app) => {
+      app.use(
+        createHealthRoutes({
+          checks: deps.readiness,
+          informationalChecks: deps.informationalReadiness ?? {},
+          registry: deps.metrics.registry,
+        }),
+      );
+      app.use(createWebhookRoutes(deps));
+    },
+    onFailure: (error, req, failure) => {
       const provider = req.path.includes('stripe') ? 'stripe' : req.path.includes('revenuecat') ? 'revenuecat' : 'none';
-      const outcome = failure.status === 413 ? 'too_large' : failure.status === 500 ? 'error' : 'bad_request';
-      deps.metrics.webhookRequests.inc({ provider, outcome });
-      if (failure.status === 500) deps.logger.error({ err: error, path: req.path }, 'unexpected error');
+      deps.metrics.webhookRequests.inc({ provider, outcome: outcomeOf(failure) });
+      if (failure.status >= 500) deps.logger.error({ err: error, path: req.path }, 'unexpected error');
+      else if (failure.code === 'request_aborted')
+        deps.logger.info({ path: req.path, provider }, 'client aborted the request');
       else deps.logger.warn({ path: req.path, code: failure.code }, 'request rejected');
-    }),
-  );
-  return app;
+    },
+  });
+}
+
+/** The metrics outcome of a request that ended in the error handler. A client abort is not our error. */
+function outcomeOf(failure: HttpFailure): string {
+  if (failure.code === 'request_aborted') return 'aborted';
+  if (failure.status === 413) return 'too_large';
+  if (failure.status === 415) return 'unsupported_media_type';
+  return failure.status >= 500 ? 'error' : 'bad_request';
 }

@@ -55,7 +55,11 @@ runMain('ingest', async () => {
       },
     },
   });
-  const server = await startHttpServer(app, config.INGEST_PORT);
+  const server = await startHttpServer(app, config.INGEST_PORT, {
+    headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
+    keepAliveTimeoutMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+  });
   logger.info({ port: server.port }, 'ingest listening');
   return {
     logger,

@@ -8,15 +8,13 @@ import {
 import {
   createHealthRoutes,
   createLogger,
+  createServiceApp,
   createWorkerMetrics,
-  jsonErrorHandler,
   loadDotEnv,
-  notFoundHandler,
   parseEnv,
   runMain,
   startHttpServer,
 } from '@tally/platform';
-import express from 'express';
 import { sql } from 'kysely';
 import { workerEnvSchema } from './config';
 import { startWorkerRuntime } from './worker-runtime';
@@ -71,23 +69,28 @@ runMain('worker', async () => {
     },
     shutdownTimeoutMs: drainTimeoutMs,
   });
-  const app = express();
-  app.disable('x-powered-by');
-  app.use(
-    createHealthRoutes({
-      registry: metrics.registry,
-      beforeScrape: runtime.refreshGauges,
-      checks: {
-        postgres: async () => {
-          await sql`SELECT 1`.execute(database.db);
-        },
-        redis: runtime.pingRedis,
-      },
-    }),
-  );
-  app.use(notFoundHandler);
-  app.use(jsonErrorHandler((error, req) => logger.error({ err: error, path: req.path }, 'unexpected error')));
-  const server = await startHttpServer(app, config.WORKER_METRICS_PORT);
+  // createServiceApp: unknown routes get the JSON 404, not Express's HTML page.
+  const app = createServiceApp({
+    logger,
+    routes: (service) =>
+      service.use(
+        createHealthRoutes({
+          registry: metrics.registry,
+          beforeScrape: runtime.refreshGauges,
+          checks: {
+            postgres: async () => {
+              await sql`SELECT 1`.execute(database.db);
+            },
+            redis: runtime.pingRedis,
+          },
+        }),
+      ),
+  });
+  const server = await startHttpServer(app, config.WORKER_METRICS_PORT, {
+    headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
+    keepAliveTimeoutMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+  });
   logger.info(
     {
       metricsPort: server.port,

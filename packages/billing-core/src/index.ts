@@ -27,9 +27,13 @@ export type { ProviderPorts } from './ports/provider-ports';
 export type { RevenueCatApi, RevenueCatSubscriber, RevenueCatSubscription } from './ports/revenuecat-api';
 export type { StripeApi } from './ports/stripe-api';
 export * from './providers/create-inbox-handlers';
-export { parseRevenueCatWebhook, toRevenueCatInboxDraft } from './providers/revenuecat/revenuecat-event';
+export {
+  parseRevenueCatWebhook,
+  toRevenueCatInboxDraft,
+  toRevenueCatInboxDraftFromBody,
+} from './providers/revenuecat/revenuecat-event';
 export * from './providers/shared/payment-environment';
-export { parseStripeEvent, toStripeInboxDraft } from './providers/stripe/stripe-event';
+export { parseStripeEvent, toStripeInboxDraft, toStripeInboxDraftFromBody } from './providers/stripe/stripe-event';
 export * from './references';
 export * from './relay/durable-row-source';
 export * from './scheduling/backoff';

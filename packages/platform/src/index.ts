@@ -1,4 +1,5 @@
 export * from './config/env';
+export * from './http/create-service-app';
 export * from './http/health-routes';
 export * from './http/json-errors';
 export * from './http/request-logger';

@@ -3,10 +3,8 @@ import {
   type InboxEventDraft,
   InvalidEventError,
   type Provider,
-  parseRevenueCatWebhook,
-  parseStripeEvent,
-  toRevenueCatInboxDraft,
-  toStripeInboxDraft,
+  toRevenueCatInboxDraftFromBody,
+  toStripeInboxDraftFromBody,
 } from '@tally/billing-core';
 import { type IngestMetrics, type Logger, matchesAnySecret, sendError } from '@tally/platform';
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
@@ -39,7 +37,11 @@ function requireJson(provider: Provider, metrics: IngestMetrics) {
   };
 }
 
-/** The raw body as UTF-8 text, or null after answering 400. */
+/**
+ * The raw body as UTF-8 text, or null after answering 400. A literal NUL byte is refused here:
+ * it is not valid JSON anywhere in a document (inside a string it must be written \u0000) and
+ * Postgres text cannot store it, so such a body could be neither parsed nor kept.
+ */
 function readRawBody(
   req: Request,
   res: Response,
@@ -50,6 +52,11 @@ function readRawBody(
   if (!Buffer.isBuffer(raw) || raw.length === 0) {
     metrics.webhookRequests.inc({ provider, outcome: 'bad_request' });
     sendError(res, 400, 'empty_body', 'request body is empty');
+    return null;
+  }
+  if (raw.includes(0)) {
+    metrics.webhookRequests.inc({ provider, outcome: 'bad_request' });
+    sendError(res, 400, 'invalid_encoding', 'request body contains a NUL byte');
     return null;
   }
   try {
@@ -66,6 +73,10 @@ export function createWebhookRoutes(deps: WebhookRouteDeps): Router {
   const nowMs = deps.nowMs ?? Date.now;
   const rawJson = express.raw({ type: 'application/json', limit: deps.bodyLimitBytes });
 
+  /**
+   * Only a body the inbox cannot key (no usable event id or type, or not a JSON object) is
+   * refused; everything else an authenticated provider sends is stored for the worker to judge.
+   */
   async function store(provider: Provider, res: Response, toDraft: () => InboxEventDraft): Promise<void> {
     let draft: InboxEventDraft;
     try {
@@ -76,7 +87,13 @@ export function createWebhookRoutes(deps: WebhookRouteDeps): Router {
       return sendError(res, 400, 'invalid_event', error.message);
     }
     const result = await acceptWebhook(deps, draft);
-    const log = { provider, providerEventId: draft.providerEventId, type: draft.type, userId: draft.userId };
+    const log = {
+      provider,
+      providerEventId: draft.providerEventId,
+      type: draft.type,
+      userId: draft.userId,
+      ...(draft.providerAccountId ? { providerAccountId: draft.providerAccountId } : {}),
+    };
     switch (result.kind) {
       case 'accepted':
         deps.metrics.webhookRequests.inc({ provider, outcome: 'accepted' });
@@ -119,7 +136,7 @@ export function createWebhookRoutes(deps: WebhookRouteDeps): Router {
       deps.logger.warn({ provider: 'stripe', reason: check.reason }, 'webhook signature rejected');
       return sendError(res, 400, 'invalid_signature', check.reason);
     }
-    await store('stripe', res, () => toStripeInboxDraft(parseStripeEvent(body.text), body.text));
+    await store('stripe', res, () => toStripeInboxDraftFromBody(body.text));
   });
 
   router.post(
@@ -144,7 +161,7 @@ export function createWebhookRoutes(deps: WebhookRouteDeps): Router {
     async (req, res) => {
       const body = readRawBody(req, res, 'revenuecat', deps.metrics);
       if (!body) return;
-      await store('revenuecat', res, () => toRevenueCatInboxDraft(parseRevenueCatWebhook(body.text), body.text));
+      await store('revenuecat', res, () => toRevenueCatInboxDraftFromBody(body.text));
     },
   );
 

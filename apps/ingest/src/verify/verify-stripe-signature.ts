@@ -7,6 +7,10 @@ export type SignatureCheck = { ok: true } | { ok: false; reason: string };
  * configured secret (Stripe sends one `v1` per active secret during a roll; any match is
  * enough). The SDK rejects timestamps older than the tolerance; it does not reject timestamps in
  * the future, so a skew beyond the tolerance in that direction is refused here.
+ *
+ * The header must carry exactly one `t=`. stripe-node signs and checks against the last `t=` it
+ * sees, so a second one would let the skew check here read a different timestamp from the one
+ * the HMAC covers: a current `t=` in front of a future-dated signature would pass both.
  */
 export function verifyStripeSignature(options: {
   rawBody: Buffer;
@@ -17,9 +21,13 @@ export function verifyStripeSignature(options: {
 }): SignatureCheck {
   const { rawBody, header, secrets, toleranceSeconds, nowMs } = options;
   if (!header) return { ok: false, reason: 'missing Stripe-Signature header' };
-  const timestamp = signedTimestampOf(header);
-  if (timestamp === null) return { ok: false, reason: 'Stripe-Signature has no timestamp' };
-  if (timestamp - Math.floor(nowMs / 1000) > toleranceSeconds) {
+  const timestamps = timestampsOf(header);
+  if (timestamps.length > 1) return { ok: false, reason: 'Stripe-Signature carries more than one timestamp' };
+  const timestamp = timestamps[0];
+  if (timestamp === undefined || !/^\d{1,12}$/.test(timestamp)) {
+    return { ok: false, reason: 'Stripe-Signature has no timestamp' };
+  }
+  if (Number(timestamp) - Math.floor(nowMs / 1000) > toleranceSeconds) {
     return { ok: false, reason: 'signature timestamp is in the future beyond the tolerance' };
   }
   let lastReason = 'no webhook secret configured';
@@ -34,10 +42,14 @@ export function verifyStripeSignature(options: {
   return { ok: false, reason: lastReason };
 }
 
-function signedTimestampOf(header: string): number | null {
-  for (const part of header.split(',')) {
-    const [key, value] = part.split('=', 2);
-    if (key?.trim() === 't' && value !== undefined && /^\d{1,12}$/.test(value.trim())) return Number(value.trim());
-  }
-  return null;
+/**
+ * Every `t=` value in the header. Keys are compared after trimming, which counts more parts as
+ * timestamps than stripe-node does (it matches `t` exactly), never fewer.
+ */
+function timestampsOf(header: string): string[] {
+  return header
+    .split(',')
+    .map((part) => part.split('='))
+    .filter(([key]) => key?.trim() === 't')
+    .map(([, value]) => (value ?? '').trim());
 }

@@ -62,6 +62,10 @@ export const baseEnvSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   CATALOG_PATH: z.string().optional(),
   SHUTDOWN_TIMEOUT_MS: positiveInt(25_000),
+  /** Slow clients: see startHttpServer. The headers timeout must not exceed the request timeout. */
+  HTTP_HEADERS_TIMEOUT_MS: positiveInt(10_000),
+  HTTP_REQUEST_TIMEOUT_MS: positiveInt(30_000),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt(5_000),
 });
 
 /**

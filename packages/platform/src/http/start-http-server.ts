@@ -1,6 +1,7 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
+import { ConfigError } from '../config/env';
 
 export interface RunningServer {
   server: Server;
@@ -9,13 +10,67 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export function startHttpServer(app: Express, port: number, host = '0.0.0.0'): Promise<RunningServer> {
+export interface HttpServerOptions {
+  /** Interface to listen on. Default `0.0.0.0`. */
+  host?: string;
+  /**
+   * Time a client has to send the complete request headers before the socket is answered 408
+   * and closed. Default 10 000 ms: a client that never finishes its headers must not hold a
+   * socket (and a file descriptor) for minutes.
+   */
+  headersTimeoutMs?: number;
+  /**
+   * Time a client has to send the whole request, headers and body. Default 30 000 ms: webhook
+   * bodies are at most a megabyte, and providers give up on us well before Node's 300 s default.
+   * Must not be shorter than the headers timeout.
+   */
+  requestTimeoutMs?: number;
+  /**
+   * How long an idle keep-alive connection stays open. Default 5 000 ms, so shutdown does not wait
+   * on connections providers keep open.
+   */
+  keepAliveTimeoutMs?: number;
+}
+
+export const defaultHttpServerTimeouts = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5_000,
+} as const;
+
+/**
+ * Starts an HTTP server for an Express app with timeouts for slow clients. `options` may be a
+ * host name (the former third argument).
+ *
+ * Node enforces the headers and request timeouts only when it sweeps its connections, every
+ * `connectionsCheckingInterval` (default 30 s), so a 10 s headers timeout could let a stalled
+ * client sit for 40 s. The sweep here runs at a quarter of the shorter timeout (between 250 ms
+ * and 5 s), so a stalled client is dropped within about 1.25 times the timeout.
+ *
+ * Rejects with ConfigError when the headers timeout exceeds the request timeout (Node refuses that).
+ */
+export function startHttpServer(
+  app: Express,
+  port: number,
+  options: HttpServerOptions | string = {},
+): Promise<RunningServer> {
+  const settings = typeof options === 'string' ? { host: options } : options;
+  const host = settings.host ?? '0.0.0.0';
+  const headersTimeout = settings.headersTimeoutMs ?? defaultHttpServerTimeouts.headersTimeoutMs;
+  const requestTimeout = settings.requestTimeoutMs ?? defaultHttpServerTimeouts.requestTimeoutMs;
+  const keepAliveTimeout = settings.keepAliveTimeoutMs ?? defaultHttpServerTimeouts.keepAliveTimeoutMs;
+  if (headersTimeout > requestTimeout) {
+    return Promise.reject(
+      new ConfigError(
+        `invalid configuration:\n  - HTTP_HEADERS_TIMEOUT_MS (${headersTimeout}) must not exceed HTTP_REQUEST_TIMEOUT_MS (${requestTimeout})`,
+      ),
+    );
+  }
+  const connectionsCheckingInterval = Math.min(5_000, Math.max(250, Math.floor(headersTimeout / 4)));
   return new Promise((resolve, reject) => {
-    const server = app.listen(port, host);
+    const server = createServer({ headersTimeout, requestTimeout, keepAliveTimeout, connectionsCheckingInterval }, app);
     server.once('error', reject);
     server.once('listening', () => {
-      // Providers keep connections open; a slow close would outlive the shutdown deadline.
-      server.keepAliveTimeout = 5_000;
       resolve({
         server,
         port: (server.address() as AddressInfo).port,
@@ -26,5 +81,6 @@ export function startHttpServer(app: Express, port: number, host = '0.0.0.0'): P
           }),
       });
     });
+    server.listen(port, host);
   });
 }

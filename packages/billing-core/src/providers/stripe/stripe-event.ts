@@ -1,27 +1,40 @@
 import { z } from 'zod';
 import { InvalidEventError } from '../../errors';
-import { type InboxEventDraft, MAX_ID_LENGTH, toIndexValue } from '../../inbox/inbox-event-draft';
+import {
+  type InboxEventDraft,
+  objectAt,
+  parseJsonObject,
+  toEventTypeValue,
+  toIndexValue,
+  toProviderEventKey,
+  workerEventIdSchema,
+} from '../../inbox/inbox-event-draft';
 
+/**
+ * The parts of a Stripe event the worker reads. `livemode`, `account` and `data.object` stay
+ * strict: an event whose environment, Connect account or object cannot be read is parked for an
+ * operator rather than guessed at. Ingest does not use this schema (see toStripeInboxDraftFromBody).
+ */
 const stripeEventSchema = z.looseObject({
-  id: z.string().trim().min(1).max(MAX_ID_LENGTH),
+  id: workerEventIdSchema,
   object: z.literal('event').optional(),
   type: z.string().trim().min(1).max(100),
   livemode: z.boolean().nullish(),
-  created: z.number().nullish(),
+  /** The connected account, on events Stripe delivers to a Connect platform. */
+  account: z.string().nullish(),
+  created: z.number().nullish().catch(undefined),
   data: z.looseObject({ object: z.looseObject({ id: z.string().nullish(), object: z.string().nullish() }) }),
 });
 
 export type StripeEvent = z.infer<typeof stripeEventSchema>;
 type StripeObject = StripeEvent['data']['object'];
 
-/** Parses a Stripe event body (already verified). Throws InvalidEventError naming what is missing. */
+/**
+ * Parses a Stripe event body (already verified) for the worker. Throws InvalidEventError naming
+ * the first field that is wrong (never its value).
+ */
 export function parseStripeEvent(rawBody: string): StripeEvent {
-  let json: unknown;
-  try {
-    json = JSON.parse(rawBody);
-  } catch {
-    throw new InvalidEventError('body is not valid JSON');
-  }
+  const json = parseJsonObject(rawBody);
   const parsed = stripeEventSchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -39,9 +52,8 @@ function idOf(value: unknown): string | null {
   return null;
 }
 
-function metadataOf(object: StripeObject): Record<string, unknown> {
-  const metadata = object.metadata;
-  return metadata && typeof metadata === 'object' ? (metadata as Record<string, unknown>) : {};
+function metadataOf(object: Record<string, unknown>): Record<string, unknown> {
+  return objectAt(object.metadata);
 }
 
 /**
@@ -49,6 +61,10 @@ function metadataOf(object: StripeObject): Record<string, unknown> {
  * (fallback `metadata.user_id`); PaymentIntents and Subscriptions in `metadata.user_id`.
  */
 export function stripeUserOf(object: StripeObject): string | null {
+  return userOf(object);
+}
+
+function userOf(object: Record<string, unknown>): string | null {
   return toIndexValue(object.client_reference_id) ?? toIndexValue(metadataOf(object).user_id);
 }
 
@@ -57,27 +73,45 @@ export function stripeMetadataValue(object: StripeObject, key: string): string |
 }
 
 /** The subscription an invoice belongs to, before and after API version 2025-03-31. */
-function invoiceSubscriptionOf(object: StripeObject): string | null {
-  const parent = object.parent as { subscription_details?: { subscription?: unknown } } | null | undefined;
-  return idOf(parent?.subscription_details?.subscription) ?? idOf(object.subscription);
+function invoiceSubscriptionOf(object: Record<string, unknown>): string | null {
+  const details = objectAt(objectAt(object.parent).subscription_details);
+  return idOf(details.subscription) ?? idOf(object.subscription);
 }
 
-export function toStripeInboxDraft(event: StripeEvent, rawBody: string): InboxEventDraft {
-  const object = event.data.object;
-  const kind = object.object ?? null;
+function draftOf(event: Record<string, unknown>, rawBody: string): InboxEventDraft {
+  const object = objectAt(objectAt(event.data).object);
+  const kind = typeof object.object === 'string' ? object.object : null;
   const ownId = toIndexValue(object.id);
+  // Only a real boolean says which mode the event is from; anything else is unknown (null).
+  const livemode = typeof event.livemode === 'boolean' ? event.livemode : null;
   return {
     provider: 'stripe',
-    providerEventId: event.id,
-    type: event.type,
-    livemode: event.livemode ?? null,
-    environment: event.livemode === undefined || event.livemode === null ? null : event.livemode ? 'live' : 'test',
-    userId: stripeUserOf(object),
+    providerEventId: toProviderEventKey(event.id, 'id'),
+    type: toEventTypeValue(event.type, 'type'),
+    livemode,
+    environment: livemode === null ? null : livemode ? 'live' : 'test',
+    userId: userOf(object),
     providerCustomerId: kind === 'customer' ? ownId : idOf(object.customer),
     providerSubscriptionId:
       kind === 'subscription' ? ownId : kind === 'invoice' ? invoiceSubscriptionOf(object) : idOf(object.subscription),
     providerPaymentIntentId: kind === 'payment_intent' ? ownId : idOf(object.payment_intent),
     providerInvoiceId: kind === 'invoice' ? ownId : idOf(object.invoice),
+    providerAccountId: toIndexValue(event.account),
     rawBody,
   };
+}
+
+/**
+ * The inbox draft for a verified Stripe body, for ingest. Refuses (InvalidEventError) only what
+ * cannot be stored: a body that is not a JSON object, or one without a usable `id` or `type`.
+ * A missing `data.object`, an odd `livemode` or odd ids leave index columns null; the worker
+ * decides about the event. The raw body is kept exactly as received.
+ */
+export function toStripeInboxDraftFromBody(rawBody: string): InboxEventDraft {
+  return draftOf(parseJsonObject(rawBody), rawBody);
+}
+
+/** The inbox draft for an already parsed event (tests and tools that hold one). */
+export function toStripeInboxDraft(event: StripeEvent, rawBody: string): InboxEventDraft {
+  return draftOf(event, rawBody);
 }
