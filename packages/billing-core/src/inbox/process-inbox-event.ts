@@ -163,7 +163,11 @@ async function claimInboxEvent(
 
 /** Truncated, single-line error text for the row; never includes a stack. */
 export function toErrorText(error: unknown): string {
-  const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  const raw = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  // Postgres text cannot hold NUL, and control characters break log lines: an error quoting a
+  // hostile id must still be recordable, or the failure itself could not be written.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping them is the point
+  const text = raw.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '\ufffd');
   return text.length > MAX_ERROR_LENGTH ? `${text.slice(0, MAX_ERROR_LENGTH - 1)}…` : text;
 }
 
