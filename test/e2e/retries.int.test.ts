@@ -100,6 +100,30 @@ describe('processing failures: retries, parking and requeue', () => {
     expect(await findWallet(stack.db, 'flaky-user')).toEqual({ userId: 'flaky-user', balance: 100 });
   });
 
+  it("parks on the row's own attempt cap even when it is above the queue's attempts (the row, not BullMQ, decides)", async () => {
+    const state = { failing: true, calls: 0 };
+    // Far above queueCatalog.inbox.attempts (25): BullMQ must never fail the job first.
+    const maxAttempts = 40;
+    stack.startWorker({
+      maxAttempts,
+      backoff: { baseDelayMs: 2, maxDelayMs: 4 },
+      handlers: flakyHandlers(stack.handlers(), state),
+    });
+    await stack.postRevenueCat(revenueCatTokenPurchase({ id: 'rc-many-attempts', userId: 'many-user' }));
+    const parked = await eventually(
+      'the event to park at its own cap',
+      async () => {
+        const row = await findRow('rc-many-attempts');
+        return row.status === 'failed' ? row : undefined;
+      },
+      30_000,
+    );
+    expect(parked).toMatchObject({ attempts: maxAttempts, outcome_code: 'attempts_exhausted' });
+    expect(state.calls).toBe(maxAttempts);
+    const job = await stack.queue.getJob(inboxJobId(parked.id));
+    expect(job?.failedReason).toContain(`parked (attempts_exhausted) after ${maxAttempts} attempts`);
+  });
+
   it('parks at once on a non-retryable error', async () => {
     const state = { failing: true, calls: 0, retryable: false };
     stack.startWorker({ maxAttempts: 15, handlers: flakyHandlers(stack.handlers(), state) });

@@ -83,6 +83,14 @@ describe('catalog', () => {
     expect(() => toCatalog(bad)).toThrow(/Stripe price "price_m" is used by both/);
   });
 
+  it('fails closed on a pack sold through Stripe without the price Stripe must receive', () => {
+    const catalog = validCatalog();
+    const { amountMinor: _amount, currency: _currency, ...unpriced } = catalog.tokenPacks[0] ?? { id: 'x', tokens: 1 };
+    expect(() => toCatalog({ ...catalog, tokenPacks: [unpriced] })).toThrow(
+      'a pack with a stripePriceId needs amountMinor and currency (what Stripe must receive)',
+    );
+  });
+
   it('names a missing or malformed file', () => {
     expect(() => loadCatalog('/nonexistent/catalog.json')).toThrow(/cannot read catalog \/nonexistent\/catalog.json/);
     expect(() => loadCatalog(__filename)).toThrow(/is not JSON/);
