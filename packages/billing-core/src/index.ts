@@ -37,3 +37,5 @@ export { parseStripeEvent, toStripeInboxDraft, toStripeInboxDraftFromBody } from
 export * from './references';
 export * from './relay/durable-row-source';
 export * from './scheduling/backoff';
+export type { RevenueCatSubscriberRead } from './ports/revenuecat-api';
+export * from './providers/revenuecat/revenuecat-api-client';
