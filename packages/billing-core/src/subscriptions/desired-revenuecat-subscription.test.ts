@@ -17,7 +17,7 @@ const catalog = toCatalog({
 const now = new Date('2025-06-01T00:00:00Z');
 const deps = { catalog, policy: productionOnlyPolicy, now };
 const subscriber = (subscriptions: Record<string, Record<string, unknown>>) =>
-  ({ original_app_user_id: 'u', subscriptions }) as Parameters<typeof desiredRevenueCatSubscription>[0];
+  ({ original_app_user_id: 'u', subscriptions }) as unknown as Parameters<typeof desiredRevenueCatSubscription>[0];
 
 describe('what a RevenueCat subscriber means for Tally', () => {
   it('keeps the catalog subscription with the latest future expiry', () => {

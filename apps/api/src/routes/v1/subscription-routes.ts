@@ -24,14 +24,12 @@ export interface SubscriptionRoutesDeps {
 function sendSyncError(res: Response, error: unknown): void {
   if (error instanceof RetryLaterError) {
     if (error.delayMs !== undefined) res.setHeader('retry-after', String(Math.ceil(error.delayMs / 1000)));
-    return sendError(res, 503, 'revenuecat_rate_limited', 'RevenueCat asked to slow down; try again later');
+    sendError(res, 503, 'revenuecat_rate_limited', 'RevenueCat asked to slow down; try again later');
+    return;
   }
-  if (error instanceof BillingError) {
-    if (error.code === 'unknown_user') return sendError(res, 404, 'unknown_user', error.message);
-    if (error.code === 'not_configured') return sendError(res, 503, 'not_configured', error.message);
-    return sendError(res, 502, error.code, error.message);
-  }
-  throw error;
+  if (!(error instanceof BillingError)) throw error;
+  const status = error.code === 'unknown_user' ? 404 : error.code === 'not_configured' ? 503 : 502;
+  sendError(res, status, error.code, error.message);
 }
 
 /** `GET /v1/users/{userId}/subscription` and `POST /v1/users/{userId}/subscription/sync`. */
