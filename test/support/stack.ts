@@ -154,6 +154,7 @@ export class TestStack {
         adminApiKeys: [adminKey],
         enqueue: (ids) => handOffInboxEvents(this.queue, this.db, ids),
         readiness,
+        subscriptions: { catalog: this.catalog, policy: this.policy, revenueCat: this.ports.revenueCat },
       }),
       0,
       { host: '127.0.0.1', ...this.http },

@@ -1,4 +1,4 @@
-import { createDb, exampleCatalogPath, loadCatalog } from '@tally/billing-core';
+import { createDb, createRevenueCatApiClient, exampleCatalogPath, loadCatalog } from '@tally/billing-core';
 import {
   createApiMetrics,
   createInboxQueue,
@@ -19,7 +19,7 @@ import { apiEnvSchema } from './config';
 runMain('api', async () => {
   loadDotEnv();
   const config = parseEnv(apiEnvSchema, process.env);
-  loadCatalog(config.CATALOG_PATH ?? exampleCatalogPath);
+  const catalog = loadCatalog(config.CATALOG_PATH ?? exampleCatalogPath);
   const logger = createLogger({ name: 'api', level: config.LOG_LEVEL });
   const metrics = createApiMetrics();
   const database = createDb({ connectionString: config.DATABASE_URL, applicationName: 'tally-api' });
@@ -36,6 +36,17 @@ runMain('api', async () => {
     appApiKeys: config.APP_API_KEYS,
     adminApiKeys: config.ADMIN_API_KEYS,
     enqueue: (ids) => handOffInboxEvents(queue, database.db, ids),
+    subscriptions: {
+      catalog,
+      policy: { paymentEnvironments: new Set(config.PAYMENT_ENVIRONMENTS), stripeConnectAccounts: new Set() },
+      revenueCat: config.REVENUECAT_API_KEY
+        ? createRevenueCatApiClient({
+            apiKey: config.REVENUECAT_API_KEY,
+            baseUrl: config.REVENUECAT_API_BASE_URL,
+            timeoutMs: config.REVENUECAT_API_TIMEOUT_MS,
+          })
+        : undefined,
+    },
     readiness: {
       postgres: async () => {
         await sql`SELECT 1`.execute(database.db);

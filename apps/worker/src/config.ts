@@ -34,6 +34,10 @@ export const workerEnvSchema = baseEnvSchema.extend({
   RELAY_STALE_AFTER_MS: positiveInt(60_000),
   RELAY_PROCESSING_STALE_AFTER_MS: positiveInt(5 * 60_000),
   RELAY_BATCH_SIZE: positiveInt(500),
+  /** RevenueCat REST v1 (subscription sync). Without a key, subscription events park as not_configured. */
+  REVENUECAT_API_KEY: z.string().min(1).optional(),
+  REVENUECAT_API_BASE_URL: z.url({ message: 'must be a URL, e.g. https://api.revenuecat.com' }).optional(),
+  REVENUECAT_API_TIMEOUT_MS: positiveInt(10_000),
 });
 
 export type WorkerConfig = z.output<typeof workerEnvSchema>;

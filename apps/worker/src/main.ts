@@ -1,6 +1,7 @@
 import {
   createDb,
   createInboxHandlers,
+  createRevenueCatApiClient,
   exampleCatalogPath,
   loadCatalog,
   type ProviderPorts,
@@ -34,6 +35,13 @@ runMain('worker', async () => {
   // Provider API clients, the AI service and the mailer are built here from configuration as
   // the flows land; a port left out makes the events that need it park as not_configured.
   const ports: ProviderPorts = {};
+  if (config.REVENUECAT_API_KEY) {
+    ports.revenueCat = createRevenueCatApiClient({
+      apiKey: config.REVENUECAT_API_KEY,
+      baseUrl: config.REVENUECAT_API_BASE_URL,
+      timeoutMs: config.REVENUECAT_API_TIMEOUT_MS,
+    });
+  }
   const handlers = createInboxHandlers({
     catalog,
     ports,

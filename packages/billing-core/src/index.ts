@@ -5,7 +5,16 @@ export * from './contracts/queues';
 export * from './db/create-db';
 export * from './db/database-errors';
 export * from './db/migrate';
-export type { DB, InboxEventRow, InboxStatus, LedgerEntryRow, Provider, WalletRow } from './db/schema';
+export type {
+  DB,
+  InboxEventRow,
+  InboxStatus,
+  LedgerEntryRow,
+  Provider,
+  SubscriptionHistoryRow,
+  SubscriptionRow,
+  WalletRow,
+} from './db/schema';
 export { inboxStatuses } from './db/schema';
 export * from './errors';
 export * from './inbox/find-oldest-due-age';
@@ -24,9 +33,15 @@ export * from './ledger/verify-ledger';
 export type { AiStudioService } from './ports/ai-studio-service';
 export type { Mailer } from './ports/mailer';
 export type { ProviderPorts } from './ports/provider-ports';
-export type { RevenueCatApi, RevenueCatSubscriber, RevenueCatSubscription } from './ports/revenuecat-api';
+export type {
+  RevenueCatApi,
+  RevenueCatSubscriber,
+  RevenueCatSubscriberRead,
+  RevenueCatSubscription,
+} from './ports/revenuecat-api';
 export type { StripeApi } from './ports/stripe-api';
 export * from './providers/create-inbox-handlers';
+export * from './providers/revenuecat/revenuecat-api-client';
 export {
   parseRevenueCatWebhook,
   toRevenueCatInboxDraft,
@@ -37,3 +52,8 @@ export { parseStripeEvent, toStripeInboxDraft, toStripeInboxDraftFromBody } from
 export * from './references';
 export * from './relay/durable-row-source';
 export * from './scheduling/backoff';
+export * from './subscriptions/apply-subscription-state';
+export * from './subscriptions/desired-revenuecat-subscription';
+export * from './subscriptions/sync-revenuecat-subscriber';
+export * from './users/link-user-ids';
+export * from './users/lock-user';

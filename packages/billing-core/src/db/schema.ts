@@ -71,15 +71,74 @@ export interface SchemaMigrationsTable {
   applied_at: DbTime;
 }
 
+/** Every id seen for a customer points at the canonical Tally user (see docs/revenuecat.md). */
+export interface UserAliasesTable {
+  alias: string;
+  user_id: string;
+  inbox_event_id: number | null;
+  created_at: DbTime;
+}
+
+export type SubscriptionSource = 'revenuecat' | 'stripe';
+export type SubscriptionStatus = 'active' | 'inactive';
+
+export interface SubscriptionsTable {
+  id: Generated<number>;
+  user_id: string;
+  source: SubscriptionSource;
+  status: SubscriptionStatus;
+  plan_id: string | null;
+  product_id: string | null;
+  /** Null while active: lifetime. */
+  expires_at: DbTimeNullable;
+  store: string | null;
+  auto_renew: ColumnType<boolean, boolean | undefined, boolean>;
+  billing_issue_detected_at: DbTimeNullable;
+  provider_read_at: DbTimeNullable;
+  created_at: DbTime;
+  updated_at: DbTime;
+}
+
+export type SubscriptionChange = 'activated' | 'renewed' | 'plan_changed' | 'updated' | 'deactivated';
+
+export interface SubscriptionHistoryTable {
+  id: Generated<number>;
+  user_id: string;
+  source: SubscriptionSource;
+  change: SubscriptionChange;
+  from_status: SubscriptionStatus | null;
+  to_status: SubscriptionStatus;
+  from_plan_id: string | null;
+  to_plan_id: string | null;
+  from_product_id: string | null;
+  to_product_id: string | null;
+  from_expires_at: DbTimeNullable;
+  to_expires_at: DbTimeNullable;
+  from_store: string | null;
+  to_store: string | null;
+  from_auto_renew: boolean | null;
+  to_auto_renew: boolean;
+  cause: 'inbox_event' | 'on_demand_sync';
+  inbox_event_id: number | null;
+  request_id: string | null;
+  provider_read_at: DbTimeNullable;
+  created_at: DbTime;
+}
+
 export interface DB {
   inbox_events: InboxEventsTable;
   users: UsersTable;
   wallets: WalletsTable;
   ledger_entries: LedgerEntriesTable;
   schema_migrations: SchemaMigrationsTable;
+  user_aliases: UserAliasesTable;
+  subscriptions: SubscriptionsTable;
+  subscription_history: SubscriptionHistoryTable;
 }
 
 export type InboxEventRow = Selectable<InboxEventsTable>;
 export type NewInboxEvent = Insertable<InboxEventsTable>;
 export type LedgerEntryRow = Selectable<LedgerEntriesTable>;
 export type WalletRow = Selectable<WalletsTable>;
+export type SubscriptionRow = Selectable<SubscriptionsTable>;
+export type SubscriptionHistoryRow = Selectable<SubscriptionHistoryTable>;

@@ -14,7 +14,7 @@ export const DEFAULT_RETRY_LATER: RetryLaterSettings = {
 };
 const MAX_ERROR_LENGTH = 2_000;
 // Namespace for per-user advisory locks (pg_advisory_xact_lock(namespace, hashtext(user))).
-const USER_LOCK_NAMESPACE = 7_411_001;
+export const USER_LOCK_NAMESPACE = 7_411_001;
 
 export interface RetryLaterSettings {
   /** First delay when the handler names none; doubles per deferral up to maxDelayMs. */

@@ -3,8 +3,21 @@
  * only pass ids RevenueCat itself sent or that Tally has already seen.
  */
 export interface RevenueCatApi {
-  /** The subscriber's current state. Throws RetryLaterError on 429, a retryable error on 5xx. */
-  getSubscriber(appUserId: string): Promise<RevenueCatSubscriber>;
+  /**
+   * The subscriber's current state. Throws RetryLaterError on 429 (delay from Retry-After), a
+   * retryable BillingError on 5xx, a timeout or a network failure, a non-retryable one on other
+   * 4xx answers.
+   */
+  getSubscriber(appUserId: string): Promise<RevenueCatSubscriberRead>;
+}
+
+/** One answer of `GET /v1/subscribers/{id}`. */
+export interface RevenueCatSubscriberRead {
+  /** RevenueCat's `request_date_ms`: when this state was true (orders concurrent reads). */
+  requestDateMs: number;
+  /** True when RevenueCat answered 201: the read created the customer. */
+  created: boolean;
+  subscriber: RevenueCatSubscriber;
 }
 
 export interface RevenueCatSubscription {
@@ -14,6 +27,7 @@ export interface RevenueCatSubscription {
   is_sandbox?: boolean | null;
   unsubscribe_detected_at?: string | null;
   billing_issues_detected_at?: string | null;
+  grace_period_expires_date?: string | null;
   refunded_at?: string | null;
   period_type?: string | null;
   ownership_type?: string | null;

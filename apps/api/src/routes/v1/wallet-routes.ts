@@ -1,4 +1,4 @@
-import { type DB, findWallet, listLedgerEntries } from '@tally/billing-core';
+import { type DB, findWallet, listLedgerEntries, resolveUserId } from '@tally/billing-core';
 import { Router } from 'express';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
@@ -12,14 +12,19 @@ export function createWalletRoutes(deps: { db: Kysely<DB> }): Router {
   router.get('/users/:userId/wallet', async (req, res) => {
     const userId = parseOr400(res, userIdSchema, req.params.userId);
     if (userId === undefined) return;
-    res.json(await findWallet(deps.db, userId));
+    // Any id linked to a user (an alias, an anonymous id) answers for that user.
+    const wallet = await findWallet(deps.db, await resolveUserId(deps.db, userId));
+    res.json({ userId, balance: wallet.balance });
   });
 
   router.get('/users/:userId/ledger', async (req, res) => {
     const userId = parseOr400(res, userIdSchema, req.params.userId);
     const query = parseOr400(res, ledgerQuerySchema, req.query);
     if (userId === undefined || query === undefined) return;
-    const page = await listLedgerEntries(deps.db, userId, { limit: query.limit, beforeId: query.cursor });
+    const page = await listLedgerEntries(deps.db, await resolveUserId(deps.db, userId), {
+      limit: query.limit,
+      beforeId: query.cursor,
+    });
     res.json({
       userId,
       entries: page.entries.map((entry) => ({

@@ -15,7 +15,7 @@ export interface RevenueCatHandlerDeps {
 
 /** RevenueCat's routing table: one route per event family; unknown types are recorded and ignored. */
 export function createRevenueCatHandler(deps: RevenueCatHandlerDeps) {
-  const subscriptionEvents = createSubscriptionEventsRoute();
+  const subscriptionEvents = createSubscriptionEventsRoute(deps);
   const routes: Record<string, EventRoute<RevenueCatEvent, unknown>> = {
     NON_RENEWING_PURCHASE: createTokenPackPurchaseRoute(deps),
     TEST: defineRoute<RevenueCatEvent, undefined>({

@@ -1,0 +1,77 @@
+import { randomUUID } from 'node:crypto';
+import {
+  BillingError,
+  type Catalog,
+  type DB,
+  type EventPolicy,
+  findSubscription,
+  RetryLaterError,
+  type RevenueCatApi,
+  syncRevenueCatSubscriptionOnDemand,
+  systemClock,
+} from '@tally/billing-core';
+import { sendError } from '@tally/platform';
+import { type Response, Router } from 'express';
+import type { Kysely } from 'kysely';
+import { parseOr400, userIdSchema } from '../../http/params';
+
+export interface SubscriptionRoutesDeps {
+  db: Kysely<DB>;
+  subscriptions?: { catalog: Catalog; policy: EventPolicy; revenueCat: RevenueCatApi | undefined } | undefined;
+}
+
+/** Answers a sync failure: unknown user 404, not configured 503, RevenueCat 429 → 503 + Retry-After, else 502. */
+function sendSyncError(res: Response, error: unknown): void {
+  if (error instanceof RetryLaterError) {
+    if (error.delayMs !== undefined) res.setHeader('retry-after', String(Math.ceil(error.delayMs / 1000)));
+    sendError(res, 503, 'revenuecat_rate_limited', 'RevenueCat asked to slow down; try again later');
+    return;
+  }
+  if (!(error instanceof BillingError)) throw error;
+  const status = error.code === 'unknown_user' ? 404 : error.code === 'not_configured' ? 503 : 502;
+  sendError(res, status, error.code, error.message);
+}
+
+/** `GET /v1/users/{userId}/subscription` and `POST /v1/users/{userId}/subscription/sync`. */
+export function createSubscriptionRoutes(deps: SubscriptionRoutesDeps): Router {
+  const router = Router();
+
+  router.get('/users/:userId/subscription', async (req, res) => {
+    const userId = parseOr400(res, userIdSchema, req.params.userId);
+    if (userId === undefined) return;
+    const subscription = await findSubscription(deps.db, userId);
+    if (!subscription) return sendError(res, 404, 'not_found', `user ${userId} has no subscription`);
+    const { planId, status, expiresAt, store, autoRenew } = subscription;
+    res.json({ userId, planId, status, expiresAt, store, autoRenew });
+  });
+
+  router.post('/users/:userId/subscription/sync', async (req, res) => {
+    const userId = parseOr400(res, userIdSchema, req.params.userId);
+    if (userId === undefined) return;
+    const settings = deps.subscriptions;
+    if (!settings) return sendError(res, 503, 'not_configured', 'subscription sync is not configured');
+    try {
+      const { result, subscription } = await syncRevenueCatSubscriptionOnDemand(
+        { db: deps.db, clock: systemClock, ...settings },
+        { userId, requestId: randomUUID() },
+      );
+      res.json({
+        userId,
+        result,
+        subscription: subscription
+          ? {
+              planId: subscription.planId,
+              status: subscription.status,
+              expiresAt: subscription.expiresAt,
+              store: subscription.store,
+              autoRenew: subscription.autoRenew,
+            }
+          : null,
+      });
+    } catch (error) {
+      sendSyncError(res, error);
+    }
+  });
+
+  return router;
+}

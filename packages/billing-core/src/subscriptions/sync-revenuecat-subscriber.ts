@@ -1,0 +1,114 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Catalog } from '../catalog/catalog';
+import type { Clock } from '../clock';
+import type { DB, SubscriptionRow } from '../db/schema';
+import { BillingError, NotConfiguredError } from '../errors';
+import type { RevenueCatApi, RevenueCatSubscriberRead } from '../ports/revenuecat-api';
+import type { EventPolicy } from '../providers/shared/payment-environment';
+import { isKnownUserId, linkUserIds, resolveUserId } from '../users/link-user-ids';
+import { lockUser } from '../users/lock-user';
+import {
+  type ApplySubscriptionResult,
+  applySubscriptionState,
+  type SubscriptionCause,
+} from './apply-subscription-state';
+import { desiredRevenueCatSubscription } from './desired-revenuecat-subscription';
+
+export interface RevenueCatSyncDeps {
+  catalog: Catalog;
+  policy: EventPolicy;
+  clock: Clock;
+}
+
+/**
+ * The write half of a RevenueCat sync, shared by the worker (subscription events) and the
+ * on-demand endpoint: under the canonical user's lock, turn a subscriber read (made earlier,
+ * outside any transaction) into the user's subscription and history.
+ */
+export async function applyRevenueCatSubscriberRead(
+  trx: Transaction<DB>,
+  deps: RevenueCatSyncDeps,
+  input: { userId: string; read: RevenueCatSubscriberRead; cause: SubscriptionCause },
+): Promise<ApplySubscriptionResult> {
+  await lockUser(trx, input.userId);
+  const desired = desiredRevenueCatSubscription(input.read.subscriber, {
+    catalog: deps.catalog,
+    policy: deps.policy,
+    now: deps.clock.now(),
+  });
+  return applySubscriptionState(trx, {
+    userId: input.userId,
+    source: 'revenuecat',
+    desired,
+    readAt: new Date(input.read.requestDateMs),
+    cause: input.cause,
+  });
+}
+
+/** The on-demand sync was asked about an id Tally has never seen (RevenueCat would create it). */
+export class UnknownUserError extends BillingError {
+  constructor(readonly userId: string) {
+    super('unknown_user', `user ${userId} is not known to Tally`, { retryable: false });
+  }
+}
+
+export interface SubscriptionView {
+  userId: string;
+  planId: string | null;
+  status: 'active' | 'inactive';
+  expiresAt: string | null;
+  store: string | null;
+  autoRenew: boolean;
+}
+
+function toView(userId: string, row: SubscriptionRow): SubscriptionView {
+  return {
+    userId,
+    planId: row.plan_id,
+    status: row.status,
+    expiresAt: row.expires_at?.toISOString() ?? null,
+    store: row.store,
+    autoRenew: row.auto_renew,
+  };
+}
+
+/**
+ * A user's subscription by any linked id: the active one that runs longest (lifetime first),
+ * else the most recently changed one. Undefined when the user never had one.
+ */
+export async function findSubscription(db: Kysely<DB>, userId: string): Promise<SubscriptionView | undefined> {
+  const canonical = await resolveUserId(db, userId);
+  const rows = await db.selectFrom('subscriptions').selectAll().where('user_id', '=', canonical).execute();
+  const ranked = rows.sort((a, b) => {
+    if (a.status !== b.status) return a.status === 'active' ? -1 : 1;
+    const expiryA = a.expires_at?.getTime() ?? Number.POSITIVE_INFINITY;
+    const expiryB = b.expires_at?.getTime() ?? Number.POSITIVE_INFINITY;
+    if (a.status === 'active' && expiryA !== expiryB) return expiryB - expiryA;
+    return b.updated_at.getTime() - a.updated_at.getTime();
+  });
+  const best = ranked[0];
+  return best ? toView(userId, best) : undefined;
+}
+
+/**
+ * `POST /v1/users/{userId}/subscription/sync`: the same sync as the worker's, for an id Tally
+ * has already seen (UnknownUserError otherwise, without calling RevenueCat, whose read creates
+ * customers). The read happens outside any transaction; the write under the user's lock.
+ */
+export async function syncRevenueCatSubscriptionOnDemand(
+  deps: RevenueCatSyncDeps & { db: Kysely<DB>; revenueCat: RevenueCatApi | undefined },
+  input: { userId: string; requestId: string },
+): Promise<{ result: ApplySubscriptionResult['kind']; subscription: SubscriptionView | undefined }> {
+  if (!(await isKnownUserId(deps.db, input.userId))) throw new UnknownUserError(input.userId);
+  if (!deps.revenueCat) throw new NotConfiguredError('RevenueCat API (REVENUECAT_API_KEY)');
+  const read = await deps.revenueCat.getSubscriber(input.userId);
+  const result = await deps.db.transaction().execute(async (trx) => {
+    const canonical = await linkUserIds(trx, [input.userId]);
+    return applyRevenueCatSubscriberRead(trx, deps, {
+      userId: canonical,
+      read,
+      cause: { kind: 'on_demand_sync', requestId: input.requestId },
+    });
+  });
+  return { result: result.kind, subscription: await findSubscription(deps.db, input.userId) };
+}

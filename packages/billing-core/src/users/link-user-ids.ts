@@ -1,0 +1,99 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { DB } from '../db/schema';
+
+/** RevenueCat's SDK names a customer that has not logged in `$RCAnonymousID:<hex>`. */
+export function isAnonymousRevenueCatId(id: string): boolean {
+  return id.startsWith('$RCAnonymousID:');
+}
+
+/** Ids worth linking: strings of 1..255 characters, first occurrence kept, order preserved. */
+export function linkableIds(ids: readonly unknown[]): string[] {
+  const seen = new Set<string>();
+  for (const id of ids) {
+    if (typeof id === 'string' && id.length >= 1 && id.length <= 255) seen.add(id);
+  }
+  return [...seen];
+}
+
+/**
+ * The canonical user of an id: the user it is linked to, else the id itself. Every read by a
+ * user id (wallet, ledger, subscription) goes through this, so any linked id answers for the
+ * same user.
+ */
+export async function resolveUserId(db: Kysely<DB> | Transaction<DB>, id: string): Promise<string> {
+  const link = await db.selectFrom('user_aliases').select('user_id').where('alias', '=', id).executeTakeFirst();
+  return link?.user_id ?? id;
+}
+
+/**
+ * Links the ids one RevenueCat customer goes by (an event's `app_user_id`, then
+ * `original_app_user_id`, then `aliases`, in that order) to one canonical Tally user, and returns
+ * it. The canonical user is, in order of preference:
+ *
+ * 1. the user the first already-linked id points at (links are never re-pointed, so state that
+ *    landed on a user stays reachable by every id that ever reached it);
+ * 2. the first id that is already a Tally user (credited before it was linked);
+ * 3. the first id that is not anonymous (`$RCAnonymousID:…`): the id the product knows;
+ * 4. the first id.
+ *
+ * Every id not yet linked is then linked to it (ON CONFLICT DO NOTHING: a concurrent linker of
+ * the same id wins, and this call's answer still names a user the id group reaches). Joins the
+ * caller's transaction; creates the canonical user row.
+ */
+export async function linkUserIds(
+  trx: Transaction<DB>,
+  ids: readonly string[],
+  options: { inboxEventId?: number | null } = {},
+): Promise<string> {
+  const ordered = linkableIds(ids);
+  const first = ordered[0];
+  if (first === undefined) throw new RangeError('linkUserIds needs at least one id');
+  const links = await trx
+    .selectFrom('user_aliases')
+    .select(['alias', 'user_id'])
+    .where('alias', 'in', ordered)
+    .execute();
+  const linkOf = new Map(links.map((link) => [link.alias, link.user_id]));
+  const users = new Set(
+    (await trx.selectFrom('users').select('id').where('id', 'in', ordered).execute()).map((user) => user.id),
+  );
+  const canonical =
+    ordered.map((id) => linkOf.get(id)).find((user) => user !== undefined) ??
+    ordered.find((id) => users.has(id)) ??
+    ordered.find((id) => !isAnonymousRevenueCatId(id)) ??
+    first;
+
+  await trx
+    .insertInto('users')
+    .values({ id: canonical })
+    .onConflict((oc) => oc.column('id').doNothing())
+    .execute();
+  const unlinked = [canonical, ...ordered].filter((id, index, all) => !linkOf.has(id) && all.indexOf(id) === index);
+  if (unlinked.length > 0) {
+    await trx
+      .insertInto('user_aliases')
+      .values(unlinked.map((alias) => ({ alias, user_id: canonical, inbox_event_id: options.inboxEventId ?? null })))
+      .onConflict((oc) => oc.column('alias').doNothing())
+      .execute();
+  }
+  return canonical;
+}
+
+/**
+ * Whether Tally has already seen this id: linked, a user, or named by a stored RevenueCat event.
+ * The on-demand sync reads RevenueCat (which creates unknown customers) only for such ids.
+ */
+export async function isKnownUserId(db: Kysely<DB>, id: string): Promise<boolean> {
+  const alias = await db.selectFrom('user_aliases').select('alias').where('alias', '=', id).executeTakeFirst();
+  if (alias) return true;
+  const user = await db.selectFrom('users').select('id').where('id', '=', id).executeTakeFirst();
+  if (user) return true;
+  const event = await db
+    .selectFrom('inbox_events')
+    .select('id')
+    .where('provider', '=', 'revenuecat')
+    .where((eb) => eb.or([eb('user_id', '=', id), eb('provider_customer_id', '=', id)]))
+    .limit(1)
+    .executeTakeFirst();
+  return event !== undefined;
+}

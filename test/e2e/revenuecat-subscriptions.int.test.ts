@@ -1,0 +1,445 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { createRevenueCatApiClient, type EventPolicy, productionOnlyPolicy } from '@tally/billing-core';
+import { daysFromNow, FakeRevenueCat, fakeRevenueCatApiKey } from '../support/fakes/fake-revenuecat';
+import { revenueCatSubscriptionEvent } from '../support/revenuecat-events';
+import { eventually, readJson, TestStack } from '../support/stack';
+
+const fixtures = path.resolve(__dirname, '../fixtures/revenuecat');
+
+async function startStack(fake: FakeRevenueCat, policy?: EventPolicy) {
+  return TestStack.start({
+    ports: {
+      revenueCat: createRevenueCatApiClient({ apiKey: fakeRevenueCatApiKey, baseUrl: fake.baseUrl, timeoutMs: 2_000 }),
+    },
+    ...(policy ? { policy } : {}),
+  });
+}
+
+function helpers(get: () => TestStack) {
+  const finished = (providerEventId: string) =>
+    eventually(`${providerEventId} to finish`, async () => {
+      const row = await get()
+        .db.selectFrom('inbox_events')
+        .selectAll()
+        .where('provider_event_id', '=', providerEventId)
+        .executeTakeFirst();
+      return row && ['processed', 'ignored', 'failed'].includes(row.status) ? row : undefined;
+    });
+  const subscriptionOf = (userId: string) =>
+    get()
+      .db.selectFrom('subscriptions')
+      .select(['user_id', 'status', 'plan_id', 'product_id', 'expires_at', 'store', 'auto_renew'])
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
+  const historyOf = (userId: string) =>
+    get()
+      .db.selectFrom('subscription_history')
+      .select(['change', 'from_plan_id', 'to_plan_id', 'to_status', 'cause', 'inbox_event_id', 'request_id'])
+      .where('user_id', '=', userId)
+      .orderBy('id')
+      .execute();
+  const send = async (body: string) => {
+    const response = await get().postRevenueCat(body);
+    expect(response.status).toBe(200);
+    return JSON.parse(body).event.id as string;
+  };
+  return { finished, subscriptionOf, historyOf, send };
+}
+
+describe('RevenueCat subscriptions converge on the truth', () => {
+  let fake: FakeRevenueCat;
+  let stack: TestStack;
+  const { finished, subscriptionOf, historyOf, send } = helpers(() => stack);
+
+  beforeAll(async () => {
+    fake = await FakeRevenueCat.start();
+    stack = await startStack(fake);
+  });
+  afterAll(async () => {
+    await stack.stop();
+    await fake.stop();
+  });
+  afterEach(() => stack.stopWorkers());
+
+  it('RENEWAL processed before its INITIAL_PURCHASE: the final plan and expiry match RevenueCat', async () => {
+    stack.startWorker();
+    const expires = daysFromNow(30);
+    fake.setSubscriber('order-user', {
+      'premium.monthly': {
+        expires_date: expires,
+        store: 'app_store',
+        is_sandbox: false,
+        unsubscribe_detected_at: null,
+      },
+    });
+    const renewal = await send(revenueCatSubscriptionEvent({ type: 'RENEWAL', userId: 'order-user' }));
+    expect(await finished(renewal)).toMatchObject({ status: 'processed', outcome_code: 'subscription_synced' });
+    const initial = await send(revenueCatSubscriptionEvent({ type: 'INITIAL_PURCHASE', userId: 'order-user' }));
+    expect(await finished(initial)).toMatchObject({ status: 'processed', outcome_code: 'already_synchronized' });
+
+    expect(await subscriptionOf('order-user')).toEqual({
+      user_id: 'order-user',
+      status: 'active',
+      plan_id: 'premium',
+      product_id: 'premium.monthly',
+      expires_at: new Date(expires),
+      store: 'app_store',
+      auto_renew: true,
+    });
+    expect(await historyOf('order-user')).toEqual([
+      expect.objectContaining({ change: 'activated', from_plan_id: null, to_plan_id: 'premium', cause: 'inbox_event' }),
+    ]);
+    const answer = await stack.apiRequest('/v1/users/order-user/subscription');
+    expect(answer.status).toBe(200);
+    expect(await readJson(answer)).toEqual({
+      userId: 'order-user',
+      planId: 'premium',
+      status: 'active',
+      expiresAt: expires,
+      store: 'app_store',
+      autoRenew: true,
+    });
+  });
+
+  it('an EXPIRATION processed after a later RENEWAL does not take away an active subscription', async () => {
+    stack.startWorker();
+    const renewed = daysFromNow(30);
+    // RevenueCat's truth after the renewal: the subscription runs for another month.
+    fake.setSubscriber('expiry-user', { 'premium.monthly': { expires_date: renewed, store: 'app_store' } });
+    const renewal = await send(revenueCatSubscriptionEvent({ type: 'RENEWAL', userId: 'expiry-user' }));
+    await finished(renewal);
+    // The old period's EXPIRATION arrives late.
+    const expiration = await send(revenueCatSubscriptionEvent({ type: 'EXPIRATION', userId: 'expiry-user' }));
+    expect(await finished(expiration)).toMatchObject({ status: 'processed', outcome_code: 'already_synchronized' });
+    expect(await subscriptionOf('expiry-user')).toMatchObject({ status: 'active', plan_id: 'premium' });
+    expect((await subscriptionOf('expiry-user'))?.expires_at).toEqual(new Date(renewed));
+    expect(await historyOf('expiry-user')).toHaveLength(1);
+
+    // When RevenueCat says it really ended, the plan goes.
+    fake.setSubscriber('expiry-user', { 'premium.monthly': { expires_date: daysFromNow(-1), store: 'app_store' } });
+    const real = await send(revenueCatSubscriptionEvent({ type: 'EXPIRATION', userId: 'expiry-user' }));
+    expect(await finished(real)).toMatchObject({ outcome_code: 'subscription_synced' });
+    expect(await subscriptionOf('expiry-user')).toMatchObject({ status: 'inactive', plan_id: null, auto_renew: false });
+    expect((await historyOf('expiry-user')).map((row) => row.change)).toEqual(['activated', 'deactivated']);
+  });
+
+  it('TRANSFER from A to B: A loses the plan, B gets it', async () => {
+    stack.startWorker();
+    const expires = daysFromNow(20);
+    fake.setSubscriber('transfer-a', { 'premium.annual': { expires_date: expires, store: 'play_store' } });
+    await finished(await send(revenueCatSubscriptionEvent({ userId: 'transfer-a', productId: 'premium.annual' })));
+    expect(await subscriptionOf('transfer-a')).toMatchObject({ status: 'active', plan_id: 'premium' });
+
+    fake.setSubscriber('transfer-a', {});
+    fake.setSubscriber('transfer-b', { 'premium.annual': { expires_date: expires, store: 'play_store' } });
+    const transfer = await send(
+      revenueCatSubscriptionEvent({ type: 'TRANSFER', transferredFrom: ['transfer-a'], transferredTo: ['transfer-b'] }),
+    );
+    const row = await finished(transfer);
+    expect(row).toMatchObject({ status: 'processed', outcome_code: 'subscription_synced' });
+    expect(await subscriptionOf('transfer-a')).toMatchObject({ status: 'inactive', plan_id: null });
+    expect(await subscriptionOf('transfer-b')).toMatchObject({ status: 'active', plan_id: 'premium' });
+    expect(await historyOf('transfer-b')).toEqual([
+      expect.objectContaining({ change: 'activated', cause: 'inbox_event', inbox_event_id: row.id }),
+    ]);
+    expect((await historyOf('transfer-a')).map((entry) => entry.change)).toEqual(['activated', 'deactivated']);
+  });
+
+  it.each([
+    [
+      'PRODUCT_CHANGE',
+      { 'premium.annual': { expires_date: daysFromNow(365), store: 'app_store' } },
+      'premium.annual',
+      true,
+    ],
+    [
+      'UNCANCELLATION',
+      { 'premium.monthly': { expires_date: daysFromNow(10), store: 'app_store' } },
+      'premium.monthly',
+      true,
+    ],
+    [
+      'BILLING_ISSUE',
+      {
+        'premium.monthly': {
+          expires_date: daysFromNow(-1),
+          grace_period_expires_date: daysFromNow(6),
+          billing_issues_detected_at: daysFromNow(-1),
+          store: 'app_store',
+        },
+      },
+      'premium.monthly',
+      true,
+    ],
+    [
+      'SUBSCRIPTION_PAUSED',
+      {
+        'premium.monthly:monthly-base': {
+          expires_date: daysFromNow(3),
+          unsubscribe_detected_at: daysFromNow(0),
+          store: 'play_store',
+        },
+      },
+      'premium.monthly:monthly-base',
+      false,
+    ],
+  ])('%s leaves the state RevenueCat reports', async (type, subscriptions, productId, autoRenew) => {
+    stack.startWorker();
+    const user = `state-${type}`;
+    // Before: a cancelled monthly subscription.
+    fake.setSubscriber(user, {
+      'premium.monthly': {
+        expires_date: daysFromNow(10),
+        store: 'app_store',
+        unsubscribe_detected_at: daysFromNow(-2),
+      },
+    });
+    await finished(await send(revenueCatSubscriptionEvent({ userId: user })));
+    fake.setSubscriber(user, subscriptions);
+    const id = await send(revenueCatSubscriptionEvent({ type, userId: user }));
+    expect(await finished(id)).toMatchObject({ status: 'processed', outcome_code: 'subscription_synced' });
+    const expected = Object.values(subscriptions)[0] as { expires_date: string; grace_period_expires_date?: string };
+    expect(await subscriptionOf(user)).toMatchObject({
+      status: 'active',
+      plan_id: 'premium',
+      product_id: productId,
+      expires_at: new Date(expected.grace_period_expires_date ?? expected.expires_date),
+      auto_renew: autoRenew,
+    });
+  });
+
+  it('the same event processed again, and an on-demand sync right after: no writes', async () => {
+    stack.startWorker();
+    fake.setSubscriber('dup-user', { 'premium.monthly': { expires_date: daysFromNow(30), store: 'app_store' } });
+    const body = revenueCatSubscriptionEvent({ userId: 'dup-user' });
+    const id = await send(body);
+    const row = await finished(id);
+    expect(await historyOf('dup-user')).toHaveLength(1);
+    const before = await subscriptionOf('dup-user');
+
+    const replay = await stack.apiRequest(`/admin/events/${row.id}/replay`, { method: 'POST' });
+    expect(replay.status).toBe(200);
+    await eventually('the replay to finish', async () => {
+      const again = await finished(id);
+      return again.replays === 1 && again.status === 'processed' ? again : undefined;
+    });
+    expect(await finished(id)).toMatchObject({ outcome_code: 'already_synchronized' });
+    // A redelivery of the same body is a duplicate at ingest.
+    expect(await readJson(await stack.postRevenueCat(body))).toMatchObject({ status: 'duplicate' });
+
+    const sync = await stack.apiRequest('/v1/users/dup-user/subscription/sync', { method: 'POST' });
+    expect(sync.status).toBe(200);
+    expect(await readJson(sync)).toMatchObject({ result: 'already_synchronized', subscription: { planId: 'premium' } });
+    expect(await historyOf('dup-user')).toHaveLength(1);
+    expect(await subscriptionOf('dup-user')).toEqual(before);
+  });
+
+  it('RevenueCat answering 500 then 429 then 200: retried and converges; the 429 spends no attempt', async () => {
+    stack.startWorker({ backoff: { baseDelayMs: 50, maxDelayMs: 100 } });
+    fake.setSubscriber('flaky-user', { 'premium.monthly': { expires_date: daysFromNow(30), store: 'app_store' } });
+    fake.script('flaky-user', { status: 500 }, { status: 429, retryAfter: '1' });
+    const started = Date.now();
+    const id = await send(revenueCatSubscriptionEvent({ userId: 'flaky-user' }));
+    const row = await eventually('the event to be processed', async () => {
+      const current = await finished(id);
+      return current.status === 'processed' ? current : undefined;
+    });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_000);
+    expect(row).toMatchObject({ outcome_code: 'subscription_synced', attempts: 2, deferrals: 1, last_error: null });
+    expect(fake.callsFor('flaky-user')).toBe(3);
+    expect(await subscriptionOf('flaky-user')).toMatchObject({ status: 'active', plan_id: 'premium' });
+  });
+
+  it('with RevenueCat down past the attempt cap the event parks with the error; a requeue converges', async () => {
+    stack.startWorker({ maxAttempts: 3, backoff: { baseDelayMs: 20, maxDelayMs: 50 } });
+    fake.setSubscriber('down-user', { 'premium.monthly': { expires_date: daysFromNow(30), store: 'app_store' } });
+    fake.script('down-user', { status: 503 }, { status: 503 }, { status: 503 });
+    const id = await send(revenueCatSubscriptionEvent({ userId: 'down-user' }));
+    const parked = await finished(id);
+    expect(parked).toMatchObject({ status: 'failed', attempts: 3, outcome_code: 'attempts_exhausted' });
+    expect(parked.last_error).toContain('503');
+    expect(await subscriptionOf('down-user')).toBeUndefined();
+
+    const requeue = await stack.apiRequest(`/admin/events/${parked.id}/requeue`, { method: 'POST' });
+    expect(requeue.status).toBe(200);
+    await eventually('the requeued event to converge', async () => (await finished(id)).status === 'processed');
+    expect(await subscriptionOf('down-user')).toMatchObject({ status: 'active', plan_id: 'premium' });
+  });
+
+  it("a brand-new user's first INITIAL_PURCHASE assigns the plan, linking its anonymous id", async () => {
+    stack.startWorker();
+    const anonymous = '$RCAnonymousID:0123456789abcdef';
+    fake.setSubscriber('new-user', { 'premium.monthly': { expires_date: daysFromNow(30), store: 'app_store' } }, [
+      anonymous,
+    ]);
+    const id = await send(
+      revenueCatSubscriptionEvent({
+        userId: 'new-user',
+        originalAppUserId: anonymous,
+        aliases: [anonymous, 'new-user'],
+      }),
+    );
+    expect(await finished(id)).toMatchObject({ status: 'processed', outcome_code: 'subscription_synced' });
+    expect(await subscriptionOf('new-user')).toMatchObject({ status: 'active', plan_id: 'premium' });
+    // Reads by the linked anonymous id answer for the same user.
+    const byAlias = await stack.apiRequest(`/v1/users/${encodeURIComponent(anonymous)}/subscription`);
+    expect(await readJson(byAlias)).toMatchObject({ planId: 'premium', status: 'active' });
+    expect(fake.unknownRequested).not.toContain('new-user');
+  });
+
+  it('an on-demand sync of an id Tally has never seen answers unknown_user without calling RevenueCat', async () => {
+    const callsBefore = fake.totalCalls();
+    const response = await stack.apiRequest('/v1/users/never-seen-user/subscription/sync', { method: 'POST' });
+    expect(response.status).toBe(404);
+    expect(await readJson(response)).toEqual({ error: { code: 'unknown_user', message: expect.any(String) } });
+    expect(fake.totalCalls()).toBe(callsBefore);
+    expect(fake.callsFor('never-seen-user')).toBe(0);
+    expect(fake.unknownRequested).not.toContain('never-seen-user');
+    const read = await stack.apiRequest('/v1/users/never-seen-user/subscription');
+    expect(read.status).toBe(404);
+  });
+
+  it('an on-demand sync of a known user converges on RevenueCat and records the request in the history', async () => {
+    stack.startWorker();
+    fake.setSubscriber('ondemand-user', { 'premium.monthly': { expires_date: daysFromNow(5), store: 'app_store' } });
+    await finished(await send(revenueCatSubscriptionEvent({ userId: 'ondemand-user' })));
+    const later = daysFromNow(40);
+    fake.setSubscriber('ondemand-user', { 'premium.annual': { expires_date: later, store: 'app_store' } });
+    const response = await stack.apiRequest('/v1/users/ondemand-user/subscription/sync', { method: 'POST' });
+    expect(response.status).toBe(200);
+    expect(await readJson(response)).toEqual({
+      userId: 'ondemand-user',
+      result: 'changed',
+      subscription: { planId: 'premium', status: 'active', expiresAt: later, store: 'app_store', autoRenew: true },
+    });
+    const history = await historyOf('ondemand-user');
+    expect(history.map((row) => [row.change, row.cause])).toEqual([
+      ['activated', 'inbox_event'],
+      ['renewed', 'on_demand_sync'],
+    ]);
+    expect(history[1]?.request_id).toEqual(expect.any(String));
+  });
+
+  it('two events for the same user processed at once by two workers: one consistent final state', async () => {
+    const expires = daysFromNow(30);
+    fake.setSubscriber('race-user', { 'premium.monthly': { expires_date: expires, store: 'app_store' } });
+    // Both reads are slow so both workers are inside prepare at the same time.
+    fake.script('race-user', { status: 200, delayMs: 300 }, { status: 200, delayMs: 300 });
+    const ids = [
+      await send(revenueCatSubscriptionEvent({ type: 'INITIAL_PURCHASE', userId: 'race-user' })),
+      await send(revenueCatSubscriptionEvent({ type: 'RENEWAL', userId: 'race-user' })),
+    ];
+    stack.startWorker({ concurrency: 1 });
+    stack.startWorker({ concurrency: 1 });
+    const rows = await Promise.all(ids.map((id) => finished(id)));
+    expect(rows.map((row) => row.status)).toEqual(['processed', 'processed']);
+    expect(rows.map((row) => row.outcome_code).sort()).toEqual(['already_synchronized', 'subscription_synced']);
+    expect(await subscriptionOf('race-user')).toMatchObject({ status: 'active', expires_at: new Date(expires) });
+    expect(await historyOf('race-user')).toHaveLength(1);
+  });
+
+  it('events stored as ignored by the old placeholder converge when replayed by outcome', async () => {
+    fake.setSubscriber('legacy-user', { 'premium.monthly': { expires_date: daysFromNow(15), store: 'app_store' } });
+    const body = revenueCatSubscriptionEvent({ id: 'rc-legacy-1', userId: 'legacy-user' });
+    // As the placeholder left them: ignored with awaiting_subscription_sync.
+    const inserted = await stack.db
+      .insertInto('inbox_events')
+      .values({
+        provider: 'revenuecat',
+        provider_event_id: 'rc-legacy-1',
+        type: 'INITIAL_PURCHASE',
+        livemode: true,
+        environment: 'PRODUCTION',
+        user_id: 'legacy-user',
+        provider_customer_id: 'legacy-user',
+        provider_subscription_id: null,
+        provider_payment_intent_id: null,
+        provider_invoice_id: null,
+        raw_body: body,
+        status: 'ignored',
+        attempts: 1,
+        outcome_code: 'awaiting_subscription_sync',
+        outcome_detail: 'subscription sync not built yet; replay once it is',
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    stack.startWorker();
+    const replay = await stack.apiRequest('/admin/events/replay', {
+      method: 'POST',
+      body: { outcome: 'awaiting_subscription_sync' },
+    });
+    expect(replay.status).toBe(200);
+    expect(await readJson(replay)).toMatchObject({ replayed: 1, ids: [inserted.id] });
+    await eventually('the replayed event to sync', async () => (await finished('rc-legacy-1')).status === 'processed');
+    expect(await finished('rc-legacy-1')).toMatchObject({ outcome_code: 'subscription_synced', replays: 1 });
+    expect(await subscriptionOf('legacy-user')).toMatchObject({ status: 'active', plan_id: 'premium' });
+  });
+
+  it('processes every published RevenueCat sample body without parking any', async () => {
+    stack.startWorker();
+    const files = readdirSync(fixtures).filter((name) => name.endsWith('.json'));
+    const ids = new Set<string>();
+    for (const file of files) {
+      const body = readFileSync(path.join(fixtures, file), 'utf8');
+      const response = await stack.postRevenueCat(body);
+      expect({ file, status: response.status }).toEqual({ file, status: 200 });
+      ids.add(JSON.parse(body).event.id);
+    }
+    for (const id of ids) {
+      const row = await finished(id);
+      expect({ id, status: row.status, error: row.last_error }).toEqual({
+        id,
+        status: expect.stringMatching(/^(processed|ignored)$/),
+        error: null,
+      });
+    }
+  });
+});
+
+describe('RevenueCat subscriptions under PAYMENT_ENVIRONMENTS=production', () => {
+  let fake: FakeRevenueCat;
+  let stack: TestStack;
+  const { finished, subscriptionOf, send } = helpers(() => stack);
+
+  beforeAll(async () => {
+    fake = await FakeRevenueCat.start();
+    stack = await startStack(fake, productionOnlyPolicy);
+    stack.startWorker();
+  });
+  afterAll(async () => {
+    await stack.stop();
+    await fake.stop();
+  });
+
+  it('a SANDBOX event is ignored without reading RevenueCat', async () => {
+    fake.setSubscriber('sandbox-event-user', { 'premium.monthly': { expires_date: daysFromNow(3), is_sandbox: true } });
+    const id = await send(revenueCatSubscriptionEvent({ userId: 'sandbox-event-user', environment: 'SANDBOX' }));
+    expect(await finished(id)).toMatchObject({ status: 'ignored', outcome_code: 'other_environment' });
+    expect(fake.callsFor('sandbox-event-user')).toBe(0);
+    expect(await subscriptionOf('sandbox-event-user')).toBeUndefined();
+  });
+
+  it('sandbox subscriptions move no plan; production ones do', async () => {
+    fake.setSubscriber('sandbox-sub-user', {
+      'premium.annual': { expires_date: daysFromNow(300), is_sandbox: true, store: 'app_store' },
+    });
+    // An event that names no environment runs (the API says which subscriptions are sandbox).
+    const id = await send(revenueCatSubscriptionEvent({ userId: 'sandbox-sub-user', environment: null }));
+    expect(await finished(id)).toMatchObject({ status: 'processed', outcome_code: 'already_synchronized' });
+    expect(await subscriptionOf('sandbox-sub-user')).toBeUndefined();
+
+    const production = daysFromNow(20);
+    fake.setSubscriber('sandbox-sub-user', {
+      'premium.annual': { expires_date: daysFromNow(300), is_sandbox: true, store: 'app_store' },
+      'premium.monthly': { expires_date: production, is_sandbox: false, store: 'app_store' },
+    });
+    const next = await send(revenueCatSubscriptionEvent({ userId: 'sandbox-sub-user' }));
+    expect(await finished(next)).toMatchObject({ outcome_code: 'subscription_synced' });
+    expect(await subscriptionOf('sandbox-sub-user')).toMatchObject({
+      plan_id: 'premium',
+      product_id: 'premium.monthly',
+      expires_at: new Date(production),
+    });
+  });
+});

@@ -1,0 +1,152 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { RevenueCatSubscription } from '@tally/billing-core';
+
+/** A scripted answer the fake gives instead of the subscriber (once per script entry). */
+export type FakeRevenueCatAnswer =
+  | { status: 429; retryAfter?: string }
+  | { status: 500 | 502 | 503 | 400 | 401 | 404 }
+  | { status: 200; delayMs: number }
+  | { status: 200; body: string };
+
+export const fakeRevenueCatApiKey = 'sk_test_fake_revenuecat';
+
+/**
+ * A fake RevenueCat REST v1 (`GET /v1/subscribers/{id}`) as a real local HTTP server. It holds
+ * per-customer state (subscriptions keyed by product id; aliases answer for their customer),
+ * counts requests per id, can be scripted to answer 429/5xx/slowly, and emulates RevenueCat's
+ * get-or-create: an id it does not know is created and answered with 201, and recorded in
+ * `unknownRequested` so tests can prove Tally never asked for an arbitrary id.
+ */
+export class FakeRevenueCat {
+  private server!: Server;
+  port = 0;
+  private readonly customers = new Map<string, Record<string, RevenueCatSubscription>>();
+  private readonly aliasOf = new Map<string, string>();
+  private readonly scripts = new Map<string, FakeRevenueCatAnswer[]>();
+  private readonly anyScript: FakeRevenueCatAnswer[] = [];
+  /** Requests per requested id (decoded), including scripted failures. */
+  readonly calls = new Map<string, number>();
+  /** Ids requested that were not known: RevenueCat would have created these customers. */
+  readonly unknownRequested: string[] = [];
+  /** Authorization values that were refused. */
+  readonly refusedAuthorizations: string[] = [];
+
+  static async start(): Promise<FakeRevenueCat> {
+    const fake = new FakeRevenueCat();
+    await fake.listen();
+    return fake;
+  }
+
+  get baseUrl(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  /** Sets a customer's subscriptions (replacing them); `aliases` answer for the same customer. */
+  setSubscriber(appUserId: string, subscriptions: Record<string, RevenueCatSubscription>, aliases: string[] = []) {
+    this.customers.set(appUserId, subscriptions);
+    for (const alias of aliases) this.aliasOf.set(alias, appUserId);
+  }
+
+  /** Removes a customer (tests of transfers move subscriptions between customers). */
+  deleteSubscriber(appUserId: string) {
+    this.customers.delete(appUserId);
+  }
+
+  /** Queues answers for one id (or for any id when `appUserId` is null), used in order. */
+  script(appUserId: string | null, ...answers: FakeRevenueCatAnswer[]) {
+    if (appUserId === null) {
+      this.anyScript.push(...answers);
+      return;
+    }
+    this.scripts.set(appUserId, [...(this.scripts.get(appUserId) ?? []), ...answers]);
+  }
+
+  callsFor(appUserId: string): number {
+    return this.calls.get(appUserId) ?? 0;
+  }
+
+  totalCalls(): number {
+    let total = 0;
+    for (const count of this.calls.values()) total += count;
+    return total;
+  }
+
+  private async listen(): Promise<void> {
+    this.server = createServer((req, res) => {
+      this.handle(req, res).catch(() => {
+        if (!res.headersSent) res.writeHead(500);
+        res.end();
+      });
+    });
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.port = (this.server.address() as AddressInfo).port;
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const match = /^\/v1\/subscribers\/([^/?]+)$/.exec((req.url ?? '').split('?')[0] ?? '');
+    if (req.method !== 'GET' || !match?.[1]) {
+      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'not found' }));
+      return;
+    }
+    if (req.headers.authorization !== `Bearer ${fakeRevenueCatApiKey}`) {
+      this.refusedAuthorizations.push(String(req.headers.authorization));
+      res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'Invalid API key' }));
+      return;
+    }
+    const id = decodeURIComponent(match[1]);
+    this.calls.set(id, (this.calls.get(id) ?? 0) + 1);
+
+    const scripted = this.scripts.get(id)?.shift() ?? this.anyScript.shift();
+    if (scripted) {
+      if (scripted.status === 429) {
+        res.writeHead(429, scripted.retryAfter === undefined ? {} : { 'retry-after': scripted.retryAfter });
+        res.end(JSON.stringify({ message: 'rate limited' }));
+        return;
+      }
+      if (scripted.status !== 200) {
+        res.writeHead(scripted.status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ message: 'scripted failure' }));
+        return;
+      }
+      if ('body' in scripted) {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(scripted.body);
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, scripted.delayMs));
+    }
+
+    const customerId = this.customers.has(id) ? id : this.aliasOf.get(id);
+    let status = 200;
+    if (customerId === undefined) {
+      // RevenueCat's get-or-create: the read makes a customer.
+      this.unknownRequested.push(id);
+      this.customers.set(id, {});
+      status = 201;
+    }
+    const key = customerId ?? id;
+    const body = {
+      request_date: new Date().toISOString(),
+      request_date_ms: Date.now(),
+      subscriber: {
+        original_app_user_id: key,
+        first_seen: '2024-01-01T00:00:00Z',
+        entitlements: {},
+        non_subscriptions: {},
+        other_purchases: {},
+        subscriptions: this.customers.get(key) ?? {},
+      },
+    };
+    if (!res.destroyed) res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  }
+
+  async stop(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+/** An ISO date `days` from now (negative for the past). */
+export function daysFromNow(days: number): string {
+  return new Date(Date.now() + days * 24 * 3600_000).toISOString();
+}
