@@ -5,6 +5,8 @@
  */
 export const references = {
   revenuecatEvent: (eventId: string) => `revenuecat:event:${eventId}`,
+  /** A refunded RevenueCat token pack, by the store transaction of the purchase. */
+  revenuecatRefund: (transactionId: string) => `revenuecat:refund:${transactionId}`,
   stripeInvoice: (invoiceId: string) => `stripe:invoice:${invoiceId}`,
   stripePayment: (paymentIntentId: string) => `stripe:payment:${paymentIntentId}`,
   stripeInstallment: (scheduleRowId: number | string) => `stripe:installment:${scheduleRowId}`,

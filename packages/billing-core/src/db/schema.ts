@@ -125,11 +125,26 @@ export interface SubscriptionHistoryTable {
   created_at: DbTime;
 }
 
+export interface TokenRefundsTable {
+  id: Generated<number>;
+  provider: Provider;
+  provider_refund_id: string;
+  user_id: string;
+  pack_id: string;
+  credit_reference: string;
+  tokens_credited: number;
+  tokens_taken: number;
+  shortfall: ColumnType<number, never, never>;
+  inbox_event_id: number | null;
+  created_at: DbTime;
+}
+
 export interface DB {
   inbox_events: InboxEventsTable;
   users: UsersTable;
   wallets: WalletsTable;
   ledger_entries: LedgerEntriesTable;
+  token_refunds: TokenRefundsTable;
   schema_migrations: SchemaMigrationsTable;
   user_aliases: UserAliasesTable;
   subscriptions: SubscriptionsTable;

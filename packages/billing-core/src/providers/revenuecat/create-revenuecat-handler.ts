@@ -4,8 +4,10 @@ import type { ProviderPorts } from '../../ports/provider-ports';
 import { createProviderHandler, defineRoute, type EventRoute } from '../shared/create-provider-handler';
 import type { EventPolicy } from '../shared/payment-environment';
 import { parseRevenueCatWebhook, type RevenueCatEvent } from './revenuecat-event';
+import { createCancellationRoute } from './routes/cancellation';
 import { createSubscriptionEventsRoute, revenueCatSubscriptionEventTypes } from './routes/subscription-events';
 import { createTokenPackPurchaseRoute } from './routes/token-pack-purchase';
+import { createTokenPackRefundRoute } from './routes/token-pack-refund';
 
 export interface RevenueCatHandlerDeps {
   catalog: Catalog;
@@ -24,6 +26,11 @@ export function createRevenueCatHandler(deps: RevenueCatHandlerDeps) {
     }),
   };
   for (const type of revenueCatSubscriptionEventTypes) routes[type] = subscriptionEvents;
+  routes.CANCELLATION = createCancellationRoute({
+    catalog: deps.catalog,
+    subscriptionEvents,
+    tokenPackRefund: createTokenPackRefundRoute(deps),
+  });
   return createProviderHandler<RevenueCatEvent>({
     parse: parseRevenueCatWebhook,
     typeOf: (event) => event.type,

@@ -24,8 +24,10 @@ export interface EventRoute<E, P = undefined> {
    * that names none (some RevenueCat types omit it) may run; one that names a refused environment
    * is still ignored. `none`: the family applies nothing (test events).
    */
-  environmentCheck?: 'event' | 'api' | 'none';
+  environmentCheck?: EnvironmentCheck | ((event: E) => EnvironmentCheck);
 }
+
+export type EnvironmentCheck = 'event' | 'api' | 'none';
 
 /** Erases a route's prepared type so routes of one provider fit in one table. */
 export function defineRoute<E, P>(route: EventRoute<E, P>): EventRoute<E, unknown> {
@@ -64,7 +66,8 @@ export function createProviderHandler<E>(spec: ProviderHandlerSpec<E>): InboxHan
       if (account !== null && !spec.policy.stripeConnectAccounts.has(account)) {
         return { kind: 'decided', result: ignored('connect_account', `event of connected account ${account}`) };
       }
-      const check = route === spec.fallback ? 'none' : (route.environmentCheck ?? 'event');
+      const declared = route.environmentCheck ?? 'event';
+      const check = route === spec.fallback ? 'none' : typeof declared === 'function' ? declared(event) : declared;
       if (check !== 'none') {
         const environment = paymentEnvironmentOf(row);
         if (environment === null && check === 'event') {

@@ -1,0 +1,83 @@
+import type { Selectable, Transaction } from 'kysely';
+import type { DB, Provider, TokenRefundsTable } from '../db/schema';
+import { ensureWallet } from '../ledger/ensure-wallet';
+import { postLedgerEntry } from '../ledger/post-ledger-entry';
+
+export interface TokenPackRefund {
+  provider: Provider;
+  /** The provider's id for this refund; unique per provider (the fence). */
+  providerRefundId: string;
+  userId: string;
+  packId: string;
+  /** The ledger entry that credited the pack. */
+  creditReference: string;
+  tokensCredited: number;
+  /** The ledger reference of the debit, from `references`. */
+  refundReference: string;
+  inboxEventId?: number | null;
+}
+
+export type RefundTokenPackResult =
+  | { kind: 'refunded'; refund: Selectable<TokenRefundsTable> }
+  | { kind: 'already-refunded'; refund: Selectable<TokenRefundsTable> };
+
+/**
+ * Takes a refunded pack's tokens back, inside the caller's transaction (which must hold the
+ * user's lock). Takes what the wallet holds up to the credited amount, never below zero; the
+ * rest is the shortfall, recorded on the token_refunds row for support.
+ *
+ * Idempotent: the unique (provider, provider_refund_id) row is written first, so a second run
+ * (redelivery, replay, another replica) takes nothing and answers `already-refunded` even if the
+ * balance changed in between; the debit's ledger reference is a second fence.
+ */
+export async function refundTokenPack(trx: Transaction<DB>, refund: TokenPackRefund): Promise<RefundTokenPackResult> {
+  const existing = await findRefund(trx, refund);
+  if (existing) return { kind: 'already-refunded', refund: existing };
+  await ensureWallet(trx, refund.userId);
+  const wallet = await trx
+    .selectFrom('wallets')
+    .select('balance')
+    .where('user_id', '=', refund.userId)
+    .forUpdate()
+    .executeTakeFirstOrThrow();
+  const taken = Math.min(wallet.balance, refund.tokensCredited);
+  const inserted = await trx
+    .insertInto('token_refunds')
+    .values({
+      provider: refund.provider,
+      provider_refund_id: refund.providerRefundId,
+      user_id: refund.userId,
+      pack_id: refund.packId,
+      credit_reference: refund.creditReference,
+      tokens_credited: refund.tokensCredited,
+      tokens_taken: taken,
+      inbox_event_id: refund.inboxEventId ?? null,
+    })
+    .onConflict((oc) => oc.columns(['provider', 'provider_refund_id']).doNothing())
+    .returningAll()
+    .executeTakeFirst();
+  if (!inserted) {
+    const winner = await findRefund(trx, refund);
+    if (!winner) throw new Error(`token refund ${refund.providerRefundId} conflicted but cannot be read`);
+    return { kind: 'already-refunded', refund: winner };
+  }
+  if (taken > 0) {
+    await postLedgerEntry(trx, {
+      userId: refund.userId,
+      reference: refund.refundReference,
+      amount: -taken,
+      reason: 'token_pack_refund',
+      inboxEventId: refund.inboxEventId ?? null,
+    });
+  }
+  return { kind: 'refunded', refund: inserted };
+}
+
+function findRefund(trx: Transaction<DB>, refund: Pick<TokenPackRefund, 'provider' | 'providerRefundId'>) {
+  return trx
+    .selectFrom('token_refunds')
+    .selectAll()
+    .where('provider', '=', refund.provider)
+    .where('provider_refund_id', '=', refund.providerRefundId)
+    .executeTakeFirst();
+}

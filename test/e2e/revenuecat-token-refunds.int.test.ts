@@ -1,0 +1,177 @@
+import { findWallet, productionOnlyPolicy } from '@tally/billing-core';
+import { revenueCatTokenPurchase } from '../support/events';
+import { eventually, TestStack } from '../support/stack';
+
+/** RevenueCat's refund of a consumable: a CANCELLATION of the pack's product naming the purchase's transaction. */
+function tokenPackRefund(options: { id: string; userId: string; transactionId: string; environment?: string }) {
+  return JSON.stringify({
+    api_version: '1.0',
+    event: {
+      id: options.id,
+      type: 'CANCELLATION',
+      app_user_id: options.userId,
+      original_app_user_id: options.userId,
+      aliases: [options.userId],
+      product_id: 'tokens.100',
+      period_type: 'NORMAL',
+      purchased_at_ms: 1_700_000_000_000,
+      expiration_at_ms: null,
+      event_timestamp_ms: 1_700_000_500_000,
+      environment: options.environment ?? 'PRODUCTION',
+      store: 'APP_STORE',
+      transaction_id: options.transactionId,
+      original_transaction_id: options.transactionId,
+      cancel_reason: 'CUSTOMER_SUPPORT',
+      price: -4.99,
+      currency: 'USD',
+    },
+  });
+}
+
+function purchase(id: string, userId: string, transactionId: string) {
+  const body = JSON.parse(revenueCatTokenPurchase({ id, userId }));
+  body.event.transaction_id = transactionId;
+  return JSON.stringify(body);
+}
+
+describe('RevenueCat token pack refunds', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await TestStack.start();
+    stack.startWorker({ retryLater: { baseDelayMs: 100, maxDelayMs: 200, maxWaitMs: 60_000 } });
+  });
+  afterAll(() => stack.stop());
+
+  const finished = (providerEventId: string) =>
+    eventually(`${providerEventId} to finish`, async () => {
+      const row = await stack.db
+        .selectFrom('inbox_events')
+        .select(['status', 'outcome_code', 'outcome_detail', 'deferrals'])
+        .where('provider_event_id', '=', providerEventId)
+        .executeTakeFirst();
+      return row && ['processed', 'ignored', 'failed'].includes(row.status) ? row : undefined;
+    });
+  const ledgerOf = (userId: string) =>
+    stack.db
+      .selectFrom('ledger_entries')
+      .select(['reference', 'amount', 'balance_before', 'balance_after', 'reason'])
+      .where('user_id', '=', userId)
+      .orderBy('id')
+      .execute();
+  const refundsOf = (userId: string) =>
+    stack.db
+      .selectFrom('token_refunds')
+      .select([
+        'provider',
+        'provider_refund_id',
+        'pack_id',
+        'credit_reference',
+        'tokens_credited',
+        'tokens_taken',
+        'shortfall',
+      ])
+      .where('user_id', '=', userId)
+      .execute();
+
+  it('takes back the tokens of a partly spent pack down to zero, not below, once, and the ledger explains it', async () => {
+    await stack.postRevenueCat(purchase('rc-refund-buy', 'refund-user', 'tx-refund-1'));
+    await finished('rc-refund-buy');
+    // The user spends 60 of the 100 tokens (a debit through the ledger, as AI Studio would).
+    const { postLedgerEntry } = await import('@tally/billing-core');
+    await stack.db
+      .transaction()
+      .execute((trx) =>
+        postLedgerEntry(trx, { userId: 'refund-user', reference: 'test:spend:1', amount: -60, reason: 'test_spend' }),
+      );
+
+    const refund = tokenPackRefund({ id: 'rc-refund-1', userId: 'refund-user', transactionId: 'tx-refund-1' });
+    await stack.postRevenueCat(refund);
+    expect(await finished('rc-refund-1')).toMatchObject({
+      status: 'processed',
+      outcome_code: 'refunded_partially',
+      outcome_detail: 'took back 40 of 100 tokens (tokens_100); shortfall 60: already spent',
+    });
+    // A redelivery with a new event id for the same transaction, and a replay: nothing more is taken.
+    await stack.postRevenueCat(
+      tokenPackRefund({ id: 'rc-refund-1b', userId: 'refund-user', transactionId: 'tx-refund-1' }),
+    );
+    expect(await finished('rc-refund-1b')).toMatchObject({ status: 'processed', outcome_code: 'already_refunded' });
+
+    expect(await findWallet(stack.db, 'refund-user')).toEqual({ userId: 'refund-user', balance: 0 });
+    expect(await ledgerOf('refund-user')).toEqual([
+      {
+        reference: 'revenuecat:event:rc-refund-buy',
+        amount: 100,
+        balance_before: 0,
+        balance_after: 100,
+        reason: 'token_pack_purchase',
+      },
+      { reference: 'test:spend:1', amount: -60, balance_before: 100, balance_after: 40, reason: 'test_spend' },
+      {
+        reference: 'revenuecat:refund:tx-refund-1',
+        amount: -40,
+        balance_before: 40,
+        balance_after: 0,
+        reason: 'token_pack_refund',
+      },
+    ]);
+    expect(await refundsOf('refund-user')).toEqual([
+      {
+        provider: 'revenuecat',
+        provider_refund_id: 'tx-refund-1',
+        pack_id: 'tokens_100',
+        credit_reference: 'revenuecat:event:rc-refund-buy',
+        tokens_credited: 100,
+        tokens_taken: 40,
+        shortfall: 60,
+      },
+    ]);
+  });
+
+  it('waits for a purchase delivered after its refund, then takes the whole pack back', async () => {
+    await stack.postRevenueCat(
+      tokenPackRefund({ id: 'rc-early-refund', userId: 'early-user', transactionId: 'tx-early' }),
+    );
+    await eventually('the refund to wait for its purchase', async () => {
+      const row = await stack.db
+        .selectFrom('inbox_events')
+        .select('outcome_code')
+        .where('provider_event_id', '=', 'rc-early-refund')
+        .executeTakeFirst();
+      return row?.outcome_code === 'waiting';
+    });
+    await stack.postRevenueCat(purchase('rc-late-buy', 'early-user', 'tx-early'));
+    expect(await finished('rc-early-refund')).toMatchObject({ status: 'processed', outcome_code: 'refunded' });
+    expect(await findWallet(stack.db, 'early-user')).toEqual({ userId: 'early-user', balance: 0 });
+    expect((await ledgerOf('early-user')).map((entry) => [entry.reference, entry.amount])).toEqual([
+      ['revenuecat:event:rc-late-buy', 100],
+      ['revenuecat:refund:tx-early', -100],
+    ]);
+  });
+
+  it('ignores a sandbox refund under a production-only policy', async () => {
+    const production = await TestStack.start({ policy: productionOnlyPolicy });
+    try {
+      production.startWorker();
+      await production.postRevenueCat(
+        tokenPackRefund({
+          id: 'rc-sandbox-refund',
+          userId: 'sandbox-user',
+          transactionId: 'tx-s',
+          environment: 'SANDBOX',
+        }),
+      );
+      const row = await eventually('the sandbox refund to be ignored', async () => {
+        const found = await production.db
+          .selectFrom('inbox_events')
+          .select(['status', 'outcome_code'])
+          .where('provider_event_id', '=', 'rc-sandbox-refund')
+          .executeTakeFirst();
+        return found?.status === 'ignored' ? found : undefined;
+      });
+      expect(row).toEqual({ status: 'ignored', outcome_code: 'other_environment' });
+    } finally {
+      await production.stop();
+    }
+  });
+});
