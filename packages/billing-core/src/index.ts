@@ -5,7 +5,17 @@ export * from './contracts/queues';
 export * from './db/create-db';
 export * from './db/database-errors';
 export * from './db/migrate';
-export type { DB, InboxEventRow, InboxStatus, LedgerEntryRow, Provider, WalletRow } from './db/schema';
+export type {
+  DB,
+  InboxEventRow,
+  InboxStatus,
+  LedgerEntryRow,
+  Provider,
+  StudioKind,
+  StudioRequestRow,
+  StudioRequestStatus,
+  WalletRow,
+} from './db/schema';
 export { inboxStatuses } from './db/schema';
 export * from './errors';
 export * from './inbox/find-oldest-due-age';
@@ -26,6 +36,7 @@ export type { Mailer } from './ports/mailer';
 export type { ProviderPorts } from './ports/provider-ports';
 export type { RevenueCatApi, RevenueCatSubscriber, RevenueCatSubscription } from './ports/revenuecat-api';
 export type { StripeApi } from './ports/stripe-api';
+export * from './providers/ai-studio/create-ai-studio-client';
 export * from './providers/create-inbox-handlers';
 export {
   parseRevenueCatWebhook,
@@ -37,3 +48,14 @@ export { parseStripeEvent, toStripeInboxDraft, toStripeInboxDraftFromBody } from
 export * from './references';
 export * from './relay/durable-row-source';
 export * from './scheduling/backoff';
+export * from './studio/ai-studio-errors';
+export * from './studio/claim-studio-request';
+export * from './studio/complete-studio-request';
+export * from './studio/create-studio-request';
+export * from './studio/fail-studio-request';
+export * from './studio/find-studio-requests';
+export * from './studio/price-studio-request';
+export * from './studio/process-studio-request';
+export * from './studio/refund-studio-request';
+export * from './studio/studio-relay-source';
+export * from './studio/sweep-stuck-studio-requests';
