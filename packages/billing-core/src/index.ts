@@ -5,17 +5,7 @@ export * from './contracts/queues';
 export * from './db/create-db';
 export * from './db/database-errors';
 export * from './db/migrate';
-export type {
-  DB,
-  InboxEventRow,
-  InboxStatus,
-  LedgerEntryRow,
-  Provider,
-  StudioKind,
-  StudioRequestRow,
-  StudioRequestStatus,
-  WalletRow,
-} from './db/schema';
+export type { DB, InboxEventRow, InboxStatus, LedgerEntryRow, Provider, WalletRow } from './db/schema';
 export { inboxStatuses } from './db/schema';
 export * from './errors';
 export * from './inbox/find-oldest-due-age';
@@ -58,4 +48,5 @@ export * from './studio/price-studio-request';
 export * from './studio/process-studio-request';
 export * from './studio/refund-studio-request';
 export * from './studio/studio-relay-source';
+export * from './studio/studio-types';
 export * from './studio/sweep-stuck-studio-requests';
