@@ -11,6 +11,7 @@ import type { Kysely } from 'kysely';
 import { requireBearer } from './http/require-bearer';
 import { createEventRoutes } from './routes/admin/event-routes';
 import { createLedgerAdminRoutes } from './routes/admin/ledger-routes';
+import { createStudioRoutes, type StudioRouteDeps } from './routes/v1/studio-routes';
 import { createWalletRoutes } from './routes/v1/wallet-routes';
 
 export interface ApiAppDeps {
@@ -22,6 +23,8 @@ export interface ApiAppDeps {
   enqueue: (inboxEventIds: number[]) => Promise<{ enqueued: number; alreadyQueued: number; deferred: number }>;
   readiness: Record<string, ReadinessCheck>;
   beforeScrape?: () => Promise<void>;
+  /** AI Studio: catalog, clock and the studio queue hand-off. */
+  studio: Omit<StudioRouteDeps, 'db' | 'logger'>;
 }
 
 /** The product-facing API under /v1 (app keys) and the operator API under /admin (admin keys). */
@@ -41,6 +44,7 @@ export function createApiApp(deps: ApiAppDeps): Express {
       const v1 = express.Router();
       v1.use(requireBearer(deps.appApiKeys, 'app'));
       v1.use(createWalletRoutes(deps));
+      v1.use(createStudioRoutes({ db: deps.db, logger: deps.logger, ...deps.studio }));
       app.use('/v1', v1);
 
       const admin = express.Router();

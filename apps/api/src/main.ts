@@ -1,10 +1,12 @@
-import { createDb, exampleCatalogPath, loadCatalog } from '@tally/billing-core';
+import { createDb, exampleCatalogPath, loadCatalog, systemClock } from '@tally/billing-core';
 import {
   createApiMetrics,
   createInboxQueue,
   createLogger,
   createRedisConnection,
+  createStudioQueue,
   handOffInboxEvents,
+  handOffStudioRequests,
   loadDotEnv,
   parseEnv,
   runMain,
@@ -19,12 +21,13 @@ import { apiEnvSchema } from './config';
 runMain('api', async () => {
   loadDotEnv();
   const config = parseEnv(apiEnvSchema, process.env);
-  loadCatalog(config.CATALOG_PATH ?? exampleCatalogPath);
+  const catalog = loadCatalog(config.CATALOG_PATH ?? exampleCatalogPath);
   const logger = createLogger({ name: 'api', level: config.LOG_LEVEL });
   const metrics = createApiMetrics();
   const database = createDb({ connectionString: config.DATABASE_URL, applicationName: 'tally-api' });
   const redis = createRedisConnection(config.REDIS_URL, 'producer');
   const queue = createInboxQueue(redis, config.QUEUE_PREFIX);
+  const studioQueue = createStudioQueue(redis, config.QUEUE_PREFIX);
   if (!(await waitUntilReady(redis, 5_000))) {
     logger.warn('Redis is not reachable yet; accepted events wait for the relay until it is');
   }
@@ -36,6 +39,11 @@ runMain('api', async () => {
     appApiKeys: config.APP_API_KEYS,
     adminApiKeys: config.ADMIN_API_KEYS,
     enqueue: (ids) => handOffInboxEvents(queue, database.db, ids),
+    studio: {
+      catalog,
+      clock: systemClock,
+      enqueueStudio: (ids) => handOffStudioRequests(studioQueue, database.db, ids),
+    },
     readiness: {
       postgres: async () => {
         await sql`SELECT 1`.execute(database.db);
@@ -57,6 +65,7 @@ runMain('api', async () => {
     stop: async () => {
       await server.close();
       await queue.close().catch(() => undefined);
+      await studioQueue.close().catch(() => undefined);
       redis.disconnect();
       await database.close();
     },

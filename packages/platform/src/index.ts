@@ -12,3 +12,4 @@ export * from './queue/inbox-queue';
 export * from './queue/queues';
 export * from './queue/redis-connection';
 export * from './security/matches-any-secret';
+export * from './queue/studio-queue';
