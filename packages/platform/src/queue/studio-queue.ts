@@ -1,4 +1,4 @@
-import { type DB, type StudioJob, queueCatalog, studioRelaySource } from '@tally/billing-core';
+import { type DB, queueCatalog, type StudioJob, studioRelaySource } from '@tally/billing-core';
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { createProducerQueue, type HandOffResult, handOffRows, type ProducerQueue } from './queues';
