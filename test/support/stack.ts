@@ -35,7 +35,11 @@ import Stripe from 'stripe';
 import { createApiApp } from '../../apps/api/src/app';
 import { createIngestApp } from '../../apps/ingest/src/app';
 import type { WorkerRole } from '../../apps/worker/src/config';
-import { type StudioRuntimeOptions, startWorkerRuntime, type WorkerRuntime } from '../../apps/worker/src/worker-runtime';
+import {
+  type StudioRuntimeOptions,
+  startWorkerRuntime,
+  type WorkerRuntime,
+} from '../../apps/worker/src/worker-runtime';
 import { FakeClock } from './fakes/fake-clock';
 
 export const stripeSecret = 'whsec_test_current_secret';

@@ -76,7 +76,11 @@ export class FakeAiStudio {
         res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(payload));
       };
       const success = () =>
-        answer(200, { generationId: `gen-${call.requestId}`, kind: body.kind, url: `https://cdn.example/${call.requestId}` });
+        answer(200, {
+          generationId: `gen-${call.requestId}`,
+          kind: body.kind,
+          url: `https://cdn.example/${call.requestId}`,
+        });
       switch (behaviour.kind) {
         case 'succeed':
           return success();
