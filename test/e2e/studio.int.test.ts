@@ -185,15 +185,22 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
     });
   });
 
-  it('two concurrent free requests cannot both take the last free slot', async () => {
+  it('concurrent free requests cannot take more free slots than the allowance', async () => {
     const userId = newUser();
-    await grant(userId, 50);
     stack.clock.set('2031-03-05T08:00:00Z');
-    for (let i = 1; i <= 4; i += 1) await postOk(userId, { kind: 'image_edit', input: { edit: i } });
-    const racers = await Promise.all([1, 2, 3].map((i) => postOk(userId, { kind: 'image_edit', input: { race: i } })));
-    expect(racers.filter((r) => r.freeTier)).toHaveLength(1);
-    expect(racers.filter((r) => !r.freeTier && r.tokensCharged === 5)).toHaveLength(2);
-    expect(await balanceOf(userId)).toBe(40);
+    // Hold the new user's first credit open: every racer blocks on creating the same user, and
+    // all are released at the same instant when it commits.
+    const opening = await stack.db.startTransaction().execute();
+    await postLedgerEntry(opening, { userId, reference: `test:grant:${userId}:50`, amount: 50, reason: 'test_grant' });
+    const racing = Promise.all(
+      Array.from({ length: 8 }, (_, i) => postOk(userId, { kind: 'image_edit', input: { race: i } })),
+    );
+    await sleep(300);
+    await opening.commit().execute();
+    const racers = await racing;
+    expect(racers.filter((r) => r.freeTier)).toHaveLength(5);
+    expect(racers.filter((r) => !r.freeTier && r.tokensCharged === 5)).toHaveLength(3);
+    expect(await balanceOf(userId)).toBe(35);
     await expectLedgerExplainsBalance(userId);
   });
 
