@@ -16,13 +16,16 @@ import {
   createIngestMetrics,
   createLogger,
   createRedisConnection,
+  createStudioQueue,
   createWorkerMetrics,
   enqueueInboxEvent,
   type HttpServerOptions,
   handOffInboxEvents,
+  handOffStudioRequests,
   type InboxQueue,
   type IngestMetrics,
   type RunningServer,
+  type StudioQueue,
   startHttpServer,
   waitUntilReady,
 } from '@tally/platform';
@@ -32,7 +35,12 @@ import Stripe from 'stripe';
 import { createApiApp } from '../../apps/api/src/app';
 import { createIngestApp } from '../../apps/ingest/src/app';
 import type { WorkerRole } from '../../apps/worker/src/config';
-import { startWorkerRuntime, type WorkerRuntime } from '../../apps/worker/src/worker-runtime';
+import {
+  type StudioRuntimeOptions,
+  startWorkerRuntime,
+  type WorkerRuntime,
+} from '../../apps/worker/src/worker-runtime';
+import { FakeClock } from './fakes/fake-clock';
 
 export const stripeSecret = 'whsec_test_current_secret';
 export const stripeOldSecret = 'whsec_test_previous_secret';
@@ -49,6 +57,8 @@ export interface WorkerSettings {
   handlers?: InboxHandlers;
   roles?: WorkerRole[];
   concurrency?: number;
+  /** AI Studio consumer and sweeper settings (default: the stack's aiStudio port, sweeper run by hand). */
+  studio?: Partial<StudioRuntimeOptions>;
 }
 
 /** Tests accept both environments unless they test the policy itself. */
@@ -74,6 +84,9 @@ export class TestStack {
   /** Ingest's metrics, for tests that check what a request was counted as. */
   readonly ingestMetrics: IngestMetrics = createIngestMetrics();
   private producer!: Redis;
+  studioQueue!: StudioQueue;
+  /** The clock the API's studio routes read (the UTC day of the free allowance). */
+  readonly clock = new FakeClock();
 
   /** Provider ports (local fake servers) and the environment policy the handlers are built from. */
   ports: ProviderPorts = {};
@@ -118,6 +131,7 @@ export class TestStack {
     this.database = await createTestDatabase();
     this.producer = createRedisConnection(this.redisUrl, 'producer');
     this.queue = createInboxQueue(this.producer, this.prefix);
+    this.studioQueue = createStudioQueue(this.producer, this.prefix);
     // Like ingest's main: let the producer connect before the first webhook. A test that plays a
     // Redis outage stops Redis after this.
     await waitUntilReady(this.producer, 10_000);
@@ -155,6 +169,11 @@ export class TestStack {
         enqueue: (ids) => handOffInboxEvents(this.queue, this.db, ids),
         readiness,
         subscriptions: { catalog: this.catalog, policy: this.policy, revenueCat: this.ports.revenueCat },
+        studio: {
+          catalog: this.catalog,
+          clock: this.clock,
+          enqueueStudio: (ids) => handOffStudioRequests(this.studioQueue, this.db, ids),
+        },
       }),
       0,
       { host: '127.0.0.1', ...this.http },
@@ -183,6 +202,14 @@ export class TestStack {
         batchSize: 100,
       },
       shutdownTimeoutMs: 5_000,
+      studio: {
+        aiStudio: this.ports.aiStudio,
+        concurrency: 4,
+        maxAttempts: 3,
+        backoff: { baseDelayMs: 50, maxDelayMs: 200 },
+        sweeper: { intervalMs: 60_000, stuckAfterMs: 60_000, batchSize: 100 },
+        ...settings.studio,
+      },
     });
     this.workers.push(runtime);
     return runtime;
@@ -232,6 +259,8 @@ export class TestStack {
     await this.api?.close();
     await this.queue?.obliterate({ force: true }).catch(() => undefined);
     await this.queue?.close().catch(() => undefined);
+    await this.studioQueue?.obliterate({ force: true }).catch(() => undefined);
+    await this.studioQueue?.close().catch(() => undefined);
     this.producer?.disconnect();
     await this.database?.drop();
   }

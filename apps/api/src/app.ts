@@ -11,6 +11,7 @@ import type { Kysely } from 'kysely';
 import { requireBearer } from './http/require-bearer';
 import { createEventRoutes } from './routes/admin/event-routes';
 import { createLedgerAdminRoutes } from './routes/admin/ledger-routes';
+import { createStudioRoutes, type StudioRouteDeps } from './routes/v1/studio-routes';
 import { createSubscriptionRoutes, type SubscriptionRoutesDeps } from './routes/v1/subscription-routes';
 import { createWalletRoutes } from './routes/v1/wallet-routes';
 
@@ -25,6 +26,8 @@ export interface ApiAppDeps {
   beforeScrape?: () => Promise<void>;
   /** Subscription reads and the on-demand RevenueCat sync; without it those routes answer 503. */
   subscriptions?: SubscriptionRoutesDeps['subscriptions'];
+  /** AI Studio: catalog, clock and the studio queue hand-off. */
+  studio: Omit<StudioRouteDeps, 'db' | 'logger'>;
 }
 
 /** The product-facing API under /v1 (app keys) and the operator API under /admin (admin keys). */
@@ -45,6 +48,7 @@ export function createApiApp(deps: ApiAppDeps): Express {
       v1.use(requireBearer(deps.appApiKeys, 'app'));
       v1.use(createWalletRoutes(deps));
       v1.use(createSubscriptionRoutes(deps));
+      v1.use(createStudioRoutes({ db: deps.db, logger: deps.logger, ...deps.studio }));
       app.use('/v1', v1);
 
       const admin = express.Router();

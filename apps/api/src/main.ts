@@ -1,10 +1,12 @@
-import { createDb, createRevenueCatApiClient, exampleCatalogPath, loadCatalog } from '@tally/billing-core';
+import { createDb, createRevenueCatApiClient, exampleCatalogPath, loadCatalog, systemClock } from '@tally/billing-core';
 import {
   createApiMetrics,
   createInboxQueue,
   createLogger,
   createRedisConnection,
+  createStudioQueue,
   handOffInboxEvents,
+  handOffStudioRequests,
   loadDotEnv,
   parseEnv,
   runMain,
@@ -25,6 +27,7 @@ runMain('api', async () => {
   const database = createDb({ connectionString: config.DATABASE_URL, applicationName: 'tally-api' });
   const redis = createRedisConnection(config.REDIS_URL, 'producer');
   const queue = createInboxQueue(redis, config.QUEUE_PREFIX);
+  const studioQueue = createStudioQueue(redis, config.QUEUE_PREFIX);
   if (!(await waitUntilReady(redis, 5_000))) {
     logger.warn('Redis is not reachable yet; accepted events wait for the relay until it is');
   }
@@ -47,6 +50,11 @@ runMain('api', async () => {
           })
         : undefined,
     },
+    studio: {
+      catalog,
+      clock: systemClock,
+      enqueueStudio: (ids) => handOffStudioRequests(studioQueue, database.db, ids),
+    },
     readiness: {
       postgres: async () => {
         await sql`SELECT 1`.execute(database.db);
@@ -68,6 +76,7 @@ runMain('api', async () => {
     stop: async () => {
       await server.close();
       await queue.close().catch(() => undefined);
+      await studioQueue.close().catch(() => undefined);
       redis.disconnect();
       await database.close();
     },

@@ -6,7 +6,7 @@ import { z } from 'zod';
  * What a worker process runs. Operators scale the inbox consumer apart from the scheduled loops
  * by giving deployments different roles; every role is safe to run on any number of replicas.
  */
-export const workerRoles = ['inbox', 'relay'] as const;
+export const workerRoles = ['inbox', 'relay', 'studio', 'studio-sweeper'] as const;
 export type WorkerRole = (typeof workerRoles)[number];
 
 const rolesSetting = csvList
@@ -38,6 +38,30 @@ export const workerEnvSchema = baseEnvSchema.extend({
   REVENUECAT_API_KEY: z.string().min(1).optional(),
   REVENUECAT_API_BASE_URL: z.url({ message: 'must be a URL, e.g. https://api.revenuecat.com' }).optional(),
   REVENUECAT_API_TIMEOUT_MS: positiveInt(10_000),
+  /** AI Studio (docs/studio.md). Without AI_STUDIO_BASE_URL, generations fail as not_configured and are refunded. */
+  AI_STUDIO_BASE_URL: z.url({ message: 'must be a URL such as https://ai.example.com' }).optional(),
+  AI_STUDIO_API_KEY: z.string().min(1).optional(),
+  AI_STUDIO_TIMEOUT_MS: positiveInt(120_000),
+  STUDIO_CONCURRENCY: positiveInt(4),
+  /** Attempts while the AI service is unreachable (nothing sent) before the request fails and is refunded. */
+  STUDIO_MAX_ATTEMPTS: positiveInt(5),
+  STUDIO_SWEEP_INTERVAL_MS: positiveInt(30_000),
+  /** A request processing this long is failed and refunded by the sweeper; must exceed AI_STUDIO_TIMEOUT_MS. */
+  STUDIO_STUCK_AFTER_MS: positiveInt(5 * 60_000),
 });
 
 export type WorkerConfig = z.output<typeof workerEnvSchema>;
+
+/** Cross-field checks of the AI Studio settings; returns the problems (empty when valid). */
+export function studioConfigProblems(config: WorkerConfig): string[] {
+  const problems: string[] = [];
+  if (config.AI_STUDIO_BASE_URL !== undefined && config.AI_STUDIO_API_KEY === undefined) {
+    problems.push('AI_STUDIO_API_KEY is required when AI_STUDIO_BASE_URL is set');
+  }
+  if (config.STUDIO_STUCK_AFTER_MS <= config.AI_STUDIO_TIMEOUT_MS) {
+    problems.push(
+      'STUDIO_STUCK_AFTER_MS must exceed AI_STUDIO_TIMEOUT_MS (or the sweeper refunds generations that are still running)',
+    );
+  }
+  return problems;
+}

@@ -1,4 +1,5 @@
 import {
+  createAiStudioClient,
   createDb,
   createInboxHandlers,
   createRevenueCatApiClient,
@@ -7,6 +8,7 @@ import {
   type ProviderPorts,
 } from '@tally/billing-core';
 import {
+  ConfigError,
   createHealthRoutes,
   createLogger,
   createServiceApp,
@@ -17,20 +19,24 @@ import {
   startHttpServer,
 } from '@tally/platform';
 import { sql } from 'kysely';
-import { workerEnvSchema } from './config';
+import { studioConfigProblems, workerEnvSchema } from './config';
 import { startWorkerRuntime } from './worker-runtime';
 
 // The composition root: the only place that reads process.env.
 runMain('worker', async () => {
   loadDotEnv();
   const config = parseEnv(workerEnvSchema, process.env);
+  const studioProblems = studioConfigProblems(config);
+  if (studioProblems.length > 0) {
+    throw new ConfigError(`invalid configuration:\n${studioProblems.map((problem) => `  - ${problem}`).join('\n')}`);
+  }
   const catalog = loadCatalog(config.CATALOG_PATH ?? exampleCatalogPath);
   const logger = createLogger({ name: 'worker', level: config.LOG_LEVEL });
   const metrics = createWorkerMetrics();
   const database = createDb({
     connectionString: config.DATABASE_URL,
     applicationName: 'tally-worker',
-    maxConnections: config.WORKER_CONCURRENCY + 4,
+    maxConnections: config.WORKER_CONCURRENCY + config.STUDIO_CONCURRENCY + 4,
   });
   // Provider API clients, the AI service and the mailer are built here from configuration as
   // the flows land; a port left out makes the events that need it park as not_configured.
@@ -40,6 +46,13 @@ runMain('worker', async () => {
       apiKey: config.REVENUECAT_API_KEY,
       baseUrl: config.REVENUECAT_API_BASE_URL,
       timeoutMs: config.REVENUECAT_API_TIMEOUT_MS,
+    });
+  }
+  if (config.AI_STUDIO_BASE_URL !== undefined && config.AI_STUDIO_API_KEY !== undefined) {
+    ports.aiStudio = createAiStudioClient({
+      baseUrl: config.AI_STUDIO_BASE_URL,
+      apiKey: config.AI_STUDIO_API_KEY,
+      timeoutMs: config.AI_STUDIO_TIMEOUT_MS,
     });
   }
   const handlers = createInboxHandlers({
@@ -76,6 +89,16 @@ runMain('worker', async () => {
       batchSize: config.RELAY_BATCH_SIZE,
     },
     shutdownTimeoutMs: drainTimeoutMs,
+    studio: {
+      aiStudio: ports.aiStudio,
+      concurrency: config.STUDIO_CONCURRENCY,
+      maxAttempts: config.STUDIO_MAX_ATTEMPTS,
+      sweeper: {
+        intervalMs: config.STUDIO_SWEEP_INTERVAL_MS,
+        stuckAfterMs: config.STUDIO_STUCK_AFTER_MS,
+        batchSize: config.RELAY_BATCH_SIZE,
+      },
+    },
   });
   // createServiceApp: unknown routes get the JSON 404, not Express's HTML page.
   const app = createServiceApp({

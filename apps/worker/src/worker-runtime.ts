@@ -1,4 +1,5 @@
 import {
+  type AiStudioService,
   type BackoffSettings,
   type DB,
   DEFAULT_FAILURE_BACKOFF,
@@ -6,10 +7,12 @@ import {
   type InboxHandlers,
   inboxRelaySource,
   type RetryLaterSettings,
+  studioRelaySource,
 } from '@tally/billing-core';
 import {
   createInboxQueue,
   createRedisConnection,
+  createStudioQueue,
   type Logger,
   type ProducerQueue,
   refreshQueueGauges,
@@ -21,7 +24,9 @@ import type { Kysely } from 'kysely';
 import type { WorkerRole } from './config';
 import { type RelayOptions, type RelayRoute, startRelayLoop } from './loops/relay-loop';
 import type { PeriodicLoop } from './loops/run-periodic';
+import { type StudioSweeperOptions, startStudioSweeperLoop } from './loops/studio-sweeper-loop';
 import { createInboxWorker } from './processors/inbox-processor';
+import { createStudioWorker } from './processors/studio-processor';
 
 export interface WorkerRuntimeOptions {
   db: Kysely<DB>;
@@ -40,12 +45,32 @@ export interface WorkerRuntimeOptions {
   retryLater?: RetryLaterSettings;
   relay: RelayOptions;
   shutdownTimeoutMs: number;
+  /** AI Studio consumer ('studio') and sweeper ('studio-sweeper'); see docs/studio.md. */
+  studio?: StudioRuntimeOptions;
 }
+
+export interface StudioRuntimeOptions {
+  /** The AI service client; undefined: generations fail as not_configured and are refunded. */
+  aiStudio: AiStudioService | undefined;
+  concurrency: number;
+  maxAttempts: number;
+  backoff?: BackoffSettings;
+  sweeper: StudioSweeperOptions;
+}
+
+const defaultStudioOptions: StudioRuntimeOptions = {
+  aiStudio: undefined,
+  concurrency: 4,
+  maxAttempts: 5,
+  sweeper: { intervalMs: 30_000, stuckAfterMs: 5 * 60_000, batchSize: 100 },
+};
 
 export interface WorkerRuntime {
   metrics: WorkerMetrics;
   /** The relay loop, when this process has the relay role. */
   relay: PeriodicLoop | undefined;
+  /** The studio sweeper loop, when this process has the studio-sweeper role. */
+  studioSweeper: PeriodicLoop | undefined;
   /** Refreshes queue and backlog gauges; called before each metrics scrape. */
   refreshGauges(): Promise<void>;
   pingRedis(): Promise<void>;
@@ -64,7 +89,11 @@ export function startWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntime
   const workerConnection = createRedisConnection(options.redisUrl, 'worker');
   const producerConnection = createRedisConnection(options.redisUrl, 'producer');
   const inboxQueue = createInboxQueue(producerConnection, options.queuePrefix);
-  const queues: ProducerQueue<unknown>[] = [inboxQueue as ProducerQueue<unknown>];
+  const studioQueue = createStudioQueue(producerConnection, options.queuePrefix);
+  const queues: ProducerQueue<unknown>[] = [
+    inboxQueue as ProducerQueue<unknown>,
+    studioQueue as ProducerQueue<unknown>,
+  ];
   const workers: Worker[] = [];
 
   if (roles.has('inbox')) {
@@ -88,7 +117,33 @@ export function startWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntime
       ),
     );
   }
-  const relayRoutes: RelayRoute[] = [{ source: inboxRelaySource, queue: inboxQueue } as RelayRoute];
+  const studio = options.studio ?? defaultStudioOptions;
+  if (roles.has('studio')) {
+    workers.push(
+      createStudioWorker(
+        {
+          db: options.db,
+          aiStudio: studio.aiStudio,
+          maxAttempts: studio.maxAttempts,
+          ...(studio.backoff ? { backoff: studio.backoff } : {}),
+          logger,
+        },
+        {
+          connection: workerConnection,
+          prefix: options.queuePrefix,
+          concurrency: studio.concurrency,
+          ...(options.lockDurationMs === undefined ? {} : { lockDurationMs: options.lockDurationMs }),
+        },
+      ),
+    );
+  }
+  const studioSweeper = roles.has('studio-sweeper')
+    ? startStudioSweeperLoop({ db: options.db, logger }, studio.sweeper)
+    : undefined;
+  const relayRoutes: RelayRoute[] = [
+    { source: inboxRelaySource, queue: inboxQueue } as RelayRoute,
+    { source: studioRelaySource, queue: studioQueue } as RelayRoute,
+  ];
   const relay = roles.has('relay')
     ? startRelayLoop({ db: options.db, routes: relayRoutes, logger, metrics }, options.relay)
     : undefined;
@@ -96,12 +151,14 @@ export function startWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntime
   return {
     metrics,
     relay,
+    studioSweeper,
     refreshGauges: () => refreshQueueGauges(queues, options.db, metrics),
     async pingRedis() {
       await producerConnection.ping();
     },
     async stop() {
       await relay?.stop();
+      await studioSweeper?.stop();
       await Promise.all(
         workers.map(async (worker) => {
           try {

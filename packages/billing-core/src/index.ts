@@ -40,6 +40,7 @@ export type {
   RevenueCatSubscription,
 } from './ports/revenuecat-api';
 export type { StripeApi } from './ports/stripe-api';
+export * from './providers/ai-studio/create-ai-studio-client';
 export * from './providers/create-inbox-handlers';
 export * from './providers/revenuecat/revenuecat-api-client';
 export {
@@ -52,6 +53,18 @@ export { parseStripeEvent, toStripeInboxDraft, toStripeInboxDraftFromBody } from
 export * from './references';
 export * from './relay/durable-row-source';
 export * from './scheduling/backoff';
+export * from './studio/ai-studio-errors';
+export * from './studio/claim-studio-request';
+export * from './studio/complete-studio-request';
+export * from './studio/create-studio-request';
+export * from './studio/fail-studio-request';
+export * from './studio/find-studio-requests';
+export * from './studio/price-studio-request';
+export * from './studio/process-studio-request';
+export * from './studio/refund-studio-request';
+export * from './studio/studio-relay-source';
+export * from './studio/studio-types';
+export * from './studio/sweep-stuck-studio-requests';
 export * from './subscriptions/apply-subscription-state';
 export * from './subscriptions/desired-revenuecat-subscription';
 export * from './subscriptions/sync-revenuecat-subscriber';

@@ -11,4 +11,5 @@ export * from './metrics/metrics';
 export * from './queue/inbox-queue';
 export * from './queue/queues';
 export * from './queue/redis-connection';
+export * from './queue/studio-queue';
 export * from './security/matches-any-secret';

@@ -29,6 +29,9 @@ export interface QueueDefinition<Payload> {
 export const inboxJobSchema = z.object({ inboxEventId: z.number().int().positive() });
 export type InboxJob = z.infer<typeof inboxJobSchema>;
 
+export const studioJobSchema = z.object({ studioRequestId: z.number().int().positive() });
+export type StudioJob = z.infer<typeof studioJobSchema>;
+
 const DAY_SECONDS = 24 * 3600;
 
 export const queueCatalog = {
@@ -40,6 +43,15 @@ export const queueCatalog = {
     backoffDelayMs: 5_000,
     retention: { completedAgeSeconds: 7 * DAY_SECONDS, completedCount: 50_000, failedAgeSeconds: 30 * DAY_SECONDS },
   } satisfies QueueDefinition<InboxJob>,
+  /** AI Studio generations; the studio_requests row keeps attempts and the schedule. */
+  studio: {
+    name: 'studio',
+    payload: studioJobSchema,
+    jobId: (payload: StudioJob) => `studio-${payload.studioRequestId}`,
+    attempts: 25,
+    backoffDelayMs: 5_000,
+    retention: { completedAgeSeconds: 7 * DAY_SECONDS, completedCount: 50_000, failedAgeSeconds: 30 * DAY_SECONDS },
+  } satisfies QueueDefinition<StudioJob>,
 } as const;
 
 export type QueueCatalog = typeof queueCatalog;

@@ -4,6 +4,7 @@ import type { DB } from './schema';
 
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
+const DATE_OID = 1082;
 
 /**
  * Parses int8 into a JS number, refusing values a double cannot hold exactly. Token amounts and
@@ -20,6 +21,8 @@ function parseSafeInteger(value: string): number {
 const types = {
   getTypeParser(oid: number, format?: 'text' | 'binary') {
     if (oid === INT8_OID || oid === NUMERIC_OID) return parseSafeInteger;
+    // A calendar day has no time zone: keep 'YYYY-MM-DD' instead of a local-midnight Date.
+    if (oid === DATE_OID) return (value: string) => value;
     return pg.types.getTypeParser(oid, format);
   },
 };

@@ -65,6 +65,39 @@ export interface LedgerEntriesTable {
   created_at: DbTime;
 }
 
+export const studioRequestStatuses = ['received', 'processing', 'completed', 'failed'] as const;
+export type StudioRequestStatus = (typeof studioRequestStatuses)[number];
+export type StudioKind = 'image_edit' | 'music';
+
+export interface StudioRequestsTable {
+  /** Internal id: what the queue and the relay carry. */
+  id: Generated<number>;
+  /** Public id (uuid): what the API shows and ledger references use. */
+  public_id: Generated<string>;
+  user_id: string;
+  kind: StudioKind;
+  duration_seconds: number | null;
+  full: ColumnType<boolean, boolean | undefined, boolean>;
+  input: ColumnType<unknown, string, string>;
+  price_tokens: number;
+  tokens_charged: number;
+  free_tier: boolean;
+  /** UTC day (YYYY-MM-DD) whose free allowance the request used or skipped. */
+  usage_day: ColumnType<string, string, string>;
+  status: ColumnType<StudioRequestStatus, StudioRequestStatus | undefined, StudioRequestStatus>;
+  result: ColumnType<unknown, string | null | undefined, string | null>;
+  error_code: string | null;
+  error: string | null;
+  attempts: ColumnType<number, number | undefined, number>;
+  enqueued_at: DbTimeNullable;
+  next_attempt_at: DbTimeNullable;
+  completed_at: DbTimeNullable;
+  failed_at: DbTimeNullable;
+  refunded_at: DbTimeNullable;
+  created_at: DbTime;
+  updated_at: DbTime;
+}
+
 export interface SchemaMigrationsTable {
   version: string;
   checksum: string;
@@ -149,6 +182,7 @@ export interface DB {
   user_aliases: UserAliasesTable;
   subscriptions: SubscriptionsTable;
   subscription_history: SubscriptionHistoryTable;
+  studio_requests: StudioRequestsTable;
 }
 
 export type InboxEventRow = Selectable<InboxEventsTable>;
@@ -157,3 +191,4 @@ export type LedgerEntryRow = Selectable<LedgerEntriesTable>;
 export type WalletRow = Selectable<WalletsTable>;
 export type SubscriptionRow = Selectable<SubscriptionsTable>;
 export type SubscriptionHistoryRow = Selectable<SubscriptionHistoryTable>;
+export type StudioRequestRow = Selectable<StudioRequestsTable>;

@@ -45,13 +45,14 @@ type RelayTable = {
 /**
  * A DurableRowSource for a table that follows the convention above. Rows in `pendingStatus` are
  * stranded once due and not handed off for staleAfterMs; rows in `processingStatus` once neither
- * updated nor handed off for processingStaleAfterMs.
+ * updated nor handed off for processingStaleAfterMs. Leave `processingStatus` out for a table
+ * whose stuck rows must not run again (a sweeper settles them instead, e.g. AI Studio requests).
  */
 export function createDurableRowSource<Payload>(spec: {
   name: string;
   table: RelayTable;
   pendingStatus: string;
-  processingStatus: string;
+  processingStatus?: string;
   queue: QueueDefinition<Payload>;
   toPayload(id: number): Payload;
 }): DurableRowSource<Payload> {
@@ -63,6 +64,12 @@ export function createDurableRowSource<Payload>(spec: {
     async claimStranded(db, options) {
       const stale = sql`now() - make_interval(secs => ${options.staleAfterMs / 1000})`;
       const processingStale = sql`now() - make_interval(secs => ${options.processingStaleAfterMs / 1000})`;
+      const stuckInProcessing =
+        spec.processingStatus === undefined
+          ? sql`false`
+          : sql`(status = ${spec.processingStatus}
+                 AND updated_at < ${processingStale}
+                 AND (enqueued_at IS NULL OR enqueued_at < ${processingStale}))`;
       const rows = await sql<{ id: number }>`
         UPDATE ${table} SET enqueued_at = now()
          WHERE id IN (
@@ -70,9 +77,7 @@ export function createDurableRowSource<Payload>(spec: {
             WHERE (status = ${spec.pendingStatus}
                    AND (enqueued_at IS NULL
                         OR greatest(enqueued_at, coalesce(next_attempt_at, enqueued_at)) < ${stale}))
-               OR (status = ${spec.processingStatus}
-                   AND updated_at < ${processingStale}
-                   AND (enqueued_at IS NULL OR enqueued_at < ${processingStale}))
+               OR ${stuckInProcessing}
             ORDER BY id
             LIMIT ${options.batchSize}
             FOR UPDATE SKIP LOCKED)

@@ -1,0 +1,130 @@
+import {
+  type Catalog,
+  type Clock,
+  createStudioRequest,
+  type DB,
+  findStudioRequest,
+  InvalidStudioRequestError,
+  listStudioRequests,
+  type StudioRequestRow,
+} from '@tally/billing-core';
+import { type Logger, sendError } from '@tally/platform';
+import { Router } from 'express';
+import type { Kysely } from 'kysely';
+import { z } from 'zod';
+import { cursorSchema, limitSchema, parseOr400, userIdSchema } from '../../http/params';
+
+export interface StudioRouteDeps {
+  db: Kysely<DB>;
+  logger: Logger;
+  catalog: Catalog;
+  /** Decides the UTC day of the free allowance (tests inject a fake one). */
+  clock: Clock;
+  /** Hands committed request rows to the studio queue; rows it cannot hand off go to the relay. */
+  enqueueStudio: (studioRequestIds: number[]) => Promise<{ deferred: number; error?: unknown }>;
+}
+
+const createBodySchema = z.strictObject({
+  kind: z.enum(['image_edit', 'music']),
+  durationSeconds: z.number().int().positive().optional(),
+  full: z.boolean().optional(),
+  input: z.unknown().refine((value) => value !== undefined, { message: 'is required' }),
+});
+
+const listQuerySchema = z.object({ limit: limitSchema, cursor: cursorSchema });
+
+/** The public view of a studio request: the public id, never the internal one. */
+export function toStudioRequestView(row: StudioRequestRow) {
+  return {
+    id: row.public_id,
+    userId: row.user_id,
+    kind: row.kind,
+    durationSeconds: row.duration_seconds,
+    full: row.full,
+    status: row.status,
+    tokensCharged: row.tokens_charged,
+    freeTier: row.free_tier,
+    priceTokens: row.price_tokens,
+    usageDay: row.usage_day,
+    input: row.input,
+    result: row.result,
+    error: row.error_code === null ? null : { code: row.error_code, message: row.error },
+    refunded: row.refunded_at !== null,
+    attempts: row.attempts,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+    completedAt: row.completed_at?.toISOString() ?? null,
+    failedAt: row.failed_at?.toISOString() ?? null,
+    refundedAt: row.refunded_at?.toISOString() ?? null,
+  };
+}
+
+/** AI Studio: spend tokens (or the free allowance) on generations, and read them back. */
+export function createStudioRoutes(deps: StudioRouteDeps): Router {
+  const router = Router();
+
+  router.post('/users/:userId/studio/requests', async (req, res) => {
+    const userId = parseOr400(res, userIdSchema, req.params.userId);
+    const body = parseOr400(res, createBodySchema, req.body);
+    if (userId === undefined || body === undefined) return;
+    let created: Awaited<ReturnType<typeof createStudioRequest>>;
+    try {
+      created = await createStudioRequest(deps, { userId, ...body });
+    } catch (error) {
+      if (error instanceof InvalidStudioRequestError) return sendError(res, 400, error.code, error.message);
+      throw error;
+    }
+    if (created.kind === 'insufficient-balance') {
+      res.status(402).json({
+        error: {
+          code: 'insufficient_balance',
+          message: `this request costs ${created.price} tokens and the wallet holds ${created.balance}`,
+        },
+        balance: created.balance,
+        price: created.price,
+      });
+      return;
+    }
+    const { request } = created;
+    // After commit: the row is durable, so a queue outage only delays the generation (relay).
+    try {
+      const handOff = await deps.enqueueStudio([request.id]);
+      if (handOff.deferred > 0) {
+        deps.logger.warn(
+          { err: handOff.error, studioRequestId: request.public_id, userId },
+          'studio enqueue failed; the relay will hand the request to the queue',
+        );
+      }
+    } catch (error) {
+      deps.logger.warn({ err: error, studioRequestId: request.public_id, userId }, 'studio hand-off failed');
+    }
+    res.status(202).json({
+      id: request.public_id,
+      status: request.status,
+      tokensCharged: request.tokens_charged,
+      freeTier: request.free_tier,
+    });
+  });
+
+  router.get('/users/:userId/studio/requests/:requestId', async (req, res) => {
+    const userId = parseOr400(res, userIdSchema, req.params.userId);
+    if (userId === undefined) return;
+    const row = await findStudioRequest(deps.db, userId, req.params.requestId);
+    if (!row) return sendError(res, 404, 'not_found', 'no such studio request for this user');
+    res.json(toStudioRequestView(row));
+  });
+
+  router.get('/users/:userId/studio/requests', async (req, res) => {
+    const userId = parseOr400(res, userIdSchema, req.params.userId);
+    const query = parseOr400(res, listQuerySchema, req.query);
+    if (userId === undefined || query === undefined) return;
+    const page = await listStudioRequests(deps.db, userId, { limit: query.limit, beforeId: query.cursor });
+    res.json({
+      userId,
+      requests: page.requests.map(toStudioRequestView),
+      nextCursor: page.nextCursor === null ? null : String(page.nextCursor),
+    });
+  });
+
+  return router;
+}

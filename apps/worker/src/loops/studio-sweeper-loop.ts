@@ -1,0 +1,32 @@
+import { type DB, type SweepStudioOptions, sweepStuckStudioRequests } from '@tally/billing-core';
+import type { Logger } from '@tally/platform';
+import type { Kysely } from 'kysely';
+import { type PeriodicLoop, runPeriodic } from './run-periodic';
+
+export interface StudioSweeperOptions extends SweepStudioOptions {
+  intervalMs: number;
+}
+
+/** Every intervalMs: fail and refund studio requests stuck in processing (their worker died). */
+export function startStudioSweeperLoop(
+  deps: { db: Kysely<DB>; logger: Logger },
+  options: StudioSweeperOptions,
+): PeriodicLoop {
+  return runPeriodic(
+    'studio-sweeper',
+    options.intervalMs,
+    async () => {
+      for (;;) {
+        const swept = await sweepStuckStudioRequests(deps.db, options);
+        for (const request of swept) {
+          deps.logger.warn(
+            { studioRequestId: request.id, requestId: request.publicId, refund: request.refund },
+            'studio request stuck in processing: failed and refunded',
+          );
+        }
+        if (swept.length < options.batchSize) return;
+      }
+    },
+    deps.logger,
+  );
+}

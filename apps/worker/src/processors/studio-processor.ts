@@ -1,0 +1,89 @@
+import { processStudioRequest, queueCatalog, type StudioProcessorDeps } from '@tally/billing-core';
+import type { Logger } from '@tally/platform';
+import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+
+export interface StudioWorkerOptions {
+  connection: Redis;
+  prefix: string;
+  concurrency: number;
+  lockDurationMs?: number;
+}
+
+/**
+ * The BullMQ consumer of the studio queue: a thin adapter over billing-core's
+ * processStudioRequest. The row owns the schedule: a retry (AI service unreachable) delays the
+ * job to the row's next attempt. Only a database error is thrown to BullMQ; a request left in
+ * processing by it is settled by the sweeper, never run twice.
+ */
+export function createStudioWorker(
+  deps: StudioProcessorDeps & { logger: Logger },
+  options: StudioWorkerOptions,
+): Worker {
+  const processor = async (job: Job, token?: string) => {
+    const { studioRequestId } = queueCatalog.studio.payload.parse(job.data);
+    const startedAt = Date.now();
+    const result = await processStudioRequest(deps, studioRequestId);
+    const log = { studioRequestId, jobId: job.id, durationMs: Date.now() - startedAt };
+    switch (result.kind) {
+      case 'completed': {
+        const { request } = result;
+        deps.logger.info(
+          { ...log, requestId: request.public_id, userId: request.user_id, kind: request.kind, outcome: 'completed' },
+          'studio request completed',
+        );
+        return { status: 'completed' };
+      }
+      case 'failed': {
+        const { request } = result;
+        deps.logger.warn(
+          {
+            ...log,
+            requestId: request.public_id,
+            userId: request.user_id,
+            outcome: 'failed',
+            code: result.code,
+            refund: result.refund,
+            error: request.error,
+          },
+          'studio request failed',
+        );
+        return { status: 'failed', code: result.code, refund: result.refund };
+      }
+      case 'retry': {
+        deps.logger.warn(
+          { ...log, requestId: result.request.public_id, code: result.code, delayMs: result.delayMs },
+          'AI service unreachable; studio request retried later',
+        );
+        await job.moveToDelayed(Date.now() + result.delayMs, token);
+        throw new DelayedError();
+      }
+      case 'discarded':
+        deps.logger.warn(
+          { ...log, requestId: result.request.public_id, status: result.status },
+          'studio request was settled by another run (sweeper) while the AI call ran; its outcome was discarded',
+        );
+        return { status: 'discarded', rowStatus: result.status };
+      case 'skipped':
+        deps.logger.info({ ...log, status: result.status }, 'studio request not claimable; nothing to do');
+        return { status: 'skipped', rowStatus: result.status };
+      case 'not-found':
+        throw new UnrecoverableError(`studio request ${studioRequestId} does not exist`);
+      default: {
+        const exhaustive: never = result;
+        throw new Error(`unhandled result ${JSON.stringify(exhaustive)}`);
+      }
+    }
+  };
+
+  const worker = new Worker(queueCatalog.studio.name, processor, {
+    connection: options.connection,
+    prefix: options.prefix,
+    concurrency: options.concurrency,
+    ...(options.lockDurationMs === undefined
+      ? {}
+      : { lockDuration: options.lockDurationMs, stalledInterval: options.lockDurationMs }),
+  });
+  worker.on('error', (error) => deps.logger.error({ err: error }, 'studio worker error'));
+  return worker;
+}

@@ -1,0 +1,40 @@
+import { type Kysely, sql } from 'kysely';
+import type { DB, StudioRequestRow, StudioRequestStatus } from '../db/schema';
+
+export type CompleteStudioRequestResult =
+  | { kind: 'completed'; request: StudioRequestRow }
+  /**
+   * The request was no longer processing (the sweeper failed and refunded it while the AI call
+   * ran): the result is discarded, so a request is never both refunded and charged.
+   */
+  | { kind: 'discarded'; status: StudioRequestStatus }
+  | { kind: 'not-found' };
+
+/**
+ * Stores the AI result and marks the request completed. A conditional update on
+ * status = 'processing': it loses to a sweep that already failed (and refunded) the request.
+ * Idempotent; moves no money (the debit was taken when the request was created).
+ */
+export async function completeStudioRequest(
+  db: Kysely<DB>,
+  id: number,
+  result: unknown,
+): Promise<CompleteStudioRequestResult> {
+  const completed = await db
+    .updateTable('studio_requests')
+    .set({
+      status: 'completed',
+      result: JSON.stringify(result ?? null),
+      error_code: null,
+      error: null,
+      completed_at: sql`now()`,
+      updated_at: sql`now()`,
+    })
+    .where('id', '=', id)
+    .where('status', '=', 'processing')
+    .returningAll()
+    .executeTakeFirst();
+  if (completed) return { kind: 'completed', request: completed };
+  const current = await db.selectFrom('studio_requests').select('status').where('id', '=', id).executeTakeFirst();
+  return current ? { kind: 'discarded', status: current.status } : { kind: 'not-found' };
+}

@@ -1,0 +1,94 @@
+import { type Kysely, sql } from 'kysely';
+import type { Catalog } from '../catalog/catalog';
+import type { Clock } from '../clock';
+import type { DB, StudioRequestRow } from '../db/schema';
+import { InsufficientBalanceError } from '../errors';
+import { ensureWallet } from '../ledger/ensure-wallet';
+import { postLedgerEntry } from '../ledger/post-ledger-entry';
+import { references } from '../references';
+import { priceStudioRequest, type StudioRequestSpec, toUtcDay } from './price-studio-request';
+
+// Namespace for the per-user studio advisory lock (pg_advisory_xact_lock(namespace, hashtext(user))).
+const STUDIO_LOCK_NAMESPACE = 7_411_005;
+
+export interface CreateStudioRequestInput extends StudioRequestSpec {
+  userId: string;
+  /** What the AI service generates from; stored as JSON and sent as is. */
+  input: unknown;
+}
+
+export type CreateStudioRequestResult =
+  | { kind: 'created'; request: StudioRequestRow }
+  /** Nothing was written: no request row, no ledger row. */
+  | { kind: 'insufficient-balance'; balance: number; price: number };
+
+/**
+ * Creates an AI Studio request and pays for it, in one transaction: the request row and its
+ * debit (`studio:{publicId}:debit`) commit together or not at all. The caller enqueues the
+ * generation after commit (the row is written with enqueued_at set; a failed hand-off is
+ * released for the relay).
+ *
+ * Free allowance: per user, kind and UTC day (the injected clock decides the day), counting free
+ * requests that did not fail, so a failed free generation gives its slot back. A per-user
+ * advisory lock serialises the count and the insert: two concurrent free requests cannot both
+ * take the last slot. Past the allowance the catalog price is debited through postLedgerEntry,
+ * which re-checks the balance under the wallet lock; when it is short the whole transaction
+ * rolls back and the result is `insufficient-balance`.
+ *
+ * Not idempotent (each call is a new request). Throws InvalidStudioRequestError for a request
+ * the catalog does not price.
+ */
+export async function createStudioRequest(
+  deps: { db: Kysely<DB>; catalog: Catalog; clock: Clock },
+  request: CreateStudioRequestInput,
+): Promise<CreateStudioRequestResult> {
+  const price = priceStudioRequest(deps.catalog.data.studio, request);
+  const usageDay = toUtcDay(deps.clock.now());
+  try {
+    const created = await deps.db.transaction().execute(async (trx) => {
+      await ensureWallet(trx, request.userId);
+      await sql`SELECT pg_advisory_xact_lock(${STUDIO_LOCK_NAMESPACE}, hashtext(${request.userId}))`.execute(trx);
+      const used = await trx
+        .selectFrom('studio_requests')
+        .select((eb) => eb.fn.countAll<number>().as('count'))
+        .where('user_id', '=', request.userId)
+        .where('usage_day', '=', usageDay)
+        .where('kind', '=', price.allowanceKind)
+        .where('free_tier', '=', true)
+        .where('status', '<>', 'failed')
+        .executeTakeFirstOrThrow();
+      const freeTier = Number(used.count) < price.allowancePerDay;
+      const row = await trx
+        .insertInto('studio_requests')
+        .values({
+          user_id: request.userId,
+          kind: request.kind,
+          duration_seconds: request.durationSeconds ?? null,
+          full: request.full ?? false,
+          input: JSON.stringify(request.input ?? null),
+          price_tokens: price.priceTokens,
+          tokens_charged: freeTier ? 0 : price.priceTokens,
+          free_tier: freeTier,
+          usage_day: usageDay,
+          enqueued_at: sql`now()`,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      if (!freeTier) {
+        await postLedgerEntry(trx, {
+          userId: request.userId,
+          reference: references.studioDebit(row.public_id),
+          amount: -price.priceTokens,
+          reason: `studio_${price.priceKey}`,
+        });
+      }
+      return row;
+    });
+    return { kind: 'created', request: created };
+  } catch (error) {
+    if (error instanceof InsufficientBalanceError) {
+      return { kind: 'insufficient-balance', balance: error.balance, price: price.priceTokens };
+    }
+    throw error;
+  }
+}

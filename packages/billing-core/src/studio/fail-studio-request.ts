@@ -1,0 +1,66 @@
+import { type Kysely, sql, type Transaction } from 'kysely';
+import type { DB, StudioRequestRow, StudioRequestStatus } from '../db/schema';
+import { type RefundStudioRequestResult, refundStudioRequest } from './refund-studio-request';
+
+export interface StudioFailure {
+  /** Stable machine code: ai_failed, ai_timeout, ai_unreachable, stuck, not_configured… */
+  code: string;
+  message: string;
+}
+
+export type FailStudioRequestResult =
+  | { kind: 'failed'; request: StudioRequestRow; refund: RefundStudioRequestResult['kind'] }
+  /** The request was already completed or failed (another run settled it first): nothing changed. */
+  | { kind: 'already-settled'; status: StudioRequestStatus }
+  | { kind: 'not-found' };
+
+const MAX_ERROR_LENGTH = 2_000;
+
+/**
+ * Fails an unfinished studio request and refunds its debit, in one transaction: the conditional
+ * update (status in `from` → failed) is the fence that lets exactly one settlement win against a
+ * concurrent completion or sweep, and the refund reference (`studio:{id}:refund`) is the second
+ * fence. Idempotent: a request already settled is left as it is. See failStudioRequestInTransaction.
+ */
+export function failStudioRequest(
+  db: Kysely<DB>,
+  id: number,
+  failure: StudioFailure,
+  options: { from?: readonly StudioRequestStatus[] } = {},
+): Promise<FailStudioRequestResult> {
+  return db.transaction().execute((trx) => failStudioRequestInTransaction(trx, id, failure, options));
+}
+
+/** failStudioRequest inside the caller's transaction (the sweeper settles a batch in one). */
+export async function failStudioRequestInTransaction(
+  trx: Transaction<DB>,
+  id: number,
+  failure: StudioFailure,
+  options: { from?: readonly StudioRequestStatus[] } = {},
+): Promise<FailStudioRequestResult> {
+  const from = options.from ?? ['received', 'processing'];
+  const failed = await trx
+    .updateTable('studio_requests')
+    .set({
+      status: 'failed',
+      error_code: failure.code,
+      error: failure.message.slice(0, MAX_ERROR_LENGTH),
+      next_attempt_at: null,
+      failed_at: sql`now()`,
+      updated_at: sql`now()`,
+    })
+    .where('id', '=', id)
+    .where('status', 'in', [...from])
+    .returningAll()
+    .executeTakeFirst();
+  if (!failed) {
+    const current = await trx.selectFrom('studio_requests').select('status').where('id', '=', id).executeTakeFirst();
+    return current ? { kind: 'already-settled', status: current.status } : { kind: 'not-found' };
+  }
+  const refund = await refundStudioRequest(trx, { id: failed.id, publicId: failed.public_id });
+  const request =
+    refund.kind === 'no-debit'
+      ? failed
+      : await trx.selectFrom('studio_requests').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  return { kind: 'failed', request, refund: refund.kind };
+}

@@ -1,0 +1,47 @@
+import { InvalidStudioRequestError, priceStudioRequest, toUtcDay } from './price-studio-request';
+
+const studio = {
+  freeDailyAllowance: { image_edit: 5, music: 2 },
+  prices: { image_edit: 5, music_clip: 6, music_full: 15 },
+  musicClipMaxSeconds: 30,
+};
+
+describe('priceStudioRequest', () => {
+  it('prices image edits, clips up to the limit and full songs from the catalog', () => {
+    expect(priceStudioRequest(studio, { kind: 'image_edit' })).toEqual({
+      priceKey: 'image_edit',
+      priceTokens: 5,
+      allowanceKind: 'image_edit',
+      allowancePerDay: 5,
+    });
+    expect(priceStudioRequest(studio, { kind: 'music', durationSeconds: 30 })).toEqual({
+      priceKey: 'music_clip',
+      priceTokens: 6,
+      allowanceKind: 'music',
+      allowancePerDay: 2,
+    });
+    expect(priceStudioRequest(studio, { kind: 'music', full: true, durationSeconds: 240 })).toMatchObject({
+      priceKey: 'music_full',
+      priceTokens: 15,
+      allowanceKind: 'music',
+    });
+  });
+
+  it('refuses what the catalog does not sell', () => {
+    for (const spec of [
+      { kind: 'music' as const, durationSeconds: 31 },
+      { kind: 'music' as const },
+      { kind: 'music' as const, durationSeconds: 0 },
+      { kind: 'image_edit' as const, full: true },
+      { kind: 'image_edit' as const, durationSeconds: 5 },
+    ]) {
+      expect(() => priceStudioRequest(studio, spec)).toThrow(InvalidStudioRequestError);
+    }
+  });
+
+  it('the allowance day is the UTC day, whatever the local time zone', () => {
+    expect(toUtcDay(new Date('2031-03-07T23:59:59.999Z'))).toBe('2031-03-07');
+    expect(toUtcDay(new Date('2031-03-08T00:00:00.000Z'))).toBe('2031-03-08');
+    expect(toUtcDay(new Date('2031-03-08T01:30:00+02:00'))).toBe('2031-03-07');
+  });
+});

@@ -1,0 +1,44 @@
+import type { Transaction } from 'kysely';
+import type { DB, LedgerEntryRow } from '../db/schema';
+import { postLedgerEntry } from '../ledger/post-ledger-entry';
+import { references } from '../references';
+
+export type RefundStudioRequestResult =
+  | { kind: 'refunded'; entry: LedgerEntryRow }
+  | { kind: 'already-refunded'; entry: LedgerEntryRow }
+  /** Nothing was debited (free tier): nothing to give back. */
+  | { kind: 'no-debit' };
+
+/**
+ * Gives back what a studio request's debit took, inside the caller's transaction: posts
+ * `studio:{publicId}:refund` for exactly the amount of the `studio:{publicId}:debit` ledger row,
+ * and only when that row exists. Idempotent by reference: a second call (another replica, the
+ * sweeper racing the worker) finds the refund posted and changes nothing. Stamps refunded_at.
+ * Throws LedgerReferenceConflictError if a refund with another amount exists (a bug, never retried).
+ */
+export async function refundStudioRequest(
+  trx: Transaction<DB>,
+  request: { id: number; publicId: string },
+): Promise<RefundStudioRequestResult> {
+  const debit = await trx
+    .selectFrom('ledger_entries')
+    .selectAll()
+    .where('reference', '=', references.studioDebit(request.publicId))
+    .executeTakeFirst();
+  if (!debit) return { kind: 'no-debit' };
+  const posted = await postLedgerEntry(trx, {
+    userId: debit.user_id,
+    reference: references.studioRefund(request.publicId),
+    amount: -debit.amount,
+    reason: 'studio_refund',
+  });
+  await trx
+    .updateTable('studio_requests')
+    .set({ refunded_at: posted.entry.created_at })
+    .where('id', '=', request.id)
+    .where('refunded_at', 'is', null)
+    .execute();
+  return posted.kind === 'posted'
+    ? { kind: 'refunded', entry: posted.entry }
+    : { kind: 'already-refunded', entry: posted.entry };
+}

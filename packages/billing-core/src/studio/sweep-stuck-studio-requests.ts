@@ -1,0 +1,55 @@
+import { type Kysely, sql } from 'kysely';
+import type { DB } from '../db/schema';
+import { failStudioRequestInTransaction } from './fail-studio-request';
+import type { RefundStudioRequestResult } from './refund-studio-request';
+
+export interface SweepStudioOptions {
+  /** A request processing (not updated) this long is failed and refunded. Must exceed the AI timeout. */
+  stuckAfterMs: number;
+  batchSize: number;
+}
+
+export interface SweptStudioRequest {
+  id: number;
+  publicId: string;
+  refund: RefundStudioRequestResult['kind'];
+}
+
+/**
+ * Fails and refunds studio requests stuck in processing longer than stuckAfterMs (database
+ * clock): their worker died, or lost its connection, after the claim. One batch per call,
+ * claimed FOR UPDATE SKIP LOCKED so any number of sweepers may run; each failure is the same
+ * conditional update + refund reference as the worker's, so a late AI answer loses (its
+ * completion finds the request failed and is discarded) and nothing is refunded twice.
+ */
+export async function sweepStuckStudioRequests(
+  db: Kysely<DB>,
+  options: SweepStudioOptions,
+): Promise<SweptStudioRequest[]> {
+  return db.transaction().execute(async (trx) => {
+    const stuck = await trx
+      .selectFrom('studio_requests')
+      .select(['id', 'public_id', 'updated_at'])
+      .where('status', '=', 'processing')
+      .where('updated_at', '<', sql<Date>`now() - make_interval(secs => ${options.stuckAfterMs / 1000})`)
+      .orderBy('id')
+      .limit(options.batchSize)
+      .forUpdate()
+      .skipLocked()
+      .execute();
+    const swept: SweptStudioRequest[] = [];
+    for (const row of stuck) {
+      const failed = await failStudioRequestInTransaction(
+        trx,
+        row.id,
+        {
+          code: 'stuck',
+          message: `processing since ${row.updated_at.toISOString()} without an outcome (worker died or lost its connection); failed and refunded by the sweeper`,
+        },
+        { from: ['processing'] },
+      );
+      if (failed.kind === 'failed') swept.push({ id: row.id, publicId: row.public_id, refund: failed.refund });
+    }
+    return swept;
+  });
+}

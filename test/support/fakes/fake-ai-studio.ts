@@ -1,0 +1,124 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * What the fake does with one call. A request picks its own through `input.fake`
+ * ('succeed' | 'fail' | 'slow' | 'hang', with `input.delayMs` for slow); otherwise the default.
+ */
+export type FakeAiBehaviour =
+  | { kind: 'succeed' }
+  | { kind: 'fail'; status?: number }
+  | { kind: 'slow'; delayMs: number }
+  | { kind: 'hang' };
+
+export interface FakeAiCall {
+  requestId: string;
+  authorization: string | undefined;
+  body: Record<string, unknown>;
+  /** Set once the fake has answered (never for a hanging call). */
+  answeredWith?: number;
+}
+
+/**
+ * A real local HTTP server playing the AI service (`POST /v1/generations`): it succeeds with a
+ * JSON result, fails with a 500, answers slowly, or never answers, per request, and records
+ * every call it received.
+ */
+export class FakeAiStudio {
+  readonly calls: FakeAiCall[] = [];
+  defaultBehaviour: FakeAiBehaviour = { kind: 'succeed' };
+  private readonly timers = new Set<NodeJS.Timeout>();
+
+  private constructor(
+    private readonly server: Server,
+    readonly url: string,
+    readonly apiKey: string,
+  ) {}
+
+  static async start(apiKey = 'ai_test_key'): Promise<FakeAiStudio> {
+    let fake: FakeAiStudio | undefined;
+    const server = createServer((req, res) => {
+      if (fake) fake.handle(req, res);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    fake = new FakeAiStudio(server, `http://127.0.0.1:${port}`, apiKey);
+    return fake;
+  }
+
+  /** Calls received for one request id. */
+  callsFor(requestId: string): FakeAiCall[] {
+    return this.calls.filter((call) => call.requestId === requestId);
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse): void {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      if (req.method !== 'POST' || req.url !== '/v1/generations') {
+        res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');
+        return;
+      }
+      if (req.headers.authorization !== `Bearer ${this.apiKey}`) {
+        res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"unauthorized"}');
+        return;
+      }
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+      const call: FakeAiCall = {
+        requestId: String(body.requestId),
+        authorization: req.headers.authorization,
+        body,
+      };
+      this.calls.push(call);
+      const behaviour = this.behaviourOf(body);
+      const answer = (status: number, payload: unknown) => {
+        call.answeredWith = status;
+        res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(payload));
+      };
+      const success = () =>
+        answer(200, {
+          generationId: `gen-${call.requestId}`,
+          kind: body.kind,
+          url: `https://cdn.example/${call.requestId}`,
+        });
+      switch (behaviour.kind) {
+        case 'succeed':
+          return success();
+        case 'fail':
+          return answer(behaviour.status ?? 500, { error: 'model crashed' });
+        case 'slow': {
+          const timer = setTimeout(() => {
+            this.timers.delete(timer);
+            success();
+          }, behaviour.delayMs);
+          this.timers.add(timer);
+          return;
+        }
+        case 'hang':
+          return;
+      }
+    });
+  }
+
+  private behaviourOf(body: Record<string, unknown>): FakeAiBehaviour {
+    const input = body.input as { fake?: unknown; delayMs?: unknown } | null | undefined;
+    switch (input?.fake) {
+      case 'succeed':
+        return { kind: 'succeed' };
+      case 'fail':
+        return { kind: 'fail' };
+      case 'slow':
+        return { kind: 'slow', delayMs: Number(input.delayMs ?? 1_000) };
+      case 'hang':
+        return { kind: 'hang' };
+      default:
+        return this.defaultBehaviour;
+    }
+  }
+
+  async stop(): Promise<void> {
+    for (const timer of this.timers) clearTimeout(timer);
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
