@@ -1,4 +1,4 @@
-import type { DB } from '@tally/billing-core';
+import { type DB, isDatabaseUnavailableError } from '@tally/billing-core';
 import {
   createHealthRoutes,
   createRequestLogger,
@@ -7,8 +7,9 @@ import {
   type Metrics,
   notFoundHandler,
   type ReadinessCheck,
+  sendError,
 } from '@tally/platform';
-import express, { type Express } from 'express';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Kysely } from 'kysely';
 import { requireBearer } from './http/require-bearer';
 import { createEventRoutes } from './routes/admin/event-routes';
@@ -52,6 +53,13 @@ export function createApiApp(deps: ApiAppDeps): Express {
   app.use('/admin', admin);
 
   app.use(notFoundHandler);
+  // A database that cannot be reached (restart, failover) is a 503 the caller may retry, not a 500.
+  app.use((error: unknown, req: Request, res: Response, next: NextFunction) => {
+    if (!isDatabaseUnavailableError(error)) return next(error);
+    deps.logger.warn({ err: error, path: req.path }, 'database unavailable');
+    if (!res.headersSent)
+      sendError(res, 503, 'database_unavailable', 'the database cannot be reached right now; retry later');
+  });
   app.use(
     jsonErrorHandler((error, req, failure) => {
       if (failure.status === 500) deps.logger.error({ err: error, path: req.path }, 'unexpected error');

@@ -24,6 +24,7 @@ runMain('worker', async () => {
     connectionString: config.DATABASE_URL,
     applicationName: 'tally-worker',
     maxConnections: config.WORKER_CONCURRENCY + 4,
+    onConnectionError: (error) => logger.warn({ err: error }, 'database connection lost; jobs retry until it is back'),
   });
   // Three fifths of the shutdown budget for draining jobs; the rest for closing connections.
   const drainTimeoutMs = Math.floor(config.SHUTDOWN_TIMEOUT_MS * 0.6);
