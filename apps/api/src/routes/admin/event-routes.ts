@@ -11,10 +11,9 @@ import { sendError } from '@tally/platform';
 import { Router } from 'express';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import { cursorSchema, limitSchema, parseOr400, userIdSchema } from '../../http/params';
+import { cursorSchema, eventIdSchema, limitSchema, parseOr400, userIdSchema } from '../../http/params';
 
 const providerSchema = z.enum(['stripe', 'revenuecat']);
-const eventIdSchema = z.coerce.number().int().positive();
 const listQuerySchema = z.object({
   provider: providerSchema.optional(),
   type: z.string().min(1).max(100).optional(),
