@@ -71,7 +71,8 @@ describe('the tally CLI', () => {
       .where('id', '=', id)
       .executeTakeFirstOrThrow();
     expect(row).toEqual({ status: 'processed', attempts: 15 });
-  });
+    // About 13 s on an idle machine (each CLI run loads the whole platform); margin for a loaded one.
+  }, 180_000);
 
   it('requeues a parked event: resets it and hands it to the queue', async () => {
     const id = await recordEvent(database, 'cli-parked-1', 'failed');

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createDb, type Database, ensureDatabaseExists, migrate } from '@tally/billing-core';
 import { testRedisUrl, uniqueQueuePrefix } from '@tally/billing-core/testing';
+import { createInboxQueue, createRedisConnection, waitUntilReady } from '@tally/platform';
 import pg from 'pg';
 import { RunningProcess } from '../support/built-process';
 import { revenueCatTokenPurchase } from '../support/events';
@@ -30,7 +31,7 @@ async function deliverUntilAccepted(
   answers: number[],
   abort: AbortSignal,
 ): Promise<void> {
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + 60_000;
   const own: number[] = [];
   for (;;) {
     abort.throwIfAborted();
@@ -50,7 +51,7 @@ async function deliverUntilAccepted(
       answers.push(0);
     }
     if (Date.now() > deadline) {
-      throw new Error(`an event was not accepted within 30 s; last answers: ${own.slice(-10).join(', ')}`);
+      throw new Error(`an event was not accepted within 60 s; last answers: ${own.slice(-10).join(', ')}`);
     }
     await sleep(100);
   }
@@ -61,6 +62,7 @@ describe('a Postgres restart under load', () => {
   let database: Database;
   let processes: RunningProcess[] = [];
   const stopSenders = new AbortController();
+  const queuePrefix = uniqueQueuePrefix();
 
   beforeAll(async () => {
     server = await DisposablePostgres.start();
@@ -69,6 +71,16 @@ describe('a Postgres restart under load', () => {
   afterAll(async () => {
     stopSenders.abort();
     await Promise.all(processes.map((child) => child.stop()));
+    // The shared Redis keeps finished jobs for days: remove this run's queue.
+    const redis = createRedisConnection(testRedisUrl(), 'producer');
+    if (await waitUntilReady(redis, 5_000)) {
+      const queue = createInboxQueue(redis, queuePrefix);
+      await queue.obliterate({ force: true }).catch(() => undefined);
+      await queue.close();
+      await redis.quit();
+    } else {
+      redis.disconnect();
+    }
     await database?.close();
     await server?.destroy();
   });
@@ -82,7 +94,7 @@ describe('a Postgres restart under load', () => {
     const env = {
       DATABASE_URL: url,
       REDIS_URL: testRedisUrl(),
-      QUEUE_PREFIX: uniqueQueuePrefix(),
+      QUEUE_PREFIX: queuePrefix,
       LOG_LEVEL: 'info',
       SHUTDOWN_TIMEOUT_MS: '5000',
     };
@@ -135,13 +147,17 @@ describe('a Postgres restart under load', () => {
     // Awaited below; until then a failed sender must not become an unhandled rejection.
     senders.catch(() => undefined);
 
-    await eventually('some events to be credited', async () => {
-      const row = await database.db
-        .selectFrom('ledger_entries')
-        .select((eb) => eb.fn.countAll<number>().as('count'))
-        .executeTakeFirstOrThrow();
-      return Number(row.count) >= 20;
-    });
+    await eventually(
+      'some events to be credited',
+      async () => {
+        const row = await database.db
+          .selectFrom('ledger_entries')
+          .select((eb) => eb.fn.countAll<number>().as('count'))
+          .executeTakeFirstOrThrow();
+        return Number(row.count) >= 20;
+      },
+      60_000,
+    );
 
     // Hold the ledger so that worker transactions are open (wallet locked, insert waiting) at
     // the moment the server dies, rather than only idle pooled connections.
@@ -150,13 +166,17 @@ describe('a Postgres restart under load', () => {
     await blocker.connect();
     await blocker.query('BEGIN');
     await blocker.query('LOCK TABLE ledger_entries IN EXCLUSIVE MODE');
-    await eventually('worker transactions to wait inside the database', async () => {
-      const { rows } = await blocker.query<{ waiting: number }>(
-        `SELECT count(*)::int AS waiting FROM pg_stat_activity
+    await eventually(
+      'worker transactions to wait inside the database',
+      async () => {
+        const { rows } = await blocker.query<{ waiting: number }>(
+          `SELECT count(*)::int AS waiting FROM pg_stat_activity
           WHERE application_name = 'tally-worker' AND wait_event_type = 'Lock' AND xact_start IS NOT NULL`,
-      );
-      return (rows[0]?.waiting ?? 0) >= 2;
-    });
+        );
+        return (rows[0]?.waiting ?? 0) >= 2;
+      },
+      60_000,
+    );
 
     await server.stopServer('immediate');
     await blocker.end().catch(() => undefined);
@@ -165,9 +185,13 @@ describe('a Postgres restart under load', () => {
     // While the database is down: every process is up and says it is not ready, ingest answers
     // 503 (the provider retries) and the API answers 503 database_unavailable.
     for (const [name, port] of Object.entries(ports)) {
-      await eventually(`${name} /readyz to answer 503`, () => readyzIs(port, 503), 10_000);
+      await eventually(`${name} /readyz to answer 503`, () => readyzIs(port, 503), 30_000);
     }
-    await eventually('ingest to answer 503 to a webhook', async () => answers.slice(answersBeforeOutage).includes(503));
+    await eventually(
+      'ingest to answer 503 to a webhook',
+      async () => answers.slice(answersBeforeOutage).includes(503),
+      30_000,
+    );
     const wallet = await fetch(`http://127.0.0.1:${ports.api}/v1/users/${users[0]}/wallet`, {
       headers: { authorization: `Bearer ${appKey}` },
     });
@@ -180,12 +204,13 @@ describe('a Postgres restart under load', () => {
 
     await server.startServer();
     for (const [name, port] of Object.entries(ports)) {
-      await eventually(`${name} /readyz to answer 200 again`, () => readyzIs(port, 200), 15_000);
+      await eventually(`${name} /readyz to answer 200 again`, () => readyzIs(port, 200), 30_000);
     }
     const acceptedAtRestart = accepted.length;
     await eventually(
       'new events to be accepted after the restart',
       async () => accepted.length >= acceptedAtRestart + 20,
+      60_000,
     );
     sending = false;
     await senders;
@@ -201,7 +226,7 @@ describe('a Postgres restart under load', () => {
           .execute();
         return pending.length === 0;
       },
-      30_000,
+      60_000,
     );
 
     const acceptedIds = accepted.map((event) => event.id).sort();
@@ -239,5 +264,6 @@ describe('a Postgres restart under load', () => {
         exit: { code: 0, signal: null },
       });
     }
-  });
+    // Takes 10-20 s on an idle machine; the margin is for a loaded one.
+  }, 180_000);
 });

@@ -50,7 +50,7 @@ export class RunningProcess {
   }
 
   /** Waits for the log line `message` ("ingest listening", "worker started") and returns its fields. */
-  async waitForLog(message: string, timeoutMs = 15_000): Promise<Record<string, unknown>> {
+  async waitForLog(message: string, timeoutMs = 60_000): Promise<Record<string, unknown>> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       for (const line of this.output.split('\n')) {
