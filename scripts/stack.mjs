@@ -1,5 +1,11 @@
 // `pnpm start` / `npm start`: the whole stack in one terminal. Installs and builds when needed,
 // creates the database and applies migrations, then runs ingest, api and worker with prefixed logs.
+//
+// Stopping: SIGINT (Ctrl-C), SIGTERM or SIGHUP stops every service and then this process. The
+// package.json script `exec`s this file, so the signal npm forwards reaches it rather than an
+// intermediate `sh`, which would die on SIGTERM (orphaning the stack) and ignore SIGINT. Each
+// service runs in a process group of its own: the whole group gets SIGTERM, and SIGKILL if it has
+// not exited by the deadline.
 import { spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -19,21 +25,50 @@ if (migrate.status !== 0) {
   process.exit(migrate.status ?? 1);
 }
 
-const services = ['ingest', 'api', 'worker'];
+const services = [
+  { name: 'ingest', port: Number(process.env.INGEST_PORT ?? 3000) },
+  { name: 'api', port: Number(process.env.API_PORT ?? 3001) },
+  { name: 'worker', port: Number(process.env.WORKER_METRICS_PORT ?? 9464) },
+];
+// The services drain within SHUTDOWN_TIMEOUT_MS; give them that and a little more before SIGKILL.
+const stopDeadlineMs = Number(process.env.SHUTDOWN_TIMEOUT_MS ?? 25_000) + 5_000;
 const children = new Map();
 let stopping = false;
+let failed = false;
 
-function stopAll(signal = 'SIGTERM') {
-  if (stopping) return;
-  stopping = true;
-  for (const child of children.values()) child.kill(signal);
+/** Signals a service's whole process group; false when it is already gone. */
+function signalGroup(child, signal) {
+  try {
+    process.kill(-child.pid, signal);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
-for (const name of services) {
+function stopAll(reason) {
+  // Ctrl-C reaches this process twice (from the terminal, and forwarded by npm): one stop only.
+  if (stopping) return;
+  stopping = true;
+  log(`${reason}: stopping ${[...children.keys()].join(', ') || 'nothing'}`);
+  for (const child of children.values()) signalGroup(child, 'SIGTERM');
+  setTimeout(() => {
+    log(`${[...children.keys()].join(', ')} did not stop within ${stopDeadlineMs} ms; killing`);
+    failed = true;
+    for (const child of children.values()) signalGroup(child, 'SIGKILL');
+  }, stopDeadlineMs).unref();
+  if (children.size === 0) process.exit(failed ? 1 : 0);
+}
+
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => stopAll(signal));
+
+for (const { name } of services) {
   const child = spawn(process.execPath, ['--enable-source-maps', path.join(root, `apps/${name}/dist/main.js`)], {
     cwd: root,
     env: process.env,
     stdio: ['ignore', 'pipe', 'pipe'],
+    // A process group of its own: this script decides when and how the services stop.
+    detached: true,
   });
   children.set(name, child);
   for (const stream of [child.stdout, child.stderr]) {
@@ -41,18 +76,51 @@ for (const name of services) {
       .createInterface({ input: stream })
       .on('line', (line) => process.stdout.write(`${name.padEnd(6)} | ${line}\n`));
   }
-  child.on('exit', (code, signal) => {
+  // Whatever the service left in its group goes with it (and stops holding its output pipes).
+  child.on('exit', () => signalGroup(child, 'SIGKILL'));
+  // 'close' comes after the exit and the last line of output.
+  child.on('close', (code, signal) => {
     children.delete(name);
+    if (code !== 0) failed = true;
     if (!stopping) {
       log(`${name} exited (${signal ?? code}); stopping the stack`);
-      process.exitCode = 1;
-      stopAll();
+      failed = true;
+      stopAll(`${name} exited`);
     }
-    if (children.size === 0) process.exit();
+    if (children.size === 0) {
+      if (stopping) log('stack stopped');
+      process.exit(failed ? 1 : 0);
+    }
   });
 }
-log(
-  `stack running: ingest :${process.env.INGEST_PORT ?? 3000}, api :${process.env.API_PORT ?? 3001}, worker metrics :${process.env.WORKER_METRICS_PORT ?? 9464} (Ctrl-C stops)`,
-);
-process.on('SIGINT', () => stopAll('SIGTERM'));
-process.on('SIGTERM', () => stopAll('SIGTERM'));
+
+/** Polls each service's /healthz and announces the stack only once all of them answer. */
+async function announceWhenHealthy() {
+  const pending = new Set(services);
+  const startedAt = Date.now();
+  let warned = false;
+  while (pending.size > 0 && !stopping) {
+    for (const service of [...pending]) {
+      try {
+        const response = await fetch(`http://127.0.0.1:${service.port}/healthz`, {
+          signal: AbortSignal.timeout(1_000),
+        });
+        await response.arrayBuffer();
+        if (response.ok) pending.delete(service);
+      } catch {
+        // Not listening yet.
+      }
+    }
+    if (pending.size === 0 || stopping) break;
+    if (!warned && Date.now() - startedAt > 30_000) {
+      warned = true;
+      log(`still waiting for ${[...pending].map((service) => service.name).join(', ')} to answer /healthz`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  if (stopping) return;
+  log(
+    `stack running: ingest :${services[0].port}, api :${services[1].port}, worker metrics :${services[2].port} (Ctrl-C stops)`,
+  );
+}
+void announceWhenHealthy();

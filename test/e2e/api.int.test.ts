@@ -75,6 +75,31 @@ describe('the API', () => {
     });
   });
 
+  it('answers 400 invalid_request naming the rule when an event id in the path is not a positive whole number', async () => {
+    for (const [method, path] of [
+      ['GET', '/admin/events/abc'],
+      ['GET', '/admin/events/0'],
+      ['GET', '/admin/events/1.5'],
+      ['GET', '/admin/events/-3'],
+      ['GET', '/admin/events/1e3'],
+      ['GET', '/admin/events/99999999999999999999'],
+      ['POST', '/admin/events/abc/requeue'],
+    ] as const) {
+      const response = await stack.apiRequest(path, { method });
+      expect({ method, path, status: response.status, body: await response.json() }).toEqual({
+        method,
+        path,
+        status: 400,
+        body: { error: { code: 'invalid_request', message: 'event id must be a positive whole number' } },
+      });
+    }
+    const missing = await stack.apiRequest('/admin/events/123456789');
+    expect({ status: missing.status, body: await missing.json() }).toEqual({
+      status: 404,
+      body: { error: { code: 'not_found', message: 'inbox event 123456789 does not exist' } },
+    });
+  });
+
   it('verifies the ledger for admins', async () => {
     const response = await stack.apiRequest('/admin/ledger/verify');
     expect(response.status).toBe(200);

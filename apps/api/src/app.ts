@@ -1,12 +1,13 @@
-import type { DB } from '@tally/billing-core';
+import { type DB, isDatabaseUnavailableError } from '@tally/billing-core';
 import {
   type ApiMetrics,
   createHealthRoutes,
   createServiceApp,
   type Logger,
   type ReadinessCheck,
+  sendError,
 } from '@tally/platform';
-import express, { type Express } from 'express';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Kysely } from 'kysely';
 import { requireBearer } from './http/require-bearer';
 import { createEventRoutes } from './routes/admin/event-routes';
@@ -56,6 +57,15 @@ export function createApiApp(deps: ApiAppDeps): Express {
       admin.use(createEventRoutes(deps));
       admin.use(createLedgerAdminRoutes(deps));
       app.use('/admin', admin);
+
+      // A database that cannot be reached (restart, failover) is a 503 the caller may retry, not a 500.
+      app.use((error: unknown, req: Request, res: Response, next: NextFunction) => {
+        if (!isDatabaseUnavailableError(error)) return next(error);
+        deps.logger.warn({ err: error, path: req.path }, 'database unavailable');
+        if (!res.headersSent) {
+          sendError(res, 503, 'database_unavailable', 'the database cannot be reached right now; retry later');
+        }
+      });
     },
   });
 }

@@ -24,7 +24,12 @@ runMain('api', async () => {
   const catalog = loadCatalog(config.CATALOG_PATH ?? exampleCatalogPath);
   const logger = createLogger({ name: 'api', level: config.LOG_LEVEL });
   const metrics = createApiMetrics();
-  const database = createDb({ connectionString: config.DATABASE_URL, applicationName: 'tally-api' });
+  const database = createDb({
+    connectionString: config.DATABASE_URL,
+    applicationName: 'tally-api',
+    onConnectionError: (error) =>
+      logger.warn({ err: error }, 'database connection lost; requests answer 503 until it is back'),
+  });
   const redis = createRedisConnection(config.REDIS_URL, 'producer');
   const queue = createInboxQueue(redis, config.QUEUE_PREFIX);
   const studioQueue = createStudioQueue(redis, config.QUEUE_PREFIX);

@@ -23,7 +23,12 @@ runMain('ingest', async () => {
   loadCatalog(config.CATALOG_PATH ?? exampleCatalogPath);
   const logger = createLogger({ name: 'ingest', level: config.LOG_LEVEL });
   const metrics = createIngestMetrics();
-  const database = createDb({ connectionString: config.DATABASE_URL, applicationName: 'tally-ingest' });
+  const database = createDb({
+    connectionString: config.DATABASE_URL,
+    applicationName: 'tally-ingest',
+    onConnectionError: (error) =>
+      logger.warn({ err: error }, 'database connection lost; webhooks answer 503 until it is back'),
+  });
   const redis = createRedisConnection(config.REDIS_URL, 'producer');
   const queue = createInboxQueue(redis, config.QUEUE_PREFIX);
   if (!(await waitUntilReady(redis, 5_000))) {

@@ -37,6 +37,7 @@ runMain('worker', async () => {
     connectionString: config.DATABASE_URL,
     applicationName: 'tally-worker',
     maxConnections: config.WORKER_CONCURRENCY + config.STUDIO_CONCURRENCY + 4,
+    onConnectionError: (error) => logger.warn({ err: error }, 'database connection lost; jobs retry until it is back'),
   });
   // Provider API clients, the AI service and the mailer are built here from configuration as
   // the flows land; a port left out makes the events that need it park as not_configured.

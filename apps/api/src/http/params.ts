@@ -5,12 +5,22 @@ import { z } from 'zod';
 export const userIdSchema = z.string().min(1).max(255);
 export const limitSchema = z.coerce.number().int().min(1).max(500).default(50);
 export const cursorSchema = z.coerce.number().int().positive().optional();
+/**
+ * An id in a path (`/admin/events/{id}`): digits only, no sign, no leading zero, at most 15 of
+ * them (always a safe integer), so `abc`, `1.5`, `0` and `1e3` are a 400 that says what is expected.
+ */
+export const eventIdSchema = z
+  .string()
+  .regex(/^[1-9][0-9]{0,14}$/, { message: 'event id must be a positive whole number' })
+  .transform(Number);
 
 /** Parses input with a schema or answers 400 naming the problems; returns undefined when it answered. */
 export function parseOr400<S extends z.ZodType>(res: Response, schema: S, input: unknown): z.output<S> | undefined {
   const parsed = schema.safeParse(input);
   if (parsed.success) return parsed.data;
-  const message = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'input'}: ${issue.message}`).join('; ');
+  const message = parsed.error.issues
+    .map((issue) => (issue.path.length > 0 ? `${issue.path.join('.')}: ${issue.message}` : issue.message))
+    .join('; ');
   sendError(res, 400, 'invalid_request', message);
   return undefined;
 }

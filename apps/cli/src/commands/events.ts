@@ -1,7 +1,9 @@
 import {
   createDb,
+  type Database,
   type InboxStatus,
   listInboxEvents,
+  markInboxEnqueueFailed,
   type Provider,
   replayInboxEvent,
   replayInboxEvents,
@@ -15,8 +17,11 @@ import {
   parseEnv,
   waitUntilReady,
 } from '@tally/platform';
+import type { z } from 'zod';
 
 const envSchema = baseEnvSchema.pick({ DATABASE_URL: true, REDIS_URL: true, QUEUE_PREFIX: true });
+/** How long `requeue` waits for Redis before leaving the row to the relay. */
+const REDIS_READY_TIMEOUT_MS = 3_000;
 
 /** `tally events list`: the newest inbox events with status, attempts and last error. */
 export async function runEventsList(filter: {
@@ -52,8 +57,6 @@ export async function runEventsList(filter: {
 export async function runRequeue(inboxEventId: number): Promise<void> {
   const env = parseEnv(envSchema, process.env);
   const database = createDb({ connectionString: env.DATABASE_URL, maxConnections: 1 });
-  const redis = createRedisConnection(env.REDIS_URL, 'producer');
-  const queue = createInboxQueue(redis, env.QUEUE_PREFIX);
   try {
     const id = await requeueInboxEvent(database.db, inboxEventId);
     if (id === null) {
@@ -61,16 +64,43 @@ export async function runRequeue(inboxEventId: number): Promise<void> {
       process.exitCode = 1;
       return;
     }
-    const delivery = await handOffInboxEvents(queue, database.db, [id]);
+    const delivery = await handOffOnce(env, database.db, [id]);
     process.stdout.write(
       delivery.enqueued === 1
         ? `requeued ${id}\n`
         : `requeued ${id}; the queue is unreachable, the relay will enqueue it\n`,
     );
   } finally {
-    await queue.close().catch(() => undefined);
-    redis.disconnect();
     await database.close();
+  }
+}
+
+/**
+ * Hands rows to the queue over a Redis connection opened only now and closed once it is settled.
+ * Closing a BullMQ queue whose shared connection is still connecting lets a late ready-check
+ * failure escape as an unhandled 'error' ("Stream isn't writeable"), so the queue is created only
+ * on a ready connection; when Redis does not answer in time the rows are left to the relay.
+ */
+async function handOffOnce(
+  env: z.output<typeof envSchema>,
+  db: Database['db'],
+  ids: number[],
+): Promise<{ enqueued: number; deferred: number }> {
+  const redis = createRedisConnection(env.REDIS_URL, 'producer');
+  try {
+    if (!(await waitUntilReady(redis, REDIS_READY_TIMEOUT_MS))) {
+      await markInboxEnqueueFailed(db, ids);
+      return { enqueued: 0, deferred: ids.length };
+    }
+    const queue = createInboxQueue(redis, env.QUEUE_PREFIX);
+    try {
+      return await handOffInboxEvents(queue, db, ids);
+    } finally {
+      await queue.close().catch(() => undefined);
+    }
+  } finally {
+    if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
+    else redis.disconnect();
   }
 }
 
@@ -118,33 +148,16 @@ export async function runReplay(
         limit: filter.limit,
       });
     }
-    await handToQueue(env, database, ids, 'replayed');
+    if (ids.length === 0) {
+      process.stdout.write('replayed 0 events\n');
+      return;
+    }
+    const delivery = await handOffOnce(env, database.db, ids);
+    process.stdout.write(`replayed ${ids.length} event(s): ${ids.join(' ')}\n`);
+    if (delivery.deferred > 0) {
+      process.stdout.write(`the queue is unreachable; the relay will enqueue ${delivery.deferred} of them\n`);
+    }
   } finally {
     await database.close();
-  }
-}
-
-/** Enqueues reset rows; when Redis is unreachable the relay enqueues them later. */
-async function handToQueue(
-  env: { REDIS_URL: string; QUEUE_PREFIX: string },
-  database: ReturnType<typeof createDb>,
-  ids: number[],
-  verb: string,
-): Promise<void> {
-  if (ids.length === 0) {
-    process.stdout.write(`${verb} 0 events\n`);
-    return;
-  }
-  const redis = createRedisConnection(env.REDIS_URL, 'producer');
-  const queue = createInboxQueue(redis, env.QUEUE_PREFIX);
-  try {
-    await waitUntilReady(redis, 3_000);
-    const delivery = await handOffInboxEvents(queue, database.db, ids);
-    process.stdout.write(`${verb} ${ids.length} event(s): ${ids.join(' ')}\n`);
-    if (delivery.deferred > 0)
-      process.stdout.write(`the queue is unreachable; the relay will enqueue ${delivery.deferred} of them\n`);
-  } finally {
-    await queue.close().catch(() => undefined);
-    await redis.quit().catch(() => redis.disconnect());
   }
 }

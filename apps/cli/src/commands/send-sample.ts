@@ -66,6 +66,21 @@ function stripeSample(options: SendSampleOptions): string {
 }
 
 /**
+ * Node's fetch says only "fetch failed"; the reason (ECONNREFUSED, ENOTFOUND, …) is in its cause,
+ * or in the first error of an AggregateError when several addresses were tried.
+ */
+function describeFetchFailure(error: unknown): string {
+  const cause = (error as { cause?: unknown } | null)?.cause;
+  const first = cause instanceof AggregateError ? cause.errors[0] : undefined;
+  for (const candidate of [cause, first]) {
+    const code = (candidate as { code?: unknown } | null | undefined)?.code;
+    if (typeof code === 'string') return code;
+  }
+  if (cause instanceof Error) return cause.message;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
  * `tally send-sample <provider>`: builds (or reads) a webhook body, signs it the way the provider
  * does with the configured secret, POSTs it to ingest and prints the answer.
  */
@@ -87,7 +102,14 @@ export async function runSendSample(provider: 'revenuecat' | 'stripe', options: 
     if (!secret) throw new Error('STRIPE_WEBHOOK_SECRETS is empty: nothing to sign the sample with');
     headers['stripe-signature'] = Stripe.webhooks.generateTestHeaderString({ payload: body, secret });
   }
-  const response = await fetch(`${base}/webhooks/${provider}`, { method: 'POST', headers, body });
+  let response: Response;
+  try {
+    response = await fetch(`${base}/webhooks/${provider}`, { method: 'POST', headers, body });
+  } catch (error) {
+    throw new Error(
+      `cannot reach ingest at ${base} (${describeFetchFailure(error)}): is the stack running? (npm start)`,
+    );
+  }
   process.stdout.write(`${response.status} ${await response.text()}\n`);
   if (!response.ok) process.exitCode = 1;
 }

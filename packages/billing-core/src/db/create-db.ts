@@ -34,6 +34,11 @@ export interface CreateDbOptions {
   /** How long a request waits for a free or new connection before failing. */
   connectionTimeoutMs?: number;
   applicationName?: string;
+  /**
+   * Told about every lost connection (a restart, a failover, a network cut), for logs. The
+   * query that was using it fails on its own; nothing else needs to react.
+   */
+  onConnectionError?: (error: Error) => void;
 }
 
 export interface Database {
@@ -43,7 +48,11 @@ export interface Database {
   close(): Promise<void>;
 }
 
-/** Opens a pool and a Kysely instance over it. int8 columns come back as numbers. */
+/**
+ * Opens a pool and a Kysely instance over it. int8 columns come back as numbers. Connections lost
+ * while the database restarts never crash the process: queries fail (see
+ * isDatabaseUnavailableError) until the database is back, then new connections are opened.
+ */
 export function createDb(options: CreateDbOptions): Database {
   const pool = new pg.Pool({
     connectionString: options.connectionString,
@@ -52,9 +61,16 @@ export function createDb(options: CreateDbOptions): Database {
     application_name: options.applicationName ?? 'tally',
     types,
   });
-  // An idle client losing its connection (database restart) must not crash the process;
-  // the next query gets a fresh connection.
+  // A lost connection (restart, failover, network cut) must never crash the process: pg emits
+  // 'error' on a client and throws when nobody listens. pg-pool listens only while a client is
+  // idle and re-emits it on the pool (handled here); a checked-out client (in a query, in a
+  // transaction, holding a lock) emits on itself, so every new client gets a listener too. The
+  // caller's query fails with the same error, and the pool drops the broken client on release.
+  const report = options.onConnectionError ?? (() => undefined);
   pool.on('error', () => undefined);
+  pool.on('connect', (client) => {
+    client.on('error', report);
+  });
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   let closed: Promise<void> | undefined;
   return {

@@ -5,10 +5,13 @@ const unavailableCodes = new Set([
   'ENOTFOUND',
   'EAI_AGAIN',
   'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
   '57P01', // admin_shutdown
   '57P02', // crash_shutdown
   '57P03', // cannot_connect_now
   '53300', // too_many_connections
+  '25006', // read_only_sql_transaction: mid-failover, connected to a server that is (now) a standby
 ]);
 
 /**
@@ -19,7 +22,11 @@ export function isDatabaseUnavailableError(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string' && (unavailableCodes.has(code) || code.startsWith('08'))) return true;
-  return /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED/i.test(error.message);
+  // pg reports a connection lost mid-query, a client used after its connection broke and a
+  // connection timeout by message only.
+  return /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED|connection error and is not queryable/i.test(
+    error.message,
+  );
 }
 
 /** The SQLSTATE of a Postgres error, if it is one. */

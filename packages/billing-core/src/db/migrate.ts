@@ -24,6 +24,16 @@ export class MigrationChecksumError extends Error {
   }
 }
 
+/**
+ * A client whose lost connection fails its queries instead of crashing the process (pg throws an
+ * 'error' event nobody listens to).
+ */
+function createMigrationClient(connectionString: string): pg.Client {
+  const client = new pg.Client({ connectionString, application_name: 'tally-migrate' });
+  client.on('error', () => undefined);
+  return client;
+}
+
 interface MigrationFile {
   version: string;
   sql: string;
@@ -51,7 +61,7 @@ async function readMigrations(dir: string): Promise<MigrationFile[]> {
  */
 export async function migrate(connectionString: string, dir = migrationsDir): Promise<MigrationResult> {
   const migrations = await readMigrations(dir);
-  const client = new pg.Client({ connectionString, application_name: 'tally-migrate' });
+  const client = createMigrationClient(connectionString);
   await client.connect();
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
@@ -81,7 +91,8 @@ export async function migrate(connectionString: string, dir = migrationsDir): Pr
         ]);
         await client.query('COMMIT');
       } catch (error) {
-        await client.query('ROLLBACK');
+        // A lost connection fails the ROLLBACK too; report the migration's own error.
+        await client.query('ROLLBACK').catch(() => undefined);
         throw new Error(
           `migration ${migration.version} failed: ${error instanceof Error ? error.message : String(error)}`,
         );
@@ -90,7 +101,7 @@ export async function migrate(connectionString: string, dir = migrationsDir): Pr
     }
     return result;
   } finally {
-    await client.end();
+    await client.end().catch(() => undefined);
   }
 }
 
@@ -104,7 +115,7 @@ export async function ensureDatabaseExists(connectionString: string): Promise<bo
   if (!name) throw new Error('DATABASE_URL names no database');
   const admin = new URL(connectionString);
   admin.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: admin.toString(), application_name: 'tally-migrate' });
+  const client = createMigrationClient(admin.toString());
   await client.connect();
   try {
     const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
@@ -118,6 +129,6 @@ export async function ensureDatabaseExists(connectionString: string): Promise<bo
     }
     return true;
   } finally {
-    await client.end();
+    await client.end().catch(() => undefined);
   }
 }

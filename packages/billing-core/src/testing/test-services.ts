@@ -38,6 +38,8 @@ export function templateDatabaseName(): string {
 
 async function withAdminClient<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: testDatabaseServerUrl() });
+  // A lost connection fails the query in flight; unhandled, pg's 'error' event would kill Jest.
+  client.on('error', () => undefined);
   await client.connect();
   try {
     return await fn(client);

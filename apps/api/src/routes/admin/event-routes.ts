@@ -13,10 +13,9 @@ import { sendError } from '@tally/platform';
 import { Router } from 'express';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import { cursorSchema, limitSchema, parseOr400, userIdSchema } from '../../http/params';
+import { cursorSchema, eventIdSchema, limitSchema, parseOr400, userIdSchema } from '../../http/params';
 
 const providerSchema = z.enum(['stripe', 'revenuecat']);
-const eventIdSchema = z.coerce.number().int().positive();
 const outcomeCodeSchema = z
   .string()
   .regex(/^[a-z][a-z0-9_]{0,63}$/, 'an outcome code such as credited or invalid_event');

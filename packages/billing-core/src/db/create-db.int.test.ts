@@ -1,0 +1,44 @@
+import { sql } from 'kysely';
+import { createTestDatabase, type TestDatabase } from '../testing/test-services';
+import { createDb } from './create-db';
+import { isDatabaseUnavailableError } from './database-errors';
+
+describe('createDb', () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterAll(() => database.drop());
+
+  it('survives the server ending a connection in the middle of a transaction: the transaction fails as unavailable, the next query runs', async () => {
+    const lost: Error[] = [];
+    const { db, close } = createDb({
+      connectionString: database.url,
+      applicationName: 'tally-create-db-test',
+      onConnectionError: (error) => lost.push(error),
+    });
+    try {
+      // An idle pooled connection too, so both kinds are lost at once.
+      await sql`SELECT 1`.execute(db);
+      const transaction = db.transaction().execute(async (trx) => {
+        const { rows } = await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(trx);
+        // What a restart or a failover does to every backend, done to this one only.
+        await sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                   WHERE application_name = 'tally-create-db-test'`.execute(database.db);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        return rows[0]?.pid;
+      });
+      const error = await transaction.then(
+        () => undefined,
+        (failure: unknown) => failure,
+      );
+      expect(isDatabaseUnavailableError(error)).toBe(true);
+      expect(lost.length).toBeGreaterThanOrEqual(1);
+
+      const { rows } = await sql<{ one: number }>`SELECT 1 AS one`.execute(db);
+      expect(rows).toEqual([{ one: 1 }]);
+    } finally {
+      await close();
+    }
+  });
+});

@@ -1,0 +1,103 @@
+import net from 'node:net';
+import { inboxJobId, parseRevenueCatWebhook, recordInboxEvent, toRevenueCatInboxDraft } from '@tally/billing-core';
+import { createTestDatabase, type TestDatabase, testRedisUrl, uniqueQueuePrefix } from '@tally/billing-core/testing';
+import { createInboxQueue, createRedisConnection, type InboxQueue } from '@tally/platform';
+import type { Redis } from 'ioredis';
+import { runCli } from '../support/built-process';
+import { revenueCatTokenPurchase } from '../support/events';
+import { revenueCatAuth } from '../support/stack';
+
+async function recordEvent(database: TestDatabase, id: string, status: 'processed' | 'failed'): Promise<number> {
+  const body = revenueCatTokenPurchase({ id, userId: 'cli-user' });
+  const recorded = await recordInboxEvent(database.db, toRevenueCatInboxDraft(parseRevenueCatWebhook(body), body));
+  if (recorded.kind !== 'recorded') throw new Error(`event ${id} was already recorded`);
+  await database.db
+    .updateTable('inbox_events')
+    .set({ status, attempts: 15, last_error: status === 'failed' ? 'Error: boom' : null })
+    .where('id', '=', recorded.inboxEventId)
+    .execute();
+  return recorded.inboxEventId;
+}
+
+/** A port nothing listens on: bound, then released. */
+function closedPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+describe('the tally CLI', () => {
+  let database: TestDatabase;
+  let redis: Redis;
+  let queue: InboxQueue;
+  const prefix = uniqueQueuePrefix();
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    redis = createRedisConnection(testRedisUrl(), 'producer');
+    queue = createInboxQueue(redis, prefix);
+    env = { DATABASE_URL: database.url, REDIS_URL: testRedisUrl(), QUEUE_PREFIX: prefix };
+  });
+  afterAll(async () => {
+    await queue.obliterate({ force: true }).catch(() => undefined);
+    await queue.close();
+    redis.disconnect();
+    await database.drop();
+  });
+
+  it('exits 1 with only a readable message when asked to requeue an event that is not parked, 20 times in a row', async () => {
+    const id = await recordEvent(database, 'cli-processed-1', 'processed');
+    const expected = {
+      code: 1,
+      stdout: '',
+      stderr: `inbox event ${id} is not parked (or does not exist); nothing requeued\n`,
+    };
+    // Five at a time: the crash this guards against (closing a Redis connection while it was
+    // still connecting) showed up when processes competed for the CPU.
+    for (let round = 0; round < 4; round++) {
+      const results = await Promise.all(Array.from({ length: 5 }, () => runCli(['requeue', String(id)], env)));
+      expect(results).toEqual(Array.from({ length: 5 }, () => expected));
+    }
+    const row = await database.db
+      .selectFrom('inbox_events')
+      .select(['status', 'attempts'])
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+    expect(row).toEqual({ status: 'processed', attempts: 15 });
+    // About 13 s on an idle machine (each CLI run loads the whole platform); margin for a loaded one.
+  }, 180_000);
+
+  it('requeues a parked event: resets it and hands it to the queue', async () => {
+    const id = await recordEvent(database, 'cli-parked-1', 'failed');
+    const result = await runCli(['requeue', String(id)], env);
+    expect(result).toEqual({ code: 0, stdout: `requeued ${id}\n`, stderr: '' });
+    const row = await database.db
+      .selectFrom('inbox_events')
+      .select(['status', 'attempts', 'last_error'])
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+    expect(row).toEqual({ status: 'received', attempts: 0, last_error: null });
+    const job = await queue.getJob(inboxJobId(id));
+    expect(job?.data).toEqual({ inboxEventId: id });
+  });
+
+  it('send-sample says which ingest it cannot reach, why, and what to do, when nothing listens there', async () => {
+    const port = await closedPort();
+    const result = await runCli(['send-sample', 'revenuecat'], {
+      INGEST_PORT: String(port),
+      REVENUECAT_WEBHOOK_AUTH: revenueCatAuth,
+    });
+    expect(result).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `tally: cannot reach ingest at http://127.0.0.1:${port} (ECONNREFUSED): is the stack running? (npm start)\n`,
+    });
+  });
+});

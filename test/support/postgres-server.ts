@@ -1,0 +1,122 @@
+import { execFile } from 'node:child_process';
+import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const binDir = process.env.TEST_POSTGRES_BIN_DIR ?? '/usr/lib/postgresql/15/bin';
+// initdb and postgres refuse to run as root; tests often do (containers, CI).
+const serverUser = 'postgres';
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+function isRoot(): boolean {
+  return typeof process.getuid === 'function' && process.getuid() === 0;
+}
+
+/** Runs a Postgres binary, as the `postgres` user when the tests run as root. */
+async function runServerCommand(binary: string, args: string[]): Promise<string> {
+  const file = path.join(binDir, binary);
+  const [command, commandArgs] = isRoot() ? ['runuser', ['-u', serverUser, '--', file, ...args]] : [file, args];
+  try {
+    const { stdout } = await run(command, commandArgs, { timeout: 60_000 });
+    return stdout;
+  } catch (error) {
+    const { stderr, stdout } = error as { stderr?: string; stdout?: string };
+    throw new Error(`${binary} ${args.join(' ')} failed: ${stderr || stdout || String(error)}`);
+  }
+}
+
+/**
+ * A Postgres cluster of the test's own (initdb into a temporary directory, trust auth, a free
+ * port on 127.0.0.1, its socket in that directory), which the test can stop (`immediate` plays a
+ * crash or a failover) and start again. Never touches the shared server on 5432.
+ */
+export class DisposablePostgres {
+  private constructor(
+    readonly dir: string,
+    readonly port: number,
+  ) {}
+
+  static async start(): Promise<DisposablePostgres> {
+    if (!existsSync(path.join(binDir, 'initdb'))) {
+      throw new Error(`no Postgres binaries in ${binDir}; set TEST_POSTGRES_BIN_DIR`);
+    }
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'tally-pg-'));
+    if (isRoot()) {
+      const { stdout } = await run('id', ['-u', serverUser]);
+      const { stdout: gid } = await run('id', ['-g', serverUser]);
+      chownSync(dir, Number(stdout.trim()), Number(gid.trim()));
+    }
+    const server = new DisposablePostgres(dir, await freePort());
+    try {
+      await runServerCommand('initdb', ['-D', server.dataDir, '-A', 'trust', '-U', 'postgres', '--no-sync']);
+      await server.startServer();
+    } catch (error) {
+      await server.destroy();
+      throw error;
+    }
+    return server;
+  }
+
+  private get dataDir(): string {
+    return path.join(this.dir, 'data');
+  }
+
+  /** The server's log; tests attach it to a failure. */
+  get logFile(): string {
+    return path.join(this.dir, 'server.log');
+  }
+
+  /** A URL of a database on this server (`postgres` exists from the start). */
+  url(database = 'postgres'): string {
+    return `postgres://postgres@127.0.0.1:${this.port}/${database}`;
+  }
+
+  /** Starts the server and waits until it accepts connections (after crash recovery, if any). */
+  async startServer(): Promise<void> {
+    // fsync off: the machine does not crash in these tests, only the server does, and the
+    // operating system still holds every write it made.
+    const options = `-k ${this.dir} -c listen_addresses=127.0.0.1 -p ${this.port} -c fsync=off -c max_connections=100`;
+    await runServerCommand('pg_ctl', [
+      'start',
+      '-w',
+      '-t',
+      '30',
+      '-D',
+      this.dataDir,
+      '-l',
+      this.logFile,
+      '-o',
+      options,
+    ]);
+  }
+
+  /**
+   * Stops the server. `immediate` aborts every backend without a checkpoint, like a crash: clients
+   * see their connections cut, and the next start runs crash recovery.
+   */
+  async stopServer(mode: 'fast' | 'immediate' = 'fast'): Promise<void> {
+    await runServerCommand('pg_ctl', ['stop', '-w', '-t', '30', '-D', this.dataDir, '-m', mode]);
+  }
+
+  /** Stops the server if it runs and removes its directory. Safe to call twice. */
+  async destroy(): Promise<void> {
+    if (existsSync(path.join(this.dataDir, 'postmaster.pid'))) {
+      await this.stopServer('immediate').catch(() => undefined);
+    }
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
