@@ -5,8 +5,23 @@ export * from './contracts/queues';
 export * from './db/create-db';
 export * from './db/database-errors';
 export * from './db/migrate';
-export type { DB, InboxEventRow, InboxStatus, LedgerEntryRow, Provider, WalletRow } from './db/schema';
+// Stripe flows (payments, subscriptions, top-ups, installments, email outbox).
+export type {
+  DB,
+  EmailOutboxRow,
+  InboxEventRow,
+  InboxStatus,
+  LedgerEntryRow,
+  PaymentRow,
+  Provider,
+  StripeInstallmentRow,
+  StripeSubscriptionRow,
+  TopupRow,
+  WalletRow,
+} from './db/schema';
 export { inboxStatuses } from './db/schema';
+export * from './email/email-outbox-source';
+export * from './email/send-outbox-email';
 export * from './errors';
 export * from './inbox/find-oldest-due-age';
 export type { InboxEventDraft } from './inbox/inbox-event-draft';
@@ -17,6 +32,7 @@ export * from './inbox/process-inbox-event';
 export * from './inbox/record-inbox-event';
 export * from './inbox/replay-inbox-events';
 export * from './inbox/requeue-inbox-events';
+export * from './installments/grant-due-installments';
 export { ensureWallet } from './ledger/ensure-wallet';
 export * from './ledger/post-ledger-entry';
 export * from './ledger/read-wallet';
@@ -33,7 +49,10 @@ export {
   toRevenueCatInboxDraftFromBody,
 } from './providers/revenuecat/revenuecat-event';
 export * from './providers/shared/payment-environment';
+export * from './providers/stripe/create-stripe-api';
 export { parseStripeEvent, toStripeInboxDraft, toStripeInboxDraftFromBody } from './providers/stripe/stripe-event';
 export * from './references';
 export * from './relay/durable-row-source';
 export * from './scheduling/backoff';
+export * from './topups/confirm-topup';
+export * from './topups/create-topup';

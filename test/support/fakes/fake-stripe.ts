@@ -95,15 +95,23 @@ export class FakeStripe {
     if (failureIndex >= 0) {
       const [failure] = this.failures.splice(failureIndex, 1);
       if (failure) {
-        const type = failure.status === 429 ? 'rate_limit_error' : failure.status >= 500 ? 'api_error' : 'invalid_request_error';
-        return send(res, failure.status, { error: { type, message: `fake failure ${failure.status}` } }, failure.headers);
+        const type =
+          failure.status === 429 ? 'rate_limit_error' : failure.status >= 500 ? 'api_error' : 'invalid_request_error';
+        return send(
+          res,
+          failure.status,
+          { error: { type, message: `fake failure ${failure.status}` } },
+          failure.headers,
+        );
       }
     }
     const segments = url.pathname.split('/').filter(Boolean);
     const found = (object: StripeObject | undefined, what: string) =>
       object
         ? send(res, 200, object)
-        : send(res, 404, { error: { type: 'invalid_request_error', code: 'resource_missing', message: `No such ${what}` } });
+        : send(res, 404, {
+            error: { type: 'invalid_request_error', code: 'resource_missing', message: `No such ${what}` },
+          });
 
     if (req.method === 'GET' && segments[1] === 'subscriptions' && segments[2]) {
       return found(this.subscriptions.get(segments[2]), 'subscription');
@@ -137,7 +145,9 @@ export class FakeStripe {
       if (key) this.idempotent.set(key, intent);
       return send(res, 200, intent);
     }
-    return send(res, 404, { error: { type: 'invalid_request_error', message: `fake Stripe: no route ${url.pathname}` } });
+    return send(res, 404, {
+      error: { type: 'invalid_request_error', message: `fake Stripe: no route ${url.pathname}` },
+    });
   }
 }
 
@@ -157,6 +167,10 @@ function bracketed(form: Record<string, string>, prefix: string): Record<string,
 }
 
 function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'content-type': 'application/json', 'request-id': `req_${randomUUID().slice(0, 12)}`, ...headers });
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'request-id': `req_${randomUUID().slice(0, 12)}`,
+    ...headers,
+  });
   res.end(JSON.stringify(body));
 }

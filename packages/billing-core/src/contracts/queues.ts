@@ -31,6 +31,9 @@ export type InboxJob = z.infer<typeof inboxJobSchema>;
 
 const DAY_SECONDS = 24 * 3600;
 
+export const emailJobSchema = z.object({ emailId: z.number().int().positive() });
+export type EmailJob = z.infer<typeof emailJobSchema>;
+
 export const queueCatalog = {
   inbox: {
     name: 'inbox',
@@ -40,6 +43,14 @@ export const queueCatalog = {
     backoffDelayMs: 5_000,
     retention: { completedAgeSeconds: 7 * DAY_SECONDS, completedCount: 50_000, failedAgeSeconds: 30 * DAY_SECONDS },
   } satisfies QueueDefinition<InboxJob>,
+  email: {
+    name: 'email',
+    payload: emailJobSchema,
+    jobId: (payload: EmailJob) => `email-${payload.emailId}`,
+    attempts: 25,
+    backoffDelayMs: 5_000,
+    retention: { completedAgeSeconds: 7 * DAY_SECONDS, completedCount: 50_000, failedAgeSeconds: 30 * DAY_SECONDS },
+  } satisfies QueueDefinition<EmailJob>,
 } as const;
 
 export type QueueCatalog = typeof queueCatalog;

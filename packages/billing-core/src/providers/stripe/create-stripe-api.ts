@@ -72,9 +72,7 @@ export function createStripeApi(settings: StripeApiSettings): StripeApi {
     retrieveSubscription: (id) => call(`retrieve subscription ${id}`, () => stripe.subscriptions.retrieve(id)),
     retrievePaymentIntent: (id) => call(`retrieve payment intent ${id}`, () => stripe.paymentIntents.retrieve(id)),
     retrieveCheckoutSession: (id) =>
-      call(`retrieve checkout session ${id}`, () =>
-        stripe.checkout.sessions.retrieve(id, { expand: ['line_items'] }),
-      ),
+      call(`retrieve checkout session ${id}`, () => stripe.checkout.sessions.retrieve(id, { expand: ['line_items'] })),
     createPaymentIntent: (params, options) =>
       call('create payment intent', () =>
         stripe.paymentIntents.create(
