@@ -32,7 +32,11 @@ import Stripe from 'stripe';
 import { createApiApp } from '../../apps/api/src/app';
 import { createIngestApp } from '../../apps/ingest/src/app';
 import type { WorkerRole } from '../../apps/worker/src/config';
-import { startWorkerRuntime, type WorkerRuntime } from '../../apps/worker/src/worker-runtime';
+import {
+  startWorkerRuntime,
+  type WorkerRuntime,
+  type WorkerRuntimeOptions,
+} from '../../apps/worker/src/worker-runtime';
 
 export const stripeSecret = 'whsec_test_current_secret';
 export const stripeOldSecret = 'whsec_test_previous_secret';
@@ -49,6 +53,10 @@ export interface WorkerSettings {
   handlers?: InboxHandlers;
   roles?: WorkerRole[];
   concurrency?: number;
+  /** The installments role's loop (tests usually call runOnce). */
+  installments?: WorkerRuntimeOptions['installments'];
+  /** The email role's mailer and retry settings. */
+  email?: WorkerRuntimeOptions['email'];
 }
 
 /** Tests accept both environments unless they test the policy itself. */
@@ -154,6 +162,8 @@ export class TestStack {
         adminApiKeys: [adminKey],
         enqueue: (ids) => handOffInboxEvents(this.queue, this.db, ids),
         readiness,
+        catalog: this.catalog,
+        stripe: this.ports.stripe,
       }),
       0,
       { host: '127.0.0.1', ...this.http },
@@ -182,6 +192,8 @@ export class TestStack {
         batchSize: 100,
       },
       shutdownTimeoutMs: 5_000,
+      ...(settings.installments ? { installments: settings.installments } : {}),
+      ...(settings.email ? { email: settings.email } : {}),
     });
     this.workers.push(runtime);
     return runtime;

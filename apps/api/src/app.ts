@@ -1,4 +1,4 @@
-import type { DB } from '@tally/billing-core';
+import type { Catalog, DB, StripeApi } from '@tally/billing-core';
 import {
   type ApiMetrics,
   createHealthRoutes,
@@ -11,6 +11,7 @@ import type { Kysely } from 'kysely';
 import { requireBearer } from './http/require-bearer';
 import { createEventRoutes } from './routes/admin/event-routes';
 import { createLedgerAdminRoutes } from './routes/admin/ledger-routes';
+import { createTopupRoutes } from './routes/v1/topup-routes';
 import { createWalletRoutes } from './routes/v1/wallet-routes';
 
 export interface ApiAppDeps {
@@ -22,6 +23,9 @@ export interface ApiAppDeps {
   enqueue: (inboxEventIds: number[]) => Promise<{ enqueued: number; alreadyQueued: number; deferred: number }>;
   readiness: Record<string, ReadinessCheck>;
   beforeScrape?: () => Promise<void>;
+  /** Top-ups need the catalog and the Stripe API; without them those routes answer 503. */
+  catalog?: Catalog;
+  stripe?: StripeApi | undefined;
 }
 
 /** The product-facing API under /v1 (app keys) and the operator API under /admin (admin keys). */
@@ -41,6 +45,7 @@ export function createApiApp(deps: ApiAppDeps): Express {
       const v1 = express.Router();
       v1.use(requireBearer(deps.appApiKeys, 'app'));
       v1.use(createWalletRoutes(deps));
+      v1.use(createTopupRoutes(deps));
       app.use('/v1', v1);
 
       const admin = express.Router();

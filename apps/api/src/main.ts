@@ -1,4 +1,4 @@
-import { createDb, exampleCatalogPath, loadCatalog } from '@tally/billing-core';
+import { createDb, createStripeApi, exampleCatalogPath, loadCatalog } from '@tally/billing-core';
 import {
   createApiMetrics,
   createInboxQueue,
@@ -19,7 +19,14 @@ import { apiEnvSchema } from './config';
 runMain('api', async () => {
   loadDotEnv();
   const config = parseEnv(apiEnvSchema, process.env);
-  loadCatalog(config.CATALOG_PATH ?? exampleCatalogPath);
+  const catalog = loadCatalog(config.CATALOG_PATH ?? exampleCatalogPath);
+  const stripe = config.STRIPE_SECRET_KEY
+    ? createStripeApi({
+        secretKey: config.STRIPE_SECRET_KEY,
+        apiBaseUrl: config.STRIPE_API_BASE_URL,
+        timeoutMs: config.STRIPE_TIMEOUT_MS,
+      })
+    : undefined;
   const logger = createLogger({ name: 'api', level: config.LOG_LEVEL });
   const metrics = createApiMetrics();
   const database = createDb({ connectionString: config.DATABASE_URL, applicationName: 'tally-api' });
@@ -36,6 +43,8 @@ runMain('api', async () => {
     appApiKeys: config.APP_API_KEYS,
     adminApiKeys: config.ADMIN_API_KEYS,
     enqueue: (ids) => handOffInboxEvents(queue, database.db, ids),
+    catalog,
+    stripe,
     readiness: {
       postgres: async () => {
         await sql`SELECT 1`.execute(database.db);

@@ -1,6 +1,7 @@
 import {
   createDb,
   createInboxHandlers,
+  createStripeApi,
   exampleCatalogPath,
   loadCatalog,
   type ProviderPorts,
@@ -17,6 +18,7 @@ import {
 } from '@tally/platform';
 import { sql } from 'kysely';
 import { workerEnvSchema } from './config';
+import { createMailer } from './email/create-mailer';
 import { startWorkerRuntime } from './worker-runtime';
 
 // The composition root: the only place that reads process.env.
@@ -34,6 +36,14 @@ runMain('worker', async () => {
   // Provider API clients, the AI service and the mailer are built here from configuration as
   // the flows land; a port left out makes the events that need it park as not_configured.
   const ports: ProviderPorts = {};
+  if (config.STRIPE_SECRET_KEY) {
+    ports.stripe = createStripeApi({
+      secretKey: config.STRIPE_SECRET_KEY,
+      apiBaseUrl: config.STRIPE_API_BASE_URL,
+      timeoutMs: config.STRIPE_TIMEOUT_MS,
+    });
+  }
+  const mailer = createMailer({ smtpUrl: config.SMTP_URL, from: config.EMAIL_FROM, logger });
   const handlers = createInboxHandlers({
     catalog,
     ports,
@@ -68,6 +78,13 @@ runMain('worker', async () => {
       batchSize: config.RELAY_BATCH_SIZE,
     },
     shutdownTimeoutMs: drainTimeoutMs,
+    installments: {
+      intervalMs: config.INSTALLMENTS_INTERVAL_MS,
+      batchSize: 100,
+      processingStaleAfterMs: config.INSTALLMENTS_PROCESSING_STALE_AFTER_MS,
+      maxAttempts: config.INSTALLMENTS_MAX_ATTEMPTS,
+    },
+    email: { mailer, maxAttempts: config.EMAIL_MAX_ATTEMPTS },
   });
   // createServiceApp: unknown routes get the JSON 404, not Express's HTML page.
   const app = createServiceApp({

@@ -3,12 +3,16 @@ import {
   type DB,
   DEFAULT_FAILURE_BACKOFF,
   DEFAULT_RETRY_LATER,
+  emailOutboxSource,
   type InboxHandlers,
   inboxRelaySource,
+  type Mailer,
+  queueCatalog,
   type RetryLaterSettings,
 } from '@tally/billing-core';
 import {
   createInboxQueue,
+  createProducerQueue,
   createRedisConnection,
   type Logger,
   type ProducerQueue,
@@ -19,8 +23,10 @@ import {
 import type { Worker } from 'bullmq';
 import type { Kysely } from 'kysely';
 import type { WorkerRole } from './config';
+import { type InstallmentsLoopOptions, startInstallmentsLoop } from './loops/installments-loop';
 import { type RelayOptions, type RelayRoute, startRelayLoop } from './loops/relay-loop';
 import type { PeriodicLoop } from './loops/run-periodic';
+import { createEmailWorker } from './processors/email-processor';
 import { createInboxWorker } from './processors/inbox-processor';
 
 export interface WorkerRuntimeOptions {
@@ -40,12 +46,18 @@ export interface WorkerRuntimeOptions {
   retryLater?: RetryLaterSettings;
   relay: RelayOptions;
   shutdownTimeoutMs: number;
+  /** The installments role's loop settings (defaults: every minute, 5 min stale, 10 attempts). */
+  installments?: InstallmentsLoopOptions;
+  /** The email role's mailer (SMTP or logging) and retry settings. */
+  email?: { mailer: Mailer; maxAttempts?: number; backoff?: BackoffSettings };
 }
 
 export interface WorkerRuntime {
   metrics: WorkerMetrics;
   /** The relay loop, when this process has the relay role. */
   relay: PeriodicLoop | undefined;
+  /** The installment grant loop, when this process has the installments role. */
+  installments: PeriodicLoop | undefined;
   /** Refreshes queue and backlog gauges; called before each metrics scrape. */
   refreshGauges(): Promise<void>;
   pingRedis(): Promise<void>;
@@ -88,7 +100,39 @@ export function startWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntime
       ),
     );
   }
-  const relayRoutes: RelayRoute[] = [{ source: inboxRelaySource, queue: inboxQueue } as RelayRoute];
+  const emailQueue = createProducerQueue(producerConnection, options.queuePrefix, queueCatalog.email);
+  queues.push(emailQueue as ProducerQueue<unknown>);
+  if (roles.has('email')) {
+    const email = options.email;
+    if (!email) throw new Error('the email role needs a mailer');
+    workers.push(
+      createEmailWorker(
+        {
+          db: options.db,
+          mailer: email.mailer,
+          logger,
+          ...(email.maxAttempts === undefined ? {} : { maxAttempts: email.maxAttempts }),
+          ...(email.backoff === undefined ? {} : { backoff: email.backoff }),
+        },
+        { connection: workerConnection, prefix: options.queuePrefix, concurrency: options.concurrency },
+      ),
+    );
+  }
+  const installments = roles.has('installments')
+    ? startInstallmentsLoop(
+        { db: options.db, logger },
+        options.installments ?? {
+          intervalMs: 60_000,
+          batchSize: 100,
+          processingStaleAfterMs: 5 * 60_000,
+          maxAttempts: 10,
+        },
+      )
+    : undefined;
+  const relayRoutes: RelayRoute[] = [
+    { source: inboxRelaySource, queue: inboxQueue } as RelayRoute,
+    { source: emailOutboxSource, queue: emailQueue } as RelayRoute,
+  ];
   const relay = roles.has('relay')
     ? startRelayLoop({ db: options.db, routes: relayRoutes, logger, metrics }, options.relay)
     : undefined;
@@ -96,12 +140,14 @@ export function startWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntime
   return {
     metrics,
     relay,
+    installments,
     refreshGauges: () => refreshQueueGauges(queues, options.db, metrics),
     async pingRedis() {
       await producerConnection.ping();
     },
     async stop() {
       await relay?.stop();
+      await installments?.stop();
       await Promise.all(
         workers.map(async (worker) => {
           try {
