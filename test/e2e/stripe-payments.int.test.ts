@@ -291,4 +291,77 @@ describe('Stripe one-off payments, top-ups and refunds', () => {
       installments: [],
     });
   });
+
+  it('credits nothing when Stripe fails between the local writes of a top-up, and credits once when it answers again', async () => {
+    const userId = stripeId('user');
+    // Creating the PaymentIntent fails: the pending row stays without an intent and nothing moves.
+    fake.failNext(500, { pathIncludes: '/v1/payment_intents' });
+    const failed = await stack.apiRequest(`/v1/users/${userId}/topups`, {
+      method: 'POST',
+      body: { packId: 'tokens_100' },
+    });
+    expect(failed.status).toBe(502);
+    expect(await readJson(failed)).toMatchObject({ error: { code: 'stripe_unavailable' } });
+    const orphan = await stack.db
+      .selectFrom('topups')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .executeTakeFirstOrThrow();
+    expect(orphan).toMatchObject({ status: 'pending', payment_intent_id: null });
+    const orphanConfirm = await stack.apiRequest(`/v1/users/${userId}/topups/${orphan.reference}/confirm`, {
+      method: 'POST',
+    });
+    expect(orphanConfirm.status).toBe(409);
+
+    const topup = await readJson(
+      await stack.apiRequest(`/v1/users/${userId}/topups`, { method: 'POST', body: { packId: 'tokens_100' } }),
+    );
+    const row = await stack.db
+      .selectFrom('topups')
+      .selectAll()
+      .where('reference', '=', topup.reference)
+      .executeTakeFirstOrThrow();
+    fake.setPaymentIntentStatus(String(row.payment_intent_id), 'succeeded');
+    // Retrieving the intent fails once (Stripe times out): no credit, the browser retries.
+    fake.failNext(503, { pathIncludes: `/v1/payment_intents/${row.payment_intent_id}` });
+    const unavailable = await stack.apiRequest(`/v1/users/${userId}/topups/${topup.reference}/confirm`, {
+      method: 'POST',
+    });
+    expect(unavailable.status).toBe(502);
+    expect((await stripeStateOf(stack.db, userId)).ledger).toEqual([]);
+    const confirmed = await stack.apiRequest(`/v1/users/${userId}/topups/${topup.reference}/confirm`, {
+      method: 'POST',
+    });
+    expect(await readJson(confirmed)).toEqual({
+      reference: topup.reference,
+      status: 'paid',
+      credited: true,
+      balance: 100,
+    });
+    const state = await stripeStateOf(stack.db, userId);
+    expect(state.ledger).toEqual([
+      {
+        reference: `stripe:payment:${row.payment_intent_id}`,
+        amount: 100,
+        balance_before: 0,
+        balance_after: 100,
+        reason: 'topup',
+      },
+    ]);
+    expect(state.payments).toEqual([
+      expect.objectContaining({ provider_payment_id: row.payment_intent_id, kind: 'topup' }),
+    ]);
+  });
+
+  it('refuses a checkout event with an invalid signature and stores nothing', async () => {
+    const userId = stripeId('user');
+    const body = stripeEventBody(
+      'checkout.session.completed',
+      stripePackCheckout({ id: stripeId('cs'), userId, customer: stripeId('cus'), paymentIntent: stripeId('pi') }),
+    );
+    const response = await stack.postStripe(body, signStripe(body, 'whsec_not_ours'));
+    expect(response.status).toBe(400);
+    expect(await stack.inboxRows('stripe', JSON.parse(body).id)).toEqual([]);
+    expect(await stripeStateOf(stack.db, userId)).toMatchObject({ balance: 0, ledger: [], payments: [] });
+  });
 });

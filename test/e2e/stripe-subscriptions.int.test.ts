@@ -399,4 +399,145 @@ describe('Stripe subscriptions', () => {
     expect(state.installments[0]).toMatchObject({ status: 'granted', attempts: 2 });
     expect(state.installments.slice(1).every((row) => row.status === 'scheduled')).toBe(true);
   });
+
+  it('grants each renewal invoice once and nothing after a deletion that follows a renewal', async () => {
+    const userId = stripeId('user');
+    const customer = stripeId('cus');
+    const subscriptionId = stripeId('sub');
+    const [firstInvoice, renewalInvoice] = [stripeId('in'), stripeId('in')];
+    fake.putSubscription(
+      stripeSubscription({ id: subscriptionId, customer, priceId: 'price_premium_monthly', userId }),
+    );
+    const created = stripeEventBody('customer.subscription.created', {
+      id: subscriptionId,
+      object: 'subscription',
+      customer,
+    });
+    await finished(await post(created));
+    const invoice = (id: string, billingReason: string) =>
+      stripeEventBody(
+        'invoice.paid',
+        stripeInvoice({
+          id,
+          subscription: subscriptionId,
+          customer,
+          priceId: 'price_premium_monthly',
+          amountPaid: 999,
+          billingReason,
+        }),
+      );
+    expect(await finished(await post(invoice(firstInvoice, 'subscription_create')))).toMatchObject({
+      outcome_code: 'credited',
+    });
+    expect(await finished(await post(invoice(renewalInvoice, 'subscription_cycle')))).toMatchObject({
+      outcome_code: 'credited',
+    });
+    fake.putSubscription(
+      stripeSubscription({
+        id: subscriptionId,
+        customer,
+        priceId: 'price_premium_monthly',
+        userId,
+        status: 'canceled',
+      }),
+    );
+    await finished(
+      await post(
+        stripeEventBody('customer.subscription.deleted', { id: subscriptionId, object: 'subscription', customer }),
+      ),
+    );
+    // A late redelivery of the renewal (new event id) after the deletion grants nothing more.
+    expect(await finished(await post(invoice(renewalInvoice, 'subscription_cycle')))).toMatchObject({
+      outcome_code: 'already_credited',
+    });
+    const state = await stripeStateOf(stack.db, userId);
+    expect(state).toEqual({
+      balance: 200,
+      ledger: [
+        {
+          reference: `stripe:invoice:${firstInvoice}`,
+          amount: 100,
+          balance_before: 0,
+          balance_after: 100,
+          reason: 'subscription_period',
+        },
+        {
+          reference: `stripe:invoice:${renewalInvoice}`,
+          amount: 100,
+          balance_before: 100,
+          balance_after: 200,
+          reason: 'subscription_period',
+        },
+      ],
+      payments: [
+        expect.objectContaining({
+          provider_payment_id: firstInvoice,
+          kind: 'subscription_invoice',
+          tokens_granted: 100,
+        }),
+        expect.objectContaining({
+          provider_payment_id: renewalInvoice,
+          kind: 'subscription_invoice',
+          tokens_granted: 100,
+        }),
+      ],
+      subscriptions: [
+        expect.objectContaining({ subscription_id: subscriptionId, status: 'canceled', plan_id: 'premium' }),
+      ],
+      emails: [
+        { provider_payment_id: firstInvoice, to_address: null, status: 'pending' },
+        { provider_payment_id: renewalInvoice, to_address: null, status: 'pending' },
+      ],
+      customers: [customer],
+      installments: [],
+    });
+  });
+
+  it('grants an annual plan its first twelfth, then a due monthly installment through the installments worker role', async () => {
+    const userId = stripeId('user');
+    const customer = stripeId('cus');
+    const subscriptionId = stripeId('sub');
+    const invoiceId = stripeId('in');
+    fake.putSubscription(stripeSubscription({ id: subscriptionId, customer, priceId: 'price_premium_annual', userId }));
+    await finished(
+      await post(
+        stripeEventBody('customer.subscription.created', { id: subscriptionId, object: 'subscription', customer }),
+      ),
+    );
+    await finished(
+      await post(
+        stripeEventBody(
+          'invoice.paid',
+          stripeInvoice({
+            id: invoiceId,
+            subscription: subscriptionId,
+            customer,
+            priceId: 'price_premium_annual',
+            amountPaid: 9990,
+          }),
+        ),
+      ),
+    );
+    expect((await stripeStateOf(stack.db, userId)).balance).toBe(100);
+    await sql`UPDATE stripe_installments SET due_at = now() - interval '1 second'
+              WHERE invoice_id = ${invoiceId} AND sequence = 1`.execute(stack.db);
+    const loops = [1, 2].map(() =>
+      stack.startWorker({
+        roles: ['installments'],
+        installments: { intervalMs: 50, batchSize: 10, processingStaleAfterMs: 60_000, maxAttempts: 5 },
+      }),
+    );
+    await eventually('the first installment to be granted', async () => {
+      const state = await stripeStateOf(stack.db, userId);
+      return state.installments[0]?.status === 'granted';
+    });
+    await Promise.all(loops.map((loop) => loop.installments?.runOnce()));
+    const state = await stripeStateOf(stack.db, userId);
+    expect(state.balance).toBe(200);
+    expect(state.ledger.map((row) => [row.reference, row.amount, row.balance_after])).toEqual([
+      [`stripe:invoice:${invoiceId}`, 100, 100],
+      [`stripe:installment:${state.installments[0]?.id}`, 100, 200],
+    ]);
+    expect(state.installments.map((row) => row.status)).toEqual(['granted', ...Array(10).fill('scheduled')]);
+  });
 });
