@@ -26,6 +26,8 @@ export class FakeStripe {
   readonly requests: RecordedStripeRequest[] = [];
   private readonly idempotent = new Map<string, StripeObject>();
   private failures: { status: number; headers: Record<string, string>; pathIncludes?: string }[] = [];
+  /** Milliseconds the next request waits before it is answered (a slow Stripe, for timeouts). */
+  stallNextMs = 0;
   private server!: Server;
   port = 0;
 
@@ -91,6 +93,11 @@ export class FakeStripe {
       form,
     };
     this.requests.push(request);
+    if (this.stallNextMs > 0) {
+      const stall = this.stallNextMs;
+      this.stallNextMs = 0;
+      await new Promise((resolve) => setTimeout(resolve, stall));
+    }
     const failureIndex = this.failures.findIndex((f) => !f.pathIncludes || url.pathname.includes(f.pathIncludes));
     if (failureIndex >= 0) {
       const [failure] = this.failures.splice(failureIndex, 1);

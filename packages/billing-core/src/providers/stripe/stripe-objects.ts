@@ -37,15 +37,6 @@ export function invoiceSubscriptionIdOf(invoice: StripeJson): string | null {
   return stripeIdOf(details.subscription) ?? stripeIdOf(invoice.subscription);
 }
 
-/** The user id a subscription's metadata snapshot on an invoice names (invoices since 2023-06-29). */
-export function invoiceSubscriptionUserOf(invoice: StripeJson): string | null {
-  const details = objectAt(objectAt(invoice.parent).subscription_details);
-  return (
-    toIndexValue(objectAt(details.metadata).user_id) ??
-    toIndexValue(objectAt(objectAt(invoice.subscription_details).metadata).user_id)
-  );
-}
-
 /** The price ids of an invoice's lines: `pricing.price_details.price` (new) or `price` (old). */
 export function invoicePriceIdsOf(invoice: StripeJson): string[] {
   const ids: string[] = [];
