@@ -39,6 +39,7 @@ import {
   type StudioRuntimeOptions,
   startWorkerRuntime,
   type WorkerRuntime,
+  type WorkerRuntimeOptions,
 } from '../../apps/worker/src/worker-runtime';
 import { FakeClock } from './fakes/fake-clock';
 
@@ -59,6 +60,10 @@ export interface WorkerSettings {
   concurrency?: number;
   /** AI Studio consumer and sweeper settings (default: the stack's aiStudio port, sweeper run by hand). */
   studio?: Partial<StudioRuntimeOptions>;
+  /** The installments role's loop (tests usually call runOnce). */
+  installments?: WorkerRuntimeOptions['installments'];
+  /** The email role's mailer and retry settings. */
+  email?: WorkerRuntimeOptions['email'];
 }
 
 /** Tests accept both environments unless they test the policy itself. */
@@ -174,6 +179,8 @@ export class TestStack {
           clock: this.clock,
           enqueueStudio: (ids) => handOffStudioRequests(this.studioQueue, this.db, ids),
         },
+        catalog: this.catalog,
+        stripe: this.ports.stripe,
       }),
       0,
       { host: '127.0.0.1', ...this.http },
@@ -210,6 +217,8 @@ export class TestStack {
         sweeper: { intervalMs: 60_000, stuckAfterMs: 60_000, batchSize: 100 },
         ...settings.studio,
       },
+      ...(settings.installments ? { installments: settings.installments } : {}),
+      ...(settings.email ? { email: settings.email } : {}),
     });
     this.workers.push(runtime);
     return runtime;

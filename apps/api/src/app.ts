@@ -1,4 +1,4 @@
-import { type DB, isDatabaseUnavailableError } from '@tally/billing-core';
+import { type Catalog, type DB, isDatabaseUnavailableError, type StripeApi } from '@tally/billing-core';
 import {
   type ApiMetrics,
   createHealthRoutes,
@@ -14,6 +14,7 @@ import { createEventRoutes } from './routes/admin/event-routes';
 import { createLedgerAdminRoutes } from './routes/admin/ledger-routes';
 import { createStudioRoutes, type StudioRouteDeps } from './routes/v1/studio-routes';
 import { createSubscriptionRoutes, type SubscriptionRoutesDeps } from './routes/v1/subscription-routes';
+import { createTopupRoutes } from './routes/v1/topup-routes';
 import { createWalletRoutes } from './routes/v1/wallet-routes';
 
 export interface ApiAppDeps {
@@ -29,6 +30,9 @@ export interface ApiAppDeps {
   subscriptions?: SubscriptionRoutesDeps['subscriptions'];
   /** AI Studio: catalog, clock and the studio queue hand-off. */
   studio: Omit<StudioRouteDeps, 'db' | 'logger'>;
+  /** Top-ups need the catalog and the Stripe API; without them those routes answer 503. */
+  catalog?: Catalog;
+  stripe?: StripeApi | undefined;
 }
 
 /** The product-facing API under /v1 (app keys) and the operator API under /admin (admin keys). */
@@ -50,6 +54,7 @@ export function createApiApp(deps: ApiAppDeps): Express {
       v1.use(createWalletRoutes(deps));
       v1.use(createSubscriptionRoutes(deps));
       v1.use(createStudioRoutes({ db: deps.db, logger: deps.logger, ...deps.studio }));
+      v1.use(createTopupRoutes(deps));
       app.use('/v1', v1);
 
       const admin = express.Router();

@@ -10,6 +10,9 @@ export const apiEnvSchema = baseEnvSchema.extend({
   REVENUECAT_API_KEY: z.string().min(1).optional(),
   REVENUECAT_API_BASE_URL: z.url({ message: 'must be a URL, e.g. https://api.revenuecat.com' }).optional(),
   REVENUECAT_API_TIMEOUT_MS: positiveInt(10_000),
+  STRIPE_SECRET_KEY: z.string().min(1).optional(),
+  STRIPE_API_BASE_URL: z.url().optional(),
+  STRIPE_TIMEOUT_MS: positiveInt(20_000),
 });
 
 export type ApiConfig = z.output<typeof apiEnvSchema>;

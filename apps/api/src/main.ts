@@ -1,4 +1,11 @@
-import { createDb, createRevenueCatApiClient, exampleCatalogPath, loadCatalog, systemClock } from '@tally/billing-core';
+import {
+  createDb,
+  createRevenueCatApiClient,
+  createStripeApi,
+  exampleCatalogPath,
+  loadCatalog,
+  systemClock,
+} from '@tally/billing-core';
 import {
   createApiMetrics,
   createInboxQueue,
@@ -22,6 +29,13 @@ runMain('api', async () => {
   loadDotEnv();
   const config = parseEnv(apiEnvSchema, process.env);
   const catalog = loadCatalog(config.CATALOG_PATH ?? exampleCatalogPath);
+  const stripe = config.STRIPE_SECRET_KEY
+    ? createStripeApi({
+        secretKey: config.STRIPE_SECRET_KEY,
+        apiBaseUrl: config.STRIPE_API_BASE_URL,
+        timeoutMs: config.STRIPE_TIMEOUT_MS,
+      })
+    : undefined;
   const logger = createLogger({ name: 'api', level: config.LOG_LEVEL });
   const metrics = createApiMetrics();
   const database = createDb({
@@ -60,6 +74,8 @@ runMain('api', async () => {
       clock: systemClock,
       enqueueStudio: (ids) => handOffStudioRequests(studioQueue, database.db, ids),
     },
+    catalog,
+    stripe,
     readiness: {
       postgres: async () => {
         await sql`SELECT 1`.execute(database.db);

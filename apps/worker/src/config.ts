@@ -6,7 +6,7 @@ import { z } from 'zod';
  * What a worker process runs. Operators scale the inbox consumer apart from the scheduled loops
  * by giving deployments different roles; every role is safe to run on any number of replicas.
  */
-export const workerRoles = ['inbox', 'relay', 'studio', 'studio-sweeper'] as const;
+export const workerRoles = ['inbox', 'relay', 'studio', 'studio-sweeper', 'installments', 'email'] as const;
 export type WorkerRole = (typeof workerRoles)[number];
 
 const rolesSetting = csvList
@@ -48,6 +48,16 @@ export const workerEnvSchema = baseEnvSchema.extend({
   STUDIO_SWEEP_INTERVAL_MS: positiveInt(30_000),
   /** A request processing this long is failed and refunded by the sweeper; must exceed AI_STUDIO_TIMEOUT_MS. */
   STUDIO_STUCK_AFTER_MS: positiveInt(5 * 60_000),
+  // Stripe (docs/stripe.md).
+  STRIPE_SECRET_KEY: z.string().min(1).optional(),
+  STRIPE_API_BASE_URL: z.url().optional(),
+  STRIPE_TIMEOUT_MS: positiveInt(20_000),
+  INSTALLMENTS_INTERVAL_MS: positiveInt(60_000),
+  INSTALLMENTS_PROCESSING_STALE_AFTER_MS: positiveInt(5 * 60_000),
+  INSTALLMENTS_MAX_ATTEMPTS: positiveInt(10),
+  SMTP_URL: z.string().min(1).optional(),
+  EMAIL_FROM: z.string().min(3).default('Tally <billing@tally.local>'),
+  EMAIL_MAX_ATTEMPTS: positiveInt(10),
 });
 
 export type WorkerConfig = z.output<typeof workerEnvSchema>;

@@ -3,6 +3,7 @@ import {
   createDb,
   createInboxHandlers,
   createRevenueCatApiClient,
+  createStripeApi,
   exampleCatalogPath,
   loadCatalog,
   type ProviderPorts,
@@ -20,6 +21,7 @@ import {
 } from '@tally/platform';
 import { sql } from 'kysely';
 import { studioConfigProblems, workerEnvSchema } from './config';
+import { createMailer } from './email/create-mailer';
 import { startWorkerRuntime } from './worker-runtime';
 
 // The composition root: the only place that reads process.env.
@@ -56,6 +58,14 @@ runMain('worker', async () => {
       timeoutMs: config.AI_STUDIO_TIMEOUT_MS,
     });
   }
+  if (config.STRIPE_SECRET_KEY) {
+    ports.stripe = createStripeApi({
+      secretKey: config.STRIPE_SECRET_KEY,
+      apiBaseUrl: config.STRIPE_API_BASE_URL,
+      timeoutMs: config.STRIPE_TIMEOUT_MS,
+    });
+  }
+  const mailer = createMailer({ smtpUrl: config.SMTP_URL, from: config.EMAIL_FROM, logger });
   const handlers = createInboxHandlers({
     catalog,
     ports,
@@ -100,6 +110,13 @@ runMain('worker', async () => {
         batchSize: config.RELAY_BATCH_SIZE,
       },
     },
+    installments: {
+      intervalMs: config.INSTALLMENTS_INTERVAL_MS,
+      batchSize: 100,
+      processingStaleAfterMs: config.INSTALLMENTS_PROCESSING_STALE_AFTER_MS,
+      maxAttempts: config.INSTALLMENTS_MAX_ATTEMPTS,
+    },
+    email: { mailer, maxAttempts: config.EMAIL_MAX_ATTEMPTS },
   });
   // createServiceApp: unknown routes get the JSON 404, not Express's HTML page.
   const app = createServiceApp({

@@ -4,13 +4,17 @@ import {
   type DB,
   DEFAULT_FAILURE_BACKOFF,
   DEFAULT_RETRY_LATER,
+  emailOutboxSource,
   type InboxHandlers,
   inboxRelaySource,
+  type Mailer,
+  queueCatalog,
   type RetryLaterSettings,
   studioRelaySource,
 } from '@tally/billing-core';
 import {
   createInboxQueue,
+  createProducerQueue,
   createRedisConnection,
   createStudioQueue,
   type Logger,
@@ -22,9 +26,11 @@ import {
 import type { Worker } from 'bullmq';
 import type { Kysely } from 'kysely';
 import type { WorkerRole } from './config';
+import { type InstallmentsLoopOptions, startInstallmentsLoop } from './loops/installments-loop';
 import { type RelayOptions, type RelayRoute, startRelayLoop } from './loops/relay-loop';
 import type { PeriodicLoop } from './loops/run-periodic';
 import { type StudioSweeperOptions, startStudioSweeperLoop } from './loops/studio-sweeper-loop';
+import { createEmailWorker } from './processors/email-processor';
 import { createInboxWorker } from './processors/inbox-processor';
 import { createStudioWorker } from './processors/studio-processor';
 
@@ -47,6 +53,10 @@ export interface WorkerRuntimeOptions {
   shutdownTimeoutMs: number;
   /** AI Studio consumer ('studio') and sweeper ('studio-sweeper'); see docs/studio.md. */
   studio?: StudioRuntimeOptions;
+  /** The installments role's loop settings (defaults: every minute, 5 min stale, 10 attempts). */
+  installments?: InstallmentsLoopOptions;
+  /** The email role's mailer (SMTP or logging) and retry settings. */
+  email?: { mailer: Mailer; maxAttempts?: number; backoff?: BackoffSettings };
 }
 
 export interface StudioRuntimeOptions {
@@ -71,6 +81,8 @@ export interface WorkerRuntime {
   relay: PeriodicLoop | undefined;
   /** The studio sweeper loop, when this process has the studio-sweeper role. */
   studioSweeper: PeriodicLoop | undefined;
+  /** The installment grant loop, when this process has the installments role. */
+  installments: PeriodicLoop | undefined;
   /** Refreshes queue and backlog gauges; called before each metrics scrape. */
   refreshGauges(): Promise<void>;
   pingRedis(): Promise<void>;
@@ -140,9 +152,39 @@ export function startWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntime
   const studioSweeper = roles.has('studio-sweeper')
     ? startStudioSweeperLoop({ db: options.db, logger }, studio.sweeper)
     : undefined;
+  const emailQueue = createProducerQueue(producerConnection, options.queuePrefix, queueCatalog.email);
+  queues.push(emailQueue as ProducerQueue<unknown>);
+  if (roles.has('email')) {
+    const email = options.email;
+    if (!email) throw new Error('the email role needs a mailer');
+    workers.push(
+      createEmailWorker(
+        {
+          db: options.db,
+          mailer: email.mailer,
+          logger,
+          ...(email.maxAttempts === undefined ? {} : { maxAttempts: email.maxAttempts }),
+          ...(email.backoff === undefined ? {} : { backoff: email.backoff }),
+        },
+        { connection: workerConnection, prefix: options.queuePrefix, concurrency: options.concurrency },
+      ),
+    );
+  }
+  const installments = roles.has('installments')
+    ? startInstallmentsLoop(
+        { db: options.db, logger },
+        options.installments ?? {
+          intervalMs: 60_000,
+          batchSize: 100,
+          processingStaleAfterMs: 5 * 60_000,
+          maxAttempts: 10,
+        },
+      )
+    : undefined;
   const relayRoutes: RelayRoute[] = [
     { source: inboxRelaySource, queue: inboxQueue } as RelayRoute,
     { source: studioRelaySource, queue: studioQueue } as RelayRoute,
+    { source: emailOutboxSource, queue: emailQueue } as RelayRoute,
   ];
   const relay = roles.has('relay')
     ? startRelayLoop({ db: options.db, routes: relayRoutes, logger, metrics }, options.relay)
@@ -152,6 +194,7 @@ export function startWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntime
     metrics,
     relay,
     studioSweeper,
+    installments,
     refreshGauges: () => refreshQueueGauges(queues, options.db, metrics),
     async pingRedis() {
       await producerConnection.ping();
@@ -159,6 +202,7 @@ export function startWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntime
     async stop() {
       await relay?.stop();
       await studioSweeper?.stop();
+      await installments?.stop();
       await Promise.all(
         workers.map(async (worker) => {
           try {

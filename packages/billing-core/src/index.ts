@@ -7,15 +7,23 @@ export * from './db/database-errors';
 export * from './db/migrate';
 export type {
   DB,
+  EmailOutboxRow,
   InboxEventRow,
   InboxStatus,
   LedgerEntryRow,
+  PaymentRow,
   Provider,
+  StripeInstallmentRow,
+  StripeSubscriptionRow,
+  StudioRequestRow,
   SubscriptionHistoryRow,
   SubscriptionRow,
+  TopupRow,
   WalletRow,
 } from './db/schema';
 export { inboxStatuses } from './db/schema';
+export * from './email/email-outbox-source';
+export * from './email/send-outbox-email';
 export * from './errors';
 export * from './inbox/find-oldest-due-age';
 export type { InboxEventDraft } from './inbox/inbox-event-draft';
@@ -26,6 +34,7 @@ export * from './inbox/process-inbox-event';
 export * from './inbox/record-inbox-event';
 export * from './inbox/replay-inbox-events';
 export * from './inbox/requeue-inbox-events';
+export * from './installments/grant-due-installments';
 export { ensureWallet } from './ledger/ensure-wallet';
 export * from './ledger/post-ledger-entry';
 export * from './ledger/read-wallet';
@@ -49,6 +58,7 @@ export {
   toRevenueCatInboxDraftFromBody,
 } from './providers/revenuecat/revenuecat-event';
 export * from './providers/shared/payment-environment';
+export * from './providers/stripe/create-stripe-api';
 export { parseStripeEvent, toStripeInboxDraft, toStripeInboxDraftFromBody } from './providers/stripe/stripe-event';
 export * from './references';
 export * from './relay/durable-row-source';
@@ -68,5 +78,7 @@ export * from './studio/sweep-stuck-studio-requests';
 export * from './subscriptions/apply-subscription-state';
 export * from './subscriptions/desired-revenuecat-subscription';
 export * from './subscriptions/sync-revenuecat-subscriber';
+export * from './topups/confirm-topup';
+export * from './topups/create-topup';
 export * from './users/link-user-ids';
 export * from './users/lock-user';

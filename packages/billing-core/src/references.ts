@@ -11,6 +11,8 @@ export const references = {
   stripePayment: (paymentIntentId: string) => `stripe:payment:${paymentIntentId}`,
   stripeInstallment: (scheduleRowId: number | string) => `stripe:installment:${scheduleRowId}`,
   topup: (topupId: string) => `topup:${topupId}`,
+  /** A refund taking back a one-off pack's tokens; keyed by the refunded charge. */
+  stripeRefund: (chargeId: string) => `stripe:refund:${chargeId}`,
   studioDebit: (requestId: string) => `studio:${requestId}:debit`,
   studioRefund: (requestId: string) => `studio:${requestId}:refund`,
 } as const;

@@ -89,3 +89,4 @@ export type CatalogInput = z.input<typeof catalogSchema>;
 export type CatalogData = z.output<typeof catalogSchema>;
 export type Plan = CatalogData['plans'][number];
 export type TokenPack = CatalogData['tokenPacks'][number];
+export type StripePrice = Plan['stripePrices'][number];

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { type CatalogData, catalogSchema, type Plan, type TokenPack } from './catalog-schema';
+import { type CatalogData, catalogSchema, type Plan, type StripePrice, type TokenPack } from './catalog-schema';
 
 /** The documented example catalog that ships with Tally and is the default CATALOG_PATH. */
 export const exampleCatalogPath = path.resolve(__dirname, '../../catalog.example.json');
@@ -16,6 +16,9 @@ export interface Catalog {
   findTokenPackByRevenueCatProduct(productId: string): TokenPack | undefined;
   findTokenPackById(packId: string): TokenPack | undefined;
   findPlanByRevenueCatProduct(productId: string): Plan | undefined;
+  /** The plan and its price entry for a Stripe recurring price id. */
+  findPlanByStripePrice(priceId: string): { plan: Plan; price: StripePrice } | undefined;
+  findTokenPackByStripePrice(priceId: string): TokenPack | undefined;
 }
 
 export function toCatalog(input: unknown, source = 'catalog'): Catalog {
@@ -34,8 +37,18 @@ export function toCatalog(input: unknown, source = 'catalog'): Catalog {
   for (const plan of data.plans) {
     for (const product of plan.revenuecatProducts) plansByRevenueCatProduct.set(product, plan);
   }
+  const plansByStripePrice = new Map<string, { plan: Plan; price: StripePrice }>();
+  for (const plan of data.plans) {
+    for (const price of plan.stripePrices) plansByStripePrice.set(price.priceId, { plan, price });
+  }
+  const packsByStripePrice = new Map<string, TokenPack>();
+  for (const pack of data.tokenPacks) {
+    if (pack.stripePriceId !== undefined) packsByStripePrice.set(pack.stripePriceId, pack);
+  }
   return {
     data,
+    findPlanByStripePrice: (priceId) => plansByStripePrice.get(priceId),
+    findTokenPackByStripePrice: (priceId) => packsByStripePrice.get(priceId),
     findTokenPackByRevenueCatProduct: (productId) => packsByRevenueCatProduct.get(productId),
     findTokenPackById: (packId) => packsById.get(packId),
     // Play Store product ids look like `subscription_id:base_plan_id`; the catalog may list either.

@@ -34,6 +34,9 @@ export type StudioJob = z.infer<typeof studioJobSchema>;
 
 const DAY_SECONDS = 24 * 3600;
 
+export const emailJobSchema = z.object({ emailId: z.number().int().positive() });
+export type EmailJob = z.infer<typeof emailJobSchema>;
+
 export const queueCatalog = {
   inbox: {
     name: 'inbox',
@@ -52,6 +55,14 @@ export const queueCatalog = {
     backoffDelayMs: 5_000,
     retention: { completedAgeSeconds: 7 * DAY_SECONDS, completedCount: 50_000, failedAgeSeconds: 30 * DAY_SECONDS },
   } satisfies QueueDefinition<StudioJob>,
+  email: {
+    name: 'email',
+    payload: emailJobSchema,
+    jobId: (payload: EmailJob) => `email-${payload.emailId}`,
+    attempts: 25,
+    backoffDelayMs: 5_000,
+    retention: { completedAgeSeconds: 7 * DAY_SECONDS, completedCount: 50_000, failedAgeSeconds: 30 * DAY_SECONDS },
+  } satisfies QueueDefinition<EmailJob>,
 } as const;
 
 export type QueueCatalog = typeof queueCatalog;

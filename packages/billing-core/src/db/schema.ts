@@ -183,6 +183,12 @@ export interface DB {
   subscriptions: SubscriptionsTable;
   subscription_history: SubscriptionHistoryTable;
   studio_requests: StudioRequestsTable;
+  stripe_customers: StripeCustomersTable;
+  payments: PaymentsTable;
+  stripe_subscriptions: StripeSubscriptionsTable;
+  topups: TopupsTable;
+  stripe_installments: StripeInstallmentsTable;
+  email_outbox: EmailOutboxTable;
 }
 
 export type InboxEventRow = Selectable<InboxEventsTable>;
@@ -192,3 +198,106 @@ export type WalletRow = Selectable<WalletsTable>;
 export type SubscriptionRow = Selectable<SubscriptionsTable>;
 export type SubscriptionHistoryRow = Selectable<SubscriptionHistoryTable>;
 export type StudioRequestRow = Selectable<StudioRequestsTable>;
+
+// Stripe (migration 0004).
+export interface StripeCustomersTable {
+  customer_id: string;
+  user_id: string;
+  created_at: ColumnType<Date, Date | string | undefined, never>;
+}
+
+export type PaymentKind = 'token_pack' | 'topup' | 'subscription_invoice';
+
+export interface PaymentsTable {
+  id: Generated<number>;
+  provider: ColumnType<'stripe', 'stripe' | undefined, 'stripe'>;
+  provider_payment_id: string;
+  user_id: string;
+  kind: PaymentKind;
+  product_id: string;
+  amount_minor: number;
+  currency: string;
+  status: ColumnType<'succeeded' | 'refunded', 'succeeded' | 'refunded' | undefined, 'succeeded' | 'refunded'>;
+  ledger_reference: string;
+  tokens_granted: number;
+  tokens_refunded: ColumnType<number, number | undefined, number>;
+  refund_shortfall: ColumnType<number, number | undefined, number>;
+  refunded_at: DbTimeNullable;
+  customer_email: string | null;
+  inbox_event_id: number | null;
+  created_at: DbTime;
+  updated_at: DbTime;
+}
+
+export interface StripeSubscriptionsTable {
+  subscription_id: string;
+  user_id: string;
+  customer_id: string | null;
+  plan_id: string | null;
+  price_id: string | null;
+  billing_interval: 'month' | 'year' | null;
+  status: string;
+  current_period_end: DbTimeNullable;
+  cancel_at_period_end: ColumnType<boolean, boolean | undefined, boolean>;
+  canceled_at: DbTimeNullable;
+  ended_at: DbTimeNullable;
+  created_at: DbTime;
+  updated_at: DbTime;
+}
+
+export interface TopupsTable {
+  reference: string;
+  user_id: string;
+  pack_id: string;
+  tokens: number;
+  amount_minor: number;
+  currency: string;
+  payment_intent_id: string | null;
+  status: ColumnType<'pending' | 'paid', 'pending' | 'paid' | undefined, 'pending' | 'paid'>;
+  paid_at: DbTimeNullable;
+  created_at: DbTime;
+  updated_at: DbTime;
+}
+
+export type InstallmentStatus = 'scheduled' | 'processing' | 'granted' | 'void' | 'failed';
+
+export interface StripeInstallmentsTable {
+  id: Generated<number>;
+  subscription_id: string;
+  invoice_id: string;
+  user_id: string;
+  sequence: number;
+  tokens: number;
+  due_at: DbTime;
+  status: ColumnType<InstallmentStatus, InstallmentStatus | undefined, InstallmentStatus>;
+  attempts: ColumnType<number, number | undefined, number>;
+  last_error: string | null;
+  granted_at: DbTimeNullable;
+  created_at: DbTime;
+  updated_at: DbTime;
+}
+
+export type EmailStatus = 'pending' | 'processing' | 'sent' | 'skipped' | 'failed';
+
+export interface EmailOutboxTable {
+  id: Generated<number>;
+  payment_id: number;
+  user_id: string;
+  to_address: string | null;
+  subject: string;
+  body: string;
+  status: ColumnType<EmailStatus, EmailStatus | undefined, EmailStatus>;
+  attempts: ColumnType<number, number | undefined, number>;
+  last_error: string | null;
+  enqueued_at: DbTimeNullable;
+  next_attempt_at: DbTimeNullable;
+  sent_at: DbTimeNullable;
+  created_at: DbTime;
+  updated_at: DbTime;
+}
+
+export type PaymentRow = Selectable<PaymentsTable>;
+export type StripeSubscriptionRow = Selectable<StripeSubscriptionsTable>;
+export type TopupRow = Selectable<TopupsTable>;
+export type StripeInstallmentRow = Selectable<StripeInstallmentsTable>;
+export type EmailOutboxRow = Selectable<EmailOutboxTable>;

@@ -1,9 +1,25 @@
 /**
  * The Stripe API reads and writes Tally makes, behind a port so handlers never build a client.
  * Objects are Stripe's own JSON shapes (the flows narrow them with their own parsers). Every
- * create carries an idempotency key.
+ * create carries an idempotency key. Implementations throw RetryLaterError on 429 (with the
+ * Retry-After delay when Stripe sends one) and a retryable error on 5xx, timeouts and network
+ * failures.
  */
 export interface StripeApi {
   retrieveSubscription(subscriptionId: string): Promise<Record<string, unknown>>;
   retrievePaymentIntent(paymentIntentId: string): Promise<Record<string, unknown>>;
+  /** A Checkout Session with `line_items` expanded (webhooks never carry them). */
+  retrieveCheckoutSession(sessionId: string): Promise<Record<string, unknown>>;
+  /** Creates a PaymentIntent; the same idempotency key returns the same intent. */
+  createPaymentIntent(
+    params: { amountMinor: number; currency: string; metadata: Record<string, string>; description?: string },
+    options: { idempotencyKey: string },
+  ): Promise<Record<string, unknown>>;
+  /** One page of `GET /v1/events` (last 30 days), newest first. */
+  listEvents(params: {
+    types?: string[];
+    createdGte?: number;
+    startingAfter?: string;
+    limit?: number;
+  }): Promise<{ data: Record<string, unknown>[]; hasMore: boolean }>;
 }

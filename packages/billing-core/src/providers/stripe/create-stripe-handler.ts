@@ -3,7 +3,11 @@ import { ignored } from '../../inbox/inbox-handler';
 import type { ProviderPorts } from '../../ports/provider-ports';
 import { createProviderHandler, defineRoute, type EventRoute } from '../shared/create-provider-handler';
 import type { EventPolicy } from '../shared/payment-environment';
+import { createChargeRefundedRoute } from './routes/charge-refunded';
+import { createCheckoutSessionRoute } from './routes/checkout-session-completed';
+import { createInvoicePaidRoute } from './routes/invoice-paid';
 import { createPaymentIntentSucceededRoute } from './routes/payment-intent-succeeded';
+import { createSubscriptionEventsRoute } from './routes/subscription-events';
 import { parseStripeEvent, type StripeEvent } from './stripe-event';
 
 export interface StripeHandlerDeps {
@@ -14,8 +18,17 @@ export interface StripeHandlerDeps {
 
 /** Stripe's routing table: one route per event family; other types are recorded and ignored. */
 export function createStripeHandler(deps: StripeHandlerDeps) {
+  const checkout = createCheckoutSessionRoute(deps);
+  const subscriptions = createSubscriptionEventsRoute(deps);
   const routes: Record<string, EventRoute<StripeEvent, unknown>> = {
     'payment_intent.succeeded': createPaymentIntentSucceededRoute(deps),
+    'checkout.session.completed': checkout,
+    'checkout.session.async_payment_succeeded': checkout,
+    'invoice.paid': createInvoicePaidRoute(deps),
+    'customer.subscription.created': subscriptions,
+    'customer.subscription.updated': subscriptions,
+    'customer.subscription.deleted': subscriptions,
+    'charge.refunded': createChargeRefundedRoute(),
   };
   return createProviderHandler<StripeEvent>({
     parse: parseStripeEvent,

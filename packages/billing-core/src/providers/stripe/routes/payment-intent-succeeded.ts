@@ -1,20 +1,47 @@
 import type { Catalog } from '../../../catalog/catalog';
 import { InvalidEventError } from '../../../errors';
 import { ignored, processed } from '../../../inbox/inbox-handler';
-import { postLedgerEntry } from '../../../ledger/post-ledger-entry';
+import { recordPayment } from '../../../payments/record-payment';
 import { references } from '../../../references';
+import { settleTopup } from '../../../topups/settle-topup';
 import { defineRoute } from '../../shared/create-provider-handler';
+import { rememberStripeCustomer } from '../stripe-customers';
 import { type StripeEvent, stripeMetadataValue, stripeUserOf } from '../stripe-event';
+import { stripeIdOf, stripeStringAt } from '../stripe-objects';
 
 /**
- * `payment_intent.succeeded` of a token pack (`metadata.pack_id`): credits the pack once under
- * `stripe:payment:{paymentIntentId}`, only when Stripe received at least the catalog price, so a
- * tampered or mis-built intent cannot buy tokens cheaply.
+ * `payment_intent.succeeded`. A top-up (`metadata.topup_reference`) runs the top-up's pending →
+ * paid transition, the same one the confirm endpoint runs. Another token pack
+ * (`metadata.pack_id`) records its payment and credits the pack once under
+ * `stripe:payment:{paymentIntentId}` — the reference Checkout uses for the same intent — only
+ * when Stripe received at least the catalog price, so a tampered or mis-built intent cannot buy
+ * tokens cheaply.
  */
 export function createPaymentIntentSucceededRoute(deps: { catalog: Catalog }) {
   return defineRoute<StripeEvent, undefined>({
     async apply(trx, event, _prepared, row) {
       const intent = event.data.object;
+      const topupReference = stripeMetadataValue(intent, 'topup_reference');
+      if (topupReference) {
+        const settled = await settleTopup(trx, {
+          reference: topupReference,
+          paymentIntent: intent,
+          catalog: deps.catalog,
+          inboxEventId: row.id,
+        });
+        switch (settled.kind) {
+          case 'paid':
+            return processed('credited', `top-up ${topupReference} paid: credited ${settled.tokens} tokens`);
+          case 'already-paid':
+            return processed('already_credited', `top-up ${topupReference} was already paid`);
+          case 'not-found':
+            throw new InvalidEventError(`payment intent names unknown top-up ${topupReference}`);
+          default: {
+            const exhaustive: never = settled;
+            throw new Error(`unhandled ${JSON.stringify(exhaustive)}`);
+          }
+        }
+      }
       const packId = stripeMetadataValue(intent, 'pack_id');
       if (!packId) return ignored('not_a_token_pack', 'payment intent carries no metadata.pack_id');
       const pack = deps.catalog.findTokenPackById(packId);
@@ -32,16 +59,28 @@ export function createPaymentIntentSucceededRoute(deps: { catalog: Catalog }) {
           `payment intent ${paymentIntentId} received ${received} ${String(intent.currency)}, pack ${pack.id} costs ${pack.amountMinor} ${pack.currency}`,
         );
       }
-      const posted = await postLedgerEntry(trx, {
+      await rememberStripeCustomer(trx, stripeIdOf(intent.customer), userId);
+      const recorded = await recordPayment(trx, {
+        providerPaymentId: paymentIntentId,
         userId,
-        reference: references.stripePayment(paymentIntentId),
-        amount: pack.tokens,
-        reason: 'token_pack_purchase',
+        kind: 'token_pack',
+        productId: pack.id,
+        amountMinor: received,
+        currency: pack.currency,
+        ledgerReference: references.stripePayment(paymentIntentId),
+        tokens: pack.tokens,
+        ledgerReason: 'token_pack_purchase',
+        customerEmail: stripeStringAt(intent, 'receipt_email'),
         inboxEventId: row.id,
+        email: tokenPackEmail(pack.tokens),
       });
-      return posted.kind === 'posted'
+      return recorded.ledger.kind === 'posted'
         ? processed('credited', `credited ${pack.tokens} tokens (${pack.id})`)
-        : processed('already_credited', `already credited (${posted.entry.reference})`);
+        : processed('already_credited', `already credited (${recorded.ledger.entry.reference})`);
     },
   });
+}
+
+export function tokenPackEmail(tokens: number): { subject: string; text: string } {
+  return { subject: 'Your token purchase', text: `Thank you: ${tokens} tokens were added to your wallet.` };
 }

@@ -1,0 +1,81 @@
+import {
+  BillingError,
+  type Catalog,
+  confirmTopup,
+  createTopup,
+  type DB,
+  RetryLaterError,
+  type StripeApi,
+  TopupNotPaidError,
+} from '@tally/billing-core';
+import { sendError } from '@tally/platform';
+import { type Response, Router } from 'express';
+import type { Kysely } from 'kysely';
+import { z } from 'zod';
+import { parseOr400, userIdSchema } from '../../http/params';
+
+const createSchema = z.object({ packId: z.string().min(1).max(255) });
+const referenceSchema = z.string().regex(/^tu_[A-Za-z0-9]{8,64}$/);
+
+/** One table from billing error codes to HTTP statuses. */
+const statusByCode: Record<string, number> = {
+  unknown_pack: 400,
+  topup_not_found: 404,
+  topup_not_paid: 409,
+  not_configured: 503,
+  stripe_unavailable: 502,
+  stripe_request_failed: 502,
+  retry_later: 503,
+  invalid_event: 409,
+};
+
+function sendBillingError(res: Response, error: unknown): boolean {
+  if (!(error instanceof BillingError)) return false;
+  const status = statusByCode[error.code] ?? 500;
+  if (error instanceof RetryLaterError && error.delayMs !== undefined) {
+    res.setHeader('retry-after', String(Math.ceil(error.delayMs / 1000)));
+  }
+  if (error instanceof TopupNotPaidError) {
+    res
+      .status(status)
+      .json({ error: { code: error.code, message: error.message }, paymentStatus: error.paymentStatus });
+    return true;
+  }
+  sendError(res, status, error.code, status >= 500 ? 'the payment provider is unavailable' : error.message);
+  return true;
+}
+
+/**
+ * Stripe top-ups: `POST /users/{userId}/topups {packId}` starts one (pending row + PaymentIntent)
+ * and `POST /users/{userId}/topups/{reference}/confirm` credits it once the intent succeeded.
+ */
+export function createTopupRoutes(deps: { db: Kysely<DB>; catalog?: Catalog; stripe?: StripeApi | undefined }): Router {
+  const router = Router();
+  router.post('/users/:userId/topups', async (req, res) => {
+    const userId = parseOr400(res, userIdSchema, req.params.userId);
+    const body = parseOr400(res, createSchema, req.body ?? {});
+    if (userId === undefined || body === undefined) return;
+    if (!deps.catalog) return sendError(res, 503, 'not_configured', 'top-ups are not configured');
+    try {
+      const topup = await createTopup(
+        { db: deps.db, catalog: deps.catalog, stripe: deps.stripe },
+        { userId, packId: body.packId },
+      );
+      res.status(201).json({ reference: topup.reference, clientSecret: topup.clientSecret, status: topup.status });
+    } catch (error) {
+      if (!sendBillingError(res, error)) throw error;
+    }
+  });
+  router.post('/users/:userId/topups/:reference/confirm', async (req, res) => {
+    const userId = parseOr400(res, userIdSchema, req.params.userId);
+    const reference = parseOr400(res, referenceSchema, req.params.reference);
+    if (userId === undefined || reference === undefined) return;
+    if (!deps.catalog) return sendError(res, 503, 'not_configured', 'top-ups are not configured');
+    try {
+      res.json(await confirmTopup({ db: deps.db, catalog: deps.catalog, stripe: deps.stripe }, { userId, reference }));
+    } catch (error) {
+      if (!sendBillingError(res, error)) throw error;
+    }
+  });
+  return router;
+}

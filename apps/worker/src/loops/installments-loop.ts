@@ -1,0 +1,27 @@
+import { type DB, type GrantInstallmentsOptions, grantDueInstallments } from '@tally/billing-core';
+import type { Logger } from '@tally/platform';
+import type { Kysely } from 'kysely';
+import { type PeriodicLoop, runPeriodic } from './run-periodic';
+
+export interface InstallmentsLoopOptions extends GrantInstallmentsOptions {
+  intervalMs: number;
+}
+
+/** Grants due annual-plan installments every intervalMs (any number of replicas: SKIP LOCKED claims). */
+export function startInstallmentsLoop(
+  deps: { db: Kysely<DB>; logger: Logger },
+  options: InstallmentsLoopOptions,
+): PeriodicLoop {
+  return runPeriodic(
+    'installments',
+    options.intervalMs,
+    async () => {
+      for (;;) {
+        const result = await grantDueInstallments(deps.db, options);
+        if (result.claimed > 0) deps.logger.info({ ...result }, 'installments pass');
+        if (result.claimed < options.batchSize) return;
+      }
+    },
+    deps.logger,
+  );
+}

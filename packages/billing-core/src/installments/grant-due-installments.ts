@@ -1,0 +1,84 @@
+import { type Kysely, sql } from 'kysely';
+import type { DB, StripeInstallmentRow } from '../db/schema';
+import { toErrorText } from '../inbox/process-inbox-event';
+import { postLedgerEntry } from '../ledger/post-ledger-entry';
+import { references } from '../references';
+
+export interface GrantInstallmentsOptions {
+  batchSize: number;
+  /** A row left in processing this long (its worker died mid-grant) is claimed again. */
+  processingStaleAfterMs: number;
+  /** A row that has started this many attempts without being granted is parked as failed. */
+  maxAttempts: number;
+}
+
+export interface GrantInstallmentsResult {
+  claimed: number;
+  granted: number;
+  alreadyGranted: number;
+  failed: number;
+}
+
+/**
+ * One pass of the installment loop. Claims due rows with a conditional update (scheduled →
+ * processing, attempts + 1; FOR UPDATE SKIP LOCKED so replicas split the work), also reclaiming
+ * rows stuck in processing; then grants each in its own transaction under
+ * `stripe:installment:{rowId}` and marks it granted. A second loop on the same row finds nothing
+ * to claim, and a reclaimed row that was in fact granted meets its ledger reference. A failing
+ * row stays in processing and is retried after processingStaleAfterMs. Never throws for one row.
+ */
+export async function grantDueInstallments(
+  db: Kysely<DB>,
+  options: GrantInstallmentsOptions,
+): Promise<GrantInstallmentsResult> {
+  const stale = sql`now() - make_interval(secs => ${options.processingStaleAfterMs / 1000})`;
+  const claimed = await sql<StripeInstallmentRow>`
+    UPDATE stripe_installments SET
+      status = CASE WHEN attempts >= ${options.maxAttempts} THEN 'failed' ELSE 'processing' END,
+      attempts = CASE WHEN attempts >= ${options.maxAttempts} THEN attempts ELSE attempts + 1 END,
+      updated_at = now()
+     WHERE id IN (
+       SELECT id FROM stripe_installments
+        WHERE (status = 'scheduled' AND due_at <= now())
+           OR (status = 'processing' AND updated_at < ${stale})
+        ORDER BY due_at, id
+        LIMIT ${options.batchSize}
+        FOR UPDATE SKIP LOCKED)
+    RETURNING *`.execute(db);
+  const result: GrantInstallmentsResult = { claimed: 0, granted: 0, alreadyGranted: 0, failed: 0 };
+  for (const row of claimed.rows) {
+    if (row.status !== 'processing') continue;
+    result.claimed += 1;
+    try {
+      const posted = await grantInstallment(db, row);
+      if (posted === 'posted') result.granted += 1;
+      else result.alreadyGranted += 1;
+    } catch (error) {
+      result.failed += 1;
+      await db
+        .updateTable('stripe_installments')
+        .set({ last_error: toErrorText(error) })
+        .where('id', '=', row.id)
+        .execute();
+    }
+  }
+  return result;
+}
+
+async function grantInstallment(db: Kysely<DB>, row: StripeInstallmentRow): Promise<'posted' | 'already-posted'> {
+  return db.transaction().execute(async (trx) => {
+    const posted = await postLedgerEntry(trx, {
+      userId: row.user_id,
+      reference: references.stripeInstallment(row.id),
+      amount: row.tokens,
+      reason: 'subscription_installment',
+    });
+    await trx
+      .updateTable('stripe_installments')
+      .set({ status: 'granted', granted_at: sql`now()`, last_error: null, updated_at: sql`now()` })
+      .where('id', '=', row.id)
+      .where('status', '=', 'processing')
+      .execute();
+    return posted.kind;
+  });
+}

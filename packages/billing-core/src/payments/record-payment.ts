@@ -1,0 +1,82 @@
+import type { Transaction } from 'kysely';
+import type { DB, PaymentKind, PaymentRow } from '../db/schema';
+import { ensureWallet } from '../ledger/ensure-wallet';
+import { type PostLedgerEntryResult, postLedgerEntry } from '../ledger/post-ledger-entry';
+
+export interface PaymentGrant {
+  providerPaymentId: string;
+  userId: string;
+  kind: PaymentKind;
+  productId: string;
+  amountMinor: number;
+  currency: string;
+  /** The grant's deterministic reference (the same on every path that can make it). */
+  ledgerReference: string;
+  tokens: number;
+  ledgerReason: string;
+  customerEmail: string | null;
+  inboxEventId: number | null;
+  /** The confirmation email's subject and text (an outbox row, sent after commit). */
+  email: { subject: string; text: string };
+}
+
+export type RecordPaymentResult =
+  | { kind: 'recorded'; payment: PaymentRow; ledger: PostLedgerEntryResult }
+  | { kind: 'already-recorded'; payment: PaymentRow; ledger: PostLedgerEntryResult };
+
+/**
+ * Records one Stripe payment, credits its tokens and queues its confirmation email, all in the
+ * caller's transaction, so payment, ledger row and email row commit together or not at all.
+ *
+ * Idempotent: the payment is fenced by its unique provider payment id, the credit by its ledger
+ * reference, the email by its unique payment id. Throws LedgerReferenceConflictError when the
+ * reference already credits a different user or amount.
+ */
+export async function recordPayment(trx: Transaction<DB>, grant: PaymentGrant): Promise<RecordPaymentResult> {
+  await ensureWallet(trx, grant.userId);
+  const ledger = await postLedgerEntry(trx, {
+    userId: grant.userId,
+    reference: grant.ledgerReference,
+    amount: grant.tokens,
+    reason: grant.ledgerReason,
+    inboxEventId: grant.inboxEventId,
+  });
+  const inserted = await trx
+    .insertInto('payments')
+    .values({
+      provider_payment_id: grant.providerPaymentId,
+      user_id: grant.userId,
+      kind: grant.kind,
+      product_id: grant.productId,
+      amount_minor: grant.amountMinor,
+      currency: grant.currency,
+      ledger_reference: grant.ledgerReference,
+      tokens_granted: grant.tokens,
+      customer_email: grant.customerEmail,
+      inbox_event_id: grant.inboxEventId,
+    })
+    .onConflict((oc) => oc.columns(['provider', 'provider_payment_id']).doNothing())
+    .returningAll()
+    .executeTakeFirst();
+  if (!inserted) {
+    const payment = await trx
+      .selectFrom('payments')
+      .selectAll()
+      .where('provider', '=', 'stripe')
+      .where('provider_payment_id', '=', grant.providerPaymentId)
+      .executeTakeFirstOrThrow();
+    return { kind: 'already-recorded', payment, ledger };
+  }
+  await trx
+    .insertInto('email_outbox')
+    .values({
+      payment_id: inserted.id,
+      user_id: grant.userId,
+      to_address: grant.customerEmail,
+      subject: grant.email.subject,
+      body: grant.email.text,
+    })
+    .onConflict((oc) => oc.column('payment_id').doNothing())
+    .execute();
+  return { kind: 'recorded', payment: inserted, ledger };
+}

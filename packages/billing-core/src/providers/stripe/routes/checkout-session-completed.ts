@@ -1,0 +1,120 @@
+import type { Catalog } from '../../../catalog/catalog';
+import { InvalidEventError, NotConfiguredError } from '../../../errors';
+import { ignored, processed } from '../../../inbox/inbox-handler';
+import { recordPayment } from '../../../payments/record-payment';
+import type { ProviderPorts } from '../../../ports/provider-ports';
+import { references } from '../../../references';
+import { saveStripeSubscription } from '../../../subscriptions/save-stripe-subscription';
+import { defineRoute } from '../../shared/create-provider-handler';
+import { rememberStripeCustomer } from '../stripe-customers';
+import { type StripeEvent, stripeUserOf } from '../stripe-event';
+import {
+  checkoutLinePriceIdsOf,
+  type StripeJson,
+  stripeIdOf,
+  stripeMetadataOf,
+  stripeNumberAt,
+  stripeStringAt,
+} from '../stripe-objects';
+import { tokenPackEmail } from './payment-intent-succeeded';
+
+type Prepared =
+  | { kind: 'unpaid' }
+  /** Payment mode: the session re-read with its line items (webhooks never carry them). */
+  | { kind: 'payment'; session: StripeJson }
+  /** Subscription mode: the subscription as the API reports it. */
+  | { kind: 'subscription'; subscription: StripeJson | null };
+
+/**
+ * `checkout.session.completed` (fulfilled only when `payment_status` is `paid`; otherwise
+ * `awaiting_payment` until `checkout.session.async_payment_succeeded`, which shares this route).
+ * Payment mode: a token pack, credited under `stripe:payment:{paymentIntentId}` — the reference
+ * `payment_intent.succeeded` uses for the same intent — with its payment and email rows.
+ * Subscription mode: remembers the customer for the user and saves the subscription as the API
+ * reports it; it grants nothing, because subscription credits come from paid invoices only.
+ */
+export function createCheckoutSessionRoute(deps: { catalog: Catalog; ports: ProviderPorts }) {
+  return defineRoute<StripeEvent, Prepared>({
+    async prepare(event) {
+      const session = event.data.object;
+      if (session.payment_status !== 'paid') return { kind: 'unpaid' };
+      const stripe = deps.ports.stripe;
+      if (session.mode === 'subscription') {
+        const subscriptionId = stripeIdOf(session.subscription);
+        if (subscriptionId === null) return { kind: 'subscription', subscription: null };
+        if (!stripe) throw new NotConfiguredError('the Stripe API (STRIPE_SECRET_KEY)');
+        return { kind: 'subscription', subscription: await stripe.retrieveSubscription(subscriptionId) };
+      }
+      if (stripeMetadataOf(session, 'pack_id') !== null) return { kind: 'payment', session };
+      if (!stripe) throw new NotConfiguredError('the Stripe API (STRIPE_SECRET_KEY)');
+      if (!session.id) throw new InvalidEventError('checkout session without id');
+      return { kind: 'payment', session: await stripe.retrieveCheckoutSession(session.id) };
+    },
+    async apply(trx, event, prepared, row) {
+      const session = event.data.object;
+      if (prepared.kind === 'unpaid') {
+        return ignored(
+          'awaiting_payment',
+          `checkout session is ${String(session.payment_status)}; waiting for payment`,
+        );
+      }
+      const userId = stripeUserOf(session);
+      if (!userId) throw new InvalidEventError('checkout session carries no client_reference_id nor metadata.user_id');
+      const customerId = stripeIdOf(session.customer);
+      await rememberStripeCustomer(trx, customerId, userId);
+
+      if (prepared.kind === 'subscription') {
+        if (prepared.subscription === null)
+          return processed('customer_remembered', 'subscription checkout without subscription');
+        const saved = await saveStripeSubscription(trx, {
+          subscription: prepared.subscription,
+          userId: stripeMetadataOf(prepared.subscription, 'user_id') ?? userId,
+          catalog: deps.catalog,
+        });
+        return processed(
+          'subscription_synced',
+          `subscription ${saved.row.subscription_id} is ${saved.row.status}; credits come from its paid invoices`,
+        );
+      }
+
+      const packId =
+        stripeMetadataOf(prepared.session, 'pack_id') ??
+        checkoutLinePriceIdsOf(prepared.session)
+          .map((priceId) => deps.catalog.findTokenPackByStripePrice(priceId)?.id)
+          .find((id) => id !== undefined) ??
+        null;
+      if (packId === null) return ignored('not_a_token_pack', 'checkout session sells no catalog token pack');
+      const pack = deps.catalog.findTokenPackById(packId);
+      if (!pack || pack.amountMinor === undefined || pack.currency === undefined) {
+        throw new InvalidEventError(`checkout session names token pack ${packId}, which Stripe does not sell`);
+      }
+      const paymentIntentId = stripeIdOf(session.payment_intent);
+      if (paymentIntentId === null) throw new InvalidEventError('paid checkout session without payment_intent');
+      const amount = stripeNumberAt(session, 'amount_total') ?? -1;
+      if (stripeStringAt(session, 'currency') !== pack.currency || amount < pack.amountMinor) {
+        throw new InvalidEventError(
+          `checkout session paid ${amount} ${String(session.currency)}, pack ${pack.id} costs ${pack.amountMinor} ${pack.currency}`,
+        );
+      }
+      const details = session.customer_details;
+      const email = details && typeof details === 'object' ? stripeStringAt(details as StripeJson, 'email') : null;
+      const recorded = await recordPayment(trx, {
+        providerPaymentId: paymentIntentId,
+        userId,
+        kind: 'token_pack',
+        productId: pack.id,
+        amountMinor: amount,
+        currency: pack.currency,
+        ledgerReference: references.stripePayment(paymentIntentId),
+        tokens: pack.tokens,
+        ledgerReason: 'token_pack_purchase',
+        customerEmail: email,
+        inboxEventId: row.id,
+        email: tokenPackEmail(pack.tokens),
+      });
+      return recorded.ledger.kind === 'posted'
+        ? processed('credited', `credited ${pack.tokens} tokens (${pack.id})`)
+        : processed('already_credited', `already credited (${recorded.ledger.entry.reference})`);
+    },
+  });
+}

@@ -1,0 +1,77 @@
+import type { Catalog } from '../../../catalog/catalog';
+import { InvalidEventError } from '../../../errors';
+import { ignored, processed, retryLater } from '../../../inbox/inbox-handler';
+import { scheduleInstallments } from '../../../installments/schedule-installments';
+import { recordPayment } from '../../../payments/record-payment';
+import { references } from '../../../references';
+import { defineRoute } from '../../shared/create-provider-handler';
+import type { StripeEvent } from '../stripe-event';
+import { invoicePriceIdsOf, invoiceSubscriptionIdOf, stripeNumberAt, stripeStringAt } from '../stripe-objects';
+
+/**
+ * `invoice.paid` of a subscription: the only source of subscription credits, under
+ * `stripe:invoice:{invoiceId}`, so a checkout and its first invoice never grant twice. The plan
+ * comes from the invoice's price through the catalog; a monthly price grants creditsPerPeriod,
+ * an annual one grants a twelfth now and schedules eleven monthly installments. The user comes
+ * from the subscription Tally already holds: until its `customer.subscription.*` event (or the
+ * checkout) has been applied, the invoice waits (retry later) and converges when it arrives.
+ */
+export function createInvoicePaidRoute(deps: { catalog: Catalog }) {
+  return defineRoute<StripeEvent, undefined>({
+    async apply(trx, event, _prepared, row) {
+      const invoice = event.data.object;
+      const invoiceId = invoice.id;
+      if (!invoiceId) throw new InvalidEventError('invoice without id');
+      const subscriptionId = invoiceSubscriptionIdOf(invoice);
+      if (subscriptionId === null)
+        return ignored('not_a_subscription_invoice', `invoice ${invoiceId} has no subscription`);
+      if (invoice.status !== undefined && invoice.status !== 'paid') {
+        return ignored('invoice_not_paid', `invoice ${invoiceId} is ${String(invoice.status)}`);
+      }
+      const match = invoicePriceIdsOf(invoice)
+        .map((priceId) => deps.catalog.findPlanByStripePrice(priceId))
+        .find((found) => found !== undefined);
+      if (!match) throw new InvalidEventError(`invoice ${invoiceId} names no catalog plan price`);
+      const subscription = await trx
+        .selectFrom('stripe_subscriptions')
+        .select(['user_id', 'subscription_id'])
+        .where('subscription_id', '=', subscriptionId)
+        .executeTakeFirst();
+      if (!subscription) return retryLater(`subscription ${subscriptionId} of invoice ${invoiceId} is not known yet`);
+
+      const annual = match.price.interval === 'year';
+      const tokens = annual ? match.price.creditsPerPeriod / 12 : match.price.creditsPerPeriod;
+      const recorded = await recordPayment(trx, {
+        providerPaymentId: invoiceId,
+        userId: subscription.user_id,
+        kind: 'subscription_invoice',
+        productId: match.plan.id,
+        amountMinor: stripeNumberAt(invoice, 'amount_paid') ?? 0,
+        currency: stripeStringAt(invoice, 'currency') ?? 'usd',
+        ledgerReference: references.stripeInvoice(invoiceId),
+        tokens,
+        ledgerReason: annual ? 'subscription_annual_first_installment' : 'subscription_period',
+        customerEmail: stripeStringAt(invoice, 'customer_email'),
+        inboxEventId: row.id,
+        email: {
+          subject: 'Your subscription payment',
+          text: `Thank you: your ${match.plan.id} subscription is paid and ${tokens} tokens were added to your wallet.`,
+        },
+      });
+      const scheduled = annual
+        ? await scheduleInstallments(trx, {
+            subscriptionId,
+            invoiceId,
+            userId: subscription.user_id,
+            tokensPerInstallment: tokens,
+          })
+        : 0;
+      return recorded.ledger.kind === 'posted'
+        ? processed(
+            'credited',
+            `credited ${tokens} tokens for ${match.plan.id}${annual ? `; ${scheduled} installments scheduled` : ''}`,
+          )
+        : processed('already_credited', `invoice ${invoiceId} already credited`);
+    },
+  });
+}

@@ -1,0 +1,49 @@
+import type { Catalog } from '../../../catalog/catalog';
+import { InvalidEventError, NotConfiguredError } from '../../../errors';
+import { ignored, processed, retryLater } from '../../../inbox/inbox-handler';
+import type { ProviderPorts } from '../../../ports/provider-ports';
+import { saveStripeSubscription } from '../../../subscriptions/save-stripe-subscription';
+import { defineRoute } from '../../shared/create-provider-handler';
+import { findUserByStripeCustomer, rememberStripeCustomer } from '../stripe-customers';
+import type { StripeEvent } from '../stripe-event';
+import { type StripeJson, stripeIdOf, stripeMetadataOf } from '../stripe-objects';
+
+/**
+ * `customer.subscription.created|updated|deleted` are notifications, not truth: prepare re-reads
+ * the subscription from the Stripe API (outside the transaction) and apply writes what the API
+ * said, so an `updated` before its `created`, or a stale `updated` after a `deleted`, converge on
+ * Stripe's current state. The user is the subscription's `metadata.user_id`, else the user its
+ * customer was seen with; when neither is known yet the event waits (retry later).
+ */
+export function createSubscriptionEventsRoute(deps: { catalog: Catalog; ports: ProviderPorts }) {
+  return defineRoute<StripeEvent, StripeJson>({
+    async prepare(event) {
+      const subscriptionId = event.data.object.id;
+      if (!subscriptionId) throw new InvalidEventError('subscription event without subscription id');
+      const stripe = deps.ports.stripe;
+      if (!stripe) throw new NotConfiguredError('the Stripe API (STRIPE_SECRET_KEY)');
+      return stripe.retrieveSubscription(subscriptionId);
+    },
+    async apply(trx, _event, subscription) {
+      const customerId = stripeIdOf(subscription.customer);
+      const userId = stripeMetadataOf(subscription, 'user_id') ?? (await findUserByStripeCustomer(trx, customerId));
+      if (userId === null) {
+        return retryLater(
+          `the user of subscription ${String(subscription.id)} (customer ${customerId}) is not known yet`,
+        );
+      }
+      await rememberStripeCustomer(trx, customerId, userId);
+      const saved = await saveStripeSubscription(trx, { subscription, userId, catalog: deps.catalog });
+      if (saved.row.plan_id === null) {
+        return ignored('unknown_price', `subscription ${saved.row.subscription_id} has no catalog plan price`);
+      }
+      return processed(
+        'subscription_synced',
+        `subscription ${saved.row.subscription_id} is ${saved.row.status} (${saved.row.plan_id})${
+          saved.voidedInstallments > 0 ? `; ${saved.voidedInstallments} installments voided` : ''
+        }`,
+      );
+    },
+    environmentCheck: 'event',
+  });
+}

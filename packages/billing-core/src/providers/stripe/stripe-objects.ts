@@ -1,0 +1,81 @@
+import { objectAt, toIndexValue } from '../../inbox/inbox-event-draft';
+
+/**
+ * Readers for Stripe objects in both the current API shapes (2025-03-31 and later) and the older
+ * ones. Expandable fields may be an id string or an expanded object; every reader accepts both.
+ */
+export type StripeJson = Record<string, unknown>;
+
+export function stripeIdOf(value: unknown): string | null {
+  if (typeof value === 'string') return toIndexValue(value);
+  if (value && typeof value === 'object' && 'id' in value) return toIndexValue((value as { id: unknown }).id);
+  return null;
+}
+
+export function stripeStringAt(object: StripeJson, key: string): string | null {
+  const value = object[key];
+  return typeof value === 'string' && value.length > 0 ? value : null;
+}
+
+export function stripeNumberAt(object: StripeJson, key: string): number | null {
+  const value = object[key];
+  return typeof value === 'number' && Number.isFinite(value) ? value : null;
+}
+
+export function stripeMetadataOf(object: StripeJson, key: string): string | null {
+  return toIndexValue(objectAt(object.metadata)[key]);
+}
+
+function listData(value: unknown): StripeJson[] {
+  const data = objectAt(value).data;
+  return Array.isArray(data) ? data.filter((item): item is StripeJson => !!item && typeof item === 'object') : [];
+}
+
+/** An invoice's subscription: `parent.subscription_details.subscription` (new) or `subscription` (old). */
+export function invoiceSubscriptionIdOf(invoice: StripeJson): string | null {
+  const details = objectAt(objectAt(invoice.parent).subscription_details);
+  return stripeIdOf(details.subscription) ?? stripeIdOf(invoice.subscription);
+}
+
+/** The price ids of an invoice's lines: `pricing.price_details.price` (new) or `price` (old). */
+export function invoicePriceIdsOf(invoice: StripeJson): string[] {
+  const ids: string[] = [];
+  for (const line of listData(invoice.lines)) {
+    const id =
+      stripeIdOf(objectAt(objectAt(line.pricing).price_details).price) ??
+      stripeIdOf(line.price) ??
+      stripeIdOf(line.plan);
+    if (id) ids.push(id);
+  }
+  return ids;
+}
+
+/** A subscription's price ids (`items.data[].price`). */
+export function subscriptionPriceIdsOf(subscription: StripeJson): string[] {
+  const ids: string[] = [];
+  for (const item of listData(subscription.items)) {
+    const id = stripeIdOf(item.price) ?? stripeIdOf(item.plan);
+    if (id) ids.push(id);
+  }
+  return ids;
+}
+
+/** Period end: `items.data[].current_period_end` (new, the latest) or `current_period_end` (old). */
+export function subscriptionPeriodEndOf(subscription: StripeJson): Date | null {
+  const ends = listData(subscription.items)
+    .map((item) => stripeNumberAt(item, 'current_period_end'))
+    .filter((end): end is number => end !== null);
+  const seconds = ends.length > 0 ? Math.max(...ends) : stripeNumberAt(subscription, 'current_period_end');
+  return seconds === null ? null : new Date(seconds * 1000);
+}
+
+/** Line items of a Checkout Session retrieved with `expand[]=line_items`. */
+export function checkoutLinePriceIdsOf(session: StripeJson): string[] {
+  return listData(session.line_items)
+    .map((item) => stripeIdOf(item.price))
+    .filter((id): id is string => id !== null);
+}
+
+export function secondsToDate(seconds: number | null): Date | null {
+  return seconds === null ? null : new Date(seconds * 1000);
+}

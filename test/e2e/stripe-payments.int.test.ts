@@ -1,0 +1,367 @@
+import { createStripeApi, postLedgerEntry } from '@tally/billing-core';
+import { FakeStripe } from '../support/fakes/fake-stripe';
+import { eventually, readJson, signStripe, TestStack } from '../support/stack';
+import {
+  stripeEventBody,
+  stripeId,
+  stripePackCheckout,
+  stripePackIntent,
+  stripeRefundedCharge,
+} from '../support/stripe-events';
+import { stripeStateOf } from '../support/stripe-state';
+
+describe('Stripe one-off payments, top-ups and refunds', () => {
+  let stack: TestStack;
+  let fake: FakeStripe;
+
+  beforeAll(async () => {
+    fake = await FakeStripe.start();
+    stack = await TestStack.start({
+      ports: { stripe: createStripeApi({ secretKey: 'sk_test_fake', apiBaseUrl: fake.baseUrl, timeoutMs: 5_000 }) },
+    });
+    stack.startWorker({ concurrency: 8 });
+  });
+  afterAll(async () => {
+    await stack.stop();
+    await fake.stop();
+  });
+
+  const post = async (body: string) => {
+    const response = await stack.postStripe(body, signStripe(body));
+    expect(response.status).toBe(200);
+    return JSON.parse(body).id as string;
+  };
+  const finished = (eventId: string) =>
+    eventually(`event ${eventId} to finish`, async () => {
+      const [row] = await stack.inboxRows('stripe', eventId);
+      return row && (row.status === 'processed' || row.status === 'ignored' || row.status === 'failed')
+        ? row
+        : undefined;
+    });
+
+  const packPayment = (paymentIntentId: string, tokens = 100) => ({
+    provider_payment_id: paymentIntentId,
+    kind: 'token_pack',
+    product_id: 'tokens_100',
+    amount_minor: 499,
+    currency: 'usd',
+    status: 'succeeded',
+    ledger_reference: `stripe:payment:${paymentIntentId}`,
+    tokens_granted: tokens,
+    tokens_refunded: 0,
+    refund_shortfall: 0,
+  });
+
+  it('credits a pack once when its checkout (line items read from the API) and payment_intent.succeeded both arrive', async () => {
+    const userId = stripeId('user');
+    const customer = stripeId('cus');
+    const paymentIntentId = stripeId('pi');
+    const sessionId = stripeId('cs');
+    const session = stripePackCheckout({
+      id: sessionId,
+      userId,
+      customer,
+      paymentIntent: paymentIntentId,
+      email: 'b@example.com',
+    });
+    fake.putCheckoutSession({
+      ...session,
+      line_items: { object: 'list', data: [{ id: 'li_1', price: { id: 'price_tokens_100' } }] },
+    });
+    const ids = await Promise.all([
+      post(stripeEventBody('checkout.session.completed', session)),
+      post(
+        stripeEventBody(
+          'payment_intent.succeeded',
+          stripePackIntent({ id: paymentIntentId, userId, customer, email: 'b@example.com' }),
+        ),
+      ),
+    ]);
+    const rows = await Promise.all(ids.map(finished));
+    expect(rows.map((row) => row.outcome_code).sort()).toEqual(['already_credited', 'credited']);
+    expect(await stripeStateOf(stack.db, userId)).toEqual({
+      balance: 100,
+      ledger: [
+        {
+          reference: `stripe:payment:${paymentIntentId}`,
+          amount: 100,
+          balance_before: 0,
+          balance_after: 100,
+          reason: 'token_pack_purchase',
+        },
+      ],
+      payments: [packPayment(paymentIntentId)],
+      subscriptions: [],
+      emails: [{ provider_payment_id: paymentIntentId, to_address: 'b@example.com', status: 'pending' }],
+      customers: [customer],
+      installments: [],
+    });
+    expect(fake.requests.some((request) => request.path === `/v1/checkout/sessions/${sessionId}`)).toBe(true);
+  });
+
+  it('credits payment_intent.succeeded once when five deliveries of the same payment arrive at once', async () => {
+    const userId = stripeId('user');
+    const customer = stripeId('cus');
+    const paymentIntentId = stripeId('pi');
+    const ids = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        post(stripeEventBody('payment_intent.succeeded', stripePackIntent({ id: paymentIntentId, userId, customer }))),
+      ),
+    );
+    const rows = await Promise.all(ids.map(finished));
+    expect(rows.map((row) => row.outcome_code).sort()).toEqual([
+      'already_credited',
+      'already_credited',
+      'already_credited',
+      'already_credited',
+      'credited',
+    ]);
+    const state = await stripeStateOf(stack.db, userId);
+    expect(state).toMatchObject({ balance: 100, payments: [packPayment(paymentIntentId)], customers: [customer] });
+    expect(state.ledger).toHaveLength(1);
+    expect(state.emails).toEqual([{ provider_payment_id: paymentIntentId, to_address: null, status: 'pending' }]);
+  });
+
+  it('waits for checkout.session.async_payment_succeeded when the session completes unpaid', async () => {
+    const userId = stripeId('user');
+    const customer = stripeId('cus');
+    const paymentIntentId = stripeId('pi');
+    const sessionId = stripeId('cs');
+    const unpaid = stripePackCheckout({
+      id: sessionId,
+      userId,
+      customer,
+      paymentIntent: paymentIntentId,
+      paymentStatus: 'unpaid',
+    });
+    expect(await finished(await post(stripeEventBody('checkout.session.completed', unpaid)))).toMatchObject({
+      status: 'ignored',
+      outcome_code: 'awaiting_payment',
+    });
+    expect((await stripeStateOf(stack.db, userId)).balance).toBe(0);
+    const paid = { ...unpaid, payment_status: 'paid' };
+    fake.putCheckoutSession({ ...paid, line_items: { object: 'list', data: [{ price: { id: 'price_tokens_100' } }] } });
+    expect(await finished(await post(stripeEventBody('checkout.session.async_payment_succeeded', paid)))).toMatchObject(
+      {
+        status: 'processed',
+        outcome_code: 'credited',
+      },
+    );
+    expect(await stripeStateOf(stack.db, userId)).toMatchObject({
+      balance: 100,
+      payments: [packPayment(paymentIntentId)],
+    });
+  });
+
+  it('credits a top-up once when confirm calls race its payment_intent.succeeded webhook', async () => {
+    const userId = stripeId('user');
+    const created = await stack.apiRequest(`/v1/users/${userId}/topups`, {
+      method: 'POST',
+      body: { packId: 'tokens_100' },
+    });
+    expect(created.status).toBe(201);
+    const topup = await readJson(created);
+    expect(topup).toEqual({
+      reference: expect.stringMatching(/^tu_[0-9a-f]{24}$/),
+      clientSecret: expect.any(String),
+      status: 'pending',
+    });
+    const createRequest = fake.requests.find(
+      (request) => request.method === 'POST' && request.path === '/v1/payment_intents',
+    );
+    expect(createRequest).toMatchObject({
+      idempotencyKey: `topup-${topup.reference}`,
+      form: expect.objectContaining({
+        amount: '499',
+        currency: 'usd',
+        'metadata[user_id]': userId,
+        'metadata[pack_id]': 'tokens_100',
+        'metadata[topup_reference]': topup.reference,
+      }),
+    });
+    const [intent] = [...fake.paymentIntents.values()].filter(
+      (candidate) => (candidate.metadata as Record<string, string>).topup_reference === topup.reference,
+    );
+    const paymentIntentId = String(intent?.id);
+
+    // Not paid yet: confirm refuses and credits nothing.
+    const early = await stack.apiRequest(`/v1/users/${userId}/topups/${topup.reference}/confirm`, { method: 'POST' });
+    expect(early.status).toBe(409);
+    expect(await readJson(early)).toMatchObject({
+      error: { code: 'topup_not_paid' },
+      paymentStatus: 'requires_payment_method',
+    });
+
+    const paidIntent = fake.setPaymentIntentStatus(paymentIntentId, 'succeeded');
+    const [webhookId, ...confirms] = await Promise.all([
+      post(stripeEventBody('payment_intent.succeeded', paidIntent)),
+      ...Array.from({ length: 3 }, () =>
+        stack.apiRequest(`/v1/users/${userId}/topups/${topup.reference}/confirm`, { method: 'POST' }),
+      ),
+    ]);
+    expect(await finished(webhookId as string)).toMatchObject({ status: 'processed' });
+    const answers = await Promise.all(
+      confirms.map(async (response) => ({
+        status: (response as Response).status,
+        body: await readJson(response as Response),
+      })),
+    );
+    expect(answers.every((answer) => answer.status === 200 && answer.body.status === 'paid')).toBe(true);
+    const again = await readJson(
+      await stack.apiRequest(`/v1/users/${userId}/topups/${topup.reference}/confirm`, { method: 'POST' }),
+    );
+    expect(again).toEqual({ reference: topup.reference, status: 'paid', credited: false, balance: 100 });
+
+    expect(await stripeStateOf(stack.db, userId)).toEqual({
+      balance: 100,
+      ledger: [
+        {
+          reference: `stripe:payment:${paymentIntentId}`,
+          amount: 100,
+          balance_before: 0,
+          balance_after: 100,
+          reason: 'topup',
+        },
+      ],
+      payments: [{ ...packPayment(paymentIntentId), kind: 'topup' }],
+      subscriptions: [],
+      emails: [{ provider_payment_id: paymentIntentId, to_address: null, status: 'pending' }],
+      customers: [],
+      installments: [],
+    });
+    const row = await stack.db
+      .selectFrom('topups')
+      .selectAll()
+      .where('reference', '=', topup.reference)
+      .executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ status: 'paid', payment_intent_id: paymentIntentId, user_id: userId, tokens: 100 });
+  });
+
+  it('takes a refunded pack back once, never below zero, recording the spent part as a shortfall', async () => {
+    const userId = stripeId('user');
+    const customer = stripeId('cus');
+    const paymentIntentId = stripeId('pi');
+    const chargeId = stripeId('ch');
+    await finished(
+      await post(
+        stripeEventBody('payment_intent.succeeded', stripePackIntent({ id: paymentIntentId, userId, customer })),
+      ),
+    );
+    // The user spends 70 of the 100 tokens.
+    await stack.db
+      .transaction()
+      .execute((trx) =>
+        postLedgerEntry(trx, { userId, reference: `test:spend:${userId}`, amount: -70, reason: 'studio_debit' }),
+      );
+    const refunds = [0, 1].map(() =>
+      stripeEventBody('charge.refunded', stripeRefundedCharge({ id: chargeId, paymentIntent: paymentIntentId })),
+    );
+    const first = await finished(await post(refunds[0] as string));
+    const second = await finished(await post(refunds[1] as string));
+    expect([first.outcome_code, second.outcome_code]).toEqual(['refunded', 'already_refunded']);
+    expect(await stripeStateOf(stack.db, userId)).toEqual({
+      balance: 0,
+      ledger: [
+        {
+          reference: `stripe:payment:${paymentIntentId}`,
+          amount: 100,
+          balance_before: 0,
+          balance_after: 100,
+          reason: 'token_pack_purchase',
+        },
+        {
+          reference: `test:spend:${userId}`,
+          amount: -70,
+          balance_before: 100,
+          balance_after: 30,
+          reason: 'studio_debit',
+        },
+        {
+          reference: `stripe:refund:${chargeId}`,
+          amount: -30,
+          balance_before: 30,
+          balance_after: 0,
+          reason: 'stripe_refund',
+        },
+      ],
+      payments: [{ ...packPayment(paymentIntentId), status: 'refunded', tokens_refunded: 30, refund_shortfall: 70 }],
+      subscriptions: [],
+      emails: [{ provider_payment_id: paymentIntentId, to_address: null, status: 'pending' }],
+      customers: [customer],
+      installments: [],
+    });
+  });
+
+  it('credits nothing when Stripe fails between the local writes of a top-up, and credits once when it answers again', async () => {
+    const userId = stripeId('user');
+    // Creating the PaymentIntent fails: the pending row stays without an intent and nothing moves.
+    fake.failNext(500, { pathIncludes: '/v1/payment_intents' });
+    const failed = await stack.apiRequest(`/v1/users/${userId}/topups`, {
+      method: 'POST',
+      body: { packId: 'tokens_100' },
+    });
+    expect(failed.status).toBe(502);
+    expect(await readJson(failed)).toMatchObject({ error: { code: 'stripe_unavailable' } });
+    const orphan = await stack.db
+      .selectFrom('topups')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .executeTakeFirstOrThrow();
+    expect(orphan).toMatchObject({ status: 'pending', payment_intent_id: null });
+    const orphanConfirm = await stack.apiRequest(`/v1/users/${userId}/topups/${orphan.reference}/confirm`, {
+      method: 'POST',
+    });
+    expect(orphanConfirm.status).toBe(409);
+
+    const topup = await readJson(
+      await stack.apiRequest(`/v1/users/${userId}/topups`, { method: 'POST', body: { packId: 'tokens_100' } }),
+    );
+    const row = await stack.db
+      .selectFrom('topups')
+      .selectAll()
+      .where('reference', '=', topup.reference)
+      .executeTakeFirstOrThrow();
+    fake.setPaymentIntentStatus(String(row.payment_intent_id), 'succeeded');
+    // Retrieving the intent fails once (Stripe times out): no credit, the browser retries.
+    fake.failNext(503, { pathIncludes: `/v1/payment_intents/${row.payment_intent_id}` });
+    const unavailable = await stack.apiRequest(`/v1/users/${userId}/topups/${topup.reference}/confirm`, {
+      method: 'POST',
+    });
+    expect(unavailable.status).toBe(502);
+    expect((await stripeStateOf(stack.db, userId)).ledger).toEqual([]);
+    const confirmed = await stack.apiRequest(`/v1/users/${userId}/topups/${topup.reference}/confirm`, {
+      method: 'POST',
+    });
+    expect(await readJson(confirmed)).toEqual({
+      reference: topup.reference,
+      status: 'paid',
+      credited: true,
+      balance: 100,
+    });
+    const state = await stripeStateOf(stack.db, userId);
+    expect(state.ledger).toEqual([
+      {
+        reference: `stripe:payment:${row.payment_intent_id}`,
+        amount: 100,
+        balance_before: 0,
+        balance_after: 100,
+        reason: 'topup',
+      },
+    ]);
+    expect(state.payments).toEqual([
+      expect.objectContaining({ provider_payment_id: row.payment_intent_id, kind: 'topup' }),
+    ]);
+  });
+
+  it('refuses a checkout event with an invalid signature and stores nothing', async () => {
+    const userId = stripeId('user');
+    const body = stripeEventBody(
+      'checkout.session.completed',
+      stripePackCheckout({ id: stripeId('cs'), userId, customer: stripeId('cus'), paymentIntent: stripeId('pi') }),
+    );
+    const response = await stack.postStripe(body, signStripe(body, 'whsec_not_ours'));
+    expect(response.status).toBe(400);
+    expect(await stack.inboxRows('stripe', JSON.parse(body).id)).toEqual([]);
+    expect(await stripeStateOf(stack.db, userId)).toMatchObject({ balance: 0, ledger: [], payments: [] });
+  });
+});

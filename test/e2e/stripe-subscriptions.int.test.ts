@@ -1,0 +1,543 @@
+import { createStripeApi, grantDueInstallments, STRIPE_API_VERSION } from '@tally/billing-core';
+import { sql } from 'kysely';
+import { FakeStripe } from '../support/fakes/fake-stripe';
+import { eventually, signStripe, TestStack } from '../support/stack';
+import {
+  stripeEventBody,
+  stripeId,
+  stripeInvoice,
+  stripeSubscription,
+  stripeSubscriptionCheckout,
+} from '../support/stripe-events';
+import { stripeStateOf } from '../support/stripe-state';
+
+describe('Stripe subscriptions', () => {
+  let stack: TestStack;
+  let fake: FakeStripe;
+
+  beforeAll(async () => {
+    fake = await FakeStripe.start();
+    stack = await TestStack.start({
+      ports: { stripe: createStripeApi({ secretKey: 'sk_test_fake', apiBaseUrl: fake.baseUrl, timeoutMs: 5_000 }) },
+    });
+    stack.startWorker({ retryLater: { baseDelayMs: 100, maxDelayMs: 300, maxWaitMs: 60_000 } });
+  });
+  afterAll(async () => {
+    await stack.stop();
+    await fake.stop();
+  });
+
+  const post = async (body: string) => {
+    const response = await stack.postStripe(body, signStripe(body));
+    expect(response.status).toBe(200);
+    return JSON.parse(body).id as string;
+  };
+  const finished = (eventId: string) =>
+    eventually(`event ${eventId} to finish`, async () => {
+      const [row] = await stack.inboxRows('stripe', eventId);
+      return row && (row.status === 'processed' || row.status === 'ignored' || row.status === 'failed')
+        ? row
+        : undefined;
+    });
+
+  it('grants a monthly subscription once when its checkout and first invoice both arrive, each twice', async () => {
+    const userId = stripeId('user');
+    const customer = stripeId('cus');
+    const subscriptionId = stripeId('sub');
+    const invoiceId = stripeId('in');
+    fake.putSubscription(
+      stripeSubscription({ id: subscriptionId, customer, priceId: 'price_premium_monthly', userId }),
+    );
+    const checkout = stripeEventBody(
+      'checkout.session.completed',
+      stripeSubscriptionCheckout({ id: stripeId('cs'), userId, customer, subscription: subscriptionId }),
+    );
+    const invoice = stripeEventBody(
+      'invoice.paid',
+      stripeInvoice({
+        id: invoiceId,
+        subscription: subscriptionId,
+        customer,
+        priceId: 'price_premium_monthly',
+        amountPaid: 999,
+        email: 'a@example.com',
+      }),
+    );
+    const ids = [await post(checkout), await post(invoice), await post(checkout), await post(invoice)];
+    const rows = await Promise.all(ids.map(finished));
+    expect(rows.map((row) => [row.type, row.status, row.outcome_code])).toEqual([
+      ['checkout.session.completed', 'processed', 'subscription_synced'],
+      ['invoice.paid', 'processed', expect.stringMatching(/^(credited|already_credited)$/)],
+      ['checkout.session.completed', 'processed', 'subscription_synced'],
+      ['invoice.paid', 'processed', expect.stringMatching(/^(credited|already_credited)$/)],
+    ]);
+
+    expect(await stripeStateOf(stack.db, userId)).toEqual({
+      balance: 100,
+      ledger: [
+        {
+          reference: `stripe:invoice:${invoiceId}`,
+          amount: 100,
+          balance_before: 0,
+          balance_after: 100,
+          reason: 'subscription_period',
+        },
+      ],
+      payments: [
+        {
+          provider_payment_id: invoiceId,
+          kind: 'subscription_invoice',
+          product_id: 'premium',
+          amount_minor: 999,
+          currency: 'usd',
+          status: 'succeeded',
+          ledger_reference: `stripe:invoice:${invoiceId}`,
+          tokens_granted: 100,
+          tokens_refunded: 0,
+          refund_shortfall: 0,
+        },
+      ],
+      subscriptions: [
+        {
+          subscription_id: subscriptionId,
+          customer_id: customer,
+          plan_id: 'premium',
+          price_id: 'price_premium_monthly',
+          billing_interval: 'month',
+          status: 'active',
+          cancel_at_period_end: false,
+        },
+      ],
+      emails: [{ provider_payment_id: invoiceId, to_address: 'a@example.com', status: 'pending' }],
+      customers: [customer],
+      installments: [],
+    });
+    // The subscription was re-read from the API with the pinned version.
+    expect(fake.requests.filter((request) => request.path === `/v1/subscriptions/${subscriptionId}`)).not.toHaveLength(
+      0,
+    );
+    expect(fake.requests.every((request) => request.apiVersion === STRIPE_API_VERSION)).toBe(true);
+  });
+
+  it('makes an invoice.paid that arrives before its subscription and customer wait, then converge', async () => {
+    const userId = stripeId('user');
+    const customer = stripeId('cus');
+    const subscriptionId = stripeId('sub');
+    const invoiceId = stripeId('in');
+    const invoiceEvent = await post(
+      stripeEventBody(
+        'invoice.paid',
+        stripeInvoice({
+          id: invoiceId,
+          subscription: subscriptionId,
+          customer,
+          priceId: 'price_premium_monthly',
+          amountPaid: 999,
+        }),
+      ),
+    );
+    const waiting = await eventually('the invoice to wait', async () => {
+      const [row] = await stack.inboxRows('stripe', invoiceEvent);
+      return row?.outcome_code === 'waiting' ? row : undefined;
+    });
+    expect(waiting).toMatchObject({ status: 'received', attempts: 0, last_error: null });
+    expect(waiting.outcome_detail).toContain(`subscription ${subscriptionId}`);
+    expect((await stripeStateOf(stack.db, userId)).balance).toBe(0);
+
+    // The subscription (without user metadata) exists in Stripe; its checkout names the user.
+    fake.putSubscription(
+      stripeSubscription({ id: subscriptionId, customer, priceId: 'price_premium_monthly', userId: null }),
+    );
+    const created = await post(
+      stripeEventBody('customer.subscription.created', { id: subscriptionId, object: 'subscription', customer }),
+    );
+    // Neither metadata nor a known customer names the user yet: the subscription event waits too.
+    await eventually('the subscription event to wait', async () => {
+      const [row] = await stack.inboxRows('stripe', created);
+      return row?.outcome_code === 'waiting';
+    });
+    await post(
+      stripeEventBody(
+        'checkout.session.completed',
+        stripeSubscriptionCheckout({ id: stripeId('cs'), userId, customer, subscription: subscriptionId }),
+      ),
+    );
+    const done = await finished(invoiceEvent);
+    expect(done).toMatchObject({ status: 'processed', outcome_code: 'credited' });
+    expect(done.deferrals).toBeGreaterThan(0);
+    await finished(created);
+    const state = await stripeStateOf(stack.db, userId);
+    expect(state).toMatchObject({
+      balance: 100,
+      ledger: [{ reference: `stripe:invoice:${invoiceId}`, amount: 100, balance_before: 0, balance_after: 100 }],
+      payments: [{ provider_payment_id: invoiceId, kind: 'subscription_invoice', tokens_granted: 100 }],
+      subscriptions: [{ subscription_id: subscriptionId, status: 'active', plan_id: 'premium' }],
+      customers: [customer],
+    });
+  });
+
+  it('converges on the API state when updated arrives before created and a stale updated after deleted', async () => {
+    const userId = stripeId('user');
+    const customer = stripeId('cus');
+    const subscriptionId = stripeId('sub');
+    const notice = (type: string) =>
+      stripeEventBody(type, { id: subscriptionId, object: 'subscription', customer, status: 'active' });
+    fake.putSubscription(
+      stripeSubscription({
+        id: subscriptionId,
+        customer,
+        priceId: 'price_premium_monthly',
+        userId,
+        cancelAtPeriodEnd: true,
+      }),
+    );
+    const updated = await post(notice('customer.subscription.updated'));
+    expect(await finished(updated)).toMatchObject({ status: 'processed', outcome_code: 'subscription_synced' });
+    const created = await post(notice('customer.subscription.created'));
+    expect(await finished(created)).toMatchObject({ status: 'processed' });
+    expect((await stripeStateOf(stack.db, userId)).subscriptions).toEqual([
+      expect.objectContaining({ subscription_id: subscriptionId, status: 'active', cancel_at_period_end: true }),
+    ]);
+
+    // Stripe cancels it; the deleted event and then a late `updated` (payload still says active).
+    fake.putSubscription(
+      stripeSubscription({
+        id: subscriptionId,
+        customer,
+        priceId: 'price_premium_monthly',
+        userId,
+        status: 'canceled',
+      }),
+    );
+    await finished(await post(notice('customer.subscription.deleted')));
+    await finished(await post(notice('customer.subscription.updated')));
+    expect(await stripeStateOf(stack.db, userId)).toEqual({
+      balance: 0,
+      ledger: [],
+      payments: [],
+      subscriptions: [
+        {
+          subscription_id: subscriptionId,
+          customer_id: customer,
+          plan_id: 'premium',
+          price_id: 'price_premium_monthly',
+          billing_interval: 'month',
+          status: 'canceled',
+          cancel_at_period_end: false,
+        },
+      ],
+      emails: [],
+      customers: [customer],
+      installments: [],
+    });
+  });
+
+  it('waits when the Stripe API answers 429 and applies the subscription once it answers', async () => {
+    const userId = stripeId('user');
+    const customer = stripeId('cus');
+    const subscriptionId = stripeId('sub');
+    fake.putSubscription(
+      stripeSubscription({ id: subscriptionId, customer, priceId: 'price_premium_monthly', userId }),
+    );
+    fake.failNext(429, { headers: { 'retry-after': '0' }, pathIncludes: subscriptionId });
+    fake.failNext(500, { pathIncludes: subscriptionId });
+    const id = await post(
+      stripeEventBody('customer.subscription.created', { id: subscriptionId, object: 'subscription', customer }),
+    );
+    const row = await finished(id);
+    expect(row).toMatchObject({ status: 'processed', outcome_code: 'subscription_synced' });
+    expect(row.deferrals).toBe(1);
+    expect((await stripeStateOf(stack.db, userId)).subscriptions).toEqual([
+      expect.objectContaining({ subscription_id: subscriptionId, status: 'active' }),
+    ]);
+  });
+
+  it('grants an annual plan a twelfth now, each installment once even with two loops at once, and voids the rest after deletion', async () => {
+    const userId = stripeId('user');
+    const customer = stripeId('cus');
+    const subscriptionId = stripeId('sub');
+    const invoiceId = stripeId('in');
+    fake.putSubscription(stripeSubscription({ id: subscriptionId, customer, priceId: 'price_premium_annual', userId }));
+    await finished(
+      await post(
+        stripeEventBody('customer.subscription.created', { id: subscriptionId, object: 'subscription', customer }),
+      ),
+    );
+    // The same invoice delivered under two event ids.
+    const paid = () =>
+      stripeEventBody(
+        'invoice.paid',
+        stripeInvoice({
+          id: invoiceId,
+          subscription: subscriptionId,
+          customer,
+          priceId: 'price_premium_annual',
+          amountPaid: 9990,
+        }),
+      );
+    expect(await finished(await post(paid()))).toMatchObject({ status: 'processed', outcome_code: 'credited' });
+    expect(await finished(await post(paid()))).toMatchObject({ status: 'processed', outcome_code: 'already_credited' });
+
+    let state = await stripeStateOf(stack.db, userId);
+    expect(state.balance).toBe(100);
+    expect(state.ledger).toEqual([
+      expect.objectContaining({
+        reference: `stripe:invoice:${invoiceId}`,
+        amount: 100,
+        reason: 'subscription_annual_first_installment',
+      }),
+    ]);
+    expect(state.installments.map((row) => [row.sequence, row.tokens, row.status, row.attempts])).toEqual(
+      Array.from({ length: 11 }, (_, i) => [i + 1, 100, 'scheduled', 0]),
+    );
+    // Nothing is due yet: a loop pass grants nothing.
+    const options = { batchSize: 50, processingStaleAfterMs: 60_000, maxAttempts: 5 };
+    await grantDueInstallments(stack.db, options);
+    expect((await stripeStateOf(stack.db, userId)).balance).toBe(100);
+
+    // Time passes (database clock): installments 1 and 2 are due. Two loops race on them.
+    await sql`UPDATE stripe_installments SET due_at = now() - interval '1 minute'
+              WHERE invoice_id = ${invoiceId} AND sequence IN (1, 2)`.execute(stack.db);
+    const passes = await Promise.all([
+      grantDueInstallments(stack.db, options),
+      grantDueInstallments(stack.db, options),
+    ]);
+    expect(passes.reduce((sum, pass) => sum + pass.granted, 0)).toBe(2);
+    // A third installment becomes due, then Stripe deletes the subscription.
+    await sql`UPDATE stripe_installments SET due_at = now() - interval '1 minute'
+              WHERE invoice_id = ${invoiceId} AND sequence = 3`.execute(stack.db);
+    fake.putSubscription(
+      stripeSubscription({ id: subscriptionId, customer, priceId: 'price_premium_annual', userId, status: 'canceled' }),
+    );
+    expect(
+      await finished(
+        await post(
+          stripeEventBody('customer.subscription.deleted', { id: subscriptionId, object: 'subscription', customer }),
+        ),
+      ),
+    ).toMatchObject({ status: 'processed', outcome_detail: expect.stringContaining('8 installments voided') });
+    await grantDueInstallments(stack.db, options);
+    await grantDueInstallments(stack.db, options);
+
+    state = await stripeStateOf(stack.db, userId);
+    const [first, second, third] = state.installments;
+    expect(state.balance).toBe(400);
+    expect(state.ledger).toEqual([
+      {
+        reference: `stripe:invoice:${invoiceId}`,
+        amount: 100,
+        balance_before: 0,
+        balance_after: 100,
+        reason: 'subscription_annual_first_installment',
+      },
+      ...[first, second, third].map((row, i) => ({
+        reference: `stripe:installment:${row?.id}`,
+        amount: 100,
+        balance_before: 100 * (i + 1),
+        balance_after: 100 * (i + 2),
+        reason: 'subscription_installment',
+      })),
+    ]);
+    expect(state.installments.map((row) => [row.sequence, row.status, row.attempts])).toEqual([
+      [1, 'granted', 1],
+      [2, 'granted', 1],
+      [3, 'granted', 1],
+      ...Array.from({ length: 8 }, (_, i) => [i + 4, 'void', 0]),
+    ]);
+    expect(state.subscriptions).toEqual([expect.objectContaining({ status: 'canceled', billing_interval: 'year' })]);
+    expect(state.payments).toEqual([expect.objectContaining({ provider_payment_id: invoiceId, tokens_granted: 100 })]);
+  });
+
+  it('retries an installment left in processing by a loop that died part-way, granting it once', async () => {
+    const userId = stripeId('user');
+    const customer = stripeId('cus');
+    const subscriptionId = stripeId('sub');
+    const invoiceId = stripeId('in');
+    fake.putSubscription(stripeSubscription({ id: subscriptionId, customer, priceId: 'price_premium_annual', userId }));
+    await finished(
+      await post(
+        stripeEventBody('customer.subscription.created', { id: subscriptionId, object: 'subscription', customer }),
+      ),
+    );
+    await finished(
+      await post(
+        stripeEventBody(
+          'invoice.paid',
+          stripeInvoice({
+            id: invoiceId,
+            subscription: subscriptionId,
+            customer,
+            priceId: 'price_premium_annual',
+            amountPaid: 9990,
+          }),
+        ),
+      ),
+    );
+    // A loop claimed installment 1 (scheduled → processing, attempts 1) and died before granting.
+    await sql`UPDATE stripe_installments SET status = 'processing', attempts = 1,
+                due_at = now() - interval '2 hours', updated_at = now() - interval '1 hour'
+              WHERE invoice_id = ${invoiceId} AND sequence = 1`.execute(stack.db);
+    const options = { batchSize: 50, processingStaleAfterMs: 60_000, maxAttempts: 5 };
+    expect(await grantDueInstallments(stack.db, options)).toEqual({
+      claimed: 1,
+      granted: 1,
+      alreadyGranted: 0,
+      failed: 0,
+    });
+    expect(await grantDueInstallments(stack.db, options)).toEqual({
+      claimed: 0,
+      granted: 0,
+      alreadyGranted: 0,
+      failed: 0,
+    });
+    const state = await stripeStateOf(stack.db, userId);
+    expect(state.balance).toBe(200);
+    expect(state.ledger.map((row) => row.reference)).toEqual([
+      `stripe:invoice:${invoiceId}`,
+      `stripe:installment:${state.installments[0]?.id}`,
+    ]);
+    expect(state.installments[0]).toMatchObject({ status: 'granted', attempts: 2 });
+    expect(state.installments.slice(1).every((row) => row.status === 'scheduled')).toBe(true);
+  });
+
+  it('grants each renewal invoice once and nothing after a deletion that follows a renewal', async () => {
+    const userId = stripeId('user');
+    const customer = stripeId('cus');
+    const subscriptionId = stripeId('sub');
+    const [firstInvoice, renewalInvoice] = [stripeId('in'), stripeId('in')];
+    fake.putSubscription(
+      stripeSubscription({ id: subscriptionId, customer, priceId: 'price_premium_monthly', userId }),
+    );
+    const created = stripeEventBody('customer.subscription.created', {
+      id: subscriptionId,
+      object: 'subscription',
+      customer,
+    });
+    await finished(await post(created));
+    const invoice = (id: string, billingReason: string) =>
+      stripeEventBody(
+        'invoice.paid',
+        stripeInvoice({
+          id,
+          subscription: subscriptionId,
+          customer,
+          priceId: 'price_premium_monthly',
+          amountPaid: 999,
+          billingReason,
+        }),
+      );
+    expect(await finished(await post(invoice(firstInvoice, 'subscription_create')))).toMatchObject({
+      outcome_code: 'credited',
+    });
+    expect(await finished(await post(invoice(renewalInvoice, 'subscription_cycle')))).toMatchObject({
+      outcome_code: 'credited',
+    });
+    fake.putSubscription(
+      stripeSubscription({
+        id: subscriptionId,
+        customer,
+        priceId: 'price_premium_monthly',
+        userId,
+        status: 'canceled',
+      }),
+    );
+    await finished(
+      await post(
+        stripeEventBody('customer.subscription.deleted', { id: subscriptionId, object: 'subscription', customer }),
+      ),
+    );
+    // A late redelivery of the renewal (new event id) after the deletion grants nothing more.
+    expect(await finished(await post(invoice(renewalInvoice, 'subscription_cycle')))).toMatchObject({
+      outcome_code: 'already_credited',
+    });
+    const state = await stripeStateOf(stack.db, userId);
+    expect(state).toEqual({
+      balance: 200,
+      ledger: [
+        {
+          reference: `stripe:invoice:${firstInvoice}`,
+          amount: 100,
+          balance_before: 0,
+          balance_after: 100,
+          reason: 'subscription_period',
+        },
+        {
+          reference: `stripe:invoice:${renewalInvoice}`,
+          amount: 100,
+          balance_before: 100,
+          balance_after: 200,
+          reason: 'subscription_period',
+        },
+      ],
+      payments: [
+        expect.objectContaining({
+          provider_payment_id: firstInvoice,
+          kind: 'subscription_invoice',
+          tokens_granted: 100,
+        }),
+        expect.objectContaining({
+          provider_payment_id: renewalInvoice,
+          kind: 'subscription_invoice',
+          tokens_granted: 100,
+        }),
+      ],
+      subscriptions: [
+        expect.objectContaining({ subscription_id: subscriptionId, status: 'canceled', plan_id: 'premium' }),
+      ],
+      emails: [
+        { provider_payment_id: firstInvoice, to_address: null, status: 'pending' },
+        { provider_payment_id: renewalInvoice, to_address: null, status: 'pending' },
+      ],
+      customers: [customer],
+      installments: [],
+    });
+  });
+
+  it('grants an annual plan its first twelfth, then a due monthly installment through the installments worker role', async () => {
+    const userId = stripeId('user');
+    const customer = stripeId('cus');
+    const subscriptionId = stripeId('sub');
+    const invoiceId = stripeId('in');
+    fake.putSubscription(stripeSubscription({ id: subscriptionId, customer, priceId: 'price_premium_annual', userId }));
+    await finished(
+      await post(
+        stripeEventBody('customer.subscription.created', { id: subscriptionId, object: 'subscription', customer }),
+      ),
+    );
+    await finished(
+      await post(
+        stripeEventBody(
+          'invoice.paid',
+          stripeInvoice({
+            id: invoiceId,
+            subscription: subscriptionId,
+            customer,
+            priceId: 'price_premium_annual',
+            amountPaid: 9990,
+          }),
+        ),
+      ),
+    );
+    expect((await stripeStateOf(stack.db, userId)).balance).toBe(100);
+    await sql`UPDATE stripe_installments SET due_at = now() - interval '1 second'
+              WHERE invoice_id = ${invoiceId} AND sequence = 1`.execute(stack.db);
+    const loops = [1, 2].map(() =>
+      stack.startWorker({
+        roles: ['installments'],
+        installments: { intervalMs: 50, batchSize: 10, processingStaleAfterMs: 60_000, maxAttempts: 5 },
+      }),
+    );
+    await eventually('the first installment to be granted', async () => {
+      const state = await stripeStateOf(stack.db, userId);
+      return state.installments[0]?.status === 'granted';
+    });
+    await Promise.all(loops.map((loop) => loop.installments?.runOnce()));
+    const state = await stripeStateOf(stack.db, userId);
+    expect(state.balance).toBe(200);
+    expect(state.ledger.map((row) => [row.reference, row.amount, row.balance_after])).toEqual([
+      [`stripe:invoice:${invoiceId}`, 100, 100],
+      [`stripe:installment:${state.installments[0]?.id}`, 100, 200],
+    ]);
+    expect(state.installments.map((row) => row.status)).toEqual(['granted', ...Array(10).fill('scheduled')]);
+  });
+});

@@ -1,0 +1,183 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface RecordedStripeRequest {
+  method: string;
+  path: string;
+  idempotencyKey: string | null;
+  apiVersion: string | null;
+  form: Record<string, string>;
+}
+
+type StripeObject = Record<string, unknown>;
+
+/**
+ * A fake of the parts of Stripe's API Tally calls, as a real local HTTP server (the SDK is
+ * pointed at it with STRIPE_API_BASE_URL). It stores Subscriptions, PaymentIntents, Checkout
+ * Sessions (with line items) and Events, honours Idempotency-Key on creates like Stripe does (the
+ * same key returns the same object), records every request, and can be told to fail.
+ */
+export class FakeStripe {
+  readonly subscriptions = new Map<string, StripeObject>();
+  readonly paymentIntents = new Map<string, StripeObject>();
+  readonly checkoutSessions = new Map<string, StripeObject>();
+  readonly events: StripeObject[] = [];
+  readonly requests: RecordedStripeRequest[] = [];
+  private readonly idempotent = new Map<string, StripeObject>();
+  private failures: { status: number; headers: Record<string, string>; pathIncludes?: string }[] = [];
+  /** Milliseconds the next request waits before it is answered (a slow Stripe, for timeouts). */
+  stallNextMs = 0;
+  private server!: Server;
+  port = 0;
+
+  static async start(): Promise<FakeStripe> {
+    const fake = new FakeStripe();
+    fake.server = createServer((req, res) => {
+      void fake.handle(req, res);
+    });
+    await new Promise<void>((resolve) => fake.server.listen(0, '127.0.0.1', resolve));
+    fake.port = (fake.server.address() as AddressInfo).port;
+    return fake;
+  }
+
+  get baseUrl(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  /** The next matching request(s) fail with this status (429 with Retry-After, 500, …). */
+  failNext(status: number, options: { times?: number; headers?: Record<string, string>; pathIncludes?: string } = {}) {
+    for (let i = 0; i < (options.times ?? 1); i += 1) {
+      this.failures.push({
+        status,
+        headers: options.headers ?? {},
+        ...(options.pathIncludes === undefined ? {} : { pathIncludes: options.pathIncludes }),
+      });
+    }
+  }
+
+  /** Stores (or replaces) a subscription as the API would return it. */
+  putSubscription(subscription: StripeObject): void {
+    this.subscriptions.set(String(subscription.id), subscription);
+  }
+
+  putCheckoutSession(session: StripeObject): void {
+    this.checkoutSessions.set(String(session.id), session);
+  }
+
+  /** Moves a PaymentIntent to another status (as a customer paying in the browser would). */
+  setPaymentIntentStatus(id: string, status: string): StripeObject {
+    const intent = this.paymentIntents.get(id);
+    if (!intent) throw new Error(`fake Stripe has no payment intent ${id}`);
+    intent.status = status;
+    if (status === 'succeeded') intent.amount_received = intent.amount;
+    return intent;
+  }
+
+  async stop(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const url = new URL(req.url ?? '/', 'http://fake');
+    const raw = Buffer.concat(chunks).toString('utf8');
+    const form = Object.fromEntries(new URLSearchParams(req.method === 'GET' ? url.search : raw));
+    const request: RecordedStripeRequest = {
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      idempotencyKey: header(req, 'idempotency-key'),
+      apiVersion: header(req, 'stripe-version'),
+      form,
+    };
+    this.requests.push(request);
+    if (this.stallNextMs > 0) {
+      const stall = this.stallNextMs;
+      this.stallNextMs = 0;
+      await new Promise((resolve) => setTimeout(resolve, stall));
+    }
+    const failureIndex = this.failures.findIndex((f) => !f.pathIncludes || url.pathname.includes(f.pathIncludes));
+    if (failureIndex >= 0) {
+      const [failure] = this.failures.splice(failureIndex, 1);
+      if (failure) {
+        const type =
+          failure.status === 429 ? 'rate_limit_error' : failure.status >= 500 ? 'api_error' : 'invalid_request_error';
+        return send(
+          res,
+          failure.status,
+          { error: { type, message: `fake failure ${failure.status}` } },
+          failure.headers,
+        );
+      }
+    }
+    const segments = url.pathname.split('/').filter(Boolean);
+    const found = (object: StripeObject | undefined, what: string) =>
+      object
+        ? send(res, 200, object)
+        : send(res, 404, {
+            error: { type: 'invalid_request_error', code: 'resource_missing', message: `No such ${what}` },
+          });
+
+    if (req.method === 'GET' && segments[1] === 'subscriptions' && segments[2]) {
+      return found(this.subscriptions.get(segments[2]), 'subscription');
+    }
+    if (req.method === 'GET' && segments[1] === 'payment_intents' && segments[2]) {
+      return found(this.paymentIntents.get(segments[2]), 'payment_intent');
+    }
+    if (req.method === 'GET' && segments[1] === 'checkout' && segments[2] === 'sessions' && segments[3]) {
+      return found(this.checkoutSessions.get(segments[3]), 'checkout.session');
+    }
+    if (req.method === 'GET' && segments[1] === 'events' && segments.length === 2) {
+      return send(res, 200, { object: 'list', url: '/v1/events', has_more: false, data: this.events });
+    }
+    if (req.method === 'POST' && segments[1] === 'payment_intents' && segments.length === 2) {
+      const key = request.idempotencyKey;
+      const previous = key ? this.idempotent.get(key) : undefined;
+      if (previous) return send(res, 200, previous);
+      const id = `pi_fake_${randomUUID().replaceAll('-', '')}`;
+      const intent: StripeObject = {
+        id,
+        object: 'payment_intent',
+        amount: Number(form.amount),
+        amount_received: 0,
+        currency: form.currency,
+        status: 'requires_payment_method',
+        client_secret: `${id}_secret_${randomUUID().slice(0, 8)}`,
+        livemode: false,
+        metadata: bracketed(form, 'metadata'),
+      };
+      this.paymentIntents.set(id, intent);
+      if (key) this.idempotent.set(key, intent);
+      return send(res, 200, intent);
+    }
+    return send(res, 404, {
+      error: { type: 'invalid_request_error', message: `fake Stripe: no route ${url.pathname}` },
+    });
+  }
+}
+
+function header(req: IncomingMessage, name: string): string | null {
+  const value = req.headers[name];
+  return typeof value === 'string' ? value : null;
+}
+
+/** `metadata[user_id]=u1` form fields → `{ user_id: 'u1' }`. */
+function bracketed(form: Record<string, string>, prefix: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(form)) {
+    const match = key.match(new RegExp(`^${prefix}\\[([^\\]]+)\\]$`));
+    if (match?.[1]) out[match[1]] = value;
+  }
+  return out;
+}
+
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'request-id': `req_${randomUUID().slice(0, 12)}`,
+    ...headers,
+  });
+  res.end(JSON.stringify(body));
+}
