@@ -153,6 +153,7 @@ export class TestStack {
         appApiKeys: [appKey],
         adminApiKeys: [adminKey],
         enqueue: (ids) => handOffInboxEvents(this.queue, this.db, ids),
+        queues: { connection: this.producer, prefix: this.prefix },
         readiness,
       }),
       0,

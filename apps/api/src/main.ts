@@ -12,7 +12,7 @@ import {
   waitUntilReady,
 } from '@tally/platform';
 import { sql } from 'kysely';
-import { createApiApp } from './app';
+import { closeApiApp, createApiApp } from './app';
 import { apiEnvSchema } from './config';
 
 // The composition root: the only place that reads process.env.
@@ -36,6 +36,7 @@ runMain('api', async () => {
     appApiKeys: config.APP_API_KEYS,
     adminApiKeys: config.ADMIN_API_KEYS,
     enqueue: (ids) => handOffInboxEvents(queue, database.db, ids),
+    queues: { connection: redis, prefix: config.QUEUE_PREFIX },
     readiness: {
       postgres: async () => {
         await sql`SELECT 1`.execute(database.db);
@@ -56,6 +57,7 @@ runMain('api', async () => {
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     stop: async () => {
       await server.close();
+      await closeApiApp(app);
       await queue.close().catch(() => undefined);
       redis.disconnect();
       await database.close();
