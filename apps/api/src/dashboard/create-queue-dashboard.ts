@@ -70,11 +70,12 @@ export function createQueueDashboard(deps: {
       uiConfig: { boardTitle: 'Tally queues' },
       handlerHooks: {
         before: async (context: HookContext) => {
-          const reset = deps.retryResets[String(context.request.params.queueName)];
-          const queue = queues.get(String(context.request.params.queueName));
+          const { params } = context.request;
+          const reset = deps.retryResets[String(params.queueName)];
+          const queue = queues.get(String(params.queueName));
           if (!reset || !queue) return;
-          if (context.route === RETRY_ONE) return beforeRetryOne(queue, String(context.request.params.jobId), reset);
-          if (context.route === RETRY_ALL) return beforeRetryAll(queue, String(context.request.params.queueStatus), reset);
+          if (context.route === RETRY_ONE) return beforeRetryOne(queue, String(params.jobId), reset);
+          if (context.route === RETRY_ALL) return beforeRetryAll(queue, String(params.queueStatus), reset);
           return;
         },
       },
