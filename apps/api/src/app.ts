@@ -15,6 +15,7 @@ import { requireAdminKeyOrBasic } from './http/require-admin-key-or-basic';
 import { requireBearer } from './http/require-bearer';
 import { createEventRoutes } from './routes/admin/event-routes';
 import { createLedgerAdminRoutes } from './routes/admin/ledger-routes';
+import { createUserSupportRoutes } from './routes/admin/user-support-routes';
 import { createWalletRoutes } from './routes/v1/wallet-routes';
 
 export interface ApiAppDeps {
@@ -67,6 +68,7 @@ export function createApiApp(deps: ApiAppDeps): Express {
       admin.use(requireBearer(deps.adminApiKeys, 'admin'));
       admin.use(createEventRoutes(deps));
       admin.use(createLedgerAdminRoutes(deps));
+      admin.use(createUserSupportRoutes(deps));
       app.use('/admin', admin);
     },
   });

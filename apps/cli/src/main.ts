@@ -6,6 +6,7 @@ import { runEventsList, runReplay, runRequeue } from './commands/events';
 import { runLedgerVerify } from './commands/ledger-verify';
 import { runMigrate } from './commands/migrate';
 import { runSendSample } from './commands/send-sample';
+import { runUser } from './commands/user';
 
 function positiveInt(value: string): number {
   const parsed = Number(value);
@@ -58,6 +59,15 @@ program
   .command('verify')
   .description('check every wallet balance against the sum of its ledger entries')
   .action(() => runLedgerVerify());
+
+program
+  .command('user')
+  .description('support view of one user: events (needing attention first), ledger and balance, linked ids')
+  .argument('<userId>', 'the user id (RevenueCat app_user_id, Stripe metadata.user_id)')
+  .option('--json', 'print JSON (the same shape as GET /admin/users/{userId})')
+  .option('--event-limit <n>', 'at most this many events', positiveInt, 100)
+  .option('--ledger-limit <n>', 'at most this many ledger entries', positiveInt, 100)
+  .action((userId: string, options) => runUser(userId, options));
 
 program
   .command('send-sample')

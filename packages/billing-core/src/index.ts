@@ -37,3 +37,4 @@ export { parseStripeEvent, toStripeInboxDraft, toStripeInboxDraftFromBody } from
 export * from './references';
 export * from './relay/durable-row-source';
 export * from './scheduling/backoff';
+export * from './support/find-user-support-view';
