@@ -118,6 +118,25 @@ describe('the support view: GET /admin/users/{userId} and tally user <id>', () =
     expect((await stack.apiRequest(`/admin/users/${userId}`, { key: appKey })).status).toBe(401);
   });
 
+  it('tally events show prints one event with its raw body, and exits 1 for an unknown id', async () => {
+    if (!existsSync(cli)) throw new Error(`${cli} is missing: run the tests through \`pnpm test\`, which builds first`);
+    const env = { PATH: process.env.PATH ?? '', DATABASE_URL: stack.database.url };
+    const [row] = await stack.inboxRows('stripe', 'evt_support_unknown_pack');
+    const run = (args: string[]) =>
+      promisify(execFile)(process.execPath, [cli, 'events', 'show', ...args], { env, cwd: path.join(root, 'test') });
+
+    const json = JSON.parse((await run([String(row?.id), '--json'])).stdout);
+    expect(json).toMatchObject({ id: row?.id, provider_event_id: 'evt_support_unknown_pack', status: 'failed' });
+    expect(JSON.parse(json.raw_body).data.object.metadata.pack_id).toBe('no_such_pack');
+
+    const text = (await run([String(row?.id)])).stdout;
+    expect(text).toMatch(/^PROVIDER_EVENT_ID\s+evt_support_unknown_pack$/m);
+    expect(text).toContain('RAW BODY');
+    expect(text).toContain('"pack_id": "no_such_pack"');
+
+    await expect(run(['999999'])).rejects.toMatchObject({ code: 1, stderr: 'inbox event 999999 does not exist\n' });
+  });
+
   it('tally user prints the same view as JSON, and as plain-text tables with headers', async () => {
     if (!existsSync(cli)) throw new Error(`${cli} is missing: run the tests through \`pnpm test\`, which builds first`);
     const run = (args: string[]) =>

@@ -3,6 +3,7 @@ import { inboxStatuses } from '@tally/billing-core';
 import { loadDotEnv } from '@tally/platform';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { runEventsList, runReplay, runRequeue } from './commands/events';
+import { runEventsShow } from './commands/events-show';
 import { runLedgerVerify } from './commands/ledger-verify';
 import { runMigrate } from './commands/migrate';
 import { runSendSample } from './commands/send-sample';
@@ -34,6 +35,12 @@ events
   .option('--outcome <code>', 'outcome code, e.g. credited, invalid_event, other_environment')
   .option('--limit <n>', 'how many', positiveInt, 50)
   .action((options) => runEventsList(options));
+events
+  .command('show')
+  .description('one inbox event: every column and its raw body')
+  .argument('<inboxEventId>', 'inbox event id', positiveInt)
+  .option('--json', 'print JSON (database column names)')
+  .action((id: number, options: { json?: boolean }) => runEventsShow(id, options));
 
 program
   .command('requeue')
