@@ -94,7 +94,8 @@ describe('the engine the flows plug into', () => {
     const real = stack.handlers();
     let applied = 0;
     stack.startWorker({
-      retryLater: { baseDelayMs: 100, maxDelayMs: 100, maxWaitMs: 400 },
+      // Room for several 100 ms deferrals even on a loaded machine (400 ms allowed only 3 there).
+      retryLater: { baseDelayMs: 100, maxDelayMs: 100, maxWaitMs: 1_200 },
       handlers: wrapRevenueCat(real, {
         async apply(trx, row, prepared, ctx) {
           applied += 1;
