@@ -172,6 +172,7 @@ export class TestStack {
         appApiKeys: [appKey],
         adminApiKeys: [adminKey],
         enqueue: (ids) => handOffInboxEvents(this.queue, this.db, ids),
+        queues: { connection: this.producer, prefix: this.prefix },
         readiness,
         subscriptions: { catalog: this.catalog, policy: this.policy, revenueCat: this.ports.revenueCat },
         studio: {

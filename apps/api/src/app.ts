@@ -1,4 +1,4 @@
-import { type Catalog, type DB, isDatabaseUnavailableError, type StripeApi } from '@tally/billing-core';
+import { type Catalog, type DB, isDatabaseUnavailableError, queueCatalog, type StripeApi } from '@tally/billing-core';
 import {
   type ApiMetrics,
   createHealthRoutes,
@@ -8,10 +8,15 @@ import {
   sendError,
 } from '@tally/platform';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
+import { createQueueDashboard, type QueueDashboard } from './dashboard/create-queue-dashboard';
+import { createInboxRetryReset } from './dashboard/inbox-retry-reset';
+import { requireAdminKeyOrBasic } from './http/require-admin-key-or-basic';
 import { requireBearer } from './http/require-bearer';
 import { createEventRoutes } from './routes/admin/event-routes';
 import { createLedgerAdminRoutes } from './routes/admin/ledger-routes';
+import { createUserSupportRoutes } from './routes/admin/user-support-routes';
 import { createStudioRoutes, type StudioRouteDeps } from './routes/v1/studio-routes';
 import { createSubscriptionRoutes, type SubscriptionRoutesDeps } from './routes/v1/subscription-routes';
 import { createTopupRoutes } from './routes/v1/topup-routes';
@@ -33,11 +38,25 @@ export interface ApiAppDeps {
   /** Top-ups need the catalog and the Stripe API; without them those routes answer 503. */
   catalog?: Catalog;
   stripe?: StripeApi | undefined;
+  /** The Redis connection and prefix the queue dashboard (/admin/queues) reads the catalog queues with. */
+  queues: { connection: Redis; prefix: string };
 }
 
-/** The product-facing API under /v1 (app keys) and the operator API under /admin (admin keys). */
+export const dashboardPath = '/admin/queues';
+
+/**
+ * The product-facing API under /v1 (app keys) and the operator API under /admin (admin keys),
+ * with the queue dashboard at /admin/queues (admin key as bearer token or Basic auth password).
+ * Call `closeApiApp` on shutdown to release the dashboard's queue handles.
+ */
 export function createApiApp(deps: ApiAppDeps): Express {
-  return createServiceApp({
+  const dashboard = createQueueDashboard({
+    connection: deps.queues.connection,
+    prefix: deps.queues.prefix,
+    basePath: dashboardPath,
+    retryResets: { [queueCatalog.inbox.name]: createInboxRetryReset(deps.db) },
+  });
+  const app = createServiceApp({
     logger: deps.logger,
     routes: (app) => {
       app.use(
@@ -57,10 +76,13 @@ export function createApiApp(deps: ApiAppDeps): Express {
       v1.use(createTopupRoutes(deps));
       app.use('/v1', v1);
 
+      app.use(dashboardPath, requireAdminKeyOrBasic(deps.adminApiKeys), dashboard.router);
+
       const admin = express.Router();
       admin.use(requireBearer(deps.adminApiKeys, 'admin'));
       admin.use(createEventRoutes(deps));
       admin.use(createLedgerAdminRoutes(deps));
+      admin.use(createUserSupportRoutes(deps));
       app.use('/admin', admin);
 
       // A database that cannot be reached (restart, failover) is a 503 the caller may retry, not a 500.
@@ -73,4 +95,13 @@ export function createApiApp(deps: ApiAppDeps): Express {
       });
     },
   });
+  dashboards.set(app, dashboard);
+  return app;
+}
+
+const dashboards = new WeakMap<Express, QueueDashboard>();
+
+/** Closes what createApiApp opened besides the database and Redis connection it was given. */
+export async function closeApiApp(app: Express): Promise<void> {
+  await dashboards.get(app)?.close();
 }

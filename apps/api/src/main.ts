@@ -21,7 +21,7 @@ import {
   waitUntilReady,
 } from '@tally/platform';
 import { sql } from 'kysely';
-import { createApiApp } from './app';
+import { closeApiApp, createApiApp } from './app';
 import { apiEnvSchema } from './config';
 
 // The composition root: the only place that reads process.env.
@@ -76,6 +76,7 @@ runMain('api', async () => {
     },
     catalog,
     stripe,
+    queues: { connection: redis, prefix: config.QUEUE_PREFIX },
     readiness: {
       postgres: async () => {
         await sql`SELECT 1`.execute(database.db);
@@ -96,6 +97,7 @@ runMain('api', async () => {
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     stop: async () => {
       await server.close();
+      await closeApiApp(app);
       await queue.close().catch(() => undefined);
       await studioQueue.close().catch(() => undefined);
       redis.disconnect();

@@ -3,9 +3,11 @@ import { inboxStatuses } from '@tally/billing-core';
 import { loadDotEnv } from '@tally/platform';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { runEventsList, runReplay, runRequeue } from './commands/events';
+import { runEventsShow } from './commands/events-show';
 import { runLedgerVerify } from './commands/ledger-verify';
 import { runMigrate } from './commands/migrate';
 import { runSendSample } from './commands/send-sample';
+import { runUser } from './commands/user';
 
 function positiveInt(value: string): number {
   const parsed = Number(value);
@@ -33,6 +35,12 @@ events
   .option('--outcome <code>', 'outcome code, e.g. credited, invalid_event, other_environment')
   .option('--limit <n>', 'how many', positiveInt, 50)
   .action((options) => runEventsList(options));
+events
+  .command('show')
+  .description('one inbox event: every column and its raw body')
+  .argument('<inboxEventId>', 'inbox event id', positiveInt)
+  .option('--json', 'print JSON (database column names)')
+  .action((id: number, options: { json?: boolean }) => runEventsShow(id, options));
 
 program
   .command('requeue')
@@ -58,6 +66,15 @@ program
   .command('verify')
   .description('check every wallet balance against the sum of its ledger entries')
   .action(() => runLedgerVerify());
+
+program
+  .command('user')
+  .description('support view of one user: events (needing attention first), ledger and balance, linked ids')
+  .argument('<userId>', 'the user id (RevenueCat app_user_id, Stripe metadata.user_id)')
+  .option('--json', 'print JSON (the same shape as GET /admin/users/{userId})')
+  .option('--event-limit <n>', 'at most this many events', positiveInt, 100)
+  .option('--ledger-limit <n>', 'at most this many ledger entries', positiveInt, 100)
+  .action((userId: string, options) => runUser(userId, options));
 
 program
   .command('send-sample')

@@ -73,7 +73,16 @@ export function createInboxWorker(
         throw new DelayedError();
       }
       case 'skipped':
-        deps.logger.info({ ...log, status: result.status }, 'inbox event already finished; nothing to do');
+        // A parked row runs again only after a requeue (admin API, CLI, or a dashboard retry, which
+        // requeues first): a job reaching it any other way (stalled re-run, queue-level retry) stops here.
+        if (result.status === 'failed') {
+          deps.logger.warn(
+            { ...log, status: result.status },
+            'job ran for a parked inbox event; nothing done (requeue it to run it again)',
+          );
+        } else {
+          deps.logger.info({ ...log, status: result.status }, 'inbox event already finished; nothing to do');
+        }
         return { status: 'skipped', rowStatus: result.status };
       case 'not-found':
         throw new UnrecoverableError(`inbox event ${inboxEventId} does not exist`);

@@ -14,6 +14,35 @@ export interface InboxEventFilter {
 
 export type InboxEventSummary = Omit<InboxEventRow, 'raw_body'>;
 
+/** Every inbox column but the raw body. */
+export const inboxSummaryColumns = [
+  'id',
+  'provider',
+  'provider_event_id',
+  'type',
+  'livemode',
+  'environment',
+  'user_id',
+  'provider_customer_id',
+  'provider_subscription_id',
+  'provider_payment_intent_id',
+  'provider_invoice_id',
+  'status',
+  'attempts',
+  'last_error',
+  'outcome_code',
+  'outcome_detail',
+  'received_at',
+  'enqueued_at',
+  'next_attempt_at',
+  'waiting_since',
+  'deferrals',
+  'replays',
+  'replayed_at',
+  'processed_at',
+  'updated_at',
+] as const;
+
 /** Lists inbox rows newest first, without their raw bodies. */
 export async function listInboxEvents(
   db: Kysely<DB>,
@@ -21,33 +50,7 @@ export async function listInboxEvents(
 ): Promise<{ events: InboxEventSummary[]; nextCursor: number | null }> {
   let query = db
     .selectFrom('inbox_events')
-    .select([
-      'id',
-      'provider',
-      'provider_event_id',
-      'type',
-      'livemode',
-      'environment',
-      'user_id',
-      'provider_customer_id',
-      'provider_subscription_id',
-      'provider_payment_intent_id',
-      'provider_invoice_id',
-      'status',
-      'attempts',
-      'last_error',
-      'outcome_code',
-      'outcome_detail',
-      'received_at',
-      'enqueued_at',
-      'next_attempt_at',
-      'waiting_since',
-      'deferrals',
-      'replays',
-      'replayed_at',
-      'processed_at',
-      'updated_at',
-    ])
+    .select(inboxSummaryColumns)
     .orderBy('id', 'desc')
     .limit(filter.limit + 1);
   if (filter.provider) query = query.where('provider', '=', filter.provider);

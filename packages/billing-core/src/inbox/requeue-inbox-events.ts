@@ -19,6 +19,23 @@ export async function requeueInboxEvent(db: Kysely<DB>, inboxEventId: number): P
   return row?.id ?? null;
 }
 
+/**
+ * Requeues the parked rows among `ids` (others are left alone: a finished row is replayed, not
+ * requeued; a row still at work needs nothing). The queue dashboard's retry uses this, so a retry
+ * there is the same fresh start as `POST /admin/events/{id}/requeue`. Returns the ids reset.
+ */
+export async function requeueInboxEventIds(db: Kysely<DB>, ids: readonly number[]): Promise<number[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .updateTable('inbox_events')
+    .set(freshStart)
+    .where('id', 'in', [...ids])
+    .where('status', '=', 'failed')
+    .returning('id')
+    .execute();
+  return rows.map((row) => row.id).sort((a, b) => a - b);
+}
+
 export interface RequeueFilter {
   provider?: Provider | undefined;
   type?: string | undefined;

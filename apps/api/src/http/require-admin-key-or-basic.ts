@@ -1,0 +1,52 @@
+import { matchesAnySecret, sendError } from '@tally/platform';
+import type { NextFunction, Request, Response } from 'express';
+import { bearerTokenOf } from './require-bearer';
+
+export const adminBasicRealm = 'tally-admin';
+
+/** The password of an HTTP Basic Authorization header (any username), if the request sent one. */
+export function basicPasswordOf(req: Request): string | undefined {
+  const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(req.get('authorization') ?? '');
+  if (!match?.[1]) return undefined;
+  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon === -1 ? undefined : decoded.slice(colon + 1);
+}
+
+/**
+ * Whether a browser sent this state-changing request from another site. A browser attaches Basic
+ * credentials to every request to the origin, whoever made the page, so a page elsewhere could
+ * otherwise post to the dashboard's API (retry, clean, obliterate) with the operator's key.
+ */
+function isCrossSite(req: Request): boolean {
+  const fetchSite = req.get('sec-fetch-site');
+  if (fetchSite !== undefined && fetchSite !== 'same-origin' && fetchSite !== 'none') return true;
+  const origin = req.get('origin');
+  if (origin === undefined || origin === 'null') return origin === 'null';
+  try {
+    return new URL(origin).host !== req.get('host');
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * 401 unless the request carries an admin key, either as a bearer token (scripts) or as the
+ * password of HTTP Basic auth with any username (a browser opening the dashboard). The 401 asks
+ * for Basic credentials so a browser shows its login prompt. State-changing requests made with
+ * Basic credentials must come from the same origin (403 otherwise).
+ */
+export function requireAdminKeyOrBasic(keys: readonly string[]) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    if (matchesAnySecret(bearerTokenOf(req), keys)) return next();
+    if (matchesAnySecret(basicPasswordOf(req), keys)) {
+      const safe = req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS';
+      if (!safe && isCrossSite(req)) {
+        return sendError(res, 403, 'cross_site_request', 'dashboard actions must come from the dashboard itself');
+      }
+      return next();
+    }
+    res.set('WWW-Authenticate', `Basic realm="${adminBasicRealm}"`);
+    sendError(res, 401, 'unauthorized', 'an admin key is required, as a bearer token or as the Basic auth password');
+  };
+}

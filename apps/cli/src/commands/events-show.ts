@@ -1,0 +1,38 @@
+import { createDb, findInboxEvent } from '@tally/billing-core';
+import { baseEnvSchema, parseEnv } from '@tally/platform';
+
+/**
+ * `tally events show <id> [--json]`: one inbox event with its raw body. Exit 1 (message on
+ * stderr) when it does not exist.
+ */
+export async function runEventsShow(inboxEventId: number, options: { json?: boolean }): Promise<void> {
+  const { DATABASE_URL } = parseEnv(baseEnvSchema.pick({ DATABASE_URL: true }), process.env);
+  const database = createDb({ connectionString: DATABASE_URL, maxConnections: 1 });
+  try {
+    const event = await findInboxEvent(database.db, inboxEventId);
+    if (!event) {
+      process.stderr.write(`inbox event ${inboxEventId} does not exist\n`);
+      process.exitCode = 1;
+      return;
+    }
+    if (options.json) {
+      process.stdout.write(`${JSON.stringify(event, null, 2)}\n`);
+      return;
+    }
+    const { raw_body: rawBody, ...fields } = event;
+    const width = Math.max(...Object.keys(fields).map((key) => key.length));
+    for (const [key, value] of Object.entries(fields)) {
+      const text = value instanceof Date ? value.toISOString() : value === null ? '-' : String(value);
+      process.stdout.write(`${key.toUpperCase().padEnd(width)}  ${text}\n`);
+    }
+    let body = rawBody;
+    try {
+      body = JSON.stringify(JSON.parse(rawBody), null, 2);
+    } catch {
+      // Stored exactly as received; show it as it is.
+    }
+    process.stdout.write(`\nRAW BODY\n${body}\n`);
+  } finally {
+    await database.close();
+  }
+}
