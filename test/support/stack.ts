@@ -18,6 +18,7 @@ import {
   createRedisConnection,
   createWorkerMetrics,
   enqueueInboxEvent,
+  enqueueInboxEvents,
   type HttpServerOptions,
   handOffInboxEvents,
   type InboxQueue,
@@ -133,6 +134,7 @@ export class TestStack {
       createIngestApp({
         db: this.db,
         enqueue: (id) => enqueueInboxEvent(this.queue, id),
+        enqueueMany: (ids) => enqueueInboxEvents(this.queue, ids),
         logger: silent,
         metrics: this.ingestMetrics,
         stripeWebhookSecrets: [stripeOldSecret, stripeSecret],
