@@ -52,6 +52,12 @@ export function createDb(options: CreateDbOptions): Database {
   // An idle client losing its connection (database restart) must not crash the process;
   // the next query gets a fresh connection.
   pool.on('error', () => undefined);
+  // A client whose connection dies while checked out (pg_terminate_backend, a failover) emits
+  // 'error' with no pool listener attached: without this, that would crash the process. Its
+  // query has already failed, and the pool drops the dead client when it is released.
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+  });
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   let closed: Promise<void> | undefined;
   return {
