@@ -19,6 +19,7 @@ import {
   createStudioQueue,
   createWorkerMetrics,
   enqueueInboxEvent,
+  enqueueInboxEvents,
   type HttpServerOptions,
   handOffInboxEvents,
   handOffStudioRequests,
@@ -152,6 +153,7 @@ export class TestStack {
       createIngestApp({
         db: this.db,
         enqueue: (id) => enqueueInboxEvent(this.queue, id),
+        enqueueMany: (ids) => enqueueInboxEvents(this.queue, ids),
         logger: silent,
         metrics: this.ingestMetrics,
         stripeWebhookSecrets: [stripeOldSecret, stripeSecret],

@@ -9,6 +9,10 @@ export const ingestEnvSchema = baseEnvSchema.extend({
   STRIPE_WEBHOOK_TOLERANCE_SECONDS: positiveInt(300),
   REVENUECAT_WEBHOOK_AUTH: csvList,
   WEBHOOK_BODY_LIMIT_BYTES: positiveInt(1024 * 1024),
+  /** Webhooks stored by one multi-row insert at most (concurrent requests are batched). */
+  INGEST_BATCH_MAX_SIZE: positiveInt(100),
+  /** Batch inserts in flight at once; each holds one of the pool's connections. */
+  INGEST_BATCH_CONCURRENCY: positiveInt(4),
 });
 
 export type IngestConfig = z.output<typeof ingestEnvSchema>;

@@ -5,6 +5,7 @@ import {
   createLogger,
   createRedisConnection,
   enqueueInboxEvent,
+  enqueueInboxEvents,
   loadDotEnv,
   parseEnv,
   runMain,
@@ -43,6 +44,8 @@ runMain('ingest', async () => {
   const app = createIngestApp({
     db: database.db,
     enqueue: (inboxEventId) => enqueueInboxEvent(queue, inboxEventId),
+    enqueueMany: (inboxEventIds) => enqueueInboxEvents(queue, inboxEventIds),
+    batching: { maxBatchSize: config.INGEST_BATCH_MAX_SIZE, maxConcurrentBatches: config.INGEST_BATCH_CONCURRENCY },
     logger,
     metrics,
     stripeWebhookSecrets: config.STRIPE_WEBHOOK_SECRETS,

@@ -32,6 +32,7 @@ export * from './inbox/inbox-relay-source';
 export * from './inbox/list-inbox-events';
 export * from './inbox/process-inbox-event';
 export * from './inbox/record-inbox-event';
+export * from './inbox/record-inbox-events';
 export * from './inbox/replay-inbox-events';
 export * from './inbox/requeue-inbox-events';
 export * from './installments/grant-due-installments';

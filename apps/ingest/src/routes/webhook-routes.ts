@@ -9,12 +9,16 @@ import {
 import { type IngestMetrics, type Logger, matchesAnySecret, sendError } from '@tally/platform';
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
 import type { Kysely } from 'kysely';
-import { acceptWebhook } from '../accept-webhook';
+import { createInboxBatcher } from '../inbox-batcher';
 import { verifyStripeSignature } from '../verify/verify-stripe-signature';
 
 export interface WebhookRouteDeps {
   db: Kysely<DB>;
   enqueue: (inboxEventId: number) => Promise<unknown>;
+  /** Bulk hand-off for a batch of new rows (BullMQ addBulk); without it, `enqueue` per row. */
+  enqueueMany?: (inboxEventIds: number[]) => Promise<unknown>;
+  /** Insert batching (see inbox-batcher.ts); the defaults suit one process with a pool of 10. */
+  batching?: { maxBatchSize?: number; maxConcurrentBatches?: number };
   logger: Logger;
   metrics: IngestMetrics;
   stripeWebhookSecrets: readonly string[];
@@ -68,10 +72,34 @@ function readRawBody(
   }
 }
 
+/**
+ * The metrics counter's child per (provider, outcome), looked up once: prom-client otherwise
+ * hashes the label object on every increment.
+ */
+function outcomeCounter(metrics: IngestMetrics) {
+  const children = new Map<string, { inc: () => void }>();
+  return (provider: Provider, outcome: 'accepted' | 'duplicate' | 'unavailable') => {
+    const key = `${provider}:${outcome}`;
+    let child = children.get(key);
+    if (!child) {
+      child = metrics.webhookRequests.labels(provider, outcome);
+      children.set(key, child);
+    }
+    child.inc();
+  };
+}
+
 export function createWebhookRoutes(deps: WebhookRouteDeps): Router {
   const router = Router();
   const nowMs = deps.nowMs ?? Date.now;
   const rawJson = express.raw({ type: 'application/json', limit: deps.bodyLimitBytes });
+  const count = outcomeCounter(deps.metrics);
+  const batcher = createInboxBatcher({
+    db: deps.db,
+    enqueueMany: deps.enqueueMany ?? ((ids) => Promise.all(ids.map((id) => deps.enqueue(id)))),
+    logger: deps.logger,
+    ...deps.batching,
+  });
 
   /**
    * Only a body the inbox cannot key (no usable event id or type, or not a JSON object) is
@@ -86,28 +114,36 @@ export function createWebhookRoutes(deps: WebhookRouteDeps): Router {
       deps.metrics.webhookRequests.inc({ provider, outcome: 'bad_request' });
       return sendError(res, 400, 'invalid_event', error.message);
     }
-    const result = await acceptWebhook(deps, draft);
-    const log = {
+    const result = await batcher.accept(draft);
+    const log = () => ({
       provider,
       providerEventId: draft.providerEventId,
       type: draft.type,
       userId: draft.userId,
       ...(draft.providerAccountId ? { providerAccountId: draft.providerAccountId } : {}),
-    };
+    });
     switch (result.kind) {
       case 'accepted':
-        deps.metrics.webhookRequests.inc({ provider, outcome: 'accepted' });
-        deps.logger.info({ ...log, inboxEventId: result.inboxEventId, enqueued: result.enqueued }, 'webhook accepted');
+        count(provider, 'accepted');
+        // Every accepted webhook is a row in the inbox (the record); this line is for debugging.
+        if (deps.logger.isLevelEnabled('debug')) {
+          deps.logger.debug(
+            { ...log(), inboxEventId: result.inboxEventId, enqueued: result.enqueued },
+            'webhook accepted',
+          );
+        }
         res.status(200).json({ status: 'accepted', eventId: draft.providerEventId });
         return;
       case 'duplicate':
-        deps.metrics.webhookRequests.inc({ provider, outcome: 'duplicate' });
-        deps.logger.info({ ...log, inboxEventId: result.inboxEventId }, 'webhook duplicate');
+        count(provider, 'duplicate');
+        if (deps.logger.isLevelEnabled('debug')) {
+          deps.logger.debug({ ...log(), inboxEventId: result.inboxEventId }, 'webhook duplicate');
+        }
         res.status(200).json({ status: 'duplicate', eventId: draft.providerEventId });
         return;
       case 'unavailable':
-        deps.metrics.webhookRequests.inc({ provider, outcome: 'unavailable' });
-        deps.logger.error(log, 'database unavailable; provider will retry');
+        count(provider, 'unavailable');
+        deps.logger.error(log(), 'database unavailable; provider will retry');
         return sendError(res, 503, 'database_unavailable', 'cannot store the event right now; retry later');
       default: {
         const exhaustive: never = result;

@@ -6,6 +6,7 @@ import {
   createProducerQueue,
   type EnqueueResult,
   enqueueJob,
+  enqueueJobs,
   type HandOffResult,
   handOffRows,
   type ProducerQueue,
@@ -20,6 +21,14 @@ export function createInboxQueue(connection: Redis, prefix: string): InboxQueue 
 /** Ingest's hand-off of a new row (a finished job cannot exist for it). */
 export function enqueueInboxEvent(queue: InboxQueue, inboxEventId: number): Promise<EnqueueResult> {
   return enqueueJob(queue, { inboxEventId });
+}
+
+/** Ingest's batched hand-off of new rows: one addBulk. */
+export function enqueueInboxEvents(queue: InboxQueue, inboxEventIds: readonly number[]): Promise<void> {
+  return enqueueJobs(
+    queue,
+    inboxEventIds.map((inboxEventId) => ({ inboxEventId })),
+  );
 }
 
 /** Requeue, replay: hand existing rows to the queue again (the relay picks up what fails). */

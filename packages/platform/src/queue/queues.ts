@@ -84,6 +84,24 @@ async function addJob<Payload>(
   return 'enqueued';
 }
 
+/**
+ * Ingest's hand-off of many new rows in one round trip (BullMQ `addBulk`, one job id per row as
+ * in enqueueJob). All or nothing for the caller: on any error every row is treated as not
+ * handed off (the caller releases them to the relay; a job that did get added is then found by
+ * the relay and left alone). Throws when Redis is unreachable or slow.
+ */
+export async function enqueueJobs<Payload>(queue: ProducerQueue<Payload>, payloads: readonly Payload[]): Promise<void> {
+  if (payloads.length === 0) return;
+  assertConnected(queue);
+  const jobs = payloads.map((payload) => ({
+    name: 'process',
+    data: payload,
+    opts: { ...jobOptionsFor(queue.definition as QueueDefinition<never>), jobId: queue.definition.jobId(payload) },
+  }));
+  // biome-ignore lint/suspicious/noExplicitAny: BullMQ's generic name/data types do not narrow through ProducerQueue
+  await withTimeout((queue as Queue<any, unknown, string>).addBulk(jobs), ENQUEUE_TIMEOUT_MS, 'enqueue timed out');
+}
+
 export interface HandOffResult {
   /** Jobs that were really missing and were added. */
   enqueued: number;

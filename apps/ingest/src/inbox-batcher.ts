@@ -1,0 +1,147 @@
+import { type DB, type InboxEventDraft, markInboxEnqueueFailed, recordInboxEvents } from '@tally/billing-core';
+import type { Logger } from '@tally/platform';
+import type { Kysely } from 'kysely';
+
+/**
+ * A webhook's fate. The row is durable before anything else happens; if the queue cannot take
+ * the id (Redis down), the answer is still "accepted" and the relay enqueues it later. Only a
+ * database that cannot be reached makes the provider retry.
+ */
+export type AcceptWebhookResult =
+  | { kind: 'accepted'; inboxEventId: number; enqueued: boolean }
+  | { kind: 'duplicate'; inboxEventId: number | null }
+  | { kind: 'unavailable' };
+
+export interface InboxBatcherOptions {
+  db: Kysely<DB>;
+  /** Hands many new rows to the queue at once (BullMQ addBulk). Throws if Redis cannot take them. */
+  enqueueMany: (inboxEventIds: number[]) => Promise<unknown>;
+  logger: Logger;
+  /** Largest batch one insert carries. */
+  maxBatchSize?: number;
+  /** Batch inserts allowed in flight at once (each holds one pool connection). */
+  maxConcurrentBatches?: number;
+}
+
+export interface InboxBatcher {
+  /** Stores the draft (batched with concurrent ones) and hands it to the queue. */
+  accept(draft: InboxEventDraft): Promise<AcceptWebhookResult>;
+  /** Resolves when every submitted draft has its answer. */
+  drain(): Promise<void>;
+}
+
+interface Pending {
+  draft: InboxEventDraft;
+  resolve: (result: AcceptWebhookResult) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Micro-batching of webhook inserts with no added latency at low load: a draft that arrives while
+ * fewer than `maxConcurrentBatches` inserts are in flight is flushed at the end of the current
+ * event-loop turn (together with any other request parsed in the same turn); drafts that arrive
+ * while every slot is busy accumulate and go together as soon as a slot frees up. Under load the
+ * batches grow by themselves; idle, a batch is one request.
+ *
+ * Each batch is ONE multi-row insert (recordInboxEvents, one commit) and ONE bulk enqueue. A
+ * request's promise resolves only after its own row was committed, so its 200 is never sent for
+ * an uncommitted row. Per-request outcomes follow recordInboxEvents: database unreachable → that
+ * batch's requests are all `unavailable` (503, the provider retries); a row-level failure fails
+ * only its request. Redis refusing the bulk enqueue → the rows are released to the relay and the
+ * requests are still `accepted`.
+ */
+export function createInboxBatcher(options: InboxBatcherOptions): InboxBatcher {
+  const maxBatchSize = options.maxBatchSize ?? 100;
+  const maxConcurrent = options.maxConcurrentBatches ?? 4;
+  let queue: Pending[] = [];
+  let inFlight = 0;
+  let scheduled = false;
+  const running = new Set<Promise<void>>();
+
+  function schedule(): void {
+    if (scheduled || inFlight >= maxConcurrent || queue.length === 0) return;
+    scheduled = true;
+    setImmediate(flush);
+  }
+
+  function flush(): void {
+    scheduled = false;
+    while (inFlight < maxConcurrent && queue.length > 0) {
+      const batch = queue.slice(0, maxBatchSize);
+      queue = queue.slice(batch.length);
+      inFlight += 1;
+      const run = runBatch(batch).finally(() => running.delete(run));
+      running.add(run);
+    }
+  }
+
+  async function runBatch(batch: Pending[]): Promise<void> {
+    let results: Awaited<ReturnType<typeof recordInboxEvents>>;
+    try {
+      results = await recordInboxEvents(
+        options.db,
+        batch.map((pending) => pending.draft),
+      );
+    } catch (error) {
+      // recordInboxEvents does not throw; if it ever does, no request of the batch may get a 200.
+      for (const pending of batch) pending.reject(error);
+      return;
+    } finally {
+      // The connection is free again: the next batch's insert overlaps this one's enqueue.
+      inFlight -= 1;
+      schedule();
+    }
+
+    const recorded: { pending: Pending; inboxEventId: number }[] = [];
+    for (const [index, result] of results.entries()) {
+      const pending = batch[index] as Pending;
+      switch (result.kind) {
+        case 'recorded':
+          recorded.push({ pending, inboxEventId: result.inboxEventId });
+          break;
+        case 'duplicate':
+          pending.resolve({ kind: 'duplicate', inboxEventId: result.inboxEventId });
+          break;
+        case 'unavailable':
+          pending.resolve({ kind: 'unavailable' });
+          break;
+        case 'failed':
+          pending.reject(result.error);
+          break;
+        default: {
+          const exhaustive: never = result;
+          throw new Error(`unhandled result ${JSON.stringify(exhaustive)}`);
+        }
+      }
+    }
+    if (recorded.length === 0) return;
+    const ids = recorded.map((entry) => entry.inboxEventId);
+    let enqueued = true;
+    try {
+      await options.enqueueMany(ids);
+    } catch (error) {
+      enqueued = false;
+      options.logger.warn(
+        { err: error, inboxEventIds: ids },
+        'enqueue failed; the relay will hand these events to the queue',
+      );
+      await markInboxEnqueueFailed(options.db, ids).catch(() => undefined);
+    }
+    for (const { pending, inboxEventId } of recorded) pending.resolve({ kind: 'accepted', inboxEventId, enqueued });
+  }
+
+  return {
+    accept(draft) {
+      return new Promise<AcceptWebhookResult>((resolve, reject) => {
+        queue.push({ draft, resolve, reject });
+        schedule();
+      });
+    },
+    async drain() {
+      while (queue.length > 0 || running.size > 0) {
+        await Promise.allSettled([...running]);
+        if (queue.length > 0 && running.size === 0) flush();
+      }
+    },
+  };
+}

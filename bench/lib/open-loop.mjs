@@ -1,0 +1,88 @@
+// An open-loop load generator, corrected for coordinated omission: request i is scheduled at
+// start + i / rate whatever happened to the earlier ones, and its latency is measured from that
+// scheduled time, not from when a free connection let it go. A server that stalls therefore
+// shows the stall in every request scheduled during it (a closed-loop tool such as autocannon
+// would simply send fewer requests and report only the lucky ones).
+import http from 'node:http';
+import { percentile } from './stats.mjs';
+
+/**
+ * Sends `rate` requests per second for `durationSeconds` to `url` (POST). `next(i)` returns
+ * { body, headers } for request i. Connections: a keep-alive pool of up to `maxSockets`; a
+ * request that finds none free waits in the agent's queue, and that wait counts as latency.
+ */
+export async function runOpenLoop({ url, rate, durationSeconds, next, maxSockets = 256, timeoutMs = 30_000 }) {
+  const target = new URL(url);
+  const agent = new http.Agent({ keepAlive: true, maxSockets });
+  const total = Math.max(1, Math.round(rate * durationSeconds));
+  const intervalNs = 1e9 / rate;
+  const latenciesMs = new Float64Array(total);
+  const statuses = new Map();
+  let errors = 0;
+  let done = 0;
+  let sent = 0;
+  let maxLagMs = 0;
+  const start = process.hrtime.bigint() + 5_000_000n;
+
+  await new Promise((resolveAll) => {
+    const finish = (index, scheduled, status) => {
+      latenciesMs[index] = Number(process.hrtime.bigint() - scheduled) / 1e6;
+      if (status === null) errors += 1;
+      else statuses.set(status, (statuses.get(status) ?? 0) + 1);
+      done += 1;
+      if (done === total) resolveAll();
+    };
+    const send = (index, scheduled) => {
+      const { body, headers } = next(index);
+      const request = http.request(
+        {
+          agent,
+          host: target.hostname,
+          port: target.port,
+          path: target.pathname,
+          method: 'POST',
+          headers: { ...headers, 'content-length': Buffer.byteLength(body) },
+          timeout: timeoutMs,
+        },
+        (response) => {
+          response.resume();
+          response.on('end', () => finish(index, scheduled, response.statusCode));
+          response.on('error', () => finish(index, scheduled, null));
+        },
+      );
+      request.on('timeout', () => request.destroy(new Error('timeout')));
+      request.on('error', () => finish(index, scheduled, null));
+      request.end(body);
+    };
+    const tick = () => {
+      const now = process.hrtime.bigint();
+      while (sent < total) {
+        const scheduled = start + BigInt(Math.round(sent * intervalNs));
+        if (scheduled > now) break;
+        const lagMs = Number(now - scheduled) / 1e6;
+        if (lagMs > maxLagMs) maxLagMs = lagMs;
+        send(sent, scheduled);
+        sent += 1;
+      }
+      if (sent < total) setImmediate(tick);
+    };
+    setImmediate(tick);
+  });
+  agent.destroy();
+  const sorted = Array.from(latenciesMs).sort((a, b) => a - b);
+  const ok = statuses.get(200) ?? 0;
+  return {
+    rate,
+    durationSeconds,
+    requests: total,
+    ok,
+    non200: total - ok - errors,
+    errors,
+    p50: percentile(sorted, 0.5),
+    p99: percentile(sorted, 0.99),
+    p999: percentile(sorted, 0.999),
+    max: sorted[sorted.length - 1],
+    // How late the generator itself sent its worst request (its own CPU starvation on a busy box).
+    generatorMaxLagMs: maxLagMs,
+  };
+}

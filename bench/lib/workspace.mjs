@@ -1,0 +1,24 @@
+// The bench is plain JS at the repository root, which depends on nothing but autocannon: the
+// workspace's own copies of pg, express, bullmq, ioredis and stripe are loaded through the
+// packages that depend on them, so the baselines run exactly the library versions Tally runs.
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+const fromIngest = createRequire(path.join(root, 'apps/ingest/package.json'));
+const fromWorker = createRequire(path.join(root, 'apps/worker/package.json'));
+const fromCore = createRequire(path.join(root, 'packages/billing-core/package.json'));
+
+export const express = fromIngest('express');
+export const Stripe = fromIngest('stripe');
+export const bullmq = fromWorker('bullmq');
+export const { Redis } = fromWorker('ioredis');
+export const pg = fromCore('pg');
+
+/** billing-core's built migrate() (the bench runs after `tsc -b`). */
+export async function loadMigrate() {
+  const core = await import(path.join(root, 'packages/billing-core/dist/db/migrate.js'));
+  return core.migrate ?? core.default.migrate;
+}
