@@ -11,8 +11,8 @@ const mutations = [
   {
     name: 'per-user advisory lock removed',
     file: 'packages/billing-core/src/inbox/process-inbox-event.ts',
-    from: 'if (claimed.user_id !== null) {',
-    to: "if (claimed.user_id === '__mutation__') {",
+    from: 'WHERE ${userId}::text IS NOT NULL)',
+    to: 'WHERE false)',
     tests: ['test/e2e/engine'],
   },
   {

@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import { type Clock, systemClock } from '../clock';
 import type { DB, InboxEventRow } from '../db/schema';
 import { BillingError, isRetryable, RetryLaterError } from '../errors';
@@ -99,15 +99,7 @@ export async function processInboxEvent(
   try {
     const prepared = await handler.prepare(claimed, ctx);
     return await db.transaction().execute(async (trx): Promise<ProcessInboxEventResult> => {
-      if (claimed.user_id !== null) {
-        await sql`SELECT pg_advisory_xact_lock(${USER_LOCK_NAMESPACE}, hashtext(${claimed.user_id}))`.execute(trx);
-      }
-      const row = await trx
-        .selectFrom('inbox_events')
-        .select('status')
-        .where('id', '=', inboxEventId)
-        .forUpdate()
-        .executeTakeFirstOrThrow();
+      const row = await lockUserAndRow(trx, inboxEventId, claimed.user_id);
       if (row.status !== 'processing' && row.status !== 'received') return { kind: 'skipped', status: row.status };
       const result = await handler.apply(trx, claimed, prepared, ctx);
       // "Retry later" from apply must leave no effect behind: throwing rolls the transaction back.
@@ -125,14 +117,46 @@ export async function processInboxEvent(
           updated_at: sql`now()`,
         })
         .where('id', '=', inboxEventId)
-        .returningAll()
+        // Not the raw body again: the claimed row already carries it.
+        .returning([
+          'status',
+          'attempts',
+          'outcome_code',
+          'outcome_detail',
+          'last_error',
+          'next_attempt_at',
+          'waiting_since',
+          'processed_at',
+          'updated_at',
+        ])
         .executeTakeFirstOrThrow();
-      return { kind: result.kind, row: finished, code: result.code, detail: result.detail };
+      return { kind: result.kind, row: { ...claimed, ...finished }, code: result.code, detail: result.detail };
     });
   } catch (error) {
     if (error instanceof RetryLaterError) return deferInboxEvent(deps, claimed, error);
     return recordInboxFailure(deps, claimed, error, maxAttempts);
   }
+}
+
+/**
+ * In one round trip: the user's advisory lock (events of one user apply one at a time, different
+ * users in parallel), then the row lock. The lock is a one-time filter evaluated before the scan,
+ * so every transaction takes the two in the same order (user, then row) and cannot deadlock.
+ */
+async function lockUserAndRow(
+  trx: Transaction<DB>,
+  inboxEventId: number,
+  userId: string | null,
+): Promise<{ status: InboxEventRow['status'] }> {
+  const rows = await sql<{ status: InboxEventRow['status'] }>`
+    WITH user_lock AS MATERIALIZED (
+      SELECT pg_advisory_xact_lock(${USER_LOCK_NAMESPACE}, hashtext(${userId}::text)) WHERE ${userId}::text IS NOT NULL)
+    SELECT status FROM inbox_events
+     WHERE id = ${inboxEventId} AND (SELECT count(*) FROM user_lock) >= 0
+       FOR UPDATE`.execute(trx);
+  const row = rows.rows[0];
+  if (!row) throw new Error(`inbox event ${inboxEventId} disappeared`);
+  return row;
 }
 
 /**

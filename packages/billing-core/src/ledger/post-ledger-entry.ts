@@ -1,4 +1,4 @@
-import type { Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { DB, LedgerEntryRow } from '../db/schema';
 import { InsufficientBalanceError, LedgerReferenceConflictError } from '../errors';
 import { ensureWallet } from './ensure-wallet';
@@ -36,15 +36,15 @@ export async function postLedgerEntry(trx: Transaction<DB>, posting: LedgerPosti
   if (!Number.isSafeInteger(posting.amount) || posting.amount === 0) {
     throw new RangeError(`ledger amount must be a non-zero whole number of tokens, got ${posting.amount}`);
   }
-  await ensureWallet(trx, posting.userId);
-  const wallet = await trx
-    .selectFrom('wallets')
-    .select('balance')
-    .where('user_id', '=', posting.userId)
-    .forUpdate()
-    .executeTakeFirstOrThrow();
-
-  const existing = await findEntryByReference(trx, posting.reference);
+  // One round trip in the common case: lock the wallet and look the reference up together. A
+  // wallet that does not exist yet is created, then locked.
+  let locked = await lockWalletAndFindReference(trx, posting);
+  if (!locked) {
+    await ensureWallet(trx, posting.userId);
+    locked = await lockWalletAndFindReference(trx, posting);
+    if (!locked) throw new Error(`wallet ${posting.userId} was created but cannot be locked`);
+  }
+  const { wallet, existing } = locked;
   if (existing) return alreadyPosted(existing, posting);
 
   const balanceAfter = wallet.balance + posting.amount;
@@ -81,6 +81,28 @@ function alreadyPosted(entry: LedgerEntryRow, posting: LedgerPosting): PostLedge
     );
   }
   return { kind: 'already-posted', entry };
+}
+
+/**
+ * Locks the wallet (FOR UPDATE, so balance_before is what every concurrent writer sees) and reads
+ * any entry already posted under the reference, in one statement. Undefined when the wallet does
+ * not exist.
+ */
+async function lockWalletAndFindReference(
+  trx: Transaction<DB>,
+  posting: LedgerPosting,
+): Promise<{ wallet: { balance: number }; existing: LedgerEntryRow | undefined } | undefined> {
+  const rows = await sql<{ wallet_balance: number } & { [K in keyof LedgerEntryRow]: LedgerEntryRow[K] | null }>`
+    SELECT w.balance AS wallet_balance, l.id, l.user_id, l.reference, l.amount, l.balance_before,
+           l.balance_after, l.reason, l.inbox_event_id, l.created_at
+      FROM wallets w
+      LEFT JOIN ledger_entries l ON l.reference = ${posting.reference}
+     WHERE w.user_id = ${posting.userId}
+       FOR UPDATE OF w`.execute(trx);
+  const row = rows.rows[0];
+  if (!row) return undefined;
+  const { wallet_balance: balance, ...entry } = row;
+  return { wallet: { balance }, existing: entry.id === null ? undefined : (entry as LedgerEntryRow) };
 }
 
 function findEntryByReference(trx: Transaction<DB>, reference: string): Promise<LedgerEntryRow | undefined> {

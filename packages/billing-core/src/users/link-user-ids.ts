@@ -54,6 +54,10 @@ export async function linkUserIds(
     .where('alias', 'in', ordered)
     .execute();
   const linkOf = new Map(links.map((link) => [link.alias, link.user_id]));
+  // The common case, one round trip: every id is already linked, all to one user (links are
+  // only ever made together with the user row, so that user exists).
+  const firstLink = linkOf.get(first);
+  if (firstLink !== undefined && ordered.every((id) => linkOf.get(id) === firstLink)) return firstLink;
   const users = new Set(
     (await trx.selectFrom('users').select('id').where('id', 'in', ordered).execute()).map((user) => user.id),
   );
