@@ -18,8 +18,8 @@ const mutations = [
   {
     name: 'relay recovery of rows stuck in processing removed',
     file: 'packages/billing-core/src/relay/durable-row-source.ts',
-    from: 'OR (status = ${spec.processingStatus}',
-    to: 'OR (false AND status = ${spec.processingStatus}',
+    from: ': sql`(status = ${spec.processingStatus}',
+    to: ': sql`(false AND status = ${spec.processingStatus}',
     tests: ['test/e2e/engine'],
   },
   {
