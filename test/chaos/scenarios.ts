@@ -62,12 +62,12 @@ async function whileRunning(
   return faults;
 }
 
-/** A stream of purchases delivered with some concurrency, the model updated. */
+/** A stream of purchases spread over the scenario's duration, the model updated. */
 function stream(ctx: ScenarioContext, prefix: string, users: number, count: number, concurrency = 8) {
   const { events, expected } = purchaseStream(ctx.rng, prefix, usersOf(prefix, users), count);
   addModel(ctx, expected);
   ctx.events.push(...events);
-  return ctx.sim.deliverAll(events, concurrency);
+  return ctx.sim.deliverAll(events, concurrency, size(ctx, 8_000, 45_000));
 }
 
 export const scenarios: Scenario[] = [
@@ -78,7 +78,7 @@ export const scenarios: Scenario[] = [
       // under a second event id for the same payment intent (checkout and intent events do).
       const users = usersOf('storm', 4);
       const events: SimulatedEvent[] = [];
-      const pairs = size(ctx, 4, 12);
+      const pairs = size(ctx, 2, 8);
       for (let n = 0; n < pairs; n += 1) {
         const userId = ctx.rng.pick(users);
         events.push(rcPurchase(`storm-rc-${n}`, userId));

@@ -52,7 +52,7 @@ export class SupervisedProcess {
   restarts = 0;
   crashes: { code: number | null; signal: NodeJS.Signals | null }[] = [];
   private supervising = true;
-  private readyPromise: Promise<void> = Promise.resolve();
+  private readyIncarnation: RunningProcess | undefined;
 
   constructor(
     readonly name: string,
@@ -62,9 +62,22 @@ export class SupervisedProcess {
     private readonly readyLog: string,
   ) {}
 
-  start(): Promise<void> {
+  /** Starts an incarnation and resolves once it logged that it is ready. */
+  async start(): Promise<void> {
+    this.spawn();
+    await this.ready();
+  }
+
+  private spawn(): void {
     const child = new RunningProcess(this.app, this.env);
     this.current = child;
+    // A process killed before it was ready just never becomes ready; the restart takes over.
+    child.waitForLog(this.readyLog, 60_000).then(
+      () => {
+        this.readyIncarnation = child;
+      },
+      () => undefined,
+    );
     void child.exited.then((exit) => {
       this.pastOutput += child.output;
       if (exit.signal !== 'SIGKILL' && exit.code !== 0) this.crashes.push(exit);
@@ -72,23 +85,21 @@ export class SupervisedProcess {
         this.restarts += 1;
         // A supervisor's restart delay; the port is freed by then.
         setTimeout(() => {
-          if (this.supervising && this.current === child) this.readyPromise = this.start();
+          if (this.supervising && this.current === child) this.spawn();
         }, 200);
       }
     });
-    this.readyPromise = child.waitForLog(this.readyLog, 60_000).then(() => undefined);
-    return this.readyPromise;
   }
 
   /** Waits until the current incarnation is ready (after a restart, too). */
-  async ready(): Promise<void> {
-    for (let i = 0; i < 200; i += 1) {
-      const before = this.current;
-      await this.readyPromise;
-      if (this.current === before && this.current && !this.current.exit) return;
+  async ready(timeoutMs = 60_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const child = this.current;
+      if (child && !child.exit && this.readyIncarnation === child) return;
+      if (Date.now() > deadline) throw new Error(`${this.name} never became ready:\n${child?.tail() ?? ''}`);
       await sleep(50);
     }
-    throw new Error(`${this.name} never became ready:\n${this.current?.tail() ?? ''}`);
   }
 
   /** kill -9: the supervisor restarts it. */
@@ -184,8 +195,8 @@ export class ChaosCluster {
       QUEUE_PREFIX: 'chaos',
       LOG_LEVEL: 'info',
       SHUTDOWN_TIMEOUT_MS: String(shutdownTimeoutMs),
-      HTTP_HEADERS_TIMEOUT_MS: '2000',
-      HTTP_REQUEST_TIMEOUT_MS: '4000',
+      HTTP_HEADERS_TIMEOUT_MS: '5000',
+      HTTP_REQUEST_TIMEOUT_MS: '10000',
       PAYMENT_ENVIRONMENTS: 'production,sandbox',
     };
     for (let i = 0; i < options.ingests; i += 1) {

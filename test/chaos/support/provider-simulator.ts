@@ -95,14 +95,22 @@ export class ProviderSimulator {
     await Promise.all(Array.from({ length: copies }, () => this.deliver(event)));
   }
 
-  /** Runs `deliver` over `events` with at most `concurrency` in flight. */
-  async deliverAll(events: SimulatedEvent[], concurrency: number): Promise<void> {
+  /**
+   * Runs `deliver` over `events` with at most `concurrency` in flight; with `durationMs`, new
+   * events are paced to spread over that time (so faults land while traffic flows).
+   */
+  async deliverAll(events: SimulatedEvent[], concurrency: number, durationMs = 0): Promise<void> {
     let next = 0;
+    const started = Date.now();
+    const interval = events.length > 0 ? durationMs / events.length : 0;
     await Promise.all(
       Array.from({ length: concurrency }, async () => {
         for (;;) {
-          const event = events[next++];
+          const index = next++;
+          const event = events[index];
           if (!event) return;
+          const due = started + index * interval;
+          if (due > Date.now()) await sleep(due - Date.now());
           await this.deliver(event);
         }
       }),
