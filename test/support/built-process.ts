@@ -73,6 +73,11 @@ export class RunningProcess {
     return this.output.split('\n').slice(-lines).join('\n');
   }
 
+  /** Sends a signal (SIGKILL plays a crash, SIGTERM a deploy) without waiting. */
+  signal(signal: NodeJS.Signals): void {
+    if (!this.exit) this.child.kill(signal);
+  }
+
   /** Sends SIGTERM (once) and waits for the exit. */
   async stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
     if (!this.exit) this.child.kill('SIGTERM');

@@ -70,6 +70,11 @@ export class DisposableRedis {
     }
   }
 
+  /** True while the server process runs. */
+  get running(): boolean {
+    return this.process !== undefined && this.process.exitCode === null;
+  }
+
   async stopServer(): Promise<void> {
     const child = this.process;
     if (!child || child.exitCode !== null) return;

@@ -1,5 +1,5 @@
 import { baseEnvSchema, csvList, port, positiveInt } from '@tally/platform';
-import type { z } from 'zod';
+import { z } from 'zod';
 
 export const ingestEnvSchema = baseEnvSchema.extend({
   INGEST_PORT: port(3000),
@@ -13,6 +13,9 @@ export const ingestEnvSchema = baseEnvSchema.extend({
   INGEST_BATCH_MAX_SIZE: positiveInt(100),
   /** Batch inserts in flight at once; each holds one of the pool's connections. */
   INGEST_BATCH_CONCURRENCY: positiveInt(4),
+  /** Webhooks failing authentication per client IP and window before 429s (0 = off); valid ones are never limited. */
+  WEBHOOK_FAILED_AUTH_LIMIT: z.coerce.number().int().min(0).default(30),
+  WEBHOOK_FAILED_AUTH_WINDOW_MS: positiveInt(60_000),
 });
 
 export type IngestConfig = z.output<typeof ingestEnvSchema>;

@@ -52,6 +52,7 @@ runMain('ingest', async () => {
     stripeToleranceSeconds: config.STRIPE_WEBHOOK_TOLERANCE_SECONDS,
     revenueCatAuthorizations: config.REVENUECAT_WEBHOOK_AUTH,
     bodyLimitBytes: config.WEBHOOK_BODY_LIMIT_BYTES,
+    failedAuthLimit: { limit: config.WEBHOOK_FAILED_AUTH_LIMIT, windowMs: config.WEBHOOK_FAILED_AUTH_WINDOW_MS },
     readiness: {
       postgres: async () => {
         await sql`SELECT 1`.execute(database.db);

@@ -116,6 +116,11 @@ export class FakeAiStudio {
     }
   }
 
+  /** The service dies mid-call: every open connection (calls in flight included) is cut. */
+  dropConnections(): void {
+    this.server.closeAllConnections();
+  }
+
   async stop(): Promise<void> {
     for (const timer of this.timers) clearTimeout(timer);
     this.server.closeAllConnections();

@@ -8,6 +8,7 @@ import {
 } from '@tally/billing-core';
 import { type IngestMetrics, type Logger, matchesAnySecret, sendError } from '@tally/platform';
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
+import { rateLimit } from 'express-rate-limit';
 import type { Kysely } from 'kysely';
 import { createInboxBatcher } from '../inbox-batcher';
 import { verifyStripeSignature } from '../verify/verify-stripe-signature';
@@ -26,6 +27,13 @@ export interface WebhookRouteDeps {
   revenueCatAuthorizations: readonly string[];
   bodyLimitBytes: number;
   nowMs?: () => number;
+  /**
+   * Requests that FAIL authentication (bad Stripe signature, wrong RevenueCat authorization)
+   * per client IP and window before further failures are answered 429. Valid requests are never
+   * counted nor limited, so a flood of forgeries from any address cannot slow a provider.
+   * Unset or limit 0: off.
+   */
+  failedAuthLimit?: { limit: number; windowMs: number };
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -89,8 +97,37 @@ function outcomeCounter(metrics: IngestMetrics) {
   };
 }
 
+/**
+ * Calls `reject` (the 400/401 answer) for a request that failed authentication, unless its IP
+ * has failed too often in the window: then 429. Only failures reach this; valid requests never do.
+ */
+function failedAuthLimiter(deps: WebhookRouteDeps) {
+  const settings = deps.failedAuthLimit;
+  if (!settings || settings.limit <= 0) {
+    return (_req: Request, _res: Response, _provider: Provider, reject: () => void) => reject();
+  }
+  const limiter = rateLimit({
+    windowMs: settings.windowMs,
+    limit: settings.limit,
+    standardHeaders: 'draft-7',
+    legacyHeaders: false,
+    // Its start-up checks print to the console; the limiter only ever sees failed requests.
+    validate: false,
+    handler: (req, res) => {
+      const provider = req.path.includes('stripe') ? 'stripe' : 'revenuecat';
+      deps.metrics.webhookRequests.inc({ provider, outcome: 'rate_limited' });
+      if (deps.logger.isLevelEnabled('debug')) deps.logger.debug({ provider }, 'failed authentication rate-limited');
+      sendError(res, 429, 'too_many_failed_attempts', 'too many requests failed authentication; retry later');
+    },
+  });
+  return (req: Request, res: Response, _provider: Provider, reject: () => void) => {
+    void limiter(req, res, () => reject());
+  };
+}
+
 export function createWebhookRoutes(deps: WebhookRouteDeps): Router {
   const router = Router();
+  const refuseFailedAuth = failedAuthLimiter(deps);
   const nowMs = deps.nowMs ?? Date.now;
   const rawJson = express.raw({ type: 'application/json', limit: deps.bodyLimitBytes });
   const count = outcomeCounter(deps.metrics);
@@ -168,9 +205,11 @@ export function createWebhookRoutes(deps: WebhookRouteDeps): Router {
       nowMs: nowMs(),
     });
     if (!check.ok) {
-      deps.metrics.webhookRequests.inc({ provider: 'stripe', outcome: 'bad_signature' });
-      deps.logger.warn({ provider: 'stripe', reason: check.reason }, 'webhook signature rejected');
-      return sendError(res, 400, 'invalid_signature', check.reason);
+      return refuseFailedAuth(req, res, 'stripe', () => {
+        deps.metrics.webhookRequests.inc({ provider: 'stripe', outcome: 'bad_signature' });
+        deps.logger.warn({ provider: 'stripe', reason: check.reason }, 'webhook signature rejected');
+        sendError(res, 400, 'invalid_signature', check.reason);
+      });
     }
     await store('stripe', res, () => toStripeInboxDraftFromBody(body.text));
   });
@@ -186,9 +225,11 @@ export function createWebhookRoutes(deps: WebhookRouteDeps): Router {
       }
       // RevenueCat sends the configured value verbatim (no HMAC, no timestamp).
       if (!matchesAnySecret(req.get('authorization'), deps.revenueCatAuthorizations)) {
-        deps.metrics.webhookRequests.inc({ provider: 'revenuecat', outcome: 'unauthorized' });
-        deps.logger.warn({ provider: 'revenuecat' }, 'webhook authorization rejected');
-        return sendError(res, 401, 'unauthorized', 'missing or wrong Authorization header');
+        return refuseFailedAuth(req, res, 'revenuecat', () => {
+          deps.metrics.webhookRequests.inc({ provider: 'revenuecat', outcome: 'unauthorized' });
+          deps.logger.warn({ provider: 'revenuecat' }, 'webhook authorization rejected');
+          sendError(res, 401, 'unauthorized', 'missing or wrong Authorization header');
+        });
       }
       next();
     },

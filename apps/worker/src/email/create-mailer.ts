@@ -4,7 +4,7 @@ import nodemailer from 'nodemailer';
 
 /**
  * The SMTP mailer (nodemailer) for `SMTP_URL`, or, when it is unset, a mailer that only logs
- * that an email would have been sent (never its body).
+ * that an email would have been sent (never its body nor the recipient's address).
  */
 export function createMailer(options: {
   smtpUrl: string | undefined;
@@ -15,8 +15,9 @@ export function createMailer(options: {
   if (!options.smtpUrl) {
     return {
       async send(message) {
+        // The recipient is personal data: only its domain is logged.
         options.logger.info(
-          { to: message.to, subject: message.subject, messageId: message.messageId },
+          { toDomain: recipientDomain(message.to), subject: message.subject, messageId: message.messageId },
           'email (SMTP_URL unset; logged only)',
         );
       },
@@ -40,4 +41,10 @@ export function createMailer(options: {
       });
     },
   };
+}
+
+/** `jane@example.org` → `example.org`: enough to tell test traffic from customers, no address. */
+export function recipientDomain(to: string): string {
+  const at = to.lastIndexOf('@');
+  return at >= 0 ? to.slice(at + 1).replace(/[>\s].*$/, '') : '(no domain)';
 }

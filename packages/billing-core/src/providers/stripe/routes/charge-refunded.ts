@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { InvalidEventError } from '../../../errors';
-import { ignored, processed } from '../../../inbox/inbox-handler';
+import { ignored, processed, retryLater } from '../../../inbox/inbox-handler';
 import { postLedgerEntry } from '../../../ledger/post-ledger-entry';
 import { references } from '../../../references';
 import { defineRoute } from '../../shared/create-provider-handler';
@@ -30,7 +30,17 @@ export function createChargeRefundedRoute() {
         .where('provider_payment_id', '=', paymentIntentId)
         .forUpdate()
         .executeTakeFirst();
-      if (!payment) return ignored('unknown_payment', `no payment recorded for ${paymentIntentId}`);
+      if (!payment) {
+        // Stripe does not order deliveries: the refund of a pack can arrive before the
+        // payment_intent.succeeded that records it. Ignoring it would lose the refund for good
+        // (found by the chaos suite's out-of-order scenario), so it waits for the payment, and
+        // parks as waited_too_long if none ever comes. A charge of an invoice is never recorded
+        // under its intent (subscription invoices are keyed by invoice id): ignored as before.
+        if (stripeIdOf((charge as Record<string, unknown>).invoice) !== null) {
+          return ignored('unknown_payment', `no payment recorded for ${paymentIntentId} (invoice charge)`);
+        }
+        return retryLater(`payment ${paymentIntentId} of charge ${chargeId} is not recorded yet`);
+      }
       if (payment.kind === 'subscription_invoice') {
         return ignored('subscription_refund', `payment ${paymentIntentId} is a subscription invoice`);
       }

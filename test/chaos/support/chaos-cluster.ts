@@ -1,0 +1,346 @@
+import net from 'node:net';
+import { createDb, type Database, ensureDatabaseExists, migrate } from '@tally/billing-core';
+import { Redis } from 'ioredis';
+import { RunningProcess, type TallyApp } from '../../support/built-process';
+import { FakeAiStudio } from '../../support/fakes/fake-ai-studio';
+import { FakeRevenueCat, fakeRevenueCatApiKey } from '../../support/fakes/fake-revenuecat';
+import { FakeStripe } from '../../support/fakes/fake-stripe';
+import { DisposablePostgres } from '../../support/postgres-server';
+import { DisposableRedis } from '../../support/redis-server';
+
+export const chaosStripeSecret = 'whsec_chaos_current_secret';
+export const chaosRevenueCatAuth = 'Bearer rc_chaos_webhook_auth';
+export const chaosAppKey = 'app_chaos_key';
+export const chaosAdminKey = 'admin_chaos_key';
+export const chaosStripeApiKey = 'sk_test_chaos_stripe';
+export const chaosAiKey = 'ai_chaos_key';
+/** Every secret the processes hold: none may appear in any log line. */
+export const chaosSecrets = [
+  chaosStripeSecret,
+  chaosRevenueCatAuth.replace('Bearer ', ''),
+  chaosAppKey,
+  chaosAdminKey,
+  chaosStripeApiKey,
+  chaosAiKey,
+  fakeRevenueCatApiKey,
+];
+export const shutdownTimeoutMs = 5_000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+/**
+ * One Tally process under a supervisor: it keeps its port across restarts (like a pod behind a
+ * service), is restarted after it dies unless the supervisor is told to stop, and keeps the
+ * output of every incarnation for the log checks.
+ */
+export class SupervisedProcess {
+  current: RunningProcess | undefined;
+  /** Output of incarnations that have exited. */
+  pastOutput = '';
+  restarts = 0;
+  crashes: { code: number | null; signal: NodeJS.Signals | null }[] = [];
+  private supervising = true;
+  private readyIncarnation: RunningProcess | undefined;
+
+  constructor(
+    readonly name: string,
+    readonly app: TallyApp,
+    readonly port: number,
+    private readonly env: Record<string, string>,
+    private readonly readyLog: string,
+  ) {}
+
+  /** Starts an incarnation and resolves once it logged that it is ready. */
+  async start(): Promise<void> {
+    this.spawn();
+    await this.ready();
+  }
+
+  private spawn(): void {
+    const child = new RunningProcess(this.app, this.env);
+    this.current = child;
+    // A process killed before it was ready just never becomes ready; the restart takes over.
+    child.waitForLog(this.readyLog, 60_000).then(
+      () => {
+        this.readyIncarnation = child;
+      },
+      () => undefined,
+    );
+    void child.exited.then((exit) => {
+      this.pastOutput += child.output;
+      if (exit.signal !== 'SIGKILL' && exit.code !== 0) this.crashes.push(exit);
+      if (this.supervising && this.current === child) {
+        this.restarts += 1;
+        // A supervisor's restart delay; the port is freed by then.
+        setTimeout(() => {
+          if (this.supervising && this.current === child) this.spawn();
+        }, 200);
+      }
+    });
+  }
+
+  /** Waits until the current incarnation is ready (after a restart, too). */
+  async ready(timeoutMs = 60_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const child = this.current;
+      if (child && !child.exit && this.readyIncarnation === child) return;
+      if (Date.now() > deadline) throw new Error(`${this.name} never became ready:\n${child?.tail() ?? ''}`);
+      await sleep(50);
+    }
+  }
+
+  /** kill -9: the supervisor restarts it. */
+  kill9(): void {
+    this.current?.signal('SIGKILL');
+  }
+
+  /** SIGTERM and wait: how the process exited and how long it took; the supervisor restarts it. */
+  async terminate(): Promise<{ exit: { code: number | null; signal: NodeJS.Signals | null }; ms: number }> {
+    const child = this.current;
+    if (!child) throw new Error(`${this.name} is not running`);
+    const started = Date.now();
+    child.signal('SIGTERM');
+    const exit = await child.exited;
+    return { exit, ms: Date.now() - started };
+  }
+
+  get output(): string {
+    return this.pastOutput + (this.current && !this.current.exit ? this.current.output : '');
+  }
+
+  async stop(): Promise<void> {
+    this.supervising = false;
+    const child = this.current;
+    if (!child || child.exit) return;
+    const timer = setTimeout(() => child.signal('SIGKILL'), shutdownTimeoutMs + 2_000);
+    await child.stop();
+    clearTimeout(timer);
+  }
+}
+
+export interface ChaosClusterOptions {
+  ingests: number;
+  workers: number;
+  /** Extra worker environment (e.g. a different AI timeout). */
+  workerEnv?: Record<string, string>;
+  /** Ingest environment overrides (e.g. the rate limiter). */
+  ingestEnv?: Record<string, string>;
+}
+
+/**
+ * Tally's real built processes (N ingest, M workers, one api) against a Postgres and a Redis of
+ * the run's own (private ports, temporary directories: the suite may crash them freely), with
+ * the provider APIs and the AI service played by the local fakes.
+ */
+export class ChaosCluster {
+  postgres!: DisposablePostgres;
+  redis!: DisposableRedis;
+  database!: Database;
+  stripe!: FakeStripe;
+  revenueCat!: FakeRevenueCat;
+  ai!: FakeAiStudio;
+  ingests: SupervisedProcess[] = [];
+  workers: SupervisedProcess[] = [];
+  api!: SupervisedProcess;
+  databaseUrl = '';
+
+  static async start(options: ChaosClusterOptions): Promise<ChaosCluster> {
+    const cluster = new ChaosCluster();
+    try {
+      await cluster.init(options);
+    } catch (error) {
+      await cluster.stop();
+      throw error;
+    }
+    return cluster;
+  }
+
+  get db() {
+    return this.database.db;
+  }
+
+  private async init(options: ChaosClusterOptions): Promise<void> {
+    [this.postgres, this.redis, this.stripe, this.revenueCat, this.ai] = await Promise.all([
+      DisposablePostgres.start(),
+      DisposableRedis.start(),
+      FakeStripe.start(),
+      FakeRevenueCat.start(),
+      FakeAiStudio.start(chaosAiKey),
+    ]);
+    this.databaseUrl = this.postgres.url('tally');
+    await ensureDatabaseExists(this.databaseUrl);
+    await migrate(this.databaseUrl);
+    this.database = createDb({
+      connectionString: this.databaseUrl,
+      maxConnections: 4,
+      applicationName: 'chaos-checker',
+    });
+
+    const base = {
+      DATABASE_URL: this.databaseUrl,
+      REDIS_URL: this.redis.url,
+      QUEUE_PREFIX: 'chaos',
+      LOG_LEVEL: 'info',
+      SHUTDOWN_TIMEOUT_MS: String(shutdownTimeoutMs),
+      HTTP_HEADERS_TIMEOUT_MS: '5000',
+      HTTP_REQUEST_TIMEOUT_MS: '10000',
+      PAYMENT_ENVIRONMENTS: 'production,sandbox',
+    };
+    for (let i = 0; i < options.ingests; i += 1) {
+      const port = await freePort();
+      this.ingests.push(
+        new SupervisedProcess(
+          `ingest-${i}`,
+          'ingest',
+          port,
+          {
+            ...base,
+            INGEST_PORT: String(port),
+            STRIPE_WEBHOOK_SECRETS: chaosStripeSecret,
+            REVENUECAT_WEBHOOK_AUTH: chaosRevenueCatAuth,
+            ...options.ingestEnv,
+          },
+          'ingest listening',
+        ),
+      );
+    }
+    for (let i = 0; i < options.workers; i += 1) {
+      const port = await freePort();
+      this.workers.push(
+        new SupervisedProcess(
+          `worker-${i}`,
+          'worker',
+          port,
+          {
+            ...base,
+            WORKER_METRICS_PORT: String(port),
+            WORKER_CONCURRENCY: '4',
+            // A killed worker's BullMQ jobs are taken over quickly.
+            WORKER_LOCK_DURATION_MS: '2000',
+            INBOX_BACKOFF_BASE_MS: '100',
+            INBOX_BACKOFF_MAX_MS: '1000',
+            INBOX_RETRY_LATER_BASE_MS: '200',
+            INBOX_RETRY_LATER_MAX_DELAY_MS: '1000',
+            INBOX_RETRY_LATER_MAX_WAIT_MS: '120000',
+            RELAY_INTERVAL_MS: '250',
+            RELAY_STALE_AFTER_MS: '1500',
+            RELAY_PROCESSING_STALE_AFTER_MS: '4000',
+            REVENUECAT_API_KEY: fakeRevenueCatApiKey,
+            REVENUECAT_API_BASE_URL: this.revenueCat.baseUrl,
+            REVENUECAT_API_TIMEOUT_MS: '2000',
+            STRIPE_SECRET_KEY: chaosStripeApiKey,
+            STRIPE_API_BASE_URL: this.stripe.baseUrl,
+            STRIPE_TIMEOUT_MS: '2000',
+            AI_STUDIO_BASE_URL: this.ai.url,
+            AI_STUDIO_API_KEY: chaosAiKey,
+            AI_STUDIO_TIMEOUT_MS: '2000',
+            STUDIO_CONCURRENCY: '2',
+            STUDIO_MAX_ATTEMPTS: '5',
+            STUDIO_SWEEP_INTERVAL_MS: '500',
+            STUDIO_STUCK_AFTER_MS: '5000',
+            INSTALLMENTS_INTERVAL_MS: '500',
+            INSTALLMENTS_PROCESSING_STALE_AFTER_MS: '4000',
+            ...options.workerEnv,
+          },
+          'worker started',
+        ),
+      );
+    }
+    const apiPort = await freePort();
+    this.api = new SupervisedProcess(
+      'api',
+      'api',
+      apiPort,
+      {
+        ...base,
+        API_PORT: String(apiPort),
+        APP_API_KEYS: chaosAppKey,
+        ADMIN_API_KEYS: chaosAdminKey,
+        STRIPE_SECRET_KEY: chaosStripeApiKey,
+        STRIPE_API_BASE_URL: this.stripe.baseUrl,
+        REVENUECAT_API_KEY: fakeRevenueCatApiKey,
+        REVENUECAT_API_BASE_URL: this.revenueCat.baseUrl,
+      },
+      'api listening',
+    );
+    await Promise.all(this.processes().map((process) => process.start()));
+  }
+
+  processes(): SupervisedProcess[] {
+    return [...this.ingests, ...this.workers, ...(this.api ? [this.api] : [])];
+  }
+
+  async allReady(): Promise<void> {
+    await Promise.all(this.processes().map((process) => process.ready()));
+  }
+
+  /** Every log line of every process, every incarnation. */
+  allOutput(): string {
+    return this.processes()
+      .map((process) => process.output)
+      .join('\n');
+  }
+
+  /** FLUSHALL: every queued job, lock and BullMQ key is gone; the rows are not. */
+  async flushRedis(): Promise<void> {
+    const client = new Redis(this.redis.url, { maxRetriesPerRequest: 1, lazyConnect: true });
+    try {
+      await client.connect();
+      await client.flushall();
+    } finally {
+      client.disconnect();
+    }
+  }
+
+  /** Stops redis-server (SIGKILL, nothing persisted) for `downMs`, then starts it again empty. */
+  async restartRedis(downMs: number): Promise<void> {
+    await this.redis.stopServer();
+    await sleep(downMs);
+    await this.redis.startServer();
+  }
+
+  /** `pg_ctl stop -m immediate` (a crash: connections cut, recovery on start) for `downMs`. */
+  async crashPostgres(downMs: number): Promise<void> {
+    await this.postgres.stopServer('immediate');
+    await sleep(downMs);
+    await this.postgres.startServer();
+  }
+
+  apiRequest(path: string, options: { method?: string; key?: string | null; body?: unknown } = {}) {
+    const headers: Record<string, string> = {};
+    const key = options.key === undefined ? (path.startsWith('/admin') ? chaosAdminKey : chaosAppKey) : options.key;
+    if (key !== null) headers.authorization = `Bearer ${key}`;
+    if (options.body !== undefined) headers['content-type'] = 'application/json';
+    return fetch(`http://127.0.0.1:${this.api.port}${path}`, {
+      method: options.method ?? 'GET',
+      headers,
+      ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+      signal: AbortSignal.timeout(10_000),
+    });
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.processes().map((process) => process.stop().catch(() => undefined)));
+    await this.database?.close().catch(() => undefined);
+    await Promise.all([
+      this.stripe?.stop().catch(() => undefined),
+      this.revenueCat?.stop().catch(() => undefined),
+      this.ai?.stop().catch(() => undefined),
+    ]);
+    await this.redis?.stopServer().catch(() => undefined);
+    await this.postgres?.destroy().catch(() => undefined);
+  }
+}

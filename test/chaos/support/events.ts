@@ -1,0 +1,115 @@
+import { stripeEventBody, stripePackIntent, stripeRefundedCharge } from '../../support/stripe-events';
+import type { Prng } from './prng';
+import type { SimulatedEvent } from './provider-simulator';
+
+/** Every body carries this marker in a field nothing logs: it must never appear in a log line. */
+export const rawBodyCanary = 'chaos-raw-body-canary-7f3a';
+/** A customer email carried by Stripe events: it must never appear in a log line. */
+export const canaryEmail = 'chaos.customer.canary@example.org';
+
+/** A RevenueCat token pack purchase (100 tokens), with its own store transaction. */
+export function rcPurchase(id: string, userId: string, transactionId = `tx-${id}`): SimulatedEvent {
+  return {
+    provider: 'revenuecat',
+    id,
+    body: JSON.stringify({
+      api_version: '1.0',
+      event: {
+        id,
+        type: 'NON_RENEWING_PURCHASE',
+        app_user_id: userId,
+        original_app_user_id: userId,
+        aliases: [userId],
+        product_id: 'tokens.100',
+        period_type: 'NORMAL',
+        purchased_at_ms: 1_700_000_000_000,
+        expiration_at_ms: null,
+        event_timestamp_ms: 1_700_000_000_100,
+        environment: 'PRODUCTION',
+        store: 'APP_STORE',
+        transaction_id: transactionId,
+        price: 4.99,
+        currency: 'USD',
+        subscriber_attributes: { $email: { value: canaryEmail }, note: { value: rawBodyCanary } },
+      },
+    }),
+  };
+}
+
+/** RevenueCat's refund of a consumable: a CANCELLATION naming the purchase's transaction. */
+export function rcRefund(id: string, userId: string, transactionId: string): SimulatedEvent {
+  return {
+    provider: 'revenuecat',
+    id,
+    body: JSON.stringify({
+      api_version: '1.0',
+      event: {
+        id,
+        type: 'CANCELLATION',
+        app_user_id: userId,
+        original_app_user_id: userId,
+        aliases: [userId],
+        product_id: 'tokens.100',
+        period_type: 'NORMAL',
+        purchased_at_ms: 1_700_000_000_000,
+        expiration_at_ms: null,
+        event_timestamp_ms: 1_700_000_500_000,
+        environment: 'PRODUCTION',
+        store: 'APP_STORE',
+        transaction_id: transactionId,
+        original_transaction_id: transactionId,
+        cancel_reason: 'CUSTOMER_SUPPORT',
+        price: -4.99,
+        currency: 'USD',
+      },
+    }),
+  };
+}
+
+/** Stripe payment_intent.succeeded for a 100-token pack (sandbox: livemode false). */
+export function stripePackPaid(eventId: string, paymentIntentId: string, userId: string): SimulatedEvent {
+  return {
+    provider: 'stripe',
+    id: eventId,
+    body: stripeEventBody(
+      'payment_intent.succeeded',
+      {
+        ...stripePackIntent({ id: paymentIntentId, userId, customer: `cus_${userId}`, email: canaryEmail }),
+        description: rawBodyCanary,
+      },
+      { eventId },
+    ),
+  };
+}
+
+/** Stripe charge.refunded (full) of a pack's payment intent. */
+export function stripePackRefunded(eventId: string, chargeId: string, paymentIntentId: string): SimulatedEvent {
+  return {
+    provider: 'stripe',
+    id: eventId,
+    body: stripeEventBody('charge.refunded', stripeRefundedCharge({ id: chargeId, paymentIntent: paymentIntentId }), {
+      eventId,
+    }),
+  };
+}
+
+/**
+ * A stream of token pack purchases over `users`, half RevenueCat and half Stripe (by the PRNG),
+ * with the model's expected balance (100 per distinct purchase).
+ */
+export function purchaseStream(
+  rng: Prng,
+  prefix: string,
+  users: string[],
+  count: number,
+): { events: SimulatedEvent[]; expected: Map<string, number> } {
+  const events: SimulatedEvent[] = [];
+  const expected = new Map(users.map((user) => [user, 0]));
+  for (let n = 0; n < count; n += 1) {
+    const userId = rng.pick(users);
+    if (rng.chance(0.5)) events.push(rcPurchase(`${prefix}-rc-${n}`, userId));
+    else events.push(stripePackPaid(`evt_${prefix}_${n}`, `pi_${prefix}_${n}`, userId));
+    expected.set(userId, (expected.get(userId) ?? 0) + 100);
+  }
+  return { events, expected };
+}

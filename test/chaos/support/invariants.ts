@@ -1,0 +1,233 @@
+import { createHash } from 'node:crypto';
+import type { DB } from '@tally/billing-core';
+import { type Kysely, sql } from 'kysely';
+import type { SimulatedEvent } from './provider-simulator';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** One broken invariant, readable in the report. */
+export interface Violation {
+  invariant: string;
+  detail: string;
+}
+
+/**
+ * The ledger as of a checkpoint: the highest id and a hash of every row up to it. Ledger rows
+ * are facts; a later checkpoint must hash the same rows to the same value (rows only appended).
+ */
+export interface LedgerCheckpoint {
+  maxId: number;
+  count: number;
+  hash: string;
+}
+
+async function ledgerHash(db: Kysely<DB>, upToId: number): Promise<{ count: number; hash: string }> {
+  const { rows } = await sql<{
+    id: string;
+    user_id: string;
+    reference: string;
+    amount: string;
+    balance_before: string;
+    balance_after: string;
+    reason: string;
+    inbox_event_id: string | null;
+    created_at: string;
+  }>`SELECT id::text, user_id, reference, amount::text, balance_before::text, balance_after::text, reason,
+            inbox_event_id::text, created_at::text
+       FROM ledger_entries WHERE id <= ${upToId} ORDER BY id`.execute(db);
+  const hash = createHash('sha256');
+  for (const row of rows) hash.update(`${JSON.stringify(Object.values(row))}\n`);
+  return { count: rows.length, hash: hash.digest('hex') };
+}
+
+export async function ledgerCheckpoint(db: Kysely<DB>): Promise<LedgerCheckpoint> {
+  const { rows } = await sql<{ max: string | null }>`SELECT max(id)::text AS max FROM ledger_entries`.execute(db);
+  const maxId = Number(rows[0]?.max ?? 0);
+  return { maxId, ...(await ledgerHash(db, maxId)) };
+}
+
+/**
+ * Waits until nothing is in flight: no inbox row received/processing, no studio request
+ * received/processing, no installment processing. Returns what was still in flight at the
+ * deadline (empty when settled).
+ */
+export async function settle(db: Kysely<DB>, timeoutMs: number): Promise<string[]> {
+  const deadline = Date.now() + timeoutMs;
+  let pending: string[] = [];
+  for (;;) {
+    try {
+      const { rows } = await sql<{ what: string; count: number }>`
+        SELECT 'inbox ' || status AS what, count(*)::int AS count FROM inbox_events
+         WHERE status IN ('received', 'processing') GROUP BY status
+        UNION ALL
+        SELECT 'studio ' || status, count(*)::int FROM studio_requests
+         WHERE status IN ('received', 'processing') GROUP BY status
+        UNION ALL
+        SELECT 'installment processing', count(*)::int FROM stripe_installments
+         WHERE status = 'processing'`.execute(db);
+      pending = rows.filter((row) => row.count > 0).map((row) => `${row.count} ${row.what}`);
+      if (pending.length === 0) return [];
+    } catch (error) {
+      pending = [`database unreadable: ${String(error)}`];
+    }
+    if (Date.now() > deadline) return pending;
+    await sleep(250);
+  }
+}
+
+export interface InvariantInput {
+  db: Kysely<DB>;
+  /** Events some delivery of which was answered 200. */
+  accepted: SimulatedEvent[];
+  /** The previous checkpoint (ledger rows must be unchanged). */
+  checkpoint: LedgerCheckpoint;
+  /** The model's balance per user, for the users this scenario owns. */
+  expectedBalances: Map<string, number>;
+  /** Inbox events the model expects to park (provider:id); any other parked row is a violation. */
+  expectedParked?: Set<string>;
+}
+
+export interface InvariantResult {
+  violations: Violation[];
+  /** Accepted events with no inbox row, plus users whose balance is short of the model. */
+  lost: number;
+  /** Users whose balance exceeds the model (an effect applied twice). */
+  appliedTwice: number;
+  parked: number;
+  checkpoint: LedgerCheckpoint;
+}
+
+/** Checks every invariant of the issue against the database as it is now. */
+export async function checkInvariants(input: InvariantInput): Promise<InvariantResult> {
+  const { db } = input;
+  const violations: Violation[] = [];
+  const fail = (invariant: string, detail: string) => violations.push({ invariant, detail });
+
+  // 1. Every request answered 200 has its inbox row.
+  const inbox = await db
+    .selectFrom('inbox_events')
+    .select(['id', 'provider', 'provider_event_id', 'status', 'outcome_code', 'last_error'])
+    .execute();
+  const inboxByKey = new Map(inbox.map((row) => [`${row.provider}:${row.provider_event_id}`, row]));
+  let lost = 0;
+  for (const event of input.accepted) {
+    if (!inboxByKey.has(`${event.provider}:${event.id}`)) {
+      lost += 1;
+      if (lost <= 5) fail('answered 200 ⇒ inbox row', `${event.provider} ${event.id} was answered 200 and has no row`);
+    }
+  }
+  if (lost > 5) fail('answered 200 ⇒ inbox row', `${lost} accepted events have no row in all`);
+
+  // 2. Every inbox row ends processed, ignored or parked with its error.
+  let parked = 0;
+  for (const row of inbox) {
+    const key = `${row.provider}:${row.provider_event_id}`;
+    if (row.status === 'received' || row.status === 'processing') {
+      fail('inbox rows finish', `${key} is stuck in ${row.status}`);
+    } else if (row.status === 'failed') {
+      parked += 1;
+      if (!row.outcome_code || !row.last_error) fail('parked rows carry their error', `${key} parked without an error`);
+      if (!input.expectedParked?.has(key)) {
+        fail('no unexpected parking', `${key} parked: ${row.outcome_code}: ${row.last_error?.slice(0, 200)}`);
+      }
+    }
+  }
+
+  // 3. Each ledger reference appears once.
+  const { rows: duplicateReferences } = await sql<{ reference: string; count: number }>`
+    SELECT reference, count(*)::int AS count FROM ledger_entries GROUP BY reference HAVING count(*) > 1`.execute(db);
+  for (const row of duplicateReferences) fail('references unique', `${row.reference} appears ${row.count} times`);
+
+  // 4. Each wallet's balance equals the sum of its ledger rows; the chain of balances is
+  // unbroken (balance_before = the previous balance_after) and never below zero.
+  const { rows: walletMismatches } = await sql<{ user_id: string; balance: string; sum: string }>`
+    SELECT w.user_id, w.balance::text, coalesce(sum(l.amount), 0)::text AS sum
+      FROM wallets w LEFT JOIN ledger_entries l ON l.user_id = w.user_id
+     GROUP BY w.user_id, w.balance HAVING w.balance <> coalesce(sum(l.amount), 0)`.execute(db);
+  for (const row of walletMismatches) {
+    fail('balance = Σ ledger', `${row.user_id}: balance ${row.balance}, ledger sums to ${row.sum}`);
+  }
+  const { rows: brokenChain } = await sql<{ user_id: string; id: string; balance_before: string; previous: string }>`
+    SELECT user_id, id::text, balance_before::text, previous::text FROM (
+      SELECT user_id, id, balance_before,
+             coalesce(lag(balance_after) OVER (PARTITION BY user_id ORDER BY id), 0) AS previous
+        FROM ledger_entries) chain
+     WHERE balance_before <> previous LIMIT 5`.execute(db);
+  for (const row of brokenChain) {
+    fail('ledger chain', `${row.user_id} entry ${row.id}: balance_before ${row.balance_before} ≠ ${row.previous}`);
+  }
+  const { rows: negative } = await sql<{ count: number }>`
+    SELECT count(*)::int AS count FROM ledger_entries WHERE balance_after < 0 OR balance_before < 0`.execute(db);
+  if ((negative[0]?.count ?? 0) > 0) fail('never below zero', `${negative[0]?.count} ledger rows below zero`);
+
+  // 5. Ledger rows were never changed: the rows of the last checkpoint hash the same.
+  const again = await ledgerHash(db, input.checkpoint.maxId);
+  if (again.count !== input.checkpoint.count || again.hash !== input.checkpoint.hash) {
+    fail(
+      'ledger append-only',
+      `rows up to id ${input.checkpoint.maxId} changed (${input.checkpoint.count} → ${again.count} rows)`,
+    );
+  }
+
+  // 6. Every studio request ends completed, or failed and (when charged) refunded exactly once
+  // for exactly its debit; a completed one is never refunded.
+  const { rows: studio } = await sql<{
+    public_id: string;
+    status: string;
+    tokens_charged: number;
+    refunded: boolean;
+    debit: string | null;
+    refund: string | null;
+  }>`SELECT s.public_id::text, s.status, s.tokens_charged, s.refunded_at IS NOT NULL AS refunded,
+            d.amount::text AS debit, r.amount::text AS refund
+       FROM studio_requests s
+       LEFT JOIN ledger_entries d ON d.reference = 'studio:' || s.public_id || ':debit'
+       LEFT JOIN ledger_entries r ON r.reference = 'studio:' || s.public_id || ':refund'`.execute(db);
+  for (const row of studio) {
+    const id = row.public_id;
+    if (row.status !== 'completed' && row.status !== 'failed') fail('studio settles', `${id} is ${row.status}`);
+    const charged = row.tokens_charged > 0;
+    if (charged !== (row.debit !== null))
+      fail('studio debit', `${id}: charged ${row.tokens_charged}, debit ${row.debit}`);
+    if (row.status === 'completed' && row.refund !== null) fail('studio completed ⇒ no refund', `${id} refunded`);
+    if (row.status === 'failed' && charged) {
+      if (row.refund === null || Number(row.refund) !== -Number(row.debit)) {
+        fail('studio failed ⇒ refunded once', `${id}: debit ${row.debit}, refund ${row.refund}`);
+      }
+      if (!row.refunded) fail('studio failed ⇒ refunded once', `${id}: refunded_at not set`);
+    }
+    if (row.status === 'failed' && !charged && row.refund !== null) fail('free ⇒ no refund', `${id} refunded`);
+  }
+
+  // 7. Every installment granted at most once, and granted ⇔ its ledger row.
+  const { rows: installments } = await sql<{ id: string; status: string; rows: number }>`
+    SELECT i.id::text, i.status, count(l.id)::int AS rows
+      FROM stripe_installments i
+      LEFT JOIN ledger_entries l ON l.reference = 'stripe:installment:' || i.id
+     GROUP BY i.id, i.status`.execute(db);
+  for (const row of installments) {
+    if (row.rows > 1) fail('installment granted once', `installment ${row.id} has ${row.rows} grants`);
+    if ((row.status === 'granted') !== (row.rows === 1)) {
+      fail('installment granted ⇔ ledger row', `installment ${row.id} is ${row.status} with ${row.rows} grants`);
+    }
+  }
+
+  // 8. Final balances equal the model's.
+  let appliedTwice = 0;
+  const users = [...input.expectedBalances.keys()];
+  const wallets =
+    users.length === 0
+      ? []
+      : await db.selectFrom('wallets').select(['user_id', 'balance']).where('user_id', 'in', users).execute();
+  const actual = new Map(wallets.map((wallet) => [wallet.user_id, Number(wallet.balance)]));
+  for (const [userId, expected] of input.expectedBalances) {
+    const balance = actual.get(userId) ?? 0;
+    if (balance !== expected) {
+      fail('balances = model', `${userId}: balance ${balance}, model ${expected}`);
+      if (balance > expected) appliedTwice += 1;
+      else lost += 1;
+    }
+  }
+
+  return { violations, lost, appliedTwice, parked, checkpoint: await ledgerCheckpoint(db) };
+}
