@@ -1,4 +1,5 @@
-import { findWallet, productionOnlyPolicy } from '@tally/billing-core';
+import { findWallet, inboxJobId, productionOnlyPolicy } from '@tally/billing-core';
+import { sql } from 'kysely';
 import { revenueCatTokenPurchase } from '../support/events';
 import { eventually, TestStack } from '../support/stack';
 
@@ -147,6 +148,39 @@ describe('RevenueCat token pack refunds', () => {
       ['revenuecat:event:rc-late-buy', 100],
       ['revenuecat:refund:tx-early', -100],
     ]);
+  });
+
+  it("finds the purchase even when one of the user's stored bodies is nested too deeply for Postgres jsonb", async () => {
+    const deep = JSON.parse(purchase('rc-deep-buy', 'deep-user', 'tx-deep-other'));
+    const nested = `${'{"a":'.repeat(20_000)}1${'}'.repeat(20_000)}`;
+    const deepBody = JSON.stringify(deep).replace(/}$/, `,"extra":${nested}}`);
+    // Stored as ingest would store it (this test stack's ingest limits bodies to 64 KiB; production allows 1 MiB).
+    const { id } = await stack.db
+      .insertInto('inbox_events')
+      .values({
+        provider: 'revenuecat',
+        provider_event_id: 'rc-deep-buy',
+        type: 'NON_RENEWING_PURCHASE',
+        livemode: true,
+        environment: 'PRODUCTION',
+        user_id: 'deep-user',
+        raw_body: deepBody,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await stack.queue.add('process', { inboxEventId: id }, { jobId: inboxJobId(id) });
+    expect(await finished('rc-deep-buy')).toMatchObject({ status: 'processed', outcome_code: 'credited' });
+    await stack.postRevenueCat(purchase('rc-deep-buy-2', 'deep-user', 'tx-deep'));
+    await finished('rc-deep-buy-2');
+    await stack.postRevenueCat(
+      tokenPackRefund({ id: 'rc-deep-refund', userId: 'deep-user', transactionId: 'tx-deep' }),
+    );
+    expect(await finished('rc-deep-refund')).toMatchObject({ status: 'processed', outcome_code: 'refunded' });
+    expect(await findWallet(stack.db, 'deep-user')).toEqual({ userId: 'deep-user', balance: 100 });
+    // Postgres itself cannot read that body as jsonb: the refund must not depend on it.
+    await expect(
+      sql`SELECT raw_body::jsonb FROM inbox_events WHERE provider_event_id = 'rc-deep-buy'`.execute(stack.db),
+    ).rejects.toThrow('stack depth');
   });
 
   it('ignores a sandbox refund under a production-only policy', async () => {

@@ -28,17 +28,21 @@ export function createTokenPackRefundRoute(deps: { catalog: Catalog }) {
       const userId = await linkUserIds(trx, ids, { inboxEventId: row.id });
       await lockUser(trx, userId);
 
-      // The credit this refund reverses: the user's token-pack purchase with the same store transaction.
-      const credit = await sql<{ reference: string; amount: number }>`
-        SELECT l.reference, l.amount
+      // The credit this refund reverses: the user's token-pack purchase with the same store
+      // transaction. The text search narrows the user's purchases; the body is then parsed here,
+      // not cast to jsonb in SQL, where one deeply nested body would fail every refund of the user.
+      const candidates = await sql<{ reference: string; amount: number; raw_body: string }>`
+        SELECT l.reference, l.amount, i.raw_body
           FROM ledger_entries l
           JOIN inbox_events i ON i.id = l.inbox_event_id
          WHERE l.user_id = ${userId}
            AND l.reason = 'token_pack_purchase'
            AND i.provider = 'revenuecat'
-           AND i.raw_body::jsonb #>> '{event,transaction_id}' = ${transactionId}
-         ORDER BY l.id
-         LIMIT 1`.execute(trx);
+           AND strpos(i.raw_body, ${transactionId}) > 0
+         ORDER BY l.id`.execute(trx);
+      const credit = {
+        rows: candidates.rows.filter((candidate) => transactionOf(candidate.raw_body) === transactionId),
+      };
       const entry = credit.rows[0];
       if (!entry) return retryLater(`the purchase of transaction ${transactionId} has not been credited yet`);
 
@@ -64,6 +68,16 @@ export function createTokenPackRefundRoute(deps: { catalog: Catalog }) {
           );
     },
   });
+}
+
+/** The store transaction a stored RevenueCat body names, or null when it cannot be read. */
+function transactionOf(rawBody: string): string | null {
+  try {
+    const body = JSON.parse(rawBody) as { event?: { transaction_id?: unknown } };
+    return stringOf(body.event?.transaction_id);
+  } catch {
+    return null;
+  }
 }
 
 function stringOf(value: unknown): string | null {
