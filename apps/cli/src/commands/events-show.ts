@@ -25,9 +25,9 @@ export async function runEventsShow(inboxEventId: number, options: { json?: bool
       const text = value instanceof Date ? value.toISOString() : value === null ? '-' : String(value);
       process.stdout.write(`${key.toUpperCase().padEnd(width)}  ${text}\n`);
     }
-    let body = rawBody;
+    let body = rawBody ?? '(pruned by retention)';
     try {
-      body = JSON.stringify(JSON.parse(rawBody), null, 2);
+      if (rawBody !== null) body = JSON.stringify(JSON.parse(rawBody), null, 2);
     } catch {
       // Stored exactly as received; show it as it is.
     }
