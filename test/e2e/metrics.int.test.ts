@@ -1,4 +1,6 @@
-import { TestStack } from '../support/stack';
+import { queueCatalog } from '@tally/billing-core';
+import { stripeTokenPackPayment } from '../support/events';
+import { eventually, signStripe, TestStack } from '../support/stack';
 
 describe('metrics: each process shows what it moves, from zero', () => {
   let stack: TestStack;
@@ -27,6 +29,83 @@ describe('metrics: each process shows what it moves, from zero', () => {
     expect(text).toContain('tally_queue_jobs{queue="inbox",state="waiting",service="worker"} 0');
     expect(text).toContain('tally_inbox_oldest_unprocessed_age_seconds{service="worker"} 0');
     expect(text).not.toContain('tally_webhook_requests_total');
+    await stack.stopWorkers();
+  });
+});
+
+describe('metrics: the operations series exist from zero and move when events flow', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await TestStack.start();
+  });
+  afterAll(() => stack.stop());
+
+  const value = (text: string, series: string) => {
+    const line = text.split('\n').find((candidate) => candidate.startsWith(`${series} `));
+    return line === undefined ? undefined : Number(line.slice(series.length + 1));
+  };
+
+  it('exposes ledger, parked-by-type, lag, every catalog queue and saga/installment states, and they move', async () => {
+    const worker = stack.startWorker({ roles: ['inbox'] });
+    await worker.refreshGauges();
+    let text = await worker.metrics.registry.metrics();
+    const credits = 'tally_ledger_entries{direction="credit",reason="token_pack_purchase",service="worker"}';
+    const creditedTokens = 'tally_ledger_tokens{direction="credit",reason="token_pack_purchase",service="worker"}';
+    const parked = 'tally_inbox_events_parked{provider="stripe",type="payment_intent.succeeded",service="worker"}';
+    expect(value(text, credits)).toBe(0);
+    expect(value(text, creditedTokens)).toBe(0);
+    expect(value(text, 'tally_ledger_entries{direction="debit",reason="stripe_refund",service="worker"}')).toBe(0);
+    expect(value(text, parked)).toBe(0);
+    expect(value(text, 'tally_inbox_events_parked{provider="revenuecat",type="other",service="worker"}')).toBe(0);
+    for (const status of ['received', 'processing', 'completed', 'failed']) {
+      expect(value(text, `tally_studio_requests{status="${status}",service="worker"}`)).toBe(0);
+    }
+    for (const status of ['scheduled', 'processing', 'granted', 'void', 'failed']) {
+      expect(value(text, `tally_stripe_installments{status="${status}",service="worker"}`)).toBe(0);
+    }
+    for (const queue of Object.values(queueCatalog)) {
+      expect(value(text, `tally_queue_jobs{queue="${queue.name}",state="waiting",service="worker"}`)).toBe(0);
+    }
+    expect(value(text, 'tally_inbox_event_lag_seconds_count{service="worker",provider="stripe"}')).toBeUndefined();
+    // The reconcile series belong to processes with the reconcile role only.
+    expect(text).not.toContain('tally_reconcile_findings');
+
+    const paid = stripeTokenPackPayment({
+      eventId: 'evt_metrics_paid',
+      paymentIntentId: 'pi_metrics_paid',
+      userId: 'm1',
+    });
+    const bad = stripeTokenPackPayment({
+      eventId: 'evt_metrics_bad',
+      paymentIntentId: 'pi_metrics_bad',
+      userId: 'm1',
+      packId: 'no_such_pack',
+    });
+    for (const body of [paid, bad]) expect((await stack.postStripe(body, signStripe(body))).status).toBe(200);
+    await eventually('both events to finish', async () => {
+      const rows = await stack.db.selectFrom('inbox_events').select('status').execute();
+      return rows.length === 2 && rows.every((row) => row.status === 'processed' || row.status === 'failed');
+    });
+    await worker.refreshGauges();
+    text = await worker.metrics.registry.metrics();
+    expect(value(text, credits)).toBe(1);
+    expect(value(text, creditedTokens)).toBe(100);
+    expect(value(text, parked)).toBe(1);
+    expect(value(text, 'tally_inbox_event_lag_seconds_count{service="worker",provider="stripe"}')).toBe(1);
+    expect(
+      value(text, 'tally_inbox_events_parked_total{provider="stripe",code="invalid_event",service="worker"}'),
+    ).toBe(1);
+    await stack.stopWorkers();
+  });
+
+  it('a worker with the reconcile role exposes the reconciliation series at zero', async () => {
+    const worker = stack.startWorker({
+      roles: ['reconcile'],
+      reconcile: { intervalMs: 60_000, windowDays: 3, stripe: undefined },
+    });
+    const text = await worker.metrics.registry.metrics();
+    expect(text).toContain('tally_reconcile_findings{kind="missing_events",service="worker"} 0');
+    expect(text).toContain('tally_reconcile_findings{kind="ledger_rows_without_event",service="worker"} 0');
     await stack.stopWorkers();
   });
 });

@@ -65,6 +65,9 @@ export interface WorkerSettings {
   installments?: WorkerRuntimeOptions['installments'];
   /** The email role's mailer and retry settings. */
   email?: WorkerRuntimeOptions['email'];
+  /** The retention and reconcile roles' loops (tests usually call runOnce). */
+  retention?: WorkerRuntimeOptions['retention'];
+  reconcile?: WorkerRuntimeOptions['reconcile'];
 }
 
 /** Tests accept both environments unless they test the policy itself. */
@@ -222,6 +225,8 @@ export class TestStack {
       },
       ...(settings.installments ? { installments: settings.installments } : {}),
       ...(settings.email ? { email: settings.email } : {}),
+      ...(settings.retention ? { retention: settings.retention } : {}),
+      ...(settings.reconcile ? { reconcile: settings.reconcile } : {}),
     });
     this.workers.push(runtime);
     return runtime;

@@ -16,6 +16,7 @@ import { requireAdminKeyOrBasic } from './http/require-admin-key-or-basic';
 import { requireBearer } from './http/require-bearer';
 import { createEventRoutes } from './routes/admin/event-routes';
 import { createLedgerAdminRoutes } from './routes/admin/ledger-routes';
+import { createReconcileRoutes } from './routes/admin/reconcile-routes';
 import { createUserSupportRoutes } from './routes/admin/user-support-routes';
 import { createStudioRoutes, type StudioRouteDeps } from './routes/v1/studio-routes';
 import { createSubscriptionRoutes, type SubscriptionRoutesDeps } from './routes/v1/subscription-routes';
@@ -83,6 +84,7 @@ export function createApiApp(deps: ApiAppDeps): Express {
       admin.use(createEventRoutes(deps));
       admin.use(createLedgerAdminRoutes(deps));
       admin.use(createUserSupportRoutes(deps));
+      admin.use(createReconcileRoutes(deps));
       app.use('/admin', admin);
 
       // A database that cannot be reached (restart, failover) is a 503 the caller may retry, not a 500.

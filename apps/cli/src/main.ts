@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 import { inboxStatuses } from '@tally/billing-core';
 import { loadDotEnv } from '@tally/platform';
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { runEventsList, runReplay, runRequeue } from './commands/events';
 import { runEventsShow } from './commands/events-show';
 import { runLedgerVerify } from './commands/ledger-verify';
 import { runMigrate } from './commands/migrate';
+import { runReconcile } from './commands/reconcile';
 import { runSendSample } from './commands/send-sample';
 import { runUser } from './commands/user';
 
@@ -16,7 +17,10 @@ function positiveInt(value: string): number {
 }
 
 loadDotEnv();
-const program = new Command('tally').description('Tally operator CLI').showHelpAfterError();
+// Exit codes (README "Operations"): 0 ok; 1 failure, not found, or a discrepancy reported;
+// 2 usage error (unknown command or option, bad argument). exitOverride makes commander throw
+// instead of exiting with its own code (1 for usage errors); set before the commands so they inherit it.
+const program = new Command('tally').description('Tally operator CLI').showHelpAfterError().exitOverride();
 
 program
   .command('migrate')
@@ -34,6 +38,7 @@ events
   .option('--user <userId>')
   .option('--outcome <code>', 'outcome code, e.g. credited, invalid_event, other_environment')
   .option('--limit <n>', 'how many', positiveInt, 50)
+  .option('--json', 'print JSON: {events: [rows with database column names]}')
   .action((options) => runEventsList(options));
 events
   .command('show')
@@ -46,7 +51,8 @@ program
   .command('requeue')
   .description('put a parked (failed) inbox event back to work')
   .argument('<inboxEventId>', 'inbox event id', positiveInt)
-  .action((id: number) => runRequeue(id));
+  .option('--json', 'print JSON: {requeued, ids, enqueued, deferred}')
+  .action((id: number, options: { json?: boolean }) => runRequeue(id, options));
 
 program
   .command('replay')
@@ -58,14 +64,34 @@ program
   .option('--user <userId>')
   .option('--outcome <code>', 'outcome code, e.g. awaiting_subscription_sync')
   .option('--limit <n>', 'at most this many', positiveInt, 1000)
+  .option('--json', 'print JSON: {replayed, ids, enqueued, deferred}')
   .action((id: number | undefined, options) => runReplay(id, options));
 
 program
   .command('ledger')
   .description('ledger tools')
   .command('verify')
-  .description('check every wallet balance against the sum of its ledger entries')
-  .action(() => runLedgerVerify());
+  .description('check every wallet balance against the sum of its ledger entries (exit 1 on a discrepancy)')
+  .option('--json', 'print JSON (the same report as GET /admin/ledger/verify)')
+  .action((options: { json?: boolean }) => runLedgerVerify(options));
+
+function windowDays(value: string): number {
+  const parsed = Number(value);
+  if (!Number.isFinite(parsed) || parsed <= 0 || parsed > 30) {
+    throw new InvalidArgumentError("expected a number of days above 0 and at most 30 (Stripe's Events API keeps 30)");
+  }
+  return parsed;
+}
+
+program
+  .command('reconcile')
+  .description(
+    "compare Stripe's Events API with the inbox: ingest missing events (backfill), report events processed without their rows and stripe ledger rows without an event (exit 1 when anything is found)",
+  )
+  .option('--days <n>', 'window in days (at most 30)', windowDays, 3)
+  .option('--dry-run', 'report missing events without ingesting them')
+  .option('--json', 'print JSON (the same report as POST /admin/reconcile/stripe)')
+  .action((options: { days: number; dryRun?: boolean; json?: boolean }) => runReconcile(options));
 
 program
   .command('user')
@@ -93,6 +119,10 @@ program
   );
 
 program.parseAsync(process.argv).catch((error: unknown) => {
+  if (error instanceof CommanderError) {
+    // Commander already printed its message (and the help after an error). Help and --version exit 0.
+    process.exit(error.exitCode === 0 ? 0 : 2);
+  }
   process.stderr.write(`tally: ${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(1);
 });

@@ -6,11 +6,26 @@ import { z } from 'zod';
  * What a worker process runs. Operators scale the inbox consumer apart from the scheduled loops
  * by giving deployments different roles; every role is safe to run on any number of replicas.
  */
-export const workerRoles = ['inbox', 'relay', 'studio', 'studio-sweeper', 'installments', 'email'] as const;
+export const workerRoles = [
+  'inbox',
+  'relay',
+  'studio',
+  'studio-sweeper',
+  'installments',
+  'email',
+  'retention',
+  'reconcile',
+] as const;
 export type WorkerRole = (typeof workerRoles)[number];
+/** Roles that run only when listed by name: `all` (and the default) leaves them out. */
+export const optInWorkerRoles: readonly WorkerRole[] = ['reconcile'];
 
 const rolesSetting = csvList
-  .transform((list) => (list.length === 0 || list.includes('all') ? [...workerRoles] : list))
+  .transform((list) => {
+    if (list.length > 0 && !list.includes('all')) return list;
+    // `all` plus opt-in roles named next to it, e.g. WORKER_ROLES=all,reconcile.
+    return [...workerRoles.filter((role) => !optInWorkerRoles.includes(role) || list.includes(role))];
+  })
   .pipe(z.array(z.enum(workerRoles, { message: `each role is one of: all, ${workerRoles.join(', ')}` })).min(1));
 
 export const workerEnvSchema = baseEnvSchema.extend({
@@ -58,6 +73,14 @@ export const workerEnvSchema = baseEnvSchema.extend({
   SMTP_URL: z.string().min(1).optional(),
   EMAIL_FROM: z.string().min(3).default('Tally <billing@tally.local>'),
   EMAIL_MAX_ATTEMPTS: positiveInt(10),
+  // Operations (docs/operations.md): raw-body retention (role 'retention') and Stripe reconciliation
+  // (role 'reconcile', opt-in: it runs only when WORKER_ROLES names it).
+  INBOX_RAW_BODY_RETENTION_DAYS: positiveInt(90),
+  RETENTION_INTERVAL_MS: positiveInt(3600_000),
+  RECONCILE_INTERVAL_MS: positiveInt(3600_000),
+  RECONCILE_WINDOW_DAYS: positiveInt(3).refine((days) => days <= 30, {
+    message: "at most 30 (Stripe's Events API keeps 30 days)",
+  }),
 });
 
 export type WorkerConfig = z.output<typeof workerEnvSchema>;

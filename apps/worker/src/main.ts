@@ -117,6 +117,12 @@ runMain('worker', async () => {
       maxAttempts: config.INSTALLMENTS_MAX_ATTEMPTS,
     },
     email: { mailer, maxAttempts: config.EMAIL_MAX_ATTEMPTS },
+    retention: { intervalMs: config.RETENTION_INTERVAL_MS, retentionDays: config.INBOX_RAW_BODY_RETENTION_DAYS },
+    reconcile: {
+      intervalMs: config.RECONCILE_INTERVAL_MS,
+      windowDays: config.RECONCILE_WINDOW_DAYS,
+      stripe: ports.stripe,
+    },
   });
   // createServiceApp: unknown routes get the JSON 404, not Express's HTML page.
   const app = createServiceApp({

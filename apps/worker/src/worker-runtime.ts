@@ -10,6 +10,7 @@ import {
   type Mailer,
   queueCatalog,
   type RetryLaterSettings,
+  type StripeApi,
   studioRelaySource,
 } from '@tally/billing-core';
 import {
@@ -17,6 +18,7 @@ import {
   createProducerQueue,
   createRedisConnection,
   createStudioQueue,
+  handOffInboxEvents,
   type Logger,
   type ProducerQueue,
   refreshQueueGauges,
@@ -27,7 +29,9 @@ import type { Worker } from 'bullmq';
 import type { Kysely } from 'kysely';
 import type { WorkerRole } from './config';
 import { type InstallmentsLoopOptions, startInstallmentsLoop } from './loops/installments-loop';
+import { type ReconcileLoopOptions, startReconcileLoop } from './loops/reconcile-loop';
 import { type RelayOptions, type RelayRoute, startRelayLoop } from './loops/relay-loop';
+import { type RetentionLoopOptions, startRetentionLoop } from './loops/retention-loop';
 import type { PeriodicLoop } from './loops/run-periodic';
 import { type StudioSweeperOptions, startStudioSweeperLoop } from './loops/studio-sweeper-loop';
 import { createEmailWorker } from './processors/email-processor';
@@ -57,6 +61,10 @@ export interface WorkerRuntimeOptions {
   installments?: InstallmentsLoopOptions;
   /** The email role's mailer (SMTP or logging) and retry settings. */
   email?: { mailer: Mailer; maxAttempts?: number; backoff?: BackoffSettings };
+  /** The retention role's loop (default: hourly, 90 days). */
+  retention?: RetentionLoopOptions;
+  /** The reconcile role's loop (opt-in role; default hourly over 3 days) and its Stripe API. */
+  reconcile?: ReconcileLoopOptions & { stripe: StripeApi | undefined };
 }
 
 export interface StudioRuntimeOptions {
@@ -83,6 +91,10 @@ export interface WorkerRuntime {
   studioSweeper: PeriodicLoop | undefined;
   /** The installment grant loop, when this process has the installments role. */
   installments: PeriodicLoop | undefined;
+  /** The raw-body retention loop, when this process has the retention role. */
+  retention: PeriodicLoop | undefined;
+  /** The Stripe reconciliation loop, when this process has the reconcile role. */
+  reconcile: PeriodicLoop | undefined;
   /** Refreshes queue and backlog gauges; called before each metrics scrape. */
   refreshGauges(): Promise<void>;
   pingRedis(): Promise<void>;
@@ -181,6 +193,34 @@ export function startWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntime
         },
       )
     : undefined;
+  const retention = roles.has('retention')
+    ? startRetentionLoop({ db: options.db, logger }, options.retention ?? { intervalMs: 3600_000, retentionDays: 90 })
+    : undefined;
+  if (roles.has('reconcile')) metrics.enableReconcileMetrics();
+  const reconcile = roles.has('reconcile')
+    ? startReconcileLoop(
+        {
+          db: options.db,
+          stripe: options.reconcile?.stripe,
+          enqueue: (ids) => handOffInboxEvents(inboxQueue, options.db, ids),
+          logger,
+          onReport: (report) => metrics.recordReconciliation(report),
+        },
+        options.reconcile ?? { intervalMs: 3600_000, windowDays: 3 },
+      )
+    : undefined;
+  // Queue depth for every catalog queue, whether or not this process produces to it.
+  const gaugeQueues = Object.values(queueCatalog).map((definition) => {
+    const existing = queues.find((queue) => queue.name === definition.name);
+    if (existing) return existing;
+    const queue = createProducerQueue(
+      producerConnection,
+      options.queuePrefix,
+      definition as never,
+    ) as ProducerQueue<unknown>;
+    queues.push(queue);
+    return queue;
+  });
   const relayRoutes: RelayRoute[] = [
     { source: inboxRelaySource, queue: inboxQueue } as RelayRoute,
     { source: studioRelaySource, queue: studioQueue } as RelayRoute,
@@ -195,7 +235,9 @@ export function startWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntime
     relay,
     studioSweeper,
     installments,
-    refreshGauges: () => refreshQueueGauges(queues, options.db, metrics),
+    retention,
+    reconcile,
+    refreshGauges: () => refreshQueueGauges(gaugeQueues, options.db, metrics),
     async pingRedis() {
       await producerConnection.ping();
     },
@@ -203,6 +245,8 @@ export function startWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntime
       await relay?.stop();
       await studioSweeper?.stop();
       await installments?.stop();
+      await retention?.stop();
+      await reconcile?.stop();
       await Promise.all(
         workers.map(async (worker) => {
           try {

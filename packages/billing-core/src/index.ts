@@ -9,6 +9,7 @@ export type {
   DB,
   EmailOutboxRow,
   InboxEventRow,
+  InboxSource,
   InboxStatus,
   LedgerEntryRow,
   PaymentRow,
@@ -21,7 +22,7 @@ export type {
   TopupRow,
   WalletRow,
 } from './db/schema';
-export { inboxStatuses } from './db/schema';
+export { inboxSources, inboxStatuses } from './db/schema';
 export * from './email/email-outbox-source';
 export * from './email/send-outbox-email';
 export * from './errors';
@@ -40,6 +41,7 @@ export { ensureWallet } from './ledger/ensure-wallet';
 export * from './ledger/post-ledger-entry';
 export * from './ledger/read-wallet';
 export * from './ledger/verify-ledger';
+export * from './operations/read-operational-counts';
 export type { AiStudioService } from './ports/ai-studio-service';
 export type { Mailer } from './ports/mailer';
 export type { ProviderPorts } from './ports/provider-ports';
@@ -60,9 +62,12 @@ export {
 } from './providers/revenuecat/revenuecat-event';
 export * from './providers/shared/payment-environment';
 export * from './providers/stripe/create-stripe-api';
+export { stripeHandledEventTypes } from './providers/stripe/create-stripe-handler';
 export { parseStripeEvent, toStripeInboxDraft, toStripeInboxDraftFromBody } from './providers/stripe/stripe-event';
+export * from './reconcile/reconcile-stripe';
 export * from './references';
 export * from './relay/durable-row-source';
+export * from './retention/prune-inbox-raw-bodies';
 export * from './scheduling/backoff';
 export * from './studio/ai-studio-errors';
 export * from './studio/claim-studio-request';

@@ -74,6 +74,42 @@ export class FakeStripe {
     return intent;
   }
 
+  /**
+   * Stores an event as the Events API lists it (`created` now unless given); `fake.events` may
+   * also be pushed to directly.
+   */
+  putEvent(event: StripeObject): StripeObject {
+    const stored = { created: Math.floor(Date.now() / 1000), ...event };
+    this.events.push(stored);
+    return stored;
+  }
+
+  /**
+   * `GET /v1/events` like Stripe: newest first (by `created`, then most recently stored), filtered
+   * by `types[]` and `created[gte]`, `limit` per page (default 10, at most 100), cursor
+   * `starting_after`, `has_more`.
+   */
+  private listEvents(form: Record<string, string>): StripeObject {
+    const types = Object.entries(form)
+      .filter(([key]) => /^types\[\d*\]$/.test(key))
+      .map(([, value]) => value);
+    const createdGte = form['created[gte]'] === undefined ? undefined : Number(form['created[gte]']);
+    const limit = Math.min(Math.max(Number(form.limit ?? 10) || 10, 1), 100);
+    const ordered = this.events
+      .map((event, index) => ({ event, index }))
+      .sort((a, b) => Number(b.event.created ?? 0) - Number(a.event.created ?? 0) || b.index - a.index)
+      .map(({ event }) => event)
+      .filter((event) => types.length === 0 || types.includes(String(event.type)))
+      .filter((event) => createdGte === undefined || Number(event.created ?? 0) >= createdGte);
+    let start = 0;
+    if (form.starting_after) {
+      const at = ordered.findIndex((event) => event.id === form.starting_after);
+      start = at < 0 ? ordered.length : at + 1;
+    }
+    const data = ordered.slice(start, start + limit);
+    return { object: 'list', url: '/v1/events', has_more: start + limit < ordered.length, data };
+  }
+
   async stop(): Promise<void> {
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
@@ -130,7 +166,7 @@ export class FakeStripe {
       return found(this.checkoutSessions.get(segments[3]), 'checkout.session');
     }
     if (req.method === 'GET' && segments[1] === 'events' && segments.length === 2) {
-      return send(res, 200, { object: 'list', url: '/v1/events', has_more: false, data: this.events });
+      return send(res, 200, this.listEvents(form));
     }
     if (req.method === 'POST' && segments[1] === 'payment_intents' && segments.length === 2) {
       const key = request.idempotencyKey;

@@ -1,5 +1,6 @@
 import { createDb, findInboxEvent } from '@tally/billing-core';
 import { baseEnvSchema, parseEnv } from '@tally/platform';
+import { fail } from './output';
 
 /**
  * `tally events show <id> [--json]`: one inbox event with its raw body. Exit 1 (message on
@@ -11,8 +12,7 @@ export async function runEventsShow(inboxEventId: number, options: { json?: bool
   try {
     const event = await findInboxEvent(database.db, inboxEventId);
     if (!event) {
-      process.stderr.write(`inbox event ${inboxEventId} does not exist\n`);
-      process.exitCode = 1;
+      fail(options, 'not_found', `inbox event ${inboxEventId} does not exist`);
       return;
     }
     if (options.json) {
@@ -25,9 +25,9 @@ export async function runEventsShow(inboxEventId: number, options: { json?: bool
       const text = value instanceof Date ? value.toISOString() : value === null ? '-' : String(value);
       process.stdout.write(`${key.toUpperCase().padEnd(width)}  ${text}\n`);
     }
-    let body = rawBody;
+    let body = rawBody ?? '(pruned by retention)';
     try {
-      body = JSON.stringify(JSON.parse(rawBody), null, 2);
+      if (rawBody !== null) body = JSON.stringify(JSON.parse(rawBody), null, 2);
     } catch {
       // Stored exactly as received; show it as it is.
     }

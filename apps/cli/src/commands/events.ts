@@ -18,6 +18,8 @@ import {
   waitUntilReady,
 } from '@tally/platform';
 import type { z } from 'zod';
+import { fail, printJson } from './output';
+import { formatTable } from './user';
 
 const envSchema = baseEnvSchema.pick({ DATABASE_URL: true, REDIS_URL: true, QUEUE_PREFIX: true });
 /** How long `requeue` waits for Redis before leaving the row to the relay. */
@@ -31,6 +33,7 @@ export async function runEventsList(filter: {
   user?: string;
   outcome?: string;
   limit: number;
+  json?: boolean;
 }): Promise<void> {
   const env = parseEnv(envSchema, process.env);
   const database = createDb({ connectionString: env.DATABASE_URL, maxConnections: 1 });
@@ -43,28 +46,51 @@ export async function runEventsList(filter: {
       outcomeCode: filter.outcome,
       limit: filter.limit,
     });
-    for (const event of events) {
-      process.stdout.write(
-        `${event.id}\t${event.provider}\t${event.provider_event_id}\t${event.type}\t${event.user_id ?? '-'}\t${event.status}\t${event.attempts}\t${event.outcome_code ?? '-'}\t${event.last_error ?? event.outcome_detail ?? ''}\n`,
-      );
+    if (filter.json) {
+      printJson({ events });
+      return;
     }
+    const oneLine = (text: string) => {
+      const flat = text.replace(/\s+/g, ' ');
+      return flat.length > 100 ? `${flat.slice(0, 99)}…` : flat;
+    };
+    process.stdout.write(
+      `${formatTable(
+        ['ID', 'PROVIDER', 'EVENT ID', 'TYPE', 'USER', 'STATUS', 'ATTEMPTS', 'OUTCOME', 'SOURCE', 'ERROR / DETAIL'],
+        events.map((event) => [
+          String(event.id),
+          event.provider,
+          event.provider_event_id,
+          event.type,
+          event.user_id ?? '-',
+          event.status,
+          String(event.attempts),
+          event.outcome_code ?? '-',
+          event.source,
+          oneLine(event.last_error ?? event.outcome_detail ?? ''),
+        ]),
+      )}\n`,
+    );
   } finally {
     await database.close();
   }
 }
 
 /** `tally requeue <id>`: puts a parked event back to work (attempts and error reset). */
-export async function runRequeue(inboxEventId: number): Promise<void> {
+export async function runRequeue(inboxEventId: number, options: { json?: boolean } = {}): Promise<void> {
   const env = parseEnv(envSchema, process.env);
   const database = createDb({ connectionString: env.DATABASE_URL, maxConnections: 1 });
   try {
     const id = await requeueInboxEvent(database.db, inboxEventId);
     if (id === null) {
-      process.stderr.write(`inbox event ${inboxEventId} is not parked (or does not exist); nothing requeued\n`);
-      process.exitCode = 1;
+      fail(options, 'not_parked', `inbox event ${inboxEventId} is not parked (or does not exist); nothing requeued`);
       return;
     }
     const delivery = await handOffOnce(env, database.db, [id]);
+    if (options.json) {
+      printJson({ requeued: 1, ids: [id], enqueued: delivery.enqueued, deferred: delivery.deferred });
+      return;
+    }
     process.stdout.write(
       delivery.enqueued === 1
         ? `requeued ${id}\n`
@@ -81,7 +107,7 @@ export async function runRequeue(inboxEventId: number): Promise<void> {
  * failure escape as an unhandled 'error' ("Stream isn't writeable"), so the queue is created only
  * on a ready connection; when Redis does not answer in time the rows are left to the relay.
  */
-async function handOffOnce(
+export async function handOffOnce(
   env: z.output<typeof envSchema>,
   db: Database['db'],
   ids: number[],
@@ -117,6 +143,7 @@ export async function runReplay(
     user?: string;
     outcome?: string;
     limit: number;
+    json?: boolean;
   },
 ): Promise<void> {
   const env = parseEnv(envSchema, process.env);
@@ -126,10 +153,11 @@ export async function runReplay(
     if (inboxEventId !== undefined) {
       const id = await replayInboxEvent(database.db, inboxEventId);
       if (id === null) {
-        process.stderr.write(
-          `inbox event ${inboxEventId} is not processed or ignored (or does not exist); nothing replayed\n`,
+        fail(
+          filter,
+          'not_finished',
+          `inbox event ${inboxEventId} is not processed or ignored, lost its body to retention, or does not exist; nothing replayed`,
         );
-        process.exitCode = 1;
         return;
       }
       ids = [id];
@@ -149,10 +177,15 @@ export async function runReplay(
       });
     }
     if (ids.length === 0) {
-      process.stdout.write('replayed 0 events\n');
+      if (filter.json) printJson({ replayed: 0, ids: [], enqueued: 0, deferred: 0 });
+      else process.stdout.write('replayed 0 events\n');
       return;
     }
     const delivery = await handOffOnce(env, database.db, ids);
+    if (filter.json) {
+      printJson({ replayed: ids.length, ids, enqueued: delivery.enqueued, deferred: delivery.deferred });
+      return;
+    }
     process.stdout.write(`replayed ${ids.length} event(s): ${ids.join(' ')}\n`);
     if (delivery.deferred > 0) {
       process.stdout.write(`the queue is unreachable; the relay will enqueue ${delivery.deferred} of them\n`);

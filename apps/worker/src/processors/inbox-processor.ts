@@ -57,6 +57,13 @@ export function createInboxWorker(
           { provider: row.provider, type: row.type, outcome: result.kind },
           seconds,
         );
+        // Inbox lag: receipt to finish, both on the database clock.
+        if (row.processed_at) {
+          deps.metrics.inboxLag.observe(
+            { provider: row.provider },
+            Math.max(0, (row.processed_at.getTime() - row.received_at.getTime()) / 1000),
+          );
+        }
         deps.logger.info(
           { ...log, ...rowLog(row), outcome: result.kind, code: result.code, detail: result.detail },
           'inbox event finished',

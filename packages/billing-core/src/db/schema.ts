@@ -20,7 +20,8 @@ export interface InboxEventsTable {
   provider_subscription_id: string | null;
   provider_payment_intent_id: string | null;
   provider_invoice_id: string | null;
-  raw_body: string;
+  /** The body as received; null once retention pruned it (raw_body_pruned_at says when). */
+  raw_body: string | null;
   status: ColumnType<InboxStatus, InboxStatus | undefined, InboxStatus>;
   attempts: ColumnType<number, number | undefined, number>;
   last_error: string | null;
@@ -39,7 +40,14 @@ export interface InboxEventsTable {
   replayed_at: DbTimeNullable;
   processed_at: DbTimeNullable;
   updated_at: DbTime;
+  /** 'webhook' (ingest) or 'backfill' (Stripe reconciliation); migration 0009. */
+  source: ColumnType<InboxSource, InboxSource | undefined, InboxSource>;
+  /** When retention removed the raw body (null: the body is there). */
+  raw_body_pruned_at: DbTimeNullable;
 }
+
+export const inboxSources = ['webhook', 'backfill'] as const;
+export type InboxSource = (typeof inboxSources)[number];
 
 export interface UsersTable {
   id: string;

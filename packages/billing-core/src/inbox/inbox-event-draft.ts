@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import type { Provider } from '../db/schema';
+import type { InboxSource, Provider } from '../db/schema';
 import { InvalidEventError } from '../errors';
 
 /**
@@ -21,6 +21,8 @@ export interface InboxEventDraft {
   /** Stripe Connect account the event came from. Logged, not stored: the inbox has no column for it. */
   providerAccountId?: string | null;
   rawBody: string;
+  /** Where the event came from: a webhook (default) or reconciliation's backfill from the provider's API. */
+  source?: InboxSource;
 }
 
 export const MAX_ID_LENGTH = 255;

@@ -41,6 +41,8 @@ export const inboxSummaryColumns = [
   'replayed_at',
   'processed_at',
   'updated_at',
+  'source',
+  'raw_body_pruned_at',
 ] as const;
 
 /** Lists inbox rows newest first, without their raw bodies. */

@@ -29,6 +29,7 @@ function rowOf(draft: InboxEventDraft) {
     provider_payment_intent_id: draft.providerPaymentIntentId,
     provider_invoice_id: draft.providerInvoiceId,
     raw_body: draft.rawBody,
+    source: draft.source ?? 'webhook',
     // The database clock: the relay compares this with now() on the same clock.
     enqueued_at: sql<Date>`now()`,
   };

@@ -15,6 +15,8 @@ export async function replayInboxEvent(db: Kysely<DB>, inboxEventId: number): Pr
     .set({ ...freshStart, replays: sql`replays + 1`, replayed_at: sql`now()` })
     .where('id', '=', inboxEventId)
     .where('status', 'in', ['processed', 'ignored'])
+    // A pruned body (retention) cannot be parsed again.
+    .where('raw_body_pruned_at', 'is', null)
     .returning('id')
     .executeTakeFirst();
   return row?.id ?? null;
@@ -30,6 +32,7 @@ export async function replayInboxEvents(db: Kysely<DB>, filter: ReplayFilter): P
     .selectFrom('inbox_events')
     .select('id')
     .where('status', 'in', filter.status ? [filter.status] : ['processed', 'ignored'])
+    .where('raw_body_pruned_at', 'is', null)
     .orderBy('id')
     .limit(filter.limit)
     .forUpdate()

@@ -1,4 +1,11 @@
-import { type DB, findOldestDueAgeSeconds, type InboxJob, inboxRelaySource, queueCatalog } from '@tally/billing-core';
+import {
+  type DB,
+  findOldestDueAgeSeconds,
+  type InboxJob,
+  inboxRelaySource,
+  queueCatalog,
+  readOperationalCounts,
+} from '@tally/billing-core';
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { WorkerMetrics } from '../metrics/metrics';
@@ -47,4 +54,5 @@ export async function refreshQueueGauges(
     for (const [state, count] of Object.entries(counts)) metrics.queueJobs.set({ queue: queue.name, state }, count);
   }
   metrics.oldestPendingAge.set(await findOldestDueAgeSeconds(db));
+  metrics.setOperationalCounts(await readOperationalCounts(db));
 }

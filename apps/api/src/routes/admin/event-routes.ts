@@ -62,6 +62,8 @@ export function toEventView(event: InboxEventSummary) {
     receivedAt: event.received_at.toISOString(),
     processedAt: event.processed_at?.toISOString() ?? null,
     updatedAt: event.updated_at.toISOString(),
+    source: event.source,
+    rawBodyPrunedAt: event.raw_body_pruned_at?.toISOString() ?? null,
   };
 }
 
@@ -137,7 +139,9 @@ export function createEventRoutes(deps: {
         res,
         409,
         'not_finished',
-        `inbox event ${id} is ${event.status}; only processed or ignored events are replayed (requeue parked ones)`,
+        event.raw_body_pruned_at
+          ? `inbox event ${id} lost its raw body to retention; it cannot be replayed`
+          : `inbox event ${id} is ${event.status}; only processed or ignored events are replayed (requeue parked ones)`,
       );
     }
     const delivery = await deliver([replayed]);

@@ -15,6 +15,14 @@ export interface RevenueCatHandlerDeps {
   policy: EventPolicy;
 }
 
+/** The RevenueCat event types with a route (metrics label them by name; others are 'other'). */
+export const revenueCatHandledEventTypes: readonly string[] = [
+  'NON_RENEWING_PURCHASE',
+  'TEST',
+  'CANCELLATION',
+  ...revenueCatSubscriptionEventTypes,
+];
+
 /** RevenueCat's routing table: one route per event family; unknown types are recorded and ignored. */
 export function createRevenueCatHandler(deps: RevenueCatHandlerDeps) {
   const subscriptionEvents = createSubscriptionEventsRoute(deps);

@@ -1,5 +1,6 @@
 import type { Transaction } from 'kysely';
 import type { DB, InboxEventRow } from '../../db/schema';
+import { InvalidEventError } from '../../errors';
 import type { HandlerContext, HandlerResult, InboxHandler } from '../../inbox/inbox-handler';
 import { ignored } from '../../inbox/inbox-handler';
 import { type EventPolicy, paymentEnvironmentOf } from './payment-environment';
@@ -59,6 +60,9 @@ type Prepared<E> =
 export function createProviderHandler<E>(spec: ProviderHandlerSpec<E>): InboxHandler<Prepared<E>> {
   return {
     async prepare(row, ctx): Promise<Prepared<E>> {
+      if (row.raw_body === null) {
+        throw new InvalidEventError('the raw body was pruned by retention; this event cannot be run again');
+      }
       const event = spec.parse(row.raw_body);
       const type = spec.typeOf(event);
       const route = spec.routes[type] ?? spec.fallback;

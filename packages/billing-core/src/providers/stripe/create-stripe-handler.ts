@@ -16,11 +16,27 @@ export interface StripeHandlerDeps {
   policy: EventPolicy;
 }
 
+/**
+ * The Stripe event types Tally applies (the routing table's keys). Reconciliation backfills only
+ * these from the Events API: other types would be recorded and ignored anyway.
+ */
+export const stripeHandledEventTypes = [
+  'payment_intent.succeeded',
+  'checkout.session.completed',
+  'checkout.session.async_payment_succeeded',
+  'invoice.paid',
+  'customer.subscription.created',
+  'customer.subscription.updated',
+  'customer.subscription.deleted',
+  'charge.refunded',
+] as const;
+export type StripeHandledEventType = (typeof stripeHandledEventTypes)[number];
+
 /** Stripe's routing table: one route per event family; other types are recorded and ignored. */
 export function createStripeHandler(deps: StripeHandlerDeps) {
   const checkout = createCheckoutSessionRoute(deps);
   const subscriptions = createSubscriptionEventsRoute(deps);
-  const routes: Record<string, EventRoute<StripeEvent, unknown>> = {
+  const routes: Record<StripeHandledEventType, EventRoute<StripeEvent, unknown>> = {
     'payment_intent.succeeded': createPaymentIntentSucceededRoute(deps),
     'checkout.session.completed': checkout,
     'checkout.session.async_payment_succeeded': checkout,

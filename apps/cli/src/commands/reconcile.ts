@@ -1,0 +1,81 @@
+import { createDb, createStripeApi, reconcileStripe, type StripeReconciliationReport } from '@tally/billing-core';
+import { baseEnvSchema, parseEnv, positiveInt } from '@tally/platform';
+import { z } from 'zod';
+import { handOffOnce } from './events';
+import { printJson } from './output';
+import { formatTable } from './user';
+
+const envSchema = baseEnvSchema.pick({ DATABASE_URL: true, REDIS_URL: true, QUEUE_PREFIX: true }).extend({
+  STRIPE_SECRET_KEY: z.string().min(1, 'STRIPE_SECRET_KEY is required to read Stripe events'),
+  STRIPE_API_BASE_URL: z.url().optional(),
+  STRIPE_TIMEOUT_MS: positiveInt(20_000),
+});
+
+/**
+ * `tally reconcile [--days n] [--dry-run] [--json]`: Stripe reconciliation (docs/operations.md).
+ * Missing events are stored as backfill and handed to the queue (the relay picks them up when
+ * Redis is unreachable). Exit 0 when nothing was found, 1 when anything was (or on error).
+ */
+export async function runReconcile(options: { days: number; dryRun?: boolean; json?: boolean }): Promise<void> {
+  const env = parseEnv(envSchema, process.env);
+  const database = createDb({ connectionString: env.DATABASE_URL, maxConnections: 2 });
+  try {
+    const stripe = createStripeApi({
+      secretKey: env.STRIPE_SECRET_KEY,
+      apiBaseUrl: env.STRIPE_API_BASE_URL,
+      timeoutMs: env.STRIPE_TIMEOUT_MS,
+    });
+    const report = await reconcileStripe(
+      { db: database.db, stripe, enqueue: (ids) => handOffOnce(env, database.db, ids) },
+      { windowDays: options.days, dryRun: options.dryRun ?? false },
+    );
+    if (options.json) printJson(report);
+    else process.stdout.write(formatReport(report));
+    if (!report.ok) process.exitCode = 1;
+  } finally {
+    await database.close();
+  }
+}
+
+function formatReport(report: StripeReconciliationReport): string {
+  const out: string[] = [
+    `Stripe reconciliation over ${report.windowDays} day(s) since ${report.windowStart}${report.dryRun ? ' (dry run)' : ''}: ${report.stripeEvents} Stripe events${report.truncated ? ' (listing truncated)' : ''}; ${report.ok ? 'nothing found' : 'FOUND DISCREPANCIES'}`,
+    '',
+    `missing events (${report.missingEvents.length})`,
+    formatTable(
+      ['EVENT ID', 'TYPE', 'CREATED', 'RESULT', 'INBOX ID'],
+      report.missingEvents.map((event) => [
+        event.eventId,
+        event.type,
+        event.createdAt ?? '-',
+        event.result,
+        event.inboxEventId === null ? '-' : String(event.inboxEventId),
+      ]),
+    ),
+    '',
+    `events processed without their rows (${report.eventsWithoutRows.length})`,
+    formatTable(
+      ['INBOX ID', 'EVENT ID', 'TYPE', 'OUTCOME', 'MISSING'],
+      report.eventsWithoutRows.map((event) => [
+        String(event.inboxEventId),
+        event.eventId,
+        event.type,
+        event.outcomeCode ?? '-',
+        event.missing.join('; '),
+      ]),
+    ),
+    '',
+    `ledger rows without an event (${report.ledgerRowsWithoutEvent.length})`,
+    formatTable(
+      ['LEDGER ID', 'REFERENCE', 'USER', 'AMOUNT', 'CREATED'],
+      report.ledgerRowsWithoutEvent.map((row) => [
+        String(row.ledgerEntryId),
+        row.reference,
+        row.userId,
+        String(row.amount),
+        row.createdAt,
+      ]),
+    ),
+  ];
+  return `${out.join('\n')}\n`;
+}

@@ -1,0 +1,67 @@
+import { type Kysely, sql } from 'kysely';
+import type { DB, Provider } from '../db/schema';
+
+import { revenueCatHandledEventTypes } from '../providers/revenuecat/create-revenuecat-handler';
+import { stripeHandledEventTypes } from '../providers/stripe/create-stripe-handler';
+
+/** Ledger reasons written by the flows (studio debits add `studio_<price key>` reasons at run time). */
+export const knownLedgerReasons = [
+  'token_pack_purchase',
+  'token_pack_refund',
+  'subscription_period',
+  'subscription_annual_first_installment',
+  'subscription_installment',
+  'topup',
+  'stripe_refund',
+  'studio_refund',
+] as const;
+export const installmentStatuses = ['scheduled', 'processing', 'granted', 'void', 'failed'] as const;
+
+/** Event types metrics name one by one; any other type is labelled 'other' (bounded cardinality). */
+export const metricEventTypes: Record<Provider, readonly string[]> = {
+  stripe: stripeHandledEventTypes,
+  revenuecat: revenueCatHandledEventTypes,
+};
+
+export function metricEventType(provider: Provider, type: string): string {
+  return metricEventTypes[provider].includes(type) ? type : 'other';
+}
+
+export interface OperationalCounts {
+  /** Every ledger entry ever, by direction and reason: entries and tokens (absolute). */
+  ledger: { direction: 'credit' | 'debit'; reason: string; entries: number; tokens: number }[];
+  /** Inbox events parked now (status failed), by provider and type. */
+  parked: { provider: Provider; type: string; count: number }[];
+  studioRequests: { status: string; count: number }[];
+  installments: { status: string; count: number }[];
+}
+
+/**
+ * The scrape-time reads behind the worker's database gauges. They describe the whole system (the
+ * same value from every replica: aggregate with max(), never sum()) and count rows committed by
+ * any process, the api's studio debits and top-up confirmations included. The ledger totals scan
+ * ledger_entries (append-only, so they only grow); the others use small status groups.
+ */
+export async function readOperationalCounts(db: Kysely<DB>): Promise<OperationalCounts> {
+  const [ledger, parked, studio, installments] = await Promise.all([
+    sql<{ direction: 'credit' | 'debit'; reason: string; entries: string; tokens: string }>`
+      SELECT CASE WHEN amount > 0 THEN 'credit' ELSE 'debit' END AS direction, reason,
+             count(*) AS entries, sum(abs(amount)) AS tokens
+        FROM ledger_entries GROUP BY 1, 2`.execute(db),
+    sql<{ provider: Provider; type: string; count: string }>`
+      SELECT provider, type, count(*) AS count FROM inbox_events WHERE status = 'failed' GROUP BY 1, 2`.execute(db),
+    sql<{ status: string; count: string }>`SELECT status, count(*) AS count FROM studio_requests GROUP BY 1`.execute(
+      db,
+    ),
+    sql<{
+      status: string;
+      count: string;
+    }>`SELECT status, count(*) AS count FROM stripe_installments GROUP BY 1`.execute(db),
+  ]);
+  return {
+    ledger: ledger.rows.map((row) => ({ ...row, entries: Number(row.entries), tokens: Number(row.tokens) })),
+    parked: parked.rows.map((row) => ({ ...row, count: Number(row.count) })),
+    studioRequests: studio.rows.map((row) => ({ status: row.status, count: Number(row.count) })),
+    installments: installments.rows.map((row) => ({ status: row.status, count: Number(row.count) })),
+  };
+}

@@ -1,0 +1,143 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { sql } from 'kysely';
+import { adminKey, appKey, type Json, readJson, TestStack } from '../support/stack';
+
+const adminRoutesDir = path.resolve(__dirname, '../../apps/api/src/routes/admin');
+
+/** Every route the admin routers declare (`router.get('/events/:id', …)`), read from their source. */
+function declaredAdminRoutes(): string[] {
+  const routes: string[] = [];
+  for (const file of readdirSync(adminRoutesDir).filter((name) => name.endsWith('.ts'))) {
+    const source = readFileSync(path.join(adminRoutesDir, file), 'utf8');
+    for (const match of source.matchAll(/router\.(get|post|put|patch|delete)\(\s*'([^']+)'/g)) {
+      routes.push(`${(match[1] as string).toUpperCase()} /admin${match[2]}`);
+    }
+  }
+  return routes.sort();
+}
+
+/** Each admin route with a concrete path to call. */
+const adminRoutes: [method: string, route: string, concretePath: string][] = [
+  ['GET', '/admin/events', '/admin/events'],
+  ['GET', '/admin/events/:id', '/admin/events/1'],
+  ['POST', '/admin/events/requeue', '/admin/events/requeue'],
+  ['POST', '/admin/events/replay', '/admin/events/replay'],
+  ['POST', '/admin/events/:id/requeue', '/admin/events/1/requeue'],
+  ['POST', '/admin/events/:id/replay', '/admin/events/1/replay'],
+  ['GET', '/admin/ledger/verify', '/admin/ledger/verify'],
+  ['GET', '/admin/users/:userId', '/admin/users/u1'],
+  ['POST', '/admin/reconcile/stripe', '/admin/reconcile/stripe'],
+];
+
+const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+
+describe('admin authentication: every /admin route and the dashboard refuse missing, wrong and app keys', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await TestStack.start();
+  });
+  afterAll(() => stack.stop());
+
+  it('the table below covers every route the admin routers declare', () => {
+    expect(adminRoutes.map(([method, route]) => `${method} ${route}`).sort()).toEqual(declaredAdminRoutes());
+  });
+
+  it.each(adminRoutes)(
+    '%s %s: 401 without a key, with a wrong key and with an app key',
+    async (method, _route, url) => {
+      const call = (authorization: string | null) =>
+        fetch(`http://127.0.0.1:${stack.api.port}${url}`, {
+          method,
+          headers: {
+            'content-type': 'application/json',
+            ...(authorization === null ? {} : { authorization }),
+          },
+          ...(method === 'GET' ? {} : { body: '{}' }),
+        });
+      for (const authorization of [
+        null,
+        'Bearer wrong-key',
+        `Bearer ${appKey}`,
+        `Bearer ${adminKey}x`,
+        basic('ops', adminKey),
+        adminKey,
+      ]) {
+        const response = await call(authorization);
+        expect({ url, authorization, status: response.status }).toEqual({ url, authorization, status: 401 });
+        expect((await readJson(response)).error).toBeDefined();
+      }
+      // The admin key gets past authentication (whatever the route then answers).
+      expect((await call(`Bearer ${adminKey}`)).status).not.toBe(401);
+    },
+  );
+
+  it.each(['/admin/queues', '/admin/queues/api/queues'])(
+    '%s: 401 without credentials, with wrong ones and with the app key (bearer or Basic)',
+    async (url) => {
+      for (const authorization of [
+        null,
+        'Bearer wrong-key',
+        `Bearer ${appKey}`,
+        basic('ops', appKey),
+        basic('ops', 'wrong'),
+      ]) {
+        const response = await fetch(`http://127.0.0.1:${stack.api.port}${url}`, {
+          headers: authorization === null ? {} : { authorization },
+        });
+        expect({ url, authorization, status: response.status }).toEqual({ url, authorization, status: 401 });
+      }
+      const admitted = await fetch(`http://127.0.0.1:${stack.api.port}${url}`, {
+        headers: { authorization: basic('ops', adminKey) },
+      });
+      expect(admitted.status).toBe(200);
+    },
+  );
+});
+
+describe('ledger verification reports a tampered balance', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await TestStack.start();
+  });
+  afterAll(() => stack.stop());
+
+  it('GET /admin/ledger/verify names the wallet whose balance no longer matches its entries', async () => {
+    await stack.db.transaction().execute(async (trx) => {
+      await trx.insertInto('users').values({ id: 'tampered' }).execute();
+      await trx.insertInto('wallets').values({ user_id: 'tampered' }).execute();
+      await trx
+        .insertInto('ledger_entries')
+        .values({
+          user_id: 'tampered',
+          reference: 'test:tamper',
+          amount: 50,
+          balance_before: 0,
+          balance_after: 50,
+          reason: 'test',
+        })
+        .execute();
+    });
+    expect(await readJson(await stack.apiRequest('/admin/ledger/verify'))).toMatchObject({
+      ok: true,
+      discrepancies: [],
+    });
+
+    // Only possible with the wallet guard off: this test database is thrown away afterwards.
+    await sql`ALTER TABLE wallets DISABLE TRIGGER wallets_guard_balance_trg`.execute(stack.db);
+    await sql`UPDATE wallets SET balance = 1000 WHERE user_id = 'tampered'`.execute(stack.db);
+    await sql`ALTER TABLE wallets ENABLE TRIGGER wallets_guard_balance_trg`.execute(stack.db);
+
+    const response = await stack.apiRequest('/admin/ledger/verify');
+    expect(response.status).toBe(200);
+    const body: Json = await readJson(response);
+    expect(body).toEqual({
+      ok: false,
+      walletsChecked: 1,
+      entriesChecked: 1,
+      discrepancies: [
+        { userId: 'tampered', problem: 'balance_differs_from_sum', detail: 'wallet holds 1000, entries sum to 50' },
+      ],
+    });
+  });
+});

@@ -1,0 +1,145 @@
+import { parseRevenueCatWebhook, recordInboxEvent, toRevenueCatInboxDraft } from '@tally/billing-core';
+import { createTestDatabase, type TestDatabase, testRedisUrl, uniqueQueuePrefix } from '@tally/billing-core/testing';
+import { createInboxQueue, createRedisConnection } from '@tally/platform';
+import { sql } from 'kysely';
+import { runCli } from '../support/built-process';
+import { revenueCatTokenPurchase } from '../support/events';
+import { FakeStripe } from '../support/fakes/fake-stripe';
+import { stripeEventBody, stripeId, stripePackIntent } from '../support/stripe-events';
+
+describe('the tally CLI: --json output parses, exit codes are 0 ok, 1 failure or discrepancy, 2 usage', () => {
+  let database: TestDatabase;
+  let fake: FakeStripe;
+  const prefix = uniqueQueuePrefix();
+  let env: Record<string, string>;
+  let processedId: number;
+  let parkedId: number;
+
+  const record = async (id: string, status: 'processed' | 'failed') => {
+    const body = revenueCatTokenPurchase({ id, userId: 'cli-json-user' });
+    const recorded = await recordInboxEvent(database.db, toRevenueCatInboxDraft(parseRevenueCatWebhook(body), body));
+    if (recorded.kind !== 'recorded') throw new Error('already recorded');
+    await database.db
+      .updateTable('inbox_events')
+      .set({ status, attempts: 1, outcome_code: status === 'processed' ? 'credited' : 'invalid_event' })
+      .where('id', '=', recorded.inboxEventId)
+      .execute();
+    return recorded.inboxEventId;
+  };
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    fake = await FakeStripe.start();
+    env = {
+      DATABASE_URL: database.url,
+      REDIS_URL: testRedisUrl(),
+      QUEUE_PREFIX: prefix,
+      STRIPE_SECRET_KEY: 'sk_test_fake',
+      STRIPE_API_BASE_URL: fake.baseUrl,
+    };
+    processedId = await record('cli-json-processed', 'processed');
+    parkedId = await record('cli-json-parked', 'failed');
+  });
+  afterAll(async () => {
+    const redis = createRedisConnection(testRedisUrl(), 'producer');
+    const queue = createInboxQueue(redis, prefix);
+    await queue.obliterate({ force: true }).catch(() => undefined);
+    await queue.close();
+    redis.disconnect();
+    await fake.stop();
+    await database.drop();
+  });
+
+  const json = async (args: string[], expectedCode: number) => {
+    const result = await runCli(args, env);
+    expect({ args, code: result.code, stderr: expectedCode === 0 ? result.stderr : '(ignored)' }).toEqual({
+      args,
+      code: expectedCode,
+      stderr: expectedCode === 0 ? '' : '(ignored)',
+    });
+    return JSON.parse(result.stdout);
+  };
+
+  it('events list, events show, user and ledger verify print JSON and exit 0', async () => {
+    const list = await json(['events', 'list', '--json'], 0);
+    expect(list.events.map((event: { id: number }) => event.id)).toEqual([parkedId, processedId]);
+    expect(list.events[0]).toMatchObject({ status: 'failed', source: 'webhook', provider: 'revenuecat' });
+    const shown = await json(['events', 'show', String(processedId), '--json'], 0);
+    expect(shown).toMatchObject({ id: processedId, status: 'processed', raw_body: expect.any(String) });
+    const user = await json(['user', 'cli-json-user', '--json'], 0);
+    expect(user).toMatchObject({ userId: 'cli-json-user', events: { total: 2 } });
+    expect(await json(['ledger', 'verify', '--json'], 0)).toMatchObject({ ok: true, discrepancies: [] });
+  });
+
+  it('requeue and replay print what they did as JSON; a refused one exits 1 with a JSON error', async () => {
+    expect(await json(['requeue', String(parkedId), '--json'], 0)).toMatchObject({ requeued: 1, ids: [parkedId] });
+    expect(await json(['replay', String(processedId), '--json'], 0)).toMatchObject({
+      replayed: 1,
+      ids: [processedId],
+    });
+    // Both rows are `received` now: neither can be requeued or replayed again.
+    expect(await json(['requeue', String(processedId), '--json'], 1)).toEqual({
+      error: { code: 'not_parked', message: expect.stringContaining(`inbox event ${processedId}`) },
+    });
+    expect(await json(['replay', String(parkedId), '--json'], 1)).toMatchObject({ error: { code: 'not_finished' } });
+    expect(await json(['events', 'show', '999999', '--json'], 1)).toMatchObject({ error: { code: 'not_found' } });
+  });
+
+  it('reconcile --json reports and backfills (exit 1 when something was found), then exits 0', async () => {
+    const paymentIntentId = stripeId('pi');
+    const body = stripeEventBody(
+      'payment_intent.succeeded',
+      stripePackIntent({ id: paymentIntentId, userId: 'cli-json-user', customer: stripeId('cus') }),
+    );
+    const eventId = JSON.parse(body).id as string;
+    fake.putEvent(JSON.parse(body));
+    const dryRun = await json(['reconcile', '--dry-run', '--json'], 1);
+    expect(dryRun.missingEvents).toEqual([expect.objectContaining({ eventId, result: 'would_ingest' })]);
+    const first = await json(['reconcile', '--days', '2', '--json'], 1);
+    expect(first).toMatchObject({ ok: false, windowDays: 2, missingEvents: [{ eventId, result: 'ingested' }] });
+    const row = await database.db
+      .selectFrom('inbox_events')
+      .select(['source', 'status'])
+      .where('provider_event_id', '=', eventId)
+      .executeTakeFirstOrThrow();
+    expect(row).toEqual({ source: 'backfill', status: 'received' });
+    expect(await json(['reconcile', '--json'], 0)).toMatchObject({ ok: true, missingEvents: [] });
+  }, 60_000);
+
+  it('ledger verify exits 1 and names a tampered wallet (guard disabled in this test database)', async () => {
+    await database.db.insertInto('users').values({ id: 'cli-tampered' }).execute();
+    await database.db.insertInto('wallets').values({ user_id: 'cli-tampered' }).execute();
+    await sql`ALTER TABLE wallets DISABLE TRIGGER wallets_guard_balance_trg`.execute(database.db);
+    await sql`UPDATE wallets SET balance = 7 WHERE user_id = 'cli-tampered'`.execute(database.db);
+    await sql`ALTER TABLE wallets ENABLE TRIGGER wallets_guard_balance_trg`.execute(database.db);
+    const report = await json(['ledger', 'verify', '--json'], 1);
+    expect(report).toMatchObject({
+      ok: false,
+      discrepancies: [{ userId: 'cli-tampered', problem: 'balance_differs_from_sum' }],
+    });
+    const text = await runCli(['ledger', 'verify'], env);
+    expect(text.code).toBe(1);
+    expect(text.stdout).toContain('DISCREPANCIES');
+    expect(text.stdout).toMatch(
+      /USER\s+PROBLEM\s+DETAIL\ncli-tampered\s+balance_differs_from_sum\s+wallet holds 7, entries sum to 0/,
+    );
+  });
+
+  it.each([
+    [['no-such-command']],
+    [['events', 'list', '--no-such-option']],
+    [['requeue', 'abc']],
+    [['reconcile', '--days', '31']],
+    [['events', 'show']],
+  ])('usage error %j exits 2', async (args) => {
+    const result = await runCli(args, env);
+    expect(result.code).toBe(2);
+    expect(result.stderr).not.toBe('');
+  });
+
+  it('--help exits 0', async () => {
+    const result = await runCli(['--help'], env);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('reconcile');
+  });
+});
