@@ -7,6 +7,9 @@ import { revenueCatTokenPurchase } from '../support/events';
 import { FakeStripe } from '../support/fakes/fake-stripe';
 import { stripeEventBody, stripeId, stripePackIntent } from '../support/stripe-events';
 
+// Every test starts several CLI processes (about 1 s each on an idle machine, far more under load).
+jest.setTimeout(180_000);
+
 describe('the tally CLI: --json output parses, exit codes are 0 ok, 1 failure or discrepancy, 2 usage', () => {
   let database: TestDatabase;
   let fake: FakeStripe;
