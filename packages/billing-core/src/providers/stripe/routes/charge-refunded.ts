@@ -29,21 +29,6 @@ export function createChargeRefundedRoute() {
       const charge = event.data.object;
       const chargeId = charge.id;
       if (!chargeId) throw new InvalidEventError('charge without id');
-      const amount = stripeNumberAt(charge, 'amount');
-      const amountRefunded = stripeNumberAt(charge, 'amount_refunded');
-      const full = charge.refunded === true || (amount !== null && amountRefunded !== null && amountRefunded >= amount);
-      if (!full) {
-        if (
-          amount === null ||
-          amountRefunded === null ||
-          !Number.isInteger(amount) ||
-          !Number.isInteger(amountRefunded)
-        )
-          throw new InvalidEventError(`charge ${chargeId} is partly refunded without integer amount/amount_refunded`);
-        if (amount <= 0 || amountRefunded < 0 || amountRefunded > amount)
-          throw new InvalidEventError(`charge ${chargeId}: amount_refunded ${amountRefunded} of amount ${amount}`);
-        if (amountRefunded === 0) return ignored('nothing_refunded', `charge ${chargeId} has nothing refunded`);
-      }
       const paymentIntentId = stripeIdOf(charge.payment_intent);
       if (paymentIntentId === null) return ignored('unknown_payment', `charge ${chargeId} names no payment intent`);
       const payment = await trx
@@ -59,6 +44,21 @@ export function createChargeRefundedRoute() {
       }
       if (payment.status === 'refunded')
         return processed('already_refunded', `payment ${paymentIntentId} already refunded`);
+      const amount = stripeNumberAt(charge, 'amount');
+      const amountRefunded = stripeNumberAt(charge, 'amount_refunded');
+      const full = charge.refunded === true || (amount !== null && amountRefunded !== null && amountRefunded >= amount);
+      if (!full) {
+        if (
+          amount === null ||
+          amountRefunded === null ||
+          !Number.isInteger(amount) ||
+          !Number.isInteger(amountRefunded)
+        )
+          throw new InvalidEventError(`charge ${chargeId} is partly refunded without integer amount/amount_refunded`);
+        if (amount <= 0 || amountRefunded < 0 || amountRefunded > amount)
+          throw new InvalidEventError(`charge ${chargeId}: amount_refunded ${amountRefunded} of amount ${amount}`);
+        if (amountRefunded === 0) return ignored('nothing_refunded', `charge ${chargeId} has nothing refunded`);
+      }
       // Partial: the money refunded so far, never more than this payment (amounts are the same charge's).
       const refundedMinor = full ? Math.max(payment.amount_minor, amountRefunded ?? 0) : (amountRefunded as number);
       if (!full && refundedMinor <= payment.amount_refunded_minor) {
