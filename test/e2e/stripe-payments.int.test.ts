@@ -292,6 +292,159 @@ describe('Stripe one-off payments, top-ups and refunds', () => {
     });
   });
 
+  it('takes back a partly refunded pack in proportion, once per refund, never below zero, and the rest when fully refunded', async () => {
+    const userId = stripeId('user');
+    const customer = stripeId('cus');
+    const paymentIntentId = stripeId('pi');
+    const chargeId = stripeId('ch');
+    await finished(
+      await post(
+        stripeEventBody('payment_intent.succeeded', stripePackIntent({ id: paymentIntentId, userId, customer })),
+      ),
+    );
+    const spend = (reference: string, amount: number) =>
+      stack.db
+        .transaction()
+        .execute((trx) => postLedgerEntry(trx, { userId, reference, amount, reason: 'test_adjustment' }));
+    const refund = (amountRefunded: number) =>
+      stripeEventBody(
+        'charge.refunded',
+        stripeRefundedCharge({ id: chargeId, paymentIntent: paymentIntentId, amount: 499, amountRefunded }),
+      );
+    const refundColumnsOf = () =>
+      stack.db
+        .selectFrom('payments')
+        .select(['status', 'amount_refunded_minor', 'tokens_refunded', 'refund_shortfall'])
+        .where('provider_payment_id', '=', paymentIntentId)
+        .executeTakeFirstOrThrow();
+    await spend(`test:spend:${userId}`, -80); // 20 left
+
+    // 200 of 499 refunded: floor(100 × 200 / 499) = 40 owed; 20 taken, 20 short. Redelivered: nothing.
+    expect(await finished(await post(refund(200)))).toMatchObject({
+      status: 'processed',
+      outcome_code: 'partially_refunded',
+    });
+    expect(await finished(await post(refund(200)))).toMatchObject({ outcome_code: 'already_refunded' });
+    expect(await refundColumnsOf()).toEqual({
+      status: 'partially_refunded',
+      amount_refunded_minor: 200,
+      tokens_refunded: 20,
+      refund_shortfall: 20,
+    });
+
+    // The user gets 50 tokens; a second refund brings the total to 300: floor(30000 / 499) = 60, 20 more owed.
+    await spend(`test:gift:${userId}`, 50);
+    expect(await finished(await post(refund(300)))).toMatchObject({ outcome_code: 'partially_refunded' });
+    // The first refund's event arriving late changes nothing.
+    expect(await finished(await post(refund(200)))).toMatchObject({ outcome_code: 'already_refunded' });
+
+    // Refunded in full: the remaining 40 are owed, 30 are left.
+    expect(await finished(await post(refund(499)))).toMatchObject({ outcome_code: 'refunded' });
+    expect(await finished(await post(refund(499)))).toMatchObject({ outcome_code: 'already_refunded' });
+
+    expect(await refundColumnsOf()).toEqual({
+      status: 'refunded',
+      amount_refunded_minor: 499,
+      tokens_refunded: 70,
+      refund_shortfall: 30,
+    });
+    expect(await stripeStateOf(stack.db, userId)).toEqual({
+      balance: 0,
+      ledger: [
+        {
+          reference: `stripe:payment:${paymentIntentId}`,
+          amount: 100,
+          balance_before: 0,
+          balance_after: 100,
+          reason: 'token_pack_purchase',
+        },
+        {
+          reference: `test:spend:${userId}`,
+          amount: -80,
+          balance_before: 100,
+          balance_after: 20,
+          reason: 'test_adjustment',
+        },
+        {
+          reference: `stripe:refund:${chargeId}:200`,
+          amount: -20,
+          balance_before: 20,
+          balance_after: 0,
+          reason: 'stripe_refund',
+        },
+        {
+          reference: `test:gift:${userId}`,
+          amount: 50,
+          balance_before: 0,
+          balance_after: 50,
+          reason: 'test_adjustment',
+        },
+        {
+          reference: `stripe:refund:${chargeId}:300`,
+          amount: -20,
+          balance_before: 50,
+          balance_after: 30,
+          reason: 'stripe_refund',
+        },
+        {
+          reference: `stripe:refund:${chargeId}`,
+          amount: -30,
+          balance_before: 30,
+          balance_after: 0,
+          reason: 'stripe_refund',
+        },
+      ],
+      payments: [{ ...packPayment(paymentIntentId), status: 'refunded', tokens_refunded: 70, refund_shortfall: 30 }],
+      subscriptions: [],
+      emails: [{ provider_payment_id: paymentIntentId, to_address: null, status: 'pending' }],
+      customers: [customer],
+      installments: [],
+    });
+  });
+
+  it('credits a checkout once when the same event is delivered twice 200 ms apart', async () => {
+    const userId = stripeId('user');
+    const customer = stripeId('cus');
+    const paymentIntentId = stripeId('pi');
+    const session = stripePackCheckout({
+      id: stripeId('cs'),
+      userId,
+      customer,
+      paymentIntent: paymentIntentId,
+      email: 'twice@example.com',
+    });
+    fake.putCheckoutSession({
+      ...session,
+      line_items: { object: 'list', data: [{ id: 'li_1', price: { id: 'price_tokens_100' } }] },
+    });
+    const body = stripeEventBody('checkout.session.completed', session);
+    const eventId = JSON.parse(body).id as string;
+    const first = await stack.postStripe(body, signStripe(body));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const second = await stack.postStripe(body, signStripe(body));
+    expect([first.status, second.status]).toEqual([200, 200]);
+    expect((await readJson(second)).status).toBe('duplicate');
+    expect(await finished(eventId)).toMatchObject({ status: 'processed', outcome_code: 'credited' });
+    expect(await stack.inboxRows('stripe', eventId)).toHaveLength(1);
+    expect(await stripeStateOf(stack.db, userId)).toEqual({
+      balance: 100,
+      ledger: [
+        {
+          reference: `stripe:payment:${paymentIntentId}`,
+          amount: 100,
+          balance_before: 0,
+          balance_after: 100,
+          reason: 'token_pack_purchase',
+        },
+      ],
+      payments: [packPayment(paymentIntentId)],
+      subscriptions: [],
+      emails: [{ provider_payment_id: paymentIntentId, to_address: 'twice@example.com', status: 'pending' }],
+      customers: [customer],
+      installments: [],
+    });
+  });
+
   it('credits nothing when Stripe fails between the local writes of a top-up, and credits once when it answers again', async () => {
     const userId = stripeId('user');
     // Creating the PaymentIntent fails: the pending row stays without an intent and nothing moves.

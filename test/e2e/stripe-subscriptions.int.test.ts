@@ -1,7 +1,7 @@
 import { createStripeApi, grantDueInstallments, STRIPE_API_VERSION } from '@tally/billing-core';
 import { sql } from 'kysely';
 import { FakeStripe } from '../support/fakes/fake-stripe';
-import { eventually, signStripe, TestStack } from '../support/stack';
+import { eventually, readJson, signStripe, TestStack } from '../support/stack';
 import {
   stripeEventBody,
   stripeId,
@@ -322,6 +322,11 @@ describe('Stripe subscriptions', () => {
     state = await stripeStateOf(stack.db, userId);
     const [first, second, third] = state.installments;
     expect(state.balance).toBe(400);
+    // Installments 1 and 2 were granted by two racing loops: their ledger rows may come in either order.
+    const racing = state.ledger.slice(1, 3).map((entry) => entry.reference);
+    const inLedgerOrder = [first, second].sort(
+      (a, b) => racing.indexOf(`stripe:installment:${a?.id}`) - racing.indexOf(`stripe:installment:${b?.id}`),
+    );
     expect(state.ledger).toEqual([
       {
         reference: `stripe:invoice:${invoiceId}`,
@@ -330,7 +335,7 @@ describe('Stripe subscriptions', () => {
         balance_after: 100,
         reason: 'subscription_annual_first_installment',
       },
-      ...[first, second, third].map((row, i) => ({
+      ...[...inLedgerOrder, third].map((row, i) => ({
         reference: `stripe:installment:${row?.id}`,
         amount: 100,
         balance_before: 100 * (i + 1),
@@ -539,5 +544,95 @@ describe('Stripe subscriptions', () => {
       [`stripe:installment:${state.installments[0]?.id}`, 100, 200],
     ]);
     expect(state.installments.map((row) => row.status)).toEqual(['granted', ...Array(10).fill('scheduled')]);
+  });
+
+  it('answers GET /v1/users/{userId}/subscription for a Stripe subscription, and combines it with RevenueCat by the latest expiry', async () => {
+    const userId = stripeId('user');
+    const customer = stripeId('cus');
+    const subscriptionId = stripeId('sub');
+    const periodEnd = Math.floor(Date.now() / 1000) + 30 * 24 * 3600;
+    const subscription = (options: { status?: string; cancelAtPeriodEnd?: boolean } = {}) =>
+      stripeSubscription({
+        id: subscriptionId,
+        customer,
+        priceId: 'price_premium_monthly',
+        userId,
+        periodEnd,
+        ...options,
+      });
+    const notice = (type: string) => stripeEventBody(type, { id: subscriptionId, object: 'subscription', customer });
+    const answer = async () => {
+      const response = await stack.apiRequest(`/v1/users/${userId}/subscription`);
+      return { status: response.status, body: await readJson(response) };
+    };
+
+    expect((await answer()).status).toBe(404);
+    fake.putSubscription(subscription());
+    expect(await finished(await post(notice('customer.subscription.created')))).toMatchObject({
+      outcome_code: 'subscription_synced',
+    });
+    const stripeAnswer = {
+      userId,
+      planId: 'premium',
+      status: 'active',
+      expiresAt: new Date(periodEnd * 1000).toISOString(),
+      store: 'stripe',
+      autoRenew: true,
+    };
+    expect(await answer()).toEqual({ status: 200, body: stripeAnswer });
+
+    // Set to cancel at the period end: still active, no longer renewing.
+    fake.putSubscription(subscription({ cancelAtPeriodEnd: true }));
+    await finished(await post(notice('customer.subscription.updated')));
+    expect((await answer()).body).toEqual({ ...stripeAnswer, autoRenew: false });
+
+    // A RevenueCat subscription of the same user running later wins; one ending sooner does not.
+    const later = new Date((periodEnd + 10 * 24 * 3600) * 1000);
+    await stack.db
+      .insertInto('subscriptions')
+      .values({
+        user_id: userId,
+        source: 'revenuecat',
+        status: 'active',
+        plan_id: 'premium',
+        product_id: 'premium.annual',
+        expires_at: later,
+        store: 'app_store',
+        auto_renew: true,
+      })
+      .execute();
+    expect((await answer()).body).toEqual({
+      userId,
+      planId: 'premium',
+      status: 'active',
+      expiresAt: later.toISOString(),
+      store: 'app_store',
+      autoRenew: true,
+    });
+    const sooner = new Date((periodEnd - 10 * 24 * 3600) * 1000);
+    await stack.db.updateTable('subscriptions').set({ expires_at: sooner }).where('user_id', '=', userId).execute();
+    expect((await answer()).body).toEqual({ ...stripeAnswer, autoRenew: false });
+
+    // Stripe ends it: the active RevenueCat subscription answers; without it, the Stripe one, inactive.
+    fake.putSubscription(subscription({ status: 'canceled' }));
+    await finished(await post(notice('customer.subscription.deleted')));
+    expect((await answer()).body).toMatchObject({
+      store: 'app_store',
+      status: 'active',
+      expiresAt: sooner.toISOString(),
+    });
+    await stack.db
+      .updateTable('subscriptions')
+      .set({ status: 'inactive', plan_id: null, updated_at: new Date(Date.now() - 3_600_000) })
+      .where('user_id', '=', userId)
+      .execute();
+    expect((await answer()).body).toEqual({
+      userId,
+      planId: null,
+      status: 'inactive',
+      expiresAt: new Date(periodEnd * 1000).toISOString(),
+      store: 'stripe',
+      autoRenew: false,
+    });
   });
 });

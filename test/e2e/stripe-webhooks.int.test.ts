@@ -168,7 +168,7 @@ describe('Stripe webhooks', () => {
     const body = JSON.stringify({
       id: 'evt_unhandled',
       object: 'event',
-      type: 'charge.refunded',
+      type: 'charge.dispute.funds_withdrawn',
       livemode: true,
       data: { object: { id: 'ch_1', object: 'charge', payment_intent: 'pi_refunded' } },
     });
@@ -177,6 +177,11 @@ describe('Stripe webhooks', () => {
       const rows = await rowsFor('evt_unhandled');
       return rows[0]?.status === 'ignored' ? rows : undefined;
     });
-    expect(row).toMatchObject({ livemode: true, environment: 'live', provider_payment_intent_id: 'pi_refunded' });
+    expect(row).toMatchObject({
+      livemode: true,
+      environment: 'live',
+      provider_payment_intent_id: 'pi_refunded',
+      outcome_code: 'unhandled_type',
+    });
   });
 });

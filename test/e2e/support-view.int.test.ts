@@ -2,8 +2,19 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { createRevenueCatApiClient, createStripeApi, postLedgerEntry } from '@tally/billing-core';
 import { revenueCatTokenPurchase, stripeTokenPackPayment } from '../support/events';
+import { daysFromNow, FakeRevenueCat, fakeRevenueCatApiKey } from '../support/fakes/fake-revenuecat';
+import { FakeStripe } from '../support/fakes/fake-stripe';
+import { revenueCatSubscriptionEvent } from '../support/revenuecat-events';
 import { appKey, eventually, type Json, readJson, signStripe, TestStack } from '../support/stack';
+import {
+  stripeEventBody,
+  stripeInvoice,
+  stripePackIntent,
+  stripeRefundedCharge,
+  stripeSubscription,
+} from '../support/stripe-events';
 
 const root = path.resolve(__dirname, '../..');
 const cli = path.join(root, 'apps', 'cli', 'dist', 'main.js');
@@ -41,7 +52,20 @@ describe('the support view: GET /admin/users/{userId} and tally user <id>', () =
     const view: Json = await readJson(response);
 
     expect(Object.keys(view).sort()).toEqual(
-      ['events', 'ledger', 'linkedIds', 'payments', 'studioRequests', 'subscription', 'userId', 'wallet'].sort(),
+      [
+        'canonicalUserId',
+        'events',
+        'installments',
+        'ledger',
+        'linkedIds',
+        'payments',
+        'refunds',
+        'studioRequests',
+        'subscription',
+        'topups',
+        'userId',
+        'wallet',
+      ].sort(),
     );
     expect(view.userId).toBe(userId);
     expect(view.wallet).toEqual({ balance: 200, createdAt: expect.any(String) });
@@ -77,9 +101,13 @@ describe('the support view: GET /admin/users/{userId} and tally user <id>', () =
       ['revenuecat:event:rc-support-1', 100, 0, 100],
     ]);
 
+    expect(view.canonicalUserId).toBe(userId);
     expect(view.subscription).toBeNull();
-    expect(view.payments).toEqual([]);
-    expect(view.studioRequests).toEqual([]);
+    expect(view.payments).toEqual([
+      expect.objectContaining({ providerPaymentId: 'pi_support_paid', status: 'succeeded', tokensGranted: 100 }),
+    ]);
+    expect([view.refunds, view.topups, view.installments]).toEqual([[], [], []]);
+    expect(view.studioRequests).toEqual({ items: [], total: 0, truncated: false });
     expect(view.linkedIds.map((linked: Json) => [linked.provider, linked.kind, linked.id]).sort()).toEqual(
       [
         // RevenueCat's customer is its original_app_user_id, here the user itself.
@@ -95,12 +123,16 @@ describe('the support view: GET /admin/users/{userId} and tally user <id>', () =
     const view: Json = await readJson(await stack.apiRequest('/admin/users/never-seen'));
     expect(view).toEqual({
       userId: 'never-seen',
+      canonicalUserId: 'never-seen',
       wallet: { balance: 0, createdAt: null },
       events: { items: [], total: 0, truncated: false },
       ledger: { entries: [], total: 0, truncated: false, sum: 0, matchesBalance: true },
       subscription: null,
       payments: [],
-      studioRequests: [],
+      refunds: [],
+      topups: [],
+      installments: [],
+      studioRequests: { items: [], total: 0, truncated: false },
       linkedIds: [],
     });
   });
@@ -156,5 +188,330 @@ describe('the support view: GET /admin/users/{userId} and tally user <id>', () =
     expect(lines[eventsHeader + 1]).toMatch(/parked\s+stripe\s+evt_support_unknown_pack/);
     expect(text).toMatch(/REFERENCE\s+AMOUNT\s+BEFORE\s+AFTER/);
     expect(text).toContain('stripe:payment:pi_support_paid');
+  });
+});
+
+describe('the support view of a user with a subscription from each source, payments, refunds and aliases', () => {
+  let stack: TestStack;
+  let revenueCat: FakeRevenueCat;
+  let stripe: FakeStripe;
+  const userId = 'full-support-user';
+  const anonymous = '$RCAnonymousID:00000000feedbeef';
+  const customer = 'cus_full_support';
+  const subscriptionId = 'sub_full_support';
+  const invoiceId = 'in_full_support';
+  const paymentIntentId = 'pi_full_support';
+  const chargeId = 'ch_full_support';
+  const firstExpiry = daysFromNow(20);
+  const renewedExpiry = daysFromNow(50);
+
+  const finished = (provider: 'stripe' | 'revenuecat', eventId: string) =>
+    eventually(`${eventId} to finish`, async () => {
+      const [row] = await stack.inboxRows(provider, eventId);
+      return row && ['processed', 'ignored', 'failed'].includes(row.status) ? row : undefined;
+    });
+  const postStripe = async (body: string) => {
+    expect((await stack.postStripe(body, signStripe(body))).status).toBe(200);
+    return finished('stripe', JSON.parse(body).id);
+  };
+  const postRevenueCat = async (body: string) => {
+    expect((await stack.postRevenueCat(body)).status).toBe(200);
+    return finished('revenuecat', JSON.parse(body).event.id);
+  };
+
+  beforeAll(async () => {
+    revenueCat = await FakeRevenueCat.start();
+    stripe = await FakeStripe.start();
+    stack = await TestStack.start({
+      ports: {
+        revenueCat: createRevenueCatApiClient({
+          apiKey: fakeRevenueCatApiKey,
+          baseUrl: revenueCat.baseUrl,
+          timeoutMs: 5_000,
+        }),
+        stripe: createStripeApi({ secretKey: 'sk_test_fake', apiBaseUrl: stripe.baseUrl, timeoutMs: 5_000 }),
+      },
+    });
+    stack.startWorker();
+
+    // RevenueCat: the app bought the subscription while anonymous, then renewed it (two history rows).
+    revenueCat.setSubscriber(userId, { 'premium.monthly': { expires_date: firstExpiry, store: 'app_store' } }, [
+      anonymous,
+    ]);
+    const linked = { userId: anonymous, originalAppUserId: anonymous, aliases: [anonymous, userId] };
+    expect(await postRevenueCat(revenueCatSubscriptionEvent({ id: 'rc-full-initial', ...linked }))).toMatchObject({
+      outcome_code: 'subscription_synced',
+    });
+    revenueCat.setSubscriber(userId, { 'premium.monthly': { expires_date: renewedExpiry, store: 'app_store' } }, [
+      anonymous,
+    ]);
+    expect(
+      await postRevenueCat(revenueCatSubscriptionEvent({ id: 'rc-full-renewal', type: 'RENEWAL', ...linked })),
+    ).toMatchObject({ outcome_code: 'subscription_synced' });
+
+    // RevenueCat: a token pack bought, then refunded (token_refunds).
+    const purchase = JSON.parse(revenueCatTokenPurchase({ id: 'rc-full-pack', userId }));
+    purchase.event.transaction_id = 'tx-full-pack';
+    expect(await postRevenueCat(JSON.stringify(purchase))).toMatchObject({ outcome_code: 'credited' });
+    const refund = JSON.parse(JSON.stringify(purchase));
+    Object.assign(refund.event, { id: 'rc-full-pack-refund', type: 'CANCELLATION', cancel_reason: 'CUSTOMER_SUPPORT' });
+    expect(await postRevenueCat(JSON.stringify(refund))).toMatchObject({ outcome_code: 'refunded' });
+
+    // Stripe: a pack paid (with its email), an annual subscription with its first invoice (eleven installments).
+    expect(
+      await postStripe(
+        stripeEventBody(
+          'payment_intent.succeeded',
+          stripePackIntent({ id: paymentIntentId, userId, customer, email: 'full@example.com' }),
+        ),
+      ),
+    ).toMatchObject({ outcome_code: 'credited' });
+    stripe.putSubscription(
+      stripeSubscription({ id: subscriptionId, customer, priceId: 'price_premium_annual', userId, periodEnd: 2e9 }),
+    );
+    await postStripe(
+      stripeEventBody('customer.subscription.created', { id: subscriptionId, object: 'subscription', customer }),
+    );
+    expect(
+      await postStripe(
+        stripeEventBody(
+          'invoice.paid',
+          stripeInvoice({
+            id: invoiceId,
+            subscription: subscriptionId,
+            customer,
+            priceId: 'price_premium_annual',
+            amountPaid: 9990,
+          }),
+        ),
+      ),
+    ).toMatchObject({ outcome_code: 'credited' });
+
+    // The user spends 170 of 200 tokens, then the pack is refunded: 30 back, 70 short.
+    await stack.db
+      .transaction()
+      .execute((trx) => postLedgerEntry(trx, { userId, reference: 'test:full:spend', amount: -170, reason: 'spend' }));
+    expect(
+      await postStripe(
+        stripeEventBody('charge.refunded', stripeRefundedCharge({ id: chargeId, paymentIntent: paymentIntentId })),
+      ),
+    ).toMatchObject({ outcome_code: 'refunded' });
+
+    // A pending top-up, a free studio request (no studio worker: it stays received), a parked event.
+    expect(
+      (await stack.apiRequest(`/v1/users/${userId}/topups`, { method: 'POST', body: { packId: 'tokens_100' } })).status,
+    ).toBe(201);
+    expect(
+      (
+        await stack.apiRequest(`/v1/users/${userId}/studio/requests`, {
+          method: 'POST',
+          body: { kind: 'image_edit', input: { prompt: 'a cat' } },
+        })
+      ).status,
+    ).toBe(202);
+    expect(
+      await postStripe(
+        stripeEventBody(
+          'payment_intent.succeeded',
+          stripePackIntent({ id: 'pi_full_support_bad', userId, customer, packId: 'no_such_pack' }),
+          { eventId: 'evt_full_support_bad' },
+        ),
+      ),
+    ).toMatchObject({ status: 'failed', outcome_code: 'invalid_event' });
+    await stack.stopWorkers();
+  });
+  afterAll(async () => {
+    await stack.stop();
+    await revenueCat.stop();
+    await stripe.stop();
+  });
+
+  it('shows everything in one call when asked by an alias: errors first, both subscription sources with history, payments with the refund shortfall and email, refunds, top-ups, installments, studio requests, linked ids', async () => {
+    const response = await stack.apiRequest(`/admin/users/${encodeURIComponent(anonymous)}`);
+    expect(response.status).toBe(200);
+    const view: Json = await readJson(response);
+
+    expect(view.userId).toBe(anonymous);
+    expect(view.canonicalUserId).toBe(userId);
+    expect(view.wallet).toEqual({ balance: 0, createdAt: expect.any(String) });
+
+    // Events under the alias (RevenueCat's app_user_id) and under the canonical id; the parked one first.
+    expect(view.events.items[0]).toMatchObject({
+      providerEventId: 'evt_full_support_bad',
+      attention: 'parked',
+      outcome: { code: 'invalid_event' },
+    });
+    // Stripe events that name only the customer, subscription, invoice or charge are the user's too.
+    expect(view.events).toMatchObject({ total: 9, truncated: false });
+    expect(view.events.items.map((event: Json) => [event.type, event.userId, event.attention])).toEqual([
+      ['payment_intent.succeeded', userId, 'parked'],
+      ['charge.refunded', null, 'none'],
+      ['invoice.paid', null, 'none'],
+      ['customer.subscription.created', null, 'none'],
+      ['payment_intent.succeeded', userId, 'none'],
+      ['CANCELLATION', userId, 'none'],
+      ['NON_RENEWING_PURCHASE', userId, 'none'],
+      ['RENEWAL', anonymous, 'none'],
+      ['INITIAL_PURCHASE', anonymous, 'none'],
+    ]);
+
+    expect(view.ledger).toMatchObject({ total: 6, truncated: false, sum: 0, matchesBalance: true });
+    expect(view.ledger.entries.map((entry: Json) => [entry.reference, entry.amount, entry.balanceAfter])).toEqual([
+      [`stripe:refund:${chargeId}`, -30, 0],
+      ['test:full:spend', -170, 30],
+      [`stripe:invoice:${invoiceId}`, 100, 200],
+      [`stripe:payment:${paymentIntentId}`, 100, 100],
+      ['revenuecat:refund:tx-full-pack', -100, 0],
+      ['revenuecat:event:rc-full-pack', 100, 100],
+    ]);
+
+    // Both sources; the combined answer is the one running latest (Stripe's period ends in 2033).
+    expect(view.subscription.current).toEqual({
+      source: 'stripe',
+      planId: 'premium',
+      status: 'active',
+      expiresAt: new Date(2e9 * 1000).toISOString(),
+      store: 'stripe',
+      autoRenew: true,
+    });
+    expect(view.subscription.revenuecat).toMatchObject({
+      status: 'active',
+      planId: 'premium',
+      productId: 'premium.monthly',
+      expiresAt: renewedExpiry,
+      store: 'app_store',
+      autoRenew: true,
+    });
+    expect(view.subscription.stripe).toEqual([
+      expect.objectContaining({
+        subscriptionId,
+        customerId: customer,
+        planId: 'premium',
+        priceId: 'price_premium_annual',
+        interval: 'year',
+        status: 'active',
+        cancelAtPeriodEnd: false,
+      }),
+    ]);
+    expect(view.subscription.historyTotal).toBe(2);
+    expect(
+      view.subscription.history.map((row: Json) => [row.change, row.toPlanId, row.toExpiresAt, row.cause]),
+    ).toEqual([
+      ['renewed', 'premium', renewedExpiry, 'inbox_event'],
+      ['activated', 'premium', firstExpiry, 'inbox_event'],
+    ]);
+
+    // Payments newest first: the invoice, then the refunded pack with its shortfall and email.
+    expect(view.payments).toEqual([
+      expect.objectContaining({
+        providerPaymentId: invoiceId,
+        kind: 'subscription_invoice',
+        status: 'succeeded',
+        tokensGranted: 100,
+        refundShortfall: 0,
+      }),
+      expect.objectContaining({
+        providerPaymentId: paymentIntentId,
+        kind: 'token_pack',
+        productId: 'tokens_100',
+        amountMinor: 499,
+        currency: 'usd',
+        status: 'refunded',
+        ledgerReference: `stripe:payment:${paymentIntentId}`,
+        tokensGranted: 100,
+        amountRefundedMinor: 499,
+        tokensRefunded: 30,
+        refundShortfall: 70,
+        refundedAt: expect.any(String),
+        email: { status: 'pending', toAddress: 'full@example.com', attempts: 0, lastError: null, sentAt: null },
+      }),
+    ]);
+    expect(view.refunds).toEqual([
+      expect.objectContaining({
+        provider: 'revenuecat',
+        providerRefundId: 'tx-full-pack',
+        creditReference: 'revenuecat:event:rc-full-pack',
+        tokensCredited: 100,
+        tokensTaken: 100,
+        shortfall: 0,
+      }),
+    ]);
+    expect(view.topups).toEqual([
+      expect.objectContaining({
+        packId: 'tokens_100',
+        tokens: 100,
+        status: 'pending',
+        paymentIntentId: expect.any(String),
+      }),
+    ]);
+    expect(view.installments.map((row: Json) => [row.sequence, row.tokens, row.status, row.ledgerReference])).toEqual(
+      Array.from({ length: 11 }, (_, i) => [i + 1, 100, 'scheduled', `stripe:installment:${view.installments[i].id}`]),
+    );
+    expect(view.studioRequests).toEqual({
+      items: [
+        expect.objectContaining({
+          kind: 'image_edit',
+          status: 'received',
+          tokensCharged: 0,
+          freeTier: true,
+          error: null,
+        }),
+      ],
+      total: 1,
+      truncated: false,
+    });
+
+    // Linked ids: the alias (user_aliases), the Stripe customer (once, though both tables and events name it).
+    const linked = view.linkedIds.map((entry: Json) => [entry.provider, entry.kind, entry.id]);
+    expect(linked).toEqual(
+      expect.arrayContaining([
+        ['tally', 'alias', anonymous],
+        ['stripe', 'customer', customer],
+      ]),
+    );
+    expect(linked.filter((entry: string[]) => entry[2] === customer)).toHaveLength(1);
+    expect(linked).toEqual(
+      expect.arrayContaining([
+        ['stripe', 'subscription', subscriptionId],
+        ['stripe', 'invoice', invoiceId],
+        ['stripe', 'payment_intent', paymentIntentId],
+      ]),
+    );
+
+    // The canonical id answers the same view.
+    const byCanonical: Json = await readJson(await stack.apiRequest(`/admin/users/${userId}`));
+    expect({ ...byCanonical, userId: anonymous }).toEqual(view);
+  });
+
+  it('limits studio requests and history and says so', async () => {
+    const view: Json = await readJson(await stack.apiRequest(`/admin/users/${userId}?studioLimit=1&historyLimit=1`));
+    expect(view.studioRequests).toMatchObject({ total: 1, truncated: false });
+    expect(view.subscription.history.map((row: Json) => row.change)).toEqual(['renewed']);
+    expect(view.subscription.historyTotal).toBe(2);
+  });
+
+  it('tally user prints every section as plain-text tables', async () => {
+    if (!existsSync(cli)) throw new Error(`${cli} is missing: run the tests through \`pnpm test\`, which builds first`);
+    const { stdout } = await promisify(execFile)(process.execPath, [cli, 'user', anonymous], {
+      env: { PATH: process.env.PATH ?? '', DATABASE_URL: stack.database.url },
+      cwd: path.join(root, 'test'),
+    });
+    expect(stdout).toContain(`user ${anonymous} (linked to canonical user ${userId})`);
+    expect(stdout).toMatch(/subscription: active premium from stripe \(store stripe/);
+    expect(stdout).toMatch(/^SOURCE\s+ID\s+STATUS\s+PLAN/m);
+    expect(stdout).toMatch(/^revenuecat\s+premium\.monthly\s+active\s+premium/m);
+    expect(stdout).toMatch(new RegExp(`^stripe\\s+${subscriptionId}\\s+active\\s+premium`, 'm'));
+    expect(stdout).toContain('subscription history (2 of 2, newest first)');
+    expect(stdout).toMatch(/\brenewed\s+active -> active\s+premium -> premium/);
+    expect(stdout).toMatch(
+      new RegExp(
+        `${paymentIntentId}\\s+token_pack\\s+tokens_100\\s+499 usd\\s+refunded\\s+100\\s+499\\s+30\\s+70\\s+pending`,
+      ),
+    );
+    expect(stdout).toMatch(/revenuecat\s+tx-full-pack\s+tokens_100\s+100\s+100\s+0/);
+    expect(stdout).toMatch(/^tu_\w+\s+tokens_100\s+100\s+499 usd\s+pending/m);
+    expect(stdout).toContain('installments (11, by due date)');
+    expect(stdout).toContain('studio requests (1 of 1, newest first)');
+    expect(stdout).toMatch(/^tally\s+alias\s+\$RCAnonymousID:00000000feedbeef/m);
   });
 });

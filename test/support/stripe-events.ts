@@ -172,14 +172,21 @@ export function stripePackIntent(options: {
   };
 }
 
-/** A fully refunded charge of a payment intent. */
-export function stripeRefundedCharge(options: { id: string; paymentIntent: string; amount?: number }) {
+/** A refunded charge of a payment intent: fully by default, partly with `amountRefunded` < `amount`. */
+export function stripeRefundedCharge(options: {
+  id: string;
+  paymentIntent: string;
+  amount?: number;
+  amountRefunded?: number;
+}) {
+  const amount = options.amount ?? 499;
+  const amountRefunded = options.amountRefunded ?? amount;
   return {
     id: options.id,
     object: 'charge',
-    amount: options.amount ?? 499,
-    amount_refunded: options.amount ?? 499,
-    refunded: true,
+    amount,
+    amount_refunded: amountRefunded,
+    refunded: amountRefunded >= amount,
     currency: 'usd',
     payment_intent: options.paymentIntent,
     metadata: {},

@@ -95,11 +95,15 @@ program
 
 program
   .command('user')
-  .description('support view of one user: events (needing attention first), ledger and balance, linked ids')
-  .argument('<userId>', 'the user id (RevenueCat app_user_id, Stripe metadata.user_id)')
+  .description(
+    'support view of one user: events (needing attention first), ledger and balance, subscription and history, payments, refunds, top-ups, installments, emails, studio requests, linked ids',
+  )
+  .argument('<userId>', 'the user id or any id linked to it (RevenueCat app_user_id or alias, Stripe metadata.user_id)')
   .option('--json', 'print JSON (the same shape as GET /admin/users/{userId})')
   .option('--event-limit <n>', 'at most this many events', positiveInt, 100)
   .option('--ledger-limit <n>', 'at most this many ledger entries', positiveInt, 100)
+  .option('--studio-limit <n>', 'at most this many studio requests', positiveInt, 50)
+  .option('--history-limit <n>', 'at most this many subscription history rows', positiveInt, 50)
   .action((userId: string, options) => runUser(userId, options));
 
 program

@@ -83,6 +83,7 @@ export * from './studio/studio-types';
 export * from './studio/sweep-stuck-studio-requests';
 export * from './subscriptions/apply-subscription-state';
 export * from './subscriptions/desired-revenuecat-subscription';
+export * from './subscriptions/find-subscription';
 export * from './subscriptions/sync-revenuecat-subscriber';
 export * from './support/find-user-support-view';
 export * from './topups/confirm-topup';

@@ -11,8 +11,14 @@ export const references = {
   stripePayment: (paymentIntentId: string) => `stripe:payment:${paymentIntentId}`,
   stripeInstallment: (scheduleRowId: number | string) => `stripe:installment:${scheduleRowId}`,
   topup: (topupId: string) => `topup:${topupId}`,
-  /** A refund taking back a one-off pack's tokens; keyed by the refunded charge. */
+  /** The refund that completes a one-off pack's refund (all of it at once, or the rest after partial ones). */
   stripeRefund: (chargeId: string) => `stripe:refund:${chargeId}`,
+  /**
+   * A partial refund of a one-off pack: the step that brought the charge's cumulative
+   * `amount_refunded` to this amount (each refund moves it, so it names the refund).
+   */
+  stripePartialRefund: (chargeId: string, amountRefundedMinor: number) =>
+    `stripe:refund:${chargeId}:${amountRefundedMinor}`,
   studioDebit: (requestId: string) => `studio:${requestId}:debit`,
   studioRefund: (requestId: string) => `studio:${requestId}:refund`,
 } as const;

@@ -21,10 +21,73 @@ const oneLine = (text: string | null, max = 80) => {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 };
 
+/** The subscription part: the combined answer, each source, and the history table. */
+function formatSubscription(view: UserSupportView): string[] {
+  const subscription = view.subscription;
+  if (subscription === null) return ['subscription: none'];
+  const out: string[] = [];
+  const current = subscription.current;
+  out.push(
+    current === null
+      ? 'subscription: none current'
+      : `subscription: ${current.status} ${current.planId ?? '-'} from ${current.source} (store ${current.store ?? '-'}, expires ${iso(current.expiresAt)}, auto-renew ${current.autoRenew ? 'yes' : 'no'})`,
+  );
+  out.push(
+    formatTable(
+      ['SOURCE', 'ID', 'STATUS', 'PLAN', 'EXPIRES / PERIOD END', 'AUTO-RENEW / CANCEL AT END', 'UPDATED'],
+      [
+        ...(subscription.revenuecat
+          ? [
+              [
+                'revenuecat',
+                subscription.revenuecat.productId ?? '-',
+                subscription.revenuecat.status,
+                subscription.revenuecat.planId ?? '-',
+                iso(subscription.revenuecat.expiresAt),
+                subscription.revenuecat.autoRenew ? 'auto-renew' : 'no auto-renew',
+                iso(subscription.revenuecat.updatedAt),
+              ],
+            ]
+          : []),
+        ...subscription.stripe.map((stripe) => [
+          'stripe',
+          stripe.subscriptionId,
+          stripe.status,
+          stripe.planId ?? '-',
+          iso(stripe.currentPeriodEnd),
+          stripe.cancelAtPeriodEnd ? 'cancels at period end' : 'renews',
+          iso(stripe.updatedAt),
+        ]),
+      ],
+    ),
+  );
+  out.push('', `subscription history (${subscription.history.length} of ${subscription.historyTotal}, newest first)`);
+  out.push(
+    formatTable(
+      ['ID', 'SOURCE', 'CHANGE', 'STATUS', 'PLAN', 'EXPIRES', 'CAUSE', 'CREATED'],
+      subscription.history.map((row) => [
+        String(row.id),
+        row.source,
+        row.change,
+        `${row.fromStatus ?? '-'} -> ${row.toStatus}`,
+        `${row.fromPlanId ?? '-'} -> ${row.toPlanId ?? '-'}`,
+        iso(row.toExpiresAt),
+        row.cause === 'inbox_event' ? `event ${row.inboxEventId}` : `sync ${row.requestId}`,
+        iso(row.createdAt),
+      ]),
+    ),
+  );
+  return out;
+}
+
 /** The support view as sections of plain-text tables. */
 export function formatSupportView(view: UserSupportView): string {
   const out: string[] = [];
-  out.push(`user ${view.userId}`);
+  out.push(
+    view.canonicalUserId === view.userId
+      ? `user ${view.userId}`
+      : `user ${view.userId} (linked to canonical user ${view.canonicalUserId})`,
+  );
   out.push(
     `wallet balance ${view.wallet.balance}; ledger sum ${view.ledger.sum} over ${view.ledger.total} entries${
       view.ledger.matchesBalance ? '' : '  MISMATCH: the balance differs from the ledger sum'
@@ -75,8 +138,110 @@ export function formatSupportView(view: UserSupportView): string {
       ]),
     ),
   );
-  out.push('', `subscription: ${view.subscription === null ? 'none' : JSON.stringify(view.subscription)}`);
-  out.push(`payments: ${view.payments.length}; studio requests: ${view.studioRequests.length}`);
+  out.push('', ...formatSubscription(view));
+  out.push('', `payments (${view.payments.length}, newest first)`);
+  out.push(
+    formatTable(
+      [
+        'ID',
+        'PAYMENT ID',
+        'KIND',
+        'PRODUCT',
+        'AMOUNT',
+        'STATUS',
+        'TOKENS',
+        'REFUNDED AMOUNT',
+        'TOKENS BACK',
+        'SHORTFALL',
+        'EMAIL',
+        'CREATED',
+      ],
+      view.payments.map((payment) => [
+        String(payment.id),
+        payment.providerPaymentId,
+        payment.kind,
+        payment.productId,
+        `${payment.amountMinor} ${payment.currency}`,
+        payment.status,
+        String(payment.tokensGranted),
+        String(payment.amountRefundedMinor),
+        String(payment.tokensRefunded),
+        String(payment.refundShortfall),
+        payment.email === null
+          ? '-'
+          : `${payment.email.status}${payment.email.lastError ? ` (${oneLine(payment.email.lastError, 40)})` : ''}`,
+        iso(payment.createdAt),
+      ]),
+    ),
+  );
+  out.push('', `refunds (${view.refunds.length}, token packs, newest first)`);
+  out.push(
+    formatTable(
+      ['ID', 'PROVIDER', 'REFUND ID', 'PACK', 'CREDITED', 'TAKEN', 'SHORTFALL', 'CREDIT REFERENCE', 'CREATED'],
+      view.refunds.map((refund) => [
+        String(refund.id),
+        refund.provider,
+        refund.providerRefundId,
+        refund.packId,
+        String(refund.tokensCredited),
+        String(refund.tokensTaken),
+        String(refund.shortfall),
+        refund.creditReference,
+        iso(refund.createdAt),
+      ]),
+    ),
+  );
+  out.push('', `top-ups (${view.topups.length}, newest first)`);
+  out.push(
+    formatTable(
+      ['REFERENCE', 'PACK', 'TOKENS', 'AMOUNT', 'STATUS', 'PAYMENT INTENT', 'PAID', 'CREATED'],
+      view.topups.map((topup) => [
+        topup.reference,
+        topup.packId,
+        String(topup.tokens),
+        `${topup.amountMinor} ${topup.currency}`,
+        topup.status,
+        topup.paymentIntentId ?? '-',
+        iso(topup.paidAt),
+        iso(topup.createdAt),
+      ]),
+    ),
+  );
+  out.push('', `installments (${view.installments.length}, by due date)`);
+  out.push(
+    formatTable(
+      ['ID', 'SUBSCRIPTION', 'INVOICE', 'SEQ', 'TOKENS', 'DUE', 'STATUS', 'ATTEMPTS', 'GRANTED', 'ERROR'],
+      view.installments.map((installment) => [
+        String(installment.id),
+        installment.subscriptionId,
+        installment.invoiceId,
+        String(installment.sequence),
+        String(installment.tokens),
+        iso(installment.dueAt),
+        installment.status,
+        String(installment.attempts),
+        iso(installment.grantedAt),
+        oneLine(installment.lastError),
+      ]),
+    ),
+  );
+  out.push('', `studio requests (${view.studioRequests.items.length} of ${view.studioRequests.total}, newest first)`);
+  out.push(
+    formatTable(
+      ['ID', 'KIND', 'STATUS', 'CHARGED', 'FREE', 'ATTEMPTS', 'REFUNDED', 'CREATED', 'ERROR'],
+      view.studioRequests.items.map((request) => [
+        request.id,
+        request.kind,
+        request.status,
+        String(request.tokensCharged),
+        request.freeTier ? 'yes' : 'no',
+        String(request.attempts),
+        iso(request.refundedAt),
+        iso(request.createdAt),
+        request.error === null ? '' : oneLine(`${request.error.code ?? ''} ${request.error.message ?? ''}`.trim(), 60),
+      ]),
+    ),
+  );
   out.push('', 'linked ids');
   out.push(
     formatTable(
@@ -96,13 +261,18 @@ export function formatSupportView(view: UserSupportView): string {
 /** `tally user <id> [--json]`: the support view of one user, read from the database. */
 export async function runUser(
   userId: string,
-  options: { json?: boolean; eventLimit: number; ledgerLimit: number },
+  options: { json?: boolean; eventLimit: number; ledgerLimit: number; studioLimit: number; historyLimit: number },
 ): Promise<void> {
   const { DATABASE_URL } = parseEnv(baseEnvSchema.pick({ DATABASE_URL: true }), process.env);
   const database = createDb({ connectionString: DATABASE_URL, maxConnections: 1 });
   try {
     const view = await findUserSupportView(database.db, userId, {
-      limits: { events: options.eventLimit, ledgerEntries: options.ledgerLimit },
+      limits: {
+        events: options.eventLimit,
+        ledgerEntries: options.ledgerLimit,
+        studioRequests: options.studioLimit,
+        subscriptionHistory: options.historyLimit,
+      },
     });
     process.stdout.write(options.json ? `${JSON.stringify(view, null, 2)}\n` : formatSupportView(view));
   } finally {

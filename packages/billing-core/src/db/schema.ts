@@ -215,6 +215,7 @@ export interface StripeCustomersTable {
 }
 
 export type PaymentKind = 'token_pack' | 'topup' | 'subscription_invoice';
+export type PaymentStatus = 'succeeded' | 'partially_refunded' | 'refunded';
 
 export interface PaymentsTable {
   id: Generated<number>;
@@ -225,12 +226,14 @@ export interface PaymentsTable {
   product_id: string;
   amount_minor: number;
   currency: string;
-  status: ColumnType<'succeeded' | 'refunded', 'succeeded' | 'refunded' | undefined, 'succeeded' | 'refunded'>;
+  status: ColumnType<PaymentStatus, PaymentStatus | undefined, PaymentStatus>;
   ledger_reference: string;
   tokens_granted: number;
   tokens_refunded: ColumnType<number, number | undefined, number>;
   refund_shortfall: ColumnType<number, number | undefined, number>;
   refunded_at: DbTimeNullable;
+  /** Cumulative money refunded so far (migration 0010). */
+  amount_refunded_minor: ColumnType<number, number | undefined, number>;
   customer_email: string | null;
   inbox_event_id: number | null;
   created_at: DbTime;

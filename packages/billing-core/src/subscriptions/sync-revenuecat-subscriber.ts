@@ -1,11 +1,11 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Catalog } from '../catalog/catalog';
 import type { Clock } from '../clock';
-import type { DB, SubscriptionRow } from '../db/schema';
+import type { DB } from '../db/schema';
 import { BillingError, NotConfiguredError } from '../errors';
 import type { RevenueCatApi, RevenueCatSubscriberRead } from '../ports/revenuecat-api';
 import type { EventPolicy } from '../providers/shared/payment-environment';
-import { isKnownUserId, linkUserIds, resolveUserId } from '../users/link-user-ids';
+import { isKnownUserId, linkUserIds } from '../users/link-user-ids';
 import { lockUser } from '../users/lock-user';
 import {
   type ApplySubscriptionResult,
@@ -13,6 +13,7 @@ import {
   type SubscriptionCause,
 } from './apply-subscription-state';
 import { desiredRevenueCatSubscription } from './desired-revenuecat-subscription';
+import { findSubscription, type SubscriptionView } from './find-subscription';
 
 export interface RevenueCatSyncDeps {
   catalog: Catalog;
@@ -50,44 +51,6 @@ export class UnknownUserError extends BillingError {
   constructor(readonly userId: string) {
     super('unknown_user', `user ${userId} is not known to Tally`, { retryable: false });
   }
-}
-
-export interface SubscriptionView {
-  userId: string;
-  planId: string | null;
-  status: 'active' | 'inactive';
-  expiresAt: string | null;
-  store: string | null;
-  autoRenew: boolean;
-}
-
-function toView(userId: string, row: SubscriptionRow): SubscriptionView {
-  return {
-    userId,
-    planId: row.plan_id,
-    status: row.status,
-    expiresAt: row.expires_at?.toISOString() ?? null,
-    store: row.store,
-    autoRenew: row.auto_renew,
-  };
-}
-
-/**
- * A user's subscription by any linked id: the active one that runs longest (lifetime first),
- * else the most recently changed one. Undefined when the user never had one.
- */
-export async function findSubscription(db: Kysely<DB>, userId: string): Promise<SubscriptionView | undefined> {
-  const canonical = await resolveUserId(db, userId);
-  const rows = await db.selectFrom('subscriptions').selectAll().where('user_id', '=', canonical).execute();
-  const ranked = rows.sort((a, b) => {
-    if (a.status !== b.status) return a.status === 'active' ? -1 : 1;
-    const expiryA = a.expires_at?.getTime() ?? Number.POSITIVE_INFINITY;
-    const expiryB = b.expires_at?.getTime() ?? Number.POSITIVE_INFINITY;
-    if (a.status === 'active' && expiryA !== expiryB) return expiryB - expiryA;
-    return b.updated_at.getTime() - a.updated_at.getTime();
-  });
-  const best = ranked[0];
-  return best ? toView(userId, best) : undefined;
 }
 
 /**

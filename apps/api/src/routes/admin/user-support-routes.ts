@@ -7,6 +7,8 @@ import { parseOr400, userIdSchema } from '../../http/params';
 const supportQuerySchema = z.object({
   eventLimit: z.coerce.number().int().min(1).max(1_000).default(100),
   ledgerLimit: z.coerce.number().int().min(1).max(1_000).default(100),
+  studioLimit: z.coerce.number().int().min(1).max(1_000).default(50),
+  historyLimit: z.coerce.number().int().min(1).max(1_000).default(50),
 });
 
 /**
@@ -20,7 +22,12 @@ export function createUserSupportRoutes(deps: { db: Kysely<DB> }): Router {
     const query = parseOr400(res, supportQuerySchema, req.query);
     if (userId === undefined || query === undefined) return;
     const view = await findUserSupportView(deps.db, userId, {
-      limits: { events: query.eventLimit, ledgerEntries: query.ledgerLimit },
+      limits: {
+        events: query.eventLimit,
+        ledgerEntries: query.ledgerLimit,
+        studioRequests: query.studioLimit,
+        subscriptionHistory: query.historyLimit,
+      },
     });
     res.json(view);
   });

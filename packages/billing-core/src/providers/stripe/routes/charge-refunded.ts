@@ -5,14 +5,23 @@ import { postLedgerEntry } from '../../../ledger/post-ledger-entry';
 import { references } from '../../../references';
 import { defineRoute } from '../../shared/create-provider-handler';
 import type { StripeEvent } from '../stripe-event';
-import { stripeIdOf } from '../stripe-objects';
+import { stripeIdOf, stripeNumberAt } from '../stripe-objects';
 
 /**
- * `charge.refunded` of a one-off pack (token pack or top-up) that Stripe reports fully refunded:
- * takes the pack's tokens back once, under `stripe:refund:{chargeId}`, never below zero. What was
- * already spent is recorded on the payment as `refund_shortfall` for support. The payment row is
- * locked and marked refunded in the same transaction, so a redelivery takes nothing more.
- * Partial refunds (`refunded: false`) and subscription invoices are recorded and ignored.
+ * `charge.refunded` of a one-off pack (token pack or top-up), fully or partly refunded.
+ *
+ * Stripe's charge carries the cumulative `amount_refunded` (since API 2022-11-15 it no longer
+ * carries the refunds themselves), so each event states how much of the charge is refunded so
+ * far. The tokens the refunds reverse are proportional: `floor(tokens_granted × amount_refunded /
+ * amount)`, all of them once the charge is fully refunded. What an event owes is that target minus
+ * what earlier refunds of the payment already accounted for (taken back + shortfall); it takes
+ * back what the wallet holds, never below zero, and records the rest as `refund_shortfall`.
+ *
+ * One ledger debit per refund step: `stripe:refund:{chargeId}` for the step that completes the
+ * refund (unchanged for a charge refunded in one go), `stripe:refund:{chargeId}:{amountRefunded}`
+ * for a partial step (each refund moves the cumulative amount, so this names the refund). The
+ * payment row is locked and carries `amount_refunded_minor`, so a redelivered, replayed or stale
+ * (smaller cumulative amount) event takes nothing. Subscription invoices are recorded and ignored.
  */
 export function createChargeRefundedRoute() {
   return defineRoute<StripeEvent, undefined>({
@@ -20,7 +29,6 @@ export function createChargeRefundedRoute() {
       const charge = event.data.object;
       const chargeId = charge.id;
       if (!chargeId) throw new InvalidEventError('charge without id');
-      if (charge.refunded !== true) return ignored('partial_refund', `charge ${chargeId} is only partly refunded`);
       const paymentIntentId = stripeIdOf(charge.payment_intent);
       if (paymentIntentId === null) return ignored('unknown_payment', `charge ${chargeId} names no payment intent`);
       const payment = await trx
@@ -46,18 +54,49 @@ export function createChargeRefundedRoute() {
       }
       if (payment.status === 'refunded')
         return processed('already_refunded', `payment ${paymentIntentId} already refunded`);
+      const amount = stripeNumberAt(charge, 'amount');
+      const amountRefunded = stripeNumberAt(charge, 'amount_refunded');
+      const full = charge.refunded === true || (amount !== null && amountRefunded !== null && amountRefunded >= amount);
+      if (!full) {
+        if (
+          amount === null ||
+          amountRefunded === null ||
+          !Number.isInteger(amount) ||
+          !Number.isInteger(amountRefunded)
+        )
+          throw new InvalidEventError(`charge ${chargeId} is partly refunded without integer amount/amount_refunded`);
+        if (amount <= 0 || amountRefunded < 0 || amountRefunded > amount)
+          throw new InvalidEventError(`charge ${chargeId}: amount_refunded ${amountRefunded} of amount ${amount}`);
+        if (amountRefunded === 0) return ignored('nothing_refunded', `charge ${chargeId} has nothing refunded`);
+      }
+      // Partial: the money refunded so far, never more than this payment (amounts are the same charge's).
+      const refundedMinor = full ? Math.max(payment.amount_minor, amountRefunded ?? 0) : (amountRefunded as number);
+      if (!full && refundedMinor <= payment.amount_refunded_minor) {
+        return processed(
+          'already_refunded',
+          `payment ${paymentIntentId} already accounts for ${payment.amount_refunded_minor} refunded (event says ${refundedMinor})`,
+        );
+      }
+      const target = full
+        ? payment.tokens_granted
+        : Number((BigInt(payment.tokens_granted) * BigInt(refundedMinor)) / BigInt(amount as number));
+      const accounted = payment.tokens_refunded + payment.refund_shortfall;
+      const owed = Math.max(0, target - accounted);
       const wallet = await trx
         .selectFrom('wallets')
         .select('balance')
         .where('user_id', '=', payment.user_id)
         .forUpdate()
         .executeTakeFirstOrThrow();
-      const takeBack = Math.min(payment.tokens_granted, wallet.balance);
-      const shortfall = payment.tokens_granted - takeBack;
+      const takeBack = Math.min(owed, wallet.balance);
+      const shortfall = owed - takeBack;
+      const reference = full
+        ? references.stripeRefund(chargeId)
+        : references.stripePartialRefund(chargeId, refundedMinor);
       if (takeBack > 0) {
         await postLedgerEntry(trx, {
           userId: payment.user_id,
-          reference: references.stripeRefund(chargeId),
+          reference,
           amount: -takeBack,
           reason: 'stripe_refund',
           inboxEventId: row.id,
@@ -66,18 +105,21 @@ export function createChargeRefundedRoute() {
       await trx
         .updateTable('payments')
         .set({
-          status: 'refunded',
-          tokens_refunded: takeBack,
-          refund_shortfall: shortfall,
+          status: full ? 'refunded' : 'partially_refunded',
+          amount_refunded_minor: refundedMinor,
+          tokens_refunded: payment.tokens_refunded + takeBack,
+          refund_shortfall: payment.refund_shortfall + shortfall,
           refunded_at: sql`now()`,
           updated_at: sql`now()`,
         })
         .where('id', '=', payment.id)
         .execute();
-      return processed(
-        'refunded',
-        `took back ${takeBack} of ${payment.tokens_granted} tokens${shortfall > 0 ? `; shortfall ${shortfall}` : ''}`,
-      );
+      const detail = `took back ${takeBack} of ${owed} tokens owed (${payment.tokens_refunded + takeBack} of ${
+        payment.tokens_granted
+      } in all) under ${reference}${shortfall > 0 ? `; shortfall ${shortfall}` : ''}`;
+      return full
+        ? processed('refunded', detail)
+        : processed('partially_refunded', `${refundedMinor} of ${amount} refunded: ${detail}`);
     },
   });
 }
