@@ -1,0 +1,136 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
+import { findPromtool, parsePromQL, registeredMetricNames, withGrafanaVariables } from './promql-check';
+
+const root = path.resolve(__dirname, '../..');
+const alertsFile = path.join(root, 'infra/monitoring/alerts.yml');
+const dashboardFile = path.join(root, 'infra/monitoring/grafana-dashboard.json');
+const exported = registeredMetricNames(path.join(root, 'packages/platform/src/metrics/metrics.ts'));
+
+type Rule = {
+  alert?: string;
+  record?: string;
+  expr: unknown;
+  for?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+};
+type RuleFile = { groups: Array<{ name: string; rules: Rule[] }> };
+const rules = (parse(readFileSync(alertsFile, 'utf8')) as RuleFile).groups.flatMap((g) => g.rules);
+
+type Panel = {
+  id: number;
+  title: string;
+  type: string;
+  gridPos: object;
+  targets?: Array<{ refId: string; expr: string }>;
+};
+const dashboard = JSON.parse(readFileSync(dashboardFile, 'utf8')) as {
+  uid: string;
+  title: string;
+  panels: Panel[];
+  templating: { list: Array<{ name: string; type: string }> };
+};
+const dashboardQueries = dashboard.panels.flatMap((p) =>
+  (p.targets ?? []).map((t) => ({ where: `${p.title} ${t.refId}`, expr: withGrafanaVariables(t.expr) })),
+);
+
+/** Prometheus' duration syntax (for:, ranges): units from ms to y, largest first. */
+const promDuration = /^(\d+y)?(\d+w)?(\d+d)?(\d+h)?(\d+m)?(\d+s)?(\d+ms)?$/;
+
+describe('the PromQL check', () => {
+  it('accepts valid queries and names their metrics', () => {
+    expect(parsePromQL('sum by (provider) (rate(a_total{x="y"}[5m])) / sum(rate(b_total[5m])) > 0.1')).toEqual({
+      errors: [],
+      metricNames: ['a_total', 'b_total'],
+    });
+  });
+
+  it.each([
+    ['an unclosed parenthesis', 'sum(rate(a_total[5m])'],
+    ['an unknown function', 'ratee(a_total[5m])'],
+    ['a missing range on rate', 'rate(a_total) +'],
+    ['a bad label matcher', 'a_total{x=}'],
+  ])('rejects %s', (_what, expr) => {
+    expect(parsePromQL(expr).errors).not.toEqual([]);
+  });
+
+  it('reads the metric names that metrics.ts registers, with histogram series', () => {
+    expect([...exported]).toEqual(
+      expect.arrayContaining([
+        'tally_webhook_requests_total',
+        'tally_inbox_processing_duration_seconds_bucket',
+        'tally_queue_jobs',
+      ]),
+    );
+  });
+});
+
+describe('infra/monitoring/alerts.yml', () => {
+  it('has groups of alerts, each with a valid expression, duration, severity and annotations', () => {
+    expect(rules.length).toBeGreaterThan(5);
+    const problems = rules.flatMap((rule) => {
+      const name = rule.alert ?? rule.record ?? '?';
+      const found: string[] = [];
+      if (!rule.alert) found.push(`${name}: not an alert`);
+      if (typeof rule.expr !== 'string') return [...found, `${name}: expr is not a string`];
+      found.push(...parsePromQL(rule.expr).errors.map((e) => `${name}: ${e}`));
+      if (rule.for !== undefined && !promDuration.test(rule.for)) found.push(`${name}: for ${rule.for}`);
+      if (!['critical', 'warning'].includes(rule.labels?.severity ?? '')) found.push(`${name}: severity`);
+      if (!rule.annotations?.summary || !rule.annotations.description) found.push(`${name}: annotations`);
+      return found;
+    });
+    expect(problems).toEqual([]);
+    expect(new Set(rules.map((r) => r.alert)).size).toBe(rules.length);
+  });
+
+  const promtool = findPromtool(root);
+  // CI installs promtool (.ci/run); elsewhere the check is skipped, and says so.
+  if (!promtool && process.env.CI !== 'true')
+    process.stderr.write(
+      '[monitoring.test] promtool not found: `promtool check rules` skipped (.ci/run installs it)\n',
+    );
+  (promtool || process.env.CI === 'true' ? it : it.skip)('passes `promtool check rules`', () => {
+    expect(promtool).toBeDefined();
+    const output = execFileSync(promtool ?? 'promtool', ['check', 'rules', alertsFile], { encoding: 'utf8' });
+    expect(output).toContain(`SUCCESS: ${rules.length} rules found`);
+  });
+});
+
+describe('infra/monitoring/grafana-dashboard.json', () => {
+  it('is a dashboard whose panels each have an id, a position and parseable queries', () => {
+    expect(dashboard.uid).toBe('tally-overview');
+    expect(dashboard.templating.list.map((v) => v.type)).toContain('datasource');
+    expect(new Set(dashboard.panels.map((p) => p.id)).size).toBe(dashboard.panels.length);
+    expect(dashboardQueries.length).toBeGreaterThanOrEqual(dashboard.panels.length);
+    const problems = dashboardQueries.flatMap((q) => parsePromQL(q.expr).errors.map((e) => `${q.where}: ${e}`));
+    expect(problems).toEqual([]);
+  });
+
+  it.each([
+    ['webhook requests by outcome', 'tally_webhook_requests_total', 'outcome'],
+    ['processing duration', 'tally_inbox_processing_duration_seconds_bucket', 'histogram_quantile'],
+    ['parked events', 'tally_inbox_events_parked_total', 'code'],
+    ['deferred events', 'tally_inbox_events_deferred_total', 'provider'],
+    ['reference conflicts', 'tally_ledger_reference_conflicts_total', 'provider'],
+    ['relay re-enqueues', 'tally_relay_reenqueued_total', 'source'],
+    ['queue depth per queue', 'tally_queue_jobs', 'queue'],
+    ['inbox lag', 'tally_inbox_oldest_unprocessed_age_seconds', 'max'],
+  ])('covers %s', (_what, metric, alsoMentions) => {
+    const queries = dashboardQueries.filter((q) => parsePromQL(q.expr).metricNames.includes(metric));
+    expect(queries.some((q) => q.expr.includes(alsoMentions))).toBe(true);
+  });
+});
+
+describe('metric names', () => {
+  it('every metric the alerts and the dashboard query is one Tally exports', () => {
+    const used = [
+      ...rules.map((r) => ({ where: `alert ${r.alert}`, expr: String(r.expr) })),
+      ...dashboardQueries.map((q) => ({ where: `panel ${q.where}`, expr: q.expr })),
+    ].flatMap((q) => parsePromQL(q.expr).metricNames.map((name) => ({ where: q.where, name })));
+    expect(used.length).toBeGreaterThan(15);
+    expect(used.filter((u) => !exported.has(u.name))).toEqual([]);
+  });
+});
