@@ -251,7 +251,7 @@ describe('infra/k8s', () => {
     expect(rolesByDeployment).toEqual({
       'tally-worker-inbox': ['inbox'],
       'tally-worker-studio': ['studio'],
-      'tally-worker-scheduler': ['relay', 'studio-sweeper', 'installments', 'email'],
+      'tally-worker-scheduler': ['relay', 'studio-sweeper', 'installments', 'email', 'retention', 'reconcile'],
     });
     expect(Object.values(rolesByDeployment).flat().sort()).toEqual([...workerRoles].sort());
     expect(deployment('tally-worker-scheduler').spec.replicas).toBe(2);
