@@ -42,6 +42,9 @@ export function startRelayLoop(
         );
         return;
       }
+      // A full batch whose every job was still queued is a backlog the workers are draining, not
+      // stranded rows: stop this pass instead of walking (and re-stamping) the whole backlog.
+      if (delivery.enqueued === 0) return;
       if (ids.length < options.batchSize) return;
     }
   };
