@@ -68,7 +68,12 @@ export function startHttpServer(
   }
   const connectionsCheckingInterval = Math.min(5_000, Math.max(250, Math.floor(headersTimeout / 4)));
   return new Promise((resolve, reject) => {
+    let closing = false;
     const server = createServer({ headersTimeout, requestTimeout, keepAliveTimeout, connectionsCheckingInterval }, app);
+    // Before the app sees the request, so the header is set before any answer is written.
+    server.prependListener('request', (_req, res) => {
+      if (closing && !res.headersSent) res.setHeader('connection', 'close');
+    });
     server.once('error', reject);
     server.once('listening', () => {
       resolve({
@@ -76,7 +81,16 @@ export function startHttpServer(
         port: (server.address() as AddressInfo).port,
         close: () =>
           new Promise<void>((done) => {
-            server.close(() => done());
+            // A client under load keeps its keep-alive connections busy, so they never turn idle
+            // and close() would wait for the shutdown deadline. From now on every answer says
+            // `Connection: close`, and sockets are closed as soon as they fall idle; in-flight
+            // requests still finish and get their answer.
+            closing = true;
+            const sweep = setInterval(() => server.closeIdleConnections(), 100);
+            server.close(() => {
+              clearInterval(sweep);
+              done();
+            });
             server.closeIdleConnections();
           }),
       });
