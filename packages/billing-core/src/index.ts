@@ -36,6 +36,7 @@ export * from './inbox/record-inbox-event';
 export * from './inbox/record-inbox-events';
 export * from './inbox/replay-inbox-events';
 export * from './inbox/requeue-inbox-events';
+export * from './inbox/to-inbox-event-view';
 export * from './installments/grant-due-installments';
 export { ensureWallet } from './ledger/ensure-wallet';
 export * from './ledger/post-ledger-entry';

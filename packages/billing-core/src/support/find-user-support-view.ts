@@ -1,6 +1,7 @@
 import { type ExpressionBuilder, type Kysely, sql, type Transaction } from 'kysely';
-import type { DB, InboxStatus, Provider } from '../db/schema';
+import type { DB, Provider } from '../db/schema';
 import { type InboxEventSummary, inboxSummaryColumns } from '../inbox/list-inbox-events';
+import { type InboxEventView, toInboxEventView } from '../inbox/to-inbox-event-view';
 import { resolveUserId } from '../users/link-user-ids';
 import { readRefundsSection, readStripeSections } from './read-stripe-sections';
 import { readStudioSection } from './read-studio-section';
@@ -48,32 +49,7 @@ export interface UserSupportView {
 export type SupportAttention = 'parked' | 'retrying' | 'waiting' | 'in_progress' | 'none';
 
 /** An inbox event in the same shape as `GET /admin/events` (no raw body), plus why it needs attention. */
-export interface SupportEvent {
-  id: number;
-  provider: Provider;
-  providerEventId: string;
-  type: string;
-  livemode: boolean | null;
-  environment: string | null;
-  userId: string | null;
-  providerCustomerId: string | null;
-  providerSubscriptionId: string | null;
-  providerPaymentIntentId: string | null;
-  providerInvoiceId: string | null;
-  status: InboxStatus;
-  attempts: number;
-  lastError: string | null;
-  outcome: { code: string; detail: string | null } | null;
-  nextAttemptAt: Date | null;
-  waitingSince: Date | null;
-  deferrals: number;
-  replays: number;
-  replayedAt: Date | null;
-  receivedAt: Date;
-  processedAt: Date | null;
-  updatedAt: Date;
-  attention: SupportAttention;
-}
+export type SupportEvent = InboxEventView & { attention: SupportAttention };
 export interface SupportLedgerEntry {
   id: number;
   reference: string;
@@ -391,32 +367,7 @@ export const readEvents: SupportSectionReader = async (trx, subject, limits) => 
 };
 
 function toSupportEvent(event: InboxEventSummary, attention: SupportAttention): SupportEvent {
-  return {
-    id: event.id,
-    provider: event.provider,
-    providerEventId: event.provider_event_id,
-    type: event.type,
-    livemode: event.livemode,
-    environment: event.environment,
-    userId: event.user_id,
-    providerCustomerId: event.provider_customer_id,
-    providerSubscriptionId: event.provider_subscription_id,
-    providerPaymentIntentId: event.provider_payment_intent_id,
-    providerInvoiceId: event.provider_invoice_id,
-    status: event.status,
-    attempts: event.attempts,
-    lastError: event.last_error,
-    outcome: event.outcome_code === null ? null : { code: event.outcome_code, detail: event.outcome_detail },
-    nextAttemptAt: event.next_attempt_at,
-    waitingSince: event.waiting_since,
-    deferrals: event.deferrals,
-    replays: event.replays,
-    replayedAt: event.replayed_at,
-    receivedAt: event.received_at,
-    processedAt: event.processed_at,
-    updatedAt: event.updated_at,
-    attention,
-  };
+  return { ...toInboxEventView(event), attention };
 }
 
 const linkedIdColumns = [

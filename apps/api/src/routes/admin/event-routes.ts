@@ -1,13 +1,13 @@
 import {
   type DB,
   findInboxEvent,
-  type InboxEventSummary,
   inboxStatuses,
   listInboxEvents,
   replayInboxEvent,
   replayInboxEvents,
   requeueInboxEvent,
   requeueInboxEvents,
+  toInboxEventView,
 } from '@tally/billing-core';
 import { sendError } from '@tally/platform';
 import { Router } from 'express';
@@ -37,36 +37,6 @@ const requeueFilterSchema = z.object({
 });
 const replayFilterSchema = requeueFilterSchema.extend({ status: z.enum(['processed', 'ignored']).optional() });
 
-export function toEventView(event: InboxEventSummary) {
-  return {
-    id: event.id,
-    provider: event.provider,
-    providerEventId: event.provider_event_id,
-    type: event.type,
-    livemode: event.livemode,
-    environment: event.environment,
-    userId: event.user_id,
-    providerCustomerId: event.provider_customer_id,
-    providerSubscriptionId: event.provider_subscription_id,
-    providerPaymentIntentId: event.provider_payment_intent_id,
-    providerInvoiceId: event.provider_invoice_id,
-    status: event.status,
-    attempts: event.attempts,
-    lastError: event.last_error,
-    outcome: event.outcome_code === null ? null : { code: event.outcome_code, detail: event.outcome_detail },
-    nextAttemptAt: event.next_attempt_at?.toISOString() ?? null,
-    waitingSince: event.waiting_since?.toISOString() ?? null,
-    deferrals: event.deferrals,
-    replays: event.replays,
-    replayedAt: event.replayed_at?.toISOString() ?? null,
-    receivedAt: event.received_at.toISOString(),
-    processedAt: event.processed_at?.toISOString() ?? null,
-    updatedAt: event.updated_at.toISOString(),
-    source: event.source,
-    rawBodyPrunedAt: event.raw_body_pruned_at?.toISOString() ?? null,
-  };
-}
-
 /** Admin views of the inbox and the operations that put parked events back to work. */
 export function createEventRoutes(deps: {
   db: Kysely<DB>;
@@ -85,7 +55,7 @@ export function createEventRoutes(deps: {
     if (query === undefined) return;
     const page = await listInboxEvents(deps.db, { ...query, outcomeCode: query.outcome, beforeId: query.cursor });
     res.json({
-      events: page.events.map(toEventView),
+      events: page.events.map(toInboxEventView),
       nextCursor: page.nextCursor === null ? null : String(page.nextCursor),
     });
   });
@@ -112,7 +82,7 @@ export function createEventRoutes(deps: {
     if (id === undefined) return;
     const event = await findInboxEvent(deps.db, id);
     if (!event) return sendError(res, 404, 'not_found', `inbox event ${id} does not exist`);
-    res.json({ ...toEventView(event), rawBody: event.raw_body });
+    res.json({ ...toInboxEventView(event), rawBody: event.raw_body });
   });
 
   router.post('/events/:id/requeue', async (req, res) => {
