@@ -12,7 +12,7 @@ import path from 'node:path';
 import { runClosedLoop } from './lib/closed-loop.mjs';
 import { runOpenLoop } from './lib/open-loop.mjs';
 import { creditScript, insertScript, runPgbench } from './lib/pgbench.mjs';
-import { freePort, startNode, stopAll, waitForHttp } from './lib/processes.mjs';
+import { cpuSeconds, freePort, startNode, stopAll, waitForHttp } from './lib/processes.mjs';
 import { BenchResources, benchPool } from './lib/resources.mjs';
 import { formatTable, median, ratio, round } from './lib/stats.mjs';
 import { signedEvents, stripeTokenPackEvent } from './lib/stripe-events.mjs';
@@ -290,6 +290,23 @@ async function waitForProcessed(pool, expected, what, timeoutMs) {
   }
 }
 
+/**
+ * Where a drain's time went: CPU seconds per event of the worker process(es) and of the Postgres
+ * backends serving this database (read from /proc before the workers stop; the bench's own
+ * connection excluded).
+ */
+async function drainCpu(pool, handles, events) {
+  const { rows } = await pool.query(
+    'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+  );
+  const postgres = rows.reduce((sum, row) => sum + (cpuSeconds(row.pid) || 0), 0);
+  const workers = handles.reduce((sum, handle) => sum + handle.cpuSeconds(), 0);
+  return {
+    workerCpuMsPerEvent: round((workers * 1000) / events, 3),
+    postgresCpuMsPerEvent: round((postgres * 1000) / events, 3),
+  };
+}
+
 async function drainRate(pool) {
   const { rows } = await pool.query(`SELECT count(*)::int AS n,
       extract(epoch FROM max(processed_at) - min(processed_at))::float8 AS seconds,
@@ -332,9 +349,10 @@ async function tallyDrain(label, workers) {
     await waitForProcessed(pool, stored, label, drainTimeoutMs());
     const rate = await drainRate(pool);
     rate.workerPeakRssMb = handles.map((handle) => handle.peakRssMb());
+    Object.assign(rate, await drainCpu(pool, handles, rate.events));
     await Promise.all(handles.map((handle) => handle.stop()));
     log(
-      `drain ${label}: ${round(rate.eventsPerSecond)} events/s; ledger rows ${rate.ledgerRows}, not processed ${rate.notProcessed}`,
+      `drain ${label}: ${round(rate.eventsPerSecond)} events/s; ledger rows ${rate.ledgerRows}, not processed ${rate.notProcessed}; CPU ms/event worker ${rate.workerCpuMsPerEvent}, Postgres ${rate.postgresCpuMsPerEvent}`,
     );
     return rate;
   } finally {
@@ -351,7 +369,7 @@ async function bareDrain(label) {
     // The same backlog shape as Tally's (rows written directly: only the drain is measured).
     await pool.query(
       `INSERT INTO inbox_events (provider, provider_event_id, type, livemode, environment, user_id, provider_customer_id, provider_payment_intent_id, raw_body, enqueued_at)
-       SELECT 'stripe', 'evt_bare_' || g, 'payment_intent.succeeded', false, 'test', 'bench-user-' || (g % $2), 'cus_bench', 'pi_bare_' || g, $3, now()
+       SELECT 'stripe', 'evt_bare_' || g, 'payment_intent.succeeded', false, 'test', 'bench-user-' || (g % $2), 'cus_bench' || (g % $2), 'pi_bare_' || g, $3, now()
        FROM generate_series(0, $1 - 1) AS g`,
       [settings.drainEvents, settings.drainUsers, body],
     );
@@ -375,8 +393,11 @@ async function bareDrain(label) {
     await waitForProcessed(pool, ids.length, label, drainTimeoutMs());
     const rate = await drainRate(pool);
     rate.workerPeakRssMb = [handle.peakRssMb()];
+    Object.assign(rate, await drainCpu(pool, [handle], rate.events));
     await handle.stop();
-    log(`drain ${label}: ${round(rate.eventsPerSecond)} events/s; ledger rows ${rate.ledgerRows}`);
+    log(
+      `drain ${label}: ${round(rate.eventsPerSecond)} events/s; ledger rows ${rate.ledgerRows}; CPU ms/event worker ${rate.workerCpuMsPerEvent}, Postgres ${rate.postgresCpuMsPerEvent}`,
+    );
     const credit = await runPgbench({
       url: databaseUrl,
       script: creditScript(),

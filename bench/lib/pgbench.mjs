@@ -31,7 +31,9 @@ export function insertScript() {
 }
 
 /**
- * The worker's credit transaction (the statements bare-worker.mjs and Tally run), on an existing
+ * The worker's credit transaction for a Stripe token pack (the statements bare-worker.mjs runs:
+ * claim, user and wallet, customer mapping, wallet lock, reference look-up, ledger row, payment,
+ * email row, mark), on an existing
  * inbox row picked at random from :lo..:hi, for a random user of :users, with a fresh reference.
  */
 export function creditScript() {
@@ -49,10 +51,14 @@ export function creditScript() {
       'SELECT status FROM inbox_events WHERE id = :id FOR UPDATE;',
       `INSERT INTO users (id) VALUES (${user}) ON CONFLICT (id) DO NOTHING;`,
       `INSERT INTO wallets (user_id) VALUES (${user}) ON CONFLICT (user_id) DO NOTHING;`,
+      `INSERT INTO stripe_customers (customer_id, user_id) VALUES ('cus_' || ${user}, ${user}) ON CONFLICT (customer_id) DO NOTHING RETURNING user_id;`,
+      `SELECT user_id FROM stripe_customers WHERE customer_id = 'cus_' || ${user};`,
       `SELECT balance AS bal FROM wallets WHERE user_id = ${user} FOR UPDATE \\gset`,
       "SELECT * FROM ledger_entries WHERE reference = 'pgbench:' || :client_id || ':' || :r;",
       '\\set after :bal + 100',
       `INSERT INTO ledger_entries (user_id, reference, amount, balance_before, balance_after, reason, inbox_event_id) VALUES (${user}, 'pgbench:' || :client_id || ':' || :r, 100, :bal, :after, 'token_pack_purchase', :id) ON CONFLICT (reference) DO NOTHING RETURNING *;`,
+      `INSERT INTO payments (provider_payment_id, user_id, kind, product_id, amount_minor, currency, ledger_reference, tokens_granted, customer_email, inbox_event_id) VALUES ('pi_pgbench_' || :client_id || '_' || :r, ${user}, 'token_pack', 'tokens_100', 499, 'usd', 'pgbench:' || :client_id || ':' || :r, 100, 'buyer@example.com', :id) ON CONFLICT (provider, provider_payment_id) DO NOTHING RETURNING id \\gset pay_`,
+      `INSERT INTO email_outbox (payment_id, user_id, to_address, subject, body) VALUES (:pay_id, ${user}, 'buyer@example.com', 'Your token purchase', 'Thank you: 100 tokens were added to your wallet.') ON CONFLICT (payment_id) DO NOTHING;`,
       "UPDATE inbox_events SET status = 'processed', outcome_code = 'credited', outcome_detail = 'credited 100 tokens (tokens_100)', last_error = NULL, next_attempt_at = NULL, waiting_since = NULL, processed_at = now(), updated_at = now() WHERE id = :id RETURNING *;",
       'COMMIT;',
       '',

@@ -28,6 +28,18 @@ export function peakRssMb(pid) {
   }
 }
 
+/** CPU time (user + system) a live process has used, in seconds (Linux /proc; clock ticks of 10 ms). */
+export function cpuSeconds(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may contain spaces) start after the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 /**
  * Starts `node script` with `env` (added to a minimal environment, so the developer's .env
  * cannot leak in). Output is kept (last 200 lines) and printed only if the process fails.
@@ -60,6 +72,7 @@ export function startNode(name, script, env, args = []) {
       return exited;
     },
     peakRssMb: () => peakRssMb(child.pid),
+    cpuSeconds: () => cpuSeconds(child.pid),
     async stop(timeoutMs = 15_000) {
       if (exited) return exit;
       child.kill('SIGTERM');

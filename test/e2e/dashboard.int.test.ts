@@ -92,11 +92,12 @@ describe('the queue dashboard at /admin/queues', () => {
       const handlers: InboxHandlers = {
         ...real,
         revenuecat: {
-          ...real.revenuecat,
+          // No prepareWithoutIo: every attempt goes through the broken prepare.
           async prepare(row, ctx) {
             if (state.broken) throw new InvalidEventError('simulated handler bug');
             return real.revenuecat.prepare(row, ctx);
           },
+          apply: real.revenuecat.apply,
         },
       };
       stack.startWorker({ handlers });
@@ -190,11 +191,12 @@ describe('the queue dashboard at /admin/queues', () => {
       handlers: {
         ...real,
         revenuecat: {
-          ...real.revenuecat,
+          // No prepareWithoutIo: every attempt goes through the broken prepare.
           async prepare(row, ctx) {
             if (state.broken) throw new InvalidEventError('simulated handler bug');
             return real.revenuecat.prepare(row, ctx);
           },
+          apply: real.revenuecat.apply,
         },
       },
     });

@@ -15,7 +15,10 @@ import { eventually, type Json, TestStack } from '../support/stack';
 
 /** Wraps the real handlers so a test can watch or steer the RevenueCat one. */
 function wrapRevenueCat(real: InboxHandlers, wrap: Partial<InboxHandlers['revenuecat']>): InboxHandlers {
-  return { ...real, revenuecat: { ...real.revenuecat, ...wrap } };
+  // A wrapped prepare stands for a provider read: the event can no longer be prepared without I/O.
+  const { prepareWithoutIo, ...rest } = real.revenuecat;
+  const local = wrap.prepare || !prepareWithoutIo ? {} : { prepareWithoutIo };
+  return { ...real, revenuecat: { ...rest, ...local, ...wrap } };
 }
 
 describe('the engine the flows plug into', () => {

@@ -41,6 +41,59 @@ describe('exactly-once effects under at-least-once delivery', () => {
     expect(await findWallet(stack.db, 'race-user')).toEqual({ userId: 'race-user', balance: 100 });
   });
 
+  it('runs a first attempt that needs no provider read as one transaction, and credits once when such runs race claimed ones', async () => {
+    const single = await recordPurchase('rc-one-tx', 'one-tx-user');
+    const first = await processInboxEvent(stack.processorDeps(), single, { firstRun: true });
+    expect(first).toMatchObject({ kind: 'processed', code: 'credited', path: 'one-transaction' });
+    const row = await stack.db
+      .selectFrom('inbox_events')
+      .select(['status', 'attempts'])
+      .where('id', '=', single)
+      .executeTakeFirstOrThrow();
+    expect(row).toEqual({ status: 'processed', attempts: 1 });
+
+    const raced = await recordPurchase('rc-race-mixed', 'race-mixed-user');
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => processInboxEvent(stack.processorDeps(), raced, { firstRun: i % 2 === 0 })),
+    );
+    expect(results.filter((result) => result.kind === 'processed')).toHaveLength(1);
+    expect(results.filter((result) => result.kind === 'skipped')).toHaveLength(5);
+    const ledger = await stack.db
+      .selectFrom('ledger_entries')
+      .select(['reference', 'amount'])
+      .where('user_id', '=', 'race-mixed-user')
+      .execute();
+    expect(ledger).toEqual([{ reference: 'revenuecat:event:rc-race-mixed', amount: 100 }]);
+    expect(await findWallet(stack.db, 'race-mixed-user')).toEqual({ userId: 'race-mixed-user', balance: 100 });
+  });
+
+  it('counts a failed one-transaction first attempt like a claimed one, with its effects rolled back', async () => {
+    const id = await recordPurchase('rc-one-tx-fails', 'one-tx-fail-user');
+    const deps = stack.processorDeps();
+    const failing = {
+      ...deps,
+      handlers: {
+        ...deps.handlers,
+        revenuecat: {
+          ...deps.handlers.revenuecat,
+          async apply(...args: Parameters<typeof deps.handlers.revenuecat.apply>) {
+            await deps.handlers.revenuecat.apply(...args);
+            throw new Error('failed after crediting, inside the transaction');
+          },
+        },
+      },
+    };
+    const failed = await processInboxEvent(failing, id, { firstRun: true });
+    expect(failed).toMatchObject({ kind: 'failed', parked: false, code: 'error' });
+    expect(failed.kind === 'failed' && failed.row).toMatchObject({ status: 'received', attempts: 1, outcome_code: 'retrying' });
+    expect(await findWallet(stack.db, 'one-tx-fail-user')).toEqual({ userId: 'one-tx-fail-user', balance: 0 });
+
+    // The retry is not a first run: it claims (attempt 2) and credits once.
+    const retried = await processInboxEvent(deps, id, { firstRun: false });
+    expect(retried).toMatchObject({ kind: 'processed', path: 'claimed', row: { attempts: 2 } });
+    expect(await findWallet(stack.db, 'one-tx-fail-user')).toEqual({ userId: 'one-tx-fail-user', balance: 100 });
+  });
+
   it('credits once when a job runs again after its event committed (worker killed before acknowledging)', async () => {
     stack.startWorker();
     const response = await stack.postRevenueCat(

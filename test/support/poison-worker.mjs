@@ -16,16 +16,32 @@ const real = createInboxHandlers({
   ports: {},
   policy: { paymentEnvironments: new Set(['production', 'sandbox']), stripeConnectAccounts: new Set() },
 });
-const handlers = {
-  ...real,
-  revenuecat: {
-    async prepare(row, ctx) {
-      if (row.provider_event_id.startsWith('poison-')) process.kill(process.pid, 'SIGKILL');
-      return real.revenuecat.prepare(row, ctx);
-    },
-    apply: real.revenuecat.apply,
-  },
-};
+// POISON_IN=prepare (default): the kill comes from the provider-read step, outside any
+// transaction. POISON_IN=apply: from inside the apply transaction, with the real handler's
+// prepareWithoutIo kept, so the event's first run is the one-transaction attempt.
+const poisoned = (row) => row.provider_event_id.startsWith('poison-');
+const handlers =
+  process.env.POISON_IN === 'apply'
+    ? {
+        ...real,
+        revenuecat: {
+          ...real.revenuecat,
+          async apply(trx, row, prepared, ctx) {
+            if (poisoned(row)) process.kill(process.pid, 'SIGKILL');
+            return real.revenuecat.apply(trx, row, prepared, ctx);
+          },
+        },
+      }
+    : {
+        ...real,
+        revenuecat: {
+          async prepare(row, ctx) {
+            if (poisoned(row)) process.kill(process.pid, 'SIGKILL');
+            return real.revenuecat.prepare(row, ctx);
+          },
+          apply: real.revenuecat.apply,
+        },
+      };
 startWorkerRuntime({
   db: database.db,
   handlers,

@@ -29,7 +29,11 @@ export function createInboxWorker(
   const processor = async (job: Job, token?: string) => {
     const { inboxEventId } = queueCatalog.inbox.payload.parse(job.data);
     const startedAt = process.hrtime.bigint();
-    const result = await processInboxEvent(deps, inboxEventId);
+    // A job that never started before (not a retry, not a stalled re-run after a dead or paused
+    // worker) may run its first attempt as one transaction; every re-run claims first, so an
+    // event that kills its worker still spends attempts and parks.
+    const firstRun = job.attemptsStarted <= 1 && job.stalledCounter === 0;
+    const result = await processInboxEvent(deps, inboxEventId, { firstRun });
     const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
     const log = { inboxEventId, jobId: job.id, durationMs: Math.round(seconds * 1000) };
     const rowLog = (row: {
@@ -65,7 +69,7 @@ export function createInboxWorker(
           );
         }
         deps.logger.info(
-          { ...log, ...rowLog(row), outcome: result.kind, code: result.code, detail: result.detail },
+          { ...log, ...rowLog(row), outcome: result.kind, code: result.code, detail: result.detail, path: result.path },
           'inbox event finished',
         );
         return { status: result.kind, code: result.code };

@@ -3,7 +3,7 @@ import { type Clock, systemClock } from '../clock';
 import type { DB, InboxEventRow } from '../db/schema';
 import { BillingError, isRetryable, RetryLaterError } from '../errors';
 import { type BackoffSettings, computeBackoffDelayMs } from '../scheduling/backoff';
-import type { HandlerContext, InboxHandlers } from './inbox-handler';
+import type { HandlerContext, HandlerResult, InboxHandlers } from './inbox-handler';
 
 export const DEFAULT_MAX_ATTEMPTS = 15;
 export const DEFAULT_FAILURE_BACKOFF: BackoffSettings = { baseDelayMs: 5_000, maxDelayMs: 30 * 60_000 };
@@ -37,7 +37,14 @@ export interface InboxProcessorDeps {
 }
 
 export type ProcessInboxEventResult =
-  | { kind: 'processed' | 'ignored'; row: InboxEventRow; code: string; detail: string }
+  | {
+      kind: 'processed' | 'ignored';
+      row: InboxEventRow;
+      code: string;
+      detail: string;
+      /** How the attempt ran: one transaction (a first run needing no read) or claimed first. */
+      path: 'one-transaction' | 'claimed';
+    }
   /** The handler said "retry later": scheduled again after delayMs, failure budget intact. */
   | { kind: 'deferred'; row: InboxEventRow; reason: string; delayMs: number }
   /** Nothing to do: the row is finished or parked, or another run finished it first. */
@@ -69,13 +76,27 @@ export type ProcessInboxEventResult =
  * (error kept, next_attempt_at after backoff; parked at once for a non-retryable error or when
  * the budget is spent). The row carries the schedule; the caller only delays its job to match.
  * Never throws for a handler failure; throws only when the database itself fails.
+ *
+ * `firstRun` (the caller's job has never started before: not a retry, not a stalled re-run)
+ * first tries the whole first attempt as ONE transaction when the handler needs no provider
+ * read (prepareWithoutIo): user lock, read the row, apply, mark finished with attempts + 1 —
+ * one commit and one row version instead of two. It commits only a row still `received` with no
+ * attempt spent (the mark is conditional); anything else (a read is needed, the handler fails or
+ * asks to wait, another run got there) rolls back without a trace and the claimed path above
+ * runs. Poison events stay bounded: a worker that dies inside that transaction leaves no
+ * attempt counted, but its job then re-runs as a stalled job (not a first run), which claims.
  */
 export async function processInboxEvent(
   deps: InboxProcessorDeps,
   inboxEventId: number,
+  options: ProcessInboxEventOptions = {},
 ): Promise<ProcessInboxEventResult> {
   const { db } = deps;
   const maxAttempts = deps.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+  if (options.firstRun) {
+    const done = await applyFirstAttemptInOneTransaction(deps, inboxEventId, maxAttempts);
+    if (done) return done;
+  }
   const claimed = await claimInboxEvent(db, inboxEventId, maxAttempts);
   if (!claimed) {
     const row = await db.selectFrom('inbox_events').select('status').where('id', '=', inboxEventId).executeTakeFirst();
@@ -104,38 +125,144 @@ export async function processInboxEvent(
       const result = await handler.apply(trx, claimed, prepared, ctx);
       // "Retry later" from apply must leave no effect behind: throwing rolls the transaction back.
       if (result.kind === 'retry-later') throw new RetryLaterError(result.reason, { delayMs: result.delayMs });
-      const finished = await trx
-        .updateTable('inbox_events')
-        .set({
-          status: result.kind,
-          outcome_code: result.code,
-          outcome_detail: result.detail,
-          last_error: null,
-          next_attempt_at: null,
-          waiting_since: null,
-          processed_at: sql`now()`,
-          updated_at: sql`now()`,
-        })
-        .where('id', '=', inboxEventId)
-        // Not the raw body again: the claimed row already carries it.
-        .returning([
-          'status',
-          'attempts',
-          'outcome_code',
-          'outcome_detail',
-          'last_error',
-          'next_attempt_at',
-          'waiting_since',
-          'processed_at',
-          'updated_at',
-        ])
-        .executeTakeFirstOrThrow();
-      return { kind: result.kind, row: { ...claimed, ...finished }, code: result.code, detail: result.detail };
+      const finished = await markFinished(trx, inboxEventId, result, 'claimed');
+      if (!finished) throw new Error(`inbox event ${inboxEventId} changed under its row lock`);
+      return {
+        kind: result.kind,
+        row: { ...claimed, ...finished },
+        code: result.code,
+        detail: result.detail,
+        path: 'claimed',
+      };
     });
   } catch (error) {
     if (error instanceof RetryLaterError) return deferInboxEvent(deps, claimed, error);
     return recordInboxFailure(deps, claimed, error, maxAttempts);
   }
+}
+
+export interface ProcessInboxEventOptions {
+  /**
+   * The job carrying this event has never started before (BullMQ attemptsStarted 1, never
+   * stalled): the one-transaction first attempt may be tried. Must be false for any re-run.
+   */
+  firstRun?: boolean;
+}
+
+type FinishedResult = Extract<HandlerResult, { kind: 'processed' | 'ignored' }>;
+type FinishedColumns = Pick<
+  InboxEventRow,
+  | 'status'
+  | 'attempts'
+  | 'outcome_code'
+  | 'outcome_detail'
+  | 'last_error'
+  | 'next_attempt_at'
+  | 'waiting_since'
+  | 'processed_at'
+  | 'updated_at'
+>;
+
+/** Thrown inside the one-transaction attempt to roll it back and take the claimed path. */
+class TakeClaimedPath extends Error {}
+
+/**
+ * The one-transaction first attempt (see processInboxEvent). Undefined: nothing was written,
+ * run the claimed path. A handler that fails or asks to wait has its effects rolled back, and
+ * the attempt is then recorded exactly as a claimed one would be (counted, for a failure).
+ */
+async function applyFirstAttemptInOneTransaction(
+  deps: InboxProcessorDeps,
+  inboxEventId: number,
+  maxAttempts: number,
+): Promise<ProcessInboxEventResult | undefined> {
+  const ctx: HandlerContext = { clock: deps.clock ?? systemClock };
+  let read: InboxEventRow | undefined;
+  try {
+    return await deps.db.transaction().execute(async (trx) => {
+      const row = await lockUserAndReadRow(trx, inboxEventId);
+      if (!row || row.status !== 'received' || row.attempts !== 0) return undefined;
+      const handler = deps.handlers[row.provider];
+      read = row;
+      const local = handler.prepareWithoutIo?.(row, ctx);
+      if (!local) return undefined;
+      const result = await handler.apply(trx, row, local.prepared, ctx);
+      if (result.kind === 'retry-later') throw new RetryLaterError(result.reason, { delayMs: result.delayMs });
+      const finished = await markFinished(trx, inboxEventId, result, 'first-attempt');
+      // Another run claimed the row after our read: undo everything, the claimed path decides.
+      if (!finished) throw new TakeClaimedPath();
+      return {
+        kind: result.kind,
+        row: { ...row, ...finished },
+        code: result.code,
+        detail: result.detail,
+        path: 'one-transaction' as const,
+      };
+    });
+  } catch (error) {
+    if (error instanceof TakeClaimedPath || read === undefined) return undefined;
+    if (error instanceof RetryLaterError) return deferInboxEvent(deps, read, error);
+    // The attempt ran and failed: count it, as the claim would have.
+    return recordInboxFailure(deps, { ...read, attempts: read.attempts + 1 }, error, maxAttempts, 'count');
+  }
+}
+
+/**
+ * Marks the row finished, in the transaction that applied its effects. `claimed`: the row is
+ * ours (locked, claimed by this run). `first-attempt`: only a row still `received` with no attempt
+ * spent, and the attempt is counted here. Undefined when the condition did not hold.
+ */
+async function markFinished(
+  trx: Transaction<DB>,
+  inboxEventId: number,
+  result: FinishedResult,
+  mode: 'claimed' | 'first-attempt',
+): Promise<FinishedColumns | undefined> {
+  let update = trx
+    .updateTable('inbox_events')
+    .set({
+      status: result.kind,
+      outcome_code: result.code,
+      outcome_detail: result.detail,
+      last_error: null,
+      next_attempt_at: null,
+      waiting_since: null,
+      processed_at: sql`now()`,
+      updated_at: sql`now()`,
+      ...(mode === 'first-attempt' ? { attempts: sql<number>`attempts + 1` } : {}),
+    })
+    .where('id', '=', inboxEventId);
+  if (mode === 'first-attempt') update = update.where('status', '=', 'received').where('attempts', '=', 0);
+  // Not the raw body again: the caller already holds the row.
+  return update
+    .returning([
+      'status',
+      'attempts',
+      'outcome_code',
+      'outcome_detail',
+      'last_error',
+      'next_attempt_at',
+      'waiting_since',
+      'processed_at',
+      'updated_at',
+    ])
+    .executeTakeFirst();
+}
+
+/**
+ * The one-transaction attempt's first statement: the user's advisory lock (the user read from the
+ * row itself: user_id never changes after insert), then the whole row. No row lock: the final
+ * mark is conditional instead, so an attempt that turns out to need the claimed path writes
+ * nothing at all.
+ */
+async function lockUserAndReadRow(trx: Transaction<DB>, inboxEventId: number): Promise<InboxEventRow | undefined> {
+  const rows = await sql<InboxEventRow>`
+    WITH user_lock AS MATERIALIZED (
+      SELECT pg_advisory_xact_lock(${USER_LOCK_NAMESPACE}, hashtext(user_id))
+        FROM inbox_events WHERE id = ${inboxEventId} AND user_id IS NOT NULL)
+    SELECT * FROM inbox_events
+     WHERE id = ${inboxEventId} AND (SELECT count(*) FROM user_lock) >= 0`.execute(trx);
+  return rows.rows[0];
 }
 
 /**
@@ -242,6 +369,8 @@ async function recordInboxFailure(
   claimed: InboxEventRow,
   error: unknown,
   maxAttempts: number,
+  /** `count`: the attempt was not claimed (one-transaction path); the update counts it. */
+  attempt: 'claimed' | 'count' = 'claimed',
 ): Promise<ProcessInboxEventResult> {
   const retryable = isRetryable(error);
   const park = !retryable || claimed.attempts >= maxAttempts;
@@ -257,6 +386,7 @@ async function recordInboxFailure(
       next_attempt_at: park ? null : sql`now() + make_interval(secs => ${delayMs / 1000})`,
       enqueued_at: sql`now()`,
       updated_at: sql`now()`,
+      ...(attempt === 'count' ? { attempts: sql<number>`attempts + 1` } : {}),
     })
     .where('id', '=', claimed.id)
     .where('status', 'in', ['received', 'processing'])

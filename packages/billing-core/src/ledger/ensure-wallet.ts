@@ -2,12 +2,25 @@ import { sql, type Transaction } from 'kysely';
 import type { DB } from '../db/schema';
 
 /**
+ * Users whose wallet a transaction has already ensured. Users and wallets are never deleted, so
+ * once the statement below ran in a transaction, the rows exist until it ends: a second call in
+ * the same transaction (several steps of one event each ensure the user) costs no round trip.
+ * Keyed by the transaction object, so the entry goes away with it (Tally uses no savepoints, so
+ * nothing inside a transaction can undo the statement while the transaction goes on).
+ */
+const ensuredIn = new WeakMap<Transaction<DB>, Set<string>>();
+
+/**
  * Creates the user and an empty wallet if they do not exist, in one statement (the foreign key
  * is checked at the end of the statement, when the user row exists). Idempotent; joins the
  * caller's transaction.
  */
 export async function ensureWallet(trx: Transaction<DB>, userId: string): Promise<void> {
+  const ensured = ensuredIn.get(trx);
+  if (ensured?.has(userId)) return;
   await sql`
     WITH new_user AS (INSERT INTO users (id) VALUES (${userId}) ON CONFLICT (id) DO NOTHING)
     INSERT INTO wallets (user_id) VALUES (${userId}) ON CONFLICT (user_id) DO NOTHING`.execute(trx);
+  if (ensured) ensured.add(userId);
+  else ensuredIn.set(trx, new Set([userId]));
 }

@@ -1,4 +1,4 @@
-import type { Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { DB, PaymentKind, PaymentRow } from '../db/schema';
 import { ensureWallet } from '../ledger/ensure-wallet';
 import { type PostLedgerEntryResult, postLedgerEntry } from '../ledger/post-ledger-entry';
@@ -41,22 +41,46 @@ export async function recordPayment(trx: Transaction<DB>, grant: PaymentGrant): 
     reason: grant.ledgerReason,
     inboxEventId: grant.inboxEventId,
   });
+  // The payment and its email row in one statement: the email row exists only for a payment
+  // this statement inserted (a redelivery inserts neither).
   const inserted = await trx
-    .insertInto('payments')
-    .values({
-      provider_payment_id: grant.providerPaymentId,
-      user_id: grant.userId,
-      kind: grant.kind,
-      product_id: grant.productId,
-      amount_minor: grant.amountMinor,
-      currency: grant.currency,
-      ledger_reference: grant.ledgerReference,
-      tokens_granted: grant.tokens,
-      customer_email: grant.customerEmail,
-      inbox_event_id: grant.inboxEventId,
-    })
-    .onConflict((oc) => oc.columns(['provider', 'provider_payment_id']).doNothing())
-    .returningAll()
+    .with('payment', (db) =>
+      db
+        .insertInto('payments')
+        .values({
+          provider_payment_id: grant.providerPaymentId,
+          user_id: grant.userId,
+          kind: grant.kind,
+          product_id: grant.productId,
+          amount_minor: grant.amountMinor,
+          currency: grant.currency,
+          ledger_reference: grant.ledgerReference,
+          tokens_granted: grant.tokens,
+          customer_email: grant.customerEmail,
+          inbox_event_id: grant.inboxEventId,
+        })
+        .onConflict((oc) => oc.columns(['provider', 'provider_payment_id']).doNothing())
+        .returningAll(),
+    )
+    .with('email', (db) =>
+      db
+        .insertInto('email_outbox')
+        .columns(['payment_id', 'user_id', 'to_address', 'subject', 'body'])
+        .expression(
+          db
+            .selectFrom('payment')
+            .select([
+              'payment.id',
+              'payment.user_id',
+              'payment.customer_email',
+              sql<string>`${grant.email.subject}::text`.as('subject'),
+              sql<string>`${grant.email.text}::text`.as('body'),
+            ]),
+        )
+        .onConflict((oc) => oc.column('payment_id').doNothing()),
+    )
+    .selectFrom('payment')
+    .selectAll()
     .executeTakeFirst();
   if (!inserted) {
     const payment = await trx
@@ -67,16 +91,5 @@ export async function recordPayment(trx: Transaction<DB>, grant: PaymentGrant): 
       .executeTakeFirstOrThrow();
     return { kind: 'already-recorded', payment, ledger };
   }
-  await trx
-    .insertInto('email_outbox')
-    .values({
-      payment_id: inserted.id,
-      user_id: grant.userId,
-      to_address: grant.customerEmail,
-      subject: grant.email.subject,
-      body: grant.email.text,
-    })
-    .onConflict((oc) => oc.column('payment_id').doNothing())
-    .execute();
   return { kind: 'recorded', payment: inserted, ledger };
 }

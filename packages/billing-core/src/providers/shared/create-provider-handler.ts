@@ -58,40 +58,54 @@ type Prepared<E> =
  * file and a table entry, never touching the engine.
  */
 export function createProviderHandler<E>(spec: ProviderHandlerSpec<E>): InboxHandler<Prepared<E>> {
+  /** Parse and policy: everything before the route's own provider reads. Pure, no I/O. */
+  function decide(row: InboxEventRow): Prepared<E> | { kind: 'needs-read'; event: E; route: EventRoute<E, unknown> } {
+    if (row.raw_body === null) {
+      throw new InvalidEventError('the raw body was pruned by retention; this event cannot be run again');
+    }
+    const event = spec.parse(row.raw_body);
+    const type = spec.typeOf(event);
+    const route = spec.routes[type] ?? spec.fallback;
+    const account = spec.connectAccountOf?.(event) ?? null;
+    if (account !== null && !spec.policy.stripeConnectAccounts.has(account)) {
+      return { kind: 'decided', result: ignored('connect_account', `event of connected account ${account}`) };
+    }
+    const declared = route.environmentCheck ?? 'event';
+    const check = route === spec.fallback ? 'none' : typeof declared === 'function' ? declared(event) : declared;
+    if (check !== 'none') {
+      const environment = paymentEnvironmentOf(row);
+      if (environment === null && check === 'event') {
+        return {
+          kind: 'decided',
+          result: ignored('unknown_environment', 'the event names no environment; nothing is applied'),
+        };
+      }
+      if (environment !== null && !spec.policy.paymentEnvironments.has(environment)) {
+        return {
+          kind: 'decided',
+          result: ignored(
+            'other_environment',
+            `${environment} event; this deployment accepts ${[...spec.policy.paymentEnvironments].join(', ')}`,
+          ),
+        };
+      }
+    }
+    if (route.prepare) return { kind: 'needs-read', event, route };
+    return { kind: 'route', event, route, prepared: undefined };
+  }
+
   return {
     async prepare(row, ctx): Promise<Prepared<E>> {
-      if (row.raw_body === null) {
-        throw new InvalidEventError('the raw body was pruned by retention; this event cannot be run again');
-      }
-      const event = spec.parse(row.raw_body);
-      const type = spec.typeOf(event);
-      const route = spec.routes[type] ?? spec.fallback;
-      const account = spec.connectAccountOf?.(event) ?? null;
-      if (account !== null && !spec.policy.stripeConnectAccounts.has(account)) {
-        return { kind: 'decided', result: ignored('connect_account', `event of connected account ${account}`) };
-      }
-      const declared = route.environmentCheck ?? 'event';
-      const check = route === spec.fallback ? 'none' : typeof declared === 'function' ? declared(event) : declared;
-      if (check !== 'none') {
-        const environment = paymentEnvironmentOf(row);
-        if (environment === null && check === 'event') {
-          return {
-            kind: 'decided',
-            result: ignored('unknown_environment', 'the event names no environment; nothing is applied'),
-          };
-        }
-        if (environment !== null && !spec.policy.paymentEnvironments.has(environment)) {
-          return {
-            kind: 'decided',
-            result: ignored(
-              'other_environment',
-              `${environment} event; this deployment accepts ${[...spec.policy.paymentEnvironments].join(', ')}`,
-            ),
-          };
-        }
-      }
+      const decided = decide(row);
+      if (decided.kind !== 'needs-read') return decided;
+      const { event, route } = decided;
       const prepared = route.prepare ? await route.prepare(event, row, ctx) : undefined;
       return { kind: 'route', event, route, prepared };
+    },
+
+    prepareWithoutIo(row) {
+      const decided = decide(row);
+      return decided.kind === 'needs-read' ? undefined : { prepared: decided };
     },
 
     async apply(trx, row, prepared, ctx) {

@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import type { DB } from '../../db/schema';
 import { ensureWallet } from '../../ledger/ensure-wallet';
 
@@ -13,14 +13,21 @@ export async function rememberStripeCustomer(
 ): Promise<{ kind: 'remembered' | 'known' | 'none' } | { kind: 'other-user'; userId: string }> {
   if (customerId === null) return { kind: 'none' };
   await ensureWallet(trx, userId);
-  const inserted = await trx
-    .insertInto('stripe_customers')
-    .values({ customer_id: customerId, user_id: userId })
-    .onConflict((oc) => oc.column('customer_id').doNothing())
-    .returning('user_id')
-    .executeTakeFirst();
-  if (inserted) return { kind: 'remembered' };
-  const existing = await findUserByStripeCustomer(trx, customerId);
+  // One round trip: insert the mapping, or read the one already there. A mapping committed by a
+  // concurrent transaction after this statement's snapshot is not visible to its SELECT; then
+  // neither part returns a row and it is read again below.
+  const rows = await sql<{ user_id: string; inserted: boolean }>`
+    WITH inserted AS (
+      INSERT INTO stripe_customers (customer_id, user_id) VALUES (${customerId}, ${userId})
+      ON CONFLICT (customer_id) DO NOTHING
+      RETURNING user_id)
+    SELECT user_id, true AS inserted FROM inserted
+    UNION ALL
+    SELECT user_id, false AS inserted FROM stripe_customers
+     WHERE customer_id = ${customerId} AND NOT EXISTS (SELECT 1 FROM inserted)`.execute(trx);
+  const row = rows.rows[0];
+  if (row?.inserted) return { kind: 'remembered' };
+  const existing = row ? row.user_id : await findUserByStripeCustomer(trx, customerId);
   return existing === null || existing === userId ? { kind: 'known' } : { kind: 'other-user', userId: existing };
 }
 
