@@ -49,7 +49,12 @@ const workerMain = path.join(root, 'apps/worker/dist/main.js');
 const bareEndpoint = path.join(root, 'bench/baselines/bare-endpoint.mjs');
 const bareWorker = path.join(root, 'bench/baselines/bare-worker.mjs');
 /** Tally's processes run with exactly this configuration (printed with the results). */
-const tallyEnvironment = { PAYMENT_ENVIRONMENTS: 'production,sandbox', LOG_LEVEL: 'warn' };
+const tallyEnvironment = {
+  PAYMENT_ENVIRONMENTS: 'production,sandbox',
+  LOG_LEVEL: 'warn',
+};
+/** Profiling only (not for figures): node flags for Tally's worker and the bare worker, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof". */
+const tallyWorkerNodeFlags = (process.env.BENCH_WORKER_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 const results = { runId, settings, tallyEnvironment, machine: machine(), rounds: {}, figures: {}, ratios: {} };
 const startedAt = Date.now();
 
@@ -87,14 +92,23 @@ async function startTallyIngest(databaseUrl, prefix) {
 }
 
 function startTallyWorker(databaseUrl, prefix, name = 'tally-worker') {
-  return startNode(name, workerMain, {
-    ...tallyEnvironment,
-    DATABASE_URL: databaseUrl,
-    REDIS_URL: redisUrl,
-    QUEUE_PREFIX: prefix,
-    WORKER_METRICS_PORT: '0',
-    WORKER_CONCURRENCY: String(settings.workerConcurrency),
-  });
+  return startNode(
+    name,
+    workerMain,
+    {
+      ...tallyEnvironment,
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: redisUrl,
+      QUEUE_PREFIX: prefix,
+      WORKER_METRICS_PORT: '0',
+      WORKER_CONCURRENCY: String(settings.workerConcurrency),
+      // As the production inbox deployment runs it (infra/k8s/worker-inbox.yaml): the consumer
+      // alone; the relay, email and other loops run in the scheduler deployment.
+      WORKER_ROLES: 'inbox',
+    },
+    [],
+    tallyWorkerNodeFlags,
+  );
 }
 
 async function startBareEndpoint(mode, databaseUrl, prefix) {
@@ -112,12 +126,18 @@ async function startBareEndpoint(mode, databaseUrl, prefix) {
 }
 
 function startBareWorker(databaseUrl, prefix) {
-  return startNode('bare-worker', bareWorker, {
-    DATABASE_URL: databaseUrl,
-    REDIS_URL: redisUrl,
-    QUEUE_PREFIX: prefix,
-    CONCURRENCY: String(settings.workerConcurrency),
-  });
+  return startNode(
+    'bare-worker',
+    bareWorker,
+    {
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: redisUrl,
+      QUEUE_PREFIX: prefix,
+      CONCURRENCY: String(settings.workerConcurrency),
+    },
+    [],
+    tallyWorkerNodeFlags,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------

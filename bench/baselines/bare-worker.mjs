@@ -40,7 +40,8 @@ async function creditTokenPack(client, inboxEventId) {
       'INSERT INTO stripe_customers (customer_id, user_id) VALUES ($1, $2) ON CONFLICT (customer_id) DO NOTHING RETURNING user_id',
       [customerId, userId],
     );
-    if (mapped.rowCount === 0) await client.query('SELECT user_id FROM stripe_customers WHERE customer_id = $1', [customerId]);
+    if (mapped.rowCount === 0)
+      await client.query('SELECT user_id FROM stripe_customers WHERE customer_id = $1', [customerId]);
     const wallet = (await client.query('SELECT balance FROM wallets WHERE user_id = $1 FOR UPDATE', [userId])).rows[0];
     const existing = (await client.query('SELECT * FROM ledger_entries WHERE reference = $1', [reference])).rows[0];
     if (!existing) {
@@ -64,7 +65,13 @@ async function creditTokenPack(client, inboxEventId) {
       await client.query(
         `INSERT INTO email_outbox (payment_id, user_id, to_address, subject, body) VALUES ($1, $2, $3, $4, $5)
          ON CONFLICT (payment_id) DO NOTHING`,
-        [payment.id, userId, receiptEmail, 'Your token purchase', `Thank you: ${amount} tokens were added to your wallet.`],
+        [
+          payment.id,
+          userId,
+          receiptEmail,
+          'Your token purchase',
+          `Thank you: ${amount} tokens were added to your wallet.`,
+        ],
       );
     }
     await client.query(

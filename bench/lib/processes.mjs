@@ -44,8 +44,8 @@ export function cpuSeconds(pid) {
  * Starts `node script` with `env` (added to a minimal environment, so the developer's .env
  * cannot leak in). Output is kept (last 200 lines) and printed only if the process fails.
  */
-export function startNode(name, script, env, args = []) {
-  const child = spawn(process.execPath, [script, ...args], {
+export function startNode(name, script, env, args = [], nodeFlags = []) {
+  const child = spawn(process.execPath, [...nodeFlags, script, ...args], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
