@@ -5,7 +5,7 @@ import { repoRoot } from '../support/built-process';
 import { type Profile, type ScenarioContext, scenarios } from './scenarios';
 import { ChaosCluster, chaosSecrets } from './support/chaos-cluster';
 import { canaryEmail, rawBodyCanary } from './support/events';
-import { checkInvariants, type LedgerCheckpoint, ledgerCheckpoint, settle } from './support/invariants';
+import { checkInvariants, type LedgerCheckpoint, ledgerCheckpoint, PlanModel, settle } from './support/invariants';
 import { chaosSeed, Prng } from './support/prng';
 import { ProviderSimulator } from './support/provider-simulator';
 import { type ScenarioResult, toMarkdown, writeReport } from './support/report';
@@ -44,6 +44,7 @@ describe(`chaos (seed ${seed}, ${profile})`, () => {
         profile,
         expected: new Map(),
         expectedParked: new Set(),
+        plans: new PlanModel(),
         faults: [],
         notes: [],
         events: [],
@@ -67,6 +68,7 @@ describe(`chaos (seed ${seed}, ${profile})`, () => {
         checkpoint,
         expectedBalances: ctx.expected,
         expectedParked: ctx.expectedParked,
+        plans: ctx.plans,
       });
       checkpoint = check.checkpoint;
       const violations = [...check.violations];

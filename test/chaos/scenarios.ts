@@ -1,6 +1,8 @@
+import { providerScenarios } from './provider-scenarios';
 import type { ChaosCluster } from './support/chaos-cluster';
 import { shutdownTimeoutMs } from './support/chaos-cluster';
 import { purchaseStream, rcPurchase, rcRefund, stripePackPaid, stripePackRefunded } from './support/events';
+import type { PlanModel } from './support/invariants';
 import type { Prng } from './support/prng';
 import type { ProviderSimulator, SimulatedEvent } from './support/provider-simulator';
 
@@ -15,6 +17,8 @@ export interface ScenarioContext {
   expected: Map<string, number>;
   /** Inbox events the model expects to park (provider:id). */
   expectedParked: Set<string>;
+  /** The model of final plans and installments (subscription scenarios). */
+  plans: PlanModel;
   faults: string[];
   notes: string[];
   /** Distinct events the scenario sent (the simulator counts deliveries). */
@@ -328,3 +332,6 @@ async function waitForStudio(ctx: ScenarioContext): Promise<void> {
     await sleep(250);
   }
 }
+
+// Provider-side scenarios (subscription lifecycles, faulty provider APIs), kept in their own file.
+scenarios.push(...providerScenarios);

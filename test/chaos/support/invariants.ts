@@ -48,7 +48,7 @@ export async function ledgerCheckpoint(db: Kysely<DB>): Promise<LedgerCheckpoint
 
 /**
  * Waits until nothing is in flight: no inbox row received/processing, no studio request
- * received/processing, no installment processing. Returns what was still in flight at the
+ * received/processing, no installment processing or due and not yet claimed. Returns what was still in flight at the
  * deadline (empty when settled).
  */
 export async function settle(db: Kysely<DB>, timeoutMs: number): Promise<string[]> {
@@ -64,7 +64,10 @@ export async function settle(db: Kysely<DB>, timeoutMs: number): Promise<string[
          WHERE status IN ('received', 'processing') GROUP BY status
         UNION ALL
         SELECT 'installment processing', count(*)::int FROM stripe_installments
-         WHERE status = 'processing'`.execute(db);
+         WHERE status = 'processing'
+        UNION ALL
+        SELECT 'installment due', count(*)::int FROM stripe_installments
+         WHERE status = 'scheduled' AND due_at <= now()`.execute(db);
       pending = rows.filter((row) => row.count > 0).map((row) => `${row.count} ${row.what}`);
       if (pending.length === 0) return [];
     } catch (error) {
@@ -85,6 +88,119 @@ export interface InvariantInput {
   expectedBalances: Map<string, number>;
   /** Inbox events the model expects to park (provider:id); any other parked row is a violation. */
   expectedParked?: Set<string>;
+  /** The model's final plans and installments (scenarios with subscriptions). */
+  plans?: PlanModel;
+}
+
+/** A Stripe subscription as the model expects Tally to hold it: Stripe's final state. */
+export interface ExpectedStripeSubscription {
+  userId: string;
+  status: string;
+  planId: string | null;
+  interval: 'month' | 'year' | null;
+  /** Invoices of an annual price: each schedules exactly eleven installments. */
+  annualInvoices: string[];
+}
+
+/** Stripe statuses that void the installments not yet due (save-stripe-subscription). */
+export const endedStripeStatuses = new Set(['canceled', 'incomplete_expired']);
+
+/**
+ * The model of final plans: Stripe subscriptions (Stripe's final state), RevenueCat plans
+ * (RevenueCat's final state), and every installment the scenario made due with the status it
+ * had at that instant (read in the same UPDATE … RETURNING, so no race with a void is possible):
+ * made due while `scheduled` ⇒ it must end `granted`; made due while `void` ⇒ it must stay `void`;
+ * never made due ⇒ `void` when its subscription ended, else still `scheduled`.
+ */
+export class PlanModel {
+  readonly stripeSubscriptions = new Map<string, ExpectedStripeSubscription>();
+  /** Installment id → its status at the moment the scenario made it due. */
+  readonly installmentsMadeDue = new Map<string, string>();
+  /** RevenueCat user → the active plan RevenueCat finally reports, or null (none active). */
+  readonly revenueCatPlans = new Map<string, string | null>();
+
+  /** Installments the model expects granted (made due while scheduled). */
+  grantedInstallments(): string[] {
+    return [...this.installmentsMadeDue].filter(([, status]) => status === 'scheduled').map(([id]) => id);
+  }
+}
+
+async function checkPlans(db: Kysely<DB>, plans: PlanModel, fail: (invariant: string, detail: string) => void) {
+  const subscriptionIds = [...plans.stripeSubscriptions.keys()];
+  if (subscriptionIds.length > 0) {
+    const rows = await db
+      .selectFrom('stripe_subscriptions')
+      .select(['subscription_id', 'user_id', 'status', 'plan_id', 'billing_interval'])
+      .where('subscription_id', 'in', subscriptionIds)
+      .execute();
+    const byId = new Map(rows.map((row) => [row.subscription_id, row]));
+    for (const [id, expected] of plans.stripeSubscriptions) {
+      const row = byId.get(id);
+      const actual = row ? `${row.user_id} ${row.status} ${row.plan_id} ${row.billing_interval}` : 'missing';
+      const wanted = `${expected.userId} ${expected.status} ${expected.planId} ${expected.interval}`;
+      if (actual !== wanted) fail('plans = model', `stripe ${id}: ${actual}, model (Stripe's final state) ${wanted}`);
+    }
+    const installments = await db
+      .selectFrom('stripe_installments')
+      .select(['id', 'subscription_id', 'invoice_id', 'sequence', 'status'])
+      .where('subscription_id', 'in', subscriptionIds)
+      .execute();
+    for (const [id, expected] of plans.stripeSubscriptions) {
+      for (const invoiceId of expected.annualInvoices) {
+        const sequences = installments
+          .filter((row) => row.invoice_id === invoiceId)
+          .map((row) => row.sequence)
+          .sort((a, b) => a - b);
+        if (sequences.join(',') !== '1,2,3,4,5,6,7,8,9,10,11') {
+          fail('installments = model', `${id} invoice ${invoiceId}: installments [${sequences}], model 1…11`);
+        }
+      }
+      const unexpected = installments.filter(
+        (row) => row.subscription_id === id && !expected.annualInvoices.includes(row.invoice_id),
+      );
+      if (unexpected.length > 0) fail('installments = model', `${id}: installments of a monthly invoice`);
+    }
+    for (const row of installments) {
+      const subscription = plans.stripeSubscriptions.get(row.subscription_id);
+      const atDue = plans.installmentsMadeDue.get(String(row.id));
+      const wanted =
+        atDue === 'scheduled'
+          ? 'granted'
+          : atDue !== undefined
+            ? atDue
+            : subscription && endedStripeStatuses.has(subscription.status)
+              ? 'void'
+              : 'scheduled';
+      if (row.status !== wanted) {
+        fail(
+          'installments = model',
+          `installment ${row.id} (${row.subscription_id} #${row.sequence}) is ${row.status}, model ${wanted}${
+            atDue === undefined ? ' (never due)' : ` (made due while ${atDue})`
+          }`,
+        );
+      }
+    }
+  }
+  const rcUsers = [...plans.revenueCatPlans.keys()];
+  if (rcUsers.length > 0) {
+    const rows = await db
+      .selectFrom('subscriptions')
+      .select(['user_id', 'status', 'plan_id'])
+      .where('source', '=', 'revenuecat')
+      .where('user_id', 'in', rcUsers)
+      .execute();
+    const byUser = new Map(rows.map((row) => [row.user_id, row]));
+    for (const [user, planId] of plans.revenueCatPlans) {
+      const row = byUser.get(user);
+      const active = row?.status === 'active' ? row.plan_id : null;
+      if (active !== planId) {
+        fail(
+          'plans = model',
+          `revenuecat ${user}: ${row ? `${row.status} ${row.plan_id}` : 'no row'}, model ${planId ?? 'inactive'}`,
+        );
+      }
+    }
+  }
 }
 
 export interface InvariantResult {
@@ -228,6 +344,9 @@ export async function checkInvariants(input: InvariantInput): Promise<InvariantR
       else lost += 1;
     }
   }
+
+  // 8b. Final plans and installments equal the model's (scenarios with subscriptions).
+  if (input.plans) await checkPlans(db, input.plans, fail);
 
   return { violations, lost, appliedTwice, parked, checkpoint: await ledgerCheckpoint(db) };
 }

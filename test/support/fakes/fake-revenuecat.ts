@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { RevenueCatSubscription } from '@tally/billing-core';
+import { ProviderFaults } from './provider-faults';
 
 /** A scripted answer the fake gives instead of the subscriber (once per script entry). */
 export type FakeRevenueCatAnswer =
@@ -31,6 +32,8 @@ export class FakeRevenueCat {
   readonly unknownRequested: string[] = [];
   /** Authorization values that were refused. */
   readonly refusedAuthorizations: string[] = [];
+  /** Fault injection for every authorized request (latency, 5xx, 429 with Retry-After, hangs). */
+  readonly faults = new ProviderFaults();
 
   static async start(): Promise<FakeRevenueCat> {
     const fake = new FakeRevenueCat();
@@ -97,6 +100,14 @@ export class FakeRevenueCat {
     const id = decodeURIComponent(match[1]);
     this.calls.set(id, (this.calls.get(id) ?? 0) + 1);
 
+    const verdict = await this.faults.gate(res);
+    if (verdict.kind === 'hung') return;
+    if (verdict.kind === 'error') {
+      res.writeHead(verdict.status, { 'content-type': 'application/json', ...verdict.headers });
+      res.end(JSON.stringify({ message: `fake fault ${verdict.status}` }));
+      return;
+    }
+
     const scripted = this.scripts.get(id)?.shift() ?? this.anyScript.shift();
     if (scripted) {
       if (scripted.status === 429) {
@@ -141,6 +152,7 @@ export class FakeRevenueCat {
   }
 
   async stop(): Promise<void> {
+    this.faults.releaseAll();
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ProviderFaults } from './provider-faults';
 
 export interface RecordedStripeRequest {
   method: string;
@@ -28,6 +29,8 @@ export class FakeStripe {
   private failures: { status: number; headers: Record<string, string>; pathIncludes?: string }[] = [];
   /** Milliseconds the next request waits before it is answered (a slow Stripe, for timeouts). */
   stallNextMs = 0;
+  /** Fault injection for every request (latency, 5xx, 429 with Retry-After, hangs) until switched off. */
+  readonly faults = new ProviderFaults();
   private server!: Server;
   port = 0;
 
@@ -111,6 +114,7 @@ export class FakeStripe {
   }
 
   async stop(): Promise<void> {
+    this.faults.releaseAll();
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
@@ -133,6 +137,12 @@ export class FakeStripe {
       const stall = this.stallNextMs;
       this.stallNextMs = 0;
       await new Promise((resolve) => setTimeout(resolve, stall));
+    }
+    const verdict = await this.faults.gate(res);
+    if (verdict.kind === 'hung') return;
+    if (verdict.kind === 'error') {
+      const type = verdict.status === 429 ? 'rate_limit_error' : 'api_error';
+      return send(res, verdict.status, { error: { type, message: `fake fault ${verdict.status}` } }, verdict.headers);
     }
     const failureIndex = this.failures.findIndex((f) => !f.pathIncludes || url.pathname.includes(f.pathIncludes));
     if (failureIndex >= 0) {

@@ -12,8 +12,13 @@ import {
   subscriptionPriceIdsOf,
 } from '../providers/stripe/stripe-objects';
 
-/** Stripe statuses after which the subscription grants nothing more. */
+/** Stripe statuses after which the subscription grants nothing more (both are final at Stripe). */
 const endedStatuses = new Set(['canceled', 'incomplete_expired']);
+
+/** Whether a Stripe subscription status is final: nothing not yet due is owed any more. */
+export function isEndedStripeStatus(status: string): boolean {
+  return endedStatuses.has(status);
+}
 
 /**
  * Writes a subscription exactly as the Stripe API reported it (never from an event payload, so

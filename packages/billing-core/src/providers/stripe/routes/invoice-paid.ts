@@ -2,8 +2,10 @@ import type { Catalog } from '../../../catalog/catalog';
 import { InvalidEventError } from '../../../errors';
 import { ignored, processed, retryLater } from '../../../inbox/inbox-handler';
 import { scheduleInstallments } from '../../../installments/schedule-installments';
+import { voidFutureInstallments } from '../../../installments/void-future-installments';
 import { recordPayment } from '../../../payments/record-payment';
 import { references } from '../../../references';
+import { isEndedStripeStatus } from '../../../subscriptions/save-stripe-subscription';
 import { defineRoute } from '../../shared/create-provider-handler';
 import type { StripeEvent } from '../stripe-event';
 import { invoicePriceIdsOf, invoiceSubscriptionIdOf, stripeNumberAt, stripeStringAt } from '../stripe-objects';
@@ -15,6 +17,9 @@ import { invoicePriceIdsOf, invoiceSubscriptionIdOf, stripeNumberAt, stripeStrin
  * an annual one grants a twelfth now and schedules eleven monthly installments. The user comes
  * from the subscription Tally already holds: until its `customer.subscription.*` event (or the
  * checkout) has been applied, the invoice waits (retry later) and converges when it arrives.
+ * An annual invoice applied after its subscription has already ended (the deletion arrived or was
+ * applied first) still grants its twelfth, and its installments are voided at once, as the
+ * deletion would have voided them had it come second: the result does not depend on the order.
  */
 export function createInvoicePaidRoute(deps: { catalog: Catalog }) {
   return defineRoute<StripeEvent, undefined>({
@@ -34,7 +39,7 @@ export function createInvoicePaidRoute(deps: { catalog: Catalog }) {
       if (!match) throw new InvalidEventError(`invoice ${invoiceId} names no catalog plan price`);
       const subscription = await trx
         .selectFrom('stripe_subscriptions')
-        .select(['user_id', 'subscription_id'])
+        .select(['user_id', 'subscription_id', 'status'])
         .where('subscription_id', '=', subscriptionId)
         .executeTakeFirst();
       if (!subscription) return retryLater(`subscription ${subscriptionId} of invoice ${invoiceId} is not known yet`);
@@ -66,11 +71,14 @@ export function createInvoicePaidRoute(deps: { catalog: Catalog }) {
             tokensPerInstallment: tokens,
           })
         : 0;
+      const voided =
+        annual && isEndedStripeStatus(subscription.status) ? await voidFutureInstallments(trx, subscriptionId) : 0;
+      const installments =
+        voided > 0
+          ? `; ${scheduled} installments scheduled, ${voided} voided (subscription ${subscription.status})`
+          : `; ${scheduled} installments scheduled`;
       return recorded.ledger.kind === 'posted'
-        ? processed(
-            'credited',
-            `credited ${tokens} tokens for ${match.plan.id}${annual ? `; ${scheduled} installments scheduled` : ''}`,
-          )
+        ? processed('credited', `credited ${tokens} tokens for ${match.plan.id}${annual ? installments : ''}`)
         : processed('already_credited', `invoice ${invoiceId} already credited`);
     },
   });
