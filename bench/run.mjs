@@ -53,6 +53,8 @@ const tallyEnvironment = {
   PAYMENT_ENVIRONMENTS: 'production,sandbox',
   LOG_LEVEL: 'warn',
 };
+/** Experiments only (not for figures): node flags for Tally's ingest. */
+const tallyIngestNodeFlags = (process.env.BENCH_INGEST_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 /** Profiling only (not for figures): node flags for Tally's worker and the bare worker, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof". */
 const tallyWorkerNodeFlags = (process.env.BENCH_WORKER_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 const results = { runId, settings, tallyEnvironment, machine: machine(), rounds: {}, figures: {}, ratios: {} };
@@ -78,15 +80,21 @@ function log(message) {
 
 async function startTallyIngest(databaseUrl, prefix) {
   const port = await freePort();
-  const handle = startNode('tally-ingest', ingestMain, {
-    ...tallyEnvironment,
-    DATABASE_URL: databaseUrl,
-    REDIS_URL: redisUrl,
-    QUEUE_PREFIX: prefix,
-    INGEST_PORT: String(port),
-    STRIPE_WEBHOOK_SECRETS: secret,
-    REVENUECAT_WEBHOOK_AUTH: `Bearer rc_bench_${runId}`,
-  });
+  const handle = startNode(
+    'tally-ingest',
+    ingestMain,
+    {
+      ...tallyEnvironment,
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: redisUrl,
+      QUEUE_PREFIX: prefix,
+      INGEST_PORT: String(port),
+      STRIPE_WEBHOOK_SECRETS: secret,
+      REVENUECAT_WEBHOOK_AUTH: `Bearer rc_bench_${runId}`,
+    },
+    [],
+    tallyIngestNodeFlags,
+  );
   await waitForHttp(handle, `http://127.0.0.1:${port}/healthz`);
   return { handle, url: `http://127.0.0.1:${port}/webhooks/stripe` };
 }
@@ -101,7 +109,7 @@ function startTallyWorker(databaseUrl, prefix, name = 'tally-worker') {
       REDIS_URL: redisUrl,
       QUEUE_PREFIX: prefix,
       WORKER_METRICS_PORT: '0',
-      WORKER_CONCURRENCY: String(settings.workerConcurrency),
+      WORKER_CONCURRENCY: process.env.BENCH_TALLY_CONCURRENCY ?? String(settings.workerConcurrency),
       // As the production inbox deployment runs it (infra/k8s/worker-inbox.yaml): the consumer
       // alone; the relay, email and other loops run in the scheduler deployment.
       WORKER_ROLES: 'inbox',
