@@ -191,6 +191,9 @@ const pausedWorkerLostLock: ProfiledScenario = {
     const { rows: reruns } = await sql<{ count: number; max: number | null }>`
       SELECT count(*) FILTER (WHERE attempts > 1)::int AS count, max(attempts)::int AS max
         FROM inbox_events WHERE provider_event_id = ANY(${ids}::text[])`.execute(ctx.cluster.db);
+    const { rows: outcomes } = await sql<{ outcome: string; count: number }>`
+      SELECT status || '/' || coalesce(outcome_code, '-') AS outcome, count(*)::int AS count
+        FROM inbox_events WHERE provider_event_id = ANY(${ids}::text[]) GROUP BY 1 ORDER BY 1`.execute(ctx.cluster.db);
     const queueEvents = await inboxQueueEvents(ctx, started).catch((error) => ({ unreadable: String(error) }));
     const lines = ctx.cluster.workers
       .flatMap((worker) => worker.output.slice(outputBefore.get(worker) ?? 0).split('\n'))
@@ -220,11 +223,19 @@ const pausedWorkerLostLock: ProfiledScenario = {
     ctx.notes.push(
       `pauses that froze the worker inside a transaction: ${midTransaction}/${done}`,
       `inbox rows run more than once (attempts > 1): ${reruns[0]?.count ?? 0} (max attempts ${reruns[0]?.max ?? 0})`,
+      `inbox outcomes: ${JSON.stringify(Object.fromEntries(outcomes.map((row) => [row.outcome, row.count])))}`,
       `BullMQ inbox queue events during the scenario: ${JSON.stringify(queueEvents)}`,
       `runs that found their row already finished (the other worker's run won): ${alreadyFinished}`,
       `inbox worker errors (the resumed worker's lost locks): ${JSON.stringify(workerErrors)}`,
       `failed runs: ${JSON.stringify(failures)}`,
     );
+    // Every event here is a distinct purchase: an `already_*` outcome means a second run of the same
+    // event got as far as applying it (only its ledger reference stopped a double credit) and then
+    // overwrote the first run's outcome. The status re-check under the row lock must stop it first.
+    const reapplied = outcomes.filter((row) => row.outcome.includes('/already'));
+    if (reapplied.length > 0) {
+      throw new Error(`a second run re-applied finished rows: ${JSON.stringify(reapplied)}`);
+    }
   },
 };
 
