@@ -2,6 +2,7 @@
 // a Postgres and a Redis of their own, faults injected, every invariant checked after each
 // scenario. The report goes to test-output/chaos-<seed>.{md,json}.
 import { repoRoot } from '../support/built-process';
+import { type ProfiledScenario, processFaultScenarios } from './process-fault-scenarios';
 import { type Profile, type ScenarioContext, scenarios } from './scenarios';
 import { ChaosCluster, chaosSecrets } from './support/chaos-cluster';
 import { canaryEmail, rawBodyCanary } from './support/events';
@@ -13,7 +14,11 @@ import { type ScenarioResult, toMarkdown, writeReport } from './support/report';
 const profile: Profile = process.env.CHAOS_PROFILE === 'full' ? 'full' : 'short';
 const seed = chaosSeed();
 const only = process.env.CHAOS_SCENARIOS?.split(',').filter(Boolean);
-const selected = only ? scenarios.filter((scenario) => only.includes(scenario.name)) : scenarios;
+const allScenarios: ProfiledScenario[] = [...scenarios, ...processFaultScenarios];
+// A scenario limited to some profiles still runs whenever CHAOS_SCENARIOS names it.
+const selected = only
+  ? allScenarios.filter((scenario) => only.includes(scenario.name))
+  : allScenarios.filter((scenario) => !scenario.profiles || scenario.profiles.includes(profile));
 const results: ScenarioResult[] = [];
 
 process.stdout.write(`[chaos] seed ${seed}, profile ${profile} (reproduce with CHAOS_SEED=${seed})\n`);

@@ -25,6 +25,11 @@ export const chaosSecrets = [
   fakeRevenueCatApiKey,
 ];
 export const shutdownTimeoutMs = 5_000;
+/** HTTP_HEADERS_TIMEOUT_MS / HTTP_REQUEST_TIMEOUT_MS of every process of the chaos cluster. */
+export const chaosHttpHeadersTimeoutMs = 5_000;
+export const chaosHttpRequestTimeoutMs = 10_000;
+/** WORKER_LOCK_DURATION_MS of the chaos workers; the inbox worker's stalled check runs as often. */
+export const chaosWorkerLockMs = 2_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -53,6 +58,8 @@ export class SupervisedProcess {
   crashes: { code: number | null; signal: NodeJS.Signals | null }[] = [];
   private supervising = true;
   private readyIncarnation: RunningProcess | undefined;
+  /** The incarnation we SIGSTOPped and have not SIGCONTed yet. */
+  private pausedIncarnation: RunningProcess | undefined;
 
   constructor(
     readonly name: string,
@@ -80,6 +87,7 @@ export class SupervisedProcess {
     );
     void child.exited.then((exit) => {
       this.pastOutput += child.output;
+      if (this.pausedIncarnation === child) this.pausedIncarnation = undefined;
       if (exit.signal !== 'SIGKILL' && exit.code !== 0) this.crashes.push(exit);
       if (this.supervising && this.current === child) {
         this.restarts += 1;
@@ -102,6 +110,29 @@ export class SupervisedProcess {
     }
   }
 
+  /**
+   * SIGSTOP: the process is frozen as it is (mid-job, mid-transaction, holding its row locks and
+   * BullMQ locks, which it can no longer renew) but alive. A stopped child emits no 'exit', so the
+   * supervisor neither restarts it nor counts it; `resume` lets it carry on where it stopped.
+   */
+  pause(): void {
+    const child = this.current;
+    if (!child || child.exit) throw new Error(`${this.name} is not running`);
+    child.signal('SIGSTOP');
+    this.pausedIncarnation = child;
+  }
+
+  /** SIGCONT for a paused incarnation (nothing when none is paused). */
+  resume(): void {
+    const child = this.pausedIncarnation;
+    this.pausedIncarnation = undefined;
+    if (child && !child.exit) child.signal('SIGCONT');
+  }
+
+  get paused(): boolean {
+    return this.pausedIncarnation !== undefined && this.pausedIncarnation === this.current;
+  }
+
   /** kill -9: the supervisor restarts it. */
   kill9(): void {
     this.current?.signal('SIGKILL');
@@ -111,6 +142,9 @@ export class SupervisedProcess {
   async terminate(): Promise<{ exit: { code: number | null; signal: NodeJS.Signals | null }; ms: number }> {
     const child = this.current;
     if (!child) throw new Error(`${this.name} is not running`);
+    // A stopped process would hold the SIGTERM until it is continued: the time it stays stopped
+    // is not shutdown time.
+    this.resume();
     const started = Date.now();
     child.signal('SIGTERM');
     const exit = await child.exited;
@@ -125,6 +159,7 @@ export class SupervisedProcess {
     this.supervising = false;
     const child = this.current;
     if (!child || child.exit) return;
+    this.resume();
     const timer = setTimeout(() => child.signal('SIGKILL'), shutdownTimeoutMs + 2_000);
     await child.stop();
     clearTimeout(timer);
@@ -195,8 +230,8 @@ export class ChaosCluster {
       QUEUE_PREFIX: 'chaos',
       LOG_LEVEL: 'info',
       SHUTDOWN_TIMEOUT_MS: String(shutdownTimeoutMs),
-      HTTP_HEADERS_TIMEOUT_MS: '5000',
-      HTTP_REQUEST_TIMEOUT_MS: '10000',
+      HTTP_HEADERS_TIMEOUT_MS: String(chaosHttpHeadersTimeoutMs),
+      HTTP_REQUEST_TIMEOUT_MS: String(chaosHttpRequestTimeoutMs),
       PAYMENT_ENVIRONMENTS: 'production,sandbox',
     };
     for (let i = 0; i < options.ingests; i += 1) {
@@ -229,7 +264,7 @@ export class ChaosCluster {
             WORKER_METRICS_PORT: String(port),
             WORKER_CONCURRENCY: '4',
             // A killed worker's BullMQ jobs are taken over quickly.
-            WORKER_LOCK_DURATION_MS: '2000',
+            WORKER_LOCK_DURATION_MS: String(chaosWorkerLockMs),
             INBOX_BACKOFF_BASE_MS: '100',
             INBOX_BACKOFF_MAX_MS: '1000',
             INBOX_RETRY_LATER_BASE_MS: '200',

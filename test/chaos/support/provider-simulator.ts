@@ -36,6 +36,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export class ProviderSimulator {
   readonly records = new Map<string, DeliveryRecord>();
   deliveries = 0;
+  /** Every POST: when it started (epoch ms), how long until its answer (or failure), the status. */
+  readonly timings: { startedAt: number; ms: number; status: number }[] = [];
 
   constructor(
     private readonly cluster: ChaosCluster,
@@ -59,6 +61,8 @@ export class ProviderSimulator {
     if (event.provider === 'stripe') headers['stripe-signature'] = stripeSignature(event.body);
     else headers.authorization = chaosRevenueCatAuth;
     this.deliveries += 1;
+    const startedAt = Date.now();
+    let status = 0;
     try {
       const response = await fetch(`http://127.0.0.1:${port}/webhooks/${event.provider}`, {
         method: 'POST',
@@ -67,10 +71,12 @@ export class ProviderSimulator {
         signal: AbortSignal.timeout(10_000),
       });
       await response.text();
-      return response.status;
+      status = response.status;
     } catch {
-      return 0;
+      status = 0;
     }
+    this.timings.push({ startedAt, ms: Date.now() - startedAt, status });
+    return status;
   }
 
   /** Delivers until a 200 (retrying with a short backoff), like the provider. */
