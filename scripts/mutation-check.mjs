@@ -38,6 +38,14 @@ const mutations = [
     // The poison test runs a compiled worker process.
     build: true,
   },
+  {
+    name: 'one-transaction first attempt allowed on re-runs (stalled jobs)',
+    file: 'apps/worker/src/processors/inbox-processor.ts',
+    from: 'const firstRun = job.attemptsStarted <= 1 && job.stalledCounter === 0;',
+    to: 'const firstRun = true;',
+    tests: ['test/e2e/poison'],
+    build: true,
+  },
 ];
 
 let survived = 0;

@@ -139,4 +139,24 @@ describe('slow and vanishing clients', () => {
     });
     expect(after).toEqual({ ...before, aborted: (before.aborted ?? 0) + 1 });
   });
+
+  it('answers 413 at once, without waiting for the body, when the declared Content-Length is over the limit', async () => {
+    for (const [path, auth] of [
+      ['/webhooks/stripe', ''],
+      ['/webhooks/revenuecat', `Authorization: ${revenueCatAuth}\r\n`],
+    ] as const) {
+      const client = await openRawClient(stack.ingest.port);
+      const started = Date.now();
+      // 50 MB declared (the stack's limit is 64 kB), one byte sent: body-parser alone would wait
+      // for the rest until the request timeout.
+      client.socket.write(
+        `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${auth}Content-Type: application/json\r\nContent-Length: 52428800\r\n\r\n{`,
+      );
+      const closedAt = await client.closed;
+      expect(client.received()).toMatch(/^HTTP\/1\.1 413 /);
+      expect(client.received()).toContain('"payload_too_large"');
+      // Well under the request timeout (2 s here): answered on the headers alone.
+      expect(closedAt - started).toBeLessThan(requestTimeoutMs / 2);
+    }
+  });
 });

@@ -50,6 +50,24 @@ function requireJson(provider: Provider, metrics: IngestMetrics) {
 }
 
 /**
+ * 413 at once, before reading, for a body whose declared Content-Length is already over the
+ * limit: body-parser would read (drain) the whole declared body before answering, so a slow
+ * client declaring a huge body would hold its socket until the request timeout. The connection
+ * is closed after the answer (the unread body cannot be skipped). Encoded bodies are left to the
+ * parser: the limit applies to their inflated size.
+ */
+function refuseDeclaredOversize(provider: Provider, metrics: IngestMetrics, limitBytes: number) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const declared = Number(req.headers['content-length']);
+    const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
+    if (encoding !== 'identity' || !Number.isFinite(declared) || declared <= limitBytes) return next();
+    metrics.webhookRequests.inc({ provider, outcome: 'too_large' });
+    res.setHeader('Connection', 'close');
+    sendError(res, 413, 'payload_too_large', 'request body is too large');
+  };
+}
+
+/**
  * The raw body as UTF-8 text, or null after answering 400. A literal NUL byte is refused here:
  * it is not valid JSON anywhere in a document (inside a string it must be written \u0000) and
  * Postgres text cannot store it, so such a body could be neither parsed nor kept.
@@ -189,30 +207,36 @@ export function createWebhookRoutes(deps: WebhookRouteDeps): Router {
     }
   }
 
-  router.post('/webhooks/stripe', requireJson('stripe', deps.metrics), rawJson, async (req, res) => {
-    const body = readRawBody(req, res, 'stripe', deps.metrics);
-    if (!body) return;
-    if (deps.stripeWebhookSecrets.length === 0) {
-      deps.metrics.webhookRequests.inc({ provider: 'stripe', outcome: 'unavailable' });
-      deps.logger.error('a Stripe webhook arrived but STRIPE_WEBHOOK_SECRETS is empty');
-      return sendError(res, 503, 'not_configured', 'Stripe webhooks are not configured');
-    }
-    const check = verifyStripeSignature({
-      rawBody: body.raw,
-      header: req.get('stripe-signature'),
-      secrets: deps.stripeWebhookSecrets,
-      toleranceSeconds: deps.stripeToleranceSeconds,
-      nowMs: nowMs(),
-    });
-    if (!check.ok) {
-      return refuseFailedAuth(req, res, 'stripe', () => {
-        deps.metrics.webhookRequests.inc({ provider: 'stripe', outcome: 'bad_signature' });
-        deps.logger.warn({ provider: 'stripe', reason: check.reason }, 'webhook signature rejected');
-        sendError(res, 400, 'invalid_signature', check.reason);
+  router.post(
+    '/webhooks/stripe',
+    requireJson('stripe', deps.metrics),
+    refuseDeclaredOversize('stripe', deps.metrics, deps.bodyLimitBytes),
+    rawJson,
+    async (req, res) => {
+      const body = readRawBody(req, res, 'stripe', deps.metrics);
+      if (!body) return;
+      if (deps.stripeWebhookSecrets.length === 0) {
+        deps.metrics.webhookRequests.inc({ provider: 'stripe', outcome: 'unavailable' });
+        deps.logger.error('a Stripe webhook arrived but STRIPE_WEBHOOK_SECRETS is empty');
+        return sendError(res, 503, 'not_configured', 'Stripe webhooks are not configured');
+      }
+      const check = verifyStripeSignature({
+        rawBody: body.raw,
+        header: req.get('stripe-signature'),
+        secrets: deps.stripeWebhookSecrets,
+        toleranceSeconds: deps.stripeToleranceSeconds,
+        nowMs: nowMs(),
       });
-    }
-    await store('stripe', res, () => toStripeInboxDraftFromBody(body.text));
-  });
+      if (!check.ok) {
+        return refuseFailedAuth(req, res, 'stripe', () => {
+          deps.metrics.webhookRequests.inc({ provider: 'stripe', outcome: 'bad_signature' });
+          deps.logger.warn({ provider: 'stripe', reason: check.reason }, 'webhook signature rejected');
+          sendError(res, 400, 'invalid_signature', check.reason);
+        });
+      }
+      await store('stripe', res, () => toStripeInboxDraftFromBody(body.text));
+    },
+  );
 
   router.post(
     '/webhooks/revenuecat',
@@ -234,6 +258,7 @@ export function createWebhookRoutes(deps: WebhookRouteDeps): Router {
       next();
     },
     requireJson('revenuecat', deps.metrics),
+    refuseDeclaredOversize('revenuecat', deps.metrics, deps.bodyLimitBytes),
     rawJson,
     async (req, res) => {
       const body = readRawBody(req, res, 'revenuecat', deps.metrics);

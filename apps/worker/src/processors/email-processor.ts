@@ -3,6 +3,7 @@ import type { Logger } from '@tally/platform';
 import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
+import { logWorkerErrors } from './worker-errors';
 
 /**
  * The BullMQ consumer of the email outbox: a thin adapter over sendOutboxEmail. As with the
@@ -54,6 +55,6 @@ export function createEmailWorker(
     prefix: options.prefix,
     concurrency: options.concurrency,
   });
-  worker.on('error', (error) => deps.logger.error({ err: error }, 'email worker error'));
+  logWorkerErrors(worker, deps.logger, 'email worker');
   return worker;
 }

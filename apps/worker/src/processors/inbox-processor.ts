@@ -2,6 +2,7 @@ import { type InboxProcessorDeps, processInboxEvent, queueCatalog, toErrorText }
 import type { Logger, WorkerMetrics } from '@tally/platform';
 import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { logWorkerErrors } from './worker-errors';
 
 export interface InboxWorkerOptions {
   connection: Redis;
@@ -135,6 +136,6 @@ export function createInboxWorker(
       ? {}
       : { lockDuration: options.lockDurationMs, stalledInterval: options.lockDurationMs }),
   });
-  worker.on('error', (error) => deps.logger.error({ err: error }, 'inbox worker error'));
+  logWorkerErrors(worker, deps.logger, 'inbox worker');
   return worker;
 }

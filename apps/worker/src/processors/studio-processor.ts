@@ -2,6 +2,7 @@ import { processStudioRequest, queueCatalog, type StudioProcessorDeps } from '@t
 import type { Logger } from '@tally/platform';
 import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { logWorkerErrors } from './worker-errors';
 
 export interface StudioWorkerOptions {
   connection: Redis;
@@ -84,6 +85,6 @@ export function createStudioWorker(
       ? {}
       : { lockDuration: options.lockDurationMs, stalledInterval: options.lockDurationMs }),
   });
-  worker.on('error', (error) => deps.logger.error({ err: error }, 'studio worker error'));
+  logWorkerErrors(worker, deps.logger, 'studio worker');
   return worker;
 }

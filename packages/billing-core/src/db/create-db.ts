@@ -39,7 +39,17 @@ export interface CreateDbOptions {
    * query that was using it fails on its own; nothing else needs to react.
    */
   onConnectionError?: (error: Error) => void;
+  /**
+   * Postgres ends a session left idle inside a transaction this long (rolling it back, freeing
+   * its locks). No Tally transaction waits on anything but its own statements (no external call
+   * inside one), so only a frozen process (paused VM, stopped container, stuck host) trips it,
+   * and then the user's advisory lock and row locks it held are released for the takeover
+   * instead of stalling that user's events indefinitely. Default 60 s; 0 turns it off.
+   */
+  idleInTransactionTimeoutMs?: number;
 }
+
+export const DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000;
 
 export interface Database {
   db: Kysely<DB>;
@@ -59,6 +69,7 @@ export function createDb(options: CreateDbOptions): Database {
     max: options.maxConnections ?? 10,
     connectionTimeoutMillis: options.connectionTimeoutMs ?? 5_000,
     application_name: options.applicationName ?? 'tally',
+    idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs ?? DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS,
     types,
   });
   // A lost connection (restart, failover, network cut) must never crash the process: pg emits
