@@ -85,7 +85,11 @@ describe('exactly-once effects under at-least-once delivery', () => {
     };
     const failed = await processInboxEvent(failing, id, { firstRun: true });
     expect(failed).toMatchObject({ kind: 'failed', parked: false, code: 'error' });
-    expect(failed.kind === 'failed' && failed.row).toMatchObject({ status: 'received', attempts: 1, outcome_code: 'retrying' });
+    expect(failed.kind === 'failed' && failed.row).toMatchObject({
+      status: 'received',
+      attempts: 1,
+      outcome_code: 'retrying',
+    });
     expect(await findWallet(stack.db, 'one-tx-fail-user')).toEqual({ userId: 'one-tx-fail-user', balance: 0 });
 
     // The retry is not a first run: it claims (attempt 2) and credits once.
