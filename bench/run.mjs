@@ -727,7 +727,9 @@ async function main() {
   results.durationSeconds = round((Date.now() - startedAt) / 1000);
   results.targets = targets();
   console.log(report());
-  const dir = path.join(root, 'bench/results');
+  // A partial run (BENCH_ONLY) or a smoke run is an experiment: kept out of bench/results/.
+  const complete = only.size === 3 && settings.profile === 'full';
+  const dir = path.join(root, complete ? 'bench/results' : 'test-output/bench');
   mkdirSync(dir, { recursive: true });
   const file = path.join(
     dir,
