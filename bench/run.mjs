@@ -319,6 +319,19 @@ async function waitForProcessed(pool, expected, what, timeoutMs) {
 }
 
 /**
+ * Every drain starts right after a checkpoint, so none pays for the previous phases' WAL: a
+ * checkpoint falling inside one contender's drain (and the full-page writes after it) would
+ * otherwise slow whichever runs later. Needs a superuser or pg_checkpoint; skipped otherwise.
+ */
+async function checkpoint(pool) {
+  try {
+    await pool.query('CHECKPOINT');
+  } catch (error) {
+    log(`CHECKPOINT refused (${error.message}); drains may be uneven`);
+  }
+}
+
+/**
  * Where a drain's time went: CPU seconds per event of the worker process(es) and of the Postgres
  * backends serving this database (read from /proc before the workers stop; the bench's own
  * connection excluded).
@@ -370,6 +383,7 @@ async function tallyDrain(label, workers) {
   const pool = benchPool(databaseUrl);
   try {
     const stored = (await pool.query('SELECT count(*)::int AS n FROM inbox_events')).rows[0].n;
+    await checkpoint(pool);
     log(`drain ${label}: ${stored} events stored through ingest (${round(fill.rps)}/s); starting ${workers} worker(s)`);
     const handles = Array.from({ length: workers }, (_, index) =>
       startTallyWorker(databaseUrl, prefix, `tally-worker-${index + 1}`),
@@ -416,6 +430,7 @@ async function bareDrain(label) {
     }
     await queue.close();
     connection.disconnect();
+    await checkpoint(pool);
     log(`drain ${label}: ${ids.length} rows and jobs written; starting the bare worker`);
     const handle = startBareWorker(databaseUrl, prefix);
     await waitForProcessed(pool, ids.length, label, drainTimeoutMs());

@@ -218,35 +218,25 @@ async function markFinished(
   result: FinishedResult,
   mode: 'claimed' | 'first-attempt',
 ): Promise<FinishedColumns | undefined> {
-  let update = trx
-    .updateTable('inbox_events')
-    .set({
-      status: result.kind,
-      outcome_code: result.code,
-      outcome_detail: result.detail,
-      last_error: null,
-      next_attempt_at: null,
-      waiting_since: null,
-      processed_at: sql`now()`,
-      updated_at: sql`now()`,
-      ...(mode === 'first-attempt' ? { attempts: sql<number>`attempts + 1` } : {}),
-    })
-    .where('id', '=', inboxEventId);
-  if (mode === 'first-attempt') update = update.where('status', '=', 'received').where('attempts', '=', 0);
+  // A template rather than the query builder: this runs once per event on the hot path.
+  const firstAttempt = mode === 'first-attempt';
+  const rows = await sql<FinishedColumns>`
+    UPDATE inbox_events SET
+      status = ${result.kind},
+      outcome_code = ${result.code},
+      outcome_detail = ${result.detail},
+      last_error = NULL,
+      next_attempt_at = NULL,
+      waiting_since = NULL,
+      processed_at = now(),
+      updated_at = now(),
+      attempts = CASE WHEN ${firstAttempt} THEN attempts + 1 ELSE attempts END
+    WHERE id = ${inboxEventId}
+      AND (NOT ${firstAttempt} OR (status = 'received' AND attempts = 0))
+    RETURNING status, attempts, outcome_code, outcome_detail, last_error, next_attempt_at,
+              waiting_since, processed_at, updated_at`.execute(trx);
   // Not the raw body again: the caller already holds the row.
-  return update
-    .returning([
-      'status',
-      'attempts',
-      'outcome_code',
-      'outcome_detail',
-      'last_error',
-      'next_attempt_at',
-      'waiting_since',
-      'processed_at',
-      'updated_at',
-    ])
-    .executeTakeFirst();
+  return rows.rows[0];
 }
 
 /**

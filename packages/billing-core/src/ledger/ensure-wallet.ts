@@ -16,11 +16,19 @@ const ensuredIn = new WeakMap<Transaction<DB>, Set<string>>();
  * caller's transaction.
  */
 export async function ensureWallet(trx: Transaction<DB>, userId: string): Promise<void> {
-  const ensured = ensuredIn.get(trx);
-  if (ensured?.has(userId)) return;
+  if (ensuredIn.get(trx)?.has(userId)) return;
   await sql`
     WITH new_user AS (INSERT INTO users (id) VALUES (${userId}) ON CONFLICT (id) DO NOTHING)
     INSERT INTO wallets (user_id) VALUES (${userId}) ON CONFLICT (user_id) DO NOTHING`.execute(trx);
+  markWalletEnsured(trx, userId);
+}
+
+/**
+ * Records that a statement the caller just ran in `trx` created the user and wallet if missing
+ * (the same two inserts as ensureWallet, folded into a bigger statement to save a round trip).
+ */
+export function markWalletEnsured(trx: Transaction<DB>, userId: string): void {
+  const ensured = ensuredIn.get(trx);
   if (ensured) ensured.add(userId);
   else ensuredIn.set(trx, new Set([userId]));
 }

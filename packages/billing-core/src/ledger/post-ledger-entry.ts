@@ -50,20 +50,14 @@ export async function postLedgerEntry(trx: Transaction<DB>, posting: LedgerPosti
   const balanceAfter = wallet.balance + posting.amount;
   if (balanceAfter < 0) throw new InsufficientBalanceError(posting.userId, wallet.balance, -posting.amount);
 
-  const inserted = await trx
-    .insertInto('ledger_entries')
-    .values({
-      user_id: posting.userId,
-      reference: posting.reference,
-      amount: posting.amount,
-      balance_before: wallet.balance,
-      balance_after: balanceAfter,
-      reason: posting.reason,
-      inbox_event_id: posting.inboxEventId ?? null,
-    })
-    .onConflict((oc) => oc.column('reference').doNothing())
-    .returningAll()
-    .executeTakeFirst();
+  const inserted = (
+    await sql<LedgerEntryRow>`
+      INSERT INTO ledger_entries (user_id, reference, amount, balance_before, balance_after, reason, inbox_event_id)
+      VALUES (${posting.userId}, ${posting.reference}, ${posting.amount}, ${wallet.balance}, ${balanceAfter},
+              ${posting.reason}, ${posting.inboxEventId ?? null})
+      ON CONFLICT (reference) DO NOTHING
+      RETURNING *`.execute(trx)
+  ).rows[0];
   if (inserted) return { kind: 'posted', entry: inserted };
 
   // Another transaction committed the same reference (for another wallet) after our look-up.

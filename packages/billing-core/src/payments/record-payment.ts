@@ -42,46 +42,24 @@ export async function recordPayment(trx: Transaction<DB>, grant: PaymentGrant): 
     inboxEventId: grant.inboxEventId,
   });
   // The payment and its email row in one statement: the email row exists only for a payment
-  // this statement inserted (a redelivery inserts neither).
-  const inserted = await trx
-    .with('payment', (db) =>
-      db
-        .insertInto('payments')
-        .values({
-          provider_payment_id: grant.providerPaymentId,
-          user_id: grant.userId,
-          kind: grant.kind,
-          product_id: grant.productId,
-          amount_minor: grant.amountMinor,
-          currency: grant.currency,
-          ledger_reference: grant.ledgerReference,
-          tokens_granted: grant.tokens,
-          customer_email: grant.customerEmail,
-          inbox_event_id: grant.inboxEventId,
-        })
-        .onConflict((oc) => oc.columns(['provider', 'provider_payment_id']).doNothing())
-        .returningAll(),
-    )
-    .with('email', (db) =>
-      db
-        .insertInto('email_outbox')
-        .columns(['payment_id', 'user_id', 'to_address', 'subject', 'body'])
-        .expression(
-          db
-            .selectFrom('payment')
-            .select([
-              'payment.id',
-              'payment.user_id',
-              'payment.customer_email',
-              sql<string>`${grant.email.subject}::text`.as('subject'),
-              sql<string>`${grant.email.text}::text`.as('body'),
-            ]),
-        )
-        .onConflict((oc) => oc.column('payment_id').doNothing()),
-    )
-    .selectFrom('payment')
-    .selectAll()
-    .executeTakeFirst();
+  // this statement inserted (a redelivery inserts neither). A template, not the query builder:
+  // this runs once per credited payment on the hot path.
+  const inserted = (
+    await sql<PaymentRow>`
+      WITH payment AS (
+        INSERT INTO payments (provider_payment_id, user_id, kind, product_id, amount_minor, currency,
+                              ledger_reference, tokens_granted, customer_email, inbox_event_id)
+        VALUES (${grant.providerPaymentId}, ${grant.userId}, ${grant.kind}, ${grant.productId},
+                ${grant.amountMinor}, ${grant.currency}, ${grant.ledgerReference}, ${grant.tokens},
+                ${grant.customerEmail}, ${grant.inboxEventId})
+        ON CONFLICT (provider, provider_payment_id) DO NOTHING
+        RETURNING *),
+      email AS (
+        INSERT INTO email_outbox (payment_id, user_id, to_address, subject, body)
+        SELECT id, user_id, customer_email, ${grant.email.subject}, ${grant.email.text} FROM payment
+        ON CONFLICT (payment_id) DO NOTHING)
+      SELECT * FROM payment`.execute(trx)
+  ).rows[0];
   if (!inserted) {
     const payment = await trx
       .selectFrom('payments')

@@ -1,6 +1,6 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { DB } from '../../db/schema';
-import { ensureWallet } from '../../ledger/ensure-wallet';
+import { markWalletEnsured } from '../../ledger/ensure-wallet';
 
 /**
  * Remembers that a Stripe customer belongs to a user (the first mapping wins; a later,
@@ -12,12 +12,15 @@ export async function rememberStripeCustomer(
   userId: string,
 ): Promise<{ kind: 'remembered' | 'known' | 'none' } | { kind: 'other-user'; userId: string }> {
   if (customerId === null) return { kind: 'none' };
-  await ensureWallet(trx, userId);
-  // One round trip: insert the mapping, or read the one already there. A mapping committed by a
-  // concurrent transaction after this statement's snapshot is not visible to its SELECT; then
-  // neither part returns a row and it is read again below.
+  // One round trip: the user and an empty wallet if they do not exist yet (what ensureWallet
+  // does; the foreign keys are checked at the end of the statement), then the mapping inserted,
+  // or the one already there read. A mapping committed by a concurrent transaction after this
+  // statement's snapshot is not visible to its SELECT; then neither part returns a row and it is
+  // read again below.
   const rows = await sql<{ user_id: string; inserted: boolean }>`
-    WITH inserted AS (
+    WITH new_user AS (INSERT INTO users (id) VALUES (${userId}) ON CONFLICT (id) DO NOTHING),
+    new_wallet AS (INSERT INTO wallets (user_id) VALUES (${userId}) ON CONFLICT (user_id) DO NOTHING),
+    inserted AS (
       INSERT INTO stripe_customers (customer_id, user_id) VALUES (${customerId}, ${userId})
       ON CONFLICT (customer_id) DO NOTHING
       RETURNING user_id)
@@ -25,6 +28,7 @@ export async function rememberStripeCustomer(
     UNION ALL
     SELECT user_id, false AS inserted FROM stripe_customers
      WHERE customer_id = ${customerId} AND NOT EXISTS (SELECT 1 FROM inserted)`.execute(trx);
+  markWalletEnsured(trx, userId);
   const row = rows.rows[0];
   if (row?.inserted) return { kind: 'remembered' };
   const existing = row ? row.user_id : await findUserByStripeCustomer(trx, customerId);
