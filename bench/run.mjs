@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { nodeFlags } from '../scripts/node-flags.mjs';
 import { runClosedLoop } from './lib/closed-loop.mjs';
 import { runOpenLoop } from './lib/open-loop.mjs';
 import { creditScript, insertScript, runPgbench } from './lib/pgbench.mjs';
@@ -53,8 +54,14 @@ const tallyEnvironment = {
   PAYMENT_ENVIRONMENTS: 'production,sandbox',
   LOG_LEVEL: 'warn',
 };
-/** Experiments only (not for figures): node flags for Tally's ingest. */
-const tallyIngestNodeFlags = (process.env.BENCH_INGEST_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+/**
+ * Tally's ingest runs with the node flags every launcher gives it (scripts/node-flags.mjs);
+ * BENCH_INGEST_NODE_FLAGS replaces them for experiments (not for figures).
+ */
+const tallyIngestNodeFlags =
+  process.env.BENCH_INGEST_NODE_FLAGS === undefined
+    ? nodeFlags.ingest
+    : process.env.BENCH_INGEST_NODE_FLAGS.split(' ').filter(Boolean);
 /** Profiling only (not for figures): node flags for Tally's worker and the bare worker, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof". */
 const tallyWorkerNodeFlags = (process.env.BENCH_WORKER_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 const results = { runId, settings, tallyEnvironment, machine: machine(), rounds: {}, figures: {}, ratios: {} };

@@ -2,6 +2,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { ensureBuilt, ensureInstalled, loadEnvironment, log, root } from './bootstrap.mjs';
+import { nodeFlags } from './node-flags.mjs';
 
 const entries = {
   ingest: ['apps/ingest/dist/main.js'],
@@ -22,7 +23,8 @@ ensureInstalled();
 ensureBuilt();
 log(`configuration from the environment and ${loadEnvironment()}`);
 const [script, ...args] = entry;
-const child = spawn(process.execPath, ['--enable-source-maps', path.join(root, script), ...args, ...extra], {
+const flags = nodeFlags[name] ?? [];
+const child = spawn(process.execPath, ['--enable-source-maps', ...flags, path.join(root, script), ...args, ...extra], {
   cwd: root,
   stdio: 'inherit',
   env: process.env,

@@ -10,6 +10,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
 import { ensureBuilt, ensureInstalled, loadEnvironment, log, root } from './bootstrap.mjs';
+import { nodeFlags } from './node-flags.mjs';
 
 ensureInstalled();
 ensureBuilt();
@@ -63,13 +64,18 @@ function stopAll(reason) {
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => stopAll(signal));
 
 for (const { name } of services) {
-  const child = spawn(process.execPath, ['--enable-source-maps', path.join(root, `apps/${name}/dist/main.js`)], {
-    cwd: root,
-    env: process.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    // A process group of its own: this script decides when and how the services stop.
-    detached: true,
-  });
+  const flags = nodeFlags[name] ?? [];
+  const child = spawn(
+    process.execPath,
+    ['--enable-source-maps', ...flags, path.join(root, `apps/${name}/dist/main.js`)],
+    {
+      cwd: root,
+      env: process.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // A process group of its own: this script decides when and how the services stop.
+      detached: true,
+    },
+  );
   children.set(name, child);
   for (const stream of [child.stdout, child.stderr]) {
     readline

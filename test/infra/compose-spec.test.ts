@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { parseDocument } from 'yaml';
 import { composeProblems, loadComposeSchema } from './compose-validator';
 
 const root = path.resolve(__dirname, '../..');
@@ -102,5 +103,26 @@ describe('the Compose validator follows the current Compose Specification', () =
 describe('docker-compose.yml', () => {
   it('is valid against the current Compose Specification', () => {
     expect(composeProblems(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'))).toEqual([]);
+  });
+
+  it('runs each process with the node flags every launcher uses (scripts/node-flags.json)', () => {
+    const flags = JSON.parse(readFileSync(path.join(root, 'scripts/node-flags.json'), 'utf8')) as Record<
+      string,
+      string[]
+    >;
+    const compose = parseDocument(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'), {
+      merge: true,
+    }).toJS() as {
+      services: Record<string, { command?: string[] }>;
+    };
+    const checked = Object.values(compose.services).flatMap((service) => {
+      const command = service.command ?? [];
+      const main = command.find((arg) => /^apps\/\w+\/dist\/main\.js$/.test(arg));
+      const app = main?.split('/')[1];
+      if (!app || !(app in flags)) return [];
+      expect(command).toEqual(['node', ...(flags[app] ?? []), main]);
+      return [app];
+    });
+    expect(new Set(checked)).toEqual(new Set(['ingest', 'api', 'worker']));
   });
 });

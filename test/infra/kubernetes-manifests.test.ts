@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { queueCatalog } from '@tally/billing-core';
 import { workerRoles } from '../../apps/worker/src/config';
@@ -195,6 +196,25 @@ describe('infra/k8s', () => {
         deployments: 1,
       });
     }
+  });
+
+  it('runs each process with the node flags every launcher uses (scripts/node-flags.json)', () => {
+    const flags = JSON.parse(readFileSync(path.join(root, 'scripts/node-flags.json'), 'utf8')) as Record<
+      string,
+      string[]
+    >;
+    const checked = deployments.flatMap((workload) => {
+      const args = workload.spec.template.spec.containers[0].args ?? [];
+      const main = args.find((arg) => /^apps\/\w+\/dist\/main\.js$/.test(arg));
+      const app = main?.split('/')[1];
+      if (!app || !(app in flags)) return [];
+      expect({ deployment: workload.metadata?.name, args }).toEqual({
+        deployment: workload.metadata?.name,
+        args: ['node', ...(flags[app] ?? []), main],
+      });
+      return [app];
+    });
+    expect(new Set(checked)).toEqual(new Set(['ingest', 'api', 'worker']));
   });
 
   it('ingest scales with a HorizontalPodAutoscaler, which owns its replica count', () => {
