@@ -1,0 +1,72 @@
+import { Writable } from 'node:stream';
+import express from 'express';
+import pino from 'pino';
+import { createRequestLogger } from './request-logger';
+import { type RunningServer, startHttpServer } from './start-http-server';
+
+/** Log lines written by a real pino logger, parsed. */
+function capture(level: 'info' | 'warn') {
+  const lines: Array<Record<string, unknown>> = [];
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line));
+      done();
+    },
+  });
+  return { logger: pino({ level }, stream), lines };
+}
+
+async function serve(logger: pino.Logger): Promise<RunningServer> {
+  const app = express();
+  app.use(createRequestLogger(logger));
+  app.post('/webhooks/stripe', (_req, res) => {
+    res.json({ ok: true });
+  });
+  app.get('/boom', (_req, res) => {
+    res.status(500).json({ error: 'x' });
+  });
+  app.get('/healthz', (_req, res) => {
+    res.send('ok');
+  });
+  return startHttpServer(app, 0);
+}
+
+describe('the access log', () => {
+  it('writes one line per request with the request line, status and duration only; 5xx at error; probes skipped', async () => {
+    const { logger, lines } = capture('info');
+    const server = await serve(logger);
+    try {
+      const base = `http://127.0.0.1:${server.port}`;
+      await fetch(`${base}/webhooks/stripe?x=1`, {
+        method: 'POST',
+        headers: { 'stripe-signature': 't=1,v1=secret-signature', 'content-type': 'application/json' },
+        body: '{"email":"buyer@example.com"}',
+      });
+      await fetch(`${base}/boom`);
+      await fetch(`${base}/healthz`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(lines.map((line) => [line.level, line.msg, line.req, line.res])).toEqual([
+        [30, 'request completed', { id: 1, method: 'POST', url: '/webhooks/stripe?x=1' }, { statusCode: 200 }],
+        [50, 'request errored', { id: 2, method: 'GET', url: '/boom' }, { statusCode: 500 }],
+      ]);
+      expect(typeof lines[0]?.responseTimeMs).toBe('number');
+      const text = JSON.stringify(lines);
+      expect(text).not.toContain('secret-signature');
+      expect(text).not.toContain('buyer@example.com');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('writes nothing when info is off', async () => {
+    const { logger, lines } = capture('warn');
+    const server = await serve(logger);
+    try {
+      await fetch(`http://127.0.0.1:${server.port}/boom`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(lines).toEqual([]);
+    } finally {
+      await server.close();
+    }
+  });
+});
