@@ -54,6 +54,13 @@ const tallyEnvironment = {
   PAYMENT_ENVIRONMENTS: 'production,sandbox',
   LOG_LEVEL: 'warn',
 };
+/** Experiments only (not for figures): extra environment for Tally's ingest, e.g. "INGEST_BATCH_CONCURRENCY=2". */
+const tallyIngestExtraEnv = Object.fromEntries(
+  (process.env.BENCH_INGEST_ENV ?? '')
+    .split(',')
+    .filter(Boolean)
+    .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+);
 /**
  * Tally's ingest runs with the node flags every launcher gives it (scripts/node-flags.mjs);
  * BENCH_INGEST_NODE_FLAGS replaces them for experiments (not for figures).
@@ -98,6 +105,7 @@ async function startTallyIngest(databaseUrl, prefix) {
       INGEST_PORT: String(port),
       STRIPE_WEBHOOK_SECRETS: secret,
       REVENUECAT_WEBHOOK_AUTH: `Bearer rc_bench_${runId}`,
+      ...tallyIngestExtraEnv,
     },
     [],
     tallyIngestNodeFlags,
@@ -184,6 +192,8 @@ async function ingestPhase() {
   const bareInsert = await startBareEndpoint('insert', databaseUrl);
   const bareAdd = await startBareEndpoint('insert-add', databaseUrl, resources.prefix('ingest-bare'));
   const endpoints = { tally, bareInsert, bareAdd };
+  // Every measured run starts after a CHECKPOINT (see checkpoint()): the runs share one database.
+  const control = benchPool(databaseUrl);
   const estimate = { tally: 3000, bareInsert: 3000, bareAdd: 3000 };
   const itemsFor = (name, seconds) =>
     events(Math.ceil(Math.max(estimate[name] ?? 3000, 500) * 1.6 * seconds) + settings.connections * 4);
@@ -203,6 +213,7 @@ async function ingestPhase() {
   const insert = insertScript();
   for (let pass = 0; pass < settings.rounds; pass += 1) {
     for (const target of rotated(['pgbenchInsert', 'bareInsert', 'bareAdd', 'tally'], pass)) {
+      await checkpoint(control);
       if (target === 'pgbenchInsert') {
         const result = await runPgbench({
           url: databaseUrl,
@@ -276,6 +287,7 @@ async function ingestPhase() {
     for (const [target, rateName] of rotated(runs, pass)) {
       const rate = rates[rateName];
       const items = events(Math.ceil(rate * settings.fixedSeconds) + 10);
+      await checkpoint(control);
       const result = await runOpenLoop({
         url: endpoints[target].url,
         rate,
@@ -307,6 +319,7 @@ async function ingestPhase() {
   figures.tallyIngestPeakRssMb = tally.handle.peakRssMb();
   figures.bareAddPeakRssMb = bareAdd.handle.peakRssMb();
   await Promise.all(Object.values(endpoints).map((endpoint) => endpoint.handle.stop()));
+  await control.end();
   results.figures.ingest = figures;
 }
 
@@ -326,9 +339,9 @@ async function waitForProcessed(pool, expected, what, timeoutMs) {
 }
 
 /**
- * Every drain starts right after a checkpoint, so none pays for the previous phases' WAL: a
- * checkpoint falling inside one contender's drain (and the full-page writes after it) would
- * otherwise slow whichever runs later. Needs a superuser or pg_checkpoint; skipped otherwise.
+ * Every measured run (ingest max, fixed rate, drain) starts right after a checkpoint, so none
+ * pays for the previous runs' WAL: a checkpoint falling inside one contender's run (and the
+ * full-page writes after it) would otherwise slow whichever runs later. Needs a superuser or pg_checkpoint; skipped otherwise.
  */
 async function checkpoint(pool) {
   try {

@@ -1,4 +1,13 @@
-import { createStripeApi, grantDueInstallments, STRIPE_API_VERSION } from '@tally/billing-core';
+import {
+  createInboxHandlers,
+  createStripeApi,
+  grantDueInstallments,
+  processInboxEvent,
+  recordInboxEvent,
+  STRIPE_API_VERSION,
+  saveStripeSubscription,
+  toStripeInboxDraftFromBody,
+} from '@tally/billing-core';
 import { sql } from 'kysely';
 import { FakeStripe } from '../support/fakes/fake-stripe';
 import { eventually, readJson, signStripe, TestStack } from '../support/stack';
@@ -634,5 +643,79 @@ describe('Stripe subscriptions', () => {
       store: 'stripe',
       autoRenew: false,
     });
+  });
+
+  it('keeps the newer read when an older read of the same subscription applies after it, and never revives a canceled one', async () => {
+    const userId = stripeId('user');
+    const customer = stripeId('cus');
+    const subscriptionId = stripeId('sub');
+    const monthly = { id: subscriptionId, customer, priceId: 'price_premium_monthly', userId };
+    const annual = { ...monthly, priceId: 'price_premium_annual' };
+    fake.putSubscription(stripeSubscription(monthly));
+    // Rows recorded directly (no job): this test runs the engine itself, in a chosen interleaving.
+    const record = async (type: string, object: Record<string, unknown>) => {
+      const body = stripeEventBody(type, object);
+      const recorded = await recordInboxEvent(stack.db, toStripeInboxDraftFromBody(body));
+      if (recorded.kind !== 'recorded') throw new Error('expected a new row');
+      return recorded.inboxEventId;
+    };
+    const first = await record('customer.subscription.updated', stripeSubscription(monthly));
+    const second = await record('customer.subscription.updated', stripeSubscription(annual));
+
+    // The first read answers "monthly", then stalls until released.
+    const real = stack.ports.stripe;
+    if (!real) throw new Error('the stack has no Stripe port');
+    let reads = 0;
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const stalling = {
+      ...real,
+      async retrieveSubscription(id: string) {
+        const subscription = await real.retrieveSubscription(id);
+        reads += 1;
+        if (reads === 1) await gate;
+        return subscription;
+      },
+    };
+    const deps = stack.processorDeps({
+      handlers: createInboxHandlers({
+        catalog: stack.catalog,
+        ports: { ...stack.ports, stripe: stalling },
+        policy: stack.policy,
+      }),
+    });
+    const olderRead = processInboxEvent(deps, first);
+    await eventually('the first read to be made', async () => reads === 1);
+    // The customer upgrades to annual; the second event reads that and applies first.
+    fake.putSubscription(stripeSubscription(annual));
+    expect(await processInboxEvent(deps, second)).toMatchObject({ kind: 'processed', code: 'subscription_synced' });
+    release();
+    expect(await olderRead).toMatchObject({ kind: 'ignored', code: 'stale_read' });
+    const saved = () =>
+      stack.db
+        .selectFrom('stripe_subscriptions')
+        .select(['status', 'plan_id', 'billing_interval'])
+        .where('subscription_id', '=', subscriptionId)
+        .executeTakeFirstOrThrow();
+    expect(await saved()).toEqual({ status: 'active', plan_id: 'premium', billing_interval: 'year' });
+
+    // Canceled is final at Stripe: once saved, no read (however late) brings it back.
+    const save = (status: string | undefined, readAt: Date) =>
+      stack.db.transaction().execute((trx) =>
+        saveStripeSubscription(trx, {
+          subscription: stripeSubscription({ ...annual, ...(status ? { status } : {}) }),
+          userId,
+          catalog: stack.catalog,
+          readAt,
+        }),
+      );
+    expect(await save('canceled', new Date(Date.now() + 1_000))).toMatchObject({ stale: false });
+    expect(await save(undefined, new Date(Date.now() + 60_000))).toMatchObject({
+      stale: true,
+      row: { status: 'canceled' },
+    });
+    expect(await saved()).toMatchObject({ status: 'canceled' });
   });
 });

@@ -86,6 +86,7 @@ export * from './subscriptions/apply-subscription-state';
 export * from './subscriptions/desired-revenuecat-subscription';
 export * from './subscriptions/find-subscription';
 export * from './subscriptions/sync-revenuecat-subscriber';
+export { isEndedStripeStatus, saveStripeSubscription } from './subscriptions/save-stripe-subscription';
 export * from './support/find-user-support-view';
 export * from './topups/confirm-topup';
 export * from './topups/create-topup';

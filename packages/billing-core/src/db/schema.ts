@@ -252,6 +252,8 @@ export interface StripeSubscriptionsTable {
   cancel_at_period_end: ColumnType<boolean, boolean | undefined, boolean>;
   canceled_at: DbTimeNullable;
   ended_at: DbTimeNullable;
+  /** When the API read this state was started (migration 0011); the later read wins. */
+  provider_read_at: DbTimeNullable;
   created_at: DbTime;
   updated_at: DbTime;
 }

@@ -24,12 +24,23 @@ export function isEndedStripeStatus(status: string): boolean {
  * Writes a subscription exactly as the Stripe API reported it (never from an event payload, so
  * events applied in any order converge on the API's state). Ending a subscription voids its
  * installments that are not due yet. Idempotent; joins the caller's transaction.
+ *
+ * Two fences against a stale read (events are prepared concurrently, outside any transaction):
+ * a read started before the one already saved (`provider_read_at`) changes nothing, and a
+ * subscription saved as ended (`canceled`, `incomplete_expired`: final at Stripe) is never
+ * brought back by any read. Such a read returns `stale: true` with the row as it stays.
  */
 export async function saveStripeSubscription(
   trx: Transaction<DB>,
-  input: { subscription: StripeJson; userId: string; catalog: Catalog },
-): Promise<{ row: StripeSubscriptionRow; voidedInstallments: number }> {
-  const { subscription, userId, catalog } = input;
+  input: {
+    subscription: StripeJson;
+    userId: string;
+    catalog: Catalog;
+    /** When the API read of `subscription` was started (before the request). */
+    readAt: Date;
+  },
+): Promise<{ row: StripeSubscriptionRow; voidedInstallments: number; stale: boolean }> {
+  const { subscription, userId, catalog, readAt } = input;
   const subscriptionId = stripeIdOf(subscription.id);
   if (subscriptionId === null) throw new Error('subscription without id');
   const match = subscriptionPriceIdsOf(subscription)
@@ -48,13 +59,39 @@ export async function saveStripeSubscription(
     cancel_at_period_end: subscription.cancel_at_period_end === true,
     canceled_at: secondsToDate(stripeNumberAt(subscription, 'canceled_at')),
     ended_at: secondsToDate(stripeNumberAt(subscription, 'ended_at')),
+    provider_read_at: readAt,
   };
+  const ended = [...endedStatuses];
   const row = await trx
     .insertInto('stripe_subscriptions')
     .values({ subscription_id: subscriptionId, ...values })
-    .onConflict((oc) => oc.column('subscription_id').doUpdateSet({ ...values, updated_at: sql`now()` }))
+    .onConflict((oc) =>
+      oc
+        .column('subscription_id')
+        .doUpdateSet({ ...values, updated_at: sql`now()` })
+        .where((eb) =>
+          eb.and([
+            eb.or([
+              eb('stripe_subscriptions.provider_read_at', 'is', null),
+              eb('stripe_subscriptions.provider_read_at', '<=', eb.ref('excluded.provider_read_at')),
+            ]),
+            eb.or([
+              eb('stripe_subscriptions.status', 'not in', ended),
+              eb('excluded.status', 'in', ended),
+            ]),
+          ]),
+        ),
+    )
     .returningAll()
-    .executeTakeFirstOrThrow();
+    .executeTakeFirst();
+  if (!row) {
+    const current = await trx
+      .selectFrom('stripe_subscriptions')
+      .selectAll()
+      .where('subscription_id', '=', subscriptionId)
+      .executeTakeFirstOrThrow();
+    return { row: current, voidedInstallments: 0, stale: true };
+  }
   const voidedInstallments = endedStatuses.has(status) ? await voidFutureInstallments(trx, subscriptionId) : 0;
-  return { row, voidedInstallments };
+  return { row, voidedInstallments, stale: false };
 }

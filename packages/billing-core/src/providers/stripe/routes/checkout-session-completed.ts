@@ -23,7 +23,7 @@ type Prepared =
   /** Payment mode: the session re-read with its line items (webhooks never carry them). */
   | { kind: 'payment'; session: StripeJson }
   /** Subscription mode: the subscription as the API reports it. */
-  | { kind: 'subscription'; subscription: StripeJson | null };
+  | { kind: 'subscription'; subscription: StripeJson | null; readAt: Date };
 
 /**
  * `checkout.session.completed` (fulfilled only when `payment_status` is `paid`; otherwise
@@ -35,15 +35,16 @@ type Prepared =
  */
 export function createCheckoutSessionRoute(deps: { catalog: Catalog; ports: ProviderPorts }) {
   return defineRoute<StripeEvent, Prepared>({
-    async prepare(event) {
+    async prepare(event, _row, ctx) {
       const session = event.data.object;
       if (session.payment_status !== 'paid') return { kind: 'unpaid' };
       const stripe = deps.ports.stripe;
       if (session.mode === 'subscription') {
         const subscriptionId = stripeIdOf(session.subscription);
-        if (subscriptionId === null) return { kind: 'subscription', subscription: null };
+        if (subscriptionId === null) return { kind: 'subscription', subscription: null, readAt: ctx.clock.now() };
         if (!stripe) throw new NotConfiguredError('the Stripe API (STRIPE_SECRET_KEY)');
-        return { kind: 'subscription', subscription: await stripe.retrieveSubscription(subscriptionId) };
+        const readAt = ctx.clock.now();
+        return { kind: 'subscription', subscription: await stripe.retrieveSubscription(subscriptionId), readAt };
       }
       if (stripeMetadataOf(session, 'pack_id') !== null) return { kind: 'payment', session };
       if (!stripe) throw new NotConfiguredError('the Stripe API (STRIPE_SECRET_KEY)');
@@ -70,6 +71,7 @@ export function createCheckoutSessionRoute(deps: { catalog: Catalog; ports: Prov
           subscription: prepared.subscription,
           userId: stripeMetadataOf(prepared.subscription, 'user_id') ?? userId,
           catalog: deps.catalog,
+          readAt: prepared.readAt,
         });
         return processed(
           'subscription_synced',

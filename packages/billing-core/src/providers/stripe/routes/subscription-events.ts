@@ -16,15 +16,17 @@ import { type StripeJson, stripeIdOf, stripeMetadataOf } from '../stripe-objects
  * customer was seen with; when neither is known yet the event waits (retry later).
  */
 export function createSubscriptionEventsRoute(deps: { catalog: Catalog; ports: ProviderPorts }) {
-  return defineRoute<StripeEvent, StripeJson>({
-    async prepare(event) {
+  return defineRoute<StripeEvent, { subscription: StripeJson; readAt: Date }>({
+    async prepare(event, _row, ctx) {
       const subscriptionId = event.data.object.id;
       if (!subscriptionId) throw new InvalidEventError('subscription event without subscription id');
       const stripe = deps.ports.stripe;
       if (!stripe) throw new NotConfiguredError('the Stripe API (STRIPE_SECRET_KEY)');
-      return stripe.retrieveSubscription(subscriptionId);
+      // Stamped before the request: a read started later reflects a state at least as new.
+      const readAt = ctx.clock.now();
+      return { subscription: await stripe.retrieveSubscription(subscriptionId), readAt };
     },
-    async apply(trx, _event, subscription) {
+    async apply(trx, _event, { subscription, readAt }) {
       const customerId = stripeIdOf(subscription.customer);
       const userId = stripeMetadataOf(subscription, 'user_id') ?? (await findUserByStripeCustomer(trx, customerId));
       if (userId === null) {
@@ -33,7 +35,13 @@ export function createSubscriptionEventsRoute(deps: { catalog: Catalog; ports: P
         );
       }
       await rememberStripeCustomer(trx, customerId, userId);
-      const saved = await saveStripeSubscription(trx, { subscription, userId, catalog: deps.catalog });
+      const saved = await saveStripeSubscription(trx, { subscription, userId, catalog: deps.catalog, readAt });
+      if (saved.stale) {
+        return ignored(
+          'stale_read',
+          `a newer read of subscription ${saved.row.subscription_id} (${saved.row.status}) was already applied`,
+        );
+      }
       if (saved.row.plan_id === null) {
         return ignored('unknown_price', `subscription ${saved.row.subscription_id} has no catalog plan price`);
       }
