@@ -181,7 +181,7 @@ async function applyFirstAttemptInOneTransaction(
   try {
     return await deps.db.transaction().execute(async (trx) => {
       const row = await lockUserAndReadRow(trx, inboxEventId);
-      if (!row || row.status !== 'received' || row.attempts !== 0) return undefined;
+      if (row?.status !== 'received' || row.attempts !== 0) return undefined;
       const handler = deps.handlers[row.provider];
       read = row;
       const local = handler.prepareWithoutIo?.(row, ctx);

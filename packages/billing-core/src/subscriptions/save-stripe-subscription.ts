@@ -75,10 +75,7 @@ export async function saveStripeSubscription(
               eb('stripe_subscriptions.provider_read_at', 'is', null),
               eb('stripe_subscriptions.provider_read_at', '<=', eb.ref('excluded.provider_read_at')),
             ]),
-            eb.or([
-              eb('stripe_subscriptions.status', 'not in', ended),
-              eb('excluded.status', 'in', ended),
-            ]),
+            eb.or([eb('stripe_subscriptions.status', 'not in', ended), eb('excluded.status', 'in', ended)]),
           ]),
         ),
     )
