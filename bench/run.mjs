@@ -502,6 +502,16 @@ async function drainPhase() {
     tallyWorkerPeakRssMb: Math.max(...rounds.tally1.flatMap((entry) => entry.workerPeakRssMb)),
     tallyTwoWorkersPeakRssMb: Math.max(...rounds.tally2.flatMap((entry) => entry.workerPeakRssMb)),
     bareWorkerPeakRssMb: Math.max(...rounds.bare.flatMap((entry) => entry.workerPeakRssMb)),
+    // Where the time goes: CPU milliseconds per event (medians over rounds), worker and Postgres.
+    cpuMsPerEvent: Object.fromEntries(
+      ['tally1', 'tally2', 'bare'].map((target) => [
+        target,
+        {
+          worker: median(rounds[target].map((entry) => entry.workerCpuMsPerEvent)),
+          postgres: median(rounds[target].map((entry) => entry.postgresCpuMsPerEvent)),
+        },
+      ]),
+    ),
     allCredited: [...rounds.tally1, ...rounds.tally2].every(
       (entry) => entry.notProcessed === 0 && entry.ledgerRows === entry.events,
     ),
@@ -737,6 +747,11 @@ function report() {
       `events/s (concurrency ${settings.workerConcurrency}); peak RSS ${f(drain.bareWorkerPeakRssMb)} MB`,
     ],
     ['pgbench credit transaction', f(drain.pgbenchCreditTps), `tps (${settings.workerConcurrency} clients)`],
+    ...['tally1', 'tally2', 'bare'].map((target) => [
+      `CPU per event, ${{ tally1: 'Tally 1 worker', tally2: 'Tally 2 workers', bare: 'bare worker' }[target]}`,
+      f(drain.cpuMsPerEvent?.[target]?.worker, 3),
+      `ms in the worker process(es), ${f(drain.cpuMsPerEvent?.[target]?.postgres, 3)} ms in Postgres`,
+    ]),
     ['every Tally event credited once', String(drain.allCredited), ''],
     [`End to end at ${e2e.rate ?? 'n/a'} events/s: inbox received_at -> ledger created_at (Postgres clock)`],
     ['Tally', `p50 ${f(e2e.tallyP50Ms, 1)}`, `p99 ${f(e2e.tallyP99Ms, 1)} ms`],
