@@ -9,10 +9,17 @@ import { ensureBuilt, log, root } from './bootstrap.mjs';
 
 const mutations = [
   {
-    name: 'per-user advisory lock removed',
+    name: 'per-user advisory lock removed (claimed path)',
     file: 'packages/billing-core/src/inbox/process-inbox-event.ts',
     from: 'WHERE ${userId}::text IS NOT NULL)',
     to: 'WHERE false)',
+    tests: ['test/e2e/engine'],
+  },
+  {
+    name: 'per-user advisory lock removed (one-transaction first attempt)',
+    file: 'packages/billing-core/src/inbox/process-inbox-event.ts',
+    from: 'FROM inbox_events WHERE id = ${inboxEventId} AND user_id IS NOT NULL)',
+    to: 'FROM inbox_events WHERE id = ${inboxEventId} AND false)',
     tests: ['test/e2e/engine'],
   },
   {
@@ -48,8 +55,10 @@ const mutations = [
   },
 ];
 
+// MUTATIONS=<substring>: run only the mutations whose name contains it.
+const only = process.env.MUTATIONS;
 let survived = 0;
-for (const mutation of mutations) {
+for (const mutation of mutations.filter((m) => !only || m.name.includes(only))) {
   const file = path.join(root, mutation.file);
   const original = readFileSync(file, 'utf8');
   if (!original.includes(mutation.from)) {

@@ -219,47 +219,68 @@ describe('the engine the flows plug into', () => {
     ]);
   });
 
-  it("applies one user's events one at a time across replicas, and different users' in parallel", async () => {
-    const real = stack.handlers();
-    const running = new Map<string, number>();
-    const overlaps = new Map<string, number>();
-    let maxParallel = 0;
-    let total = 0;
-    const handlers = wrapRevenueCat(real, {
-      async apply(trx, row, prepared, ctx) {
-        const user = row.user_id ?? '';
-        const now = (running.get(user) ?? 0) + 1;
-        running.set(user, now);
-        total += 1;
-        maxParallel = Math.max(maxParallel, total);
-        if (now > 1) overlaps.set(user, (overlaps.get(user) ?? 0) + 1);
-        try {
-          await sql`SELECT pg_sleep(0.03)`.execute(trx);
-          return await real.revenuecat.apply(trx, row, prepared, ctx);
-        } finally {
-          running.set(user, (running.get(user) ?? 1) - 1);
-          total -= 1;
-        }
-      },
-    });
-    stack.startWorker({ concurrency: 6, handlers });
-    stack.startWorker({ concurrency: 6, handlers });
-    const events = ['serial-a', 'serial-b'].flatMap((userId) =>
-      Array.from({ length: 8 }, (_, i) => ({ id: `rc-${userId}-${i}`, userId })),
-    );
-    await Promise.all(events.map((event) => stack.postRevenueCat(revenueCatTokenPurchase(event))));
-    await eventually('all events to be processed', async () => {
-      const rows = await stack.db
-        .selectFrom('inbox_events')
-        .select('status')
-        .where('user_id', 'in', ['serial-a', 'serial-b'])
-        .execute();
-      return rows.length === 16 && rows.every((row) => row.status === 'processed');
-    });
-    expect(Object.fromEntries(overlaps)).toEqual({});
-    // The two users did run side by side.
-    expect(maxParallel).toBe(2);
-  });
+  it.each([
+    ['the one-transaction first attempt', false],
+    ['the claimed path (a handler that reads its provider first)', true],
+  ])(
+    "applies one user's events one at a time across replicas, and different users' in parallel: %s",
+    async (_path, reads) => {
+      const real = stack.handlers();
+      // Wrapping prepare stands for a provider read: every attempt then claims first. Each path
+      // counts its own calls, so the test knows which one ran.
+      let viaPath = 0;
+      const read: Partial<InboxHandlers['revenuecat']> = reads
+        ? {
+            async prepare(row, ctx) {
+              viaPath += 1;
+              return real.revenuecat.prepare(row, ctx);
+            },
+          }
+        : {
+            prepareWithoutIo(row, ctx) {
+              viaPath += 1;
+              return real.revenuecat.prepareWithoutIo?.(row, ctx);
+            },
+          };
+      const running = new Map<string, number>();
+      const overlaps = new Map<string, number>();
+      let maxParallel = 0;
+      let total = 0;
+      const handlers = wrapRevenueCat(real, {
+        ...read,
+        async apply(trx, row, prepared, ctx) {
+          const user = row.user_id ?? '';
+          const now = (running.get(user) ?? 0) + 1;
+          running.set(user, now);
+          total += 1;
+          maxParallel = Math.max(maxParallel, total);
+          if (now > 1) overlaps.set(user, (overlaps.get(user) ?? 0) + 1);
+          try {
+            await sql`SELECT pg_sleep(0.03)`.execute(trx);
+            return await real.revenuecat.apply(trx, row, prepared, ctx);
+          } finally {
+            running.set(user, (running.get(user) ?? 1) - 1);
+            total -= 1;
+          }
+        },
+      });
+      stack.startWorker({ concurrency: 6, handlers });
+      stack.startWorker({ concurrency: 6, handlers });
+      const users = reads ? ['serial-c', 'serial-d'] : ['serial-a', 'serial-b'];
+      const events = users.flatMap((userId) =>
+        Array.from({ length: 8 }, (_, i) => ({ id: `rc-${userId}-${i}`, userId })),
+      );
+      await Promise.all(events.map((event) => stack.postRevenueCat(revenueCatTokenPurchase(event))));
+      await eventually('all events to be processed', async () => {
+        const rows = await stack.db.selectFrom('inbox_events').select('status').where('user_id', 'in', users).execute();
+        return rows.length === 16 && rows.every((row) => row.status === 'processed');
+      });
+      expect(viaPath).toBeGreaterThanOrEqual(16);
+      expect(Object.fromEntries(overlaps)).toEqual({});
+      // The two users did run side by side.
+      expect(maxParallel).toBe(2);
+    },
+  );
 
   it('recovers an event left in processing by a worker that died mid-run', async () => {
     const inboxEventId = await stack.db
