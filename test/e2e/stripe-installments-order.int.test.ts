@@ -1,7 +1,7 @@
 import { createStripeApi, grantDueInstallments } from '@tally/billing-core';
 import { sql } from 'kysely';
 import { FakeStripe } from '../support/fakes/fake-stripe';
-import { eventually, signStripe, TestStack } from '../support/stack';
+import { TestStack } from '../support/stack';
 import { stripeEventBody, stripeId, stripeInvoice, stripeSubscription } from '../support/stripe-events';
 import { stripeStateOf } from '../support/stripe-state';
 
@@ -25,15 +25,8 @@ describe('an annual invoice applied after its subscription was deleted', () => {
     await fake.stop();
   });
 
-  const post = async (body: string) => {
-    expect((await stack.postStripe(body, signStripe(body))).status).toBe(200);
-    return JSON.parse(body).id as string;
-  };
-  const finished = (eventId: string) =>
-    eventually(`event ${eventId} to finish`, async () => {
-      const [row] = await stack.inboxRows('stripe', eventId);
-      return row && row.status !== 'received' && row.status !== 'processing' ? row : undefined;
-    });
+  const post = (body: string) => stack.deliverStripe(body);
+  const finished = (eventId: string) => stack.finishedInboxRow('stripe', eventId);
   const options = { batchSize: 50, processingStaleAfterMs: 60_000, maxAttempts: 5 };
 
   /** A deleted annual subscription whose deletion and first invoice arrive in `order`. */

@@ -1,6 +1,6 @@
 import { createStripeApi, postLedgerEntry } from '@tally/billing-core';
 import { FakeStripe } from '../support/fakes/fake-stripe';
-import { eventually, readJson, signStripe, TestStack } from '../support/stack';
+import { readJson, signStripe, TestStack } from '../support/stack';
 import {
   stripeEventBody,
   stripeId,
@@ -26,18 +26,8 @@ describe('Stripe one-off payments, top-ups and refunds', () => {
     await fake.stop();
   });
 
-  const post = async (body: string) => {
-    const response = await stack.postStripe(body, signStripe(body));
-    expect(response.status).toBe(200);
-    return JSON.parse(body).id as string;
-  };
-  const finished = (eventId: string) =>
-    eventually(`event ${eventId} to finish`, async () => {
-      const [row] = await stack.inboxRows('stripe', eventId);
-      return row && (row.status === 'processed' || row.status === 'ignored' || row.status === 'failed')
-        ? row
-        : undefined;
-    });
+  const post = (body: string) => stack.deliverStripe(body);
+  const finished = (eventId: string) => stack.finishedInboxRow('stripe', eventId);
 
   const packPayment = (paymentIntentId: string, tokens = 100) => ({
     provider_payment_id: paymentIntentId,

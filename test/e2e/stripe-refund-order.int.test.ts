@@ -1,4 +1,4 @@
-import { eventually, signStripe, TestStack } from '../support/stack';
+import { eventually, TestStack } from '../support/stack';
 import { stripeEventBody, stripeId, stripePackIntent, stripeRefundedCharge } from '../support/stripe-events';
 import { stripeStateOf } from '../support/stripe-state';
 
@@ -11,10 +11,7 @@ describe('a Stripe refund delivered before the payment it refunds', () => {
   });
   afterAll(() => stack.stop());
 
-  const post = async (body: string) => {
-    expect((await stack.postStripe(body, signStripe(body))).status).toBe(200);
-    return JSON.parse(body).id as string;
-  };
+  const post = (body: string) => stack.deliverStripe(body);
   const row = async (eventId: string) => (await stack.inboxRows('stripe', eventId))[0];
 
   it('waits for the payment, then takes the tokens back once: the pack is not left credited', async () => {

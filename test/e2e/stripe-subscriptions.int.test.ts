@@ -10,7 +10,7 @@ import {
 } from '@tally/billing-core';
 import { sql } from 'kysely';
 import { FakeStripe } from '../support/fakes/fake-stripe';
-import { eventually, readJson, signStripe, TestStack } from '../support/stack';
+import { eventually, readJson, TestStack } from '../support/stack';
 import {
   stripeEventBody,
   stripeId,
@@ -36,18 +36,8 @@ describe('Stripe subscriptions', () => {
     await fake.stop();
   });
 
-  const post = async (body: string) => {
-    const response = await stack.postStripe(body, signStripe(body));
-    expect(response.status).toBe(200);
-    return JSON.parse(body).id as string;
-  };
-  const finished = (eventId: string) =>
-    eventually(`event ${eventId} to finish`, async () => {
-      const [row] = await stack.inboxRows('stripe', eventId);
-      return row && (row.status === 'processed' || row.status === 'ignored' || row.status === 'failed')
-        ? row
-        : undefined;
-    });
+  const post = (body: string) => stack.deliverStripe(body);
+  const finished = (eventId: string) => stack.finishedInboxRow('stripe', eventId);
 
   it('grants a monthly subscription once when its checkout and first invoice both arrive, each twice', async () => {
     const userId = stripeId('user');

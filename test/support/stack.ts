@@ -242,6 +242,28 @@ export class TestStack {
       .execute();
   }
 
+  /**
+   * Waits until the inbox row of a provider event is finished: processed, ignored or parked
+   * (`failed`). Throws after the usual `eventually` timeout.
+   */
+  finishedInboxRow(provider: 'stripe' | 'revenuecat', providerEventId: string) {
+    return eventually(`event ${providerEventId} to finish`, async () => {
+      const [row] = await this.inboxRows(provider, providerEventId);
+      return row && (row.status === 'processed' || row.status === 'ignored' || row.status === 'failed')
+        ? row
+        : undefined;
+    });
+  }
+
+  /** Delivers a Stripe event signed with the stack's secret; throws unless answered 200. Returns its id. */
+  async deliverStripe(body: string): Promise<string> {
+    const response = await this.postStripe(body, signStripe(body));
+    if (response.status !== 200) {
+      throw new Error(`Stripe delivery answered ${response.status}: ${await response.text()}`);
+    }
+    return JSON.parse(body).id as string;
+  }
+
   async stopWorkers(): Promise<void> {
     await Promise.all(this.workers.splice(0).map((worker) => worker.stop()));
   }

@@ -7,6 +7,26 @@ export type RecordInboxEventResult =
   | { kind: 'recorded'; inboxEventId: number }
   | { kind: 'duplicate'; inboxEventId: number | null };
 
+/** The inbox row a draft is stored as (one draft or a batch of them, record-inbox-events.ts). */
+export function toInboxEventRow(draft: InboxEventDraft) {
+  return {
+    provider: draft.provider,
+    provider_event_id: draft.providerEventId,
+    type: draft.type,
+    livemode: draft.livemode,
+    environment: draft.environment,
+    user_id: draft.userId,
+    provider_customer_id: draft.providerCustomerId,
+    provider_subscription_id: draft.providerSubscriptionId,
+    provider_payment_intent_id: draft.providerPaymentIntentId,
+    provider_invoice_id: draft.providerInvoiceId,
+    raw_body: draft.rawBody,
+    source: draft.source ?? 'webhook',
+    // The database clock: the relay compares this with now() on the same clock.
+    enqueued_at: sql<Date>`now()`,
+  };
+}
+
 /**
  * Stores a verified webhook once. The unique (provider, provider_event_id) index is the fence:
  * a redelivery, even one racing the first delivery from another ingest replica, inserts nothing
@@ -17,22 +37,7 @@ export type RecordInboxEventResult =
 export async function recordInboxEvent(db: Kysely<DB>, draft: InboxEventDraft): Promise<RecordInboxEventResult> {
   const inserted = await db
     .insertInto('inbox_events')
-    .values({
-      provider: draft.provider,
-      provider_event_id: draft.providerEventId,
-      type: draft.type,
-      livemode: draft.livemode,
-      environment: draft.environment,
-      user_id: draft.userId,
-      provider_customer_id: draft.providerCustomerId,
-      provider_subscription_id: draft.providerSubscriptionId,
-      provider_payment_intent_id: draft.providerPaymentIntentId,
-      provider_invoice_id: draft.providerInvoiceId,
-      raw_body: draft.rawBody,
-      source: draft.source ?? 'webhook',
-      // The database clock: the relay compares this with now() on the same clock.
-      enqueued_at: sql`now()`,
-    })
+    .values(toInboxEventRow(draft))
     .onConflict((oc) => oc.columns(['provider', 'provider_event_id']).doNothing())
     .returning('id')
     .executeTakeFirst();

@@ -1,8 +1,8 @@
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import { isDatabaseUnavailableError } from '../db/database-errors';
 import type { DB } from '../db/schema';
 import type { InboxEventDraft } from './inbox-event-draft';
-import { type RecordInboxEventResult, recordInboxEvent } from './record-inbox-event';
+import { type RecordInboxEventResult, recordInboxEvent, toInboxEventRow } from './record-inbox-event';
 
 /**
  * One draft's outcome in a batch. `unavailable`: the database could not be reached, nothing of
@@ -15,25 +15,6 @@ export type RecordInboxEventsResult =
   | { kind: 'failed'; error: unknown };
 
 const keyOf = (draft: InboxEventDraft) => `${draft.provider}\u0000${draft.providerEventId}`;
-
-function rowOf(draft: InboxEventDraft) {
-  return {
-    provider: draft.provider,
-    provider_event_id: draft.providerEventId,
-    type: draft.type,
-    livemode: draft.livemode,
-    environment: draft.environment,
-    user_id: draft.userId,
-    provider_customer_id: draft.providerCustomerId,
-    provider_subscription_id: draft.providerSubscriptionId,
-    provider_payment_intent_id: draft.providerPaymentIntentId,
-    provider_invoice_id: draft.providerInvoiceId,
-    raw_body: draft.rawBody,
-    source: draft.source ?? 'webhook',
-    // The database clock: the relay compares this with now() on the same clock.
-    enqueued_at: sql<Date>`now()`,
-  };
-}
 
 /**
  * Stores many verified webhooks with ONE multi-row `INSERT … ON CONFLICT DO NOTHING RETURNING`
@@ -67,7 +48,7 @@ export async function recordInboxEvents(
   try {
     inserted = await db
       .insertInto('inbox_events')
-      .values(unique.map(rowOf))
+      .values(unique.map(toInboxEventRow))
       .onConflict((oc) => oc.columns(['provider', 'provider_event_id']).doNothing())
       .returning(['id', 'provider', 'provider_event_id'])
       .execute();

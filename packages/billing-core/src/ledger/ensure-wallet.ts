@@ -17,10 +17,18 @@ const ensuredIn = new WeakMap<Transaction<DB>, Set<string>>();
  */
 export async function ensureWallet(trx: Transaction<DB>, userId: string): Promise<void> {
   if (ensuredIn.get(trx)?.has(userId)) return;
-  await sql`
-    WITH new_user AS (INSERT INTO users (id) VALUES (${userId}) ON CONFLICT (id) DO NOTHING)
-    INSERT INTO wallets (user_id) VALUES (${userId}) ON CONFLICT (user_id) DO NOTHING`.execute(trx);
+  await sql`WITH ${ensureWalletCtes(userId)} SELECT 1`.execute(trx);
   markWalletEnsured(trx, userId);
+}
+
+/**
+ * The two inserts that create a user and an empty wallet if missing, as CTEs (`new_user`,
+ * `new_wallet`) another statement can start with to save a round trip; the foreign keys are
+ * checked at the end of that statement, when the user row exists. Call markWalletEnsured after.
+ */
+export function ensureWalletCtes(userId: string) {
+  return sql`new_user AS (INSERT INTO users (id) VALUES (${userId}) ON CONFLICT (id) DO NOTHING),
+    new_wallet AS (INSERT INTO wallets (user_id) VALUES (${userId}) ON CONFLICT (user_id) DO NOTHING)`;
 }
 
 /**

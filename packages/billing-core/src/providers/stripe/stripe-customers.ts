@@ -1,6 +1,6 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { DB } from '../../db/schema';
-import { markWalletEnsured } from '../../ledger/ensure-wallet';
+import { ensureWalletCtes, markWalletEnsured } from '../../ledger/ensure-wallet';
 
 /**
  * Remembers that a Stripe customer belongs to a user (the first mapping wins; a later,
@@ -18,8 +18,7 @@ export async function rememberStripeCustomer(
   // statement's snapshot is not visible to its SELECT; then neither part returns a row and it is
   // read again below.
   const rows = await sql<{ user_id: string; inserted: boolean }>`
-    WITH new_user AS (INSERT INTO users (id) VALUES (${userId}) ON CONFLICT (id) DO NOTHING),
-    new_wallet AS (INSERT INTO wallets (user_id) VALUES (${userId}) ON CONFLICT (user_id) DO NOTHING),
+    WITH ${ensureWalletCtes(userId)},
     inserted AS (
       INSERT INTO stripe_customers (customer_id, user_id) VALUES (${customerId}, ${userId})
       ON CONFLICT (customer_id) DO NOTHING
