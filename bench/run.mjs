@@ -356,15 +356,36 @@ async function checkpoint(pool) {
  * backends serving this database (read from /proc before the workers stop; the bench's own
  * connection excluded).
  */
-async function drainCpu(pool, handles, events) {
+/**
+ * CPU seconds the Redis server has used so far (INFO cpu, user + sys, main and child threads).
+ * Redis is shared with nothing else during a bench run, so the difference over a drain is the
+ * drain's: the queue's share of "where the time goes".
+ */
+async function redisCpuSeconds() {
+  const connection = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+  connection.on('error', () => undefined);
+  try {
+    const info = await connection.info('cpu');
+    const value = (key) => Number(new RegExp(`^${key}:([\\d.]+)`, 'm').exec(info)?.[1] ?? Number.NaN);
+    return value('used_cpu_user') + value('used_cpu_sys');
+  } catch {
+    return Number.NaN;
+  } finally {
+    connection.disconnect();
+  }
+}
+
+async function drainCpu(pool, handles, events, redisCpuAtStart) {
   const { rows } = await pool.query(
     'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
   );
   const postgres = rows.reduce((sum, row) => sum + (cpuSeconds(row.pid) || 0), 0);
   const workers = handles.reduce((sum, handle) => sum + handle.cpuSeconds(), 0);
+  const redis = (await redisCpuSeconds()) - redisCpuAtStart;
   return {
     workerCpuMsPerEvent: round((workers * 1000) / events, 3),
     postgresCpuMsPerEvent: round((postgres * 1000) / events, 3),
+    redisCpuMsPerEvent: round((redis * 1000) / events, 3),
   };
 }
 
@@ -405,16 +426,17 @@ async function tallyDrain(label, workers) {
     const stored = (await pool.query('SELECT count(*)::int AS n FROM inbox_events')).rows[0].n;
     await checkpoint(pool);
     log(`drain ${label}: ${stored} events stored through ingest (${round(fill.rps)}/s); starting ${workers} worker(s)`);
+    const redisCpuAtStart = await redisCpuSeconds();
     const handles = Array.from({ length: workers }, (_, index) =>
       startTallyWorker(databaseUrl, prefix, `tally-worker-${index + 1}`),
     );
     await waitForProcessed(pool, stored, label, drainTimeoutMs());
     const rate = await drainRate(pool);
     rate.workerPeakRssMb = handles.map((handle) => handle.peakRssMb());
-    Object.assign(rate, await drainCpu(pool, handles, rate.events));
+    Object.assign(rate, await drainCpu(pool, handles, rate.events, redisCpuAtStart));
     await Promise.all(handles.map((handle) => handle.stop()));
     log(
-      `drain ${label}: ${round(rate.eventsPerSecond)} events/s; ledger rows ${rate.ledgerRows}, not processed ${rate.notProcessed}; CPU ms/event worker ${rate.workerCpuMsPerEvent}, Postgres ${rate.postgresCpuMsPerEvent}`,
+      `drain ${label}: ${round(rate.eventsPerSecond)} events/s; ledger rows ${rate.ledgerRows}, not processed ${rate.notProcessed}; CPU ms/event worker ${rate.workerCpuMsPerEvent}, Postgres ${rate.postgresCpuMsPerEvent}, Redis ${rate.redisCpuMsPerEvent}`,
     );
     return rate;
   } finally {
@@ -422,7 +444,13 @@ async function tallyDrain(label, workers) {
   }
 }
 
-async function bareDrain(label) {
+/**
+ * The bare BullMQ worker draining the same backlog shape, in `workers` processes. With one
+ * process it is the drain baseline, followed by pgbench running the credit transaction with the
+ * same number of clients (the worker's concurrency) and with twice as many (two workers' worth):
+ * the two report-only figures say what a second process can add on this machine at all.
+ */
+async function bareDrain(label, workers = 1) {
   const databaseUrl = await resources.database(label);
   const prefix = resources.prefix(label);
   const pool = benchPool(databaseUrl);
@@ -451,40 +479,50 @@ async function bareDrain(label) {
     await queue.close();
     connection.disconnect();
     await checkpoint(pool);
-    log(`drain ${label}: ${ids.length} rows and jobs written; starting the bare worker`);
-    const handle = startBareWorker(databaseUrl, prefix);
+    log(`drain ${label}: ${ids.length} rows and jobs written; starting ${workers} bare worker process(es)`);
+    const redisCpuAtStart = await redisCpuSeconds();
+    const handles = Array.from({ length: workers }, () => startBareWorker(databaseUrl, prefix));
     await waitForProcessed(pool, ids.length, label, drainTimeoutMs());
     const rate = await drainRate(pool);
-    rate.workerPeakRssMb = [handle.peakRssMb()];
-    Object.assign(rate, await drainCpu(pool, [handle], rate.events));
-    await handle.stop();
+    rate.workerPeakRssMb = handles.map((handle) => handle.peakRssMb());
+    Object.assign(rate, await drainCpu(pool, handles, rate.events, redisCpuAtStart));
+    await Promise.all(handles.map((handle) => handle.stop()));
     log(
-      `drain ${label}: ${round(rate.eventsPerSecond)} events/s; ledger rows ${rate.ledgerRows}; CPU ms/event worker ${rate.workerCpuMsPerEvent}, Postgres ${rate.postgresCpuMsPerEvent}`,
+      `drain ${label}: ${round(rate.eventsPerSecond)} events/s; ledger rows ${rate.ledgerRows}; CPU ms/event worker ${rate.workerCpuMsPerEvent}, Postgres ${rate.postgresCpuMsPerEvent}, Redis ${rate.redisCpuMsPerEvent}`,
     );
-    const credit = await runPgbench({
-      url: databaseUrl,
-      script: creditScript(),
-      clients: settings.workerConcurrency,
-      seconds: settings.creditPgbenchSeconds,
-      defines: { lo: ids[0], hi: ids[ids.length - 1], users: settings.drainUsers },
-    });
-    log(
-      `drain ${label}: pgbench credit transaction ${round(credit.tps)} tps${credit.error ? ` (${credit.error})` : ''}`,
-    );
-    return { bare: rate, pgbench: credit };
+    if (workers !== 1) return { bare: rate };
+    const pgbenchAt = async (clients) => {
+      const credit = await runPgbench({
+        url: databaseUrl,
+        script: creditScript(),
+        clients,
+        seconds: settings.creditPgbenchSeconds,
+        defines: { lo: ids[0], hi: ids[ids.length - 1], users: settings.drainUsers },
+      });
+      log(
+        `drain ${label}: pgbench credit transaction, ${clients} clients: ${round(credit.tps)} tps${credit.error ? ` (${credit.error})` : ''}`,
+      );
+      return credit;
+    };
+    const credit = await pgbenchAt(settings.workerConcurrency);
+    const creditDoubled = await pgbenchAt(settings.workerConcurrency * 2);
+    return { bare: rate, pgbench: credit, pgbenchDoubled: creditDoubled };
   } finally {
     await pool.end();
   }
 }
 
 async function drainPhase() {
-  const rounds = { tally1: [], tally2: [], bare: [], pgbenchCredit: [] };
+  const rounds = { tally1: [], tally2: [], bare: [], bare2: [], pgbenchCredit: [], pgbenchCreditDoubled: [] };
   for (let pass = 0; pass < settings.drainRounds; pass += 1) {
-    for (const target of rotated(['tally1', 'bare', 'tally2'], pass)) {
+    for (const target of rotated(['tally1', 'bare', 'tally2', 'bare2'], pass)) {
       if (target === 'bare') {
-        const { bare, pgbench } = await bareDrain(`drain-bare-${pass}`);
+        const { bare, pgbench, pgbenchDoubled } = await bareDrain(`drain-bare-${pass}`);
         rounds.bare.push(bare);
         rounds.pgbenchCredit.push(pgbench);
+        rounds.pgbenchCreditDoubled.push(pgbenchDoubled);
+      } else if (target === 'bare2') {
+        rounds.bare2.push((await bareDrain(`drain-bare2-${pass}`, 2)).bare);
       } else {
         rounds[target].push(await tallyDrain(`drain-${target}-${pass}`, target === 'tally1' ? 1 : 2));
       }
@@ -498,17 +536,20 @@ async function drainPhase() {
     tallyOneWorkerEventsPerSecond: m(rounds.tally1),
     tallyTwoWorkersEventsPerSecond: m(rounds.tally2),
     bareWorkerEventsPerSecond: m(rounds.bare),
+    bareTwoWorkersEventsPerSecond: m(rounds.bare2),
     pgbenchCreditTps: median(rounds.pgbenchCredit.map((entry) => entry.tps)),
+    pgbenchCreditDoubledClientsTps: median(rounds.pgbenchCreditDoubled.map((entry) => entry.tps)),
     tallyWorkerPeakRssMb: Math.max(...rounds.tally1.flatMap((entry) => entry.workerPeakRssMb)),
     tallyTwoWorkersPeakRssMb: Math.max(...rounds.tally2.flatMap((entry) => entry.workerPeakRssMb)),
     bareWorkerPeakRssMb: Math.max(...rounds.bare.flatMap((entry) => entry.workerPeakRssMb)),
     // Where the time goes: CPU milliseconds per event (medians over rounds), worker and Postgres.
     cpuMsPerEvent: Object.fromEntries(
-      ['tally1', 'tally2', 'bare'].map((target) => [
+      ['tally1', 'tally2', 'bare', 'bare2'].map((target) => [
         target,
         {
           worker: median(rounds[target].map((entry) => entry.workerCpuMsPerEvent)),
           postgres: median(rounds[target].map((entry) => entry.postgresCpuMsPerEvent)),
+          redis: median(rounds[target].map((entry) => entry.redisCpuMsPerEvent)),
         },
       ]),
     ),
@@ -658,6 +699,18 @@ function targets() {
       '>',
       1.0,
     ],
+    [
+      'bare worker: 2 processes vs 1 (what the machine allows)',
+      ratio(drain.bareTwoWorkersEventsPerSecond, drain.bareWorkerEventsPerSecond),
+      'report',
+      null,
+    ],
+    [
+      `pgbench credit tx: ${settings.workerConcurrency * 2} clients vs ${settings.workerConcurrency}`,
+      ratio(drain.pgbenchCreditDoubledClientsTps, drain.pgbenchCreditTps),
+      'report',
+      null,
+    ],
     ['end to end p99 vs bare pipeline', ratio(e2e.tallyP99Ms, e2e.bareP99Ms), '<=', 1.5],
   ];
   const absolute = [
@@ -746,11 +799,21 @@ function report() {
       f(drain.bareWorkerEventsPerSecond),
       `events/s (concurrency ${settings.workerConcurrency}); peak RSS ${f(drain.bareWorkerPeakRssMb)} MB`,
     ],
+    [
+      'bare BullMQ worker, 2 processes',
+      f(drain.bareTwoWorkersEventsPerSecond),
+      `events/s (concurrency ${settings.workerConcurrency} each)`,
+    ],
     ['pgbench credit transaction', f(drain.pgbenchCreditTps), `tps (${settings.workerConcurrency} clients)`],
-    ...['tally1', 'tally2', 'bare'].map((target) => [
-      `CPU per event, ${{ tally1: 'Tally 1 worker', tally2: 'Tally 2 workers', bare: 'bare worker' }[target]}`,
+    [
+      'pgbench credit transaction',
+      f(drain.pgbenchCreditDoubledClientsTps),
+      `tps (${settings.workerConcurrency * 2} clients)`,
+    ],
+    ...['tally1', 'tally2', 'bare', 'bare2'].map((target) => [
+      `CPU per event, ${{ tally1: 'Tally 1 worker', tally2: 'Tally 2 workers', bare: 'bare worker', bare2: 'bare, 2 processes' }[target]}`,
       f(drain.cpuMsPerEvent?.[target]?.worker, 3),
-      `ms in the worker process(es), ${f(drain.cpuMsPerEvent?.[target]?.postgres, 3)} ms in Postgres`,
+      `ms in the worker process(es), ${f(drain.cpuMsPerEvent?.[target]?.postgres, 3)} ms in Postgres, ${f(drain.cpuMsPerEvent?.[target]?.redis, 3)} ms in Redis`,
     ]),
     ['every Tally event credited once', String(drain.allCredited), ''],
     [`End to end at ${e2e.rate ?? 'n/a'} events/s: inbox received_at -> ledger created_at (Postgres clock)`],
