@@ -2,6 +2,7 @@ import {
   createInboxHandlers,
   createStripeApi,
   grantDueInstallments,
+  type InboxHandler,
   processInboxEvent,
   recordInboxEvent,
   STRIPE_API_VERSION,
@@ -632,6 +633,184 @@ describe('Stripe subscriptions', () => {
       expiresAt: new Date(periodEnd * 1000).toISOString(),
       store: 'stripe',
       autoRenew: false,
+    });
+  });
+
+  /** An inbox row recorded directly (no job): the test runs the engine itself, in a chosen interleaving. */
+  const recordRow = async (type: string, object: Record<string, unknown>) => {
+    const recorded = await recordInboxEvent(stack.db, toStripeInboxDraftFromBody(stripeEventBody(type, object)));
+    if (recorded.kind !== 'recorded') throw new Error('expected a new row');
+    return recorded.inboxEventId;
+  };
+  /** Backends of this test's database waiting for a lock another transaction holds. */
+  const lockWaiters = async () =>
+    (
+      await sql<{ waiting: number }>`SELECT count(*)::int AS waiting FROM pg_stat_activity
+        WHERE datname = current_database() AND wait_event_type = 'Lock'`.execute(stack.db)
+    ).rows[0]?.waiting ?? 0;
+  /** A promise with a flag saying whether it has settled. */
+  const watch = <T>(promise: Promise<T>) => {
+    const watched = { settled: false, promise };
+    void promise.then(
+      () => {
+        watched.settled = true;
+      },
+      () => {
+        watched.settled = true;
+      },
+    );
+    return watched;
+  };
+  const gate = () => {
+    let open: () => void = () => undefined;
+    const opened = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    return { open, opened };
+  };
+
+  /**
+   * An annual subscriber whose subscription Tally holds as active, with an `invoice.paid` and a
+   * `customer.subscription.deleted` recorded but not run (Stripe already says canceled).
+   */
+  const annualSubscriberAboutToCancel = async () => {
+    const userId = stripeId('user');
+    const customer = stripeId('cus');
+    const subscriptionId = stripeId('sub');
+    const invoiceId = stripeId('in');
+    const subscription = { id: subscriptionId, customer, priceId: 'price_premium_annual', userId };
+    fake.putSubscription(stripeSubscription(subscription));
+    expect(
+      await finished(
+        await post(
+          stripeEventBody('customer.subscription.created', { id: subscriptionId, object: 'subscription', customer }),
+        ),
+      ),
+    ).toMatchObject({ outcome_code: 'subscription_synced' });
+    const invoiceRow = await recordRow(
+      'invoice.paid',
+      stripeInvoice({
+        id: invoiceId,
+        subscription: subscriptionId,
+        customer,
+        priceId: 'price_premium_annual',
+        amountPaid: 9990,
+      }),
+    );
+    const deletionRow = await recordRow('customer.subscription.deleted', {
+      id: subscriptionId,
+      object: 'subscription',
+      customer,
+    });
+    fake.putSubscription(stripeSubscription({ ...subscription, status: 'canceled' }));
+    return { userId, subscriptionId, invoiceId, invoiceRow, deletionRow };
+  };
+
+  /** What both interleavings must end with: the twelfth credited once, no installment left scheduled. */
+  const expectCanceledWithNothingScheduled = async (userId: string, subscriptionId: string, invoiceId: string) => {
+    const state = await stripeStateOf(stack.db, userId);
+    expect(state.subscriptions).toEqual([
+      expect.objectContaining({ subscription_id: subscriptionId, status: 'canceled', billing_interval: 'year' }),
+    ]);
+    expect(state.balance).toBe(100);
+    expect(state.ledger).toEqual([
+      {
+        reference: `stripe:invoice:${invoiceId}`,
+        amount: 100,
+        balance_before: 0,
+        balance_after: 100,
+        reason: 'subscription_annual_first_installment',
+      },
+    ]);
+    expect(state.payments).toEqual([
+      expect.objectContaining({ provider_payment_id: invoiceId, kind: 'subscription_invoice', tokens_granted: 100 }),
+    ]);
+    expect(state.installments.map((row) => [row.sequence, row.status])).toEqual(
+      Array.from({ length: 11 }, (_, i) => [i + 1, 'void']),
+    );
+  };
+
+  it('leaves no installment scheduled when a deletion runs while an annual invoice.paid is mid-transaction', async () => {
+    const { userId, subscriptionId, invoiceId, invoiceRow, deletionRow } = await annualSubscriberAboutToCancel();
+    const deps = stack.processorDeps();
+    // Pause the invoice after it has read its subscription, before it schedules the installments:
+    // another transaction holds the user's wallet, which the invoice's ledger entry must lock.
+    const walletHeld = gate();
+    const walletReleased = gate();
+    const holder = stack.db.transaction().execute(async (trx) => {
+      await trx.selectFrom('wallets').select('balance').where('user_id', '=', userId).forUpdate().execute();
+      walletHeld.open();
+      await walletReleased.opened;
+    });
+    await walletHeld.opened;
+    const invoicing = watch(processInboxEvent(deps, invoiceRow));
+    await eventually('the invoice to wait for the wallet', async () => (await lockWaiters()) >= 1);
+    expect(invoicing.settled).toBe(false);
+
+    // The deletion runs now. It must not finish (voiding nothing) while the invoice that read
+    // `active` has yet to commit its installments: it waits for the subscription row instead.
+    const deleting = watch(processInboxEvent(deps, deletionRow));
+    await eventually(
+      'the deletion to finish or wait for a lock',
+      async () => deleting.settled || (await lockWaiters()) >= 2,
+    );
+    walletReleased.open();
+    await holder;
+    const [invoice, deletion] = await Promise.all([invoicing.promise, deleting.promise]);
+    await expectCanceledWithNothingScheduled(userId, subscriptionId, invoiceId);
+    expect(invoice).toMatchObject({
+      kind: 'processed',
+      code: 'credited',
+      detail: expect.stringContaining('11 installments scheduled'),
+    });
+    expect(deletion).toMatchObject({
+      kind: 'processed',
+      code: 'subscription_synced',
+      detail: expect.stringContaining('11 installments voided'),
+    });
+  });
+
+  it('leaves no installment scheduled when an annual invoice.paid runs while a deletion is mid-transaction', async () => {
+    const { userId, subscriptionId, invoiceId, invoiceRow, deletionRow } = await annualSubscriberAboutToCancel();
+    // The deletion's transaction stays open after it saved the subscription as canceled.
+    const base = stack.handlers();
+    const stripe = base.stripe as InboxHandler<unknown>;
+    const applied = gate();
+    const commit = gate();
+    const pausing = stack.processorDeps({
+      handlers: {
+        ...base,
+        stripe: {
+          ...stripe,
+          async apply(trx, row, prepared, ctx) {
+            const result = await stripe.apply(trx, row, prepared, ctx);
+            if (row.id === deletionRow) {
+              applied.open();
+              await commit.opened;
+            }
+            return result;
+          },
+        },
+      },
+    });
+    const deleting = watch(processInboxEvent(pausing, deletionRow));
+    await applied.opened;
+
+    // The invoice must not read `active` from before the deletion and schedule eleven
+    // installments the deletion (which voided nothing) never sees: it waits for the row.
+    const invoicing = watch(processInboxEvent(stack.processorDeps(), invoiceRow));
+    await eventually(
+      'the invoice to finish or wait for a lock',
+      async () => invoicing.settled || (await lockWaiters()) >= 1,
+    );
+    commit.open();
+    const [deletion, invoice] = await Promise.all([deleting.promise, invoicing.promise]);
+    await expectCanceledWithNothingScheduled(userId, subscriptionId, invoiceId);
+    expect(deletion).toMatchObject({ kind: 'processed', code: 'subscription_synced' });
+    expect(invoice).toMatchObject({
+      kind: 'processed',
+      code: 'credited',
+      detail: expect.stringContaining('11 installments scheduled, 11 voided (subscription canceled)'),
     });
   });
 
