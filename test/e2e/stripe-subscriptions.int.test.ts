@@ -16,6 +16,7 @@ import {
   stripeEventBody,
   stripeId,
   stripeInvoice,
+  stripeRefundedCharge,
   stripeSubscription,
   stripeSubscriptionCheckout,
 } from '../support/stripe-events';
@@ -633,6 +634,107 @@ describe('Stripe subscriptions', () => {
       expiresAt: new Date(periodEnd * 1000).toISOString(),
       store: 'stripe',
       autoRenew: false,
+    });
+  });
+
+  it('takes no tokens back for a refunded subscription invoice and says so at once, from a charge in the current shape (no invoice field) or the legacy one', async () => {
+    const userId = stripeId('user');
+    const customer = stripeId('cus');
+    const subscriptionId = stripeId('sub');
+    const [firstInvoice, renewalInvoice] = [stripeId('in'), stripeId('in')];
+    const [firstIntent, renewalIntent] = [stripeId('pi'), stripeId('pi')];
+    fake.putSubscription(
+      stripeSubscription({ id: subscriptionId, customer, priceId: 'price_premium_monthly', userId }),
+    );
+    await finished(
+      await post(
+        stripeEventBody('customer.subscription.created', { id: subscriptionId, object: 'subscription', customer }),
+      ),
+    );
+    for (const id of [firstInvoice, renewalInvoice]) {
+      expect(
+        await finished(
+          await post(
+            stripeEventBody(
+              'invoice.paid',
+              stripeInvoice({
+                id,
+                subscription: subscriptionId,
+                customer,
+                priceId: 'price_premium_monthly',
+                amountPaid: 999,
+              }),
+            ),
+          ),
+        ),
+      ).toMatchObject({ outcome_code: 'credited' });
+    }
+
+    // Current shape: the charge names only its intent; Stripe links the intent to the invoice
+    // through an InvoicePayment. The first lookup fails (500) and is retried.
+    fake.putInvoicePayment({ invoice: firstInvoice, paymentIntent: firstIntent, amountPaid: 999 });
+    fake.failNext(500, { pathIncludes: '/v1/invoice_payments' });
+    const current = stripeRefundedCharge({ id: stripeId('ch'), paymentIntent: firstIntent, amount: 999 });
+    expect(current).not.toHaveProperty('invoice');
+    const currentRefund = await finished(await post(stripeEventBody('charge.refunded', current)));
+    expect(currentRefund).toMatchObject({
+      status: 'ignored',
+      outcome_code: 'subscription_refund',
+      attempts: 2,
+      deferrals: 0,
+    });
+    expect(currentRefund.outcome_detail).toContain(`subscription invoice ${firstInvoice}`);
+    const lookups = fake.requests.filter((request) => request.path === '/v1/invoice_payments');
+    expect(lookups.map((request) => [request.form['payment[type]'], request.form['payment[payment_intent]']])).toEqual([
+      ['payment_intent', firstIntent],
+      ['payment_intent', firstIntent],
+    ]);
+
+    // Legacy shape (before 2025-03-31): the charge names its invoice; no lookup is needed.
+    const legacy = {
+      ...stripeRefundedCharge({ id: stripeId('ch'), paymentIntent: renewalIntent, amount: 999, amountRefunded: 500 }),
+      invoice: renewalInvoice,
+    };
+    const legacyRefund = await finished(await post(stripeEventBody('charge.refunded', legacy)));
+    expect(legacyRefund).toMatchObject({
+      status: 'ignored',
+      outcome_code: 'subscription_refund',
+      attempts: 1,
+      deferrals: 0,
+    });
+    expect(legacyRefund.outcome_detail).toContain(`subscription invoice ${renewalInvoice}`);
+    expect(fake.requests.filter((request) => request.path === '/v1/invoice_payments')).toHaveLength(2);
+
+    const invoiceRow = (id: string, balanceBefore: number) => ({
+      reference: `stripe:invoice:${id}`,
+      amount: 100,
+      balance_before: balanceBefore,
+      balance_after: balanceBefore + 100,
+      reason: 'subscription_period',
+    });
+    const invoicePayment = (id: string) => ({
+      provider_payment_id: id,
+      kind: 'subscription_invoice',
+      product_id: 'premium',
+      amount_minor: 999,
+      currency: 'usd',
+      status: 'succeeded',
+      ledger_reference: `stripe:invoice:${id}`,
+      tokens_granted: 100,
+      tokens_refunded: 0,
+      refund_shortfall: 0,
+    });
+    expect(await stripeStateOf(stack.db, userId)).toEqual({
+      balance: 200,
+      ledger: [invoiceRow(firstInvoice, 0), invoiceRow(renewalInvoice, 100)],
+      payments: [invoicePayment(firstInvoice), invoicePayment(renewalInvoice)],
+      subscriptions: [expect.objectContaining({ subscription_id: subscriptionId, status: 'active' })],
+      emails: [
+        { provider_payment_id: firstInvoice, to_address: null, status: 'pending' },
+        { provider_payment_id: renewalInvoice, to_address: null, status: 'pending' },
+      ],
+      customers: [customer],
+      installments: [],
     });
   });
 
