@@ -3,6 +3,7 @@ import {
   createStripeApi,
   grantDueInstallments,
   type InboxHandler,
+  postLedgerEntry,
   processInboxEvent,
   recordInboxEvent,
   STRIPE_API_VERSION,
@@ -404,6 +405,103 @@ describe('Stripe subscriptions', () => {
     ]);
     expect(state.installments[0]).toMatchObject({ status: 'granted', attempts: 2 });
     expect(state.installments.slice(1).every((row) => row.status === 'scheduled')).toBe(true);
+  });
+
+  it('keeps the error of an installment whose grant fails, claims it again only after the stale window, and parks it as failed at maxAttempts', async () => {
+    const userId = stripeId('user');
+    const otherUser = stripeId('user');
+    const customer = stripeId('cus');
+    const subscriptionId = stripeId('sub');
+    const invoiceId = stripeId('in');
+    fake.putSubscription(stripeSubscription({ id: subscriptionId, customer, priceId: 'price_premium_annual', userId }));
+    await finished(
+      await post(
+        stripeEventBody('customer.subscription.created', { id: subscriptionId, object: 'subscription', customer }),
+      ),
+    );
+    await finished(
+      await post(
+        stripeEventBody(
+          'invoice.paid',
+          stripeInvoice({
+            id: invoiceId,
+            subscription: subscriptionId,
+            customer,
+            priceId: 'price_premium_annual',
+            amountPaid: 9990,
+          }),
+        ),
+      ),
+    );
+    await sql`UPDATE stripe_installments SET due_at = now() - interval '1 minute'
+              WHERE invoice_id = ${invoiceId} AND sequence = 1`.execute(stack.db);
+    const due = await stack.db
+      .selectFrom('stripe_installments')
+      .select('id')
+      .where('invoice_id', '=', invoiceId)
+      .where('sequence', '=', 1)
+      .executeTakeFirstOrThrow();
+    // The installment's reference already credits someone else: every grant of it must throw.
+    const reference = `stripe:installment:${due.id}`;
+    await stack.db
+      .transaction()
+      .execute((trx) =>
+        postLedgerEntry(trx, { userId: otherUser, reference, amount: 100, reason: 'test_conflicting_grant' }),
+      );
+    const installment = () =>
+      stack.db
+        .selectFrom('stripe_installments')
+        .select(['status', 'attempts', 'last_error'])
+        .where('id', '=', due.id)
+        .executeTakeFirstOrThrow();
+    const conflict = `ledger reference ${reference} already posts 100 to ${otherUser}; refusing 100 to ${userId}`;
+    const pass = (processingStaleAfterMs: number) =>
+      grantDueInstallments(stack.db, { batchSize: 50, processingStaleAfterMs, maxAttempts: 3 });
+    const oneFailure = { claimed: 1, granted: 0, alreadyGranted: 0, failed: 1 };
+    const nothing = { claimed: 0, granted: 0, alreadyGranted: 0, failed: 0 };
+
+    expect(await pass(60_000)).toEqual(oneFailure);
+    expect(await installment()).toEqual({
+      status: 'processing',
+      attempts: 1,
+      last_error: expect.stringContaining(conflict),
+    });
+    // Within the stale window (60 s since the claim) no loop takes the row again.
+    expect(await pass(60_000)).toEqual(nothing);
+    expect(await installment()).toMatchObject({ status: 'processing', attempts: 1 });
+    // Past it (a window of 0: the claim is older than now), each pass claims it again and fails.
+    expect(await pass(0)).toEqual(oneFailure);
+    expect(await installment()).toMatchObject({ status: 'processing', attempts: 2 });
+    expect(await pass(0)).toEqual(oneFailure);
+    expect(await installment()).toMatchObject({ status: 'processing', attempts: 3 });
+    // maxAttempts (3) attempts started: the next claim parks it, keeping its error, and grants nothing.
+    expect(await pass(0)).toEqual(nothing);
+    expect(await installment()).toEqual({
+      status: 'failed',
+      attempts: 3,
+      last_error: expect.stringContaining(conflict),
+    });
+    expect(await pass(0)).toEqual(nothing);
+
+    const state = await stripeStateOf(stack.db, userId);
+    expect(state.balance).toBe(100);
+    expect(state.ledger).toEqual([
+      {
+        reference: `stripe:invoice:${invoiceId}`,
+        amount: 100,
+        balance_before: 0,
+        balance_after: 100,
+        reason: 'subscription_annual_first_installment',
+      },
+    ]);
+    expect(state.installments.map((row) => [row.sequence, row.status, row.attempts])).toEqual([
+      [1, 'failed', 3],
+      ...Array.from({ length: 10 }, (_, i) => [i + 2, 'scheduled', 0]),
+    ]);
+    // The conflicting entry is untouched: the failure moved no money.
+    expect((await stripeStateOf(stack.db, otherUser)).ledger).toEqual([
+      { reference, amount: 100, balance_before: 0, balance_after: 100, reason: 'test_conflicting_grant' },
+    ]);
   });
 
   it('grants each renewal invoice once and nothing after a deletion that follows a renewal', async () => {
