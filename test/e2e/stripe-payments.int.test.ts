@@ -1,6 +1,6 @@
 import { createStripeApi, postLedgerEntry } from '@tally/billing-core';
 import { FakeStripe } from '../support/fakes/fake-stripe';
-import { readJson, signStripe, TestStack } from '../support/stack';
+import { eventually, readJson, signStripe, TestStack } from '../support/stack';
 import {
   stripeEventBody,
   stripeId,
@@ -495,6 +495,102 @@ describe('Stripe one-off payments, top-ups and refunds', () => {
       expect.objectContaining({ provider_payment_id: row.payment_intent_id, kind: 'topup' }),
     ]);
   });
+
+  it('creates one PaymentIntent and credits a top-up once when Stripe times out after creating its intent (the answer is lost)', async () => {
+    const userId = stripeId('user');
+    // Stripe takes longer than the client's timeout (5 s) to answer the create, then creates the
+    // intent anyway: the answer never reaches Tally.
+    fake.stallNextMs = 6_000;
+    const lost = await stack.apiRequest(`/v1/users/${userId}/topups`, {
+      method: 'POST',
+      body: { packId: 'tokens_100' },
+    });
+    expect(lost.status).toBe(502);
+    expect(await readJson(lost)).toMatchObject({ error: { code: 'stripe_unavailable' } });
+    const orphan = await stack.db
+      .selectFrom('topups')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .executeTakeFirstOrThrow();
+    expect(orphan).toMatchObject({ status: 'pending', payment_intent_id: null });
+    const intentsOfTopup = () =>
+      [...fake.paymentIntents.values()].filter(
+        (intent) => (intent.metadata as Record<string, string>).topup_reference === orphan.reference,
+      );
+    const [created] = await eventually('Stripe to create the intent after the timeout', async () =>
+      intentsOfTopup().length > 0 ? intentsOfTopup() : undefined,
+    );
+    const paymentIntentId = String(created?.id);
+    const key = `topup-${orphan.reference}`;
+    expect(
+      fake.requests.filter((request) => request.method === 'POST' && request.path === '/v1/payment_intents'),
+    ).toContainEqual(expect.objectContaining({ idempotencyKey: key }));
+
+    // The create retried with the top-up's idempotency key gets the same intent: no second one.
+    const stripe = stack.ports.stripe;
+    if (!stripe) throw new Error('the stack has no Stripe port');
+    const retried = await stripe.createPaymentIntent(
+      {
+        amountMinor: 499,
+        currency: 'usd',
+        metadata: { user_id: userId, pack_id: 'tokens_100', topup_reference: orphan.reference },
+      },
+      { idempotencyKey: key },
+    );
+    expect(retried.id).toBe(paymentIntentId);
+    expect(intentsOfTopup()).toHaveLength(1);
+    expect(fake.requests.filter((request) => request.idempotencyKey === key)).toHaveLength(2);
+    expect((await stripeStateOf(stack.db, userId)).ledger).toEqual([]);
+
+    // The customer pays that intent anyway; its webhook, delivered twice, credits the top-up once,
+    // and the confirm of the top-up whose create "failed" finds it paid.
+    const paid = fake.setPaymentIntentStatus(paymentIntentId, 'succeeded');
+    for (const body of [0, 1].map(() => stripeEventBody('payment_intent.succeeded', paid))) {
+      expect(await finished(await post(body))).toMatchObject({
+        status: 'processed',
+        outcome_code: expect.stringMatching(/^(credited|already_credited)$/),
+      });
+    }
+    const confirmed = await stack.apiRequest(`/v1/users/${userId}/topups/${orphan.reference}/confirm`, {
+      method: 'POST',
+    });
+    expect(await readJson(confirmed)).toEqual({
+      reference: orphan.reference,
+      status: 'paid',
+      credited: false,
+      balance: 100,
+    });
+    expect(
+      await stack.db
+        .selectFrom('topups')
+        .select(['reference', 'status', 'payment_intent_id'])
+        .where('user_id', '=', userId)
+        .execute(),
+    ).toEqual([{ reference: orphan.reference, status: 'paid', payment_intent_id: paymentIntentId }]);
+    expect(await stripeStateOf(stack.db, userId)).toEqual({
+      balance: 100,
+      ledger: [
+        {
+          reference: `stripe:payment:${paymentIntentId}`,
+          amount: 100,
+          balance_before: 0,
+          balance_after: 100,
+          reason: 'topup',
+        },
+      ],
+      payments: [
+        {
+          ...packPayment(paymentIntentId),
+          kind: 'topup',
+          ledger_reference: `stripe:payment:${paymentIntentId}`,
+        },
+      ],
+      subscriptions: [],
+      emails: [{ provider_payment_id: paymentIntentId, to_address: null, status: 'pending' }],
+      customers: [],
+      installments: [],
+    });
+  }, 30_000);
 
   it('refuses a checkout event with an invalid signature and stores nothing', async () => {
     const userId = stripeId('user');
