@@ -592,6 +592,123 @@ describe('Stripe one-off payments, top-ups and refunds', () => {
     });
   }, 30_000);
 
+  it('keeps a Stripe customer mapped to its first user when a payment names another, and reports it on the outcome', async () => {
+    const [firstUser, secondUser] = [stripeId('user'), stripeId('user')];
+    const customer = stripeId('cus');
+    const [firstIntent, secondIntent] = [stripeId('pi'), stripeId('pi')];
+    const first = await finished(
+      await post(
+        stripeEventBody('payment_intent.succeeded', stripePackIntent({ id: firstIntent, userId: firstUser, customer })),
+      ),
+    );
+    expect(first).toMatchObject({ outcome_code: 'credited', outcome_detail: 'credited 100 tokens (tokens_100)' });
+    const second = await finished(
+      await post(
+        stripeEventBody(
+          'payment_intent.succeeded',
+          stripePackIntent({ id: secondIntent, userId: secondUser, customer }),
+        ),
+      ),
+    );
+    // The pack is the second user's (the intent says so); the customer stays the first user's.
+    expect(second).toMatchObject({
+      status: 'processed',
+      outcome_code: 'credited',
+      outcome_detail: `credited 100 tokens (tokens_100); customer ${customer} stays mapped to user ${firstUser}, not ${secondUser}`,
+    });
+    expect(
+      await stack.db
+        .selectFrom('stripe_customers')
+        .select(['customer_id', 'user_id'])
+        .where('customer_id', '=', customer)
+        .execute(),
+    ).toEqual([{ customer_id: customer, user_id: firstUser }]);
+    expect(await stripeStateOf(stack.db, secondUser)).toEqual({
+      balance: 100,
+      ledger: [
+        {
+          reference: `stripe:payment:${secondIntent}`,
+          amount: 100,
+          balance_before: 0,
+          balance_after: 100,
+          reason: 'token_pack_purchase',
+        },
+      ],
+      payments: [packPayment(secondIntent)],
+      subscriptions: [],
+      emails: [{ provider_payment_id: secondIntent, to_address: null, status: 'pending' }],
+      customers: [],
+      installments: [],
+    });
+    expect(await stripeStateOf(stack.db, firstUser)).toMatchObject({ balance: 100, customers: [customer] });
+  });
+
+  it('answers 400 for a pack Stripe does not sell and 404 for a top-up reference the user does not have, creating nothing', async () => {
+    const userId = stripeId('user');
+    const requestsBefore = fake.requests.length;
+    const unknownPack = await stack.apiRequest(`/v1/users/${userId}/topups`, {
+      method: 'POST',
+      body: { packId: 'tokens_not_in_catalog' },
+    });
+    expect(unknownPack.status).toBe(400);
+    expect(await readJson(unknownPack)).toMatchObject({ error: { code: 'unknown_pack' } });
+
+    const missing = await stack.apiRequest(`/v1/users/${userId}/topups/tu_${'0'.repeat(24)}/confirm`, {
+      method: 'POST',
+    });
+    expect(missing.status).toBe(404);
+    expect(await readJson(missing)).toMatchObject({ error: { code: 'topup_not_found' } });
+
+    // Another user's top-up is not found either.
+    const owner = stripeId('user');
+    const theirs = await readJson(
+      await stack.apiRequest(`/v1/users/${owner}/topups`, { method: 'POST', body: { packId: 'tokens_100' } }),
+    );
+    const notYours = await stack.apiRequest(`/v1/users/${userId}/topups/${theirs.reference}/confirm`, {
+      method: 'POST',
+    });
+    expect(notYours.status).toBe(404);
+    expect(await readJson(notYours)).toMatchObject({ error: { code: 'topup_not_found' } });
+
+    expect(await stack.db.selectFrom('topups').select('reference').where('user_id', '=', userId).execute()).toEqual([]);
+    // Only the owner's create reached Stripe.
+    expect(fake.requests.slice(requestsBefore).map((request) => [request.method, request.path])).toEqual([
+      ['POST', '/v1/payment_intents'],
+    ]);
+    expect(await stripeStateOf(stack.db, userId)).toMatchObject({ balance: 0, ledger: [], payments: [] });
+  });
+
+  it('answers 503 not_configured for top-ups when the Stripe API is not configured', async () => {
+    const bare = await TestStack.start();
+    try {
+      const userId = stripeId('user');
+      const created = await bare.apiRequest(`/v1/users/${userId}/topups`, {
+        method: 'POST',
+        body: { packId: 'tokens_100' },
+      });
+      expect(created.status).toBe(503);
+      expect(await readJson(created)).toMatchObject({ error: { code: 'not_configured' } });
+      expect(await bare.db.selectFrom('topups').select('reference').execute()).toEqual([]);
+
+      // A top-up started while Stripe was configured cannot be confirmed without it.
+      const reference = `tu_${'a'.repeat(24)}`;
+      await bare.db.insertInto('users').values({ id: userId }).execute();
+      await bare.db
+        .insertInto('topups')
+        .values({ reference, user_id: userId, pack_id: 'tokens_100', tokens: 100, amount_minor: 499, currency: 'usd' })
+        .execute();
+      const confirm = await bare.apiRequest(`/v1/users/${userId}/topups/${reference}/confirm`, { method: 'POST' });
+      expect(confirm.status).toBe(503);
+      expect(await readJson(confirm)).toMatchObject({ error: { code: 'not_configured' } });
+      expect(await bare.db.selectFrom('topups').select(['reference', 'status']).execute()).toEqual([
+        { reference, status: 'pending' },
+      ]);
+      expect(await stripeStateOf(bare.db, userId)).toMatchObject({ balance: 0, ledger: [], payments: [] });
+    } finally {
+      await bare.stop();
+    }
+  });
+
   it('refuses a checkout event with an invalid signature and stores nothing', async () => {
     const userId = stripeId('user');
     const body = stripeEventBody(
