@@ -1,6 +1,6 @@
 import { createStripeApi, postLedgerEntry } from '@tally/billing-core';
 import { FakeStripe } from '../support/fakes/fake-stripe';
-import { readJson, signStripe, TestStack } from '../support/stack';
+import { eventually, readJson, signStripe, TestStack } from '../support/stack';
 import {
   stripeEventBody,
   stripeId,
@@ -494,6 +494,219 @@ describe('Stripe one-off payments, top-ups and refunds', () => {
     expect(state.payments).toEqual([
       expect.objectContaining({ provider_payment_id: row.payment_intent_id, kind: 'topup' }),
     ]);
+  });
+
+  it('creates one PaymentIntent and credits a top-up once when Stripe times out after creating its intent (the answer is lost)', async () => {
+    const userId = stripeId('user');
+    // Stripe takes longer than the client's timeout (5 s) to answer the create, then creates the
+    // intent anyway: the answer never reaches Tally.
+    fake.stallNextMs = 6_000;
+    const lost = await stack.apiRequest(`/v1/users/${userId}/topups`, {
+      method: 'POST',
+      body: { packId: 'tokens_100' },
+    });
+    expect(lost.status).toBe(502);
+    expect(await readJson(lost)).toMatchObject({ error: { code: 'stripe_unavailable' } });
+    const orphan = await stack.db
+      .selectFrom('topups')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .executeTakeFirstOrThrow();
+    expect(orphan).toMatchObject({ status: 'pending', payment_intent_id: null });
+    const intentsOfTopup = () =>
+      [...fake.paymentIntents.values()].filter(
+        (intent) => (intent.metadata as Record<string, string>).topup_reference === orphan.reference,
+      );
+    const [created] = await eventually('Stripe to create the intent after the timeout', async () =>
+      intentsOfTopup().length > 0 ? intentsOfTopup() : undefined,
+    );
+    const paymentIntentId = String(created?.id);
+    const key = `topup-${orphan.reference}`;
+    expect(
+      fake.requests.filter((request) => request.method === 'POST' && request.path === '/v1/payment_intents'),
+    ).toContainEqual(expect.objectContaining({ idempotencyKey: key }));
+
+    // The create retried with the top-up's idempotency key gets the same intent: no second one.
+    const stripe = stack.ports.stripe;
+    if (!stripe) throw new Error('the stack has no Stripe port');
+    const retried = await stripe.createPaymentIntent(
+      {
+        amountMinor: 499,
+        currency: 'usd',
+        metadata: { user_id: userId, pack_id: 'tokens_100', topup_reference: orphan.reference },
+      },
+      { idempotencyKey: key },
+    );
+    expect(retried.id).toBe(paymentIntentId);
+    expect(intentsOfTopup()).toHaveLength(1);
+    expect(fake.requests.filter((request) => request.idempotencyKey === key)).toHaveLength(2);
+    expect((await stripeStateOf(stack.db, userId)).ledger).toEqual([]);
+
+    // The customer pays that intent anyway; its webhook, delivered twice, credits the top-up once,
+    // and the confirm of the top-up whose create "failed" finds it paid.
+    const paid = fake.setPaymentIntentStatus(paymentIntentId, 'succeeded');
+    for (const body of [0, 1].map(() => stripeEventBody('payment_intent.succeeded', paid))) {
+      expect(await finished(await post(body))).toMatchObject({
+        status: 'processed',
+        outcome_code: expect.stringMatching(/^(credited|already_credited)$/),
+      });
+    }
+    const confirmed = await stack.apiRequest(`/v1/users/${userId}/topups/${orphan.reference}/confirm`, {
+      method: 'POST',
+    });
+    expect(await readJson(confirmed)).toEqual({
+      reference: orphan.reference,
+      status: 'paid',
+      credited: false,
+      balance: 100,
+    });
+    expect(
+      await stack.db
+        .selectFrom('topups')
+        .select(['reference', 'status', 'payment_intent_id'])
+        .where('user_id', '=', userId)
+        .execute(),
+    ).toEqual([{ reference: orphan.reference, status: 'paid', payment_intent_id: paymentIntentId }]);
+    expect(await stripeStateOf(stack.db, userId)).toEqual({
+      balance: 100,
+      ledger: [
+        {
+          reference: `stripe:payment:${paymentIntentId}`,
+          amount: 100,
+          balance_before: 0,
+          balance_after: 100,
+          reason: 'topup',
+        },
+      ],
+      payments: [
+        {
+          ...packPayment(paymentIntentId),
+          kind: 'topup',
+          ledger_reference: `stripe:payment:${paymentIntentId}`,
+        },
+      ],
+      subscriptions: [],
+      emails: [{ provider_payment_id: paymentIntentId, to_address: null, status: 'pending' }],
+      customers: [],
+      installments: [],
+    });
+  }, 30_000);
+
+  it('keeps a Stripe customer mapped to its first user when a payment names another, and reports it on the outcome', async () => {
+    const [firstUser, secondUser] = [stripeId('user'), stripeId('user')];
+    const customer = stripeId('cus');
+    const [firstIntent, secondIntent] = [stripeId('pi'), stripeId('pi')];
+    const first = await finished(
+      await post(
+        stripeEventBody('payment_intent.succeeded', stripePackIntent({ id: firstIntent, userId: firstUser, customer })),
+      ),
+    );
+    expect(first).toMatchObject({ outcome_code: 'credited', outcome_detail: 'credited 100 tokens (tokens_100)' });
+    const second = await finished(
+      await post(
+        stripeEventBody(
+          'payment_intent.succeeded',
+          stripePackIntent({ id: secondIntent, userId: secondUser, customer }),
+        ),
+      ),
+    );
+    // The pack is the second user's (the intent says so); the customer stays the first user's.
+    expect(second).toMatchObject({
+      status: 'processed',
+      outcome_code: 'credited',
+      outcome_detail: `credited 100 tokens (tokens_100); customer ${customer} stays mapped to user ${firstUser}, not ${secondUser}`,
+    });
+    expect(
+      await stack.db
+        .selectFrom('stripe_customers')
+        .select(['customer_id', 'user_id'])
+        .where('customer_id', '=', customer)
+        .execute(),
+    ).toEqual([{ customer_id: customer, user_id: firstUser }]);
+    expect(await stripeStateOf(stack.db, secondUser)).toEqual({
+      balance: 100,
+      ledger: [
+        {
+          reference: `stripe:payment:${secondIntent}`,
+          amount: 100,
+          balance_before: 0,
+          balance_after: 100,
+          reason: 'token_pack_purchase',
+        },
+      ],
+      payments: [packPayment(secondIntent)],
+      subscriptions: [],
+      emails: [{ provider_payment_id: secondIntent, to_address: null, status: 'pending' }],
+      customers: [],
+      installments: [],
+    });
+    expect(await stripeStateOf(stack.db, firstUser)).toMatchObject({ balance: 100, customers: [customer] });
+  });
+
+  it('answers 400 for a pack Stripe does not sell and 404 for a top-up reference the user does not have, creating nothing', async () => {
+    const userId = stripeId('user');
+    const requestsBefore = fake.requests.length;
+    const unknownPack = await stack.apiRequest(`/v1/users/${userId}/topups`, {
+      method: 'POST',
+      body: { packId: 'tokens_not_in_catalog' },
+    });
+    expect(unknownPack.status).toBe(400);
+    expect(await readJson(unknownPack)).toMatchObject({ error: { code: 'unknown_pack' } });
+
+    const missing = await stack.apiRequest(`/v1/users/${userId}/topups/tu_${'0'.repeat(24)}/confirm`, {
+      method: 'POST',
+    });
+    expect(missing.status).toBe(404);
+    expect(await readJson(missing)).toMatchObject({ error: { code: 'topup_not_found' } });
+
+    // Another user's top-up is not found either.
+    const owner = stripeId('user');
+    const theirs = await readJson(
+      await stack.apiRequest(`/v1/users/${owner}/topups`, { method: 'POST', body: { packId: 'tokens_100' } }),
+    );
+    const notYours = await stack.apiRequest(`/v1/users/${userId}/topups/${theirs.reference}/confirm`, {
+      method: 'POST',
+    });
+    expect(notYours.status).toBe(404);
+    expect(await readJson(notYours)).toMatchObject({ error: { code: 'topup_not_found' } });
+
+    expect(await stack.db.selectFrom('topups').select('reference').where('user_id', '=', userId).execute()).toEqual([]);
+    // Only the owner's create reached Stripe.
+    expect(fake.requests.slice(requestsBefore).map((request) => [request.method, request.path])).toEqual([
+      ['POST', '/v1/payment_intents'],
+    ]);
+    expect(await stripeStateOf(stack.db, userId)).toMatchObject({ balance: 0, ledger: [], payments: [] });
+  });
+
+  it('answers 503 not_configured for top-ups when the Stripe API is not configured', async () => {
+    const bare = await TestStack.start();
+    try {
+      const userId = stripeId('user');
+      const created = await bare.apiRequest(`/v1/users/${userId}/topups`, {
+        method: 'POST',
+        body: { packId: 'tokens_100' },
+      });
+      expect(created.status).toBe(503);
+      expect(await readJson(created)).toMatchObject({ error: { code: 'not_configured' } });
+      expect(await bare.db.selectFrom('topups').select('reference').execute()).toEqual([]);
+
+      // A top-up started while Stripe was configured cannot be confirmed without it.
+      const reference = `tu_${'a'.repeat(24)}`;
+      await bare.db.insertInto('users').values({ id: userId }).execute();
+      await bare.db
+        .insertInto('topups')
+        .values({ reference, user_id: userId, pack_id: 'tokens_100', tokens: 100, amount_minor: 499, currency: 'usd' })
+        .execute();
+      const confirm = await bare.apiRequest(`/v1/users/${userId}/topups/${reference}/confirm`, { method: 'POST' });
+      expect(confirm.status).toBe(503);
+      expect(await readJson(confirm)).toMatchObject({ error: { code: 'not_configured' } });
+      expect(await bare.db.selectFrom('topups').select(['reference', 'status']).execute()).toEqual([
+        { reference, status: 'pending' },
+      ]);
+      expect(await stripeStateOf(bare.db, userId)).toMatchObject({ balance: 0, ledger: [], payments: [] });
+    } finally {
+      await bare.stop();
+    }
   });
 
   it('refuses a checkout event with an invalid signature and stores nothing', async () => {

@@ -2,6 +2,8 @@ import {
   createInboxHandlers,
   createStripeApi,
   grantDueInstallments,
+  type InboxHandler,
+  postLedgerEntry,
   processInboxEvent,
   recordInboxEvent,
   STRIPE_API_VERSION,
@@ -15,6 +17,7 @@ import {
   stripeEventBody,
   stripeId,
   stripeInvoice,
+  stripeRefundedCharge,
   stripeSubscription,
   stripeSubscriptionCheckout,
 } from '../support/stripe-events';
@@ -404,6 +407,103 @@ describe('Stripe subscriptions', () => {
     expect(state.installments.slice(1).every((row) => row.status === 'scheduled')).toBe(true);
   });
 
+  it('keeps the error of an installment whose grant fails, claims it again only after the stale window, and parks it as failed at maxAttempts', async () => {
+    const userId = stripeId('user');
+    const otherUser = stripeId('user');
+    const customer = stripeId('cus');
+    const subscriptionId = stripeId('sub');
+    const invoiceId = stripeId('in');
+    fake.putSubscription(stripeSubscription({ id: subscriptionId, customer, priceId: 'price_premium_annual', userId }));
+    await finished(
+      await post(
+        stripeEventBody('customer.subscription.created', { id: subscriptionId, object: 'subscription', customer }),
+      ),
+    );
+    await finished(
+      await post(
+        stripeEventBody(
+          'invoice.paid',
+          stripeInvoice({
+            id: invoiceId,
+            subscription: subscriptionId,
+            customer,
+            priceId: 'price_premium_annual',
+            amountPaid: 9990,
+          }),
+        ),
+      ),
+    );
+    await sql`UPDATE stripe_installments SET due_at = now() - interval '1 minute'
+              WHERE invoice_id = ${invoiceId} AND sequence = 1`.execute(stack.db);
+    const due = await stack.db
+      .selectFrom('stripe_installments')
+      .select('id')
+      .where('invoice_id', '=', invoiceId)
+      .where('sequence', '=', 1)
+      .executeTakeFirstOrThrow();
+    // The installment's reference already credits someone else: every grant of it must throw.
+    const reference = `stripe:installment:${due.id}`;
+    await stack.db
+      .transaction()
+      .execute((trx) =>
+        postLedgerEntry(trx, { userId: otherUser, reference, amount: 100, reason: 'test_conflicting_grant' }),
+      );
+    const installment = () =>
+      stack.db
+        .selectFrom('stripe_installments')
+        .select(['status', 'attempts', 'last_error'])
+        .where('id', '=', due.id)
+        .executeTakeFirstOrThrow();
+    const conflict = `ledger reference ${reference} already posts 100 to ${otherUser}; refusing 100 to ${userId}`;
+    const pass = (processingStaleAfterMs: number) =>
+      grantDueInstallments(stack.db, { batchSize: 50, processingStaleAfterMs, maxAttempts: 3 });
+    const oneFailure = { claimed: 1, granted: 0, alreadyGranted: 0, failed: 1 };
+    const nothing = { claimed: 0, granted: 0, alreadyGranted: 0, failed: 0 };
+
+    expect(await pass(60_000)).toEqual(oneFailure);
+    expect(await installment()).toEqual({
+      status: 'processing',
+      attempts: 1,
+      last_error: expect.stringContaining(conflict),
+    });
+    // Within the stale window (60 s since the claim) no loop takes the row again.
+    expect(await pass(60_000)).toEqual(nothing);
+    expect(await installment()).toMatchObject({ status: 'processing', attempts: 1 });
+    // Past it (a window of 0: the claim is older than now), each pass claims it again and fails.
+    expect(await pass(0)).toEqual(oneFailure);
+    expect(await installment()).toMatchObject({ status: 'processing', attempts: 2 });
+    expect(await pass(0)).toEqual(oneFailure);
+    expect(await installment()).toMatchObject({ status: 'processing', attempts: 3 });
+    // maxAttempts (3) attempts started: the next claim parks it, keeping its error, and grants nothing.
+    expect(await pass(0)).toEqual(nothing);
+    expect(await installment()).toEqual({
+      status: 'failed',
+      attempts: 3,
+      last_error: expect.stringContaining(conflict),
+    });
+    expect(await pass(0)).toEqual(nothing);
+
+    const state = await stripeStateOf(stack.db, userId);
+    expect(state.balance).toBe(100);
+    expect(state.ledger).toEqual([
+      {
+        reference: `stripe:invoice:${invoiceId}`,
+        amount: 100,
+        balance_before: 0,
+        balance_after: 100,
+        reason: 'subscription_annual_first_installment',
+      },
+    ]);
+    expect(state.installments.map((row) => [row.sequence, row.status, row.attempts])).toEqual([
+      [1, 'failed', 3],
+      ...Array.from({ length: 10 }, (_, i) => [i + 2, 'scheduled', 0]),
+    ]);
+    // The conflicting entry is untouched: the failure moved no money.
+    expect((await stripeStateOf(stack.db, otherUser)).ledger).toEqual([
+      { reference, amount: 100, balance_before: 0, balance_after: 100, reason: 'test_conflicting_grant' },
+    ]);
+  });
+
   it('grants each renewal invoice once and nothing after a deletion that follows a renewal', async () => {
     const userId = stripeId('user');
     const customer = stripeId('cus');
@@ -632,6 +732,285 @@ describe('Stripe subscriptions', () => {
       expiresAt: new Date(periodEnd * 1000).toISOString(),
       store: 'stripe',
       autoRenew: false,
+    });
+  });
+
+  it('takes no tokens back for a refunded subscription invoice and says so at once, from a charge in the current shape (no invoice field) or the legacy one', async () => {
+    const userId = stripeId('user');
+    const customer = stripeId('cus');
+    const subscriptionId = stripeId('sub');
+    const [firstInvoice, renewalInvoice] = [stripeId('in'), stripeId('in')];
+    const [firstIntent, renewalIntent] = [stripeId('pi'), stripeId('pi')];
+    fake.putSubscription(
+      stripeSubscription({ id: subscriptionId, customer, priceId: 'price_premium_monthly', userId }),
+    );
+    await finished(
+      await post(
+        stripeEventBody('customer.subscription.created', { id: subscriptionId, object: 'subscription', customer }),
+      ),
+    );
+    for (const id of [firstInvoice, renewalInvoice]) {
+      expect(
+        await finished(
+          await post(
+            stripeEventBody(
+              'invoice.paid',
+              stripeInvoice({
+                id,
+                subscription: subscriptionId,
+                customer,
+                priceId: 'price_premium_monthly',
+                amountPaid: 999,
+              }),
+            ),
+          ),
+        ),
+      ).toMatchObject({ outcome_code: 'credited' });
+    }
+
+    // Current shape: the charge names only its intent; Stripe links the intent to the invoice
+    // through an InvoicePayment. The first lookup fails (500) and is retried.
+    fake.putInvoicePayment({ invoice: firstInvoice, paymentIntent: firstIntent, amountPaid: 999 });
+    fake.failNext(500, { pathIncludes: '/v1/invoice_payments' });
+    const current = stripeRefundedCharge({ id: stripeId('ch'), paymentIntent: firstIntent, amount: 999 });
+    expect(current).not.toHaveProperty('invoice');
+    const currentRefund = await finished(await post(stripeEventBody('charge.refunded', current)));
+    expect(currentRefund).toMatchObject({
+      status: 'ignored',
+      outcome_code: 'subscription_refund',
+      attempts: 2,
+      deferrals: 0,
+    });
+    expect(currentRefund.outcome_detail).toContain(`subscription invoice ${firstInvoice}`);
+    const lookups = fake.requests.filter((request) => request.path === '/v1/invoice_payments');
+    expect(lookups.map((request) => [request.form['payment[type]'], request.form['payment[payment_intent]']])).toEqual([
+      ['payment_intent', firstIntent],
+      ['payment_intent', firstIntent],
+    ]);
+
+    // Legacy shape (before 2025-03-31): the charge names its invoice; no lookup is needed.
+    const legacy = {
+      ...stripeRefundedCharge({ id: stripeId('ch'), paymentIntent: renewalIntent, amount: 999, amountRefunded: 500 }),
+      invoice: renewalInvoice,
+    };
+    const legacyRefund = await finished(await post(stripeEventBody('charge.refunded', legacy)));
+    expect(legacyRefund).toMatchObject({
+      status: 'ignored',
+      outcome_code: 'subscription_refund',
+      attempts: 1,
+      deferrals: 0,
+    });
+    expect(legacyRefund.outcome_detail).toContain(`subscription invoice ${renewalInvoice}`);
+    expect(fake.requests.filter((request) => request.path === '/v1/invoice_payments')).toHaveLength(2);
+
+    const invoiceRow = (id: string, balanceBefore: number) => ({
+      reference: `stripe:invoice:${id}`,
+      amount: 100,
+      balance_before: balanceBefore,
+      balance_after: balanceBefore + 100,
+      reason: 'subscription_period',
+    });
+    const invoicePayment = (id: string) => ({
+      provider_payment_id: id,
+      kind: 'subscription_invoice',
+      product_id: 'premium',
+      amount_minor: 999,
+      currency: 'usd',
+      status: 'succeeded',
+      ledger_reference: `stripe:invoice:${id}`,
+      tokens_granted: 100,
+      tokens_refunded: 0,
+      refund_shortfall: 0,
+    });
+    expect(await stripeStateOf(stack.db, userId)).toEqual({
+      balance: 200,
+      ledger: [invoiceRow(firstInvoice, 0), invoiceRow(renewalInvoice, 100)],
+      payments: [invoicePayment(firstInvoice), invoicePayment(renewalInvoice)],
+      subscriptions: [expect.objectContaining({ subscription_id: subscriptionId, status: 'active' })],
+      emails: [
+        { provider_payment_id: firstInvoice, to_address: null, status: 'pending' },
+        { provider_payment_id: renewalInvoice, to_address: null, status: 'pending' },
+      ],
+      customers: [customer],
+      installments: [],
+    });
+  });
+
+  /** An inbox row recorded directly (no job): the test runs the engine itself, in a chosen interleaving. */
+  const recordRow = async (type: string, object: Record<string, unknown>) => {
+    const recorded = await recordInboxEvent(stack.db, toStripeInboxDraftFromBody(stripeEventBody(type, object)));
+    if (recorded.kind !== 'recorded') throw new Error('expected a new row');
+    return recorded.inboxEventId;
+  };
+  /** Backends of this test's database waiting for a lock another transaction holds. */
+  const lockWaiters = async () =>
+    (
+      await sql<{ waiting: number }>`SELECT count(*)::int AS waiting FROM pg_stat_activity
+        WHERE datname = current_database() AND wait_event_type = 'Lock'`.execute(stack.db)
+    ).rows[0]?.waiting ?? 0;
+  /** A promise with a flag saying whether it has settled. */
+  const watch = <T>(promise: Promise<T>) => {
+    const watched = { settled: false, promise };
+    void promise.then(
+      () => {
+        watched.settled = true;
+      },
+      () => {
+        watched.settled = true;
+      },
+    );
+    return watched;
+  };
+  const gate = () => {
+    let open: () => void = () => undefined;
+    const opened = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    return { open, opened };
+  };
+
+  /**
+   * An annual subscriber whose subscription Tally holds as active, with an `invoice.paid` and a
+   * `customer.subscription.deleted` recorded but not run (Stripe already says canceled).
+   */
+  const annualSubscriberAboutToCancel = async () => {
+    const userId = stripeId('user');
+    const customer = stripeId('cus');
+    const subscriptionId = stripeId('sub');
+    const invoiceId = stripeId('in');
+    const subscription = { id: subscriptionId, customer, priceId: 'price_premium_annual', userId };
+    fake.putSubscription(stripeSubscription(subscription));
+    expect(
+      await finished(
+        await post(
+          stripeEventBody('customer.subscription.created', { id: subscriptionId, object: 'subscription', customer }),
+        ),
+      ),
+    ).toMatchObject({ outcome_code: 'subscription_synced' });
+    const invoiceRow = await recordRow(
+      'invoice.paid',
+      stripeInvoice({
+        id: invoiceId,
+        subscription: subscriptionId,
+        customer,
+        priceId: 'price_premium_annual',
+        amountPaid: 9990,
+      }),
+    );
+    const deletionRow = await recordRow('customer.subscription.deleted', {
+      id: subscriptionId,
+      object: 'subscription',
+      customer,
+    });
+    fake.putSubscription(stripeSubscription({ ...subscription, status: 'canceled' }));
+    return { userId, subscriptionId, invoiceId, invoiceRow, deletionRow };
+  };
+
+  /** What both interleavings must end with: the twelfth credited once, no installment left scheduled. */
+  const expectCanceledWithNothingScheduled = async (userId: string, subscriptionId: string, invoiceId: string) => {
+    const state = await stripeStateOf(stack.db, userId);
+    expect(state.subscriptions).toEqual([
+      expect.objectContaining({ subscription_id: subscriptionId, status: 'canceled', billing_interval: 'year' }),
+    ]);
+    expect(state.balance).toBe(100);
+    expect(state.ledger).toEqual([
+      {
+        reference: `stripe:invoice:${invoiceId}`,
+        amount: 100,
+        balance_before: 0,
+        balance_after: 100,
+        reason: 'subscription_annual_first_installment',
+      },
+    ]);
+    expect(state.payments).toEqual([
+      expect.objectContaining({ provider_payment_id: invoiceId, kind: 'subscription_invoice', tokens_granted: 100 }),
+    ]);
+    expect(state.installments.map((row) => [row.sequence, row.status])).toEqual(
+      Array.from({ length: 11 }, (_, i) => [i + 1, 'void']),
+    );
+  };
+
+  it('leaves no installment scheduled when a deletion runs while an annual invoice.paid is mid-transaction', async () => {
+    const { userId, subscriptionId, invoiceId, invoiceRow, deletionRow } = await annualSubscriberAboutToCancel();
+    const deps = stack.processorDeps();
+    // Pause the invoice after it has read its subscription, before it schedules the installments:
+    // another transaction holds the user's wallet, which the invoice's ledger entry must lock.
+    const walletHeld = gate();
+    const walletReleased = gate();
+    const holder = stack.db.transaction().execute(async (trx) => {
+      await trx.selectFrom('wallets').select('balance').where('user_id', '=', userId).forUpdate().execute();
+      walletHeld.open();
+      await walletReleased.opened;
+    });
+    await walletHeld.opened;
+    const invoicing = watch(processInboxEvent(deps, invoiceRow));
+    await eventually('the invoice to wait for the wallet', async () => (await lockWaiters()) >= 1);
+    expect(invoicing.settled).toBe(false);
+
+    // The deletion runs now. It must not finish (voiding nothing) while the invoice that read
+    // `active` has yet to commit its installments: it waits for the subscription row instead.
+    const deleting = watch(processInboxEvent(deps, deletionRow));
+    await eventually(
+      'the deletion to finish or wait for a lock',
+      async () => deleting.settled || (await lockWaiters()) >= 2,
+    );
+    walletReleased.open();
+    await holder;
+    const [invoice, deletion] = await Promise.all([invoicing.promise, deleting.promise]);
+    await expectCanceledWithNothingScheduled(userId, subscriptionId, invoiceId);
+    expect(invoice).toMatchObject({
+      kind: 'processed',
+      code: 'credited',
+      detail: expect.stringContaining('11 installments scheduled'),
+    });
+    expect(deletion).toMatchObject({
+      kind: 'processed',
+      code: 'subscription_synced',
+      detail: expect.stringContaining('11 installments voided'),
+    });
+  });
+
+  it('leaves no installment scheduled when an annual invoice.paid runs while a deletion is mid-transaction', async () => {
+    const { userId, subscriptionId, invoiceId, invoiceRow, deletionRow } = await annualSubscriberAboutToCancel();
+    // The deletion's transaction stays open after it saved the subscription as canceled.
+    const base = stack.handlers();
+    const stripe = base.stripe as InboxHandler<unknown>;
+    const applied = gate();
+    const commit = gate();
+    const pausing = stack.processorDeps({
+      handlers: {
+        ...base,
+        stripe: {
+          ...stripe,
+          async apply(trx, row, prepared, ctx) {
+            const result = await stripe.apply(trx, row, prepared, ctx);
+            if (row.id === deletionRow) {
+              applied.open();
+              await commit.opened;
+            }
+            return result;
+          },
+        },
+      },
+    });
+    const deleting = watch(processInboxEvent(pausing, deletionRow));
+    await applied.opened;
+
+    // The invoice must not read `active` from before the deletion and schedule eleven
+    // installments the deletion (which voided nothing) never sees: it waits for the row.
+    const invoicing = watch(processInboxEvent(stack.processorDeps(), invoiceRow));
+    await eventually(
+      'the invoice to finish or wait for a lock',
+      async () => invoicing.settled || (await lockWaiters()) >= 1,
+    );
+    commit.open();
+    const [deletion, invoice] = await Promise.all([deleting.promise, invoicing.promise]);
+    await expectCanceledWithNothingScheduled(userId, subscriptionId, invoiceId);
+    expect(deletion).toMatchObject({ kind: 'processed', code: 'subscription_synced' });
+    expect(invoice).toMatchObject({
+      kind: 'processed',
+      code: 'credited',
+      detail: expect.stringContaining('11 installments scheduled, 11 voided (subscription canceled)'),
     });
   });
 

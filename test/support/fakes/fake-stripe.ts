@@ -16,13 +16,15 @@ type StripeObject = Record<string, unknown>;
 /**
  * A fake of the parts of Stripe's API Tally calls, as a real local HTTP server (the SDK is
  * pointed at it with STRIPE_API_BASE_URL). It stores Subscriptions, PaymentIntents, Checkout
- * Sessions (with line items) and Events, honours Idempotency-Key on creates like Stripe does (the
+ * Sessions (with line items), InvoicePayments and Events, honours Idempotency-Key on creates like Stripe does (the
  * same key returns the same object), records every request, and can be told to fail.
  */
 export class FakeStripe {
   readonly subscriptions = new Map<string, StripeObject>();
   readonly paymentIntents = new Map<string, StripeObject>();
   readonly checkoutSessions = new Map<string, StripeObject>();
+  /** InvoicePayments (API 2025-03-31+): the only link from a PaymentIntent to the invoice it pays. */
+  readonly invoicePayments: StripeObject[] = [];
   readonly events: StripeObject[] = [];
   readonly requests: RecordedStripeRequest[] = [];
   private readonly idempotent = new Map<string, StripeObject>();
@@ -66,6 +68,24 @@ export class FakeStripe {
 
   putCheckoutSession(session: StripeObject): void {
     this.checkoutSessions.set(String(session.id), session);
+  }
+
+  /** Records that a PaymentIntent paid an invoice, as Stripe's InvoicePayment object. */
+  putInvoicePayment(options: { invoice: string; paymentIntent: string; amountPaid?: number }): StripeObject {
+    const payment: StripeObject = {
+      id: `inpay_${randomUUID().replaceAll('-', '').slice(0, 20)}`,
+      object: 'invoice_payment',
+      amount_paid: options.amountPaid ?? null,
+      amount_requested: options.amountPaid ?? 0,
+      currency: 'usd',
+      invoice: options.invoice,
+      is_default: true,
+      livemode: false,
+      payment: { type: 'payment_intent', payment_intent: options.paymentIntent },
+      status: 'paid',
+    };
+    this.invoicePayments.push(payment);
+    return payment;
   }
 
   /** Moves a PaymentIntent to another status (as a customer paying in the browser would). */
@@ -174,6 +194,22 @@ export class FakeStripe {
     }
     if (req.method === 'GET' && segments[1] === 'checkout' && segments[2] === 'sessions' && segments[3]) {
       return found(this.checkoutSessions.get(segments[3]), 'checkout.session');
+    }
+    if (req.method === 'GET' && segments[1] === 'invoice_payments' && segments.length === 2) {
+      // Filters by `invoice` and `payment[payment_intent]` (with `payment[type]`), like Stripe.
+      const intent = form['payment[payment_intent]'];
+      const data = this.invoicePayments.filter(
+        (payment) =>
+          (form.invoice === undefined || payment.invoice === form.invoice) &&
+          (intent === undefined || (payment.payment as StripeObject).payment_intent === intent),
+      );
+      const limit = Math.min(Math.max(Number(form.limit ?? 10) || 10, 1), 100);
+      return send(res, 200, {
+        object: 'list',
+        url: '/v1/invoice_payments',
+        has_more: data.length > limit,
+        data: data.slice(0, limit),
+      });
     }
     if (req.method === 'GET' && segments[1] === 'events' && segments.length === 2) {
       return send(res, 200, this.listEvents(form));

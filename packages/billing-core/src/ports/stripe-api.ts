@@ -15,6 +15,12 @@ export interface StripeApi {
     params: { amountMinor: number; currency: string; metadata: Record<string, string>; description?: string },
     options: { idempotencyKey: string },
   ): Promise<Record<string, unknown>>;
+  /**
+   * The invoice a PaymentIntent pays (`GET /v1/invoice_payments?payment[payment_intent]=…`), or
+   * null when it pays none. Since API 2025-03-31 neither a Charge nor a PaymentIntent names its
+   * invoice; an InvoicePayment links them.
+   */
+  findInvoiceOfPaymentIntent(paymentIntentId: string): Promise<string | null>;
   /** One page of `GET /v1/events` (last 30 days), newest first. */
   listEvents(params: {
     types?: string[];

@@ -86,6 +86,19 @@ export function createStripeApi(settings: StripeApiSettings): StripeApi {
           { idempotencyKey: options.idempotencyKey },
         ),
       ),
+    async findInvoiceOfPaymentIntent(paymentIntentId) {
+      try {
+        const page = await stripe.invoicePayments.list({
+          payment: { type: 'payment_intent', payment_intent: paymentIntentId },
+          limit: 1,
+        });
+        const invoice = page.data[0]?.invoice;
+        if (invoice === undefined) return null;
+        return typeof invoice === 'string' ? invoice : invoice.id;
+      } catch (error) {
+        throw toBillingError(`find the invoice of payment intent ${paymentIntentId}`, error);
+      }
+    },
     async listEvents(params) {
       try {
         const page = await stripe.events.list({

@@ -44,7 +44,7 @@ export function createStripeHandler(deps: StripeHandlerDeps) {
     'customer.subscription.created': subscriptions,
     'customer.subscription.updated': subscriptions,
     'customer.subscription.deleted': subscriptions,
-    'charge.refunded': createChargeRefundedRoute(),
+    'charge.refunded': createChargeRefundedRoute(deps),
   };
   return createProviderHandler<StripeEvent>({
     parse: parseStripeEvent,

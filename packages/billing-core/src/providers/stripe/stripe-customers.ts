@@ -1,16 +1,23 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { DB } from '../../db/schema';
+import type { HandlerResult } from '../../inbox/inbox-handler';
 import { ensureWalletCtes, markWalletEnsured } from '../../ledger/ensure-wallet';
+
+export type RememberStripeCustomerResult =
+  | { kind: 'remembered' | 'known' | 'none' }
+  /** The customer was already mapped to another user; the mapping is left as it was. */
+  | { kind: 'other-user'; userId: string };
 
 /**
  * Remembers that a Stripe customer belongs to a user (the first mapping wins; a later,
- * different one is reported, not applied). Idempotent; joins the caller's transaction.
+ * different one is not applied but returned as `other-user`, for the caller to report with
+ * withCustomerMappingNote). Idempotent; joins the caller's transaction.
  */
 export async function rememberStripeCustomer(
   trx: Transaction<DB>,
   customerId: string | null,
   userId: string,
-): Promise<{ kind: 'remembered' | 'known' | 'none' } | { kind: 'other-user'; userId: string }> {
+): Promise<RememberStripeCustomerResult> {
   if (customerId === null) return { kind: 'none' };
   // One round trip: the user and an empty wallet if they do not exist yet (what ensureWallet
   // does; the foreign keys are checked at the end of the statement), then the mapping inserted,
@@ -45,4 +52,22 @@ export async function findUserByStripeCustomer(
     .where('customer_id', '=', customerId)
     .executeTakeFirst();
   return row?.user_id ?? null;
+}
+
+/**
+ * An event's outcome with a customer-mapping conflict appended to its detail, so support sees
+ * (in the event's outcome, filterable by text) that the customer stays mapped to its first user
+ * while this event named another. Ids only, never a name or an address. Unchanged otherwise.
+ */
+export function withCustomerMappingNote(
+  result: HandlerResult,
+  mapping: RememberStripeCustomerResult,
+  customerId: string | null,
+  userId: string,
+): HandlerResult {
+  if (mapping.kind !== 'other-user' || result.kind === 'retry-later') return result;
+  return {
+    ...result,
+    detail: `${result.detail}; customer ${customerId} stays mapped to user ${mapping.userId}, not ${userId}`,
+  };
 }

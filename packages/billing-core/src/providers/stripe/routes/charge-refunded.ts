@@ -1,11 +1,26 @@
-import { sql } from 'kysely';
+import { sql, type Transaction } from 'kysely';
+import type { DB } from '../../../db/schema';
 import { InvalidEventError } from '../../../errors';
-import { ignored, processed, retryLater } from '../../../inbox/inbox-handler';
+import { type HandlerResult, ignored, processed, retryLater } from '../../../inbox/inbox-handler';
 import { postLedgerEntry } from '../../../ledger/post-ledger-entry';
+import type { ProviderPorts } from '../../../ports/provider-ports';
 import { references } from '../../../references';
 import { defineRoute } from '../../shared/create-provider-handler';
 import type { StripeEvent } from '../stripe-event';
 import { stripeIdOf, stripeNumberAt } from '../stripe-objects';
+
+/**
+ * Which invoice, if any, the refunded charge paid. A charge in the shape before API 2025-03-31
+ * names it (`invoice`: an id, or null for a charge of no invoice). Since then neither the Charge
+ * nor its PaymentIntent does, so prepare asks the Stripe API for the intent's InvoicePayment.
+ */
+type ChargeInvoice =
+  | { kind: 'named'; invoiceId: string | null }
+  | { kind: 'looked-up'; invoiceId: string | null }
+  /** No Stripe API configured: the invoice of a current-shape charge cannot be known. */
+  | { kind: 'unknown' }
+  /** The lookup failed; thrown by apply only if the answer is needed (the payment is not a pack). */
+  | { kind: 'failed'; error: unknown };
 
 /**
  * `charge.refunded` of a one-off pack (token pack or top-up), fully or partly refunded.
@@ -21,11 +36,31 @@ import { stripeIdOf, stripeNumberAt } from '../stripe-objects';
  * refund (unchanged for a charge refunded in one go), `stripe:refund:{chargeId}:{amountRefunded}`
  * for a partial step (each refund moves the cumulative amount, so this names the refund). The
  * payment row is locked and carries `amount_refunded_minor`, so a redelivered, replayed or stale
- * (smaller cumulative amount) event takes nothing. Subscription invoices are recorded and ignored.
+ * (smaller cumulative amount) event takes nothing.
+ *
+ * A charge of an invoice takes no tokens back: only one-off packs are refunded in tokens (a
+ * subscription's credits follow its plan). Its payment is recorded under the invoice id, not the
+ * intent, so the invoice is found from the charge (older API shape) or through the intent's
+ * InvoicePayment (current shape; see ChargeInvoice), and the event is `ignored` at once as
+ * `subscription_refund` (or `unknown_payment` for an invoice Tally has not recorded) instead of
+ * waiting for a pack payment that never comes.
  */
-export function createChargeRefundedRoute() {
-  return defineRoute<StripeEvent, undefined>({
-    async apply(trx, event, _prepared, row) {
+export function createChargeRefundedRoute(deps: { ports: ProviderPorts }) {
+  return defineRoute<StripeEvent, ChargeInvoice>({
+    async prepare(event) {
+      const charge = event.data.object;
+      if ('invoice' in charge) return { kind: 'named', invoiceId: stripeIdOf(charge.invoice) };
+      const paymentIntentId = stripeIdOf(charge.payment_intent);
+      if (paymentIntentId === null) return { kind: 'looked-up', invoiceId: null };
+      const stripe = deps.ports.stripe;
+      if (!stripe) return { kind: 'unknown' };
+      try {
+        return { kind: 'looked-up', invoiceId: await stripe.findInvoiceOfPaymentIntent(paymentIntentId) };
+      } catch (error) {
+        return { kind: 'failed', error };
+      }
+    },
+    async apply(trx, event, chargeInvoice, row) {
       const charge = event.data.object;
       const chargeId = charge.id;
       if (!chargeId) throw new InvalidEventError('charge without id');
@@ -39,18 +74,19 @@ export function createChargeRefundedRoute() {
         .forUpdate()
         .executeTakeFirst();
       if (!payment) {
+        if (chargeInvoice.kind === 'failed') throw chargeInvoice.error;
+        if (chargeInvoice.kind !== 'unknown' && chargeInvoice.invoiceId !== null) {
+          return refundOfInvoice(trx, chargeId, chargeInvoice.invoiceId);
+        }
         // Stripe does not order deliveries: the refund of a pack can arrive before the
         // payment_intent.succeeded that records it. Ignoring it would lose the refund for good
         // (found by the chaos suite's out-of-order scenario), so it waits for the payment, and
-        // parks as waited_too_long if none ever comes. A charge of an invoice is never recorded
-        // under its intent (subscription invoices are keyed by invoice id): ignored as before.
-        if (stripeIdOf((charge as Record<string, unknown>).invoice) !== null) {
-          return ignored('unknown_payment', `no payment recorded for ${paymentIntentId} (invoice charge)`);
-        }
-        return retryLater(`payment ${paymentIntentId} of charge ${chargeId} is not recorded yet`);
-      }
-      if (payment.kind === 'subscription_invoice') {
-        return ignored('subscription_refund', `payment ${paymentIntentId} is a subscription invoice`);
+        // parks as waited_too_long if none ever comes.
+        return retryLater(
+          `payment ${paymentIntentId} of charge ${chargeId} is not recorded yet${
+            chargeInvoice.kind === 'unknown' ? ' (without the Stripe API its invoice, if any, is not known)' : ''
+          }`,
+        );
       }
       if (payment.status === 'refunded')
         return processed('already_refunded', `payment ${paymentIntentId} already refunded`);
@@ -122,4 +158,21 @@ export function createChargeRefundedRoute() {
         : processed('partially_refunded', `${refundedMinor} of ${amount} refunded: ${detail}`);
     },
   });
+}
+
+/** The refund of an invoice's charge: no tokens move (see createChargeRefundedRoute). */
+async function refundOfInvoice(trx: Transaction<DB>, chargeId: string, invoiceId: string): Promise<HandlerResult> {
+  const payment = await trx
+    .selectFrom('payments')
+    .select(['kind', 'user_id'])
+    .where('provider', '=', 'stripe')
+    .where('provider_payment_id', '=', invoiceId)
+    .executeTakeFirst();
+  if (payment?.kind === 'subscription_invoice') {
+    return ignored(
+      'subscription_refund',
+      `charge ${chargeId} pays subscription invoice ${invoiceId} of ${payment.user_id}; subscription credits are not taken back`,
+    );
+  }
+  return ignored('unknown_payment', `charge ${chargeId} pays invoice ${invoiceId}, which is not a recorded payment`);
 }

@@ -1,12 +1,12 @@
 import type { Catalog } from '../../../catalog/catalog';
 import { InvalidEventError, NotConfiguredError } from '../../../errors';
-import { ignored, processed } from '../../../inbox/inbox-handler';
+import { type HandlerResult, ignored, processed } from '../../../inbox/inbox-handler';
 import { recordPayment } from '../../../payments/record-payment';
 import type { ProviderPorts } from '../../../ports/provider-ports';
 import { references } from '../../../references';
 import { saveStripeSubscription } from '../../../subscriptions/save-stripe-subscription';
 import { defineRoute } from '../../shared/create-provider-handler';
-import { rememberStripeCustomer } from '../stripe-customers';
+import { rememberStripeCustomer, withCustomerMappingNote } from '../stripe-customers';
 import { type StripeEvent, stripeUserOf } from '../stripe-event';
 import {
   checkoutLinePriceIdsOf,
@@ -62,20 +62,23 @@ export function createCheckoutSessionRoute(deps: { catalog: Catalog; ports: Prov
       const userId = stripeUserOf(session);
       if (!userId) throw new InvalidEventError('checkout session carries no client_reference_id nor metadata.user_id');
       const customerId = stripeIdOf(session.customer);
-      await rememberStripeCustomer(trx, customerId, userId);
+      const mapping = await rememberStripeCustomer(trx, customerId, userId);
+      const noted = (result: HandlerResult) => withCustomerMappingNote(result, mapping, customerId, userId);
 
       if (prepared.kind === 'subscription') {
         if (prepared.subscription === null)
-          return processed('customer_remembered', 'subscription checkout without subscription');
+          return noted(processed('customer_remembered', 'subscription checkout without subscription'));
         const saved = await saveStripeSubscription(trx, {
           subscription: prepared.subscription,
           userId: stripeMetadataOf(prepared.subscription, 'user_id') ?? userId,
           catalog: deps.catalog,
           readAt: prepared.readAt,
         });
-        return processed(
-          'subscription_synced',
-          `subscription ${saved.row.subscription_id} is ${saved.row.status}; credits come from its paid invoices`,
+        return noted(
+          processed(
+            'subscription_synced',
+            `subscription ${saved.row.subscription_id} is ${saved.row.status}; credits come from its paid invoices`,
+          ),
         );
       }
 
@@ -85,7 +88,7 @@ export function createCheckoutSessionRoute(deps: { catalog: Catalog; ports: Prov
           .map((priceId) => deps.catalog.findTokenPackByStripePrice(priceId)?.id)
           .find((id) => id !== undefined) ??
         null;
-      if (packId === null) return ignored('not_a_token_pack', 'checkout session sells no catalog token pack');
+      if (packId === null) return noted(ignored('not_a_token_pack', 'checkout session sells no catalog token pack'));
       const pack = deps.catalog.findTokenPackById(packId);
       if (!pack || pack.amountMinor === undefined || pack.currency === undefined) {
         throw new InvalidEventError(`checkout session names token pack ${packId}, which Stripe does not sell`);
@@ -114,9 +117,11 @@ export function createCheckoutSessionRoute(deps: { catalog: Catalog; ports: Prov
         inboxEventId: row.id,
         email: tokenPackEmail(pack.tokens),
       });
-      return recorded.ledger.kind === 'posted'
-        ? processed('credited', `credited ${pack.tokens} tokens (${pack.id})`)
-        : processed('already_credited', `already credited (${recorded.ledger.entry.reference})`);
+      return noted(
+        recorded.ledger.kind === 'posted'
+          ? processed('credited', `credited ${pack.tokens} tokens (${pack.id})`)
+          : processed('already_credited', `already credited (${recorded.ledger.entry.reference})`),
+      );
     },
   });
 }

@@ -37,10 +37,18 @@ export function createInvoicePaidRoute(deps: { catalog: Catalog }) {
         .map((priceId) => deps.catalog.findPlanByStripePrice(priceId))
         .find((found) => found !== undefined);
       if (!match) throw new InvalidEventError(`invoice ${invoiceId} names no catalog plan price`);
+      // Locked, because an invoice usually names no user and so runs beside its subscription's
+      // events (no per-user lock). The deletion updates this row (saveStripeSubscription) before
+      // it voids installments: whichever takes the row first, the other waits for its commit. An
+      // invoice that comes second sees the ended status and voids its own installments; a deletion
+      // that comes second voids installments this invoice has committed. Without the lock, an
+      // invoice could read `active` while the deletion voided without seeing this invoice's
+      // uncommitted installments, and eleven would stay scheduled on a canceled subscription.
       const subscription = await trx
         .selectFrom('stripe_subscriptions')
         .select(['user_id', 'subscription_id', 'status'])
         .where('subscription_id', '=', subscriptionId)
+        .forUpdate()
         .executeTakeFirst();
       if (!subscription) return retryLater(`subscription ${subscriptionId} of invoice ${invoiceId} is not known yet`);
 

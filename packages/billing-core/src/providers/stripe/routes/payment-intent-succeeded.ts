@@ -5,7 +5,7 @@ import { recordPayment } from '../../../payments/record-payment';
 import { references } from '../../../references';
 import { settleTopup } from '../../../topups/settle-topup';
 import { defineRoute } from '../../shared/create-provider-handler';
-import { rememberStripeCustomer } from '../stripe-customers';
+import { rememberStripeCustomer, withCustomerMappingNote } from '../stripe-customers';
 import { type StripeEvent, stripeMetadataValue, stripeUserOf } from '../stripe-event';
 import { stripeIdOf, stripeStringAt } from '../stripe-objects';
 
@@ -59,7 +59,8 @@ export function createPaymentIntentSucceededRoute(deps: { catalog: Catalog }) {
           `payment intent ${paymentIntentId} received ${received} ${String(intent.currency)}, pack ${pack.id} costs ${pack.amountMinor} ${pack.currency}`,
         );
       }
-      await rememberStripeCustomer(trx, stripeIdOf(intent.customer), userId);
+      const customerId = stripeIdOf(intent.customer);
+      const mapping = await rememberStripeCustomer(trx, customerId, userId);
       const recorded = await recordPayment(trx, {
         providerPaymentId: paymentIntentId,
         userId,
@@ -74,9 +75,14 @@ export function createPaymentIntentSucceededRoute(deps: { catalog: Catalog }) {
         inboxEventId: row.id,
         email: tokenPackEmail(pack.tokens),
       });
-      return recorded.ledger.kind === 'posted'
-        ? processed('credited', `credited ${pack.tokens} tokens (${pack.id})`)
-        : processed('already_credited', `already credited (${recorded.ledger.entry.reference})`);
+      return withCustomerMappingNote(
+        recorded.ledger.kind === 'posted'
+          ? processed('credited', `credited ${pack.tokens} tokens (${pack.id})`)
+          : processed('already_credited', `already credited (${recorded.ledger.entry.reference})`),
+        mapping,
+        customerId,
+        userId,
+      );
     },
   });
 }

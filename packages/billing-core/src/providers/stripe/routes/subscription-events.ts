@@ -1,10 +1,10 @@
 import type { Catalog } from '../../../catalog/catalog';
 import { InvalidEventError, NotConfiguredError } from '../../../errors';
-import { ignored, processed, retryLater } from '../../../inbox/inbox-handler';
+import { type HandlerResult, ignored, processed, retryLater } from '../../../inbox/inbox-handler';
 import type { ProviderPorts } from '../../../ports/provider-ports';
 import { saveStripeSubscription } from '../../../subscriptions/save-stripe-subscription';
 import { defineRoute } from '../../shared/create-provider-handler';
-import { findUserByStripeCustomer, rememberStripeCustomer } from '../stripe-customers';
+import { findUserByStripeCustomer, rememberStripeCustomer, withCustomerMappingNote } from '../stripe-customers';
 import type { StripeEvent } from '../stripe-event';
 import { type StripeJson, stripeIdOf, stripeMetadataOf } from '../stripe-objects';
 
@@ -34,22 +34,27 @@ export function createSubscriptionEventsRoute(deps: { catalog: Catalog; ports: P
           `the user of subscription ${String(subscription.id)} (customer ${customerId}) is not known yet`,
         );
       }
-      await rememberStripeCustomer(trx, customerId, userId);
+      const mapping = await rememberStripeCustomer(trx, customerId, userId);
+      const noted = (result: HandlerResult) => withCustomerMappingNote(result, mapping, customerId, userId);
       const saved = await saveStripeSubscription(trx, { subscription, userId, catalog: deps.catalog, readAt });
       if (saved.stale) {
-        return ignored(
-          'stale_read',
-          `a newer read of subscription ${saved.row.subscription_id} (${saved.row.status}) was already applied`,
+        return noted(
+          ignored(
+            'stale_read',
+            `a newer read of subscription ${saved.row.subscription_id} (${saved.row.status}) was already applied`,
+          ),
         );
       }
       if (saved.row.plan_id === null) {
-        return ignored('unknown_price', `subscription ${saved.row.subscription_id} has no catalog plan price`);
+        return noted(ignored('unknown_price', `subscription ${saved.row.subscription_id} has no catalog plan price`));
       }
-      return processed(
-        'subscription_synced',
-        `subscription ${saved.row.subscription_id} is ${saved.row.status} (${saved.row.plan_id})${
-          saved.voidedInstallments > 0 ? `; ${saved.voidedInstallments} installments voided` : ''
-        }`,
+      return noted(
+        processed(
+          'subscription_synced',
+          `subscription ${saved.row.subscription_id} is ${saved.row.status} (${saved.row.plan_id})${
+            saved.voidedInstallments > 0 ? `; ${saved.voidedInstallments} installments voided` : ''
+          }`,
+        ),
       );
     },
     environmentCheck: 'event',
