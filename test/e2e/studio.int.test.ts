@@ -628,15 +628,47 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
 
   it("lists a user's requests newest first in pages, shows one, and hides other users' requests", async () => {
     const userId = newUser();
+    const otherUser = newUser();
     const ids: string[] = [];
-    for (let i = 0; i < 3; i += 1) ids.push((await postOk(userId, { kind: 'image_edit', input: { n: i } })).id);
-    const page1 = await readJson(await stack.apiRequest(`/v1/users/${userId}/studio/requests?limit=2`));
-    expect(page1.requests.map((r: Json) => r.id)).toEqual([ids[2], ids[1]]);
-    expect(page1.nextCursor).toEqual(expect.any(String));
-    const page2 = await readJson(
-      await stack.apiRequest(`/v1/users/${userId}/studio/requests?limit=2&cursor=${page1.nextCursor}`),
-    );
-    expect(page2).toEqual({ userId, requests: [expect.objectContaining({ id: ids[0] })], nextCursor: null });
+    for (let i = 0; i < 5; i += 1) {
+      ids.push((await postOk(userId, { kind: 'image_edit', input: { n: i } })).id);
+      // Another user's requests in between: they never show up in this user's pages.
+      await postOk(otherUser, { kind: 'image_edit', input: { n: i } });
+    }
+    const list = async (query: string) => {
+      const response = await stack.apiRequest(`/v1/users/${userId}/studio/requests${query}`);
+      return { status: response.status, body: await readJson(response) };
+    };
+
+    const pages: Json[] = [];
+    let query = '?limit=2';
+    for (;;) {
+      const page = await list(query);
+      expect(page.status).toBe(200);
+      pages.push(page.body);
+      if (page.body.nextCursor === null) break;
+      query = `?limit=2&cursor=${encodeURIComponent(page.body.nextCursor)}`;
+    }
+    expect(pages.map((page) => page.requests.map((r: Json) => r.id))).toEqual([
+      [ids[4], ids[3]],
+      [ids[2], ids[1]],
+      [ids[0]],
+    ]);
+    // The cursor is the public id of the page's last request, never the internal id.
+    expect(pages.map((page) => page.nextCursor)).toEqual([ids[3], ids[1], null]);
+    const internal = await row(ids[3] as string);
+    expect((await list(`?limit=2&cursor=${internal.id}`)).status).toBe(400);
+    // Not a cursor of this user's: unknown, another user's request, malformed.
+    const otherUsers = await readJson(await stack.apiRequest(`/v1/users/${otherUser}/studio/requests?limit=1`));
+    for (const bad of ['00000000-0000-4000-8000-000000000000', otherUsers.requests[0].id, 'nope']) {
+      expect(await list(`?limit=2&cursor=${bad}`)).toEqual({
+        status: 400,
+        body: {
+          error: { code: 'invalid_request', message: "cursor: not a nextCursor from this user's studio requests" },
+        },
+      });
+    }
+
     expect(await getRequest(userId, ids[0] as string)).toMatchObject({ id: ids[0], userId, input: { n: 0 } });
     expect((await stack.apiRequest(`/v1/users/someone-else/studio/requests/${ids[0]}`)).status).toBe(404);
     expect((await stack.apiRequest(`/v1/users/${userId}/studio/requests/not-a-uuid`)).status).toBe(404);
