@@ -47,6 +47,28 @@ describe('processes', () => {
     },
   );
 
+  it('worker exits 1 listing every AI Studio cross-field problem (key without URL, stuck limit not above the AI timeout)', async () => {
+    // Everything else is valid: without the check the worker would start (and be stopped after 200 ms with 0).
+    const result = await runProcess(
+      'worker',
+      {
+        DATABASE_URL: database.url,
+        REDIS_URL: testRedisUrl(),
+        QUEUE_PREFIX: uniqueQueuePrefix(),
+        WORKER_METRICS_PORT: '0',
+        AI_STUDIO_BASE_URL: 'http://127.0.0.1:9/ai',
+        AI_STUDIO_TIMEOUT_MS: '5000',
+        STUDIO_STUCK_AFTER_MS: '5000',
+      },
+      { stopAfterReadyMs: 200 },
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('worker: invalid configuration:');
+    expect(result.stderr).toContain('  - AI_STUDIO_API_KEY is required when AI_STUDIO_BASE_URL is set');
+    expect(result.stderr).toContain('  - STUDIO_STUCK_AFTER_MS must exceed AI_STUDIO_TIMEOUT_MS');
+    expect(result.stdout).not.toContain('worker started');
+  });
+
   it('exits 1 naming the problem when the catalog file is invalid', async () => {
     const result = await runProcess('worker', { DATABASE_URL: database.url, CATALOG_PATH: __filename });
     expect(result.code).toBe(1);

@@ -5,13 +5,16 @@ import {
   createAiStudioClient,
   createStudioRequest,
   failStudioRequest,
+  lockStudioUser,
   postLedgerEntry,
   processStudioRequest,
   references,
   refundStudioRequest,
+  STUDIO_LOCK_NAMESPACE,
   studioRelaySource,
   sweepStuckStudioRequests,
 } from '@tally/billing-core';
+import { sql } from 'kysely';
 import { FakeAiStudio } from '../support/fakes/fake-ai-studio';
 import { eventually, type Json, readJson, TestStack } from '../support/stack';
 
@@ -96,6 +99,38 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
     }
   };
 
+  /** Transactions of this test database waiting for a user's studio lock (the one createStudioRequest takes). */
+  const studioLockWaiters = async () => {
+    const { rows } = await sql<{ waiting: number }>`
+      SELECT count(*)::int AS waiting
+        FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+       WHERE d.datname = current_database() AND l.locktype = 'advisory' AND NOT l.granted
+         AND l.classid = ${STUDIO_LOCK_NAMESPACE}`.execute(stack.db);
+    return rows[0]?.waiting ?? 0;
+  };
+
+  /**
+   * Runs `start` while this test holds the user's studio lock, waits until `waiters` transactions
+   * queue behind it, then releases them all at once and returns what `start` returned.
+   */
+  const releasedTogether = async <T>(userId: string, waiters: number, start: () => Promise<T>): Promise<T> => {
+    const holder = await stack.db.startTransaction().execute();
+    let released = false;
+    try {
+      await lockStudioUser(holder, userId);
+      const racing = start();
+      racing.catch(() => undefined); // awaited below; a failure while waiting must not go unhandled.
+      await eventually(`${waiters} requests to wait on the studio lock`, async () => {
+        return (await studioLockWaiters()) === waiters;
+      });
+      await holder.commit().execute();
+      released = true;
+      return await racing;
+    } finally {
+      if (!released) await holder.rollback().execute();
+    }
+  };
+
   it('with a balance of 5, two 5-token requests at the same instant: one is accepted, one gets 402, and the balance never goes below zero', async () => {
     const userId = newUser();
     await spendFreeMusic(userId);
@@ -106,8 +141,11 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
       .where('user_id', '=', userId)
       .execute();
 
-    const responses = await Promise.all(
-      [1, 2].map(() => post(userId, { kind: 'music', durationSeconds: 30, input: { prompt: 'race' } })),
+    // Both requests are inside their transactions (user and wallet ensured) and queued on the
+    // user's lock before either may read the balance: released together, they decide one after
+    // the other, and the second must see the first one's debit.
+    const responses = await releasedTogether(userId, 2, () =>
+      Promise.all([1, 2].map(() => post(userId, { kind: 'music', durationSeconds: 30, input: { prompt: 'race' } }))),
     );
     const answers = await Promise.all(responses.map(async (r) => ({ status: r.status, body: await readJson(r) })));
     answers.sort((a, b) => a.status - b.status);
@@ -317,6 +355,82 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
     expect(await balanceOf(userId)).toBe(15);
   });
 
+  it('an AI connection dropped mid-call ends the request failed and refunded once, after exactly one call', async () => {
+    const userId = newUser();
+    await spendFreeMusic(userId);
+    await grant(userId, 5);
+    // A long timeout: only the dropped connection can end this call.
+    stack.startWorker({
+      roles: ['studio'],
+      studio: { aiStudio: createAiStudioClient({ baseUrl: ai.url, apiKey: ai.apiKey, timeoutMs: 60_000 }) },
+    });
+    const created = await postOk(userId, { kind: 'music', durationSeconds: 10, input: { fake: 'hang' } });
+    await eventually('the AI service to receive the call', async () => ai.callsFor(created.id).length === 1);
+    ai.dropConnections();
+    // Settled, or (wrongly) claimed a second time: either ends the wait, the assertions tell which.
+    const view = await eventually('the request to leave its first processing', async () => {
+      const v = await getRequest(userId, created.id);
+      return v.status !== 'processing' || v.attempts > 1 ? v : undefined;
+    });
+    expect(view).toMatchObject({
+      status: 'failed',
+      refunded: true,
+      result: null,
+      completedAt: null,
+      tokensCharged: 5,
+      attempts: 1,
+      // The request may have reached the service: a broken call is a failure, never retried.
+      error: { code: 'ai_failed', message: expect.stringContaining('the AI call broke') },
+    });
+    expect(ai.callsFor(created.id)).toHaveLength(1);
+    expect(ai.callsFor(created.id)[0]?.answeredWith).toBeUndefined();
+    expect((await ledgerOf(userId)).map((e) => [e.reference, e.amount])).toEqual([
+      [`test:grant:${userId}:5`, 5],
+      [references.studioDebit(created.id), -5],
+      [references.studioRefund(created.id), 5],
+    ]);
+    await expectLedgerExplainsBalance(userId);
+    expect(await balanceOf(userId)).toBe(5);
+  });
+
+  it('without an AI service configured, requests fail as not_configured: the paid one is refunded once, the free ones move no money, nothing is called', async () => {
+    const userId = newUser();
+    stack.clock.set('2031-03-10T10:00:00Z');
+    const free = [
+      await postOk(userId, { kind: 'music', durationSeconds: 10, input: { n: 1 } }),
+      await postOk(userId, { kind: 'music', durationSeconds: 10, input: { n: 2 } }),
+    ];
+    await grant(userId, 5);
+    const paid = await postOk(userId, { kind: 'music', durationSeconds: 10, input: { n: 3 } });
+    expect([...free, paid].map((r) => [r.freeTier, r.tokensCharged])).toEqual([
+      [true, 0],
+      [true, 0],
+      [false, 5],
+    ]);
+    stack.startWorker({ roles: ['studio'], studio: { aiStudio: undefined } });
+    const views = await eventually('all three requests to fail', async () => {
+      const all = await Promise.all([...free, paid].map((r) => getRequest(userId, r.id)));
+      return all.every((v) => v.status === 'failed') ? all : undefined;
+    });
+    const notConfigured = {
+      code: 'not_configured',
+      message: expect.stringContaining('the AI service (AI_STUDIO_BASE_URL) is not configured'),
+    };
+    expect(views).toEqual([
+      expect.objectContaining({ id: free[0]?.id, refunded: false, attempts: 1, error: notConfigured }),
+      expect.objectContaining({ id: free[1]?.id, refunded: false, attempts: 1, error: notConfigured }),
+      expect.objectContaining({ id: paid.id, refunded: true, attempts: 1, result: null, error: notConfigured }),
+    ]);
+    for (const r of [...free, paid]) expect(ai.callsFor(r.id)).toHaveLength(0);
+    expect((await ledgerOf(userId)).map((e) => [e.reference, e.amount])).toEqual([
+      [`test:grant:${userId}:5`, 5],
+      [references.studioDebit(paid.id), -5],
+      [references.studioRefund(paid.id), 5],
+    ]);
+    await expectLedgerExplainsBalance(userId);
+    expect(await balanceOf(userId)).toBe(5);
+  });
+
   it('running the refund twice (and failing twice at once) still refunds once', async () => {
     const userId = newUser();
     await spendFreeMusic(userId);
@@ -514,15 +628,47 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
 
   it("lists a user's requests newest first in pages, shows one, and hides other users' requests", async () => {
     const userId = newUser();
+    const otherUser = newUser();
     const ids: string[] = [];
-    for (let i = 0; i < 3; i += 1) ids.push((await postOk(userId, { kind: 'image_edit', input: { n: i } })).id);
-    const page1 = await readJson(await stack.apiRequest(`/v1/users/${userId}/studio/requests?limit=2`));
-    expect(page1.requests.map((r: Json) => r.id)).toEqual([ids[2], ids[1]]);
-    expect(page1.nextCursor).toEqual(expect.any(String));
-    const page2 = await readJson(
-      await stack.apiRequest(`/v1/users/${userId}/studio/requests?limit=2&cursor=${page1.nextCursor}`),
-    );
-    expect(page2).toEqual({ userId, requests: [expect.objectContaining({ id: ids[0] })], nextCursor: null });
+    for (let i = 0; i < 5; i += 1) {
+      ids.push((await postOk(userId, { kind: 'image_edit', input: { n: i } })).id);
+      // Another user's requests in between: they never show up in this user's pages.
+      await postOk(otherUser, { kind: 'image_edit', input: { n: i } });
+    }
+    const list = async (query: string) => {
+      const response = await stack.apiRequest(`/v1/users/${userId}/studio/requests${query}`);
+      return { status: response.status, body: await readJson(response) };
+    };
+
+    const pages: Json[] = [];
+    let query = '?limit=2';
+    for (;;) {
+      const page = await list(query);
+      expect(page.status).toBe(200);
+      pages.push(page.body);
+      if (page.body.nextCursor === null) break;
+      query = `?limit=2&cursor=${encodeURIComponent(page.body.nextCursor)}`;
+    }
+    expect(pages.map((page) => page.requests.map((r: Json) => r.id))).toEqual([
+      [ids[4], ids[3]],
+      [ids[2], ids[1]],
+      [ids[0]],
+    ]);
+    // The cursor is the public id of the page's last request, never the internal id.
+    expect(pages.map((page) => page.nextCursor)).toEqual([ids[3], ids[1], null]);
+    const internal = await row(ids[3] as string);
+    expect((await list(`?limit=2&cursor=${internal.id}`)).status).toBe(400);
+    // Not a cursor of this user's: unknown, another user's request, malformed.
+    const otherUsers = await readJson(await stack.apiRequest(`/v1/users/${otherUser}/studio/requests?limit=1`));
+    for (const bad of ['00000000-0000-4000-8000-000000000000', otherUsers.requests[0].id, 'nope']) {
+      expect(await list(`?limit=2&cursor=${bad}`)).toEqual({
+        status: 400,
+        body: {
+          error: { code: 'invalid_request', message: "cursor: not a nextCursor from this user's studio requests" },
+        },
+      });
+    }
+
     expect(await getRequest(userId, ids[0] as string)).toMatchObject({ id: ids[0], userId, input: { n: 0 } });
     expect((await stack.apiRequest(`/v1/users/someone-else/studio/requests/${ids[0]}`)).status).toBe(404);
     expect((await stack.apiRequest(`/v1/users/${userId}/studio/requests/not-a-uuid`)).status).toBe(404);

@@ -76,6 +76,7 @@ export * from './studio/complete-studio-request';
 export * from './studio/create-studio-request';
 export * from './studio/fail-studio-request';
 export * from './studio/find-studio-requests';
+export * from './studio/lock-studio-user';
 export * from './studio/price-studio-request';
 export * from './studio/process-studio-request';
 export * from './studio/refund-studio-request';

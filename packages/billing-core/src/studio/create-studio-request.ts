@@ -6,10 +6,8 @@ import { InsufficientBalanceError } from '../errors';
 import { ensureWallet } from '../ledger/ensure-wallet';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import { references } from '../references';
+import { lockStudioUser } from './lock-studio-user';
 import { priceStudioRequest, type StudioRequestSpec, toUtcDay } from './price-studio-request';
-
-// Namespace for the per-user studio advisory lock (pg_advisory_xact_lock(namespace, hashtext(user))).
-const STUDIO_LOCK_NAMESPACE = 7_411_005;
 
 export interface CreateStudioRequestInput extends StudioRequestSpec {
   userId: string;
@@ -47,7 +45,7 @@ export async function createStudioRequest(
   try {
     const created = await deps.db.transaction().execute(async (trx) => {
       await ensureWallet(trx, request.userId);
-      await sql`SELECT pg_advisory_xact_lock(${STUDIO_LOCK_NAMESPACE}, hashtext(${request.userId}))`.execute(trx);
+      await lockStudioUser(trx, request.userId);
       const used = await trx
         .selectFrom('studio_requests')
         .select((eb) => eb.fn.countAll<number>().as('count'))

@@ -20,25 +20,39 @@ export async function findStudioRequest(
 
 export interface StudioRequestPage {
   requests: StudioRequestRow[];
-  /** Pass back as `beforeId` for the next (older) page; null on the last page. */
-  nextCursor: number | null;
+  /**
+   * The public id of the page's last (oldest) request, to pass back as `after` for the next
+   * page; null on the last page. Never the internal id, which would show how many requests
+   * all users made.
+   */
+  nextCursor: string | null;
 }
 
-/** A user's studio requests, newest first, in pages. */
+/**
+ * A user's studio requests, newest first, in pages. `after` is a cursor from an earlier page:
+ * the public id of one of this user's requests. Returns undefined when it is not (unknown,
+ * malformed, or another user's), so a bad cursor is an error rather than an empty page.
+ */
 export async function listStudioRequests(
   db: Kysely<DB>,
   userId: string,
-  options: { limit: number; beforeId?: number | undefined },
-): Promise<StudioRequestPage> {
+  options: { limit: number; after?: string | undefined },
+): Promise<StudioRequestPage | undefined> {
+  let beforeId: number | undefined;
+  if (options.after !== undefined) {
+    const cursor = await findStudioRequest(db, userId, options.after);
+    if (!cursor) return undefined;
+    beforeId = cursor.id;
+  }
   let query = db
     .selectFrom('studio_requests')
     .selectAll()
     .where('user_id', '=', userId)
     .orderBy('id', 'desc')
     .limit(options.limit + 1);
-  if (options.beforeId !== undefined) query = query.where('id', '<', options.beforeId);
+  if (beforeId !== undefined) query = query.where('id', '<', beforeId);
   const rows = await query.execute();
   const requests = rows.slice(0, options.limit);
   const last = requests[requests.length - 1];
-  return { requests, nextCursor: rows.length > options.limit && last ? last.id : null };
+  return { requests, nextCursor: rows.length > options.limit && last ? last.public_id : null };
 }

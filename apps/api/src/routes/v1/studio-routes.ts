@@ -12,7 +12,7 @@ import { type Logger, sendError } from '@tally/platform';
 import { Router } from 'express';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import { cursorSchema, limitSchema, parseOr400, userIdSchema } from '../../http/params';
+import { limitSchema, parseOr400, userIdSchema } from '../../http/params';
 
 export interface StudioRouteDeps {
   db: Kysely<DB>;
@@ -31,9 +31,10 @@ const createBodySchema = z.strictObject({
   input: z.unknown().refine((value) => value !== undefined, { message: 'is required' }),
 });
 
-const listQuerySchema = z.object({ limit: limitSchema, cursor: cursorSchema });
+/** `cursor` is an earlier page's nextCursor: the public id of that page's last request. */
+const listQuerySchema = z.object({ limit: limitSchema, cursor: z.string().min(1).optional() });
 
-/** The public view of a studio request: the public id, never the internal one. */
+/** The public view of a studio request: the public id, never the internal one (the list's cursor too). */
 export function toStudioRequestView(row: StudioRequestRow) {
   return {
     id: row.public_id,
@@ -118,12 +119,11 @@ export function createStudioRoutes(deps: StudioRouteDeps): Router {
     const userId = parseOr400(res, userIdSchema, req.params.userId);
     const query = parseOr400(res, listQuerySchema, req.query);
     if (userId === undefined || query === undefined) return;
-    const page = await listStudioRequests(deps.db, userId, { limit: query.limit, beforeId: query.cursor });
-    res.json({
-      userId,
-      requests: page.requests.map(toStudioRequestView),
-      nextCursor: page.nextCursor === null ? null : String(page.nextCursor),
-    });
+    const page = await listStudioRequests(deps.db, userId, { limit: query.limit, after: query.cursor });
+    if (!page) {
+      return sendError(res, 400, 'invalid_request', "cursor: not a nextCursor from this user's studio requests");
+    }
+    res.json({ userId, requests: page.requests.map(toStudioRequestView), nextCursor: page.nextCursor });
   });
 
   return router;

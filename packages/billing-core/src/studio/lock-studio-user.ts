@@ -1,0 +1,14 @@
+import { sql, type Transaction } from 'kysely';
+import type { DB } from '../db/schema';
+
+/** Namespace of the per-user studio advisory lock: pg_advisory_xact_lock(namespace, hashtext(userId)). */
+export const STUDIO_LOCK_NAMESPACE = 7_411_005;
+
+/**
+ * Takes the per-user studio lock until the transaction ends. It serialises the creation of one
+ * user's studio requests (the free allowance count, the insert and the debit), so two requests
+ * of a user never decide on the same count or balance. Waits while another transaction holds it.
+ */
+export async function lockStudioUser(trx: Transaction<DB>, userId: string): Promise<void> {
+  await sql`SELECT pg_advisory_xact_lock(${STUDIO_LOCK_NAMESPACE}, hashtext(${userId}))`.execute(trx);
+}
