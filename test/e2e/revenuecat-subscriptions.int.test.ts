@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createRevenueCatApiClient, type EventPolicy, productionOnlyPolicy } from '@tally/billing-core';
+import { sql } from 'kysely';
 import { daysFromNow, FakeRevenueCat, fakeRevenueCatApiKey } from '../support/fakes/fake-revenuecat';
 import { revenueCatSubscriptionEvent } from '../support/revenuecat-events';
 import { eventually, readJson, TestStack } from '../support/stack';
@@ -216,7 +217,17 @@ describe('RevenueCat subscriptions converge on the truth', () => {
     const id = await send(body);
     const row = await finished(id);
     expect(await historyOf('dup-user')).toHaveLength(1);
-    const before = await subscriptionOf('dup-user');
+    // Every column (updated_at and provider_read_at included) and the row version (xmin): an
+    // UPDATE that rewrote the same values would still show.
+    const wholeRow = () =>
+      stack.db
+        .selectFrom('subscriptions')
+        .selectAll()
+        .select(sql<string>`xmin::text`.as('row_version'))
+        .where('user_id', '=', 'dup-user')
+        .executeTakeFirstOrThrow();
+    const before = await wholeRow();
+    expect(before).toMatchObject({ status: 'active', plan_id: 'premium', provider_read_at: expect.any(Date) });
 
     const replay = await stack.apiRequest(`/admin/events/${row.id}/replay`, { method: 'POST' });
     expect(replay.status).toBe(200);
@@ -231,8 +242,10 @@ describe('RevenueCat subscriptions converge on the truth', () => {
     const sync = await stack.apiRequest('/v1/users/dup-user/subscription/sync', { method: 'POST' });
     expect(sync.status).toBe(200);
     expect(await readJson(sync)).toMatchObject({ result: 'already_synchronized', subscription: { planId: 'premium' } });
+    // Both re-read RevenueCat (a later read: request_date_ms moved on) and found nothing to write.
+    expect(fake.callsFor('dup-user')).toBe(3);
     expect(await historyOf('dup-user')).toHaveLength(1);
-    expect(await subscriptionOf('dup-user')).toEqual(before);
+    expect(await wholeRow()).toEqual(before);
   });
 
   it('RevenueCat answering 500 then 429 then 200: retried and converges; the 429 spends no attempt', async () => {
@@ -321,23 +334,62 @@ describe('RevenueCat subscriptions converge on the truth', () => {
     expect(history[1]?.request_id).toEqual(expect.any(String));
   });
 
-  it('two events for the same user processed at once by two workers: one consistent final state', async () => {
-    const expires = daysFromNow(30);
-    fake.setSubscriber('race-user', { 'premium.monthly': { expires_date: expires, store: 'app_store' } });
-    // Both reads are slow so both workers are inside prepare at the same time.
-    fake.script('race-user', { status: 200, delayMs: 300 }, { status: 200, delayMs: 300 });
-    const ids = [
-      await send(revenueCatSubscriptionEvent({ type: 'INITIAL_PURCHASE', userId: 'race-user' })),
-      await send(revenueCatSubscriptionEvent({ type: 'RENEWAL', userId: 'race-user' })),
-    ];
-    stack.startWorker({ concurrency: 1 });
-    stack.startWorker({ concurrency: 1 });
-    const rows = await Promise.all(ids.map((id) => finished(id)));
-    expect(rows.map((row) => row.status)).toEqual(['processed', 'processed']);
-    expect(rows.map((row) => row.outcome_code).sort()).toEqual(['already_synchronized', 'subscription_synced']);
-    expect(await subscriptionOf('race-user')).toMatchObject({ status: 'active', expires_at: new Date(expires) });
-    expect(await historyOf('race-user')).toHaveLength(1);
-  });
+  it.each([
+    // Both events name the same id: the engine's lock on the event's user and the route's lock
+    // on the canonical user are the same lock.
+    ['under the same id', 'race-user', 'race-user'],
+    // Different ids linked to one user: the engine locks two different ids, so only the route's
+    // lock on the canonical user serialises the writes.
+    ['under two linked ids', 'race-linked-user', '$RCAnonymousID:00000000000race01'],
+  ])(
+    'two events for the same user %s processed at once by two workers: their writes serialise into one consistent final state',
+    async (_case, user, otherId) => {
+      // The user is known already: a first event, while RevenueCat reports no subscription, links
+      // its ids and writes no subscription. (A new user's first writes would serialise on the
+      // user row insert instead, and hide a missing lock.)
+      fake.setSubscriber(user, {}, [otherId]);
+      stack.startWorker();
+      const linking = await send(
+        revenueCatSubscriptionEvent({ userId: otherId, originalAppUserId: otherId, aliases: [otherId, user] }),
+      );
+      expect(await finished(linking)).toMatchObject({ status: 'processed', outcome_code: 'already_synchronized' });
+      const links = await stack.db.selectFrom('user_aliases').select('alias').where('user_id', '=', user).execute();
+      expect(links.map((link) => link.alias).sort()).toEqual([...new Set([user, otherId])].sort());
+      expect(await subscriptionOf(user)).toBeUndefined();
+      await stack.stopWorkers();
+
+      const expires = daysFromNow(30);
+      fake.setSubscriber(user, { 'premium.monthly': { expires_date: expires, store: 'app_store' } }, [otherId]);
+      // Neither read is answered until both are in flight: both events are past their reads and
+      // apply at the same moment.
+      fake.holdReadsUntilConcurrent(user, 2);
+      const ids = [
+        await send(revenueCatSubscriptionEvent({ type: 'INITIAL_PURCHASE', userId: user })),
+        await send(
+          revenueCatSubscriptionEvent({
+            type: 'RENEWAL',
+            userId: otherId,
+            originalAppUserId: user,
+            aliases: [otherId, user],
+          }),
+        ),
+      ];
+      stack.startWorker({ concurrency: 1 });
+      stack.startWorker({ concurrency: 1 });
+      const rows = await Promise.all(ids.map((id) => finished(id)));
+      expect(fake.maxReadsInFlight(user)).toBe(2);
+      expect(rows.map((row) => row.status)).toEqual(['processed', 'processed']);
+      // Serialised: the first write activates, the second finds it already synchronized. Unserialised,
+      // both would see no subscription and both would write (two history rows).
+      expect(rows.map((row) => row.outcome_code).sort()).toEqual(['already_synchronized', 'subscription_synced']);
+      expect(await subscriptionOf(user)).toMatchObject({ status: 'active', expires_at: new Date(expires) });
+      expect(await historyOf(user)).toEqual([
+        expect.objectContaining({ change: 'activated', to_plan_id: 'premium', cause: 'inbox_event' }),
+      ]);
+      // The linked id has nothing of its own: every write went to the canonical user.
+      if (otherId !== user) expect(await subscriptionOf(otherId)).toBeUndefined();
+    },
+  );
 
   it('events stored as ignored by the old placeholder converge when replayed by outcome', async () => {
     fake.setSubscriber('legacy-user', { 'premium.monthly': { expires_date: daysFromNow(15), store: 'app_store' } });
