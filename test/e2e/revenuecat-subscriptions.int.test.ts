@@ -334,6 +334,59 @@ describe('RevenueCat subscriptions converge on the truth', () => {
     expect(history[1]?.request_id).toEqual(expect.any(String));
   });
 
+  it("an on-demand sync answers RevenueCat's 429 as 503 with Retry-After and its other failures as 502, writing nothing", async () => {
+    stack.startWorker();
+    const user = 'ondemand-errors-user';
+    fake.setSubscriber(user, { 'premium.monthly': { expires_date: daysFromNow(5), store: 'app_store' } });
+    await finished(await send(revenueCatSubscriptionEvent({ userId: user })));
+    const before = await subscriptionOf(user);
+    fake.setSubscriber(user, { 'premium.annual': { expires_date: daysFromNow(300), store: 'app_store' } });
+    const sync = async () => {
+      const response = await stack.apiRequest(`/v1/users/${user}/subscription/sync`, { method: 'POST' });
+      return {
+        status: response.status,
+        retryAfter: response.headers.get('retry-after'),
+        body: await readJson(response),
+      };
+    };
+    const callsBefore = fake.callsFor(user);
+
+    fake.script(user, { status: 429, retryAfter: '7' });
+    expect(await sync()).toEqual({
+      status: 503,
+      retryAfter: '7',
+      body: { error: { code: 'revenuecat_rate_limited', message: expect.any(String) } },
+    });
+    for (const status of [500, 503] as const) {
+      fake.script(user, { status });
+      expect({ status, answer: await sync() }).toEqual({
+        status,
+        answer: {
+          status: 502,
+          retryAfter: null,
+          body: { error: { code: 'revenuecat_unavailable', message: expect.stringContaining(String(status)) } },
+        },
+      });
+    }
+    // A refused request (a wrong key) is a failure upstream as well.
+    fake.script(user, { status: 401 });
+    expect(await sync()).toEqual({
+      status: 502,
+      retryAfter: null,
+      body: { error: { code: 'revenuecat_rejected', message: expect.stringContaining('401') } },
+    });
+    expect(fake.callsFor(user)).toBe(callsBefore + 4);
+    expect(await subscriptionOf(user)).toEqual(before);
+    expect(await historyOf(user)).toHaveLength(1);
+
+    // RevenueCat answers again: the same request converges.
+    expect(await sync()).toMatchObject({
+      status: 200,
+      body: { result: 'changed', subscription: { planId: 'premium' } },
+    });
+    expect(await subscriptionOf(user)).toMatchObject({ product_id: 'premium.annual' });
+  });
+
   it.each([
     // Both events name the same id: the engine's lock on the event's user and the route's lock
     // on the canonical user are the same lock.
@@ -493,5 +546,67 @@ describe('RevenueCat subscriptions under PAYMENT_ENVIRONMENTS=production', () =>
       product_id: 'premium.monthly',
       expires_at: new Date(production),
     });
+  });
+});
+
+describe('RevenueCat subscriptions without REVENUECAT_API_KEY', () => {
+  let fake: FakeRevenueCat;
+  let stack: TestStack;
+  const { finished, subscriptionOf, historyOf, send } = helpers(() => stack);
+
+  beforeAll(async () => {
+    fake = await FakeRevenueCat.start();
+    // No RevenueCat port: neither the worker nor the api has a key.
+    stack = await TestStack.start();
+  });
+  afterAll(async () => {
+    await stack.stop();
+    await fake.stop();
+  });
+
+  it('a subscription event parks as not_configured, the on-demand sync answers 503, and a requeue once the key is set converges', async () => {
+    stack.startWorker();
+    const user = 'unconfigured-user';
+    const expires = daysFromNow(30);
+    fake.setSubscriber(user, { 'premium.monthly': { expires_date: expires, store: 'app_store' } });
+    const id = await send(revenueCatSubscriptionEvent({ userId: user }));
+    const parked = await finished(id);
+    expect(parked).toMatchObject({ status: 'failed', attempts: 1, outcome_code: 'not_configured' });
+    expect(parked.last_error).toContain('REVENUECAT_API_KEY');
+    expect(await subscriptionOf(user)).toBeUndefined();
+
+    // The id is known (RevenueCat sent it), so the answer is about the missing key, not the user.
+    const sync = await stack.apiRequest(`/v1/users/${user}/subscription/sync`, { method: 'POST' });
+    expect({ status: sync.status, body: await readJson(sync) }).toEqual({
+      status: 503,
+      body: { error: { code: 'not_configured', message: expect.stringContaining('REVENUECAT_API_KEY') } },
+    });
+    expect(fake.totalCalls()).toBe(0);
+
+    // The operator sets the key (the worker restarts with it) and requeues what parked for lack of it.
+    await stack.stopWorkers();
+    stack.ports = {
+      revenueCat: createRevenueCatApiClient({ apiKey: fakeRevenueCatApiKey, baseUrl: fake.baseUrl, timeoutMs: 2_000 }),
+    };
+    stack.startWorker();
+    const requeue = await stack.apiRequest('/admin/events/requeue', {
+      method: 'POST',
+      body: { outcome: 'not_configured' },
+    });
+    expect(await readJson(requeue)).toMatchObject({ requeued: 1, ids: [parked.id] });
+    await eventually('the requeued event to converge', async () => (await finished(id)).status === 'processed');
+    expect(await finished(id)).toMatchObject({ outcome_code: 'subscription_synced', last_error: null });
+    expect(await subscriptionOf(user)).toEqual({
+      user_id: user,
+      status: 'active',
+      plan_id: 'premium',
+      product_id: 'premium.monthly',
+      expires_at: new Date(expires),
+      store: 'app_store',
+      auto_renew: true,
+    });
+    expect(await historyOf(user)).toEqual([
+      expect.objectContaining({ change: 'activated', cause: 'inbox_event', inbox_event_id: parked.id }),
+    ]);
   });
 });
