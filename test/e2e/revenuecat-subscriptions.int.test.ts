@@ -1,19 +1,34 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { createRevenueCatApiClient, type EventPolicy, productionOnlyPolicy } from '@tally/billing-core';
+import {
+  createRevenueCatApiClient,
+  createStripeApi,
+  type EventPolicy,
+  productionOnlyPolicy,
+} from '@tally/billing-core';
 import { sql } from 'kysely';
 import { daysFromNow, FakeRevenueCat, fakeRevenueCatApiKey } from '../support/fakes/fake-revenuecat';
+import { FakeStripe } from '../support/fakes/fake-stripe';
 import { revenueCatSubscriptionEvent } from '../support/revenuecat-events';
 import { eventually, readJson, TestStack } from '../support/stack';
 
 const fixtures = path.resolve(__dirname, '../fixtures/revenuecat');
 
-async function startStack(fake: FakeRevenueCat, policy?: EventPolicy) {
+async function startStack(fake: FakeRevenueCat, options: { policy?: EventPolicy; stripe?: FakeStripe } = {}) {
   return TestStack.start({
     ports: {
       revenueCat: createRevenueCatApiClient({ apiKey: fakeRevenueCatApiKey, baseUrl: fake.baseUrl, timeoutMs: 2_000 }),
+      ...(options.stripe
+        ? {
+            stripe: createStripeApi({
+              secretKey: 'sk_test_fake',
+              apiBaseUrl: options.stripe.baseUrl,
+              timeoutMs: 5_000,
+            }),
+          }
+        : {}),
     },
-    ...(policy ? { policy } : {}),
+    ...(options.policy ? { policy: options.policy } : {}),
   });
 }
 
@@ -53,13 +68,17 @@ describe('RevenueCat subscriptions converge on the truth', () => {
   let stack: TestStack;
   const { finished, subscriptionOf, historyOf, send } = helpers(() => stack);
 
+  let stripe: FakeStripe;
+
   beforeAll(async () => {
     fake = await FakeRevenueCat.start();
-    stack = await startStack(fake);
+    stripe = await FakeStripe.start();
+    stack = await startStack(fake, { stripe });
   });
   afterAll(async () => {
     await stack.stop();
     await fake.stop();
+    await stripe.stop();
   });
   afterEach(() => stack.stopWorkers());
 
@@ -313,6 +332,46 @@ describe('RevenueCat subscriptions converge on the truth', () => {
     expect(read.status).toBe(404);
   });
 
+  it('an on-demand sync of an id only the app sent (a top-up, a studio request) answers unknown_user without calling RevenueCat', async () => {
+    const viaStudio = 'app-only-studio-user';
+    const viaTopup = 'app-only-topup-user';
+    const studio = await stack.apiRequest(`/v1/users/${viaStudio}/studio/requests`, {
+      method: 'POST',
+      body: { kind: 'image_edit', input: { prompt: 'known to the app only' } },
+    });
+    expect(studio.status).toBe(202);
+    const topup = await stack.apiRequest(`/v1/users/${viaTopup}/topups`, {
+      method: 'POST',
+      body: { packId: 'tokens_100' },
+    });
+    expect(topup.status).toBe(201);
+    // Both are Tally users now (each has a wallet), but RevenueCat never named them.
+    const users = await stack.db.selectFrom('users').select('id').where('id', 'in', [viaStudio, viaTopup]).execute();
+    expect(users).toHaveLength(2);
+
+    const callsBefore = fake.totalCalls();
+    for (const userId of [viaStudio, viaTopup]) {
+      const response = await stack.apiRequest(`/v1/users/${userId}/subscription/sync`, { method: 'POST' });
+      expect({ userId, status: response.status, body: await readJson(response) }).toEqual({
+        userId,
+        status: 404,
+        body: { error: { code: 'unknown_user', message: expect.any(String) } },
+      });
+    }
+    expect(fake.totalCalls()).toBe(callsBefore);
+    expect(fake.unknownRequested).not.toContain(viaStudio);
+    expect(fake.unknownRequested).not.toContain(viaTopup);
+
+    // Once RevenueCat itself sends the id, the on-demand sync reads it.
+    stack.startWorker();
+    fake.setSubscriber(viaStudio, { 'premium.monthly': { expires_date: daysFromNow(9), store: 'app_store' } });
+    await finished(await send(revenueCatSubscriptionEvent({ userId: viaStudio })));
+    const sync = await stack.apiRequest(`/v1/users/${viaStudio}/subscription/sync`, { method: 'POST' });
+    expect(sync.status).toBe(200);
+    expect(await readJson(sync)).toMatchObject({ result: 'already_synchronized', subscription: { planId: 'premium' } });
+    expect(fake.unknownRequested).not.toContain(viaStudio);
+  });
+
   it('an on-demand sync of a known user converges on RevenueCat and records the request in the history', async () => {
     stack.startWorker();
     fake.setSubscriber('ondemand-user', { 'premium.monthly': { expires_date: daysFromNow(5), store: 'app_store' } });
@@ -509,7 +568,7 @@ describe('RevenueCat subscriptions under PAYMENT_ENVIRONMENTS=production', () =>
 
   beforeAll(async () => {
     fake = await FakeRevenueCat.start();
-    stack = await startStack(fake, productionOnlyPolicy);
+    stack = await startStack(fake, { policy: productionOnlyPolicy });
     stack.startWorker();
   });
   afterAll(async () => {
