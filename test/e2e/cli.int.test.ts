@@ -5,6 +5,7 @@ import { createInboxQueue, createRedisConnection, type InboxQueue } from '@tally
 import type { Redis } from 'ioredis';
 import { runCli } from '../support/built-process';
 import { revenueCatTokenPurchase } from '../support/events';
+import { revenueCatSubscriptionEvent } from '../support/revenuecat-events';
 import { revenueCatAuth } from '../support/stack';
 
 async function recordEvent(database: TestDatabase, id: string, status: 'processed' | 'failed'): Promise<number> {
@@ -87,6 +88,57 @@ describe('the tally CLI', () => {
     const job = await queue.getJob(inboxJobId(id));
     expect(job?.data).toEqual({ inboxEventId: id });
   });
+
+  it('replay --outcome replays the oldest matching events up to --limit; repeated, it replays the rest, then 0', async () => {
+    // As the pre-sync build left subscription events: ignored, awaiting_subscription_sync.
+    const ignoredAwaitingSync = async (id: string) => {
+      const body = revenueCatSubscriptionEvent({ id, userId: 'cli-replay-user' });
+      const recorded = await recordInboxEvent(database.db, toRevenueCatInboxDraft(parseRevenueCatWebhook(body), body));
+      if (recorded.kind !== 'recorded') throw new Error(`event ${id} was already recorded`);
+      await database.db
+        .updateTable('inbox_events')
+        .set({ status: 'ignored', attempts: 1, outcome_code: 'awaiting_subscription_sync' })
+        .where('id', '=', recorded.inboxEventId)
+        .execute();
+      return recorded.inboxEventId;
+    };
+    const ids = [
+      await ignoredAwaitingSync('cli-replay-1'),
+      await ignoredAwaitingSync('cli-replay-2'),
+      await ignoredAwaitingSync('cli-replay-3'),
+    ];
+    const other = await recordEvent(database, 'cli-replay-other', 'processed');
+    const replay = (...extra: string[]) => runCli(['replay', '--outcome', 'awaiting_subscription_sync', ...extra], env);
+
+    expect(await replay('--limit', '2')).toEqual({
+      code: 0,
+      stdout: `replayed 2 event(s): ${ids[0]} ${ids[1]}\n`,
+      stderr: '',
+    });
+    expect(await replay()).toEqual({ code: 0, stdout: `replayed 1 event(s): ${ids[2]}\n`, stderr: '' });
+    expect(await replay()).toEqual({ code: 0, stdout: 'replayed 0 events\n', stderr: '' });
+
+    const rows = await database.db
+      .selectFrom('inbox_events')
+      .select(['id', 'status', 'attempts', 'replays', 'outcome_code'])
+      .where('id', 'in', [...ids, other])
+      .orderBy('id')
+      .execute();
+    expect(rows).toEqual([
+      // Received again (the last outcome stays until the worker writes a new one): no longer
+      // finished, so a repeated replay does not pick them up twice.
+      ...ids.map((id) => ({
+        id,
+        status: 'received',
+        attempts: 0,
+        replays: 1,
+        outcome_code: 'awaiting_subscription_sync',
+      })),
+      { id: other, status: 'processed', attempts: 15, replays: 0, outcome_code: null },
+    ]);
+    for (const id of ids) expect((await queue.getJob(inboxJobId(id)))?.data).toEqual({ inboxEventId: id });
+    expect(await queue.getJob(inboxJobId(other))).toBeUndefined();
+  }, 180_000);
 
   it('send-sample says which ingest it cannot reach, why, and what to do, when nothing listens there', async () => {
     const port = await closedPort();

@@ -40,11 +40,20 @@ describe('the RevenueCat REST client', () => {
     expect(fake.callsFor(id)).toBe(1);
   });
 
-  it('reports a 201 (the read created the customer)', async () => {
-    const read = await client().getSubscriber('client-unknown-1');
+  it('reports a 201 (the read created the customer) and tells onCustomerCreated, once per created customer', async () => {
+    const created: string[] = [];
+    const observed = createRevenueCatApiClient({
+      apiKey: fakeRevenueCatApiKey,
+      baseUrl: fake.baseUrl,
+      onCustomerCreated: (appUserId) => created.push(appUserId),
+    });
+    const read = await observed.getSubscriber('client-unknown-1');
     expect(read.created).toBe(true);
     expect(read.subscriber.subscriptions).toEqual({});
     expect(fake.unknownRequested).toContain('client-unknown-1');
+    // The customer exists now: a second read is a 200.
+    expect((await observed.getSubscriber('client-unknown-1')).created).toBe(false);
+    expect(created).toEqual(['client-unknown-1']);
   });
 
   it('turns a 429 into RetryLaterError with the Retry-After delay (seconds or HTTP date)', async () => {

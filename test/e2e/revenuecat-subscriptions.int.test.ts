@@ -1,18 +1,34 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { createRevenueCatApiClient, type EventPolicy, productionOnlyPolicy } from '@tally/billing-core';
+import {
+  createRevenueCatApiClient,
+  createStripeApi,
+  type EventPolicy,
+  productionOnlyPolicy,
+} from '@tally/billing-core';
+import { sql } from 'kysely';
 import { daysFromNow, FakeRevenueCat, fakeRevenueCatApiKey } from '../support/fakes/fake-revenuecat';
+import { FakeStripe } from '../support/fakes/fake-stripe';
 import { revenueCatSubscriptionEvent } from '../support/revenuecat-events';
 import { eventually, readJson, TestStack } from '../support/stack';
 
 const fixtures = path.resolve(__dirname, '../fixtures/revenuecat');
 
-async function startStack(fake: FakeRevenueCat, policy?: EventPolicy) {
+async function startStack(fake: FakeRevenueCat, options: { policy?: EventPolicy; stripe?: FakeStripe } = {}) {
   return TestStack.start({
     ports: {
       revenueCat: createRevenueCatApiClient({ apiKey: fakeRevenueCatApiKey, baseUrl: fake.baseUrl, timeoutMs: 2_000 }),
+      ...(options.stripe
+        ? {
+            stripe: createStripeApi({
+              secretKey: 'sk_test_fake',
+              apiBaseUrl: options.stripe.baseUrl,
+              timeoutMs: 5_000,
+            }),
+          }
+        : {}),
     },
-    ...(policy ? { policy } : {}),
+    ...(options.policy ? { policy: options.policy } : {}),
   });
 }
 
@@ -52,13 +68,17 @@ describe('RevenueCat subscriptions converge on the truth', () => {
   let stack: TestStack;
   const { finished, subscriptionOf, historyOf, send } = helpers(() => stack);
 
+  let stripe: FakeStripe;
+
   beforeAll(async () => {
     fake = await FakeRevenueCat.start();
-    stack = await startStack(fake);
+    stripe = await FakeStripe.start();
+    stack = await startStack(fake, { stripe });
   });
   afterAll(async () => {
     await stack.stop();
     await fake.stop();
+    await stripe.stop();
   });
   afterEach(() => stack.stopWorkers());
 
@@ -216,7 +236,17 @@ describe('RevenueCat subscriptions converge on the truth', () => {
     const id = await send(body);
     const row = await finished(id);
     expect(await historyOf('dup-user')).toHaveLength(1);
-    const before = await subscriptionOf('dup-user');
+    // Every column (updated_at and provider_read_at included) and the row version (xmin): an
+    // UPDATE that rewrote the same values would still show.
+    const wholeRow = () =>
+      stack.db
+        .selectFrom('subscriptions')
+        .selectAll()
+        .select(sql<string>`xmin::text`.as('row_version'))
+        .where('user_id', '=', 'dup-user')
+        .executeTakeFirstOrThrow();
+    const before = await wholeRow();
+    expect(before).toMatchObject({ status: 'active', plan_id: 'premium', provider_read_at: expect.any(Date) });
 
     const replay = await stack.apiRequest(`/admin/events/${row.id}/replay`, { method: 'POST' });
     expect(replay.status).toBe(200);
@@ -231,8 +261,10 @@ describe('RevenueCat subscriptions converge on the truth', () => {
     const sync = await stack.apiRequest('/v1/users/dup-user/subscription/sync', { method: 'POST' });
     expect(sync.status).toBe(200);
     expect(await readJson(sync)).toMatchObject({ result: 'already_synchronized', subscription: { planId: 'premium' } });
+    // Both re-read RevenueCat (a later read: request_date_ms moved on) and found nothing to write.
+    expect(fake.callsFor('dup-user')).toBe(3);
     expect(await historyOf('dup-user')).toHaveLength(1);
-    expect(await subscriptionOf('dup-user')).toEqual(before);
+    expect(await wholeRow()).toEqual(before);
   });
 
   it('RevenueCat answering 500 then 429 then 200: retried and converges; the 429 spends no attempt', async () => {
@@ -300,6 +332,46 @@ describe('RevenueCat subscriptions converge on the truth', () => {
     expect(read.status).toBe(404);
   });
 
+  it('an on-demand sync of an id only the app sent (a top-up, a studio request) answers unknown_user without calling RevenueCat', async () => {
+    const viaStudio = 'app-only-studio-user';
+    const viaTopup = 'app-only-topup-user';
+    const studio = await stack.apiRequest(`/v1/users/${viaStudio}/studio/requests`, {
+      method: 'POST',
+      body: { kind: 'image_edit', input: { prompt: 'known to the app only' } },
+    });
+    expect(studio.status).toBe(202);
+    const topup = await stack.apiRequest(`/v1/users/${viaTopup}/topups`, {
+      method: 'POST',
+      body: { packId: 'tokens_100' },
+    });
+    expect(topup.status).toBe(201);
+    // Both are Tally users now (each has a wallet), but RevenueCat never named them.
+    const users = await stack.db.selectFrom('users').select('id').where('id', 'in', [viaStudio, viaTopup]).execute();
+    expect(users).toHaveLength(2);
+
+    const callsBefore = fake.totalCalls();
+    for (const userId of [viaStudio, viaTopup]) {
+      const response = await stack.apiRequest(`/v1/users/${userId}/subscription/sync`, { method: 'POST' });
+      expect({ userId, status: response.status, body: await readJson(response) }).toEqual({
+        userId,
+        status: 404,
+        body: { error: { code: 'unknown_user', message: expect.any(String) } },
+      });
+    }
+    expect(fake.totalCalls()).toBe(callsBefore);
+    expect(fake.unknownRequested).not.toContain(viaStudio);
+    expect(fake.unknownRequested).not.toContain(viaTopup);
+
+    // Once RevenueCat itself sends the id, the on-demand sync reads it.
+    stack.startWorker();
+    fake.setSubscriber(viaStudio, { 'premium.monthly': { expires_date: daysFromNow(9), store: 'app_store' } });
+    await finished(await send(revenueCatSubscriptionEvent({ userId: viaStudio })));
+    const sync = await stack.apiRequest(`/v1/users/${viaStudio}/subscription/sync`, { method: 'POST' });
+    expect(sync.status).toBe(200);
+    expect(await readJson(sync)).toMatchObject({ result: 'already_synchronized', subscription: { planId: 'premium' } });
+    expect(fake.unknownRequested).not.toContain(viaStudio);
+  });
+
   it('an on-demand sync of a known user converges on RevenueCat and records the request in the history', async () => {
     stack.startWorker();
     fake.setSubscriber('ondemand-user', { 'premium.monthly': { expires_date: daysFromNow(5), store: 'app_store' } });
@@ -321,23 +393,115 @@ describe('RevenueCat subscriptions converge on the truth', () => {
     expect(history[1]?.request_id).toEqual(expect.any(String));
   });
 
-  it('two events for the same user processed at once by two workers: one consistent final state', async () => {
-    const expires = daysFromNow(30);
-    fake.setSubscriber('race-user', { 'premium.monthly': { expires_date: expires, store: 'app_store' } });
-    // Both reads are slow so both workers are inside prepare at the same time.
-    fake.script('race-user', { status: 200, delayMs: 300 }, { status: 200, delayMs: 300 });
-    const ids = [
-      await send(revenueCatSubscriptionEvent({ type: 'INITIAL_PURCHASE', userId: 'race-user' })),
-      await send(revenueCatSubscriptionEvent({ type: 'RENEWAL', userId: 'race-user' })),
-    ];
-    stack.startWorker({ concurrency: 1 });
-    stack.startWorker({ concurrency: 1 });
-    const rows = await Promise.all(ids.map((id) => finished(id)));
-    expect(rows.map((row) => row.status)).toEqual(['processed', 'processed']);
-    expect(rows.map((row) => row.outcome_code).sort()).toEqual(['already_synchronized', 'subscription_synced']);
-    expect(await subscriptionOf('race-user')).toMatchObject({ status: 'active', expires_at: new Date(expires) });
-    expect(await historyOf('race-user')).toHaveLength(1);
+  it("an on-demand sync answers RevenueCat's 429 as 503 with Retry-After and its other failures as 502, writing nothing", async () => {
+    stack.startWorker();
+    const user = 'ondemand-errors-user';
+    fake.setSubscriber(user, { 'premium.monthly': { expires_date: daysFromNow(5), store: 'app_store' } });
+    await finished(await send(revenueCatSubscriptionEvent({ userId: user })));
+    const before = await subscriptionOf(user);
+    fake.setSubscriber(user, { 'premium.annual': { expires_date: daysFromNow(300), store: 'app_store' } });
+    const sync = async () => {
+      const response = await stack.apiRequest(`/v1/users/${user}/subscription/sync`, { method: 'POST' });
+      return {
+        status: response.status,
+        retryAfter: response.headers.get('retry-after'),
+        body: await readJson(response),
+      };
+    };
+    const callsBefore = fake.callsFor(user);
+
+    fake.script(user, { status: 429, retryAfter: '7' });
+    expect(await sync()).toEqual({
+      status: 503,
+      retryAfter: '7',
+      body: { error: { code: 'revenuecat_rate_limited', message: expect.any(String) } },
+    });
+    for (const status of [500, 503] as const) {
+      fake.script(user, { status });
+      expect({ status, answer: await sync() }).toEqual({
+        status,
+        answer: {
+          status: 502,
+          retryAfter: null,
+          body: { error: { code: 'revenuecat_unavailable', message: expect.stringContaining(String(status)) } },
+        },
+      });
+    }
+    // A refused request (a wrong key) is a failure upstream as well.
+    fake.script(user, { status: 401 });
+    expect(await sync()).toEqual({
+      status: 502,
+      retryAfter: null,
+      body: { error: { code: 'revenuecat_rejected', message: expect.stringContaining('401') } },
+    });
+    expect(fake.callsFor(user)).toBe(callsBefore + 4);
+    expect(await subscriptionOf(user)).toEqual(before);
+    expect(await historyOf(user)).toHaveLength(1);
+
+    // RevenueCat answers again: the same request converges.
+    expect(await sync()).toMatchObject({
+      status: 200,
+      body: { result: 'changed', subscription: { planId: 'premium' } },
+    });
+    expect(await subscriptionOf(user)).toMatchObject({ product_id: 'premium.annual' });
   });
+
+  it.each([
+    // Both events name the same id: the engine's lock on the event's user and the route's lock
+    // on the canonical user are the same lock.
+    ['under the same id', 'race-user', 'race-user'],
+    // Different ids linked to one user: the engine locks two different ids, so only the route's
+    // lock on the canonical user serialises the writes.
+    ['under two linked ids', 'race-linked-user', '$RCAnonymousID:00000000000race01'],
+  ])(
+    'two events for the same user %s processed at once by two workers: their writes serialise into one consistent final state',
+    async (_case, user, otherId) => {
+      // The user is known already: a first event, while RevenueCat reports no subscription, links
+      // its ids and writes no subscription. (A new user's first writes would serialise on the
+      // user row insert instead, and hide a missing lock.)
+      fake.setSubscriber(user, {}, [otherId]);
+      stack.startWorker();
+      const linking = await send(
+        revenueCatSubscriptionEvent({ userId: otherId, originalAppUserId: otherId, aliases: [otherId, user] }),
+      );
+      expect(await finished(linking)).toMatchObject({ status: 'processed', outcome_code: 'already_synchronized' });
+      const links = await stack.db.selectFrom('user_aliases').select('alias').where('user_id', '=', user).execute();
+      expect(links.map((link) => link.alias).sort()).toEqual([...new Set([user, otherId])].sort());
+      expect(await subscriptionOf(user)).toBeUndefined();
+      await stack.stopWorkers();
+
+      const expires = daysFromNow(30);
+      fake.setSubscriber(user, { 'premium.monthly': { expires_date: expires, store: 'app_store' } }, [otherId]);
+      // Neither read is answered until both are in flight: both events are past their reads and
+      // apply at the same moment.
+      fake.holdReadsUntilConcurrent(user, 2);
+      const ids = [
+        await send(revenueCatSubscriptionEvent({ type: 'INITIAL_PURCHASE', userId: user })),
+        await send(
+          revenueCatSubscriptionEvent({
+            type: 'RENEWAL',
+            userId: otherId,
+            originalAppUserId: user,
+            aliases: [otherId, user],
+          }),
+        ),
+      ];
+      stack.startWorker({ concurrency: 1 });
+      stack.startWorker({ concurrency: 1 });
+      const rows = await Promise.all(ids.map((id) => finished(id)));
+      expect(fake.maxReadsInFlight(user)).toBe(2);
+      expect(rows.map((row) => row.status)).toEqual(['processed', 'processed']);
+      // Serialised: the first write activates, the second finds it already synchronized. Unserialised,
+      // both would see no subscription and both would write (two history rows).
+      expect(rows.map((row) => row.outcome_code).sort()).toEqual(['already_synchronized', 'subscription_synced']);
+      expect(await subscriptionOf(user)).toMatchObject({ status: 'active', expires_at: new Date(expires) });
+      expect(await historyOf(user)).toEqual([
+        expect.objectContaining({ change: 'activated', to_plan_id: 'premium', cause: 'inbox_event' }),
+      ]);
+      // The linked id has nothing of its own: every write went to the canonical user.
+      if (otherId !== user) expect(await subscriptionOf(otherId)).toBeUndefined();
+    },
+  );
 
   it('events stored as ignored by the old placeholder converge when replayed by outcome', async () => {
     fake.setSubscriber('legacy-user', { 'premium.monthly': { expires_date: daysFromNow(15), store: 'app_store' } });
@@ -404,7 +568,7 @@ describe('RevenueCat subscriptions under PAYMENT_ENVIRONMENTS=production', () =>
 
   beforeAll(async () => {
     fake = await FakeRevenueCat.start();
-    stack = await startStack(fake, productionOnlyPolicy);
+    stack = await startStack(fake, { policy: productionOnlyPolicy });
     stack.startWorker();
   });
   afterAll(async () => {
@@ -441,5 +605,67 @@ describe('RevenueCat subscriptions under PAYMENT_ENVIRONMENTS=production', () =>
       product_id: 'premium.monthly',
       expires_at: new Date(production),
     });
+  });
+});
+
+describe('RevenueCat subscriptions without REVENUECAT_API_KEY', () => {
+  let fake: FakeRevenueCat;
+  let stack: TestStack;
+  const { finished, subscriptionOf, historyOf, send } = helpers(() => stack);
+
+  beforeAll(async () => {
+    fake = await FakeRevenueCat.start();
+    // No RevenueCat port: neither the worker nor the api has a key.
+    stack = await TestStack.start();
+  });
+  afterAll(async () => {
+    await stack.stop();
+    await fake.stop();
+  });
+
+  it('a subscription event parks as not_configured, the on-demand sync answers 503, and a requeue once the key is set converges', async () => {
+    stack.startWorker();
+    const user = 'unconfigured-user';
+    const expires = daysFromNow(30);
+    fake.setSubscriber(user, { 'premium.monthly': { expires_date: expires, store: 'app_store' } });
+    const id = await send(revenueCatSubscriptionEvent({ userId: user }));
+    const parked = await finished(id);
+    expect(parked).toMatchObject({ status: 'failed', attempts: 1, outcome_code: 'not_configured' });
+    expect(parked.last_error).toContain('REVENUECAT_API_KEY');
+    expect(await subscriptionOf(user)).toBeUndefined();
+
+    // The id is known (RevenueCat sent it), so the answer is about the missing key, not the user.
+    const sync = await stack.apiRequest(`/v1/users/${user}/subscription/sync`, { method: 'POST' });
+    expect({ status: sync.status, body: await readJson(sync) }).toEqual({
+      status: 503,
+      body: { error: { code: 'not_configured', message: expect.stringContaining('REVENUECAT_API_KEY') } },
+    });
+    expect(fake.totalCalls()).toBe(0);
+
+    // The operator sets the key (the worker restarts with it) and requeues what parked for lack of it.
+    await stack.stopWorkers();
+    stack.ports = {
+      revenueCat: createRevenueCatApiClient({ apiKey: fakeRevenueCatApiKey, baseUrl: fake.baseUrl, timeoutMs: 2_000 }),
+    };
+    stack.startWorker();
+    const requeue = await stack.apiRequest('/admin/events/requeue', {
+      method: 'POST',
+      body: { outcome: 'not_configured' },
+    });
+    expect(await readJson(requeue)).toMatchObject({ requeued: 1, ids: [parked.id] });
+    await eventually('the requeued event to converge', async () => (await finished(id)).status === 'processed');
+    expect(await finished(id)).toMatchObject({ outcome_code: 'subscription_synced', last_error: null });
+    expect(await subscriptionOf(user)).toEqual({
+      user_id: user,
+      status: 'active',
+      plan_id: 'premium',
+      product_id: 'premium.monthly',
+      expires_at: new Date(expires),
+      store: 'app_store',
+      auto_renew: true,
+    });
+    expect(await historyOf(user)).toEqual([
+      expect.objectContaining({ change: 'activated', cause: 'inbox_event', inbox_event_id: parked.id }),
+    ]);
   });
 });

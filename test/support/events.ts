@@ -1,15 +1,21 @@
 import { randomUUID } from 'node:crypto';
 
-/** A RevenueCat NON_RENEWING_PURCHASE body in the shape RevenueCat sends. */
-export function revenueCatTokenPurchase(options: { id?: string; userId?: string; productId?: string } = {}): string {
+/**
+ * A RevenueCat NON_RENEWING_PURCHASE body in the shape RevenueCat sends. `originalAppUserId` and
+ * `aliases` default to `userId` alone (a customer that never went by another id).
+ */
+export function revenueCatTokenPurchase(
+  options: { id?: string; userId?: string; originalAppUserId?: string; aliases?: string[]; productId?: string } = {},
+): string {
+  const userId = options.userId ?? 'user-1';
   return JSON.stringify({
     api_version: '1.0',
     event: {
       id: options.id ?? randomUUID(),
       type: 'NON_RENEWING_PURCHASE',
-      app_user_id: options.userId ?? 'user-1',
-      original_app_user_id: options.userId ?? 'user-1',
-      aliases: [options.userId ?? 'user-1'],
+      app_user_id: userId,
+      original_app_user_id: options.originalAppUserId ?? userId,
+      aliases: options.aliases ?? [userId],
       product_id: options.productId ?? 'tokens.100',
       period_type: 'NORMAL',
       purchased_at_ms: 1_700_000_000_000,

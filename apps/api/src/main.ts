@@ -66,6 +66,13 @@ runMain('api', async () => {
             apiKey: config.REVENUECAT_API_KEY,
             baseUrl: config.REVENUECAT_API_BASE_URL,
             timeoutMs: config.REVENUECAT_API_TIMEOUT_MS,
+            onCustomerCreated: (userId) => {
+              metrics.revenueCatCustomersCreated.inc();
+              logger.warn(
+                { userId },
+                'RevenueCat created a customer on read (201): Tally read an id RevenueCat did not know',
+              );
+            },
           })
         : undefined,
     },

@@ -17,7 +17,8 @@ export const fakeRevenueCatApiKey = 'sk_test_fake_revenuecat';
  * per-customer state (subscriptions keyed by product id; aliases answer for their customer),
  * counts requests per id, can be scripted to answer 429/5xx/slowly, and emulates RevenueCat's
  * get-or-create: an id it does not know is created and answered with 201, and recorded in
- * `unknownRequested` so tests can prove Tally never asked for an arbitrary id.
+ * `unknownRequested` so tests can prove Tally never asked for an arbitrary id. It tracks reads in
+ * flight per customer and can hold them until several overlap (`holdReadsUntilConcurrent`).
  */
 export class FakeRevenueCat {
   private server!: Server;
@@ -34,6 +35,10 @@ export class FakeRevenueCat {
   readonly refusedAuthorizations: string[] = [];
   /** Fault injection for every authorized request (latency, 5xx, 429 with Retry-After, hangs). */
   readonly faults = new ProviderFaults();
+  /** Authorized requests being answered right now, per customer (aliases count for their customer). */
+  private readonly inFlight = new Map<string, number>();
+  private readonly maxInFlight = new Map<string, number>();
+  private readonly holds = new Map<string, { count: number; release: (() => void)[]; timer: NodeJS.Timeout }>();
 
   static async start(): Promise<FakeRevenueCat> {
     const fake = new FakeRevenueCat();
@@ -63,6 +68,38 @@ export class FakeRevenueCat {
       return;
     }
     this.scripts.set(appUserId, [...(this.scripts.get(appUserId) ?? []), ...answers]);
+  }
+
+  /**
+   * Holds the reads of one customer (by any of its ids) until `count` of them are in flight at
+   * once, then answers them all together: the callers' reads provably overlapped. After
+   * `timeoutMs` the held reads are answered anyway, so a test whose reads never overlap fails on
+   * `maxReadsInFlight` instead of hanging.
+   */
+  holdReadsUntilConcurrent(customerId: string, count: number, timeoutMs = 10_000) {
+    const hold = {
+      count,
+      release: [] as (() => void)[],
+      timer: setTimeout(() => this.releaseHold(customerId), timeoutMs),
+    };
+    this.holds.set(customerId, hold);
+  }
+
+  /** The most reads of one customer (by any of its ids) that were in flight at the same time. */
+  maxReadsInFlight(customerId: string): number {
+    return this.maxInFlight.get(customerId) ?? 0;
+  }
+
+  private releaseHold(customerId: string) {
+    const hold = this.holds.get(customerId);
+    if (!hold) return;
+    this.holds.delete(customerId);
+    clearTimeout(hold.timer);
+    for (const release of hold.release) release();
+  }
+
+  private customerOf(id: string): string {
+    return this.customers.has(id) ? id : (this.aliasOf.get(id) ?? id);
   }
 
   callsFor(appUserId: string): number {
@@ -99,7 +136,32 @@ export class FakeRevenueCat {
     }
     const id = decodeURIComponent(match[1]);
     this.calls.set(id, (this.calls.get(id) ?? 0) + 1);
+    const customer = this.customerOf(id);
+    const inFlight = (this.inFlight.get(customer) ?? 0) + 1;
+    this.inFlight.set(customer, inFlight);
+    this.maxInFlight.set(customer, Math.max(inFlight, this.maxInFlight.get(customer) ?? 0));
+    // A read ends when it is answered or when its client gives up (a timeout closes the socket).
+    let ended = false;
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      this.inFlight.set(customer, (this.inFlight.get(customer) ?? 1) - 1);
+    };
+    res.once('close', end);
+    try {
+      const hold = this.holds.get(customer);
+      if (hold) {
+        const released = new Promise<void>((resolve) => hold.release.push(resolve));
+        if (inFlight >= hold.count) this.releaseHold(customer);
+        await released;
+      }
+      await this.answer(id, res);
+    } finally {
+      end();
+    }
+  }
 
+  private async answer(id: string, res: ServerResponse): Promise<void> {
     const verdict = await this.faults.gate(res);
     if (verdict.kind === 'hung') return;
     if (verdict.kind === 'error') {
@@ -152,6 +214,7 @@ export class FakeRevenueCat {
   }
 
   async stop(): Promise<void> {
+    for (const customerId of [...this.holds.keys()]) this.releaseHold(customerId);
     this.faults.releaseAll();
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));

@@ -5,7 +5,7 @@ import type { DB } from '../db/schema';
 import { BillingError, NotConfiguredError } from '../errors';
 import type { RevenueCatApi, RevenueCatSubscriberRead } from '../ports/revenuecat-api';
 import type { EventPolicy } from '../providers/shared/payment-environment';
-import { isKnownUserId, linkUserIds } from '../users/link-user-ids';
+import { isRevenueCatSentId, linkUserIds } from '../users/link-user-ids';
 import { lockUser } from '../users/lock-user';
 import {
   type ApplySubscriptionResult,
@@ -46,23 +46,24 @@ export async function applyRevenueCatSubscriberRead(
   });
 }
 
-/** The on-demand sync was asked about an id Tally has never seen (RevenueCat would create it). */
+/** The on-demand sync was asked about an id RevenueCat never sent (RevenueCat's read would create it). */
 export class UnknownUserError extends BillingError {
   constructor(readonly userId: string) {
-    super('unknown_user', `user ${userId} is not known to Tally`, { retryable: false });
+    super('unknown_user', `user ${userId} is not known from RevenueCat`, { retryable: false });
   }
 }
 
 /**
- * `POST /v1/users/{userId}/subscription/sync`: the same sync as the worker's, for an id Tally
- * has already seen (UnknownUserError otherwise, without calling RevenueCat, whose read creates
- * customers). The read happens outside any transaction; the write under the user's lock.
+ * `POST /v1/users/{userId}/subscription/sync`: the same sync as the worker's, for an id
+ * RevenueCat itself has sent (isRevenueCatSentId; UnknownUserError otherwise, without calling
+ * RevenueCat, whose read creates customers — a user row made by a top-up or a studio request
+ * does not count). The read happens outside any transaction; the write under the user's lock.
  */
 export async function syncRevenueCatSubscriptionOnDemand(
   deps: RevenueCatSyncDeps & { db: Kysely<DB>; revenueCat: RevenueCatApi | undefined },
   input: { userId: string; requestId: string },
 ): Promise<{ result: ApplySubscriptionResult['kind']; subscription: SubscriptionView | undefined }> {
-  if (!(await isKnownUserId(deps.db, input.userId))) throw new UnknownUserError(input.userId);
+  if (!(await isRevenueCatSentId(deps.db, input.userId))) throw new UnknownUserError(input.userId);
   if (!deps.revenueCat) throw new NotConfiguredError('RevenueCat API (REVENUECAT_API_KEY)');
   const read = await deps.revenueCat.getSubscriber(input.userId);
   const result = await deps.db.transaction().execute(async (trx) => {

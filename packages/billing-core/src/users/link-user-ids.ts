@@ -84,14 +84,15 @@ export async function linkUserIds(
 }
 
 /**
- * Whether Tally has already seen this id: linked, a user, or named by a stored RevenueCat event.
- * The on-demand sync reads RevenueCat (which creates unknown customers) only for such ids.
+ * Whether RevenueCat itself has sent this id: linked (links are made only from RevenueCat events'
+ * ids) or named by a stored RevenueCat event (`app_user_id` or a TRANSFER's first
+ * `transferred_to` in `user_id`, `original_app_user_id` in `provider_customer_id`). A user row
+ * alone does not count: top-ups and AI Studio requests create one for any id an app sends, and
+ * the on-demand sync must not read such an id from RevenueCat, whose read creates the customer.
  */
-export async function isKnownUserId(db: Kysely<DB>, id: string): Promise<boolean> {
+export async function isRevenueCatSentId(db: Kysely<DB>, id: string): Promise<boolean> {
   const alias = await db.selectFrom('user_aliases').select('alias').where('alias', '=', id).executeTakeFirst();
   if (alias) return true;
-  const user = await db.selectFrom('users').select('id').where('id', '=', id).executeTakeFirst();
-  if (user) return true;
   const event = await db
     .selectFrom('inbox_events')
     .select('id')

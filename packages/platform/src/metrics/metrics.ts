@@ -91,6 +91,7 @@ export function createWorkerMetrics() {
       labelNames: ['provider'] as const,
       registers: [registry],
     }),
+    revenueCatCustomersCreated: revenueCatCustomersCreatedCounter(registry),
     relayReenqueued: new Counter({
       name: 'tally_relay_reenqueued_total',
       help: 'Durable rows the relay handed to their queue again (jobs that were really missing)',
@@ -212,8 +213,22 @@ export function createWorkerMetrics() {
 }
 export type WorkerMetrics = ReturnType<typeof createWorkerMetrics>;
 
+/**
+ * RevenueCat reads answered 201: RevenueCat created a customer for an id it did not know (its
+ * read is get-or-create). Tally reads only ids RevenueCat sent, so this should stay at zero (a
+ * customer deleted at RevenueCat and then named again by an old event would count).
+ */
+function revenueCatCustomersCreatedCounter(registry: Registry) {
+  return new Counter({
+    name: 'tally_revenuecat_customers_created_total',
+    help: 'RevenueCat subscriber reads that created the customer (201): should stay 0',
+    registers: [registry],
+  });
+}
+
 /** Api: Node's defaults (HTTP answers are in the access log); flows add their own families. */
 export function createApiMetrics() {
-  return { registry: createRegistry('api') };
+  const registry = createRegistry('api');
+  return { registry, revenueCatCustomersCreated: revenueCatCustomersCreatedCounter(registry) };
 }
 export type ApiMetrics = ReturnType<typeof createApiMetrics>;

@@ -14,6 +14,12 @@ export interface RevenueCatApiClientOptions {
   timeoutMs?: number | undefined;
   /** Clock for Retry-After HTTP dates. */
   now?: () => number;
+  /**
+   * Called when RevenueCat answered 201: its read is get-or-create, so it has just created a
+   * customer for an id it did not know. Tally only reads ids RevenueCat sent, so this should
+   * never happen; the apps log it at warn and count it.
+   */
+  onCustomerCreated?: (appUserId: string) => void;
 }
 
 /** RevenueCat could not be reached or failed (5xx, timeout, network, unreadable answer): retried with backoff. */
@@ -147,9 +153,11 @@ export function createRevenueCatApiClient(options: RevenueCatApiClientOptions): 
         );
       }
       const { subscriber } = parsed.data;
+      const created = response.status === 201;
+      if (created) options.onCustomerCreated?.(appUserId);
       return {
         requestDateMs: parsed.data.request_date_ms ?? now(),
-        created: response.status === 201,
+        created,
         subscriber: {
           ...subscriber,
           subscriptions: subscriber.subscriptions ?? {},

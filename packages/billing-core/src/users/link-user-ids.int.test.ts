@@ -1,0 +1,51 @@
+import { postLedgerEntry } from '../ledger/post-ledger-entry';
+import { createTestDatabase, type TestDatabase } from '../testing/test-services';
+import { linkUserIds, resolveUserId } from './link-user-ids';
+
+/** The order of the canonical-user rules, where two of them disagree (the e2e tests cover each rule alone). */
+describe('linkUserIds picks one canonical user by rule order, never by id position alone', () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterAll(() => database.drop());
+
+  const link = (ids: string[]) => database.db.transaction().execute((trx) => linkUserIds(trx, ids));
+  const aliasesOf = async (userId: string) =>
+    (await database.db.selectFrom('user_aliases').select('alias').where('user_id', '=', userId).execute())
+      .map((row) => row.alias)
+      .sort();
+
+  it('an id already linked decides, wherever it stands; links are never re-pointed', async () => {
+    expect(await link(['rule-owner-a', 'rule-alias-a'])).toBe('rule-owner-a');
+    expect(await link(['rule-owner-b', 'rule-alias-b'])).toBe('rule-owner-b');
+    // Neither alias is a user, and a named id comes first: the first linked id's user wins, and
+    // the other alias keeps its link.
+    expect(await link(['rule-new', 'rule-alias-b', 'rule-alias-a'])).toBe('rule-owner-b');
+    expect(await resolveUserId(database.db, 'rule-new')).toBe('rule-owner-b');
+    expect(await resolveUserId(database.db, 'rule-alias-a')).toBe('rule-owner-a');
+    expect(await aliasesOf('rule-owner-b')).toEqual(['rule-alias-b', 'rule-new', 'rule-owner-b']);
+    expect(await aliasesOf('rule-owner-a')).toEqual(['rule-alias-a', 'rule-owner-a']);
+  });
+
+  it('a user that exists stays canonical even when it is anonymous and a named id comes first (documented limit)', async () => {
+    const anonymous = '$RCAnonymousID:00000000000000d1';
+    // Credited before linking existed: a user row without any link.
+    await database.db
+      .transaction()
+      .execute((trx) =>
+        postLedgerEntry(trx, { userId: anonymous, reference: 'test:legacy:d1', amount: 10, reason: 'test' }),
+      );
+    expect(await link(['rule-named', anonymous])).toBe(anonymous);
+    expect(await aliasesOf(anonymous)).toEqual([anonymous, 'rule-named'].sort());
+    const users = await database.db.selectFrom('users').select('id').where('id', '=', 'rule-named').execute();
+    expect(users).toEqual([]);
+  });
+
+  it('without any link or user: the first non-anonymous id, else the first id', async () => {
+    expect(await link(['$RCAnonymousID:00000000000000e1', 'rule-fresh-named'])).toBe('rule-fresh-named');
+    expect(await link(['$RCAnonymousID:00000000000000e3', '$RCAnonymousID:00000000000000e2'])).toBe(
+      '$RCAnonymousID:00000000000000e3',
+    );
+  });
+});
