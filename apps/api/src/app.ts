@@ -14,6 +14,7 @@ import { createQueueDashboard, type QueueDashboard } from './dashboard/create-qu
 import { createInboxRetryReset } from './dashboard/inbox-retry-reset';
 import { requireAdminKeyOrBasic } from './http/require-admin-key-or-basic';
 import { requireBearer } from './http/require-bearer';
+import { createUserRoutes } from './http/user-scope';
 import { createEventRoutes } from './routes/admin/event-routes';
 import { createLedgerAdminRoutes } from './routes/admin/ledger-routes';
 import { createReconcileRoutes } from './routes/admin/reconcile-routes';
@@ -71,10 +72,16 @@ export function createApiApp(deps: ApiAppDeps): Express {
 
       const v1 = express.Router();
       v1.use(requireBearer(deps.appApiKeys, 'app'));
-      v1.use(createWalletRoutes(deps));
-      v1.use(createSubscriptionRoutes(deps));
-      v1.use(createStudioRoutes({ db: deps.db, logger: deps.logger, ...deps.studio }));
-      v1.use(createTopupRoutes(deps));
+      // Every /v1 route is about one user and is mounted here, under /users/:userId, where the id
+      // is resolved to its canonical user once; a new route belongs in one of these routers.
+      v1.use(
+        createUserRoutes(deps.db, [
+          createWalletRoutes(deps),
+          createSubscriptionRoutes(deps),
+          createStudioRoutes({ db: deps.db, logger: deps.logger, ...deps.studio }),
+          createTopupRoutes(deps),
+        ]),
+      );
       app.use('/v1', v1);
 
       app.use(dashboardPath, requireAdminKeyOrBasic(deps.adminApiKeys), dashboard.router);

@@ -10,6 +10,10 @@ import { lockStudioUser } from './lock-studio-user';
 import { priceStudioRequest, type StudioRequestSpec, toUtcDay } from './price-studio-request';
 
 export interface CreateStudioRequestInput extends StudioRequestSpec {
+  /**
+   * The canonical user (resolveUserId), never an alias: the allowance is counted, the lock taken
+   * and the debit posted on this id, so two linked ids of one user share one count and one wallet.
+   */
   userId: string;
   /** What the AI service generates from; stored as JSON and sent as is. */
   input: unknown;

@@ -1,21 +1,22 @@
 import type { Kysely } from 'kysely';
 import type { DB, StudioRequestRow } from '../db/schema';
+import { belongsToUser, userIdsOf } from '../users/link-user-ids';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** One request of a user by its public id; undefined when it does not exist or is someone else's. */
+/**
+ * One request of a user by its public id; undefined when it does not exist or is someone else's.
+ * `userId` is a canonical user (resolveUserId): a request filed under an id linked to it (made
+ * before the link existed) is the user's too.
+ */
 export async function findStudioRequest(
   db: Kysely<DB>,
   userId: string,
   publicId: string,
 ): Promise<StudioRequestRow | undefined> {
   if (!UUID.test(publicId)) return undefined;
-  return db
-    .selectFrom('studio_requests')
-    .selectAll()
-    .where('public_id', '=', publicId)
-    .where('user_id', '=', userId)
-    .executeTakeFirst();
+  const row = await db.selectFrom('studio_requests').selectAll().where('public_id', '=', publicId).executeTakeFirst();
+  return row && (await belongsToUser(db, row.user_id, userId)) ? row : undefined;
 }
 
 export interface StudioRequestPage {
@@ -29,9 +30,10 @@ export interface StudioRequestPage {
 }
 
 /**
- * A user's studio requests, newest first, in pages. `after` is a cursor from an earlier page:
- * the public id of one of this user's requests. Returns undefined when it is not (unknown,
- * malformed, or another user's), so a bad cursor is an error rather than an empty page.
+ * A user's studio requests, newest first, in pages. `userId` is a canonical user (resolveUserId);
+ * requests filed under ids linked to it are listed too (userIdsOf). `after` is a cursor from an
+ * earlier page: the public id of one of this user's requests. Returns undefined when it is not
+ * (unknown, malformed, or another user's), so a bad cursor is an error rather than an empty page.
  */
 export async function listStudioRequests(
   db: Kysely<DB>,
@@ -47,7 +49,7 @@ export async function listStudioRequests(
   let query = db
     .selectFrom('studio_requests')
     .selectAll()
-    .where('user_id', '=', userId)
+    .where('user_id', 'in', await userIdsOf(db, userId))
     .orderBy('id', 'desc')
     .limit(options.limit + 1);
   if (beforeId !== undefined) query = query.where('id', '<', beforeId);

@@ -1,14 +1,12 @@
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Catalog } from '../catalog/catalog';
 import type { DB } from '../db/schema';
 import { BillingError, NotConfiguredError } from '../errors';
 import { findWallet } from '../ledger/read-wallet';
 import type { StripeApi } from '../ports/stripe-api';
+import { belongsToUser } from '../users/link-user-ids';
+import { lockUser } from '../users/lock-user';
 import { settleTopup } from './settle-topup';
-
-// The same namespace as the inbox engine's per-user lock, so a confirm and a webhook of one
-// user apply one at a time.
-const USER_LOCK_NAMESPACE = 7_411_001;
 
 export class TopupNotFoundError extends BillingError {
   constructor(reference: string) {
@@ -30,7 +28,12 @@ export class TopupNotPaidError extends BillingError {
  * Confirms a top-up after the browser paid: retrieves the PaymentIntent (outside any
  * transaction), requires `succeeded`, then runs the pending → paid transition (settleTopup), the
  * same one `payment_intent.succeeded` runs. A second confirm, or one after the webhook, credits
- * nothing and returns the balance. Throws TopupNotFoundError, TopupNotPaidError.
+ * nothing and returns the balance of the wallet it credits. `userId` is the canonical user
+ * (resolveUserId); a top-up filed under an id linked to it (started before the link) is its too.
+ * The settle runs under the per-user lock of the user the top-up credits (its row's `user_id`,
+ * the intent's `metadata.user_id`): the lock the inbox engine takes for the webhook, so a confirm
+ * and the webhook apply one at a time.
+ * Throws TopupNotFoundError, TopupNotPaidError.
  */
 export async function confirmTopup(
   deps: { db: Kysely<DB>; catalog: Catalog; stripe: StripeApi | undefined },
@@ -40,9 +43,10 @@ export async function confirmTopup(
     .selectFrom('topups')
     .selectAll()
     .where('reference', '=', input.reference)
-    .where('user_id', '=', input.userId)
     .executeTakeFirst();
-  if (!topup) throw new TopupNotFoundError(input.reference);
+  if (!topup || !(await belongsToUser(deps.db, topup.user_id, input.userId))) {
+    throw new TopupNotFoundError(input.reference);
+  }
   let credited = false;
   if (topup.status !== 'paid') {
     if (!deps.stripe) throw new NotConfiguredError('the Stripe API (STRIPE_SECRET_KEY)');
@@ -50,7 +54,7 @@ export async function confirmTopup(
     const intent = await deps.stripe.retrievePaymentIntent(topup.payment_intent_id);
     if (intent.status !== 'succeeded') throw new TopupNotPaidError(input.reference, String(intent.status));
     const settled = await deps.db.transaction().execute(async (trx) => {
-      await sql`SELECT pg_advisory_xact_lock(${USER_LOCK_NAMESPACE}, hashtext(${input.userId}))`.execute(trx);
+      await lockUser(trx, topup.user_id);
       return settleTopup(trx, {
         reference: input.reference,
         paymentIntent: intent,
@@ -60,6 +64,8 @@ export async function confirmTopup(
     });
     credited = settled.kind === 'paid';
   }
-  const wallet = await findWallet(deps.db, input.userId);
+  // The wallet the top-up credits: the user's own, or for a top-up started under an id before
+  // RevenueCat linked it, that id's (links never move tokens between wallets).
+  const wallet = await findWallet(deps.db, topup.user_id);
   return { reference: input.reference, status: 'paid', credited, balance: wallet.balance };
 }

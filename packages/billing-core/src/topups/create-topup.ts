@@ -23,7 +23,8 @@ export function newTopupReference(): string {
  * Starts a top-up: a pending row with a generated reference is committed first, then a Stripe
  * PaymentIntent is created (outside any transaction) carrying user_id, pack_id and
  * topup_reference in its metadata, with the idempotency key `topup-{reference}` so a retried
- * create returns the same intent. Returns what the browser needs to pay.
+ * create returns the same intent. Returns what the browser needs to pay. `userId` is the
+ * canonical user (resolveUserId): the row, the intent's metadata and so the credit are its.
  */
 export async function createTopup(
   deps: { db: Kysely<DB>; catalog: Catalog; stripe: StripeApi | undefined },

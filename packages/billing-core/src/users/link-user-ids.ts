@@ -16,13 +16,39 @@ export function linkableIds(ids: readonly unknown[]): string[] {
 }
 
 /**
- * The canonical user of an id: the user it is linked to, else the id itself. Every read by a
- * user id (wallet, ledger, subscription) goes through this, so any linked id answers for the
- * same user.
+ * The canonical user of an id: the user it is linked to, else the id itself. Every product API
+ * route by a user id (wallet, ledger, subscription, AI Studio, top-ups) resolves the path's id
+ * through this once (apps/api `createUserRoutes`) and reads, writes and locks only the answer, so
+ * any linked id answers and spends for the same user.
  */
 export async function resolveUserId(db: Kysely<DB> | Transaction<DB>, id: string): Promise<string> {
   const link = await db.selectFrom('user_aliases').select('user_id').where('alias', '=', id).executeTakeFirst();
   return link?.user_id ?? id;
+}
+
+/**
+ * The ids a canonical user's rows can be filed under: the user itself, then every id linked to it
+ * (sorted). Rows written under an id before RevenueCat linked it to the user (a studio request or
+ * a top-up made under an anonymous id the app had not logged in yet) stay the user's.
+ */
+export async function userIdsOf(db: Kysely<DB> | Transaction<DB>, userId: string): Promise<string[]> {
+  const aliases = await db
+    .selectFrom('user_aliases')
+    .select('alias')
+    .where('user_id', '=', userId)
+    .where('alias', '<>', userId)
+    .orderBy('alias')
+    .execute();
+  return [userId, ...aliases.map((row) => row.alias)];
+}
+
+/** Whether a row filed under `ownerId` is the canonical user `userId`'s: the same id or one linked to it. */
+export async function belongsToUser(
+  db: Kysely<DB> | Transaction<DB>,
+  ownerId: string,
+  userId: string,
+): Promise<boolean> {
+  return ownerId === userId || (await resolveUserId(db, ownerId)) === userId;
 }
 
 /**

@@ -12,7 +12,8 @@ import { type Logger, sendError } from '@tally/platform';
 import { Router } from 'express';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import { limitSchema, parseOr400, userIdSchema } from '../../http/params';
+import { limitSchema, parseOr400 } from '../../http/params';
+import { userScopeOf } from '../../http/user-scope';
 
 export interface StudioRouteDeps {
   db: Kysely<DB>;
@@ -34,7 +35,10 @@ const createBodySchema = z.strictObject({
 /** `cursor` is an earlier page's nextCursor: the public id of that page's last request. */
 const listQuerySchema = z.object({ limit: limitSchema, cursor: z.string().min(1).optional() });
 
-/** The public view of a studio request: the public id, never the internal one (the list's cursor too). */
+/**
+ * The public view of a studio request: the public id, never the internal one (the list's cursor
+ * too). `userId` is the user the request is filed under: the canonical user of the id it was made by.
+ */
 export function toStudioRequestView(row: StudioRequestRow) {
   return {
     id: row.public_id,
@@ -60,14 +64,18 @@ export function toStudioRequestView(row: StudioRequestRow) {
   };
 }
 
-/** AI Studio: spend tokens (or the free allowance) on generations, and read them back. */
+/**
+ * AI Studio: spend tokens (or the free allowance) on generations, and read them back. Mounted by
+ * createUserRoutes: requests are made, paid for, counted against the allowance and listed as the
+ * canonical user's, whichever linked id the path names.
+ */
 export function createStudioRoutes(deps: StudioRouteDeps): Router {
   const router = Router();
 
-  router.post('/users/:userId/studio/requests', async (req, res) => {
-    const userId = parseOr400(res, userIdSchema, req.params.userId);
+  router.post('/studio/requests', async (req, res) => {
+    const { userId } = userScopeOf(res);
     const body = parseOr400(res, createBodySchema, req.body);
-    if (userId === undefined || body === undefined) return;
+    if (body === undefined) return;
     let created: Awaited<ReturnType<typeof createStudioRequest>>;
     try {
       created = await createStudioRequest(deps, { userId, ...body });
@@ -107,23 +115,22 @@ export function createStudioRoutes(deps: StudioRouteDeps): Router {
     });
   });
 
-  router.get('/users/:userId/studio/requests/:requestId', async (req, res) => {
-    const userId = parseOr400(res, userIdSchema, req.params.userId);
-    if (userId === undefined) return;
+  router.get('/studio/requests/:requestId', async (req, res) => {
+    const { userId } = userScopeOf(res);
     const row = await findStudioRequest(deps.db, userId, req.params.requestId);
     if (!row) return sendError(res, 404, 'not_found', 'no such studio request for this user');
     res.json(toStudioRequestView(row));
   });
 
-  router.get('/users/:userId/studio/requests', async (req, res) => {
-    const userId = parseOr400(res, userIdSchema, req.params.userId);
+  router.get('/studio/requests', async (req, res) => {
+    const { userId, requestedId } = userScopeOf(res);
     const query = parseOr400(res, listQuerySchema, req.query);
-    if (userId === undefined || query === undefined) return;
+    if (query === undefined) return;
     const page = await listStudioRequests(deps.db, userId, { limit: query.limit, after: query.cursor });
     if (!page) {
       return sendError(res, 400, 'invalid_request', "cursor: not a nextCursor from this user's studio requests");
     }
-    res.json({ userId, requests: page.requests.map(toStudioRequestView), nextCursor: page.nextCursor });
+    res.json({ userId: requestedId, requests: page.requests.map(toStudioRequestView), nextCursor: page.nextCursor });
   });
 
   return router;

@@ -13,7 +13,7 @@ import {
 import { sendError } from '@tally/platform';
 import { type Response, Router } from 'express';
 import type { Kysely } from 'kysely';
-import { parseOr400, userIdSchema } from '../../http/params';
+import { userScopeOf } from '../../http/user-scope';
 
 export interface SubscriptionRoutesDeps {
   db: Kysely<DB>;
@@ -32,22 +32,24 @@ function sendSyncError(res: Response, error: unknown): void {
   sendError(res, status, error.code, error.message);
 }
 
-/** `GET /v1/users/{userId}/subscription` and `POST /v1/users/{userId}/subscription/sync`. */
+/**
+ * `GET /v1/users/{userId}/subscription` and `POST /v1/users/{userId}/subscription/sync`, mounted by
+ * createUserRoutes. The sync reads RevenueCat by the canonical user, which is always an id RevenueCat
+ * sent when the path's id is linked (links are made only from RevenueCat events' ids).
+ */
 export function createSubscriptionRoutes(deps: SubscriptionRoutesDeps): Router {
   const router = Router();
 
-  router.get('/users/:userId/subscription', async (req, res) => {
-    const userId = parseOr400(res, userIdSchema, req.params.userId);
-    if (userId === undefined) return;
+  router.get('/subscription', async (_req, res) => {
+    const { userId, requestedId } = userScopeOf(res);
     const subscription = await findSubscription(deps.db, userId);
-    if (!subscription) return sendError(res, 404, 'not_found', `user ${userId} has no subscription`);
+    if (!subscription) return sendError(res, 404, 'not_found', `user ${requestedId} has no subscription`);
     const { planId, status, expiresAt, store, autoRenew } = subscription;
-    res.json({ userId, planId, status, expiresAt, store, autoRenew });
+    res.json({ userId: requestedId, planId, status, expiresAt, store, autoRenew });
   });
 
-  router.post('/users/:userId/subscription/sync', async (req, res) => {
-    const userId = parseOr400(res, userIdSchema, req.params.userId);
-    if (userId === undefined) return;
+  router.post('/subscription/sync', async (_req, res) => {
+    const { userId, requestedId } = userScopeOf(res);
     const settings = deps.subscriptions;
     if (!settings) return sendError(res, 503, 'not_configured', 'subscription sync is not configured');
     try {
@@ -56,7 +58,7 @@ export function createSubscriptionRoutes(deps: SubscriptionRoutesDeps): Router {
         { userId, requestId: randomUUID() },
       );
       res.json({
-        userId,
+        userId: requestedId,
         result,
         subscription: subscription
           ? {

@@ -12,7 +12,8 @@ import { sendError } from '@tally/platform';
 import { type Response, Router } from 'express';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import { parseOr400, userIdSchema } from '../../http/params';
+import { parseOr400 } from '../../http/params';
+import { userScopeOf } from '../../http/user-scope';
 
 const createSchema = z.object({ packId: z.string().min(1).max(255) });
 const referenceSchema = z.string().regex(/^tu_[A-Za-z0-9]{8,64}$/);
@@ -48,13 +49,15 @@ function sendBillingError(res: Response, error: unknown): boolean {
 /**
  * Stripe top-ups: `POST /users/{userId}/topups {packId}` starts one (pending row + PaymentIntent)
  * and `POST /users/{userId}/topups/{reference}/confirm` credits it once the intent succeeded.
+ * Mounted by createUserRoutes: the top-up, the intent's `metadata.user_id` and the credit are the
+ * canonical user's, whichever linked id the path names.
  */
 export function createTopupRoutes(deps: { db: Kysely<DB>; catalog?: Catalog; stripe?: StripeApi | undefined }): Router {
   const router = Router();
-  router.post('/users/:userId/topups', async (req, res) => {
-    const userId = parseOr400(res, userIdSchema, req.params.userId);
+  router.post('/topups', async (req, res) => {
+    const { userId } = userScopeOf(res);
     const body = parseOr400(res, createSchema, req.body ?? {});
-    if (userId === undefined || body === undefined) return;
+    if (body === undefined) return;
     if (!deps.catalog) return sendError(res, 503, 'not_configured', 'top-ups are not configured');
     try {
       const topup = await createTopup(
@@ -66,10 +69,10 @@ export function createTopupRoutes(deps: { db: Kysely<DB>; catalog?: Catalog; str
       if (!sendBillingError(res, error)) throw error;
     }
   });
-  router.post('/users/:userId/topups/:reference/confirm', async (req, res) => {
-    const userId = parseOr400(res, userIdSchema, req.params.userId);
+  router.post('/topups/:reference/confirm', async (req, res) => {
+    const { userId } = userScopeOf(res);
     const reference = parseOr400(res, referenceSchema, req.params.reference);
-    if (userId === undefined || reference === undefined) return;
+    if (reference === undefined) return;
     if (!deps.catalog) return sendError(res, 503, 'not_configured', 'top-ups are not configured');
     try {
       res.json(await confirmTopup({ db: deps.db, catalog: deps.catalog, stripe: deps.stripe }, { userId, reference }));

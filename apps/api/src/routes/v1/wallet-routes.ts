@@ -1,32 +1,29 @@
-import { type DB, findWallet, listLedgerEntries, resolveUserId } from '@tally/billing-core';
+import { type DB, findWallet, listLedgerEntries } from '@tally/billing-core';
 import { Router } from 'express';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import { cursorSchema, limitSchema, parseOr400, userIdSchema } from '../../http/params';
+import { cursorSchema, limitSchema, parseOr400 } from '../../http/params';
+import { userScopeOf } from '../../http/user-scope';
 
 const ledgerQuerySchema = z.object({ limit: limitSchema, cursor: cursorSchema });
 
+/** `GET /v1/users/{userId}/wallet` and `/ledger`; mounted by createUserRoutes (paths relative to the user). */
 export function createWalletRoutes(deps: { db: Kysely<DB> }): Router {
   const router = Router();
 
-  router.get('/users/:userId/wallet', async (req, res) => {
-    const userId = parseOr400(res, userIdSchema, req.params.userId);
-    if (userId === undefined) return;
-    // Any id linked to a user (an alias, an anonymous id) answers for that user.
-    const wallet = await findWallet(deps.db, await resolveUserId(deps.db, userId));
-    res.json({ userId, balance: wallet.balance });
+  router.get('/wallet', async (_req, res) => {
+    const { userId, requestedId } = userScopeOf(res);
+    const wallet = await findWallet(deps.db, userId);
+    res.json({ userId: requestedId, balance: wallet.balance });
   });
 
-  router.get('/users/:userId/ledger', async (req, res) => {
-    const userId = parseOr400(res, userIdSchema, req.params.userId);
+  router.get('/ledger', async (req, res) => {
+    const { userId, requestedId } = userScopeOf(res);
     const query = parseOr400(res, ledgerQuerySchema, req.query);
-    if (userId === undefined || query === undefined) return;
-    const page = await listLedgerEntries(deps.db, await resolveUserId(deps.db, userId), {
-      limit: query.limit,
-      beforeId: query.cursor,
-    });
+    if (query === undefined) return;
+    const page = await listLedgerEntries(deps.db, userId, { limit: query.limit, beforeId: query.cursor });
     res.json({
-      userId,
+      userId: requestedId,
       entries: page.entries.map((entry) => ({
         reference: entry.reference,
         amount: entry.amount,

@@ -1,0 +1,48 @@
+import { type DB, resolveUserId } from '@tally/billing-core';
+import { type NextFunction, type Request, type Response, Router } from 'express';
+import type { Kysely } from 'kysely';
+import { parseOr400, userIdSchema } from './params';
+
+/** Whom a `/v1/users/{userId}/…` request is about. */
+export interface UserScope {
+  /**
+   * The canonical user of the path's id (`resolveUserId`): the id itself, or the user a
+   * RevenueCat link points it at. Every read, write and lock of a user route uses this id.
+   */
+  userId: string;
+  /** The id as the path spelled it. Only echoed back (`userId` in answers); never read or written by. */
+  requestedId: string;
+}
+
+/**
+ * The one place the product API turns the `{userId}` of a path into a user. `routers` are
+ * mounted under `/users/:userId` behind a middleware that validates the id (400 otherwise),
+ * resolves it once and leaves the answer for `userScopeOf`. Their own paths are relative
+ * (`/wallet`, `/studio/requests`), and without `mergeParams` Express gives them no `userId`
+ * parameter at all (TypeScript rejects `req.params.userId` there too), so a route added to one of
+ * them cannot act on the unresolved id by accident: a linked id (`$RCAnonymousID:…`, an old
+ * login) reads and spends the wallet the reads show, not an empty one of its own.
+ */
+export function createUserRoutes(db: Kysely<DB>, routers: readonly Router[]): Router {
+  const router = Router();
+  router.use(
+    '/users/:userId',
+    async (req: Request<{ userId: string }>, res: Response, next: NextFunction) => {
+      const requestedId = parseOr400(res, userIdSchema, req.params.userId);
+      if (requestedId === undefined) return;
+      const scope: UserScope = { userId: await resolveUserId(db, requestedId), requestedId };
+      res.locals.userScope = scope;
+      next();
+    },
+    ...routers,
+  );
+  return router;
+}
+
+/** The scope `createUserRoutes` resolved for this request; throws for a route mounted outside it. */
+export function userScopeOf(res: Response): UserScope {
+  const scope = res.locals.userScope as UserScope | undefined;
+  if (scope === undefined)
+    throw new Error('a user route was mounted outside createUserRoutes: its userId is unresolved');
+  return scope;
+}
