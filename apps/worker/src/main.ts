@@ -13,7 +13,6 @@ import {
   createHealthRoutes,
   createLogger,
   createServiceApp,
-  createWorkerMetrics,
   loadDotEnv,
   parseEnv,
   runMain,
@@ -34,7 +33,6 @@ runMain('worker', async () => {
   }
   const catalog = loadCatalog(config.CATALOG_PATH ?? exampleCatalogPath);
   const logger = createLogger({ name: 'worker', level: config.LOG_LEVEL });
-  const metrics = createWorkerMetrics();
   const database = createDb({
     connectionString: config.DATABASE_URL,
     applicationName: 'tally-worker',
@@ -80,7 +78,6 @@ runMain('worker', async () => {
     db: database.db,
     handlers,
     logger,
-    metrics,
     redisUrl: config.REDIS_URL,
     queuePrefix: config.QUEUE_PREFIX,
     roles: config.WORKER_ROLES,
@@ -130,7 +127,7 @@ runMain('worker', async () => {
     routes: (service) =>
       service.use(
         createHealthRoutes({
-          registry: metrics.registry,
+          registry: runtime.metrics.registry,
           beforeScrape: runtime.refreshGauges,
           checks: {
             postgres: async () => {
