@@ -2,10 +2,10 @@ import { sql } from 'kysely';
 import { InvalidEventError } from '../../../errors';
 import { ignored, processed, retryLater } from '../../../inbox/inbox-handler';
 import { postLedgerEntry } from '../../../ledger/post-ledger-entry';
+import { stripeIdOf, stripeNumberAt } from '../../../provider-data/stripe-objects';
 import { references } from '../../../references';
 import { defineRoute } from '../../shared/create-provider-handler';
 import type { StripeEvent } from '../stripe-event';
-import { stripeIdOf, stripeNumberAt } from '../stripe-objects';
 
 /**
  * `charge.refunded` of a one-off pack (token pack or top-up), fully or partly refunded.
