@@ -161,6 +161,39 @@ describe('the engine the flows plug into', () => {
     );
   });
 
+  it('parks an event whose reference already posts the same amount to another user, and says why', async () => {
+    // The same reference and amount, but another user's wallet: never "already posted".
+    await stack.db.transaction().execute((trx) =>
+      postLedgerEntry(trx, {
+        userId: 'conflict-other-user',
+        reference: references.revenuecatEvent('rc-conflict-2'),
+        amount: 100,
+        reason: 'manual_adjustment',
+      }),
+    );
+    const worker = stack.startWorker();
+    await stack.postRevenueCat(revenueCatTokenPurchase({ id: 'rc-conflict-2', userId: 'conflict-user-2' }));
+    const parked = await eventually('the conflicting event to park', async () => {
+      const row = await findRow('rc-conflict-2');
+      return row.status === 'failed' ? row : undefined;
+    });
+    expect(parked).toMatchObject({
+      attempts: 1,
+      outcome_code: 'reference_conflict',
+      last_error:
+        'LedgerReferenceConflictError: ledger reference revenuecat:event:rc-conflict-2 already posts 100 to conflict-other-user; refusing 100 to conflict-user-2',
+    });
+    // Neither wallet moved: the event's user got nothing, the other user kept exactly the one entry.
+    expect(await ledgerOf('conflict-user-2')).toEqual([]);
+    expect(await findWallet(stack.db, 'conflict-user-2')).toEqual({ userId: 'conflict-user-2', balance: 0 });
+    expect(await ledgerOf('conflict-other-user')).toEqual([
+      { reference: 'revenuecat:event:rc-conflict-2', amount: 100, balance_before: 0, balance_after: 100 },
+    ]);
+    expect(await worker.metrics.registry.metrics()).toContain(
+      'tally_ledger_reference_conflicts_total{provider="revenuecat",service="worker"} 1',
+    );
+  });
+
   it('changes nothing when a processed token-pack purchase is replayed', async () => {
     stack.startWorker();
     await stack.postRevenueCat(revenueCatTokenPurchase({ id: 'rc-replay-1', userId: 'replay-user' }));
