@@ -11,6 +11,7 @@ import {
 } from '@tally/billing-core';
 import { sql } from 'kysely';
 import { revenueCatTokenPurchase } from '../support/events';
+import { captureLogs, logLevels } from '../support/log-capture';
 import { eventually, type Json, TestStack } from '../support/stack';
 
 /** Wraps the real handlers so a test can watch or steer the RevenueCat one. */
@@ -48,7 +49,9 @@ describe('the engine the flows plug into', () => {
   it('retries a "retry later" event after its delay with its failure budget intact, then applies it', async () => {
     const real = stack.handlers();
     const state = { waitsLeft: 4, calls: [] as number[] };
+    const logs = captureLogs();
     stack.startWorker({
+      logger: logs.logger,
       maxAttempts: 2,
       handlers: wrapRevenueCat(real, {
         async prepare(row, ctx) {
@@ -90,6 +93,24 @@ describe('the engine the flows plug into', () => {
     }
     expect(await ledgerOf('wait-user')).toEqual([
       { reference: 'revenuecat:event:rc-wait-1', amount: 100, balance_before: 0, balance_after: 100 },
+    ]);
+    // Waiting is not a failure: each deferral is logged at info with its reason, nothing at warn or above.
+    const lines = logs.lines.filter((line) => line.providerEventId === 'rc-wait-1');
+    expect(lines.filter((line) => line.level >= logLevels.warn)).toEqual([]);
+    expect(
+      lines
+        .filter((line) => line.outcome === 'deferred')
+        .map((line) => [line.level, line.msg, line.reason, line.delayMs]),
+    ).toEqual(
+      Array.from({ length: 4 }, () => [
+        logLevels.info,
+        'inbox event waits for a prerequisite; retrying later',
+        'subscription not known yet',
+        150,
+      ]),
+    );
+    expect(lines.filter((line) => line.msg === 'inbox event finished')).toEqual([
+      expect.objectContaining({ level: logLevels.info, outcome: 'processed', code: 'credited' }),
     ]);
   });
 

@@ -24,6 +24,7 @@ import {
   handOffStudioRequests,
   type InboxQueue,
   type IngestMetrics,
+  type Logger,
   type RunningServer,
   type StudioQueue,
   startHttpServer,
@@ -67,6 +68,8 @@ export interface WorkerSettings {
   /** The retention and reconcile roles' loops (tests usually call runOnce). */
   retention?: WorkerRuntimeOptions['retention'];
   reconcile?: WorkerRuntimeOptions['reconcile'];
+  /** The worker's logger (default silent); captureLogs() in log-capture.ts keeps its lines. */
+  logger?: Logger;
 }
 
 /** Tests accept both environments unless they test the policy itself. */
@@ -197,7 +200,7 @@ export class TestStack {
     const runtime = startWorkerRuntime({
       db: this.db,
       handlers: settings.handlers ?? this.handlers(),
-      logger: silent,
+      logger: settings.logger ?? silent,
       redisUrl: this.redisUrl,
       queuePrefix: this.prefix,
       roles: settings.roles ?? ['inbox', 'relay'],
