@@ -37,6 +37,13 @@ const mutations = [
     tests: ['test/e2e/engine'],
   },
   {
+    name: 'ledger reference conflicts compare the amount only (another user answered as already-posted)',
+    file: 'packages/billing-core/src/ledger/post-ledger-entry.ts',
+    from: 'if (entry.user_id !== posting.userId || entry.amount !== posting.amount) {',
+    to: 'if (entry.amount !== posting.amount) {',
+    tests: ['test/e2e/engine'],
+  },
+  {
     name: 'attempts counted at completion instead of at claim',
     file: 'packages/billing-core/src/inbox/process-inbox-event.ts',
     from: 'attempts = CASE WHEN ${exhausted} THEN attempts ELSE attempts + 1 END,',

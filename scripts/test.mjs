@@ -1,6 +1,7 @@
-// `pnpm test` / `npm test`: install if needed, typecheck, lint, then every test against real
-// Postgres and Redis (TEST_DATABASE_URL / TEST_REDIS_URL, else the local defaults, else
-// testcontainers when Docker is available). Extra arguments go to Jest.
+// `pnpm test` / `npm test`: install if needed, typecheck, lint, check billing-core's folders for
+// import cycles, then every test against real Postgres and Redis (TEST_DATABASE_URL /
+// TEST_REDIS_URL, else the local defaults, else testcontainers when Docker is available).
+// Extra arguments go to Jest.
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { ensureBuilt, ensureInstalled, log, root } from './bootstrap.mjs';
@@ -20,6 +21,12 @@ const lint = spawnSync(process.execPath, [path.join(root, 'node_modules/@biomejs
   stdio: 'inherit',
 });
 if (lint.status !== 0) process.exit(lint.status ?? 1);
+log('folder import cycles (scripts/check-folder-cycles.mjs)');
+const folderCycles = spawnSync(process.execPath, [path.join(root, 'scripts/check-folder-cycles.mjs')], {
+  cwd: root,
+  stdio: 'inherit',
+});
+if (folderCycles.status !== 0) process.exit(folderCycles.status ?? 1);
 log('tests (jest)');
 const jest = spawnSync(process.execPath, [path.join(root, 'node_modules/jest/bin/jest.js'), ...process.argv.slice(2)], {
   cwd: root,

@@ -1,4 +1,5 @@
 import { postLedgerEntry } from '@tally/billing-core';
+import { stripeTokenPackPayment } from '../support/events';
 import { adminKey, appKey, readJson, TestStack } from '../support/stack';
 
 describe('the API', () => {
@@ -118,5 +119,71 @@ describe('the API', () => {
     // Only what the api itself moves: no webhook counters, no worker gauges.
     expect(metrics).not.toContain('tally_webhook_requests_total');
     expect(metrics).not.toContain('tally_queue_jobs');
+  });
+});
+
+describe('the admin event list filtered by outcome', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await TestStack.start();
+  });
+  afterAll(() => stack.stop());
+
+  type Listed = { id: number; providerEventId: string; status: string; outcome: { code: string } | null };
+  const list = async (query: string) => {
+    const response = await stack.apiRequest(`/admin/events?${query}`);
+    expect({ query, status: response.status }).toEqual({ query, status: 200 });
+    const page = (await response.json()) as { events: Listed[]; nextCursor: string | null };
+    return { ...page, ids: page.events.map((event) => event.providerEventId) };
+  };
+
+  it('lists exactly the events with the given outcome code, newest first, combined with the other filters and paged', async () => {
+    // Two credited packs, one parked (unknown pack), processed by a real worker.
+    const delivered: string[] = [];
+    for (const [eventId, packId] of [
+      ['evt_outcome_credited_1', 'tokens_100'],
+      ['evt_outcome_invalid', 'no_such_pack'],
+      ['evt_outcome_credited_2', 'tokens_100'],
+    ] as const) {
+      delivered.push(
+        await stack.deliverStripe(stripeTokenPackPayment({ eventId, userId: `outcome-${eventId}`, packId })),
+      );
+    }
+    stack.startWorker();
+    for (const eventId of delivered) await stack.finishedInboxRow('stripe', eventId);
+
+    const credited = await list('outcome=credited');
+    expect(credited.ids).toEqual(['evt_outcome_credited_2', 'evt_outcome_credited_1']);
+    expect(credited.events.map((event) => [event.status, event.outcome?.code])).toEqual([
+      ['processed', 'credited'],
+      ['processed', 'credited'],
+    ]);
+    expect(credited.nextCursor).toBeNull();
+    expect((await list('outcome=invalid_event')).events).toEqual([
+      expect.objectContaining({
+        providerEventId: 'evt_outcome_invalid',
+        status: 'failed',
+        outcome: expect.objectContaining({ code: 'invalid_event' }),
+      }),
+    ]);
+    // Other filters narrow further; a code nothing has matches nothing.
+    expect((await list('outcome=credited&status=failed')).ids).toEqual([]);
+    expect((await list('outcome=credited&provider=revenuecat')).ids).toEqual([]);
+    expect((await list('outcome=credited&userId=outcome-evt_outcome_credited_1')).ids).toEqual([
+      'evt_outcome_credited_1',
+    ]);
+    expect((await list('outcome=reference_conflict')).ids).toEqual([]);
+    // Paged with the cursor, the filter still holds on the next page.
+    const first = await list('outcome=credited&limit=1');
+    expect(first.ids).toEqual(['evt_outcome_credited_2']);
+    expect((await list(`outcome=credited&limit=1&cursor=${first.nextCursor}`)).ids).toEqual(['evt_outcome_credited_1']);
+  });
+
+  it('answers 400 invalid_request for an outcome that is not a code', async () => {
+    const response = await stack.apiRequest('/admin/events?outcome=Credited%20OR%201%3D1');
+    expect({ status: response.status, body: await response.json() }).toEqual({
+      status: 400,
+      body: { error: { code: 'invalid_request', message: expect.stringContaining('outcome') } },
+    });
   });
 });

@@ -74,6 +74,17 @@ describe('the tally CLI: --json output parses, exit codes are 0 ok, 1 failure or
     expect(await json(['ledger', 'verify', '--json'], 0)).toMatchObject({ ok: true, discrepancies: [] });
   });
 
+  it('events list --outcome lists only the events with that outcome code, alone or with other filters', async () => {
+    const list = async (...filters: string[]) =>
+      (await json(['events', 'list', ...filters, '--json'], 0)).events as { id: number }[];
+    expect(await list('--outcome', 'invalid_event')).toEqual([
+      expect.objectContaining({ id: parkedId, status: 'failed', outcome_code: 'invalid_event' }),
+    ]);
+    expect((await list('--outcome', 'credited')).map((event) => event.id)).toEqual([processedId]);
+    expect((await list('--outcome', 'credited', '--status', 'failed')).map((event) => event.id)).toEqual([]);
+    expect((await list('--outcome', 'other_environment')).map((event) => event.id)).toEqual([]);
+  });
+
   it('requeue and replay print what they did as JSON; a refused one exits 1 with a JSON error', async () => {
     expect(await json(['requeue', String(parkedId), '--json'], 0)).toMatchObject({ requeued: 1, ids: [parkedId] });
     expect(await json(['replay', String(processedId), '--json'], 0)).toMatchObject({

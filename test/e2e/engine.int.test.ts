@@ -11,6 +11,7 @@ import {
 } from '@tally/billing-core';
 import { sql } from 'kysely';
 import { revenueCatTokenPurchase } from '../support/events';
+import { captureLogs, logLevels } from '../support/log-capture';
 import { eventually, type Json, TestStack } from '../support/stack';
 
 /** Wraps the real handlers so a test can watch or steer the RevenueCat one. */
@@ -48,7 +49,9 @@ describe('the engine the flows plug into', () => {
   it('retries a "retry later" event after its delay with its failure budget intact, then applies it', async () => {
     const real = stack.handlers();
     const state = { waitsLeft: 4, calls: [] as number[] };
+    const logs = captureLogs();
     stack.startWorker({
+      logger: logs.logger,
       maxAttempts: 2,
       handlers: wrapRevenueCat(real, {
         async prepare(row, ctx) {
@@ -90,6 +93,24 @@ describe('the engine the flows plug into', () => {
     }
     expect(await ledgerOf('wait-user')).toEqual([
       { reference: 'revenuecat:event:rc-wait-1', amount: 100, balance_before: 0, balance_after: 100 },
+    ]);
+    // Waiting is not a failure: each deferral is logged at info with its reason, nothing at warn or above.
+    const lines = logs.lines.filter((line) => line.providerEventId === 'rc-wait-1');
+    expect(lines.filter((line) => line.level >= logLevels.warn)).toEqual([]);
+    expect(
+      lines
+        .filter((line) => line.outcome === 'deferred')
+        .map((line) => [line.level, line.msg, line.reason, line.delayMs]),
+    ).toEqual(
+      Array.from({ length: 4 }, () => [
+        logLevels.info,
+        'inbox event waits for a prerequisite; retrying later',
+        'subscription not known yet',
+        150,
+      ]),
+    );
+    expect(lines.filter((line) => line.msg === 'inbox event finished')).toEqual([
+      expect.objectContaining({ level: logLevels.info, outcome: 'processed', code: 'credited' }),
     ]);
   });
 
@@ -158,6 +179,39 @@ describe('the engine the flows plug into', () => {
     expect(metrics).toContain('tally_ledger_reference_conflicts_total{provider="revenuecat",service="worker"} 1');
     expect(metrics).toContain(
       'tally_inbox_events_parked_total{provider="revenuecat",code="reference_conflict",service="worker"} 1',
+    );
+  });
+
+  it('parks an event whose reference already posts the same amount to another user, and says why', async () => {
+    // The same reference and amount, but another user's wallet: never "already posted".
+    await stack.db.transaction().execute((trx) =>
+      postLedgerEntry(trx, {
+        userId: 'conflict-other-user',
+        reference: references.revenuecatEvent('rc-conflict-2'),
+        amount: 100,
+        reason: 'manual_adjustment',
+      }),
+    );
+    const worker = stack.startWorker();
+    await stack.postRevenueCat(revenueCatTokenPurchase({ id: 'rc-conflict-2', userId: 'conflict-user-2' }));
+    const parked = await eventually('the conflicting event to park', async () => {
+      const row = await findRow('rc-conflict-2');
+      return row.status === 'failed' ? row : undefined;
+    });
+    expect(parked).toMatchObject({
+      attempts: 1,
+      outcome_code: 'reference_conflict',
+      last_error:
+        'LedgerReferenceConflictError: ledger reference revenuecat:event:rc-conflict-2 already posts 100 to conflict-other-user; refusing 100 to conflict-user-2',
+    });
+    // Neither wallet moved: the event's user got nothing, the other user kept exactly the one entry.
+    expect(await ledgerOf('conflict-user-2')).toEqual([]);
+    expect(await findWallet(stack.db, 'conflict-user-2')).toEqual({ userId: 'conflict-user-2', balance: 0 });
+    expect(await ledgerOf('conflict-other-user')).toEqual([
+      { reference: 'revenuecat:event:rc-conflict-2', amount: 100, balance_before: 0, balance_after: 100 },
+    ]);
+    expect(await worker.metrics.registry.metrics()).toContain(
+      'tally_ledger_reference_conflicts_total{provider="revenuecat",service="worker"} 1',
     );
   });
 

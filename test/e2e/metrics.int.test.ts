@@ -1,4 +1,6 @@
 import { queueCatalog } from '@tally/billing-core';
+import { testRedisUrl } from '@tally/billing-core/testing';
+import { RunningProcess } from '../support/built-process';
 import { stripeTokenPackPayment } from '../support/events';
 import { eventually, signStripe, TestStack } from '../support/stack';
 
@@ -46,7 +48,8 @@ describe('metrics: the operations series exist from zero and move when events fl
   };
 
   it('exposes ledger, parked-by-type, lag, every catalog queue and saga/installment states, and they move', async () => {
-    const worker = stack.startWorker({ roles: ['inbox'] });
+    // The inbox role moves the counters, the relay role exports the scrape-time gauges.
+    const worker = stack.startWorker({ roles: ['inbox', 'relay'] });
     await worker.refreshGauges();
     let text = await worker.metrics.registry.metrics();
     const credits = 'tally_ledger_entries{direction="credit",reason="token_pack_purchase",service="worker"}';
@@ -107,5 +110,88 @@ describe('metrics: the operations series exist from zero and move when events fl
     expect(text).toContain('tally_reconcile_findings{kind="missing_events",service="worker"} 0');
     expect(text).toContain('tally_reconcile_findings{kind="ledger_rows_without_event",service="worker"} 0');
     await stack.stopWorkers();
+  });
+});
+
+describe('metrics: a worker exposes only the families of its roles', () => {
+  let stack: TestStack;
+  const processes: RunningProcess[] = [];
+  beforeAll(async () => {
+    stack = await TestStack.start();
+  });
+  afterAll(async () => {
+    await Promise.all(processes.map((child) => child.stop()));
+    await stack.stop();
+  });
+
+  const inboxFamilies = [
+    'tally_inbox_event_lag_seconds',
+    'tally_inbox_events_deferred_total',
+    'tally_inbox_events_parked_total',
+    'tally_inbox_processing_duration_seconds',
+    'tally_ledger_reference_conflicts_total',
+  ];
+  // The relay's counter and the gauges read from Postgres and Redis at scrape time.
+  const relayFamilies = [
+    'tally_inbox_events_parked',
+    'tally_inbox_oldest_unprocessed_age_seconds',
+    'tally_ledger_entries',
+    'tally_ledger_tokens',
+    'tally_queue_jobs',
+    'tally_relay_reenqueued_total',
+    'tally_stripe_installments',
+    'tally_studio_requests',
+  ];
+
+  /** Starts the built worker with these roles and scrapes its /metrics over HTTP. */
+  async function scrape(roles: string): Promise<string> {
+    const worker = new RunningProcess('worker', {
+      DATABASE_URL: stack.database.url,
+      REDIS_URL: testRedisUrl(),
+      QUEUE_PREFIX: stack.prefix,
+      LOG_LEVEL: 'info',
+      SHUTDOWN_TIMEOUT_MS: '5000',
+      WORKER_METRICS_PORT: '0',
+      WORKER_ROLES: roles,
+    });
+    processes.push(worker);
+    const port = Number((await worker.waitForLog('worker started')).metricsPort);
+    const response = await fetch(`http://127.0.0.1:${port}/metrics`);
+    expect(response.status).toBe(200);
+    return response.text();
+  }
+  /** Tally's own families in a scrape (Node's defaults, tally_process_* and tally_nodejs_*, left out). */
+  const familiesIn = (text: string) =>
+    [...text.matchAll(/^# TYPE (tally_\w+) /gm)]
+      .map(([, name]) => name)
+      .filter((name) => !/^tally_(process|nodejs)_/.test(name ?? ''))
+      .sort();
+
+  it('the studio consumer exposes none of the inbox, relay or database families; inbox and relay only their own', async () => {
+    const [studio, inbox, relay, all] = await Promise.all([
+      scrape('studio'),
+      scrape('inbox'),
+      scrape('relay'),
+      scrape('all'),
+    ]);
+    expect({
+      studio: familiesIn(studio),
+      inbox: familiesIn(inbox),
+      relay: familiesIn(relay),
+      all: familiesIn(all),
+    }).toEqual({
+      studio: [],
+      inbox: inboxFamilies,
+      relay: relayFamilies,
+      // all leaves reconcile out, so no reconcile series either.
+      all: [...inboxFamilies, ...relayFamilies].sort(),
+    });
+    // Node's defaults are still there, and each family's series start at zero.
+    expect(studio).toContain('tally_process_cpu_user_seconds_total{service="worker"}');
+    expect(inbox).toContain(
+      'tally_inbox_events_parked_total{provider="stripe",code="attempts_exhausted",service="worker"} 0',
+    );
+    expect(relay).toContain('tally_queue_jobs{queue="inbox",state="waiting",service="worker"} 0');
+    expect(relay).toContain('tally_inbox_oldest_unprocessed_age_seconds{service="worker"} 0');
   });
 });

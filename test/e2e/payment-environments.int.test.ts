@@ -9,10 +9,12 @@ function withEventFields(body: string, fields: Record<string, unknown>, path: 'e
   return JSON.stringify(json);
 }
 
-describe('PAYMENT_ENVIRONMENTS=production', () => {
+describe('PAYMENT_ENVIRONMENTS=production, STRIPE_CONNECT_ACCOUNTS=acct_listed', () => {
   let stack: TestStack;
   beforeAll(async () => {
-    stack = await TestStack.start({ policy: productionOnlyPolicy });
+    stack = await TestStack.start({
+      policy: { ...productionOnlyPolicy, stripeConnectAccounts: new Set(['acct_listed']) },
+    });
     stack.startWorker();
   });
   afterAll(() => stack.stop());
@@ -73,7 +75,7 @@ describe('PAYMENT_ENVIRONMENTS=production', () => {
     ]);
   });
 
-  it('credits nothing for a purchase that names no environment, and ignores Stripe Connect events', async () => {
+  it('credits nothing for a purchase that names no environment, and ignores Stripe Connect events of unlisted accounts', async () => {
     const noEnvironment = withEventFields(
       revenueCatTokenPurchase({ id: 'rc-no-env', userId: 'env-user-2' }),
       { environment: undefined },
@@ -93,5 +95,23 @@ describe('PAYMENT_ENVIRONMENTS=production', () => {
       outcome_detail: 'event of connected account acct_someone_else',
     });
     expect(await findWallet(stack.db, 'env-user-2')).toEqual({ userId: 'env-user-2', balance: 0 });
+  });
+
+  it('applies a Stripe Connect event of a listed account like any production event', async () => {
+    const paymentIntentId = 'pi_connect_listed_1';
+    const listed = withEventFields(
+      stripeTokenPackPayment({ eventId: 'evt_connect_listed', paymentIntentId, userId: 'env-user-3' }),
+      { livemode: true, account: 'acct_listed' },
+      'root',
+    );
+    expect((await stack.postStripe(listed, signStripe(listed))).status).toBe(200);
+    expect(await rowOf('evt_connect_listed')).toMatchObject({ status: 'processed', outcome_code: 'credited' });
+    expect(await findWallet(stack.db, 'env-user-3')).toEqual({ userId: 'env-user-3', balance: 100 });
+    const ledger = await stack.db
+      .selectFrom('ledger_entries')
+      .select(['reference', 'amount'])
+      .where('user_id', '=', 'env-user-3')
+      .execute();
+    expect(ledger).toEqual([{ reference: `stripe:payment:${paymentIntentId}`, amount: 100 }]);
   });
 });

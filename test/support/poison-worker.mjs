@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createDb, createInboxHandlers, exampleCatalogPath, loadCatalog } from '@tally/billing-core';
-import { createLogger, createWorkerMetrics } from '@tally/platform';
+import { createLogger } from '@tally/platform';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const { startWorkerRuntime } = await import(path.join(root, 'apps/worker/dist/worker-runtime.js'));
@@ -46,7 +46,6 @@ startWorkerRuntime({
   db: database.db,
   handlers,
   logger: createLogger({ name: 'poison-worker', level: 'silent' }),
-  metrics: createWorkerMetrics(),
   redisUrl: process.env.REDIS_URL,
   queuePrefix: process.env.QUEUE_PREFIX,
   roles: ['inbox', 'relay'],

@@ -17,7 +17,6 @@ import {
   createLogger,
   createRedisConnection,
   createStudioQueue,
-  createWorkerMetrics,
   enqueueInboxEvent,
   enqueueInboxEvents,
   type HttpServerOptions,
@@ -25,6 +24,7 @@ import {
   handOffStudioRequests,
   type InboxQueue,
   type IngestMetrics,
+  type Logger,
   type RunningServer,
   type StudioQueue,
   startHttpServer,
@@ -68,6 +68,8 @@ export interface WorkerSettings {
   /** The retention and reconcile roles' loops (tests usually call runOnce). */
   retention?: WorkerRuntimeOptions['retention'];
   reconcile?: WorkerRuntimeOptions['reconcile'];
+  /** The worker's logger (default silent); captureLogs() in log-capture.ts keeps its lines. */
+  logger?: Logger;
 }
 
 /** Tests accept both environments unless they test the policy itself. */
@@ -198,8 +200,7 @@ export class TestStack {
     const runtime = startWorkerRuntime({
       db: this.db,
       handlers: settings.handlers ?? this.handlers(),
-      logger: silent,
-      metrics: createWorkerMetrics(),
+      logger: settings.logger ?? silent,
       redisUrl: this.redisUrl,
       queuePrefix: this.prefix,
       roles: settings.roles ?? ['inbox', 'relay'],

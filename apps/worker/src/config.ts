@@ -20,18 +20,33 @@ export type WorkerRole = (typeof workerRoles)[number];
 /** Roles that run only when listed by name: `all` (and the default) leaves them out. */
 export const optInWorkerRoles: readonly WorkerRole[] = ['reconcile'];
 
-const rolesSetting = csvList
-  .transform((list) => {
-    if (list.length > 0 && !list.includes('all')) return list;
-    // `all` plus opt-in roles named next to it, e.g. WORKER_ROLES=all,reconcile.
-    return [...workerRoles.filter((role) => !optInWorkerRoles.includes(role) || list.includes(role))];
+const roleNames: readonly string[] = ['all', ...workerRoles];
+
+/**
+ * `WORKER_ROLES`: unset or empty means `all`; `all` stands for every role but the opt-in ones,
+ * which run only when named (e.g. `all,reconcile`). Every name is checked, also next to `all`.
+ */
+export const workerRolesSetting = csvList
+  .superRefine((list, ctx) => {
+    for (const name of list) {
+      if (!roleNames.includes(name)) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `unknown role "${name}"; each role is one of: ${roleNames.join(', ')}`,
+        });
+      }
+    }
   })
-  .pipe(z.array(z.enum(workerRoles, { message: `each role is one of: all, ${workerRoles.join(', ')}` })).min(1));
+  .transform((list): WorkerRole[] => {
+    const named = workerRoles.filter((role) => list.includes(role));
+    if (list.length > 0 && !list.includes('all')) return named;
+    return workerRoles.filter((role) => !optInWorkerRoles.includes(role) || named.includes(role));
+  });
 
 export const workerEnvSchema = baseEnvSchema.extend({
   WORKER_METRICS_PORT: port(9464),
-  /** Comma-separated roles (default all). */
-  WORKER_ROLES: rolesSetting,
+  /** Comma-separated roles (default all, which leaves out the opt-in roles). */
+  WORKER_ROLES: workerRolesSetting,
   /** Inbox jobs one worker process runs at once; events of one user still apply one at a time. */
   WORKER_CONCURRENCY: positiveInt(8),
   /** A dead worker's jobs wait this long before another replica takes them (BullMQ lock). */

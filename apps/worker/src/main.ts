@@ -13,7 +13,6 @@ import {
   createHealthRoutes,
   createLogger,
   createServiceApp,
-  createWorkerMetrics,
   loadDotEnv,
   parseEnv,
   runMain,
@@ -34,7 +33,6 @@ runMain('worker', async () => {
   }
   const catalog = loadCatalog(config.CATALOG_PATH ?? exampleCatalogPath);
   const logger = createLogger({ name: 'worker', level: config.LOG_LEVEL });
-  const metrics = createWorkerMetrics();
   const database = createDb({
     connectionString: config.DATABASE_URL,
     applicationName: 'tally-worker',
@@ -50,7 +48,8 @@ runMain('worker', async () => {
       baseUrl: config.REVENUECAT_API_BASE_URL,
       timeoutMs: config.REVENUECAT_API_TIMEOUT_MS,
       onCustomerCreated: (userId) => {
-        metrics.revenueCatCustomersCreated.inc();
+        // Called only while events are processed, so after the runtime below has started.
+        runtime.metrics.revenueCatCustomersCreated.inc();
         logger.warn(
           { userId },
           'RevenueCat created a customer on read (201): Tally read an id RevenueCat did not know',
@@ -87,7 +86,6 @@ runMain('worker', async () => {
     db: database.db,
     handlers,
     logger,
-    metrics,
     redisUrl: config.REDIS_URL,
     queuePrefix: config.QUEUE_PREFIX,
     roles: config.WORKER_ROLES,
@@ -137,7 +135,7 @@ runMain('worker', async () => {
     routes: (service) =>
       service.use(
         createHealthRoutes({
-          registry: metrics.registry,
+          registry: runtime.metrics.registry,
           beforeScrape: runtime.refreshGauges,
           checks: {
             postgres: async () => {

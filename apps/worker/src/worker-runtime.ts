@@ -18,10 +18,12 @@ import {
   createProducerQueue,
   createRedisConnection,
   createStudioQueue,
+  createWorkerMetrics,
   handOffInboxEvents,
   type Logger,
   type ProducerQueue,
   refreshQueueGauges,
+  type WorkerMetricFamily,
   type WorkerMetrics,
   withTimeout,
 } from '@tally/platform';
@@ -43,7 +45,6 @@ export interface WorkerRuntimeOptions {
   /** Built by the composition root from ports (createInboxHandlers). */
   handlers: InboxHandlers;
   logger: Logger;
-  metrics: WorkerMetrics;
   redisUrl: string;
   queuePrefix: string;
   /** Which consumers and loops this process runs. */
@@ -84,6 +85,7 @@ const defaultStudioOptions: StudioRuntimeOptions = {
 };
 
 export interface WorkerRuntime {
+  /** The families of this process's roles only (workerMetricFamiliesOf); serve `metrics.registry`. */
   metrics: WorkerMetrics;
   /** The relay loop, when this process has the relay role. */
   relay: PeriodicLoop | undefined;
@@ -95,7 +97,11 @@ export interface WorkerRuntime {
   retention: PeriodicLoop | undefined;
   /** The Stripe reconciliation loop, when this process has the reconcile role. */
   reconcile: PeriodicLoop | undefined;
-  /** Refreshes queue and backlog gauges; called before each metrics scrape. */
+  /**
+   * Refreshes the scrape-time gauges (queue depth, backlog, ledger, parked, studio, installments)
+   * from Redis and Postgres; called before each metrics scrape. Does nothing without the relay
+   * role, which is the one that exports them.
+   */
   refreshGauges(): Promise<void>;
   pingRedis(): Promise<void>;
   /** Stops loops, drains active jobs within the shutdown timeout, then closes connections. */
@@ -103,13 +109,29 @@ export interface WorkerRuntime {
 }
 
 /**
- * Starts one worker process's share of the fleet, by role: the inbox consumer and the relay loop
- * (flows add theirs). Every role is safe on any number of replicas: claims are conditional
- * updates or SKIP LOCKED, effects are fenced by references.
+ * The metric families a process with these roles exports: each role's own counters, and the
+ * scrape-time gauges of the whole system (`system`) with the relay role only, so they are read
+ * by the few scheduler replicas rather than by every inbox consumer at every scrape.
+ */
+export function workerMetricFamiliesOf(roles: Iterable<WorkerRole>): WorkerMetricFamily[] {
+  const set = new Set(roles);
+  const families: WorkerMetricFamily[] = [];
+  if (set.has('inbox')) families.push('inbox');
+  if (set.has('relay')) families.push('relay', 'system');
+  if (set.has('reconcile')) families.push('reconcile');
+  return families;
+}
+
+/**
+ * Starts one worker process's share of the fleet, by role: the inbox and studio consumers, the
+ * email outbox consumer and the scheduled loops. Every role is safe on any number of replicas:
+ * claims are conditional updates or SKIP LOCKED, effects are fenced by references. Registers the
+ * metric families of its roles only (workerMetricFamiliesOf).
  */
 export function startWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntime {
-  const { logger, metrics } = options;
+  const { logger } = options;
   const roles = new Set(options.roles);
+  const metrics = createWorkerMetrics(workerMetricFamiliesOf(roles));
   const workerConnection = createRedisConnection(options.redisUrl, 'worker');
   const producerConnection = createRedisConnection(options.redisUrl, 'producer');
   const inboxQueue = createInboxQueue(producerConnection, options.queuePrefix);
@@ -196,7 +218,6 @@ export function startWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntime
   const retention = roles.has('retention')
     ? startRetentionLoop({ db: options.db, logger }, options.retention ?? { intervalMs: 3600_000, retentionDays: 90 })
     : undefined;
-  if (roles.has('reconcile')) metrics.enableReconcileMetrics();
   const reconcile = roles.has('reconcile')
     ? startReconcileLoop(
         {
@@ -210,7 +231,7 @@ export function startWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntime
       )
     : undefined;
   // Queue depth for every catalog queue, whether or not this process produces to it.
-  const gaugeQueues = Object.values(queueCatalog).map((definition) => {
+  const gaugeQueues = (metrics.families.has('system') ? Object.values(queueCatalog) : []).map((definition) => {
     const existing = queues.find((queue) => queue.name === definition.name);
     if (existing) return existing;
     const queue = createProducerQueue(
@@ -237,7 +258,9 @@ export function startWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntime
     installments,
     retention,
     reconcile,
-    refreshGauges: () => refreshQueueGauges(gaugeQueues, options.db, metrics),
+    refreshGauges: async () => {
+      if (metrics.families.has('system')) await refreshQueueGauges(gaugeQueues, options.db, metrics);
+    },
     async pingRedis() {
       await producerConnection.ping();
     },

@@ -53,6 +53,7 @@ export type {
   RevenueCatSubscription,
 } from './ports/revenuecat-api';
 export type { StripeApi } from './ports/stripe-api';
+export * from './provider-data/payment-environment';
 export * from './providers/ai-studio/create-ai-studio-client';
 export * from './providers/create-inbox-handlers';
 export * from './providers/revenuecat/revenuecat-api-client';
@@ -61,7 +62,6 @@ export {
   toRevenueCatInboxDraft,
   toRevenueCatInboxDraftFromBody,
 } from './providers/revenuecat/revenuecat-event';
-export * from './providers/shared/payment-environment';
 export * from './providers/stripe/create-stripe-api';
 export { stripeHandledEventTypes } from './providers/stripe/create-stripe-handler';
 export { parseStripeEvent, toStripeInboxDraft, toStripeInboxDraftFromBody } from './providers/stripe/stripe-event';

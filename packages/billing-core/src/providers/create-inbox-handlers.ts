@@ -1,8 +1,8 @@
 import type { Catalog } from '../catalog/catalog';
 import type { InboxHandler, InboxHandlers } from '../inbox/inbox-handler';
 import type { ProviderPorts } from '../ports/provider-ports';
+import type { EventPolicy } from '../provider-data/payment-environment';
 import { createRevenueCatHandler } from './revenuecat/create-revenuecat-handler';
-import type { EventPolicy } from './shared/payment-environment';
 import { createStripeHandler } from './stripe/create-stripe-handler';
 
 export interface InboxHandlerDeps {

@@ -1,5 +1,5 @@
 import { toCatalog } from '../catalog/catalog';
-import { productionOnlyPolicy } from '../providers/shared/payment-environment';
+import { productionOnlyPolicy } from '../provider-data/payment-environment';
 import { desiredRevenueCatSubscription } from './desired-revenuecat-subscription';
 
 const catalog = toCatalog({

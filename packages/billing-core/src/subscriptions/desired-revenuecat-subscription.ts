@@ -1,6 +1,6 @@
 import type { Catalog } from '../catalog/catalog';
 import type { RevenueCatSubscriber } from '../ports/revenuecat-api';
-import type { EventPolicy } from '../providers/shared/payment-environment';
+import type { EventPolicy } from '../provider-data/payment-environment';
 
 /** The subscription state a provider's truth asks for. */
 export type DesiredSubscription =

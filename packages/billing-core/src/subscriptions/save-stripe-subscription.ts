@@ -10,7 +10,7 @@ import {
   stripeNumberAt,
   subscriptionPeriodEndOf,
   subscriptionPriceIdsOf,
-} from '../providers/stripe/stripe-objects';
+} from '../provider-data/stripe-objects';
 
 /** Stripe statuses after which the subscription grants nothing more (both are final at Stripe). */
 const endedStatuses = new Set(['canceled', 'incomplete_expired']);

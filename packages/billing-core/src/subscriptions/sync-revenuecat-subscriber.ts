@@ -4,7 +4,7 @@ import type { Clock } from '../clock';
 import type { DB } from '../db/schema';
 import { BillingError, NotConfiguredError } from '../errors';
 import type { RevenueCatApi, RevenueCatSubscriberRead } from '../ports/revenuecat-api';
-import type { EventPolicy } from '../providers/shared/payment-environment';
+import type { EventPolicy } from '../provider-data/payment-environment';
 import { isRevenueCatSentId, linkUserIds } from '../users/link-user-ids';
 import { lockUser } from '../users/lock-user';
 import {

@@ -5,7 +5,7 @@ import type { DB } from '../db/schema';
 import { BillingError, NotConfiguredError } from '../errors';
 import { ensureWallet } from '../ledger/ensure-wallet';
 import type { StripeApi } from '../ports/stripe-api';
-import { stripeStringAt } from '../providers/stripe/stripe-objects';
+import { stripeStringAt } from '../provider-data/stripe-objects';
 
 /** The pack asked for does not exist or cannot be sold through Stripe. */
 export class UnknownTokenPackError extends BillingError {

@@ -9,7 +9,7 @@ import {
   stripeMetadataOf,
   stripeNumberAt,
   stripeStringAt,
-} from '../providers/stripe/stripe-objects';
+} from '../provider-data/stripe-objects';
 import { references } from '../references';
 
 export type SettleTopupResult =

@@ -27,14 +27,16 @@ export const redactedPaths = [
   '*.apiKey',
 ];
 
-export function createLogger(options: { name: string; level: string }): Logger {
-  return pino({
+/** A JSON logger with redaction; `destination` (default stdout) lets tests read its lines. */
+export function createLogger(options: { name: string; level: string; destination?: pino.DestinationStream }): Logger {
+  const settings = {
     name: options.name,
     level: options.level,
     redact: { paths: redactedPaths, censor: '[redacted]' },
     base: { service: options.name },
     timestamp: pino.stdTimeFunctions.isoTime,
-  });
+  };
+  return options.destination ? pino(settings, options.destination) : pino(settings);
 }
 
 export type { Logger };

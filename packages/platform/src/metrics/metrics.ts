@@ -6,7 +6,7 @@ import {
   type StripeReconciliationReport,
   studioRequestStatuses,
 } from '@tally/billing-core';
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, type Metric, Registry } from 'prom-client';
 
 const providers = ['stripe', 'revenuecat'] as const;
 
@@ -61,94 +61,112 @@ export const parkedCodes = [
   'waited_too_long',
 ] as const;
 
-/** Worker: processing, parking, waiting, conflicts, relay and the queue/backlog gauges. */
-export function createWorkerMetrics() {
+/**
+ * The worker's metric families; a process registers only those of the roles it runs
+ * (apps/worker's worker-runtime maps roles to families):
+ * - `inbox` (inbox role): processing time, lag, parked, deferred and reference-conflict counters;
+ * - `relay` (relay role): real re-enqueues by source;
+ * - `system` (relay role too): the gauges read from Postgres and Redis at scrape time (queue
+ *   depth, the oldest due event, ledger totals, parked rows by type, studio and installment
+ *   states). They describe the whole system, the same from every replica, so one role exports
+ *   them: the relay, which runs on the few scheduler replicas, not on every inbox consumer;
+ * - `reconcile` (reconcile role): the last Stripe reconciliation's findings.
+ */
+export const workerMetricFamilies = ['inbox', 'relay', 'system', 'reconcile'] as const;
+export type WorkerMetricFamily = (typeof workerMetricFamilies)[number];
+
+/**
+ * Worker metrics. Every series object exists (so callers need no checks), but only the families
+ * passed here are registered, and so exported; their labelled series start at zero.
+ */
+export function createWorkerMetrics(families: Iterable<WorkerMetricFamily>) {
   const registry = createRegistry('worker');
+  const enabled = new Set(families);
   const metrics = {
     registry,
+    families: enabled as ReadonlySet<WorkerMetricFamily>,
     inboxProcessingDuration: new Histogram({
       name: 'tally_inbox_processing_duration_seconds',
       help: 'Time to process one inbox event, by provider, type and outcome',
       labelNames: ['provider', 'type', 'outcome'] as const,
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-      registers: [registry],
+      registers: [],
     }),
     inboxParked: new Counter({
       name: 'tally_inbox_events_parked_total',
       help: 'Inbox events parked (status failed), by provider and reason code',
       labelNames: ['provider', 'code'] as const,
-      registers: [registry],
+      registers: [],
     }),
     inboxDeferred: new Counter({
       name: 'tally_inbox_events_deferred_total',
       help: 'Times an inbox event said "retry later" (a prerequisite missing, a provider rate limit)',
       labelNames: ['provider'] as const,
-      registers: [registry],
+      registers: [],
     }),
     referenceConflicts: new Counter({
       name: 'tally_ledger_reference_conflicts_total',
       help: 'Ledger postings refused because their reference already posts another user or amount',
       labelNames: ['provider'] as const,
-      registers: [registry],
-    }),
-    revenueCatCustomersCreated: revenueCatCustomersCreatedCounter(registry),
-    relayReenqueued: new Counter({
-      name: 'tally_relay_reenqueued_total',
-      help: 'Durable rows the relay handed to their queue again (jobs that were really missing)',
-      labelNames: ['source'] as const,
-      registers: [registry],
-    }),
-    queueJobs: new Gauge({
-      name: 'tally_queue_jobs',
-      help: 'BullMQ jobs by queue and state, read at scrape time',
-      labelNames: ['queue', 'state'] as const,
-      registers: [registry],
-    }),
-    oldestPendingAge: new Gauge({
-      name: 'tally_inbox_oldest_unprocessed_age_seconds',
-      help: 'Seconds since the oldest unfinished inbox event became due',
-      registers: [registry],
+      registers: [],
     }),
     inboxLag: new Histogram({
       name: 'tally_inbox_event_lag_seconds',
       help: 'Inbox lag: seconds from receipt to the end of processing (processed or ignored), by provider',
       labelNames: ['provider'] as const,
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 6 * 3600, 24 * 3600],
-      registers: [registry],
+      registers: [],
     }),
-    // Read at scrape time from Postgres (readOperationalCounts): the whole system's state, the same
-    // from every replica, so dashboards and alerts aggregate them with max(), never sum().
+    revenueCatCustomersCreated: revenueCatCustomersCreatedCounter([]),
+    relayReenqueued: new Counter({
+      name: 'tally_relay_reenqueued_total',
+      help: 'Durable rows the relay handed to their queue again (jobs that were really missing)',
+      labelNames: ['source'] as const,
+      registers: [],
+    }),
+    // Read at scrape time from Redis and Postgres (refreshQueueGauges): the whole system's state,
+    // the same from every replica that exports them, so dashboards and alerts use max(), never sum().
+    queueJobs: new Gauge({
+      name: 'tally_queue_jobs',
+      help: 'BullMQ jobs by queue and state, read at scrape time',
+      labelNames: ['queue', 'state'] as const,
+      registers: [],
+    }),
+    oldestPendingAge: new Gauge({
+      name: 'tally_inbox_oldest_unprocessed_age_seconds',
+      help: 'Seconds since the oldest unfinished inbox event became due',
+      registers: [],
+    }),
     ledgerEntries: new Gauge({
       name: 'tally_ledger_entries',
       help: 'Ledger entries ever posted, by direction (credit, debit) and reason; read from Postgres at scrape time',
       labelNames: ['direction', 'reason'] as const,
-      registers: [registry],
+      registers: [],
     }),
     ledgerTokens: new Gauge({
       name: 'tally_ledger_tokens',
       help: 'Tokens ever credited or debited (absolute), by direction and reason; read from Postgres at scrape time',
       labelNames: ['direction', 'reason'] as const,
-      registers: [registry],
+      registers: [],
     }),
     inboxParkedNow: new Gauge({
       name: 'tally_inbox_events_parked',
       help: 'Inbox events parked now (status failed), by provider and type (unknown types: other); read at scrape time',
       labelNames: ['provider', 'type'] as const,
-      registers: [registry],
+      registers: [],
     }),
     studioRequests: new Gauge({
       name: 'tally_studio_requests',
       help: 'AI Studio requests (the saga) by status; read from Postgres at scrape time',
       labelNames: ['status'] as const,
-      registers: [registry],
+      registers: [],
     }),
     stripeInstallments: new Gauge({
       name: 'tally_stripe_installments',
       help: 'Annual-plan installments by status; read from Postgres at scrape time',
       labelNames: ['status'] as const,
-      registers: [registry],
+      registers: [],
     }),
-    /** Stripe reconciliation (role 'reconcile' only: registered by enableReconcileMetrics). */
     reconcileFindings: new Gauge({
       name: 'tally_reconcile_findings',
       help: 'What the last Stripe reconciliation found, by kind (missing_events were backfilled)',
@@ -160,15 +178,7 @@ export function createWorkerMetrics() {
       help: 'When the last Stripe reconciliation finished (Unix seconds)',
       registers: [],
     }),
-    /** Registers the reconciliation series (at zero) in a process that runs the reconcile role. */
-    enableReconcileMetrics() {
-      if (registry.getSingleMetric('tally_reconcile_findings')) return;
-      registry.registerMetric(metrics.reconcileFindings);
-      registry.registerMetric(metrics.reconcileLastRun);
-      for (const kind of reconcileFindingKinds) metrics.reconcileFindings.set({ kind }, 0);
-    },
     recordReconciliation(report: StripeReconciliationReport) {
-      metrics.enableReconcileMetrics();
       metrics.reconcileFindings.set({ kind: 'missing_events' }, report.missingEvents.length);
       metrics.reconcileFindings.set({ kind: 'events_without_rows' }, report.eventsWithoutRows.length);
       metrics.reconcileFindings.set({ kind: 'ledger_rows_without_event' }, report.ledgerRowsWithoutEvent.length);
@@ -202,13 +212,40 @@ export function createWorkerMetrics() {
     },
   };
   const seenLedgerReasons = new Set<string>(knownLedgerReasons);
-  metrics.setOperationalCounts({ ledger: [], parked: [], studioRequests: [], installments: [] });
-  for (const provider of providers) {
-    for (const code of parkedCodes) metrics.inboxParked.inc({ provider, code }, 0);
-    metrics.inboxDeferred.inc({ provider }, 0);
-    metrics.referenceConflicts.inc({ provider }, 0);
+  const familyMetrics: Record<WorkerMetricFamily, Metric[]> = {
+    inbox: [
+      metrics.inboxProcessingDuration,
+      metrics.inboxParked,
+      metrics.inboxDeferred,
+      metrics.referenceConflicts,
+      metrics.inboxLag,
+      metrics.revenueCatCustomersCreated,
+    ],
+    relay: [metrics.relayReenqueued],
+    system: [
+      metrics.queueJobs,
+      metrics.oldestPendingAge,
+      metrics.ledgerEntries,
+      metrics.ledgerTokens,
+      metrics.inboxParkedNow,
+      metrics.studioRequests,
+      metrics.stripeInstallments,
+    ],
+    reconcile: [metrics.reconcileFindings, metrics.reconcileLastRun],
+  };
+  for (const family of enabled) for (const metric of familyMetrics[family]) registry.registerMetric(metric);
+  if (enabled.has('inbox')) {
+    for (const provider of providers) {
+      for (const code of parkedCodes) metrics.inboxParked.inc({ provider, code }, 0);
+      metrics.inboxDeferred.inc({ provider }, 0);
+      metrics.referenceConflicts.inc({ provider }, 0);
+    }
   }
-  metrics.relayReenqueued.inc({ source: 'inbox' }, 0);
+  if (enabled.has('relay')) metrics.relayReenqueued.inc({ source: 'inbox' }, 0);
+  if (enabled.has('system')) {
+    metrics.setOperationalCounts({ ledger: [], parked: [], studioRequests: [], installments: [] });
+  }
+  if (enabled.has('reconcile')) for (const kind of reconcileFindingKinds) metrics.reconcileFindings.set({ kind }, 0);
   return metrics;
 }
 export type WorkerMetrics = ReturnType<typeof createWorkerMetrics>;
@@ -218,17 +255,17 @@ export type WorkerMetrics = ReturnType<typeof createWorkerMetrics>;
  * read is get-or-create). Tally reads only ids RevenueCat sent, so this should stay at zero (a
  * customer deleted at RevenueCat and then named again by an old event would count).
  */
-function revenueCatCustomersCreatedCounter(registry: Registry) {
+function revenueCatCustomersCreatedCounter(registers: Registry[]) {
   return new Counter({
     name: 'tally_revenuecat_customers_created_total',
     help: 'RevenueCat subscriber reads that created the customer (201): should stay 0',
-    registers: [registry],
+    registers,
   });
 }
 
-/** Api: Node's defaults (HTTP answers are in the access log); flows add their own families. */
+/** Api: Node's defaults (HTTP answers are in the access log) and the RevenueCat reads of the on-demand sync. */
 export function createApiMetrics() {
   const registry = createRegistry('api');
-  return { registry, revenueCatCustomersCreated: revenueCatCustomersCreatedCounter(registry) };
+  return { registry, revenueCatCustomersCreated: revenueCatCustomersCreatedCounter([registry]) };
 }
 export type ApiMetrics = ReturnType<typeof createApiMetrics>;

@@ -1,8 +1,8 @@
 import type { Catalog } from '../../catalog/catalog';
 import { ignored } from '../../inbox/inbox-handler';
 import type { ProviderPorts } from '../../ports/provider-ports';
+import type { EventPolicy } from '../../provider-data/payment-environment';
 import { createProviderHandler, defineRoute, type EventRoute } from '../shared/create-provider-handler';
-import type { EventPolicy } from '../shared/payment-environment';
 import { parseRevenueCatWebhook, type RevenueCatEvent } from './revenuecat-event';
 import { createCancellationRoute } from './routes/cancellation';
 import { createSubscriptionEventsRoute, revenueCatSubscriptionEventTypes } from './routes/subscription-events';

@@ -3,7 +3,7 @@ import type { DB, InboxEventRow } from '../../db/schema';
 import { InvalidEventError } from '../../errors';
 import type { HandlerContext, HandlerResult, InboxHandler } from '../../inbox/inbox-handler';
 import { ignored } from '../../inbox/inbox-handler';
-import { type EventPolicy, paymentEnvironmentOf } from './payment-environment';
+import { type EventPolicy, paymentEnvironmentOf } from '../../provider-data/payment-environment';
 
 /**
  * How one family of event types is handled. `prepare` runs outside any transaction (provider

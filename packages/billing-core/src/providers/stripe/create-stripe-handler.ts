@@ -1,8 +1,8 @@
 import type { Catalog } from '../../catalog/catalog';
 import { ignored } from '../../inbox/inbox-handler';
 import type { ProviderPorts } from '../../ports/provider-ports';
+import type { EventPolicy } from '../../provider-data/payment-environment';
 import { createProviderHandler, defineRoute, type EventRoute } from '../shared/create-provider-handler';
-import type { EventPolicy } from '../shared/payment-environment';
 import { createChargeRefundedRoute } from './routes/charge-refunded';
 import { createCheckoutSessionRoute } from './routes/checkout-session-completed';
 import { createInvoicePaidRoute } from './routes/invoice-paid';

@@ -3,11 +3,11 @@ import { NotConfiguredError } from '../../../errors';
 import { ignored, processed } from '../../../inbox/inbox-handler';
 import type { ProviderPorts } from '../../../ports/provider-ports';
 import type { RevenueCatSubscriberRead } from '../../../ports/revenuecat-api';
+import type { EventPolicy } from '../../../provider-data/payment-environment';
 import { applyRevenueCatSubscriberRead } from '../../../subscriptions/sync-revenuecat-subscriber';
 import { linkableIds, linkUserIds } from '../../../users/link-user-ids';
 import { lockUsers } from '../../../users/lock-user';
 import { defineRoute } from '../../shared/create-provider-handler';
-import type { EventPolicy } from '../../shared/payment-environment';
 import type { RevenueCatEvent } from '../revenuecat-event';
 
 /**

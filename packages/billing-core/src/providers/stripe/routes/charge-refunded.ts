@@ -4,10 +4,10 @@ import { InvalidEventError } from '../../../errors';
 import { type HandlerResult, ignored, processed, retryLater } from '../../../inbox/inbox-handler';
 import { postLedgerEntry } from '../../../ledger/post-ledger-entry';
 import type { ProviderPorts } from '../../../ports/provider-ports';
+import { stripeIdOf, stripeNumberAt } from '../../../provider-data/stripe-objects';
 import { references } from '../../../references';
 import { defineRoute } from '../../shared/create-provider-handler';
 import type { StripeEvent } from '../stripe-event';
-import { stripeIdOf, stripeNumberAt } from '../stripe-objects';
 
 /**
  * Which invoice, if any, the refunded charge paid. A charge in the shape before API 2025-03-31

@@ -3,11 +3,6 @@ import { InvalidEventError, NotConfiguredError } from '../../../errors';
 import { type HandlerResult, ignored, processed } from '../../../inbox/inbox-handler';
 import { recordPayment } from '../../../payments/record-payment';
 import type { ProviderPorts } from '../../../ports/provider-ports';
-import { references } from '../../../references';
-import { saveStripeSubscription } from '../../../subscriptions/save-stripe-subscription';
-import { defineRoute } from '../../shared/create-provider-handler';
-import { rememberStripeCustomer, withCustomerMappingNote } from '../stripe-customers';
-import { type StripeEvent, stripeUserOf } from '../stripe-event';
 import {
   checkoutLinePriceIdsOf,
   type StripeJson,
@@ -15,7 +10,12 @@ import {
   stripeMetadataOf,
   stripeNumberAt,
   stripeStringAt,
-} from '../stripe-objects';
+} from '../../../provider-data/stripe-objects';
+import { references } from '../../../references';
+import { saveStripeSubscription } from '../../../subscriptions/save-stripe-subscription';
+import { defineRoute } from '../../shared/create-provider-handler';
+import { rememberStripeCustomer, withCustomerMappingNote } from '../stripe-customers';
+import { type StripeEvent, stripeUserOf } from '../stripe-event';
 import { tokenPackEmail } from './payment-intent-succeeded';
 
 type Prepared =

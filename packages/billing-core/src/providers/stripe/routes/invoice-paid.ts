@@ -4,11 +4,16 @@ import { ignored, processed, retryLater } from '../../../inbox/inbox-handler';
 import { scheduleInstallments } from '../../../installments/schedule-installments';
 import { voidFutureInstallments } from '../../../installments/void-future-installments';
 import { recordPayment } from '../../../payments/record-payment';
+import {
+  invoicePriceIdsOf,
+  invoiceSubscriptionIdOf,
+  stripeNumberAt,
+  stripeStringAt,
+} from '../../../provider-data/stripe-objects';
 import { references } from '../../../references';
 import { isEndedStripeStatus } from '../../../subscriptions/save-stripe-subscription';
 import { defineRoute } from '../../shared/create-provider-handler';
 import type { StripeEvent } from '../stripe-event';
-import { invoicePriceIdsOf, invoiceSubscriptionIdOf, stripeNumberAt, stripeStringAt } from '../stripe-objects';
 
 /**
  * `invoice.paid` of a subscription: the only source of subscription credits, under

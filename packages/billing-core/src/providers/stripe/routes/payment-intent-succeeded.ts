@@ -2,12 +2,12 @@ import type { Catalog } from '../../../catalog/catalog';
 import { InvalidEventError } from '../../../errors';
 import { ignored, processed } from '../../../inbox/inbox-handler';
 import { recordPayment } from '../../../payments/record-payment';
+import { stripeIdOf, stripeStringAt } from '../../../provider-data/stripe-objects';
 import { references } from '../../../references';
 import { settleTopup } from '../../../topups/settle-topup';
 import { defineRoute } from '../../shared/create-provider-handler';
 import { rememberStripeCustomer, withCustomerMappingNote } from '../stripe-customers';
 import { type StripeEvent, stripeMetadataValue, stripeUserOf } from '../stripe-event';
-import { stripeIdOf, stripeStringAt } from '../stripe-objects';
 
 /**
  * `payment_intent.succeeded`. A top-up (`metadata.topup_reference`) runs the top-up's pending →

@@ -2,11 +2,11 @@ import type { Catalog } from '../../../catalog/catalog';
 import { InvalidEventError, NotConfiguredError } from '../../../errors';
 import { type HandlerResult, ignored, processed, retryLater } from '../../../inbox/inbox-handler';
 import type { ProviderPorts } from '../../../ports/provider-ports';
+import { type StripeJson, stripeIdOf, stripeMetadataOf } from '../../../provider-data/stripe-objects';
 import { saveStripeSubscription } from '../../../subscriptions/save-stripe-subscription';
 import { defineRoute } from '../../shared/create-provider-handler';
 import { findUserByStripeCustomer, rememberStripeCustomer, withCustomerMappingNote } from '../stripe-customers';
 import type { StripeEvent } from '../stripe-event';
-import { type StripeJson, stripeIdOf, stripeMetadataOf } from '../stripe-objects';
 
 /**
  * `customer.subscription.created|updated|deleted` are notifications, not truth: prepare re-reads

@@ -1,4 +1,4 @@
-import type { InboxEventRow } from '../../db/schema';
+import type { InboxEventRow } from '../db/schema';
 
 export const paymentEnvironments = ['production', 'sandbox'] as const;
 export type PaymentEnvironment = (typeof paymentEnvironments)[number];

@@ -1,4 +1,4 @@
-import { objectAt, toIndexValue } from '../../inbox/inbox-event-draft';
+import { objectAt, toIndexValue } from '../inbox/inbox-event-draft';
 
 /**
  * Readers for Stripe objects in both the current API shapes (2025-03-31 and later) and the older
