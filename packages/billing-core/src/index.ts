@@ -24,6 +24,7 @@ export type {
 } from './db/schema';
 export { inboxSources, inboxStatuses } from './db/schema';
 export * from './email/email-outbox-source';
+export * from './email/requeue-outbox-emails';
 export * from './email/send-outbox-email';
 export * from './errors';
 export * from './inbox/find-oldest-due-age';
