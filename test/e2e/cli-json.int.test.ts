@@ -2,7 +2,7 @@ import { parseRevenueCatWebhook, recordInboxEvent, toRevenueCatInboxDraft } from
 import { createTestDatabase, type TestDatabase, testRedisUrl, uniqueQueuePrefix } from '@tally/billing-core/testing';
 import { createInboxQueue, createRedisConnection } from '@tally/platform';
 import { sql } from 'kysely';
-import { runCli } from '../support/built-process';
+import { closedPort, runCli } from '../support/built-process';
 import { revenueCatTokenPurchase } from '../support/events';
 import { FakeStripe } from '../support/fakes/fake-stripe';
 import { stripeEventBody, stripeId, stripePackIntent } from '../support/stripe-events';
@@ -137,6 +137,72 @@ describe('the tally CLI: --json output parses, exit codes are 0 ok, 1 failure or
     expect(text.stdout).toMatch(
       /USER\s+PROBLEM\s+DETAIL\ncli-tampered\s+balance_differs_from_sum\s+wallet holds 7, entries sum to 0/,
     );
+  });
+
+  it('names Postgres, its URL without the password and the cause when it cannot be reached; --json prints the error', async () => {
+    const port = await closedPort();
+    const deadDatabase = `postgres://tally:s3cret-pw@127.0.0.1:${port}/tally?password=s3cret-pw`;
+    const expected = `cannot reach Postgres at postgres://tally@127.0.0.1:${port}/tally: ECONNREFUSED (check DATABASE_URL)`;
+    for (const args of [
+      ['events', 'list', '--json'],
+      ['events', 'show', '1', '--json'],
+      ['user', 'someone', '--json'],
+      ['ledger', 'verify', '--json'],
+      ['requeue', '1', '--json'],
+      ['replay', '1', '--json'],
+    ]) {
+      const result = await runCli(args, { ...env, DATABASE_URL: deadDatabase });
+      expect({ args, code: result.code, stderr: result.stderr, stdout: JSON.parse(result.stdout || 'null') }).toEqual({
+        args,
+        code: 1,
+        stderr: `tally: ${expected}\n`,
+        stdout: { error: { code: 'postgres_unreachable', message: expected } },
+      });
+    }
+    // An environment that does not parse is a failure too, with its own code.
+    const { DATABASE_URL: _omitted, ...withoutDatabase } = env;
+    const unconfigured = await runCli(['events', 'list', '--json'], withoutDatabase);
+    expect(unconfigured.code).toBe(1);
+    expect(JSON.parse(unconfigured.stdout)).toEqual({
+      error: { code: 'invalid_configuration', message: expect.stringContaining('DATABASE_URL: is required') },
+    });
+    // Without --json: the same line on stderr, nothing on stdout.
+    for (const args of [['events', 'list'], ['migrate']]) {
+      const result = await runCli(args, { ...env, DATABASE_URL: deadDatabase });
+      expect({ args, ...result }).toEqual({ args, code: 1, stdout: '', stderr: `tally: ${expected}\n` });
+    }
+  });
+
+  it('names Redis when a requeue cannot reach it (the row is left to the relay, exit 0), and the Stripe API when reconcile cannot', async () => {
+    const parked = await record('cli-json-redis-down', 'failed');
+    const redisPort = await closedPort();
+    const requeued = await runCli(['requeue', String(parked), '--json'], {
+      ...env,
+      REDIS_URL: `redis://default:s3cret-pw@127.0.0.1:${redisPort}`,
+    });
+    expect({ code: requeued.code, stdout: JSON.parse(requeued.stdout), stderr: requeued.stderr }).toEqual({
+      code: 0,
+      stdout: { requeued: 1, ids: [parked], enqueued: 0, deferred: 1 },
+      stderr: `tally: cannot reach Redis at redis://default@127.0.0.1:${redisPort}: ECONNREFUSED; the relay will enqueue 1 event(s)\n`,
+    });
+    const row = await database.db
+      .selectFrom('inbox_events')
+      .select(['status', 'enqueued_at'])
+      .where('id', '=', parked)
+      .executeTakeFirstOrThrow();
+    expect(row).toEqual({ status: 'received', enqueued_at: null });
+
+    const stripePort = await closedPort();
+    const reconciled = await runCli(['reconcile', '--json'], {
+      ...env,
+      STRIPE_API_BASE_URL: `http://127.0.0.1:${stripePort}`,
+    });
+    const message = `cannot reach the Stripe API at http://127.0.0.1:${stripePort}: ECONNREFUSED`;
+    expect({ code: reconciled.code, stdout: JSON.parse(reconciled.stdout), stderr: reconciled.stderr }).toEqual({
+      code: 1,
+      stdout: { error: { code: 'stripe_unreachable', message } },
+      stderr: `tally: ${message}\n`,
+    });
   });
 
   it.each([

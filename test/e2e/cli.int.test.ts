@@ -1,9 +1,8 @@
-import net from 'node:net';
 import { inboxJobId, parseRevenueCatWebhook, recordInboxEvent, toRevenueCatInboxDraft } from '@tally/billing-core';
 import { createTestDatabase, type TestDatabase, testRedisUrl, uniqueQueuePrefix } from '@tally/billing-core/testing';
 import { createInboxQueue, createRedisConnection, type InboxQueue } from '@tally/platform';
 import type { Redis } from 'ioredis';
-import { runCli } from '../support/built-process';
+import { closedPort, runCli } from '../support/built-process';
 import { revenueCatTokenPurchase } from '../support/events';
 import { revenueCatSubscriptionEvent } from '../support/revenuecat-events';
 import { revenueCatAuth } from '../support/stack';
@@ -21,18 +20,6 @@ async function recordEvent(database: TestDatabase, id: string, status: 'processe
 }
 
 /** A port nothing listens on: bound, then released. */
-function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
-
 describe('the tally CLI', () => {
   let database: TestDatabase;
   let redis: Redis;
@@ -149,7 +136,7 @@ describe('the tally CLI', () => {
     expect(result).toEqual({
       code: 1,
       stdout: '',
-      stderr: `tally: cannot reach ingest at http://127.0.0.1:${port} (ECONNREFUSED): is the stack running? (npm start)\n`,
+      stderr: `tally: cannot reach ingest at http://127.0.0.1:${port}: ECONNREFUSED (is the stack running? npm start)\n`,
     });
   });
 });

@@ -1,8 +1,17 @@
-import { queueCatalog } from '@tally/billing-core';
+import { createStripeApi, queueCatalog } from '@tally/billing-core';
 import { testRedisUrl } from '@tally/billing-core/testing';
 import { RunningProcess } from '../support/built-process';
 import { stripeTokenPackPayment } from '../support/events';
+import { FakeStripe } from '../support/fakes/fake-stripe';
 import { eventually, signStripe, TestStack } from '../support/stack';
+import {
+  stripeEventBody,
+  stripeId,
+  stripeInvoice,
+  stripePackIntent,
+  stripeRefundedCharge,
+  stripeSubscription,
+} from '../support/stripe-events';
 
 describe('metrics: each process shows what it moves, from zero', () => {
   let stack: TestStack;
@@ -130,6 +139,7 @@ describe('metrics: a worker exposes only the families of its roles', () => {
     'tally_inbox_events_parked_total',
     'tally_inbox_processing_duration_seconds',
     'tally_ledger_reference_conflicts_total',
+    'tally_revenuecat_customers_created_total',
   ];
   // The relay's counter and the gauges read from Postgres and Redis at scrape time.
   const relayFamilies = [
@@ -193,5 +203,144 @@ describe('metrics: a worker exposes only the families of its roles', () => {
     );
     expect(relay).toContain('tally_queue_jobs{queue="inbox",state="waiting",service="worker"} 0');
     expect(relay).toContain('tally_inbox_oldest_unprocessed_age_seconds{service="worker"} 0');
+  });
+});
+
+describe("metrics: the built worker's /metrics over HTTP moves with a refund, an annual plan and a studio request", () => {
+  let stack: TestStack;
+  let fake: FakeStripe;
+  let worker: RunningProcess;
+  let metricsUrl: string;
+
+  beforeAll(async () => {
+    fake = await FakeStripe.start();
+    stack = await TestStack.start({
+      ports: { stripe: createStripeApi({ secretKey: 'sk_test_fake', apiBaseUrl: fake.baseUrl, timeoutMs: 5_000 }) },
+    });
+    // The compiled worker: inbox consumer, relay (which exports the scrape-time gauges),
+    // installments loop and studio sweeper, but no studio consumer, so a studio job stays waiting
+    // in its queue for the depth gauge to show.
+    worker = new RunningProcess('worker', {
+      DATABASE_URL: stack.database.url,
+      REDIS_URL: testRedisUrl(),
+      QUEUE_PREFIX: stack.prefix,
+      WORKER_METRICS_PORT: '0',
+      WORKER_ROLES: 'inbox,relay,installments,studio-sweeper',
+      PAYMENT_ENVIRONMENTS: 'production,sandbox',
+      STRIPE_SECRET_KEY: 'sk_test_fake',
+      STRIPE_API_BASE_URL: fake.baseUrl,
+      LOG_LEVEL: 'info',
+    });
+    const started = await worker.waitForLog('worker started');
+    metricsUrl = `http://127.0.0.1:${Number(started.metricsPort)}/metrics`;
+  });
+  afterAll(async () => {
+    await worker?.stop();
+    await stack?.stop();
+    await fake?.stop();
+  });
+
+  const scrape = async () => {
+    const response = await fetch(metricsUrl);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toContain('text/plain');
+    return response.text();
+  };
+  const value = (text: string, series: string) => {
+    const line = text.split('\n').find((candidate) => candidate.startsWith(`${series} `));
+    return line === undefined ? undefined : Number(line.slice(series.length + 1));
+  };
+  const series = {
+    refundDebits: 'tally_ledger_entries{direction="debit",reason="stripe_refund",service="worker"}',
+    refundedTokens: 'tally_ledger_tokens{direction="debit",reason="stripe_refund",service="worker"}',
+    packCredits: 'tally_ledger_entries{direction="credit",reason="token_pack_purchase",service="worker"}',
+    scheduledInstallments: 'tally_stripe_installments{status="scheduled",service="worker"}',
+    receivedStudio: 'tally_studio_requests{status="received",service="worker"}',
+    studioWaiting: 'tally_queue_jobs{queue="studio",state="waiting",service="worker"}',
+    stripeLag: 'tally_inbox_event_lag_seconds_count{service="worker",provider="stripe"}',
+  };
+
+  it('shows each series at zero, then a refund debit, eleven scheduled installments, a received studio request and its waiting job', async () => {
+    const before = await scrape();
+    expect(Object.fromEntries(Object.entries(series).map(([name, line]) => [name, value(before, line)]))).toEqual({
+      refundDebits: 0,
+      refundedTokens: 0,
+      packCredits: 0,
+      scheduledInstallments: 0,
+      receivedStudio: 0,
+      studioWaiting: 0,
+      stripeLag: undefined,
+    });
+
+    const userId = stripeId('user');
+    const customer = stripeId('cus');
+    const paymentIntentId = stripeId('pi');
+    const finished = async (eventId: string) => {
+      const row = await stack.finishedInboxRow('stripe', eventId);
+      expect({ eventId, status: row.status }).toEqual({ eventId, status: 'processed' });
+    };
+    // A pack bought, then refunded in full: one credit, one debit.
+    await finished(
+      await stack.deliverStripe(
+        stripeEventBody('payment_intent.succeeded', stripePackIntent({ id: paymentIntentId, userId, customer })),
+      ),
+    );
+    await finished(
+      await stack.deliverStripe(
+        stripeEventBody(
+          'charge.refunded',
+          stripeRefundedCharge({ id: stripeId('ch'), paymentIntent: paymentIntentId }),
+        ),
+      ),
+    );
+    // An annual plan paid: a twelfth now, eleven installments scheduled.
+    const subscriptionId = stripeId('sub');
+    fake.putSubscription(stripeSubscription({ id: subscriptionId, customer, priceId: 'price_premium_annual', userId }));
+    await finished(
+      await stack.deliverStripe(
+        stripeEventBody('customer.subscription.created', { id: subscriptionId, object: 'subscription', customer }),
+      ),
+    );
+    await finished(
+      await stack.deliverStripe(
+        stripeEventBody(
+          'invoice.paid',
+          stripeInvoice({
+            id: stripeId('in'),
+            subscription: subscriptionId,
+            customer,
+            priceId: 'price_premium_annual',
+            amountPaid: 9990,
+          }),
+        ),
+      ),
+    );
+    // A studio generation (free allowance): received, its job waiting for a studio worker.
+    const created = await stack.apiRequest(`/v1/users/${userId}/studio/requests`, {
+      method: 'POST',
+      body: { kind: 'image_edit', input: { prompt: 'a lighthouse' } },
+    });
+    expect(created.status).toBe(202);
+
+    // The lag histogram is observed just after an event's commit: wait for the fourth observation.
+    const after = await eventually('the worker to observe the lag of all four events', async () => {
+      const text = await scrape();
+      return value(text, series.stripeLag) === 4 ? text : undefined;
+    });
+    expect(Object.fromEntries(Object.entries(series).map(([name, line]) => [name, value(after, line)]))).toEqual({
+      refundDebits: 1,
+      refundedTokens: 100,
+      packCredits: 1,
+      scheduledInstallments: 11,
+      receivedStudio: 1,
+      studioWaiting: 1,
+      stripeLag: 4,
+    });
+    expect(
+      value(
+        after,
+        'tally_ledger_entries{direction="credit",reason="subscription_annual_first_installment",service="worker"}',
+      ),
+    ).toBe(1);
   });
 });

@@ -39,15 +39,24 @@ export function parsePromQL(expr: string): ParsedQuery {
   return { errors, metricNames };
 }
 
+/** The metric families a prom-client source file declares (`new Counter({ name: '…'`), with their type. */
+export function declaredMetricFamilies(sourceFile: string): Map<string, string> {
+  const source = readFileSync(sourceFile, 'utf8');
+  const families = new Map<string, string>();
+  for (const m of source.matchAll(/new (Counter|Gauge|Histogram|Summary)\(\{\s*name: '([a-z_:][a-z0-9_:]*)'/g)) {
+    const [, type = '', name = ''] = m;
+    families.set(name, type.toLowerCase());
+  }
+  return families;
+}
+
 /** The metric families registered in a prom-client source file, with a histogram's series. */
 export function registeredMetricNames(sourceFile: string): Set<string> {
-  const source = readFileSync(sourceFile, 'utf8');
   const names = new Set<string>();
-  for (const m of source.matchAll(/new (Counter|Gauge|Histogram|Summary)\(\{\s*name: '([a-z_:][a-z0-9_:]*)'/g)) {
-    const [, type, name = ''] = m;
+  for (const [name, type] of declaredMetricFamilies(sourceFile)) {
     names.add(name);
-    if (type === 'Histogram') for (const suffix of ['_bucket', '_sum', '_count']) names.add(`${name}${suffix}`);
-    if (type === 'Summary') for (const suffix of ['_sum', '_count']) names.add(`${name}${suffix}`);
+    if (type === 'histogram') for (const suffix of ['_bucket', '_sum', '_count']) names.add(`${name}${suffix}`);
+    if (type === 'summary') for (const suffix of ['_sum', '_count']) names.add(`${name}${suffix}`);
   }
   return names;
 }

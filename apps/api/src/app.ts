@@ -11,6 +11,7 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { createQueueDashboard, type QueueDashboard } from './dashboard/create-queue-dashboard';
+import { createEmailRetryReset } from './dashboard/email-retry-reset';
 import { createInboxRetryReset } from './dashboard/inbox-retry-reset';
 import { requireAdminKeyOrBasic } from './http/require-admin-key-or-basic';
 import { requireBearer } from './http/require-bearer';
@@ -56,7 +57,10 @@ export function createApiApp(deps: ApiAppDeps): Express {
     connection: deps.queues.connection,
     prefix: deps.queues.prefix,
     basePath: dashboardPath,
-    retryResets: { [queueCatalog.inbox.name]: createInboxRetryReset(deps.db) },
+    retryResets: {
+      [queueCatalog.inbox.name]: createInboxRetryReset(deps.db),
+      [queueCatalog.email.name]: createEmailRetryReset(deps.db),
+    },
   });
   const app = createServiceApp({
     logger: deps.logger,

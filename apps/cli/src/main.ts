@@ -1,13 +1,15 @@
 #!/usr/bin/env node
 import { inboxStatuses } from '@tally/billing-core';
-import { loadDotEnv } from '@tally/platform';
+import { ConfigError, loadDotEnv } from '@tally/platform';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { runEventsList, runReplay, runRequeue } from './commands/events';
 import { runEventsShow } from './commands/events-show';
 import { runLedgerVerify } from './commands/ledger-verify';
 import { runMigrate } from './commands/migrate';
+import { printJson } from './commands/output';
 import { runReconcile } from './commands/reconcile';
 import { runSendSample } from './commands/send-sample';
+import { ServerUnreachableError } from './commands/unreachable-server';
 import { runUser } from './commands/user';
 
 function positiveInt(value: string): number {
@@ -127,6 +129,17 @@ program.parseAsync(process.argv).catch((error: unknown) => {
     // Commander already printed its message (and the help after an error). Help and --version exit 0.
     process.exit(error.exitCode === 0 ? 0 : 2);
   }
-  process.stderr.write(`tally: ${error instanceof Error ? error.message : String(error)}\n`);
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`tally: ${message}\n`);
+  // With --json, stdout always parses: failures print {error: {code, message}} there too.
+  if (process.argv.includes('--json')) {
+    const code =
+      error instanceof ServerUnreachableError
+        ? error.code
+        : error instanceof ConfigError
+          ? 'invalid_configuration'
+          : 'failed';
+    printJson({ error: { code, message } });
+  }
   process.exit(1);
 });

@@ -24,6 +24,7 @@ export type {
 } from './db/schema';
 export { inboxSources, inboxStatuses } from './db/schema';
 export * from './email/email-outbox-source';
+export * from './email/requeue-outbox-emails';
 export * from './email/send-outbox-email';
 export * from './errors';
 export * from './inbox/find-oldest-due-age';
@@ -66,6 +67,7 @@ export * from './providers/stripe/create-stripe-api';
 export { stripeHandledEventTypes } from './providers/stripe/create-stripe-handler';
 export { parseStripeEvent, toStripeInboxDraft, toStripeInboxDraftFromBody } from './providers/stripe/stripe-event';
 export * from './reconcile/reconcile-stripe';
+export * from './reconcile/reconcile-stripe-exclusively';
 export * from './references';
 export * from './relay/durable-row-source';
 export * from './retention/prune-inbox-raw-bodies';

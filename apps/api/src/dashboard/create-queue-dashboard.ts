@@ -17,8 +17,8 @@ export interface RetriedJob {
 /**
  * Puts the durable rows behind failed jobs back to work before the dashboard retries those jobs,
  * exactly as the admin requeue does. A queue whose consumer skips rows that are not due (the
- * inbox: a parked row is `failed`, and a job for it does nothing) needs one, or a retry there
- * would only run a job that skips.
+ * inbox and the email outbox: a parked row is `failed`, and a job for it does nothing) needs one,
+ * or a retry there would only run a job that skips.
  */
 export type RetryReset = (jobs: readonly RetriedJob[]) => Promise<void>;
 
@@ -94,7 +94,8 @@ export function createQueueDashboard(deps: {
 const refuseCompleted = {
   allow: false,
   status: 400,
-  message: 'a completed job is not retried here: replay its event (POST /admin/events/{id}/replay, tally replay)',
+  message:
+    'a completed job is not retried here: its row is finished (an inbox event is replayed instead: POST /admin/events/{id}/replay, tally replay)',
 } as const;
 
 async function beforeRetryOne(queue: ProducerQueue<unknown>, jobId: string, reset: RetryReset) {

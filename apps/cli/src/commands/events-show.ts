@@ -1,6 +1,7 @@
-import { createDb, findInboxEvent } from '@tally/billing-core';
+import { findInboxEvent } from '@tally/billing-core';
 import { baseEnvSchema, parseEnv } from '@tally/platform';
 import { fail } from './output';
+import { withDatabase } from './unreachable-server';
 
 /**
  * `tally events show <id> [--json]`: one inbox event with its raw body. Exit 1 (message on
@@ -8,9 +9,8 @@ import { fail } from './output';
  */
 export async function runEventsShow(inboxEventId: number, options: { json?: boolean }): Promise<void> {
   const { DATABASE_URL } = parseEnv(baseEnvSchema.pick({ DATABASE_URL: true }), process.env);
-  const database = createDb({ connectionString: DATABASE_URL, maxConnections: 1 });
-  try {
-    const event = await findInboxEvent(database.db, inboxEventId);
+  await withDatabase(DATABASE_URL, async (db) => {
+    const event = await findInboxEvent(db, inboxEventId);
     if (!event) {
       fail(options, 'not_found', `inbox event ${inboxEventId} does not exist`);
       return;
@@ -32,7 +32,5 @@ export async function runEventsShow(inboxEventId: number, options: { json?: bool
       // Stored exactly as received; show it as it is.
     }
     process.stdout.write(`\nRAW BODY\n${body}\n`);
-  } finally {
-    await database.close();
-  }
+  });
 }

@@ -1,5 +1,4 @@
 import {
-  createDb,
   type Database,
   type InboxStatus,
   listInboxEvents,
@@ -19,6 +18,7 @@ import {
 } from '@tally/platform';
 import type { z } from 'zod';
 import { fail, printJson } from './output';
+import { describeConnectionFailure, ServerUnreachableError, withDatabase } from './unreachable-server';
 import { formatTable } from './user';
 
 const envSchema = baseEnvSchema.pick({ DATABASE_URL: true, REDIS_URL: true, QUEUE_PREFIX: true });
@@ -36,9 +36,8 @@ export async function runEventsList(filter: {
   json?: boolean;
 }): Promise<void> {
   const env = parseEnv(envSchema, process.env);
-  const database = createDb({ connectionString: env.DATABASE_URL, maxConnections: 1 });
-  try {
-    const { events } = await listInboxEvents(database.db, {
+  await withDatabase(env.DATABASE_URL, async (db) => {
+    const { events } = await listInboxEvents(db, {
       provider: filter.provider,
       status: filter.status,
       type: filter.type,
@@ -71,34 +70,26 @@ export async function runEventsList(filter: {
         ]),
       )}\n`,
     );
-  } finally {
-    await database.close();
-  }
+  });
 }
 
 /** `tally requeue <id>`: puts a parked event back to work (attempts and error reset). */
 export async function runRequeue(inboxEventId: number, options: { json?: boolean } = {}): Promise<void> {
   const env = parseEnv(envSchema, process.env);
-  const database = createDb({ connectionString: env.DATABASE_URL, maxConnections: 1 });
-  try {
-    const id = await requeueInboxEvent(database.db, inboxEventId);
+  await withDatabase(env.DATABASE_URL, async (db) => {
+    const id = await requeueInboxEvent(db, inboxEventId);
     if (id === null) {
       fail(options, 'not_parked', `inbox event ${inboxEventId} is not parked (or does not exist); nothing requeued`);
       return;
     }
-    const delivery = await handOffOnce(env, database.db, [id]);
+    const delivery = await handOffOnce(env, db, [id]);
+    warnQueueUnreachable(delivery);
     if (options.json) {
       printJson({ requeued: 1, ids: [id], enqueued: delivery.enqueued, deferred: delivery.deferred });
       return;
     }
-    process.stdout.write(
-      delivery.enqueued === 1
-        ? `requeued ${id}\n`
-        : `requeued ${id}; the queue is unreachable, the relay will enqueue it\n`,
-    );
-  } finally {
-    await database.close();
-  }
+    process.stdout.write(delivery.enqueued === 1 ? `requeued ${id}\n` : `requeued ${id}; the relay will enqueue it\n`);
+  });
 }
 
 /**
@@ -111,12 +102,18 @@ export async function handOffOnce(
   env: z.output<typeof envSchema>,
   db: Database['db'],
   ids: number[],
-): Promise<{ enqueued: number; deferred: number }> {
+): Promise<{ enqueued: number; deferred: number; queueError?: string }> {
   const redis = createRedisConnection(env.REDIS_URL, 'producer');
+  let lastRedisError: unknown;
+  redis.on('error', (error) => {
+    lastRedisError = error;
+  });
   try {
     if (!(await waitUntilReady(redis, REDIS_READY_TIMEOUT_MS))) {
       await markInboxEnqueueFailed(db, ids);
-      return { enqueued: 0, deferred: ids.length };
+      const cause = lastRedisError === undefined ? 'no answer in time' : describeConnectionFailure(lastRedisError);
+      const queueError = new ServerUnreachableError('redis_unreachable', 'Redis', env.REDIS_URL, cause).message;
+      return { enqueued: 0, deferred: ids.length, queueError };
     }
     const queue = createInboxQueue(redis, env.QUEUE_PREFIX);
     try {
@@ -127,6 +124,16 @@ export async function handOffOnce(
   } finally {
     if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
     else redis.disconnect();
+  }
+}
+
+/**
+ * Says on stderr which Redis could not be reached and why, when rows were left to the relay (the
+ * command still succeeds: the rows are safe in Postgres, and stdout keeps its documented shape).
+ */
+function warnQueueUnreachable(delivery: { deferred: number; queueError?: string }): void {
+  if (delivery.deferred > 0 && delivery.queueError) {
+    process.stderr.write(`tally: ${delivery.queueError}; the relay will enqueue ${delivery.deferred} event(s)\n`);
   }
 }
 
@@ -147,11 +154,10 @@ export async function runReplay(
   },
 ): Promise<void> {
   const env = parseEnv(envSchema, process.env);
-  const database = createDb({ connectionString: env.DATABASE_URL, maxConnections: 1 });
-  try {
+  await withDatabase(env.DATABASE_URL, async (db) => {
     let ids: number[];
     if (inboxEventId !== undefined) {
-      const id = await replayInboxEvent(database.db, inboxEventId);
+      const id = await replayInboxEvent(db, inboxEventId);
       if (id === null) {
         fail(
           filter,
@@ -167,7 +173,7 @@ export async function runReplay(
           'give an inbox event id, or at least one filter (--provider, --type, --status, --user, --outcome)',
         );
       }
-      ids = await replayInboxEvents(database.db, {
+      ids = await replayInboxEvents(db, {
         provider: filter.provider,
         status: filter.status,
         type: filter.type,
@@ -181,16 +187,15 @@ export async function runReplay(
       else process.stdout.write('replayed 0 events\n');
       return;
     }
-    const delivery = await handOffOnce(env, database.db, ids);
+    const delivery = await handOffOnce(env, db, ids);
+    warnQueueUnreachable(delivery);
     if (filter.json) {
       printJson({ replayed: ids.length, ids, enqueued: delivery.enqueued, deferred: delivery.deferred });
       return;
     }
     process.stdout.write(`replayed ${ids.length} event(s): ${ids.join(' ')}\n`);
     if (delivery.deferred > 0) {
-      process.stdout.write(`the queue is unreachable; the relay will enqueue ${delivery.deferred} of them\n`);
+      process.stdout.write(`the relay will enqueue ${delivery.deferred} of them\n`);
     }
-  } finally {
-    await database.close();
-  }
+  });
 }

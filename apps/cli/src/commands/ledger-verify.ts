@@ -1,6 +1,7 @@
-import { createDb, verifyLedger } from '@tally/billing-core';
+import { verifyLedger } from '@tally/billing-core';
 import { baseEnvSchema, parseEnv } from '@tally/platform';
 import { printJson } from './output';
+import { withDatabase } from './unreachable-server';
 import { formatTable } from './user';
 
 /**
@@ -9,9 +10,8 @@ import { formatTable } from './user';
  */
 export async function runLedgerVerify(options: { json?: boolean } = {}): Promise<void> {
   const { DATABASE_URL } = parseEnv(baseEnvSchema.pick({ DATABASE_URL: true }), process.env);
-  const database = createDb({ connectionString: DATABASE_URL, maxConnections: 1 });
-  try {
-    const result = await verifyLedger(database.db);
+  await withDatabase(DATABASE_URL, async (db) => {
+    const result = await verifyLedger(db);
     if (options.json) printJson(result);
     else {
       process.stdout.write(
@@ -27,7 +27,5 @@ export async function runLedgerVerify(options: { json?: boolean } = {}): Promise
       }
     }
     if (!result.ok) process.exitCode = 1;
-  } finally {
-    await database.close();
-  }
+  });
 }

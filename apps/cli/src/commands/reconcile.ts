@@ -1,8 +1,9 @@
-import { createDb, createStripeApi, reconcileStripe, type StripeReconciliationReport } from '@tally/billing-core';
+import { createStripeApi, reconcileStripe, type StripeReconciliationReport } from '@tally/billing-core';
 import { baseEnvSchema, parseEnv, positiveInt } from '@tally/platform';
 import { z } from 'zod';
 import { handOffOnce } from './events';
 import { printJson } from './output';
+import { describeConnectionFailure, ServerUnreachableError, withDatabase } from './unreachable-server';
 import { formatTable } from './user';
 
 const envSchema = baseEnvSchema.pick({ DATABASE_URL: true, REDIS_URL: true, QUEUE_PREFIX: true }).extend({
@@ -18,23 +19,26 @@ const envSchema = baseEnvSchema.pick({ DATABASE_URL: true, REDIS_URL: true, QUEU
  */
 export async function runReconcile(options: { days: number; dryRun?: boolean; json?: boolean }): Promise<void> {
   const env = parseEnv(envSchema, process.env);
-  const database = createDb({ connectionString: env.DATABASE_URL, maxConnections: 2 });
-  try {
-    const stripe = createStripeApi({
-      secretKey: env.STRIPE_SECRET_KEY,
-      apiBaseUrl: env.STRIPE_API_BASE_URL,
-      timeoutMs: env.STRIPE_TIMEOUT_MS,
-    });
-    const report = await reconcileStripe(
-      { db: database.db, stripe, enqueue: (ids) => handOffOnce(env, database.db, ids) },
-      { windowDays: options.days, dryRun: options.dryRun ?? false },
-    );
-    if (options.json) printJson(report);
-    else process.stdout.write(formatReport(report));
-    if (!report.ok) process.exitCode = 1;
-  } finally {
-    await database.close();
-  }
+  await withDatabase(
+    env.DATABASE_URL,
+    async (db) => {
+      const stripe = createStripeApi({
+        secretKey: env.STRIPE_SECRET_KEY,
+        apiBaseUrl: env.STRIPE_API_BASE_URL,
+        timeoutMs: env.STRIPE_TIMEOUT_MS,
+      });
+      const report = await reconcileStripe(
+        { db, stripe, enqueue: (ids) => handOffOnce(env, db, ids) },
+        { windowDays: options.days, dryRun: options.dryRun ?? false },
+      ).catch((error: unknown) => {
+        throw namingStripe(error, env.STRIPE_API_BASE_URL ?? 'https://api.stripe.com');
+      });
+      if (options.json) printJson(report);
+      else process.stdout.write(formatReport(report));
+      if (!report.ok) process.exitCode = 1;
+    },
+    2,
+  );
 }
 
 function formatReport(report: StripeReconciliationReport): string {
@@ -78,4 +82,17 @@ function formatReport(report: StripeReconciliationReport): string {
     ),
   ];
   return `${out.join('\n')}\n`;
+}
+
+/** A Stripe call that never reached Stripe (connection refused, DNS, timeout) names the API URL and cause. */
+function namingStripe(error: unknown, apiBaseUrl: string): unknown {
+  const cause = (error as { cause?: unknown } | null)?.cause;
+  const type = (cause as { type?: unknown } | null | undefined)?.type;
+  if (type !== 'StripeConnectionError') return error;
+  return new ServerUnreachableError(
+    'stripe_unreachable',
+    'the Stripe API',
+    apiBaseUrl,
+    describeConnectionFailure(cause),
+  );
 }

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { csvList, parseEnv, port } from '@tally/platform';
 import Stripe from 'stripe';
 import { z } from 'zod';
+import { describeConnectionFailure, ServerUnreachableError } from './unreachable-server';
 
 const sampleEnvSchema = z.object({
   INGEST_PORT: port(3000),
@@ -66,21 +67,6 @@ function stripeSample(options: SendSampleOptions): string {
 }
 
 /**
- * Node's fetch says only "fetch failed"; the reason (ECONNREFUSED, ENOTFOUND, …) is in its cause,
- * or in the first error of an AggregateError when several addresses were tried.
- */
-function describeFetchFailure(error: unknown): string {
-  const cause = (error as { cause?: unknown } | null)?.cause;
-  const first = cause instanceof AggregateError ? cause.errors[0] : undefined;
-  for (const candidate of [cause, first]) {
-    const code = (candidate as { code?: unknown } | null | undefined)?.code;
-    if (typeof code === 'string') return code;
-  }
-  if (cause instanceof Error) return cause.message;
-  return error instanceof Error ? error.message : String(error);
-}
-
-/**
  * `tally send-sample <provider>`: builds (or reads) a webhook body, signs it the way the provider
  * does with the configured secret, POSTs it to ingest and prints the answer.
  */
@@ -106,8 +92,13 @@ export async function runSendSample(provider: 'revenuecat' | 'stripe', options: 
   try {
     response = await fetch(`${base}/webhooks/${provider}`, { method: 'POST', headers, body });
   } catch (error) {
-    throw new Error(
-      `cannot reach ingest at ${base} (${describeFetchFailure(error)}): is the stack running? (npm start)`,
+    // Node's fetch says only "fetch failed"; describeConnectionFailure finds ECONNREFUSED & co. in its cause.
+    throw new ServerUnreachableError(
+      'ingest_unreachable',
+      'ingest',
+      base,
+      describeConnectionFailure(error),
+      'is the stack running? npm start',
     );
   }
   process.stdout.write(`${response.status} ${await response.text()}\n`);

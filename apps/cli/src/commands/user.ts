@@ -1,5 +1,6 @@
-import { createDb, findUserSupportView, type UserSupportView } from '@tally/billing-core';
+import { findUserSupportView, type UserSupportView } from '@tally/billing-core';
 import { baseEnvSchema, parseEnv } from '@tally/platform';
+import { withDatabase } from './unreachable-server';
 
 /** Plain-text table: a header row, then one row per item, columns padded to their widest cell. */
 export function formatTable(headers: readonly string[], rows: readonly (readonly string[])[]): string {
@@ -264,9 +265,8 @@ export async function runUser(
   options: { json?: boolean; eventLimit: number; ledgerLimit: number; studioLimit: number; historyLimit: number },
 ): Promise<void> {
   const { DATABASE_URL } = parseEnv(baseEnvSchema.pick({ DATABASE_URL: true }), process.env);
-  const database = createDb({ connectionString: DATABASE_URL, maxConnections: 1 });
-  try {
-    const view = await findUserSupportView(database.db, userId, {
+  await withDatabase(DATABASE_URL, async (db) => {
+    const view = await findUserSupportView(db, userId, {
       limits: {
         events: options.eventLimit,
         ledgerEntries: options.ledgerLimit,
@@ -275,7 +275,5 @@ export async function runUser(
       },
     });
     process.stdout.write(options.json ? `${JSON.stringify(view, null, 2)}\n` : formatSupportView(view));
-  } finally {
-    await database.close();
-  }
+  });
 }

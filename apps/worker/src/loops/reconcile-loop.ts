@@ -1,4 +1,9 @@
-import { type DB, reconcileStripe, type StripeApi, type StripeReconciliationReport } from '@tally/billing-core';
+import {
+  type DB,
+  reconcileStripeExclusively,
+  type StripeApi,
+  type StripeReconciliationReport,
+} from '@tally/billing-core';
 import type { Logger } from '@tally/platform';
 import type { Kysely } from 'kysely';
 import { type PeriodicLoop, runPeriodic } from './run-periodic';
@@ -11,7 +16,9 @@ export interface ReconcileLoopOptions {
 /**
  * Stripe reconciliation on a schedule (role 'reconcile', opt-in). Backfills missing events and
  * logs what it found; `onReport` receives each report (metrics). Without a Stripe API it logs
- * once per tick that it cannot run.
+ * once per tick that it cannot run. Safe on any number of replicas: each pass runs under a
+ * Postgres advisory try-lock (reconcileStripeExclusively), so while one replica reconciles the
+ * others skip their tick (and leave their metrics as they were).
  */
 export function startReconcileLoop(
   deps: {
@@ -31,10 +38,15 @@ export function startReconcileLoop(
         deps.logger.warn('the reconcile role runs but STRIPE_SECRET_KEY is not set: nothing to reconcile');
         return;
       }
-      const report = await reconcileStripe(
+      const result = await reconcileStripeExclusively(
         { db: deps.db, stripe: deps.stripe, enqueue: deps.enqueue },
         { windowDays: options.windowDays },
       );
+      if (result.kind === 'skipped') {
+        deps.logger.info('another replica is reconciling with Stripe right now; this tick is skipped');
+        return;
+      }
+      const { report } = result;
       deps.onReport?.(report);
       const summary = {
         windowDays: report.windowDays,

@@ -20,7 +20,8 @@ const reconcileBodySchema = z.object({
 /**
  * POST /admin/reconcile/stripe `{windowDays?, dryRun?}`: compares Stripe's Events API with the
  * inbox over the window, ingests missing events (marked backfill) and reports events processed
- * without their rows and ledger rows without an event (docs/reconciliation.md). 200 with the
+ * without their rows and ledger rows without an event (docs/operations.md, "Stripe reconciliation
+ * and backfill"). 200 with the
  * report (`ok: false` when anything was found); 503 when STRIPE_SECRET_KEY is not set.
  */
 export function createReconcileRoutes(deps: {
