@@ -7,7 +7,7 @@ import { type Profile, type ScenarioContext, scenarios } from './scenarios';
 import { ChaosCluster, chaosSecrets } from './support/chaos-cluster';
 import { canaryEmail, rawBodyCanary } from './support/events';
 import { checkInvariants, type LedgerCheckpoint, ledgerCheckpoint, PlanModel, settle } from './support/invariants';
-import { chaosSeed, Prng } from './support/prng';
+import { chaosSeed, Prng, scenarioStreams } from './support/prng';
 import { ProviderSimulator } from './support/provider-simulator';
 import { type ScenarioResult, toMarkdown, writeReport } from './support/report';
 
@@ -41,11 +41,11 @@ describe(`chaos (seed ${seed}, ${profile})`, () => {
 
   for (const scenario of selected) {
     it(`${scenario.name}: nothing lost, nothing doubled, every invariant holds`, async () => {
-      const rng = root.fork(scenario.name);
+      const streams = scenarioStreams(root, scenario.name);
       const ctx: ScenarioContext = {
         cluster,
-        rng,
-        sim: new ProviderSimulator(cluster, rng),
+        rng: streams.rng,
+        sim: new ProviderSimulator(cluster, streams.simulator),
         profile,
         expected: new Map(),
         expectedParked: new Set(),
@@ -53,6 +53,7 @@ describe(`chaos (seed ${seed}, ${profile})`, () => {
         faults: [],
         notes: [],
         events: [],
+        violations: [],
       };
       const started = Date.now();
       let failure: unknown;
@@ -76,7 +77,7 @@ describe(`chaos (seed ${seed}, ${profile})`, () => {
         plans: ctx.plans,
       });
       checkpoint = check.checkpoint;
-      const violations = [...check.violations];
+      const violations = [...ctx.violations, ...check.violations];
       if (pending.length > 0)
         violations.push({ invariant: 'settles', detail: `still in flight: ${pending.join(', ')}` });
       const unaccepted = [...ctx.sim.records.values()].filter((record) => !record.accepted);

@@ -2,9 +2,12 @@ import { providerScenarios } from './provider-scenarios';
 import type { ChaosCluster } from './support/chaos-cluster';
 import { shutdownTimeoutMs } from './support/chaos-cluster';
 import { purchaseStream, rcPurchase, rcRefund, stripePackPaid, stripePackRefunded } from './support/events';
-import type { PlanModel } from './support/invariants';
+import type { PlanModel, Violation } from './support/invariants';
 import type { Prng } from './support/prng';
 import type { ProviderSimulator, SimulatedEvent } from './support/provider-simulator';
+import { type PlannedFault, planRandomSchedule, scheduleFingerprint } from './support/random-schedule';
+import { planStudioRequest, StudioModel } from './support/studio-model';
+import { StripeTimeline } from './support/subscription-events';
 
 export type Profile = 'short' | 'full';
 
@@ -23,6 +26,8 @@ export interface ScenarioContext {
   notes: string[];
   /** Distinct events the scenario sent (the simulator counts deliveries). */
   events: SimulatedEvent[];
+  /** Violations the scenario found itself (besides the invariants checked after it). */
+  violations: Violation[];
 }
 
 export interface Scenario {
@@ -217,91 +222,134 @@ export const scenarios: Scenario[] = [
   {
     name: 'ai-dies-mid-saga',
     async run(ctx) {
-      // Users buy tokens, then spend them on generations while the AI service hangs, fails,
-      // drops every connection, and a worker is killed mid-call. Each paid request must end
-      // completed, or failed and refunded exactly once.
+      // Users buy tokens, then spend them on generations while the AI service answers, fails, hangs,
+      // answers slowly or too late, drops every connection, is down for 1–2 s (closed and listening
+      // again on the same port), and a worker is killed mid-call. Everything is planned up front.
+      // The model comes from what was sent and what the fake did (studio-model.ts): each paid
+      // request ends completed exactly when the fake delivered a 200, else failed and refunded once.
+      const plan = ctx.rng.fork('plan');
       const users = usersOf('studio', 3);
+      const perUser = size(ctx, 8, 20);
+      const faults = [
+        { name: 'AI connections dropped', atMs: plan.int(300, 800), run: async () => ctx.cluster.ai.dropConnections() },
+      ];
+      const victim = plan.int(0, ctx.cluster.workers.length - 1);
+      faults.push({
+        name: 'kill -9 of a worker mid-call',
+        atMs: (faults.at(-1)?.atMs ?? 0) + plan.int(300, 800),
+        run: async () => ctx.cluster.workers[victim]?.kill9(),
+      });
+      const downMs = plan.int(1_000, 2_000);
+      faults.push({
+        name: `AI service down ${downMs} ms (closed, then listening again on its port)`,
+        atMs: (faults.at(-1)?.atMs ?? 0) + plan.int(500, 1_000),
+        run: () => ctx.cluster.ai.outage(downMs),
+      });
+      faults.push({
+        name: 'AI connections dropped',
+        atMs: (faults.at(-1)?.atMs ?? 0) + downMs + plan.int(300, 800),
+        run: async () => ctx.cluster.ai.dropConnections(),
+      });
+      const spreadMs = (faults.at(-1)?.atMs ?? 0) + 500;
+      const requests = users.flatMap((user) =>
+        Array.from({ length: perUser }, (_, n) =>
+          planStudioRequest(plan, user, `${user}-n${n}`, Math.floor(((n + plan.next()) * spreadMs) / perUser)),
+        ),
+      );
+
       const funding = users.map((user, i) => rcPurchase(`studio-fund-${i}`, user));
       ctx.events.push(...funding);
       await ctx.sim.deliverAll(funding, 3);
       for (const user of users) {
         await waitForBalance(ctx, user, 100);
       }
-      const behaviours = ['succeed', 'fail', 'hang', 'slow'] as const;
-      const created: { user: string; id: string }[] = [];
-      const requests = size(ctx, 8, 20);
-      await Promise.all(
-        users.map(async (user) => {
-          for (let n = 0; n < requests; n += 1) {
-            const fake = ctx.rng.pick(behaviours);
-            const response = await ctx.cluster.apiRequest(`/v1/users/${user}/studio/requests`, {
-              method: 'POST',
-              body: { kind: 'image_edit', input: { fake, delayMs: ctx.rng.int(100, 3_000), prompt: `n${n}` } },
-            });
-            const body = (await response.json()) as { id?: string };
-            if (response.status === 202 && body.id) created.push({ user, id: body.id });
-            else if (response.status !== 402) throw new Error(`studio request answered ${response.status}`);
-          }
-        }),
-      );
-      await sleep(ctx.rng.int(300, 800));
-      ctx.cluster.ai.dropConnections();
-      ctx.rng.pick(ctx.cluster.workers).kill9();
-      await sleep(ctx.rng.int(300, 800));
-      ctx.cluster.ai.dropConnections();
-      ctx.faults.push('AI hangs/fails/slow', 'AI connections dropped ×2', 'kill -9 of a worker mid-call');
-      ctx.notes.push(`${created.length} studio requests accepted`);
-      // The model: 100 tokens each; every completed charged request costs its price.
-      await waitForStudio(ctx);
-      const { rows } = await ctx.cluster.db
-        .selectFrom('studio_requests')
-        .select(['user_id', 'status', 'tokens_charged'])
-        .where('user_id', 'in', users)
-        .execute()
-        .then((rows) => ({ rows }));
-      for (const user of users) {
-        const spent = rows
-          .filter((row) => row.user_id === user && row.status === 'completed')
-          .reduce((sum, row) => sum + row.tokens_charged, 0);
-        ctx.expected.set(user, 100 - spent);
-      }
-      const statuses: Record<string, number> = {};
-      for (const row of rows) statuses[row.status] = (statuses[row.status] ?? 0) + 1;
-      ctx.notes.push(`studio outcomes ${JSON.stringify(statuses)}`);
+      const model = new StudioModel(ctx.cluster);
+      const started = Date.now();
+      const faulting = (async () => {
+        for (const fault of faults) {
+          const due = started + fault.atMs;
+          if (due > Date.now()) await sleep(due - Date.now());
+          await model.aroundFault(fault.run);
+          ctx.faults.push(fault.name);
+        }
+      })();
+      await Promise.all([model.sendAll(requests, started), faulting]);
+      ctx.faults.push('AI answers, fails, hangs, slow and late');
+      await model.waitForSettled();
+      const { spent, violations, notes } = await model.check();
+      for (const user of users) ctx.expected.set(user, 100 - (spent.get(user) ?? 0));
+      ctx.violations.push(...violations);
+      ctx.notes.push(...notes);
     },
   },
   {
     name: 'random-schedule',
     async run(ctx) {
-      // A seeded mix of everything: purchases, duplicates, refunds, and a fault at random moments.
-      const work = stream(ctx, 'random', 8, size(ctx, 60, 500), 12);
-      const faults: [string, () => Promise<void>][] = [
-        ['kill -9 worker', async () => ctx.rng.pick(ctx.cluster.workers).kill9()],
-        ['kill -9 ingest', async () => ctx.rng.pick(ctx.cluster.ingests).kill9()],
-        ['FLUSHALL', () => ctx.cluster.flushRedis()],
-        ['Redis restart', () => ctx.cluster.restartRedis(ctx.rng.int(300, 1_500))],
-        ['Postgres crash', () => ctx.cluster.crashPostgres(ctx.rng.int(500, 2_000))],
-        [
-          'duplicate burst',
-          async () => {
-            const accepted = ctx.sim.accepted();
-            if (accepted.length > 0) await ctx.sim.storm(ctx.rng.pick(accepted), 20);
-          },
-        ],
-      ];
-      await whileRunning(
-        work,
-        async () => {
-          const [name, fault] = ctx.rng.pick(faults);
-          ctx.faults.push(name);
-          await fault();
-        },
-        () => ctx.rng.int(300, 1_500),
-        size(ctx, 4, 25),
+      // A seeded mix of everything, planned up front from the seed (random-schedule.ts): token
+      // packs of both providers, refunds of a quarter of them, Stripe subscription lifecycles,
+      // studio requests with what the AI service does with each, and faults at planned pauses.
+      // Faults run between AI answers (StudioModel.aroundFault), so they also cut the AI calls in
+      // flight. Only the simulator's retries (its own PRNG stream) follow the timing.
+      const schedule = planRandomSchedule(ctx.rng.fork('plan'), {
+        profile: ctx.profile,
+        workers: ctx.cluster.workers.length,
+        ingests: ctx.cluster.ingests.length,
+      });
+      addModel(ctx, schedule.expected);
+      for (const lifecycle of schedule.stripeLifecycles) {
+        ctx.plans.stripeSubscriptions.set(lifecycle.subscriptionId, lifecycle.expected);
+      }
+      ctx.events.push(...schedule.events);
+      const timeline = new StripeTimeline(ctx.cluster.stripe, schedule.stripeLifecycles);
+      const studio = new StudioModel(ctx.cluster);
+      const started = Date.now();
+      const webhooks = ctx.sim.deliverAll(schedule.events, schedule.concurrency, schedule.durationMs, (event) =>
+        timeline.advance(event),
+      );
+      const faults = (async () => {
+        for (const { pauseMs, fault } of schedule.faults) {
+          await sleep(pauseMs);
+          ctx.faults.push(fault.kind);
+          await studio.aroundFault(() => runPlannedFault(ctx, fault));
+        }
+      })();
+      await Promise.all([webhooks, studio.sendAll(schedule.studio, started), faults]);
+      await studio.waitForSettled();
+      const { spent, violations, notes } = await studio.check();
+      for (const [user, tokens] of spent) ctx.expected.set(user, (ctx.expected.get(user) ?? 0) - tokens);
+      ctx.violations.push(...violations);
+      const refunds = schedule.events.filter((event) => /refund|_ref_/.test(event.id)).length;
+      ctx.notes.push(
+        `plan ${scheduleFingerprint(schedule)} (the same for every run of this seed and profile): ${
+          schedule.events.length
+        } webhooks (${refunds} refunds, ${schedule.stripeLifecycles.reduce(
+          (sum, lifecycle) => sum + lifecycle.events.length,
+          0,
+        )} subscription events), ${schedule.studio.length} studio requests, faults ${schedule.faults
+          .map(({ pauseMs, fault }) => `+${pauseMs} ms ${fault.kind}`)
+          .join(', ')}`,
+        ...notes,
       );
     },
   },
 ];
+
+async function runPlannedFault(ctx: ScenarioContext, fault: PlannedFault): Promise<void> {
+  switch (fault.kind) {
+    case 'kill -9 worker':
+      return ctx.cluster.workers[fault.worker]?.kill9();
+    case 'kill -9 ingest':
+      return ctx.cluster.ingests[fault.ingest]?.kill9();
+    case 'FLUSHALL':
+      return ctx.cluster.flushRedis();
+    case 'Redis restart':
+      return ctx.cluster.restartRedis(fault.downMs);
+    case 'Postgres crash':
+      return ctx.cluster.crashPostgres(fault.downMs);
+    case 'duplicate burst':
+      return ctx.sim.storm(fault.event, fault.copies);
+  }
+}
 
 async function waitForBalance(ctx: ScenarioContext, user: string, balance: number): Promise<void> {
   const deadline = Date.now() + 60_000;
@@ -315,21 +363,6 @@ async function waitForBalance(ctx: ScenarioContext, user: string, balance: numbe
     if (Number(wallet?.balance ?? -1) === balance) return;
     if (Date.now() > deadline) throw new Error(`${user} never reached balance ${balance}`);
     await sleep(200);
-  }
-}
-
-async function waitForStudio(ctx: ScenarioContext): Promise<void> {
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    const open = await ctx.cluster.db
-      .selectFrom('studio_requests')
-      .select('id')
-      .where('status', 'in', ['received', 'processing'])
-      .execute()
-      .catch(() => [{ id: 0 }]);
-    if (open.length === 0) return;
-    if (Date.now() > deadline) throw new Error(`${open.length} studio requests never settled`);
-    await sleep(250);
   }
 }
 
