@@ -1,11 +1,19 @@
 import { providerScenarios } from './provider-scenarios';
 import type { ChaosCluster } from './support/chaos-cluster';
 import { shutdownTimeoutMs } from './support/chaos-cluster';
-import { purchaseStream, rcPurchase, rcRefund, stripePackPaid, stripePackRefunded } from './support/events';
-import type { PlanModel, Violation } from './support/invariants';
+import {
+  purchaseStream,
+  rcPurchase,
+  rcRefund,
+  stripePackCheckoutCompleted,
+  stripePackPaid,
+  stripePackRefunded,
+} from './support/events';
+import { type PlanModel, settle, type Violation } from './support/invariants';
 import type { Prng } from './support/prng';
 import type { ProviderSimulator, SimulatedEvent } from './support/provider-simulator';
 import { type PlannedFault, planRandomSchedule, scheduleFingerprint } from './support/random-schedule';
+import { rerunEvidence } from './support/rerun-evidence';
 import { planStudioRequest, StudioModel } from './support/studio-model';
 import { StripeTimeline } from './support/subscription-events';
 
@@ -83,8 +91,10 @@ export const scenarios: Scenario[] = [
   {
     name: 'duplicate-storm',
     async run(ctx) {
-      // Each event 50 times at once across both ingest instances; a Stripe pack also arrives
-      // under a second event id for the same payment intent (checkout and intent events do).
+      // Each event 50 times at once across both ingest instances. A Stripe pack payment arrives
+      // three ways at once: its payment_intent.succeeded, the same under a second event id, and
+      // the checkout.session.completed of the same payment intent: one credit, one payment row,
+      // one confirmation email.
       const users = usersOf('storm', 4);
       const events: SimulatedEvent[] = [];
       const pairs = size(ctx, 2, 8);
@@ -93,6 +103,7 @@ export const scenarios: Scenario[] = [
         events.push(rcPurchase(`storm-rc-${n}`, userId));
         events.push(stripePackPaid(`evt_storm_${n}_a`, `pi_storm_${n}`, userId));
         events.push(stripePackPaid(`evt_storm_${n}_b`, `pi_storm_${n}`, userId));
+        events.push(stripePackCheckoutCompleted(`evt_storm_${n}_cs`, `cs_storm_${n}`, `pi_storm_${n}`, userId));
         ctx.expected.set(userId, (ctx.expected.get(userId) ?? 0) + 200);
       }
       for (const user of users) if (!ctx.expected.has(user)) ctx.expected.set(user, 0);
@@ -104,6 +115,8 @@ export const scenarios: Scenario[] = [
   {
     name: 'kill-9-workers',
     async run(ctx) {
+      const sinceMs = Date.now();
+      const outputBefore = new Map(ctx.cluster.workers.map((worker) => [worker, worker.output.length]));
       const work = stream(ctx, 'kill', 6, size(ctx, 60, 400));
       const kills = await whileRunning(
         work,
@@ -111,6 +124,19 @@ export const scenarios: Scenario[] = [
         () => ctx.rng.int(200, 1_200),
       );
       ctx.faults.push(`kill -9 of a worker ×${kills}`);
+      // Where the kills landed, from the re-runs of the jobs the dead workers held.
+      await settle(ctx.cluster.db, 60_000);
+      const evidence = await rerunEvidence(ctx.cluster, ctx.cluster.db, {
+        sinceMs,
+        outputBefore,
+        eventIds: ctx.events.map((event) => event.id),
+      });
+      ctx.notes.push(
+        `${kills} kills left ${evidence.stalledJobs} inbox jobs stalled (held by a dead worker, re-run by another): ` +
+          `${evidence.killedAfterCommit} killed between commit and acknowledgement (the re-run found the row finished), ` +
+          `${evidence.killedBeforeCommit} before the commit (the re-run applied the event), ${evidence.unexplained} without a re-run line; ` +
+          `${evidence.rowsWithAttemptsOver1} rows claimed more than once (max attempts ${evidence.maxAttempts})`,
+      );
     },
   },
   {
@@ -155,14 +181,35 @@ export const scenarios: Scenario[] = [
   {
     name: 'sigterm-under-load',
     async run(ctx) {
+      // Rolling SIGTERMs of ingest, workers and the api while webhooks stream in and users send
+      // studio requests (free-tier image edits: five per user, answered at once, slowly, with a 500
+      // or never). Every process must exit 0 within its grace period; every 202 must have its row,
+      // and every generation must end as the fake's record says (a graceful stop finishes or
+      // hands back what it started; nothing is cut here but by the processes themselves).
       const work = stream(ctx, 'sigterm', 6, size(ctx, 60, 300));
+      const plan = ctx.rng.fork('studio');
+      const studioUsers = usersOf('sigterm-studio', size(ctx, 4, 12));
+      const durationMs = size(ctx, 8_000, 45_000);
+      const studioPlan = studioUsers.flatMap((user) =>
+        Array.from({ length: 5 }, (_, n) =>
+          planStudioRequest(plan, user, `${user}-n${n}`, Math.floor(((n + plan.next()) * durationMs) / 5), [
+            'succeed',
+            'slow',
+            'fail',
+            'hang',
+          ]),
+        ),
+      );
+      const studio = new StudioModel(ctx.cluster);
+      const studioWork = studio.sendAll(studioPlan);
       const slow: string[] = [];
       let terminated = 0;
+      const victims = [...ctx.cluster.ingests, ...ctx.cluster.workers, ctx.cluster.api];
       await whileRunning(
-        work,
+        Promise.all([work, studioWork]),
         async () => {
           // One at a time, like a rolling deploy; ingest replicas keep the service up meanwhile.
-          const victim = ctx.rng.pick([...ctx.cluster.ingests, ...ctx.cluster.workers]);
+          const victim = ctx.rng.pick(victims);
           await victim.ready();
           const { exit, ms } = await victim.terminate();
           terminated += 1;
@@ -171,9 +218,14 @@ export const scenarios: Scenario[] = [
           ctx.notes.push(`${victim.name} stopped on SIGTERM in ${ms} ms (exit ${exit.code})`);
         },
         () => ctx.rng.int(300, 1_000),
-        size(ctx, 4, 12),
+        size(ctx, 5, 15),
       );
-      ctx.faults.push(`SIGTERM ×${terminated}`);
+      ctx.faults.push(`SIGTERM ×${terminated}`, 'studio requests in flight');
+      await studio.waitForSettled();
+      const { spent, violations, notes } = await studio.check();
+      for (const user of studioUsers) ctx.expected.set(user, -(spent.get(user) ?? 0));
+      ctx.violations.push(...violations);
+      ctx.notes.push(...notes);
       if (slow.length > 0) throw new Error(`processes did not stop cleanly within ${shutdownTimeoutMs} ms: ${slow}`);
     },
   },

@@ -20,9 +20,13 @@ export interface DeliveryRecord {
   accepted: boolean;
 }
 
+/** The hex of every signature this process built: the log check looks for each of them. */
+export const signaturesSent = new Set<string>();
+
 /** A Stripe-Signature header as Stripe builds it: t=<now>,v1=HMAC-SHA256(secret, "t.body"). */
 export function stripeSignature(body: string, secret = chaosStripeSecret, timestamp = Math.floor(Date.now() / 1000)) {
   const v1 = createHmac('sha256', secret).update(`${timestamp}.${body}`, 'utf8').digest('hex');
+  signaturesSent.add(v1);
   return `t=${timestamp},v1=${v1}`;
 }
 

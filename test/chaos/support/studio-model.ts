@@ -28,8 +28,14 @@ export interface PlannedStudioRequest {
   atMs: number;
 }
 
-export function planStudioRequest(rng: Prng, user: string, prompt: string, atMs = 0): PlannedStudioRequest {
-  const behaviour = rng.pick(studioBehaviours);
+export function planStudioRequest(
+  rng: Prng,
+  user: string,
+  prompt: string,
+  atMs = 0,
+  behaviours: readonly StudioBehaviour[] = studioBehaviours,
+): PlannedStudioRequest {
+  const behaviour = rng.pick(behaviours);
   const delayMs = behaviour === 'slow' ? rng.int(100, 1_200) : behaviour === 'late' ? rng.int(2_800, 3_500) : 0;
   return { user, behaviour, delayMs, prompt, atMs };
 }
