@@ -124,8 +124,17 @@ export const scenarios: Scenario[] = [
         () => ctx.rng.int(200, 1_200),
       );
       ctx.faults.push(`kill -9 of a worker ×${kills}`);
-      // Where the kills landed, from the re-runs of the jobs the dead workers held.
-      await settle(ctx.cluster.db, 60_000);
+      // Where the kills landed, from the re-runs of the jobs the dead workers held (once they ran).
+      const settleStarted = Date.now();
+      const pendingAfter10s = await settle(ctx.cluster.db, 10_000);
+      if (pendingAfter10s.length > 0) {
+        const pending = await settle(ctx.cluster.db, 50_000);
+        ctx.notes.push(
+          `still in flight 10 s after the stream: ${pendingAfter10s.join(', ')}; settled after ${
+            Date.now() - settleStarted
+          } ms${pending.length > 0 ? ` (not yet: ${pending.join(', ')})` : ''}`,
+        );
+      }
       const evidence = await rerunEvidence(ctx.cluster, ctx.cluster.db, {
         sinceMs,
         outputBefore,
