@@ -121,7 +121,14 @@ describe(`chaos (seed ${seed}, ${profile})`, () => {
     const rejected = Object.values(hostile.answers)
       .flat()
       .filter((status) => status >= 400 && status < 500).length;
-    await sleep(500);
+    // Each process has written its access line for the last hostile request it got (the api:
+    // the malformed studio request; each ingest: its one 415), so their rejection logs are in.
+    const logged = () =>
+      cluster.api.output.includes('"url":"/v1/users/hostile-user/studio/requests"') &&
+      cluster.ingests.every((ingest) => ingest.output.includes('"statusCode":415'));
+    const deadline = Date.now() + 10_000;
+    while (!logged() && Date.now() < deadline) await sleep(50);
+    expect(logged()).toBe(true);
     const output = cluster.allOutput();
     expect(output.length).toBeGreaterThan(0);
     const values = [
