@@ -4,13 +4,15 @@
 import { repoRoot } from '../support/built-process';
 import { type ProfiledScenario, processFaultScenarios } from './process-fault-scenarios';
 import { type Profile, type ScenarioContext, scenarios } from './scenarios';
-import { ChaosCluster, chaosSecrets } from './support/chaos-cluster';
+import { ChaosCluster, chaosRevenueCatAuth, chaosSecrets } from './support/chaos-cluster';
 import { canaryEmail, rawBodyCanary } from './support/events';
+import { hostileCanaries, sendHostileBurst } from './support/hostile-burst';
 import { checkInvariants, type LedgerCheckpoint, ledgerCheckpoint, PlanModel, settle } from './support/invariants';
-import { chaosSeed, Prng } from './support/prng';
-import { ProviderSimulator } from './support/provider-simulator';
+import { chaosSeed, Prng, scenarioStreams } from './support/prng';
+import { ProviderSimulator, signaturesSent } from './support/provider-simulator';
 import { type ScenarioResult, toMarkdown, writeReport } from './support/report';
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const profile: Profile = process.env.CHAOS_PROFILE === 'full' ? 'full' : 'short';
 const seed = chaosSeed();
 const only = process.env.CHAOS_SCENARIOS?.split(',').filter(Boolean);
@@ -41,11 +43,11 @@ describe(`chaos (seed ${seed}, ${profile})`, () => {
 
   for (const scenario of selected) {
     it(`${scenario.name}: nothing lost, nothing doubled, every invariant holds`, async () => {
-      const rng = root.fork(scenario.name);
+      const streams = scenarioStreams(root, scenario.name);
       const ctx: ScenarioContext = {
         cluster,
-        rng,
-        sim: new ProviderSimulator(cluster, rng),
+        rng: streams.rng,
+        sim: new ProviderSimulator(cluster, streams.simulator),
         profile,
         expected: new Map(),
         expectedParked: new Set(),
@@ -53,6 +55,7 @@ describe(`chaos (seed ${seed}, ${profile})`, () => {
         faults: [],
         notes: [],
         events: [],
+        violations: [],
       };
       const started = Date.now();
       let failure: unknown;
@@ -76,7 +79,7 @@ describe(`chaos (seed ${seed}, ${profile})`, () => {
         plans: ctx.plans,
       });
       checkpoint = check.checkpoint;
-      const violations = [...check.violations];
+      const violations = [...ctx.violations, ...check.violations];
       if (pending.length > 0)
         violations.push({ invariant: 'settles', detail: `still in flight: ${pending.join(', ')}` });
       const unaccepted = [...ctx.sim.records.values()].filter((record) => !record.accepted);
@@ -111,24 +114,63 @@ describe(`chaos (seed ${seed}, ${profile})`, () => {
     }, 600_000);
   }
 
-  it('no secret, signature, email or raw body reached any log line of any process', () => {
+  it('no secret, signature, email or raw body reached any log line of any process, rejection paths included', async () => {
+    // Every rejection path first (bad signatures, wrong auth, malformed bodies, wrong keys), each
+    // request carrying values of its own; then their answers are logged by the processes.
+    const hostile = await sendHostileBurst(cluster);
+    const rejected = Object.values(hostile.answers)
+      .flat()
+      .filter((status) => status >= 400 && status < 500).length;
+    // Each process has written its access line for the last hostile request it got (the api:
+    // the malformed studio request; each ingest: its one 415), so their rejection logs are in.
+    const logged = () =>
+      cluster.api.output.includes('"url":"/v1/users/hostile-user/studio/requests"') &&
+      cluster.ingests.every((ingest) => ingest.output.includes('"statusCode":415'));
+    const deadline = Date.now() + 10_000;
+    while (!logged() && Date.now() < deadline) await sleep(50);
+    expect(logged()).toBe(true);
     const output = cluster.allOutput();
     expect(output.length).toBeGreaterThan(0);
-    const leaks = [...chaosSecrets, canaryEmail, rawBodyCanary, 'v1='].filter((secret) => output.includes(secret));
+    const values = [
+      ...chaosSecrets,
+      chaosRevenueCatAuth,
+      canaryEmail,
+      rawBodyCanary,
+      'v1=',
+      ...Object.values(hostileCanaries),
+    ];
+    const leaks = values.filter((value) => output.includes(value));
+    // Any 64-hex run in the logs that is a signature some request carried.
+    const signatures = new Set([...signaturesSent, ...hostile.signatures]);
+    const hexRuns = output.match(/[0-9a-f]{64}/g) ?? [];
+    const leakedSignatures = [...new Set(hexRuns.filter((hex) => signatures.has(hex)))];
+    leaks.push(...leakedSignatures.map((hex) => `signature ${hex}`));
+    const violations = leaks.map((leak) => ({ invariant: 'no secrets in logs', detail: `found ${leak}` }));
+    const notAnswered = Object.entries(hostile.answers).filter(([, statuses]) =>
+      statuses.some((status) => status < 400 || status >= 500),
+    );
+    for (const [name, statuses] of notAnswered) {
+      violations.push({ invariant: 'hostile requests refused', detail: `${name} answered ${statuses}` });
+    }
     results.push({
       scenario: 'log-capture',
       events: 0,
-      deliveries: 0,
+      deliveries: Object.values(hostile.answers).flat().length,
       accepted: 0,
       lost: 0,
       appliedTwice: 0,
       parked: 0,
-      faults: [],
-      invariantsHeld: leaks.length === 0,
-      violations: leaks.map((leak) => ({ invariant: 'no secrets in logs', detail: `found ${leak}` })),
+      faults: ['bad signatures, wrong auth, malformed bodies, wrong keys'],
+      invariantsHeld: violations.length === 0,
+      violations,
       durationMs: 0,
-      notes: [`${output.split('\n').length} log lines scanned`],
+      notes: [
+        `${output.split('\n').length} log lines scanned for ${values.length} secrets and canaries and ${signatures.size} signature hexes (${hexRuns.length} 64-hex runs in the logs)`,
+        `${rejected} hostile requests refused: ${JSON.stringify(
+          Object.fromEntries(Object.entries(hostile.answers).map(([name, statuses]) => [name, [...new Set(statuses)]])),
+        )}`,
+      ],
     });
-    expect(leaks).toEqual([]);
+    expect(violations).toEqual([]);
   });
 });

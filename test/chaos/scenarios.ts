@@ -1,10 +1,21 @@
 import { providerScenarios } from './provider-scenarios';
 import type { ChaosCluster } from './support/chaos-cluster';
 import { shutdownTimeoutMs } from './support/chaos-cluster';
-import { purchaseStream, rcPurchase, rcRefund, stripePackPaid, stripePackRefunded } from './support/events';
-import type { PlanModel } from './support/invariants';
+import {
+  purchaseStream,
+  rcPurchase,
+  rcRefund,
+  stripePackCheckoutCompleted,
+  stripePackPaid,
+  stripePackRefunded,
+} from './support/events';
+import { type PlanModel, settle, type Violation } from './support/invariants';
 import type { Prng } from './support/prng';
 import type { ProviderSimulator, SimulatedEvent } from './support/provider-simulator';
+import { type PlannedFault, planRandomSchedule, scheduleFingerprint } from './support/random-schedule';
+import { rerunEvidence } from './support/rerun-evidence';
+import { planStudioRequest, StudioModel } from './support/studio-model';
+import { StripeTimeline } from './support/subscription-events';
 
 export type Profile = 'short' | 'full';
 
@@ -23,6 +34,8 @@ export interface ScenarioContext {
   notes: string[];
   /** Distinct events the scenario sent (the simulator counts deliveries). */
   events: SimulatedEvent[];
+  /** Violations the scenario found itself (besides the invariants checked after it). */
+  violations: Violation[];
 }
 
 export interface Scenario {
@@ -78,8 +91,10 @@ export const scenarios: Scenario[] = [
   {
     name: 'duplicate-storm',
     async run(ctx) {
-      // Each event 50 times at once across both ingest instances; a Stripe pack also arrives
-      // under a second event id for the same payment intent (checkout and intent events do).
+      // Each event 50 times at once across both ingest instances. A Stripe pack payment arrives
+      // three ways at once: its payment_intent.succeeded, the same under a second event id, and
+      // the checkout.session.completed of the same payment intent: one credit, one payment row,
+      // one confirmation email.
       const users = usersOf('storm', 4);
       const events: SimulatedEvent[] = [];
       const pairs = size(ctx, 2, 8);
@@ -88,6 +103,7 @@ export const scenarios: Scenario[] = [
         events.push(rcPurchase(`storm-rc-${n}`, userId));
         events.push(stripePackPaid(`evt_storm_${n}_a`, `pi_storm_${n}`, userId));
         events.push(stripePackPaid(`evt_storm_${n}_b`, `pi_storm_${n}`, userId));
+        events.push(stripePackCheckoutCompleted(`evt_storm_${n}_cs`, `cs_storm_${n}`, `pi_storm_${n}`, userId));
         ctx.expected.set(userId, (ctx.expected.get(userId) ?? 0) + 200);
       }
       for (const user of users) if (!ctx.expected.has(user)) ctx.expected.set(user, 0);
@@ -99,6 +115,8 @@ export const scenarios: Scenario[] = [
   {
     name: 'kill-9-workers',
     async run(ctx) {
+      const sinceMs = Date.now();
+      const outputBefore = new Map(ctx.cluster.workers.map((worker) => [worker, worker.output.length]));
       const work = stream(ctx, 'kill', 6, size(ctx, 60, 400));
       const kills = await whileRunning(
         work,
@@ -106,6 +124,28 @@ export const scenarios: Scenario[] = [
         () => ctx.rng.int(200, 1_200),
       );
       ctx.faults.push(`kill -9 of a worker ×${kills}`);
+      // Where the kills landed, from the re-runs of the jobs the dead workers held (once they ran).
+      const settleStarted = Date.now();
+      const pendingAfter10s = await settle(ctx.cluster.db, 10_000);
+      if (pendingAfter10s.length > 0) {
+        const pending = await settle(ctx.cluster.db, 50_000);
+        ctx.notes.push(
+          `still in flight 10 s after the stream: ${pendingAfter10s.join(', ')}; settled after ${
+            Date.now() - settleStarted
+          } ms${pending.length > 0 ? ` (not yet: ${pending.join(', ')})` : ''}`,
+        );
+      }
+      const evidence = await rerunEvidence(ctx.cluster, ctx.cluster.db, {
+        sinceMs,
+        outputBefore,
+        eventIds: ctx.events.map((event) => event.id),
+      });
+      ctx.notes.push(
+        `${kills} kills left ${evidence.stalledJobs} inbox jobs stalled (held by a dead worker, re-run by another): ` +
+          `${evidence.killedAfterCommit} killed between commit and acknowledgement (the re-run found the row finished), ` +
+          `${evidence.killedBeforeCommit} before the commit (the re-run applied the event), ${evidence.unexplained} without a re-run line; ` +
+          `${evidence.rowsWithAttemptsOver1} rows claimed more than once (max attempts ${evidence.maxAttempts})`,
+      );
     },
   },
   {
@@ -150,14 +190,35 @@ export const scenarios: Scenario[] = [
   {
     name: 'sigterm-under-load',
     async run(ctx) {
+      // Rolling SIGTERMs of ingest, workers and the api while webhooks stream in and users send
+      // studio requests (free-tier image edits: five per user, answered at once, slowly, with a 500
+      // or never). Every process must exit 0 within its grace period; every 202 must have its row,
+      // and every generation must end as the fake's record says (a graceful stop finishes or
+      // hands back what it started; nothing is cut here but by the processes themselves).
       const work = stream(ctx, 'sigterm', 6, size(ctx, 60, 300));
+      const plan = ctx.rng.fork('studio');
+      const studioUsers = usersOf('sigterm-studio', size(ctx, 4, 12));
+      const durationMs = size(ctx, 8_000, 45_000);
+      const studioPlan = studioUsers.flatMap((user) =>
+        Array.from({ length: 5 }, (_, n) =>
+          planStudioRequest(plan, user, `${user}-n${n}`, Math.floor(((n + plan.next()) * durationMs) / 5), [
+            'succeed',
+            'slow',
+            'fail',
+            'hang',
+          ]),
+        ),
+      );
+      const studio = new StudioModel(ctx.cluster);
+      const studioWork = studio.sendAll(studioPlan);
       const slow: string[] = [];
       let terminated = 0;
+      const victims = [...ctx.cluster.ingests, ...ctx.cluster.workers, ctx.cluster.api];
       await whileRunning(
-        work,
+        Promise.all([work, studioWork]),
         async () => {
           // One at a time, like a rolling deploy; ingest replicas keep the service up meanwhile.
-          const victim = ctx.rng.pick([...ctx.cluster.ingests, ...ctx.cluster.workers]);
+          const victim = ctx.rng.pick(victims);
           await victim.ready();
           const { exit, ms } = await victim.terminate();
           terminated += 1;
@@ -166,9 +227,14 @@ export const scenarios: Scenario[] = [
           ctx.notes.push(`${victim.name} stopped on SIGTERM in ${ms} ms (exit ${exit.code})`);
         },
         () => ctx.rng.int(300, 1_000),
-        size(ctx, 4, 12),
+        size(ctx, 5, 15),
       );
-      ctx.faults.push(`SIGTERM ×${terminated}`);
+      ctx.faults.push(`SIGTERM ×${terminated}`, 'studio requests in flight');
+      await studio.waitForSettled();
+      const { spent, violations, notes } = await studio.check();
+      for (const user of studioUsers) ctx.expected.set(user, -(spent.get(user) ?? 0));
+      ctx.violations.push(...violations);
+      ctx.notes.push(...notes);
       if (slow.length > 0) throw new Error(`processes did not stop cleanly within ${shutdownTimeoutMs} ms: ${slow}`);
     },
   },
@@ -217,91 +283,134 @@ export const scenarios: Scenario[] = [
   {
     name: 'ai-dies-mid-saga',
     async run(ctx) {
-      // Users buy tokens, then spend them on generations while the AI service hangs, fails,
-      // drops every connection, and a worker is killed mid-call. Each paid request must end
-      // completed, or failed and refunded exactly once.
+      // Users buy tokens, then spend them on generations while the AI service answers, fails, hangs,
+      // answers slowly or too late, drops every connection, is down for 1–2 s (closed and listening
+      // again on the same port), and a worker is killed mid-call. Everything is planned up front.
+      // The model comes from what was sent and what the fake did (studio-model.ts): each paid
+      // request ends completed exactly when the fake delivered a 200, else failed and refunded once.
+      const plan = ctx.rng.fork('plan');
       const users = usersOf('studio', 3);
+      const perUser = size(ctx, 8, 20);
+      const faults = [
+        { name: 'AI connections dropped', atMs: plan.int(300, 800), run: async () => ctx.cluster.ai.dropConnections() },
+      ];
+      const victim = plan.int(0, ctx.cluster.workers.length - 1);
+      faults.push({
+        name: 'kill -9 of a worker mid-call',
+        atMs: (faults.at(-1)?.atMs ?? 0) + plan.int(300, 800),
+        run: async () => ctx.cluster.workers[victim]?.kill9(),
+      });
+      const downMs = plan.int(1_000, 2_000);
+      faults.push({
+        name: `AI service down ${downMs} ms (closed, then listening again on its port)`,
+        atMs: (faults.at(-1)?.atMs ?? 0) + plan.int(500, 1_000),
+        run: () => ctx.cluster.ai.outage(downMs),
+      });
+      faults.push({
+        name: 'AI connections dropped',
+        atMs: (faults.at(-1)?.atMs ?? 0) + downMs + plan.int(300, 800),
+        run: async () => ctx.cluster.ai.dropConnections(),
+      });
+      const spreadMs = (faults.at(-1)?.atMs ?? 0) + 500;
+      const requests = users.flatMap((user) =>
+        Array.from({ length: perUser }, (_, n) =>
+          planStudioRequest(plan, user, `${user}-n${n}`, Math.floor(((n + plan.next()) * spreadMs) / perUser)),
+        ),
+      );
+
       const funding = users.map((user, i) => rcPurchase(`studio-fund-${i}`, user));
       ctx.events.push(...funding);
       await ctx.sim.deliverAll(funding, 3);
       for (const user of users) {
         await waitForBalance(ctx, user, 100);
       }
-      const behaviours = ['succeed', 'fail', 'hang', 'slow'] as const;
-      const created: { user: string; id: string }[] = [];
-      const requests = size(ctx, 8, 20);
-      await Promise.all(
-        users.map(async (user) => {
-          for (let n = 0; n < requests; n += 1) {
-            const fake = ctx.rng.pick(behaviours);
-            const response = await ctx.cluster.apiRequest(`/v1/users/${user}/studio/requests`, {
-              method: 'POST',
-              body: { kind: 'image_edit', input: { fake, delayMs: ctx.rng.int(100, 3_000), prompt: `n${n}` } },
-            });
-            const body = (await response.json()) as { id?: string };
-            if (response.status === 202 && body.id) created.push({ user, id: body.id });
-            else if (response.status !== 402) throw new Error(`studio request answered ${response.status}`);
-          }
-        }),
-      );
-      await sleep(ctx.rng.int(300, 800));
-      ctx.cluster.ai.dropConnections();
-      ctx.rng.pick(ctx.cluster.workers).kill9();
-      await sleep(ctx.rng.int(300, 800));
-      ctx.cluster.ai.dropConnections();
-      ctx.faults.push('AI hangs/fails/slow', 'AI connections dropped ×2', 'kill -9 of a worker mid-call');
-      ctx.notes.push(`${created.length} studio requests accepted`);
-      // The model: 100 tokens each; every completed charged request costs its price.
-      await waitForStudio(ctx);
-      const { rows } = await ctx.cluster.db
-        .selectFrom('studio_requests')
-        .select(['user_id', 'status', 'tokens_charged'])
-        .where('user_id', 'in', users)
-        .execute()
-        .then((rows) => ({ rows }));
-      for (const user of users) {
-        const spent = rows
-          .filter((row) => row.user_id === user && row.status === 'completed')
-          .reduce((sum, row) => sum + row.tokens_charged, 0);
-        ctx.expected.set(user, 100 - spent);
-      }
-      const statuses: Record<string, number> = {};
-      for (const row of rows) statuses[row.status] = (statuses[row.status] ?? 0) + 1;
-      ctx.notes.push(`studio outcomes ${JSON.stringify(statuses)}`);
+      const model = new StudioModel(ctx.cluster);
+      const started = Date.now();
+      const faulting = (async () => {
+        for (const fault of faults) {
+          const due = started + fault.atMs;
+          if (due > Date.now()) await sleep(due - Date.now());
+          await model.aroundFault(fault.run);
+          ctx.faults.push(fault.name);
+        }
+      })();
+      await Promise.all([model.sendAll(requests, started), faulting]);
+      ctx.faults.push('AI answers, fails, hangs, slow and late');
+      await model.waitForSettled();
+      const { spent, violations, notes } = await model.check();
+      for (const user of users) ctx.expected.set(user, 100 - (spent.get(user) ?? 0));
+      ctx.violations.push(...violations);
+      ctx.notes.push(...notes);
     },
   },
   {
     name: 'random-schedule',
     async run(ctx) {
-      // A seeded mix of everything: purchases, duplicates, refunds, and a fault at random moments.
-      const work = stream(ctx, 'random', 8, size(ctx, 60, 500), 12);
-      const faults: [string, () => Promise<void>][] = [
-        ['kill -9 worker', async () => ctx.rng.pick(ctx.cluster.workers).kill9()],
-        ['kill -9 ingest', async () => ctx.rng.pick(ctx.cluster.ingests).kill9()],
-        ['FLUSHALL', () => ctx.cluster.flushRedis()],
-        ['Redis restart', () => ctx.cluster.restartRedis(ctx.rng.int(300, 1_500))],
-        ['Postgres crash', () => ctx.cluster.crashPostgres(ctx.rng.int(500, 2_000))],
-        [
-          'duplicate burst',
-          async () => {
-            const accepted = ctx.sim.accepted();
-            if (accepted.length > 0) await ctx.sim.storm(ctx.rng.pick(accepted), 20);
-          },
-        ],
-      ];
-      await whileRunning(
-        work,
-        async () => {
-          const [name, fault] = ctx.rng.pick(faults);
-          ctx.faults.push(name);
-          await fault();
-        },
-        () => ctx.rng.int(300, 1_500),
-        size(ctx, 4, 25),
+      // A seeded mix of everything, planned up front from the seed (random-schedule.ts): token
+      // packs of both providers, refunds of a quarter of them, Stripe subscription lifecycles,
+      // studio requests with what the AI service does with each, and faults at planned pauses.
+      // Faults run between AI answers (StudioModel.aroundFault), so they also cut the AI calls in
+      // flight. Only the simulator's retries (its own PRNG stream) follow the timing.
+      const schedule = planRandomSchedule(ctx.rng.fork('plan'), {
+        profile: ctx.profile,
+        workers: ctx.cluster.workers.length,
+        ingests: ctx.cluster.ingests.length,
+      });
+      addModel(ctx, schedule.expected);
+      for (const lifecycle of schedule.stripeLifecycles) {
+        ctx.plans.stripeSubscriptions.set(lifecycle.subscriptionId, lifecycle.expected);
+      }
+      ctx.events.push(...schedule.events);
+      const timeline = new StripeTimeline(ctx.cluster.stripe, schedule.stripeLifecycles);
+      const studio = new StudioModel(ctx.cluster);
+      const started = Date.now();
+      const webhooks = ctx.sim.deliverAll(schedule.events, schedule.concurrency, schedule.durationMs, (event) =>
+        timeline.advance(event),
+      );
+      const faults = (async () => {
+        for (const { pauseMs, fault } of schedule.faults) {
+          await sleep(pauseMs);
+          ctx.faults.push(fault.kind);
+          await studio.aroundFault(() => runPlannedFault(ctx, fault));
+        }
+      })();
+      await Promise.all([webhooks, studio.sendAll(schedule.studio, started), faults]);
+      await studio.waitForSettled();
+      const { spent, violations, notes } = await studio.check();
+      for (const [user, tokens] of spent) ctx.expected.set(user, (ctx.expected.get(user) ?? 0) - tokens);
+      ctx.violations.push(...violations);
+      const refunds = schedule.events.filter((event) => /refund|_ref_/.test(event.id)).length;
+      ctx.notes.push(
+        `plan ${scheduleFingerprint(schedule)} (the same for every run of this seed and profile): ${
+          schedule.events.length
+        } webhooks (${refunds} refunds, ${schedule.stripeLifecycles.reduce(
+          (sum, lifecycle) => sum + lifecycle.events.length,
+          0,
+        )} subscription events), ${schedule.studio.length} studio requests, faults ${schedule.faults
+          .map(({ pauseMs, fault }) => `+${pauseMs} ms ${fault.kind}`)
+          .join(', ')}`,
+        ...notes,
       );
     },
   },
 ];
+
+async function runPlannedFault(ctx: ScenarioContext, fault: PlannedFault): Promise<void> {
+  switch (fault.kind) {
+    case 'kill -9 worker':
+      return ctx.cluster.workers[fault.worker]?.kill9();
+    case 'kill -9 ingest':
+      return ctx.cluster.ingests[fault.ingest]?.kill9();
+    case 'FLUSHALL':
+      return ctx.cluster.flushRedis();
+    case 'Redis restart':
+      return ctx.cluster.restartRedis(fault.downMs);
+    case 'Postgres crash':
+      return ctx.cluster.crashPostgres(fault.downMs);
+    case 'duplicate burst':
+      return ctx.sim.storm(fault.event, fault.copies);
+  }
+}
 
 async function waitForBalance(ctx: ScenarioContext, user: string, balance: number): Promise<void> {
   const deadline = Date.now() + 60_000;
@@ -315,21 +424,6 @@ async function waitForBalance(ctx: ScenarioContext, user: string, balance: numbe
     if (Number(wallet?.balance ?? -1) === balance) return;
     if (Date.now() > deadline) throw new Error(`${user} never reached balance ${balance}`);
     await sleep(200);
-  }
-}
-
-async function waitForStudio(ctx: ScenarioContext): Promise<void> {
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    const open = await ctx.cluster.db
-      .selectFrom('studio_requests')
-      .select('id')
-      .where('status', 'in', ['received', 'processing'])
-      .execute()
-      .catch(() => [{ id: 0 }]);
-    if (open.length === 0) return;
-    if (Date.now() > deadline) throw new Error(`${open.length} studio requests never settled`);
-    await sleep(250);
   }
 }
 

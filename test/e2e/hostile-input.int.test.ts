@@ -1,9 +1,47 @@
+import { execFile } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { createIngestMetrics, createLogger, type RunningServer, startHttpServer } from '@tally/platform';
 import { createIngestApp } from '../../apps/ingest/src/app';
 import { revenueCatTokenPurchase, stripeTokenPackPayment } from '../support/events';
 import { eventually, revenueCatAuth, signStripe, stripeSecret, TestStack } from '../support/stack';
+
+/**
+ * POSTs `count` copies of a forged Stripe webhook to 127.0.0.1:`port`, `concurrency` at a time,
+ * from a child Node process; resolves with the statuses.
+ */
+function floodFromChild(port: number, body: string, signature: string, count: number, concurrency: number) {
+  const script = `
+    const [port, body, signature, count, concurrency] = JSON.parse(process.argv[1]);
+    const statuses = [];
+    let next = 0;
+    const one = async () => {
+      while (next < count) {
+        next += 1;
+        try {
+          const response = await fetch('http://127.0.0.1:' + port + '/webhooks/stripe', {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'stripe-signature': signature },
+            body,
+          });
+          await response.text();
+          statuses.push(response.status);
+        } catch {
+          statuses.push(0);
+        }
+      }
+    };
+    Promise.all(Array.from({ length: concurrency }, one)).then(() => process.stdout.write(JSON.stringify(statuses)));
+  `;
+  return new Promise<number[]>((resolve, reject) => {
+    execFile(
+      process.execPath,
+      ['-e', script, JSON.stringify([port, body, signature, count, concurrency])],
+      { timeout: 120_000, maxBuffer: 1024 * 1024 },
+      (error, stdout) => (error ? reject(error) : resolve(JSON.parse(stdout) as number[])),
+    );
+  });
+}
 
 /**
  * Hostile input that the other webhook tests do not cover: every Stripe-Signature variant over
@@ -188,49 +226,80 @@ describe('hostile input', () => {
     const port = limited.port;
     const forged = stripeTokenPackPayment({ eventId: 'evt_hostile_flood', userId: 'hostile-flood-user' });
     const forgedHeader = `t=${Math.floor(Date.now() / 1000)},v1=${'f'.repeat(64)}`;
+    const floodSize = 500;
+    const floodConcurrency = 20;
     const floodStatuses: number[] = [];
-    const validStatuses: number[] = [];
-    const validLatencies: number[] = [];
-    const flood = (async () => {
-      for (let i = 0; i < 60; i += 1) {
-        const response = await post(port, '/webhooks/stripe', forged, {
-          'content-type': 'application/json',
-          'stripe-signature': forgedHeader,
-        });
-        floodStatuses.push(response.status);
-        await response.text();
-      }
-    })();
-    const valid = (async () => {
-      for (let i = 0; i < 15; i += 1) {
+    let validCount = 0;
+    /** Valid signed deliveries one after another (Stripe and RevenueCat in turn), each timed. */
+    const validRun = async (count: number, statuses: number[], latencies: number[]) => {
+      for (let i = 0; i < count; i += 1) {
+        const n = validCount++;
         const body =
-          i % 2 === 0
-            ? stripeTokenPackPayment({ eventId: `evt_hostile_valid_${i}`, userId: 'hostile-flood-valid' })
-            : revenueCatTokenPurchase({ id: `rc-hostile-valid-${i}`, userId: 'hostile-flood-valid' });
-        const started = Date.now();
-        const response = await post(port, i % 2 === 0 ? '/webhooks/stripe' : '/webhooks/revenuecat', body, {
+          n % 2 === 0
+            ? stripeTokenPackPayment({ eventId: `evt_hostile_valid_${n}`, userId: 'hostile-flood-valid' })
+            : revenueCatTokenPurchase({ id: `rc-hostile-valid-${n}`, userId: 'hostile-flood-valid' });
+        const started = performance.now();
+        const response = await post(port, n % 2 === 0 ? '/webhooks/stripe' : '/webhooks/revenuecat', body, {
           'content-type': 'application/json',
-          ...(i % 2 === 0 ? { 'stripe-signature': signStripe(body) } : { authorization: revenueCatAuth }),
+          ...(n % 2 === 0 ? { 'stripe-signature': signStripe(body) } : { authorization: revenueCatAuth }),
         });
-        validStatuses.push(response.status);
-        validLatencies.push(Date.now() - started);
         await response.text();
+        latencies.push(performance.now() - started);
+        statuses.push(response.status);
       }
-    })();
-    await Promise.all([flood, valid]);
-    // The first `limit` failures are answered 400 (the reason), then 429; RevenueCat failures
-    // from the same IP count against the same budget.
-    expect(floodStatuses.slice(0, limit)).toEqual(Array(limit).fill(400));
-    expect(floodStatuses.slice(limit)).toEqual(Array(60 - limit).fill(429));
+    };
+    const percentile = (values: number[], p: number) =>
+      [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.ceil((values.length * p) / 100) - 1)] ?? 0;
+
+    // The same valid traffic before the flood: the baseline on this machine, as loaded as it is now.
+    const baselineStatuses: number[] = [];
+    const baseline: number[] = [];
+    await validRun(40, baselineStatuses, baseline);
+
+    // 500 forged requests, 20 in flight at a time, from a process of their own (as an attacker's
+    // would be: its client work does not share this event loop), while the valid traffic goes on.
+    let floodDone = false;
+    const flood = floodFromChild(port, forged, forgedHeader, floodSize, floodConcurrency)
+      .then((statuses) => floodStatuses.push(...statuses))
+      .finally(() => {
+        floodDone = true;
+      });
+    const duringStatuses: number[] = [];
+    const during: number[] = [];
+    while (!floodDone) await validRun(1, duringStatuses, during);
+    await flood;
+
+    // The first `limit` failures are answered 400 (the reason), every later one 429, however
+    // many are in flight at once; RevenueCat failures from the same IP count against the same budget.
+    expect(floodStatuses).toHaveLength(floodSize);
+    expect(floodStatuses.filter((status) => status === 400)).toHaveLength(limit);
+    expect(floodStatuses.filter((status) => status === 429)).toHaveLength(floodSize - limit);
     const rcForged = await post(port, '/webhooks/revenuecat', '{}', {
       'content-type': 'application/json',
       authorization: 'Bearer forged',
     });
     expect(rcForged.status).toBe(429);
     expect(rcForged.headers.get('ratelimit')).toBeTruthy();
-    expect(validStatuses).toEqual(Array(15).fill(200));
-    // Not slowed: each valid request is answered as fast as the database allows.
-    expect(Math.max(...validLatencies)).toBeLessThan(2_000);
+    expect([...baselineStatuses, ...duringStatuses]).toEqual(Array(baseline.length + during.length).fill(200));
+    // Not slowed: valid requests during the flood are answered about as fast as before it, judged
+    // against the baseline measured on the same machine a moment earlier (a fixed bound would be
+    // either loose on a quiet machine or flaky on a loaded one). The server still spends CPU on
+    // every forged request, so there is room for that queueing: the median may reach 3× the
+    // baseline's (+100 ms), the p99 5× (+1 s). A limiter that queued or delayed valid requests
+    // behind the flood (a tarpit of a few hundred ms, a shared concurrency cap) blows the median.
+    expect(during.length).toBeGreaterThanOrEqual(10);
+    const latency = {
+      baselineMedianMs: Math.round(percentile(baseline, 50)),
+      duringMedianMs: Math.round(percentile(during, 50)),
+      baselineP99Ms: Math.round(percentile(baseline, 99)),
+      duringP99Ms: Math.round(percentile(during, 99)),
+    };
+    expect({
+      ...latency,
+      medianWithinBound:
+        latency.duringMedianMs <= Math.max(3 * latency.baselineMedianMs, latency.baselineMedianMs + 100),
+      p99WithinBound: latency.duringP99Ms <= Math.max(5 * latency.baselineP99Ms, latency.baselineP99Ms + 1_000),
+    }).toEqual({ ...latency, medianWithinBound: true, p99WithinBound: true });
     // A valid request from the blocked IP after the flood: still accepted.
     const after = stripeTokenPackPayment({ eventId: 'evt_hostile_after_flood', userId: 'hostile-flood-valid' });
     expect(

@@ -199,6 +199,8 @@ export function startWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntime
           logger,
           ...(email.maxAttempts === undefined ? {} : { maxAttempts: email.maxAttempts }),
           ...(email.backoff === undefined ? {} : { backoff: email.backoff }),
+          // The relay hands back rows stuck in processing after this long; the claim must take them.
+          processingStaleAfterMs: options.relay.processingStaleAfterMs,
         },
         { connection: workerConnection, prefix: options.queuePrefix, concurrency: options.concurrency },
       ),

@@ -1,4 +1,9 @@
-import { stripeEventBody, stripePackIntent, stripeRefundedCharge } from '../../support/stripe-events';
+import {
+  stripeEventBody,
+  stripePackCheckout,
+  stripePackIntent,
+  stripeRefundedCharge,
+} from '../../support/stripe-events';
 import type { Prng } from './prng';
 import type { SimulatedEvent } from './provider-simulator';
 
@@ -76,6 +81,37 @@ export function stripePackPaid(eventId: string, paymentIntentId: string, userId:
       {
         ...stripePackIntent({ id: paymentIntentId, userId, customer: `cus_${userId}`, email: canaryEmail }),
         description: rawBodyCanary,
+      },
+      { eventId },
+    ),
+  };
+}
+
+/**
+ * Stripe checkout.session.completed of a paid payment-mode session for a 100-token pack: the same
+ * payment as the `payment_intent.succeeded` of `paymentIntentId` (both credit it under
+ * `stripe:payment:{paymentIntentId}`). The pack is named in the session's metadata.
+ */
+export function stripePackCheckoutCompleted(
+  eventId: string,
+  sessionId: string,
+  paymentIntentId: string,
+  userId: string,
+): SimulatedEvent {
+  return {
+    provider: 'stripe',
+    id: eventId,
+    body: stripeEventBody(
+      'checkout.session.completed',
+      {
+        ...stripePackCheckout({
+          id: sessionId,
+          userId,
+          customer: `cus_${userId}`,
+          paymentIntent: paymentIntentId,
+          email: canaryEmail,
+        }),
+        metadata: { pack_id: 'tokens_100', note: rawBodyCanary },
       },
       { eventId },
     ),

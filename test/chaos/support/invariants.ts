@@ -48,8 +48,9 @@ export async function ledgerCheckpoint(db: Kysely<DB>): Promise<LedgerCheckpoint
 
 /**
  * Waits until nothing is in flight: no inbox row received/processing, no studio request
- * received/processing, no installment processing or due and not yet claimed. Returns what was still in flight at the
- * deadline (empty when settled).
+ * received/processing, no installment processing or due and not yet claimed, no confirmation
+ * email pending or processing. Returns what was still in flight at the deadline (empty when
+ * settled).
  */
 export async function settle(db: Kysely<DB>, timeoutMs: number): Promise<string[]> {
   const deadline = Date.now() + timeoutMs;
@@ -67,7 +68,10 @@ export async function settle(db: Kysely<DB>, timeoutMs: number): Promise<string[
          WHERE status = 'processing'
         UNION ALL
         SELECT 'installment due', count(*)::int FROM stripe_installments
-         WHERE status = 'scheduled' AND due_at <= now()`.execute(db);
+         WHERE status = 'scheduled' AND due_at <= now()
+        UNION ALL
+        SELECT 'email ' || status, count(*)::int FROM email_outbox
+         WHERE status IN ('pending', 'processing') GROUP BY status`.execute(db);
       pending = rows.filter((row) => row.count > 0).map((row) => `${row.count} ${row.what}`);
       if (pending.length === 0) return [];
     } catch (error) {
@@ -327,6 +331,23 @@ export async function checkInvariants(input: InvariantInput): Promise<InvariantR
       fail('installment granted ⇔ ledger row', `installment ${row.id} is ${row.status} with ${row.rows} grants`);
     }
   }
+
+  // 7b. Confirmation emails: at most one per payment, none left pending or processing, and a
+  // payment's email goes to the address the payment carries.
+  const { rows: emailDuplicates } = await sql<{ payment_id: string; count: number }>`
+    SELECT payment_id::text, count(*)::int AS count FROM email_outbox GROUP BY payment_id HAVING count(*) > 1`.execute(
+    db,
+  );
+  for (const row of emailDuplicates) fail('one email per payment', `payment ${row.payment_id} has ${row.count} emails`);
+  const { rows: emailsInFlight } = await sql<{ id: string; status: string; attempts: number }>`
+    SELECT id::text, status, attempts FROM email_outbox WHERE status IN ('pending', 'processing') LIMIT 5`.execute(db);
+  for (const row of emailsInFlight) {
+    fail('emails settle', `email ${row.id} is ${row.status} after ${row.attempts} attempts`);
+  }
+  const { rows: emailMismatches } = await sql<{ id: string }>`
+    SELECT e.id::text FROM email_outbox e JOIN payments p ON p.id = e.payment_id
+     WHERE e.user_id <> p.user_id OR e.to_address IS DISTINCT FROM p.customer_email LIMIT 5`.execute(db);
+  for (const row of emailMismatches) fail('email = its payment', `email ${row.id} differs from its payment`);
 
   // 8. Final balances equal the model's.
   let appliedTwice = 0;

@@ -1,7 +1,12 @@
 /**
- * A small seeded PRNG (mulberry32). Every random choice of a chaos run (event order, which
- * ingest gets a delivery, when a worker is killed) comes from one of these, so a run is
- * reproducible from its seed (timing on a loaded machine still varies; the schedule does not).
+ * A small seeded PRNG (mulberry32). Every random choice of a chaos run (events, their order, which
+ * ingest gets a delivery, which process a fault hits and when) comes from one of these. What a
+ * scenario plans before it starts (its events, and for `random-schedule` and `ai-dies-mid-saga`
+ * every fault with its pause) is reproducible from the seed. Draws made while the scenario runs
+ * are reproducible only in sequence: how many retries a delivery needs, or how many kills fit
+ * into a stream, depends on timing, which a loaded machine changes from run to run. So draws
+ * whose count depends on timing (the simulator's) come from a stream of their own
+ * (`scenarioStreams`), and never shift the scenario's.
  */
 export class Prng {
   private state: number;
@@ -49,6 +54,16 @@ export class Prng {
     for (const char of label) hash = Math.imul(hash ^ char.charCodeAt(0), 2_654_435_761) >>> 0;
     return new Prng(hash);
   }
+}
+
+/**
+ * One scenario's streams: `rng` for the scenario's own choices, `simulator` for the provider
+ * simulator (which ingest instance gets each delivery attempt: one draw per attempt, so as many
+ * draws as retries, a number that depends on timing).
+ */
+export function scenarioStreams(root: Prng, scenario: string): { rng: Prng; simulator: Prng } {
+  const rng = root.fork(scenario);
+  return { rng, simulator: rng.fork('simulator') };
 }
 
 /** The run's seed: CHAOS_SEED when set, else a fresh one (printed by the runner). */

@@ -20,9 +20,13 @@ export interface DeliveryRecord {
   accepted: boolean;
 }
 
+/** The hex of every signature this process built: the log check looks for each of them. */
+export const signaturesSent = new Set<string>();
+
 /** A Stripe-Signature header as Stripe builds it: t=<now>,v1=HMAC-SHA256(secret, "t.body"). */
 export function stripeSignature(body: string, secret = chaosStripeSecret, timestamp = Math.floor(Date.now() / 1000)) {
   const v1 = createHmac('sha256', secret).update(`${timestamp}.${body}`, 'utf8').digest('hex');
+  signaturesSent.add(v1);
   return `t=${timestamp},v1=${v1}`;
 }
 
@@ -31,7 +35,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /**
  * Plays Stripe and RevenueCat: POSTs a signed event to one of the ingest instances (chosen by
  * the PRNG, like a load balancer), and RETRIES it until it is answered 200, as both providers
- * do. Stripe events are signed afresh on every attempt. Records every answer.
+ * do. Stripe events are signed afresh on every attempt. Records every answer. Its PRNG must be a
+ * stream of its own (`scenarioStreams`): it draws once per attempt, and the number of attempts
+ * depends on timing.
  */
 export class ProviderSimulator {
   readonly records = new Map<string, DeliveryRecord>();
@@ -103,9 +109,15 @@ export class ProviderSimulator {
 
   /**
    * Runs `deliver` over `events` with at most `concurrency` in flight; with `durationMs`, new
-   * events are paced to spread over that time (so faults land while traffic flows).
+   * events are paced to spread over that time (so faults land while traffic flows). `before` runs
+   * just before an event's first delivery (a provider's state moves, then it notifies).
    */
-  async deliverAll(events: SimulatedEvent[], concurrency: number, durationMs = 0): Promise<void> {
+  async deliverAll(
+    events: SimulatedEvent[],
+    concurrency: number,
+    durationMs = 0,
+    before?: (event: SimulatedEvent) => void,
+  ): Promise<void> {
     let next = 0;
     const started = Date.now();
     const interval = events.length > 0 ? durationMs / events.length : 0;
@@ -117,6 +129,7 @@ export class ProviderSimulator {
           if (!event) return;
           const due = started + index * interval;
           if (due > Date.now()) await sleep(due - Date.now());
+          before?.(event);
           await this.deliver(event);
         }
       }),

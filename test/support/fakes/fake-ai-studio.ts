@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 
 /**
  * What the fake does with one call. A request picks its own through `input.fake`
@@ -15,8 +15,17 @@ export interface FakeAiCall {
   requestId: string;
   authorization: string | undefined;
   body: Record<string, unknown>;
-  /** Set once the fake has answered (never for a hanging call). */
+  /** When the fake had read the whole request (epoch ms). */
+  receivedAt: number;
+  /**
+   * Set once the fake has written its answer on a connection still open (never for a hanging
+   * call, nor for one whose connection closed first: the caller gave up, was killed, or the fake
+   * cut it).
+   */
   answeredWith?: number;
+  answeredAt?: number;
+  /** The connection closed before the fake answered (the answer, if one came due, was never written). */
+  closedBeforeAnswer?: boolean;
 }
 
 /**
@@ -28,12 +37,21 @@ export class FakeAiStudio {
   readonly calls: FakeAiCall[] = [];
   defaultBehaviour: FakeAiBehaviour = { kind: 'succeed' };
   private readonly timers = new Set<NodeJS.Timeout>();
+  /** Answers that came due while held (`hold`), written on `release`. */
+  private held: (() => void)[] | undefined;
+  private readonly sockets = new Set<Socket>();
 
   private constructor(
     private readonly server: Server,
     readonly url: string,
     readonly apiKey: string,
-  ) {}
+    private readonly port: number,
+  ) {
+    server.on('connection', (socket: Socket) => {
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+    });
+  }
 
   static async start(apiKey = 'ai_test_key'): Promise<FakeAiStudio> {
     let fake: FakeAiStudio | undefined;
@@ -42,7 +60,7 @@ export class FakeAiStudio {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
-    fake = new FakeAiStudio(server, `http://127.0.0.1:${port}`, apiKey);
+    fake = new FakeAiStudio(server, `http://127.0.0.1:${port}`, apiKey, port);
     return fake;
   }
 
@@ -68,11 +86,24 @@ export class FakeAiStudio {
         requestId: String(body.requestId),
         authorization: req.headers.authorization,
         body,
+        receivedAt: Date.now(),
       };
       this.calls.push(call);
+      res.once('close', () => {
+        if (call.answeredWith === undefined) call.closedBeforeAnswer = true;
+      });
       const behaviour = this.behaviourOf(body);
       const answer = (status: number, payload: unknown) => {
+        if (this.held) {
+          this.held.push(() => answer(status, payload));
+          return;
+        }
+        if (res.destroyed || !req.socket.writable) {
+          call.closedBeforeAnswer = true;
+          return;
+        }
         call.answeredWith = status;
+        call.answeredAt = Date.now();
         res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(payload));
       };
       const success = () =>
@@ -118,12 +149,48 @@ export class FakeAiStudio {
 
   /** The service dies mid-call: every open connection (calls in flight included) is cut. */
   dropConnections(): void {
+    // Every socket, idle keep-alive ones included (closeAllConnections skips some states).
     this.server.closeAllConnections();
+    for (const socket of this.sockets) socket.destroy();
+  }
+
+  /**
+   * From now on no answer is written: one that comes due waits for `release`. Lets a test put a
+   * fault between answers (nothing is half-delivered when it lands).
+   */
+  hold(): void {
+    this.held ??= [];
+  }
+
+  /** Writes the answers that came due while held (on connections still open; the others are lost). */
+  release(): void {
+    const due = this.held ?? [];
+    this.held = undefined;
+    for (const answer of due) answer();
+  }
+
+  /**
+   * An outage: the service stops listening and cuts every connection for `downMs` (callers get
+   * connection refused, or a reset on a pooled socket), then listens again on the same port.
+   */
+  async outage(downMs: number): Promise<void> {
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.dropConnections();
+    await closed;
+    await new Promise((resolve) => setTimeout(resolve, downMs));
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(this.port, '127.0.0.1', () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
   }
 
   async stop(): Promise<void> {
     for (const timer of this.timers) clearTimeout(timer);
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.held = undefined;
+    this.dropConnections();
+    if (this.server.listening) await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 }

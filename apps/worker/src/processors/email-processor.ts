@@ -17,6 +17,12 @@ export function createEmailWorker(
     logger: Logger;
     maxAttempts?: number;
     backoff?: { baseDelayMs: number; maxDelayMs: number };
+    /**
+     * How long a row may sit in `processing` before a job may claim it again (its worker died
+     * mid-send): the relay's RELAY_PROCESSING_STALE_AFTER_MS, after which the relay re-enqueues
+     * it. A longer window here would turn each of those jobs away until it passed.
+     */
+    processingStaleAfterMs?: number;
   },
   options: { connection: Redis; prefix: string; concurrency: number },
 ): Worker {
@@ -28,6 +34,7 @@ export function createEmailWorker(
         mailer: deps.mailer,
         ...(deps.maxAttempts === undefined ? {} : { maxAttempts: deps.maxAttempts }),
         ...(deps.backoff === undefined ? {} : { backoff: deps.backoff }),
+        ...(deps.processingStaleAfterMs === undefined ? {} : { processingStaleAfterMs: deps.processingStaleAfterMs }),
       },
       emailId,
     );

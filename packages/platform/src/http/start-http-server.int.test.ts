@@ -1,0 +1,133 @@
+import { once } from 'node:events';
+import { connect } from 'node:net';
+import express from 'express';
+import { startHttpServer } from './start-http-server';
+
+/**
+ * Shutdown while a client keeps its keep-alive connections busy (the chaos finding of seed
+ * 212146779: ingest took 5 s to stop under load and exited 1 at its deadline, because its sockets
+ * never fell idle and server.close() waits for every connection).
+ */
+describe('startHttpServer close under keep-alive load', () => {
+  it('closes within a second while a keep-alive client sends back-to-back requests, telling it Connection: close', async () => {
+    const app = express();
+    let arrivals = 0;
+    app.get('/work', (_req, res) => {
+      arrivals += 1;
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('working;');
+      setTimeout(() => res.end('done'), 10);
+    });
+    // keepAliveTimeout as in production (5 s): idle-timing-out alone would hold close() that long.
+    const running = await startHttpServer(app, 0, { host: '127.0.0.1', keepAliveTimeoutMs: 5_000 });
+    // One keep-alive connection that is never idle: the client sends its next request as soon as
+    // the head of the previous answer arrives, while that answer's body is still being written,
+    // as a busy provider does. It stops when told Connection: close, or after 300 requests (3 s).
+    const socket = connect(running.port, '127.0.0.1');
+    const heads: string[] = [];
+    let sentWhileClosing = 0;
+    let closing = false;
+    let sent = 0;
+    let received = '';
+    const send = () => {
+      sent += 1;
+      if (closing) sentWhileClosing += 1;
+      socket.write('GET /work HTTP/1.1\r\nHost: x\r\n\r\n');
+    };
+    socket.on('data', (chunk) => {
+      received += chunk.toString('latin1');
+      for (;;) {
+        const start = received.indexOf('HTTP/1.1 ');
+        const end = start < 0 ? -1 : received.indexOf('\r\n\r\n', start);
+        if (end < 0) break;
+        const head = received.slice(start, end);
+        received = received.slice(end + 4);
+        const connection = /\r\nconnection: ([^\r]+)/i.exec(head)?.[1] ?? '';
+        heads.push(`${head.slice(9, 12)} ${connection}`);
+        if (connection !== 'close' && sent < 300) send();
+      }
+    });
+    socket.on('error', () => undefined);
+    const socketClosed = once(socket, 'close');
+    await once(socket, 'connect');
+    send();
+    const warmUp = Date.now() + 10_000;
+    while (arrivals < 20 && Date.now() < warmUp) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(arrivals).toBeGreaterThanOrEqual(20);
+
+    closing = true;
+    const started = Date.now();
+    await running.close();
+    const closeMs = Date.now() - started;
+    socket.destroy();
+    await socketClosed;
+
+    // Every request was answered 200; the answers to requests sent while closing said close,
+    // and the client was told so before it ran out of requests.
+    expect(new Set(heads.map((head) => head.slice(0, 3)))).toEqual(new Set(['200']));
+    expect(sentWhileClosing).toBeGreaterThan(0);
+    expect(heads.at(-1)).toBe('200 close');
+    expect(heads.slice(0, -sentWhileClosing).every((head) => head === '200 keep-alive')).toBe(true);
+    expect(sent).toBeLessThan(300);
+    // Without Connection: close the connection never falls idle and close() waits for the
+    // client to give up (300 requests) plus the 5 s keep-alive timeout.
+    expect(closeMs).toBeLessThan(1_000);
+    expect(running.server.listening).toBe(false);
+  });
+
+  it('answers a request that arrives on a busy keep-alive connection during close() with Connection: close, then closes', async () => {
+    const signal = () => {
+      let fire: () => void = () => undefined;
+      const fired = new Promise<void>((resolve) => {
+        fire = resolve;
+      });
+      return { fire, fired };
+    };
+    const slowArrived = signal();
+    const workArrived = signal();
+    const finishSlow = signal();
+    const app = express();
+    app.get('/slow', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('started;');
+      slowArrived.fire();
+      void finishSlow.fired.then(() => res.end('done'));
+    });
+    app.get('/work', (_req, res) => {
+      workArrived.fire();
+      res.json({ ok: true });
+    });
+    const running = await startHttpServer(app, 0, { host: '127.0.0.1', keepAliveTimeoutMs: 5_000 });
+    // One keep-alive connection: a request still being answered when close() is called, and the
+    // client's next request sent on the same connection right after close() began (so it arrives
+    // while the server is closing, on a connection that is never idle in between).
+    const socket = connect(running.port, '127.0.0.1');
+    let received = '';
+    socket.on('data', (chunk) => {
+      received += chunk.toString('latin1');
+    });
+    const socketClosed = once(socket, 'close');
+    await once(socket, 'connect');
+    socket.write('GET /slow HTTP/1.1\r\nHost: x\r\n\r\n');
+    await slowArrived.fired;
+
+    const started = Date.now();
+    const closed = running.close();
+    socket.write('GET /work HTTP/1.1\r\nHost: x\r\n\r\n');
+    await workArrived.fired;
+    finishSlow.fire();
+    await closed;
+    const closeMs = Date.now() - started;
+    await socketClosed;
+
+    const answers = received
+      .split('HTTP/1.1 ')
+      .slice(1)
+      .map((answer) => `${answer.slice(0, 3)} ${/\r\nconnection: ([^\r]+)/i.exec(answer)?.[1]}`);
+    // The first answer was begun before close(); the second tells the client to close.
+    expect(answers).toEqual(['200 keep-alive', '200 close']);
+    // Nothing else may hold the server: without Connection: close the socket would stay open
+    // until the 5 s keep-alive timeout.
+    expect(closeMs).toBeLessThan(1_000);
+  });
+});
