@@ -1,7 +1,10 @@
-import { createStripeApi } from '@tally/billing-core';
+import { createStripeApi, type Mailer } from '@tally/billing-core';
+import { testRedisUrl } from '@tally/billing-core/testing';
 import { createLogger } from '@tally/platform';
+import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { createMailer } from '../../apps/worker/src/email/create-mailer';
+import { createEmailWorker } from '../../apps/worker/src/processors/email-processor';
 import { FakeStripe } from '../support/fakes/fake-stripe';
 import { eventually, signStripe, TestStack } from '../support/stack';
 import { stripeEventBody, stripeId, stripePackIntent } from '../support/stripe-events';
@@ -69,5 +72,106 @@ describe('email outbox recovery', () => {
       15_000,
     );
     expect(sent).toMatchObject({ status: 'sent', attempts: 2, to_address: 'buyer@example.com', last_error: null });
+  });
+});
+
+/**
+ * BullMQ's stalled check is what hands back the job of an email worker that died mid-send (the
+ * relay skips a row whose job still exists). Its own stack: no other email worker may take the job.
+ */
+describe("email outbox: a dead email worker's job", () => {
+  let stack: TestStack;
+  let fake: FakeStripe;
+
+  beforeAll(async () => {
+    fake = await FakeStripe.start();
+    stack = await TestStack.start({
+      ports: { stripe: createStripeApi({ secretKey: 'sk_test_fake', apiBaseUrl: fake.baseUrl, timeoutMs: 5_000 }) },
+    });
+  });
+  afterAll(async () => {
+    await stack.stop();
+    await fake.stop();
+  });
+
+  it("a job whose email worker died mid-send is taken back after WORKER_LOCK_DURATION_MS, not BullMQ's default minute", async () => {
+    // The payment is recorded by a worker without the email role; the relay hands its email row to
+    // the email queue, where the job waits.
+    const recorder = stack.startWorker({ roles: ['inbox', 'relay'] });
+    const userId = stripeId('user');
+    const body = stripeEventBody(
+      'payment_intent.succeeded',
+      stripePackIntent({ id: stripeId('pi'), userId, customer: stripeId('cus'), email: 'dies@example.com' }),
+    );
+    expect((await stack.postStripe(body, signStripe(body))).status).toBe(200);
+    const pending = await eventually('the email row', async () =>
+      stack.db.selectFrom('email_outbox').selectAll().where('user_id', '=', userId).executeTakeFirst(),
+    );
+    await recorder.relay?.runOnce();
+
+    // An email worker (lock 1 s, as WORKER_LOCK_DURATION_MS=1000 gives every consumer) claims the
+    // row and hangs in the SMTP call; then it dies: force-closed, its job left active in Redis
+    // with a lock nobody renews.
+    let sending!: () => void;
+    const sendStarted = new Promise<void>((resolve) => {
+      sending = resolve;
+    });
+    const hangingMailer: Mailer = {
+      send: () => {
+        sending();
+        return new Promise<void>(() => undefined);
+      },
+    };
+    const connection = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
+    const dying = createEmailWorker(
+      {
+        db: stack.db,
+        mailer: hangingMailer,
+        logger: createLogger({ name: 'test', level: 'silent' }),
+        processingStaleAfterMs: 1_000,
+      },
+      { connection, prefix: stack.prefix, concurrency: 1, lockDurationMs: 1_000 },
+    );
+    await sendStarted;
+    await dying.close(true);
+    connection.disconnect();
+    expect(
+      await stack.db
+        .selectFrom('email_outbox')
+        .select(['status', 'attempts'])
+        .where('id', '=', pending.id)
+        .executeTakeFirst(),
+    ).toEqual({ status: 'processing', attempts: 1 });
+
+    // A live email worker with the same lock setting and no relay: only BullMQ's stalled check can
+    // hand the job back. With the lock setting left out of the email consumer it would keep
+    // BullMQ's 30 s stalled interval and miss this deadline.
+    stack.startWorker({
+      roles: ['email'],
+      lockDurationMs: 1_000,
+      relay: { intervalMs: 60_000, staleAfterMs: 60_000, processingStaleAfterMs: 1_000, batchSize: 100 },
+      email: {
+        mailer: createMailer({
+          smtpUrl: undefined,
+          from: 'Tally <billing@tally.test>',
+          logger: createLogger({ name: 'test', level: 'silent' }),
+        }),
+        maxAttempts: 10,
+        backoff: { baseDelayMs: 100, maxDelayMs: 200 },
+      },
+    });
+    const sent = await eventually(
+      'the email to be sent by the live worker',
+      async () => {
+        const row = await stack.db
+          .selectFrom('email_outbox')
+          .selectAll()
+          .where('id', '=', pending.id)
+          .executeTakeFirst();
+        return row?.status === 'sent' ? row : undefined;
+      },
+      12_000,
+    );
+    expect(sent).toMatchObject({ status: 'sent', attempts: 2, to_address: 'dies@example.com', last_error: null });
   });
 });

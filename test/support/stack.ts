@@ -70,6 +70,8 @@ export interface WorkerSettings {
   reconcile?: WorkerRuntimeOptions['reconcile'];
   /** The worker's logger (default silent); captureLogs() in log-capture.ts keeps its lines. */
   logger?: Logger;
+  /** WORKER_LOCK_DURATION_MS: BullMQ lock and stalled check of every consumer (default BullMQ's). */
+  lockDurationMs?: number;
 }
 
 /** Tests accept both environments unless they test the policy itself. */
@@ -228,6 +230,7 @@ export class TestStack {
       ...(settings.email ? { email: settings.email } : {}),
       ...(settings.retention ? { retention: settings.retention } : {}),
       ...(settings.reconcile ? { reconcile: settings.reconcile } : {}),
+      ...(settings.lockDurationMs === undefined ? {} : { lockDurationMs: settings.lockDurationMs }),
     });
     this.workers.push(runtime);
     return runtime;

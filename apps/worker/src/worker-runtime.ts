@@ -202,7 +202,12 @@ export function startWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntime
           // The relay hands back rows stuck in processing after this long; the claim must take them.
           processingStaleAfterMs: options.relay.processingStaleAfterMs,
         },
-        { connection: workerConnection, prefix: options.queuePrefix, concurrency: options.concurrency },
+        {
+          connection: workerConnection,
+          prefix: options.queuePrefix,
+          concurrency: options.concurrency,
+          ...(options.lockDurationMs === undefined ? {} : { lockDurationMs: options.lockDurationMs }),
+        },
       ),
     );
   }

@@ -24,7 +24,13 @@ export function createEmailWorker(
      */
     processingStaleAfterMs?: number;
   },
-  options: { connection: Redis; prefix: string; concurrency: number },
+  options: {
+    connection: Redis;
+    prefix: string;
+    concurrency: number;
+    /** BullMQ lock (and stalled check) for the job, as for the inbox and studio consumers. */
+    lockDurationMs?: number;
+  },
 ): Worker {
   const processor = async (job: Job, token?: string) => {
     const { emailId } = queueCatalog.email.payload.parse(job.data);
@@ -61,6 +67,11 @@ export function createEmailWorker(
     connection: options.connection,
     prefix: options.prefix,
     concurrency: options.concurrency,
+    // A worker killed mid-send leaves its job active until the lock expires and the stalled check
+    // runs; without the configured lock that took BullMQ's default (about a minute).
+    ...(options.lockDurationMs === undefined
+      ? {}
+      : { lockDuration: options.lockDurationMs, stalledInterval: options.lockDurationMs }),
   });
   logWorkerErrors(worker, deps.logger, 'email worker');
   return worker;
