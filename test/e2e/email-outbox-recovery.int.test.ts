@@ -14,10 +14,10 @@ import { stripeEventBody, stripeId, stripePackIntent } from '../support/stripe-e
  * hands it back after RELAY_PROCESSING_STALE_AFTER_MS, not after a fixed five minutes (found by
  * the chaos suite: under kill -9 an email stayed `processing` past every settle deadline).
  */
-describe('email outbox recovery', () => {
-  let stack: TestStack;
-  let fake: FakeStripe;
-
+/** A test stack with the fake Stripe as its Stripe port, started and stopped around the describe. */
+function stackWithFakeStripe(): { stack: () => TestStack } {
+  let stack: TestStack | undefined;
+  let fake: FakeStripe | undefined;
   beforeAll(async () => {
     fake = await FakeStripe.start();
     stack = await TestStack.start({
@@ -25,52 +25,72 @@ describe('email outbox recovery', () => {
     });
   });
   afterAll(async () => {
-    await stack.stop();
-    await fake.stop();
+    await stack?.stop();
+    await fake?.stop();
   });
+  return {
+    stack: () => {
+      if (!stack) throw new Error('the stack is not started');
+      return stack;
+    },
+  };
+}
+
+/** The mailer of a worker without SMTP_URL: it logs (silently here) instead of sending. */
+const logOnlyMailer = () =>
+  createMailer({
+    smtpUrl: undefined,
+    from: 'Tally <billing@tally.test>',
+    logger: createLogger({ name: 'test', level: 'silent' }),
+  });
+
+/** A signed token-pack payment for a new user; answers its confirmation email row once recorded. */
+async function payForPack(stack: TestStack, email: string) {
+  const userId = stripeId('user');
+  const body = stripeEventBody(
+    'payment_intent.succeeded',
+    stripePackIntent({ id: stripeId('pi'), userId, customer: stripeId('cus'), email }),
+  );
+  expect((await stack.postStripe(body, signStripe(body))).status).toBe(200);
+  return eventually('the email row', async () =>
+    stack.db.selectFrom('email_outbox').selectAll().where('user_id', '=', userId).executeTakeFirst(),
+  );
+}
+
+/** Waits until the email row is sent and answers it. */
+function emailSent(stack: TestStack, id: number, what: string, timeoutMs: number) {
+  return eventually(
+    what,
+    async () => {
+      const row = await stack.db.selectFrom('email_outbox').selectAll().where('id', '=', id).executeTakeFirst();
+      return row?.status === 'sent' ? row : undefined;
+    },
+    timeoutMs,
+  );
+}
+
+describe('email outbox recovery', () => {
+  const { stack } = stackWithFakeStripe();
 
   it("sends an email left processing by a dead worker once the relay's processing window has passed", async () => {
     // The payment is recorded by a worker without the email role: its email row waits, pending.
-    stack.startWorker({ roles: ['inbox'] });
-    const userId = stripeId('user');
-    const body = stripeEventBody(
-      'payment_intent.succeeded',
-      stripePackIntent({ id: stripeId('pi'), userId, customer: stripeId('cus'), email: 'buyer@example.com' }),
-    );
-    expect((await stack.postStripe(body, signStripe(body))).status).toBe(200);
-    const pending = await eventually('the email row', async () =>
-      stack.db.selectFrom('email_outbox').selectAll().where('user_id', '=', userId).executeTakeFirst(),
-    );
+    stack().startWorker({ roles: ['inbox'] });
+    const pending = await payForPack(stack(), 'buyer@example.com');
     // A worker claimed it 3 s ago and died before sending (the claim's own UPDATE, back-dated).
     await sql`UPDATE email_outbox SET status = 'processing', attempts = 1,
                      updated_at = now() - interval '3 seconds', enqueued_at = now() - interval '3 seconds'
-               WHERE id = ${pending.id}`.execute(stack.db);
+               WHERE id = ${pending.id}`.execute(stack().db);
 
-    stack.startWorker({
+    stack().startWorker({
       roles: ['relay', 'email'],
       relay: { intervalMs: 100, staleAfterMs: 60_000, processingStaleAfterMs: 1_000, batchSize: 100 },
       email: {
-        mailer: createMailer({
-          smtpUrl: undefined,
-          from: 'Tally <billing@tally.test>',
-          logger: createLogger({ name: 'test', level: 'silent' }),
-        }),
+        mailer: logOnlyMailer(),
         maxAttempts: 10,
         backoff: { baseDelayMs: 100, maxDelayMs: 200 },
       },
     });
-    const sent = await eventually(
-      'the email to be sent',
-      async () => {
-        const row = await stack.db
-          .selectFrom('email_outbox')
-          .selectAll()
-          .where('id', '=', pending.id)
-          .executeTakeFirst();
-        return row?.status === 'sent' ? row : undefined;
-      },
-      15_000,
-    );
+    const sent = await emailSent(stack(), pending.id, 'the email to be sent', 15_000);
     expect(sent).toMatchObject({ status: 'sent', attempts: 2, to_address: 'buyer@example.com', last_error: null });
   });
 });
@@ -80,33 +100,13 @@ describe('email outbox recovery', () => {
  * relay skips a row whose job still exists). Its own stack: no other email worker may take the job.
  */
 describe("email outbox: a dead email worker's job", () => {
-  let stack: TestStack;
-  let fake: FakeStripe;
-
-  beforeAll(async () => {
-    fake = await FakeStripe.start();
-    stack = await TestStack.start({
-      ports: { stripe: createStripeApi({ secretKey: 'sk_test_fake', apiBaseUrl: fake.baseUrl, timeoutMs: 5_000 }) },
-    });
-  });
-  afterAll(async () => {
-    await stack.stop();
-    await fake.stop();
-  });
+  const { stack } = stackWithFakeStripe();
 
   it("a job whose email worker died mid-send is taken back after WORKER_LOCK_DURATION_MS, not BullMQ's default minute", async () => {
     // The payment is recorded by a worker without the email role; the relay hands its email row to
     // the email queue, where the job waits.
-    const recorder = stack.startWorker({ roles: ['inbox', 'relay'] });
-    const userId = stripeId('user');
-    const body = stripeEventBody(
-      'payment_intent.succeeded',
-      stripePackIntent({ id: stripeId('pi'), userId, customer: stripeId('cus'), email: 'dies@example.com' }),
-    );
-    expect((await stack.postStripe(body, signStripe(body))).status).toBe(200);
-    const pending = await eventually('the email row', async () =>
-      stack.db.selectFrom('email_outbox').selectAll().where('user_id', '=', userId).executeTakeFirst(),
-    );
+    const recorder = stack().startWorker({ roles: ['inbox', 'relay'] });
+    const pending = await payForPack(stack(), 'dies@example.com');
     await recorder.relay?.runOnce();
 
     // An email worker (lock 1 s, as WORKER_LOCK_DURATION_MS=1000 gives every consumer) claims the
@@ -125,19 +125,19 @@ describe("email outbox: a dead email worker's job", () => {
     const connection = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
     const dying = createEmailWorker(
       {
-        db: stack.db,
+        db: stack().db,
         mailer: hangingMailer,
         logger: createLogger({ name: 'test', level: 'silent' }),
         processingStaleAfterMs: 1_000,
       },
-      { connection, prefix: stack.prefix, concurrency: 1, lockDurationMs: 1_000 },
+      { connection, prefix: stack().prefix, concurrency: 1, lockDurationMs: 1_000 },
     );
     await sendStarted;
     await dying.close(true);
     connection.disconnect();
     expect(
-      await stack.db
-        .selectFrom('email_outbox')
+      await stack()
+        .db.selectFrom('email_outbox')
         .select(['status', 'attempts'])
         .where('id', '=', pending.id)
         .executeTakeFirst(),
@@ -146,32 +146,17 @@ describe("email outbox: a dead email worker's job", () => {
     // A live email worker with the same lock setting and no relay: only BullMQ's stalled check can
     // hand the job back. With the lock setting left out of the email consumer it would keep
     // BullMQ's 30 s stalled interval and miss this deadline.
-    stack.startWorker({
+    stack().startWorker({
       roles: ['email'],
       lockDurationMs: 1_000,
       relay: { intervalMs: 60_000, staleAfterMs: 60_000, processingStaleAfterMs: 1_000, batchSize: 100 },
       email: {
-        mailer: createMailer({
-          smtpUrl: undefined,
-          from: 'Tally <billing@tally.test>',
-          logger: createLogger({ name: 'test', level: 'silent' }),
-        }),
+        mailer: logOnlyMailer(),
         maxAttempts: 10,
         backoff: { baseDelayMs: 100, maxDelayMs: 200 },
       },
     });
-    const sent = await eventually(
-      'the email to be sent by the live worker',
-      async () => {
-        const row = await stack.db
-          .selectFrom('email_outbox')
-          .selectAll()
-          .where('id', '=', pending.id)
-          .executeTakeFirst();
-        return row?.status === 'sent' ? row : undefined;
-      },
-      12_000,
-    );
+    const sent = await emailSent(stack(), pending.id, 'the email to be sent by the live worker', 12_000);
     expect(sent).toMatchObject({ status: 'sent', attempts: 2, to_address: 'dies@example.com', last_error: null });
   });
 });
