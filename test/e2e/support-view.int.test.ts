@@ -28,6 +28,15 @@ describe('the support view: GET /admin/users/{userId} and tally user <id>', () =
     stack.startWorker();
     // A credit from each provider, an event parked for good (unknown pack), and another user's event.
     await stack.postRevenueCat(revenueCatTokenPurchase({ id: 'rc-support-1', userId }));
+    // Credited before the Stripe payment is sent, so the ledger's order (asserted below) is fixed:
+    // the worker runs jobs concurrently and the user's lock only serialises, it does not order.
+    await eventually('the RevenueCat credit', async () =>
+      stack.db
+        .selectFrom('ledger_entries')
+        .select('id')
+        .where('reference', '=', 'revenuecat:event:rc-support-1')
+        .executeTakeFirst(),
+    );
     const paid = stripeTokenPackPayment({ eventId: 'evt_support_paid', paymentIntentId: 'pi_support_paid', userId });
     await stack.postStripe(paid, signStripe(paid));
     const unknownPack = stripeTokenPackPayment({
