@@ -17,6 +17,7 @@ export async function runOpenLoop({ url, rate, durationSeconds, next, maxSockets
   const total = Math.max(1, Math.round(rate * durationSeconds));
   const intervalNs = 1e9 / rate;
   const latenciesMs = new Float64Array(total);
+  const scheduledAtMs = new Float64Array(total);
   const statuses = new Map();
   let errors = 0;
   let done = 0;
@@ -27,6 +28,7 @@ export async function runOpenLoop({ url, rate, durationSeconds, next, maxSockets
   await new Promise((resolveAll) => {
     const finish = (index, scheduled, status) => {
       latenciesMs[index] = Number(process.hrtime.bigint() - scheduled) / 1e6;
+      scheduledAtMs[index] = Number(scheduled - start) / 1e6;
       if (status === null) errors += 1;
       else statuses.set(status, (statuses.get(status) ?? 0) + 1);
       done += 1;
@@ -71,6 +73,7 @@ export async function runOpenLoop({ url, rate, durationSeconds, next, maxSockets
   agent.destroy();
   const sorted = Array.from(latenciesMs).sort((a, b) => a - b);
   const ok = statuses.get(200) ?? 0;
+  const p99 = percentile(sorted, 0.99);
   return {
     rate,
     durationSeconds,
@@ -79,10 +82,30 @@ export async function runOpenLoop({ url, rate, durationSeconds, next, maxSockets
     non200: total - ok - errors,
     errors,
     p50: percentile(sorted, 0.5),
-    p99: percentile(sorted, 0.99),
+    p99,
     p999: percentile(sorted, 0.999),
     max: sorted[sorted.length - 1],
     // How late the generator itself sent its worst request (its own CPU starvation on a busy box).
     generatorMaxLagMs: maxLagMs,
+    tail: tailWindows(latenciesMs, scheduledAtMs, p99),
   };
+}
+
+/**
+ * Where the slowest 1% came from: the requests at or over p99 grouped by the 100 ms window they
+ * were scheduled in, busiest first (a few windows = stalls of the server or the machine; many
+ * = a latency spread over the whole run).
+ */
+function tailWindows(latenciesMs, scheduledAtMs, p99) {
+  const windows = new Map();
+  for (let i = 0; i < latenciesMs.length; i += 1) {
+    if (latenciesMs[i] < p99) continue;
+    const at = Math.floor(scheduledAtMs[i] / 100) * 100;
+    const entry = windows.get(at) ?? { atMs: at, requests: 0, maxMs: 0 };
+    entry.requests += 1;
+    entry.maxMs = Math.max(entry.maxMs, Math.round(latenciesMs[i] * 10) / 10);
+    windows.set(at, entry);
+  }
+  const list = [...windows.values()].sort((a, b) => b.requests - a.requests);
+  return { windows: list.length, busiest: list.slice(0, 5) };
 }

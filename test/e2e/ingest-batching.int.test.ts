@@ -50,7 +50,8 @@ describe('ingest batching: one insert and one bulk enqueue for concurrent webhoo
 
   it('a batch where one row already exists answers duplicate for it and accepted for the others, enqueued in one bulk', async () => {
     const { instance, enqueued } = batcher();
-    expect(await instance.accept(stripeDraft('evt_batch_old'))).toMatchObject({ kind: 'accepted', enqueued: true });
+    expect(await instance.accept(stripeDraft('evt_batch_old'))).toMatchObject({ kind: 'accepted' });
+    await instance.drain();
     enqueued.length = 0;
 
     // Submitted in one turn: one batch.
@@ -60,14 +61,105 @@ describe('ingest batching: one insert and one bulk enqueue for concurrent webhoo
     const rows = await rowsOf(['evt_batch_old', 'evt_batch_new_1', 'evt_batch_new_2']);
     const idOf = (eventId: string) => rows.find((row) => row.provider_event_id === eventId)?.id;
     expect(results).toEqual([
-      { kind: 'accepted', inboxEventId: idOf('evt_batch_new_1'), enqueued: true },
+      { kind: 'accepted', inboxEventId: idOf('evt_batch_new_1') },
       { kind: 'duplicate', inboxEventId: idOf('evt_batch_old') },
-      { kind: 'accepted', inboxEventId: idOf('evt_batch_new_2'), enqueued: true },
+      { kind: 'accepted', inboxEventId: idOf('evt_batch_new_2') },
     ]);
     expect(rows).toHaveLength(3);
+    await instance.drain();
     expect(enqueued).toEqual([[idOf('evt_batch_new_1'), idOf('evt_batch_new_2')]]);
     for (const eventId of ['evt_batch_new_1', 'evt_batch_new_2']) {
       expect(await stack.queue.getJob(inboxJobId(idOf(eventId) as number))).toBeDefined();
+    }
+  });
+
+  /** An enqueueMany that waits for release() before handing the ids to the stack's queue. */
+  function gatedQueue() {
+    const handedOff: number[][] = [];
+    let open: () => void = () => undefined;
+    let gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    return {
+      handedOff,
+      enqueueMany: async (ids: number[]) => {
+        await gate;
+        await enqueueInboxEvents(stack.queue, ids);
+        handedOff.push([...ids]);
+      },
+      release() {
+        open();
+        gate = Promise.resolve();
+      },
+    };
+  }
+
+  it('the answer follows the commit without waiting for the bulk enqueue; drain() waits for it', async () => {
+    const slowQueue = gatedQueue();
+    const instance = createInboxBatcher({ db: stack.db, enqueueMany: slowQueue.enqueueMany, logger: silent });
+    const result = await instance.accept(stripeDraft('evt_handoff_behind'));
+    expect(result.kind).toBe('accepted');
+    const id = result.kind === 'accepted' ? result.inboxEventId : -1;
+    // Answered: the row is committed (read from another connection) and stamped for the relay,
+    // and the queue has not heard of it yet.
+    const [row] = await rowsOf(['evt_handoff_behind']);
+    expect(row?.id).toBe(id);
+    expect(row?.enqueued_at).not.toBeNull();
+    expect(await stack.queue.getJob(inboxJobId(id))).toBeUndefined();
+
+    let drained = false;
+    const draining = instance.drain().then(() => {
+      drained = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(drained).toBe(false);
+    slowQueue.release();
+    await draining;
+    expect(slowQueue.handedOff).toEqual([[id]]);
+    expect(await stack.queue.getJob(inboxJobId(id))).toBeDefined();
+  });
+
+  it('past maxPendingHandOffs a batch is answered only after its own hand-off (a slow queue cannot pile up)', async () => {
+    const slowQueue = gatedQueue();
+    const instance = createInboxBatcher({
+      db: stack.db,
+      enqueueMany: slowQueue.enqueueMany,
+      logger: silent,
+      maxConcurrentBatches: 1,
+      maxPendingHandOffs: 1,
+    });
+    expect((await instance.accept(stripeDraft('evt_backpressure_1'))).kind).toBe('accepted');
+    let secondAnswered = false;
+    const second = instance.accept(stripeDraft('evt_backpressure_2')).then((result) => {
+      secondAnswered = true;
+      return result;
+    });
+    await eventually('the second row to be committed', async () => (await rowsOf(['evt_backpressure_2'])).length === 1);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(secondAnswered).toBe(false);
+    slowQueue.release();
+    expect((await second).kind).toBe('accepted');
+    await instance.drain();
+    expect(slowQueue.handedOff).toHaveLength(2);
+  });
+
+  it('a process that dies after answering and before the hand-off loses nothing: the relay delivers the row', async () => {
+    // The hand-off never happens (as if ingest were killed right after the 200).
+    const instance = createInboxBatcher({
+      db: stack.db,
+      enqueueMany: () => new Promise(() => undefined),
+      logger: silent,
+    });
+    const result = await instance.accept(stripeDraft('evt_died_before_handoff'));
+    expect(result.kind).toBe('accepted');
+    const id = result.kind === 'accepted' ? result.inboxEventId : -1;
+    expect(await stack.queue.getJob(inboxJobId(id))).toBeUndefined();
+    stack.startWorker({ relay: { intervalMs: 100, staleAfterMs: 300, processingStaleAfterMs: 5_000, batchSize: 10 } });
+    try {
+      const row = await stack.finishedInboxRow('stripe', 'evt_died_before_handoff');
+      expect(row).toMatchObject({ id, status: 'processed', attempts: 1 });
+    } finally {
+      await stack.stopWorkers();
     }
   });
 
@@ -83,9 +175,10 @@ describe('ingest batching: one insert and one bulk enqueue for concurrent webhoo
     const rows = await rowsOf(['evt_batch_twice']);
     expect(rows).toHaveLength(1);
     expect(rows[0]?.raw_body).toBe(bodyA);
-    expect(results[0]).toEqual({ kind: 'accepted', inboxEventId: rows[0]?.id, enqueued: true });
+    expect(results[0]).toEqual({ kind: 'accepted', inboxEventId: rows[0]?.id });
     expect(results[1]).toEqual({ kind: 'duplicate', inboxEventId: rows[0]?.id });
     expect(results[2]).toMatchObject({ kind: 'accepted' });
+    await instance.drain();
     expect(enqueued).toHaveLength(1);
     expect(enqueued[0]).toHaveLength(2);
   });
@@ -209,9 +302,11 @@ describe('ingest batching while Redis is down', () => {
       const bodies = Array.from({ length: 6 }, (_, i) => stripeTokenPackPayment({ eventId: `evt_redis_down_${i}` }));
       const answers = await Promise.all(bodies.map((body) => stack.postStripe(body, signStripe(body)).then(readJson)));
       expect(answers.map((answer) => answer.status)).toEqual(Array(6).fill('accepted'));
-      const rows = await stack.db.selectFrom('inbox_events').select(['status', 'enqueued_at']).execute();
-      expect(rows).toHaveLength(6);
-      expect(rows.every((row) => row.status === 'received' && row.enqueued_at === null)).toBe(true);
+      // The failed hand-off runs behind the answers; it releases every row to the relay.
+      await eventually('every row released to the relay', async () => {
+        const rows = await stack.db.selectFrom('inbox_events').select(['status', 'enqueued_at']).execute();
+        return rows.length === 6 && rows.every((row) => row.status === 'received' && row.enqueued_at === null);
+      });
 
       // And the relay delivers them once Redis is back.
       await redis.startServer();

@@ -3,12 +3,13 @@ import type { Logger } from '@tally/platform';
 import type { Kysely } from 'kysely';
 
 /**
- * A webhook's fate. The row is durable before anything else happens; if the queue cannot take
- * the id (Redis down), the answer is still "accepted" and the relay enqueues it later. Only a
- * database that cannot be reached makes the provider retry.
+ * A webhook's fate. The row is durable before anything else happens, and "accepted" means
+ * exactly that: committed. Handing its id to the queue follows (see createInboxBatcher); if the
+ * queue cannot take it (Redis down), the relay enqueues it later. Only a database that cannot be
+ * reached makes the provider retry.
  */
 export type AcceptWebhookResult =
-  | { kind: 'accepted'; inboxEventId: number; enqueued: boolean }
+  | { kind: 'accepted'; inboxEventId: number }
   | { kind: 'duplicate'; inboxEventId: number | null }
   | { kind: 'unavailable' };
 
@@ -21,6 +22,12 @@ export interface InboxBatcherOptions {
   maxBatchSize?: number;
   /** Batch inserts allowed in flight at once (each holds one pool connection). */
   maxConcurrentBatches?: number;
+  /**
+   * Bulk enqueues allowed to run behind answers already sent. Past this many (Redis slower than
+   * Postgres), a batch's requests wait for their own hand-off before they are answered, so
+   * pending hand-offs, and the memory they hold, stay bounded.
+   */
+  maxPendingHandOffs?: number;
 }
 
 export interface InboxBatcher {
@@ -47,14 +54,22 @@ interface Pending {
  * request's promise resolves only after its own row was committed, so its 200 is never sent for
  * an uncommitted row. Per-request outcomes follow recordInboxEvents: database unreachable → that
  * batch's requests are all `unavailable` (503, the provider retries); a row-level failure fails
- * only its request. Redis refusing the bulk enqueue → the rows are released to the relay and the
- * requests are still `accepted`.
+ * only its request.
+ *
+ * The answer does not wait for the bulk enqueue (up to `maxPendingHandOffs` of them): the
+ * committed row is the record, and the queue only learns of it. Nothing can be lost in between,
+ * because each row is written with enqueued_at = now(): if the process dies before the hand-off,
+ * the relay finds the row once that stamp is stale; if Redis refuses the hand-off, the rows are
+ * released to the relay at once (enqueued_at cleared). A worker never sees a job before its row
+ * is committed, since the hand-off starts after the commit. drain() waits for the hand-offs too.
  */
 export function createInboxBatcher(options: InboxBatcherOptions): InboxBatcher {
   const maxBatchSize = options.maxBatchSize ?? 100;
   const maxConcurrent = options.maxConcurrentBatches ?? 4;
+  const maxPendingHandOffs = options.maxPendingHandOffs ?? 16;
   let queue: Pending[] = [];
   let inFlight = 0;
+  let pendingHandOffs = 0;
   let scheduled = false;
   const running = new Set<Promise<void>>();
 
@@ -115,19 +130,31 @@ export function createInboxBatcher(options: InboxBatcherOptions): InboxBatcher {
       }
     }
     if (recorded.length === 0) return;
-    const ids = recorded.map((entry) => entry.inboxEventId);
-    let enqueued = true;
-    try {
-      await options.enqueueMany(ids);
-    } catch (error) {
-      enqueued = false;
-      options.logger.warn(
-        { err: error, inboxEventIds: ids },
-        'enqueue failed; the relay will hand these events to the queue',
-      );
-      await markInboxEnqueueFailed(options.db, ids).catch(() => undefined);
-    }
-    for (const { pending, inboxEventId } of recorded) pending.resolve({ kind: 'accepted', inboxEventId, enqueued });
+    const handOff = handOffToQueue(recorded.map((entry) => entry.inboxEventId));
+    // Redis slower than Postgres: too many hand-offs behind sent answers, so this batch waits.
+    if (pendingHandOffs > maxPendingHandOffs) await handOff;
+    for (const { pending, inboxEventId } of recorded) pending.resolve({ kind: 'accepted', inboxEventId });
+  }
+
+  /** The bulk enqueue of committed rows; on failure releases them to the relay. Never rejects. */
+  function handOffToQueue(ids: number[]): Promise<void> {
+    pendingHandOffs += 1;
+    const run = (async () => {
+      try {
+        await options.enqueueMany(ids);
+      } catch (error) {
+        options.logger.warn(
+          { err: error, inboxEventIds: ids },
+          'enqueue failed; the relay will hand these events to the queue',
+        );
+        await markInboxEnqueueFailed(options.db, ids).catch(() => undefined);
+      } finally {
+        pendingHandOffs -= 1;
+      }
+    })();
+    const tracked = run.finally(() => running.delete(tracked));
+    running.add(tracked);
+    return run;
   }
 
   return {

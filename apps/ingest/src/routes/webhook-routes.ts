@@ -182,10 +182,7 @@ export function createWebhookRoutes(deps: WebhookRouteDeps): Router {
         count(provider, 'accepted');
         // Every accepted webhook is a row in the inbox (the record); this line is for debugging.
         if (deps.logger.isLevelEnabled('debug')) {
-          deps.logger.debug(
-            { ...log(), inboxEventId: result.inboxEventId, enqueued: result.enqueued },
-            'webhook accepted',
-          );
+          deps.logger.debug({ ...log(), inboxEventId: result.inboxEventId }, 'webhook accepted');
         }
         res.status(200).json({ status: 'accepted', eventId: draft.providerEventId });
         return;
