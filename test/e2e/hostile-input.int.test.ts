@@ -3,6 +3,7 @@ import { createHmac } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { createIngestMetrics, createLogger, type RunningServer, startHttpServer } from '@tally/platform';
 import { createIngestApp } from '../../apps/ingest/src/app';
+import { createInboxBatcher } from '../../apps/ingest/src/inbox-batcher';
 import { revenueCatTokenPurchase, stripeTokenPackPayment } from '../support/events';
 import { eventually, revenueCatAuth, signStripe, stripeSecret, TestStack } from '../support/stack';
 
@@ -59,7 +60,11 @@ describe('hostile input', () => {
     limited = await startHttpServer(
       createIngestApp({
         db: stack.db,
-        enqueue: async () => undefined,
+        inbox: createInboxBatcher({
+          db: stack.db,
+          enqueueMany: async () => undefined,
+          logger: createLogger({ name: 'test', level: 'silent' }),
+        }),
         logger: createLogger({ name: 'test', level: 'silent' }),
         metrics: createIngestMetrics(),
         stripeWebhookSecrets: [stripeSecret],

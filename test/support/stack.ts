@@ -17,7 +17,6 @@ import {
   createLogger,
   createRedisConnection,
   createStudioQueue,
-  enqueueInboxEvent,
   enqueueInboxEvents,
   type HttpServerOptions,
   handOffInboxEvents,
@@ -35,6 +34,7 @@ import { sql } from 'kysely';
 import Stripe from 'stripe';
 import { createApiApp } from '../../apps/api/src/app';
 import { createIngestApp } from '../../apps/ingest/src/app';
+import { createInboxBatcher, type InboxBatcher } from '../../apps/ingest/src/inbox-batcher';
 import type { WorkerRole } from '../../apps/worker/src/config';
 import {
   type StudioRuntimeOptions,
@@ -92,6 +92,8 @@ export class TestStack {
   readonly workers: WorkerRuntime[] = [];
   database!: TestDatabase;
   ingest!: RunningServer;
+  /** Ingest's batcher (stores webhooks, hands them to the queue); drained on stop. */
+  inbox!: InboxBatcher;
   api!: RunningServer;
   queue!: InboxQueue;
   /** Ingest's metrics, for tests that check what a request was counted as. */
@@ -156,11 +158,15 @@ export class TestStack {
         await this.producer.ping();
       },
     };
+    this.inbox = createInboxBatcher({
+      db: this.db,
+      enqueueMany: (ids) => enqueueInboxEvents(this.queue, ids),
+      logger: silent,
+    });
     this.ingest = await startHttpServer(
       createIngestApp({
         db: this.db,
-        enqueue: (id) => enqueueInboxEvent(this.queue, id),
-        enqueueMany: (ids) => enqueueInboxEvents(this.queue, ids),
+        inbox: this.inbox,
         logger: silent,
         metrics: this.ingestMetrics,
         stripeWebhookSecrets: [stripeOldSecret, stripeSecret],
@@ -299,6 +305,7 @@ export class TestStack {
   async stop(): Promise<void> {
     await this.stopWorkers();
     await this.ingest?.close();
+    await this.inbox?.drain();
     await this.api?.close();
     await this.queue?.obliterate({ force: true }).catch(() => undefined);
     await this.queue?.close().catch(() => undefined);

@@ -4,7 +4,6 @@ import {
   createIngestMetrics,
   createLogger,
   createRedisConnection,
-  enqueueInboxEvent,
   enqueueInboxEvents,
   loadDotEnv,
   parseEnv,
@@ -15,6 +14,7 @@ import {
 import { sql } from 'kysely';
 import { createIngestApp } from './app';
 import { ingestEnvSchema } from './config';
+import { createInboxBatcher } from './inbox-batcher';
 
 // The composition root: the only place that reads process.env.
 runMain('ingest', async () => {
@@ -41,11 +41,16 @@ runMain('ingest', async () => {
   if (config.REVENUECAT_WEBHOOK_AUTH.length === 0)
     logger.warn('REVENUECAT_WEBHOOK_AUTH is empty: RevenueCat webhooks answer 503');
 
+  const inbox = createInboxBatcher({
+    db: database.db,
+    enqueueMany: (inboxEventIds) => enqueueInboxEvents(queue, inboxEventIds),
+    logger,
+    maxBatchSize: config.INGEST_BATCH_MAX_SIZE,
+    maxConcurrentBatches: config.INGEST_BATCH_CONCURRENCY,
+  });
   const app = createIngestApp({
     db: database.db,
-    enqueue: (inboxEventId) => enqueueInboxEvent(queue, inboxEventId),
-    enqueueMany: (inboxEventIds) => enqueueInboxEvents(queue, inboxEventIds),
-    batching: { maxBatchSize: config.INGEST_BATCH_MAX_SIZE, maxConcurrentBatches: config.INGEST_BATCH_CONCURRENCY },
+    inbox,
     logger,
     metrics,
     stripeWebhookSecrets: config.STRIPE_WEBHOOK_SECRETS,
@@ -75,6 +80,8 @@ runMain('ingest', async () => {
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     stop: async () => {
       await server.close();
+      // Answers are sent; the hand-offs behind them finish before the queue closes.
+      await inbox.drain();
       await queue.close().catch(() => undefined);
       redis.disconnect();
       await database.close();

@@ -1,5 +1,4 @@
 import {
-  type DB,
   type InboxEventDraft,
   InvalidEventError,
   type Provider,
@@ -9,17 +8,15 @@ import {
 import { type IngestMetrics, type Logger, matchesAnySecret, sendError } from '@tally/platform';
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
 import { rateLimit } from 'express-rate-limit';
-import type { Kysely } from 'kysely';
-import { createInboxBatcher } from '../inbox-batcher';
+import type { InboxBatcher } from '../inbox-batcher';
 import { verifyStripeSignature } from '../verify/verify-stripe-signature';
 
 export interface WebhookRouteDeps {
-  db: Kysely<DB>;
-  enqueue: (inboxEventId: number) => Promise<unknown>;
-  /** Bulk hand-off for a batch of new rows (BullMQ addBulk); without it, `enqueue` per row. */
-  enqueueMany?: (inboxEventIds: number[]) => Promise<unknown>;
-  /** Insert batching (see inbox-batcher.ts); the defaults suit one process with a pool of 10. */
-  batching?: { maxBatchSize?: number; maxConcurrentBatches?: number };
+  /**
+   * Stores each verified webhook (batched with concurrent ones) and hands it to the queue
+   * (inbox-batcher.ts). Built by the composition root, which drains it on shutdown.
+   */
+  inbox: InboxBatcher;
   logger: Logger;
   metrics: IngestMetrics;
   stripeWebhookSecrets: readonly string[];
@@ -149,12 +146,6 @@ export function createWebhookRoutes(deps: WebhookRouteDeps): Router {
   const nowMs = deps.nowMs ?? Date.now;
   const rawJson = express.raw({ type: 'application/json', limit: deps.bodyLimitBytes });
   const count = outcomeCounter(deps.metrics);
-  const batcher = createInboxBatcher({
-    db: deps.db,
-    enqueueMany: deps.enqueueMany ?? ((ids) => Promise.all(ids.map((id) => deps.enqueue(id)))),
-    logger: deps.logger,
-    ...deps.batching,
-  });
 
   /**
    * Only a body the inbox cannot key (no usable event id or type, or not a JSON object) is
@@ -169,7 +160,7 @@ export function createWebhookRoutes(deps: WebhookRouteDeps): Router {
       deps.metrics.webhookRequests.inc({ provider, outcome: 'bad_request' });
       return sendError(res, 400, 'invalid_event', error.message);
     }
-    const result = await batcher.accept(draft);
+    const result = await deps.inbox.accept(draft);
     const log = () => ({
       provider,
       providerEventId: draft.providerEventId,

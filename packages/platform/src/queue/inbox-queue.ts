@@ -9,25 +9,12 @@ import {
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { WorkerMetrics } from '../metrics/metrics';
-import {
-  createProducerQueue,
-  type EnqueueResult,
-  enqueueJob,
-  enqueueJobs,
-  type HandOffResult,
-  handOffRows,
-  type ProducerQueue,
-} from './queues';
+import { createProducerQueue, enqueueJobs, type HandOffResult, handOffRows, type ProducerQueue } from './queues';
 
 export type InboxQueue = ProducerQueue<InboxJob>;
 
 export function createInboxQueue(connection: Redis, prefix: string): InboxQueue {
   return createProducerQueue(connection, prefix, queueCatalog.inbox);
-}
-
-/** Ingest's hand-off of a new row (a finished job cannot exist for it). */
-export function enqueueInboxEvent(queue: InboxQueue, inboxEventId: number): Promise<EnqueueResult> {
-  return enqueueJob(queue, { inboxEventId });
 }
 
 /** Ingest's batched hand-off of new rows: one addBulk. */
