@@ -243,7 +243,7 @@ describe('ingest batching: one insert and one bulk enqueue for concurrent webhoo
   async function killWaitingInserts(): Promise<number> {
     const { rows } = await sql<{ pid: number }>`
       SELECT pid FROM pg_stat_activity
-      WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE 'insert into "inbox_events"%'`.execute(
+      WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE 'insert into%inbox_events%'`.execute(
       stack.db,
     );
     for (const row of rows) await sql`SELECT pg_terminate_backend(${row.pid})`.execute(stack.db);

@@ -27,6 +27,28 @@ export function toInboxEventRow(draft: InboxEventDraft) {
   };
 }
 
+/** The columns a batch insert writes from each draft (enqueued_at is the database's now()). */
+export const inboxInsertColumns = [
+  'provider',
+  'provider_event_id',
+  'type',
+  'livemode',
+  'environment',
+  'user_id',
+  'provider_customer_id',
+  'provider_subscription_id',
+  'provider_payment_intent_id',
+  'provider_invoice_id',
+  'raw_body',
+  'source',
+] as const;
+
+/** A draft's values in inboxInsertColumns order: the same mapping as toInboxEventRow. */
+export function toInboxEventValues(draft: InboxEventDraft): unknown[] {
+  const row = toInboxEventRow(draft);
+  return inboxInsertColumns.map((column) => row[column]);
+}
+
 /**
  * Stores a verified webhook once. The unique (provider, provider_event_id) index is the fence:
  * a redelivery, even one racing the first delivery from another ingest replica, inserts nothing

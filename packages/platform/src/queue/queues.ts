@@ -93,6 +93,12 @@ async function addJob<Payload>(
 export async function enqueueJobs<Payload>(queue: ProducerQueue<Payload>, payloads: readonly Payload[]): Promise<void> {
   if (payloads.length === 0) return;
   assertConnected(queue);
+  // One job: a plain add (one script call). addBulk wraps even one job in MULTI/EXEC, which costs
+  // Redis and this process more, and at low load every ingest batch is one webhook.
+  if (payloads.length === 1) {
+    await enqueueJob(queue, payloads[0] as Payload);
+    return;
+  }
   const jobs = payloads.map((payload) => ({
     name: 'process',
     data: payload,
