@@ -4,6 +4,7 @@
 // shows the stall in every request scheduled during it (a closed-loop tool such as autocannon
 // would simply send fewer requests and report only the lucky ones).
 import http from 'node:http';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { percentile } from './stats.mjs';
 
 /**
@@ -24,6 +25,18 @@ export async function runOpenLoop({ url, rate, durationSeconds, next, maxSockets
   let sent = 0;
   let maxLagMs = 0;
   const start = process.hrtime.bigint() + 5_000_000n;
+  // The generator's own garbage-collection pauses: during one, no request is sent and no answer
+  // is timed, so every request in flight looks slower. Reported so a tail can be told apart from
+  // the server's.
+  const generatorGc = { pauses: 0, totalMs: 0, maxMs: 0 };
+  const gcObserver = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      generatorGc.pauses += 1;
+      generatorGc.totalMs += entry.duration;
+      generatorGc.maxMs = Math.max(generatorGc.maxMs, entry.duration);
+    }
+  });
+  gcObserver.observe({ entryTypes: ['gc'] });
 
   await new Promise((resolveAll) => {
     const finish = (index, scheduled, status) => {
@@ -71,6 +84,7 @@ export async function runOpenLoop({ url, rate, durationSeconds, next, maxSockets
     setImmediate(tick);
   });
   agent.destroy();
+  gcObserver.disconnect();
   const sorted = Array.from(latenciesMs).sort((a, b) => a - b);
   const ok = statuses.get(200) ?? 0;
   const p99 = percentile(sorted, 0.99);
@@ -87,6 +101,7 @@ export async function runOpenLoop({ url, rate, durationSeconds, next, maxSockets
     max: sorted[sorted.length - 1],
     // How late the generator itself sent its worst request (its own CPU starvation on a busy box).
     generatorMaxLagMs: maxLagMs,
+    generatorGc: { pauses: generatorGc.pauses, totalMs: round1(generatorGc.totalMs), maxMs: round1(generatorGc.maxMs) },
     tail: tailWindows(latenciesMs, scheduledAtMs, p99),
   };
 }
@@ -109,3 +124,5 @@ function tailWindows(latenciesMs, scheduledAtMs, p99) {
   const list = [...windows.values()].sort((a, b) => b.requests - a.requests);
   return { windows: list.length, busiest: list.slice(0, 5) };
 }
+
+const round1 = (value) => Math.round(value * 10) / 10;
