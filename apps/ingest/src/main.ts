@@ -27,6 +27,9 @@ runMain('ingest', async () => {
   const database = createDb({
     connectionString: config.DATABASE_URL,
     applicationName: 'tally-ingest',
+    // Every batch insert allowed in flight keeps its connection warm: the first webhooks after
+    // a quiet spell do not pay for starting backends.
+    minConnections: config.INGEST_BATCH_CONCURRENCY,
     onConnectionError: (error) =>
       logger.warn({ err: error }, 'database connection lost; webhooks answer 503 until it is back'),
   });

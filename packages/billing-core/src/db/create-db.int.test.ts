@@ -41,4 +41,36 @@ describe('createDb', () => {
       await close();
     }
   });
+
+  it('keeps minConnections open through idle spells and closes the idle ones above it', async () => {
+    const count = async (name: string) => {
+      const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
+                                                  WHERE application_name = ${name}`.execute(database.db);
+      return rows[0]?.n ?? 0;
+    };
+    const warm = createDb({
+      connectionString: database.url,
+      applicationName: 'tally-create-db-min',
+      minConnections: 3,
+      idleTimeoutMs: 100,
+    });
+    const cold = createDb({
+      connectionString: database.url,
+      applicationName: 'tally-create-db-nomin',
+      idleTimeoutMs: 100,
+    });
+    try {
+      // Five connections at once in each pool, then an idle spell well past the idle timeout.
+      const burst = (db: typeof warm.db) =>
+        Promise.all(Array.from({ length: 5 }, () => sql`SELECT pg_sleep(0.05)`.execute(db)));
+      await Promise.all([burst(warm.db), burst(cold.db)]);
+      expect(await count('tally-create-db-min')).toBe(5);
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      expect(await count('tally-create-db-min')).toBe(3);
+      expect(await count('tally-create-db-nomin')).toBe(0);
+    } finally {
+      await warm.close();
+      await cold.close();
+    }
+  });
 });

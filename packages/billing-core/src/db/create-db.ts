@@ -31,6 +31,14 @@ export interface CreateDbOptions {
   connectionString: string;
   /** Pool size; the default suits one process with moderate concurrency. */
   maxConnections?: number;
+  /**
+   * Connections kept open however long they sit idle (those above it close after
+   * idleTimeoutMs). Opened on demand, never closed for idleness once open: a burst after a quiet
+   * spell (providers retrying after an outage) then does not wait for new backends to start.
+   */
+  minConnections?: number;
+  /** An idle connection above minConnections is closed after this long. Default 10 s. */
+  idleTimeoutMs?: number;
   /** How long a request waits for a free or new connection before failing. */
   connectionTimeoutMs?: number;
   applicationName?: string;
@@ -67,6 +75,8 @@ export function createDb(options: CreateDbOptions): Database {
   const pool = new pg.Pool({
     connectionString: options.connectionString,
     max: options.maxConnections ?? 10,
+    min: options.minConnections ?? 0,
+    idleTimeoutMillis: options.idleTimeoutMs ?? 10_000,
     connectionTimeoutMillis: options.connectionTimeoutMs ?? 5_000,
     application_name: options.applicationName ?? 'tally',
     idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs ?? DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS,
