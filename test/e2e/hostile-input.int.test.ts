@@ -59,7 +59,6 @@ describe('hostile input', () => {
     // An ingest app of its own with the failed-authentication limiter on (TestStack's is off).
     limited = await startHttpServer(
       createIngestApp({
-        db: stack.db,
         inbox: createInboxBatcher({
           db: stack.db,
           enqueueMany: async () => undefined,

@@ -165,7 +165,6 @@ export class TestStack {
     });
     this.ingest = await startHttpServer(
       createIngestApp({
-        db: this.db,
         inbox: this.inbox,
         logger: silent,
         metrics: this.ingestMetrics,

@@ -1,4 +1,3 @@
-import type { DB } from '@tally/billing-core';
 import {
   createHealthRoutes,
   createServiceApp,
@@ -8,11 +7,9 @@ import {
   type ReadinessCheck,
 } from '@tally/platform';
 import type { Express } from 'express';
-import type { Kysely } from 'kysely';
 import { createWebhookRoutes, type WebhookRouteDeps } from './routes/webhook-routes';
 
 export interface IngestAppDeps extends WebhookRouteDeps {
-  db: Kysely<DB>;
   logger: Logger;
   metrics: IngestMetrics;
   /** Checks that make /readyz fail. */

@@ -9,10 +9,16 @@ export const ingestEnvSchema = baseEnvSchema.extend({
   STRIPE_WEBHOOK_TOLERANCE_SECONDS: positiveInt(300),
   REVENUECAT_WEBHOOK_AUTH: csvList,
   WEBHOOK_BODY_LIMIT_BYTES: positiveInt(1024 * 1024),
-  /** Webhooks stored by one multi-row insert at most (concurrent requests are batched). */
-  INGEST_BATCH_MAX_SIZE: positiveInt(100),
-  /** Batch inserts in flight at once; each holds one of the pool's connections. */
-  INGEST_BATCH_CONCURRENCY: positiveInt(4),
+  /**
+   * Webhooks stored by one multi-row insert at most (concurrent requests are batched). At most
+   * 1000: each row takes 12 bind parameters and Postgres allows 65,535 per statement.
+   */
+  INGEST_BATCH_MAX_SIZE: positiveInt(100).pipe(z.number().max(1000)),
+  /**
+   * Batch inserts in flight at once; each holds one of the pool's 10 connections, kept open
+   * through idle spells (the pool's minimum), so at most 10.
+   */
+  INGEST_BATCH_CONCURRENCY: positiveInt(4).pipe(z.number().max(10)),
   /** Webhooks failing authentication per client IP and window before 429s (0 = off); valid ones are never limited. */
   WEBHOOK_FAILED_AUTH_LIMIT: z.coerce.number().int().min(0).default(30),
   WEBHOOK_FAILED_AUTH_WINDOW_MS: positiveInt(60_000),

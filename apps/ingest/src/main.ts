@@ -52,7 +52,6 @@ runMain('ingest', async () => {
     maxConcurrentBatches: config.INGEST_BATCH_CONCURRENCY,
   });
   const app = createIngestApp({
-    db: database.db,
     inbox,
     logger,
     metrics,

@@ -17,7 +17,7 @@ export function createInboxQueue(connection: Redis, prefix: string): InboxQueue 
   return createProducerQueue(connection, prefix, queueCatalog.inbox);
 }
 
-/** Ingest's batched hand-off of new rows: one addBulk. */
+/** Ingest's batched hand-off of new rows: one addBulk (one plain add for a single row). */
 export function enqueueInboxEvents(queue: InboxQueue, inboxEventIds: readonly number[]): Promise<void> {
   return enqueueJobs(
     queue,
