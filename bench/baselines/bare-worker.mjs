@@ -8,12 +8,12 @@
 // email is the bench events' constant), no logging.
 //
 // Env: DATABASE_URL, REDIS_URL, QUEUE_PREFIX, CONCURRENCY.
-import { bullmq, pg, Redis } from '../lib/workspace.mjs';
+import { bullmq, loadAdvisoryLocks, pg, Redis } from '../lib/workspace.mjs';
 
 const concurrency = Number(process.env.CONCURRENCY ?? 8);
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: concurrency + 4 });
 pool.on('error', () => undefined);
-const USER_LOCK_NAMESPACE = 7411001;
+const { USER_LOCK_NAMESPACE } = loadAdvisoryLocks();
 const MAX_ATTEMPTS = 15;
 const receiptEmail = 'buyer@example.com';
 

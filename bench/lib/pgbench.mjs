@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { stripeTokenPackEvent } from './stripe-events.mjs';
+import { loadAdvisoryLocks } from './workspace.mjs';
 
 export function pgbenchPath() {
   for (const candidate of ['/usr/lib/postgresql/15/bin/pgbench', '/usr/lib/postgresql/16/bin/pgbench']) {
@@ -37,6 +38,7 @@ export function insertScript() {
  * inbox row picked at random from :lo..:hi, for a random user of :users, with a fresh reference.
  */
 export function creditScript() {
+  const { USER_LOCK_NAMESPACE } = loadAdvisoryLocks();
   const file = path.join(dir, 'credit.sql');
   const user = `('bench-user-' || :uid)`;
   writeFileSync(
@@ -47,7 +49,7 @@ export function creditScript() {
       '\\set r random(1, 1000000000000)',
       "UPDATE inbox_events SET status = CASE WHEN attempts >= 1000000 THEN 'failed' ELSE 'processing' END, attempts = attempts + 1, next_attempt_at = NULL, updated_at = now() WHERE id = :id RETURNING *;",
       'BEGIN;',
-      `SELECT pg_advisory_xact_lock(7411001, hashtext(${user}));`,
+      `SELECT pg_advisory_xact_lock(${USER_LOCK_NAMESPACE}, hashtext(${user}));`,
       'SELECT status FROM inbox_events WHERE id = :id FOR UPDATE;',
       `INSERT INTO users (id) VALUES (${user}) ON CONFLICT (id) DO NOTHING;`,
       `INSERT INTO wallets (user_id) VALUES (${user}) ON CONFLICT (user_id) DO NOTHING;`,

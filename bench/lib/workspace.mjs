@@ -22,3 +22,8 @@ export async function loadMigrate() {
   const core = await import(path.join(root, 'packages/billing-core/dist/db/migrate.js'));
   return core.migrate ?? core.default.migrate;
 }
+
+/** billing-core's built advisory lock registry, for the baselines that take Tally's locks (after `tsc -b`). */
+export function loadAdvisoryLocks() {
+  return fromCore(path.join(root, 'packages/billing-core/dist/db/advisory-locks.js'));
+}

@@ -78,3 +78,16 @@ export class NotConfiguredError extends BillingError {
     super('not_configured', `${what} is not configured`, { retryable: false });
   }
 }
+
+/** The longest error text a row keeps (`last_error` and the like); toErrorText truncates to it. */
+export const ERROR_TEXT_MAX_LENGTH = 2_000;
+
+/** Truncated, single-line error text for a row; never includes a stack. */
+export function toErrorText(error: unknown): string {
+  const raw = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  // Postgres text cannot hold NUL, and control characters break log lines: an error quoting a
+  // hostile id must still be recordable, or the failure itself could not be written.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping them is the point
+  const text = raw.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '\ufffd');
+  return text.length > ERROR_TEXT_MAX_LENGTH ? `${text.slice(0, ERROR_TEXT_MAX_LENGTH - 1)}…` : text;
+}

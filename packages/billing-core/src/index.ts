@@ -2,6 +2,7 @@ export * from './catalog/catalog';
 export type { CatalogData, Plan, TokenPack } from './catalog/catalog-schema';
 export * from './clock';
 export * from './contracts/queues';
+export * from './db/advisory-locks';
 export * from './db/create-db';
 export * from './db/database-errors';
 export * from './db/migrate';

@@ -2,13 +2,12 @@ import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
+import { MIGRATION_LOCK_KEY } from './advisory-locks';
 
 /** The folder of numbered plain-SQL migrations shipped with billing-core. */
 export const migrationsDir = path.resolve(__dirname, '../../migrations');
 
 const MIGRATION_FILE = /^(\d{4})_[a-z0-9_]+\.sql$/;
-// Any constant works; it only has to be the same for every process that migrates.
-const MIGRATION_LOCK_KEY = 7_411_020;
 
 export interface MigrationResult {
   applied: string[];

@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../db/schema';
-import { toErrorText } from '../inbox/process-inbox-event';
+import { toErrorText } from '../errors';
 import type { Mailer } from '../ports/mailer';
 import { type BackoffSettings, computeBackoffDelayMs } from '../scheduling/backoff';
 

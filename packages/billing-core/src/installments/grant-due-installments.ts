@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB, StripeInstallmentRow } from '../db/schema';
-import { toErrorText } from '../inbox/process-inbox-event';
+import { toErrorText } from '../errors';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import { references } from '../references';
 

@@ -1,3 +1,4 @@
+import { RECONCILE_STRIPE_LOCK_KEY } from '../db/advisory-locks';
 import { runWithAdvisoryTryLock } from '../db/run-with-advisory-try-lock';
 import {
   type ReconcileStripeDeps,
@@ -5,9 +6,6 @@ import {
   reconcileStripe,
   type StripeReconciliationReport,
 } from './reconcile-stripe';
-
-/** The advisory lock key of scheduled Stripe reconciliations (one namespace with the migration lock's). */
-export const RECONCILE_STRIPE_LOCK_KEY = 7_411_030;
 
 export type ExclusiveReconciliationResult =
   | { kind: 'reconciled'; report: StripeReconciliationReport }

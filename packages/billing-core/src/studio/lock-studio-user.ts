@@ -1,8 +1,6 @@
 import { sql, type Transaction } from 'kysely';
+import { STUDIO_LOCK_NAMESPACE } from '../db/advisory-locks';
 import type { DB } from '../db/schema';
-
-/** Namespace of the per-user studio advisory lock: pg_advisory_xact_lock(namespace, hashtext(userId)). */
-export const STUDIO_LOCK_NAMESPACE = 7_411_005;
 
 /**
  * Takes the per-user studio lock until the transaction ends. It serialises the creation of one

@@ -1,7 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB, StudioRequestRow, StudioRequestStatus } from '../db/schema';
-import { BillingError, isRetryable, NotConfiguredError } from '../errors';
-import { toErrorText } from '../inbox/process-inbox-event';
+import { BillingError, isRetryable, NotConfiguredError, toErrorText } from '../errors';
 import type { AiStudioService } from '../ports/ai-studio-service';
 import { type BackoffSettings, computeBackoffDelayMs } from '../scheduling/backoff';
 import { claimStudioRequest, rescheduleStudioRequest } from './claim-studio-request';

@@ -1,6 +1,6 @@
 import { sql, type Transaction } from 'kysely';
+import { USER_LOCK_NAMESPACE } from '../db/advisory-locks';
 import type { DB } from '../db/schema';
-import { USER_LOCK_NAMESPACE } from '../inbox/process-inbox-event';
 
 /**
  * Takes the per-user advisory lock the inbox engine takes for an event's user, until the

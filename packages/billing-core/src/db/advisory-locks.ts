@@ -1,0 +1,29 @@
+/**
+ * Every Postgres advisory lock key Tally takes, in one registry, so that no two uses share a key
+ * by accident (advisory-locks.test.ts proves the keys distinct and that no other source file
+ * spells one out). Two forms exist:
+ * - a NAMESPACE is the first half of a per-entity lock, `pg_advisory_xact_lock(namespace,
+ *   hashtext(id))` (two int4 halves), held until the transaction ends;
+ * - a KEY is a whole singleton lock, `pg_advisory_lock(key)` (one bigint).
+ * Postgres keeps the two forms apart, but every number here is distinct across both anyway, so a
+ * row of pg_locks names one use. Never reuse a retired number: during a rolling deploy old and
+ * new code run side by side.
+ */
+
+/**
+ * Per user: the inbox engine's apply transaction (events of one user apply one at a time) and
+ * every other writer of a user's state (`lockUser`).
+ */
+export const USER_LOCK_NAMESPACE = 7_411_001;
+
+/** Per user: the creation of one user's AI Studio requests (`lockStudioUser`). */
+export const STUDIO_LOCK_NAMESPACE = 7_411_005;
+
+/** Session lock of `migrate`: one process applies migrations at a time. */
+export const MIGRATION_LOCK_KEY = 7_411_020;
+
+/**
+ * Session try-lock of scheduled Stripe reconciliations (`reconcileStripeExclusively`): one pass
+ * at a time across every replica of the reconcile role.
+ */
+export const RECONCILE_STRIPE_LOCK_KEY = 7_411_030;

@@ -1,0 +1,207 @@
+import { type Kysely, sql, type Transaction } from 'kysely';
+import { USER_LOCK_NAMESPACE } from '../db/advisory-locks';
+import type { DB, InboxEventRow } from '../db/schema';
+import { ERROR_TEXT_MAX_LENGTH } from '../errors';
+import type { HandlerResult } from './inbox-handler';
+
+/**
+ * The SQL of the inbox engine (processInboxEvent): the locks it takes and every state transition
+ * of an inbox row. Each transition is one conditional UPDATE that moves only an unfinished row
+ * (`received` or `processing`) and returns undefined when the condition did not hold (another
+ * run got there first); the engine decides what that means. Schedules use the database clock.
+ */
+
+export type FinishedResult = Extract<HandlerResult, { kind: 'processed' | 'ignored' }>;
+export type FinishedColumns = Pick<
+  InboxEventRow,
+  | 'status'
+  | 'attempts'
+  | 'outcome_code'
+  | 'outcome_detail'
+  | 'last_error'
+  | 'next_attempt_at'
+  | 'waiting_since'
+  | 'processed_at'
+  | 'updated_at'
+>;
+
+/**
+ * received/processing → processing with attempts + 1. A row whose budget is already spent (its
+ * last attempts died without recording anything) is parked instead, in the same statement.
+ */
+export async function claimInboxEvent(
+  db: Kysely<DB>,
+  inboxEventId: number,
+  maxAttempts: number,
+): Promise<InboxEventRow | undefined> {
+  const exhausted = sql<boolean>`attempts >= ${maxAttempts}`;
+  const rows = await sql<InboxEventRow>`
+    UPDATE inbox_events SET
+      status = CASE WHEN ${exhausted} THEN 'failed' ELSE 'processing' END,
+      attempts = CASE WHEN ${exhausted} THEN attempts ELSE attempts + 1 END,
+      outcome_code = CASE WHEN ${exhausted} THEN 'attempts_exhausted' ELSE outcome_code END,
+      last_error = CASE WHEN ${exhausted}
+        THEN left('attempts exhausted: the worker stopped during the last attempt (crash or kill) without recording an outcome; last error: '
+                  || coalesce(last_error, 'none'), ${ERROR_TEXT_MAX_LENGTH})
+        ELSE last_error END,
+      next_attempt_at = NULL,
+      updated_at = now()
+    WHERE id = ${inboxEventId} AND status IN ('received', 'processing')
+    RETURNING *`.execute(db);
+  return rows.rows[0];
+}
+
+/**
+ * The one-transaction attempt's first statement: the user's advisory lock (the user read from the
+ * row itself: user_id never changes after insert), then the whole row. No row lock: the final
+ * mark is conditional instead, so an attempt that turns out to need the claimed path writes
+ * nothing at all.
+ */
+export async function lockUserAndReadInboxEvent(
+  trx: Transaction<DB>,
+  inboxEventId: number,
+): Promise<InboxEventRow | undefined> {
+  const rows = await sql<InboxEventRow>`
+    WITH user_lock AS MATERIALIZED (
+      SELECT pg_advisory_xact_lock(${USER_LOCK_NAMESPACE}, hashtext(user_id))
+        FROM inbox_events WHERE id = ${inboxEventId} AND user_id IS NOT NULL)
+    SELECT * FROM inbox_events
+     WHERE id = ${inboxEventId} AND (SELECT count(*) FROM user_lock) >= 0`.execute(trx);
+  return rows.rows[0];
+}
+
+/**
+ * In one round trip: the user's advisory lock (events of one user apply one at a time, different
+ * users in parallel), then the row lock. The lock is a one-time filter evaluated before the scan,
+ * so every transaction takes the two in the same order (user, then row) and cannot deadlock.
+ * Throws when the row does not exist (rows are never deleted while a run holds their id).
+ */
+export async function lockUserAndInboxEvent(
+  trx: Transaction<DB>,
+  inboxEventId: number,
+  userId: string | null,
+): Promise<{ status: InboxEventRow['status'] }> {
+  const rows = await sql<{ status: InboxEventRow['status'] }>`
+    WITH user_lock AS MATERIALIZED (
+      SELECT pg_advisory_xact_lock(${USER_LOCK_NAMESPACE}, hashtext(${userId}::text)) WHERE ${userId}::text IS NOT NULL)
+    SELECT status FROM inbox_events
+     WHERE id = ${inboxEventId} AND (SELECT count(*) FROM user_lock) >= 0
+       FOR UPDATE`.execute(trx);
+  const row = rows.rows[0];
+  if (!row) throw new Error(`inbox event ${inboxEventId} disappeared`);
+  return row;
+}
+
+/**
+ * Marks the row finished, in the transaction that applied its effects. `claimed`: the row is
+ * ours (locked, claimed by this run). `first-attempt`: only a row still `received` with no attempt
+ * spent, and the attempt is counted here. Undefined when the condition did not hold.
+ */
+export async function markInboxEventFinished(
+  trx: Transaction<DB>,
+  inboxEventId: number,
+  result: FinishedResult,
+  mode: 'claimed' | 'first-attempt',
+): Promise<FinishedColumns | undefined> {
+  // A template rather than the query builder: this runs once per event on the hot path.
+  const firstAttempt = mode === 'first-attempt';
+  const rows = await sql<FinishedColumns>`
+    UPDATE inbox_events SET
+      status = ${result.kind},
+      outcome_code = ${result.code},
+      outcome_detail = ${result.detail},
+      last_error = NULL,
+      next_attempt_at = NULL,
+      waiting_since = NULL,
+      processed_at = now(),
+      updated_at = now(),
+      attempts = CASE WHEN ${firstAttempt} THEN attempts + 1 ELSE attempts END
+    WHERE id = ${inboxEventId}
+      AND (NOT ${firstAttempt} OR (status = 'received' AND attempts = 0))
+    RETURNING status, attempts, outcome_code, outcome_detail, last_error, next_attempt_at,
+              waiting_since, processed_at, updated_at`.execute(trx);
+  // Not the raw body again: the caller already holds the row.
+  return rows.rows[0];
+}
+
+export interface InboxDeferral {
+  /** Why the event waits (already truncated); kept as outcome_detail. */
+  reason: string;
+  delayMs: number;
+  /** Waiting since the first deferral this long parks the row instead (`waited_too_long`). */
+  maxWaitMs: number;
+}
+
+/**
+ * "Retry later": gives the attempt back (attempts - 1, deferrals + 1), stamps waiting_since on the
+ * first deferral and sets next_attempt_at after `delayMs` (`received`, `waiting`), or parks the
+ * row (`failed`, `waited_too_long`) once it has waited `maxWaitMs`.
+ */
+export async function deferInboxEvent(
+  db: Kysely<DB>,
+  inboxEventId: number,
+  deferral: InboxDeferral,
+): Promise<InboxEventRow | undefined> {
+  const { reason, delayMs, maxWaitMs } = deferral;
+  const overdue = sql<boolean>`(waiting_since IS NOT NULL AND waiting_since <= now() - make_interval(secs => ${maxWaitMs / 1000}))`;
+  const rows = await sql<InboxEventRow>`
+    UPDATE inbox_events SET
+      status = CASE WHEN ${overdue} THEN 'failed' ELSE 'received' END,
+      attempts = greatest(attempts - 1, 0),
+      deferrals = deferrals + 1,
+      waiting_since = coalesce(waiting_since, now()),
+      outcome_code = CASE WHEN ${overdue} THEN 'waited_too_long' ELSE 'waiting' END,
+      outcome_detail = ${reason},
+      last_error = CASE WHEN ${overdue}
+        THEN left('waited since ' || waiting_since::text || ' for: ' || ${reason}, ${ERROR_TEXT_MAX_LENGTH})
+        ELSE last_error END,
+      next_attempt_at = CASE WHEN ${overdue} THEN NULL ELSE now() + make_interval(secs => ${delayMs / 1000}) END,
+      enqueued_at = now(),
+      updated_at = now()
+    WHERE id = ${inboxEventId} AND status IN ('received', 'processing')
+    RETURNING *`.execute(db);
+  return rows.rows[0];
+}
+
+export type InboxFailure =
+  /** Another attempt later: `received`, `retrying`, due after `delayMs`. */
+  | { park: false; errorText: string; delayMs: number; detail: string; countAttempt: boolean }
+  /** No more attempts: `failed` with `code`. */
+  | { park: true; errorText: string; code: string; countAttempt: boolean };
+
+/**
+ * Records a failed attempt: the error text, then either the next attempt's schedule or the row
+ * parked. `countAttempt`: the attempt was never claimed (the one-transaction path), so this
+ * update counts it.
+ */
+export async function recordInboxEventFailure(
+  db: Kysely<DB>,
+  inboxEventId: number,
+  failure: InboxFailure,
+): Promise<InboxEventRow | undefined> {
+  return db
+    .updateTable('inbox_events')
+    .set({
+      last_error: failure.errorText,
+      status: failure.park ? 'failed' : 'received',
+      outcome_code: failure.park ? failure.code : 'retrying',
+      outcome_detail: failure.park ? null : failure.detail,
+      next_attempt_at: failure.park ? null : sql`now() + make_interval(secs => ${failure.delayMs / 1000})`,
+      enqueued_at: sql`now()`,
+      updated_at: sql`now()`,
+      ...(failure.countAttempt ? { attempts: sql<number>`attempts + 1` } : {}),
+    })
+    .where('id', '=', inboxEventId)
+    .where('status', 'in', ['received', 'processing'])
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** The row's status now, or undefined when there is no such row. */
+export async function readInboxEventStatus(
+  db: Kysely<DB>,
+  inboxEventId: number,
+): Promise<InboxEventRow['status'] | undefined> {
+  const row = await db.selectFrom('inbox_events').select('status').where('id', '=', inboxEventId).executeTakeFirst();
+  return row?.status;
+}
