@@ -1,6 +1,6 @@
 // Baseline: a bare BullMQ worker (concurrency 8 by default) running the statements of Tally's
 // credit transaction for a Stripe token pack, one statement per step as straightforward code
-// would: the claim (process-inbox-event.ts), then one transaction: per-user advisory lock, row
+// would: the claim (inbox/inbox-transitions.ts), then one transaction: per-user advisory lock, row
 // lock, user and wallet, the Stripe customer mapping (stripe-customers.ts), wallet lock and
 // reference look-up, the ledger row (post-ledger-entry.ts), the payment and its confirmation
 // email row (record-payment.ts), and the row marked processed. Plain pg, no Kysely, no body
