@@ -148,6 +148,8 @@ type OneTransactionAttempt =
   /** The handler failed; its effects were rolled back. */
   | { kind: 'failed'; row: InboxEventRow; error: unknown };
 
+const takeClaimedPath: OneTransactionAttempt = { kind: 'take-claimed-path' };
+
 /**
  * The one-transaction first attempt (see processInboxEvent). A handler that fails or asks to wait
  * has its effects rolled back, and the caller then records the attempt exactly as a claimed one
@@ -189,8 +191,6 @@ async function attemptInOneTransaction(deps: InboxProcessorDeps, inboxEventId: n
     return { kind: 'failed', row: read, error };
   }
 }
-
-const takeClaimedPath: OneTransactionAttempt = { kind: 'take-claimed-path' };
 
 /** What the claimed attempt's apply transaction came to; only a finished result committed. */
 type ClaimedApply =
