@@ -1,0 +1,207 @@
+// The run-wide context every phase uses: the settings read from the environment, the run's id and
+// secrets, its private resources, the starters of Tally's processes and of the baselines, and the
+// helpers every measured run shares (signed events, rotated round order, a CHECKPOINT first).
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
+import { nodeFlags } from '../scripts/node-flags.mjs';
+import { freePort, startNode, waitForHttp } from './lib/processes.mjs';
+import { BenchResources } from './lib/resources.mjs';
+import { round } from './lib/stats.mjs';
+import { signedEvents } from './lib/stripe-events.mjs';
+import { root } from './lib/workspace.mjs';
+
+/** The bench's settings (environment; bench/README.md lists them). */
+export function readSettings(env = process.env) {
+  const smoke = env.BENCH_PROFILE === 'smoke';
+  const num = (name, fallback) => (env[name] ? Number(env[name]) : fallback);
+  return {
+    profile: smoke ? 'smoke' : 'full',
+    rounds: num('BENCH_ROUNDS', smoke ? 1 : 3),
+    connections: num('BENCH_CONNECTIONS', 50),
+    maxSeconds: num('BENCH_DURATION_SECONDS', smoke ? 1 : 8),
+    fixedSeconds: num('BENCH_FIXED_RATE_SECONDS', smoke ? 1 : 6),
+    warmupSeconds: smoke ? 0 : 2,
+    pgbenchClients: num('BENCH_PGBENCH_CLIENTS', num('BENCH_CONNECTIONS', 50)),
+    drainEvents: num('BENCH_DRAIN_EVENTS', smoke ? 100 : 20_000),
+    drainUsers: num('BENCH_DRAIN_USERS', smoke ? 50 : 10_000),
+    drainRounds: num('BENCH_DRAIN_ROUNDS', 1),
+    workerConcurrency: 8,
+    creditPgbenchSeconds: num('BENCH_CREDIT_PGBENCH_SECONDS', smoke ? 2 : 8),
+    e2eSeconds: num('BENCH_E2E_SECONDS', smoke ? 1 : 8),
+    e2eRounds: num('BENCH_E2E_ROUNDS', smoke ? 1 : 3),
+    e2eWarmupSeconds: smoke ? 0.5 : 3,
+    e2eRate: num('BENCH_E2E_RATE', 0),
+  };
+}
+
+/** Tally's processes run with exactly this configuration (printed with the results). */
+export const tallyEnvironment = {
+  PAYMENT_ENVIRONMENTS: 'production,sandbox',
+  LOG_LEVEL: 'warn',
+};
+
+export function machine() {
+  return {
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model,
+    memoryGb: round(os.totalmem() / 2 ** 30, 1),
+    loadAverageAtStart: os.loadavg().map((value) => round(value, 2)),
+    node: process.version,
+    platform: `${os.type()} ${os.release()}`,
+  };
+}
+
+/** Each round runs the targets in a different (rotated) order, so drift hits them alike. */
+export function rotated(list, pass) {
+  const shift = pass % list.length;
+  return [...list.slice(shift), ...list.slice(0, shift)];
+}
+
+export function openLoopRequests(items) {
+  return (index) => {
+    const item = items[index % items.length];
+    return { body: item.body, headers: { 'content-type': 'application/json', 'stripe-signature': item.signature } };
+  };
+}
+
+export function createBenchContext(env = process.env) {
+  const settings = readSettings(env);
+  const runId = `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
+  const secret = `whsec_bench_${runId}`;
+  const serverUrl = env.BENCH_DATABASE_URL ?? env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const redisUrl = env.BENCH_REDIS_URL ?? env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const resources = new BenchResources({ serverUrl, redisUrl, runId });
+  const ingestMain = path.join(root, 'apps/ingest/dist/main.js');
+  const workerMain = path.join(root, 'apps/worker/dist/main.js');
+  const bareEndpoint = path.join(root, 'bench/baselines/bare-endpoint.mjs');
+  const bareWorker = path.join(root, 'bench/baselines/bare-worker.mjs');
+  /** Experiments only (not for figures): extra environment for Tally's ingest, e.g. "INGEST_BATCH_CONCURRENCY=2". */
+  const tallyIngestExtraEnv = Object.fromEntries(
+    (env.BENCH_INGEST_ENV ?? '')
+      .split(',')
+      .filter(Boolean)
+      .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+  );
+  /**
+   * Tally's ingest runs with the node flags every launcher gives it (scripts/node-flags.mjs);
+   * BENCH_INGEST_NODE_FLAGS replaces them for experiments (not for figures).
+   */
+  const tallyIngestNodeFlags =
+    env.BENCH_INGEST_NODE_FLAGS === undefined
+      ? nodeFlags.ingest
+      : env.BENCH_INGEST_NODE_FLAGS.split(' ').filter(Boolean);
+  /** Profiling only (not for figures): node flags for Tally's worker and the bare worker, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof". */
+  const tallyWorkerNodeFlags = (env.BENCH_WORKER_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+  const startedAt = Date.now();
+
+  function log(message) {
+    process.stderr.write(`[bench ${((Date.now() - startedAt) / 1000).toFixed(0).padStart(4)}s] ${message}\n`);
+  }
+
+  async function startTallyIngest(databaseUrl, prefix) {
+    const port = await freePort();
+    const handle = startNode(
+      'tally-ingest',
+      ingestMain,
+      {
+        ...tallyEnvironment,
+        DATABASE_URL: databaseUrl,
+        REDIS_URL: redisUrl,
+        QUEUE_PREFIX: prefix,
+        INGEST_PORT: String(port),
+        STRIPE_WEBHOOK_SECRETS: secret,
+        REVENUECAT_WEBHOOK_AUTH: `Bearer rc_bench_${runId}`,
+        ...tallyIngestExtraEnv,
+      },
+      [],
+      tallyIngestNodeFlags,
+    );
+    await waitForHttp(handle, `http://127.0.0.1:${port}/healthz`);
+    return { handle, url: `http://127.0.0.1:${port}/webhooks/stripe` };
+  }
+
+  function startTallyWorker(databaseUrl, prefix, name = 'tally-worker') {
+    return startNode(
+      name,
+      workerMain,
+      {
+        ...tallyEnvironment,
+        DATABASE_URL: databaseUrl,
+        REDIS_URL: redisUrl,
+        QUEUE_PREFIX: prefix,
+        WORKER_METRICS_PORT: '0',
+        WORKER_CONCURRENCY: env.BENCH_TALLY_CONCURRENCY ?? String(settings.workerConcurrency),
+        // As the production inbox deployment runs it (infra/k8s/worker-inbox.yaml): the consumer
+        // alone; the relay, email and other loops run in the scheduler deployment.
+        WORKER_ROLES: 'inbox',
+      },
+      [],
+      tallyWorkerNodeFlags,
+    );
+  }
+
+  async function startBareEndpoint(mode, databaseUrl, prefix) {
+    const port = await freePort();
+    const handle = startNode(`bare-${mode}`, bareEndpoint, {
+      MODE: mode,
+      PORT: String(port),
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: redisUrl,
+      QUEUE_PREFIX: prefix ?? '',
+      STRIPE_SECRET: secret,
+    });
+    await waitForHttp(handle, `http://127.0.0.1:${port}/healthz`);
+    return { handle, url: `http://127.0.0.1:${port}/webhooks/stripe` };
+  }
+
+  function startBareWorker(databaseUrl, prefix) {
+    return startNode(
+      'bare-worker',
+      bareWorker,
+      {
+        DATABASE_URL: databaseUrl,
+        REDIS_URL: redisUrl,
+        QUEUE_PREFIX: prefix,
+        CONCURRENCY: String(settings.workerConcurrency),
+      },
+      [],
+      tallyWorkerNodeFlags,
+    );
+  }
+
+  let eventBatch = 0;
+  /** Distinct signed Stripe events of this run (every batch its own tag, so ids never repeat). */
+  function events(count, users = 10_000, tag = undefined) {
+    eventBatch += 1;
+    return signedEvents({ tag: `${runId}${tag ?? `b${eventBatch}`}`, count, users, secret });
+  }
+
+  /**
+   * Every measured run (ingest max, fixed rate, drain) starts right after a checkpoint, so none
+   * pays for the previous runs' WAL: a checkpoint falling inside one contender's run (and the
+   * full-page writes after it) would otherwise slow whichever runs later. Needs a superuser or pg_checkpoint; skipped otherwise.
+   */
+  async function checkpoint(pool) {
+    try {
+      await pool.query('CHECKPOINT');
+    } catch (error) {
+      log(`CHECKPOINT refused (${error.message}); drains may be uneven`);
+    }
+  }
+
+  return {
+    settings,
+    runId,
+    redisUrl,
+    resources,
+    startedAt,
+    log,
+    events,
+    checkpoint,
+    startTallyIngest,
+    startTallyWorker,
+    startBareEndpoint,
+    startBareWorker,
+  };
+}

@@ -1,0 +1,231 @@
+// Drain: a backlog stored through ingest with no worker running, then drained by ONE Tally worker
+// process and (on a fresh database) by TWO, against the bare BullMQ worker running the same SQL
+// (in one and two processes) and pgbench running the credit transaction (8 and 16 clients), with
+// peak RSS and CPU per event in the workers, Postgres and Redis. Returns its rounds and figures.
+
+import { rotated } from '../context.mjs';
+import { runClosedLoop } from '../lib/closed-loop.mjs';
+import { creditScript, runPgbench } from '../lib/pgbench.mjs';
+import { cpuSeconds } from '../lib/processes.mjs';
+import { benchPool } from '../lib/resources.mjs';
+import { median, round } from '../lib/stats.mjs';
+import { stripeTokenPackEvent } from '../lib/stripe-events.mjs';
+import { bullmq, Redis } from '../lib/workspace.mjs';
+
+async function waitForProcessed(pool, expected, what, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { rows } = await pool.query(
+      "SELECT count(*) FILTER (WHERE status IN ('processed', 'ignored'))::int AS done, count(*) FILTER (WHERE status = 'failed')::int AS failed FROM inbox_events",
+    );
+    if (rows[0].done + rows[0].failed >= expected) return rows[0];
+    if (Date.now() > deadline) throw new Error(`${what}: only ${rows[0].done} of ${expected} processed in time`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+/**
+ * CPU seconds the Redis server has used so far (INFO cpu, user + sys, main and child threads).
+ * Redis is shared with nothing else during a bench run, so the difference over a drain is the
+ * drain's: the queue's share of "where the time goes".
+ */
+async function redisCpuSeconds(redisUrl) {
+  const connection = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+  connection.on('error', () => undefined);
+  try {
+    const info = await connection.info('cpu');
+    const value = (key) => Number(new RegExp(`^${key}:([\\d.]+)`, 'm').exec(info)?.[1] ?? Number.NaN);
+    return value('used_cpu_user') + value('used_cpu_sys');
+  } catch {
+    return Number.NaN;
+  } finally {
+    connection.disconnect();
+  }
+}
+
+async function drainCpu(ctx, pool, handles, events, redisCpuAtStart) {
+  const { rows } = await pool.query(
+    'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+  );
+  const postgres = rows.reduce((sum, row) => sum + (cpuSeconds(row.pid) || 0), 0);
+  const workers = handles.reduce((sum, handle) => sum + handle.cpuSeconds(), 0);
+  const redis = (await redisCpuSeconds(ctx.redisUrl)) - redisCpuAtStart;
+  return {
+    workerCpuMsPerEvent: round((workers * 1000) / events, 3),
+    postgresCpuMsPerEvent: round((postgres * 1000) / events, 3),
+    redisCpuMsPerEvent: round((redis * 1000) / events, 3),
+  };
+}
+
+async function drainRate(pool) {
+  const { rows } = await pool.query(`SELECT count(*)::int AS n,
+      extract(epoch FROM max(processed_at) - min(processed_at))::float8 AS seconds,
+      count(*) FILTER (WHERE status <> 'processed')::int AS not_processed,
+      (SELECT count(*)::int FROM ledger_entries) AS ledger_rows,
+      (SELECT coalesce(sum(balance), 0)::float8 FROM wallets) AS balance
+    FROM inbox_events`);
+  const row = rows[0];
+  return {
+    events: row.n,
+    seconds: row.seconds,
+    eventsPerSecond: row.seconds > 0 ? (row.n - 1) / row.seconds : Number.NaN,
+    notProcessed: row.not_processed,
+    ledgerRows: row.ledger_rows,
+    balance: row.balance,
+  };
+}
+
+const drainTimeoutMs = (settings) => Math.max(120_000, settings.drainEvents * 20);
+
+async function tallyDrain(ctx, label, workers) {
+  const { settings, resources, log, events, checkpoint } = ctx;
+  const databaseUrl = await resources.database(label);
+  const prefix = resources.prefix(label);
+  const ingest = await ctx.startTallyIngest(databaseUrl, prefix);
+  const items = events(settings.drainEvents, settings.drainUsers);
+  const fill = await runClosedLoop({
+    url: ingest.url,
+    connections: settings.connections,
+    amount: items.length,
+    items,
+  });
+  await ingest.handle.stop();
+  const pool = benchPool(databaseUrl);
+  try {
+    const stored = (await pool.query('SELECT count(*)::int AS n FROM inbox_events')).rows[0].n;
+    await checkpoint(pool);
+    log(`drain ${label}: ${stored} events stored through ingest (${round(fill.rps)}/s); starting ${workers} worker(s)`);
+    const redisCpuAtStart = await redisCpuSeconds(ctx.redisUrl);
+    const handles = Array.from({ length: workers }, (_, index) =>
+      ctx.startTallyWorker(databaseUrl, prefix, `tally-worker-${index + 1}`),
+    );
+    await waitForProcessed(pool, stored, label, drainTimeoutMs(ctx.settings));
+    const rate = await drainRate(pool);
+    rate.workerPeakRssMb = handles.map((handle) => handle.peakRssMb());
+    Object.assign(rate, await drainCpu(ctx, pool, handles, rate.events, redisCpuAtStart));
+    await Promise.all(handles.map((handle) => handle.stop()));
+    log(
+      `drain ${label}: ${round(rate.eventsPerSecond)} events/s; ledger rows ${rate.ledgerRows}, not processed ${rate.notProcessed}; CPU ms/event worker ${rate.workerCpuMsPerEvent}, Postgres ${rate.postgresCpuMsPerEvent}, Redis ${rate.redisCpuMsPerEvent}`,
+    );
+    return rate;
+  } finally {
+    await pool.end();
+  }
+}
+
+/**
+ * The bare BullMQ worker draining the same backlog shape, in `workers` processes. With one
+ * process it is the drain baseline, followed by pgbench running the credit transaction with the
+ * same number of clients (the worker's concurrency) and with twice as many (two workers' worth):
+ * the two report-only figures say what a second process can add on this machine at all.
+ */
+async function bareDrain(ctx, label, workers = 1) {
+  const { settings, resources, log, checkpoint, redisUrl } = ctx;
+  const databaseUrl = await resources.database(label);
+  const prefix = resources.prefix(label);
+  const pool = benchPool(databaseUrl);
+  const body = stripeTokenPackEvent({ eventId: 'evt_bare', paymentIntentId: 'pi_bare', userId: 'bench-user-0' });
+  try {
+    // The same backlog shape as Tally's (rows written directly: only the drain is measured).
+    await pool.query(
+      `INSERT INTO inbox_events (provider, provider_event_id, type, livemode, environment, user_id, provider_customer_id, provider_payment_intent_id, raw_body, enqueued_at)
+       SELECT 'stripe', 'evt_bare_' || g, 'payment_intent.succeeded', false, 'test', 'bench-user-' || (g % $2), 'cus_bench' || (g % $2), 'pi_bare_' || g, $3, now()
+       FROM generate_series(0, $1 - 1) AS g`,
+      [settings.drainEvents, settings.drainUsers, body],
+    );
+    const ids = (await pool.query('SELECT id FROM inbox_events ORDER BY id')).rows.map((row) => Number(row.id));
+    const connection = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+    connection.on('error', () => undefined);
+    const queue = new bullmq.Queue('inbox', { connection, prefix });
+    for (let start = 0; start < ids.length; start += 1000) {
+      await queue.addBulk(
+        ids.slice(start, start + 1000).map((id) => ({
+          name: 'process',
+          data: { inboxEventId: id },
+          opts: { jobId: `inbox-${id}`, removeOnComplete: { age: 7 * 86400, count: 50000 } },
+        })),
+      );
+    }
+    await queue.close();
+    connection.disconnect();
+    await checkpoint(pool);
+    log(`drain ${label}: ${ids.length} rows and jobs written; starting ${workers} bare worker process(es)`);
+    const redisCpuAtStart = await redisCpuSeconds(ctx.redisUrl);
+    const handles = Array.from({ length: workers }, () => ctx.startBareWorker(databaseUrl, prefix));
+    await waitForProcessed(pool, ids.length, label, drainTimeoutMs(ctx.settings));
+    const rate = await drainRate(pool);
+    rate.workerPeakRssMb = handles.map((handle) => handle.peakRssMb());
+    Object.assign(rate, await drainCpu(ctx, pool, handles, rate.events, redisCpuAtStart));
+    await Promise.all(handles.map((handle) => handle.stop()));
+    log(
+      `drain ${label}: ${round(rate.eventsPerSecond)} events/s; ledger rows ${rate.ledgerRows}; CPU ms/event worker ${rate.workerCpuMsPerEvent}, Postgres ${rate.postgresCpuMsPerEvent}, Redis ${rate.redisCpuMsPerEvent}`,
+    );
+    if (workers !== 1) return { bare: rate };
+    const pgbenchAt = async (clients) => {
+      const credit = await runPgbench({
+        url: databaseUrl,
+        script: creditScript(),
+        clients,
+        seconds: settings.creditPgbenchSeconds,
+        defines: { lo: ids[0], hi: ids[ids.length - 1], users: settings.drainUsers },
+      });
+      log(
+        `drain ${label}: pgbench credit transaction, ${clients} clients: ${round(credit.tps)} tps${credit.error ? ` (${credit.error})` : ''}`,
+      );
+      return credit;
+    };
+    const credit = await pgbenchAt(settings.workerConcurrency);
+    const creditDoubled = await pgbenchAt(settings.workerConcurrency * 2);
+    return { bare: rate, pgbench: credit, pgbenchDoubled: creditDoubled };
+  } finally {
+    await pool.end();
+  }
+}
+
+export async function drainPhase(ctx) {
+  const { settings } = ctx;
+  const rounds = { tally1: [], tally2: [], bare: [], bare2: [], pgbenchCredit: [], pgbenchCreditDoubled: [] };
+  for (let pass = 0; pass < settings.drainRounds; pass += 1) {
+    for (const target of rotated(['tally1', 'bare', 'tally2', 'bare2'], pass)) {
+      if (target === 'bare') {
+        const { bare, pgbench, pgbenchDoubled } = await bareDrain(ctx, `drain-bare-${pass}`);
+        rounds.bare.push(bare);
+        rounds.pgbenchCredit.push(pgbench);
+        rounds.pgbenchCreditDoubled.push(pgbenchDoubled);
+      } else if (target === 'bare2') {
+        rounds.bare2.push((await bareDrain(ctx, `drain-bare2-${pass}`, 2)).bare);
+      } else {
+        rounds[target].push(await tallyDrain(ctx, `drain-${target}-${pass}`, target === 'tally1' ? 1 : 2));
+      }
+    }
+  }
+  const m = (list) => median(list.map((entry) => entry.eventsPerSecond));
+  const figures = {
+    events: settings.drainEvents,
+    users: settings.drainUsers,
+    tallyOneWorkerEventsPerSecond: m(rounds.tally1),
+    tallyTwoWorkersEventsPerSecond: m(rounds.tally2),
+    bareWorkerEventsPerSecond: m(rounds.bare),
+    bareTwoWorkersEventsPerSecond: m(rounds.bare2),
+    pgbenchCreditTps: median(rounds.pgbenchCredit.map((entry) => entry.tps)),
+    pgbenchCreditDoubledClientsTps: median(rounds.pgbenchCreditDoubled.map((entry) => entry.tps)),
+    tallyWorkerPeakRssMb: Math.max(...rounds.tally1.flatMap((entry) => entry.workerPeakRssMb)),
+    tallyTwoWorkersPeakRssMb: Math.max(...rounds.tally2.flatMap((entry) => entry.workerPeakRssMb)),
+    bareWorkerPeakRssMb: Math.max(...rounds.bare.flatMap((entry) => entry.workerPeakRssMb)),
+    // Where the time goes: CPU milliseconds per event (medians over rounds), worker and Postgres.
+    cpuMsPerEvent: Object.fromEntries(
+      ['tally1', 'tally2', 'bare', 'bare2'].map((target) => [
+        target,
+        {
+          worker: median(rounds[target].map((entry) => entry.workerCpuMsPerEvent)),
+          postgres: median(rounds[target].map((entry) => entry.postgresCpuMsPerEvent)),
+          redis: median(rounds[target].map((entry) => entry.redisCpuMsPerEvent)),
+        },
+      ]),
+    ),
+    allCredited: [...rounds.tally1, ...rounds.tally2].every(
+      (entry) => entry.notProcessed === 0 && entry.ledgerRows === entry.events,
+    ),
+  };
+  return { rounds: { drain: rounds }, figures };
+}

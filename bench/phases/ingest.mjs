@@ -1,0 +1,147 @@
+// Ingest: Tally's ingest at its maximum (closed loop) against pgbench's one-row insert and the bare
+// endpoints, the duplicate path, then fixed rates (open loop) for the latency targets, and the
+// peak RSS. Returns its rounds (every run's raw figures) and its figures (medians over rounds).
+
+import { openLoopRequests, rotated } from '../context.mjs';
+import { runClosedLoop } from '../lib/closed-loop.mjs';
+import { runOpenLoop } from '../lib/open-loop.mjs';
+import { insertScript, runPgbench } from '../lib/pgbench.mjs';
+import { benchPool } from '../lib/resources.mjs';
+import { median, round } from '../lib/stats.mjs';
+
+export async function ingestPhase(ctx) {
+  const { settings, resources, log, events, checkpoint } = ctx;
+  log('ingest: starting Tally ingest and the bare endpoints');
+  const databaseUrl = await resources.database('ingest');
+  const tally = await ctx.startTallyIngest(databaseUrl, resources.prefix('ingest-tally'));
+  const bareInsert = await ctx.startBareEndpoint('insert', databaseUrl);
+  const bareAdd = await ctx.startBareEndpoint('insert-add', databaseUrl, resources.prefix('ingest-bare'));
+  const endpoints = { tally, bareInsert, bareAdd };
+  // Every measured run starts after a CHECKPOINT (see checkpoint()): the runs share one database.
+  const control = benchPool(databaseUrl);
+  const estimate = { tally: 3000, bareInsert: 3000, bareAdd: 3000 };
+  const itemsFor = (name, seconds) =>
+    events(Math.ceil(Math.max(estimate[name] ?? 3000, 500) * 1.6 * seconds) + settings.connections * 4);
+
+  if (settings.warmupSeconds > 0) {
+    for (const name of Object.keys(endpoints)) {
+      await runClosedLoop({
+        url: endpoints[name].url,
+        connections: settings.connections,
+        durationSeconds: settings.warmupSeconds,
+        items: itemsFor(name, settings.warmupSeconds),
+      });
+    }
+  }
+
+  const max = { pgbenchInsert: [], bareInsert: [], bareAdd: [], tally: [], tallyDuplicate: [] };
+  const insert = insertScript();
+  for (let pass = 0; pass < settings.rounds; pass += 1) {
+    for (const target of rotated(['pgbenchInsert', 'bareInsert', 'bareAdd', 'tally'], pass)) {
+      await checkpoint(control);
+      if (target === 'pgbenchInsert') {
+        const result = await runPgbench({
+          url: databaseUrl,
+          script: insert,
+          clients: settings.pgbenchClients,
+          // pgbench's -T includes opening its connections: at least 2 s, or a loaded box reports 0.
+          seconds: Math.max(2, settings.maxSeconds),
+        });
+        max.pgbenchInsert.push({ rps: result.tps, ...result });
+        log(
+          `ingest round ${pass + 1}: pgbench one-row insert ${round(result.tps)} tps${result.error ? ` (${result.error})` : ''}`,
+        );
+        continue;
+      }
+      const items = itemsFor(target, settings.maxSeconds);
+      const result = await runClosedLoop({
+        url: endpoints[target].url,
+        connections: settings.connections,
+        durationSeconds: settings.maxSeconds,
+        items,
+      });
+      estimate[target] = result.rps;
+      max[target].push(result);
+      log(
+        `ingest round ${pass + 1}: ${target} ${round(result.rps)} req/s (non-2xx ${result.non2xx}, errors ${result.errors}${result.wrapped ? ', WRAPPED' : ''})`,
+      );
+      if (target === 'tally') {
+        // The duplicate path: the same stored events again, same connections and duration.
+        const stored = items.slice(0, Math.min(result.sent, items.length));
+        const duplicate = await runClosedLoop({
+          url: tally.url,
+          connections: settings.connections,
+          durationSeconds: settings.maxSeconds,
+          items: stored,
+        });
+        max.tallyDuplicate.push(duplicate);
+        log(`ingest round ${pass + 1}: tally duplicates ${round(duplicate.rps)} req/s`);
+      }
+    }
+  }
+  const m = (list) => median(list.map((entry) => entry.rps));
+  const figures = {
+    pgbenchInsertTps: m(max.pgbenchInsert),
+    bareInsertRps: m(max.bareInsert),
+    bareAddRps: m(max.bareAdd),
+    tallyRps: m(max.tally),
+    tallyDuplicateRps: m(max.tallyDuplicate),
+    tallyClosedLoopP50Ms: median(max.tally.map((entry) => entry.p50)),
+    tallyClosedLoopP99Ms: median(max.tally.map((entry) => entry.p99)),
+    tallyDuplicateClosedLoopP50Ms: median(max.tallyDuplicate.map((entry) => entry.p50)),
+    tallyDuplicateClosedLoopP99Ms: median(max.tallyDuplicate.map((entry) => entry.p99)),
+  };
+
+  // Fixed rates (open loop, corrected for coordinated omission).
+  const rates = {
+    tallyAt50: Math.max(1, Math.round(figures.tallyRps * 0.5)),
+    tallyAt80: Math.max(1, Math.round(figures.tallyRps * 0.8)),
+    bareAt50: Math.max(1, Math.round(figures.bareAddRps * 0.5)),
+  };
+  const runs = [
+    ['tally', 'tallyAt50'],
+    ['tally', 'tallyAt80'],
+    ['tally', 'bareAt50'],
+    ['bareAdd', 'bareAt50'],
+  ];
+  // The bare endpoint at half Tally's maximum too, when that rate does not saturate it.
+  if (rates.tallyAt50 < figures.bareAddRps * 0.9) runs.push(['bareAdd', 'tallyAt50']);
+  const fixed = {};
+  for (let pass = 0; pass < settings.rounds; pass += 1) {
+    for (const [target, rateName] of rotated(runs, pass)) {
+      const rate = rates[rateName];
+      const items = events(Math.ceil(rate * settings.fixedSeconds) + 10);
+      await checkpoint(control);
+      const result = await runOpenLoop({
+        url: endpoints[target].url,
+        rate,
+        durationSeconds: settings.fixedSeconds,
+        next: openLoopRequests(items),
+      });
+      const key = `${target}@${rateName}`;
+      fixed[key] ??= [];
+      fixed[key].push(result);
+      log(
+        `fixed rate round ${pass + 1}: ${key} (${rate}/s) p50 ${round(result.p50, 1)} p99 ${round(result.p99, 1)} p99.9 ${round(result.p999, 1)} ms; non-200 ${result.non200}, errors ${result.errors}`,
+      );
+    }
+  }
+  figures.rates = rates;
+  figures.fixedRate = Object.fromEntries(
+    Object.entries(fixed).map(([key, list]) => [
+      key,
+      {
+        rate: list[0].rate,
+        p50Ms: median(list.map((entry) => entry.p50)),
+        p99Ms: median(list.map((entry) => entry.p99)),
+        p999Ms: median(list.map((entry) => entry.p999)),
+        non200: list.reduce((sum, entry) => sum + entry.non200 + entry.errors, 0),
+      },
+    ]),
+  );
+  figures.tallyIngestPeakRssMb = tally.handle.peakRssMb();
+  figures.bareAddPeakRssMb = bareAdd.handle.peakRssMb();
+  await Promise.all(Object.values(endpoints).map((endpoint) => endpoint.handle.stop()));
+  await control.end();
+  return { rounds: { ingestMax: max, fixedRate: fixed }, figures };
+}

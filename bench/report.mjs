@@ -1,0 +1,130 @@
+// The bench's report: the targets judged against a run's figures, and the plain-text table of
+// every figure and ratio printed at the end of a run.
+import { formatTable, ratio, round } from './lib/stats.mjs';
+import { targets } from './targets.mjs';
+
+const figureAt = (figures, path) => {
+  const [phase, ...keys] = path.split('.');
+  let value = figures[phase] ?? {};
+  for (const key of keys) value = value?.[key];
+  return value;
+};
+
+/** Every target of targets.mjs with its value in this run and whether it was met (null: report only, or not measured). */
+export function evaluateTargets(figures, settings) {
+  return targets.map(({ name, ratio: pair, value: paths, op, bound }) => {
+    const value = pair
+      ? ratio(figureAt(figures, pair[0]), figureAt(figures, pair[1]))
+      : paths.length === 1
+        ? figureAt(figures, paths[0])
+        : Math.max(...paths.map((path) => figureAt(figures, path) ?? Number.NaN));
+    return {
+      name: name
+        .replace('{doubledClients}', String(settings.workerConcurrency * 2))
+        .replace('{clients}', String(settings.workerConcurrency)),
+      value: round(value, 2),
+      target: bound === null ? 'report only' : `${op} ${bound}`,
+      met:
+        bound === null || !Number.isFinite(value)
+          ? null
+          : op === '>='
+            ? value >= bound
+            : op === '>'
+              ? value > bound
+              : value <= bound,
+    };
+  });
+}
+
+/** The plain-text report of a run's results (settings, machine, figures, targets). */
+export function formatReport(results) {
+  const { settings, tallyEnvironment } = results;
+  const ingest = results.figures.ingest ?? {};
+  const drain = results.figures.drain ?? {};
+  const e2e = results.figures.endToEnd ?? {};
+  const fixed = ingest.fixedRate ?? {};
+  const f = (value, digits = 0) => (Number.isFinite(value) ? String(round(value, digits)) : 'n/a');
+  const rows = [
+    [
+      `Tally bench (${settings.profile}): ${settings.rounds} alternating ingest round(s), medians; ${settings.drainRounds} drain round(s)`,
+    ],
+    [
+      'machine',
+      `${results.machine.cpus} CPU`,
+      `${results.machine.cpuModel}; load average at start ${results.machine.loadAverageAtStart.join(' ')}, at end ${results.machine.loadAverageAtEnd?.join(' ')}`,
+    ],
+    [
+      'Tally processes',
+      '',
+      Object.entries(tallyEnvironment)
+        .map(([key, value]) => `${key}=${value}`)
+        .join(' '),
+    ],
+    ['Ingest: max throughput, signed Stripe events 2-4 KB, closed loop'],
+    ['pgbench one-row insert', f(ingest.pgbenchInsertTps), `tps (${settings.pgbenchClients} clients, -j 2)`],
+    ['bare Express INSERT', f(ingest.bareInsertRps), `req/s (${settings.connections} connections)`],
+    ['bare Express INSERT + BullMQ add', f(ingest.bareAddRps), 'req/s'],
+    [
+      'Tally ingest (accepted)',
+      f(ingest.tallyRps),
+      `req/s; closed-loop p50 ${f(ingest.tallyClosedLoopP50Ms)} ms, p99 ${f(ingest.tallyClosedLoopP99Ms)} ms`,
+    ],
+    [
+      'Tally ingest (duplicates)',
+      f(ingest.tallyDuplicateRps),
+      `req/s; closed-loop p50 ${f(ingest.tallyDuplicateClosedLoopP50Ms)} ms, p99 ${f(ingest.tallyDuplicateClosedLoopP99Ms)} ms`,
+    ],
+    ['Ingest: fixed rate, open loop, latency from the scheduled send time (ms)'],
+    ...Object.entries(fixed).map(([key, value]) => [
+      `${key} (${value.rate}/s)`,
+      `p50 ${f(value.p50Ms, 1)}`,
+      `p99 ${f(value.p99Ms, 1)}  p99.9 ${f(value.p999Ms, 1)}  (non-200/errors: ${value.non200})`,
+    ]),
+    ['Tally ingest peak RSS', f(ingest.tallyIngestPeakRssMb), `MB (bare INSERT+add: ${f(ingest.bareAddPeakRssMb)} MB)`],
+    [
+      `Drain: ${drain.events ?? settings.drainEvents} token-pack events over ${drain.users ?? settings.drainUsers} users (first to last processed_at)`,
+    ],
+    [
+      'Tally, 1 worker process',
+      f(drain.tallyOneWorkerEventsPerSecond),
+      `events/s (concurrency ${settings.workerConcurrency}); peak RSS ${f(drain.tallyWorkerPeakRssMb)} MB`,
+    ],
+    [
+      'Tally, 2 worker processes',
+      f(drain.tallyTwoWorkersEventsPerSecond),
+      `events/s; peak RSS ${f(drain.tallyTwoWorkersPeakRssMb)} MB each at most`,
+    ],
+    [
+      'bare BullMQ worker, same SQL',
+      f(drain.bareWorkerEventsPerSecond),
+      `events/s (concurrency ${settings.workerConcurrency}); peak RSS ${f(drain.bareWorkerPeakRssMb)} MB`,
+    ],
+    [
+      'bare BullMQ worker, 2 processes',
+      f(drain.bareTwoWorkersEventsPerSecond),
+      `events/s (concurrency ${settings.workerConcurrency} each)`,
+    ],
+    ['pgbench credit transaction', f(drain.pgbenchCreditTps), `tps (${settings.workerConcurrency} clients)`],
+    [
+      'pgbench credit transaction',
+      f(drain.pgbenchCreditDoubledClientsTps),
+      `tps (${settings.workerConcurrency * 2} clients)`,
+    ],
+    ...['tally1', 'tally2', 'bare', 'bare2'].map((target) => [
+      `CPU per event, ${{ tally1: 'Tally 1 worker', tally2: 'Tally 2 workers', bare: 'bare worker', bare2: 'bare, 2 processes' }[target]}`,
+      f(drain.cpuMsPerEvent?.[target]?.worker, 3),
+      `ms in the worker process(es), ${f(drain.cpuMsPerEvent?.[target]?.postgres, 3)} ms in Postgres, ${f(drain.cpuMsPerEvent?.[target]?.redis, 3)} ms in Redis`,
+    ]),
+    ['every Tally event credited once', String(drain.allCredited), ''],
+    [`End to end at ${e2e.rate ?? 'n/a'} events/s: inbox received_at -> ledger created_at (Postgres clock)`],
+    ['Tally', `p50 ${f(e2e.tallyP50Ms, 1)}`, `p99 ${f(e2e.tallyP99Ms, 1)} ms`],
+    ['bare pipeline', `p50 ${f(e2e.bareP50Ms, 1)}`, `p99 ${f(e2e.bareP99Ms, 1)} ms`],
+    ['Targets (ratios from this run)'],
+    ...results.targets.map((t) => [
+      t.name,
+      f(t.value, 2),
+      `${t.target}${t.met === null ? '' : t.met ? '  met' : '  MISSED'}`,
+    ]),
+  ];
+  return formatTable(rows);
+}

@@ -1,0 +1,76 @@
+// The bench's targets, as data: each is a ratio of two figures of the same run (or one absolute
+// figure) with its bound. `op: 'report'` (bound null) is reported, never judged. Figures are
+// named by their path in the results' `figures` (phase, then key; bench/phases/*.mjs return them).
+// `{clients}` and `{doubledClients}` in a name are the drain's worker concurrency and twice it.
+export const targets = [
+  { name: 'ingest max vs bare INSERT+add', ratio: ['ingest.tallyRps', 'ingest.bareAddRps'], op: '>=', bound: 1.3 },
+  { name: 'ingest max vs bare INSERT', ratio: ['ingest.tallyRps', 'ingest.bareInsertRps'], op: 'report', bound: null },
+  {
+    name: 'ingest max vs pgbench one-row insert',
+    ratio: ['ingest.tallyRps', 'ingest.pgbenchInsertTps'],
+    op: 'report',
+    bound: null,
+  },
+  {
+    name: 'duplicates vs accepted (max throughput)',
+    ratio: ['ingest.tallyDuplicateRps', 'ingest.tallyRps'],
+    op: '>=',
+    bound: 1.0,
+  },
+  {
+    name: 'ingest p99 at 50% of bare max vs bare p99',
+    ratio: ['ingest.fixedRate.tally@bareAt50.p99Ms', 'ingest.fixedRate.bareAdd@bareAt50.p99Ms'],
+    op: '<=',
+    bound: 0.75,
+  },
+  {
+    name: 'ingest p99 at 50% of Tally max vs bare p99 (same rate)',
+    ratio: ['ingest.fixedRate.tally@tallyAt50.p99Ms', 'ingest.fixedRate.bareAdd@tallyAt50.p99Ms'],
+    op: 'report',
+    bound: null,
+  },
+  {
+    name: 'drain (1 worker) vs bare BullMQ worker',
+    ratio: ['drain.tallyOneWorkerEventsPerSecond', 'drain.bareWorkerEventsPerSecond'],
+    op: '>=',
+    bound: 1.0,
+  },
+  {
+    name: 'drain (1 worker) vs pgbench credit tx',
+    ratio: ['drain.tallyOneWorkerEventsPerSecond', 'drain.pgbenchCreditTps'],
+    op: '>=',
+    bound: 0.4,
+  },
+  {
+    name: 'drain 2 workers vs 1 worker',
+    ratio: ['drain.tallyTwoWorkersEventsPerSecond', 'drain.tallyOneWorkerEventsPerSecond'],
+    op: '>',
+    bound: 1.0,
+  },
+  {
+    name: 'bare worker: 2 processes vs 1 (what the machine allows)',
+    ratio: ['drain.bareTwoWorkersEventsPerSecond', 'drain.bareWorkerEventsPerSecond'],
+    op: 'report',
+    bound: null,
+  },
+  {
+    name: 'pgbench credit tx: {doubledClients} clients vs {clients}',
+    ratio: ['drain.pgbenchCreditDoubledClientsTps', 'drain.pgbenchCreditTps'],
+    op: 'report',
+    bound: null,
+  },
+  {
+    name: 'end to end p99 vs bare pipeline',
+    ratio: ['endToEnd.tallyP99Ms', 'endToEnd.bareP99Ms'],
+    op: '<=',
+    bound: 1.5,
+  },
+  { name: 'ingest peak RSS (MB)', value: ['ingest.tallyIngestPeakRssMb'], op: '<=', bound: 200 },
+  {
+    name: 'worker peak RSS (MB)',
+    // The larger of the two drains' peaks (NaN when either drain did not run).
+    value: ['drain.tallyWorkerPeakRssMb', 'drain.tallyTwoWorkersPeakRssMb'],
+    op: '<=',
+    bound: 300,
+  },
+];
