@@ -21,7 +21,7 @@ import { fail, printJson } from './output';
 import { describeConnectionFailure, ServerUnreachableError, withDatabase } from './unreachable-server';
 import { formatTable } from './user';
 
-const envSchema = baseEnvSchema.pick({ DATABASE_URL: true, REDIS_URL: true, QUEUE_PREFIX: true });
+export const eventsEnvSchema = baseEnvSchema.pick({ DATABASE_URL: true, REDIS_URL: true, QUEUE_PREFIX: true });
 /** How long `requeue` waits for Redis before leaving the row to the relay. */
 const REDIS_READY_TIMEOUT_MS = 3_000;
 
@@ -35,7 +35,7 @@ export async function runEventsList(filter: {
   limit: number;
   json?: boolean;
 }): Promise<void> {
-  const env = parseEnv(envSchema, process.env);
+  const env = parseEnv(eventsEnvSchema, process.env);
   await withDatabase(env.DATABASE_URL, async (db) => {
     const { events } = await listInboxEvents(db, {
       provider: filter.provider,
@@ -75,7 +75,7 @@ export async function runEventsList(filter: {
 
 /** `tally requeue <id>`: puts a parked event back to work (attempts and error reset). */
 export async function runRequeue(inboxEventId: number, options: { json?: boolean } = {}): Promise<void> {
-  const env = parseEnv(envSchema, process.env);
+  const env = parseEnv(eventsEnvSchema, process.env);
   await withDatabase(env.DATABASE_URL, async (db) => {
     const id = await requeueInboxEvent(db, inboxEventId);
     if (id === null) {
@@ -99,7 +99,7 @@ export async function runRequeue(inboxEventId: number, options: { json?: boolean
  * on a ready connection; when Redis does not answer in time the rows are left to the relay.
  */
 export async function handOffOnce(
-  env: z.output<typeof envSchema>,
+  env: z.output<typeof eventsEnvSchema>,
   db: Database['db'],
   ids: number[],
 ): Promise<{ enqueued: number; deferred: number; queueError?: string }> {
@@ -153,7 +153,7 @@ export async function runReplay(
     json?: boolean;
   },
 ): Promise<void> {
-  const env = parseEnv(envSchema, process.env);
+  const env = parseEnv(eventsEnvSchema, process.env);
   await withDatabase(env.DATABASE_URL, async (db) => {
     let ids: number[];
     if (inboxEventId !== undefined) {

@@ -2,7 +2,7 @@ import { ensureDatabaseExists, migrate } from '@tally/billing-core';
 import { baseEnvSchema, parseEnv } from '@tally/platform';
 import { namingPostgres } from './unreachable-server';
 
-const migrateEnvSchema = baseEnvSchema.pick({ DATABASE_URL: true });
+export const migrateEnvSchema = baseEnvSchema.pick({ DATABASE_URL: true });
 
 /** `tally migrate`: creates the database when missing (unless told not to) and applies migrations. */
 export async function runMigrate(options: { createDatabase: boolean }): Promise<void> {

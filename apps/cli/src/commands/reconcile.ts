@@ -6,11 +6,13 @@ import { printJson } from './output';
 import { describeConnectionFailure, ServerUnreachableError, withDatabase } from './unreachable-server';
 import { formatTable } from './user';
 
-const envSchema = baseEnvSchema.pick({ DATABASE_URL: true, REDIS_URL: true, QUEUE_PREFIX: true }).extend({
-  STRIPE_SECRET_KEY: z.string().min(1, 'STRIPE_SECRET_KEY is required to read Stripe events'),
-  STRIPE_API_BASE_URL: z.url().optional(),
-  STRIPE_TIMEOUT_MS: positiveInt(20_000),
-});
+export const reconcileEnvSchema = baseEnvSchema
+  .pick({ DATABASE_URL: true, REDIS_URL: true, QUEUE_PREFIX: true })
+  .extend({
+    STRIPE_SECRET_KEY: z.string().min(1, 'STRIPE_SECRET_KEY is required to read Stripe events'),
+    STRIPE_API_BASE_URL: z.url().optional(),
+    STRIPE_TIMEOUT_MS: positiveInt(20_000),
+  });
 
 /**
  * `tally reconcile [--days n] [--dry-run] [--json]`: Stripe reconciliation (docs/operations.md).
@@ -18,7 +20,7 @@ const envSchema = baseEnvSchema.pick({ DATABASE_URL: true, REDIS_URL: true, QUEU
  * Redis is unreachable). Exit 0 when nothing was found, 1 when anything was (or on error).
  */
 export async function runReconcile(options: { days: number; dryRun?: boolean; json?: boolean }): Promise<void> {
-  const env = parseEnv(envSchema, process.env);
+  const env = parseEnv(reconcileEnvSchema, process.env);
   await withDatabase(
     env.DATABASE_URL,
     async (db) => {

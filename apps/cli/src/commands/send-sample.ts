@@ -5,7 +5,7 @@ import Stripe from 'stripe';
 import { z } from 'zod';
 import { describeConnectionFailure, ServerUnreachableError } from './unreachable-server';
 
-const sampleEnvSchema = z.object({
+export const sampleEnvSchema = z.object({
   INGEST_PORT: port(3000),
   STRIPE_WEBHOOK_SECRETS: csvList,
   REVENUECAT_WEBHOOK_AUTH: csvList,
