@@ -19,7 +19,7 @@ function positiveInt(value: string): number {
 }
 
 loadDotEnv();
-// Exit codes (README "Operations"): 0 ok; 1 failure, not found, or a discrepancy reported;
+// Exit codes (docs/operations.md, "CLI: --json and exit codes"): 0 ok; 1 failure, not found, or a discrepancy reported;
 // 2 usage error (unknown command or option, bad argument). exitOverride makes commander throw
 // instead of exiting with its own code (1 for usage errors); set before the commands so they inherit it.
 const program = new Command('tally').description('Tally operator CLI').showHelpAfterError().exitOverride();
