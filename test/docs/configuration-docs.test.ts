@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { baseEnvSchema } from '@tally/platform';
 import { apiEnvSchema } from '../../apps/api/src/config';
 import { eventsEnvSchema } from '../../apps/cli/src/commands/events';
@@ -31,14 +32,28 @@ const schemasByReader: Record<string, Record<string, object>> = {
   },
 };
 
-/** A zod object schema's keys (`.shape`, kept through zod 4's refine and superRefine). */
-function keysOf(name: string, schema: object): string[] {
+interface Field {
+  safeParse(value: unknown): { success: boolean; data?: unknown };
+}
+
+/** A zod object schema's fields (`.shape`, kept through zod 4's refine and superRefine). */
+function fieldsOf(name: string, schema: object): [string, Field][] {
   const shape: unknown = 'shape' in schema ? schema.shape : undefined;
   if (typeof shape !== 'object' || shape === null) {
     throw new Error(`${name} is not a zod object schema; read its keys another way`);
   }
-  return Object.keys(shape);
+  return Object.entries(shape as Record<string, Field>);
 }
+
+const keysOf = (name: string, schema: object) => fieldsOf(name, schema).map(([key]) => key);
+
+/** Every (reader, variable, field) the schemas hold. */
+const everyField = () =>
+  Object.entries(schemasByReader).flatMap(([reader, schemas]) =>
+    Object.entries(schemas).flatMap(([name, schema]) =>
+      fieldsOf(name, schema).map(([key, field]) => ({ reader, key, field })),
+    ),
+  );
 
 /** variable → the readers whose schemas read it. */
 function variablesReadBySchemas(): Map<string, Set<string>> {
@@ -102,9 +117,14 @@ function tablesOf(markdown: string): { tables: Table[]; problems: string[] } {
 }
 
 /** variable → the readers the configuration page says read it. */
-function variablesDocumented(): { documented: Map<string, Set<string>>; problems: string[] } {
+function variablesDocumented(): {
+  documented: Map<string, Set<string>>;
+  defaults: Map<string, string>;
+  problems: string[];
+} {
   const { tables, problems } = tablesOf(readFileSync(configurationPage, 'utf8'));
   const documented = new Map<string, Set<string>>();
+  const defaults = new Map<string, string>();
   const variableTables = tables.filter((table) => table.header[0] === 'variable');
   if (variableTables.length !== 1) problems.push(`expected one variable table, found ${variableTables.length}`);
   for (const table of variableTables) {
@@ -125,10 +145,11 @@ function variablesDocumented(): { documented: Map<string, Set<string>>; problems
       for (const name of names) {
         if (documented.has(name)) problems.push(`line ${row.line}: ${name} is documented twice`);
         documented.set(name, readers);
+        defaults.set(name, row.cells[table.header.indexOf('default')] ?? '');
       }
     }
   }
-  return { documented, problems };
+  return { documented, defaults, problems };
 }
 
 describe('docs/configuration.md documents exactly what the config schemas read', () => {
@@ -154,6 +175,42 @@ describe('docs/configuration.md documents exactly what the config schemas read',
     const { documented } = variablesDocumented();
     const readNowhere = [...documented.keys()].filter((name) => !read.has(name)).sort();
     expect(readNowhere).toEqual([]);
+  });
+
+  it("states each schema's default, and required where every schema requires it", () => {
+    // The default cell's first `code` value must parse to what the schema gives for an unset
+    // variable; an empty list is written "empty…", a variable no reader can go without "required".
+    const { defaults } = variablesDocumented();
+    const wrong: string[] = [];
+    const fields = everyField();
+    let compared = 0;
+    for (const { reader, key, field } of fields) {
+      const cell = defaults.get(key);
+      const unset = field.safeParse(undefined);
+      if (cell === undefined || !unset.success || unset.data === undefined) continue;
+      if (Array.isArray(unset.data) && unset.data.length === 0) {
+        if (!cell.startsWith('empty'))
+          wrong.push(`${key} (${reader}): unset is an empty list; the page says "${cell}"`);
+        continue;
+      }
+      compared += 1;
+      const stated = /`([^`]*)`/.exec(cell)?.[1];
+      const parsed = stated === undefined ? undefined : field.safeParse(stated);
+      if (!parsed?.success || !isDeepStrictEqual(parsed.data, unset.data)) {
+        wrong.push(`${key} (${reader}): unset is ${JSON.stringify(unset.data)}; the page says "${cell}"`);
+      }
+    }
+    for (const [key, cell] of defaults) {
+      const readers = fields.filter((entry) => entry.key === key);
+      const required = readers.length > 0 && readers.every(({ field }) => !field.safeParse(undefined).success);
+      if (required !== cell.startsWith('required')) {
+        wrong.push(
+          `${key}: ${required ? 'required by every reader' : 'not required by every reader'}; the page says "${cell}"`,
+        );
+      }
+    }
+    expect(wrong).toEqual([]);
+    expect(compared).toBeGreaterThan(40);
   });
 
   it('knows every schema a process parses its environment with', () => {
