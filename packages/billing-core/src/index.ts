@@ -92,6 +92,7 @@ export * from './subscriptions/find-subscription';
 export { isEndedStripeStatus, saveStripeSubscription } from './subscriptions/save-stripe-subscription';
 export * from './subscriptions/sync-revenuecat-subscriber';
 export * from './support/find-user-support-view';
+export type * from './support/user-support-view';
 export * from './topups/confirm-topup';
 export * from './topups/create-topup';
 export * from './users/link-user-ids';

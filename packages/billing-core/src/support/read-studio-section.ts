@@ -1,8 +1,13 @@
-import { sql } from 'kysely';
-import type { SupportSectionReader } from './find-user-support-view';
+import { sql, type Transaction } from 'kysely';
+import type { DB } from '../db/schema';
+import type { SupportStudioRequests, SupportSubject } from './user-support-view';
 
-/** AI Studio requests, newest first, at most `limits.studioRequests` (the total says how many exist). */
-export const readStudioSection: SupportSectionReader = async (trx, { userIds }, limits) => {
+/** AI Studio requests, newest first, at most `limit` (the total says how many exist). */
+export async function readStudioSection(
+  trx: Transaction<DB>,
+  { userIds }: SupportSubject,
+  limit: number,
+): Promise<SupportStudioRequests> {
   const rows = await trx
     .selectFrom('studio_requests')
     .select([
@@ -24,7 +29,7 @@ export const readStudioSection: SupportSectionReader = async (trx, { userIds }, 
     ])
     .where('user_id', 'in', userIds)
     .orderBy('id', 'desc')
-    .limit(limits.studioRequests)
+    .limit(limit)
     .execute();
   const { count } = await trx
     .selectFrom('studio_requests')
@@ -33,25 +38,23 @@ export const readStudioSection: SupportSectionReader = async (trx, { userIds }, 
     .executeTakeFirstOrThrow();
   const total = Number(count);
   return {
-    studioRequests: {
-      items: rows.map((row) => ({
-        id: row.public_id,
-        kind: row.kind,
-        durationSeconds: row.duration_seconds,
-        full: row.full,
-        status: row.status,
-        priceTokens: row.price_tokens,
-        tokensCharged: row.tokens_charged,
-        freeTier: row.free_tier,
-        attempts: row.attempts,
-        error: row.error_code === null && row.error === null ? null : { code: row.error_code, message: row.error },
-        refundedAt: row.refunded_at,
-        createdAt: row.created_at,
-        completedAt: row.completed_at,
-        failedAt: row.failed_at,
-      })),
-      total,
-      truncated: total > rows.length,
-    },
+    items: rows.map((row) => ({
+      id: row.public_id,
+      kind: row.kind,
+      durationSeconds: row.duration_seconds,
+      full: row.full,
+      status: row.status,
+      priceTokens: row.price_tokens,
+      tokensCharged: row.tokens_charged,
+      freeTier: row.free_tier,
+      attempts: row.attempts,
+      error: row.error_code === null && row.error === null ? null : { code: row.error_code, message: row.error },
+      refundedAt: row.refunded_at,
+      createdAt: row.created_at,
+      completedAt: row.completed_at,
+      failedAt: row.failed_at,
+    })),
+    total,
+    truncated: total > rows.length,
   };
-};
+}

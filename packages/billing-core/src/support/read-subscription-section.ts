@@ -1,13 +1,19 @@
-import { sql } from 'kysely';
+import { sql, type Transaction } from 'kysely';
+import type { DB } from '../db/schema';
 import { candidateFromRevenueCat, candidateFromStripe, chooseSubscription } from '../subscriptions/find-subscription';
-import type { SupportSectionReader, SupportSubscription } from './find-user-support-view';
+import type { SupportSubject, SupportSubscription } from './user-support-view';
 
 /**
  * The subscription from both sources: the RevenueCat row (`subscriptions`), every Stripe
  * subscription (`stripe_subscriptions`), the combined answer `GET /v1/users/{id}/subscription`
- * gives (`current`), and the history (newest first). Null when neither source has a row.
+ * gives (`current`), and the history (newest first, at most `historyLimit`). Null when neither
+ * source has a row.
  */
-export const readSubscriptionSection: SupportSectionReader = async (trx, { userId, userIds }, limits) => {
+export async function readSubscriptionSection(
+  trx: Transaction<DB>,
+  { userId, userIds }: SupportSubject,
+  historyLimit: number,
+): Promise<SupportSubscription | null> {
   const revenueCatRows = await trx.selectFrom('subscriptions').selectAll().where('user_id', '=', userId).execute();
   const stripeRows = await trx
     .selectFrom('stripe_subscriptions')
@@ -20,14 +26,14 @@ export const readSubscriptionSection: SupportSectionReader = async (trx, { userI
     .selectAll()
     .where('user_id', '=', userId)
     .orderBy('id', 'desc')
-    .limit(limits.subscriptionHistory)
+    .limit(historyLimit)
     .execute();
   const { count } = await trx
     .selectFrom('subscription_history')
     .select(sql<string>`count(*)`.as('count'))
     .where('user_id', '=', userId)
     .executeTakeFirstOrThrow();
-  if (revenueCatRows.length === 0 && stripeRows.length === 0 && history.length === 0) return { subscription: null };
+  if (revenueCatRows.length === 0 && stripeRows.length === 0 && history.length === 0) return null;
 
   // The answer of GET /v1/users/{id}/subscription reads the canonical user's rows only.
   const current = chooseSubscription([
@@ -35,7 +41,7 @@ export const readSubscriptionSection: SupportSectionReader = async (trx, { userI
     ...stripeRows.filter((row) => row.user_id === userId).map(candidateFromStripe),
   ]);
   const revenueCat = revenueCatRows.find((row) => row.source === 'revenuecat');
-  const subscription: SupportSubscription = {
+  return {
     current: current
       ? {
           source: current.source,
@@ -91,5 +97,4 @@ export const readSubscriptionSection: SupportSectionReader = async (trx, { userI
     })),
     historyTotal: Number(count),
   };
-  return { subscription };
-};
+}

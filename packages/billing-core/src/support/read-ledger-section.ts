@@ -1,0 +1,45 @@
+import { sql, type Transaction } from 'kysely';
+import type { DB } from '../db/schema';
+import type { SupportLedger, SupportSubject } from './user-support-view';
+
+/**
+ * The canonical user's ledger entries, newest first, at most `limit`; `sum` and `total` cover every
+ * entry. `walletBalance` is the wallet section's balance, read in the same snapshot, so
+ * `matchesBalance` compares numbers of one moment.
+ */
+export async function readLedgerSection(
+  trx: Transaction<DB>,
+  { userId }: SupportSubject,
+  { limit, walletBalance }: { limit: number; walletBalance: number },
+): Promise<SupportLedger> {
+  const totals = await trx
+    .selectFrom('ledger_entries')
+    .select([sql<string>`count(*)`.as('count'), sql<string>`coalesce(sum(amount), 0)`.as('sum')])
+    .where('user_id', '=', userId)
+    .executeTakeFirstOrThrow();
+  const rows = await trx
+    .selectFrom('ledger_entries')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+  const total = Number(totals.count);
+  const sum = Number(totals.sum);
+  return {
+    entries: rows.map((row) => ({
+      id: row.id,
+      reference: row.reference,
+      amount: row.amount,
+      balanceBefore: row.balance_before,
+      balanceAfter: row.balance_after,
+      reason: row.reason,
+      inboxEventId: row.inbox_event_id,
+      createdAt: row.created_at,
+    })),
+    total,
+    truncated: total > rows.length,
+    sum,
+    matchesBalance: sum === walletBalance,
+  };
+}

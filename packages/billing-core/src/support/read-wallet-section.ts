@@ -1,0 +1,13 @@
+import type { Transaction } from 'kysely';
+import type { DB } from '../db/schema';
+import type { SupportSubject, SupportWallet } from './user-support-view';
+
+/** The canonical user's wallet; balance 0 and no creation date when it has none. */
+export async function readWalletSection(trx: Transaction<DB>, { userId }: SupportSubject): Promise<SupportWallet> {
+  const wallet = await trx
+    .selectFrom('wallets')
+    .select(['balance', 'created_at'])
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  return { balance: wallet?.balance ?? 0, createdAt: wallet?.created_at ?? null };
+}

@@ -1,0 +1,253 @@
+import type { Provider } from '../db/schema';
+import type { InboxEventView } from '../inbox/to-inbox-event-view';
+
+// The shape of the support view (`GET /admin/users/{userId}`, `tally user <id>`): the view, one type
+// per section, and what every reader takes. Types only; the readers import this file, never the
+// other way round.
+
+/** Everything Tally knows about one user; each field is one section, filled by its own reader. */
+export interface UserSupportView {
+  /** The id asked for. */
+  userId: string;
+  /** The canonical user it is linked to (`user_aliases`), or the id itself; every section reads this user. */
+  canonicalUserId: string;
+  wallet: SupportWallet;
+  /** Inbox events naming the user or any of its aliases: errors first (parked, then retrying or waiting), then newest. */
+  events: SupportEvents;
+  /** Ledger entries newest first; `sum` covers every entry, not only those listed. */
+  ledger: SupportLedger;
+  /** The subscription from both sources and its history; null when neither source has one. */
+  subscription: SupportSubscription | null;
+  /** Stripe payments (packs, top-ups, invoices) newest first, with refunds and their confirmation email. */
+  payments: SupportPayment[];
+  /** Token pack refunds recorded in `token_refunds` (RevenueCat), newest first. */
+  refunds: SupportRefund[];
+  /** Top-ups started through the API, newest first. */
+  topups: SupportTopup[];
+  /** Annual-plan installments, by due date. */
+  installments: SupportInstallment[];
+  /** AI Studio requests, newest first (limited). */
+  studioRequests: SupportStudioRequests;
+  /** Ids linked to the user: aliases, Stripe customers, provider ids stored with its events (deduplicated). */
+  linkedIds: SupportLinkedId[];
+}
+
+/**
+ * Who the view is about: the canonical user and every id linked to it (canonical first). Sections
+ * that hold the user's own rows read `userIds`, so a row written under an alias is not missed.
+ */
+export interface SupportSubject {
+  userId: string;
+  userIds: readonly string[];
+  /**
+   * Stripe ids Tally has filed under the user (customers, subscriptions, payment intents of its
+   * payments and top-ups, invoices): Stripe events that name only these (an invoice, a refunded
+   * charge, a subscription change) carry no user id in the inbox, yet belong in the user's view.
+   */
+  stripeIds: { customers: string[]; subscriptions: string[]; paymentIntents: string[]; invoices: string[] };
+}
+
+/** How many rows the limited sections list (their totals count every row). */
+export interface SupportViewLimits {
+  events: number;
+  ledgerEntries: number;
+  studioRequests: number;
+  subscriptionHistory: number;
+}
+
+/** The wallet row; a user without one shows balance 0 and no creation date. */
+export interface SupportWallet {
+  balance: number;
+  createdAt: Date | null;
+}
+
+/** Whether an event needs attention, in the order support reads them. */
+export type SupportAttention = 'parked' | 'retrying' | 'waiting' | 'in_progress' | 'none';
+
+/** An inbox event in the same shape as `GET /admin/events` (no raw body), plus why it needs attention. */
+export type SupportEvent = InboxEventView & { attention: SupportAttention };
+
+export interface SupportEvents {
+  items: SupportEvent[];
+  total: number;
+  truncated: boolean;
+}
+
+export interface SupportLedgerEntry {
+  id: number;
+  reference: string;
+  amount: number;
+  balanceBefore: number;
+  balanceAfter: number;
+  reason: string;
+  inboxEventId: number | null;
+  createdAt: Date;
+}
+
+export interface SupportLedger {
+  entries: SupportLedgerEntry[];
+  total: number;
+  truncated: boolean;
+  sum: number;
+  /** Whether the wallet's balance equals the sum of its entries (it always should). */
+  matchesBalance: boolean;
+}
+
+/** The combined answer of `GET /v1/users/{userId}/subscription`, plus where it came from. */
+export interface SupportCurrentSubscription {
+  source: 'revenuecat' | 'stripe';
+  planId: string | null;
+  status: 'active' | 'inactive';
+  expiresAt: Date | null;
+  store: string | null;
+  autoRenew: boolean;
+}
+
+export interface SupportSubscription {
+  current: SupportCurrentSubscription | null;
+  /** The RevenueCat row (`subscriptions`), as last synced. */
+  revenuecat: {
+    status: 'active' | 'inactive';
+    planId: string | null;
+    productId: string | null;
+    expiresAt: Date | null;
+    store: string | null;
+    autoRenew: boolean;
+    billingIssueDetectedAt: Date | null;
+    providerReadAt: Date | null;
+    updatedAt: Date;
+  } | null;
+  /** Stripe subscriptions (`stripe_subscriptions`) as the Stripe API last reported them. */
+  stripe: {
+    subscriptionId: string;
+    customerId: string | null;
+    planId: string | null;
+    priceId: string | null;
+    interval: 'month' | 'year' | null;
+    status: string;
+    currentPeriodEnd: Date | null;
+    cancelAtPeriodEnd: boolean;
+    canceledAt: Date | null;
+    endedAt: Date | null;
+    updatedAt: Date;
+  }[];
+  /** `subscription_history` (RevenueCat changes), newest first, limited. */
+  history: {
+    id: number;
+    source: string;
+    change: string;
+    fromStatus: string | null;
+    toStatus: string;
+    fromPlanId: string | null;
+    toPlanId: string | null;
+    fromExpiresAt: Date | null;
+    toExpiresAt: Date | null;
+    toStore: string | null;
+    toAutoRenew: boolean;
+    cause: string;
+    inboxEventId: number | null;
+    requestId: string | null;
+    createdAt: Date;
+  }[];
+  historyTotal: number;
+}
+
+export interface SupportPayment {
+  id: number;
+  provider: 'stripe';
+  providerPaymentId: string;
+  kind: string;
+  productId: string;
+  amountMinor: number;
+  currency: string;
+  status: string;
+  ledgerReference: string;
+  tokensGranted: number;
+  amountRefundedMinor: number;
+  tokensRefunded: number;
+  /** Tokens a refund should have taken back but the user had already spent. */
+  refundShortfall: number;
+  refundedAt: Date | null;
+  inboxEventId: number | null;
+  createdAt: Date;
+  /** The confirmation email (`email_outbox`, at most one per payment). */
+  email: {
+    status: string;
+    toAddress: string | null;
+    attempts: number;
+    lastError: string | null;
+    sentAt: Date | null;
+  } | null;
+}
+
+export interface SupportRefund {
+  id: number;
+  provider: Provider;
+  providerRefundId: string;
+  packId: string;
+  creditReference: string;
+  tokensCredited: number;
+  tokensTaken: number;
+  shortfall: number;
+  inboxEventId: number | null;
+  createdAt: Date;
+}
+
+export interface SupportTopup {
+  reference: string;
+  packId: string;
+  tokens: number;
+  amountMinor: number;
+  currency: string;
+  paymentIntentId: string | null;
+  status: string;
+  paidAt: Date | null;
+  createdAt: Date;
+}
+
+export interface SupportInstallment {
+  id: number;
+  subscriptionId: string;
+  invoiceId: string;
+  sequence: number;
+  tokens: number;
+  dueAt: Date;
+  status: string;
+  attempts: number;
+  lastError: string | null;
+  grantedAt: Date | null;
+  /** The reference the grant is (or will be) posted under. */
+  ledgerReference: string;
+}
+
+export interface SupportStudioRequest {
+  id: string;
+  kind: string;
+  durationSeconds: number | null;
+  full: boolean;
+  status: string;
+  priceTokens: number;
+  tokensCharged: number;
+  freeTier: boolean;
+  attempts: number;
+  error: { code: string | null; message: string | null } | null;
+  refundedAt: Date | null;
+  createdAt: Date;
+  completedAt: Date | null;
+  failedAt: Date | null;
+}
+
+export interface SupportStudioRequests {
+  items: SupportStudioRequest[];
+  total: number;
+  truncated: boolean;
+}
+
+export interface SupportLinkedId {
+  provider: Provider | 'tally';
+  /** `alias`: another id linked to the same canonical user (`user_aliases`). */
+  kind: 'alias' | 'customer' | 'subscription' | 'payment_intent' | 'invoice';
+  id: string;
+  firstSeenAt: Date;
+  lastSeenAt: Date;
+}
