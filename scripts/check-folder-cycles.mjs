@@ -1,18 +1,29 @@
-// `node scripts/check-folder-cycles.mjs [dir]` (run by `npm test`): fails when the folders of a
+// `node scripts/check-folder-cycles.mjs [dir…]` (run by `npm test`): fails when the folders of a
 // source tree import each other in a cycle. Biome's noImportCycles sees file cycles only; two
 // folders can depend on each other through different files without one file cycle. Each
-// top-level folder under dir (default packages/billing-core/src) is a node, and so is each file at
-// the top level (index.ts imports every folder, and every folder may import errors.ts: one node
-// for the top level would be a cycle by construction). Relative imports and re-exports count,
-// type-only ones too (they are dependencies of the design); test files (*.test.ts) do not.
-// Prints every import behind each edge of a cycle found; exit 1 on a cycle.
+// top-level folder under dir is a node, and so is each file at the top level (index.ts imports
+// every folder, and every folder may import errors.ts: one node for the top level would be a cycle
+// by construction). Without arguments it checks every source tree of the workspace (apps/*/src,
+// packages/*/src). Relative imports and re-exports count, type-only ones too (`import type`,
+// `export type … from`, `import('…')` in a type: an import that points back is a dependency of the
+// design even when the compiler erases it); test files (*.test.ts) do not. Prints every import
+// behind each edge of a cycle found; exit 1 on a cycle.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const defaultDir = path.join(root, 'packages/billing-core/src');
+
+/** The src folder of every app and package (apps/<name>/src, packages/<name>/src). */
+function workspaceSourceTrees() {
+  return ['apps', 'packages'].flatMap((group) =>
+    readdirSync(path.join(root, group), { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => path.join(root, group, entry.name, 'src'))
+      .filter((dir) => statSync(dir, { throwIfNoEntry: false })?.isDirectory()),
+  );
+}
 
 /** Every .ts file under dir but tests and declarations. */
 function sourceFiles(dir) {
@@ -53,6 +64,8 @@ export function folderGraph(dir) {
   for (const file of sourceFiles(dir)) {
     const from = nodeOf(dir, file);
     if (!graph.has(from)) graph.set(from, new Map());
+    // preProcessFile lists every import, export … from, require and import() of the file, type-only
+    // ones included.
     const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
     for (const { fileName: specifier } of importedFiles) {
       if (!specifier.startsWith('.')) continue;
@@ -105,14 +118,14 @@ export function findCycles(graph) {
   return cycles;
 }
 
-function main() {
-  const dir = path.resolve(process.argv[2] ?? defaultDir);
+/** Prints the cycles of one tree; whether it had none. */
+function checkTree(dir) {
   const graph = folderGraph(dir);
   const cycles = findCycles(graph);
   const where = path.relative(process.cwd(), dir) || '.';
   if (cycles.length === 0) {
     console.log(`[check] no import cycles between the folders of ${where} (${graph.size} nodes)`);
-    return;
+    return true;
   }
   console.error(`[check] import cycles between the folders of ${where}:`);
   for (const cycle of cycles) {
@@ -124,7 +137,13 @@ function main() {
       }
     }
   }
-  process.exitCode = 1;
+  return false;
+}
+
+function main() {
+  const dirs = process.argv.length > 2 ? process.argv.slice(2).map((dir) => path.resolve(dir)) : workspaceSourceTrees();
+  const results = dirs.map(checkTree);
+  if (results.includes(false)) process.exitCode = 1;
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();

@@ -1,4 +1,4 @@
-// `pnpm test` / `npm test`: install if needed, typecheck, lint, check billing-core's folders for
+// `pnpm test` / `npm test`: install if needed, typecheck, lint, check every source tree's folders for
 // import cycles, then every test against real Postgres and Redis (TEST_DATABASE_URL /
 // TEST_REDIS_URL, else the local defaults, else testcontainers when Docker is available).
 // Extra arguments go to Jest.

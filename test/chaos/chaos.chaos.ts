@@ -3,7 +3,8 @@
 // scenario. The report goes to test-output/chaos-<seed>.{md,json}.
 import { repoRoot } from '../support/built-process';
 import { type ProfiledScenario, processFaultScenarios } from './process-fault-scenarios';
-import { type Profile, type ScenarioContext, scenarios } from './scenarios';
+import type { Profile, ScenarioContext } from './scenario';
+import { scenarios } from './scenarios';
 import { ChaosCluster, chaosRevenueCatAuth, chaosSecrets } from './support/chaos-cluster';
 import { canaryEmail, rawBodyCanary } from './support/events';
 import { hostileCanaries, sendHostileBurst } from './support/hostile-burst';

@@ -3,7 +3,7 @@
 import net from 'node:net';
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
-import type { Profile, Scenario, ScenarioContext } from './scenarios';
+import type { Profile, Scenario, ScenarioContext } from './scenario';
 import {
   chaosHttpHeadersTimeoutMs,
   chaosHttpRequestTimeoutMs,

@@ -3,7 +3,7 @@
 // or rate limiting while events that must read them stream in. Appended to `scenarios`.
 import { sql } from 'kysely';
 import type { ProviderFaultMode } from '../support/fakes/provider-faults';
-import type { Scenario, ScenarioContext } from './scenarios';
+import type { Scenario, ScenarioContext } from './scenario';
 import { rcPurchase } from './support/events';
 import { settle } from './support/invariants';
 import type { Prng } from './support/prng';

@@ -1,5 +1,5 @@
 import { providerScenarios } from './provider-scenarios';
-import type { ChaosCluster } from './support/chaos-cluster';
+import type { Scenario, ScenarioContext } from './scenario';
 import { shutdownTimeoutMs } from './support/chaos-cluster';
 import {
   purchaseStream,
@@ -9,39 +9,12 @@ import {
   stripePackPaid,
   stripePackRefunded,
 } from './support/events';
-import { type PlanModel, settle, type Violation } from './support/invariants';
-import type { Prng } from './support/prng';
-import type { ProviderSimulator, SimulatedEvent } from './support/provider-simulator';
+import { settle } from './support/invariants';
+import type { SimulatedEvent } from './support/provider-simulator';
 import { type PlannedFault, planRandomSchedule, scheduleFingerprint } from './support/random-schedule';
 import { rerunEvidence } from './support/rerun-evidence';
 import { planStudioRequest, StudioModel } from './support/studio-model';
 import { StripeTimeline } from './support/subscription-events';
-
-export type Profile = 'short' | 'full';
-
-export interface ScenarioContext {
-  cluster: ChaosCluster;
-  rng: Prng;
-  sim: ProviderSimulator;
-  profile: Profile;
-  /** The model: final balance per user this scenario owns. */
-  expected: Map<string, number>;
-  /** Inbox events the model expects to park (provider:id). */
-  expectedParked: Set<string>;
-  /** The model of final plans and installments (subscription scenarios). */
-  plans: PlanModel;
-  faults: string[];
-  notes: string[];
-  /** Distinct events the scenario sent (the simulator counts deliveries). */
-  events: SimulatedEvent[];
-  /** Violations the scenario found itself (besides the invariants checked after it). */
-  violations: Violation[];
-}
-
-export interface Scenario {
-  name: string;
-  run(ctx: ScenarioContext): Promise<void>;
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const size = (ctx: ScenarioContext, short: number, full: number) => (ctx.profile === 'full' ? full : short);

@@ -60,6 +60,19 @@ describe('the folder import-cycle check', () => {
     expect(result.stderr).toContain('shared → b: shared/deep/y.ts → ../../b/b');
   });
 
+  it.each([
+    ['an import type', "import type { B } from '../b/b';\nexport type A2 = B;\n"],
+    ['a named type import', "import { type B } from '../b/b';\nexport type A2 = B;\n"],
+    ['an export type … from', "export type { B } from '../b/b';\n"],
+    ['an import() in a type', "export type A2 = import('../b/b').B;\n"],
+  ])('counts a type-only back edge as part of a cycle: %s', (_form, content) => {
+    // b → a is b.ts's `import type`; the type-only a → b closes the circle.
+    const result = check({ ...acyclic, 'a/types.ts': content });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('a <-> b');
+    expect(result.stderr).toContain('a → b: a/types.ts → ../b/b');
+  });
+
   it('ignores test files, imports inside one folder and imports of packages', () => {
     const result = check({
       ...acyclic,

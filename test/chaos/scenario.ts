@@ -1,0 +1,33 @@
+import type { ChaosCluster } from './support/chaos-cluster';
+import type { PlanModel, Violation } from './support/invariants';
+import type { Prng } from './support/prng';
+import type { ProviderSimulator, SimulatedEvent } from './support/provider-simulator';
+
+// What a chaos scenario is and what it is given. The scenario lists (scenarios.ts,
+// provider-scenarios.ts, process-fault-scenarios.ts) import these; nothing here imports them.
+
+export type Profile = 'short' | 'full';
+
+export interface ScenarioContext {
+  cluster: ChaosCluster;
+  rng: Prng;
+  sim: ProviderSimulator;
+  profile: Profile;
+  /** The model: final balance per user this scenario owns. */
+  expected: Map<string, number>;
+  /** Inbox events the model expects to park (provider:id). */
+  expectedParked: Set<string>;
+  /** The model of final plans and installments (subscription scenarios). */
+  plans: PlanModel;
+  faults: string[];
+  notes: string[];
+  /** Distinct events the scenario sent (the simulator counts deliveries). */
+  events: SimulatedEvent[];
+  /** Violations the scenario found itself (besides the invariants checked after it). */
+  violations: Violation[];
+}
+
+export interface Scenario {
+  name: string;
+  run(ctx: ScenarioContext): Promise<void>;
+}
