@@ -95,6 +95,20 @@ const mutations = [
     tests: ['test/e2e/poison'],
     build: true,
   },
+  {
+    name: 'a "retry later" job runs again at once instead of at the row\'s next_attempt_at',
+    file: 'apps/worker/src/processors/inbox-processor.ts',
+    from: 'await job.moveToDelayed(Date.now() + result.delayMs, token);',
+    to: 'await job.moveToDelayed(Date.now(), token);',
+    tests: ['test/e2e/engine'],
+  },
+  {
+    name: 'a failed job runs again at once instead of after its backoff',
+    file: 'apps/worker/src/processors/inbox-processor.ts',
+    from: '}\n        await job.moveToDelayed(Date.now() + result.delayMs, token);',
+    to: '}\n        await job.moveToDelayed(Date.now(), token);',
+    tests: ['test/e2e/retries'],
+  },
 ];
 
 // MUTATIONS=<substring>: run only the mutations whose name contains it.

@@ -11,6 +11,7 @@ import {
 } from '@tally/billing-core';
 import { sql } from 'kysely';
 import { revenueCatTokenPurchase } from '../support/events';
+import { inboxTransitionsOf, recordInboxTransitions, retriesBeforeDue } from '../support/inbox-transitions';
 import { captureLogs, logLevels } from '../support/log-capture';
 import { eventually, type Json, TestStack } from '../support/stack';
 
@@ -48,14 +49,15 @@ describe('the engine the flows plug into', () => {
 
   it('retries a "retry later" event after its delay with its failure budget intact, then applies it', async () => {
     const real = stack.handlers();
-    const state = { waitsLeft: 4, calls: [] as number[] };
+    const state = { waitsLeft: 4, calls: 0 };
     const logs = captureLogs();
+    await recordInboxTransitions(stack.db);
     stack.startWorker({
       logger: logs.logger,
       maxAttempts: 2,
       handlers: wrapRevenueCat(real, {
         async prepare(row, ctx) {
-          state.calls.push(Date.now());
+          state.calls += 1;
           if (state.waitsLeft > 0) {
             state.waitsLeft -= 1;
             // From a provider read (outside the transaction), like a 429 with Retry-After.
@@ -87,10 +89,23 @@ describe('the engine the flows plug into', () => {
     // Four deferrals with a budget of two attempts: deferring spent none of it.
     expect(done).toMatchObject({ attempts: 1, deferrals: 4, outcome_code: 'credited', last_error: null });
     expect(done.waiting_since).toBeNull();
-    expect(state.calls).toHaveLength(5);
-    for (let i = 1; i < state.calls.length; i += 1) {
-      expect((state.calls[i] ?? 0) - (state.calls[i - 1] ?? 0)).toBeGreaterThanOrEqual(140);
-    }
+    expect(state.calls).toBe(5);
+    // The row's history, from the database: claimed, given back to wait, claimed again only once
+    // due (each deferral scheduled it after itself), four times, then processed.
+    const transitions = await inboxTransitionsOf(stack.db, done.id);
+    expect(transitions.map((change) => [change.status, change.outcomeCode, change.deferrals])).toEqual([
+      ['processing', null, 0],
+      ['received', 'waiting', 1],
+      ['processing', 'waiting', 1],
+      ['received', 'waiting', 2],
+      ['processing', 'waiting', 2],
+      ['received', 'waiting', 3],
+      ['processing', 'waiting', 3],
+      ['received', 'waiting', 4],
+      ['processing', 'waiting', 4],
+      ['processed', 'credited', 4],
+    ]);
+    expect(retriesBeforeDue(transitions)).toEqual([]);
     expect(await ledgerOf('wait-user')).toEqual([
       { reference: 'revenuecat:event:rc-wait-1', amount: 100, balance_before: 0, balance_after: 100 },
     ]);

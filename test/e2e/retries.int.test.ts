@@ -1,5 +1,6 @@
 import { findWallet, type InboxHandlers, InvalidEventError, inboxJobId } from '@tally/billing-core';
 import { revenueCatTokenPurchase } from '../support/events';
+import { inboxTransitionsOf, recordInboxTransitions, retriesBeforeDue } from '../support/inbox-transitions';
 import { eventually, TestStack } from '../support/stack';
 
 /**
@@ -49,7 +50,7 @@ describe('processing failures: retries, parking and requeue', () => {
       backoff: { baseDelayMs: 100, maxDelayMs: 400 },
       handlers: flakyHandlers(stack.handlers(), state),
     });
-    const started = Date.now();
+    await recordInboxTransitions(stack.db);
     expect(
       (await stack.postRevenueCat(revenueCatTokenPurchase({ id: 'rc-flaky-1', userId: 'flaky-user' }))).status,
     ).toBe(200);
@@ -58,15 +59,27 @@ describe('processing failures: retries, parking and requeue', () => {
       const row = await findRow('rc-flaky-1');
       return row.status === 'failed' ? row : undefined;
     });
-    const elapsed = Date.now() - started;
     expect(parked).toMatchObject({
       attempts: 3,
       last_error: 'Error: provider unavailable (call 3)',
       processed_at: null,
     });
     expect(state.calls).toBe(3);
-    // Two backoff waits of at least half of 100 ms and 200 ms (equal jitter) passed between the three attempts.
-    expect(elapsed).toBeGreaterThanOrEqual(150);
+    // The row's history, from the database: each failed attempt scheduled the next one after
+    // itself (backoff), and each retry was claimed only once due; the third failure parks it.
+    const transitions = await inboxTransitionsOf(stack.db, parked.id);
+    expect(transitions.map((change) => [change.status, change.outcomeCode, change.attempts])).toEqual([
+      ['processing', null, 1],
+      ['received', 'retrying', 1],
+      ['processing', 'retrying', 2],
+      ['received', 'retrying', 2],
+      ['processing', 'retrying', 3],
+      ['failed', 'attempts_exhausted', 3],
+    ]);
+    expect(transitions.filter((change) => change.status === 'received').every((change) => change.nextAttemptAt)).toBe(
+      true,
+    );
+    expect(retriesBeforeDue(transitions)).toEqual([]);
     const job = await stack.queue.getJob(inboxJobId(parked.id));
     expect(await job?.getState()).toBe('failed');
     expect(job?.failedReason).toContain('parked (attempts_exhausted) after 3 attempts');
