@@ -2,9 +2,10 @@ import { parseRevenueCatWebhook, recordInboxEvent, toRevenueCatInboxDraft } from
 import { createTestDatabase, type TestDatabase, testRedisUrl, uniqueQueuePrefix } from '@tally/billing-core/testing';
 import { createInboxQueue, createRedisConnection } from '@tally/platform';
 import { sql } from 'kysely';
-import { closedPort, runCli } from '../support/built-process';
+import { runCli } from '../support/built-process';
 import { revenueCatTokenPurchase } from '../support/events';
-import { FakeStripe } from '../support/fakes/fake-stripe';
+import { FakeStripe, fakeStripeSecretKey } from '../support/fakes/fake-stripe';
+import { freePort } from '../support/ports';
 import { stripeEventBody, stripeId, stripePackIntent } from '../support/stripe-events';
 
 // Every test starts several CLI processes (about 1 s each on an idle machine, far more under load).
@@ -37,7 +38,7 @@ describe('the tally CLI: --json output parses, exit codes are 0 ok, 1 failure or
       DATABASE_URL: database.url,
       REDIS_URL: testRedisUrl(),
       QUEUE_PREFIX: prefix,
-      STRIPE_SECRET_KEY: 'sk_test_fake',
+      STRIPE_SECRET_KEY: fakeStripeSecretKey,
       STRIPE_API_BASE_URL: fake.baseUrl,
     };
     processedId = await record('cli-json-processed', 'processed');
@@ -140,7 +141,7 @@ describe('the tally CLI: --json output parses, exit codes are 0 ok, 1 failure or
   });
 
   it('names Postgres, its URL without the password and the cause when it cannot be reached; --json prints the error', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const deadDatabase = `postgres://tally:s3cret-pw@127.0.0.1:${port}/tally?password=s3cret-pw`;
     const expected = `cannot reach Postgres at postgres://tally@127.0.0.1:${port}/tally: ECONNREFUSED (check DATABASE_URL)`;
     for (const args of [
@@ -175,7 +176,7 @@ describe('the tally CLI: --json output parses, exit codes are 0 ok, 1 failure or
 
   it('names Redis when a requeue cannot reach it (the row is left to the relay, exit 0), and the Stripe API when reconcile cannot', async () => {
     const parked = await record('cli-json-redis-down', 'failed');
-    const redisPort = await closedPort();
+    const redisPort = await freePort();
     const requeued = await runCli(['requeue', String(parked), '--json'], {
       ...env,
       REDIS_URL: `redis://default:s3cret-pw@127.0.0.1:${redisPort}`,
@@ -192,7 +193,7 @@ describe('the tally CLI: --json output parses, exit codes are 0 ok, 1 failure or
       .executeTakeFirstOrThrow();
     expect(row).toEqual({ status: 'received', enqueued_at: null });
 
-    const stripePort = await closedPort();
+    const stripePort = await freePort();
     const reconciled = await runCli(['reconcile', '--json'], {
       ...env,
       STRIPE_API_BASE_URL: `http://127.0.0.1:${stripePort}`,

@@ -2,8 +2,9 @@ import { inboxJobId, parseRevenueCatWebhook, recordInboxEvent, toRevenueCatInbox
 import { createTestDatabase, type TestDatabase, testRedisUrl, uniqueQueuePrefix } from '@tally/billing-core/testing';
 import { createInboxQueue, createRedisConnection, type InboxQueue } from '@tally/platform';
 import type { Redis } from 'ioredis';
-import { closedPort, runCli } from '../support/built-process';
+import { runCli } from '../support/built-process';
 import { revenueCatTokenPurchase } from '../support/events';
+import { freePort } from '../support/ports';
 import { revenueCatSubscriptionEvent } from '../support/revenuecat-events';
 import { revenueCatAuth } from '../support/stack';
 
@@ -128,7 +129,7 @@ describe('the tally CLI', () => {
   }, 180_000);
 
   it('send-sample says which ingest it cannot reach, why, and what to do, when nothing listens there', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const result = await runCli(['send-sample', 'revenuecat'], {
       INGEST_PORT: String(port),
       REVENUECAT_WEBHOOK_AUTH: revenueCatAuth,

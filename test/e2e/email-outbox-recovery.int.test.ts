@@ -1,12 +1,11 @@
-import { createStripeApi, type Mailer } from '@tally/billing-core';
+import type { Mailer } from '@tally/billing-core';
 import { testRedisUrl } from '@tally/billing-core/testing';
 import { createLogger } from '@tally/platform';
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { createMailer } from '../../apps/worker/src/email/create-mailer';
 import { createEmailWorker } from '../../apps/worker/src/processors/email-processor';
-import { FakeStripe } from '../support/fakes/fake-stripe';
-import { eventually, signStripe, TestStack } from '../support/stack';
+import { eventually, signStripe, startStackWithFakeStripe, type TestStack } from '../support/stack';
 import { stripeEventBody, stripeId, stripePackIntent } from '../support/stripe-events';
 
 /**
@@ -17,17 +16,10 @@ import { stripeEventBody, stripeId, stripePackIntent } from '../support/stripe-e
 /** A test stack with the fake Stripe as its Stripe port, started and stopped around the describe. */
 function stackWithFakeStripe(): { stack: () => TestStack } {
   let stack: TestStack | undefined;
-  let fake: FakeStripe | undefined;
   beforeAll(async () => {
-    fake = await FakeStripe.start();
-    stack = await TestStack.start({
-      ports: { stripe: createStripeApi({ secretKey: 'sk_test_fake', apiBaseUrl: fake.baseUrl, timeoutMs: 5_000 }) },
-    });
+    ({ stack } = await startStackWithFakeStripe());
   });
-  afterAll(async () => {
-    await stack?.stop();
-    await fake?.stop();
-  });
+  afterAll(() => stack?.stop());
   return {
     stack: () => {
       if (!stack) throw new Error('the stack is not started');

@@ -12,6 +12,7 @@ import {
 import { sql } from 'kysely';
 import { revenueCatTokenPurchase } from '../support/events';
 import { inboxTransitionsOf, recordInboxTransitions, retriesBeforeDue } from '../support/inbox-transitions';
+import { ledgerOf } from '../support/ledger';
 import { captureLogs, logLevels } from '../support/log-capture';
 import { eventually, type Json, TestStack } from '../support/stack';
 
@@ -38,14 +39,6 @@ describe('the engine the flows plug into', () => {
       .selectAll()
       .where('provider_event_id', '=', providerEventId)
       .executeTakeFirstOrThrow();
-
-  const ledgerOf = (userId: string) =>
-    stack.db
-      .selectFrom('ledger_entries')
-      .select(['reference', 'amount', 'balance_before', 'balance_after'])
-      .where('user_id', '=', userId)
-      .orderBy('id')
-      .execute();
 
   it('retries a "retry later" event after its delay with its failure budget intact, then applies it', async () => {
     const real = stack.handlers();
@@ -106,8 +99,14 @@ describe('the engine the flows plug into', () => {
       ['processed', 'credited', 4],
     ]);
     expect(retriesBeforeDue(transitions)).toEqual([]);
-    expect(await ledgerOf('wait-user')).toEqual([
-      { reference: 'revenuecat:event:rc-wait-1', amount: 100, balance_before: 0, balance_after: 100 },
+    expect(await ledgerOf(stack.db, 'wait-user')).toEqual([
+      {
+        reference: 'revenuecat:event:rc-wait-1',
+        amount: 100,
+        balance_before: 0,
+        balance_after: 100,
+        reason: 'token_pack_purchase',
+      },
     ]);
     // Waiting is not a failure: each deferral is logged at info with its reason, nothing at warn or above.
     const lines = logs.lines.filter((line) => line.providerEventId === 'rc-wait-1');
@@ -159,7 +158,7 @@ describe('the engine the flows plug into', () => {
     expect(parked.deferrals).toBeGreaterThanOrEqual(2);
     expect(parked.updated_at.getTime() - (parked.waiting_since?.getTime() ?? Number.NaN)).toBeGreaterThanOrEqual(1_200);
     expect(applied).toBe(parked.deferrals);
-    expect(await ledgerOf('forever-user')).toEqual([]);
+    expect(await ledgerOf(stack.db, 'forever-user')).toEqual([]);
     expect(await findWallet(stack.db, 'forever-user')).toEqual({ userId: 'forever-user', balance: 0 });
     const job = await stack.queue.getJob(inboxJobId(parked.id));
     expect(await job?.getState()).toBe('failed');
@@ -187,8 +186,14 @@ describe('the engine the flows plug into', () => {
       last_error:
         'LedgerReferenceConflictError: ledger reference revenuecat:event:rc-conflict-1 already posts 7 to conflict-user; refusing 100 to conflict-user',
     });
-    expect(await ledgerOf('conflict-user')).toEqual([
-      { reference: 'revenuecat:event:rc-conflict-1', amount: 7, balance_before: 0, balance_after: 7 },
+    expect(await ledgerOf(stack.db, 'conflict-user')).toEqual([
+      {
+        reference: 'revenuecat:event:rc-conflict-1',
+        amount: 7,
+        balance_before: 0,
+        balance_after: 7,
+        reason: 'manual_adjustment',
+      },
     ]);
     const metrics = await worker.metrics.registry.metrics();
     expect(metrics).toContain('tally_ledger_reference_conflicts_total{provider="revenuecat",service="worker"} 1');
@@ -220,10 +225,16 @@ describe('the engine the flows plug into', () => {
         'LedgerReferenceConflictError: ledger reference revenuecat:event:rc-conflict-2 already posts 100 to conflict-other-user; refusing 100 to conflict-user-2',
     });
     // Neither wallet moved: the event's user got nothing, the other user kept exactly the one entry.
-    expect(await ledgerOf('conflict-user-2')).toEqual([]);
+    expect(await ledgerOf(stack.db, 'conflict-user-2')).toEqual([]);
     expect(await findWallet(stack.db, 'conflict-user-2')).toEqual({ userId: 'conflict-user-2', balance: 0 });
-    expect(await ledgerOf('conflict-other-user')).toEqual([
-      { reference: 'revenuecat:event:rc-conflict-2', amount: 100, balance_before: 0, balance_after: 100 },
+    expect(await ledgerOf(stack.db, 'conflict-other-user')).toEqual([
+      {
+        reference: 'revenuecat:event:rc-conflict-2',
+        amount: 100,
+        balance_before: 0,
+        balance_after: 100,
+        reason: 'manual_adjustment',
+      },
     ]);
     expect(await worker.metrics.registry.metrics()).toContain(
       'tally_ledger_reference_conflicts_total{provider="revenuecat",service="worker"} 1',
@@ -245,8 +256,14 @@ describe('the engine the flows plug into', () => {
       return row.status === 'processed' && row.replays === 1 ? row : undefined;
     });
     expect(replayed).toMatchObject({ outcome_code: 'already_credited', attempts: 1, last_error: null });
-    expect(await ledgerOf('replay-user')).toEqual([
-      { reference: 'revenuecat:event:rc-replay-1', amount: 100, balance_before: 0, balance_after: 100 },
+    expect(await ledgerOf(stack.db, 'replay-user')).toEqual([
+      {
+        reference: 'revenuecat:event:rc-replay-1',
+        amount: 100,
+        balance_before: 0,
+        balance_after: 100,
+        reason: 'token_pack_purchase',
+      },
     ]);
     expect(await findWallet(stack.db, 'replay-user')).toEqual({ userId: 'replay-user', balance: 100 });
 
@@ -283,8 +300,14 @@ describe('the engine the flows plug into', () => {
       return row.status === 'processed' ? row : undefined;
     });
     expect(credited).toMatchObject({ outcome_code: 'credited', replays: 1 });
-    expect(await ledgerOf('later-user')).toEqual([
-      { reference: 'revenuecat:event:rc-new-pack', amount: 500, balance_before: 0, balance_after: 500 },
+    expect(await ledgerOf(stack.db, 'later-user')).toEqual([
+      {
+        reference: 'revenuecat:event:rc-new-pack',
+        amount: 500,
+        balance_before: 0,
+        balance_after: 500,
+        reason: 'token_pack_purchase',
+      },
     ]);
   });
 
@@ -378,8 +401,14 @@ describe('the engine the flows plug into', () => {
       return found.status === 'processed' ? found : undefined;
     });
     expect(row).toMatchObject({ id: inboxEventId.id, attempts: 2, outcome_code: 'credited' });
-    expect(await ledgerOf('orphan-user')).toEqual([
-      { reference: 'revenuecat:event:rc-orphaned', amount: 100, balance_before: 0, balance_after: 100 },
+    expect(await ledgerOf(stack.db, 'orphan-user')).toEqual([
+      {
+        reference: 'revenuecat:event:rc-orphaned',
+        amount: 100,
+        balance_before: 0,
+        balance_after: 100,
+        reason: 'token_pack_purchase',
+      },
     ]);
     // Counted once: the job was really missing.
     expect(await worker.metrics.registry.metrics()).toContain(

@@ -7,6 +7,7 @@ import {
   verifyLedger,
 } from '@tally/billing-core';
 import { revenueCatTokenPurchase } from '../support/events';
+import { ledgerOf } from '../support/ledger';
 import { eventually, TestStack } from '../support/stack';
 
 describe('exactly-once effects under at-least-once delivery', () => {
@@ -32,11 +33,7 @@ describe('exactly-once effects under at-least-once delivery', () => {
     );
     expect(results.filter((result) => result.kind === 'processed')).toHaveLength(1);
     expect(results.filter((result) => result.kind === 'skipped')).toHaveLength(4);
-    const ledger = await stack.db
-      .selectFrom('ledger_entries')
-      .select(['reference', 'amount'])
-      .where('user_id', '=', 'race-user')
-      .execute();
+    const ledger = await ledgerOf(stack.db, 'race-user', ['reference', 'amount']);
     expect(ledger).toEqual([{ reference: 'revenuecat:event:rc-race-1', amount: 100 }]);
     expect(await findWallet(stack.db, 'race-user')).toEqual({ userId: 'race-user', balance: 100 });
   });
@@ -58,11 +55,7 @@ describe('exactly-once effects under at-least-once delivery', () => {
     );
     expect(results.filter((result) => result.kind === 'processed')).toHaveLength(1);
     expect(results.filter((result) => result.kind === 'skipped')).toHaveLength(5);
-    const ledger = await stack.db
-      .selectFrom('ledger_entries')
-      .select(['reference', 'amount'])
-      .where('user_id', '=', 'race-mixed-user')
-      .execute();
+    const ledger = await ledgerOf(stack.db, 'race-mixed-user', ['reference', 'amount']);
     expect(ledger).toEqual([{ reference: 'revenuecat:event:rc-race-mixed', amount: 100 }]);
     expect(await findWallet(stack.db, 'race-mixed-user')).toEqual({ userId: 'race-mixed-user', balance: 100 });
   });
@@ -119,11 +112,7 @@ describe('exactly-once effects under at-least-once delivery', () => {
     const job = await stack.queue.getJob(`inbox-${row.id}-redelivery`);
     expect(job?.returnvalue).toEqual({ status: 'skipped', rowStatus: 'processed' });
 
-    const ledger = await stack.db
-      .selectFrom('ledger_entries')
-      .select(['reference', 'amount'])
-      .where('user_id', '=', 'ack-user')
-      .execute();
+    const ledger = await ledgerOf(stack.db, 'ack-user', ['reference', 'amount']);
     expect(ledger).toEqual([{ reference: 'revenuecat:event:rc-redelivered-job', amount: 100 }]);
     const after = await stack.db
       .selectFrom('inbox_events')
@@ -163,12 +152,7 @@ describe('exactly-once effects under at-least-once delivery', () => {
         .execute();
       return rows.length === 40 && rows.every((row) => row.status === 'processed');
     });
-    const ledger = await stack.db
-      .selectFrom('ledger_entries')
-      .select(['balance_before', 'balance_after'])
-      .where('user_id', '=', 'fleet-user')
-      .orderBy('id')
-      .execute();
+    const ledger = await ledgerOf(stack.db, 'fleet-user', ['balance_before', 'balance_after']);
     expect(ledger).toEqual(
       Array.from({ length: 40 }, (_, i) => ({ balance_before: i * 100, balance_after: (i + 1) * 100 })),
     );

@@ -5,6 +5,7 @@ import { createIngestMetrics, createLogger, type RunningServer, startHttpServer 
 import { createIngestApp } from '../../apps/ingest/src/app';
 import { createInboxBatcher } from '../../apps/ingest/src/inbox-batcher';
 import { revenueCatTokenPurchase, stripeTokenPackPayment } from '../support/events';
+import { ledgerOf } from '../support/ledger';
 import { eventually, revenueCatAuth, signStripe, stripeSecret, TestStack } from '../support/stack';
 
 /**
@@ -217,11 +218,7 @@ describe('hostile input', () => {
     expect(Number(wallet.balance)).toBe(100);
     const [row] = await stack.inboxRows('revenuecat', eventId);
     expect(row?.raw_body).toBe(body);
-    const ledger = await stack.db
-      .selectFrom('ledger_entries')
-      .select(['reference', 'user_id'])
-      .where('user_id', '=', userId)
-      .execute();
+    const ledger = await ledgerOf(stack.db, userId, ['reference', 'user_id']);
     expect(ledger).toEqual([{ reference: `revenuecat:event:${eventId}`, user_id: userId }]);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });

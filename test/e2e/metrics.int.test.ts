@@ -1,9 +1,9 @@
-import { createStripeApi, queueCatalog } from '@tally/billing-core';
+import { queueCatalog } from '@tally/billing-core';
 import { testRedisUrl } from '@tally/billing-core/testing';
 import { RunningProcess } from '../support/built-process';
 import { stripeTokenPackPayment } from '../support/events';
-import { FakeStripe } from '../support/fakes/fake-stripe';
-import { eventually, signStripe, TestStack } from '../support/stack';
+import { type FakeStripe, fakeStripeSecretKey } from '../support/fakes/fake-stripe';
+import { eventually, signStripe, startStackWithFakeStripe, TestStack } from '../support/stack';
 import {
   stripeEventBody,
   stripeId,
@@ -213,10 +213,7 @@ describe("metrics: the built worker's /metrics over HTTP moves with a refund, an
   let metricsUrl: string;
 
   beforeAll(async () => {
-    fake = await FakeStripe.start();
-    stack = await TestStack.start({
-      ports: { stripe: createStripeApi({ secretKey: 'sk_test_fake', apiBaseUrl: fake.baseUrl, timeoutMs: 5_000 }) },
-    });
+    ({ stack, fake } = await startStackWithFakeStripe());
     // The compiled worker: inbox consumer, relay (which exports the scrape-time gauges),
     // installments loop and studio sweeper, but no studio consumer, so a studio job stays waiting
     // in its queue for the depth gauge to show.
@@ -227,7 +224,7 @@ describe("metrics: the built worker's /metrics over HTTP moves with a refund, an
       WORKER_METRICS_PORT: '0',
       WORKER_ROLES: 'inbox,relay,installments,studio-sweeper',
       PAYMENT_ENVIRONMENTS: 'production,sandbox',
-      STRIPE_SECRET_KEY: 'sk_test_fake',
+      STRIPE_SECRET_KEY: fakeStripeSecretKey,
       STRIPE_API_BASE_URL: fake.baseUrl,
       LOG_LEVEL: 'info',
     });
@@ -237,7 +234,6 @@ describe("metrics: the built worker's /metrics over HTTP moves with a refund, an
   afterAll(async () => {
     await worker?.stop();
     await stack?.stop();
-    await fake?.stop();
   });
 
   const scrape = async () => {

@@ -4,19 +4,8 @@ import net from 'node:net';
 import { createTestDatabase, type TestDatabase, testRedisUrl, uniqueQueuePrefix } from '@tally/billing-core/testing';
 import { withTimeout } from '@tally/platform';
 import { repoRoot } from '../support/built-process';
+import { freePort } from '../support/ports';
 import { eventually } from '../support/stack';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.listen(0, '0.0.0.0', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
 
 /** True when something still listens on the port (the services bind 0.0.0.0). */
 function portInUse(port: number): Promise<boolean> {
@@ -101,7 +90,11 @@ describe('npm start', () => {
   it.each(['SIGTERM', 'SIGINT'] as const)(
     'announces the stack once every service answers /healthz, and stops completely, freeing its ports, on %s to its own PID',
     async (signal) => {
-      const ports = { ingest: await freePort(), api: await freePort(), worker: await freePort() };
+      const ports = {
+        ingest: await freePort('0.0.0.0'),
+        api: await freePort('0.0.0.0'),
+        worker: await freePort('0.0.0.0'),
+      };
       const prefix = uniqueQueuePrefix();
       prefixes.push(prefix);
       const npm = spawn('npm', ['start'], {

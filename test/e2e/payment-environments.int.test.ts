@@ -1,5 +1,6 @@
 import { findWallet, productionOnlyPolicy } from '@tally/billing-core';
 import { revenueCatTokenPurchase, stripeTokenPackPayment } from '../support/events';
+import { ledgerOf } from '../support/ledger';
 import { eventually, signStripe, TestStack } from '../support/stack';
 
 /** Sets one field of a JSON body's event (RevenueCat) or the event itself (Stripe). */
@@ -107,11 +108,7 @@ describe('PAYMENT_ENVIRONMENTS=production, STRIPE_CONNECT_ACCOUNTS=acct_listed',
     expect((await stack.postStripe(listed, signStripe(listed))).status).toBe(200);
     expect(await rowOf('evt_connect_listed')).toMatchObject({ status: 'processed', outcome_code: 'credited' });
     expect(await findWallet(stack.db, 'env-user-3')).toEqual({ userId: 'env-user-3', balance: 100 });
-    const ledger = await stack.db
-      .selectFrom('ledger_entries')
-      .select(['reference', 'amount'])
-      .where('user_id', '=', 'env-user-3')
-      .execute();
+    const ledger = await ledgerOf(stack.db, 'env-user-3', ['reference', 'amount']);
     expect(ledger).toEqual([{ reference: `stripe:payment:${paymentIntentId}`, amount: 100 }]);
   });
 });

@@ -1,11 +1,12 @@
-import { createStripeApi, type StripeApi } from '@tally/billing-core';
+import type { StripeApi } from '@tally/billing-core';
 import { testRedisUrl } from '@tally/billing-core/testing';
 import { createLogger } from '@tally/platform';
 import { workerEnvSchema } from '../../apps/worker/src/config';
 import { createMailer } from '../../apps/worker/src/email/create-mailer';
 import type { WorkerRuntime } from '../../apps/worker/src/worker-runtime';
-import { FakeStripe } from '../support/fakes/fake-stripe';
-import { TestStack } from '../support/stack';
+import type { FakeStripe } from '../support/fakes/fake-stripe';
+import { ledgerOf } from '../support/ledger';
+import { startStackWithFakeStripe, type TestStack } from '../support/stack';
 import { stripeEventBody, stripeId, stripePackIntent } from '../support/stripe-events';
 
 /** The value of one exposition line (`series value`), or undefined when the series is absent. */
@@ -26,15 +27,11 @@ describe('the scheduled Stripe reconciliation (worker role reconcile)', () => {
   let stripe: StripeApi;
 
   beforeAll(async () => {
-    fake = await FakeStripe.start();
-    stripe = createStripeApi({ secretKey: 'sk_test_fake', apiBaseUrl: fake.baseUrl, timeoutMs: 5_000 });
-    stack = await TestStack.start({ ports: { stripe } });
+    ({ stack, fake } = await startStackWithFakeStripe());
+    stripe = fake.api();
   });
   afterEach(() => stack.stopWorkers());
-  afterAll(async () => {
-    await stack.stop();
-    await fake.stop();
-  });
+  afterAll(() => stack.stop());
 
   const eventListings = () => fake.requests.filter((request) => request.path === '/v1/events').length;
   /** A pack purchase Stripe has (listed by its Events API) whose webhook never arrived. */
@@ -110,11 +107,7 @@ describe('the scheduled Stripe reconciliation (worker role reconcile)', () => {
       outcome_code: 'credited',
       user_id: lost.userId,
     });
-    const ledger = await stack.db
-      .selectFrom('ledger_entries')
-      .select(['reference', 'amount', 'inbox_event_id'])
-      .where('user_id', '=', lost.userId)
-      .execute();
+    const ledger = await ledgerOf(stack.db, lost.userId, ['reference', 'amount', 'inbox_event_id']);
     expect(ledger).toEqual([
       { reference: `stripe:payment:${lost.paymentIntentId}`, amount: 100, inbox_event_id: row.id },
     ]);

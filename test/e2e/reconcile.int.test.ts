@@ -1,8 +1,9 @@
-import { createStripeApi, postLedgerEntry, reconcileStripe } from '@tally/billing-core';
+import { postLedgerEntry, reconcileStripe } from '@tally/billing-core';
 import { handOffInboxEvents } from '@tally/platform';
 import { sql } from 'kysely';
-import { FakeStripe } from '../support/fakes/fake-stripe';
-import { eventually, type Json, readJson, signStripe, TestStack } from '../support/stack';
+import type { FakeStripe } from '../support/fakes/fake-stripe';
+import { ledgerOf } from '../support/ledger';
+import { type Json, readJson, signStripe, startStackWithFakeStripe, type TestStack } from '../support/stack';
 import { stripeEventBody, stripeId, stripePackIntent } from '../support/stripe-events';
 
 describe('Stripe reconciliation: backfill from the Events API and money rows checked against events', () => {
@@ -10,16 +11,10 @@ describe('Stripe reconciliation: backfill from the Events API and money rows che
   let fake: FakeStripe;
 
   beforeAll(async () => {
-    fake = await FakeStripe.start();
-    stack = await TestStack.start({
-      ports: { stripe: createStripeApi({ secretKey: 'sk_test_fake', apiBaseUrl: fake.baseUrl, timeoutMs: 5_000 }) },
-    });
+    ({ stack, fake } = await startStackWithFakeStripe());
     stack.startWorker();
   });
-  afterAll(async () => {
-    await stack.stop();
-    await fake.stop();
-  });
+  afterAll(() => stack.stop());
 
   /** A pack purchase Stripe knows about (listed by the Events API), as a body. */
   const packEvent = (userId: string, paymentIntentId: string) => {
@@ -30,11 +25,11 @@ describe('Stripe reconciliation: backfill from the Events API and money rows che
     fake.putEvent(JSON.parse(body));
     return { body, eventId: JSON.parse(body).id as string };
   };
-  const processed = (eventId: string) =>
-    eventually(`event ${eventId} to be processed`, async () => {
-      const [row] = await stack.inboxRows('stripe', eventId);
-      return row?.status === 'processed' ? row : undefined;
-    });
+  const processed = async (eventId: string) => {
+    const row = await stack.finishedInboxRow('stripe', eventId);
+    expect({ eventId, status: row.status }).toEqual({ eventId, status: 'processed' });
+    return row;
+  };
   const reconcile = async (body: unknown = {}) => {
     const response = await stack.apiRequest('/admin/reconcile/stripe', { method: 'POST', body });
     expect(response.status).toBe(200);
@@ -80,11 +75,7 @@ describe('Stripe reconciliation: backfill from the Events API and money rows che
     expect(first.missingEvents[0].inboxEventId).toBe(row.id);
     const [delivieredRow] = await stack.inboxRows('stripe', delivered.eventId);
     expect(delivieredRow?.source).toBe('webhook');
-    const ledger = await stack.db
-      .selectFrom('ledger_entries')
-      .select(['user_id', 'reference', 'amount', 'inbox_event_id'])
-      .where('user_id', '=', lostUser)
-      .execute();
+    const ledger = await ledgerOf(stack.db, lostUser, ['user_id', 'reference', 'amount', 'inbox_event_id']);
     expect(ledger).toEqual([
       { user_id: lostUser, reference: `stripe:payment:${lostIntent}`, amount: 100, inbox_event_id: row.id },
     ]);

@@ -1,5 +1,9 @@
 import { revenueCatTokenPurchase } from '../support/events';
+import { ledgerColumns, ledgerOf } from '../support/ledger';
 import { type Json, readJson, TestStack } from '../support/stack';
+
+/** The ledger columns these tests compare: the usual ones, plus whose entry it is and which event posted it. */
+const linkedLedgerColumns = [...ledgerColumns, 'user_id', 'inbox_event_id'] as const;
 
 /**
  * A RevenueCat customer goes by several ids (app_user_id, original_app_user_id, aliases, often a
@@ -33,13 +37,6 @@ describe('RevenueCat linked ids: a pack bought under any id the customer goes by
     expect(response.status).toBe(200);
     return readJson(response);
   };
-  const ledgerOf = (userId: string) =>
-    stack.db
-      .selectFrom('ledger_entries')
-      .select(['user_id', 'reference', 'amount', 'balance_before', 'balance_after', 'reason', 'inbox_event_id'])
-      .where('user_id', '=', userId)
-      .orderBy('id')
-      .execute();
   /** The ids linked to a user, by alias in code-point order (the database collation may differ). */
   const linksTo = async (userId: string) =>
     (
@@ -96,7 +93,7 @@ describe('RevenueCat linked ids: a pack bought under any id the customer goes by
     );
     expect(reinstall).toMatchObject({ status: 'processed', outcome_code: 'credited' });
 
-    expect(await ledgerOf(known)).toEqual([
+    expect(await ledgerOf(stack.db, known, linkedLedgerColumns)).toEqual([
       {
         user_id: known,
         reference: 'revenuecat:event:rc-linked-first',
@@ -136,8 +133,8 @@ describe('RevenueCat linked ids: a pack bought under any id the customer goes by
     ]);
     // The anonymous id holds nothing of its own: no user row, no wallet, no ledger row.
     expect(await usersAmong([known, anonymous, reinstalled])).toEqual([known]);
-    expect(await ledgerOf(anonymous)).toEqual([]);
-    expect(await ledgerOf(reinstalled)).toEqual([]);
+    expect(await ledgerOf(stack.db, anonymous)).toEqual([]);
+    expect(await ledgerOf(stack.db, reinstalled)).toEqual([]);
     expect(await linksTo(known)).toEqual([
       { alias: anonymous, user_id: known, inbox_event_id: anonymousPurchase.id },
       { alias: reinstalled, user_id: known, inbox_event_id: reinstall.id },
@@ -182,7 +179,7 @@ describe('RevenueCat linked ids: a pack bought under any id the customer goes by
       }),
     );
     expect(purchase).toMatchObject({ status: 'processed', outcome_code: 'credited', user_id: oldAlias });
-    expect(await ledgerOf(known)).toEqual([
+    expect(await ledgerOf(stack.db, known, linkedLedgerColumns)).toEqual([
       {
         user_id: known,
         reference: 'revenuecat:event:rc-linked-old-alias',
@@ -193,7 +190,7 @@ describe('RevenueCat linked ids: a pack bought under any id the customer goes by
         inbox_event_id: purchase.id,
       },
     ]);
-    expect(await ledgerOf(oldAlias)).toEqual([]);
+    expect(await ledgerOf(stack.db, oldAlias)).toEqual([]);
     expect(await usersAmong([known, oldAlias])).toEqual([known]);
     expect(await linksTo(known)).toEqual([
       { alias: known, user_id: known, inbox_event_id: purchase.id },
@@ -218,7 +215,7 @@ describe('RevenueCat linked ids: a pack bought under any id the customer goes by
       }),
     );
     expect(purchase).toMatchObject({ status: 'processed', outcome_code: 'credited' });
-    expect((await ledgerOf(named)).map((entry) => [entry.reference, entry.balance_after])).toEqual([
+    expect((await ledgerOf(stack.db, named)).map((entry) => [entry.reference, entry.balance_after])).toEqual([
       ['revenuecat:event:rc-linked-new', 100],
     ]);
     expect(await usersAmong([anonymous, named])).toEqual([named]);

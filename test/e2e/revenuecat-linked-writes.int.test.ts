@@ -1,8 +1,9 @@
-import { createRevenueCatApiClient, createStripeApi } from '@tally/billing-core';
+import { createRevenueCatApiClient } from '@tally/billing-core';
 import { revenueCatTokenPurchase } from '../support/events';
 import { daysFromNow, FakeRevenueCat, fakeRevenueCatApiKey } from '../support/fakes/fake-revenuecat';
-import { FakeStripe } from '../support/fakes/fake-stripe';
-import { type Json, readJson, TestStack } from '../support/stack';
+import type { FakeStripe } from '../support/fakes/fake-stripe';
+import { ledgerOf } from '../support/ledger';
+import { type Json, readJson, startStackWithFakeStripe, type TestStack } from '../support/stack';
 import { stripeEventBody } from '../support/stripe-events';
 
 /**
@@ -18,24 +19,21 @@ describe('RevenueCat linked ids: studio requests and top-ups under any linked id
   let revenueCat: FakeRevenueCat;
 
   beforeAll(async () => {
-    stripe = await FakeStripe.start();
     revenueCat = await FakeRevenueCat.start();
-    stack = await TestStack.start({
+    ({ stack, fake: stripe } = await startStackWithFakeStripe({
       ports: {
-        stripe: createStripeApi({ secretKey: 'sk_test_fake', apiBaseUrl: stripe.baseUrl, timeoutMs: 5_000 }),
         revenueCat: createRevenueCatApiClient({
           apiKey: fakeRevenueCatApiKey,
           baseUrl: revenueCat.baseUrl,
           timeoutMs: 5_000,
         }),
       },
-    });
+    }));
     // Inbox and relay only: studio requests stay `received`, so balances show only what the API did.
     stack.startWorker();
   });
   afterAll(async () => {
     await stack.stop();
-    await stripe.stop();
     await revenueCat.stop();
   });
 
@@ -64,13 +62,6 @@ describe('RevenueCat linked ids: studio requests and top-ups under any linked id
   const studioPost = (userId: string, body: unknown) =>
     api(`/v1/users/${encodeURIComponent(userId)}/studio/requests`, { method: 'POST', body });
   const fullSong = { kind: 'music', full: true, input: { prompt: 'a song' } };
-  const ledgerOf = (userId: string) =>
-    stack.db
-      .selectFrom('ledger_entries')
-      .select(['reference', 'amount', 'balance_before', 'balance_after', 'reason'])
-      .where('user_id', '=', userId)
-      .orderBy('id')
-      .execute();
   const usersAmong = async (ids: string[]) =>
     (await stack.db.selectFrom('users').select('id').where('id', 'in', ids).execute()).map((user) => user.id).sort();
   /** The PaymentIntent the fake Stripe holds for a top-up (its metadata names the reference). */
@@ -119,7 +110,7 @@ describe('RevenueCat linked ids: studio requests and top-ups under any linked id
       body: { id: expect.any(String), status: 'received', tokensCharged: 15, freeTier: false },
     });
 
-    expect(await ledgerOf(known)).toEqual([
+    expect(await ledgerOf(stack.db, known)).toEqual([
       {
         reference: 'revenuecat:event:rc-linked-writes-spend',
         amount: 100,
@@ -149,7 +140,7 @@ describe('RevenueCat linked ids: studio requests and top-ups under any linked id
     );
     expect(await studioRowsOf([known, anonymous])).toHaveLength(4);
     expect(await usersAmong([known, anonymous])).toEqual([known]);
-    expect(await ledgerOf(anonymous)).toEqual([]);
+    expect(await ledgerOf(stack.db, anonymous)).toEqual([]);
     expect((await api(`/v1/users/${encodeURIComponent(anonymous)}/wallet`)).body).toEqual({
       userId: anonymous,
       balance: 70,
@@ -217,7 +208,7 @@ describe('RevenueCat linked ids: studio requests and top-ups under any linked id
       body: { reference, status: 'paid', credited: false, balance: 200 },
     });
 
-    expect(await ledgerOf(known)).toEqual([
+    expect(await ledgerOf(stack.db, known)).toEqual([
       {
         reference: 'revenuecat:event:rc-linked-writes-topup',
         amount: 100,
@@ -241,7 +232,7 @@ describe('RevenueCat linked ids: studio requests and top-ups under any linked id
         .execute(),
     ).toEqual([{ user_id: known, status: 'paid', payment_intent_id: paymentIntentId }]);
     expect(await usersAmong([known, anonymous])).toEqual([known]);
-    expect(await ledgerOf(anonymous)).toEqual([]);
+    expect(await ledgerOf(stack.db, anonymous)).toEqual([]);
     expect((await api(`/v1/users/${encodeURIComponent(anonymous)}/wallet`)).body).toEqual({
       userId: anonymous,
       balance: 200,
@@ -309,7 +300,7 @@ describe('RevenueCat linked ids: studio requests and top-ups under any linked id
       status: 200,
       body: { reference, status: 'paid', credited: false, balance: 100 },
     });
-    expect(await ledgerOf(anonymous)).toEqual([
+    expect(await ledgerOf(stack.db, anonymous)).toEqual([
       {
         reference: `stripe:payment:${intent.id}`,
         amount: 100,
@@ -318,7 +309,7 @@ describe('RevenueCat linked ids: studio requests and top-ups under any linked id
         reason: 'topup',
       },
     ]);
-    expect((await ledgerOf(known)).map((entry) => [entry.reference, entry.balance_after])).toEqual([
+    expect((await ledgerOf(stack.db, known)).map((entry) => [entry.reference, entry.balance_after])).toEqual([
       ['revenuecat:event:rc-linked-writes-earlier-topup-1', 100],
       ['revenuecat:event:rc-linked-writes-earlier-topup-2', 200],
     ]);
@@ -402,7 +393,7 @@ describe('RevenueCat linked ids: studio requests and top-ups under any linked id
       status: 200,
       body: { reference, status: 'paid', credited: true, balance: 100 },
     });
-    expect(await ledgerOf(loner)).toEqual([
+    expect(await ledgerOf(stack.db, loner)).toEqual([
       {
         reference: `stripe:payment:${intent.id}`,
         amount: 100,
@@ -411,7 +402,7 @@ describe('RevenueCat linked ids: studio requests and top-ups under any linked id
         reason: 'topup',
       },
     ]);
-    expect((await ledgerOf(other)).map((entry) => entry.reference)).toEqual([
+    expect((await ledgerOf(stack.db, other)).map((entry) => entry.reference)).toEqual([
       'revenuecat:event:rc-linked-writes-other',
     ]);
     expect(await api(`/v1/users/${loner}/wallet`)).toEqual({ status: 200, body: { userId: loner, balance: 100 } });

@@ -1,11 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import {
-  createRevenueCatApiClient,
-  createStripeApi,
-  type EventPolicy,
-  productionOnlyPolicy,
-} from '@tally/billing-core';
+import { createRevenueCatApiClient, type EventPolicy, productionOnlyPolicy } from '@tally/billing-core';
 import { sql } from 'kysely';
 import { daysFromNow, FakeRevenueCat, fakeRevenueCatApiKey } from '../support/fakes/fake-revenuecat';
 import { FakeStripe } from '../support/fakes/fake-stripe';
@@ -18,30 +13,14 @@ async function startStack(fake: FakeRevenueCat, options: { policy?: EventPolicy;
   return TestStack.start({
     ports: {
       revenueCat: createRevenueCatApiClient({ apiKey: fakeRevenueCatApiKey, baseUrl: fake.baseUrl, timeoutMs: 2_000 }),
-      ...(options.stripe
-        ? {
-            stripe: createStripeApi({
-              secretKey: 'sk_test_fake',
-              apiBaseUrl: options.stripe.baseUrl,
-              timeoutMs: 5_000,
-            }),
-          }
-        : {}),
+      ...(options.stripe ? { stripe: options.stripe.api() } : {}),
     },
     ...(options.policy ? { policy: options.policy } : {}),
   });
 }
 
 function helpers(get: () => TestStack) {
-  const finished = (providerEventId: string) =>
-    eventually(`${providerEventId} to finish`, async () => {
-      const row = await get()
-        .db.selectFrom('inbox_events')
-        .selectAll()
-        .where('provider_event_id', '=', providerEventId)
-        .executeTakeFirst();
-      return row && ['processed', 'ignored', 'failed'].includes(row.status) ? row : undefined;
-    });
+  const finished = (providerEventId: string) => get().finishedInboxRow('revenuecat', providerEventId);
   const subscriptionOf = (userId: string) =>
     get()
       .db.selectFrom('subscriptions')

@@ -1,6 +1,7 @@
 import { findWallet, inboxJobId, productionOnlyPolicy } from '@tally/billing-core';
 import { sql } from 'kysely';
 import { revenueCatTokenPurchase } from '../support/events';
+import { ledgerOf } from '../support/ledger';
 import { eventually, TestStack } from '../support/stack';
 
 /** RevenueCat's refund of a consumable: a CANCELLATION of the pack's product naming the purchase's transaction. */
@@ -43,22 +44,7 @@ describe('RevenueCat token pack refunds', () => {
   });
   afterAll(() => stack.stop());
 
-  const finished = (providerEventId: string) =>
-    eventually(`${providerEventId} to finish`, async () => {
-      const row = await stack.db
-        .selectFrom('inbox_events')
-        .select(['status', 'outcome_code', 'outcome_detail', 'deferrals'])
-        .where('provider_event_id', '=', providerEventId)
-        .executeTakeFirst();
-      return row && ['processed', 'ignored', 'failed'].includes(row.status) ? row : undefined;
-    });
-  const ledgerOf = (userId: string) =>
-    stack.db
-      .selectFrom('ledger_entries')
-      .select(['reference', 'amount', 'balance_before', 'balance_after', 'reason'])
-      .where('user_id', '=', userId)
-      .orderBy('id')
-      .execute();
+  const finished = (providerEventId: string) => stack.finishedInboxRow('revenuecat', providerEventId);
   const refundsOf = (userId: string) =>
     stack.db
       .selectFrom('token_refunds')
@@ -99,7 +85,7 @@ describe('RevenueCat token pack refunds', () => {
     expect(await finished('rc-refund-1b')).toMatchObject({ status: 'processed', outcome_code: 'already_refunded' });
 
     expect(await findWallet(stack.db, 'refund-user')).toEqual({ userId: 'refund-user', balance: 0 });
-    expect(await ledgerOf('refund-user')).toEqual([
+    expect(await ledgerOf(stack.db, 'refund-user')).toEqual([
       {
         reference: 'revenuecat:event:rc-refund-buy',
         amount: 100,
@@ -144,7 +130,7 @@ describe('RevenueCat token pack refunds', () => {
     await stack.postRevenueCat(purchase('rc-late-buy', 'early-user', 'tx-early'));
     expect(await finished('rc-early-refund')).toMatchObject({ status: 'processed', outcome_code: 'refunded' });
     expect(await findWallet(stack.db, 'early-user')).toEqual({ userId: 'early-user', balance: 0 });
-    expect((await ledgerOf('early-user')).map((entry) => [entry.reference, entry.amount])).toEqual([
+    expect((await ledgerOf(stack.db, 'early-user')).map((entry) => [entry.reference, entry.amount])).toEqual([
       ['revenuecat:event:rc-late-buy', 100],
       ['revenuecat:refund:tx-early', -100],
     ]);

@@ -1,4 +1,4 @@
-import { createStripeApi, RetryLaterError, STRIPE_API_VERSION, StripeUnavailableError } from '@tally/billing-core';
+import { RetryLaterError, STRIPE_API_VERSION, StripeUnavailableError } from '@tally/billing-core';
 import { FakeStripe } from '../support/fakes/fake-stripe';
 
 describe('the Stripe client (official SDK against a local fake Stripe API)', () => {
@@ -9,8 +9,7 @@ describe('the Stripe client (official SDK against a local fake Stripe API)', () 
   });
   afterAll(() => fake.stop());
 
-  const client = (timeoutMs = 5_000) =>
-    createStripeApi({ secretKey: 'sk_test_fake', apiBaseUrl: fake.baseUrl, timeoutMs });
+  const client = (timeoutMs = 5_000) => fake.api(timeoutMs);
 
   it('sends the pinned API version and an idempotency key on every create, and a repeated key returns the same intent', async () => {
     const stripe = client();

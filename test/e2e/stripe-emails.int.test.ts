@@ -1,30 +1,24 @@
-import { createStripeApi, queueCatalog } from '@tally/billing-core';
+import { queueCatalog } from '@tally/billing-core';
 import { testRedisUrl } from '@tally/billing-core/testing';
 import { createLogger, createProducerQueue, createRedisConnection } from '@tally/platform';
 import { createMailer } from '../../apps/worker/src/email/create-mailer';
-import { FakeStripe } from '../support/fakes/fake-stripe';
 import { LocalSmtp } from '../support/fakes/local-smtp';
-import { adminKey, eventually, signStripe, TestStack } from '../support/stack';
+import { adminKey, eventually, signStripe, startStackWithFakeStripe, type TestStack } from '../support/stack';
 import { stripeEventBody, stripeId, stripePackIntent } from '../support/stripe-events';
 import { stripeStateOf } from '../support/stripe-state';
 
 describe('Stripe confirmation emails', () => {
   let stack: TestStack;
-  let fake: FakeStripe;
   let smtp: LocalSmtp;
 
   beforeAll(async () => {
-    fake = await FakeStripe.start();
     smtp = await LocalSmtp.start();
-    stack = await TestStack.start({
-      ports: { stripe: createStripeApi({ secretKey: 'sk_test_fake', apiBaseUrl: fake.baseUrl, timeoutMs: 5_000 }) },
-    });
+    ({ stack } = await startStackWithFakeStripe());
   });
   afterEach(() => stack.stopWorkers());
   afterAll(async () => {
     await stack.stop();
     await smtp.stop();
-    await fake.stop();
   });
 
   const startEmailWorker = (maxAttempts: number) =>

@@ -1,7 +1,7 @@
-import { createStripeApi, grantDueInstallments } from '@tally/billing-core';
+import { grantDueInstallments } from '@tally/billing-core';
 import { sql } from 'kysely';
-import { FakeStripe } from '../support/fakes/fake-stripe';
-import { TestStack } from '../support/stack';
+import type { FakeStripe } from '../support/fakes/fake-stripe';
+import { startStackWithFakeStripe, type TestStack } from '../support/stack';
 import { stripeEventBody, stripeId, stripeInvoice, stripeSubscription } from '../support/stripe-events';
 import { stripeStateOf } from '../support/stripe-state';
 
@@ -14,16 +14,10 @@ describe('an annual invoice applied after its subscription was deleted', () => {
   let stack: TestStack;
   let fake: FakeStripe;
   beforeAll(async () => {
-    fake = await FakeStripe.start();
-    stack = await TestStack.start({
-      ports: { stripe: createStripeApi({ secretKey: 'sk_test_fake', apiBaseUrl: fake.baseUrl, timeoutMs: 5_000 }) },
-    });
+    ({ stack, fake } = await startStackWithFakeStripe());
     stack.startWorker({ retryLater: { baseDelayMs: 100, maxDelayMs: 300, maxWaitMs: 60_000 } });
   });
-  afterAll(async () => {
-    await stack.stop();
-    await fake.stop();
-  });
+  afterAll(() => stack.stop());
 
   const post = (body: string) => stack.deliverStripe(body);
   const finished = (eventId: string) => stack.finishedInboxRow('stripe', eventId);

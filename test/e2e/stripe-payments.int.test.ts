@@ -1,6 +1,6 @@
-import { createStripeApi, postLedgerEntry } from '@tally/billing-core';
-import { FakeStripe } from '../support/fakes/fake-stripe';
-import { eventually, readJson, signStripe, TestStack } from '../support/stack';
+import { postLedgerEntry } from '@tally/billing-core';
+import type { FakeStripe } from '../support/fakes/fake-stripe';
+import { eventually, readJson, signStripe, startStackWithFakeStripe, TestStack } from '../support/stack';
 import {
   stripeEventBody,
   stripeId,
@@ -15,16 +15,10 @@ describe('Stripe one-off payments, top-ups and refunds', () => {
   let fake: FakeStripe;
 
   beforeAll(async () => {
-    fake = await FakeStripe.start();
-    stack = await TestStack.start({
-      ports: { stripe: createStripeApi({ secretKey: 'sk_test_fake', apiBaseUrl: fake.baseUrl, timeoutMs: 5_000 }) },
-    });
+    ({ stack, fake } = await startStackWithFakeStripe());
     stack.startWorker({ concurrency: 8 });
   });
-  afterAll(async () => {
-    await stack.stop();
-    await fake.stop();
-  });
+  afterAll(() => stack.stop());
 
   const post = (body: string) => stack.deliverStripe(body);
   const finished = (eventId: string) => stack.finishedInboxRow('stripe', eventId);

@@ -1,6 +1,5 @@
 import {
   createInboxHandlers,
-  createStripeApi,
   grantDueInstallments,
   type InboxHandler,
   postLedgerEntry,
@@ -11,8 +10,8 @@ import {
   toStripeInboxDraftFromBody,
 } from '@tally/billing-core';
 import { sql } from 'kysely';
-import { FakeStripe } from '../support/fakes/fake-stripe';
-import { eventually, readJson, TestStack } from '../support/stack';
+import type { FakeStripe } from '../support/fakes/fake-stripe';
+import { eventually, readJson, startStackWithFakeStripe, type TestStack } from '../support/stack';
 import {
   stripeEventBody,
   stripeId,
@@ -28,16 +27,10 @@ describe('Stripe subscriptions', () => {
   let fake: FakeStripe;
 
   beforeAll(async () => {
-    fake = await FakeStripe.start();
-    stack = await TestStack.start({
-      ports: { stripe: createStripeApi({ secretKey: 'sk_test_fake', apiBaseUrl: fake.baseUrl, timeoutMs: 5_000 }) },
-    });
+    ({ stack, fake } = await startStackWithFakeStripe());
     stack.startWorker({ retryLater: { baseDelayMs: 100, maxDelayMs: 300, maxWaitMs: 60_000 } });
   });
-  afterAll(async () => {
-    await stack.stop();
-    await fake.stop();
-  });
+  afterAll(() => stack.stop());
 
   const post = (body: string) => stack.deliverStripe(body);
   const finished = (eventId: string) => stack.finishedInboxRow('stripe', eventId);

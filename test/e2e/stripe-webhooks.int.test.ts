@@ -1,6 +1,7 @@
 import { findWallet } from '@tally/billing-core';
 import Stripe from 'stripe';
 import { stripeTokenPackPayment } from '../support/events';
+import { ledgerOf } from '../support/ledger';
 import { eventually, readJson, signStripe, stripeOldSecret, stripeSecret, TestStack } from '../support/stack';
 
 describe('Stripe webhooks', () => {
@@ -72,11 +73,7 @@ describe('Stripe webhooks', () => {
         .execute();
       return rows.length === 2 && rows.every((row) => row.status === 'processed');
     });
-    const ledger = await stack.db
-      .selectFrom('ledger_entries')
-      .select(['reference', 'amount'])
-      .where('user_id', '=', 'stripe-user-2')
-      .execute();
+    const ledger = await ledgerOf(stack.db, 'stripe-user-2', ['reference', 'amount']);
     expect(ledger).toEqual([{ reference: 'stripe:payment:pi_same', amount: 100 }]);
   });
 

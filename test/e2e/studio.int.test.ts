@@ -1,5 +1,3 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import {
   claimStudioRequest,
   createAiStudioClient,
@@ -16,6 +14,8 @@ import {
 } from '@tally/billing-core';
 import { sql } from 'kysely';
 import { FakeAiStudio } from '../support/fakes/fake-ai-studio';
+import { ledgerOf } from '../support/ledger';
+import { freePort } from '../support/ports';
 import { eventually, type Json, readJson, TestStack } from '../support/stack';
 
 const AI_TIMEOUT_MS = 1_000;
@@ -66,21 +66,13 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
   const row = (publicId: string) =>
     stack.db.selectFrom('studio_requests').selectAll().where('public_id', '=', publicId).executeTakeFirstOrThrow();
 
-  const ledgerOf = (userId: string) =>
-    stack.db
-      .selectFrom('ledger_entries')
-      .select(['reference', 'amount', 'balance_before', 'balance_after', 'reason'])
-      .where('user_id', '=', userId)
-      .orderBy('id')
-      .execute();
-
   const balanceOf = async (userId: string) =>
     (await stack.db.selectFrom('wallets').select('balance').where('user_id', '=', userId).executeTakeFirst())
       ?.balance ?? 0;
 
   /** The ledger explains the balance: the rows chain and sum to the cached balance. */
   const expectLedgerExplainsBalance = async (userId: string) => {
-    const ledger = await ledgerOf(userId);
+    const ledger = await ledgerOf(stack.db, userId);
     let running = 0;
     for (const entry of ledger) {
       expect(entry.balance_before).toBe(running);
@@ -165,7 +157,7 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
       .where('user_id', '=', userId)
       .execute();
     expect(requestsAfter).toHaveLength(requestsBefore.length + 1);
-    expect(await ledgerOf(userId)).toEqual([
+    expect(await ledgerOf(stack.db, userId)).toEqual([
       { reference: `test:grant:${userId}:5`, amount: 5, balance_before: 0, balance_after: 5, reason: 'test_grant' },
       {
         reference: references.studioDebit(accepted.body.id),
@@ -192,7 +184,7 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
     });
     const after = await stack.db.selectFrom('studio_requests').select('id').where('user_id', '=', userId).execute();
     expect(after).toEqual(before);
-    expect(await ledgerOf(userId)).toEqual([]);
+    expect(await ledgerOf(stack.db, userId)).toEqual([]);
   });
 
   it('the sixth image edit of a UTC day costs tokens', async () => {
@@ -209,7 +201,7 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
     const sixth = await postOk(userId, { kind: 'image_edit', input: { edit: 6 } });
     expect(sixth).toMatchObject({ tokensCharged: 5, freeTier: false });
     expect(await balanceOf(userId)).toBe(15);
-    expect((await ledgerOf(userId)).map((e) => [e.reference, e.amount])).toEqual([
+    expect((await ledgerOf(stack.db, userId)).map((e) => [e.reference, e.amount])).toEqual([
       [`test:grant:${userId}:20`, 20],
       [references.studioDebit(sixth.id), -5],
     ]);
@@ -265,7 +257,7 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
       tokensCharged: 5,
     });
     // A free failure moves no money: the only studio ledger row is the seventh edit's debit.
-    expect((await ledgerOf(userId)).map((e) => e.reason)).toEqual(['test_grant', 'studio_image_edit']);
+    expect((await ledgerOf(stack.db, userId)).map((e) => e.reason)).toEqual(['test_grant', 'studio_image_edit']);
     expect(await balanceOf(userId)).toBe(5);
   });
 
@@ -313,7 +305,7 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
       full: false,
       input: { fake: 'fail' },
     });
-    const studioRows = (await ledgerOf(userId)).filter((e) => e.reference.startsWith('studio:'));
+    const studioRows = (await ledgerOf(stack.db, userId)).filter((e) => e.reference.startsWith('studio:'));
     expect(studioRows).toEqual([
       {
         reference: references.studioDebit(created.id),
@@ -347,7 +339,7 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
     expect(view).toMatchObject({ refunded: true, attempts: 1, error: { code: 'ai_timeout' } });
     await sleep(300);
     expect(ai.callsFor(created.id)).toHaveLength(1);
-    expect((await ledgerOf(userId)).map((e) => [e.reference, e.amount])).toEqual([
+    expect((await ledgerOf(stack.db, userId)).map((e) => [e.reference, e.amount])).toEqual([
       [`test:grant:${userId}:15`, 15],
       [references.studioDebit(created.id), -15],
       [references.studioRefund(created.id), 15],
@@ -384,7 +376,7 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
     });
     expect(ai.callsFor(created.id)).toHaveLength(1);
     expect(ai.callsFor(created.id)[0]?.answeredWith).toBeUndefined();
-    expect((await ledgerOf(userId)).map((e) => [e.reference, e.amount])).toEqual([
+    expect((await ledgerOf(stack.db, userId)).map((e) => [e.reference, e.amount])).toEqual([
       [`test:grant:${userId}:5`, 5],
       [references.studioDebit(created.id), -5],
       [references.studioRefund(created.id), 5],
@@ -422,7 +414,7 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
       expect.objectContaining({ id: paid.id, refunded: true, attempts: 1, result: null, error: notConfigured }),
     ]);
     for (const r of [...free, paid]) expect(ai.callsFor(r.id)).toHaveLength(0);
-    expect((await ledgerOf(userId)).map((e) => [e.reference, e.amount])).toEqual([
+    expect((await ledgerOf(stack.db, userId)).map((e) => [e.reference, e.amount])).toEqual([
       [`test:grant:${userId}:5`, 5],
       [references.studioDebit(paid.id), -5],
       [references.studioRefund(paid.id), 5],
@@ -455,7 +447,9 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
       ]);
     expect(again.map((r) => r.kind)).toEqual(['already-refunded', 'already-refunded']);
 
-    const refunds = (await ledgerOf(userId)).filter((e) => e.reference === references.studioRefund(created.id));
+    const refunds = (await ledgerOf(stack.db, userId)).filter(
+      (e) => e.reference === references.studioRefund(created.id),
+    );
     expect(refunds).toHaveLength(1);
     expect(await balanceOf(userId)).toBe(5);
     expect(await row(created.id)).toMatchObject({ status: 'failed', error_code: 'ai_failed' });
@@ -471,7 +465,7 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
       kind: 'failed',
       refund: 'no-debit',
     });
-    expect(await ledgerOf(userId)).toEqual([]);
+    expect(await ledgerOf(stack.db, userId)).toEqual([]);
     expect((await row(created.id)).refunded_at).toBeNull();
   });
 
@@ -506,7 +500,7 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
     });
     await sleep(200);
     expect(ai.callsFor(created.id)).toHaveLength(0);
-    expect((await ledgerOf(userId)).map((e) => [e.reference, e.amount])).toEqual([
+    expect((await ledgerOf(stack.db, userId)).map((e) => [e.reference, e.amount])).toEqual([
       [`test:grant:${userId}:5`, 5],
       [references.studioDebit(created.id), -5],
       [references.studioRefund(created.id), 5],
@@ -538,7 +532,7 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
       completedAt: null,
       error: { code: 'stuck' },
     });
-    expect((await ledgerOf(userId)).map((e) => [e.reference, e.amount])).toEqual([
+    expect((await ledgerOf(stack.db, userId)).map((e) => [e.reference, e.amount])).toEqual([
       [`test:grant:${userId}:5`, 5],
       [references.studioDebit(created.id), -5],
       [references.studioRefund(created.id), 5],
@@ -553,12 +547,7 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
     const created = await postOk(userId, { kind: 'music', durationSeconds: 5, input: {} });
     const { id } = await row(created.id);
     // A loopback port nobody listens on: connection refused, nothing was sent.
-    const closedPort = await new Promise<number>((resolve) => {
-      const probe = createServer().listen(0, '127.0.0.1', () => {
-        const { port } = probe.address() as AddressInfo;
-        probe.close(() => resolve(port));
-      });
-    });
+    const closedPort = await freePort();
     const unreachable = createAiStudioClient({
       baseUrl: `http://127.0.0.1:${closedPort}`,
       apiKey: 'k',
@@ -571,9 +560,9 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
     expect(await row(created.id)).toMatchObject({ status: 'received', attempts: 1, error_code: 'ai_unreachable' });
     const second = await processStudioRequest(deps, id);
     expect(second).toMatchObject({ kind: 'failed', code: 'ai_unreachable', refund: 'refunded' });
-    expect((await ledgerOf(userId)).filter((e) => e.reference.startsWith('studio:')).map((e) => e.amount)).toEqual([
-      -5, 5,
-    ]);
+    expect(
+      (await ledgerOf(stack.db, userId)).filter((e) => e.reference.startsWith('studio:')).map((e) => e.amount),
+    ).toEqual([-5, 5]);
   });
 
   it('completes a paid request with the AI result, keeps the debit, and the ledger explains the balance', async () => {
@@ -596,7 +585,7 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
       result: { generationId: `gen-${paid.id}`, kind: 'music', url: `https://cdn.example/${paid.id}` },
     });
     expect(done[1]).toMatchObject({ status: 'failed', tokensCharged: 5, refunded: true });
-    expect((await ledgerOf(userId)).map((e) => [e.reference, e.amount, e.reason])).toEqual([
+    expect((await ledgerOf(stack.db, userId)).map((e) => [e.reference, e.amount, e.reason])).toEqual([
       [`test:grant:${userId}:30`, 30, 'test_grant'],
       [references.studioDebit(paid.id), -15, 'studio_music_full'],
       [references.studioDebit(failed.id), -5, 'studio_music_clip'],

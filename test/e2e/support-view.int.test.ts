@@ -2,12 +2,20 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { createRevenueCatApiClient, createStripeApi, postLedgerEntry } from '@tally/billing-core';
+import { createRevenueCatApiClient, postLedgerEntry } from '@tally/billing-core';
 import { revenueCatTokenPurchase, stripeTokenPackPayment } from '../support/events';
 import { daysFromNow, FakeRevenueCat, fakeRevenueCatApiKey } from '../support/fakes/fake-revenuecat';
-import { FakeStripe } from '../support/fakes/fake-stripe';
+import type { FakeStripe } from '../support/fakes/fake-stripe';
 import { revenueCatSubscriptionEvent } from '../support/revenuecat-events';
-import { appKey, eventually, type Json, readJson, signStripe, TestStack } from '../support/stack';
+import {
+  appKey,
+  eventually,
+  type Json,
+  readJson,
+  signStripe,
+  startStackWithFakeStripe,
+  TestStack,
+} from '../support/stack';
 import {
   stripeEventBody,
   stripeInvoice,
@@ -214,11 +222,7 @@ describe('the support view of a user with a subscription from each source, payme
   const firstExpiry = daysFromNow(20);
   const renewedExpiry = daysFromNow(50);
 
-  const finished = (provider: 'stripe' | 'revenuecat', eventId: string) =>
-    eventually(`${eventId} to finish`, async () => {
-      const [row] = await stack.inboxRows(provider, eventId);
-      return row && ['processed', 'ignored', 'failed'].includes(row.status) ? row : undefined;
-    });
+  const finished = (provider: 'stripe' | 'revenuecat', eventId: string) => stack.finishedInboxRow(provider, eventId);
   const postStripe = async (body: string) => {
     expect((await stack.postStripe(body, signStripe(body))).status).toBe(200);
     return finished('stripe', JSON.parse(body).id);
@@ -230,17 +234,15 @@ describe('the support view of a user with a subscription from each source, payme
 
   beforeAll(async () => {
     revenueCat = await FakeRevenueCat.start();
-    stripe = await FakeStripe.start();
-    stack = await TestStack.start({
+    ({ stack, fake: stripe } = await startStackWithFakeStripe({
       ports: {
         revenueCat: createRevenueCatApiClient({
           apiKey: fakeRevenueCatApiKey,
           baseUrl: revenueCat.baseUrl,
           timeoutMs: 5_000,
         }),
-        stripe: createStripeApi({ secretKey: 'sk_test_fake', apiBaseUrl: stripe.baseUrl, timeoutMs: 5_000 }),
       },
-    });
+    }));
     stack.startWorker();
 
     // RevenueCat: the app bought the subscription while anonymous, then renewed it (two history rows).
@@ -332,7 +334,6 @@ describe('the support view of a user with a subscription from each source, payme
   afterAll(async () => {
     await stack.stop();
     await revenueCat.stop();
-    await stripe.stop();
   });
 
   it('shows everything in one call when asked by an alias: errors first, both subscription sources with history, payments with the refund shortfall and email, refunds, top-ups, installments, studio requests, linked ids', async () => {

@@ -1,6 +1,5 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 
 export const repoRoot = path.resolve(__dirname, '../..');
@@ -106,18 +105,5 @@ export function runCli(
     });
     // 'close', not 'exit': every byte of output has been read by then.
     child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-/** A local TCP port nothing listens on (bound, then released), for "cannot reach" tests. */
-export function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
   });
 }

@@ -1,26 +1,14 @@
 import { execFile } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from './ports';
 
 const run = promisify(execFile);
 const binDir = process.env.TEST_POSTGRES_BIN_DIR ?? '/usr/lib/postgresql/15/bin';
 // initdb and postgres refuse to run as root; tests often do (containers, CI).
 const serverUser = 'postgres';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
 
 function isRoot(): boolean {
   return typeof process.getuid === 'function' && process.getuid() === 0;

@@ -43,6 +43,7 @@ import {
   type WorkerRuntimeOptions,
 } from '../../apps/worker/src/worker-runtime';
 import { FakeClock } from './fakes/fake-clock';
+import { FakeStripe } from './fakes/fake-stripe';
 
 export const stripeSecret = 'whsec_test_current_secret';
 export const stripeOldSecret = 'whsec_test_previous_secret';
@@ -74,6 +75,13 @@ export interface WorkerSettings {
   lockDurationMs?: number;
 }
 
+export interface TestStackOptions {
+  redisUrl?: string;
+  ports?: ProviderPorts;
+  policy?: EventPolicy;
+  http?: Omit<HttpServerOptions, 'host'>;
+}
+
 /** Tests accept both environments unless they test the policy itself. */
 export const bothEnvironments: EventPolicy = {
   paymentEnvironments: new Set(['production', 'sandbox']),
@@ -99,6 +107,8 @@ export class TestStack {
   /** Ingest's metrics, for tests that check what a request was counted as. */
   readonly ingestMetrics: IngestMetrics = createIngestMetrics();
   private producer!: Redis;
+  /** What stop() also stops, last started first (fakes the stack was started with). */
+  private readonly alsoStopped: (() => Promise<void>)[] = [];
   studioQueue!: StudioQueue;
   /** The clock the API's studio routes read (the UTC day of the free allowance). */
   readonly clock = new FakeClock();
@@ -113,14 +123,7 @@ export class TestStack {
   ) {}
 
   /** `http` sets the slow-client timeouts of the ingest and api servers (production defaults otherwise). */
-  static async start(
-    options: {
-      redisUrl?: string;
-      ports?: ProviderPorts;
-      policy?: EventPolicy;
-      http?: Omit<HttpServerOptions, 'host'>;
-    } = {},
-  ): Promise<TestStack> {
+  static async start(options: TestStackOptions = {}): Promise<TestStack> {
     const stack = new TestStack(options.redisUrl, options.http);
     if (options.ports) stack.ports = options.ports;
     if (options.policy) stack.policy = options.policy;
@@ -312,6 +315,30 @@ export class TestStack {
     await this.studioQueue?.close().catch(() => undefined);
     this.producer?.disconnect();
     await this.database?.drop();
+    for (const stop of this.alsoStopped.splice(0).reverse()) await stop();
+  }
+
+  /** Has stop() also stop something the stack's tests use (a fake server started for it). */
+  stopAlso(stop: () => Promise<void>): void {
+    this.alsoStopped.push(stop);
+  }
+}
+
+/**
+ * A stack whose Stripe port talks to a FakeStripe started for it (other ports and options as
+ * given); `stack.stop()` stops the fake too.
+ */
+export async function startStackWithFakeStripe(
+  options: TestStackOptions = {},
+): Promise<{ stack: TestStack; fake: FakeStripe }> {
+  const fake = await FakeStripe.start();
+  try {
+    const stack = await TestStack.start({ ...options, ports: { ...options.ports, stripe: fake.api() } });
+    stack.stopAlso(() => fake.stop());
+    return { stack, fake };
+  } catch (error) {
+    await fake.stop();
+    throw error;
   }
 }
 

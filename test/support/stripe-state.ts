@@ -1,16 +1,12 @@
 import type { DB } from '@tally/billing-core';
 import type { Kysely } from 'kysely';
+import { ledgerOf } from './ledger';
 
 /** Everything Tally holds about one Stripe user, for whole-state assertions. */
 export async function stripeStateOf(db: Kysely<DB>, userId: string) {
   const [wallet, ledger, payments, subscriptions, emails, customers, installments] = await Promise.all([
     db.selectFrom('wallets').select('balance').where('user_id', '=', userId).executeTakeFirst(),
-    db
-      .selectFrom('ledger_entries')
-      .select(['reference', 'amount', 'balance_before', 'balance_after', 'reason'])
-      .where('user_id', '=', userId)
-      .orderBy('id')
-      .execute(),
+    ledgerOf(db, userId),
     db
       .selectFrom('payments')
       .select([

@@ -1,10 +1,10 @@
-import net from 'node:net';
 import { createDb, type Database, ensureDatabaseExists, migrate } from '@tally/billing-core';
 import { Redis } from 'ioredis';
 import { RunningProcess, type TallyApp } from '../../support/built-process';
 import { FakeAiStudio } from '../../support/fakes/fake-ai-studio';
 import { FakeRevenueCat, fakeRevenueCatApiKey } from '../../support/fakes/fake-revenuecat';
 import { FakeStripe } from '../../support/fakes/fake-stripe';
+import { freePort } from '../../support/ports';
 import { DisposablePostgres } from '../../support/postgres-server';
 import { DisposableRedis } from '../../support/redis-server';
 
@@ -32,18 +32,6 @@ export const chaosHttpRequestTimeoutMs = 10_000;
 export const chaosWorkerLockMs = 2_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
 
 /**
  * One Tally process under a supervisor: it keeps its port across restarts (like a pod behind a

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createStripeApi, type StripeApi } from '@tally/billing-core';
 import { ProviderFaults } from './provider-faults';
 
 export interface RecordedStripeRequest {
@@ -12,6 +13,9 @@ export interface RecordedStripeRequest {
 }
 
 type StripeObject = Record<string, unknown>;
+
+/** The secret key tests give Tally for the fake (STRIPE_SECRET_KEY); the fake accepts any key. */
+export const fakeStripeSecretKey = 'sk_test_fake';
 
 /**
  * A fake of the parts of Stripe's API Tally calls, as a real local HTTP server (the SDK is
@@ -48,6 +52,11 @@ export class FakeStripe {
 
   get baseUrl(): string {
     return `http://127.0.0.1:${this.port}`;
+  }
+
+  /** Tally's Stripe port (the real SDK client) pointed at this fake. */
+  api(timeoutMs = 5_000): StripeApi {
+    return createStripeApi({ secretKey: fakeStripeSecretKey, apiBaseUrl: this.baseUrl, timeoutMs });
   }
 
   /** The next matching request(s) fail with this status (429 with Retry-After, 500, …). */
