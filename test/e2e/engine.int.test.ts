@@ -33,12 +33,7 @@ describe('the engine the flows plug into', () => {
   afterAll(() => stack.stop());
   afterEach(() => stack.stopWorkers());
 
-  const findRow = (providerEventId: string) =>
-    stack.db
-      .selectFrom('inbox_events')
-      .selectAll()
-      .where('provider_event_id', '=', providerEventId)
-      .executeTakeFirstOrThrow();
+  const findRow = (providerEventId: string) => stack.inboxRow('revenuecat', providerEventId);
 
   it('retries a "retry later" event after its delay with its failure budget intact, then applies it', async () => {
     const real = stack.handlers();

@@ -1,7 +1,7 @@
 import { findWallet, productionOnlyPolicy } from '@tally/billing-core';
 import { revenueCatTokenPurchase, stripeTokenPackPayment } from '../support/events';
 import { ledgerOf } from '../support/ledger';
-import { eventually, signStripe, TestStack } from '../support/stack';
+import { signStripe, TestStack } from '../support/stack';
 
 /** Sets one field of a JSON body's event (RevenueCat) or the event itself (Stripe). */
 function withEventFields(body: string, fields: Record<string, unknown>, path: 'event' | 'root'): string {
@@ -20,15 +20,12 @@ describe('PAYMENT_ENVIRONMENTS=production, STRIPE_CONNECT_ACCOUNTS=acct_listed',
   });
   afterAll(() => stack.stop());
 
-  const rowOf = (providerEventId: string) =>
-    eventually(`${providerEventId} to finish`, async () => {
-      const row = await stack.db
-        .selectFrom('inbox_events')
-        .select(['status', 'outcome_code', 'outcome_detail', 'livemode', 'environment'])
-        .where('provider_event_id', '=', providerEventId)
-        .executeTakeFirst();
-      return row && row.status !== 'received' && row.status !== 'processing' ? row : undefined;
-    });
+  /** The finished row's outcome and the environment it was stored with. */
+  const rowOf = async (provider: 'stripe' | 'revenuecat', providerEventId: string) => {
+    const row = await stack.finishedInboxRow(provider, providerEventId);
+    const { status, outcome_code, outcome_detail, livemode, environment } = row;
+    return { status, outcome_code, outcome_detail, livemode, environment };
+  };
 
   it('stores sandbox and test-mode purchases and credits nothing for them', async () => {
     const sandbox = withEventFields(
@@ -40,14 +37,14 @@ describe('PAYMENT_ENVIRONMENTS=production, STRIPE_CONNECT_ACCOUNTS=acct_listed',
     const testMode = stripeTokenPackPayment({ eventId: 'evt_test_mode_1', userId: 'env-user' }); // livemode false
     expect((await stack.postStripe(testMode, signStripe(testMode))).status).toBe(200);
 
-    expect(await rowOf('rc-sandbox-1')).toEqual({
+    expect(await rowOf('revenuecat', 'rc-sandbox-1')).toEqual({
       status: 'ignored',
       outcome_code: 'other_environment',
       outcome_detail: 'sandbox event; this deployment accepts production',
       livemode: false,
       environment: 'SANDBOX',
     });
-    expect(await rowOf('evt_test_mode_1')).toMatchObject({
+    expect(await rowOf('stripe', 'evt_test_mode_1')).toMatchObject({
       status: 'ignored',
       outcome_code: 'other_environment',
       livemode: false,
@@ -61,8 +58,11 @@ describe('PAYMENT_ENVIRONMENTS=production, STRIPE_CONNECT_ACCOUNTS=acct_listed',
     );
     await stack.postStripe(live, signStripe(live));
     await stack.postRevenueCat(revenueCatTokenPurchase({ id: 'rc-production-1', userId: 'env-user' }));
-    expect(await rowOf('evt_live_1')).toMatchObject({ status: 'processed', outcome_code: 'credited' });
-    expect(await rowOf('rc-production-1')).toMatchObject({ status: 'processed', outcome_code: 'credited' });
+    expect(await rowOf('stripe', 'evt_live_1')).toMatchObject({ status: 'processed', outcome_code: 'credited' });
+    expect(await rowOf('revenuecat', 'rc-production-1')).toMatchObject({
+      status: 'processed',
+      outcome_code: 'credited',
+    });
     expect(await findWallet(stack.db, 'env-user')).toEqual({ userId: 'env-user', balance: 200 });
     const references = await stack.db
       .selectFrom('ledger_entries')
@@ -89,8 +89,11 @@ describe('PAYMENT_ENVIRONMENTS=production, STRIPE_CONNECT_ACCOUNTS=acct_listed',
       'root',
     );
     await stack.postStripe(connect, signStripe(connect));
-    expect(await rowOf('rc-no-env')).toMatchObject({ status: 'ignored', outcome_code: 'unknown_environment' });
-    expect(await rowOf('evt_connect_1')).toMatchObject({
+    expect(await rowOf('revenuecat', 'rc-no-env')).toMatchObject({
+      status: 'ignored',
+      outcome_code: 'unknown_environment',
+    });
+    expect(await rowOf('stripe', 'evt_connect_1')).toMatchObject({
       status: 'ignored',
       outcome_code: 'connect_account',
       outcome_detail: 'event of connected account acct_someone_else',
@@ -106,7 +109,10 @@ describe('PAYMENT_ENVIRONMENTS=production, STRIPE_CONNECT_ACCOUNTS=acct_listed',
       'root',
     );
     expect((await stack.postStripe(listed, signStripe(listed))).status).toBe(200);
-    expect(await rowOf('evt_connect_listed')).toMatchObject({ status: 'processed', outcome_code: 'credited' });
+    expect(await rowOf('stripe', 'evt_connect_listed')).toMatchObject({
+      status: 'processed',
+      outcome_code: 'credited',
+    });
     expect(await findWallet(stack.db, 'env-user-3')).toEqual({ userId: 'env-user-3', balance: 100 });
     const ledger = await ledgerOf(stack.db, 'env-user-3', ['reference', 'amount']);
     expect(ledger).toEqual([{ reference: `stripe:payment:${paymentIntentId}`, amount: 100 }]);

@@ -36,12 +36,7 @@ describe('processing failures: retries, parking and requeue', () => {
   afterAll(() => stack.stop());
   afterEach(() => stack.stopWorkers());
 
-  const findRow = (providerEventId: string) =>
-    stack.db
-      .selectFrom('inbox_events')
-      .selectAll()
-      .where('provider_event_id', '=', providerEventId)
-      .executeTakeFirstOrThrow();
+  const findRow = (providerEventId: string) => stack.inboxRow('revenuecat', providerEventId);
 
   it('records attempts and the last error, retries with backoff, parks after the cap, and processes after a requeue', async () => {
     const state = { failing: true, calls: 0 };

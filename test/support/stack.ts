@@ -254,6 +254,16 @@ export class TestStack {
       .execute();
   }
 
+  /** The inbox row of a provider event; throws when there is none. */
+  inboxRow(provider: 'stripe' | 'revenuecat', providerEventId: string) {
+    return this.db
+      .selectFrom('inbox_events')
+      .selectAll()
+      .where('provider', '=', provider)
+      .where('provider_event_id', '=', providerEventId)
+      .executeTakeFirstOrThrow();
+  }
+
   /**
    * Waits until the inbox row of a provider event is finished: processed, ignored or parked
    * (`failed`). Throws after the usual `eventually` timeout.
