@@ -11,7 +11,7 @@ import {
 } from '@tally/billing-core';
 import { sql } from 'kysely';
 import { revenueCatTokenPurchase } from '../support/events';
-import { inboxTransitionsOf, recordInboxTransitions, retriesBeforeDue } from '../support/inbox-transitions';
+import { inboxHistoryOf, recordInboxHistory, retriesBeforeDue } from '../support/inbox-history';
 import { ledgerOf } from '../support/ledger';
 import { captureLogs, logLevels } from '../support/log-capture';
 import { eventually, type Json, TestStack } from '../support/stack';
@@ -39,7 +39,7 @@ describe('the engine the flows plug into', () => {
     const real = stack.handlers();
     const state = { waitsLeft: 4, calls: 0 };
     const logs = captureLogs();
-    await recordInboxTransitions(stack.db);
+    await recordInboxHistory(stack.db);
     stack.startWorker({
       logger: logs.logger,
       maxAttempts: 2,
@@ -80,8 +80,8 @@ describe('the engine the flows plug into', () => {
     expect(state.calls).toBe(5);
     // The row's history, from the database: claimed, given back to wait, claimed again only once
     // due (each deferral scheduled it after itself), four times, then processed.
-    const transitions = await inboxTransitionsOf(stack.db, done.id);
-    expect(transitions.map((change) => [change.status, change.outcomeCode, change.deferrals])).toEqual([
+    const history = await inboxHistoryOf(stack.db, done.id);
+    expect(history.map((change) => [change.status, change.outcomeCode, change.deferrals])).toEqual([
       ['processing', null, 0],
       ['received', 'waiting', 1],
       ['processing', 'waiting', 1],
@@ -93,7 +93,7 @@ describe('the engine the flows plug into', () => {
       ['processing', 'waiting', 4],
       ['processed', 'credited', 4],
     ]);
-    expect(retriesBeforeDue(transitions)).toEqual([]);
+    expect(retriesBeforeDue(history)).toEqual([]);
     expect(await ledgerOf(stack.db, 'wait-user')).toEqual([
       {
         reference: 'revenuecat:event:rc-wait-1',

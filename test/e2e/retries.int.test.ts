@@ -1,6 +1,6 @@
 import { findWallet, type InboxHandlers, InvalidEventError, inboxJobId } from '@tally/billing-core';
 import { revenueCatTokenPurchase } from '../support/events';
-import { inboxTransitionsOf, recordInboxTransitions, retriesBeforeDue } from '../support/inbox-transitions';
+import { inboxHistoryOf, recordInboxHistory, retriesBeforeDue } from '../support/inbox-history';
 import { eventually, TestStack } from '../support/stack';
 
 /**
@@ -45,7 +45,7 @@ describe('processing failures: retries, parking and requeue', () => {
       backoff: { baseDelayMs: 100, maxDelayMs: 400 },
       handlers: flakyHandlers(stack.handlers(), state),
     });
-    await recordInboxTransitions(stack.db);
+    await recordInboxHistory(stack.db);
     expect(
       (await stack.postRevenueCat(revenueCatTokenPurchase({ id: 'rc-flaky-1', userId: 'flaky-user' }))).status,
     ).toBe(200);
@@ -62,8 +62,8 @@ describe('processing failures: retries, parking and requeue', () => {
     expect(state.calls).toBe(3);
     // The row's history, from the database: each failed attempt scheduled the next one after
     // itself (backoff), and each retry was claimed only once due; the third failure parks it.
-    const transitions = await inboxTransitionsOf(stack.db, parked.id);
-    expect(transitions.map((change) => [change.status, change.outcomeCode, change.attempts])).toEqual([
+    const history = await inboxHistoryOf(stack.db, parked.id);
+    expect(history.map((change) => [change.status, change.outcomeCode, change.attempts])).toEqual([
       ['processing', null, 1],
       ['received', 'retrying', 1],
       ['processing', 'retrying', 2],
@@ -71,10 +71,8 @@ describe('processing failures: retries, parking and requeue', () => {
       ['processing', 'retrying', 3],
       ['failed', 'attempts_exhausted', 3],
     ]);
-    expect(transitions.filter((change) => change.status === 'received').every((change) => change.nextAttemptAt)).toBe(
-      true,
-    );
-    expect(retriesBeforeDue(transitions)).toEqual([]);
+    expect(history.filter((change) => change.status === 'received').every((change) => change.nextAttemptAt)).toBe(true);
+    expect(retriesBeforeDue(history)).toEqual([]);
     const job = await stack.queue.getJob(inboxJobId(parked.id));
     expect(await job?.getState()).toBe('failed');
     expect(job?.failedReason).toContain('parked (attempts_exhausted) after 3 attempts');

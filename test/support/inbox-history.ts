@@ -2,7 +2,7 @@ import type { DB } from '@tally/billing-core';
 import { type Kysely, sql } from 'kysely';
 
 /** One committed change of an inbox row, as a trigger in the test's own database recorded it. */
-export interface InboxTransition {
+export interface InboxChange {
   status: string;
   attempts: number;
   deferrals: number;
@@ -15,13 +15,13 @@ export interface InboxTransition {
 
 /**
  * Starts recording every update of `inbox_events` in the test's own database (a trigger writes
- * each new row state to `test_inbox_transitions`), so a test can check the order of what happened
+ * each new row state to `test_inbox_history`), so a test can check the order of what happened
  * to a row (claimed, deferred, failed, claimed again) from the database's own timestamps instead
  * of the test's wall clock. Idempotent.
  */
-export async function recordInboxTransitions(db: Kysely<DB>): Promise<void> {
+export async function recordInboxHistory(db: Kysely<DB>): Promise<void> {
   await sql`
-    CREATE TABLE IF NOT EXISTS test_inbox_transitions (
+    CREATE TABLE IF NOT EXISTS test_inbox_history (
       seq bigserial PRIMARY KEY,
       inbox_event_id bigint NOT NULL,
       status text NOT NULL,
@@ -32,19 +32,19 @@ export async function recordInboxTransitions(db: Kysely<DB>): Promise<void> {
       at timestamptz NOT NULL DEFAULT now()
     )`.execute(db);
   await sql`
-    CREATE OR REPLACE FUNCTION test_record_inbox_transition() RETURNS trigger LANGUAGE plpgsql AS $$
+    CREATE OR REPLACE FUNCTION test_record_inbox_change() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
-      INSERT INTO test_inbox_transitions (inbox_event_id, status, attempts, deferrals, outcome_code, next_attempt_at)
+      INSERT INTO test_inbox_history (inbox_event_id, status, attempts, deferrals, outcome_code, next_attempt_at)
       VALUES (NEW.id, NEW.status, NEW.attempts, NEW.deferrals, NEW.outcome_code, NEW.next_attempt_at);
       RETURN NEW;
     END $$`.execute(db);
   await sql`
-    CREATE OR REPLACE TRIGGER test_record_inbox_transition AFTER UPDATE ON inbox_events
-    FOR EACH ROW EXECUTE FUNCTION test_record_inbox_transition()`.execute(db);
+    CREATE OR REPLACE TRIGGER test_record_inbox_change AFTER UPDATE ON inbox_events
+    FOR EACH ROW EXECUTE FUNCTION test_record_inbox_change()`.execute(db);
 }
 
 /** The recorded changes of one inbox row, in the order they were made (row locks serialize them). */
-export async function inboxTransitionsOf(db: Kysely<DB>, inboxEventId: number): Promise<InboxTransition[]> {
+export async function inboxHistoryOf(db: Kysely<DB>, inboxEventId: number): Promise<InboxChange[]> {
   const { rows } = await sql<{
     status: string;
     attempts: number;
@@ -53,7 +53,7 @@ export async function inboxTransitionsOf(db: Kysely<DB>, inboxEventId: number): 
     at: Date;
     next_attempt_at: Date | null;
   }>`SELECT status, attempts, deferrals, outcome_code, at, next_attempt_at
-       FROM test_inbox_transitions WHERE inbox_event_id = ${inboxEventId} ORDER BY seq`.execute(db);
+       FROM test_inbox_history WHERE inbox_event_id = ${inboxEventId} ORDER BY seq`.execute(db);
   return rows.map((row) => ({
     status: row.status,
     attempts: row.attempts,
@@ -69,18 +69,18 @@ export async function inboxTransitionsOf(db: Kysely<DB>, inboxEventId: number): 
  * scheduled the row for: a retry that did not wait for its backoff or its "retry later" delay.
  * Empty when every retry waited; also lists schedules that were not after the change that set them.
  */
-export function retriesBeforeDue(transitions: readonly InboxTransition[]): string[] {
+export function retriesBeforeDue(history: readonly InboxChange[]): string[] {
   const early: string[] = [];
-  transitions.forEach((transition, index) => {
-    if (transition.nextAttemptAt && transition.nextAttemptAt <= transition.at) {
+  history.forEach((change, index) => {
+    if (change.nextAttemptAt && change.nextAttemptAt <= change.at) {
       early.push(
-        `change ${index} (${transition.status}) scheduled the row for ${transition.nextAttemptAt.toISOString()}, not after itself (${transition.at.toISOString()})`,
+        `change ${index} (${change.status}) scheduled the row for ${change.nextAttemptAt.toISOString()}, not after itself (${change.at.toISOString()})`,
       );
     }
-    const previous = transitions[index - 1];
-    if (transition.status === 'processing' && previous?.nextAttemptAt && transition.at < previous.nextAttemptAt) {
+    const previous = history[index - 1];
+    if (change.status === 'processing' && previous?.nextAttemptAt && change.at < previous.nextAttemptAt) {
       early.push(
-        `claim ${index} at ${transition.at.toISOString()} before the row was due at ${previous.nextAttemptAt.toISOString()}`,
+        `claim ${index} at ${change.at.toISOString()} before the row was due at ${previous.nextAttemptAt.toISOString()}`,
       );
     }
   });
