@@ -33,6 +33,7 @@ export type { InboxEventDraft } from './inbox/inbox-event-draft';
 export * from './inbox/inbox-handler';
 export * from './inbox/inbox-relay-source';
 export * from './inbox/list-inbox-events';
+export * from './inbox/outcome-codes';
 export * from './inbox/process-inbox-event';
 export * from './inbox/record-inbox-event';
 export * from './inbox/record-inbox-events';

@@ -1,24 +1,42 @@
 /**
+ * The prefixes of the ledger references: code that matches references by family (reconcile's
+ * SQL) reads them from here, never as a string literal.
+ */
+export const referencePrefixes = {
+  revenuecatEvent: 'revenuecat:event:',
+  revenuecatRefund: 'revenuecat:refund:',
+  /** Every Stripe reference starts with this. */
+  stripe: 'stripe:',
+  stripeInvoice: 'stripe:invoice:',
+  stripePayment: 'stripe:payment:',
+  stripeInstallment: 'stripe:installment:',
+  /** Both a completing refund (`stripe:refund:{chargeId}`) and a partial one (`…:{amount}`). */
+  stripeRefund: 'stripe:refund:',
+  topup: 'topup:',
+  studio: 'studio:',
+} as const;
+
+/**
  * Deterministic ledger references. Every code path that can make the same grant builds its
  * reference with the same function, so the unique index on ledger_entries.reference turns a
  * second attempt into a no-op. These formats are part of the public contract: never change one.
  */
 export const references = {
-  revenuecatEvent: (eventId: string) => `revenuecat:event:${eventId}`,
+  revenuecatEvent: (eventId: string) => `${referencePrefixes.revenuecatEvent}${eventId}`,
   /** A refunded RevenueCat token pack, by the store transaction of the purchase. */
-  revenuecatRefund: (transactionId: string) => `revenuecat:refund:${transactionId}`,
-  stripeInvoice: (invoiceId: string) => `stripe:invoice:${invoiceId}`,
-  stripePayment: (paymentIntentId: string) => `stripe:payment:${paymentIntentId}`,
-  stripeInstallment: (scheduleRowId: number | string) => `stripe:installment:${scheduleRowId}`,
-  topup: (topupId: string) => `topup:${topupId}`,
+  revenuecatRefund: (transactionId: string) => `${referencePrefixes.revenuecatRefund}${transactionId}`,
+  stripeInvoice: (invoiceId: string) => `${referencePrefixes.stripeInvoice}${invoiceId}`,
+  stripePayment: (paymentIntentId: string) => `${referencePrefixes.stripePayment}${paymentIntentId}`,
+  stripeInstallment: (scheduleRowId: number | string) => `${referencePrefixes.stripeInstallment}${scheduleRowId}`,
+  topup: (topupId: string) => `${referencePrefixes.topup}${topupId}`,
   /** The refund that completes a one-off pack's refund (all of it at once, or the rest after partial ones). */
-  stripeRefund: (chargeId: string) => `stripe:refund:${chargeId}`,
+  stripeRefund: (chargeId: string) => `${referencePrefixes.stripeRefund}${chargeId}`,
   /**
    * A partial refund of a one-off pack: the step that brought the charge's cumulative
    * `amount_refunded` to this amount (each refund moves it, so it names the refund).
    */
   stripePartialRefund: (chargeId: string, amountRefundedMinor: number) =>
-    `stripe:refund:${chargeId}:${amountRefundedMinor}`,
-  studioDebit: (requestId: string) => `studio:${requestId}:debit`,
-  studioRefund: (requestId: string) => `studio:${requestId}:refund`,
+    `${referencePrefixes.stripeRefund}${chargeId}:${amountRefundedMinor}`,
+  studioDebit: (requestId: string) => `${referencePrefixes.studio}${requestId}:debit`,
+  studioRefund: (requestId: string) => `${referencePrefixes.studio}${requestId}:refund`,
 } as const;

@@ -1,25 +1,27 @@
 import type { Transaction } from 'kysely';
 import type { Clock } from '../clock';
 import type { DB, InboxEventRow, Provider } from '../db/schema';
+import type { IgnoredOutcomeCode, ProcessedOutcomeCode } from './outcome-codes';
 
 /**
- * A stable, machine-readable outcome code: lowercase snake case, documented in docs/outcomes.md.
- * Operators and tests filter on it; the detail next to it is for people.
+ * What applying one event did (or why it must wait). The code is a member of outcome-codes.ts
+ * (documented in docs/outcomes.md); the detail next to it is for people.
  */
-export type OutcomeCode = string;
-
-/** What applying one event did (or why it must wait). */
 export type HandlerResult =
-  | { kind: 'processed'; code: OutcomeCode; detail: string }
-  | { kind: 'ignored'; code: OutcomeCode; detail: string }
+  | { kind: 'processed'; code: ProcessedOutcomeCode; detail: string }
+  | { kind: 'ignored'; code: IgnoredOutcomeCode; detail: string }
   /**
    * A prerequisite has not arrived yet: try again after `delayMs` (or a growing default). Does
    * not spend the failure budget; bounded by the engine's maximum wait.
    */
   | { kind: 'retry-later'; reason: string; delayMs?: number };
 
-export const processed = (code: OutcomeCode, detail: string): HandlerResult => ({ kind: 'processed', code, detail });
-export const ignored = (code: OutcomeCode, detail: string): HandlerResult => ({ kind: 'ignored', code, detail });
+export const processed = (code: ProcessedOutcomeCode, detail: string): HandlerResult => ({
+  kind: 'processed',
+  code,
+  detail,
+});
+export const ignored = (code: IgnoredOutcomeCode, detail: string): HandlerResult => ({ kind: 'ignored', code, detail });
 export const retryLater = (reason: string, delayMs?: number): HandlerResult =>
   delayMs === undefined ? { kind: 'retry-later', reason } : { kind: 'retry-later', reason, delayMs };
 

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { type Clock, systemClock } from '../clock';
 import { commitWith, rollbackWith, runInTransaction, type TransactionDecision } from '../db/run-in-transaction';
 import type { DB, InboxEventRow } from '../db/schema';
-import { BillingError, ERROR_TEXT_MAX_LENGTH, isRetryable, RetryLaterError, toErrorText } from '../errors';
+import { ERROR_TEXT_MAX_LENGTH, isRetryable, RetryLaterError, toErrorText } from '../errors';
 import { type BackoffSettings, computeBackoffDelayMs } from '../scheduling/backoff';
 import type { HandlerContext, InboxHandlers } from './inbox-handler';
 import {
@@ -14,6 +14,12 @@ import {
   readInboxEventStatus,
   recordInboxEventFailure,
 } from './inbox-transitions';
+import {
+  type IgnoredOutcomeCode,
+  type ParkedOutcomeCode,
+  type ProcessedOutcomeCode,
+  parkedOutcomeCodeOf,
+} from './outcome-codes';
 
 export const DEFAULT_MAX_ATTEMPTS = 15;
 export const DEFAULT_FAILURE_BACKOFF: BackoffSettings = { baseDelayMs: 5_000, maxDelayMs: 30 * 60_000 };
@@ -47,7 +53,7 @@ export type ProcessInboxEventResult =
   | {
       kind: 'processed' | 'ignored';
       row: InboxEventRow;
-      code: string;
+      code: ProcessedOutcomeCode | IgnoredOutcomeCode;
       detail: string;
       /** How the attempt ran: one transaction (a first run needing no read) or claimed first. */
       path: 'one-transaction' | 'claimed';
@@ -65,7 +71,8 @@ export type ProcessInboxEventResult =
       parked: boolean;
       delayMs: number;
       retryable: boolean;
-      code: string;
+      /** The parked row's outcome code; `error` when not parked (the row then says `retrying`). */
+      code: ParkedOutcomeCode | 'error';
     };
 
 /**
@@ -295,7 +302,7 @@ async function recordFailure(
 ): Promise<ProcessInboxEventResult> {
   const retryable = isRetryable(error);
   const park = !retryable || claimed.attempts >= maxAttempts;
-  const code = !retryable && error instanceof BillingError ? error.code : park ? 'attempts_exhausted' : 'error';
+  const code = !retryable ? parkedOutcomeCodeOf(error) : park ? 'attempts_exhausted' : 'error';
   const delayMs = park ? 0 : computeBackoffDelayMs(claimed.attempts, deps.backoff ?? DEFAULT_FAILURE_BACKOFF);
   const errorText = toErrorText(error);
   const row = await recordInboxEventFailure(
