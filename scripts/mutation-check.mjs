@@ -109,6 +109,27 @@ const mutations = [
     to: '}\n        await job.moveToDelayed(Date.now(), token);',
     tests: ['test/e2e/retries'],
   },
+  {
+    name: 'reconcile reads the system time instead of its clock',
+    file: 'packages/billing-core/src/reconcile/reconcile-stripe.ts',
+    from: 'const now = (deps.clock ?? systemClock).now();',
+    to: 'const now = systemClock.now();',
+    tests: ['test/e2e/reconcile.int'],
+  },
+  {
+    name: 'reconcile stops checking the ledger entry a credited Stripe event promises',
+    file: 'packages/billing-core/src/reconcile/find-stripe-events-without-rows.ts',
+    from: 'SELECT 1 FROM ledger_entries l WHERE l.reference = e.reference)',
+    to: 'SELECT 1)',
+    tests: ['test/e2e/reconcile.int'],
+  },
+  {
+    name: 'reconcile stops reporting Stripe ledger rows without an event',
+    file: 'packages/billing-core/src/reconcile/find-stripe-ledger-rows-without-event.ts',
+    from: 'WHERE starts_with(l.reference, ${stripe})',
+    to: 'WHERE starts_with(l.reference, ${stripeInstallment})',
+    tests: ['test/e2e/reconcile.int'],
+  },
 ];
 
 // MUTATIONS=<substring>: run only the mutations whose name contains it.

@@ -157,4 +157,29 @@ describe('Stripe reconciliation: backfill from the Events API and money rows che
       expect.objectContaining({ reference: `stripe:invoice:${orphanInvoice}`, userId, amount: 5 }),
     ]);
   });
+
+  it('counts its window and the ledger grace period back from the clock it is given', async () => {
+    const userId = stripeId('user');
+    const orphanInvoice = stripeId('in');
+    await stack.db.transaction().execute(async (trx) => {
+      await trx.insertInto('users').values({ id: userId }).execute();
+      return postLedgerEntry(trx, { userId, reference: `stripe:invoice:${orphanInvoice}`, amount: 3, reason: 'test' });
+    });
+    const deps = {
+      db: stack.db,
+      stripe: stack.ports.stripe as NonNullable<typeof stack.ports.stripe>,
+      enqueue: (ids: number[]) => handOffInboxEvents(stack.queue, stack.db, ids),
+    };
+    const orphan = expect.objectContaining({ reference: `stripe:invoice:${orphanInvoice}`, userId, amount: 3 });
+
+    // By the system clock the row was just written: inside the 10-minute grace, not reported.
+    const byNow = await reconcileStripe(deps, { dryRun: true });
+    expect(byNow.ledgerRowsWithoutEvent).not.toContainEqual(orphan);
+
+    // An hour later by the clock given, the same row is past the grace and reported.
+    const later = new Date(Date.now() + 3_600_000);
+    const report = await reconcileStripe({ ...deps, clock: { now: () => later } }, { dryRun: true });
+    expect(report.windowStart).toBe(new Date(later.getTime() - 3 * 24 * 3_600_000).toISOString());
+    expect(report.ledgerRowsWithoutEvent).toContainEqual(orphan);
+  });
 });

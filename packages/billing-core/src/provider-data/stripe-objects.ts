@@ -1,8 +1,9 @@
 import { objectAt, toIndexValue } from '../inbox/inbox-event-draft';
 
 /**
- * Readers for Stripe objects in both the current API shapes (2025-03-31 and later) and the older
- * ones. Expandable fields may be an id string or an expanded object; every reader accepts both.
+ * The one module of Stripe object readers (webhook events' `data.object`, API answers, ingest's
+ * index columns), in both the current API shapes (2025-03-31 and later) and the older ones.
+ * Expandable fields may be an id string or an expanded object; every reader accepts both.
  */
 export type StripeJson = Record<string, unknown>;
 
@@ -24,6 +25,14 @@ export function stripeNumberAt(object: StripeJson, key: string): number | null {
 
 export function stripeMetadataOf(object: StripeJson, key: string): string | null {
   return toIndexValue(objectAt(object.metadata)[key]);
+}
+
+/**
+ * The Tally user a Stripe object names: Checkout Sessions carry it in `client_reference_id`
+ * (fallback `metadata.user_id`); PaymentIntents and Subscriptions in `metadata.user_id`.
+ */
+export function stripeUserOf(object: StripeJson): string | null {
+  return toIndexValue(object.client_reference_id) ?? stripeMetadataOf(object, 'user_id');
 }
 
 function listData(value: unknown): StripeJson[] {

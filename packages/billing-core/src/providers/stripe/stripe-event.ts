@@ -9,6 +9,7 @@ import {
   toProviderEventKey,
   workerEventIdSchema,
 } from '../../inbox/inbox-event-draft';
+import { invoiceSubscriptionIdOf, stripeIdOf, stripeUserOf } from '../../provider-data/stripe-objects';
 
 /**
  * The parts of a Stripe event the worker reads. `livemode`, `account` and `data.object` stay
@@ -27,7 +28,6 @@ const stripeEventSchema = z.looseObject({
 });
 
 export type StripeEvent = z.infer<typeof stripeEventSchema>;
-type StripeObject = StripeEvent['data']['object'];
 
 /**
  * Parses a Stripe event body (already verified) for the worker. Throws InvalidEventError naming
@@ -45,39 +45,6 @@ export function parseStripeEvent(rawBody: string): StripeEvent {
   return parsed.data;
 }
 
-/** An id field that may be a string or an expanded object with an id. */
-function idOf(value: unknown): string | null {
-  if (typeof value === 'string') return toIndexValue(value);
-  if (value && typeof value === 'object' && 'id' in value) return toIndexValue((value as { id: unknown }).id);
-  return null;
-}
-
-function metadataOf(object: Record<string, unknown>): Record<string, unknown> {
-  return objectAt(object.metadata);
-}
-
-/**
- * The Tally user a Stripe object names: Checkout Sessions carry it in `client_reference_id`
- * (fallback `metadata.user_id`); PaymentIntents and Subscriptions in `metadata.user_id`.
- */
-export function stripeUserOf(object: StripeObject): string | null {
-  return userOf(object);
-}
-
-function userOf(object: Record<string, unknown>): string | null {
-  return toIndexValue(object.client_reference_id) ?? toIndexValue(metadataOf(object).user_id);
-}
-
-export function stripeMetadataValue(object: StripeObject, key: string): string | null {
-  return toIndexValue(metadataOf(object)[key]);
-}
-
-/** The subscription an invoice belongs to, before and after API version 2025-03-31. */
-function invoiceSubscriptionOf(object: Record<string, unknown>): string | null {
-  const details = objectAt(objectAt(object.parent).subscription_details);
-  return idOf(details.subscription) ?? idOf(object.subscription);
-}
-
 function draftOf(event: Record<string, unknown>, rawBody: string): InboxEventDraft {
   const object = objectAt(objectAt(event.data).object);
   const kind = typeof object.object === 'string' ? object.object : null;
@@ -90,12 +57,16 @@ function draftOf(event: Record<string, unknown>, rawBody: string): InboxEventDra
     type: toEventTypeValue(event.type, 'type'),
     livemode,
     environment: livemode === null ? null : livemode ? 'live' : 'test',
-    userId: userOf(object),
-    providerCustomerId: kind === 'customer' ? ownId : idOf(object.customer),
+    userId: stripeUserOf(object),
+    providerCustomerId: kind === 'customer' ? ownId : stripeIdOf(object.customer),
     providerSubscriptionId:
-      kind === 'subscription' ? ownId : kind === 'invoice' ? invoiceSubscriptionOf(object) : idOf(object.subscription),
-    providerPaymentIntentId: kind === 'payment_intent' ? ownId : idOf(object.payment_intent),
-    providerInvoiceId: kind === 'invoice' ? ownId : idOf(object.invoice),
+      kind === 'subscription'
+        ? ownId
+        : kind === 'invoice'
+          ? invoiceSubscriptionIdOf(object)
+          : stripeIdOf(object.subscription),
+    providerPaymentIntentId: kind === 'payment_intent' ? ownId : stripeIdOf(object.payment_intent),
+    providerInvoiceId: kind === 'invoice' ? ownId : stripeIdOf(object.invoice),
     providerAccountId: toIndexValue(event.account),
     rawBody,
   };

@@ -10,12 +10,13 @@ import {
   stripeMetadataOf,
   stripeNumberAt,
   stripeStringAt,
+  stripeUserOf,
 } from '../../../provider-data/stripe-objects';
 import { references } from '../../../references';
 import { saveStripeSubscription } from '../../../subscriptions/save-stripe-subscription';
 import { defineRoute } from '../../shared/create-provider-handler';
 import { rememberStripeCustomer, withCustomerMappingNote } from '../stripe-customers';
-import { type StripeEvent, stripeUserOf } from '../stripe-event';
+import type { StripeEvent } from '../stripe-event';
 import { tokenPackEmail } from './payment-intent-succeeded';
 
 type Prepared =

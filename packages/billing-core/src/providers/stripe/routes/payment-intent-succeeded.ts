@@ -2,12 +2,12 @@ import type { Catalog } from '../../../catalog/catalog';
 import { InvalidEventError } from '../../../errors';
 import { ignored, processed } from '../../../inbox/inbox-handler';
 import { recordPayment } from '../../../payments/record-payment';
-import { stripeIdOf, stripeStringAt } from '../../../provider-data/stripe-objects';
+import { stripeIdOf, stripeMetadataOf, stripeStringAt, stripeUserOf } from '../../../provider-data/stripe-objects';
 import { references } from '../../../references';
 import { settleTopup } from '../../../topups/settle-topup';
 import { defineRoute } from '../../shared/create-provider-handler';
 import { rememberStripeCustomer, withCustomerMappingNote } from '../stripe-customers';
-import { type StripeEvent, stripeMetadataValue, stripeUserOf } from '../stripe-event';
+import type { StripeEvent } from '../stripe-event';
 
 /**
  * `payment_intent.succeeded`. A top-up (`metadata.topup_reference`) runs the top-up's pending →
@@ -21,7 +21,7 @@ export function createPaymentIntentSucceededRoute(deps: { catalog: Catalog }) {
   return defineRoute<StripeEvent, undefined>({
     async apply(trx, event, _prepared, row) {
       const intent = event.data.object;
-      const topupReference = stripeMetadataValue(intent, 'topup_reference');
+      const topupReference = stripeMetadataOf(intent, 'topup_reference');
       if (topupReference) {
         const settled = await settleTopup(trx, {
           reference: topupReference,
@@ -42,7 +42,7 @@ export function createPaymentIntentSucceededRoute(deps: { catalog: Catalog }) {
           }
         }
       }
-      const packId = stripeMetadataValue(intent, 'pack_id');
+      const packId = stripeMetadataOf(intent, 'pack_id');
       if (!packId) return ignored('not_a_token_pack', 'payment intent carries no metadata.pack_id');
       const pack = deps.catalog.findTokenPackById(packId);
       if (!pack) throw new InvalidEventError(`payment intent names unknown token pack ${packId}`);
