@@ -130,6 +130,13 @@ const mutations = [
     to: 'WHERE starts_with(l.reference, ${stripeInstallment})',
     tests: ['test/e2e/reconcile.int'],
   },
+  {
+    name: 'payment environment policy reads every event as production',
+    file: 'packages/billing-core/src/provider-data/payment-environment.ts',
+    from: 'return row.environment;',
+    to: "return row.environment === null ? null : 'production';",
+    tests: ['test/e2e/payment-environments'],
+  },
 ];
 
 // MUTATIONS=<substring>: run only the mutations whose name contains it.

@@ -64,7 +64,7 @@ app.post('/webhooks/stripe', express.raw({ type: 'application/json', limit: 1024
       event.id,
       event.type,
       event.livemode,
-      event.livemode ? 'live' : 'test',
+      event.livemode ? 'production' : 'sandbox',
       object.metadata?.user_id ?? null,
       object.customer ?? null,
       object.id ?? null,

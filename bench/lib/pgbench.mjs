@@ -24,7 +24,7 @@ export function insertScript() {
     file,
     [
       '\\set r random(1, 1000000000000)',
-      `INSERT INTO inbox_events (provider, provider_event_id, type, livemode, environment, user_id, provider_customer_id, provider_payment_intent_id, raw_body, enqueued_at) VALUES ('stripe', 'evt_pgb_' || :client_id || '_' || :r, 'payment_intent.succeeded', false, 'test', 'bench-user-1', 'cus_bench', 'pi_pgb_' || :client_id || '_' || :r, '${body.replaceAll("'", "''")}', now()) ON CONFLICT (provider, provider_event_id) DO NOTHING RETURNING id;`,
+      `INSERT INTO inbox_events (provider, provider_event_id, type, livemode, environment, user_id, provider_customer_id, provider_payment_intent_id, raw_body, enqueued_at) VALUES ('stripe', 'evt_pgb_' || :client_id || '_' || :r, 'payment_intent.succeeded', false, 'sandbox', 'bench-user-1', 'cus_bench', 'pi_pgb_' || :client_id || '_' || :r, '${body.replaceAll("'", "''")}', now()) ON CONFLICT (provider, provider_event_id) DO NOTHING RETURNING id;`,
       '',
     ].join('\n'),
   );

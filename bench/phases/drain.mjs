@@ -129,7 +129,7 @@ async function bareDrain(ctx, label, workers = 1) {
     // The same backlog shape as Tally's (rows written directly: only the drain is measured).
     await pool.query(
       `INSERT INTO inbox_events (provider, provider_event_id, type, livemode, environment, user_id, provider_customer_id, provider_payment_intent_id, raw_body, enqueued_at)
-       SELECT 'stripe', 'evt_bare_' || g, 'payment_intent.succeeded', false, 'test', 'bench-user-' || (g % $2), 'cus_bench' || (g % $2), 'pi_bare_' || g, $3, now()
+       SELECT 'stripe', 'evt_bare_' || g, 'payment_intent.succeeded', false, 'sandbox', 'bench-user-' || (g % $2), 'cus_bench' || (g % $2), 'pi_bare_' || g, $3, now()
        FROM generate_series(0, $1 - 1) AS g`,
       [settings.drainEvents, settings.drainUsers, body],
     );

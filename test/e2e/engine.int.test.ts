@@ -377,7 +377,7 @@ describe('the engine the flows plug into', () => {
         provider_event_id: 'rc-orphaned',
         type: 'NON_RENEWING_PURCHASE',
         livemode: true,
-        environment: 'PRODUCTION',
+        environment: 'production',
         user_id: 'orphan-user',
         raw_body: revenueCatTokenPurchase({ id: 'rc-orphaned', userId: 'orphan-user' }),
         // Claimed a while ago by a worker that then died; its job is gone with it.

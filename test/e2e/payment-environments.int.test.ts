@@ -42,12 +42,13 @@ describe('PAYMENT_ENVIRONMENTS=production, STRIPE_CONNECT_ACCOUNTS=acct_listed',
       outcome_code: 'other_environment',
       outcome_detail: 'sandbox event; this deployment accepts production',
       livemode: false,
-      environment: 'SANDBOX',
+      environment: 'sandbox',
     });
     expect(await rowOf('stripe', 'evt_test_mode_1')).toMatchObject({
       status: 'ignored',
       outcome_code: 'other_environment',
       livemode: false,
+      environment: 'sandbox',
     });
 
     // Production events of the same user are credited, so the wallet shows only those.

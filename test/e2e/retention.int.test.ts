@@ -22,7 +22,7 @@ describe('retention: raw bodies of old finished events are pruned, rows and ledg
         provider_event_id: `evt_retention_${name}`,
         type: options.type ?? 'payment_intent.succeeded',
         livemode: false,
-        environment: 'test',
+        environment: 'sandbox',
         user_id: `user-${name}`,
         provider_customer_id: null,
         provider_subscription_id: null,

@@ -493,7 +493,7 @@ describe('RevenueCat subscriptions converge on the truth', () => {
         provider_event_id: 'rc-legacy-1',
         type: 'INITIAL_PURCHASE',
         livemode: true,
-        environment: 'PRODUCTION',
+        environment: 'production',
         user_id: 'legacy-user',
         provider_customer_id: 'legacy-user',
         provider_subscription_id: null,

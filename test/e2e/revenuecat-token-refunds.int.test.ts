@@ -148,7 +148,7 @@ describe('RevenueCat token pack refunds', () => {
         provider_event_id: 'rc-deep-buy',
         type: 'NON_RENEWING_PURCHASE',
         livemode: true,
-        environment: 'PRODUCTION',
+        environment: 'production',
         user_id: 'deep-user',
         raw_body: deepBody,
       })

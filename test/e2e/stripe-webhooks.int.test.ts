@@ -176,7 +176,7 @@ describe('Stripe webhooks', () => {
     });
     expect(row).toMatchObject({
       livemode: true,
-      environment: 'live',
+      environment: 'production',
       provider_payment_intent_id: 'pi_refunded',
       outcome_code: 'unhandled_type',
     });

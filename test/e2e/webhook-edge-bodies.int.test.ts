@@ -65,7 +65,7 @@ describe('authenticated webhooks with odd bodies', () => {
         environment: 'PRODUCTION',
       },
       'rc-odd-timestamp',
-      { livemode: true, environment: 'PRODUCTION', user_id: 'odd-user-1', provider_customer_id: 'odd-user-1' },
+      { livemode: true, environment: 'production', user_id: 'odd-user-1', provider_customer_id: 'odd-user-1' },
     ],
     [
       'aliases containing null',
@@ -77,7 +77,7 @@ describe('authenticated webhooks with odd bodies', () => {
         environment: 'SANDBOX',
       },
       'rc-odd-aliases',
-      { livemode: false, environment: 'SANDBOX', user_id: 'odd-user-2' },
+      { livemode: false, environment: 'sandbox', user_id: 'odd-user-2' },
     ],
     [
       'a numeric app_user_id',
@@ -132,7 +132,13 @@ describe('authenticated webhooks with odd bodies', () => {
       'a lower-case purchase_environment and no environment',
       { id: 'rc-odd-purchase-env', type: 'INITIAL_PURCHASE', purchase_environment: 'sandbox', aliases: null },
       'rc-odd-purchase-env',
-      { livemode: false, environment: 'SANDBOX' },
+      { livemode: false, environment: 'sandbox' },
+    ],
+    [
+      'an environment RevenueCat does not document (treated as sandbox, as the policy always has)',
+      { id: 'rc-odd-staging-env', type: 'INITIAL_PURCHASE', environment: 'Staging' },
+      'rc-odd-staging-env',
+      { livemode: false, environment: 'sandbox' },
     ],
   ])('stores a RevenueCat event with %s, indexing only what is usable', async (_case, event, key, indexed) => {
     const body = revenueCat(event);
@@ -245,12 +251,12 @@ describe('authenticated webhooks with odd bodies', () => {
     [
       'no data at all',
       { id: 'evt_odd_no_data', type: 'payment_intent.succeeded', livemode: false },
-      { livemode: false, environment: 'test' },
+      { livemode: false, environment: 'sandbox' },
     ],
     [
       'data without object',
       { id: 'evt_odd_no_object', type: 'invoice.paid', livemode: true, data: { previous_attributes: {} } },
-      { livemode: true, environment: 'live' },
+      { livemode: true, environment: 'production' },
     ],
     [
       'a NUL in metadata.user_id',
@@ -269,7 +275,7 @@ describe('authenticated webhooks with odd bodies', () => {
       },
       {
         livemode: false,
-        environment: 'test',
+        environment: 'sandbox',
         provider_payment_intent_id: 'pi_odd_nul_user',
         provider_customer_id: 'cus_odd_1',
       },

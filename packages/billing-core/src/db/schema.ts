@@ -7,6 +7,9 @@ type DbTimeNullable = ColumnType<Date | null, Date | string | null | undefined, 
 export type Provider = 'stripe' | 'revenuecat';
 export const inboxStatuses = ['received', 'processing', 'processed', 'failed', 'ignored'] as const;
 export type InboxStatus = (typeof inboxStatuses)[number];
+/** The payment environments, for every provider (inbox_events.environment, PAYMENT_ENVIRONMENTS). */
+export const paymentEnvironments = ['production', 'sandbox'] as const;
+export type PaymentEnvironment = (typeof paymentEnvironments)[number];
 
 export interface InboxEventsTable {
   id: Generated<number>;
@@ -14,7 +17,8 @@ export interface InboxEventsTable {
   provider_event_id: string;
   type: string;
   livemode: boolean | null;
-  environment: string | null;
+  /** Migration 0012: 'production' exactly when livemode is true; null when the event named none. */
+  environment: PaymentEnvironment | null;
   user_id: string | null;
   provider_customer_id: string | null;
   provider_subscription_id: string | null;

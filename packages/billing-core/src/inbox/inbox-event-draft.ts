@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import type { InboxSource, Provider } from '../db/schema';
+import type { InboxSource, PaymentEnvironment, Provider } from '../db/schema';
 import { InvalidEventError } from '../errors';
 
 /**
@@ -12,7 +12,8 @@ export interface InboxEventDraft {
   providerEventId: string;
   type: string;
   livemode: boolean | null;
-  environment: string | null;
+  /** What the provider's live flag says (toPaymentEnvironment); null when the event named none. */
+  environment: PaymentEnvironment | null;
   userId: string | null;
   providerCustomerId: string | null;
   providerSubscriptionId: string | null;

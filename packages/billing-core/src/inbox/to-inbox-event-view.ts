@@ -1,4 +1,4 @@
-import type { InboxStatus, Provider } from '../db/schema';
+import type { InboxStatus, PaymentEnvironment, Provider } from '../db/schema';
 import type { InboxEventSummary } from './list-inbox-events';
 
 /** How an inbox row is shown to operators (admin API, support view, CLI): one shape everywhere. */
@@ -8,7 +8,7 @@ export interface InboxEventView {
   providerEventId: string;
   type: string;
   livemode: boolean | null;
-  environment: string | null;
+  environment: PaymentEnvironment | null;
   userId: string | null;
   providerCustomerId: string | null;
   providerSubscriptionId: string | null;

@@ -1,7 +1,6 @@
-import type { InboxEventRow } from '../db/schema';
+import type { InboxEventRow, PaymentEnvironment } from '../db/schema';
 
-export const paymentEnvironments = ['production', 'sandbox'] as const;
-export type PaymentEnvironment = (typeof paymentEnvironments)[number];
+export { type PaymentEnvironment, paymentEnvironments } from '../db/schema';
 
 /**
  * Which events may move money or plans in this deployment. Events from other environments are
@@ -19,10 +18,16 @@ export const productionOnlyPolicy: EventPolicy = {
 };
 
 /**
- * The environment an inbox row came from, as ingest stored it: Stripe `livemode` and RevenueCat
- * `environment` (PRODUCTION or SANDBOX) both land in `livemode`. Null when the event did not say.
+ * The environment a provider's event names, from its live flag (Stripe `livemode`; RevenueCat
+ * `environment === 'PRODUCTION'`): what ingest stores in `inbox_events.environment`. Null when the
+ * event did not say.
  */
-export function paymentEnvironmentOf(row: Pick<InboxEventRow, 'livemode'>): PaymentEnvironment | null {
-  if (row.livemode === null) return null;
-  return row.livemode ? 'production' : 'sandbox';
+export function toPaymentEnvironment(livemode: boolean | null): PaymentEnvironment | null {
+  if (livemode === null) return null;
+  return livemode ? 'production' : 'sandbox';
+}
+
+/** The environment an inbox row came from, as ingest stored it. Null when the event did not say. */
+export function paymentEnvironmentOf(row: Pick<InboxEventRow, 'environment'>): PaymentEnvironment | null {
+  return row.environment;
 }

@@ -9,6 +9,7 @@ import {
   toProviderEventKey,
   workerEventIdSchema,
 } from '../../inbox/inbox-event-draft';
+import { toPaymentEnvironment } from '../../provider-data/payment-environment';
 
 /** A list of ids where only the strings matter; RevenueCat has sent nulls in such lists. */
 const stringList = z
@@ -97,12 +98,13 @@ function environmentOf(event: Record<string, unknown>): string | null {
 
 function draftOf(event: Record<string, unknown>, rawBody: string): InboxEventDraft {
   const environment = environmentOf(event);
+  const livemode = environment === null ? null : environment === 'PRODUCTION';
   return {
     provider: 'revenuecat',
     providerEventId: toProviderEventKey(event.id, 'event.id'),
     type: toEventTypeValue(event.type, 'event.type'),
-    livemode: environment === null ? null : environment === 'PRODUCTION',
-    environment,
+    livemode,
+    environment: toPaymentEnvironment(livemode),
     userId: userOf(event),
     providerCustomerId: toIndexValue(event.original_app_user_id),
     providerSubscriptionId: null,

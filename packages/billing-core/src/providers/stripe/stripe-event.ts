@@ -9,6 +9,7 @@ import {
   toProviderEventKey,
   workerEventIdSchema,
 } from '../../inbox/inbox-event-draft';
+import { toPaymentEnvironment } from '../../provider-data/payment-environment';
 import { invoiceSubscriptionIdOf, stripeIdOf, stripeUserOf } from '../../provider-data/stripe-objects';
 
 /**
@@ -56,7 +57,7 @@ function draftOf(event: Record<string, unknown>, rawBody: string): InboxEventDra
     providerEventId: toProviderEventKey(event.id, 'id'),
     type: toEventTypeValue(event.type, 'type'),
     livemode,
-    environment: livemode === null ? null : livemode ? 'live' : 'test',
+    environment: toPaymentEnvironment(livemode),
     userId: stripeUserOf(object),
     providerCustomerId: kind === 'customer' ? ownId : stripeIdOf(object.customer),
     providerSubscriptionId:
