@@ -423,6 +423,7 @@ describe('the engine the flows plug into', () => {
         provider_event_id: 'rc-backing-off',
         type: 'NON_RENEWING_PURCHASE',
         livemode: true,
+        environment: 'production',
         user_id: 'backoff-user',
         raw_body: revenueCatTokenPurchase({ id: 'rc-backing-off', userId: 'backoff-user' }),
         attempts: 3,
@@ -470,6 +471,7 @@ describe('the engine the flows plug into', () => {
         provider_event_id: 'rc-direct',
         type: 'NON_RENEWING_PURCHASE',
         livemode: true,
+        environment: 'production',
         user_id: 'direct-user',
         raw_body: revenueCatTokenPurchase({ id: 'rc-direct', userId: 'direct-user' }),
       })
