@@ -3,6 +3,7 @@ import { USER_LOCK_NAMESPACE } from '../db/advisory-locks';
 import type { DB, InboxEventRow } from '../db/schema';
 import { ERROR_TEXT_MAX_LENGTH } from '../errors';
 import type { HandlerResult } from './inbox-handler';
+import type { ParkedOutcomeCode, ReceivedOutcomeCode } from './outcome-codes';
 
 /**
  * The SQL of the inbox engine (processInboxEvent): the locks it takes and every state transition
@@ -167,7 +168,7 @@ export type InboxFailure =
   /** Another attempt later: `received`, `retrying`, due after `delayMs`. */
   | { park: false; errorText: string; delayMs: number; detail: string; countAttempt: boolean }
   /** No more attempts: `failed` with `code`. */
-  | { park: true; errorText: string; code: string; countAttempt: boolean };
+  | { park: true; errorText: string; code: ParkedOutcomeCode; countAttempt: boolean };
 
 /**
  * Records a failed attempt: the error text, then either the next attempt's schedule or the row
@@ -184,7 +185,7 @@ export async function recordInboxEventFailure(
     .set({
       last_error: failure.errorText,
       status: failure.park ? 'failed' : 'received',
-      outcome_code: failure.park ? failure.code : 'retrying',
+      outcome_code: failure.park ? failure.code : ('retrying' satisfies ReceivedOutcomeCode),
       outcome_detail: failure.park ? null : failure.detail,
       next_attempt_at: failure.park ? null : sql`now() + make_interval(secs => ${failure.delayMs / 1000})`,
       enqueued_at: sql`now()`,

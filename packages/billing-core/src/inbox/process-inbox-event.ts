@@ -301,20 +301,30 @@ async function recordFailure(
   { countAttempt }: { countAttempt: boolean },
 ): Promise<ProcessInboxEventResult> {
   const retryable = isRetryable(error);
-  const park = !retryable || claimed.attempts >= maxAttempts;
-  const code = !retryable ? parkedOutcomeCodeOf(error) : park ? 'attempts_exhausted' : 'error';
+  const parkedCode: ParkedOutcomeCode | null = !retryable
+    ? parkedOutcomeCodeOf(error)
+    : claimed.attempts >= maxAttempts
+      ? 'attempts_exhausted'
+      : null;
+  const park = parkedCode !== null;
   const delayMs = park ? 0 : computeBackoffDelayMs(claimed.attempts, deps.backoff ?? DEFAULT_FAILURE_BACKOFF);
   const errorText = toErrorText(error);
   const row = await recordInboxEventFailure(
     deps.db,
     claimed.id,
-    park
-      ? { park, errorText, code, countAttempt }
-      : { park, errorText, delayMs, detail: `attempt ${claimed.attempts} of ${maxAttempts} failed`, countAttempt },
+    parkedCode !== null
+      ? { park: true, errorText, code: parkedCode, countAttempt }
+      : {
+          park: false,
+          errorText,
+          delayMs,
+          detail: `attempt ${claimed.attempts} of ${maxAttempts} failed`,
+          countAttempt,
+        },
   );
   // A concurrent run finished the row while this one failed: nothing to retry.
   if (!row) return currentStatus(deps.db, claimed.id);
-  return { kind: 'failed', error, row, parked: park, delayMs, retryable, code };
+  return { kind: 'failed', error, row, parked: park, delayMs, retryable, code: parkedCode ?? 'error' };
 }
 
 async function currentStatus(db: Kysely<DB>, inboxEventId: number): Promise<ProcessInboxEventResult> {
