@@ -1,6 +1,11 @@
-import { parseRevenueCatWebhook, recordInboxEvent, toRevenueCatInboxDraft } from '@tally/billing-core';
+import {
+  inboxRelaySource,
+  parseRevenueCatWebhook,
+  recordInboxEvent,
+  toRevenueCatInboxDraft,
+} from '@tally/billing-core';
 import { createTestDatabase, type TestDatabase, testRedisUrl, uniqueQueuePrefix } from '@tally/billing-core/testing';
-import { createInboxQueue, createRedisConnection } from '@tally/platform';
+import { createProducerQueue, createRedisConnection } from '@tally/platform';
 import { sql } from 'kysely';
 import { runCli } from '../support/built-process';
 import { revenueCatTokenPurchase } from '../support/events';
@@ -46,7 +51,7 @@ describe('the tally CLI: --json output parses, exit codes are 0 ok, 1 failure or
   });
   afterAll(async () => {
     const redis = createRedisConnection(testRedisUrl(), 'producer');
-    const queue = createInboxQueue(redis, prefix);
+    const queue = createProducerQueue(redis, prefix, inboxRelaySource.queue);
     await queue.obliterate({ force: true }).catch(() => undefined);
     await queue.close();
     redis.disconnect();

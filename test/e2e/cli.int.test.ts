@@ -1,6 +1,13 @@
-import { inboxJobId, parseRevenueCatWebhook, recordInboxEvent, toRevenueCatInboxDraft } from '@tally/billing-core';
+import {
+  type InboxJob,
+  inboxJobId,
+  inboxRelaySource,
+  parseRevenueCatWebhook,
+  recordInboxEvent,
+  toRevenueCatInboxDraft,
+} from '@tally/billing-core';
 import { createTestDatabase, type TestDatabase, testRedisUrl, uniqueQueuePrefix } from '@tally/billing-core/testing';
-import { createInboxQueue, createRedisConnection, type InboxQueue } from '@tally/platform';
+import { createProducerQueue, createRedisConnection, type ProducerQueue } from '@tally/platform';
 import type { Redis } from 'ioredis';
 import { runCli } from '../support/built-process';
 import { revenueCatTokenPurchase } from '../support/events';
@@ -24,14 +31,14 @@ async function recordEvent(database: TestDatabase, id: string, status: 'processe
 describe('the tally CLI', () => {
   let database: TestDatabase;
   let redis: Redis;
-  let queue: InboxQueue;
+  let queue: ProducerQueue<InboxJob>;
   const prefix = uniqueQueuePrefix();
   let env: Record<string, string>;
 
   beforeAll(async () => {
     database = await createTestDatabase();
     redis = createRedisConnection(testRedisUrl(), 'producer');
-    queue = createInboxQueue(redis, prefix);
+    queue = createProducerQueue(redis, prefix, inboxRelaySource.queue);
     env = { DATABASE_URL: database.url, REDIS_URL: testRedisUrl(), QUEUE_PREFIX: prefix };
   });
   afterAll(async () => {

@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { createMailer } from '../../apps/worker/src/email/create-mailer';
 import { createEmailWorker } from '../../apps/worker/src/processors/email-processor';
-import { eventually, signStripe, startStackWithFakeStripe, type TestStack } from '../support/stack';
+import { defaultWorkerSettings, eventually, signStripe, startStackWithFakeStripe, type TestStack } from '../support/stack';
 import { stripeEventBody, stripeId, stripePackIntent } from '../support/stripe-events';
 
 /**
@@ -99,7 +99,7 @@ describe("email outbox: a dead email worker's job", () => {
     // the email queue, where the job waits.
     const recorder = stack().startWorker({ roles: ['inbox', 'relay'] });
     const pending = await payForPack(stack(), 'dies@example.com');
-    await recorder.relay?.runOnce();
+    await recorder.loops.relay?.runOnce();
 
     // An email worker (lock 1 s, as WORKER_LOCK_DURATION_MS=1000 gives every consumer) claims the
     // row and hangs in the SMTP call; then it dies: force-closed, its job left active in Redis
@@ -120,6 +120,8 @@ describe("email outbox: a dead email worker's job", () => {
         db: stack().db,
         mailer: hangingMailer,
         logger: createLogger({ name: 'test', level: 'silent' }),
+        maxAttempts: defaultWorkerSettings.email.maxAttempts,
+        backoff: defaultWorkerSettings.email.backoff,
         processingStaleAfterMs: 1_000,
       },
       { connection, prefix: stack().prefix, concurrency: 1, lockDurationMs: 1_000 },

@@ -432,7 +432,7 @@ describe('the engine the flows plug into', () => {
       })
       .returning('id')
       .executeTakeFirstOrThrow();
-    await worker.relay?.runOnce();
+    await worker.loops.relay?.runOnce();
     expect(await stack.queue.getJob(inboxJobId(id))).toBeUndefined();
 
     // Once due (and a job is still waiting for it), the relay finds the job and adds nothing.
@@ -442,7 +442,7 @@ describe('the engine the flows plug into', () => {
       .where('id', '=', id)
       .execute();
     await stack.queue.add('process', { inboxEventId: id }, { jobId: inboxJobId(id) });
-    await worker.relay?.runOnce();
+    await worker.loops.relay?.runOnce();
     expect(await stack.queue.getJobCounts('waiting')).toMatchObject({ waiting: 1 });
     expect(await worker.metrics.registry.metrics()).toContain(
       'tally_relay_reenqueued_total{source="inbox",service="worker"} 0',

@@ -1,9 +1,10 @@
 import { execFile } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
-import { createIngestMetrics, createLogger, type RunningServer, startHttpServer } from '@tally/platform';
+import { createLogger, type RunningServer, startHttpServer } from '@tally/platform';
 import { createIngestApp } from '../../apps/ingest/src/app';
 import { createInboxBatcher } from '../../apps/ingest/src/inbox-batcher';
+import { createIngestMetrics } from '../../apps/ingest/src/ingest-metrics';
 import { revenueCatTokenPurchase, stripeTokenPackPayment } from '../support/events';
 import { ledgerOf } from '../support/ledger';
 import { eventually, revenueCatAuth, signStripe, stripeSecret, TestStack } from '../support/stack';

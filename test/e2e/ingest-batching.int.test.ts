@@ -2,11 +2,12 @@ import {
   createDb,
   type InboxEventDraft,
   inboxJobId,
+  inboxRelaySource,
   recordInboxEvents,
   toRevenueCatInboxDraftFromBody,
   toStripeInboxDraftFromBody,
 } from '@tally/billing-core';
-import { createLogger, enqueueInboxEvents } from '@tally/platform';
+import { createLogger, enqueueJobs } from '@tally/platform';
 import { sql } from 'kysely';
 import { createInboxBatcher } from '../../apps/ingest/src/inbox-batcher';
 import { revenueCatTokenPurchase, stripeTokenPackPayment } from '../support/events';
@@ -32,7 +33,10 @@ describe('ingest batching: one insert and one bulk enqueue for concurrent webhoo
       db: stack.db,
       enqueueMany: async (ids) => {
         enqueued.push([...ids]);
-        await enqueueInboxEvents(stack.queue, ids);
+        await enqueueJobs(
+          stack.queue,
+          ids.map((id) => inboxRelaySource.toPayload(id)),
+        );
       },
       logger: silent,
       maxConcurrentBatches,
@@ -84,7 +88,10 @@ describe('ingest batching: one insert and one bulk enqueue for concurrent webhoo
       handedOff,
       enqueueMany: async (ids: number[]) => {
         await gate;
-        await enqueueInboxEvents(stack.queue, ids);
+        await enqueueJobs(
+          stack.queue,
+          ids.map((id) => inboxRelaySource.toPayload(id)),
+        );
         handedOff.push([...ids]);
       },
       release() {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { createDb, type Database, ensureDatabaseExists, migrate } from '@tally/billing-core';
+import { createDb, type Database, ensureDatabaseExists, inboxRelaySource, migrate } from '@tally/billing-core';
 import { testRedisUrl, uniqueQueuePrefix } from '@tally/billing-core/testing';
-import { createInboxQueue, createRedisConnection, waitUntilReady } from '@tally/platform';
+import { createProducerQueue, createRedisConnection, waitUntilReady } from '@tally/platform';
 import pg from 'pg';
 import { RunningProcess } from '../support/built-process';
 import { revenueCatTokenPurchase } from '../support/events';
@@ -74,7 +74,7 @@ describe('a Postgres restart under load', () => {
     // The shared Redis keeps finished jobs for days: remove this run's queue.
     const redis = createRedisConnection(testRedisUrl(), 'producer');
     if (await waitUntilReady(redis, 5_000)) {
-      const queue = createInboxQueue(redis, queuePrefix);
+      const queue = createProducerQueue(redis, queuePrefix, inboxRelaySource.queue);
       await queue.obliterate({ force: true }).catch(() => undefined);
       await queue.close();
       await redis.quit();

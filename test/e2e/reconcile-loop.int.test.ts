@@ -17,8 +17,8 @@ const seriesValue = (text: string, series: string) => {
 const missingEventsSeries = 'tally_reconcile_findings{kind="missing_events",service="worker"}';
 const lastRunSeries = 'tally_reconcile_last_run_timestamp_seconds{service="worker"}';
 const loopOf = (worker: WorkerRuntime) => {
-  if (!worker.reconcile) throw new Error('the reconcile role started no loop');
-  return worker.reconcile;
+  if (!worker.loops.reconcile) throw new Error('the reconcile role started no loop');
+  return worker.loops.reconcile;
 };
 
 describe('the scheduled Stripe reconciliation (worker role reconcile)', () => {
@@ -73,7 +73,7 @@ describe('the scheduled Stripe reconciliation (worker role reconcile)', () => {
         }),
       },
     });
-    expect(worker.reconcile).toBeUndefined();
+    expect(worker.loops.reconcile).toBeUndefined();
     await worker.refreshGauges();
     expect(await worker.metrics.registry.metrics()).not.toContain('tally_reconcile');
     await stack.stopWorkers();

@@ -1,5 +1,5 @@
-import { postLedgerEntry, reconcileStripe } from '@tally/billing-core';
-import { handOffInboxEvents } from '@tally/platform';
+import { DEFAULT_RECONCILE_WINDOW_DAYS, inboxRelaySource, postLedgerEntry, reconcileStripe } from '@tally/billing-core';
+import { handOffRows } from '@tally/platform';
 import { sql } from 'kysely';
 import type { FakeStripe } from '../support/fakes/fake-stripe';
 import { ledgerOf } from '../support/ledger';
@@ -138,9 +138,9 @@ describe('Stripe reconciliation: backfill from the Events API and money rows che
       {
         db: stack.db,
         stripe: stack.ports.stripe as NonNullable<typeof stack.ports.stripe>,
-        enqueue: (ids) => handOffInboxEvents(stack.queue, stack.db, ids),
+        enqueue: (ids) => handOffRows(stack.queue, inboxRelaySource, stack.db, ids),
       },
-      { ledgerGraceMs: 0 },
+      { windowDays: DEFAULT_RECONCILE_WINDOW_DAYS, ledgerGraceMs: 0 },
     );
     expect(report.ok).toBe(false);
     expect(report.missingEvents).toEqual([]);

@@ -71,7 +71,7 @@ describe('retention: raw bodies of old finished events are pruned, rows and ledg
     const ledgerBefore = await stack.db.selectFrom('ledger_entries').selectAll().execute();
 
     const worker = stack.startWorker({ roles: ['retention'], retention: { intervalMs: 60_000, retentionDays: 90 } });
-    await worker.retention?.runOnce();
+    await worker.loops.retention?.runOnce();
 
     const rows = await stack.db
       .selectFrom('inbox_events')
@@ -90,7 +90,7 @@ describe('retention: raw bodies of old finished events are pruned, rows and ledg
     expect(await stack.db.selectFrom('ledger_entries').selectAll().execute()).toEqual(ledgerBefore);
 
     // A second pass finds nothing more; a pruned event cannot be replayed (there is nothing to parse).
-    await worker.retention?.runOnce();
+    await worker.loops.retention?.runOnce();
     expect(
       (await stack.db.selectFrom('inbox_events').select('id').where('raw_body', 'is', null).execute()).length,
     ).toBe(2);

@@ -45,6 +45,7 @@ describe('the RevenueCat REST client', () => {
     const observed = createRevenueCatApiClient({
       apiKey: fakeRevenueCatApiKey,
       baseUrl: fake.baseUrl,
+      timeoutMs: 2_000,
       onCustomerCreated: (appUserId) => created.push(appUserId),
     });
     const read = await observed.getSubscriber('client-unknown-1');

@@ -592,7 +592,7 @@ describe('Stripe subscriptions', () => {
       const state = await stripeStateOf(stack.db, userId);
       return state.installments[0]?.status === 'granted';
     });
-    await Promise.all(loops.map((loop) => loop.installments?.runOnce()));
+    await Promise.all(loops.map((loop) => loop.loops.installments?.runOnce()));
     const state = await stripeStateOf(stack.db, userId);
     expect(state.balance).toBe(200);
     expect(state.ledger.map((row) => [row.reference, row.amount, row.balance_after])).toEqual([

@@ -16,7 +16,7 @@ import { sql } from 'kysely';
 import { FakeAiStudio } from '../support/fakes/fake-ai-studio';
 import { ledgerOf } from '../support/ledger';
 import { freePort } from '../support/ports';
-import { eventually, type Json, readJson, TestStack } from '../support/stack';
+import { defaultWorkerSettings, eventually, type Json, readJson, TestStack } from '../support/stack';
 
 const AI_TIMEOUT_MS = 1_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -485,12 +485,12 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
     });
     await sleep(400);
     // The relay leaves a processing studio request alone: running it again could generate twice.
-    await worker.relay?.runOnce();
+    await worker.loops.relay?.runOnce();
     await Promise.all([
-      worker.studioSweeper?.runOnce(),
+      worker.loops['studio-sweeper']?.runOnce(),
       sweepStuckStudioRequests(stack.db, { stuckAfterMs: 300, batchSize: 10 }),
     ]);
-    await worker.studioSweeper?.runOnce();
+    await worker.loops['studio-sweeper']?.runOnce();
 
     expect(await getRequest(userId, created.id)).toMatchObject({
       status: 'failed',
@@ -515,7 +515,15 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
     const created = await postOk(userId, { kind: 'music', durationSeconds: 5, input: { fake: 'slow', delayMs: 700 } });
     const { id } = await row(created.id);
 
-    const processing = processStudioRequest({ db: stack.db, aiStudio: stack.ports.aiStudio }, id);
+    const processing = processStudioRequest(
+      {
+        db: stack.db,
+        aiStudio: stack.ports.aiStudio,
+        maxAttempts: defaultWorkerSettings.studio.maxAttempts,
+        backoff: defaultWorkerSettings.studio.backoff,
+      },
+      id,
+    );
     await eventually('the AI call to start', async () => ai.callsFor(created.id).length === 1);
     await sleep(250);
     const swept = await sweepStuckStudioRequests(stack.db, { stuckAfterMs: 200, batchSize: 10 });
@@ -607,7 +615,7 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
     // What the API does when Redis refuses the job: release the row for the relay.
     await studioRelaySource.releaseHandOff(stack.db, [created.request.id]);
     const worker = stack.startWorker({ roles: ['studio', 'relay'] });
-    await worker.relay?.runOnce();
+    await worker.loops.relay?.runOnce();
     await eventually('the relayed request to complete', async () => {
       const v = await getRequest(userId, created.request.public_id);
       return v.status === 'completed' ? v : undefined;

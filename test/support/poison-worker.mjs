@@ -9,6 +9,8 @@ import { createLogger } from '@tally/platform';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const { startWorkerRuntime } = await import(path.join(root, 'apps/worker/dist/worker-runtime.js'));
+const { workerEnvSchema } = await import(path.join(root, 'apps/worker/dist/config.js'));
+const { workerSettingsFrom } = await import(path.join(root, 'apps/worker/dist/settings-from-config.js'));
 
 const database = createDb({ connectionString: process.env.DATABASE_URL, applicationName: 'tally-poison-worker' });
 const real = createInboxHandlers({
@@ -42,6 +44,8 @@ const handlers =
           apply: real.revenuecat.apply,
         },
       };
+// Settings as main takes them (INBOX_MAX_ATTEMPTS from the environment), with a quick lock and relay.
+const settings = workerSettingsFrom(workerEnvSchema.parse(process.env));
 startWorkerRuntime({
   db: database.db,
   handlers,
@@ -49,10 +53,13 @@ startWorkerRuntime({
   redisUrl: process.env.REDIS_URL,
   queuePrefix: process.env.QUEUE_PREFIX,
   roles: ['inbox', 'relay'],
-  concurrency: 2,
-  lockDurationMs: 500,
-  maxAttempts: Number(process.env.INBOX_MAX_ATTEMPTS),
-  relay: { intervalMs: 200, staleAfterMs: 500, processingStaleAfterMs: 500, batchSize: 50 },
-  shutdownTimeoutMs: 2_000,
+  settings: {
+    ...settings,
+    lockDurationMs: 500,
+    drainTimeoutMs: 2_000,
+    inbox: { ...settings.inbox, concurrency: 2 },
+    relay: { intervalMs: 200, staleAfterMs: 500, processingStaleAfterMs: 500, batchSize: 50 },
+  },
+  ports: { aiStudio: undefined, stripe: undefined, mailer: undefined },
 });
 process.stdout.write('poison worker started\n');

@@ -4,44 +4,42 @@ import {
   type EventPolicy,
   exampleCatalogPath,
   type InboxHandlers,
+  type InboxJob,
   type InboxProcessorDeps,
+  inboxRelaySource,
   loadCatalog,
   type ProviderPorts,
   type RetryLaterSettings,
+  type StudioJob,
+  studioRelaySource,
 } from '@tally/billing-core';
 import { createTestDatabase, type TestDatabase, testRedisUrl, uniqueQueuePrefix } from '@tally/billing-core/testing';
 import {
-  createApiMetrics,
-  createInboxQueue,
-  createIngestMetrics,
   createLogger,
+  createProducerQueue,
   createRedisConnection,
-  createStudioQueue,
-  enqueueInboxEvents,
+  enqueueJobs,
   type HttpServerOptions,
-  handOffInboxEvents,
-  handOffStudioRequests,
-  type InboxQueue,
-  type IngestMetrics,
+  handOffRows,
   type Logger,
+  type ProducerQueue,
   type RunningServer,
-  type StudioQueue,
   startHttpServer,
   waitUntilReady,
 } from '@tally/platform';
 import type { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import Stripe from 'stripe';
+import { createApiMetrics } from '../../apps/api/src/api-metrics';
 import { createApiApp } from '../../apps/api/src/app';
 import { createIngestApp } from '../../apps/ingest/src/app';
 import { createInboxBatcher, type InboxBatcher } from '../../apps/ingest/src/inbox-batcher';
-import type { WorkerRole } from '../../apps/worker/src/config';
-import {
-  type StudioRuntimeOptions,
-  startWorkerRuntime,
-  type WorkerRuntime,
-  type WorkerRuntimeOptions,
-} from '../../apps/worker/src/worker-runtime';
+import { createIngestMetrics, type IngestMetrics } from '../../apps/ingest/src/ingest-metrics';
+import { type WorkerRole, workerEnvSchema } from '../../apps/worker/src/config';
+import type { WorkerPorts } from '../../apps/worker/src/roles/worker-role';
+import type { WorkerRuntimeSettings } from '../../apps/worker/src/roles/worker-runtime-settings';
+import { workerSettingsFrom } from '../../apps/worker/src/settings-from-config';
+import { startWorkerRuntime, type WorkerRuntime } from '../../apps/worker/src/worker-runtime';
 import { FakeClock } from './fakes/fake-clock';
 import { FakeStripe } from './fakes/fake-stripe';
 
@@ -60,15 +58,25 @@ export interface WorkerSettings {
   handlers?: InboxHandlers;
   roles?: WorkerRole[];
   concurrency?: number;
-  /** AI Studio consumer and sweeper settings (default: the stack's aiStudio port, sweeper run by hand). */
-  studio?: Partial<StudioRuntimeOptions>;
-  /** The installments role's loop (tests usually call runOnce). */
-  installments?: WorkerRuntimeOptions['installments'];
+  /**
+   * AI Studio consumer and sweeper settings (default: the stack's aiStudio port, quick retries,
+   * sweeper run by hand).
+   */
+  studio?: Partial<WorkerRuntimeSettings['studio']> & {
+    aiStudio?: WorkerPorts['aiStudio'];
+    sweeper?: WorkerRuntimeSettings['studioSweeper'];
+  };
+  /** The installments role's loop (tests usually call runOnce; default: the config's). */
+  installments?: WorkerRuntimeSettings['installments'];
   /** The email role's mailer and retry settings. */
-  email?: WorkerRuntimeOptions['email'];
-  /** The retention and reconcile roles' loops (tests usually call runOnce). */
-  retention?: WorkerRuntimeOptions['retention'];
-  reconcile?: WorkerRuntimeOptions['reconcile'];
+  email?: {
+    mailer: NonNullable<WorkerPorts['mailer']>;
+    maxAttempts?: number;
+    backoff?: { baseDelayMs: number; maxDelayMs: number };
+  };
+  /** The retention and reconcile roles' loops (tests usually call runOnce; default: the config's). */
+  retention?: WorkerRuntimeSettings['retention'];
+  reconcile?: WorkerRuntimeSettings['reconcile'] & { stripe: WorkerPorts['stripe'] };
   /** The worker's logger (default silent); captureLogs() in log-capture.ts keeps its lines. */
   logger?: Logger;
   /** WORKER_LOCK_DURATION_MS: BullMQ lock and stalled check of every consumer (default BullMQ's). */
@@ -88,6 +96,14 @@ export const bothEnvironments: EventPolicy = {
   stripeConnectAccounts: new Set(),
 };
 
+/**
+ * The worker's settings with an empty environment: the defaults of the config schema, the only
+ * place that has them. Tests start from these and override what they speed up.
+ */
+export const defaultWorkerSettings: WorkerRuntimeSettings = workerSettingsFrom(
+  workerEnvSchema.parse({ DATABASE_URL: 'postgres://unused' }),
+);
+
 const silent = createLogger({ name: 'test', level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
 /**
@@ -103,13 +119,13 @@ export class TestStack {
   /** Ingest's batcher (stores webhooks, hands them to the queue); drained on stop. */
   inbox!: InboxBatcher;
   api!: RunningServer;
-  queue!: InboxQueue;
+  queue!: ProducerQueue<InboxJob>;
   /** Ingest's metrics, for tests that check what a request was counted as. */
   readonly ingestMetrics: IngestMetrics = createIngestMetrics();
   private producer!: Redis;
   /** What stop() also stops, last started first (fakes the stack was started with). */
   private readonly alsoStopped: (() => Promise<void>)[] = [];
-  studioQueue!: StudioQueue;
+  studioQueue!: ProducerQueue<StudioJob>;
   /** The clock the API's studio routes read (the UTC day of the free allowance). */
   readonly clock = new FakeClock();
 
@@ -138,7 +154,8 @@ export class TestStack {
 
   /** What processInboxEvent needs, for tests that drive the engine directly. */
   processorDeps(overrides: Partial<InboxProcessorDeps> = {}): InboxProcessorDeps {
-    return { db: this.db, handlers: this.handlers(), ...overrides };
+    const { maxAttempts, backoff, retryLater } = defaultWorkerSettings.inbox;
+    return { db: this.db, handlers: this.handlers(), maxAttempts, backoff, retryLater, ...overrides };
   }
 
   get db() {
@@ -148,8 +165,8 @@ export class TestStack {
   private async init(): Promise<void> {
     this.database = await createTestDatabase();
     this.producer = createRedisConnection(this.redisUrl, 'producer');
-    this.queue = createInboxQueue(this.producer, this.prefix);
-    this.studioQueue = createStudioQueue(this.producer, this.prefix);
+    this.queue = createProducerQueue(this.producer, this.prefix, inboxRelaySource.queue);
+    this.studioQueue = createProducerQueue(this.producer, this.prefix, studioRelaySource.queue);
     // Like ingest's main: let the producer connect before the first webhook. A test that plays a
     // Redis outage stops Redis after this.
     await waitUntilReady(this.producer, 10_000);
@@ -163,7 +180,11 @@ export class TestStack {
     };
     this.inbox = createInboxBatcher({
       db: this.db,
-      enqueueMany: (ids) => enqueueInboxEvents(this.queue, ids),
+      enqueueMany: (ids) =>
+        enqueueJobs(
+          this.queue,
+          ids.map((id) => inboxRelaySource.toPayload(id)),
+        ),
       logger: silent,
     });
     this.ingest = await startHttpServer(
@@ -188,14 +209,14 @@ export class TestStack {
         metrics: createApiMetrics(),
         appApiKeys: [appKey],
         adminApiKeys: [adminKey],
-        enqueue: (ids) => handOffInboxEvents(this.queue, this.db, ids),
+        enqueue: (ids) => handOffRows(this.queue, inboxRelaySource, this.db, ids),
         queues: { connection: this.producer, prefix: this.prefix },
         readiness,
         subscriptions: { catalog: this.catalog, policy: this.policy, revenueCat: this.ports.revenueCat },
         studio: {
           catalog: this.catalog,
           clock: this.clock,
-          enqueueStudio: (ids) => handOffStudioRequests(this.studioQueue, this.db, ids),
+          enqueueStudio: (ids) => handOffRows(this.studioQueue, studioRelaySource, this.db, ids),
         },
         catalog: this.catalog,
         stripe: this.ports.stripe,
@@ -207,6 +228,8 @@ export class TestStack {
 
   /** Starts one worker process's runtime (consumer + relay). Call again for more replicas. */
   startWorker(settings: WorkerSettings = {}): WorkerRuntime {
+    const defaults = defaultWorkerSettings;
+    const { aiStudio, sweeper, ...studio } = { aiStudio: this.ports.aiStudio, ...settings.studio };
     const runtime = startWorkerRuntime({
       db: this.db,
       handlers: settings.handlers ?? this.handlers(),
@@ -214,31 +237,37 @@ export class TestStack {
       redisUrl: this.redisUrl,
       queuePrefix: this.prefix,
       roles: settings.roles ?? ['inbox', 'relay'],
-      concurrency: settings.concurrency ?? 4,
-      maxAttempts: settings.maxAttempts ?? 15,
-      backoff: settings.backoff ?? { baseDelayMs: 50, maxDelayMs: 200 },
-      ...(settings.retryLater ? { retryLater: settings.retryLater } : {}),
-      // By default the relay only runs when a test asks (runOnce) or after a long interval.
-      relay: settings.relay ?? {
-        intervalMs: 60_000,
-        staleAfterMs: 60_000,
-        processingStaleAfterMs: 60_000,
-        batchSize: 100,
+      settings: {
+        ...defaults,
+        lockDurationMs: settings.lockDurationMs ?? defaults.lockDurationMs,
+        drainTimeoutMs: 5_000,
+        inbox: {
+          concurrency: settings.concurrency ?? 4,
+          maxAttempts: settings.maxAttempts ?? 15,
+          backoff: settings.backoff ?? { baseDelayMs: 50, maxDelayMs: 200 },
+          retryLater: settings.retryLater ?? defaults.inbox.retryLater,
+        },
+        // By default the relay only runs when a test asks (runOnce) or after a long interval.
+        relay: settings.relay ?? {
+          intervalMs: 60_000,
+          staleAfterMs: 60_000,
+          processingStaleAfterMs: 60_000,
+          batchSize: 100,
+        },
+        studio: { concurrency: 4, maxAttempts: 3, backoff: { baseDelayMs: 50, maxDelayMs: 200 }, ...studio },
+        studioSweeper: sweeper ?? { intervalMs: 60_000, stuckAfterMs: 60_000, batchSize: 100 },
+        installments: settings.installments ?? defaults.installments,
+        email: {
+          concurrency: settings.concurrency ?? 4,
+          maxAttempts: settings.email?.maxAttempts ?? defaults.email.maxAttempts,
+          backoff: settings.email?.backoff ?? defaults.email.backoff,
+        },
+        retention: settings.retention ?? defaults.retention,
+        reconcile: settings.reconcile
+          ? { intervalMs: settings.reconcile.intervalMs, windowDays: settings.reconcile.windowDays }
+          : defaults.reconcile,
       },
-      shutdownTimeoutMs: 5_000,
-      studio: {
-        aiStudio: this.ports.aiStudio,
-        concurrency: 4,
-        maxAttempts: 3,
-        backoff: { baseDelayMs: 50, maxDelayMs: 200 },
-        sweeper: { intervalMs: 60_000, stuckAfterMs: 60_000, batchSize: 100 },
-        ...settings.studio,
-      },
-      ...(settings.installments ? { installments: settings.installments } : {}),
-      ...(settings.email ? { email: settings.email } : {}),
-      ...(settings.retention ? { retention: settings.retention } : {}),
-      ...(settings.reconcile ? { reconcile: settings.reconcile } : {}),
-      ...(settings.lockDurationMs === undefined ? {} : { lockDurationMs: settings.lockDurationMs }),
+      ports: { aiStudio, stripe: settings.reconcile?.stripe, mailer: settings.email?.mailer },
     });
     this.workers.push(runtime);
     return runtime;

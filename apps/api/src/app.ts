@@ -1,15 +1,9 @@
 import { type Catalog, type DB, isDatabaseUnavailableError, queueCatalog, type StripeApi } from '@tally/billing-core';
-import {
-  type ApiMetrics,
-  createHealthRoutes,
-  createServiceApp,
-  type Logger,
-  type ReadinessCheck,
-  sendError,
-} from '@tally/platform';
+import { createHealthRoutes, createServiceApp, type Logger, type ReadinessCheck, sendError } from '@tally/platform';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
+import type { ApiMetrics } from './api-metrics';
 import { createQueueDashboard, type QueueDashboard } from './dashboard/create-queue-dashboard';
 import { createEmailRetryReset } from './dashboard/email-retry-reset';
 import { createInboxRetryReset } from './dashboard/inbox-retry-reset';

@@ -1,5 +1,5 @@
-import { baseEnvSchema, nonEmptyCsvList, paymentEnvironmentsSetting, port, positiveInt } from '@tally/platform';
-import { z } from 'zod';
+import { baseEnvSchema, nonEmptyCsvList, paymentEnvironmentsSetting, port, providerApiSettings } from '@tally/platform';
+import type { z } from 'zod';
 
 export const apiEnvSchema = baseEnvSchema
   .extend({
@@ -8,12 +8,7 @@ export const apiEnvSchema = baseEnvSchema
     ADMIN_API_KEYS: nonEmptyCsvList('admin API key'),
     /** On-demand subscription sync: which environments' subscriptions count, and RevenueCat REST v1. */
     PAYMENT_ENVIRONMENTS: paymentEnvironmentsSetting,
-    REVENUECAT_API_KEY: z.string().min(1).optional(),
-    REVENUECAT_API_BASE_URL: z.url({ message: 'must be a URL, e.g. https://api.revenuecat.com' }).optional(),
-    REVENUECAT_API_TIMEOUT_MS: positiveInt(10_000),
-    STRIPE_SECRET_KEY: z.string().min(1).optional(),
-    STRIPE_API_BASE_URL: z.url().optional(),
-    STRIPE_TIMEOUT_MS: positiveInt(20_000),
+    ...providerApiSettings,
   })
   // A key in both lists would let whoever holds that app key (a mobile or web client) reach /admin
   // and the queue dashboard. Which key is not said: the message must not print a secret.

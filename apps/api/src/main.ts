@@ -3,17 +3,16 @@ import {
   createRevenueCatApiClient,
   createStripeApi,
   exampleCatalogPath,
+  inboxRelaySource,
   loadCatalog,
+  studioRelaySource,
   systemClock,
 } from '@tally/billing-core';
 import {
-  createApiMetrics,
-  createInboxQueue,
   createLogger,
+  createProducerQueue,
   createRedisConnection,
-  createStudioQueue,
-  handOffInboxEvents,
-  handOffStudioRequests,
+  handOffRows,
   loadDotEnv,
   parseEnv,
   runMain,
@@ -21,6 +20,7 @@ import {
   waitUntilReady,
 } from '@tally/platform';
 import { sql } from 'kysely';
+import { createApiMetrics } from './api-metrics';
 import { closeApiApp, createApiApp } from './app';
 import { apiEnvSchema } from './config';
 
@@ -45,8 +45,8 @@ runMain('api', async () => {
       logger.warn({ err: error }, 'database connection lost; requests answer 503 until it is back'),
   });
   const redis = createRedisConnection(config.REDIS_URL, 'producer');
-  const queue = createInboxQueue(redis, config.QUEUE_PREFIX);
-  const studioQueue = createStudioQueue(redis, config.QUEUE_PREFIX);
+  const queue = createProducerQueue(redis, config.QUEUE_PREFIX, inboxRelaySource.queue);
+  const studioQueue = createProducerQueue(redis, config.QUEUE_PREFIX, studioRelaySource.queue);
   if (!(await waitUntilReady(redis, 5_000))) {
     logger.warn('Redis is not reachable yet; accepted events wait for the relay until it is');
   }
@@ -57,7 +57,7 @@ runMain('api', async () => {
     metrics,
     appApiKeys: config.APP_API_KEYS,
     adminApiKeys: config.ADMIN_API_KEYS,
-    enqueue: (ids) => handOffInboxEvents(queue, database.db, ids),
+    enqueue: (ids) => handOffRows(queue, inboxRelaySource, database.db, ids),
     subscriptions: {
       catalog,
       policy: { paymentEnvironments: new Set(config.PAYMENT_ENVIRONMENTS), stripeConnectAccounts: new Set() },
@@ -79,7 +79,7 @@ runMain('api', async () => {
     studio: {
       catalog,
       clock: systemClock,
-      enqueueStudio: (ids) => handOffStudioRequests(studioQueue, database.db, ids),
+      enqueueStudio: (ids) => handOffRows(studioQueue, studioRelaySource, database.db, ids),
     },
     catalog,
     stripe,

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { inboxStatuses } from '@tally/billing-core';
+import { DEFAULT_RECONCILE_WINDOW_DAYS, inboxStatuses } from '@tally/billing-core';
 import { ConfigError, loadDotEnv } from '@tally/platform';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { runEventsList, runReplay, runRequeue } from './commands/events';
@@ -90,7 +90,7 @@ program
   .description(
     "compare Stripe's Events API with the inbox: ingest missing events (backfill), report events processed without their rows and stripe ledger rows without an event (exit 1 when anything is found)",
   )
-  .option('--days <n>', 'window in days (at most 30)', windowDays, 3)
+  .option('--days <n>', 'window in days (at most 30)', windowDays, DEFAULT_RECONCILE_WINDOW_DAYS)
   .option('--dry-run', 'report missing events without ingesting them')
   .option('--json', 'print JSON (the same report as POST /admin/reconcile/stripe)')
   .action((options: { days: number; dryRun?: boolean; json?: boolean }) => runReconcile(options));

@@ -2,11 +2,11 @@ import {
   createHealthRoutes,
   createServiceApp,
   type HttpFailure,
-  type IngestMetrics,
   type Logger,
   type ReadinessCheck,
 } from '@tally/platform';
 import type { Express } from 'express';
+import type { IngestMetrics } from './ingest-metrics';
 import { createWebhookRoutes, type WebhookRouteDeps } from './routes/webhook-routes';
 
 export interface IngestAppDeps extends WebhookRouteDeps {

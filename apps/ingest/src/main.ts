@@ -1,10 +1,9 @@
-import { createDb, exampleCatalogPath, loadCatalog } from '@tally/billing-core';
+import { createDb, exampleCatalogPath, inboxRelaySource, loadCatalog } from '@tally/billing-core';
 import {
-  createInboxQueue,
-  createIngestMetrics,
   createLogger,
+  createProducerQueue,
   createRedisConnection,
-  enqueueInboxEvents,
+  enqueueJobs,
   loadDotEnv,
   parseEnv,
   runMain,
@@ -15,6 +14,7 @@ import { sql } from 'kysely';
 import { createIngestApp } from './app';
 import { ingestEnvSchema } from './config';
 import { createInboxBatcher } from './inbox-batcher';
+import { createIngestMetrics } from './ingest-metrics';
 
 // The composition root: the only place that reads process.env.
 runMain('ingest', async () => {
@@ -34,7 +34,7 @@ runMain('ingest', async () => {
       logger.warn({ err: error }, 'database connection lost; webhooks answer 503 until it is back'),
   });
   const redis = createRedisConnection(config.REDIS_URL, 'producer');
-  const queue = createInboxQueue(redis, config.QUEUE_PREFIX);
+  const queue = createProducerQueue(redis, config.QUEUE_PREFIX, inboxRelaySource.queue);
   if (!(await waitUntilReady(redis, 5_000))) {
     logger.warn('Redis is not reachable yet; accepted events wait for the relay until it is');
   }
@@ -46,7 +46,11 @@ runMain('ingest', async () => {
 
   const inbox = createInboxBatcher({
     db: database.db,
-    enqueueMany: (inboxEventIds) => enqueueInboxEvents(queue, inboxEventIds),
+    enqueueMany: (inboxEventIds) =>
+      enqueueJobs(
+        queue,
+        inboxEventIds.map((id) => inboxRelaySource.toPayload(id)),
+      ),
     logger,
     maxBatchSize: config.INGEST_BATCH_MAX_SIZE,
     maxConcurrentBatches: config.INGEST_BATCH_CONCURRENCY,

@@ -1,24 +1,27 @@
-import { DEFAULT_MAX_ATTEMPTS } from '@tally/billing-core';
-import { baseEnvSchema, csvList, paymentEnvironmentsSetting, port, positiveInt } from '@tally/platform';
+import { DEFAULT_RECONCILE_WINDOW_DAYS, STRIPE_EVENTS_MAX_WINDOW_DAYS } from '@tally/billing-core';
+import {
+  baseEnvSchema,
+  csvList,
+  paymentEnvironmentsSetting,
+  port,
+  positiveInt,
+  providerApiSettings,
+} from '@tally/platform';
 import { z } from 'zod';
+import { type WorkerRole, workerRoleTable } from './roles/role-table';
+
+export type { WorkerRole };
 
 /**
- * What a worker process runs. Operators scale the inbox consumer apart from the scheduled loops
- * by giving deployments different roles; every role is safe to run on any number of replicas.
+ * What a worker process runs, from the role table. Operators scale the inbox consumer apart from
+ * the scheduled loops by giving deployments different roles; every role is safe to run on any
+ * number of replicas.
  */
-export const workerRoles = [
-  'inbox',
-  'relay',
-  'studio',
-  'studio-sweeper',
-  'installments',
-  'email',
-  'retention',
-  'reconcile',
-] as const;
-export type WorkerRole = (typeof workerRoles)[number];
+export const workerRoles = Object.keys(workerRoleTable) as readonly WorkerRole[];
 /** Roles that run only when listed by name: `all` (and the default) leaves them out. */
-export const optInWorkerRoles: readonly WorkerRole[] = ['reconcile'];
+export const optInWorkerRoles: readonly WorkerRole[] = workerRoles.filter(
+  (role) => 'optIn' in workerRoleTable[role] && workerRoleTable[role].optIn === true,
+);
 
 const roleNames: readonly string[] = ['all', ...workerRoles];
 
@@ -51,7 +54,8 @@ export const workerEnvSchema = baseEnvSchema.extend({
   WORKER_CONCURRENCY: positiveInt(8),
   /** A dead worker's jobs wait this long before another replica takes them (BullMQ lock). */
   WORKER_LOCK_DURATION_MS: positiveInt(30_000),
-  INBOX_MAX_ATTEMPTS: positiveInt(DEFAULT_MAX_ATTEMPTS),
+  /** An inbox event is parked (status failed) once this many attempts have started and not succeeded. */
+  INBOX_MAX_ATTEMPTS: positiveInt(15),
   INBOX_BACKOFF_BASE_MS: positiveInt(5_000),
   INBOX_BACKOFF_MAX_MS: positiveInt(30 * 60_000),
   INBOX_RETRY_LATER_BASE_MS: positiveInt(10_000),
@@ -64,10 +68,8 @@ export const workerEnvSchema = baseEnvSchema.extend({
   RELAY_STALE_AFTER_MS: positiveInt(60_000),
   RELAY_PROCESSING_STALE_AFTER_MS: positiveInt(5 * 60_000),
   RELAY_BATCH_SIZE: positiveInt(500),
-  /** RevenueCat REST v1 (subscription sync). Without a key, subscription events park as not_configured. */
-  REVENUECAT_API_KEY: z.string().min(1).optional(),
-  REVENUECAT_API_BASE_URL: z.url({ message: 'must be a URL, e.g. https://api.revenuecat.com' }).optional(),
-  REVENUECAT_API_TIMEOUT_MS: positiveInt(10_000),
+  /** RevenueCat REST v1 and the Stripe API: without a key, the events that need it park as not_configured. */
+  ...providerApiSettings,
   /** AI Studio (docs/studio.md). Without AI_STUDIO_BASE_URL, generations fail as not_configured and are refunded. */
   AI_STUDIO_BASE_URL: z.url({ message: 'must be a URL such as https://ai.example.com' }).optional(),
   AI_STUDIO_API_KEY: z.string().min(1).optional(),
@@ -75,27 +77,33 @@ export const workerEnvSchema = baseEnvSchema.extend({
   STUDIO_CONCURRENCY: positiveInt(4),
   /** Attempts while the AI service is unreachable (nothing sent) before the request fails and is refunded. */
   STUDIO_MAX_ATTEMPTS: positiveInt(5),
+  /** Delay before the next attempt while the AI service is unreachable; doubles up to the max. */
+  STUDIO_BACKOFF_BASE_MS: positiveInt(2_000),
+  STUDIO_BACKOFF_MAX_MS: positiveInt(60_000),
   STUDIO_SWEEP_INTERVAL_MS: positiveInt(30_000),
   /** A request processing this long is failed and refunded by the sweeper; must exceed AI_STUDIO_TIMEOUT_MS. */
   STUDIO_STUCK_AFTER_MS: positiveInt(5 * 60_000),
-  // Stripe (docs/stripe.md).
-  STRIPE_SECRET_KEY: z.string().min(1).optional(),
-  STRIPE_API_BASE_URL: z.url().optional(),
-  STRIPE_TIMEOUT_MS: positiveInt(20_000),
   INSTALLMENTS_INTERVAL_MS: positiveInt(60_000),
   INSTALLMENTS_PROCESSING_STALE_AFTER_MS: positiveInt(5 * 60_000),
   INSTALLMENTS_MAX_ATTEMPTS: positiveInt(10),
+  /** Installments one claim takes (the loop claims again while a batch comes back full). */
+  INSTALLMENTS_BATCH_SIZE: positiveInt(100),
   SMTP_URL: z.string().min(1).optional(),
   EMAIL_FROM: z.string().min(3).default('Tally <billing@tally.local>'),
   EMAIL_MAX_ATTEMPTS: positiveInt(10),
+  EMAIL_BACKOFF_BASE_MS: positiveInt(30_000),
+  EMAIL_BACKOFF_MAX_MS: positiveInt(3600_000),
   // Operations (docs/operations.md): raw-body retention (role 'retention') and Stripe reconciliation
   // (role 'reconcile', opt-in: it runs only when WORKER_ROLES names it).
   INBOX_RAW_BODY_RETENTION_DAYS: positiveInt(90),
   RETENTION_INTERVAL_MS: positiveInt(3600_000),
   RECONCILE_INTERVAL_MS: positiveInt(3600_000),
-  RECONCILE_WINDOW_DAYS: positiveInt(3).refine((days) => days <= 30, {
-    message: "at most 30 (Stripe's Events API keeps 30 days)",
-  }),
+  RECONCILE_WINDOW_DAYS: positiveInt(DEFAULT_RECONCILE_WINDOW_DAYS).refine(
+    (days) => days <= STRIPE_EVENTS_MAX_WINDOW_DAYS,
+    {
+      message: "at most 30 (Stripe's Events API keeps 30 days)",
+    },
+  ),
 });
 
 export type WorkerConfig = z.output<typeof workerEnvSchema>;

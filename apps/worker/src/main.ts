@@ -21,6 +21,7 @@ import {
 import { sql } from 'kysely';
 import { studioConfigProblems, workerEnvSchema } from './config';
 import { createMailer } from './email/create-mailer';
+import { workerSettingsFrom } from './settings-from-config';
 import { startWorkerRuntime } from './worker-runtime';
 
 // The composition root: the only place that reads process.env.
@@ -80,8 +81,6 @@ runMain('worker', async () => {
       stripeConnectAccounts: new Set(config.STRIPE_CONNECT_ACCOUNTS),
     },
   });
-  // Three fifths of the shutdown budget for draining jobs; the rest for closing connections.
-  const drainTimeoutMs = Math.floor(config.SHUTDOWN_TIMEOUT_MS * 0.6);
   const runtime = startWorkerRuntime({
     db: database.db,
     handlers,
@@ -89,45 +88,8 @@ runMain('worker', async () => {
     redisUrl: config.REDIS_URL,
     queuePrefix: config.QUEUE_PREFIX,
     roles: config.WORKER_ROLES,
-    concurrency: config.WORKER_CONCURRENCY,
-    lockDurationMs: config.WORKER_LOCK_DURATION_MS,
-    maxAttempts: config.INBOX_MAX_ATTEMPTS,
-    backoff: { baseDelayMs: config.INBOX_BACKOFF_BASE_MS, maxDelayMs: config.INBOX_BACKOFF_MAX_MS },
-    retryLater: {
-      baseDelayMs: config.INBOX_RETRY_LATER_BASE_MS,
-      maxDelayMs: config.INBOX_RETRY_LATER_MAX_DELAY_MS,
-      maxWaitMs: config.INBOX_RETRY_LATER_MAX_WAIT_MS,
-    },
-    relay: {
-      intervalMs: config.RELAY_INTERVAL_MS,
-      staleAfterMs: config.RELAY_STALE_AFTER_MS,
-      processingStaleAfterMs: config.RELAY_PROCESSING_STALE_AFTER_MS,
-      batchSize: config.RELAY_BATCH_SIZE,
-    },
-    shutdownTimeoutMs: drainTimeoutMs,
-    studio: {
-      aiStudio: ports.aiStudio,
-      concurrency: config.STUDIO_CONCURRENCY,
-      maxAttempts: config.STUDIO_MAX_ATTEMPTS,
-      sweeper: {
-        intervalMs: config.STUDIO_SWEEP_INTERVAL_MS,
-        stuckAfterMs: config.STUDIO_STUCK_AFTER_MS,
-        batchSize: config.RELAY_BATCH_SIZE,
-      },
-    },
-    installments: {
-      intervalMs: config.INSTALLMENTS_INTERVAL_MS,
-      batchSize: 100,
-      processingStaleAfterMs: config.INSTALLMENTS_PROCESSING_STALE_AFTER_MS,
-      maxAttempts: config.INSTALLMENTS_MAX_ATTEMPTS,
-    },
-    email: { mailer, maxAttempts: config.EMAIL_MAX_ATTEMPTS },
-    retention: { intervalMs: config.RETENTION_INTERVAL_MS, retentionDays: config.INBOX_RAW_BODY_RETENTION_DAYS },
-    reconcile: {
-      intervalMs: config.RECONCILE_INTERVAL_MS,
-      windowDays: config.RECONCILE_WINDOW_DAYS,
-      stripe: ports.stripe,
-    },
+    settings: workerSettingsFrom(config),
+    ports: { aiStudio: ports.aiStudio, stripe: ports.stripe, mailer },
   });
   // createServiceApp: unknown routes get the JSON 404, not Express's HTML page.
   const app = createServiceApp({

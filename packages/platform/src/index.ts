@@ -1,4 +1,5 @@
 export * from './config/env';
+export * from './config/provider-api-settings';
 export * from './http/create-service-app';
 export * from './http/health-routes';
 export * from './http/json-errors';
@@ -7,9 +8,7 @@ export * from './http/start-http-server';
 export * from './lifecycle/run-main';
 export * from './lifecycle/with-timeout';
 export * from './logging/create-logger';
-export * from './metrics/metrics';
-export * from './queue/inbox-queue';
+export * from './metrics/create-registry';
 export * from './queue/queues';
 export * from './queue/redis-connection';
-export * from './queue/studio-queue';
 export * from './security/matches-any-secret';

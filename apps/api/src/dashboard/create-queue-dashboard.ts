@@ -123,7 +123,7 @@ function toRetriedJob(job: Job): RetriedJob {
   return { id: String(job.id), data: job.data };
 }
 
-function describeRetention(definition: QueueDefinition<unknown>): string {
+function describeRetention(definition: Pick<QueueDefinition<unknown>, 'retention'>): string {
   const days = (seconds: number) => `${Math.round((seconds / 86_400) * 10) / 10} d`;
   const { completedAgeSeconds, completedCount, failedAgeSeconds } = definition.retention;
   return `completed jobs kept ${days(completedAgeSeconds)} (at most ${completedCount}), failed jobs ${days(failedAgeSeconds)}`;

@@ -1,6 +1,7 @@
 import {
   type Database,
   type InboxStatus,
+  inboxRelaySource,
   listInboxEvents,
   markInboxEnqueueFailed,
   type Provider,
@@ -10,9 +11,9 @@ import {
 } from '@tally/billing-core';
 import {
   baseEnvSchema,
-  createInboxQueue,
+  createProducerQueue,
   createRedisConnection,
-  handOffInboxEvents,
+  handOffRows,
   parseEnv,
   waitUntilReady,
 } from '@tally/platform';
@@ -115,9 +116,9 @@ export async function handOffOnce(
       const queueError = new ServerUnreachableError('redis_unreachable', 'Redis', env.REDIS_URL, cause).message;
       return { enqueued: 0, deferred: ids.length, queueError };
     }
-    const queue = createInboxQueue(redis, env.QUEUE_PREFIX);
+    const queue = createProducerQueue(redis, env.QUEUE_PREFIX, inboxRelaySource.queue);
     try {
-      return await handOffInboxEvents(queue, db, ids);
+      return await handOffRows(queue, inboxRelaySource, db, ids);
     } finally {
       await queue.close().catch(() => undefined);
     }

@@ -1,5 +1,5 @@
 import { createStripeApi, reconcileStripe, type StripeReconciliationReport } from '@tally/billing-core';
-import { baseEnvSchema, parseEnv, positiveInt } from '@tally/platform';
+import { baseEnvSchema, parseEnv, providerApiSettings } from '@tally/platform';
 import { z } from 'zod';
 import { handOffOnce } from './events';
 import { printJson } from './output';
@@ -10,8 +10,8 @@ export const reconcileEnvSchema = baseEnvSchema
   .pick({ DATABASE_URL: true, REDIS_URL: true, QUEUE_PREFIX: true })
   .extend({
     STRIPE_SECRET_KEY: z.string().min(1, 'STRIPE_SECRET_KEY is required to read Stripe events'),
-    STRIPE_API_BASE_URL: z.url().optional(),
-    STRIPE_TIMEOUT_MS: positiveInt(20_000),
+    STRIPE_API_BASE_URL: providerApiSettings.STRIPE_API_BASE_URL,
+    STRIPE_TIMEOUT_MS: providerApiSettings.STRIPE_TIMEOUT_MS,
   });
 
 /**

@@ -5,10 +5,11 @@ import {
   toRevenueCatInboxDraftFromBody,
   toStripeInboxDraftFromBody,
 } from '@tally/billing-core';
-import { type IngestMetrics, type Logger, matchesAnySecret, sendError } from '@tally/platform';
+import { type Logger, matchesAnySecret, sendError } from '@tally/platform';
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import type { InboxBatcher } from '../inbox-batcher';
+import type { IngestMetrics } from '../ingest-metrics';
 import { verifyStripeSignature } from '../verify/verify-stripe-signature';
 
 export interface WebhookRouteDeps {

@@ -1,6 +1,7 @@
 import type { DB, DurableRowSource, RelayClaimOptions } from '@tally/billing-core';
-import { handOffRows, type Logger, type ProducerQueue, type WorkerMetrics } from '@tally/platform';
+import { handOffRows, type Logger, type ProducerQueue } from '@tally/platform';
 import type { Kysely } from 'kysely';
+import type { WorkerMetrics } from '../metrics/worker-metrics';
 import { type PeriodicLoop, runPeriodic } from './run-periodic';
 
 export interface RelayOptions extends RelayClaimOptions {

@@ -15,14 +15,14 @@ export function createEmailWorker(
     db: Kysely<DB>;
     mailer: Mailer;
     logger: Logger;
-    maxAttempts?: number;
-    backoff?: { baseDelayMs: number; maxDelayMs: number };
+    maxAttempts: number;
+    backoff: { baseDelayMs: number; maxDelayMs: number };
     /**
      * How long a row may sit in `processing` before a job may claim it again (its worker died
      * mid-send): the relay's RELAY_PROCESSING_STALE_AFTER_MS, after which the relay re-enqueues
      * it. A longer window here would turn each of those jobs away until it passed.
      */
-    processingStaleAfterMs?: number;
+    processingStaleAfterMs: number;
   },
   options: {
     connection: Redis;
@@ -38,9 +38,9 @@ export function createEmailWorker(
       {
         db: deps.db,
         mailer: deps.mailer,
-        ...(deps.maxAttempts === undefined ? {} : { maxAttempts: deps.maxAttempts }),
-        ...(deps.backoff === undefined ? {} : { backoff: deps.backoff }),
-        ...(deps.processingStaleAfterMs === undefined ? {} : { processingStaleAfterMs: deps.processingStaleAfterMs }),
+        maxAttempts: deps.maxAttempts,
+        backoff: deps.backoff,
+        processingStaleAfterMs: deps.processingStaleAfterMs,
       },
       emailId,
     );

@@ -1,7 +1,8 @@
 import { type InboxProcessorDeps, processInboxEvent, queueCatalog, toErrorText } from '@tally/billing-core';
-import type { Logger, WorkerMetrics } from '@tally/platform';
+import type { Logger } from '@tally/platform';
 import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
+import type { WorkerMetrics } from '../metrics/worker-metrics';
 import { logWorkerErrors } from './worker-errors';
 
 export interface InboxWorkerOptions {

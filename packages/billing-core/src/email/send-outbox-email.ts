@@ -4,9 +4,6 @@ import { toErrorText } from '../errors';
 import type { Mailer } from '../ports/mailer';
 import { type BackoffSettings, computeBackoffDelayMs } from '../scheduling/backoff';
 
-export const DEFAULT_EMAIL_MAX_ATTEMPTS = 10;
-export const DEFAULT_EMAIL_BACKOFF: BackoffSettings = { baseDelayMs: 30_000, maxDelayMs: 3600_000 };
-
 export type SendOutboxEmailResult =
   | { kind: 'sent' | 'skipped'; emailId: number }
   /** Nothing to do: already sent, not due, or another worker holds it. */
@@ -25,9 +22,11 @@ export async function sendOutboxEmail(
   deps: {
     db: Kysely<DB>;
     mailer: Mailer;
-    maxAttempts?: number;
-    backoff?: BackoffSettings;
-    processingStaleAfterMs?: number;
+    /** EMAIL_MAX_ATTEMPTS and EMAIL_BACKOFF_*: the worker's config schema holds the defaults. */
+    maxAttempts: number;
+    backoff: BackoffSettings;
+    /** A row `processing` this long is taken again (its worker died mid-send): RELAY_PROCESSING_STALE_AFTER_MS. */
+    processingStaleAfterMs: number;
   },
   emailId: number,
 ): Promise<SendOutboxEmailResult> {
@@ -44,11 +43,7 @@ export async function sendOutboxEmail(
         // A worker died mid-send; the relay hands such rows back after its processing timeout.
         eb.and([
           eb('status', '=', 'processing'),
-          eb(
-            'updated_at',
-            '<',
-            sql<Date>`now() - make_interval(secs => ${(deps.processingStaleAfterMs ?? 5 * 60_000) / 1000})`,
-          ),
+          eb('updated_at', '<', sql<Date>`now() - make_interval(secs => ${deps.processingStaleAfterMs / 1000})`),
         ]),
       ]),
     )
@@ -71,9 +66,9 @@ export async function sendOutboxEmail(
       messageId: `<tally-payment-${claimed.payment_id}@tally.local>`,
     });
   } catch (error) {
-    const maxAttempts = deps.maxAttempts ?? DEFAULT_EMAIL_MAX_ATTEMPTS;
+    const maxAttempts = deps.maxAttempts;
     const parked = claimed.attempts >= maxAttempts;
-    const delayMs = parked ? 0 : computeBackoffDelayMs(claimed.attempts, deps.backoff ?? DEFAULT_EMAIL_BACKOFF);
+    const delayMs = parked ? 0 : computeBackoffDelayMs(claimed.attempts, deps.backoff);
     await deps.db
       .updateTable('email_outbox')
       .set({

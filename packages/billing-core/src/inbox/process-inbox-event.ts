@@ -21,14 +21,6 @@ import {
   parkedOutcomeCodeOf,
 } from './outcome-codes';
 
-export const DEFAULT_MAX_ATTEMPTS = 15;
-export const DEFAULT_FAILURE_BACKOFF: BackoffSettings = { baseDelayMs: 5_000, maxDelayMs: 30 * 60_000 };
-export const DEFAULT_RETRY_LATER: RetryLaterSettings = {
-  baseDelayMs: 10_000,
-  maxDelayMs: 10 * 60_000,
-  maxWaitMs: 24 * 3600_000,
-};
-
 export interface RetryLaterSettings {
   /** First delay when the handler names none; doubles per deferral up to maxDelayMs. */
   baseDelayMs: number;
@@ -42,11 +34,14 @@ export interface InboxProcessorDeps {
   /** Built by the composition root from ports (createInboxHandlers); the engine knows no provider. */
   handlers: InboxHandlers;
   clock?: Clock;
-  /** A row is parked (status `failed`) once this many attempts have started and not succeeded. */
-  maxAttempts?: number;
+  /**
+   * A row is parked (status `failed`) once this many attempts have started and not succeeded.
+   * These settings have no defaults here: the worker's config schema holds them (INBOX_*).
+   */
+  maxAttempts: number;
   /** Delay before the next attempt after a failure. */
-  backoff?: BackoffSettings;
-  retryLater?: RetryLaterSettings;
+  backoff: BackoffSettings;
+  retryLater: RetryLaterSettings;
 }
 
 export type ProcessInboxEventResult =
@@ -108,7 +103,7 @@ export async function processInboxEvent(
   inboxEventId: number,
   options: ProcessInboxEventOptions = {},
 ): Promise<ProcessInboxEventResult> {
-  const maxAttempts = deps.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+  const { maxAttempts } = deps;
   if (options.firstRun) {
     const attempt = await attemptInOneTransaction(deps, inboxEventId);
     switch (attempt.kind) {
@@ -268,7 +263,7 @@ async function recordDeferral(
   claimed: InboxEventRow,
   error: RetryLaterError,
 ): Promise<ProcessInboxEventResult> {
-  const settings = deps.retryLater ?? DEFAULT_RETRY_LATER;
+  const settings = deps.retryLater;
   const delayMs = Math.max(
     0,
     Math.round(
@@ -307,7 +302,7 @@ async function recordFailure(
       ? 'attempts_exhausted'
       : null;
   const park = parkedCode !== null;
-  const delayMs = park ? 0 : computeBackoffDelayMs(claimed.attempts, deps.backoff ?? DEFAULT_FAILURE_BACKOFF);
+  const delayMs = park ? 0 : computeBackoffDelayMs(claimed.attempts, deps.backoff);
   const errorText = toErrorText(error);
   const row = await recordInboxEventFailure(
     deps.db,

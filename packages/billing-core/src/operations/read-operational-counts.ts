@@ -23,6 +23,17 @@ export const metricEventTypes: Record<Provider, readonly string[]> = {
   revenuecat: revenueCatHandledEventTypes,
 };
 
+/**
+ * RevenueCat reads answered 201: RevenueCat created a customer for an id it did not know (its
+ * read is get-or-create). Tally reads only ids RevenueCat sent, so this should stay at zero (a
+ * customer deleted at RevenueCat and then named again by an old event would count). Both the
+ * api (on-demand sync) and the worker register it.
+ */
+export const revenueCatCustomersCreatedMetric = {
+  name: 'tally_revenuecat_customers_created_total',
+  help: 'RevenueCat subscriber reads that created the customer (201): should stay 0',
+} as const;
+
 export function metricEventType(provider: Provider, type: string): string {
   return metricEventTypes[provider].includes(type) ? type : 'other';
 }

@@ -22,7 +22,7 @@ export type ExclusiveReconciliationResult =
  */
 export async function reconcileStripeExclusively(
   deps: ReconcileStripeDeps,
-  options: ReconcileStripeOptions = {},
+  options: ReconcileStripeOptions,
 ): Promise<ExclusiveReconciliationResult> {
   const result = await runWithAdvisoryTryLock(deps.db, RECONCILE_STRIPE_LOCK_KEY, () => reconcileStripe(deps, options));
   return result.kind === 'ran'

@@ -13,6 +13,10 @@ export type { LedgerRowWithoutEvent } from './find-stripe-ledger-rows-without-ev
 
 /** Stripe's Events API keeps events for 30 days. */
 export const STRIPE_EVENTS_MAX_WINDOW_DAYS = 30;
+/**
+ * The window when nobody names one: the schemas of the worker's RECONCILE_WINDOW_DAYS, the
+ * admin route's body and the CLI's --days read it; reconcileStripe itself takes the window from its caller.
+ */
 export const DEFAULT_RECONCILE_WINDOW_DAYS = 3;
 const DAY_MS = 24 * 3600_000;
 
@@ -28,8 +32,8 @@ export class ReconcileWindowError extends BillingError {
 }
 
 export interface ReconcileStripeOptions {
-  /** Days back from now (default 3, at most 30). Fractions are allowed (tests, short windows). */
-  windowDays?: number;
+  /** Days back from now (at most 30). Fractions are allowed (tests, short windows). */
+  windowDays: number;
   /** Report only: missing events are listed, not ingested. */
   dryRun?: boolean;
   /** Ledger rows younger than this are not reported as "without an event" (their webhook may be in flight). */
@@ -75,9 +79,9 @@ export interface ReconcileStripeDeps {
  */
 export async function reconcileStripe(
   deps: ReconcileStripeDeps,
-  options: ReconcileStripeOptions = {},
+  options: ReconcileStripeOptions,
 ): Promise<StripeReconciliationReport> {
-  const windowDays = options.windowDays ?? DEFAULT_RECONCILE_WINDOW_DAYS;
+  const { windowDays } = options;
   if (!(windowDays > 0 && windowDays <= STRIPE_EVENTS_MAX_WINDOW_DAYS)) throw new ReconcileWindowError(windowDays);
   const dryRun = options.dryRun ?? false;
   const maxReported = options.maxReported ?? 1_000;

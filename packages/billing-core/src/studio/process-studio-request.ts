@@ -8,16 +8,14 @@ import { completeStudioRequest } from './complete-studio-request';
 import { failStudioRequest } from './fail-studio-request';
 import type { RefundStudioRequestResult } from './refund-studio-request';
 
-export const DEFAULT_STUDIO_MAX_ATTEMPTS = 5;
-export const DEFAULT_STUDIO_BACKOFF: BackoffSettings = { baseDelayMs: 2_000, maxDelayMs: 60_000 };
-
 export interface StudioProcessorDeps {
   db: Kysely<DB>;
   /** Missing: requests fail with `not_configured` and are refunded. */
   aiStudio: AiStudioService | undefined;
-  /** Attempts (each one started) before an unreachable AI service fails the request. */
-  maxAttempts?: number;
-  backoff?: BackoffSettings;
+  /** Attempts (each one started) before an unreachable AI service fails the request (STUDIO_MAX_ATTEMPTS). */
+  maxAttempts: number;
+  /** Delay before the next attempt while the AI service is unreachable (STUDIO_BACKOFF_*). */
+  backoff: BackoffSettings;
 }
 
 export type ProcessStudioRequestResult =
@@ -61,9 +59,9 @@ export async function processStudioRequest(deps: StudioProcessorDeps, id: number
   } catch (error) {
     const code = error instanceof BillingError ? error.code : 'ai_failed';
     const message = toErrorText(error);
-    const maxAttempts = deps.maxAttempts ?? DEFAULT_STUDIO_MAX_ATTEMPTS;
+    const maxAttempts = deps.maxAttempts;
     if (isRetryable(error) && error instanceof BillingError && claimed.attempts < maxAttempts) {
-      const delayMs = computeBackoffDelayMs(claimed.attempts, deps.backoff ?? DEFAULT_STUDIO_BACKOFF);
+      const delayMs = computeBackoffDelayMs(claimed.attempts, deps.backoff);
       const rescheduled = await rescheduleStudioRequest(deps.db, id, delayMs, { code, message });
       if (rescheduled) return { kind: 'retry', request: rescheduled, code, delayMs };
       return settledElsewhere(deps.db, claimed);

@@ -1,8 +1,28 @@
-import type { DB, DurableRowSource, QueueDefinition } from '@tally/billing-core';
 import { type JobsOptions, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import type { Kysely } from 'kysely';
 import { withTimeout } from '../lifecycle/with-timeout';
+
+/**
+ * What a producer reads of a queue definition. The apps pass entries of billing-core's queue
+ * catalog (which documents each field); this package names only the shape it uses, so the
+ * plumbing does not depend on the domain.
+ */
+export interface QueueDefinition<Payload> {
+  name: string;
+  jobId(payload: Payload): string;
+  attempts: number;
+  backoffDelayMs: number;
+  retention: { completedAgeSeconds: number; completedCount: number; failedAgeSeconds: number };
+}
+
+/**
+ * What a hand-off reads of a durable row table (billing-core's DurableRowSource): the job of a
+ * row, and how to release the rows it could not hand off so the relay takes them again.
+ */
+export interface HandOffSource<Payload, Db> {
+  toPayload(id: number): Payload;
+  releaseHandOff(db: Db, ids: readonly number[]): Promise<void>;
+}
 
 /** BullMQ options from a queue catalog entry: every producer of a queue uses exactly these. */
 export function jobOptionsFor(definition: QueueDefinition<never>): JobsOptions {
@@ -122,10 +142,10 @@ export interface HandOffResult {
  * Enqueues existing durable rows (relay, requeue, replay), replacing finished jobs. Stops at the
  * first failure and releases the rows not handed off, so the relay retries them.
  */
-export async function handOffRows<Payload>(
+export async function handOffRows<Payload, Db>(
   queue: ProducerQueue<Payload>,
-  source: DurableRowSource<Payload>,
-  db: Kysely<DB>,
+  source: HandOffSource<Payload, Db>,
+  db: Db,
   ids: readonly number[],
 ): Promise<HandOffResult> {
   let enqueued = 0;

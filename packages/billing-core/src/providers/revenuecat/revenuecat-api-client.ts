@@ -2,16 +2,13 @@ import { z } from 'zod';
 import { BillingError, RetryLaterError } from '../../errors';
 import type { RevenueCatApi, RevenueCatSubscriberRead } from '../../ports/revenuecat-api';
 
-export const DEFAULT_REVENUECAT_API_BASE_URL = 'https://api.revenuecat.com';
-export const DEFAULT_REVENUECAT_API_TIMEOUT_MS = 10_000;
-
 export interface RevenueCatApiClientOptions {
   /** Secret API key (`REVENUECAT_API_KEY`), sent as `Authorization: Bearer <key>`. */
   apiKey: string;
   /** Origin of the REST API (`REVENUECAT_API_BASE_URL`); `/v1/...` is appended. */
-  baseUrl?: string | undefined;
+  baseUrl: string;
   /** Each request is abandoned after this long (`REVENUECAT_API_TIMEOUT_MS`). */
-  timeoutMs?: number | undefined;
+  timeoutMs: number;
   /** Clock for Retry-After HTTP dates. */
   now?: () => number;
   /**
@@ -99,8 +96,8 @@ export function parseRetryAfterMs(header: string | null, now: number = Date.now(
  * RevenueCatRequestRejectedError (parks: fix the key, then requeue).
  */
 export function createRevenueCatApiClient(options: RevenueCatApiClientOptions): RevenueCatApi {
-  const baseUrl = (options.baseUrl ?? DEFAULT_REVENUECAT_API_BASE_URL).replace(/\/+$/, '');
-  const timeoutMs = options.timeoutMs ?? DEFAULT_REVENUECAT_API_TIMEOUT_MS;
+  const baseUrl = options.baseUrl.replace(/\/+$/, '');
+  const { timeoutMs } = options;
   const now = options.now ?? Date.now;
 
   return {

@@ -3,52 +3,14 @@ import {
   knownLedgerReasons,
   metricEventTypes,
   type OperationalCounts,
+  revenueCatCustomersCreatedMetric,
   type StripeReconciliationReport,
   studioRequestStatuses,
 } from '@tally/billing-core';
-import { Counter, collectDefaultMetrics, Gauge, Histogram, type Metric, Registry } from 'prom-client';
+import { createRegistry } from '@tally/platform';
+import { Counter, Gauge, Histogram, type Metric } from 'prom-client';
 
 const providers = ['stripe', 'revenuecat'] as const;
-
-/**
- * One registry per process with Node's defaults. Each process adds only the families it moves,
- * so a dashboard never shows a flat line from a process that cannot change it; labelled counters
- * start at zero for every known label so alerts see them before their first increment.
- */
-export function createRegistry(service: string): Registry {
-  const registry = new Registry();
-  registry.setDefaultLabels({ service });
-  collectDefaultMetrics({ register: registry, prefix: 'tally_' });
-  return registry;
-}
-
-export const webhookOutcomes = [
-  'accepted',
-  'duplicate',
-  'bad_signature',
-  'unauthorized',
-  'bad_request',
-  'unsupported_media_type',
-  'too_large',
-  'aborted',
-  'unavailable',
-  'error',
-] as const;
-
-/** Ingest: webhook answers by provider and outcome. */
-export function createIngestMetrics() {
-  const registry = createRegistry('ingest');
-  const webhookRequests = new Counter({
-    name: 'tally_webhook_requests_total',
-    help: 'Webhook requests by provider and outcome',
-    labelNames: ['provider', 'outcome'] as const,
-    registers: [registry],
-  });
-  for (const provider of providers)
-    for (const outcome of webhookOutcomes) webhookRequests.inc({ provider, outcome }, 0);
-  return { registry, webhookRequests };
-}
-export type IngestMetrics = ReturnType<typeof createIngestMetrics>;
 
 export const reconcileFindingKinds = ['missing_events', 'events_without_rows', 'ledger_rows_without_event'] as const;
 
@@ -63,7 +25,7 @@ export const parkedCodes = [
 
 /**
  * The worker's metric families; a process registers only those of the roles it runs
- * (apps/worker's worker-runtime maps roles to families):
+ * (each role's entry in the role table names its families):
  * - `inbox` (inbox role): processing time, lag, parked, deferred and reference-conflict counters;
  * - `relay` (relay role): real re-enqueues by source;
  * - `system` (relay role too): the gauges read from Postgres and Redis at scrape time (queue
@@ -117,14 +79,14 @@ export function createWorkerMetrics(families: Iterable<WorkerMetricFamily>) {
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 6 * 3600, 24 * 3600],
       registers: [],
     }),
-    revenueCatCustomersCreated: revenueCatCustomersCreatedCounter([]),
+    revenueCatCustomersCreated: new Counter({ ...revenueCatCustomersCreatedMetric, registers: [] }),
     relayReenqueued: new Counter({
       name: 'tally_relay_reenqueued_total',
       help: 'Durable rows the relay handed to their queue again (jobs that were really missing)',
       labelNames: ['source'] as const,
       registers: [],
     }),
-    // Read at scrape time from Redis and Postgres (refreshQueueGauges): the whole system's state,
+    // Read at scrape time from Redis and Postgres (refreshSystemGauges): the whole system's state,
     // the same from every replica that exports them, so dashboards and alerts use max(), never sum().
     queueJobs: new Gauge({
       name: 'tally_queue_jobs',
@@ -249,23 +211,3 @@ export function createWorkerMetrics(families: Iterable<WorkerMetricFamily>) {
   return metrics;
 }
 export type WorkerMetrics = ReturnType<typeof createWorkerMetrics>;
-
-/**
- * RevenueCat reads answered 201: RevenueCat created a customer for an id it did not know (its
- * read is get-or-create). Tally reads only ids RevenueCat sent, so this should stay at zero (a
- * customer deleted at RevenueCat and then named again by an old event would count).
- */
-function revenueCatCustomersCreatedCounter(registers: Registry[]) {
-  return new Counter({
-    name: 'tally_revenuecat_customers_created_total',
-    help: 'RevenueCat subscriber reads that created the customer (201): should stay 0',
-    registers,
-  });
-}
-
-/** Api: Node's defaults (HTTP answers are in the access log) and the RevenueCat reads of the on-demand sync. */
-export function createApiMetrics() {
-  const registry = createRegistry('api');
-  return { registry, revenueCatCustomersCreated: revenueCatCustomersCreatedCounter([registry]) };
-}
-export type ApiMetrics = ReturnType<typeof createApiMetrics>;

@@ -1,0 +1,22 @@
+import { type DB, findOldestDueAgeSeconds, readOperationalCounts } from '@tally/billing-core';
+import type { ProducerQueue } from '@tally/platform';
+import type { Kysely } from 'kysely';
+import type { WorkerMetrics } from './worker-metrics';
+
+/**
+ * Sets the `system` family (queue depth of every catalog queue, the oldest due inbox event, ledger
+ * totals, parked rows, studio and installment states) from Redis and Postgres; called before a
+ * metrics scrape by the one role that exports them (the relay).
+ */
+export async function refreshSystemGauges(
+  queues: readonly ProducerQueue<unknown>[],
+  db: Kysely<DB>,
+  metrics: WorkerMetrics,
+): Promise<void> {
+  for (const queue of queues) {
+    const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed');
+    for (const [state, count] of Object.entries(counts)) metrics.queueJobs.set({ queue: queue.name, state }, count);
+  }
+  metrics.oldestPendingAge.set(await findOldestDueAgeSeconds(db));
+  metrics.setOperationalCounts(await readOperationalCounts(db));
+}

@@ -1,0 +1,26 @@
+import type { BackoffSettings, RetryLaterSettings } from '@tally/billing-core';
+import type { InstallmentsLoopOptions } from '../loops/installments-loop';
+import type { ReconcileLoopOptions } from '../loops/reconcile-loop';
+import type { RelayOptions } from '../loops/relay-loop';
+import type { RetentionLoopOptions } from '../loops/retention-loop';
+import type { StudioSweeperOptions } from '../loops/studio-sweeper-loop';
+
+/**
+ * Every tunable of the worker's roles. No field has a default here: the composition root takes
+ * them from the zod schema (workerSettingsFrom in settings-from-config.ts), the one place with
+ * the defaults; tests start from the same and override what they speed up.
+ */
+export interface WorkerRuntimeSettings {
+  /** BullMQ lock (and stalled check) of every consumer: a dead worker's jobs wait this long. */
+  lockDurationMs: number;
+  /** How long stop() waits for each consumer's active jobs before closing it by force. */
+  drainTimeoutMs: number;
+  inbox: { concurrency: number; maxAttempts: number; backoff: BackoffSettings; retryLater: RetryLaterSettings };
+  relay: RelayOptions;
+  studio: { concurrency: number; maxAttempts: number; backoff: BackoffSettings };
+  studioSweeper: StudioSweeperOptions;
+  installments: InstallmentsLoopOptions;
+  email: { concurrency: number; maxAttempts: number; backoff: BackoffSettings };
+  retention: RetentionLoopOptions;
+  reconcile: ReconcileLoopOptions;
+}

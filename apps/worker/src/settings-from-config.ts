@@ -1,0 +1,53 @@
+import type { WorkerConfig } from './config';
+import type { WorkerRuntimeSettings } from './roles/worker-runtime-settings';
+
+/**
+ * The roles' settings from the parsed environment. Every value comes from the zod schema
+ * (workerEnvSchema), the only place with a default; nothing below billing-core's callers has one.
+ */
+export function workerSettingsFrom(config: WorkerConfig): WorkerRuntimeSettings {
+  return {
+    lockDurationMs: config.WORKER_LOCK_DURATION_MS,
+    // Three fifths of the shutdown budget for draining jobs; the rest for closing connections.
+    drainTimeoutMs: Math.floor(config.SHUTDOWN_TIMEOUT_MS * 0.6),
+    inbox: {
+      concurrency: config.WORKER_CONCURRENCY,
+      maxAttempts: config.INBOX_MAX_ATTEMPTS,
+      backoff: { baseDelayMs: config.INBOX_BACKOFF_BASE_MS, maxDelayMs: config.INBOX_BACKOFF_MAX_MS },
+      retryLater: {
+        baseDelayMs: config.INBOX_RETRY_LATER_BASE_MS,
+        maxDelayMs: config.INBOX_RETRY_LATER_MAX_DELAY_MS,
+        maxWaitMs: config.INBOX_RETRY_LATER_MAX_WAIT_MS,
+      },
+    },
+    relay: {
+      intervalMs: config.RELAY_INTERVAL_MS,
+      staleAfterMs: config.RELAY_STALE_AFTER_MS,
+      processingStaleAfterMs: config.RELAY_PROCESSING_STALE_AFTER_MS,
+      batchSize: config.RELAY_BATCH_SIZE,
+    },
+    studio: {
+      concurrency: config.STUDIO_CONCURRENCY,
+      maxAttempts: config.STUDIO_MAX_ATTEMPTS,
+      backoff: { baseDelayMs: config.STUDIO_BACKOFF_BASE_MS, maxDelayMs: config.STUDIO_BACKOFF_MAX_MS },
+    },
+    studioSweeper: {
+      intervalMs: config.STUDIO_SWEEP_INTERVAL_MS,
+      stuckAfterMs: config.STUDIO_STUCK_AFTER_MS,
+      batchSize: config.RELAY_BATCH_SIZE,
+    },
+    installments: {
+      intervalMs: config.INSTALLMENTS_INTERVAL_MS,
+      batchSize: config.INSTALLMENTS_BATCH_SIZE,
+      processingStaleAfterMs: config.INSTALLMENTS_PROCESSING_STALE_AFTER_MS,
+      maxAttempts: config.INSTALLMENTS_MAX_ATTEMPTS,
+    },
+    email: {
+      concurrency: config.WORKER_CONCURRENCY,
+      maxAttempts: config.EMAIL_MAX_ATTEMPTS,
+      backoff: { baseDelayMs: config.EMAIL_BACKOFF_BASE_MS, maxDelayMs: config.EMAIL_BACKOFF_MAX_MS },
+    },
+    retention: { intervalMs: config.RETENTION_INTERVAL_MS, retentionDays: config.INBOX_RAW_BODY_RETENTION_DAYS },
+    reconcile: { intervalMs: config.RECONCILE_INTERVAL_MS, windowDays: config.RECONCILE_WINDOW_DAYS },
+  };
+}
