@@ -7,6 +7,7 @@
 // service runs in a process group of its own: the whole group gets SIGTERM, and SIGKILL if it has
 // not exited by the deadline.
 import { spawn, spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import readline from 'node:readline';
 import { ensureBuilt, ensureInstalled, loadEnvironment, log, root } from './bootstrap.mjs';
@@ -26,13 +27,21 @@ if (migrate.status !== 0) {
   process.exit(migrate.status ?? 1);
 }
 
+// Ports and the shutdown budget as each service reads them: from its own (built) zod schema, the
+// only place with their defaults. A value a schema refuses is reported by that service at start.
+const require = createRequire(import.meta.url);
+const settingOf = (app, schemaName, variable) => {
+  const schema = require(path.join(root, `apps/${app}/dist/config.js`))[schemaName];
+  const parsed = schema.shape[variable].safeParse(process.env[variable]);
+  return parsed.success ? parsed.data : undefined;
+};
 const services = [
-  { name: 'ingest', port: Number(process.env.INGEST_PORT ?? 3000) },
-  { name: 'api', port: Number(process.env.API_PORT ?? 3001) },
-  { name: 'worker', port: Number(process.env.WORKER_METRICS_PORT ?? 9464) },
+  { name: 'ingest', port: settingOf('ingest', 'ingestEnvSchema', 'INGEST_PORT') },
+  { name: 'api', port: settingOf('api', 'apiEnvSchema', 'API_PORT') },
+  { name: 'worker', port: settingOf('worker', 'workerEnvSchema', 'WORKER_METRICS_PORT') },
 ];
 // The services drain within SHUTDOWN_TIMEOUT_MS; give them that and a little more before SIGKILL.
-const stopDeadlineMs = Number(process.env.SHUTDOWN_TIMEOUT_MS ?? 25_000) + 5_000;
+const stopDeadlineMs = (settingOf('worker', 'workerEnvSchema', 'SHUTDOWN_TIMEOUT_MS') ?? 0) + 5_000;
 const children = new Map();
 let stopping = false;
 let failed = false;

@@ -7,7 +7,14 @@ import { createInboxBatcher } from '../../apps/ingest/src/inbox-batcher';
 import { createIngestMetrics } from '../../apps/ingest/src/ingest-metrics';
 import { revenueCatTokenPurchase, stripeTokenPackPayment } from '../support/events';
 import { ledgerOf } from '../support/ledger';
-import { eventually, revenueCatAuth, signStripe, stripeSecret, TestStack } from '../support/stack';
+import {
+  defaultIngestBatching,
+  eventually,
+  revenueCatAuth,
+  signStripe,
+  stripeSecret,
+  TestStack,
+} from '../support/stack';
 
 /**
  * POSTs `count` copies of a forged Stripe webhook to 127.0.0.1:`port`, `concurrency` at a time,
@@ -62,6 +69,7 @@ describe('hostile input', () => {
     limited = await startHttpServer(
       createIngestApp({
         inbox: createInboxBatcher({
+          ...defaultIngestBatching,
           db: stack.db,
           enqueueMany: async () => undefined,
           logger: createLogger({ name: 'test', level: 'silent' }),

@@ -12,7 +12,7 @@ import { sql } from 'kysely';
 import { createInboxBatcher } from '../../apps/ingest/src/inbox-batcher';
 import { revenueCatTokenPurchase, stripeTokenPackPayment } from '../support/events';
 import { DisposableRedis } from '../support/redis-server';
-import { eventually, readJson, signStripe, TestStack } from '../support/stack';
+import { defaultIngestBatching, eventually, readJson, signStripe, TestStack } from '../support/stack';
 
 const silent = createLogger({ name: 'test', level: 'silent' });
 const stripeDraft = (eventId: string) => toStripeInboxDraftFromBody(stripeTokenPackPayment({ eventId }));
@@ -30,6 +30,7 @@ describe('ingest batching: one insert and one bulk enqueue for concurrent webhoo
   function batcher(maxConcurrentBatches = 1) {
     const enqueued: number[][] = [];
     const instance = createInboxBatcher({
+      ...defaultIngestBatching,
       db: stack.db,
       enqueueMany: async (ids) => {
         enqueued.push([...ids]);
@@ -103,7 +104,12 @@ describe('ingest batching: one insert and one bulk enqueue for concurrent webhoo
 
   it('the answer follows the commit without waiting for the bulk enqueue; drain() waits for it', async () => {
     const slowQueue = gatedQueue();
-    const instance = createInboxBatcher({ db: stack.db, enqueueMany: slowQueue.enqueueMany, logger: silent });
+    const instance = createInboxBatcher({
+      ...defaultIngestBatching,
+      db: stack.db,
+      enqueueMany: slowQueue.enqueueMany,
+      logger: silent,
+    });
     const result = await instance.accept(stripeDraft('evt_handoff_behind'));
     expect(result.kind).toBe('accepted');
     const id = result.kind === 'accepted' ? result.inboxEventId : -1;
@@ -129,6 +135,7 @@ describe('ingest batching: one insert and one bulk enqueue for concurrent webhoo
   it('past maxPendingHandOffs a batch is answered only after its own hand-off (a slow queue cannot pile up)', async () => {
     const slowQueue = gatedQueue();
     const instance = createInboxBatcher({
+      ...defaultIngestBatching,
       db: stack.db,
       enqueueMany: slowQueue.enqueueMany,
       logger: silent,
@@ -153,6 +160,7 @@ describe('ingest batching: one insert and one bulk enqueue for concurrent webhoo
   it('a process that dies after answering and before the hand-off loses nothing: the relay delivers the row', async () => {
     // The hand-off never happens (as if ingest were killed right after the 200).
     const instance = createInboxBatcher({
+      ...defaultIngestBatching,
       db: stack.db,
       enqueueMany: () => new Promise(() => undefined),
       logger: silent,

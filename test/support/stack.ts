@@ -33,6 +33,7 @@ import Stripe from 'stripe';
 import { createApiMetrics } from '../../apps/api/src/api-metrics';
 import { createApiApp } from '../../apps/api/src/app';
 import { createIngestApp } from '../../apps/ingest/src/app';
+import { ingestEnvSchema } from '../../apps/ingest/src/config';
 import { createInboxBatcher, type InboxBatcher } from '../../apps/ingest/src/inbox-batcher';
 import { createIngestMetrics, type IngestMetrics } from '../../apps/ingest/src/ingest-metrics';
 import { type WorkerRole, workerEnvSchema } from '../../apps/worker/src/config';
@@ -103,6 +104,13 @@ export const bothEnvironments: EventPolicy = {
 export const defaultWorkerSettings: WorkerRuntimeSettings = workerSettingsFrom(
   workerEnvSchema.parse({ DATABASE_URL: 'postgres://unused' }),
 );
+
+/** Ingest's batching with an empty environment (the config schema's defaults). */
+const ingestDefaults = ingestEnvSchema.parse({ DATABASE_URL: 'postgres://unused' });
+export const defaultIngestBatching = {
+  maxBatchSize: ingestDefaults.INGEST_BATCH_MAX_SIZE,
+  maxConcurrentBatches: ingestDefaults.INGEST_BATCH_CONCURRENCY,
+};
 
 const silent = createLogger({ name: 'test', level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
@@ -179,6 +187,7 @@ export class TestStack {
       },
     };
     this.inbox = createInboxBatcher({
+      ...defaultIngestBatching,
       db: this.db,
       enqueueMany: (ids) =>
         enqueueJobs(

@@ -18,10 +18,10 @@ export interface InboxBatcherOptions {
   /** Hands many new rows to the queue at once (BullMQ addBulk). Throws if Redis cannot take them. */
   enqueueMany: (inboxEventIds: number[]) => Promise<unknown>;
   logger: Logger;
-  /** Largest batch one insert carries. */
-  maxBatchSize?: number;
-  /** Batch inserts allowed in flight at once (each holds one pool connection). */
-  maxConcurrentBatches?: number;
+  /** Largest batch one insert carries (INGEST_BATCH_MAX_SIZE). */
+  maxBatchSize: number;
+  /** Batch inserts allowed in flight at once, each holding one pool connection (INGEST_BATCH_CONCURRENCY). */
+  maxConcurrentBatches: number;
   /**
    * Bulk enqueues allowed to run behind answers already sent. Past this many (Redis slower than
    * Postgres), a batch's requests wait for their own hand-off before they are answered, so
@@ -64,8 +64,7 @@ interface Pending {
  * is committed, since the hand-off starts after the commit. drain() waits for the hand-offs too.
  */
 export function createInboxBatcher(options: InboxBatcherOptions): InboxBatcher {
-  const maxBatchSize = options.maxBatchSize ?? 100;
-  const maxConcurrent = options.maxConcurrentBatches ?? 4;
+  const { maxBatchSize, maxConcurrentBatches: maxConcurrent } = options;
   const maxPendingHandOffs = options.maxPendingHandOffs ?? 16;
   let queue: Pending[] = [];
   let inFlight = 0;

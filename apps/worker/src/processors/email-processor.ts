@@ -29,7 +29,7 @@ export function createEmailWorker(
     prefix: string;
     concurrency: number;
     /** BullMQ lock (and stalled check) for the job, as for the inbox and studio consumers. */
-    lockDurationMs?: number;
+    lockDurationMs: number;
   },
 ): Worker {
   const processor = async (job: Job, token?: string) => {
@@ -69,9 +69,8 @@ export function createEmailWorker(
     concurrency: options.concurrency,
     // A worker killed mid-send leaves its job active until the lock expires and the stalled check
     // runs; without the configured lock that took BullMQ's default (about a minute).
-    ...(options.lockDurationMs === undefined
-      ? {}
-      : { lockDuration: options.lockDurationMs, stalledInterval: options.lockDurationMs }),
+    lockDuration: options.lockDurationMs,
+    stalledInterval: options.lockDurationMs,
   });
   logWorkerErrors(worker, deps.logger, 'email worker');
   return worker;

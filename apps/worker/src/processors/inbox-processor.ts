@@ -10,10 +10,10 @@ export interface InboxWorkerOptions {
   prefix: string;
   concurrency: number;
   /**
-   * How long a job's lock lives without renewal; a worker that dies holds its jobs this long
-   * before BullMQ's stalled check hands them to another (default 30 s).
+   * How long a job's lock lives without renewal (WORKER_LOCK_DURATION_MS); a worker that dies
+   * holds its jobs this long before BullMQ's stalled check hands them to another.
    */
-  lockDurationMs?: number;
+  lockDurationMs: number;
 }
 
 /**
@@ -133,9 +133,8 @@ export function createInboxWorker(
     connection: options.connection,
     prefix: options.prefix,
     concurrency: options.concurrency,
-    ...(options.lockDurationMs === undefined
-      ? {}
-      : { lockDuration: options.lockDurationMs, stalledInterval: options.lockDurationMs }),
+    lockDuration: options.lockDurationMs,
+    stalledInterval: options.lockDurationMs,
   });
   logWorkerErrors(worker, deps.logger, 'inbox worker');
   return worker;

@@ -8,7 +8,7 @@ export interface StudioWorkerOptions {
   connection: Redis;
   prefix: string;
   concurrency: number;
-  lockDurationMs?: number;
+  lockDurationMs: number;
 }
 
 /**
@@ -81,9 +81,8 @@ export function createStudioWorker(
     connection: options.connection,
     prefix: options.prefix,
     concurrency: options.concurrency,
-    ...(options.lockDurationMs === undefined
-      ? {}
-      : { lockDuration: options.lockDurationMs, stalledInterval: options.lockDurationMs }),
+    lockDuration: options.lockDurationMs,
+    stalledInterval: options.lockDurationMs,
   });
   logWorkerErrors(worker, deps.logger, 'studio worker');
   return worker;
