@@ -74,7 +74,20 @@ export function startWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntime
     queuePrefix: options.queuePrefix,
     producerQueue,
   };
-  const handles = new Map<WorkerRole, RoleHandle>(roles.map((role) => [role, workerRoleTable[role].start(context)]));
+  const handles = new Map<WorkerRole, RoleHandle>();
+  const closeConnections = async () => {
+    await Promise.all([...queues.values()].map((queue) => queue.close().catch(() => undefined)));
+    workerConnection.disconnect();
+    producerConnection.disconnect();
+  };
+  const stopRoles = () => Promise.all([...handles.values()].map((handle) => handle.stop()));
+  try {
+    for (const role of roles) handles.set(role, workerRoleTable[role].start(context));
+  } catch (error) {
+    // A role that cannot start (the email role without a mailer) leaves nothing running behind it.
+    void stopRoles().then(closeConnections);
+    throw error;
+  }
   const loops: Partial<Record<WorkerRole, PeriodicLoop>> = {};
   for (const [role, handle] of handles) if (handle.loop) loops[role] = handle.loop;
 
@@ -88,10 +101,8 @@ export function startWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntime
       await producerConnection.ping();
     },
     async stop() {
-      await Promise.all([...handles.values()].map((handle) => handle.stop()));
-      await Promise.all([...queues.values()].map((queue) => queue.close().catch(() => undefined)));
-      workerConnection.disconnect();
-      producerConnection.disconnect();
+      await stopRoles();
+      await closeConnections();
     },
   };
 }
