@@ -137,6 +137,20 @@ const mutations = [
     to: "return row.environment === null ? null : 'production';",
     tests: ['test/e2e/payment-environments'],
   },
+  {
+    name: "email consumer claims stale rows after its own window, not the relay's",
+    file: 'apps/worker/src/roles/email-role.ts',
+    from: 'processingStaleAfterMs: settings.relay.processingStaleAfterMs,',
+    to: 'processingStaleAfterMs: 5 * 60_000,',
+    tests: ['test/e2e/email-outbox-recovery'],
+  },
+  {
+    name: 'worker runtime starts every role of the table, not the named ones',
+    file: 'apps/worker/src/worker-runtime.ts',
+    from: '.filter((role) => options.roles.includes(role));',
+    to: ".filter((role) => role !== 'email');",
+    tests: ['test/e2e/worker-runtime'],
+  },
 ];
 
 // MUTATIONS=<substring>: run only the mutations whose name contains it.
