@@ -1,0 +1,66 @@
+import { parseEnv } from '@tally/platform';
+import { workerEnvSchema } from './config';
+import { workerSettingsFrom } from './settings-from-config';
+
+const settingsOf = (env: Record<string, string>) =>
+  workerSettingsFrom(parseEnv(workerEnvSchema, { DATABASE_URL: 'postgres://localhost/tally', ...env }));
+
+describe('worker settings come from the config schema', () => {
+  const defaults = settingsOf({});
+
+  // Every variable the roles' settings are built from: each one, set alone, changes them.
+  it.each([
+    'WORKER_LOCK_DURATION_MS',
+    'SHUTDOWN_TIMEOUT_MS',
+    'WORKER_CONCURRENCY',
+    'INBOX_MAX_ATTEMPTS',
+    'INBOX_BACKOFF_BASE_MS',
+    'INBOX_BACKOFF_MAX_MS',
+    'INBOX_RETRY_LATER_BASE_MS',
+    'INBOX_RETRY_LATER_MAX_DELAY_MS',
+    'INBOX_RETRY_LATER_MAX_WAIT_MS',
+    'RELAY_INTERVAL_MS',
+    'RELAY_STALE_AFTER_MS',
+    'RELAY_PROCESSING_STALE_AFTER_MS',
+    'RELAY_BATCH_SIZE',
+    'STUDIO_CONCURRENCY',
+    'STUDIO_MAX_ATTEMPTS',
+    'STUDIO_BACKOFF_BASE_MS',
+    'STUDIO_BACKOFF_MAX_MS',
+    'STUDIO_SWEEP_INTERVAL_MS',
+    'STUDIO_STUCK_AFTER_MS',
+    'INSTALLMENTS_INTERVAL_MS',
+    'INSTALLMENTS_BATCH_SIZE',
+    'INSTALLMENTS_PROCESSING_STALE_AFTER_MS',
+    'INSTALLMENTS_MAX_ATTEMPTS',
+    'EMAIL_MAX_ATTEMPTS',
+    'EMAIL_BACKOFF_BASE_MS',
+    'EMAIL_BACKOFF_MAX_MS',
+    'INBOX_RAW_BODY_RETENTION_DAYS',
+    'RETENTION_INTERVAL_MS',
+    'RECONCILE_INTERVAL_MS',
+    'RECONCILE_WINDOW_DAYS',
+  ])('%s reaches the settings', (variable) => {
+    expect(settingsOf({ [variable]: '29' })).not.toEqual(defaults);
+  });
+
+  it('keeps the documented defaults', () => {
+    expect(defaults).toEqual({
+      lockDurationMs: 30_000,
+      drainTimeoutMs: 15_000,
+      inbox: {
+        concurrency: 8,
+        maxAttempts: 15,
+        backoff: { baseDelayMs: 5_000, maxDelayMs: 30 * 60_000 },
+        retryLater: { baseDelayMs: 10_000, maxDelayMs: 10 * 60_000, maxWaitMs: 24 * 3600_000 },
+      },
+      relay: { intervalMs: 15_000, staleAfterMs: 60_000, processingStaleAfterMs: 5 * 60_000, batchSize: 500 },
+      studio: { concurrency: 4, maxAttempts: 5, backoff: { baseDelayMs: 2_000, maxDelayMs: 60_000 } },
+      studioSweeper: { intervalMs: 30_000, stuckAfterMs: 5 * 60_000, batchSize: 500 },
+      installments: { intervalMs: 60_000, batchSize: 100, processingStaleAfterMs: 5 * 60_000, maxAttempts: 10 },
+      email: { concurrency: 8, maxAttempts: 10, backoff: { baseDelayMs: 30_000, maxDelayMs: 3600_000 } },
+      retention: { intervalMs: 3600_000, retentionDays: 90 },
+      reconcile: { intervalMs: 3600_000, windowDays: 3 },
+    });
+  });
+});
