@@ -19,7 +19,9 @@ export type { WorkerRole };
  */
 export const workerRoles = Object.keys(workerRoleTable) as readonly WorkerRole[];
 /** Roles that run only when listed by name: `all` (and the default) leaves them out. */
-export const optInWorkerRoles: readonly WorkerRole[] = workerRoles.filter((role) => workerRoleTable[role].optIn === true);
+export const optInWorkerRoles: readonly WorkerRole[] = workerRoles.filter(
+  (role) => workerRoleTable[role].optIn === true,
+);
 
 const roleNames: readonly string[] = ['all', ...workerRoles];
 
