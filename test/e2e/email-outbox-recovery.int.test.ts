@@ -5,7 +5,13 @@ import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { createMailer } from '../../apps/worker/src/email/create-mailer';
 import { createEmailWorker } from '../../apps/worker/src/processors/email-processor';
-import { defaultWorkerSettings, eventually, signStripe, startStackWithFakeStripe, type TestStack } from '../support/stack';
+import {
+  defaultWorkerSettings,
+  eventually,
+  signStripe,
+  startStackWithFakeStripe,
+  type TestStack,
+} from '../support/stack';
 import { stripeEventBody, stripeId, stripePackIntent } from '../support/stripe-events';
 
 /**
