@@ -168,17 +168,20 @@ describe('Stripe reconciliation: backfill from the Events API and money rows che
     const deps = {
       db: stack.db,
       stripe: stack.ports.stripe as NonNullable<typeof stack.ports.stripe>,
-      enqueue: (ids: number[]) => handOffInboxEvents(stack.queue, stack.db, ids),
+      enqueue: (ids: number[]) => handOffRows(stack.queue, inboxRelaySource, stack.db, ids),
     };
     const orphan = expect.objectContaining({ reference: `stripe:invoice:${orphanInvoice}`, userId, amount: 3 });
 
     // By the system clock the row was just written: inside the 10-minute grace, not reported.
-    const byNow = await reconcileStripe(deps, { dryRun: true });
+    const byNow = await reconcileStripe(deps, { windowDays: DEFAULT_RECONCILE_WINDOW_DAYS, dryRun: true });
     expect(byNow.ledgerRowsWithoutEvent).not.toContainEqual(orphan);
 
     // An hour later by the clock given, the same row is past the grace and reported.
     const later = new Date(Date.now() + 3_600_000);
-    const report = await reconcileStripe({ ...deps, clock: { now: () => later } }, { dryRun: true });
+    const report = await reconcileStripe(
+      { ...deps, clock: { now: () => later } },
+      { windowDays: DEFAULT_RECONCILE_WINDOW_DAYS, dryRun: true },
+    );
     expect(report.windowStart).toBe(new Date(later.getTime() - 3 * 24 * 3_600_000).toISOString());
     expect(report.ledgerRowsWithoutEvent).toContainEqual(orphan);
   });
