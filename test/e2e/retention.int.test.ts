@@ -70,7 +70,10 @@ describe('retention: raw bodies of old finished events are pruned, rows and ledg
       .execute();
     const ledgerBefore = await stack.db.selectFrom('ledger_entries').selectAll().execute();
 
-    const worker = stack.startWorker({ roles: ['retention'], retention: { intervalMs: 60_000, retentionDays: 90 } });
+    const worker = stack.startWorker({
+      roles: ['retention'],
+      retention: { intervalMs: 60_000, retentionDays: 90, idempotencyKeyTtlHours: 24 },
+    });
     await worker.loops.retention?.runOnce();
 
     const rows = await stack.db

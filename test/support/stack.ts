@@ -140,6 +140,8 @@ export class TestStack {
   /** Provider ports (local fake servers) and the environment policy the handlers are built from. */
   ports: ProviderPorts = {};
   policy: EventPolicy = bothEnvironments;
+  /** The api's IDEMPOTENCY_KEY_LOCK_TIMEOUT_MS. */
+  readonly idempotencyLockTimeoutMs = 60_000;
 
   constructor(
     private readonly redisUrl = testRedisUrl(),
@@ -229,6 +231,7 @@ export class TestStack {
         },
         catalog: this.catalog,
         stripe: this.ports.stripe,
+        idempotency: { lockTimeoutMs: this.idempotencyLockTimeoutMs },
       }),
       0,
       { host: '127.0.0.1', ...this.http },
@@ -340,8 +343,11 @@ export class TestStack {
     return fetch(`http://127.0.0.1:${this.ingest.port}/webhooks/stripe`, { method: 'POST', headers, body });
   }
 
-  apiRequest(path: string, options: { method?: string; key?: string | null; body?: unknown } = {}) {
-    const headers: Record<string, string> = {};
+  apiRequest(
+    path: string,
+    options: { method?: string; key?: string | null; body?: unknown; headers?: Record<string, string> } = {},
+  ) {
+    const headers: Record<string, string> = { ...options.headers };
     const key = options.key === undefined ? (path.startsWith('/admin') ? adminKey : appKey) : options.key;
     if (key !== null) headers.authorization = `Bearer ${key}`;
     if (options.body !== undefined) headers['content-type'] = 'application/json';

@@ -7,6 +7,7 @@ import type { ApiMetrics } from './api-metrics';
 import { createQueueDashboard, type QueueDashboard } from './dashboard/create-queue-dashboard';
 import { createEmailRetryReset } from './dashboard/email-retry-reset';
 import { createInboxRetryReset } from './dashboard/inbox-retry-reset';
+import { createIdempotentPosts, idempotencyErrorHandler } from './http/idempotency';
 import { requireAdminKeyOrBasic } from './http/require-admin-key-or-basic';
 import { requireBearer } from './http/require-bearer';
 import { createUserRoutes } from './http/user-scope';
@@ -37,6 +38,8 @@ export interface ApiAppDeps {
   stripe?: StripeApi | undefined;
   /** The Redis connection and prefix the queue dashboard (/admin/queues) reads the catalog queues with. */
   queues: { connection: Redis; prefix: string };
+  /** `Idempotency-Key` on /v1 POSTs: IDEMPOTENCY_KEY_LOCK_TIMEOUT_MS (docs/idempotency.md). */
+  idempotency: { lockTimeoutMs: number };
 }
 
 export const dashboardPath = '/admin/queues';
@@ -72,8 +75,18 @@ export function createApiApp(deps: ApiAppDeps): Express {
       v1.use(requireBearer(deps.appApiKeys, 'app'));
       // Every /v1 route is about one user and is mounted here, under /users/:userId, where the id
       // is resolved to its canonical user once; a new route belongs in one of these routers.
+      // Idempotency-Key comes first: every POST's key is claimed under the canonical user before
+      // any route runs.
       v1.use(
         createUserRoutes(deps.db, [
+          express.Router().use(
+            createIdempotentPosts({
+              db: deps.db,
+              logger: deps.logger,
+              metrics: deps.metrics,
+              lockTimeoutMs: deps.idempotency.lockTimeoutMs,
+            }),
+          ),
           createWalletRoutes(deps),
           createSubscriptionRoutes(deps),
           createStudioRoutes({ db: deps.db, logger: deps.logger, ...deps.studio }),
@@ -92,6 +105,7 @@ export function createApiApp(deps: ApiAppDeps): Express {
       admin.use(createReconcileRoutes(deps));
       app.use('/admin', admin);
 
+      app.use(idempotencyErrorHandler);
       // A database that cannot be reached (restart, failover) is a 503 the caller may retry, not a 500.
       app.use((error: unknown, req: Request, res: Response, next: NextFunction) => {
         if (!isDatabaseUnavailableError(error)) return next(error);

@@ -25,3 +25,20 @@ describe('api configuration', () => {
     expect(message).not.toContain('shared-key');
   });
 });
+
+describe('api configuration: idempotency keys', () => {
+  const keys = { APP_API_KEYS: 'app-1', ADMIN_API_KEYS: 'admin-1' };
+
+  it('takes over an idempotency key whose attempt died after 60 s by default', () => {
+    expect(parseEnv(apiEnvSchema, { ...base, ...keys }).IDEMPOTENCY_KEY_LOCK_TIMEOUT_MS).toBe(60_000);
+  });
+
+  it.each([
+    ['the Stripe timeout', { STRIPE_TIMEOUT_MS: '60000' }, '60000'],
+    ['the RevenueCat timeout', { REVENUECAT_API_TIMEOUT_MS: '90000' }, '90000'],
+  ])('refuses a lock timeout not above %s (a retry could resume a request still waiting on it)', (_what, extra, ms) => {
+    expect(() => parseEnv(apiEnvSchema, { ...base, ...keys, ...extra })).toThrow(
+      `IDEMPOTENCY_KEY_LOCK_TIMEOUT_MS: must exceed STRIPE_TIMEOUT_MS and REVENUECAT_API_TIMEOUT_MS (${ms})`,
+    );
+  });
+});

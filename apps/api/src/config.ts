@@ -1,4 +1,11 @@
-import { baseEnvSchema, nonEmptyCsvList, paymentEnvironmentsSetting, port, providerApiSettings } from '@tally/platform';
+import {
+  baseEnvSchema,
+  nonEmptyCsvList,
+  paymentEnvironmentsSetting,
+  port,
+  positiveInt,
+  providerApiSettings,
+} from '@tally/platform';
 import type { z } from 'zod';
 
 export const apiEnvSchema = baseEnvSchema
@@ -9,6 +16,12 @@ export const apiEnvSchema = baseEnvSchema
     /** On-demand subscription sync: which environments' subscriptions count, and RevenueCat REST v1. */
     PAYMENT_ENVIRONMENTS: paymentEnvironmentsSetting,
     ...providerApiSettings,
+    /**
+     * Idempotency-Key (docs/idempotency.md): a key whose attempt has run this long without an
+     * answer is taken over by its retry (the attempt died). Must exceed the provider timeouts, or
+     * a retry could resume a request still waiting on Stripe or RevenueCat.
+     */
+    IDEMPOTENCY_KEY_LOCK_TIMEOUT_MS: positiveInt(60_000),
   })
   // A key in both lists would let whoever holds that app key (a mobile or web client) reach /admin
   // and the queue dashboard. Which key is not said: the message must not print a secret.
@@ -20,6 +33,14 @@ export const apiEnvSchema = baseEnvSchema
         code: 'custom',
         path: ['ADMIN_API_KEYS'],
         message: `${shared} key(s) also in APP_API_KEYS; an admin key must never be an app key (an app could reach /admin)`,
+      });
+    }
+    const providerTimeoutMs = Math.max(config.STRIPE_TIMEOUT_MS, config.REVENUECAT_API_TIMEOUT_MS);
+    if (config.IDEMPOTENCY_KEY_LOCK_TIMEOUT_MS <= providerTimeoutMs) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['IDEMPOTENCY_KEY_LOCK_TIMEOUT_MS'],
+        message: `must exceed STRIPE_TIMEOUT_MS and REVENUECAT_API_TIMEOUT_MS (${providerTimeoutMs}), or a retry could run a request that is still waiting on a provider`,
       });
     }
   });

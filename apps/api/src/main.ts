@@ -84,6 +84,7 @@ runMain('api', async () => {
     catalog,
     stripe,
     queues: { connection: redis, prefix: config.QUEUE_PREFIX },
+    idempotency: { lockTimeoutMs: config.IDEMPOTENCY_KEY_LOCK_TIMEOUT_MS },
     readiness: {
       postgres: async () => {
         await sql`SELECT 1`.execute(database.db);

@@ -96,6 +96,8 @@ export const workerEnvSchema = baseEnvSchema.extend({
   // Operations (docs/operations.md): raw-body retention (role 'retention') and Stripe reconciliation
   // (role 'reconcile', opt-in: it runs only when WORKER_ROLES names it).
   INBOX_RAW_BODY_RETENTION_DAYS: positiveInt(90),
+  /** The product API's idempotency keys are kept this long, then deleted (docs/idempotency.md). */
+  IDEMPOTENCY_KEY_TTL_HOURS: positiveInt(24),
   RETENTION_INTERVAL_MS: positiveInt(3600_000),
   RECONCILE_INTERVAL_MS: positiveInt(3600_000),
   RECONCILE_WINDOW_DAYS: positiveInt(DEFAULT_RECONCILE_WINDOW_DAYS).refine(

@@ -38,6 +38,7 @@ describe('worker settings come from the config schema', () => {
     'EMAIL_BACKOFF_MAX_MS',
     'INBOX_RAW_BODY_RETENTION_DAYS',
     'RETENTION_INTERVAL_MS',
+    'IDEMPOTENCY_KEY_TTL_HOURS',
     'RECONCILE_INTERVAL_MS',
     'RECONCILE_WINDOW_DAYS',
   ])('%s reaches the settings', (variable) => {
@@ -59,7 +60,7 @@ describe('worker settings come from the config schema', () => {
       studioSweeper: { intervalMs: 30_000, stuckAfterMs: 5 * 60_000, batchSize: 500 },
       installments: { intervalMs: 60_000, batchSize: 100, processingStaleAfterMs: 5 * 60_000, maxAttempts: 10 },
       email: { concurrency: 8, maxAttempts: 10, backoff: { baseDelayMs: 30_000, maxDelayMs: 3600_000 } },
-      retention: { intervalMs: 3600_000, retentionDays: 90 },
+      retention: { intervalMs: 3600_000, retentionDays: 90, idempotencyKeyTtlHours: 24 },
       reconcile: { intervalMs: 3600_000, windowDays: 3 },
     });
   });

@@ -47,7 +47,11 @@ export function workerSettingsFrom(config: WorkerConfig): WorkerRuntimeSettings 
       maxAttempts: config.EMAIL_MAX_ATTEMPTS,
       backoff: { baseDelayMs: config.EMAIL_BACKOFF_BASE_MS, maxDelayMs: config.EMAIL_BACKOFF_MAX_MS },
     },
-    retention: { intervalMs: config.RETENTION_INTERVAL_MS, retentionDays: config.INBOX_RAW_BODY_RETENTION_DAYS },
+    retention: {
+      intervalMs: config.RETENTION_INTERVAL_MS,
+      retentionDays: config.INBOX_RAW_BODY_RETENTION_DAYS,
+      idempotencyKeyTtlHours: config.IDEMPOTENCY_KEY_TTL_HOURS,
+    },
     reconcile: { intervalMs: config.RECONCILE_INTERVAL_MS, windowDays: config.RECONCILE_WINDOW_DAYS },
   };
 }

@@ -9,6 +9,8 @@ export * from './db/migrate';
 export type {
   DB,
   EmailOutboxRow,
+  IdempotencyKeyRow,
+  IdempotencyRecoveryPoint,
   InboxEventRow,
   InboxSource,
   InboxStatus,
@@ -23,11 +25,18 @@ export type {
   TopupRow,
   WalletRow,
 } from './db/schema';
-export { inboxSources, inboxStatuses } from './db/schema';
+export { idempotencyRecoveryPoints, inboxSources, inboxStatuses } from './db/schema';
 export * from './email/email-outbox-source';
 export * from './email/requeue-outbox-emails';
 export * from './email/send-outbox-email';
 export * from './errors';
+export * from './idempotency/advance-idempotency-key';
+export * from './idempotency/claim-idempotency-key';
+export * from './idempotency/fingerprint-request-body';
+export * from './idempotency/finish-idempotency-key';
+export * from './idempotency/idempotency-key-format';
+export * from './idempotency/idempotency-types';
+export * from './idempotency/release-idempotency-key';
 export * from './inbox/find-oldest-due-age';
 export type { InboxEventDraft } from './inbox/inbox-event-draft';
 export * from './inbox/inbox-handler';
@@ -72,6 +81,7 @@ export * from './reconcile/reconcile-stripe';
 export * from './reconcile/reconcile-stripe-exclusively';
 export * from './references';
 export * from './relay/durable-row-source';
+export * from './retention/prune-idempotency-keys';
 export * from './retention/prune-inbox-raw-bodies';
 export * from './scheduling/backoff';
 export * from './studio/ai-studio-errors';

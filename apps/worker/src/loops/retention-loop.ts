@@ -1,4 +1,4 @@
-import { type DB, pruneInboxRawBodies } from '@tally/billing-core';
+import { type DB, pruneIdempotencyKeys, pruneInboxRawBodies } from '@tally/billing-core';
 import type { Logger } from '@tally/platform';
 import type { Kysely } from 'kysely';
 import { type PeriodicLoop, runPeriodic } from './run-periodic';
@@ -7,10 +7,16 @@ export interface RetentionLoopOptions {
   intervalMs: number;
   /** INBOX_RAW_BODY_RETENTION_DAYS. */
   retentionDays: number;
+  /** IDEMPOTENCY_KEY_TTL_HOURS: the product API's idempotency keys are deleted after this. */
+  idempotencyKeyTtlHours: number;
   batchSize?: number;
 }
 
-/** Prunes the raw bodies of finished inbox events past the retention (role 'retention'). */
+/**
+ * Role 'retention': prunes the raw bodies of finished inbox events past their retention, and
+ * deletes the product API's idempotency keys past their TTL (a retry with a deleted key runs as
+ * a new request; docs/idempotency.md).
+ */
 export function startRetentionLoop(
   deps: { db: Kysely<DB>; logger: Logger },
   options: RetentionLoopOptions,
@@ -24,6 +30,13 @@ export function startRetentionLoop(
         ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }),
       });
       if (pruned > 0) deps.logger.info({ pruned, retentionDays: options.retentionDays }, 'inbox raw bodies pruned');
+      const keys = await pruneIdempotencyKeys(deps.db, {
+        ttlHours: options.idempotencyKeyTtlHours,
+        ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }),
+      });
+      if (keys > 0) {
+        deps.logger.info({ pruned: keys, ttlHours: options.idempotencyKeyTtlHours }, 'idempotency keys pruned');
+      }
     },
     deps.logger,
   );

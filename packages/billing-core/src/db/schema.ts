@@ -201,6 +201,7 @@ export interface DB {
   topups: TopupsTable;
   stripe_installments: StripeInstallmentsTable;
   email_outbox: EmailOutboxTable;
+  idempotency_keys: IdempotencyKeysTable;
 }
 
 export type InboxEventRow = Selectable<InboxEventsTable>;
@@ -318,3 +319,32 @@ export type StripeSubscriptionRow = Selectable<StripeSubscriptionsTable>;
 export type TopupRow = Selectable<TopupsTable>;
 export type StripeInstallmentRow = Selectable<StripeInstallmentsTable>;
 export type EmailOutboxRow = Selectable<EmailOutboxTable>;
+
+// Idempotency keys of the product API (migration 0013, docs/idempotency.md).
+export const idempotencyRecoveryPoints = ['started', 'recharge_created', 'finished'] as const;
+export type IdempotencyRecoveryPoint = (typeof idempotencyRecoveryPoints)[number];
+
+export interface IdempotencyKeysTable {
+  id: Generated<number>;
+  /** The canonical user (resolveUserId). */
+  user_id: string;
+  idempotency_key: string;
+  request_method: string;
+  request_path: string;
+  /** sha256 (hex) of the body as canonical JSON. */
+  request_hash: string;
+  recovery_point: ColumnType<IdempotencyRecoveryPoint, IdempotencyRecoveryPoint | undefined, IdempotencyRecoveryPoint>;
+  topup_reference: string | null;
+  /** Start of the lease of the request running the key (null: nobody runs it). */
+  locked_at: DbTimeNullable;
+  /** Which attempt holds the lease; every write of a request is fenced on it. */
+  lock_token: string | null;
+  response_status: number | null;
+  /** The answer's JSON text as sent. */
+  response_body: string | null;
+  created_at: DbTime;
+  updated_at: DbTime;
+  finished_at: DbTimeNullable;
+}
+
+export type IdempotencyKeyRow = Selectable<IdempotencyKeysTable>;

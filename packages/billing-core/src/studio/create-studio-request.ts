@@ -3,6 +3,8 @@ import type { Catalog } from '../catalog/catalog';
 import type { Clock } from '../clock';
 import type { DB, StudioRequestRow } from '../db/schema';
 import { InsufficientBalanceError } from '../errors';
+import { finishIdempotencyKey } from '../idempotency/finish-idempotency-key';
+import type { IdempotencyBinding } from '../idempotency/idempotency-types';
 import { ensureWallet } from '../ledger/ensure-wallet';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import { references } from '../references';
@@ -37,12 +39,17 @@ export type CreateStudioRequestResult =
  * which re-checks the balance under the wallet lock; when it is short the whole transaction
  * rolls back and the result is `insufficient-balance`.
  *
- * Not idempotent (each call is a new request). Throws InvalidStudioRequestError for a request
- * the catalog does not price.
+ * Not idempotent by itself (each call is a new request). With `idempotency` (the API's
+ * `Idempotency-Key`), the key's answer is stored by the same transaction, as its last statement:
+ * the request, its debit and the answer a retry replays commit together or not at all, so a
+ * process that dies after the commit and before answering cannot make a retry charge again.
+ * Throws InvalidStudioRequestError for a request the catalog does not price, and
+ * IdempotencyLeaseLostError (nothing written) when another attempt took the key over.
  */
 export async function createStudioRequest(
   deps: { db: Kysely<DB>; catalog: Catalog; clock: Clock },
   request: CreateStudioRequestInput,
+  idempotency?: IdempotencyBinding<StudioRequestRow>,
 ): Promise<CreateStudioRequestResult> {
   const price = priceStudioRequest(deps.catalog.data.studio, request);
   const usageDay = toUtcDay(deps.clock.now());
@@ -84,6 +91,7 @@ export async function createStudioRequest(
           reason: `studio_${price.priceKey}`,
         });
       }
+      if (idempotency) await finishIdempotencyKey(trx, idempotency.claim, idempotency.answer(row), { strict: true });
       return row;
     });
     return { kind: 'created', request: created };

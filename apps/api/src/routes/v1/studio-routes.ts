@@ -12,6 +12,7 @@ import { type Logger, sendError } from '@tally/platform';
 import { Router } from 'express';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
+import { idempotentPostOf } from '../../http/idempotency';
 import { limitSchema, parseOr400 } from '../../http/params';
 import { userScopeOf } from '../../http/user-scope';
 
@@ -64,6 +65,19 @@ export function toStudioRequestView(row: StudioRequestRow) {
   };
 }
 
+/** The 202 of a created request; with an Idempotency-Key it commits with the request and its debit. */
+function toCreatedAnswer(request: StudioRequestRow) {
+  return {
+    status: 202,
+    body: {
+      id: request.public_id,
+      status: request.status,
+      tokensCharged: request.tokens_charged,
+      freeTier: request.free_tier,
+    },
+  };
+}
+
 /**
  * AI Studio: spend tokens (or the free allowance) on generations, and read them back. Mounted by
  * createUserRoutes: requests are made, paid for, counted against the allowance and listed as the
@@ -78,7 +92,7 @@ export function createStudioRoutes(deps: StudioRouteDeps): Router {
     if (body === undefined) return;
     let created: Awaited<ReturnType<typeof createStudioRequest>>;
     try {
-      created = await createStudioRequest(deps, { userId, ...body });
+      created = await createStudioRequest(deps, { userId, ...body }, idempotentPostOf(res)?.bind(toCreatedAnswer));
     } catch (error) {
       if (error instanceof InvalidStudioRequestError) return sendError(res, 400, error.code, error.message);
       throw error;
@@ -107,12 +121,8 @@ export function createStudioRoutes(deps: StudioRouteDeps): Router {
     } catch (error) {
       deps.logger.warn({ err: error, studioRequestId: request.public_id, userId }, 'studio hand-off failed');
     }
-    res.status(202).json({
-      id: request.public_id,
-      status: request.status,
-      tokensCharged: request.tokens_charged,
-      freeTier: request.free_tier,
-    });
+    const answer = toCreatedAnswer(request);
+    res.status(answer.status).json(answer.body);
   });
 
   router.get('/studio/requests/:requestId', async (req, res) => {

@@ -5,6 +5,7 @@ import {
   createTopup,
   type DB,
   RetryLaterError,
+  type StartedTopup,
   type StripeApi,
   TopupNotPaidError,
 } from '@tally/billing-core';
@@ -12,6 +13,7 @@ import { sendError } from '@tally/platform';
 import { type Response, Router } from 'express';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
+import { idempotentPostOf } from '../../http/idempotency';
 import { parseOr400 } from '../../http/params';
 import { userScopeOf } from '../../http/user-scope';
 
@@ -46,6 +48,14 @@ function sendBillingError(res: Response, error: unknown): boolean {
   return true;
 }
 
+/** The 201 of a started top-up; with an Idempotency-Key it commits with the intent's id. */
+function toStartedAnswer(topup: StartedTopup) {
+  return {
+    status: 201,
+    body: { reference: topup.reference, clientSecret: topup.clientSecret, status: topup.status },
+  };
+}
+
 /**
  * Stripe top-ups: `POST /users/{userId}/topups {packId}` starts one (pending row + PaymentIntent)
  * and `POST /users/{userId}/topups/{reference}/confirm` credits it once the intent succeeded.
@@ -63,8 +73,10 @@ export function createTopupRoutes(deps: { db: Kysely<DB>; catalog?: Catalog; str
       const topup = await createTopup(
         { db: deps.db, catalog: deps.catalog, stripe: deps.stripe },
         { userId, packId: body.packId },
+        idempotentPostOf(res)?.bind(toStartedAnswer),
       );
-      res.status(201).json({ reference: topup.reference, clientSecret: topup.clientSecret, status: topup.status });
+      const answer = toStartedAnswer(topup);
+      res.status(answer.status).json(answer.body);
     } catch (error) {
       if (!sendBillingError(res, error)) throw error;
     }

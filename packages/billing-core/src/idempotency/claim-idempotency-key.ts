@@ -1,0 +1,113 @@
+import { randomUUID } from 'node:crypto';
+import { type Kysely, sql } from 'kysely';
+import type { DB } from '../db/schema';
+import type { IdempotencyClaim } from './idempotency-types';
+
+export interface IdempotentRequestFingerprint {
+  /** The canonical user (resolveUserId): keys are per user, shared by every id linked to it. */
+  userId: string;
+  key: string;
+  method: string;
+  path: string;
+  /** fingerprintRequestBody of the body. */
+  requestHash: string;
+}
+
+export type ClaimIdempotencyKeyResult =
+  /** Run the request: the key is new, or an earlier attempt failed part way or died (resume from `claim.recoveryPoint`). */
+  | { kind: 'execute'; claim: IdempotencyClaim }
+  /** The request ran to an answer before: send it again (the JSON text as first sent), change nothing. */
+  | { kind: 'replay'; status: number; bodyJson: string }
+  /** The key was first used with another method, path or body. */
+  | { kind: 'reused' }
+  /** An attempt holding an unexpired lease is still running the request. */
+  | { kind: 'in-use' };
+
+/**
+ * Claims an idempotency key for one attempt of a request, or says why the attempt must not run.
+ * One statement for a new key: the insert under the unique (user, key), which is the fence (of
+ * concurrent attempts, one inserts; the others wait for its commit, then find the row). An
+ * existing unfinished row with the same method, path and body whose lease is free or older than
+ * `lockTimeoutMs` (an attempt that failed part way released it; one that died let it expire) is
+ * taken over in the same statement, with a new lock token. Otherwise the row is read and
+ * classified: finished → replay, different request → reused, leased → in-use.
+ * Idempotent in effect: claiming never changes a finished key. Throws only database errors.
+ */
+export async function claimIdempotencyKey(
+  db: Kysely<DB>,
+  request: IdempotentRequestFingerprint,
+  options: { lockTimeoutMs: number },
+): Promise<ClaimIdempotencyKeyResult> {
+  // A row pruned between the statements is claimed afresh on the next pass.
+  for (let pass = 0; pass < 3; pass += 1) {
+    const lockToken = randomUUID();
+    const claimed = await db
+      .insertInto('idempotency_keys')
+      .values({
+        user_id: request.userId,
+        idempotency_key: request.key,
+        request_method: request.method,
+        request_path: request.path,
+        request_hash: request.requestHash,
+        locked_at: sql`now()`,
+        lock_token: lockToken,
+      })
+      .onConflict((conflict) =>
+        conflict
+          .columns(['user_id', 'idempotency_key'])
+          .doUpdateSet({ locked_at: sql`now()`, lock_token: lockToken, updated_at: sql`now()` })
+          .where('idempotency_keys.recovery_point', '<>', 'finished')
+          .whereRef('idempotency_keys.request_method', '=', 'excluded.request_method')
+          .whereRef('idempotency_keys.request_path', '=', 'excluded.request_path')
+          .whereRef('idempotency_keys.request_hash', '=', 'excluded.request_hash')
+          .where((eb) =>
+            eb.or([
+              eb('idempotency_keys.locked_at', 'is', null),
+              eb(
+                'idempotency_keys.locked_at',
+                '<',
+                sql<Date>`now() - ${options.lockTimeoutMs} * interval '1 millisecond'`,
+              ),
+            ]),
+          ),
+      )
+      .returning(['id', 'recovery_point', 'topup_reference', sql<boolean>`xmax = 0`.as('inserted')])
+      .executeTakeFirst();
+    if (claimed) {
+      if (claimed.recovery_point === 'finished') throw new Error('a finished idempotency key was claimed');
+      return {
+        kind: 'execute',
+        claim: {
+          id: claimed.id,
+          lockToken,
+          recoveryPoint: claimed.recovery_point,
+          topupReference: claimed.topup_reference,
+          resumed: !claimed.inserted,
+        },
+      };
+    }
+    const existing = await db
+      .selectFrom('idempotency_keys')
+      .select(['request_method', 'request_path', 'request_hash', 'recovery_point', 'response_status', 'response_body'])
+      .where('user_id', '=', request.userId)
+      .where('idempotency_key', '=', request.key)
+      .executeTakeFirst();
+    if (!existing) continue;
+    if (
+      existing.request_method !== request.method ||
+      existing.request_path !== request.path ||
+      existing.request_hash !== request.requestHash
+    ) {
+      return { kind: 'reused' };
+    }
+    if (
+      existing.recovery_point === 'finished' &&
+      existing.response_status !== null &&
+      existing.response_body !== null
+    ) {
+      return { kind: 'replay', status: existing.response_status, bodyJson: existing.response_body };
+    }
+    return { kind: 'in-use' };
+  }
+  return { kind: 'in-use' };
+}

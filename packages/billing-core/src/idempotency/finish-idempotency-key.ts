@@ -1,0 +1,41 @@
+import type { Kysely, Transaction } from 'kysely';
+import { sql } from 'kysely';
+import type { DB } from '../db/schema';
+import { type IdempotencyClaim, IdempotencyLeaseLostError, type IdempotentAnswer } from './idempotency-types';
+
+/**
+ * Keeps a request's answer under its key (`finished`) and frees the lease; every retry replays
+ * it from now on. One statement, fenced on the claim's lock token. Given the transaction that
+ * commits the request's effects (studio request create, top-up create), the answer is durable
+ * exactly when they are; given the pool (routes idempotent on their own), it is written before
+ * the answer is sent. Only answers below 500 are final: a 5xx is released (releaseIdempotencyKey).
+ * Returns false when another attempt holds the key now; `strict` throws IdempotencyLeaseLostError
+ * instead (so a request transaction rolls back).
+ */
+export async function finishIdempotencyKey(
+  db: Kysely<DB> | Transaction<DB>,
+  claim: IdempotencyClaim,
+  answer: IdempotentAnswer,
+  options: { strict?: boolean } = {},
+): Promise<boolean> {
+  if (!Number.isInteger(answer.status) || answer.status < 100 || answer.status >= 500) {
+    throw new Error(`only answers below 500 are kept under an idempotency key, not ${answer.status}`);
+  }
+  const result = await db
+    .updateTable('idempotency_keys')
+    .set({
+      recovery_point: 'finished',
+      response_status: answer.status,
+      response_body: JSON.stringify(answer.body),
+      locked_at: null,
+      lock_token: null,
+      finished_at: sql`now()`,
+      updated_at: sql`now()`,
+    })
+    .where('id', '=', claim.id)
+    .where('lock_token', '=', claim.lockToken)
+    .executeTakeFirst();
+  const finished = result.numUpdatedRows > 0n;
+  if (!finished && options.strict) throw new IdempotencyLeaseLostError(claim.id);
+  return finished;
+}
