@@ -64,6 +64,18 @@ export class DisposableRedis {
     return this.process !== undefined && this.process.exitCode === null;
   }
 
+  /**
+   * Freezes the server (SIGSTOP) without closing anything: connections stay open and every
+   * command sent waits for an answer until `resume` (a hung Redis, not a down one).
+   */
+  pause(): void {
+    this.process?.kill('SIGSTOP');
+  }
+
+  resume(): void {
+    this.process?.kill('SIGCONT');
+  }
+
   async stopServer(): Promise<void> {
     const child = this.process;
     if (!child || child.exitCode !== null) return;
