@@ -151,6 +151,29 @@ const mutations = [
     to: ".filter((role) => role !== 'email');",
     tests: ['test/e2e/worker-runtime'],
   },
+  {
+    name: 'idempotency key: the body left out of its fingerprint',
+    file: 'packages/billing-core/src/idempotency/fingerprint-request-body.ts',
+    from: '.update(toCanonicalJson(body))',
+    to: ".update('')",
+    tests: ['test/e2e/idempotency.int'],
+  },
+  {
+    name: "idempotency key: a running attempt's lease ignored (a retry runs beside it)",
+    file: 'packages/billing-core/src/idempotency/claim-idempotency-key.ts',
+    from: "eb('idempotency_keys.locked_at', 'is', null),",
+    to: 'sql<boolean>`true`,',
+    tests: ['test/e2e/idempotency.int'],
+  },
+  {
+    name: 'idempotency key: the studio answer kept after the commit instead of with it',
+    file: 'packages/billing-core/src/studio/create-studio-request.ts',
+    from: 'if (idempotency) await finishIdempotencyKey(trx',
+    to: 'if (idempotency && process.env.TALLY_MUTATION_NEVER_SET) await finishIdempotencyKey(trx',
+    tests: ['test/e2e/idempotency-crash'],
+    // The crash test runs the compiled api.
+    build: true,
+  },
 ];
 
 // MUTATIONS=<substring>: run only the mutations whose name contains it.
