@@ -25,7 +25,7 @@ export type ClaimIdempotencyKeyResult =
 
 /**
  * Claims an idempotency key for one attempt of a request, or says why the attempt must not run.
- * One statement for a new key: the insert under the unique (user, key), which is the fence (of
+ * One statement (committed asynchronously, see below) for a new key: the insert under the unique (user, key), which is the fence (of
  * concurrent attempts, one inserts; the others wait for its commit, then find the row). An
  * existing unfinished row with the same method, path and body whose lease is free or older than
  * `lockTimeoutMs` (an attempt that failed part way released it; one that died let it expire) is
@@ -43,15 +43,23 @@ export async function claimIdempotencyKey(
     const lockToken = randomUUID();
     const claimed = await db
       .insertInto('idempotency_keys')
-      .values({
-        user_id: request.userId,
-        idempotency_key: request.key,
-        request_method: request.method,
-        request_path: request.path,
-        request_hash: request.requestHash,
-        locked_at: sql`now()`,
-        lock_token: lockToken,
-      })
+      .columns([
+        'user_id',
+        'idempotency_key',
+        'request_method',
+        'request_path',
+        'request_hash',
+        'locked_at',
+        'lock_token',
+      ])
+      // The claim commits without waiting for its WAL flush (synchronous_commit off for this one
+      // statement's transaction): it needs no durability of its own. Whatever the request commits
+      // afterwards commits synchronously, and that flush covers the earlier claim; a claim lost to
+      // a Postgres crash had nothing committed after it, so its retry rightly starts afresh.
+      .expression(
+        sql`SELECT ${request.userId}, ${request.key}, ${request.method}, ${request.path}, ${request.requestHash}, now(), ${lockToken}::uuid
+              FROM (SELECT set_config('synchronous_commit', 'off', true)) AS durability`,
+      )
       .onConflict((conflict) =>
         conflict
           .columns(['user_id', 'idempotency_key'])
