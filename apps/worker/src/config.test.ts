@@ -86,3 +86,16 @@ describe('the AI Studio configuration cross-checks', () => {
     ).toEqual([keyRequired, stuckAfterTimeout]);
   });
 });
+
+describe('worker configuration: IDEMPOTENCY_KEY_TTL_HOURS', () => {
+  const ttlOf = (env: Record<string, string>) =>
+    parseEnv(workerEnvSchema, { DATABASE_URL: 'postgres://localhost/tally', ...env }).IDEMPOTENCY_KEY_TTL_HOURS;
+
+  it('keeps the api idempotency keys 24 hours by default, or as set', () => {
+    expect([ttlOf({}), ttlOf({ IDEMPOTENCY_KEY_TTL_HOURS: '48' })]).toEqual([24, 48]);
+  });
+
+  it.each(['0', '-1', '1.5', 'a day'])('refuses %s hours', (value) => {
+    expect(() => ttlOf({ IDEMPOTENCY_KEY_TTL_HOURS: value })).toThrow(ConfigError);
+  });
+});
