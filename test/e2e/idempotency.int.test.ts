@@ -515,6 +515,42 @@ describe('Idempotency-Key: a retried POST under /v1 never charges or creates twi
       ]);
     });
 
+    it('an attempt whose lease was taken over cannot finish the key: it answers 409, the retry that took over answers, one PaymentIntent', async () => {
+      const userId = newUser();
+      const key = newKey();
+      const path = `/v1/users/${userId}/topups`;
+      const requestsBefore = fake.requests.length;
+      // The first attempt waits on Stripe (slow, but within the client's timeout)...
+      fake.stallNextMs = 1_500;
+      const slow = post(path, { packId: 'tokens_100' }, key).then(answerOf);
+      await eventually('the first create to reach Stripe', async () =>
+        fake.requests.slice(requestsBefore).some((request) => request.path === '/v1/payment_intents'),
+      );
+      // ...long enough for its lease to run out (aged by the database clock): a retry takes over.
+      await stack.db
+        .updateTable('idempotency_keys')
+        .set({ locked_at: sql`now() - interval '1 hour'` })
+        .where('user_id', '=', userId)
+        .execute();
+      const retry = await answerOf(await post(path, { packId: 'tokens_100' }, key));
+      expect(retry).toMatchObject({ status: 201, replayed: null, body: { status: 'pending' } });
+      expect(await slow).toEqual({
+        status: 409,
+        replayed: null,
+        body: { error: { code: 'idempotency_key_in_use', message: expect.any(String) } },
+      });
+      expect(await answerOf(await post(path, { packId: 'tokens_100' }, key))).toEqual({ ...retry, replayed: 'true' });
+      const { reference } = retry.body;
+      expect(intentsOf(reference)).toHaveLength(1);
+      expect(
+        await stack.db
+          .selectFrom('topups')
+          .select(['reference', 'payment_intent_id'])
+          .where('user_id', '=', userId)
+          .execute(),
+      ).toEqual([{ reference, payment_intent_id: intentsOf(reference)[0]?.id }]);
+    });
+
     it('a 5xx is not kept under the key: the confirm retried after Stripe failed runs again and credits once', async () => {
       const userId = newUser();
       const created = await answerOf(await post(`/v1/users/${userId}/topups`, { packId: 'tokens_100' }, newKey()));

@@ -4,6 +4,7 @@ import {
   confirmTopup,
   createTopup,
   type DB,
+  IdempotencyLeaseLostError,
   RetryLaterError,
   type StartedTopup,
   type StripeApi,
@@ -33,7 +34,8 @@ const statusByCode: Record<string, number> = {
 };
 
 function sendBillingError(res: Response, error: unknown): boolean {
-  if (!(error instanceof BillingError)) return false;
+  // Another attempt runs this request's Idempotency-Key now: idempotencyErrorHandler answers 409.
+  if (!(error instanceof BillingError) || error instanceof IdempotencyLeaseLostError) return false;
   const status = statusByCode[error.code] ?? 500;
   if (error instanceof RetryLaterError && error.delayMs !== undefined) {
     res.setHeader('retry-after', String(Math.ceil(error.delayMs / 1000)));
