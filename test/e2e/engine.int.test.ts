@@ -284,7 +284,14 @@ describe('the engine the flows plug into', () => {
     data.tokenPacks.push({ id: 'tokens_500', tokens: 500, revenuecatProducts: ['tokens.500'] });
     const catalog = toCatalog(data);
     const { createInboxHandlers } = await import('@tally/billing-core');
-    stack.startWorker({ handlers: createInboxHandlers({ catalog, ports: stack.ports, policy: stack.policy }) });
+    stack.startWorker({
+      handlers: createInboxHandlers({
+        catalog,
+        ports: stack.ports,
+        policy: stack.policy,
+        verifyRevenueCatPurchases: stack.verifyRevenueCatPurchases,
+      }),
+    });
     const response = await stack.apiRequest('/admin/events/replay', {
       method: 'POST',
       body: { provider: 'revenuecat', outcome: 'not_in_catalog', status: 'ignored' },

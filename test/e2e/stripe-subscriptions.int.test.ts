@@ -1010,6 +1010,7 @@ describe('Stripe subscriptions', () => {
         catalog: stack.catalog,
         ports: { ...stack.ports, stripe: stalling },
         policy: stack.policy,
+        verifyRevenueCatPurchases: stack.verifyRevenueCatPurchases,
       }),
     });
     const olderRead = processInboxEvent(deps, first);

@@ -17,6 +17,8 @@ const real = createInboxHandlers({
   catalog: loadCatalog(exampleCatalogPath),
   ports: {},
   policy: { paymentEnvironments: new Set(['production', 'sandbox']), stripeConnectAccounts: new Set() },
+  // No RevenueCat here: packs credit from the body, as in the demo configuration.
+  verifyRevenueCatPurchases: false,
 });
 // POISON_IN=prepare (default): the kill comes from the provider-read step, outside any
 // transaction. POISON_IN=apply: from inside the apply transaction, with the real handler's

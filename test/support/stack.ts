@@ -88,6 +88,8 @@ export interface TestStackOptions {
   redisUrl?: string;
   ports?: ProviderPorts;
   policy?: EventPolicy;
+  /** REVENUECAT_VERIFY_PURCHASES for the handlers (default false, as in the demo). */
+  verifyRevenueCatPurchases?: boolean;
   http?: Omit<HttpServerOptions, 'host'>;
 }
 
@@ -142,6 +144,11 @@ export class TestStack {
   policy: EventPolicy = bothEnvironments;
   /** The api's IDEMPOTENCY_KEY_LOCK_TIMEOUT_MS. */
   readonly idempotencyLockTimeoutMs = 60_000;
+  /**
+   * REVENUECAT_VERIFY_PURCHASES as the local demo sets it (false: packs credit from the body), so
+   * tests of other flows need no RevenueCat fake; the verification tests turn it on.
+   */
+  verifyRevenueCatPurchases = false;
 
   constructor(
     private readonly redisUrl = testRedisUrl(),
@@ -153,13 +160,20 @@ export class TestStack {
     const stack = new TestStack(options.redisUrl, options.http);
     if (options.ports) stack.ports = options.ports;
     if (options.policy) stack.policy = options.policy;
+    if (options.verifyRevenueCatPurchases !== undefined)
+      stack.verifyRevenueCatPurchases = options.verifyRevenueCatPurchases;
     await stack.init();
     return stack;
   }
 
   /** The handlers a worker's composition root would build from the stack's ports and policy. */
   handlers(): InboxHandlers {
-    return createInboxHandlers({ catalog: this.catalog, ports: this.ports, policy: this.policy });
+    return createInboxHandlers({
+      catalog: this.catalog,
+      ports: this.ports,
+      policy: this.policy,
+      verifyRevenueCatPurchases: this.verifyRevenueCatPurchases,
+    });
   }
 
   /** What processInboxEvent needs, for tests that drive the engine directly. */

@@ -99,3 +99,15 @@ describe('worker configuration: IDEMPOTENCY_KEY_TTL_HOURS', () => {
     expect(() => ttlOf({ IDEMPOTENCY_KEY_TTL_HOURS: value })).toThrow(ConfigError);
   });
 });
+
+describe('worker configuration: REVENUECAT_VERIFY_PURCHASES', () => {
+  const verifyOf = (env: Record<string, string>) =>
+    parseEnv(workerEnvSchema, { DATABASE_URL: 'postgres://localhost/tally', ...env }).REVENUECAT_VERIFY_PURCHASES;
+
+  it('verifies token packs against RevenueCat unless told false, and refuses anything but true or false', () => {
+    expect(verifyOf({})).toBe(true);
+    expect(verifyOf({ REVENUECAT_VERIFY_PURCHASES: 'true' })).toBe(true);
+    expect(verifyOf({ REVENUECAT_VERIFY_PURCHASES: 'false' })).toBe(false);
+    expect(() => verifyOf({ REVENUECAT_VERIFY_PURCHASES: 'no' })).toThrow(ConfigError);
+  });
+});

@@ -1,6 +1,7 @@
 import { DEFAULT_RECONCILE_WINDOW_DAYS, STRIPE_EVENTS_MAX_WINDOW_DAYS } from '@tally/billing-core';
 import {
   baseEnvSchema,
+  booleanFlag,
   csvList,
   paymentEnvironmentsSetting,
   port,
@@ -70,6 +71,11 @@ export const workerEnvSchema = baseEnvSchema.extend({
   RELAY_BATCH_SIZE: positiveInt(500),
   /** RevenueCat REST v1 and the Stripe API: without a key, the events that need it park as not_configured. */
   ...providerApiSettings,
+  /**
+   * Token packs (NON_RENEWING_PURCHASE) credit only once RevenueCat's REST read lists the purchase
+   * (needs REVENUECAT_API_KEY). `false` credits from the webhook body alone: the local demo only.
+   */
+  REVENUECAT_VERIFY_PURCHASES: booleanFlag(true),
   /** AI Studio (docs/studio.md). Without AI_STUDIO_BASE_URL, generations fail as not_configured and are refunded. */
   AI_STUDIO_BASE_URL: z.url({ message: 'must be a URL such as https://ai.example.com' }).optional(),
   AI_STUDIO_API_KEY: z.string().min(1).optional(),

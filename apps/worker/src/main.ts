@@ -80,6 +80,7 @@ runMain('worker', async () => {
       paymentEnvironments: new Set(config.PAYMENT_ENVIRONMENTS),
       stripeConnectAccounts: new Set(config.STRIPE_CONNECT_ACCOUNTS),
     },
+    verifyRevenueCatPurchases: config.REVENUECAT_VERIFY_PURCHASES,
   });
   const runtime = startWorkerRuntime({
     db: database.db,

@@ -91,3 +91,13 @@ export function toErrorText(error: unknown): string {
   const text = raw.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '\ufffd');
   return text.length > ERROR_TEXT_MAX_LENGTH ? `${text.slice(0, ERROR_TEXT_MAX_LENGTH - 1)}…` : text;
 }
+
+/**
+ * RevenueCat never listed a token pack purchase the event claims (checked against its REST read
+ * for an hour): a forged body, or a purchase RevenueCat does not know. Parks the event.
+ */
+export class PurchaseNotFoundError extends BillingError {
+  constructor(message: string) {
+    super('purchase_not_found', message, { retryable: false });
+  }
+}

@@ -264,6 +264,9 @@ export class ChaosCluster {
             REVENUECAT_API_KEY: fakeRevenueCatApiKey,
             REVENUECAT_API_BASE_URL: this.revenueCat.baseUrl,
             REVENUECAT_API_TIMEOUT_MS: '2000',
+            // The provider simulator does not list token pack purchases in non_subscriptions yet:
+            // packs credit from the body, as in the demo (verification: revenuecat-pack-verification).
+            REVENUECAT_VERIFY_PURCHASES: 'false',
             STRIPE_SECRET_KEY: chaosStripeApiKey,
             STRIPE_API_BASE_URL: this.stripe.baseUrl,
             STRIPE_TIMEOUT_MS: '2000',

@@ -10,6 +10,15 @@ export type FakeRevenueCatAnswer =
   | { status: 200; delayMs: number }
   | { status: 200; body: string };
 
+/** One entry of RevenueCat's `non_subscriptions[product_id]` (REST v1). */
+export interface FakeNonSubscription {
+  id: string;
+  is_sandbox: boolean;
+  purchase_date: string;
+  store: string;
+  store_transaction_id: string;
+}
+
 export const fakeRevenueCatApiKey = 'sk_test_fake_revenuecat';
 
 /**
@@ -25,6 +34,8 @@ export class FakeRevenueCat {
   port = 0;
   private readonly customers = new Map<string, Record<string, RevenueCatSubscription>>();
   private readonly aliasOf = new Map<string, string>();
+  /** Consumable purchases per customer, keyed by product id (RevenueCat's `non_subscriptions`). */
+  private readonly purchases = new Map<string, Record<string, FakeNonSubscription[]>>();
   private readonly scripts = new Map<string, FakeRevenueCatAnswer[]>();
   private readonly anyScript: FakeRevenueCatAnswer[] = [];
   /** Requests per requested id (decoded), including scripted failures. */
@@ -54,6 +65,27 @@ export class FakeRevenueCat {
   setSubscriber(appUserId: string, subscriptions: Record<string, RevenueCatSubscription>, aliases: string[] = []) {
     this.customers.set(appUserId, subscriptions);
     for (const alias of aliases) this.aliasOf.set(alias, appUserId);
+  }
+
+  /**
+   * Lists a consumable purchase (a token pack) for a customer, as RevenueCat's read shows it once
+   * the store has reported it: `non_subscriptions[productId][]` with its `store_transaction_id`.
+   * Creates the customer if the fake did not know it.
+   */
+  addNonSubscription(appUserId: string, productId: string, storeTransactionId: string) {
+    const customer = this.customerOf(appUserId);
+    if (!this.customers.has(customer)) this.customers.set(customer, {});
+    const products = this.purchases.get(customer) ?? {};
+    const list = products[productId] ?? [];
+    list.push({
+      id: `fake_${list.length + 1}_${storeTransactionId}`,
+      is_sandbox: false,
+      purchase_date: new Date().toISOString(),
+      store: 'app_store',
+      store_transaction_id: storeTransactionId,
+    });
+    products[productId] = list;
+    this.purchases.set(customer, products);
   }
 
   /** Removes a customer (tests of transfers move subscriptions between customers). */
@@ -205,7 +237,7 @@ export class FakeRevenueCat {
         original_app_user_id: key,
         first_seen: '2024-01-01T00:00:00Z',
         entitlements: {},
-        non_subscriptions: {},
+        non_subscriptions: this.purchases.get(key) ?? {},
         other_purchases: {},
         subscriptions: this.customers.get(key) ?? {},
       },

@@ -184,12 +184,41 @@ export interface TokenRefundsTable {
   created_at: DbTime;
 }
 
+/** Token packs credited after RevenueCat's REST read listed them (migration 0014). */
+export interface RevenueCatVerifiedPurchasesTable {
+  store_transaction_id: string;
+  user_id: string;
+  product_id: string;
+  ledger_reference: string;
+  inbox_event_id: number;
+  created_at: DbTime;
+}
+
+/** Stripe chargebacks: what a withdrawal took, and what its reinstatement gave back (migration 0014). */
+export interface StripeDisputesTable {
+  dispute_id: string;
+  payment_id: number;
+  user_id: string;
+  charge_id: string | null;
+  status: string;
+  tokens_owed: number;
+  tokens_taken: number;
+  shortfall: ColumnType<number, never, never>;
+  tokens_reinstated: ColumnType<number, number | undefined, number>;
+  withdrawn_inbox_event_id: number | null;
+  reinstated_inbox_event_id: number | null;
+  withdrawn_at: DbTime;
+  reinstated_at: DbTimeNullable;
+}
+
 export interface DB {
   inbox_events: InboxEventsTable;
   users: UsersTable;
   wallets: WalletsTable;
   ledger_entries: LedgerEntriesTable;
   token_refunds: TokenRefundsTable;
+  revenuecat_verified_purchases: RevenueCatVerifiedPurchasesTable;
+  stripe_disputes: StripeDisputesTable;
   schema_migrations: SchemaMigrationsTable;
   user_aliases: UserAliasesTable;
   subscriptions: SubscriptionsTable;
@@ -291,6 +320,8 @@ export interface StripeInstallmentsTable {
   attempts: ColumnType<number, number | undefined, number>;
   last_error: string | null;
   granted_at: DbTimeNullable;
+  /** The dispute that voided this installment (migration 0014); a reinstatement schedules it again. */
+  voided_by_dispute_id: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: DbTime;
   updated_at: DbTime;
 }

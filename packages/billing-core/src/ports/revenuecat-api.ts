@@ -37,5 +37,9 @@ export interface RevenueCatSubscriber {
   original_app_user_id: string;
   subscriptions: Record<string, RevenueCatSubscription>;
   entitlements?: Record<string, { expires_date: string | null; product_identifier: string; purchase_date?: string }>;
-  non_subscriptions?: Record<string, { id: string; purchase_date?: string; store?: string }[]>;
+  /** Consumables by product id; a token pack purchase is confirmed by its `store_transaction_id`. */
+  non_subscriptions?: Record<
+    string,
+    { id: string; purchase_date?: string; store?: string; store_transaction_id?: string | null }[]
+  >;
 }

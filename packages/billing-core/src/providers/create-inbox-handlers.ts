@@ -9,6 +9,11 @@ export interface InboxHandlerDeps {
   catalog: Catalog;
   ports: ProviderPorts;
   policy: EventPolicy;
+  /**
+   * REVENUECAT_VERIFY_PURCHASES: a RevenueCat token pack credits only after RevenueCat's REST
+   * read lists its store transaction (false only in the local demo configuration).
+   */
+  verifyRevenueCatPurchases: boolean;
 }
 
 /**
@@ -17,7 +22,10 @@ export interface InboxHandlerDeps {
  */
 export function createInboxHandlers(deps: InboxHandlerDeps): InboxHandlers {
   return {
-    revenuecat: createRevenueCatHandler(deps) as InboxHandler<unknown>,
+    revenuecat: createRevenueCatHandler({
+      ...deps,
+      verifyPurchases: deps.verifyRevenueCatPurchases,
+    }) as InboxHandler<unknown>,
     stripe: createStripeHandler(deps) as InboxHandler<unknown>,
   };
 }

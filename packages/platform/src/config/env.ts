@@ -51,6 +51,13 @@ export const port = (fallback: number) => z.coerce.number().int().min(0).max(65_
 
 export const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
+/** A `true`/`false` switch (exactly those words, so a typo fails the start instead of flipping it). */
+export const booleanFlag = (fallback: boolean) =>
+  z
+    .enum(['true', 'false'], { message: 'must be true or false' })
+    .default(fallback ? 'true' : 'false')
+    .transform((value) => value === 'true');
+
 /** Settings every process shares. */
 export const baseEnvSchema = z.object({
   DATABASE_URL: postgresUrl,

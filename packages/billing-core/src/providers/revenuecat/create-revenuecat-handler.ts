@@ -13,6 +13,8 @@ export interface RevenueCatHandlerDeps {
   catalog: Catalog;
   ports: ProviderPorts;
   policy: EventPolicy;
+  /** REVENUECAT_VERIFY_PURCHASES: token packs credit only once RevenueCat's REST read lists them. */
+  verifyPurchases: boolean;
 }
 
 /** The RevenueCat event types with a route (metrics label them by name; others are 'other'). */

@@ -69,7 +69,14 @@ const subscriberResponseSchema = z.looseObject({
     non_subscriptions: z
       .record(
         z.string(),
-        z.array(z.looseObject({ id: z.string(), purchase_date: z.string().optional(), store: z.string().optional() })),
+        z.array(
+          z.looseObject({
+            id: z.string(),
+            purchase_date: z.string().optional(),
+            store: z.string().optional(),
+            store_transaction_id: z.string().nullish(),
+          }),
+        ),
       )
       .nullish(),
   }),
