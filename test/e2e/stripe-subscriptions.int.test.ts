@@ -410,7 +410,6 @@ describe('Stripe subscriptions', () => {
 
   it('keeps the error of an installment whose grant fails, claims it again only after the stale window, and parks it as failed at maxAttempts', async () => {
     const userId = stripeId('user');
-    const otherUser = stripeId('user');
     const { invoiceId } = await subscribeAnnualAndPayFirstInvoice(userId);
     await sql`UPDATE stripe_installments SET due_at = now() - interval '1 minute'
               WHERE invoice_id = ${invoiceId} AND sequence = 1`.execute(stack.db);
@@ -420,20 +419,23 @@ describe('Stripe subscriptions', () => {
       .where('invoice_id', '=', invoiceId)
       .where('sequence', '=', 1)
       .executeTakeFirstOrThrow();
-    // The installment's reference already credits someone else: every grant of it must throw.
+    // The database refuses this installment's ledger row (a failure a later attempt may not
+    // meet): every grant of it throws until the trigger is dropped.
     const reference = `stripe:installment:${due.id}`;
-    await stack.db
-      .transaction()
-      .execute((trx) =>
-        postLedgerEntry(trx, { userId: otherUser, reference, amount: 100, reason: 'test_conflicting_grant' }),
-      );
+    const trigger = `test_refuse_${due.id}`;
+    await sql
+      .raw(`CREATE FUNCTION ${trigger}() RETURNS trigger LANGUAGE plpgsql AS $$
+              BEGIN IF NEW.reference = '${reference}' THEN RAISE EXCEPTION 'test: ledger refuses ${reference}'; END IF;
+              RETURN NEW; END $$;
+            CREATE TRIGGER ${trigger} BEFORE INSERT ON ledger_entries FOR EACH ROW EXECUTE FUNCTION ${trigger}()`)
+      .execute(stack.db);
     const installment = () =>
       stack.db
         .selectFrom('stripe_installments')
         .select(['status', 'attempts', 'last_error'])
         .where('id', '=', due.id)
         .executeTakeFirstOrThrow();
-    const conflict = `ledger reference ${reference} already posts 100 to ${otherUser}; refusing 100 to ${userId}`;
+    const conflict = `test: ledger refuses ${reference}`;
     const pass = (processingStaleAfterMs: number) =>
       grantDueInstallments(stack.db, { batchSize: 50, processingStaleAfterMs, maxAttempts: 3 });
     const oneFailure = { claimed: 1, granted: 0, alreadyGranted: 0, failed: 1 };
@@ -477,6 +479,45 @@ describe('Stripe subscriptions', () => {
       [1, 'failed', 3],
       ...Array.from({ length: 10 }, (_, i) => [i + 2, 'scheduled', 0]),
     ]);
+    await sql.raw(`DROP TRIGGER ${trigger} ON ledger_entries; DROP FUNCTION ${trigger}()`).execute(stack.db);
+  });
+
+  it('parks an installment whose grant meets a ledger reference conflict at once, with the conflict as its error, instead of retrying it to its cap', async () => {
+    const userId = stripeId('user');
+    const otherUser = stripeId('user');
+    const { invoiceId } = await subscribeAnnualAndPayFirstInvoice(userId);
+    await sql`UPDATE stripe_installments SET due_at = now() - interval '1 minute'
+              WHERE invoice_id = ${invoiceId} AND sequence = 1`.execute(stack.db);
+    const due = await stack.db
+      .selectFrom('stripe_installments')
+      .select('id')
+      .where('invoice_id', '=', invoiceId)
+      .where('sequence', '=', 1)
+      .executeTakeFirstOrThrow();
+    // The installment's reference already credits someone else: no retry can ever grant it.
+    const reference = `stripe:installment:${due.id}`;
+    await stack.db
+      .transaction()
+      .execute((trx) =>
+        postLedgerEntry(trx, { userId: otherUser, reference, amount: 100, reason: 'test_conflicting_grant' }),
+      );
+    const pass = () => grantDueInstallments(stack.db, { batchSize: 50, processingStaleAfterMs: 0, maxAttempts: 10 });
+    expect(await pass()).toEqual({ claimed: 1, granted: 0, alreadyGranted: 0, failed: 1 });
+    expect(await pass()).toEqual({ claimed: 0, granted: 0, alreadyGranted: 0, failed: 0 });
+    expect(
+      await stack.db
+        .selectFrom('stripe_installments')
+        .select(['status', 'attempts', 'last_error'])
+        .where('id', '=', due.id)
+        .executeTakeFirstOrThrow(),
+    ).toEqual({
+      status: 'failed',
+      attempts: 1,
+      last_error: expect.stringContaining(
+        `ledger reference ${reference} already posts 100 to ${otherUser}; refusing 100 to ${userId}`,
+      ),
+    });
+    expect((await stripeStateOf(stack.db, userId)).balance).toBe(100);
     // The conflicting entry is untouched: the failure moved no money.
     expect((await stripeStateOf(stack.db, otherUser)).ledger).toEqual([
       { reference, amount: 100, balance_before: 0, balance_after: 100, reason: 'test_conflicting_grant' },
@@ -692,7 +733,7 @@ describe('Stripe subscriptions', () => {
     });
   });
 
-  it('takes no tokens back for a refunded subscription invoice and says so at once, from a charge in the current shape (no invoice field) or the legacy one', async () => {
+  it("takes back a refunded monthly invoice's credits in proportion to the money, from a charge in the current shape (no invoice field) or the legacy one", async () => {
     const userId = stripeId('user');
     const customer = stripeId('cus');
     const subscriptionId = stripeId('sub');
@@ -729,16 +770,17 @@ describe('Stripe subscriptions', () => {
     // through an InvoicePayment. The first lookup fails (500) and is retried.
     fake.putInvoicePayment({ invoice: firstInvoice, paymentIntent: firstIntent, amountPaid: 999 });
     fake.failNext(500, { pathIncludes: '/v1/invoice_payments' });
-    const current = stripeRefundedCharge({ id: stripeId('ch'), paymentIntent: firstIntent, amount: 999 });
+    const currentCharge = stripeId('ch');
+    const current = stripeRefundedCharge({ id: currentCharge, paymentIntent: firstIntent, amount: 999 });
     expect(current).not.toHaveProperty('invoice');
     const currentRefund = await finished(await post(stripeEventBody('charge.refunded', current)));
     expect(currentRefund).toMatchObject({
-      status: 'ignored',
-      outcome_code: 'subscription_refund',
+      status: 'processed',
+      outcome_code: 'refunded',
       attempts: 2,
       deferrals: 0,
     });
-    expect(currentRefund.outcome_detail).toContain(`subscription invoice ${firstInvoice}`);
+    expect(currentRefund.outcome_detail).toContain(`took back 100 of 100 tokens owed`);
     const lookups = fake.requests.filter((request) => request.path === '/v1/invoice_payments');
     expect(lookups.map((request) => [request.form['payment[type]'], request.form['payment[payment_intent]']])).toEqual([
       ['payment_intent', firstIntent],
@@ -746,18 +788,20 @@ describe('Stripe subscriptions', () => {
     ]);
 
     // Legacy shape (before 2025-03-31): the charge names its invoice; no lookup is needed.
+    const legacyCharge = stripeId('ch');
     const legacy = {
-      ...stripeRefundedCharge({ id: stripeId('ch'), paymentIntent: renewalIntent, amount: 999, amountRefunded: 500 }),
+      ...stripeRefundedCharge({ id: legacyCharge, paymentIntent: renewalIntent, amount: 999, amountRefunded: 500 }),
       invoice: renewalInvoice,
     };
     const legacyRefund = await finished(await post(stripeEventBody('charge.refunded', legacy)));
     expect(legacyRefund).toMatchObject({
-      status: 'ignored',
-      outcome_code: 'subscription_refund',
+      status: 'processed',
+      outcome_code: 'partially_refunded',
       attempts: 1,
       deferrals: 0,
     });
-    expect(legacyRefund.outcome_detail).toContain(`subscription invoice ${renewalInvoice}`);
+    // floor(100 × 500 / 999) = 50 of the invoice's 100 credits.
+    expect(legacyRefund.outcome_detail).toContain(`took back 50 of 50 tokens owed`);
     expect(fake.requests.filter((request) => request.path === '/v1/invoice_payments')).toHaveLength(2);
 
     const invoiceRow = (id: string, balanceBefore: number) => ({
@@ -767,22 +811,42 @@ describe('Stripe subscriptions', () => {
       balance_after: balanceBefore + 100,
       reason: 'subscription_period',
     });
-    const invoicePayment = (id: string) => ({
+    const invoicePayment = (id: string, status: string, refunded: number) => ({
       provider_payment_id: id,
       kind: 'subscription_invoice',
       product_id: 'premium',
       amount_minor: 999,
       currency: 'usd',
-      status: 'succeeded',
+      status,
       ledger_reference: `stripe:invoice:${id}`,
       tokens_granted: 100,
-      tokens_refunded: 0,
+      tokens_refunded: refunded,
       refund_shortfall: 0,
     });
     expect(await stripeStateOf(stack.db, userId)).toEqual({
-      balance: 200,
-      ledger: [invoiceRow(firstInvoice, 0), invoiceRow(renewalInvoice, 100)],
-      payments: [invoicePayment(firstInvoice), invoicePayment(renewalInvoice)],
+      balance: 50,
+      ledger: [
+        invoiceRow(firstInvoice, 0),
+        invoiceRow(renewalInvoice, 100),
+        {
+          reference: `stripe:refund:${currentCharge}`,
+          amount: -100,
+          balance_before: 200,
+          balance_after: 100,
+          reason: 'stripe_refund',
+        },
+        {
+          reference: `stripe:refund:${legacyCharge}:500`,
+          amount: -50,
+          balance_before: 100,
+          balance_after: 50,
+          reason: 'stripe_refund',
+        },
+      ],
+      payments: [
+        invoicePayment(firstInvoice, 'refunded', 100),
+        invoicePayment(renewalInvoice, 'partially_refunded', 50),
+      ],
       subscriptions: [expect.objectContaining({ subscription_id: subscriptionId, status: 'active' })],
       emails: [
         { provider_payment_id: firstInvoice, to_address: null, status: 'pending' },

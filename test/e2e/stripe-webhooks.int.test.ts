@@ -165,7 +165,7 @@ describe('Stripe webhooks', () => {
     const body = JSON.stringify({
       id: 'evt_unhandled',
       object: 'event',
-      type: 'charge.dispute.funds_withdrawn',
+      type: 'charge.captured',
       livemode: true,
       data: { object: { id: 'ch_1', object: 'charge', payment_intent: 'pi_refunded' } },
     });

@@ -71,6 +71,7 @@ describe('the support view: GET /admin/users/{userId} and tally user <id>', () =
     expect(Object.keys(view).sort()).toEqual(
       [
         'canonicalUserId',
+        'disputes',
         'events',
         'installments',
         'ledger',
@@ -147,6 +148,7 @@ describe('the support view: GET /admin/users/{userId} and tally user <id>', () =
       subscription: null,
       payments: [],
       refunds: [],
+      disputes: [],
       topups: [],
       installments: [],
       studioRequests: { items: [], total: 0, truncated: false },

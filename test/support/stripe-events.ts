@@ -192,3 +192,49 @@ export function stripeRefundedCharge(options: {
     metadata: {},
   };
 }
+
+/**
+ * A Dispute as the API (and the charge.dispute.* webhooks) show it: `balance_transactions` holds
+ * the withdrawal (negative) once Stripe has taken the funds, and the reinstatement (positive)
+ * once it gave them back (a dispute won). Field names from stripe-node's Dispute type.
+ */
+export function stripeDispute(options: {
+  id: string;
+  charge: string;
+  paymentIntent: string | null;
+  amount?: number;
+  status?: string;
+  withdrawn?: boolean;
+  reinstated?: boolean;
+}): Record<string, unknown> {
+  const amount = options.amount ?? 499;
+  const balanceTransaction = (sign: 1 | -1, category: string) => ({
+    id: stripeId('txn'),
+    object: 'balance_transaction',
+    amount: sign * amount,
+    currency: 'usd',
+    fee: sign === -1 ? 1500 : -1500,
+    net: sign * amount - (sign === -1 ? 1500 : -1500),
+    reporting_category: category,
+    type: 'adjustment',
+  });
+  return {
+    id: options.id,
+    object: 'dispute',
+    amount,
+    balance_transactions: [
+      ...(options.withdrawn || options.reinstated ? [balanceTransaction(-1, 'dispute')] : []),
+      ...(options.reinstated ? [balanceTransaction(1, 'dispute_reversal')] : []),
+    ],
+    charge: options.charge,
+    created: Math.floor(Date.now() / 1000),
+    currency: 'usd',
+    is_charge_refundable: false,
+    livemode: false,
+    metadata: {},
+    payment_intent: options.paymentIntent,
+    reason: 'fraudulent',
+    status:
+      options.status ?? (options.reinstated ? 'won' : options.withdrawn ? 'needs_response' : 'warning_needs_response'),
+  };
+}

@@ -12,6 +12,8 @@ export const referencePrefixes = {
   stripeInstallment: 'stripe:installment:',
   /** Both a completing refund (`stripe:refund:{chargeId}`) and a partial one (`…:{amount}`). */
   stripeRefund: 'stripe:refund:',
+  /** A chargeback (`stripe:dispute:{id}`) and its reinstatement (`…:reinstated`). */
+  stripeDispute: 'stripe:dispute:',
   topup: 'topup:',
   studio: 'studio:',
 } as const;
@@ -37,6 +39,10 @@ export const references = {
    */
   stripePartialRefund: (chargeId: string, amountRefundedMinor: number) =>
     `${referencePrefixes.stripeRefund}${chargeId}:${amountRefundedMinor}`,
+  /** What a chargeback took back when Stripe withdrew the disputed funds. */
+  stripeDispute: (disputeId: string) => `${referencePrefixes.stripeDispute}${disputeId}`,
+  /** What a chargeback gave back (exactly what it took) when Stripe reinstated the funds. */
+  stripeDisputeReinstated: (disputeId: string) => `${referencePrefixes.stripeDispute}${disputeId}:reinstated`,
   studioDebit: (requestId: string) => `${referencePrefixes.studio}${requestId}:debit`,
   studioRefund: (requestId: string) => `${referencePrefixes.studio}${requestId}:refund`,
 } as const;

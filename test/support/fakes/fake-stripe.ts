@@ -27,6 +27,7 @@ export class FakeStripe {
   readonly subscriptions = new Map<string, StripeObject>();
   readonly paymentIntents = new Map<string, StripeObject>();
   readonly checkoutSessions = new Map<string, StripeObject>();
+  readonly disputes = new Map<string, StripeObject>();
   /** InvoicePayments (API 2025-03-31+): the only link from a PaymentIntent to the invoice it pays. */
   readonly invoicePayments: StripeObject[] = [];
   readonly events: StripeObject[] = [];
@@ -73,6 +74,11 @@ export class FakeStripe {
   /** Stores (or replaces) a subscription as the API would return it. */
   putSubscription(subscription: StripeObject): void {
     this.subscriptions.set(String(subscription.id), subscription);
+  }
+
+  /** Stores (or replaces) a Dispute as `GET /v1/disputes/{id}` returns it. */
+  putDispute(dispute: StripeObject): void {
+    this.disputes.set(String(dispute.id), dispute);
   }
 
   putCheckoutSession(session: StripeObject): void {
@@ -197,6 +203,9 @@ export class FakeStripe {
 
     if (req.method === 'GET' && segments[1] === 'subscriptions' && segments[2]) {
       return found(this.subscriptions.get(segments[2]), 'subscription');
+    }
+    if (req.method === 'GET' && segments[1] === 'disputes' && segments[2]) {
+      return found(this.disputes.get(segments[2]), 'dispute');
     }
     if (req.method === 'GET' && segments[1] === 'payment_intents' && segments[2]) {
       return found(this.paymentIntents.get(segments[2]), 'payment_intent');

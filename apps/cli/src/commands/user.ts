@@ -192,6 +192,23 @@ export function formatSupportView(view: UserSupportView): string {
       ]),
     ),
   );
+  out.push('', `disputes (${view.disputes.length}, Stripe chargebacks, newest first)`);
+  out.push(
+    formatTable(
+      ['DISPUTE', 'PAYMENT', 'STATUS', 'OWED', 'TAKEN', 'SHORTFALL', 'REINSTATED', 'WITHDRAWN', 'REINSTATED AT'],
+      view.disputes.map((dispute) => [
+        dispute.disputeId,
+        dispute.providerPaymentId,
+        dispute.status,
+        String(dispute.tokensOwed),
+        String(dispute.tokensTaken),
+        String(dispute.shortfall),
+        String(dispute.tokensReinstated),
+        iso(dispute.withdrawnAt),
+        dispute.reinstatedAt === null ? '-' : iso(dispute.reinstatedAt),
+      ]),
+    ),
+  );
   out.push('', `top-ups (${view.topups.length}, newest first)`);
   out.push(
     formatTable(

@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB, StripeInstallmentRow } from '../db/schema';
-import { toErrorText } from '../errors';
+import { LedgerReferenceConflictError, toErrorText } from '../errors';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import { references } from '../references';
 
@@ -25,7 +25,8 @@ export interface GrantInstallmentsResult {
  * rows stuck in processing; then grants each in its own transaction under
  * `stripe:installment:{rowId}` and marks it granted. A second loop on the same row finds nothing
  * to claim, and a reclaimed row that was in fact granted meets its ledger reference. A failing
- * row stays in processing and is retried after processingStaleAfterMs. Never throws for one row.
+ * row stays in processing and is retried after processingStaleAfterMs, except a ledger reference
+ * conflict, which no retry fixes: that row is parked (`failed`) at once. Never throws for one row.
  */
 export async function grantDueInstallments(
   db: Kysely<DB>,
@@ -52,33 +53,50 @@ export async function grantDueInstallments(
     try {
       const posted = await grantInstallment(db, row);
       if (posted === 'posted') result.granted += 1;
-      else result.alreadyGranted += 1;
+      else if (posted === 'already-posted') result.alreadyGranted += 1;
     } catch (error) {
       result.failed += 1;
+      // A reference conflict (the reference already posts another user or amount) can never
+      // succeed: park the row at once with the conflict as its error instead of retrying it.
+      const conflict = error instanceof LedgerReferenceConflictError;
       await db
         .updateTable('stripe_installments')
-        .set({ last_error: toErrorText(error) })
+        .set({
+          last_error: toErrorText(error),
+          ...(conflict ? { status: 'failed' as const, updated_at: sql`now()` } : {}),
+        })
         .where('id', '=', row.id)
+        .where('status', '=', 'processing')
         .execute();
     }
   }
   return result;
 }
 
-async function grantInstallment(db: Kysely<DB>, row: StripeInstallmentRow): Promise<'posted' | 'already-posted'> {
+/**
+ * Grants one claimed installment. The conditional update (processing → granted) comes first and
+ * holds the row until commit: an installment voided meanwhile (its invoice refunded or disputed,
+ * see voidInvoiceInstallments) is not granted, and a void that comes while this runs waits and
+ * then finds it granted.
+ */
+async function grantInstallment(
+  db: Kysely<DB>,
+  row: StripeInstallmentRow,
+): Promise<'posted' | 'already-posted' | 'voided'> {
   return db.transaction().execute(async (trx) => {
+    const marked = await trx
+      .updateTable('stripe_installments')
+      .set({ status: 'granted', granted_at: sql`now()`, last_error: null, updated_at: sql`now()` })
+      .where('id', '=', row.id)
+      .where('status', '=', 'processing')
+      .executeTakeFirst();
+    if (Number(marked.numUpdatedRows) === 0) return 'voided';
     const posted = await postLedgerEntry(trx, {
       userId: row.user_id,
       reference: references.stripeInstallment(row.id),
       amount: row.tokens,
       reason: 'subscription_installment',
     });
-    await trx
-      .updateTable('stripe_installments')
-      .set({ status: 'granted', granted_at: sql`now()`, last_error: null, updated_at: sql`now()` })
-      .where('id', '=', row.id)
-      .where('status', '=', 'processing')
-      .execute();
     return posted.kind;
   });
 }

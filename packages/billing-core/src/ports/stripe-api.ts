@@ -8,6 +8,11 @@
 export interface StripeApi {
   retrieveSubscription(subscriptionId: string): Promise<Record<string, unknown>>;
   retrievePaymentIntent(paymentIntentId: string): Promise<Record<string, unknown>>;
+  /**
+   * A Dispute (`GET /v1/disputes/{id}`): its `status`, `payment_intent`, `charge` and the
+   * `balance_transactions` that show the funds withdrawn (negative) and reinstated (positive).
+   */
+  retrieveDispute(disputeId: string): Promise<Record<string, unknown>>;
   /** A Checkout Session with `line_items` expanded (webhooks never carry them). */
   retrieveCheckoutSession(sessionId: string): Promise<Record<string, unknown>>;
   /** Creates a PaymentIntent; the same idempotency key returns the same intent. */

@@ -88,3 +88,17 @@ export function checkoutLinePriceIdsOf(session: StripeJson): string[] {
 export function secondsToDate(seconds: number | null): Date | null {
   return seconds === null ? null : new Date(seconds * 1000);
 }
+
+/**
+ * What a Dispute's `balance_transactions` say about the funds (zero, one or two entries): a
+ * negative one is the withdrawal, a positive one the reinstatement.
+ */
+export function disputeFundsOf(dispute: StripeJson): { withdrawn: boolean; reinstated: boolean } {
+  const transactions = Array.isArray(dispute.balance_transactions) ? dispute.balance_transactions : [];
+  const amounts = transactions
+    .map((transaction) =>
+      transaction && typeof transaction === 'object' ? stripeNumberAt(transaction, 'amount') : null,
+    )
+    .filter((amount): amount is number => amount !== null);
+  return { withdrawn: amounts.some((amount) => amount < 0), reinstated: amounts.some((amount) => amount > 0) };
+}

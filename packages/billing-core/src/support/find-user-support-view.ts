@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema';
 import { findSupportSubject } from './find-support-subject';
+import { readDisputesSection } from './read-disputes-section';
 import { readEventsSection } from './read-events-section';
 import { readInstallmentsSection } from './read-installments-section';
 import { readLedgerSection } from './read-ledger-section';
@@ -50,6 +51,7 @@ export async function findUserSupportView(
         subscription: await readSubscriptionSection(trx, subject, limits.subscriptionHistory),
         payments: await readPaymentsSection(trx, subject),
         refunds: await readRefundsSection(trx, subject),
+        disputes: await readDisputesSection(trx, subject),
         topups: await readTopupsSection(trx, subject),
         installments: await readInstallmentsSection(trx, subject),
         studioRequests: await readStudioSection(trx, subject, limits.studioRequests),

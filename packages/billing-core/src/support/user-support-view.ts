@@ -22,6 +22,8 @@ export interface UserSupportView {
   payments: SupportPayment[];
   /** Token pack refunds recorded in `token_refunds` (RevenueCat), newest first. */
   refunds: SupportRefund[];
+  /** Stripe chargebacks (`stripe_disputes`): what each took, its shortfall and its reinstatement, newest first. */
+  disputes: SupportDispute[];
   /** Top-ups started through the API, newest first. */
   topups: SupportTopup[];
   /** Annual-plan installments, by due date. */
@@ -178,6 +180,25 @@ export interface SupportPayment {
     lastError: string | null;
     sentAt: Date | null;
   } | null;
+}
+
+export interface SupportDispute {
+  disputeId: string;
+  /** The disputed payment (`payments.provider_payment_id`: an intent or an invoice id). */
+  providerPaymentId: string;
+  chargeId: string | null;
+  /** Stripe's status as last read. */
+  status: string;
+  tokensOwed: number;
+  tokensTaken: number;
+  /** Tokens the chargeback should have taken back but the user had already spent. */
+  shortfall: number;
+  tokensReinstated: number;
+  withdrawnAt: Date;
+  reinstatedAt: Date | null;
+  /** The references the withdrawal and the reinstatement post under. */
+  ledgerReference: string;
+  reinstatedReference: string;
 }
 
 export interface SupportRefund {

@@ -71,6 +71,7 @@ export function createStripeApi(settings: StripeApiSettings): StripeApi {
   return {
     retrieveSubscription: (id) => call(`retrieve subscription ${id}`, () => stripe.subscriptions.retrieve(id)),
     retrievePaymentIntent: (id) => call(`retrieve payment intent ${id}`, () => stripe.paymentIntents.retrieve(id)),
+    retrieveDispute: (id) => call(`retrieve dispute ${id}`, () => stripe.disputes.retrieve(id)),
     retrieveCheckoutSession: (id) =>
       call(`retrieve checkout session ${id}`, () => stripe.checkout.sessions.retrieve(id, { expand: ['line_items'] })),
     createPaymentIntent: (params, options) =>

@@ -3,6 +3,12 @@ import { ignored } from '../../inbox/inbox-handler';
 import type { ProviderPorts } from '../../ports/provider-ports';
 import type { EventPolicy } from '../../provider-data/payment-environment';
 import { createProviderHandler, defineRoute, type EventRoute } from '../shared/create-provider-handler';
+import {
+  createDisputeFundsRoute,
+  disputeStatusRoute,
+  stripeDisputeFundsEventTypes,
+  stripeDisputeStatusEventTypes,
+} from './routes/charge-dispute';
 import { createChargeRefundedRoute } from './routes/charge-refunded';
 import { createCheckoutSessionRoute } from './routes/checkout-session-completed';
 import { createInvoicePaidRoute } from './routes/invoice-paid';
@@ -29,6 +35,8 @@ export const stripeHandledEventTypes = [
   'customer.subscription.updated',
   'customer.subscription.deleted',
   'charge.refunded',
+  ...stripeDisputeFundsEventTypes,
+  ...stripeDisputeStatusEventTypes,
 ] as const;
 export type StripeHandledEventType = (typeof stripeHandledEventTypes)[number];
 
@@ -36,6 +44,7 @@ export type StripeHandledEventType = (typeof stripeHandledEventTypes)[number];
 export function createStripeHandler(deps: StripeHandlerDeps) {
   const checkout = createCheckoutSessionRoute(deps);
   const subscriptions = createSubscriptionEventsRoute(deps);
+  const disputeFunds = createDisputeFundsRoute(deps);
   const routes: Record<StripeHandledEventType, EventRoute<StripeEvent, unknown>> = {
     'payment_intent.succeeded': createPaymentIntentSucceededRoute(deps),
     'checkout.session.completed': checkout,
@@ -45,6 +54,11 @@ export function createStripeHandler(deps: StripeHandlerDeps) {
     'customer.subscription.updated': subscriptions,
     'customer.subscription.deleted': subscriptions,
     'charge.refunded': createChargeRefundedRoute(deps),
+    'charge.dispute.funds_withdrawn': disputeFunds,
+    'charge.dispute.funds_reinstated': disputeFunds,
+    'charge.dispute.created': disputeStatusRoute,
+    'charge.dispute.updated': disputeStatusRoute,
+    'charge.dispute.closed': disputeStatusRoute,
   };
   return createProviderHandler<StripeEvent>({
     parse: parseStripeEvent,

@@ -1,11 +1,17 @@
 import { sql, type Transaction } from 'kysely';
-import type { DB } from '../../../db/schema';
+import type { DB, InboxEventRow, PaymentRow } from '../../../db/schema';
 import { InvalidEventError } from '../../../errors';
 import { type HandlerResult, ignored, processed, retryLater } from '../../../inbox/inbox-handler';
-import { postLedgerEntry } from '../../../ledger/post-ledger-entry';
+import { voidInvoiceInstallments } from '../../../installments/void-invoice-installments';
+import { lockPayment } from '../../../payments/lock-payment';
 import type { ProviderPorts } from '../../../ports/provider-ports';
 import { stripeIdOf, stripeNumberAt } from '../../../provider-data/stripe-objects';
 import { references } from '../../../references';
+import {
+  takeBackPaymentTokens,
+  tokensAccountedOf,
+  tokensGrantedByPayment,
+} from '../../../refunds/take-back-payment-tokens';
 import { defineRoute } from '../../shared/create-provider-handler';
 import type { StripeEvent } from '../stripe-event';
 
@@ -23,14 +29,17 @@ type ChargeInvoice =
   | { kind: 'failed'; error: unknown };
 
 /**
- * `charge.refunded` of a one-off pack (token pack or top-up), fully or partly refunded.
+ * `charge.refunded`, fully or partly refunded, of a one-off pack (token pack or top-up) or of a
+ * subscription invoice.
  *
  * Stripe's charge carries the cumulative `amount_refunded` (since API 2022-11-15 it no longer
  * carries the refunds themselves), so each event states how much of the charge is refunded so
- * far. The tokens the refunds reverse are proportional: `floor(tokens_granted × amount_refunded /
- * amount)`, all of them once the charge is fully refunded. What an event owes is that target minus
- * what earlier refunds of the payment already accounted for (taken back + shortfall); it takes
- * back what the wallet holds, never below zero, and records the rest as `refund_shortfall`.
+ * far. The tokens the refunds reverse are proportional: `floor(granted × amount_refunded /
+ * amount)`, all of them once the charge is fully refunded, where `granted` is what the payment has
+ * granted so far (tokensGrantedByPayment: for an annual invoice, its first twelfth and the
+ * installments already granted; a full refund first voids the ones not granted). What an event
+ * owes is that target minus what earlier take-backs of the payment accounted for (taken back +
+ * shortfall); takeBackPaymentTokens takes what the wallet holds, never below zero.
  *
  * One ledger debit per refund step: `stripe:refund:{chargeId}` for the step that completes the
  * refund (unchanged for a charge refunded in one go), `stripe:refund:{chargeId}:{amountRefunded}`
@@ -38,12 +47,10 @@ type ChargeInvoice =
  * payment row is locked and carries `amount_refunded_minor`, so a redelivered, replayed or stale
  * (smaller cumulative amount) event takes nothing.
  *
- * A charge of an invoice takes no tokens back: only one-off packs are refunded in tokens (a
- * subscription's credits follow its plan). Its payment is recorded under the invoice id, not the
- * intent, so the invoice is found from the charge (older API shape) or through the intent's
- * InvoicePayment (current shape; see ChargeInvoice), and the event is `ignored` at once as
- * `subscription_refund` (or `unknown_payment` for an invoice Tally has not recorded) instead of
- * waiting for a pack payment that never comes.
+ * An invoice's payment is recorded under the invoice id, not the intent, so the invoice is found
+ * from the charge (older API shape) or through the intent's InvoicePayment (current shape; see
+ * ChargeInvoice). A charge of an invoice Tally has not recorded is `ignored` as `unknown_payment`
+ * instead of waiting for a pack payment that never comes.
  */
 export function createChargeRefundedRoute(deps: { ports: ProviderPorts }) {
   return defineRoute<StripeEvent, ChargeInvoice>({
@@ -66,113 +73,89 @@ export function createChargeRefundedRoute(deps: { ports: ProviderPorts }) {
       if (!chargeId) throw new InvalidEventError('charge without id');
       const paymentIntentId = stripeIdOf(charge.payment_intent);
       if (paymentIntentId === null) return ignored('unknown_payment', `charge ${chargeId} names no payment intent`);
-      const payment = await trx
-        .selectFrom('payments')
-        .selectAll()
-        .where('provider', '=', 'stripe')
-        .where('provider_payment_id', '=', paymentIntentId)
-        .forUpdate()
-        .executeTakeFirst();
-      if (!payment) {
-        if (chargeInvoice.kind === 'failed') throw chargeInvoice.error;
-        if (chargeInvoice.kind !== 'unknown' && chargeInvoice.invoiceId !== null) {
-          return refundOfInvoice(trx, chargeId, chargeInvoice.invoiceId);
+      const packPayment = await lockPayment(trx, paymentIntentId);
+      if (packPayment) return refundPayment(trx, { payment: packPayment, charge, chargeId, row });
+      if (chargeInvoice.kind === 'failed') throw chargeInvoice.error;
+      if (chargeInvoice.kind !== 'unknown' && chargeInvoice.invoiceId !== null) {
+        const invoicePayment = await lockPayment(trx, chargeInvoice.invoiceId);
+        if (invoicePayment?.kind === 'subscription_invoice') {
+          return refundPayment(trx, { payment: invoicePayment, charge, chargeId, row });
         }
-        // Stripe does not order deliveries: the refund of a pack can arrive before the
-        // payment_intent.succeeded that records it. Ignoring it would lose the refund for good
-        // (found by the chaos suite's out-of-order scenario), so it waits for the payment, and
-        // parks as waited_too_long if none ever comes.
-        return retryLater(
-          `payment ${paymentIntentId} of charge ${chargeId} is not recorded yet${
-            chargeInvoice.kind === 'unknown' ? ' (without the Stripe API its invoice, if any, is not known)' : ''
-          }`,
+        return ignored(
+          'unknown_payment',
+          `charge ${chargeId} pays invoice ${chargeInvoice.invoiceId}, which is not a recorded payment`,
         );
       }
-      if (payment.status === 'refunded')
-        return processed('already_refunded', `payment ${paymentIntentId} already refunded`);
-      const amount = stripeNumberAt(charge, 'amount');
-      const amountRefunded = stripeNumberAt(charge, 'amount_refunded');
-      const full = charge.refunded === true || (amount !== null && amountRefunded !== null && amountRefunded >= amount);
-      if (!full) {
-        if (
-          amount === null ||
-          amountRefunded === null ||
-          !Number.isInteger(amount) ||
-          !Number.isInteger(amountRefunded)
-        )
-          throw new InvalidEventError(`charge ${chargeId} is partly refunded without integer amount/amount_refunded`);
-        if (amount <= 0 || amountRefunded < 0 || amountRefunded > amount)
-          throw new InvalidEventError(`charge ${chargeId}: amount_refunded ${amountRefunded} of amount ${amount}`);
-        if (amountRefunded === 0) return ignored('nothing_refunded', `charge ${chargeId} has nothing refunded`);
-      }
-      // Partial: the money refunded so far, never more than this payment (amounts are the same charge's).
-      const refundedMinor = full ? Math.max(payment.amount_minor, amountRefunded ?? 0) : (amountRefunded as number);
-      if (!full && refundedMinor <= payment.amount_refunded_minor) {
-        return processed(
-          'already_refunded',
-          `payment ${paymentIntentId} already accounts for ${payment.amount_refunded_minor} refunded (event says ${refundedMinor})`,
-        );
-      }
-      const target = full
-        ? payment.tokens_granted
-        : Number((BigInt(payment.tokens_granted) * BigInt(refundedMinor)) / BigInt(amount as number));
-      const accounted = payment.tokens_refunded + payment.refund_shortfall;
-      const owed = Math.max(0, target - accounted);
-      const wallet = await trx
-        .selectFrom('wallets')
-        .select('balance')
-        .where('user_id', '=', payment.user_id)
-        .forUpdate()
-        .executeTakeFirstOrThrow();
-      const takeBack = Math.min(owed, wallet.balance);
-      const shortfall = owed - takeBack;
-      const reference = full
-        ? references.stripeRefund(chargeId)
-        : references.stripePartialRefund(chargeId, refundedMinor);
-      if (takeBack > 0) {
-        await postLedgerEntry(trx, {
-          userId: payment.user_id,
-          reference,
-          amount: -takeBack,
-          reason: 'stripe_refund',
-          inboxEventId: row.id,
-        });
-      }
-      await trx
-        .updateTable('payments')
-        .set({
-          status: full ? 'refunded' : 'partially_refunded',
-          amount_refunded_minor: refundedMinor,
-          tokens_refunded: payment.tokens_refunded + takeBack,
-          refund_shortfall: payment.refund_shortfall + shortfall,
-          refunded_at: sql`now()`,
-          updated_at: sql`now()`,
-        })
-        .where('id', '=', payment.id)
-        .execute();
-      const detail = `took back ${takeBack} of ${owed} tokens owed (${payment.tokens_refunded + takeBack} of ${
-        payment.tokens_granted
-      } in all) under ${reference}${shortfall > 0 ? `; shortfall ${shortfall}` : ''}`;
-      return full
-        ? processed('refunded', detail)
-        : processed('partially_refunded', `${refundedMinor} of ${amount} refunded: ${detail}`);
+      // Stripe does not order deliveries: the refund of a pack can arrive before the
+      // payment_intent.succeeded that records it. Ignoring it would lose the refund for good
+      // (found by the chaos suite's out-of-order scenario), so it waits for the payment, and
+      // parks as waited_too_long if none ever comes.
+      return retryLater(
+        `payment ${paymentIntentId} of charge ${chargeId} is not recorded yet${
+          chargeInvoice.kind === 'unknown' ? ' (without the Stripe API its invoice, if any, is not known)' : ''
+        }`,
+      );
     },
   });
 }
 
-/** The refund of an invoice's charge: no tokens move (see createChargeRefundedRoute). */
-async function refundOfInvoice(trx: Transaction<DB>, chargeId: string, invoiceId: string): Promise<HandlerResult> {
-  const payment = await trx
-    .selectFrom('payments')
-    .select(['kind', 'user_id'])
-    .where('provider', '=', 'stripe')
-    .where('provider_payment_id', '=', invoiceId)
-    .executeTakeFirst();
-  if (payment?.kind === 'subscription_invoice') {
-    return ignored(
-      'subscription_refund',
-      `charge ${chargeId} pays subscription invoice ${invoiceId} of ${payment.user_id}; subscription credits are not taken back`,
+/**
+ * Applies a charge's cumulative refund to the payment it paid (locked): a pack, a top-up or a
+ * subscription invoice. What the payment has granted so far (for an annual invoice: its first
+ * twelfth and the installments already granted) is taken back in proportion to the money
+ * refunded; a full refund of an annual invoice first voids the installments not granted yet.
+ */
+async function refundPayment(
+  trx: Transaction<DB>,
+  input: { payment: PaymentRow; charge: StripeEvent['data']['object']; chargeId: string; row: InboxEventRow },
+): Promise<HandlerResult> {
+  const { payment, charge, chargeId, row } = input;
+  const paymentId = payment.provider_payment_id;
+  if (payment.status === 'refunded') return processed('already_refunded', `payment ${paymentId} already refunded`);
+  const amount = stripeNumberAt(charge, 'amount');
+  const amountRefunded = stripeNumberAt(charge, 'amount_refunded');
+  const full = charge.refunded === true || (amount !== null && amountRefunded !== null && amountRefunded >= amount);
+  if (!full) {
+    if (amount === null || amountRefunded === null || !Number.isInteger(amount) || !Number.isInteger(amountRefunded))
+      throw new InvalidEventError(`charge ${chargeId} is partly refunded without integer amount/amount_refunded`);
+    if (amount <= 0 || amountRefunded < 0 || amountRefunded > amount)
+      throw new InvalidEventError(`charge ${chargeId}: amount_refunded ${amountRefunded} of amount ${amount}`);
+    if (amountRefunded === 0) return ignored('nothing_refunded', `charge ${chargeId} has nothing refunded`);
+  }
+  // Partial: the money refunded so far, never more than this payment (amounts are the same charge's).
+  const refundedMinor = full ? Math.max(payment.amount_minor, amountRefunded ?? 0) : (amountRefunded as number);
+  if (!full && refundedMinor <= payment.amount_refunded_minor) {
+    return processed(
+      'already_refunded',
+      `payment ${paymentId} already accounts for ${payment.amount_refunded_minor} refunded (event says ${refundedMinor})`,
     );
   }
-  return ignored('unknown_payment', `charge ${chargeId} pays invoice ${invoiceId}, which is not a recorded payment`);
+  const voided = full ? await voidInvoiceInstallments(trx, payment, null) : 0;
+  const granted = await tokensGrantedByPayment(trx, payment);
+  const target = full ? granted : Number((BigInt(granted) * BigInt(refundedMinor)) / BigInt(amount as number));
+  const owed = Math.max(0, target - tokensAccountedOf(payment));
+  const reference = full ? references.stripeRefund(chargeId) : references.stripePartialRefund(chargeId, refundedMinor);
+  const { taken, shortfall } = await takeBackPaymentTokens(trx, {
+    payment,
+    owed,
+    reference,
+    reason: 'stripe_refund',
+    inboxEventId: row.id,
+  });
+  await trx
+    .updateTable('payments')
+    .set({
+      status: full ? 'refunded' : 'partially_refunded',
+      amount_refunded_minor: refundedMinor,
+      refunded_at: sql`now()`,
+      updated_at: sql`now()`,
+    })
+    .where('id', '=', payment.id)
+    .execute();
+  const detail = `took back ${taken} of ${owed} tokens owed (${payment.tokens_refunded + taken} of ${granted} granted in all) under ${reference}${
+    shortfall > 0 ? `; shortfall ${shortfall}` : ''
+  }${voided > 0 ? `; ${voided} installments voided` : ''}`;
+  return full
+    ? processed('refunded', detail)
+    : processed('partially_refunded', `${refundedMinor} of ${amount} refunded: ${detail}`);
 }
