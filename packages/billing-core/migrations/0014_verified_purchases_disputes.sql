@@ -43,3 +43,26 @@ CREATE INDEX stripe_disputes_payment_idx ON stripe_disputes (payment_id);
 
 -- Which dispute voided an installment, so a reinstatement can schedule it again.
 ALTER TABLE stripe_installments ADD COLUMN voided_by_dispute_id text;
+
+-- Shortfalls of take-backs (refunds, chargebacks) that found part of the tokens already out of
+-- the wallet. `last_ledger_entry_id` is the user's latest ledger entry when the take-back ran: a
+-- studio debit at or before it was in flight then, so if its generation later fails, its refund
+-- hands back tokens the take-back could not take, and they settle this shortfall first
+-- (`recovered`) instead of landing in the wallet. docs/stripe.md, "Refunds while a generation runs".
+CREATE TABLE take_back_shortfalls (
+  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  user_id text NOT NULL CONSTRAINT take_back_shortfalls_user_fk REFERENCES users (id),
+  -- What took back: a Stripe payment's refund, a chargeback, or a RevenueCat token pack refund.
+  source text NOT NULL CONSTRAINT take_back_shortfalls_source_ck CHECK (source IN ('stripe_refund', 'stripe_dispute', 'revenuecat_refund')),
+  -- payments.id (stripe_refund), stripe_disputes.dispute_id (stripe_dispute), token_refunds.id (revenuecat_refund).
+  source_id text NOT NULL,
+  take_back_reference text NOT NULL,
+  shortfall bigint NOT NULL CONSTRAINT take_back_shortfalls_shortfall_ck CHECK (shortfall > 0),
+  recovered bigint NOT NULL DEFAULT 0 CONSTRAINT take_back_shortfalls_recovered_ck CHECK (recovered >= 0),
+  last_ledger_entry_id bigint NOT NULL,
+  -- A reinstated chargeback owes nothing any more: its shortfall is closed.
+  closed_at timestamptz,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  CONSTRAINT take_back_shortfalls_recovered_le_ck CHECK (recovered <= shortfall)
+);
+CREATE INDEX take_back_shortfalls_open_idx ON take_back_shortfalls (user_id, id) WHERE closed_at IS NULL;

@@ -45,4 +45,9 @@ export const references = {
   stripeDisputeReinstated: (disputeId: string) => `${referencePrefixes.stripeDispute}${disputeId}:reinstated`,
   studioDebit: (requestId: string) => `${referencePrefixes.studio}${requestId}:debit`,
   studioRefund: (requestId: string) => `${referencePrefixes.studio}${requestId}:refund`,
+  /**
+   * The part of a failed generation's refund that settles a take-back shortfall recorded while
+   * its debit was in flight (negative; see recoverShortfallsFromStudioRefund).
+   */
+  studioRefundRecovered: (requestId: string) => `${referencePrefixes.studio}${requestId}:refund:recovered`,
 } as const;

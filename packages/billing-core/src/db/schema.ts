@@ -211,6 +211,22 @@ export interface StripeDisputesTable {
   reinstated_at: DbTimeNullable;
 }
 
+export type TakeBackSource = 'stripe_refund' | 'stripe_dispute' | 'revenuecat_refund';
+
+/** What take-backs could not take, and what failed generations' refunds settled of it (migration 0014). */
+export interface TakeBackShortfallsTable {
+  id: Generated<number>;
+  user_id: string;
+  source: TakeBackSource;
+  source_id: string;
+  take_back_reference: string;
+  shortfall: number;
+  recovered: ColumnType<number, number | undefined, number>;
+  last_ledger_entry_id: number;
+  closed_at: DbTimeNullable;
+  created_at: DbTime;
+}
+
 export interface DB {
   inbox_events: InboxEventsTable;
   users: UsersTable;
@@ -219,6 +235,7 @@ export interface DB {
   token_refunds: TokenRefundsTable;
   revenuecat_verified_purchases: RevenueCatVerifiedPurchasesTable;
   stripe_disputes: StripeDisputesTable;
+  take_back_shortfalls: TakeBackShortfallsTable;
   schema_migrations: SchemaMigrationsTable;
   user_aliases: UserAliasesTable;
   subscriptions: SubscriptionsTable;

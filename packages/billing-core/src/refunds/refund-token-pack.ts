@@ -2,6 +2,7 @@ import type { Selectable, Transaction } from 'kysely';
 import type { DB, Provider, TokenRefundsTable } from '../db/schema';
 import { ensureWallet } from '../ledger/ensure-wallet';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
+import { recordTakeBackShortfall } from './take-back-shortfalls';
 
 export interface TokenPackRefund {
   provider: Provider;
@@ -70,6 +71,13 @@ export async function refundTokenPack(trx: Transaction<DB>, refund: TokenPackRef
       inboxEventId: refund.inboxEventId ?? null,
     });
   }
+  await recordTakeBackShortfall(trx, {
+    userId: refund.userId,
+    source: 'revenuecat_refund',
+    sourceId: String(inserted.id),
+    takeBackReference: refund.refundReference,
+    tokens: refund.tokensCredited - taken,
+  });
   return { kind: 'refunded', refund: inserted };
 }
 

@@ -1,6 +1,7 @@
 import { sql, type Transaction } from 'kysely';
-import type { DB, PaymentRow } from '../db/schema';
+import type { DB, PaymentRow, TakeBackSource } from '../db/schema';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
+import { recordTakeBackShortfall } from './take-back-shortfalls';
 
 /**
  * The tokens a Stripe payment has granted so far: its own credit (a pack, a top-up, an invoice's
@@ -33,12 +34,16 @@ export interface PaymentTakeBack {
   reference: string;
   reason: string;
   inboxEventId: number | null;
+  /** What the shortfall, if any, is recorded against (take_back_shortfalls). */
+  source: { source: TakeBackSource; sourceId: string };
 }
 
 /**
  * The one way Stripe money is taken back from a wallet (refunds of packs and invoices,
  * chargebacks): takes `min(owed, balance)` under the reference and records the rest as the
- * payment's shortfall (already spent, shown to support). The payment's `tokens_refunded` and
+ * payment's shortfall (already spent, shown to support; also in take_back_shortfalls, which a
+ * failed generation in flight at this moment settles, see recoverShortfallsFromStudioRefund).
+ * The payment's `tokens_refunded` and
  * `refund_shortfall` count every take-back, so the next one owes only what is left.
  *
  * Runs inside the caller's transaction, which holds the payment row's lock and fences
@@ -67,6 +72,12 @@ export async function takeBackPaymentTokens(
       inboxEventId: takeBack.inboxEventId,
     });
   }
+  await recordTakeBackShortfall(trx, {
+    userId: payment.user_id,
+    ...takeBack.source,
+    takeBackReference: takeBack.reference,
+    tokens: shortfall,
+  });
   if (owed > 0) {
     await trx
       .updateTable('payments')

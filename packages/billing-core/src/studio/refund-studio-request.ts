@@ -2,6 +2,7 @@ import type { Transaction } from 'kysely';
 import type { DB, LedgerEntryRow } from '../db/schema';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import { references } from '../references';
+import { recoverShortfallsFromStudioRefund } from '../refunds/take-back-shortfalls';
 
 export type RefundStudioRequestResult =
   | { kind: 'refunded'; entry: LedgerEntryRow }
@@ -32,6 +33,16 @@ export async function refundStudioRequest(
     amount: -debit.amount,
     reason: 'studio_refund',
   });
+  if (posted.kind === 'posted') {
+    // Tokens a refund or chargeback could not take because this debit held them come back now:
+    // they settle that shortfall instead of staying in the wallet (docs/stripe.md).
+    await recoverShortfallsFromStudioRefund(trx, {
+      userId: debit.user_id,
+      requestPublicId: request.publicId,
+      debitEntryId: debit.id,
+      refundedTokens: -debit.amount,
+    });
+  }
   await trx
     .updateTable('studio_requests')
     .set({ refunded_at: posted.entry.created_at })

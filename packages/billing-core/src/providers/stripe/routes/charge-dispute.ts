@@ -13,6 +13,7 @@ import {
   tokensAccountedOf,
   tokensGrantedByPayment,
 } from '../../../refunds/take-back-payment-tokens';
+import { closeTakeBackShortfalls } from '../../../refunds/take-back-shortfalls';
 import { isEndedStripeStatus } from '../../../subscriptions/save-stripe-subscription';
 import { defineRoute } from '../../shared/create-provider-handler';
 import type { StripeEvent } from '../stripe-event';
@@ -116,6 +117,7 @@ export function createDisputeFundsRoute(deps: { ports: ProviderPorts }) {
           reference: references.stripeDispute(disputeId),
           reason: 'stripe_dispute',
           inboxEventId: row.id,
+          source: { source: 'stripe_dispute', sourceId: disputeId },
         });
         record = await trx
           .insertInto('stripe_disputes')
@@ -208,6 +210,7 @@ async function reinstate(
     .where('dispute_id', '=', record.dispute_id)
     .where('reinstated_at', 'is', null)
     .execute();
+  await closeTakeBackShortfalls(trx, { source: 'stripe_dispute', sourceId: record.dispute_id });
   if (payment.kind !== 'subscription_invoice') return 0;
   const subscription = await trx
     .selectFrom('stripe_installments')

@@ -141,6 +141,7 @@ async function refundPayment(
     reference,
     reason: 'stripe_refund',
     inboxEventId: row.id,
+    source: { source: 'stripe_refund', sourceId: String(payment.id) },
   });
   await trx
     .updateTable('payments')

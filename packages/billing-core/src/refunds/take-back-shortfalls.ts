@@ -1,0 +1,128 @@
+import { sql, type Transaction } from 'kysely';
+import type { DB, TakeBackSource } from '../db/schema';
+import { postLedgerEntry } from '../ledger/post-ledger-entry';
+import { references } from '../references';
+
+/**
+ * Records what a take-back (refund, chargeback) could not take, inside its transaction and after
+ * its own debit, with the user's latest ledger entry as the marker of when it ran. The caller
+ * holds the user's wallet lock (the take-back locked it), so no entry slips in between.
+ */
+export async function recordTakeBackShortfall(
+  trx: Transaction<DB>,
+  shortfall: { userId: string; source: TakeBackSource; sourceId: string; takeBackReference: string; tokens: number },
+): Promise<void> {
+  if (shortfall.tokens <= 0) return;
+  const latest = await trx
+    .selectFrom('ledger_entries')
+    .select(sql<string | null>`max(id)`.as('id'))
+    .where('user_id', '=', shortfall.userId)
+    .executeTakeFirstOrThrow();
+  await trx
+    .insertInto('take_back_shortfalls')
+    .values({
+      user_id: shortfall.userId,
+      source: shortfall.source,
+      source_id: shortfall.sourceId,
+      take_back_reference: shortfall.takeBackReference,
+      shortfall: shortfall.tokens,
+      last_ledger_entry_id: Number(latest.id ?? 0),
+    })
+    .execute();
+}
+
+/** A reinstated chargeback owes nothing any more: its open shortfall is closed. */
+export async function closeTakeBackShortfalls(
+  trx: Transaction<DB>,
+  source: { source: TakeBackSource; sourceId: string },
+): Promise<void> {
+  await trx
+    .updateTable('take_back_shortfalls')
+    .set({ closed_at: sql`now()` })
+    .where('source', '=', source.source)
+    .where('source_id', '=', source.sourceId)
+    .where('closed_at', 'is', null)
+    .execute();
+}
+
+/**
+ * A failed generation's refund gives back tokens its debit took. If a take-back ran while that
+ * debit was in flight (its marker is at or after the debit's entry), those tokens are exactly
+ * what the take-back could not take: they settle its shortfall first, under
+ * `studio:{requestId}:refund:recovered`, instead of landing in the wallet of a user who no
+ * longer paid for them. The take-back's own records move with it (the payment's
+ * `tokens_refunded`/`refund_shortfall`, the dispute's `tokens_taken`, the token refund's
+ * `tokens_taken`), so a reinstatement still gives back exactly what was taken.
+ *
+ * Runs in the refund's transaction, right after the refund credit (the wallet is locked and holds
+ * at least `refundedTokens` more than before, so this never goes below zero). Idempotent with the
+ * refund: it runs only when the refund was posted. Returns the tokens recovered.
+ */
+export async function recoverShortfallsFromStudioRefund(
+  trx: Transaction<DB>,
+  refund: { userId: string; requestPublicId: string; debitEntryId: number; refundedTokens: number },
+): Promise<number> {
+  const open = await trx
+    .selectFrom('take_back_shortfalls')
+    .selectAll()
+    .where('user_id', '=', refund.userId)
+    .where('closed_at', 'is', null)
+    .where('last_ledger_entry_id', '>=', refund.debitEntryId)
+    .whereRef('recovered', '<', 'shortfall')
+    .orderBy('id')
+    .forUpdate()
+    .execute();
+  let remaining = refund.refundedTokens;
+  let recovered = 0;
+  for (const row of open) {
+    if (remaining <= 0) break;
+    const tokens = Math.min(remaining, row.shortfall - row.recovered);
+    remaining -= tokens;
+    recovered += tokens;
+    await trx
+      .updateTable('take_back_shortfalls')
+      .set({ recovered: sql`recovered + ${tokens}` })
+      .where('id', '=', row.id)
+      .execute();
+    await settleSource(trx, row.source, row.source_id, tokens);
+  }
+  if (recovered > 0) {
+    await postLedgerEntry(trx, {
+      userId: refund.userId,
+      reference: references.studioRefundRecovered(refund.requestPublicId),
+      amount: -recovered,
+      reason: 'take_back_recovered',
+    });
+  }
+  return recovered;
+}
+
+async function settleSource(trx: Transaction<DB>, source: TakeBackSource, sourceId: string, tokens: number) {
+  const moveOnPayment = (paymentId: number) =>
+    trx
+      .updateTable('payments')
+      .set({
+        tokens_refunded: sql`tokens_refunded + ${tokens}`,
+        refund_shortfall: sql`refund_shortfall - ${tokens}`,
+        updated_at: sql`now()`,
+      })
+      .where('id', '=', paymentId)
+      .execute();
+  if (source === 'stripe_refund') {
+    await moveOnPayment(Number(sourceId));
+  } else if (source === 'stripe_dispute') {
+    const dispute = await trx
+      .updateTable('stripe_disputes')
+      .set({ tokens_taken: sql`tokens_taken + ${tokens}` })
+      .where('dispute_id', '=', sourceId)
+      .returning('payment_id')
+      .executeTakeFirstOrThrow();
+    await moveOnPayment(dispute.payment_id);
+  } else {
+    await trx
+      .updateTable('token_refunds')
+      .set({ tokens_taken: sql`tokens_taken + ${tokens}` })
+      .where('id', '=', Number(sourceId))
+      .execute();
+  }
+}
