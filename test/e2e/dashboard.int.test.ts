@@ -58,6 +58,19 @@ describe('the queue dashboard at /admin/queues', () => {
     }
   });
 
+  it('serves the dashboard with nosniff and framable only by its own origin', async () => {
+    const page = await dashboard({ authorization: `Bearer ${adminKey}` });
+    expect(page.status).toBe(200);
+    expect(page.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(page.headers.get('x-frame-options')).toBe('SAMEORIGIN');
+    expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'self'");
+    // The refusal is not framable either, and no page upgrades its own requests to https.
+    const refused = await dashboard();
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('x-frame-options')).toBe('SAMEORIGIN');
+    expect(page.headers.get('content-security-policy')).not.toContain('upgrade-insecure-requests');
+  });
+
   it('lists every queue of the queue catalog', async () => {
     const response = await dashboard({ authorization: `Bearer ${adminKey}` }, '/api/queues');
     expect(response.status).toBe(200);
@@ -144,6 +157,12 @@ describe('the queue dashboard at /admin/queues', () => {
           httpCredentials: { username: 'operator', password: adminKey },
         });
         const page = context.pages()[0] ?? (await context.newPage());
+        // helmet's Content-Security-Policy must not block any of the dashboard's own scripts,
+        // styles or requests: chromium reports every violation on the console.
+        const cspViolations: string[] = [];
+        page.on('console', (message) => {
+          if (message.text().includes('Content Security Policy')) cspViolations.push(message.text());
+        });
         await page.goto(`http://127.0.0.1:${stack.api.port}/admin/queues/queue/inbox?status=failed`);
         const card = page.locator(`text=${jobId}`).first();
         await card.waitFor({ timeout: 20_000 });
@@ -164,6 +183,7 @@ describe('the queue dashboard at /admin/queues', () => {
         await page.goto(`http://127.0.0.1:${stack.api.port}/admin/queues/queue/inbox?status=completed`);
         await page.locator(`text=${jobId}`).first().waitFor({ timeout: 20_000 });
         await page.screenshot({ path: path.join(outputDir, 'dashboard-retried.png'), fullPage: true });
+        expect(cspViolations).toEqual([]);
       } finally {
         await context?.close();
         rmSync(userDataDir, { recursive: true, force: true });

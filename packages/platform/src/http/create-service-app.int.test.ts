@@ -55,6 +55,22 @@ describe('service app answers', () => {
   });
 
   const url = (path: string) => `http://127.0.0.1:${running.port}${path}`;
+
+  it('sends nosniff and refuses framing by other sites on every answer: a route, a 404, a client error, a 500', async () => {
+    const answers = [
+      await fetch(url('/json'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }),
+      await fetch(url('/nope')),
+      await fetch(url('/json'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{' }),
+      await fetch(url('/boom')),
+    ];
+    expect(answers.map((response) => response.status)).toEqual([200, 404, 400, 500]);
+    for (const response of answers) {
+      expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(response.headers.get('x-frame-options')).toBe('SAMEORIGIN');
+      expect(response.headers.get('content-security-policy')).toContain("frame-ancestors 'self'");
+      await response.body?.cancel();
+    }
+  });
   async function answer(response: Response) {
     return { status: response.status, body: await response.json(), poweredBy: response.headers.get('x-powered-by') };
   }

@@ -1,14 +1,30 @@
 import express, { type Express, type Request } from 'express';
+import helmet from 'helmet';
 import type { Logger } from 'pino';
 import { type HttpFailure, jsonErrorHandler, notFoundHandler } from './json-errors';
 import { createRequestLogger } from './request-logger';
+
+/**
+ * helmet's defaults, whose CSP lets the Bull Board dashboard run (its scripts and styles come
+ * from its own origin, its inline styles are allowed by helmet's `style-src`, its fonts come over
+ * https), except `upgrade-insecure-requests`: TLS ends in front of these processes, and on a
+ * plain-http origin (local runs, the tests) the upgrade would send the dashboard's own requests
+ * to an https port that does not exist.
+ */
+const securityHeaders = helmet({
+  contentSecurityPolicy: { directives: { upgradeInsecureRequests: null, frameAncestors: ["'self'"] } },
+  xFrameOptions: { action: 'sameorigin' },
+});
 
 export type FailureReporter = (error: unknown, req: Request, failure: HttpFailure) => void;
 
 /**
  * The frame every Tally HTTP process shares, so no port answers in Express's HTML: no
- * x-powered-by header, one access-log line per request, the process's routes, then the JSON 404
- * for unknown routes and the JSON error handler last.
+ * x-powered-by header, helmet's security headers on every answer (`X-Content-Type-Options:
+ * nosniff`; HTML can be framed only by its own origin: CSP `frame-ancestors 'self'` and
+ * `X-Frame-Options: SAMEORIGIN`, because a framed dashboard defeats the same-origin check on its
+ * buttons), one access-log line per request, the process's routes, then the JSON 404 for unknown
+ * routes and the JSON error handler last.
  *
  * `onFailure` hears about every error that reached the handler (metrics, logs). Without it, only
  * unexpected ones (500) are logged; a client's own mistakes show in the access log.
@@ -21,6 +37,7 @@ export function createServiceApp(options: {
   const { logger } = options;
   const app = express();
   app.disable('x-powered-by');
+  app.use(securityHeaders);
   app.use(createRequestLogger(logger));
   options.routes(app);
   app.use(notFoundHandler);
