@@ -320,4 +320,46 @@ describe('hostile input', () => {
       ).status,
     ).toBe(200);
   });
+
+  it('answers 400, not 500, for a NUL in a path id or a query value and for a studio input holding \\u0000, and stores nothing', async () => {
+    const answers: [string, number, unknown][] = [];
+    for (const path of [
+      '/v1/users/nul%00user/wallet',
+      '/v1/users/nul%00user/ledger',
+      '/v1/users/nul-user/studio/requests/req%00x',
+      '/admin/users/nul%00user',
+      '/admin/events?userId=nul%00user',
+      '/admin/events/1%00',
+    ]) {
+      const response = await stack.apiRequest(path);
+      answers.push([path, response.status, await response.json()]);
+    }
+    expect(answers).toEqual(
+      answers.map(([path]) => [
+        path,
+        400,
+        { error: { code: 'invalid_request', message: expect.stringContaining('NUL') } },
+      ]),
+    );
+
+    for (const input of [{ prompt: 'a\u0000b' }, { 'key\u0000': 'x' }, ['ok', ['deep\u0000']], 'plain\u0000']) {
+      const response = await stack.apiRequest('/v1/users/nul-user/studio/requests', {
+        method: 'POST',
+        body: { kind: 'image_edit', input },
+      });
+      expect({ status: response.status, body: await response.json() }).toEqual({
+        status: 400,
+        body: { error: { code: 'invalid_request', message: expect.stringContaining('input: must not contain NUL') } },
+      });
+    }
+    expect(
+      await stack.db.selectFrom('studio_requests').select('id').where('user_id', 'like', 'nul%').execute(),
+    ).toEqual([]);
+    // The same request without the NUL is accepted.
+    const fine = await stack.apiRequest('/v1/users/nul-user/studio/requests', {
+      method: 'POST',
+      body: { kind: 'image_edit', input: { prompt: 'ab' } },
+    });
+    expect(fine.status).toBe(202);
+  });
 });

@@ -2,7 +2,32 @@ import { sendError } from '@tally/platform';
 import type { Response } from 'express';
 import { z } from 'zod';
 
-export const userIdSchema = z.string().min(1).max(255);
+/** Postgres text and jsonb cannot hold NUL: a value carrying one is the caller's mistake (400), not a 500. */
+const noNul = (value: string) => !value.includes('\u0000');
+
+export const userIdSchema = z.string().min(1).max(255).refine(noNul, { message: 'must not contain NUL' });
+
+/**
+ * Whether a parsed JSON value holds a NUL in any string or key (jsonb refuses them). Iterative,
+ * so a deeply nested body cannot exhaust the stack.
+ */
+export function containsNul(value: unknown): boolean {
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const current = pending.pop();
+    if (typeof current === 'string') {
+      if (!noNul(current)) return true;
+    } else if (Array.isArray(current)) {
+      pending.push(...current);
+    } else if (current !== null && typeof current === 'object') {
+      for (const [key, item] of Object.entries(current)) {
+        if (!noNul(key)) return true;
+        pending.push(item);
+      }
+    }
+  }
+  return false;
+}
 export const limitSchema = z.coerce.number().int().min(1).max(500).default(50);
 export const cursorSchema = z.coerce.number().int().positive().optional();
 /**

@@ -1,7 +1,7 @@
-import express, { type Express, type Request } from 'express';
+import express, { type Express, type Request, type RequestHandler } from 'express';
 import helmet from 'helmet';
 import type { Logger } from 'pino';
-import { type HttpFailure, jsonErrorHandler, notFoundHandler } from './json-errors';
+import { type HttpFailure, jsonErrorHandler, notFoundHandler, sendError } from './json-errors';
 import { createRequestLogger } from './request-logger';
 
 /**
@@ -15,6 +15,18 @@ const securityHeaders = helmet({
   contentSecurityPolicy: { directives: { upgradeInsecureRequests: null, frameAncestors: ["'self'"] } },
   xFrameOptions: { action: 'sameorigin' },
 });
+
+/**
+ * A NUL (`%00`) anywhere in the URL (a path id, a query value) can never name anything: Postgres
+ * text cannot hold it, and a query with one would fail as a 500. Refused as the caller's mistake.
+ */
+const refuseNulInUrl: RequestHandler = (req, res, next) => {
+  if (/%00/i.test(req.originalUrl)) {
+    sendError(res, 400, 'invalid_request', 'the URL contains a NUL (%00) character');
+    return;
+  }
+  next();
+};
 
 export type FailureReporter = (error: unknown, req: Request, failure: HttpFailure) => void;
 
@@ -39,6 +51,7 @@ export function createServiceApp(options: {
   app.disable('x-powered-by');
   app.use(securityHeaders);
   app.use(createRequestLogger(logger));
+  app.use(refuseNulInUrl);
   options.routes(app);
   app.use(notFoundHandler);
   app.use(

@@ -13,7 +13,7 @@ import { Router } from 'express';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import { idempotentPostOf } from '../../http/idempotency';
-import { limitSchema, parseOr400 } from '../../http/params';
+import { containsNul, limitSchema, parseOr400 } from '../../http/params';
 import { userScopeOf } from '../../http/user-scope';
 
 export interface StudioRouteDeps {
@@ -30,7 +30,10 @@ const createBodySchema = z.strictObject({
   kind: z.enum(['image_edit', 'music']),
   durationSeconds: z.number().int().positive().optional(),
   full: z.boolean().optional(),
-  input: z.unknown().refine((value) => value !== undefined, { message: 'is required' }),
+  input: z
+    .unknown()
+    .refine((value) => value !== undefined, { message: 'is required' })
+    .refine((value) => !containsNul(value), { message: 'must not contain NUL (\\u0000) characters' }),
 });
 
 /** `cursor` is an earlier page's nextCursor: the public id of that page's last request. */
