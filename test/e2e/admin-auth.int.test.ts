@@ -141,3 +141,45 @@ describe('ledger verification reports a tampered balance', () => {
     });
   });
 });
+
+describe('the failure-only limiter on API keys (/v1, /admin, the dashboard)', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await TestStack.start({ apiFailedAuthLimit: { limit: 4, windowMs: 60_000 } });
+  });
+  afterAll(() => stack.stop());
+
+  const dashboard = (authorization: string) =>
+    fetch(`http://127.0.0.1:${stack.api.port}/admin/queues/api/queues`, { headers: { authorization } });
+  const valid = async () => [
+    (await stack.apiRequest('/v1/users/limit-user/wallet')).status,
+    (await stack.apiRequest('/admin/users/limit-user')).status,
+    (await dashboard(basic('ops', adminKey))).status,
+  ];
+
+  it('answers 429 once an IP has failed the key check too often on any of them, and never refuses or limits a valid key', async () => {
+    // Failures on each surface count together (one limiter per process, per client IP).
+    const failures = [
+      (await stack.apiRequest('/v1/users/limit-user/wallet', { key: 'wrong-app-key' })).status,
+      (await stack.apiRequest('/admin/users/limit-user', { key: appKey })).status,
+      (await dashboard(basic('ops', 'wrong'))).status,
+    ];
+    expect(failures).toEqual([401, 401, 401]);
+    expect(await valid()).toEqual([200, 200, 200]);
+    expect((await stack.apiRequest('/admin/events', { key: null })).status).toBe(401);
+
+    // The limit (4) is reached: every further failure, on any surface, is a 429 with Retry-After.
+    for (const attempt of [
+      () => stack.apiRequest('/v1/users/limit-user/ledger', { key: 'wrong-app-key' }),
+      () => stack.apiRequest('/admin/events', { key: 'wrong-admin-key' }),
+      () => dashboard(basic('ops', appKey)),
+    ]) {
+      const response = await attempt();
+      expect(response.status).toBe(429);
+      expect(await response.json()).toMatchObject({ error: { code: 'too_many_failed_attempts' } });
+      expect(response.headers.get('ratelimit-policy')).toContain('4');
+    }
+    // Valid keys from the same IP still pass, everywhere, as often as they like.
+    for (let i = 0; i < 10; i += 1) expect(await valid()).toEqual([200, 200, 200]);
+  });
+});

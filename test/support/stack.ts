@@ -90,6 +90,8 @@ export interface TestStackOptions {
   policy?: EventPolicy;
   /** REVENUECAT_VERIFY_PURCHASES for the handlers (default false, as in the demo). */
   verifyRevenueCatPurchases?: boolean;
+  /** The api's failure-only key-check limiter (off unless given). */
+  apiFailedAuthLimit?: { limit: number; windowMs: number };
   http?: Omit<HttpServerOptions, 'host'>;
 }
 
@@ -149,6 +151,7 @@ export class TestStack {
    * tests of other flows need no RevenueCat fake; the verification tests turn it on.
    */
   verifyRevenueCatPurchases = false;
+  apiFailedAuthLimit: { limit: number; windowMs: number } | undefined;
 
   constructor(
     private readonly redisUrl = testRedisUrl(),
@@ -162,6 +165,7 @@ export class TestStack {
     if (options.policy) stack.policy = options.policy;
     if (options.verifyRevenueCatPurchases !== undefined)
       stack.verifyRevenueCatPurchases = options.verifyRevenueCatPurchases;
+    stack.apiFailedAuthLimit = options.apiFailedAuthLimit;
     await stack.init();
     return stack;
   }
@@ -234,6 +238,7 @@ export class TestStack {
         metrics: createApiMetrics(),
         appApiKeys: [appKey],
         adminApiKeys: [adminKey],
+        ...(this.apiFailedAuthLimit ? { failedAuthLimit: this.apiFailedAuthLimit } : {}),
         enqueue: (ids) => handOffRows(this.queue, inboxRelaySource, this.db, ids),
         queues: { connection: this.producer, prefix: this.prefix },
         readiness,

@@ -1,5 +1,13 @@
 import { type Catalog, type DB, isDatabaseUnavailableError, queueCatalog, type StripeApi } from '@tally/billing-core';
-import { createHealthRoutes, createServiceApp, type Logger, type ReadinessCheck, sendError } from '@tally/platform';
+import {
+  createFailedAuthLimiter,
+  createHealthRoutes,
+  createServiceApp,
+  type FailedAuthLimitSettings,
+  type Logger,
+  type ReadinessCheck,
+  sendError,
+} from '@tally/platform';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
@@ -26,6 +34,8 @@ export interface ApiAppDeps {
   metrics: ApiMetrics;
   appApiKeys: readonly string[];
   adminApiKeys: readonly string[];
+  /** The failure-only limiter of the key checks (API_FAILED_AUTH_*); none when left out. */
+  failedAuthLimit?: FailedAuthLimitSettings;
   enqueue: (inboxEventIds: number[]) => Promise<{ enqueued: number; alreadyQueued: number; deferred: number }>;
   readiness: Record<string, ReadinessCheck>;
   beforeScrape?: () => Promise<void>;
@@ -71,8 +81,13 @@ export function createApiApp(deps: ApiAppDeps): Express {
       );
       app.use(express.json({ limit: '100kb' }));
 
+      // One failure-only limiter for every key check of this process (per client IP): a valid
+      // key never reaches it, so it never slows a valid caller.
+      const refuseFailedAuth = createFailedAuthLimiter(deps.failedAuthLimit, (_req, res) => {
+        sendError(res, 429, 'too_many_failed_attempts', 'too many requests failed authentication; retry later');
+      });
       const v1 = express.Router();
-      v1.use(requireBearer(deps.appApiKeys, 'app'));
+      v1.use(requireBearer(deps.appApiKeys, 'app', refuseFailedAuth));
       // Every /v1 route is about one user and is mounted here, under /users/:userId, where the id
       // is resolved to its canonical user once; a new route belongs in one of these routers.
       // Idempotency-Key comes first: every POST's key is claimed under the canonical user before
@@ -95,10 +110,10 @@ export function createApiApp(deps: ApiAppDeps): Express {
       );
       app.use('/v1', v1);
 
-      app.use(dashboardPath, requireAdminKeyOrBasic(deps.adminApiKeys), dashboard.router);
+      app.use(dashboardPath, requireAdminKeyOrBasic(deps.adminApiKeys, refuseFailedAuth), dashboard.router);
 
       const admin = express.Router();
-      admin.use(requireBearer(deps.adminApiKeys, 'admin'));
+      admin.use(requireBearer(deps.adminApiKeys, 'admin', refuseFailedAuth));
       admin.use(createEventRoutes(deps));
       admin.use(createLedgerAdminRoutes(deps));
       admin.use(createUserSupportRoutes(deps));

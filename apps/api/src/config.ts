@@ -6,7 +6,7 @@ import {
   positiveInt,
   providerApiSettings,
 } from '@tally/platform';
-import type { z } from 'zod';
+import { z } from 'zod';
 
 export const apiEnvSchema = baseEnvSchema
   .extend({
@@ -22,6 +22,12 @@ export const apiEnvSchema = baseEnvSchema
      * a retry could resume a request still waiting on Stripe or RevenueCat.
      */
     IDEMPOTENCY_KEY_LOCK_TIMEOUT_MS: positiveInt(60_000),
+    /**
+     * Requests failing the key check (`/v1`, `/admin`, the dashboard) per client IP and window
+     * before further failures answer 429 (0 = off); requests with a valid key are never limited.
+     */
+    API_FAILED_AUTH_LIMIT: z.coerce.number().int().min(0).default(30),
+    API_FAILED_AUTH_WINDOW_MS: positiveInt(60_000),
   })
   // A key in both lists would let whoever holds that app key (a mobile or web client) reach /admin
   // and the queue dashboard. Which key is not said: the message must not print a secret.

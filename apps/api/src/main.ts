@@ -57,6 +57,7 @@ runMain('api', async () => {
     metrics,
     appApiKeys: config.APP_API_KEYS,
     adminApiKeys: config.ADMIN_API_KEYS,
+    failedAuthLimit: { limit: config.API_FAILED_AUTH_LIMIT, windowMs: config.API_FAILED_AUTH_WINDOW_MS },
     enqueue: (ids) => handOffRows(queue, inboxRelaySource, database.db, ids),
     subscriptions: {
       catalog,

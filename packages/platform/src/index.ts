@@ -11,4 +11,5 @@ export * from './logging/create-logger';
 export * from './metrics/create-registry';
 export * from './queue/queues';
 export * from './queue/redis-connection';
+export * from './security/failed-auth-limiter';
 export * from './security/matches-any-secret';

@@ -1,6 +1,6 @@
-import { matchesAnySecret, sendError } from '@tally/platform';
+import { matchesAnySecret, type RefuseFailedAuth, sendError } from '@tally/platform';
 import type { NextFunction, Request, Response } from 'express';
-import { bearerTokenOf } from './require-bearer';
+import { bearerTokenOf, refuseAtOnce } from './require-bearer';
 
 export const adminBasicRealm = 'tally-admin';
 
@@ -34,9 +34,10 @@ function isCrossSite(req: Request): boolean {
  * 401 unless the request carries an admin key, either as a bearer token (scripts) or as the
  * password of HTTP Basic auth with any username (a browser opening the dashboard). The 401 asks
  * for Basic credentials so a browser shows its login prompt. State-changing requests made with
- * Basic credentials must come from the same origin (403 otherwise).
+ * Basic credentials must come from the same origin (403 otherwise). A refused request goes
+ * through `refuse` (the failure-only limiter).
  */
-export function requireAdminKeyOrBasic(keys: readonly string[]) {
+export function requireAdminKeyOrBasic(keys: readonly string[], refuse: RefuseFailedAuth = refuseAtOnce) {
   return (req: Request, res: Response, next: NextFunction) => {
     if (matchesAnySecret(bearerTokenOf(req), keys)) return next();
     if (matchesAnySecret(basicPasswordOf(req), keys)) {
@@ -46,7 +47,9 @@ export function requireAdminKeyOrBasic(keys: readonly string[]) {
       }
       return next();
     }
-    res.set('WWW-Authenticate', `Basic realm="${adminBasicRealm}"`);
-    sendError(res, 401, 'unauthorized', 'an admin key is required, as a bearer token or as the Basic auth password');
+    refuse(req, res, () => {
+      res.set('WWW-Authenticate', `Basic realm="${adminBasicRealm}"`);
+      sendError(res, 401, 'unauthorized', 'an admin key is required, as a bearer token or as the Basic auth password');
+    });
   };
 }

@@ -5,9 +5,8 @@ import {
   toRevenueCatInboxDraftFromBody,
   toStripeInboxDraftFromBody,
 } from '@tally/billing-core';
-import { type Logger, matchesAnySecret, sendError } from '@tally/platform';
+import { createFailedAuthLimiter, type Logger, matchesAnySecret, sendError } from '@tally/platform';
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
-import { rateLimit } from 'express-rate-limit';
 import type { InboxBatcher } from '../inbox-batcher';
 import type { IngestMetrics } from '../ingest-metrics';
 import { verifyStripeSignature } from '../verify/verify-stripe-signature';
@@ -118,27 +117,13 @@ function outcomeCounter(metrics: IngestMetrics) {
  * has failed too often in the window: then 429. Only failures reach this; valid requests never do.
  */
 function failedAuthLimiter(deps: WebhookRouteDeps) {
-  const settings = deps.failedAuthLimit;
-  if (!settings || settings.limit <= 0) {
-    return (_req: Request, _res: Response, _provider: Provider, reject: () => void) => reject();
-  }
-  const limiter = rateLimit({
-    windowMs: settings.windowMs,
-    limit: settings.limit,
-    standardHeaders: 'draft-7',
-    legacyHeaders: false,
-    // Its start-up checks print to the console; the limiter only ever sees failed requests.
-    validate: false,
-    handler: (req, res) => {
-      const provider = req.path.includes('stripe') ? 'stripe' : 'revenuecat';
-      deps.metrics.webhookRequests.inc({ provider, outcome: 'rate_limited' });
-      if (deps.logger.isLevelEnabled('debug')) deps.logger.debug({ provider }, 'failed authentication rate-limited');
-      sendError(res, 429, 'too_many_failed_attempts', 'too many requests failed authentication; retry later');
-    },
+  const refuse = createFailedAuthLimiter(deps.failedAuthLimit, (req, res) => {
+    const provider = req.path.includes('stripe') ? 'stripe' : 'revenuecat';
+    deps.metrics.webhookRequests.inc({ provider, outcome: 'rate_limited' });
+    if (deps.logger.isLevelEnabled('debug')) deps.logger.debug({ provider }, 'failed authentication rate-limited');
+    sendError(res, 429, 'too_many_failed_attempts', 'too many requests failed authentication; retry later');
   });
-  return (req: Request, res: Response, _provider: Provider, reject: () => void) => {
-    void limiter(req, res, () => reject());
-  };
+  return (req: Request, res: Response, _provider: Provider, reject: () => void) => refuse(req, res, reject);
 }
 
 export function createWebhookRoutes(deps: WebhookRouteDeps): Router {
