@@ -75,6 +75,7 @@ export function createApiApp(deps: ApiAppDeps): Express {
       app.use(
         createHealthRoutes({
           checks: deps.readiness,
+          logger: deps.logger,
           registry: deps.metrics.registry,
           ...(deps.beforeScrape ? { beforeScrape: deps.beforeScrape } : {}),
         }),

@@ -28,6 +28,7 @@ export function createIngestApp(deps: IngestAppDeps): Express {
           checks: deps.readiness,
           informationalChecks: deps.informationalReadiness ?? {},
           registry: deps.metrics.registry,
+          logger: deps.logger,
         }),
       );
       app.use(createWebhookRoutes(deps));

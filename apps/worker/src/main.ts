@@ -100,6 +100,7 @@ runMain('worker', async () => {
         createHealthRoutes({
           registry: runtime.metrics.registry,
           beforeScrape: runtime.refreshGauges,
+          logger,
           checks: {
             postgres: async () => {
               await sql`SELECT 1`.execute(database.db);

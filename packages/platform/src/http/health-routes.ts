@@ -1,12 +1,19 @@
 import { type Request, type Response, Router } from 'express';
+import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { withTimeout } from '../lifecycle/with-timeout';
 
 export type ReadinessCheck = () => Promise<void>;
 
 /**
+ * What /readyz says about one dependency: a fixed code, never the dependency's own error text
+ * (host names, addresses, user names); that goes to the log at warn, with the check's name.
+ */
+export type ReadinessResult = 'ok' | 'timeout' | 'unavailable';
+
+/**
  * GET /healthz (the process is alive), GET /readyz (every dependency answers; 503 naming the
- * ones that do not) and GET /metrics (Prometheus text). `beforeScrape` refreshes gauges that are
+ * ones that do not, each with a ReadinessResult code) and GET /metrics (Prometheus text). `beforeScrape` refreshes gauges that are
  * read on demand.
  */
 export function createHealthRoutes(options: {
@@ -16,9 +23,12 @@ export function createHealthRoutes(options: {
   registry: Registry;
   beforeScrape?: () => Promise<void>;
   checkTimeoutMs?: number;
+  /** Where a failed check's own error goes (the answer carries only its code). */
+  logger?: Logger;
 }): Router {
   const router = Router();
   const timeoutMs = options.checkTimeoutMs ?? 2_000;
+  const timeoutMessage = `readiness check did not answer within ${timeoutMs} ms`;
   router.get('/healthz', (_req: Request, res: Response) => {
     res.json({ status: 'ok' });
   });
@@ -27,10 +37,13 @@ export function createHealthRoutes(options: {
       Promise.all(
         Object.entries(checks).map(async ([name, check]) => {
           try {
-            await withTimeout(check(), timeoutMs, `${name} did not answer within ${timeoutMs} ms`);
-            return [name, 'ok'] as const;
+            await withTimeout(check(), timeoutMs, timeoutMessage);
+            return [name, 'ok' as ReadinessResult] as const;
           } catch (error) {
-            return [name, error instanceof Error ? error.message : String(error)] as const;
+            const timedOut = error instanceof Error && error.message === timeoutMessage;
+            const result: ReadinessResult = timedOut ? 'timeout' : 'unavailable';
+            options.logger?.warn({ err: error, check: name, result }, 'readiness check failed');
+            return [name, result] as const;
           }
         }),
       );
