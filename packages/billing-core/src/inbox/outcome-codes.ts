@@ -17,6 +17,9 @@ export const outcomeCodes = {
     'subscription_synced',
     'already_synchronized',
     'customer_remembered',
+    'dispute_funds_withdrawn',
+    'dispute_funds_reinstated',
+    'dispute_already_applied',
   ],
   ignored: [
     'test_event',
@@ -33,8 +36,9 @@ export const outcomeCodes = {
     'unknown_price',
     'unknown_payment',
     'nothing_refunded',
-    'subscription_refund',
     'no_user',
+    'transaction_already_credited',
+    'dispute_no_funds_movement',
   ],
   /** Written by the engine on an unfinished row. */
   received: ['waiting', 'retrying'],
@@ -48,6 +52,7 @@ export const outcomeCodes = {
     'insufficient_balance',
     'stripe_request_failed',
     'revenuecat_rejected',
+    'purchase_not_found',
     'non_retryable_error',
   ],
 } as const;
@@ -62,6 +67,7 @@ export const legacyOutcomeCodes = [
   'failed',
   'awaiting_subscription_sync',
   'partial_refund',
+  'subscription_refund',
 ] as const;
 
 export type ProcessedOutcomeCode = (typeof outcomeCodes.processed)[number];
