@@ -25,6 +25,7 @@ type Tables = Map<string, Map<string, ColumnShape>>;
  */
 const neverNullInPractice: Record<string, string> = {
   'token_refunds.shortfall': 'GENERATED ALWAYS AS (tokens_credited - tokens_taken): both NOT NULL',
+  'stripe_disputes.shortfall': 'GENERATED ALWAYS AS (tokens_owed - tokens_taken): both NOT NULL',
 };
 
 /** Postgres data types as the pg driver, with createDb's type parsers, hands them to Kysely. */
