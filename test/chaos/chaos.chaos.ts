@@ -3,7 +3,8 @@
 // scenario. The report goes to test-output/chaos-<seed>.{md,json}.
 import { repoRoot } from '../support/built-process';
 import { type ProfiledScenario, processFaultScenarios } from './process-fault-scenarios';
-import type { Profile, ScenarioContext } from './scenario';
+import { poolerScenarios } from './pooler-scenarios';
+import type { Profile, Scenario, ScenarioContext } from './scenario';
 import { scenarios } from './scenarios';
 import { ChaosCluster, chaosRevenueCatAuth, chaosSecrets } from './support/chaos-cluster';
 import { canaryEmail, rawBodyCanary } from './support/events';
@@ -17,33 +18,56 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const profile: Profile = process.env.CHAOS_PROFILE === 'full' ? 'full' : 'short';
 const seed = chaosSeed();
 const only = process.env.CHAOS_SCENARIOS?.split(',').filter(Boolean);
-const allScenarios: ProfiledScenario[] = [...scenarios, ...processFaultScenarios];
+const allScenarios: ProfiledScenario[] = [...scenarios, ...processFaultScenarios, ...poolerScenarios];
+/** CHAOS_VIA_PGBOUNCER=1: the whole run through PgBouncer (with a synchronous standby to fail over to). */
+const viaPgBouncer = process.env.CHAOS_VIA_PGBOUNCER === '1';
 // A scenario limited to some profiles still runs whenever CHAOS_SCENARIOS names it.
 const selected = only
   ? allScenarios.filter((scenario) => only.includes(scenario.name))
   : allScenarios.filter((scenario) => !scenario.profiles || scenario.profiles.includes(profile));
 const results: ScenarioResult[] = [];
 
-process.stdout.write(`[chaos] seed ${seed}, profile ${profile} (reproduce with CHAOS_SEED=${seed})\n`);
+const runName = viaPgBouncer ? `${profile}, via PgBouncer` : profile;
+process.stdout.write(
+  `[chaos] seed ${seed}, profile ${runName} (reproduce with CHAOS_SEED=${seed}${viaPgBouncer ? ' CHAOS_VIA_PGBOUNCER=1' : ''})\n`,
+);
 
-describe(`chaos (seed ${seed}, ${profile})`, () => {
-  let cluster: ChaosCluster;
-  let checkpoint: LedgerCheckpoint;
+describe(`chaos (seed ${seed}, ${runName})`, () => {
+  let mainCluster: ChaosCluster;
+  /** Started for the first scenario that needs PgBouncer or a standby the main cluster lacks. */
+  let pooledCluster: ChaosCluster | undefined;
+  /** Each cluster's ledger as of its last check. */
+  const checkpoints = new Map<ChaosCluster, LedgerCheckpoint>();
   const root = new Prng(seed);
+  const workers = profile === 'full' ? 3 : 2;
 
   beforeAll(async () => {
-    cluster = await ChaosCluster.start({ ingests: 2, workers: profile === 'full' ? 3 : 2 });
-    checkpoint = await ledgerCheckpoint(cluster.db);
+    mainCluster = await ChaosCluster.start({ ingests: 2, workers, pooled: viaPgBouncer, standby: viaPgBouncer });
+    checkpoints.set(mainCluster, await ledgerCheckpoint(mainCluster.db));
   }, 120_000);
 
   afterAll(async () => {
-    const file = writeReport(repoRoot, seed, profile, results);
-    process.stdout.write(`\n${toMarkdown(seed, profile, results)}\n[chaos] report: ${file}\n`);
-    await cluster?.stop();
+    const file = writeReport(repoRoot, seed, profile, results, viaPgBouncer);
+    process.stdout.write(`\n${toMarkdown(seed, profile, results, viaPgBouncer)}\n[chaos] report: ${file}\n`);
+    await mainCluster?.stop();
+    await pooledCluster?.stop();
   }, 60_000);
+
+  async function clusterFor(scenario: Scenario): Promise<ChaosCluster> {
+    const fits = (cluster: ChaosCluster) =>
+      !scenario.needs || (cluster.pgbouncer !== undefined && (scenario.needs === 'pooler' || cluster.standby));
+    if (fits(mainCluster)) return mainCluster;
+    if (pooledCluster && fits(pooledCluster)) return pooledCluster;
+    if (pooledCluster) throw new Error(`${scenario.name} needs a standby and the pooled cluster's was promoted`);
+    pooledCluster = await ChaosCluster.start({ ingests: 2, workers, pooled: true, standby: true });
+    checkpoints.set(pooledCluster, await ledgerCheckpoint(pooledCluster.db));
+    return pooledCluster;
+  }
 
   for (const scenario of selected) {
     it(`${scenario.name}: nothing lost, nothing doubled, every invariant holds`, async () => {
+      const cluster = await clusterFor(scenario);
+      const checkpoint = checkpoints.get(cluster) as LedgerCheckpoint;
       const streams = scenarioStreams(root, scenario.name);
       const ctx: ScenarioContext = {
         cluster,
@@ -79,7 +103,7 @@ describe(`chaos (seed ${seed}, ${profile})`, () => {
         expectedParked: ctx.expectedParked,
         plans: ctx.plans,
       });
-      checkpoint = check.checkpoint;
+      checkpoints.set(cluster, check.checkpoint);
       const violations = [...ctx.violations, ...check.violations];
       if (pending.length > 0)
         violations.push({ invariant: 'settles', detail: `still in flight: ${pending.join(', ')}` });
@@ -118,6 +142,7 @@ describe(`chaos (seed ${seed}, ${profile})`, () => {
   it('no secret, signature, email or raw body reached any log line of any process, rejection paths included', async () => {
     // Every rejection path first (bad signatures, wrong auth, malformed bodies, wrong keys), each
     // request carrying values of its own; then their answers are logged by the processes.
+    const cluster = mainCluster;
     const hostile = await sendHostileBurst(cluster);
     const rejected = Object.values(hostile.answers)
       .flat()

@@ -29,5 +29,11 @@ export interface ScenarioContext {
 
 export interface Scenario {
   name: string;
+  /**
+   * What the scenario needs of the cluster: `pooler`, the services behind PgBouncer; `standby`,
+   * that and a synchronous standby. It runs on the main cluster when that has it
+   * (CHAOS_VIA_PGBOUNCER=1), else on a second cluster that has both, started when first needed.
+   */
+  needs?: 'pooler' | 'standby';
   run(ctx: ScenarioContext): Promise<void>;
 }

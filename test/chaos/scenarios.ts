@@ -28,7 +28,7 @@ function addModel(ctx: ScenarioContext, expected: Map<string, number>): void {
  * Runs `fault` repeatedly (a PRNG-chosen pause between runs) while `work` is in flight; returns
  * when the work is done and the fault loop has finished its current fault.
  */
-async function whileRunning(
+export async function whileRunning(
   work: Promise<unknown>,
   fault: () => Promise<void>,
   pause: () => number,
@@ -53,7 +53,7 @@ async function whileRunning(
 }
 
 /** A stream of purchases spread over the scenario's duration, the model updated. */
-function stream(ctx: ScenarioContext, prefix: string, users: number, count: number, concurrency = 8) {
+export function stream(ctx: ScenarioContext, prefix: string, users: number, count: number, concurrency = 8) {
   const { events, expected } = purchaseStream(ctx.rng, prefix, usersOf(prefix, users), count);
   addModel(ctx, expected);
   ctx.events.push(...events);

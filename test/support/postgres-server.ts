@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -38,7 +38,7 @@ export class DisposablePostgres {
     readonly port: number,
   ) {}
 
-  static async start(): Promise<DisposablePostgres> {
+  private static async newDir(): Promise<string> {
     if (!existsSync(path.join(binDir, 'initdb'))) {
       throw new Error(`no Postgres binaries in ${binDir}; set TEST_POSTGRES_BIN_DIR`);
     }
@@ -48,7 +48,11 @@ export class DisposablePostgres {
       const { stdout: gid } = await run('id', ['-g', serverUser]);
       chownSync(dir, Number(stdout.trim()), Number(gid.trim()));
     }
-    const server = new DisposablePostgres(dir, await freePort());
+    return dir;
+  }
+
+  static async start(): Promise<DisposablePostgres> {
+    const server = new DisposablePostgres(await DisposablePostgres.newDir(), await freePort());
     try {
       await runServerCommand('initdb', ['-D', server.dataDir, '-A', 'trust', '-U', 'postgres', '--no-sync']);
       await server.startServer();
@@ -57,6 +61,65 @@ export class DisposablePostgres {
       throw error;
     }
     return server;
+  }
+
+  /**
+   * A streaming standby of `primary` (a cluster of its own: `pg_basebackup -R` from the running
+   * primary, so it starts in recovery and follows it over a replication connection), started and
+   * accepting read-only connections. initdb's trust pg_hba allows the replication connection.
+   */
+  static async standbyOf(primary: DisposablePostgres): Promise<DisposablePostgres> {
+    const server = new DisposablePostgres(await DisposablePostgres.newDir(), await freePort());
+    try {
+      await runServerCommand('pg_basebackup', [
+        ...['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres'],
+        ...['-D', server.dataDir, '-R', '-X', 'stream', '-c', 'fast', '--no-sync'],
+      ]);
+      await server.startServer();
+    } catch (error) {
+      await server.destroy();
+      throw error;
+    }
+    return server;
+  }
+
+  /** The postmaster's pid (the first line of postmaster.pid), while the server runs. */
+  get pid(): number | undefined {
+    try {
+      return Number(readFileSync(path.join(this.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * SIGKILL to the postmaster and every process it started (backends, WAL sender, checkpointer):
+   * the machine is gone, nothing is flushed or sent any more. The data directory stays as it was.
+   */
+  kill9(): void {
+    const pid = this.pid;
+    if (!pid) throw new Error('the server is not running');
+    const children = (() => {
+      try {
+        return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+      } catch {
+        return [];
+      }
+    })();
+    process.kill(pid, 'SIGKILL');
+    for (const child of children) {
+      try {
+        process.kill(child, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    rmSync(path.join(this.dataDir, 'postmaster.pid'), { force: true });
+  }
+
+  /** `pg_ctl promote -w`: a standby leaves recovery and accepts writes. */
+  async promote(): Promise<void> {
+    await runServerCommand('pg_ctl', ['promote', '-w', '-t', '30', '-D', this.dataDir]);
   }
 
   private get dataDir(): string {

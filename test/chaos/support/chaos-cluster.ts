@@ -1,5 +1,6 @@
 import { createDb, type Database, ensureDatabaseExists, migrate } from '@tally/billing-core';
 import { Redis } from 'ioredis';
+import { sql } from 'kysely';
 import { RunningProcess, type TallyApp } from '../../support/built-process';
 import { FakeAiStudio } from '../../support/fakes/fake-ai-studio';
 import { FakeRevenueCat, fakeRevenueCatApiKey } from '../../support/fakes/fake-revenuecat';
@@ -7,6 +8,7 @@ import { FakeStripe } from '../../support/fakes/fake-stripe';
 import { freePort } from '../../support/ports';
 import { DisposablePostgres } from '../../support/postgres-server';
 import { DisposableRedis } from '../../support/redis-server';
+import { ChaosPgBouncer } from './chaos-pgbouncer';
 
 export const chaosStripeSecret = 'whsec_chaos_current_secret';
 export const chaosRevenueCatAuth = 'Bearer rc_chaos_webhook_auth';
@@ -161,6 +163,14 @@ export interface ChaosClusterOptions {
   workerEnv?: Record<string, string>;
   /** Ingest environment overrides (e.g. the rate limiter). */
   ingestEnv?: Record<string, string>;
+  /** The services reach Postgres through a PgBouncer of the cluster's (transaction mode). */
+  pooled?: boolean;
+  /**
+   * A second cluster streaming from the first as its synchronous standby
+   * (`synchronous_standby_names = '*'`, `synchronous_commit = on`): a commit is acknowledged
+   * once the standby has flushed it. Only with `pooled` (the failover repoints PgBouncer).
+   */
+  standby?: boolean;
 }
 
 /**
@@ -169,7 +179,13 @@ export interface ChaosClusterOptions {
  * the provider APIs and the AI service played by the local fakes.
  */
 export class ChaosCluster {
+  /** The primary (after a failover: the promoted standby). */
   postgres!: DisposablePostgres;
+  /** The synchronous standby, until a failover promotes it. */
+  standby: DisposablePostgres | undefined;
+  /** Primaries a failover left behind (killed; their directories removed at stop). */
+  private formerPrimaries: DisposablePostgres[] = [];
+  pgbouncer: ChaosPgBouncer | undefined;
   redis!: DisposableRedis;
   database!: Database;
   stripe!: FakeStripe;
@@ -206,14 +222,17 @@ export class ChaosCluster {
     this.databaseUrl = this.postgres.url('tally');
     await ensureDatabaseExists(this.databaseUrl);
     await migrate(this.databaseUrl);
-    this.database = createDb({
-      connectionString: this.databaseUrl,
-      maxConnections: 4,
-      applicationName: 'chaos-checker',
-    });
+    if (options.standby) {
+      if (!options.pooled) throw new Error('a standby needs the pooler (the failover repoints it)');
+      this.standby = await DisposablePostgres.standbyOf(this.postgres);
+      await this.makeStandbySynchronous();
+    }
+    if (options.pooled) this.pgbouncer = await ChaosPgBouncer.start(this.postgres.port);
+    // The checker reads the primary directly (after a failover: the promoted one).
+    this.database = this.checkerDb();
 
     const base = {
-      DATABASE_URL: this.databaseUrl,
+      DATABASE_URL: this.pgbouncer ? this.pgbouncer.urlFor(this.databaseUrl) : this.databaseUrl,
       REDIS_URL: this.redis.url,
       QUEUE_PREFIX: 'chaos',
       LOG_LEVEL: 'info',
@@ -305,6 +324,83 @@ export class ChaosCluster {
     await Promise.all(this.processes().map((process) => process.start()));
   }
 
+  private checkerDb(): Database {
+    return createDb({
+      connectionString: this.postgres.url('tally'),
+      maxConnections: 4,
+      applicationName: 'chaos-checker',
+    });
+  }
+
+  /**
+   * Waits until the standby streams, then names it synchronous on the primary (set after the
+   * base backup, so the standby's own copy of the configuration does not wait for a standby of
+   * its own once promoted) and waits until the primary reports it `sync`.
+   */
+  private async makeStandbySynchronous(): Promise<void> {
+    // The standby retries its lost primary every 200 ms (default 5 s): a promotion does not wait
+    // out the retry in progress.
+    const standbyAdmin = createDb({
+      connectionString: this.standby?.url() ?? '',
+      maxConnections: 1,
+      applicationName: 'chaos-admin',
+    });
+    try {
+      await sql`ALTER SYSTEM SET wal_retrieve_retry_interval = '200ms'`.execute(standbyAdmin.db);
+      await sql`SELECT pg_reload_conf()`.execute(standbyAdmin.db);
+    } finally {
+      await standbyAdmin.close();
+    }
+    const admin = createDb({ connectionString: this.postgres.url(), maxConnections: 1, applicationName: 'chaos-admin' });
+    try {
+      await sql`ALTER SYSTEM SET synchronous_standby_names = '*'`.execute(admin.db);
+      await sql`ALTER SYSTEM SET synchronous_commit = 'on'`.execute(admin.db);
+      await sql`SELECT pg_reload_conf()`.execute(admin.db);
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        const { rows } = await sql<{ sync_state: string }>`
+          SELECT sync_state FROM pg_stat_replication WHERE state = 'streaming'`.execute(admin.db);
+        if (rows.some((row) => row.sync_state === 'sync')) return;
+        if (Date.now() > deadline) throw new Error(`the standby never became synchronous: ${JSON.stringify(rows)}`);
+        await sleep(100);
+      }
+    } finally {
+      await admin.close();
+    }
+  }
+
+  /**
+   * The primary's WAL sender(s) to the standby, for `pauseReplication`: SIGSTOP freezes what the
+   * standby receives (a replication stall) while the primary goes on.
+   */
+  async walSenderPids(): Promise<number[]> {
+    const { rows } = await sql<{ pid: number }>`SELECT pid FROM pg_stat_replication`.execute(this.db);
+    return rows.map((row) => row.pid);
+  }
+
+  /**
+   * The failover: the primary (already killed, or killed here) is given up, the standby promoted,
+   * PgBouncer pointed at it (RELOAD), the checker reconnected to it. The services are not touched.
+   */
+  async failover(): Promise<{ promotedMs: number }> {
+    const standby = this.standby;
+    const pgbouncer = this.pgbouncer;
+    if (!standby || !pgbouncer) throw new Error('no standby to fail over to');
+    const old = this.postgres;
+    if (old.pid) old.kill9();
+    const started = Date.now();
+    await standby.promote();
+    const promotedMs = Date.now() - started;
+    await pgbouncer.repoint(standby.port);
+    this.formerPrimaries.push(old);
+    this.postgres = standby;
+    this.standby = undefined;
+    const previous = this.database;
+    this.database = this.checkerDb();
+    await previous.close().catch(() => undefined);
+    return { promotedMs };
+  }
+
   processes(): SupervisedProcess[] {
     return [...this.ingests, ...this.workers, ...(this.api ? [this.api] : [])];
   }
@@ -367,6 +463,9 @@ export class ChaosCluster {
       this.ai?.stop().catch(() => undefined),
     ]);
     await this.redis?.stopServer().catch(() => undefined);
+    await this.pgbouncer?.stop().catch(() => undefined);
+    await this.standby?.destroy().catch(() => undefined);
+    for (const old of this.formerPrimaries) await old.destroy().catch(() => undefined);
     await this.postgres?.destroy().catch(() => undefined);
   }
 }

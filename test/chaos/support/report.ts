@@ -20,11 +20,11 @@ export interface ScenarioResult {
   notes: string[];
 }
 
-export function toMarkdown(seed: number, profile: string, results: ScenarioResult[]): string {
+export function toMarkdown(seed: number, profile: string, results: ScenarioResult[], viaPgBouncer = false): string {
   const lines = [
-    `# Chaos run — seed ${seed}, profile ${profile}`,
+    `# Chaos run — seed ${seed}, profile ${profile}${viaPgBouncer ? ', every process through PgBouncer' : ''}`,
     '',
-    `Reproduce: \`CHAOS_SEED=${seed} CHAOS_PROFILE=${profile} npm run test:chaos\``,
+    `Reproduce: \`CHAOS_SEED=${seed} CHAOS_PROFILE=${profile}${viaPgBouncer ? ' CHAOS_VIA_PGBOUNCER=1' : ''} npm run test:chaos\``,
     '',
     '| scenario | events sent | deliveries | accepted | lost | applied twice | parked | faults | invariants held | seconds |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: |',
@@ -46,15 +46,22 @@ export function toMarkdown(seed: number, profile: string, results: ScenarioResul
   return lines.join('\n');
 }
 
-/** Writes test-output/chaos-<seed>.json and .md; returns the markdown path. */
-export function writeReport(root: string, seed: number, profile: string, results: ScenarioResult[]): string {
+/** Writes test-output/chaos-<seed><suffix>.json and .md; returns the markdown path. */
+export function writeReport(
+  root: string,
+  seed: number,
+  profile: string,
+  results: ScenarioResult[],
+  viaPgBouncer = false,
+): string {
+  const suffix = viaPgBouncer ? '-pgbouncer' : '';
   const dir = path.join(root, 'test-output');
   mkdirSync(dir, { recursive: true });
   writeFileSync(
-    path.join(dir, `chaos-${seed}.json`),
-    `${JSON.stringify({ seed, profile, finishedAt: new Date().toISOString(), results }, null, 2)}\n`,
+    path.join(dir, `chaos-${seed}${suffix}.json`),
+    `${JSON.stringify({ seed, profile, viaPgBouncer, finishedAt: new Date().toISOString(), results }, null, 2)}\n`,
   );
-  const file = path.join(dir, `chaos-${seed}.md`);
-  writeFileSync(file, toMarkdown(seed, profile, results));
+  const file = path.join(dir, `chaos-${seed}${suffix}.md`);
+  writeFileSync(file, toMarkdown(seed, profile, results, viaPgBouncer));
   return file;
 }
