@@ -1,6 +1,8 @@
 // `npm run test:chaos`: build, then the chaos suite (test/chaos) against Tally's built processes
 // and a Postgres and a Redis of its own. CHAOS_PROFILE=short (default, CI) or full; CHAOS_SEED=<n>
-// reproduces a run; CHAOS_SCENARIOS=a,b runs only those. Extra arguments go to Jest.
+// reproduces a run; CHAOS_SCENARIOS=a,b runs only those; CHAOS_VIA_PGBOUNCER=1 runs every process
+// through PgBouncer (with a synchronous standby). The full profile, unless CHAOS_VIA_PGBOUNCER is
+// set, runs twice: direct, then once more through PgBouncer. Extra arguments go to Jest.
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { ensureBuilt, ensureInstalled, log, root } from './bootstrap.mjs';
@@ -8,15 +10,28 @@ import { ensureBuilt, ensureInstalled, log, root } from './bootstrap.mjs';
 ensureInstalled();
 log('build (tsc -b)');
 ensureBuilt();
-log(`chaos suite (profile ${process.env.CHAOS_PROFILE ?? 'short'})`);
-const jest = spawnSync(
-  process.execPath,
-  [
-    path.join(root, 'node_modules/jest/bin/jest.js'),
-    '-c',
-    path.join(root, 'jest.chaos.config.js'),
-    ...process.argv.slice(2),
-  ],
-  { cwd: root, stdio: 'inherit' },
-);
-process.exit(jest.status ?? 1);
+const profile = process.env.CHAOS_PROFILE ?? 'short';
+const passes =
+  process.env.CHAOS_VIA_PGBOUNCER !== undefined
+    ? [process.env.CHAOS_VIA_PGBOUNCER]
+    : profile === 'full' && !process.env.CHAOS_SCENARIOS
+      ? ['0', '1']
+      : ['0'];
+// Both passes replay the same seed (printed by the first when none is given).
+const seed = process.env.CHAOS_SEED ?? String(Math.floor(Math.random() * 2 ** 31));
+let status = 0;
+for (const via of passes) {
+  log(`chaos suite (profile ${profile}${via === '1' ? ', through PgBouncer' : ''})`);
+  const jest = spawnSync(
+    process.execPath,
+    [
+      path.join(root, 'node_modules/jest/bin/jest.js'),
+      '-c',
+      path.join(root, 'jest.chaos.config.js'),
+      ...process.argv.slice(2),
+    ],
+    { cwd: root, stdio: 'inherit', env: { ...process.env, CHAOS_SEED: seed, CHAOS_VIA_PGBOUNCER: via } },
+  );
+  if ((jest.status ?? 1) !== 0) status = jest.status ?? 1;
+}
+process.exit(status);

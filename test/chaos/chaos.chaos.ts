@@ -2,8 +2,8 @@
 // a Postgres and a Redis of their own, faults injected, every invariant checked after each
 // scenario. The report goes to test-output/chaos-<seed>.{md,json}.
 import { repoRoot } from '../support/built-process';
-import { type ProfiledScenario, processFaultScenarios } from './process-fault-scenarios';
 import { poolerScenarios } from './pooler-scenarios';
+import { type ProfiledScenario, processFaultScenarios } from './process-fault-scenarios';
 import type { Profile, Scenario, ScenarioContext } from './scenario';
 import { scenarios } from './scenarios';
 import { ChaosCluster, chaosRevenueCatAuth, chaosSecrets } from './support/chaos-cluster';

@@ -101,7 +101,11 @@ export class DisposablePostgres {
     if (!pid) throw new Error('the server is not running');
     const children = (() => {
       try {
-        return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+        return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+          .trim()
+          .split(/\s+/)
+          .filter(Boolean)
+          .map(Number);
       } catch {
         return [];
       }

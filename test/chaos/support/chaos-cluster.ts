@@ -351,7 +351,11 @@ export class ChaosCluster {
     } finally {
       await standbyAdmin.close();
     }
-    const admin = createDb({ connectionString: this.postgres.url(), maxConnections: 1, applicationName: 'chaos-admin' });
+    const admin = createDb({
+      connectionString: this.postgres.url(),
+      maxConnections: 1,
+      applicationName: 'chaos-admin',
+    });
     try {
       await sql`ALTER SYSTEM SET synchronous_standby_names = '*'`.execute(admin.db);
       await sql`ALTER SYSTEM SET synchronous_commit = 'on'`.execute(admin.db);
