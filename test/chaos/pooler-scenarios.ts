@@ -70,7 +70,8 @@ const pgBouncerRestart: Scenario = {
       async () => {
         const downMs = ctx.rng.int(300, 1_500);
         downs.push(downMs);
-        await bouncer.restart(downMs);
+        // Between AI answers, as in postgres-failover.
+        await studio.model.aroundFault(() => bouncer.restart(downMs));
       },
       () => ctx.rng.int(800, 2_000),
       size(ctx, 3, 10),
