@@ -2,6 +2,7 @@
 // a Postgres and a Redis of their own, faults injected, every invariant checked after each
 // scenario. The report goes to test-output/chaos-<seed>.{md,json}.
 import { repoRoot } from '../support/built-process';
+import { idempotencyScenarios } from './idempotency-scenarios';
 import { poolerScenarios } from './pooler-scenarios';
 import { type ProfiledScenario, processFaultScenarios } from './process-fault-scenarios';
 import type { Profile, Scenario, ScenarioContext } from './scenario';
@@ -18,7 +19,12 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const profile: Profile = process.env.CHAOS_PROFILE === 'full' ? 'full' : 'short';
 const seed = chaosSeed();
 const only = process.env.CHAOS_SCENARIOS?.split(',').filter(Boolean);
-const allScenarios: ProfiledScenario[] = [...scenarios, ...processFaultScenarios, ...poolerScenarios];
+const allScenarios: ProfiledScenario[] = [
+  ...scenarios,
+  ...processFaultScenarios,
+  ...idempotencyScenarios,
+  ...poolerScenarios,
+];
 /** CHAOS_VIA_PGBOUNCER=1: the whole run through PgBouncer (with a synchronous standby to fail over to). */
 const viaPgBouncer = process.env.CHAOS_VIA_PGBOUNCER === '1';
 // A scenario limited to some profiles still runs whenever CHAOS_SCENARIOS names it.

@@ -32,6 +32,8 @@ export const chaosHttpHeadersTimeoutMs = 5_000;
 export const chaosHttpRequestTimeoutMs = 10_000;
 /** WORKER_LOCK_DURATION_MS of the chaos workers; the inbox worker's stalled check runs as often. */
 export const chaosWorkerLockMs = 2_000;
+/** IDEMPOTENCY_KEY_LOCK_TIMEOUT_MS of the chaos api (above its 2 s provider timeouts). */
+export const chaosIdempotencyLockMs = 3_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -318,6 +320,10 @@ export class ChaosCluster {
         STRIPE_API_BASE_URL: this.stripe.baseUrl,
         REVENUECAT_API_KEY: fakeRevenueCatApiKey,
         REVENUECAT_API_BASE_URL: this.revenueCat.baseUrl,
+        STRIPE_TIMEOUT_MS: '2000',
+        REVENUECAT_API_TIMEOUT_MS: '2000',
+        // A key whose attempt died with the api (kill -9) is taken over after 3 s, not 60 s.
+        IDEMPOTENCY_KEY_LOCK_TIMEOUT_MS: String(chaosIdempotencyLockMs),
       },
       'api listening',
     );
@@ -445,8 +451,11 @@ export class ChaosCluster {
     await this.postgres.startServer();
   }
 
-  apiRequest(path: string, options: { method?: string; key?: string | null; body?: unknown } = {}) {
-    const headers: Record<string, string> = {};
+  apiRequest(
+    path: string,
+    options: { method?: string; key?: string | null; body?: unknown; headers?: Record<string, string> } = {},
+  ) {
+    const headers: Record<string, string> = { ...options.headers };
     const key = options.key === undefined ? (path.startsWith('/admin') ? chaosAdminKey : chaosAppKey) : options.key;
     if (key !== null) headers.authorization = `Bearer ${key}`;
     if (options.body !== undefined) headers['content-type'] = 'application/json';
