@@ -310,8 +310,8 @@ describe('infra/k8s', () => {
       'tally-worker-scheduler': ['relay', 'studio-sweeper', 'installments', 'email', 'retention', 'reconcile'],
     });
     expect(Object.values(rolesByDeployment).flat().sort()).toEqual([...workerRoles].sort());
-    // Two replicas for availability, reconcile included: a pass holds a Postgres advisory
-    // try-lock and the other replica skips (test/e2e/reconcile-loop.int.test.ts proves it).
+    // Two replicas for availability, reconcile included: a pass holds a lease in Postgres
+    // and the other replica skips (test/e2e/reconcile-loop.int.test.ts proves it).
     expect(deployment('tally-worker-scheduler').spec.replicas).toBe(2);
   });
 });
