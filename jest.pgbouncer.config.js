@@ -13,7 +13,11 @@ module.exports = {
   testMatch: [
     '<rootDir>/test/e2e/stripe-webhooks.int.test.ts',
     '<rootDir>/test/e2e/revenuecat-webhooks.int.test.ts',
+    '<rootDir>/test/e2e/stripe-payments.int.test.ts',
     '<rootDir>/test/e2e/engine.int.test.ts',
+    '<rootDir>/test/e2e/retries.int.test.ts',
+    '<rootDir>/test/e2e/relay.int.test.ts',
+    '<rootDir>/test/e2e/api.int.test.ts',
     '<rootDir>/test/e2e/exactly-once.int.test.ts',
     '<rootDir>/test/e2e/processes.int.test.ts',
     '<rootDir>/test/e2e/studio.int.test.ts',
