@@ -10,9 +10,10 @@ import {
 import { createInboxQueue, createRedisConnection, waitUntilReady } from '@tally/platform';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { closedPort, RunningProcess, runCli } from '../support/built-process';
+import { RunningProcess, runCli } from '../support/built-process';
 import { FakeStripe } from '../support/fakes/fake-stripe';
 import { PgBouncer } from '../support/pgbouncer';
+import { freePort } from '../support/ports';
 import { eventually, signStripe, stripeSecret } from '../support/stack';
 import { stripeEventBody, stripeId, stripePackIntent } from '../support/stripe-events';
 
@@ -324,7 +325,7 @@ describe('behind PgBouncer in transaction mode', () => {
       const during = purchases(10, 2);
       const sending = Promise.all(during.map((event, n) => post(ingestPorts[n % 2] ?? 0, event.body)));
       // DATABASE_URL names a port nothing listens on: migrate must not use it.
-      const dead = `postgres://postgres@127.0.0.1:${await closedPort()}/${database.name}`;
+      const dead = `postgres://postgres@127.0.0.1:${await freePort()}/${database.name}`;
       const result = await runCli(['migrate', '--no-create-database'], {
         DATABASE_URL: dead,
         DATABASE_MIGRATION_URL: database.directUrl,

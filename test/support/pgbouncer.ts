@@ -5,7 +5,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { closedPort } from './built-process';
+import { freePort } from './ports';
 
 /** Debian's binary (`apt-get install pgbouncer`; .ci/run installs it), or PGBOUNCER_PATH. */
 export function pgBouncerBinary(): string {
@@ -59,7 +59,7 @@ export class PgBouncer {
     const quoted = (value: string) => `"${value.replace(/"/g, '""')}"`;
     await writeFile(path.join(dir, 'userlist.txt'), `${quoted(user)} ${quoted(password)}\n`, { mode: 0o644 });
     for (let attempt = 1; ; attempt++) {
-      const port = await closedPort();
+      const port = await freePort();
       const ini = [
         '[databases]',
         `* = host=${upstream.hostname} port=${upstream.port || 5432}`,
@@ -85,7 +85,7 @@ export class PgBouncer {
       const bouncer = new PgBouncer(child, port, dir, upstream, poolSize);
       if (await bouncer.listening()) return bouncer;
       await bouncer.stop();
-      // Another process took the port between closedPort and PgBouncer's bind: try another.
+      // Another process took the port between freePort and PgBouncer's bind: try another.
       if (attempt >= 5) throw new Error(`PgBouncer did not start:\n${bouncer.output}`);
     }
   }
