@@ -70,7 +70,7 @@ try {
                 CASE WHEN g < $4::bigint THEN 'credited 100 tokens (tokens_100)' ELSE 'no metadata.pack_id' END,
                 CASE WHEN g < $4::bigint THEN 'credited' ELSE 'not_a_token_pack' END,
                 at, at, at + interval '5 milliseconds', at + interval '5 milliseconds', 'webhook'
-           FROM (SELECT g, now() - ${history} + (${history} * g / $5::bigint) AS at,
+           FROM (SELECT g, now() - ${history} + (${history} * (g::float8 / $5::bigint)) AS at,
                         '{"id":"evt_hist_' || g || '","object":"event","type":"payment_intent.succeeded","data":{"object":{"id":"pi_hist_' || g
                           || '","object":"payment_intent","amount":499,"currency":"usd","metadata":{"user_id":"hist-user-' || (g % $3::bigint)
                           || '","pack_id":"tokens_100"},"padding":"' || repeat('x', 700) || '"}}}' AS body
@@ -87,7 +87,7 @@ try {
            inbox_event_id, created_at)
          SELECT 'hist-user-' || (g % $3::bigint), 'stripe:payment:pi_hist_' || g, 100,
                 100 * (g / $3::bigint), 100 * (g / $3::bigint) + 100, 'token_pack_purchase', g + 1,
-                now() - ${history} + (${history} * g / $4::bigint) + interval '5 milliseconds'
+                now() - ${history} + (${history} * (g::float8 / $4::bigint)) + interval '5 milliseconds'
            FROM generate_series($1::bigint, $2::bigint) g`,
       [from, to, users, inboxRows],
     );
