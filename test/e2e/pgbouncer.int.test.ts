@@ -1,5 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { claimLease, createDb, type Database, migrate, renewLease, runWithLease } from '@tally/billing-core';
+import {
+  claimLease,
+  createDb,
+  type Database,
+  inboxRelaySource,
+  migrate,
+  renewLease,
+  runWithLease,
+} from '@tally/billing-core';
 import {
   createTestDatabase,
   type TestDatabase,
@@ -7,7 +15,7 @@ import {
   testRedisUrl,
   uniqueQueuePrefix,
 } from '@tally/billing-core/testing';
-import { createInboxQueue, createRedisConnection, waitUntilReady } from '@tally/platform';
+import { createProducerQueue, createRedisConnection, waitUntilReady } from '@tally/platform';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { RunningProcess, runCli } from '../support/built-process';
@@ -212,7 +220,7 @@ describe('behind PgBouncer in transaction mode', () => {
       await Promise.all(processes.map((child) => child.stop()));
       const redis = createRedisConnection(testRedisUrl(), 'producer');
       if (await waitUntilReady(redis, 5_000)) {
-        const queue = createInboxQueue(redis, queuePrefix);
+        const queue = createProducerQueue(redis, queuePrefix, inboxRelaySource.queue);
         await queue.obliterate({ force: true }).catch(() => undefined);
         await queue.close();
         await redis.quit();
