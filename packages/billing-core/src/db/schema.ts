@@ -251,7 +251,6 @@ export interface DB {
   leases: LeasesTable;
 }
 
-
 /** Leases of work that spans transactions (migration 0016, db/run-with-lease.ts). */
 export interface LeasesTable {
   name: string;
