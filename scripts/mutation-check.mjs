@@ -79,6 +79,27 @@ const mutations = [
     tests: ['packages/billing-core/src/db/advisory-locks'],
   },
   {
+    name: 'lease claimed without the expiry condition',
+    file: 'packages/billing-core/src/db/run-with-lease.ts',
+    from: '      WHERE l.expires_at <= now()\n',
+    to: '',
+    tests: ['test/e2e/pgbouncer'],
+  },
+  {
+    name: 'migration lock removed (each migration transaction)',
+    file: 'packages/billing-core/src/db/migrate.ts',
+    from: "await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);",
+    to: 'void MIGRATION_LOCK_KEY;',
+    tests: ['test/e2e/pgbouncer', 'packages/billing-core/src/db/migrate'],
+  },
+  {
+    name: 'idle-in-transaction timeout no longer set in each transaction',
+    file: 'packages/billing-core/src/db/create-db.ts',
+    from: ': `begin; set local idle_in_transaction_session_timeout = ${idleInTransactionTimeoutMs}`;',
+    to: ": 'begin';",
+    tests: ['test/e2e/frozen-transaction'],
+  },
+  {
     name: 'attempts counted at completion instead of at claim',
     file: 'packages/billing-core/src/inbox/inbox-transitions.ts',
     from: 'attempts = CASE WHEN ${exhausted} THEN attempts ELSE attempts + 1 END,',

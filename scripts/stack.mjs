@@ -23,7 +23,7 @@ const migrate = spawnSync(process.execPath, [path.join(root, 'apps/cli/dist/main
   env: process.env,
 });
 if (migrate.status !== 0) {
-  log('migrate failed; is Postgres running and DATABASE_URL right?');
+  log('migrate failed; is Postgres running and DATABASE_MIGRATION_URL (default DATABASE_URL) right?');
   process.exit(migrate.status ?? 1);
 }
 

@@ -1,7 +1,8 @@
 // `pnpm test` / `npm test`: install if needed, typecheck, lint, check every source tree's folders for
 // import cycles, then every test against real Postgres and Redis (TEST_DATABASE_URL /
-// TEST_REDIS_URL, else the local defaults, else testcontainers when Docker is available).
-// Extra arguments go to Jest.
+// TEST_REDIS_URL, else the local defaults, else testcontainers when Docker is available), then
+// the end-to-end stack suites again behind a private PgBouncer in transaction mode
+// (jest.pgbouncer.config.js; needs /usr/sbin/pgbouncer). Extra arguments go to both Jest runs.
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { ensureBuilt, ensureInstalled, log, root } from './bootstrap.mjs';
@@ -28,8 +29,13 @@ const folderCycles = spawnSync(process.execPath, [path.join(root, 'scripts/check
 });
 if (folderCycles.status !== 0) process.exit(folderCycles.status ?? 1);
 log('tests (jest)');
-const jest = spawnSync(process.execPath, [path.join(root, 'node_modules/jest/bin/jest.js'), ...process.argv.slice(2)], {
-  cwd: root,
-  stdio: 'inherit',
-});
-process.exit(jest.status ?? 1);
+const jestBin = path.join(root, 'node_modules/jest/bin/jest.js');
+const jest = spawnSync(process.execPath, [jestBin, ...process.argv.slice(2)], { cwd: root, stdio: 'inherit' });
+if (jest.status !== 0) process.exit(jest.status ?? 1);
+log('the stack suites again, every service behind PgBouncer in transaction mode (jest.pgbouncer.config.js)');
+const pooled = spawnSync(
+  process.execPath,
+  [jestBin, '-c', path.join(root, 'jest.pgbouncer.config.js'), '--passWithNoTests', ...process.argv.slice(2)],
+  { cwd: root, stdio: 'inherit', env: { ...process.env, TEST_VIA_PGBOUNCER: '1' } },
+);
+process.exit(pooled.status ?? 1);

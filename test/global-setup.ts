@@ -1,12 +1,17 @@
 // Finds real Postgres and Redis for the tests: TEST_DATABASE_URL / TEST_REDIS_URL when set, the
 // local defaults when they answer, testcontainers (Docker) otherwise; then migrates the template
-// database that each test file clones. Variables set here reach the test workers.
+// database that each test file clones. With TEST_VIA_PGBOUNCER=1 (jest.pgbouncer.config.js) it
+// also starts a private PgBouncer in transaction mode in front of that Postgres and sets
+// TEST_POOLER_URL, through which every test database is then reached. Variables set here reach
+// the test workers.
 import net from 'node:net';
 import {
   localDatabaseServerUrl,
   localRedisUrl,
   prepareTemplateDatabase,
+  testDatabaseServerUrl,
 } from '../packages/billing-core/src/testing/test-services';
+import { PgBouncer } from './support/pgbouncer';
 
 type Stoppable = { stop(): Promise<unknown> };
 const holder = globalThis as { __tallyContainers?: Stoppable[] };
@@ -45,4 +50,10 @@ export default async function globalSetup(): Promise<void> {
     process.env.TEST_REDIS_URL = container.getConnectionUrl();
   }
   await prepareTemplateDatabase();
+  if (process.env.TEST_VIA_PGBOUNCER === '1' && !process.env.TEST_POOLER_URL) {
+    // Five server connections per test database, while one test file's pools add up to 20 or more.
+    const bouncer = await PgBouncer.start({ upstreamUrl: testDatabaseServerUrl(), poolSize: 5 });
+    holder.__tallyContainers.push(bouncer);
+    process.env.TEST_POOLER_URL = bouncer.serverUrl();
+  }
 }

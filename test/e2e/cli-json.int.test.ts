@@ -173,9 +173,19 @@ describe('the tally CLI: --json output parses, exit codes are 0 ok, 1 failure or
       error: { code: 'invalid_configuration', message: expect.stringContaining('DATABASE_URL: is required') },
     });
     // Without --json: the same line on stderr, nothing on stdout.
-    for (const args of [['events', 'list'], ['migrate']]) {
-      const result = await runCli(args, { ...env, DATABASE_URL: deadDatabase });
-      expect({ args, ...result }).toEqual({ args, code: 1, stdout: '', stderr: `tally: ${expected}\n` });
+    const result = await runCli(['events', 'list'], { ...env, DATABASE_URL: deadDatabase });
+    expect(result).toEqual({ code: 1, stdout: '', stderr: `tally: ${expected}\n` });
+    // migrate connects to DATABASE_MIGRATION_URL (default DATABASE_URL) and says so.
+    const migrateExpected = expected.replace(
+      '(check DATABASE_URL)',
+      '(check DATABASE_MIGRATION_URL (default DATABASE_URL))',
+    );
+    for (const migrateEnv of [
+      { ...env, DATABASE_URL: deadDatabase },
+      { ...env, DATABASE_MIGRATION_URL: deadDatabase },
+    ]) {
+      const migrated = await runCli(['migrate'], migrateEnv);
+      expect(migrated).toEqual({ code: 1, stdout: '', stderr: `tally: ${migrateExpected}\n` });
     }
   });
 

@@ -12,10 +12,12 @@ type Container = {
   args?: string[];
   ports?: Array<{ name?: string; containerPort: number }>;
   env?: Array<{ name: string; value?: string }>;
-  startupProbe?: { httpGet?: { port: string | number } };
-  readinessProbe?: { httpGet?: { port: string | number } };
-  livenessProbe?: { httpGet?: { port: string | number } };
+  startupProbe?: Probe;
+  readinessProbe?: Probe;
+  livenessProbe?: Probe;
+  envFrom?: Array<{ secretRef?: { name: string }; configMapRef?: { name: string } }>;
 };
+type Probe = { httpGet?: { port: string | number }; tcpSocket?: { port: string | number } };
 type Workload = Manifest & {
   spec: {
     replicas?: number;
@@ -163,12 +165,13 @@ describe('infra/k8s', () => {
   });
 
   it('every Deployment has startup, readiness and liveness probes on a port it declares', () => {
-    expect(deployments.length).toBe(5);
+    expect(deployments.length).toBe(6);
     for (const d of deployments) {
       const [container] = d.spec.template.spec.containers;
       const portNames = (container.ports ?? []).map((p) => p.name);
       const probes = [container.startupProbe, container.readinessProbe, container.livenessProbe];
-      const probePorts = probes.map((p) => p?.httpGet?.port);
+      // HTTP for Tally's processes, TCP for PgBouncer (it speaks only the Postgres protocol).
+      const probePorts = probes.map((p) => p?.httpGet?.port ?? p?.tcpSocket?.port);
       // A missing probe or one on an undeclared port shows as a name that is not in the list.
       expect({ name: d.metadata?.name, unmatched: probePorts.filter((p) => !portNames.includes(String(p))) }).toEqual({
         name: d.metadata?.name,
@@ -215,6 +218,39 @@ describe('infra/k8s', () => {
       return [app];
     });
     expect(new Set(checked)).toEqual(new Set(['ingest', 'api', 'worker']));
+  });
+
+  it('the services reach Postgres through PgBouncer in transaction mode; the migration Job past it, directly', () => {
+    const secrets = manifests
+      .filter((m) => m.file === 'infra/k8s/secret.template.yaml')
+      .map((m) => m.doc as Manifest & { stringData: Record<string, string> });
+    const tallySecrets = secrets.find((secret) => secret.metadata?.name === 'tally-secrets')?.stringData ?? {};
+    const pooler = deployment('tally-pgbouncer');
+    const service = ofKind<Manifest & { spec: { selector: Record<string, string>; ports: { port: number }[] } }>(
+      'Service',
+    ).find((candidate) => matches(candidate.spec.selector, pooler.spec.template.metadata.labels));
+    const services = new URL(tallySecrets.DATABASE_URL ?? '');
+    const migrations = new URL(tallySecrets.DATABASE_MIGRATION_URL ?? '');
+    expect({ host: services.hostname, port: Number(services.port) }).toEqual({
+      host: service?.metadata?.name,
+      port: service?.spec.ports[0]?.port,
+    });
+    expect(migrations.hostname).not.toBe(service?.metadata?.name);
+    expect(migrations.pathname).toBe(services.pathname);
+    // The Job reads the secret that holds DATABASE_MIGRATION_URL.
+    const job = manifests.find((m) => m.doc.kind === 'Job')?.doc as Workload | undefined;
+    expect(job?.spec.template.spec.containers[0].envFrom).toEqual(
+      expect.arrayContaining([{ secretRef: { name: 'tally-secrets' } }]),
+    );
+    const ini = readFileSync(path.join(root, 'infra/k8s/pgbouncer/pgbouncer.ini'), 'utf8');
+    const setting = (name: string) => new RegExp(`^${name}\\s*=\\s*(.+)$`, 'm').exec(ini)?.[1]?.trim();
+    expect(setting('pool_mode')).toBe('transaction');
+    expect(setting('listen_port')).toBe(String(service?.spec.ports[0]?.port));
+    // The pooler's pool is the budget docs/scaling.md counts.
+    expect(Number(setting('max_db_connections'))).toBeGreaterThan(0);
+    expect(pooler.spec.replicas).toBe(2);
+    // The pooler's users Secret is a template too, never applied by kustomize.
+    expect(secrets.map((secret) => secret.metadata?.name).sort()).toEqual(['tally-pgbouncer-auth', 'tally-secrets']);
   });
 
   it('ingest scales with a HorizontalPodAutoscaler, which owns its replica count', () => {
@@ -274,8 +310,8 @@ describe('infra/k8s', () => {
       'tally-worker-scheduler': ['relay', 'studio-sweeper', 'installments', 'email', 'retention', 'reconcile'],
     });
     expect(Object.values(rolesByDeployment).flat().sort()).toEqual([...workerRoles].sort());
-    // Two replicas for availability, reconcile included: a pass holds a Postgres advisory
-    // try-lock and the other replica skips (test/e2e/reconcile-loop.int.test.ts proves it).
+    // Two replicas for availability, reconcile included: a pass holds a lease in Postgres
+    // and the other replica skips (test/e2e/reconcile-loop.int.test.ts proves it).
     expect(deployment('tally-worker-scheduler').spec.replicas).toBe(2);
   });
 });

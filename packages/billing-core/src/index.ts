@@ -5,7 +5,9 @@ export * from './contracts/queues';
 export * from './db/advisory-locks';
 export * from './db/create-db';
 export * from './db/database-errors';
+export * from './db/lease-names';
 export * from './db/migrate';
+export * from './db/run-with-lease';
 export type {
   DB,
   EmailOutboxRow,

@@ -62,7 +62,11 @@ export function describeConnectionFailure(error: unknown): string {
 }
 
 /** Runs `work`; a failure that means Postgres cannot be reached becomes a ServerUnreachableError. */
-export async function namingPostgres<T>(databaseUrl: string, work: () => Promise<T>): Promise<T> {
+export async function namingPostgres<T>(
+  databaseUrl: string,
+  work: () => Promise<T>,
+  hint = 'check DATABASE_URL',
+): Promise<T> {
   try {
     return await work();
   } catch (error) {
@@ -72,7 +76,7 @@ export async function namingPostgres<T>(databaseUrl: string, work: () => Promise
         'Postgres',
         databaseUrl,
         describeConnectionFailure(error),
-        'check DATABASE_URL',
+        hint,
       );
     }
     throw error;

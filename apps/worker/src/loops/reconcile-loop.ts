@@ -17,8 +17,8 @@ export interface ReconcileLoopOptions {
  * Stripe reconciliation on a schedule (role 'reconcile', opt-in). Backfills missing events and
  * logs what it found; `onReport` receives each report (metrics). Without a Stripe API it logs
  * once per tick that it cannot run. Safe on any number of replicas: each pass runs under a
- * Postgres advisory try-lock (reconcileStripeExclusively), so while one replica reconciles the
- * others skip their tick (and leave their metrics as they were).
+ * lease in Postgres (reconcileStripeExclusively), so while one replica reconciles the others skip
+ * their tick (and leave their metrics as they were).
  */
 export function startReconcileLoop(
   deps: {
@@ -47,6 +47,11 @@ export function startReconcileLoop(
         return;
       }
       const { report } = result;
+      if (result.leaseLost) {
+        deps.logger.warn(
+          'this reconciliation pass outlived its lease (the process stalled); another replica may have run one too',
+        );
+      }
       deps.onReport?.(report);
       const summary = {
         windowDays: report.windowDays,

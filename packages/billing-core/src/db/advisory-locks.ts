@@ -4,7 +4,7 @@
  * spells one out). Two forms exist:
  * - a NAMESPACE is the first half of a per-entity lock, `pg_advisory_xact_lock(namespace,
  *   hashtext(id))` (two int4 halves), held until the transaction ends;
- * - a KEY is a whole singleton lock, `pg_advisory_lock(key)` (one bigint).
+ * - a KEY is a whole singleton lock, `pg_advisory_xact_lock(key)` (one bigint).
  * Postgres keeps the two forms apart, but every number here is distinct across both anyway, so a
  * row of pg_locks names one use. Never reuse a retired number: during a rolling deploy old and
  * new code run side by side.
@@ -19,11 +19,12 @@ export const USER_LOCK_NAMESPACE = 7_411_001;
 /** Per user: the creation of one user's AI Studio requests (`lockStudioUser`). */
 export const STUDIO_LOCK_NAMESPACE = 7_411_005;
 
-/** Session lock of `migrate`: one process applies migrations at a time. */
+/**
+ * Transaction lock of `migrate`, taken by each migration's transaction: one process applies a
+ * given migration at a time.
+ */
 export const MIGRATION_LOCK_KEY = 7_411_020;
 
-/**
- * Session try-lock of scheduled Stripe reconciliations (`reconcileStripeExclusively`): one pass
- * at a time across every replica of the reconcile role.
- */
-export const RECONCILE_STRIPE_LOCK_KEY = 7_411_030;
+// Retired: 7_411_030 (a session try-lock of scheduled Stripe reconciliations, replaced by the
+// lease RECONCILE_STRIPE_LEASE in lease-names.ts; session locks do not survive PgBouncer).
+// Every lock here is transaction-scoped: the processes may connect through a transaction pooler.

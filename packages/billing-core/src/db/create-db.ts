@@ -1,4 +1,12 @@
-import { Kysely, PostgresDialect } from 'kysely';
+import {
+  CompiledQuery,
+  type DatabaseConnection,
+  Kysely,
+  PostgresDialect,
+  type PostgresDialectConfig,
+  PostgresDriver,
+  type TransactionSettings,
+} from 'kysely';
 import pg from 'pg';
 import type { DB } from './schema';
 
@@ -53,6 +61,8 @@ export interface CreateDbOptions {
    * inside one), so only a frozen process (paused VM, stopped container, stuck host) trips it,
    * and then the user's advisory lock and row locks it held are released for the takeover
    * instead of stalling that user's events indefinitely. Default 60 s; 0 turns it off.
+   * Set per transaction (`SET LOCAL` in the BEGIN's own message, see beginSql), never on the
+   * session: PgBouncer in transaction mode refuses startup options and shares server sessions.
    */
   idleInTransactionTimeoutMs?: number;
 }
@@ -67,9 +77,64 @@ export interface Database {
 }
 
 /**
+ * The text that opens every transaction: BEGIN and, in the same simple-protocol message (one
+ * round trip, no parameters, nothing prepared), `SET LOCAL idle_in_transaction_session_timeout`.
+ * A LOCAL setting ends with its transaction, so it never outlives it on a server connection that
+ * a pooler hands to another client next. (A setting on the database or role by a migration would
+ * cost nothing per transaction, but CREATE DATABASE … TEMPLATE does not copy it, it needs the
+ * database's owner, it would reach operators' psql sessions too, and it is one value for all.)
+ */
+export function beginSql(idleInTransactionTimeoutMs: number): string {
+  if (!Number.isSafeInteger(idleInTransactionTimeoutMs) || idleInTransactionTimeoutMs < 0) {
+    throw new RangeError(
+      `idleInTransactionTimeoutMs must be a non-negative integer, got ${idleInTransactionTimeoutMs}`,
+    );
+  }
+  return idleInTransactionTimeoutMs === 0
+    ? 'begin'
+    : `begin; set local idle_in_transaction_session_timeout = ${idleInTransactionTimeoutMs}`;
+}
+
+/** Kysely's Postgres driver whose transactions open with beginSql. */
+class SessionFreeDriver extends PostgresDriver {
+  constructor(
+    config: PostgresDialectConfig,
+    private readonly begin: string,
+  ) {
+    super(config);
+  }
+
+  override async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    if (settings.isolationLevel || settings.accessMode) {
+      await super.beginTransaction(connection, settings);
+      if (this.begin !== 'begin') {
+        await connection.executeQuery(CompiledQuery.raw(this.begin.replace(/^begin; /, '')));
+      }
+      return;
+    }
+    await connection.executeQuery(CompiledQuery.raw(this.begin));
+  }
+}
+
+class SessionFreeDialect extends PostgresDialect {
+  constructor(
+    private readonly config: PostgresDialectConfig,
+    private readonly begin: string,
+  ) {
+    super(config);
+  }
+
+  override createDriver(): PostgresDriver {
+    return new SessionFreeDriver(this.config, this.begin);
+  }
+}
+
+/**
  * Opens a pool and a Kysely instance over it. int8 columns come back as numbers. Connections lost
  * while the database restarts never crash the process: queries fail (see
  * isDatabaseUnavailableError) until the database is back, then new connections are opened.
+ * Keeps no state on a session (no startup options, no session-level SET, no named prepared
+ * statement), so `connectionString` may point at PgBouncer in transaction mode.
  */
 export function createDb(options: CreateDbOptions): Database {
   const pool = new pg.Pool({
@@ -79,7 +144,6 @@ export function createDb(options: CreateDbOptions): Database {
     idleTimeoutMillis: options.idleTimeoutMs ?? 10_000,
     connectionTimeoutMillis: options.connectionTimeoutMs ?? 5_000,
     application_name: options.applicationName ?? 'tally',
-    idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs ?? DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS,
     types,
   });
   // A lost connection (restart, failover, network cut) must never crash the process: pg emits
@@ -92,7 +156,8 @@ export function createDb(options: CreateDbOptions): Database {
   pool.on('connect', (client) => {
     client.on('error', report);
   });
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const begin = beginSql(options.idleInTransactionTimeoutMs ?? DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS);
+  const db = new Kysely<DB>({ dialect: new SessionFreeDialect({ pool }, begin) });
   let closed: Promise<void> | undefined;
   return {
     db,

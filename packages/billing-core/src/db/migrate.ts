@@ -54,49 +54,66 @@ async function readMigrations(dir: string): Promise<MigrationFile[]> {
 }
 
 /**
- * Applies pending migrations in order, each in its own transaction, under a session advisory
- * lock so that several processes (a Kubernetes Job and a developer, two test workers) can run it
- * at once. Idempotent. Throws MigrationChecksumError when an applied file was edited.
+ * Applies pending migrations in order, each in its own transaction that first takes the
+ * transaction-scoped advisory lock MIGRATION_LOCK_KEY and then re-reads whether that migration is
+ * applied, so several processes (a Kubernetes Job and a developer, two test workers) can run it
+ * at once and each migration is applied once. No session state (no session lock that a
+ * transaction pooler would strand on a server connection), though `DATABASE_MIGRATION_URL`
+ * should still name the server directly: DDL may outlast a pooler's query timeouts. Idempotent.
+ * Throws MigrationChecksumError when an applied file was edited.
  */
 export async function migrate(connectionString: string, dir = migrationsDir): Promise<MigrationResult> {
   const migrations = await readMigrations(dir);
   const client = createMigrationClient(connectionString);
   await client.connect();
+  /** Runs `work` in a transaction holding the migration lock; rolls back when it throws. */
+  const locked = async <T>(work: () => Promise<T>): Promise<T> => {
+    await client.query('BEGIN');
+    try {
+      await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
+      const value = await work();
+      await client.query('COMMIT');
+      return value;
+    } catch (error) {
+      // A lost connection fails the ROLLBACK too; report the original error.
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+  };
   try {
-    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
-    await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
-      version text PRIMARY KEY,
-      checksum text NOT NULL,
-      applied_at timestamptz NOT NULL DEFAULT now()
-    )`);
-    const { rows } = await client.query<{ version: string; checksum: string }>(
-      'SELECT version, checksum FROM schema_migrations',
+    await locked(() =>
+      client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+        version text PRIMARY KEY,
+        checksum text NOT NULL,
+        applied_at timestamptz NOT NULL DEFAULT now()
+      )`),
     );
-    const applied = new Map(rows.map((row) => [row.version, row.checksum]));
     const result: MigrationResult = { applied: [], alreadyApplied: [] };
     for (const migration of migrations) {
-      const existing = applied.get(migration.version);
-      if (existing !== undefined) {
-        if (existing !== migration.checksum) throw new MigrationChecksumError(migration.version);
-        result.alreadyApplied.push(migration.version);
-        continue;
-      }
-      await client.query('BEGIN');
-      try {
-        await client.query(migration.sql);
+      const applied = await locked(async () => {
+        const { rows } = await client.query<{ checksum: string }>(
+          'SELECT checksum FROM schema_migrations WHERE version = $1',
+          [migration.version],
+        );
+        const existing = rows[0]?.checksum;
+        if (existing !== undefined) {
+          if (existing !== migration.checksum) throw new MigrationChecksumError(migration.version);
+          return false;
+        }
+        try {
+          await client.query(migration.sql);
+        } catch (error) {
+          throw new Error(
+            `migration ${migration.version} failed: ${error instanceof Error ? error.message : String(error)}`,
+          );
+        }
         await client.query('INSERT INTO schema_migrations (version, checksum) VALUES ($1, $2)', [
           migration.version,
           migration.checksum,
         ]);
-        await client.query('COMMIT');
-      } catch (error) {
-        // A lost connection fails the ROLLBACK too; report the migration's own error.
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw new Error(
-          `migration ${migration.version} failed: ${error instanceof Error ? error.message : String(error)}`,
-        );
-      }
-      result.applied.push(migration.version);
+        return true;
+      });
+      (applied ? result.applied : result.alreadyApplied).push(migration.version);
     }
     return result;
   } finally {

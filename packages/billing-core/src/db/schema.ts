@@ -248,6 +248,15 @@ export interface DB {
   stripe_installments: StripeInstallmentsTable;
   email_outbox: EmailOutboxTable;
   idempotency_keys: IdempotencyKeysTable;
+  leases: LeasesTable;
+}
+
+/** Leases of work that spans transactions (migration 0016, db/run-with-lease.ts). */
+export interface LeasesTable {
+  name: string;
+  holder: string;
+  acquired_at: DbTime;
+  expires_at: DbTime;
 }
 
 export type InboxEventRow = Selectable<InboxEventsTable>;

@@ -17,6 +17,15 @@ export function testDatabaseServerUrl(): string {
   return process.env.TEST_DATABASE_URL ?? localDatabaseServerUrl;
 }
 
+/**
+ * TEST_POOLER_URL: a PgBouncer (transaction mode) in front of the test server, set by the Jest
+ * global setup when TEST_VIA_PGBOUNCER=1. Test databases are then reached through it: every
+ * service a test file starts uses the pooler, as a scaled deployment does.
+ */
+export function testPoolerServerUrl(): string | undefined {
+  return process.env.TEST_POOLER_URL || undefined;
+}
+
 export function testRedisUrl(): string {
   return process.env.TEST_REDIS_URL ?? localRedisUrl;
 }
@@ -69,7 +78,10 @@ export async function prepareTemplateDatabase(): Promise<string> {
 }
 
 export interface TestDatabase extends Database {
+  /** What services use: through the pooler when TEST_POOLER_URL is set, else directUrl. */
   url: string;
+  /** The database on the Postgres server itself (migrations, DATABASE_MIGRATION_URL). */
+  directUrl: string;
   name: string;
   /** Closes the pool and drops the database. */
   drop(): Promise<void>;
@@ -82,11 +94,14 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   await withAdminClient((client) =>
     client.query(`CREATE DATABASE ${pg.escapeIdentifier(name)} TEMPLATE ${pg.escapeIdentifier(template)}`),
   );
-  const url = withDatabase(testDatabaseServerUrl(), name);
+  const directUrl = withDatabase(testDatabaseServerUrl(), name);
+  const pooler = testPoolerServerUrl();
+  const url = pooler ? withDatabase(pooler, name) : directUrl;
   const database = createDb({ connectionString: url, maxConnections: 20 });
   return {
     ...database,
     url,
+    directUrl,
     name,
     async drop() {
       await database.close();

@@ -1,0 +1,7 @@
+/**
+ * Every lease name (db/run-with-lease.ts), in one registry, so that no two uses share one by
+ * accident. Never reuse a retired name: during a rolling deploy old and new code run side by side.
+ */
+
+/** Scheduled Stripe reconciliations (`reconcileStripeExclusively`): one pass at a time across replicas. */
+export const RECONCILE_STRIPE_LEASE = 'reconcile-stripe';
