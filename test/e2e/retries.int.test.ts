@@ -38,6 +38,13 @@ describe('processing failures: retries, parking and requeue', () => {
 
   const findRow = (providerEventId: string) => stack.inboxRow('revenuecat', providerEventId);
 
+  /** The inbox job once BullMQ has recorded its failure (it does so after the row is parked). */
+  const failedJobOf = (inboxEventId: number) =>
+    eventually('the job to be failed in the queue', async () => {
+      const job = await stack.queue.getJob(inboxJobId(inboxEventId));
+      return job && (await job.getState()) === 'failed' ? job : undefined;
+    });
+
   it('records attempts and the last error, retries with backoff, parks after the cap, and processes after a requeue', async () => {
     const state = { failing: true, calls: 0 };
     stack.startWorker({
@@ -73,9 +80,9 @@ describe('processing failures: retries, parking and requeue', () => {
     ]);
     expect(history.filter((change) => change.status === 'received').every((change) => change.nextAttemptAt)).toBe(true);
     expect(retriesBeforeDue(history)).toEqual([]);
-    const job = await stack.queue.getJob(inboxJobId(parked.id));
-    expect(await job?.getState()).toBe('failed');
-    expect(job?.failedReason).toContain('parked (attempts_exhausted) after 3 attempts');
+    // The row parks in Postgres before BullMQ records the job's failure in Redis: wait for that.
+    const job = await failedJobOf(parked.id);
+    expect(job.failedReason).toContain('parked (attempts_exhausted) after 3 attempts');
     expect(await findWallet(stack.db, 'flaky-user')).toEqual({ userId: 'flaky-user', balance: 0 });
 
     // The parked row stays parked: nothing consumes it any more.
@@ -126,8 +133,8 @@ describe('processing failures: retries, parking and requeue', () => {
     );
     expect(parked).toMatchObject({ attempts: maxAttempts, outcome_code: 'attempts_exhausted' });
     expect(state.calls).toBe(maxAttempts);
-    const job = await stack.queue.getJob(inboxJobId(parked.id));
-    expect(job?.failedReason).toContain(`parked (attempts_exhausted) after ${maxAttempts} attempts`);
+    const job = await failedJobOf(parked.id);
+    expect(job.failedReason).toContain(`parked (attempts_exhausted) after ${maxAttempts} attempts`);
   });
 
   it('parks at once on a non-retryable error', async () => {
