@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { nodeFlags } from '../scripts/node-flags.mjs';
+import { postgresBinDir, PrivatePostgres } from './lib/private-postgres.mjs';
 import { freePort, startNode, waitForHttp } from './lib/processes.mjs';
 import { BenchResources } from './lib/resources.mjs';
 import { round } from './lib/stats.mjs';
@@ -26,12 +27,17 @@ export function readSettings(env = process.env) {
     drainEvents: num('BENCH_DRAIN_EVENTS', smoke ? 100 : 20_000),
     drainUsers: num('BENCH_DRAIN_USERS', smoke ? 50 : 10_000),
     drainRounds: num('BENCH_DRAIN_ROUNDS', 1),
+    // Experiments: only these drain targets (comma list of drain.mjs's names), e.g. tally1,minimalStripe.
+    drainTargets: env.BENCH_DRAIN_TARGETS ? env.BENCH_DRAIN_TARGETS.split(',') : null,
     workerConcurrency: 8,
     creditPgbenchSeconds: num('BENCH_CREDIT_PGBENCH_SECONDS', smoke ? 2 : 8),
     e2eSeconds: num('BENCH_E2E_SECONDS', smoke ? 1 : 8),
     e2eRounds: num('BENCH_E2E_ROUNDS', smoke ? 1 : 3),
     e2eWarmupSeconds: smoke ? 0.5 : 3,
     e2eRate: num('BENCH_E2E_RATE', 0),
+    // private: a cluster of the bench's own with pg_stat_statements (the CPU and WAL per event
+    // are then the run's alone); server: the database server of BENCH_DATABASE_URL/DATABASE_URL.
+    postgres: env.BENCH_POSTGRES ?? (postgresBinDir() ? 'private' : 'server'),
   };
 }
 
@@ -69,9 +75,22 @@ export function createBenchContext(env = process.env) {
   const settings = readSettings(env);
   const runId = `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
   const secret = `whsec_bench_${runId}`;
+  const revenueCatAuthorization = `Bearer rc_bench_${runId}`;
   const serverUrl = env.BENCH_DATABASE_URL ?? env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const redisUrl = env.BENCH_REDIS_URL ?? env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   const resources = new BenchResources({ serverUrl, redisUrl, runId });
+  /** The private cluster (settings.postgres === 'private'), started by startPostgres(). */
+  let postgres = null;
+  async function startPostgres() {
+    if (settings.postgres !== 'private') return null;
+    postgres = await PrivatePostgres.start(await freePort());
+    resources.serverUrl = postgres.serverUrl;
+    resources.extensions = ['pg_stat_statements'];
+    return postgres;
+  }
+  async function stopPostgres() {
+    await postgres?.destroy();
+  }
   const ingestMain = path.join(root, 'apps/ingest/dist/main.js');
   const workerMain = path.join(root, 'apps/worker/dist/main.js');
   const bareEndpoint = path.join(root, 'bench/baselines/bare-endpoint.mjs');
@@ -111,14 +130,19 @@ export function createBenchContext(env = process.env) {
         QUEUE_PREFIX: prefix,
         INGEST_PORT: String(port),
         STRIPE_WEBHOOK_SECRETS: secret,
-        REVENUECAT_WEBHOOK_AUTH: `Bearer rc_bench_${runId}`,
+        REVENUECAT_WEBHOOK_AUTH: revenueCatAuthorization,
         ...tallyIngestExtraEnv,
       },
       [],
       tallyIngestNodeFlags,
     );
     await waitForHttp(handle, `http://127.0.0.1:${port}/healthz`);
-    return { handle, url: `http://127.0.0.1:${port}/webhooks/stripe` };
+    return {
+      handle,
+      url: `http://127.0.0.1:${port}/webhooks/stripe`,
+      revenueCatUrl: `http://127.0.0.1:${port}/webhooks/revenuecat`,
+      revenueCatAuthorization,
+    };
   }
 
   function startTallyWorker(databaseUrl, prefix, name = 'tally-worker') {
@@ -153,6 +177,22 @@ export function createBenchContext(env = process.env) {
     });
     await waitForHttp(handle, `http://127.0.0.1:${port}/healthz`);
     return { handle, url: `http://127.0.0.1:${port}/webhooks/stripe` };
+  }
+
+  function startMinimalWorker(databaseUrl, prefix, flow) {
+    return startNode(
+      `minimal-worker-${flow}`,
+      path.join(root, 'bench/baselines/minimal-worker.mjs'),
+      {
+        DATABASE_URL: databaseUrl,
+        REDIS_URL: redisUrl,
+        QUEUE_PREFIX: prefix,
+        CONCURRENCY: String(settings.workerConcurrency),
+        FLOW: flow,
+      },
+      [],
+      tallyWorkerNodeFlags,
+    );
   }
 
   function startBareWorker(databaseUrl, prefix) {
@@ -203,5 +243,12 @@ export function createBenchContext(env = process.env) {
     startTallyWorker,
     startBareEndpoint,
     startBareWorker,
+    startMinimalWorker,
+    startPostgres,
+    stopPostgres,
+    get postgres() {
+      return postgres;
+    },
+    secret,
   };
 }

@@ -36,6 +36,8 @@ const phases = [
 async function main() {
   const only = new Set((process.env.BENCH_ONLY ?? 'ingest,drain,e2e').split(','));
   log(`profile ${settings.profile}; run ${runId}; Tally processes with ${JSON.stringify(tallyEnvironment)}`);
+  const postgres = await ctx.startPostgres();
+  if (postgres) log(`private Postgres cluster on port ${postgres.port} (pg_stat_statements)`);
   await resources.prepareTemplate();
   for (const [name, figuresKey, run] of phases) {
     if (!only.has(name)) continue;
@@ -64,6 +66,7 @@ async function cleanup() {
   cleaning ??= (async () => {
     await stopAll();
     await resources.cleanup();
+    await ctx.stopPostgres();
   })();
   return cleaning;
 }

@@ -2,9 +2,10 @@
 // signature (HMAC-SHA256, as any endpoint receiving signed events must), parses the body once,
 // runs ONE INSERT into the same inbox_events table Tally writes and, with MODE=insert-add, ONE
 // BullMQ add with the same job options; answers 200 after the insert (and the add) completed.
-// No logging, no metrics, no batching.
+// No logging, no metrics, no batching. MODE=floor is the floor of any Express ingest that verifies
+// the signature: raw body, HMAC, JSON.parse, answer; no database, no queue.
 //
-// Env: PORT, DATABASE_URL, MODE (insert | insert-add), REDIS_URL, QUEUE_PREFIX, STRIPE_SECRET, POOL_SIZE.
+// Env: PORT, DATABASE_URL, MODE (insert | insert-add | floor), REDIS_URL, QUEUE_PREFIX, STRIPE_SECRET, POOL_SIZE.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { bullmq, express, pg, Redis } from '../lib/workspace.mjs';
 
@@ -59,6 +60,7 @@ app.post('/webhooks/stripe', express.raw({ type: 'application/json', limit: 1024
   const text = req.body.toString('utf8');
   const event = JSON.parse(text);
   const object = event.data?.object ?? {};
+  if (mode === 'floor') return res.json({ status: 'accepted', eventId: event.id });
   try {
     const { rows } = await pool.query(insertSql, [
       event.id,

@@ -69,11 +69,15 @@ export function creditScript() {
   return file;
 }
 
-/** Runs `pgbench -n -f script -c clients -j 2 -T seconds` and returns its tps. */
-export function runPgbench({ url, script, clients, seconds, defines = {} }) {
+/**
+ * Runs `pgbench -n -f script -c clients -j 2 -T seconds` (or `-t transactions`, per client) and
+ * returns its tps.
+ */
+export function runPgbench({ url, script, clients, seconds, transactions, defines = {} }) {
   const binary = pgbenchPath();
   if (!binary) return Promise.resolve({ tps: Number.NaN, error: 'pgbench not found' });
-  const args = ['-n', '-f', script, '-c', String(clients), '-j', '2', '-T', String(seconds)];
+  const length = transactions ? ['-t', String(transactions)] : ['-T', String(seconds)];
+  const args = ['-n', '-f', script, '-c', String(clients), '-j', '2', ...length];
   for (const [key, value] of Object.entries(defines)) args.push('-D', `${key}=${value}`);
   args.push(url);
   return new Promise((resolve) => {

@@ -11,6 +11,8 @@ export class BenchResources {
     this.databases = [];
     this.prefixes = [];
     this.template = `tally_bench_${runId}_template`;
+    /** Extensions created in the template (every phase's database has them). */
+    this.extensions = [];
   }
 
   urlOf(name) {
@@ -34,6 +36,15 @@ export class BenchResources {
     this.databases.push(this.template);
     const migrate = await loadMigrate();
     await migrate(this.urlOf(this.template));
+    if (this.extensions.length > 0) {
+      const client = new pg.Client({ connectionString: this.urlOf(this.template) });
+      await client.connect();
+      try {
+        for (const name of this.extensions) await client.query(`CREATE EXTENSION IF NOT EXISTS ${pg.escapeIdentifier(name)}`);
+      } finally {
+        await client.end();
+      }
+    }
   }
 
   /** A fresh migrated database; returns its URL. */

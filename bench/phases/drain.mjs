@@ -5,22 +5,25 @@
 
 import { rotated } from '../context.mjs';
 import { runClosedLoop } from '../lib/closed-loop.mjs';
+import { fillMinimalBacklog, minimalCreditScript } from '../lib/minimal-inbox.mjs';
+import { liveBackendCpuSeconds, profileEnd, profileStart } from '../lib/pg-profile.mjs';
 import { creditScript, runPgbench } from '../lib/pgbench.mjs';
-import { cpuSeconds } from '../lib/processes.mjs';
 import { benchPool } from '../lib/resources.mjs';
 import { median, round } from '../lib/stats.mjs';
+import { revenueCatTokenPackEvents } from '../lib/revenuecat-events.mjs';
 import { stripeTokenPackEvent } from '../lib/stripe-events.mjs';
 import { bullmq, Redis } from '../lib/workspace.mjs';
 
-async function waitForProcessed(pool, expected, what, timeoutMs) {
+async function waitForProcessed(pool, expected, what, timeoutMs, table = 'inbox_events') {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const { rows } = await pool.query(
-      "SELECT count(*) FILTER (WHERE status IN ('processed', 'ignored'))::int AS done, count(*) FILTER (WHERE status = 'failed')::int AS failed FROM inbox_events",
+      `SELECT count(*) FILTER (WHERE status IN ('processed', 'ignored'))::int AS done, count(*) FILTER (WHERE status = 'failed')::int AS failed FROM ${table}`,
     );
     if (rows[0].done + rows[0].failed >= expected) return rows[0];
     if (Date.now() > deadline) throw new Error(`${what}: only ${rows[0].done} of ${expected} processed in time`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    // Not more often: on the private cluster these counts are part of the CPU measured.
+    await new Promise((resolve) => setTimeout(resolve, 500));
   }
 }
 
@@ -44,10 +47,7 @@ async function redisCpuSeconds(redisUrl) {
 }
 
 async function drainCpu(ctx, pool, handles, events, redisCpuAtStart) {
-  const { rows } = await pool.query(
-    'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
-  );
-  const postgres = rows.reduce((sum, row) => sum + (cpuSeconds(row.pid) || 0), 0);
+  const postgres = await liveBackendCpuSeconds(pool);
   const workers = handles.reduce((sum, handle) => sum + handle.cpuSeconds(), 0);
   const redis = (await redisCpuSeconds(ctx.redisUrl)) - redisCpuAtStart;
   return {
@@ -57,13 +57,13 @@ async function drainCpu(ctx, pool, handles, events, redisCpuAtStart) {
   };
 }
 
-async function drainRate(pool) {
+async function drainRate(pool, table = 'inbox_events') {
   const { rows } = await pool.query(`SELECT count(*)::int AS n,
       extract(epoch FROM max(processed_at) - min(processed_at))::float8 AS seconds,
       count(*) FILTER (WHERE status <> 'processed')::int AS not_processed,
       (SELECT count(*)::int FROM ledger_entries) AS ledger_rows,
       (SELECT coalesce(sum(balance), 0)::float8 FROM wallets) AS balance
-    FROM inbox_events`);
+    FROM ${table}`);
   const row = rows[0];
   return {
     events: row.n,
@@ -77,17 +77,112 @@ async function drainRate(pool) {
 
 const drainTimeoutMs = (settings) => Math.max(120_000, settings.drainEvents * 20);
 
-async function tallyDrain(ctx, label, workers) {
+/** The private cluster's per-event profile; its CPU (the whole cluster's) replaces the live backends'. */
+async function withProfile(profile, pool, rate, table) {
+  const figures = await profileEnd(profile, pool, rate.events, table);
+  return figures.clusterCpuMsPerEvent === undefined
+    ? figures
+    : { ...figures, postgresCpuMsPerEvent: figures.clusterCpuMsPerEvent };
+}
+
+function logDrain(log, label, rate) {
+  log(
+    `drain ${label}: ${round(rate.eventsPerSecond)} events/s; ledger rows ${rate.ledgerRows}, not processed ${rate.notProcessed}; CPU ms/event worker ${rate.workerCpuMsPerEvent}, Postgres ${rate.postgresCpuMsPerEvent}, Redis ${rate.redisCpuMsPerEvent}; WAL ${rate.walBytesPerEvent ?? 'n/a'} B/event, inbox updates ${rate.inboxUpdatesPerEvent ?? 'n/a'} (HOT ${rate.inboxHotUpdatesPerEvent ?? 'n/a'}) per event`,
+  );
+}
+
+/**
+ * The minimal same-guarantee worker (baselines/minimal-worker.mjs) draining a backlog of the
+ * flow in its own one-index inbox, in one process with the same concurrency as Tally's worker.
+ */
+async function minimalDrain(ctx, label, flow) {
+  const { settings, resources, log, checkpoint, redisUrl } = ctx;
+  const databaseUrl = await resources.database(label);
+  const prefix = resources.prefix(label);
+  const pool = benchPool(databaseUrl);
+  try {
+    await fillMinimalBacklog({
+      pool,
+      redisUrl,
+      prefix,
+      flow,
+      events: settings.drainEvents,
+      users: settings.drainUsers,
+      body: stripeTokenPackEvent({ eventId: 'evt_min', paymentIntentId: 'pi_min', userId: 'bench-user-0' }),
+      withJobs: true,
+    });
+    await checkpoint(pool);
+    log(`drain ${label}: ${settings.drainEvents} rows and jobs written; starting the minimal ${flow} worker`);
+    const redisCpuAtStart = await redisCpuSeconds(ctx.redisUrl);
+    const profile = await profileStart(ctx.postgres, pool);
+    const handle = ctx.startMinimalWorker(databaseUrl, prefix, flow);
+    await waitForProcessed(pool, settings.drainEvents, label, drainTimeoutMs(settings), 'minimal_inbox');
+    const rate = await drainRate(pool, 'minimal_inbox');
+    rate.workerPeakRssMb = [handle.peakRssMb()];
+    Object.assign(rate, await drainCpu(ctx, pool, [handle], rate.events, redisCpuAtStart));
+    await handle.stop();
+    Object.assign(rate, await withProfile(profile, pool, rate, 'minimal_inbox'));
+    logDrain(log, label, rate);
+    return rate;
+  } finally {
+    await pool.end();
+  }
+}
+
+/**
+ * pgbench running the minimal worker's transaction on the same backlog (8 clients, each row once):
+ * what Postgres itself does per event with the fewest statements that keep the guarantees.
+ */
+async function minimalPgbench(ctx, label, flow) {
+  const { settings, resources, log, checkpoint } = ctx;
+  const databaseUrl = await resources.database(label);
+  const pool = benchPool(databaseUrl);
+  const clients = settings.workerConcurrency;
+  const events = Math.floor(settings.drainEvents / clients) * clients;
+  try {
+    await fillMinimalBacklog({
+      pool,
+      flow,
+      events,
+      users: settings.drainUsers,
+      body: stripeTokenPackEvent({ eventId: 'evt_min', paymentIntentId: 'pi_min', userId: 'bench-user-0' }),
+      withJobs: false,
+    });
+    await checkpoint(pool);
+    const profile = await profileStart(ctx.postgres, pool);
+    const result = await runPgbench({
+      url: databaseUrl,
+      script: minimalCreditScript(flow),
+      clients,
+      transactions: events / clients,
+      defines: { n: 0, clients, users: settings.drainUsers },
+    });
+    const done = (await pool.query("SELECT count(*)::int AS n FROM minimal_inbox WHERE status = 'processed'")).rows[0].n;
+    const figures = await withProfile(profile, pool, { events }, 'minimal_inbox');
+    log(
+      `drain ${label}: pgbench minimal ${flow} transaction, ${clients} clients: ${round(result.tps)} tps, ${done}/${events} processed; Postgres ${figures.postgresCpuMsPerEvent ?? 'n/a'} ms/event, WAL ${figures.walBytesPerEvent ?? 'n/a'} B/event${result.error ? ` (${result.error})` : ''}`,
+    );
+    return { ...result, events, processed: done, ...figures };
+  } finally {
+    await pool.end();
+  }
+}
+
+async function tallyDrain(ctx, label, workers, flow = 'stripe') {
   const { settings, resources, log, events, checkpoint } = ctx;
   const databaseUrl = await resources.database(label);
   const prefix = resources.prefix(label);
   const ingest = await ctx.startTallyIngest(databaseUrl, prefix);
-  const items = events(settings.drainEvents, settings.drainUsers);
+  const items =
+    flow === 'stripe'
+      ? events(settings.drainEvents, settings.drainUsers)
+      : revenueCatTokenPackEvents({ tag: `${ctx.runId}${label}`, count: settings.drainEvents, users: settings.drainUsers });
   const fill = await runClosedLoop({
-    url: ingest.url,
+    url: flow === 'stripe' ? ingest.url : ingest.revenueCatUrl,
     connections: settings.connections,
     amount: items.length,
     items,
+    headers: flow === 'stripe' ? {} : { authorization: ingest.revenueCatAuthorization },
   });
   await ingest.handle.stop();
   const pool = benchPool(databaseUrl);
@@ -96,6 +191,7 @@ async function tallyDrain(ctx, label, workers) {
     await checkpoint(pool);
     log(`drain ${label}: ${stored} events stored through ingest (${round(fill.rps)}/s); starting ${workers} worker(s)`);
     const redisCpuAtStart = await redisCpuSeconds(ctx.redisUrl);
+    const profile = await profileStart(ctx.postgres, pool);
     const handles = Array.from({ length: workers }, (_, index) =>
       ctx.startTallyWorker(databaseUrl, prefix, `tally-worker-${index + 1}`),
     );
@@ -104,9 +200,8 @@ async function tallyDrain(ctx, label, workers) {
     rate.workerPeakRssMb = handles.map((handle) => handle.peakRssMb());
     Object.assign(rate, await drainCpu(ctx, pool, handles, rate.events, redisCpuAtStart));
     await Promise.all(handles.map((handle) => handle.stop()));
-    log(
-      `drain ${label}: ${round(rate.eventsPerSecond)} events/s; ledger rows ${rate.ledgerRows}, not processed ${rate.notProcessed}; CPU ms/event worker ${rate.workerCpuMsPerEvent}, Postgres ${rate.postgresCpuMsPerEvent}, Redis ${rate.redisCpuMsPerEvent}`,
-    );
+    Object.assign(rate, await withProfile(profile, pool, rate, 'inbox_events'));
+    logDrain(log, label, rate);
     return rate;
   } finally {
     await pool.end();
@@ -151,15 +246,15 @@ async function bareDrain(ctx, label, workers = 1) {
     await checkpoint(pool);
     log(`drain ${label}: ${ids.length} rows and jobs written; starting ${workers} bare worker process(es)`);
     const redisCpuAtStart = await redisCpuSeconds(ctx.redisUrl);
+    const profile = await profileStart(ctx.postgres, pool);
     const handles = Array.from({ length: workers }, () => ctx.startBareWorker(databaseUrl, prefix));
     await waitForProcessed(pool, ids.length, label, drainTimeoutMs(ctx.settings));
     const rate = await drainRate(pool);
     rate.workerPeakRssMb = handles.map((handle) => handle.peakRssMb());
     Object.assign(rate, await drainCpu(ctx, pool, handles, rate.events, redisCpuAtStart));
     await Promise.all(handles.map((handle) => handle.stop()));
-    log(
-      `drain ${label}: ${round(rate.eventsPerSecond)} events/s; ledger rows ${rate.ledgerRows}; CPU ms/event worker ${rate.workerCpuMsPerEvent}, Postgres ${rate.postgresCpuMsPerEvent}, Redis ${rate.redisCpuMsPerEvent}`,
-    );
+    Object.assign(rate, await withProfile(profile, pool, rate, 'inbox_events'));
+    logDrain(log, label, rate);
     if (workers !== 1) return { bare: rate };
     const pgbenchAt = async (clients) => {
       const credit = await runPgbench({
@@ -184,10 +279,42 @@ async function bareDrain(ctx, label, workers = 1) {
 
 export async function drainPhase(ctx) {
   const { settings } = ctx;
-  const rounds = { tally1: [], tally2: [], bare: [], bare2: [], pgbenchCredit: [], pgbenchCreditDoubled: [] };
+  const rounds = {
+    tally1: [],
+    tally2: [],
+    bare: [],
+    bare2: [],
+    pgbenchCredit: [],
+    pgbenchCreditDoubled: [],
+    tallyRevenueCat: [],
+    minimalStripe: [],
+    minimalRevenueCat: [],
+    pgbenchMinimalStripe: [],
+    pgbenchMinimalRevenueCat: [],
+  };
+  const all = [
+    'tally1',
+    'minimalStripe',
+    'tallyRevenueCat',
+    'minimalRevenueCat',
+    'pgbenchMinimalStripe',
+    'pgbenchMinimalRevenueCat',
+    'bare',
+    'tally2',
+    'bare2',
+  ];
+  const chosen = settings.drainTargets ? all.filter((target) => settings.drainTargets.includes(target)) : all;
   for (let pass = 0; pass < settings.drainRounds; pass += 1) {
-    for (const target of rotated(['tally1', 'bare', 'tally2', 'bare2'], pass)) {
-      if (target === 'bare') {
+    for (const target of rotated(chosen, pass)) {
+      if (target === 'tallyRevenueCat') {
+        rounds[target].push(await tallyDrain(ctx, `drain-tallyrc-${pass}`, 1, 'revenuecat'));
+      } else if (target === 'minimalStripe' || target === 'minimalRevenueCat') {
+        const flow = target === 'minimalStripe' ? 'stripe' : 'revenuecat';
+        rounds[target].push(await minimalDrain(ctx, `drain-min-${flow}-${pass}`, flow));
+      } else if (target === 'pgbenchMinimalStripe' || target === 'pgbenchMinimalRevenueCat') {
+        const flow = target === 'pgbenchMinimalStripe' ? 'stripe' : 'revenuecat';
+        rounds[target].push(await minimalPgbench(ctx, `drain-pgbmin-${flow}-${pass}`, flow));
+      } else if (target === 'bare') {
         const { bare, pgbench, pgbenchDoubled } = await bareDrain(ctx, `drain-bare-${pass}`);
         rounds.bare.push(bare);
         rounds.pgbenchCredit.push(pgbench);
@@ -208,6 +335,39 @@ export async function drainPhase(ctx) {
     bareWorkerEventsPerSecond: m(rounds.bare),
     bareTwoWorkersEventsPerSecond: m(rounds.bare2),
     pgbenchCreditTps: median(rounds.pgbenchCredit.map((entry) => entry.tps)),
+    tallyRevenueCatEventsPerSecond: m(rounds.tallyRevenueCat),
+    minimalStripeEventsPerSecond: m(rounds.minimalStripe),
+    minimalRevenueCatEventsPerSecond: m(rounds.minimalRevenueCat),
+    pgbenchMinimalStripeTps: median(rounds.pgbenchMinimalStripe.map((entry) => entry.tps)),
+    pgbenchMinimalRevenueCatTps: median(rounds.pgbenchMinimalRevenueCat.map((entry) => entry.tps)),
+    // Postgres CPU ms per event (the private cluster's, or the live backends' on a shared server).
+    postgresCpuMsPerEvent: Object.fromEntries(
+      [
+        'tally1',
+        'tallyRevenueCat',
+        'minimalStripe',
+        'minimalRevenueCat',
+        'pgbenchMinimalStripe',
+        'pgbenchMinimalRevenueCat',
+        'bare',
+      ].map((target) => [target, median(rounds[target].map((entry) => entry.postgresCpuMsPerEvent))]),
+    ),
+    // The private cluster's per-event profile of the first round of each (WAL, inbox updates and
+    // how many were HOT, statements): where Tally's Postgres time goes.
+    profile: Object.fromEntries(
+      Object.entries(rounds)
+        .filter(([, list]) => list[0]?.walBytesPerEvent !== undefined)
+        .map(([target, list]) => [
+          target,
+          {
+            walBytesPerEvent: list[0].walBytesPerEvent,
+            statementsPerEvent: list[0].statementsPerEvent,
+            inboxUpdatesPerEvent: list[0].inboxUpdatesPerEvent,
+            inboxHotUpdatesPerEvent: list[0].inboxHotUpdatesPerEvent,
+            statements: list[0].statements,
+          },
+        ]),
+    ),
     pgbenchCreditDoubledClientsTps: median(rounds.pgbenchCreditDoubled.map((entry) => entry.tps)),
     tallyWorkerPeakRssMb: Math.max(...rounds.tally1.flatMap((entry) => entry.workerPeakRssMb)),
     tallyTwoWorkersPeakRssMb: Math.max(...rounds.tally2.flatMap((entry) => entry.workerPeakRssMb)),
@@ -223,7 +383,7 @@ export async function drainPhase(ctx) {
         },
       ]),
     ),
-    allCredited: [...rounds.tally1, ...rounds.tally2].every(
+    allCredited: [...rounds.tally1, ...rounds.tally2, ...rounds.tallyRevenueCat].every(
       (entry) => entry.notProcessed === 0 && entry.ledgerRows === entry.events,
     ),
   };

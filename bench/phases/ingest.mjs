@@ -16,10 +16,12 @@ export async function ingestPhase(ctx) {
   const tally = await ctx.startTallyIngest(databaseUrl, resources.prefix('ingest-tally'));
   const bareInsert = await ctx.startBareEndpoint('insert', databaseUrl);
   const bareAdd = await ctx.startBareEndpoint('insert-add', databaseUrl, resources.prefix('ingest-bare'));
-  const endpoints = { tally, bareInsert, bareAdd };
+  // The floor of any Express ingest that verifies the signature (no database, no queue).
+  const floor = await ctx.startBareEndpoint('floor', databaseUrl);
+  const endpoints = { tally, bareInsert, bareAdd, floor };
   // Every measured run starts after a CHECKPOINT (see checkpoint()): the runs share one database.
   const control = benchPool(databaseUrl);
-  const estimate = { tally: 3000, bareInsert: 3000, bareAdd: 3000 };
+  const estimate = { tally: 3000, bareInsert: 3000, bareAdd: 3000, floor: 3000 };
   const itemsFor = (name, seconds) =>
     events(Math.ceil(Math.max(estimate[name] ?? 3000, 500) * 1.6 * seconds) + settings.connections * 4);
 
@@ -34,10 +36,10 @@ export async function ingestPhase(ctx) {
     }
   }
 
-  const max = { pgbenchInsert: [], bareInsert: [], bareAdd: [], tally: [], tallyDuplicate: [] };
+  const max = { pgbenchInsert: [], bareInsert: [], bareAdd: [], floor: [], tally: [], tallyDuplicate: [] };
   const insert = insertScript();
   for (let pass = 0; pass < settings.rounds; pass += 1) {
-    for (const target of rotated(['pgbenchInsert', 'bareInsert', 'bareAdd', 'tally'], pass)) {
+    for (const target of rotated(['pgbenchInsert', 'bareInsert', 'bareAdd', 'floor', 'tally'], pass)) {
       await checkpoint(control);
       if (target === 'pgbenchInsert') {
         const result = await runPgbench({
@@ -84,6 +86,7 @@ export async function ingestPhase(ctx) {
     pgbenchInsertTps: m(max.pgbenchInsert),
     bareInsertRps: m(max.bareInsert),
     bareAddRps: m(max.bareAdd),
+    floorRps: m(max.floor),
     tallyRps: m(max.tally),
     tallyDuplicateRps: m(max.tallyDuplicate),
     tallyClosedLoopP50Ms: median(max.tally.map((entry) => entry.p50)),

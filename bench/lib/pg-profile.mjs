@@ -1,0 +1,73 @@
+// Where a drain's Postgres time goes, in measures that survive a loaded machine: CPU seconds of
+// the bench's private cluster (every process of it, exited backends included), WAL bytes (the
+// cluster's LSN), heap updates and how many were HOT (pg_stat_user_tables), and per statement
+// calls, execution time, blocks dirtied and WAL bytes (pg_stat_statements). On the shared server
+// (BENCH_POSTGRES=server) only the CPU of the run's live backends is known.
+import { cpuSeconds } from './processes.mjs';
+import { round } from './stats.mjs';
+
+async function tableStats(pool) {
+  await pool.query('SELECT pg_stat_clear_snapshot()');
+  const { rows } = await pool.query(
+    `SELECT relname, n_tup_ins::int AS ins, n_tup_upd::int AS upd, n_tup_hot_upd::int AS hot FROM pg_stat_user_tables`,
+  );
+  return Object.fromEntries(rows.map((row) => [row.relname, row]));
+}
+
+/** The state before a run (`postgres`: the private cluster, or null on the shared server). */
+export async function profileStart(postgres, pool) {
+  if (!postgres) return { postgres };
+  await pool.query('SELECT pg_stat_statements_reset()');
+  const lsn = (await pool.query('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0].lsn;
+  return { postgres, cpu: postgres.cpuSeconds(), lsn, tables: await tableStats(pool) };
+}
+
+/** Backend CPU on the shared server: read while the run's connections still live. */
+export async function liveBackendCpuSeconds(pool) {
+  const { rows } = await pool.query(
+    'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+  );
+  return rows.reduce((sum, row) => sum + (cpuSeconds(row.pid) || 0), 0);
+}
+
+/**
+ * Per-event figures since `start`. Call after the run's clients stopped (their statistics are
+ * flushed when they disconnect). `table`: the inbox table whose updates are reported.
+ */
+export async function profileEnd(start, pool, events, table) {
+  if (!start.postgres) return {};
+  const cpu = start.postgres.cpuSeconds() - start.cpu;
+  const wal = Number(
+    (await pool.query('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::float8 AS bytes', [start.lsn])).rows[0]
+      .bytes,
+  );
+  const tables = await tableStats(pool);
+  const delta = (name, key) => (tables[name]?.[key] ?? 0) - (start.tables[name]?.[key] ?? 0);
+  const perEvent = (value, digits = 3) => round(value / events, digits);
+  const { rows } = await pool.query(
+    `SELECT query, calls::float8, total_exec_time::float8 AS ms, total_plan_time::float8 AS plan_ms, rows::float8,
+            shared_blks_hit::float8 AS hit, shared_blks_dirtied::float8 AS dirtied, wal_bytes::float8 AS wal, wal_records::float8 AS wal_records
+       FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+      ORDER BY total_exec_time DESC`,
+  );
+  const statements = rows
+    .filter((row) => row.calls >= events / 10)
+    .slice(0, 20)
+    .map((row) => ({
+      query: row.query.replace(/\s+/g, ' ').slice(0, 160),
+      callsPerEvent: perEvent(row.calls, 2),
+      execUsPerEvent: perEvent(row.ms * 1000, 1),
+      planUsPerEvent: perEvent(row.plan_ms * 1000, 1),
+      blocksDirtiedPerEvent: perEvent(row.dirtied, 2),
+      walBytesPerEvent: perEvent(row.wal, 0),
+    }));
+  const statementCalls = rows.reduce((sum, row) => sum + row.calls, 0);
+  return {
+    clusterCpuMsPerEvent: perEvent(cpu * 1000),
+    walBytesPerEvent: perEvent(wal, 0),
+    statementsPerEvent: perEvent(statementCalls, 2),
+    inboxUpdatesPerEvent: perEvent(delta(table, 'upd'), 2),
+    inboxHotUpdatesPerEvent: perEvent(delta(table, 'hot'), 2),
+    statements,
+  };
+}
