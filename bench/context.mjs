@@ -2,6 +2,7 @@
 // secrets, its private resources, the starters of Tally's processes and of the baselines, and the
 // helpers every measured run shares (signed events, rotated round order, a CHECKPOINT first).
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { nodeFlags } from '../scripts/node-flags.mjs';
@@ -86,6 +87,8 @@ export function createBenchContext(env = process.env) {
     postgres = await PrivatePostgres.start(await freePort());
     resources.serverUrl = postgres.serverUrl;
     resources.extensions = ['pg_stat_statements'];
+    // Experiments only (not for figures): SQL run in the template after the migrations, e.g. an index change to compare.
+    if (env.BENCH_TEMPLATE_SQL) resources.templateSql = readFileSync(env.BENCH_TEMPLATE_SQL, 'utf8');
     return postgres;
   }
   async function stopPostgres() {

@@ -64,6 +64,7 @@ export function formatReport(results) {
     ['pgbench one-row insert', f(ingest.pgbenchInsertTps), `tps (${settings.pgbenchClients} clients, -j 2)`],
     ['bare Express INSERT', f(ingest.bareInsertRps), `req/s (${settings.connections} connections)`],
     ['bare Express INSERT + BullMQ add', f(ingest.bareAddRps), 'req/s'],
+    ['HTTP floor (verify, parse, answer)', f(ingest.floorRps), 'req/s (no database)'],
     [
       'Tally ingest (accepted)',
       f(ingest.tallyRps),
@@ -115,6 +116,22 @@ export function formatReport(results) {
       f(drain.cpuMsPerEvent?.[target]?.worker, 3),
       `ms in the worker process(es), ${f(drain.cpuMsPerEvent?.[target]?.postgres, 3)} ms in Postgres, ${f(drain.cpuMsPerEvent?.[target]?.redis, 3)} ms in Redis`,
     ]),
+    ['Drain per flow: events/s, Postgres CPU ms per event (private cluster: every process of it)'],
+    ...[
+      ['Tally, Stripe packs', drain.tallyOneWorkerEventsPerSecond, 'tally1'],
+      ['minimal worker, Stripe packs', drain.minimalStripeEventsPerSecond, 'minimalStripe'],
+      ['pgbench minimal tx, Stripe packs', drain.pgbenchMinimalStripeTps, 'pgbenchMinimalStripe'],
+      ['Tally, RevenueCat packs', drain.tallyRevenueCatEventsPerSecond, 'tallyRevenueCat'],
+      ['minimal worker, RevenueCat packs', drain.minimalRevenueCatEventsPerSecond, 'minimalRevenueCat'],
+      ['pgbench minimal tx, RevenueCat packs', drain.pgbenchMinimalRevenueCatTps, 'pgbenchMinimalRevenueCat'],
+    ].map(([label, rate, key]) => {
+      const profile = drain.profile?.[key];
+      return [
+        label,
+        f(rate),
+        `events/s; Postgres ${f(drain.postgresCpuMsPerEvent?.[key], 3)} ms/event${profile ? `, WAL ${f(profile.walBytesPerEvent)} B, ${f(profile.statementsPerEvent, 1)} statements, inbox updates HOT ${f(profile.inboxHotUpdatesPerEvent, 2)} of ${f(profile.inboxUpdatesPerEvent, 2)}` : ''}`,
+      ];
+    }),
     ['every Tally event credited once', String(drain.allCredited), ''],
     [`End to end at ${e2e.rate ?? 'n/a'} events/s: inbox received_at -> ledger created_at (Postgres clock)`],
     ['Tally', `p50 ${f(e2e.tallyP50Ms, 1)}`, `p99 ${f(e2e.tallyP99Ms, 1)} ms`],

@@ -4,6 +4,7 @@
 // `{clients}` and `{doubledClients}` in a name are the drain's worker concurrency and twice it.
 export const targets = [
   { name: 'ingest max vs bare INSERT+add', ratio: ['ingest.tallyRps', 'ingest.bareAddRps'], op: '>=', bound: 1.3 },
+  { name: 'ingest max vs HTTP floor (verify + parse, no database)', ratio: ['ingest.tallyRps', 'ingest.floorRps'], op: '>=', bound: 0.7 },
   { name: 'ingest max vs bare INSERT', ratio: ['ingest.tallyRps', 'ingest.bareInsertRps'], op: 'report', bound: null },
   {
     name: 'ingest max vs pgbench one-row insert',
@@ -34,6 +35,42 @@ export const targets = [
     ratio: ['drain.tallyOneWorkerEventsPerSecond', 'drain.bareWorkerEventsPerSecond'],
     op: '>=',
     bound: 1.0,
+  },
+  {
+    name: 'drain Stripe packs vs minimal same-guarantee worker',
+    ratio: ['drain.tallyOneWorkerEventsPerSecond', 'drain.minimalStripeEventsPerSecond'],
+    op: '>=',
+    bound: 1.0,
+  },
+  {
+    name: 'drain RevenueCat packs vs minimal same-guarantee worker',
+    ratio: ['drain.tallyRevenueCatEventsPerSecond', 'drain.minimalRevenueCatEventsPerSecond'],
+    op: '>=',
+    bound: 1.0,
+  },
+  {
+    name: 'Postgres CPU per Stripe pack vs pgbench minimal tx',
+    ratio: ['drain.postgresCpuMsPerEvent.tally1', 'drain.postgresCpuMsPerEvent.pgbenchMinimalStripe'],
+    op: '<=',
+    bound: 1.5,
+  },
+  {
+    name: 'Postgres CPU per RevenueCat pack vs pgbench minimal tx',
+    ratio: ['drain.postgresCpuMsPerEvent.tallyRevenueCat', 'drain.postgresCpuMsPerEvent.pgbenchMinimalRevenueCat'],
+    op: '<=',
+    bound: 1.5,
+  },
+  {
+    name: 'drain Stripe packs vs pgbench minimal tx',
+    ratio: ['drain.tallyOneWorkerEventsPerSecond', 'drain.pgbenchMinimalStripeTps'],
+    op: 'report',
+    bound: null,
+  },
+  {
+    name: 'drain RevenueCat packs vs pgbench minimal tx',
+    ratio: ['drain.tallyRevenueCatEventsPerSecond', 'drain.pgbenchMinimalRevenueCatTps'],
+    op: 'report',
+    bound: null,
   },
   {
     name: 'drain (1 worker) vs pgbench credit tx',

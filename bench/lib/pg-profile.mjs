@@ -9,7 +9,8 @@ import { round } from './stats.mjs';
 async function tableStats(pool) {
   await pool.query('SELECT pg_stat_clear_snapshot()');
   const { rows } = await pool.query(
-    `SELECT relname, n_tup_ins::int AS ins, n_tup_upd::int AS upd, n_tup_hot_upd::int AS hot FROM pg_stat_user_tables`,
+    `SELECT relname, n_tup_ins::int AS ins, n_tup_upd::int AS upd, n_tup_hot_upd::int AS hot,
+            (autovacuum_count + autoanalyze_count)::int AS auto FROM pg_stat_user_tables`,
   );
   return Object.fromEntries(rows.map((row) => [row.relname, row]));
 }
@@ -68,6 +69,8 @@ export async function profileEnd(start, pool, events, table) {
     statementsPerEvent: perEvent(statementCalls, 2),
     inboxUpdatesPerEvent: perEvent(delta(table, 'upd'), 2),
     inboxHotUpdatesPerEvent: perEvent(delta(table, 'hot'), 2),
+    // Autovacuum and autoanalyze runs during the run, over every table (their CPU is in the cluster's).
+    autovacuumRuns: Object.keys(tables).reduce((sum, name) => sum + delta(name, 'auto'), 0),
     statements,
   };
 }

@@ -81,6 +81,7 @@ export class PrivatePostgres {
       '-c shared_buffers=128MB',
       '-c shared_preload_libraries=pg_stat_statements',
       '-c pg_stat_statements.track=all',
+      '-c pg_stat_statements.track_planning=on',
       '-c pg_stat_statements.max=2000',
       '-c track_io_timing=off',
     ].join(' ');

@@ -36,11 +36,12 @@ export class BenchResources {
     this.databases.push(this.template);
     const migrate = await loadMigrate();
     await migrate(this.urlOf(this.template));
-    if (this.extensions.length > 0) {
+    if (this.extensions.length > 0 || this.templateSql) {
       const client = new pg.Client({ connectionString: this.urlOf(this.template) });
       await client.connect();
       try {
         for (const name of this.extensions) await client.query(`CREATE EXTENSION IF NOT EXISTS ${pg.escapeIdentifier(name)}`);
+        if (this.templateSql) await client.query(this.templateSql);
       } finally {
         await client.end();
       }

@@ -364,6 +364,7 @@ export async function drainPhase(ctx) {
             statementsPerEvent: list[0].statementsPerEvent,
             inboxUpdatesPerEvent: list[0].inboxUpdatesPerEvent,
             inboxHotUpdatesPerEvent: list[0].inboxHotUpdatesPerEvent,
+            autovacuumRuns: list[0].autovacuumRuns,
             statements: list[0].statements,
           },
         ]),
