@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { nodeFlags } from '../scripts/node-flags.mjs';
-import { postgresBinDir, PrivatePostgres } from './lib/private-postgres.mjs';
+import { PrivatePostgres, postgresBinDir } from './lib/private-postgres.mjs';
 import { freePort, startNode, waitForHttp } from './lib/processes.mjs';
 import { BenchResources } from './lib/resources.mjs';
 import { round } from './lib/stats.mjs';

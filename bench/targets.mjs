@@ -4,7 +4,12 @@
 // `{clients}` and `{doubledClients}` in a name are the drain's worker concurrency and twice it.
 export const targets = [
   { name: 'ingest max vs bare INSERT+add', ratio: ['ingest.tallyRps', 'ingest.bareAddRps'], op: '>=', bound: 1.3 },
-  { name: 'ingest max vs HTTP floor (verify + parse, no database)', ratio: ['ingest.tallyRps', 'ingest.floorRps'], op: '>=', bound: 0.7 },
+  {
+    name: 'ingest max vs HTTP floor (verify + parse, no database)',
+    ratio: ['ingest.tallyRps', 'ingest.floorRps'],
+    op: '>=',
+    bound: 0.7,
+  },
   { name: 'ingest max vs bare INSERT', ratio: ['ingest.tallyRps', 'ingest.bareInsertRps'], op: 'report', bound: null },
   {
     name: 'ingest max vs pgbench one-row insert',

@@ -51,10 +51,10 @@ async function credit(client, eventId) {
       return 'duplicate';
     }
     if (flow === 'stripe') {
-      await client.query(
-        'INSERT INTO stripe_customers (customer_id, user_id) VALUES ($1, $2) ON CONFLICT DO NOTHING',
-        [row.customer_id, userId],
-      );
+      await client.query('INSERT INTO stripe_customers (customer_id, user_id) VALUES ($1, $2) ON CONFLICT DO NOTHING', [
+        row.customer_id,
+        userId,
+      ]);
       const payment = await client.query(
         `INSERT INTO payments (provider_payment_id, user_id, kind, product_id, amount_minor, currency, ledger_reference, tokens_granted, customer_email)
          VALUES ($1, $2, 'token_pack', 'tokens_100', 499, 'usd', $3, $4, 'buyer@example.com') RETURNING id`,
@@ -62,7 +62,13 @@ async function credit(client, eventId) {
       );
       await client.query(
         'INSERT INTO email_outbox (payment_id, user_id, to_address, subject, body) VALUES ($1, $2, $3, $4, $5)',
-        [payment.rows[0].id, userId, 'buyer@example.com', 'Your token purchase', `Thank you: ${tokens} tokens were added.`],
+        [
+          payment.rows[0].id,
+          userId,
+          'buyer@example.com',
+          'Your token purchase',
+          `Thank you: ${tokens} tokens were added.`,
+        ],
       );
     }
     await client.query("UPDATE minimal_inbox SET status = 'processed', processed_at = now() WHERE event_id = $1", [

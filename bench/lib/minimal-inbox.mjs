@@ -27,7 +27,11 @@ export async function fillMinimalBacklog({ pool, redisUrl, prefix, flow, events,
   for (let start = 0; start < events; start += 1000) {
     const jobs = [];
     for (let g = start; g < Math.min(events, start + 1000); g += 1) {
-      jobs.push({ name: 'process', data: { eventId: `mevt_${g}` }, opts: { jobId: `mevt_${g}`, removeOnComplete: { age: 7 * 86400, count: 50000 } } });
+      jobs.push({
+        name: 'process',
+        data: { eventId: `mevt_${g}` },
+        opts: { jobId: `mevt_${g}`, removeOnComplete: { age: 7 * 86400, count: 50000 } },
+      });
     }
     await queue.addBulk(jobs);
   }

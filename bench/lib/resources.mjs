@@ -40,7 +40,8 @@ export class BenchResources {
       const client = new pg.Client({ connectionString: this.urlOf(this.template) });
       await client.connect();
       try {
-        for (const name of this.extensions) await client.query(`CREATE EXTENSION IF NOT EXISTS ${pg.escapeIdentifier(name)}`);
+        for (const name of this.extensions)
+          await client.query(`CREATE EXTENSION IF NOT EXISTS ${pg.escapeIdentifier(name)}`);
         if (this.templateSql) await client.query(this.templateSql);
       } finally {
         await client.end();

@@ -9,8 +9,8 @@ import { fillMinimalBacklog, minimalCreditScript } from '../lib/minimal-inbox.mj
 import { liveBackendCpuSeconds, profileEnd, profileStart } from '../lib/pg-profile.mjs';
 import { creditScript, runPgbench } from '../lib/pgbench.mjs';
 import { benchPool } from '../lib/resources.mjs';
-import { median, round } from '../lib/stats.mjs';
 import { revenueCatTokenPackEvents } from '../lib/revenuecat-events.mjs';
+import { median, round } from '../lib/stats.mjs';
 import { stripeTokenPackEvent } from '../lib/stripe-events.mjs';
 import { bullmq, Redis } from '../lib/workspace.mjs';
 
@@ -157,7 +157,8 @@ async function minimalPgbench(ctx, label, flow) {
       transactions: events / clients,
       defines: { n: 0, clients, users: settings.drainUsers },
     });
-    const done = (await pool.query("SELECT count(*)::int AS n FROM minimal_inbox WHERE status = 'processed'")).rows[0].n;
+    const done = (await pool.query("SELECT count(*)::int AS n FROM minimal_inbox WHERE status = 'processed'")).rows[0]
+      .n;
     const figures = await withProfile(profile, pool, { events }, 'minimal_inbox');
     log(
       `drain ${label}: pgbench minimal ${flow} transaction, ${clients} clients: ${round(result.tps)} tps, ${done}/${events} processed; Postgres ${figures.postgresCpuMsPerEvent ?? 'n/a'} ms/event, WAL ${figures.walBytesPerEvent ?? 'n/a'} B/event${result.error ? ` (${result.error})` : ''}`,
@@ -176,7 +177,11 @@ async function tallyDrain(ctx, label, workers, flow = 'stripe') {
   const items =
     flow === 'stripe'
       ? events(settings.drainEvents, settings.drainUsers)
-      : revenueCatTokenPackEvents({ tag: `${ctx.runId}${label}`, count: settings.drainEvents, users: settings.drainUsers });
+      : revenueCatTokenPackEvents({
+          tag: `${ctx.runId}${label}`,
+          count: settings.drainEvents,
+          users: settings.drainUsers,
+        });
   const fill = await runClosedLoop({
     url: flow === 'stripe' ? ingest.url : ingest.revenueCatUrl,
     connections: settings.connections,
