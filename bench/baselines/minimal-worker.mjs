@@ -27,7 +27,7 @@ async function credit(client, eventId) {
         [eventId, USER_LOCK_NAMESPACE],
       )
     ).rows[0];
-    if (!row || row.status !== 'received') {
+    if (row?.status !== 'received') {
       await client.query('ROLLBACK');
       return 'skipped';
     }
