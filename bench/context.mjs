@@ -148,7 +148,7 @@ export function createBenchContext(env = process.env) {
     };
   }
 
-  function startTallyWorker(databaseUrl, prefix, name = 'tally-worker') {
+  function startTallyWorker(databaseUrl, prefix, name = 'tally-worker', extraEnv = {}) {
     return startNode(
       name,
       workerMain,
@@ -162,6 +162,7 @@ export function createBenchContext(env = process.env) {
         // As the production inbox deployment runs it (infra/k8s/worker-inbox.yaml): the consumer
         // alone; the relay, email and other loops run in the scheduler deployment.
         WORKER_ROLES: 'inbox',
+        ...extraEnv,
       },
       [],
       tallyWorkerNodeFlags,

@@ -198,7 +198,15 @@ async function tallyDrain(ctx, label, workers, flow = 'stripe') {
     const redisCpuAtStart = await redisCpuSeconds(ctx.redisUrl);
     const profile = await profileStart(ctx.postgres, pool);
     const handles = Array.from({ length: workers }, (_, index) =>
-      ctx.startTallyWorker(databaseUrl, prefix, `tally-worker-${index + 1}`),
+      // RevenueCat packs: without the REST read of the purchase (REVENUECAT_VERIFY_PURCHASES=false;
+      // it runs before the transaction, against RevenueCat, and the minimal worker has none), so
+      // the drain compares the database work; production also writes the verified-purchase row.
+      ctx.startTallyWorker(
+        databaseUrl,
+        prefix,
+        `tally-worker-${index + 1}`,
+        flow === 'revenuecat' ? { REVENUECAT_VERIFY_PURCHASES: 'false' } : {},
+      ),
     );
     await waitForProcessed(pool, stored, label, drainTimeoutMs(ctx.settings));
     const rate = await drainRate(pool);
