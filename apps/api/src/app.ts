@@ -12,13 +12,16 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { ApiMetrics } from './api-metrics';
+import { consoleHeaders, createConsoleRoutes } from './console/create-console-routes';
 import { createQueueDashboard, type QueueDashboard } from './dashboard/create-queue-dashboard';
 import { createEmailRetryReset } from './dashboard/email-retry-reset';
 import { createInboxRetryReset } from './dashboard/inbox-retry-reset';
+import { auditAdminActions } from './http/audit-admin-actions';
 import { createIdempotentPosts, idempotencyErrorHandler } from './http/idempotency';
 import { requireAdminKeyOrBasic } from './http/require-admin-key-or-basic';
 import { requireBearer } from './http/require-bearer';
 import { createUserRoutes } from './http/user-scope';
+import { createAuditRoutes } from './routes/admin/audit-routes';
 import { createEventRoutes } from './routes/admin/event-routes';
 import { createLedgerAdminRoutes } from './routes/admin/ledger-routes';
 import { createReconcileRoutes } from './routes/admin/reconcile-routes';
@@ -53,10 +56,12 @@ export interface ApiAppDeps {
 }
 
 export const dashboardPath = '/admin/queues';
+export const consolePath = '/admin/console';
 
 /**
  * The product-facing API under /v1 (app keys) and the operator API under /admin (admin keys),
- * with the queue dashboard at /admin/queues (admin key as bearer token or Basic auth password).
+ * with the queue dashboard at /admin/queues and the console at /admin/console (admin key as
+ * bearer token or Basic auth password). Every state-changing admin request is audited.
  * Call `closeApiApp` on shutdown to release the dashboard's queue handles.
  */
 export function createApiApp(deps: ApiAppDeps): Express {
@@ -111,10 +116,27 @@ export function createApiApp(deps: ApiAppDeps): Express {
       );
       app.use('/v1', v1);
 
-      app.use(dashboardPath, requireAdminKeyOrBasic(deps.adminApiKeys, refuseFailedAuth), dashboard.router);
+      // Every state-changing admin request that passed the key check is audited (auditAdminActions).
+      const audit = (surface: 'api' | 'console' | 'dashboard') =>
+        auditAdminActions({ db: deps.db, logger: deps.logger, surface });
+      app.use(
+        dashboardPath,
+        requireAdminKeyOrBasic(deps.adminApiKeys, refuseFailedAuth),
+        audit('dashboard'),
+        dashboard.router,
+      );
+      app.use(
+        consolePath,
+        consoleHeaders,
+        requireAdminKeyOrBasic(deps.adminApiKeys, refuseFailedAuth),
+        audit('console'),
+        createConsoleRoutes({ db: deps.db, enqueue: deps.enqueue, stripe: deps.stripe, queues: dashboard.queues }),
+      );
 
       const admin = express.Router();
       admin.use(requireBearer(deps.adminApiKeys, 'admin', refuseFailedAuth));
+      admin.use(audit('api'));
+      admin.use(createAuditRoutes(deps));
       admin.use(createEventRoutes(deps));
       admin.use(createLedgerAdminRoutes(deps));
       admin.use(createUserSupportRoutes(deps));

@@ -1,3 +1,7 @@
+export * from './audit/admin-actions';
+export * from './audit/key-fingerprint';
+export * from './audit/list-admin-actions';
+export * from './audit/record-admin-action';
 export * from './catalog/catalog';
 export type { CatalogData, Plan, TokenPack } from './catalog/catalog-schema';
 export * from './clock';
@@ -9,6 +13,8 @@ export * from './db/lease-names';
 export * from './db/migrate';
 export * from './db/run-with-lease';
 export type {
+  AdminAuditRow,
+  AdminSurface,
   DB,
   EmailOutboxRow,
   IdempotencyKeyRow,
@@ -27,7 +33,7 @@ export type {
   TopupRow,
   WalletRow,
 } from './db/schema';
-export { idempotencyRecoveryPoints, inboxSources, inboxStatuses } from './db/schema';
+export { adminSurfaces, idempotencyRecoveryPoints, inboxSources, inboxStatuses } from './db/schema';
 export * from './email/email-outbox-source';
 export * from './email/requeue-outbox-emails';
 export * from './email/send-outbox-email';
@@ -81,6 +87,7 @@ export { stripeHandledEventTypes } from './providers/stripe/create-stripe-handle
 export { parseStripeEvent, toStripeInboxDraft, toStripeInboxDraftFromBody } from './providers/stripe/stripe-event';
 export * from './reconcile/reconcile-stripe';
 export * from './reconcile/reconcile-stripe-exclusively';
+export * from './reconcile/summarize-reconciliation';
 export * from './references';
 export * from './relay/durable-row-source';
 export * from './retention/prune-idempotency-keys';
@@ -104,6 +111,8 @@ export * from './subscriptions/desired-revenuecat-subscription';
 export * from './subscriptions/find-subscription';
 export { isEndedStripeStatus, saveStripeSubscription } from './subscriptions/save-stripe-subscription';
 export * from './subscriptions/sync-revenuecat-subscriber';
+export * from './support/find-balance-series';
+export * from './support/find-support-matches';
 export * from './support/find-user-support-view';
 export type * from './support/user-support-view';
 export * from './topups/confirm-topup';

@@ -9,6 +9,7 @@ export * from './lifecycle/run-main';
 export * from './lifecycle/with-timeout';
 export * from './logging/create-logger';
 export * from './metrics/create-registry';
+export * from './queue/queue-depths';
 export * from './queue/queues';
 export * from './queue/redis-connection';
 export * from './security/failed-auth-limiter';

@@ -26,6 +26,8 @@ export interface QueueDashboard {
   router: Express;
   /** The catalog queues shown, by name. */
   queueNames: string[];
+  /** Their producer handles (the console reads their depths through them). */
+  queues: ProducerQueue<unknown>[];
   close(): Promise<void>;
 }
 
@@ -85,6 +87,7 @@ export function createQueueDashboard(deps: {
   return {
     router: serverAdapter.getRouter() as Express,
     queueNames: [...queues.keys()],
+    queues: [...queues.values()],
     close: async () => {
       await Promise.all([...queues.values()].map((queue) => queue.close().catch(() => undefined)));
     },

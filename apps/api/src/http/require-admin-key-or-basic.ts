@@ -4,13 +4,23 @@ import { bearerTokenOf, refuseAtOnce } from './require-bearer';
 
 export const adminBasicRealm = 'tally-admin';
 
-/** The password of an HTTP Basic Authorization header (any username), if the request sent one. */
-export function basicPasswordOf(req: Request): string | undefined {
+function basicCredentialsOf(req: Request): { user: string; password: string } | undefined {
   const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(req.get('authorization') ?? '');
   if (!match?.[1]) return undefined;
   const decoded = Buffer.from(match[1], 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
-  return colon === -1 ? undefined : decoded.slice(colon + 1);
+  return colon === -1 ? undefined : { user: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
+
+/** The password of an HTTP Basic Authorization header (any username), if the request sent one. */
+export function basicPasswordOf(req: Request): string | undefined {
+  return basicCredentialsOf(req)?.password;
+}
+
+/** The user name of an HTTP Basic Authorization header, if any (not checked: any name is accepted). */
+export function basicUserOf(req: Request): string | undefined {
+  const user = basicCredentialsOf(req)?.user;
+  return user === undefined || user === '' ? undefined : user;
 }
 
 /**
@@ -43,7 +53,12 @@ export function requireAdminKeyOrBasic(keys: readonly string[], refuse: RefuseFa
     if (matchesAnySecret(basicPasswordOf(req), keys)) {
       const safe = req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS';
       if (!safe && isCrossSite(req)) {
-        return sendError(res, 403, 'cross_site_request', 'dashboard actions must come from the dashboard itself');
+        return sendError(
+          res,
+          403,
+          'cross_site_request',
+          'dashboard and console actions must come from their own pages',
+        );
       }
       return next();
     }

@@ -1,4 +1,5 @@
 import {
+  adminActions,
   type Database,
   type InboxStatus,
   inboxRelaySource,
@@ -18,6 +19,7 @@ import {
   waitUntilReady,
 } from '@tally/platform';
 import type { z } from 'zod';
+import { auditCliAction } from './audit-cli-action';
 import { fail, printJson } from './output';
 import { describeConnectionFailure, ServerUnreachableError, withDatabase } from './unreachable-server';
 import { formatTable } from './user';
@@ -78,12 +80,20 @@ export async function runEventsList(filter: {
 export async function runRequeue(inboxEventId: number, options: { json?: boolean } = {}): Promise<void> {
   const env = parseEnv(eventsEnvSchema, process.env);
   await withDatabase(env.DATABASE_URL, async (db) => {
+    const target = { kind: 'inbox_event', id: String(inboxEventId) };
     const id = await requeueInboxEvent(db, inboxEventId);
     if (id === null) {
+      await auditCliAction(db, { action: adminActions.inboxRequeue, target, outcome: 'not_parked' });
       fail(options, 'not_parked', `inbox event ${inboxEventId} is not parked (or does not exist); nothing requeued`);
       return;
     }
     const delivery = await handOffOnce(env, db, [id]);
+    await auditCliAction(db, {
+      action: adminActions.inboxRequeue,
+      target,
+      outcome: 'ok',
+      answer: { requeued: 1, ids: [id], enqueued: delivery.enqueued, deferred: delivery.deferred },
+    });
     warnQueueUnreachable(delivery);
     if (options.json) {
       printJson({ requeued: 1, ids: [id], enqueued: delivery.enqueued, deferred: delivery.deferred });
@@ -160,6 +170,11 @@ export async function runReplay(
     if (inboxEventId !== undefined) {
       const id = await replayInboxEvent(db, inboxEventId);
       if (id === null) {
+        await auditCliAction(db, {
+          action: adminActions.inboxReplay,
+          target: { kind: 'inbox_event', id: String(inboxEventId) },
+          outcome: 'not_finished',
+        });
         fail(
           filter,
           'not_finished',
@@ -183,12 +198,32 @@ export async function runReplay(
         limit: filter.limit,
       });
     }
+    const audit = (answer: { replayed: number; ids: number[]; enqueued: number; deferred: number }) =>
+      auditCliAction(db, {
+        action: inboxEventId !== undefined ? adminActions.inboxReplay : adminActions.inboxReplayByFilter,
+        target: inboxEventId !== undefined ? { kind: 'inbox_event', id: String(inboxEventId) } : null,
+        request:
+          inboxEventId !== undefined
+            ? undefined
+            : {
+                provider: filter.provider,
+                status: filter.status,
+                type: filter.type,
+                userId: filter.user,
+                outcome: filter.outcome,
+                limit: filter.limit,
+              },
+        outcome: 'ok',
+        answer,
+      });
     if (ids.length === 0) {
+      await audit({ replayed: 0, ids: [], enqueued: 0, deferred: 0 });
       if (filter.json) printJson({ replayed: 0, ids: [], enqueued: 0, deferred: 0 });
       else process.stdout.write('replayed 0 events\n');
       return;
     }
     const delivery = await handOffOnce(env, db, ids);
+    await audit({ replayed: ids.length, ids, enqueued: delivery.enqueued, deferred: delivery.deferred });
     warnQueueUnreachable(delivery);
     if (filter.json) {
       printJson({ replayed: ids.length, ids, enqueued: delivery.enqueued, deferred: delivery.deferred });

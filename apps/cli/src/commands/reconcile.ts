@@ -1,6 +1,13 @@
-import { createStripeApi, reconcileStripe, type StripeReconciliationReport } from '@tally/billing-core';
+import {
+  adminActions,
+  createStripeApi,
+  reconcileStripe,
+  type StripeReconciliationReport,
+  summarizeReconciliation,
+} from '@tally/billing-core';
 import { baseEnvSchema, parseEnv, providerApiSettings } from '@tally/platform';
 import { z } from 'zod';
+import { auditCliAction } from './audit-cli-action';
 import { handOffOnce } from './events';
 import { printJson } from './output';
 import { describeConnectionFailure, ServerUnreachableError, withDatabase } from './unreachable-server';
@@ -29,11 +36,23 @@ export async function runReconcile(options: { days: number; dryRun?: boolean; js
         apiBaseUrl: env.STRIPE_API_BASE_URL,
         timeoutMs: env.STRIPE_TIMEOUT_MS,
       });
-      const report = await reconcileStripe(
-        { db, stripe, enqueue: (ids) => handOffOnce(env, db, ids) },
-        { windowDays: options.days, dryRun: options.dryRun ?? false },
-      ).catch((error: unknown) => {
-        throw namingStripe(error, env.STRIPE_API_BASE_URL ?? 'https://api.stripe.com');
+      const request = { windowDays: options.days, dryRun: options.dryRun ?? false };
+      const report = await reconcileStripe({ db, stripe, enqueue: (ids) => handOffOnce(env, db, ids) }, request).catch(
+        async (error: unknown) => {
+          const code = (error as { code?: unknown }).code;
+          await auditCliAction(db, {
+            action: adminActions.reconcileStripe,
+            request,
+            outcome: typeof code === 'string' ? code : 'failed',
+          }).catch(() => undefined);
+          throw namingStripe(error, env.STRIPE_API_BASE_URL ?? 'https://api.stripe.com');
+        },
+      );
+      await auditCliAction(db, {
+        action: adminActions.reconcileStripe,
+        request,
+        outcome: 'ok',
+        answer: summarizeReconciliation(report),
       });
       if (options.json) printJson(report);
       else process.stdout.write(formatReport(report));

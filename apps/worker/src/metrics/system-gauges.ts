@@ -1,5 +1,5 @@
 import { type DB, findOldestDueAgeSeconds, readOperationalCounts } from '@tally/billing-core';
-import type { ProducerQueue } from '@tally/platform';
+import { type ProducerQueue, readQueueDepths } from '@tally/platform';
 import type { Kysely } from 'kysely';
 import type { WorkerMetrics } from './worker-metrics';
 
@@ -13,9 +13,8 @@ export async function refreshSystemGauges(
   db: Kysely<DB>,
   metrics: WorkerMetrics,
 ): Promise<void> {
-  for (const queue of queues) {
-    const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed');
-    for (const [state, count] of Object.entries(counts)) metrics.queueJobs.set({ queue: queue.name, state }, count);
+  for (const { queue, counts } of await readQueueDepths(queues)) {
+    for (const [state, count] of Object.entries(counts)) metrics.queueJobs.set({ queue, state }, count);
   }
   metrics.oldestPendingAge.set(await findOldestDueAgeSeconds(db));
   metrics.setOperationalCounts(await readOperationalCounts(db));

@@ -257,6 +257,7 @@ export interface LeasesTable {
   holder: string;
   acquired_at: DbTime;
   expires_at: DbTime;
+  admin_audit: AdminAuditTable;
 }
 
 export type InboxEventRow = Selectable<InboxEventsTable>;
@@ -405,3 +406,28 @@ export interface IdempotencyKeysTable {
 }
 
 export type IdempotencyKeyRow = Selectable<IdempotencyKeysTable>;
+// Operators' actions (migration 0017): append-only, a trigger rejects updates and deletes.
+export const adminSurfaces = ['api', 'console', 'dashboard', 'cli'] as const;
+export type AdminSurface = (typeof adminSurfaces)[number];
+
+/** Never updated: every column is insert-only. */
+type InsertOnly<T> = ColumnType<T, T, never>;
+
+export interface AdminAuditTable {
+  id: Generated<number>;
+  action: InsertOnly<string>;
+  surface: InsertOnly<AdminSurface>;
+  target_kind: InsertOnly<string | null>;
+  target_id: InsertOnly<string | null>;
+  method: InsertOnly<string | null>;
+  path: InsertOnly<string | null>;
+  request: ColumnType<unknown, string | null, never>;
+  key_fingerprint: InsertOnly<string | null>;
+  actor: InsertOnly<string | null>;
+  status_code: InsertOnly<number | null>;
+  outcome: InsertOnly<string>;
+  answer: ColumnType<unknown, string | null, never>;
+  created_at: ColumnType<Date, Date | string | undefined, never>;
+}
+
+export type AdminAuditRow = Selectable<AdminAuditTable>;

@@ -47,7 +47,11 @@ export async function findUserSupportView(
         canonicalUserId: subject.userId,
         wallet,
         events: await readEventsSection(trx, subject, limits.events),
-        ledger: await readLedgerSection(trx, subject, { limit: limits.ledgerEntries, walletBalance: wallet.balance }),
+        ledger: await readLedgerSection(trx, subject, {
+          limit: limits.ledgerEntries,
+          beforeId: limits.ledgerBeforeId,
+          walletBalance: wallet.balance,
+        }),
         subscription: await readSubscriptionSection(trx, subject, limits.subscriptionHistory),
         payments: await readPaymentsSection(trx, subject),
         refunds: await readRefundsSection(trx, subject),

@@ -3,27 +3,23 @@ import type { DB } from '../db/schema';
 import type { SupportLedger, SupportSubject } from './user-support-view';
 
 /**
- * The canonical user's ledger entries, newest first, at most `limit`; `sum` and `total` cover every
- * entry. `walletBalance` is the wallet section's balance, read in the same snapshot, so
+ * The canonical user's ledger entries, newest first, at most `limit` (below `beforeId` when given:
+ * keyset paging); `sum` and `total` cover every entry. `walletBalance` is the wallet section's balance, read in the same snapshot, so
  * `matchesBalance` compares numbers of one moment.
  */
 export async function readLedgerSection(
   trx: Transaction<DB>,
   { userId }: SupportSubject,
-  { limit, walletBalance }: { limit: number; walletBalance: number },
+  { limit, beforeId, walletBalance }: { limit: number; beforeId?: number | undefined; walletBalance: number },
 ): Promise<SupportLedger> {
   const totals = await trx
     .selectFrom('ledger_entries')
     .select([sql<string>`count(*)`.as('count'), sql<string>`coalesce(sum(amount), 0)`.as('sum')])
     .where('user_id', '=', userId)
     .executeTakeFirstOrThrow();
-  const rows = await trx
-    .selectFrom('ledger_entries')
-    .selectAll()
-    .where('user_id', '=', userId)
-    .orderBy('id', 'desc')
-    .limit(limit)
-    .execute();
+  let page = trx.selectFrom('ledger_entries').selectAll().where('user_id', '=', userId);
+  if (beforeId !== undefined) page = page.where('id', '<', beforeId);
+  const rows = await page.orderBy('id', 'desc').limit(limit).execute();
   const total = Number(totals.count);
   const sum = Number(totals.sum);
   return {

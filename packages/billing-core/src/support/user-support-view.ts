@@ -55,6 +55,12 @@ export interface SupportViewLimits {
   ledgerEntries: number;
   studioRequests: number;
   subscriptionHistory: number;
+  /**
+   * Keyset paging of the ledger: only entries with an id below this (the page after the last id
+   * shown). Served by `ledger_entries_user_idx (user_id, id)`, so a page costs the same on a user
+   * with 10,000 entries as on one with ten.
+   */
+  ledgerBeforeId?: number | undefined;
 }
 
 /** The wallet row; a user without one shows balance 0 and no creation date. */

@@ -1,19 +1,22 @@
 import {
-  type DB,
   findInboxEvent,
   inboxStatuses,
   listInboxEvents,
-  replayInboxEvent,
   replayInboxEvents,
-  requeueInboxEvent,
   requeueInboxEvents,
   toInboxEventView,
 } from '@tally/billing-core';
 import { sendError } from '@tally/platform';
-import { Router } from 'express';
-import type { Kysely } from 'kysely';
+import { type Response, Router } from 'express';
 import { z } from 'zod';
 import { cursorSchema, eventIdSchema, limitSchema, parseOr400, userIdSchema } from '../../http/params';
+import {
+  deliver,
+  type InboxActionDeps,
+  type InboxActionOutcome,
+  replayOneEvent,
+  requeueOneEvent,
+} from './inbox-actions';
 
 const providerSchema = z.enum(['stripe', 'revenuecat']);
 const outcomeCodeSchema = z
@@ -38,16 +41,12 @@ const requeueFilterSchema = z.object({
 const replayFilterSchema = requeueFilterSchema.extend({ status: z.enum(['processed', 'ignored']).optional() });
 
 /** Admin views of the inbox and the operations that put parked events back to work. */
-export function createEventRoutes(deps: {
-  db: Kysely<DB>;
-  /** Hands ids to the queue; a failure leaves them for the relay. */
-  enqueue: (inboxEventIds: number[]) => Promise<{ enqueued: number; alreadyQueued: number; deferred: number }>;
-}): Router {
+export function createEventRoutes(deps: InboxActionDeps): Router {
   const router = Router();
-  /** Hands rows to the queue and says what happened; rows it could not hand off wait for the relay. */
-  const deliver = async (ids: number[]) => {
-    const { enqueued, alreadyQueued, deferred } = await deps.enqueue(ids);
-    return { enqueued, alreadyQueued, deferred };
+  const answer = (res: Response, outcome: InboxActionOutcome, verb: 'requeued' | 'replayed') => {
+    if (outcome.kind === 'refused') return sendError(res, outcome.status, outcome.code, outcome.message);
+    const { kind: _kind, ids, ...delivery } = outcome;
+    res.json({ [verb]: ids.length, ids, ...delivery });
   };
 
   router.get('/events', async (req, res) => {
@@ -64,7 +63,7 @@ export function createEventRoutes(deps: {
     const filter = parseOr400(res, requeueFilterSchema, req.body ?? {});
     if (filter === undefined) return;
     const ids = await requeueInboxEvents(deps.db, { ...filter, outcomeCode: filter.outcome });
-    const delivery = await deliver(ids);
+    const delivery = await deliver(deps, ids);
     res.json({ requeued: ids.length, ids, ...delivery });
   });
 
@@ -73,7 +72,7 @@ export function createEventRoutes(deps: {
     const filter = parseOr400(res, replayFilterSchema, req.body ?? {});
     if (filter === undefined) return;
     const ids = await replayInboxEvents(deps.db, { ...filter, outcomeCode: filter.outcome });
-    const delivery = await deliver(ids);
+    const delivery = await deliver(deps, ids);
     res.json({ replayed: ids.length, ids, ...delivery });
   });
 
@@ -88,34 +87,13 @@ export function createEventRoutes(deps: {
   router.post('/events/:id/requeue', async (req, res) => {
     const id = parseOr400(res, eventIdSchema, req.params.id);
     if (id === undefined) return;
-    const requeued = await requeueInboxEvent(deps.db, id);
-    if (requeued === null) {
-      const event = await findInboxEvent(deps.db, id);
-      if (!event) return sendError(res, 404, 'not_found', `inbox event ${id} does not exist`);
-      return sendError(res, 409, 'not_parked', `inbox event ${id} is ${event.status}; only failed events are requeued`);
-    }
-    const delivery = await deliver([requeued]);
-    res.json({ requeued: 1, ids: [requeued], ...delivery });
+    answer(res, await requeueOneEvent(deps, id), 'requeued');
   });
 
   router.post('/events/:id/replay', async (req, res) => {
     const id = parseOr400(res, eventIdSchema, req.params.id);
     if (id === undefined) return;
-    const replayed = await replayInboxEvent(deps.db, id);
-    if (replayed === null) {
-      const event = await findInboxEvent(deps.db, id);
-      if (!event) return sendError(res, 404, 'not_found', `inbox event ${id} does not exist`);
-      return sendError(
-        res,
-        409,
-        'not_finished',
-        event.raw_body_pruned_at
-          ? `inbox event ${id} lost its raw body to retention; it cannot be replayed`
-          : `inbox event ${id} is ${event.status}; only processed or ignored events are replayed (requeue parked ones)`,
-      );
-    }
-    const delivery = await deliver([replayed]);
-    res.json({ replayed: 1, ids: [replayed], ...delivery });
+    answer(res, await replayOneEvent(deps, id), 'replayed');
   });
 
   return router;

@@ -1,0 +1,62 @@
+import { type Html, html } from './html';
+
+/**
+ * A line chart of numbers over time as inline SVG (no script, no chart library): the line through
+ * `value`, a band between `min` and `max`, the first and last dates and the highest value marked.
+ */
+export function lineChart(
+  points: readonly { at: Date; value: number; min: number; max: number }[],
+  options: { label: string; width?: number; height?: number },
+): Html {
+  const width = options.width ?? 720;
+  const height = options.height ?? 160;
+  const pad = { left: 48, right: 8, top: 10, bottom: 22 };
+  if (points.length === 0) return html`<p class="muted">No ledger entries yet.</p>`;
+  const top = Math.max(1, ...points.map((point) => point.max));
+  const x = (index: number) =>
+    pad.left + (points.length === 1 ? 0 : (index / (points.length - 1)) * (width - pad.left - pad.right));
+  const y = (value: number) => pad.top + (1 - value / top) * (height - pad.top - pad.bottom);
+  const line = points.map((point, index) => `${x(index).toFixed(1)},${y(point.value).toFixed(1)}`).join(' ');
+  const band = [
+    ...points.map((point, index) => `${x(index).toFixed(1)},${y(point.max).toFixed(1)}`),
+    ...points.map((point, index) => `${x(index).toFixed(1)},${y(point.min).toFixed(1)}`).reverse(),
+  ].join(' ');
+  const first = points[0];
+  const last = points[points.length - 1];
+  return html`<svg class="chart" role="img" aria-label="${options.label}" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}">
+  <title>${options.label}</title>
+  <line class="axis" x1="${pad.left}" y1="${y(0)}" x2="${width - pad.right}" y2="${y(0)}"/>
+  <line class="grid" x1="${pad.left}" y1="${y(top)}" x2="${width - pad.right}" y2="${y(top)}"/>
+  <text class="tick" x="${pad.left - 4}" y="${y(top) + 4}" text-anchor="end">${top}</text>
+  <text class="tick" x="${pad.left - 4}" y="${y(0) + 4}" text-anchor="end">0</text>
+  <polygon class="band" points="${band}"/>
+  <polyline class="line" points="${line}"/>
+  ${last ? html`<circle class="dot" cx="${x(points.length - 1).toFixed(1)}" cy="${y(last.value).toFixed(1)}" r="3.5"/>` : ''}
+  <text class="tick" x="${pad.left}" y="${height - 4}">${first ? shortDate(first.at) : ''}</text>
+  <text class="tick" x="${width - pad.right}" y="${height - 4}" text-anchor="end">${last ? shortDate(last.at) : ''}</text>
+</svg>`;
+}
+
+/** Horizontal bars with their numbers, for counts by state (queue depths, parked events by type). */
+export function barChart(bars: readonly { label: string; value: number }[], options: { label: string }): Html {
+  if (bars.length === 0) return html`<p class="muted">None.</p>`;
+  const width = 360;
+  const row = 20;
+  const labelWidth = 150;
+  const top = Math.max(1, ...bars.map((bar) => bar.value));
+  const height = bars.length * row + 4;
+  return html`<svg class="chart" role="img" aria-label="${options.label}" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}">
+  <title>${options.label}</title>
+  ${bars.map((bar, index) => {
+    const barWidth = bar.value === 0 ? 0 : Math.max(2, (bar.value / top) * (width - labelWidth - 50));
+    const y = index * row + 2;
+    return html`<text class="tick" x="${labelWidth - 6}" y="${y + 13}" text-anchor="end">${bar.label}</text>
+  <rect class="bar" x="${labelWidth}" y="${y + 2}" width="${barWidth.toFixed(1)}" height="${row - 6}"/>
+  <text class="tick" x="${labelWidth + barWidth + 4}" y="${y + 13}">${bar.value}</text>`;
+  })}
+</svg>`;
+}
+
+export function shortDate(date: Date): string {
+  return date.toISOString().slice(0, 10);
+}

@@ -1,0 +1,265 @@
+import {
+  BillingError,
+  type DB,
+  DEFAULT_RECONCILE_WINDOW_DAYS,
+  findBalanceSeries,
+  findInboxEvent,
+  findOldestDueAgeSeconds,
+  findSupportMatches,
+  findUserSupportView,
+  inboxStatuses,
+  listAdminActions,
+  listInboxEvents,
+  readOperationalCounts,
+  reconcileStripe,
+  STRIPE_EVENTS_MAX_WINDOW_DAYS,
+  type StripeApi,
+  type StripeReconciliationReport,
+  summarizeReconciliation,
+  toInboxEventView,
+} from '@tally/billing-core';
+import { type ProducerQueue, readQueueDepths } from '@tally/platform';
+import express, { type Request, type Response, Router } from 'express';
+import helmet from 'helmet';
+import type { Kysely } from 'kysely';
+import { z } from 'zod';
+import { auditAnswerKey } from '../http/audit-admin-actions';
+import { cursorSchema, eventIdSchema, userIdSchema } from '../http/params';
+import {
+  type InboxActionDeps,
+  type InboxActionOutcome,
+  replayOneEvent,
+  requeueOneEvent,
+} from '../routes/admin/inbox-actions';
+import { consoleCss } from './console-css';
+import { html, queryString } from './html';
+import { consoleBase, page } from './layout';
+import { eventPage, inboxPage } from './pages/inbox-pages';
+import { auditPage, reconcilePage, searchPage } from './pages/other-pages';
+import { overviewPage } from './pages/overview-page';
+import { userPage } from './pages/user-page';
+
+export interface ConsoleDeps extends InboxActionDeps {
+  db: Kysely<DB>;
+  stripe?: StripeApi | undefined;
+  /** The catalog queues, for the overview's depths (the dashboard's handles). */
+  queues: readonly ProducerQueue<unknown>[];
+}
+
+const PAGE_SIZE = 50;
+const LEDGER_PAGE_SIZE = 50;
+
+/** Empty form fields and query parameters mean "no filter". */
+const optional = <S extends z.ZodType>(schema: S) =>
+  z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
+
+const inboxQuerySchema = z.object({
+  provider: optional(z.enum(['stripe', 'revenuecat'])),
+  type: optional(z.string().max(100)),
+  status: optional(z.enum(inboxStatuses)),
+  outcome: optional(z.string().regex(/^[a-z][a-z0-9_]{0,63}$/)),
+  userId: optional(userIdSchema),
+  cursor: optional(cursorSchema),
+  notice: optional(z.string().max(40)),
+});
+const reconcileFormSchema = z.object({
+  windowDays: z.coerce.number().positive().max(STRIPE_EVENTS_MAX_WINDOW_DAYS).default(DEFAULT_RECONCILE_WINDOW_DAYS),
+  dryRun: z.preprocess((value) => value === 'true' || value === 'on', z.boolean()),
+});
+
+/**
+ * Security headers of every console answer: a CSP that allows only the console's own stylesheet
+ * and forms (no script at all), no framing by anyone (frame-ancestors 'none' and X-Frame-Options
+ * DENY), nosniff, referrers only to the console's own origin. Mounted ahead of the key check, so a
+ * 401 or 403 from the console's paths carries them too; scoped to the console, so it adds to
+ * whatever the app sets elsewhere.
+ */
+export const consoleHeaders = helmet({
+  contentSecurityPolicy: {
+    useDefaults: false,
+    directives: {
+      defaultSrc: ["'none'"],
+      styleSrc: ["'self'"],
+      imgSrc: ["'self'", 'data:'],
+      formAction: ["'self'"],
+      frameAncestors: ["'none'"],
+      baseUri: ["'none'"],
+    },
+  },
+  frameguard: { action: 'deny' },
+  // Not 'no-referrer': with it a browser sends `Origin: null` on the console's own form POSTs,
+  // which the same-origin rule (rightly) refuses.
+  referrerPolicy: { policy: 'same-origin' },
+});
+
+/**
+ * The console at /admin/console (docs/console.md): server-rendered pages over the support view,
+ * the inbox, the metrics' reads and the audit, with requeue, replay and reconcile as POST forms.
+ * Mount it behind `consoleHeaders`, `requireAdminKeyOrBasic` (Basic auth, same-origin POSTs) and
+ * the audit.
+ */
+export function createConsoleRoutes(deps: ConsoleDeps): Router {
+  const router = Router();
+  router.use(express.urlencoded({ extended: false, limit: '10kb' }));
+  const send = (res: Response, body: string, status = 200) => {
+    res.status(status).type('html').set('Cache-Control', 'no-store').send(body);
+  };
+
+  router.get('/console.css', (_req, res) => {
+    res.type('css').set('Cache-Control', 'private, max-age=300').send(consoleCss);
+  });
+
+  router.get('/', async (_req, res) => {
+    const [depths, oldestDueAgeSeconds, counts] = await Promise.all([
+      readQueueDepths(deps.queues),
+      findOldestDueAgeSeconds(deps.db),
+      readOperationalCounts(deps.db),
+    ]);
+    send(res, overviewPage({ depths, oldestDueAgeSeconds, counts }));
+  });
+
+  router.get('/search', async (req, res) => {
+    const q = typeof req.query.q === 'string' ? req.query.q.trim() : '';
+    const matches = await findSupportMatches(deps.db, q);
+    const [only] = matches;
+    if (matches.length === 1 && only) {
+      return res.redirect(
+        303,
+        only.kind === 'user'
+          ? `${consoleBase}/users/${encodeURIComponent(only.userId)}`
+          : `${consoleBase}/events/${only.inboxEventId}`,
+      );
+    }
+    send(res, searchPage(q, matches), matches.length === 0 ? 404 : 200);
+  });
+
+  router.get('/users/:userId', async (req, res) => {
+    const userId = userIdSchema.safeParse(req.params.userId);
+    const cursor = optional(cursorSchema).safeParse(req.query.ledgerBefore);
+    if (!userId.success || !cursor.success) return badRequest(res, send);
+    const view = await findUserSupportView(deps.db, userId.data, {
+      limits: { ledgerEntries: LEDGER_PAGE_SIZE + 1, ledgerBeforeId: cursor.data },
+    });
+    const more = view.ledger.entries.length > LEDGER_PAGE_SIZE;
+    view.ledger.entries = view.ledger.entries.slice(0, LEDGER_PAGE_SIZE);
+    const series = await findBalanceSeries(deps.db, view.canonicalUserId);
+    send(
+      res,
+      userPage({
+        view,
+        series,
+        ledgerCursor: cursor.data,
+        ledgerNextCursor: more ? (view.ledger.entries[view.ledger.entries.length - 1]?.id ?? null) : null,
+        notice: typeof req.query.notice === 'string' ? req.query.notice : undefined,
+      }),
+    );
+  });
+
+  router.get('/events', async (req, res) => {
+    const query = inboxQuerySchema.safeParse(req.query);
+    if (!query.success) return badRequest(res, send);
+    const { cursor, notice, ...filter } = query.data;
+    const result = await listInboxEvents(deps.db, {
+      ...filter,
+      outcomeCode: filter.outcome,
+      limit: PAGE_SIZE,
+      beforeId: cursor,
+    });
+    send(
+      res,
+      inboxPage({ filter, events: result.events.map(toInboxEventView), nextCursor: result.nextCursor, cursor, notice }),
+    );
+  });
+
+  router.get('/events/:id', async (req, res) => {
+    const id = eventIdSchema.safeParse(req.params.id);
+    if (!id.success) return badRequest(res, send);
+    const event = await findInboxEvent(deps.db, id.data);
+    if (!event)
+      return send(
+        res,
+        page({ title: 'No such event', section: 'inbox', body: html`<p>Inbox event ${id.data} does not exist.</p>` }),
+        404,
+      );
+    const audit = await listAdminActions(deps.db, { limit: 50, target: { kind: 'inbox_event', id: String(event.id) } });
+    const notice = typeof req.query.notice === 'string' ? req.query.notice : undefined;
+    send(res, eventPage({ event: toInboxEventView(event), rawBody: event.raw_body, audit: audit.actions, notice }));
+  });
+
+  const eventAction =
+    (run: (deps: InboxActionDeps, id: number) => Promise<InboxActionOutcome>, done: string) =>
+    async (req: Request<{ id: string }>, res: Response) => {
+      const id = eventIdSchema.safeParse(req.params.id);
+      if (!id.success) return badRequest(res, send);
+      const outcome = await run(deps, id.data);
+      const back = backTo(req.query.back, `${consoleBase}/events/${id.data}`);
+      if (outcome.kind === 'refused') {
+        res.locals[auditAnswerKey] = { error: { code: outcome.code, message: outcome.message } };
+        return res.redirect(303, withNotice(back, outcome.code));
+      }
+      const { kind: _kind, ...answer } = outcome;
+      res.locals[auditAnswerKey] = answer;
+      res.redirect(303, withNotice(back, done));
+    };
+  router.post('/events/:id/requeue', eventAction(requeueOneEvent, 'requeued'));
+  router.post('/events/:id/replay', eventAction(replayOneEvent, 'replayed'));
+
+  router.get('/audit', async (req, res) => {
+    const cursor = optional(cursorSchema).safeParse(req.query.cursor);
+    if (!cursor.success) return badRequest(res, send);
+    const result = await listAdminActions(deps.db, { limit: PAGE_SIZE, beforeId: cursor.data });
+    send(res, auditPage({ actions: result.actions, nextCursor: result.nextCursor, cursor: cursor.data }));
+  });
+
+  router.get('/reconcile', (_req, res) => {
+    send(res, reconcilePage({ configured: deps.stripe !== undefined }));
+  });
+
+  router.post('/reconcile', async (req, res) => {
+    const form = reconcileFormSchema.safeParse(req.body ?? {});
+    if (!form.success) return badRequest(res, send);
+    if (!deps.stripe) {
+      res.locals[auditAnswerKey] = { error: { code: 'not_configured' } };
+      return send(res, reconcilePage({ configured: false }), 503);
+    }
+    let report: StripeReconciliationReport;
+    try {
+      report = await reconcileStripe({ db: deps.db, stripe: deps.stripe, enqueue: deps.enqueue }, form.data);
+    } catch (error) {
+      if (!(error instanceof BillingError)) throw error;
+      res.locals[auditAnswerKey] = { error: { code: error.code, message: error.message } };
+      return send(res, reconcilePage({ configured: true, error: error.message }), 502);
+    }
+    res.locals[auditAnswerKey] = summarizeReconciliation(report);
+    send(res, reconcilePage({ configured: true, report }));
+  });
+
+  return router;
+}
+
+/** Where an action sends the browser back to: a console page only (never another site). */
+function backTo(value: unknown, fallback: string): string {
+  if (typeof value !== 'string') return fallback;
+  if (!value.startsWith(`${consoleBase}/`) && value !== consoleBase) return fallback;
+  if (value.startsWith('//') || value.includes('\\') || /[\r\n]/.test(value)) return fallback;
+  return value;
+}
+
+function withNotice(path: string, notice: string): string {
+  const [pathname, search = ''] = path.split('?', 2);
+  const params = new URLSearchParams(search);
+  params.set('notice', notice);
+  return `${pathname}${queryString(Object.fromEntries(params))}`;
+}
+
+function badRequest(res: Response, send: (res: Response, body: string, status?: number) => void) {
+  send(
+    res,
+    page({
+      title: 'Bad request',
+      section: 'overview',
+      body: html`<p>That address is not one the console knows how to read.</p>`,
+    }),
+    400,
+  );
+}

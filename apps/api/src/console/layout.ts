@@ -1,0 +1,139 @@
+import type { InboxEventView } from '@tally/billing-core';
+import { type Html, type HtmlValue, html, queryString } from './html';
+
+export const consoleBase = '/admin/console';
+export const dashboardLink = '/admin/queues';
+
+export type ConsoleSection = 'overview' | 'inbox' | 'audit' | 'reconcile' | 'search' | 'user';
+
+/** The page shell: navigation, the search box on every page, the notice of the last action. */
+export function page(options: {
+  title: string;
+  section: ConsoleSection;
+  body: HtmlValue;
+  notice?: { text: string; error?: boolean } | undefined;
+  search?: string | undefined;
+}): string {
+  const nav = (section: ConsoleSection, href: string, label: string) =>
+    html`<a href="${href}"${section === options.section ? html` aria-current="page"` : ''}>${label}</a>`;
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${options.title} · Tally console</title>
+<link rel="stylesheet" href="${consoleBase}/console.css">
+</head>
+<body>
+<a class="skip" href="#main">Skip to content</a>
+<header>
+  <span class="brand">Tally console</span>
+  <nav aria-label="Console">
+    ${nav('overview', consoleBase, 'Overview')}
+    ${nav('inbox', `${consoleBase}/events`, 'Inbox')}
+    ${nav('audit', `${consoleBase}/audit`, 'Audit')}
+    ${nav('reconcile', `${consoleBase}/reconcile`, 'Reconciliation')}
+    <a href="${dashboardLink}">Queues (Bull Board)</a>
+  </nav>
+  <form method="get" action="${consoleBase}/search" role="search">
+    <label for="q">Search</label>
+    <input id="q" name="q" size="34" value="${options.search ?? ''}" placeholder="user id, event id, pi_…, in_…, sub_…, cus_…" required>
+    <button type="submit">Find</button>
+  </form>
+</header>
+<main id="main">
+${options.notice ? html`<p class="notice${options.notice.error ? ' error' : ''}" role="status">${options.notice.text}</p>` : ''}
+<h1>${options.title}</h1>
+${options.body}
+</main>
+</body>
+</html>`.text;
+}
+
+export function time(date: Date | null | undefined): Html | string {
+  if (!date) return '–';
+  return html`<time datetime="${date.toISOString()}">${date.toISOString().replace('T', ' ').slice(0, 19)}Z</time>`;
+}
+
+export function userLink(userId: string | null | undefined): Html | string {
+  if (!userId) return '–';
+  return html`<a href="${consoleBase}/users/${encodeURIComponent(userId)}">${userId}</a>`;
+}
+
+export function eventLink(id: number | null | undefined, label?: string): Html | string {
+  if (id === null || id === undefined) return '–';
+  return html`<a href="${consoleBase}/events/${id}">${label ?? `#${id}`}</a>`;
+}
+
+export function statusText(status: string): Html {
+  return html`<span class="status-${status}">${status}</span>`;
+}
+
+/** A plain table: headers, then rows of cells; a caption for screen readers when given. */
+export function table(headers: readonly string[], rows: readonly HtmlValue[][], caption?: string): Html {
+  if (rows.length === 0) return html`<p class="muted">None.</p>`;
+  const numeric = (header: string) => /^(amount|balance|before|after|attempts|tokens|count|#|shortfall)/i.test(header);
+  return html`<table>
+${caption ? html`<caption class="skip">${caption}</caption>` : ''}
+<thead><tr>${headers.map((header) => html`<th scope="col"${numeric(header) ? html` class="num"` : ''}>${header}</th>`)}</tr></thead>
+<tbody>
+${rows.map((cells) => html`<tr>${cells.map((cell, index) => html`<td${numeric(headers[index] ?? '') ? html` class="num"` : ''}>${cell}</td>`)}</tr>\n`)}
+</tbody>
+</table>`;
+}
+
+/** The buttons that act on an event: requeue when parked, replay when finished (POST forms). */
+export function eventActions(event: Pick<InboxEventView, 'id' | 'status' | 'rawBodyPrunedAt'>, back: string): Html {
+  const form = (action: 'requeue' | 'replay', label: string) =>
+    html`<form class="inline" method="post" action="${consoleBase}/events/${event.id}/${action}${queryString({ back })}"><button type="submit" class="primary">${label}</button></form>`;
+  if (event.status === 'failed') return form('requeue', `Requeue #${event.id}`);
+  if ((event.status === 'processed' || event.status === 'ignored') && !event.rawBodyPrunedAt) {
+    return form('replay', `Replay #${event.id}`);
+  }
+  return html``;
+}
+
+/** The rows of an event list, the same columns on the inbox and the user page. */
+export function eventRows(events: readonly (InboxEventView & { attention?: string })[], back: string): HtmlValue[][] {
+  return events.map((event) => [
+    eventLink(event.id),
+    event.provider,
+    html`<span class="mono">${event.providerEventId}</span>`,
+    event.type,
+    userLink(event.userId),
+    statusText(event.status),
+    event.attention && event.attention !== 'none' ? html`<span class="warn">${event.attention}</span>` : '',
+    event.attempts,
+    event.outcome ? event.outcome.code : '–',
+    event.lastError ?? event.outcome?.detail ?? '',
+    time(event.receivedAt),
+    eventActions(event, back),
+  ]);
+}
+
+export const eventHeaders = [
+  '#',
+  'Provider',
+  'Event id',
+  'Type',
+  'User',
+  'Status',
+  'Attention',
+  'Attempts',
+  'Outcome',
+  'Error / detail',
+  'Received',
+  'Action',
+];
+
+/** The notices an action redirects with: fixed texts chosen by code, never text from the request. */
+export const notices: Record<string, { text: string; error?: boolean }> = {
+  requeued: { text: 'Requeued: the event is back in the queue and will be processed.' },
+  replayed: { text: 'Replayed: the event runs again through the current handler (effects are keyed by reference).' },
+  not_parked: { text: 'Not requeued: only parked (failed) events are requeued.', error: true },
+  not_finished: {
+    text: 'Not replayed: only processed or ignored events with their raw body are replayed.',
+    error: true,
+  },
+  not_found: { text: 'That event does not exist.', error: true },
+};

@@ -1,0 +1,80 @@
+import type { OperationalCounts } from '@tally/billing-core';
+import type { queueDepthStates } from '@tally/platform';
+import { barChart } from '../charts';
+import { html } from '../html';
+import { consoleBase, dashboardLink, page, table } from '../layout';
+
+export interface OverviewData {
+  depths: { queue: string; counts: Record<(typeof queueDepthStates)[number], number> }[];
+  oldestDueAgeSeconds: number;
+  counts: OperationalCounts;
+}
+
+/** The overview: the numbers the metrics gauges show, read by the same queries at request time. */
+export function overviewPage(data: OverviewData): string {
+  const parked = data.counts.parked.reduce((sum, row) => sum + row.count, 0);
+  const failedJobs = data.depths.reduce((sum, depth) => sum + depth.counts.failed, 0);
+  const waitingJobs = data.depths.reduce((sum, depth) => sum + depth.counts.waiting + depth.counts.delayed, 0);
+  const failedStudio = data.counts.studioRequests.find((row) => row.status === 'failed')?.count ?? 0;
+  const card = (value: number | string, label: string, href?: string) =>
+    html`<div class="card"><div class="value">${href ? html`<a href="${href}">${value}</a>` : value}</div><div class="label">${label}</div></div>`;
+  return page({
+    title: 'Overview',
+    section: 'overview',
+    body: html`
+<div class="cards">
+  ${card(parked, 'parked inbox events', `${consoleBase}/events?status=failed`)}
+  ${card(formatAge(data.oldestDueAgeSeconds), 'oldest due event waiting')}
+  ${card(waitingJobs, 'jobs waiting or delayed')}
+  ${card(failedJobs, 'failed jobs (all queues)', dashboardLink)}
+  ${card(failedStudio, 'failed studio requests')}
+</div>
+<div class="grid2">
+  <section>
+    <h2>Queue depths</h2>
+    ${data.depths.map(
+      (
+        depth,
+      ) => html`<h3>${depth.queue} <a href="${dashboardLink}/queue/${encodeURIComponent(depth.queue)}">(in Bull Board)</a></h3>
+    ${barChart(
+      Object.entries(depth.counts).map(([state, value]) => ({ label: state, value })),
+      { label: `jobs of queue ${depth.queue} by state` },
+    )}`,
+    )}
+  </section>
+  <section>
+    <h2>Parked events by type</h2>
+    ${barChart(
+      data.counts.parked.map((row) => ({ label: `${row.provider} ${row.type}`, value: row.count })),
+      { label: 'parked inbox events by provider and type' },
+    )}
+    ${table(
+      ['Provider', 'Type', 'Count', ''],
+      data.counts.parked.map((row) => [
+        row.provider,
+        row.type,
+        row.count,
+        html`<a href="${consoleBase}/events?status=failed&amp;provider=${row.provider}&amp;type=${encodeURIComponent(row.type)}">list</a>`,
+      ]),
+      'parked events by type',
+    )}
+    <h2>Studio requests and installments by status</h2>
+    ${barChart(
+      [
+        ...data.counts.studioRequests.map((row) => ({ label: `studio ${row.status}`, value: row.count })),
+        ...data.counts.installments.map((row) => ({ label: `installment ${row.status}`, value: row.count })),
+      ],
+      { label: 'studio requests and installments by status' },
+    )}
+  </section>
+</div>
+<p class="muted">The same reads as the worker's scrape-time gauges (tally_queue_jobs, tally_inbox_events_parked, tally_inbox_oldest_unprocessed_age_seconds), taken now.</p>`,
+  });
+}
+
+function formatAge(seconds: number): string {
+  if (seconds < 1) return '0 s';
+  if (seconds < 120) return `${Math.round(seconds)} s`;
+  if (seconds < 7_200) return `${Math.round(seconds / 60)} min`;
+  return `${Math.round(seconds / 3_600)} h`;
+}

@@ -1,0 +1,197 @@
+import type { BalancePoint, UserSupportView } from '@tally/billing-core';
+import { lineChart } from '../charts';
+import { html } from '../html';
+import { consoleBase, eventHeaders, eventLink, eventRows, notices, page, statusText, table, time } from '../layout';
+
+export interface UserPageData {
+  view: UserSupportView;
+  series: BalancePoint[];
+  /** The id of the last ledger entry shown when more follow (the next page's cursor). */
+  ledgerNextCursor: number | null;
+  ledgerCursor: number | undefined;
+  notice?: string | undefined;
+}
+
+/** One user on one page: balance and its plot, ledger (paged), subscription, events, money, studio. */
+export function userPage(data: UserPageData): string {
+  const { view } = data;
+  const userPath = `${consoleBase}/users/${encodeURIComponent(view.canonicalUserId)}`;
+  const sub = view.subscription;
+  const attention = view.events.items.filter((event) => event.attention !== 'none').length;
+  return page({
+    title: `User ${view.canonicalUserId}`,
+    section: 'user',
+    notice: data.notice ? notices[data.notice] : undefined,
+    body: html`
+${view.userId !== view.canonicalUserId ? html`<p class="muted">Searched as <code>${view.userId}</code>, linked to this user.</p>` : ''}
+<div class="cards">
+  <div class="card"><div class="value" id="balance">${view.wallet.balance}</div><div class="label">balance (tokens)</div></div>
+  <div class="card"><div class="value">${view.ledger.total}</div><div class="label">ledger entries</div></div>
+  <div class="card"><div class="value ${view.ledger.matchesBalance ? 'good' : 'bad'}">${view.ledger.matchesBalance ? 'yes' : 'NO'}</div><div class="label">balance = sum of entries (${view.ledger.sum})</div></div>
+  <div class="card"><div class="value ${attention > 0 ? 'bad' : ''}">${attention}</div><div class="label">events needing attention</div></div>
+</div>
+<h2>Balance over time</h2>
+${lineChart(
+  data.series.map((point) => ({ at: point.at, value: point.balance, min: point.min, max: point.max })),
+  { label: `balance of ${view.canonicalUserId} over time` },
+)}
+
+<h2 id="events">Events (needing attention first)</h2>
+<p class="muted">${view.events.items.length} of ${view.events.total} shown. <a href="${consoleBase}/events?userId=${encodeURIComponent(view.canonicalUserId)}">All events filed under this user id in the inbox</a></p>
+${table(eventHeaders, eventRows(view.events.items, userPath), 'events of the user')}
+
+<h2 id="ledger">Ledger</h2>
+${table(
+  ['#', 'Reference', 'Amount', 'Before', 'After', 'Reason', 'Event', 'When'],
+  view.ledger.entries.map((entry) => [
+    entry.id,
+    html`<span class="mono">${entry.reference}</span>`,
+    entry.amount > 0 ? `+${entry.amount}` : entry.amount,
+    entry.balanceBefore,
+    entry.balanceAfter,
+    entry.reason,
+    eventLink(entry.inboxEventId),
+    time(entry.createdAt),
+  ]),
+  'ledger entries',
+)}
+<nav class="pager" aria-label="Ledger pages">
+  ${data.ledgerCursor !== undefined ? html`<a href="${userPath}#ledger">Newest entries</a>` : ''}
+  ${data.ledgerNextCursor !== null ? html`<a href="${userPath}?ledgerBefore=${data.ledgerNextCursor}#ledger" rel="next">Older entries</a>` : ''}
+</nav>
+
+<h2>Subscription</h2>
+${
+  sub === null
+    ? html`<p class="muted">No subscription from either source.</p>`
+    : html`<dl class="facts">
+  <dt>Current</dt><dd>${sub.current ? html`${statusText(sub.current.status)} · plan ${sub.current.planId ?? '–'} · ${sub.current.source} · expires ${time(sub.current.expiresAt)} · auto-renew ${sub.current.autoRenew ? 'on' : 'off'}` : '–'}</dd>
+  <dt>RevenueCat</dt><dd>${sub.revenuecat ? html`${sub.revenuecat.status} · ${sub.revenuecat.productId ?? '–'} · store ${sub.revenuecat.store ?? '–'} · billing issue ${time(sub.revenuecat.billingIssueDetectedAt)}` : '–'}</dd>
+  <dt>Stripe</dt><dd>${sub.stripe.length === 0 ? '–' : sub.stripe.map((row) => html`<span class="mono">${row.subscriptionId}</span> ${row.status} · plan ${row.planId ?? '–'} · period end ${time(row.currentPeriodEnd)}${row.cancelAtPeriodEnd ? ' · cancels at period end' : ''}<br>`)}</dd>
+</dl>
+<h3>History (${sub.historyTotal})</h3>
+${table(
+  ['When', 'Source', 'Change', 'Status', 'Plan', 'Expires', 'Cause', 'Event'],
+  sub.history.map((row) => [
+    time(row.createdAt),
+    row.source,
+    row.change,
+    `${row.fromStatus ?? '–'} → ${row.toStatus}`,
+    `${row.fromPlanId ?? '–'} → ${row.toPlanId ?? '–'}`,
+    time(row.toExpiresAt),
+    row.cause,
+    eventLink(row.inboxEventId),
+  ]),
+  'subscription history',
+)}`
+}
+
+<h2>Payments</h2>
+${table(
+  [
+    'Payment',
+    'Kind',
+    'Product',
+    'Amount',
+    'Status',
+    'Tokens granted',
+    'Tokens refunded',
+    'Shortfall',
+    'Ledger reference',
+    'Email',
+    'Event',
+    'When',
+  ],
+  view.payments.map((payment) => [
+    html`<span class="mono">${payment.providerPaymentId}</span>`,
+    payment.kind,
+    payment.productId,
+    `${(payment.amountMinor / 100).toFixed(2)} ${payment.currency.toUpperCase()}`,
+    payment.status,
+    payment.tokensGranted,
+    payment.tokensRefunded,
+    payment.refundShortfall > 0 ? html`<span class="bad">${payment.refundShortfall}</span>` : 0,
+    html`<span class="mono">${payment.ledgerReference}</span>`,
+    payment.email ? `${payment.email.status}${payment.email.lastError ? `: ${payment.email.lastError}` : ''}` : '–',
+    eventLink(payment.inboxEventId),
+    time(payment.createdAt),
+  ]),
+  'payments',
+)}
+<h2>Refunds</h2>
+${table(
+  ['Refund', 'Provider', 'Pack', 'Credited', 'Tokens taken', 'Shortfall', 'Credit reference', 'Event', 'When'],
+  view.refunds.map((refund) => [
+    html`<span class="mono">${refund.providerRefundId}</span>`,
+    refund.provider,
+    refund.packId,
+    refund.tokensCredited,
+    refund.tokensTaken,
+    refund.shortfall > 0 ? html`<span class="bad">${refund.shortfall}</span>` : 0,
+    html`<span class="mono">${refund.creditReference}</span>`,
+    eventLink(refund.inboxEventId),
+    time(refund.createdAt),
+  ]),
+  'refunds',
+)}
+<h2>Top-ups</h2>
+${table(
+  ['Reference', 'Pack', 'Tokens', 'Amount', 'Payment intent', 'Status', 'Paid', 'Created'],
+  view.topups.map((topup) => [
+    html`<span class="mono">${topup.reference}</span>`,
+    topup.packId,
+    topup.tokens,
+    `${(topup.amountMinor / 100).toFixed(2)} ${topup.currency.toUpperCase()}`,
+    topup.paymentIntentId ?? '–',
+    topup.status,
+    time(topup.paidAt),
+    time(topup.createdAt),
+  ]),
+  'top-ups',
+)}
+<h2>Installments</h2>
+${table(
+  ['Invoice', 'Sequence', 'Tokens', 'Due', 'Status', 'Attempts', 'Error', 'Reference'],
+  view.installments.map((row) => [
+    html`<span class="mono">${row.invoiceId}</span>`,
+    row.sequence,
+    row.tokens,
+    time(row.dueAt),
+    row.status,
+    row.attempts,
+    row.lastError ?? '',
+    html`<span class="mono">${row.ledgerReference}</span>`,
+  ]),
+  'installments',
+)}
+<h2>Studio requests (${view.studioRequests.total})</h2>
+${table(
+  ['Request', 'Kind', 'Status', 'Tokens charged', 'Free tier', 'Attempts', 'Error', 'Refunded', 'Created'],
+  view.studioRequests.items.map((request) => [
+    html`<span class="mono">${request.id}</span>`,
+    request.kind,
+    statusText(request.status),
+    request.tokensCharged,
+    request.freeTier ? 'yes' : 'no',
+    request.attempts,
+    request.error ? `${request.error.code ?? ''} ${request.error.message ?? ''}` : '',
+    time(request.refundedAt),
+    time(request.createdAt),
+  ]),
+  'studio requests',
+)}
+<h2>Linked ids</h2>
+${table(
+  ['Provider', 'Kind', 'Id', 'First seen', 'Last seen'],
+  view.linkedIds.map((linked) => [
+    linked.provider,
+    linked.kind,
+    html`<span class="mono">${linked.id}</span>`,
+    time(linked.firstSeenAt),
+    time(linked.lastSeenAt),
+  ]),
+  'linked ids',
+)}
+<p class="muted">App-webhook messages are not part of this build yet.</p>`,
+  });
+}

@@ -1,0 +1,159 @@
+import { mkdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { findWallet } from '@tally/billing-core';
+import { chromiumPath, haveChromium, launchBrowser, runBrowserTest } from '../support/browser';
+import { revenueCatTokenPurchase } from '../support/events';
+import { parkTokenPurchase, startBrokenRevenueCatWorker } from '../support/parked-events';
+import { adminKey, eventually, type Json, readJson, TestStack } from '../support/stack';
+
+const outputDir = path.join(__dirname, '..', '..', 'test-output');
+
+if (!runBrowserTest) {
+  process.stderr.write(
+    `[console test] ${chromiumPath} is missing: the browser test is skipped (apt-get install chromium)\n`,
+  );
+}
+
+/** A page on another origin that frames the console and holds a form posting to it. */
+function startOtherSite(consoleOrigin: string, parkedId: number): Promise<Server> {
+  const body = `<!doctype html><html><body>
+<h1>Another site</h1>
+<iframe id="framed" title="framed console" src="${consoleOrigin}/admin/console" width="600" height="300"></iframe>
+<form method="post" action="${consoleOrigin}/admin/console/events/${parkedId}/requeue"><button id="go" type="submit">Win a prize</button></form>
+</body></html>`;
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end(body);
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+describe('the console in a real browser', () => {
+  let stack: TestStack;
+
+  beforeAll(async () => {
+    stack = await TestStack.start();
+  });
+  afterAll(() => stack.stop());
+  afterEach(() => stack.stopWorkers());
+
+  (runBrowserTest ? it : it.skip)(
+    'support finds a user by keyboard, sees the credit, requeues a parked event and watches it processed; another site can neither frame nor post to it',
+    async () => {
+      expect({ chromium: chromiumPath, installed: haveChromium }).toEqual({ chromium: chromiumPath, installed: true });
+      const userId = 'browser-user';
+      const worker = startBrokenRevenueCatWorker(stack);
+      const parked = await parkTokenPurchase(stack, 'rc-browser-parked', userId);
+      const other = await parkTokenPurchase(stack, 'rc-browser-other', 'other-user');
+      worker.fix();
+      await stack.postRevenueCat(revenueCatTokenPurchase({ id: 'rc-browser-ok', userId }));
+      await eventually('the good purchase to be credited', async () => {
+        const [row] = await stack.inboxRows('revenuecat', 'rc-browser-ok');
+        return row?.status === 'processed';
+      });
+      expect(await findWallet(stack.db, userId)).toEqual({ userId, balance: 100 });
+
+      const origin = `http://127.0.0.1:${stack.api.port}`;
+      const otherSite = await startOtherSite(origin, other);
+      mkdirSync(outputDir, { recursive: true });
+      const browser = await launchBrowser({ username: 'support', password: adminKey });
+      try {
+        const { page } = browser;
+
+        // Log in (Basic) and search by keyboard only.
+        const overview = await page.goto(`${origin}/admin/console`);
+        expect(overview?.status()).toBe(200);
+        await page.getByRole('heading', { name: 'Overview' }).waitFor();
+        await page.getByLabel('Search').focus();
+        await page.keyboard.type(userId);
+        await page.keyboard.press('Enter');
+        await page.waitForURL(`${origin}/admin/console/users/${userId}`, { timeout: 5_000 }).catch(async (error) => {
+          throw new Error(`${String(error)}\n${await page.content()}`);
+        });
+        expect(await page.locator('#balance').textContent()).toBe('100');
+        await page.getByText('revenuecat:event:rc-browser-ok', { exact: true }).waitFor();
+        // The parked event is listed first, with its error and attempts.
+        const firstEvent = page.locator('#events ~ table tbody tr').first();
+        expect(await firstEvent.textContent()).toContain('rc-browser-parked');
+        expect(await firstEvent.textContent()).toContain('simulated handler bug');
+        await page.screenshot({ path: path.join(outputDir, 'console-user.png'), fullPage: true });
+
+        // Requeue it with the button (keyboard: focus it and press Enter).
+        const requeue = page.getByRole('button', { name: `Requeue #${parked}` });
+        await requeue.focus();
+        await page.keyboard.press('Enter');
+        await page
+          .getByText('Requeued: the event is back in the queue')
+          .waitFor({ timeout: 5_000 })
+          .catch(async (error) => {
+            throw new Error(`${String(error)}\n${await page.content()}`);
+          });
+        const row = await eventually('the requeued event to be processed', async () => {
+          const [current] = await stack.inboxRows('revenuecat', 'rc-browser-parked');
+          return current?.status === 'processed' ? current : undefined;
+        });
+        expect(row).toMatchObject({ outcome_code: 'credited', attempts: 1, last_error: null });
+        await page.reload();
+        expect(await page.locator('#balance').textContent()).toBe('200');
+        await page.getByText('revenuecat:event:rc-browser-parked', { exact: true }).waitFor();
+
+        // The event page opens with its raw body.
+        await page
+          .getByRole('link', { name: `#${parked}` })
+          .first()
+          .click();
+        await page.getByRole('heading', { name: 'Raw body' }).waitFor();
+        expect(await page.locator('pre').textContent()).toContain('"app_user_id": "browser-user"');
+        await page.getByRole('cell', { name: 'inbox.requeue' }).waitFor();
+
+        // Another site: the framed console does not render, and its form POST is refused.
+        const port = (otherSite.address() as AddressInfo).port;
+        // Every answer on the console's paths (the 401 before the key, too) forbids framing.
+        const framedResponse = page.waitForResponse((response) => response.url() === `${origin}/admin/console`);
+        await page.goto(`http://localhost:${port}/`);
+        const framed = await framedResponse;
+        expect(framed.headers()['x-frame-options']).toBe('DENY');
+        expect(framed.headers()['content-security-policy']).toContain("frame-ancestors 'none'");
+        const frame = page.frames().find((candidate) => candidate !== page.mainFrame());
+        expect(
+          await frame
+            ?.locator('body')
+            .textContent()
+            .catch(() => ''),
+        ).not.toContain('Tally console');
+        const auditBefore = await stack.db.selectFrom('admin_audit').selectAll().execute();
+        await page.locator('#go').click();
+        await page.waitForURL(`${origin}/admin/console/events/${other}/requeue`);
+        expect(await page.locator('body').textContent()).toContain('cross_site_request');
+        const [untouched] = await stack.inboxRows('revenuecat', 'rc-browser-other');
+        expect(untouched).toMatchObject({ status: 'failed', attempts: 1 });
+        expect(await stack.db.selectFrom('admin_audit').selectAll().execute()).toEqual(auditBefore);
+
+        // The audit lists the console's requeue, in the console and at GET /admin/audit.
+        await page.goto(`${origin}/admin/console/audit`);
+        await page.getByRole('cell', { name: 'inbox.requeue' }).first().waitFor();
+        await page.screenshot({ path: path.join(outputDir, 'console-audit.png'), fullPage: true });
+      } finally {
+        await browser.close();
+        await new Promise((resolve) => otherSite.close(resolve));
+      }
+
+      const audit = (await readJson(await stack.apiRequest('/admin/audit'))) as Json;
+      expect(audit.actions).toEqual([
+        expect.objectContaining({
+          action: 'inbox.requeue',
+          surface: 'console',
+          target: { kind: 'inbox_event', id: String(parked) },
+          actor: 'support',
+          statusCode: 303,
+          outcome: 'ok',
+        }),
+      ]);
+      expect(await findWallet(stack.db, userId)).toEqual({ userId, balance: 200 });
+      expect(await findWallet(stack.db, 'other-user')).toEqual({ userId: 'other-user', balance: 0 });
+    },
+    120_000,
+  );
+});
