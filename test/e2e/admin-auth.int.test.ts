@@ -28,11 +28,12 @@ const adminRoutes: [method: string, route: string, concretePath: string][] = [
   ['GET', '/admin/ledger/verify', '/admin/ledger/verify'],
   ['GET', '/admin/users/:userId', '/admin/users/u1'],
   ['POST', '/admin/reconcile/stripe', '/admin/reconcile/stripe'],
+  ['GET', '/admin/audit', '/admin/audit'],
 ];
 
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 
-describe('admin authentication: every /admin route and the dashboard refuse missing, wrong and app keys', () => {
+describe('admin authentication: every /admin route, the dashboard and the console refuse missing, wrong and app keys', () => {
   let stack: TestStack;
   beforeAll(async () => {
     stack = await TestStack.start();
@@ -72,27 +73,30 @@ describe('admin authentication: every /admin route and the dashboard refuse miss
     },
   );
 
-  it.each(['/admin/queues', '/admin/queues/api/queues'])(
-    '%s: 401 without credentials, with wrong ones and with the app key (bearer or Basic)',
-    async (url) => {
-      for (const authorization of [
-        null,
-        'Bearer wrong-key',
-        `Bearer ${appKey}`,
-        basic('ops', appKey),
-        basic('ops', 'wrong'),
-      ]) {
-        const response = await fetch(`http://127.0.0.1:${stack.api.port}${url}`, {
-          headers: authorization === null ? {} : { authorization },
-        });
-        expect({ url, authorization, status: response.status }).toEqual({ url, authorization, status: 401 });
-      }
-      const admitted = await fetch(`http://127.0.0.1:${stack.api.port}${url}`, {
-        headers: { authorization: basic('ops', adminKey) },
+  it.each([
+    '/admin/queues',
+    '/admin/queues/api/queues',
+    '/admin/console',
+    '/admin/console/events',
+    '/admin/console/audit',
+  ])('%s: 401 without credentials, with wrong ones and with the app key (bearer or Basic)', async (url) => {
+    for (const authorization of [
+      null,
+      'Bearer wrong-key',
+      `Bearer ${appKey}`,
+      basic('ops', appKey),
+      basic('ops', 'wrong'),
+    ]) {
+      const response = await fetch(`http://127.0.0.1:${stack.api.port}${url}`, {
+        headers: authorization === null ? {} : { authorization },
       });
-      expect(admitted.status).toBe(200);
-    },
-  );
+      expect({ url, authorization, status: response.status }).toEqual({ url, authorization, status: 401 });
+    }
+    const admitted = await fetch(`http://127.0.0.1:${stack.api.port}${url}`, {
+      headers: { authorization: basic('ops', adminKey) },
+    });
+    expect(admitted.status).toBe(200);
+  });
 });
 
 describe('ledger verification reports a tampered balance', () => {
