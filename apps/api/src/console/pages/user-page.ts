@@ -134,6 +134,22 @@ ${table(
   ]),
   'refunds',
 )}
+<h2>Disputes</h2>
+${table(
+  ['Dispute', 'Payment', 'Status', 'Tokens owed', 'Tokens taken', 'Shortfall', 'Reinstated', 'Withdrawn', 'Reference'],
+  view.disputes.map((dispute) => [
+    html`<span class="mono">${dispute.disputeId}</span>`,
+    html`<span class="mono">${dispute.providerPaymentId}</span>`,
+    dispute.status,
+    dispute.tokensOwed,
+    dispute.tokensTaken,
+    dispute.shortfall > 0 ? html`<span class="bad">${dispute.shortfall}</span>` : 0,
+    dispute.reinstatedAt ? html`${dispute.tokensReinstated} (${time(dispute.reinstatedAt)})` : '–',
+    time(dispute.withdrawnAt),
+    html`<span class="mono">${dispute.ledgerReference}</span>`,
+  ]),
+  'disputes',
+)}
 <h2>Top-ups</h2>
 ${table(
   ['Reference', 'Pack', 'Tokens', 'Amount', 'Payment intent', 'Status', 'Paid', 'Created'],
