@@ -249,6 +249,7 @@ export interface DB {
   email_outbox: EmailOutboxTable;
   idempotency_keys: IdempotencyKeysTable;
   leases: LeasesTable;
+  admin_audit: AdminAuditTable;
 }
 
 /** Leases of work that spans transactions (migration 0016, db/run-with-lease.ts). */
@@ -257,7 +258,6 @@ export interface LeasesTable {
   holder: string;
   acquired_at: DbTime;
   expires_at: DbTime;
-  admin_audit: AdminAuditTable;
 }
 
 export type InboxEventRow = Selectable<InboxEventsTable>;
