@@ -1,3 +1,12 @@
+export * from './app-webhooks/app-webhook-body';
+export type * from './app-webhooks/app-webhook-message-types';
+export * from './app-webhooks/app-webhook-source';
+export * from './app-webhooks/deliver-app-webhook-message';
+export * from './app-webhooks/list-app-webhook-messages';
+export * from './app-webhooks/prune-app-webhook-messages';
+export * from './app-webhooks/read-app-webhook-gauges';
+export * from './app-webhooks/redeliver-app-webhook-message';
+export * from './app-webhooks/webhook-id';
 export * from './catalog/catalog';
 export type { CatalogData, Plan, TokenPack } from './catalog/catalog-schema';
 export * from './clock';
@@ -9,6 +18,9 @@ export * from './db/lease-names';
 export * from './db/migrate';
 export * from './db/run-with-lease';
 export type {
+  AppWebhookMessageRow,
+  AppWebhookMessageStatus,
+  AppWebhookMessageType,
   DB,
   EmailOutboxRow,
   IdempotencyKeyRow,
@@ -27,7 +39,13 @@ export type {
   TopupRow,
   WalletRow,
 } from './db/schema';
-export { idempotencyRecoveryPoints, inboxSources, inboxStatuses } from './db/schema';
+export {
+  appWebhookMessageStatuses,
+  appWebhookMessageTypes,
+  idempotencyRecoveryPoints,
+  inboxSources,
+  inboxStatuses,
+} from './db/schema';
 export * from './email/email-outbox-source';
 export * from './email/requeue-outbox-emails';
 export * from './email/send-outbox-email';
@@ -53,11 +71,13 @@ export * from './inbox/requeue-inbox-events';
 export * from './inbox/to-inbox-event-view';
 export * from './installments/grant-due-installments';
 export { ensureWallet } from './ledger/ensure-wallet';
+export * from './ledger/low-balance-threshold';
 export * from './ledger/post-ledger-entry';
 export * from './ledger/read-wallet';
 export * from './ledger/verify-ledger';
 export * from './operations/read-operational-counts';
 export type { AiStudioService } from './ports/ai-studio-service';
+export type { AppWebhookAttempt, AppWebhookDelivery, AppWebhookSender } from './ports/app-webhook-sender';
 export type { Mailer } from './ports/mailer';
 export type { ProviderPorts } from './ports/provider-ports';
 export type {
@@ -69,6 +89,7 @@ export type {
 export type { StripeApi } from './ports/stripe-api';
 export * from './provider-data/payment-environment';
 export * from './providers/ai-studio/create-ai-studio-client';
+export * from './providers/app-webhooks/create-app-webhook-sender';
 export * from './providers/create-inbox-handlers';
 export * from './providers/revenuecat/revenuecat-api-client';
 export {
