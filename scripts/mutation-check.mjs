@@ -9,6 +9,20 @@ import { ensureBuilt, log, root } from './bootstrap.mjs';
 
 const mutations = [
   {
+    name: 'app webhook per-user order gate removed (a later message of a user delivered while an earlier one is pending)',
+    file: 'packages/billing-core/src/app-webhooks/deliver-app-webhook-message.ts',
+    from: "                  AND earlier.status IN ('pending', 'processing'))\n      RETURNING m.*",
+    to: '                  AND false)\n      RETURNING m.*',
+    tests: ['test/e2e/app-webhooks.int'],
+  },
+  {
+    name: "ledger entries' wallet.* messages no longer written",
+    file: 'packages/billing-core/src/ledger/ledger-entry-messages.ts',
+    from: '     WHERE m.ord = 1\n',
+    to: '     WHERE false\n',
+    tests: ['test/e2e/app-webhooks.int'],
+  },
+  {
     name: 'per-user advisory lock removed (claimed path)',
     file: 'packages/billing-core/src/inbox/inbox-transitions.ts',
     from: 'WHERE ${userId}::text IS NOT NULL)',

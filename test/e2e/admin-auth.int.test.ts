@@ -29,6 +29,13 @@ const adminRoutes: [method: string, route: string, concretePath: string][] = [
   ['GET', '/admin/users/:userId', '/admin/users/u1'],
   ['POST', '/admin/reconcile/stripe', '/admin/reconcile/stripe'],
   ['GET', '/admin/audit', '/admin/audit'],
+  ['GET', '/admin/app-webhooks/messages', '/admin/app-webhooks/messages'],
+  ['GET', '/admin/app-webhooks/messages/:id', '/admin/app-webhooks/messages/msg_00000000000000000000000000000000'],
+  [
+    'POST',
+    '/admin/app-webhooks/messages/:id/redeliver',
+    '/admin/app-webhooks/messages/msg_00000000000000000000000000000000/redeliver',
+  ],
 ];
 
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;

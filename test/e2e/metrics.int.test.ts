@@ -143,6 +143,8 @@ describe('metrics: a worker exposes only the families of its roles', () => {
   ];
   // The relay's counter and the gauges read from Postgres and Redis at scrape time.
   const relayFamilies = [
+    'tally_app_webhook_messages',
+    'tally_app_webhook_oldest_pending_age_seconds',
     'tally_inbox_events_parked',
     'tally_inbox_oldest_unprocessed_age_seconds',
     'tally_ledger_entries',
@@ -151,6 +153,13 @@ describe('metrics: a worker exposes only the families of its roles', () => {
     'tally_relay_reenqueued_total',
     'tally_stripe_installments',
     'tally_studio_requests',
+  ];
+
+  // The app-webhooks consumer's counters (exported with the role, whether or not APP_WEBHOOK_URL is set).
+  const appWebhookFamilies = [
+    'tally_app_webhook_attempts_total',
+    'tally_app_webhook_messages_delivered_total',
+    'tally_app_webhook_messages_failed_total',
   ];
 
   /** Starts the built worker with these roles and scrapes its /metrics over HTTP. */
@@ -194,7 +203,7 @@ describe('metrics: a worker exposes only the families of its roles', () => {
       inbox: inboxFamilies,
       relay: relayFamilies,
       // all leaves reconcile out, so no reconcile series either.
-      all: [...inboxFamilies, ...relayFamilies].sort(),
+      all: [...inboxFamilies, ...relayFamilies, ...appWebhookFamilies].sort(),
     });
     // Node's defaults are still there, and each family's series start at zero.
     expect(studio).toContain('tally_process_cpu_user_seconds_total{service="worker"}');

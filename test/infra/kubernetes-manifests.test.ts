@@ -307,7 +307,15 @@ describe('infra/k8s', () => {
     expect(rolesByDeployment).toEqual({
       'tally-worker-inbox': ['inbox'],
       'tally-worker-studio': ['studio'],
-      'tally-worker-scheduler': ['relay', 'studio-sweeper', 'installments', 'email', 'retention', 'reconcile'],
+      'tally-worker-scheduler': [
+        'relay',
+        'studio-sweeper',
+        'installments',
+        'email',
+        'app-webhooks',
+        'retention',
+        'reconcile',
+      ],
     });
     expect(Object.values(rolesByDeployment).flat().sort()).toEqual([...workerRoles].sort());
     // Two replicas for availability, reconcile included: a pass holds a lease in Postgres

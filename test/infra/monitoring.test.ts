@@ -108,6 +108,11 @@ describe('infra/monitoring/alerts.yml', () => {
     expect(new Set(rules.map((r) => r.alert)).size).toBe(rules.length);
   });
 
+  it('alerts on app webhook messages that failed for good', () => {
+    const alert = rules.find((rule) => rule.alert === 'TallyAppWebhookFailed');
+    expect(parsePromQL(String(alert?.expr)).metricNames).toEqual(['tally_app_webhook_messages_failed_total']);
+  });
+
   const promtool = findPromtool(root);
   // CI installs promtool (.ci/run); elsewhere the check is skipped, and says so.
   if (!promtool && process.env.CI !== 'true')
@@ -148,6 +153,9 @@ describe('infra/monitoring/grafana-dashboard.json', () => {
     ['installment states', 'tally_stripe_installments', 'by (status)'],
     ['reconcile findings', 'tally_reconcile_findings', 'by (kind)'],
     ['time since the last reconciliation', 'tally_reconcile_last_run_timestamp_seconds', 'time()'],
+    ['app webhook attempts by outcome', 'tally_app_webhook_attempts_total', 'by (outcome)'],
+    ['app webhooks failed by type', 'tally_app_webhook_messages_failed_total', 'by (type)'],
+    ['app webhook backlog age', 'tally_app_webhook_oldest_pending_age_seconds', 'max'],
   ])('covers %s', (_what, metric, alsoMentions) => {
     const queries = dashboardQueries.filter((q) => parsePromQL(q.expr).metricNames.includes(metric));
     expect(queries.some((q) => q.expr.includes(alsoMentions))).toBe(true);

@@ -1,4 +1,6 @@
 import {
+  type AppWebhookJob,
+  appWebhookSource,
   type Catalog,
   createInboxHandlers,
   type EventPolicy,
@@ -75,6 +77,8 @@ export interface WorkerSettings {
     maxAttempts?: number;
     backoff?: { baseDelayMs: number; maxDelayMs: number };
   };
+  /** The app-webhooks role's sender and schedule (and the retention of its messages; default: the config's). */
+  appWebhooks?: Partial<WorkerRuntimeSettings['appWebhooks']> & { sender: WorkerPorts['appWebhookSender'] };
   /** The retention and reconcile roles' loops (tests usually call runOnce; default: the config's). */
   retention?: WorkerRuntimeSettings['retention'];
   reconcile?: WorkerRuntimeSettings['reconcile'] & { stripe: WorkerPorts['stripe'] };
@@ -138,6 +142,7 @@ export class TestStack {
   /** What stop() also stops, last started first (fakes the stack was started with). */
   private readonly alsoStopped: (() => Promise<void>)[] = [];
   studioQueue!: ProducerQueue<StudioJob>;
+  appWebhookQueue!: ProducerQueue<AppWebhookJob>;
   /** The clock the API's studio routes read (the UTC day of the free allowance). */
   readonly clock = new FakeClock();
 
@@ -195,6 +200,7 @@ export class TestStack {
     this.producer = createRedisConnection(this.redisUrl, 'producer');
     this.queue = createProducerQueue(this.producer, this.prefix, inboxRelaySource.queue);
     this.studioQueue = createProducerQueue(this.producer, this.prefix, studioRelaySource.queue);
+    this.appWebhookQueue = createProducerQueue(this.producer, this.prefix, appWebhookSource.queue);
     // Like ingest's main: let the producer connect before the first webhook. A test that plays a
     // Redis outage stops Redis after this.
     await waitUntilReady(this.producer, 10_000);
@@ -240,6 +246,7 @@ export class TestStack {
         adminApiKeys: [adminKey],
         ...(this.apiFailedAuthLimit ? { failedAuthLimit: this.apiFailedAuthLimit } : {}),
         enqueue: (ids) => handOffRows(this.queue, inboxRelaySource, this.db, ids),
+        enqueueAppWebhooks: (ids) => handOffRows(this.appWebhookQueue, appWebhookSource, this.db, ids),
         queues: { connection: this.producer, prefix: this.prefix },
         readiness,
         subscriptions: { catalog: this.catalog, policy: this.policy, revenueCat: this.ports.revenueCat },
@@ -293,12 +300,22 @@ export class TestStack {
           maxAttempts: settings.email?.maxAttempts ?? defaults.email.maxAttempts,
           backoff: settings.email?.backoff ?? defaults.email.backoff,
         },
+        appWebhooks: {
+          concurrency: settings.appWebhooks?.concurrency ?? defaults.appWebhooks.concurrency,
+          retryScheduleMs: settings.appWebhooks?.retryScheduleMs ?? defaults.appWebhooks.retryScheduleMs,
+          retentionDays: settings.appWebhooks?.retentionDays ?? defaults.appWebhooks.retentionDays,
+        },
         retention: settings.retention ?? defaults.retention,
         reconcile: settings.reconcile
           ? { intervalMs: settings.reconcile.intervalMs, windowDays: settings.reconcile.windowDays }
           : defaults.reconcile,
       },
-      ports: { aiStudio, stripe: settings.reconcile?.stripe, mailer: settings.email?.mailer },
+      ports: {
+        aiStudio,
+        stripe: settings.reconcile?.stripe,
+        mailer: settings.email?.mailer,
+        appWebhookSender: settings.appWebhooks?.sender,
+      },
     });
     this.workers.push(runtime);
     return runtime;
@@ -386,6 +403,8 @@ export class TestStack {
     await this.queue?.close().catch(() => undefined);
     await this.studioQueue?.obliterate({ force: true }).catch(() => undefined);
     await this.studioQueue?.close().catch(() => undefined);
+    await this.appWebhookQueue?.obliterate({ force: true }).catch(() => undefined);
+    await this.appWebhookQueue?.close().catch(() => undefined);
     this.producer?.disconnect();
     await this.database?.drop();
     for (const stop of this.alsoStopped.splice(0).reverse()) await stop();

@@ -21,6 +21,7 @@ import { createIdempotentPosts, idempotencyErrorHandler } from './http/idempoten
 import { requireAdminKeyOrBasic } from './http/require-admin-key-or-basic';
 import { requireBearer } from './http/require-bearer';
 import { createUserRoutes } from './http/user-scope';
+import { type AppWebhookRoutesDeps, createAppWebhookRoutes } from './routes/admin/app-webhook-routes';
 import { createAuditRoutes } from './routes/admin/audit-routes';
 import { createEventRoutes } from './routes/admin/event-routes';
 import { createLedgerAdminRoutes } from './routes/admin/ledger-routes';
@@ -40,6 +41,8 @@ export interface ApiAppDeps {
   /** The failure-only limiter of the key checks (API_FAILED_AUTH_*); none when left out. */
   failedAuthLimit?: FailedAuthLimitSettings;
   enqueue: (inboxEventIds: number[]) => Promise<{ enqueued: number; alreadyQueued: number; deferred: number }>;
+  /** Hands redelivered app webhook messages to their queue (the relay picks up what fails). */
+  enqueueAppWebhooks: AppWebhookRoutesDeps['enqueueAppWebhooks'];
   readiness: Record<string, ReadinessCheck>;
   beforeScrape?: () => Promise<void>;
   /** Subscription reads and the on-demand RevenueCat sync; without it those routes answer 503. */
@@ -141,6 +144,7 @@ export function createApiApp(deps: ApiAppDeps): Express {
       admin.use(createLedgerAdminRoutes(deps));
       admin.use(createUserSupportRoutes(deps));
       admin.use(createReconcileRoutes(deps));
+      admin.use(createAppWebhookRoutes(deps));
       app.use('/admin', admin);
 
       app.use(idempotencyErrorHandler);

@@ -5,6 +5,7 @@ import {
   port,
   positiveInt,
   providerApiSettings,
+  walletLowBalanceThresholdSetting,
 } from '@tally/platform';
 import { z } from 'zod';
 
@@ -28,6 +29,8 @@ export const apiEnvSchema = baseEnvSchema
      */
     API_FAILED_AUTH_LIMIT: z.coerce.number().int().min(0).default(30),
     API_FAILED_AUTH_WINDOW_MS: positiveInt(60_000),
+    /** The api posts ledger entries too (studio debits, top-ups): docs/app-webhooks.md. */
+    WALLET_LOW_BALANCE_THRESHOLD: walletLowBalanceThresholdSetting,
   })
   // A key in both lists would let whoever holds that app key (a mobile or web client) reach /admin
   // and the queue dashboard. Which key is not said: the message must not print a secret.

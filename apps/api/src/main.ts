@@ -1,10 +1,12 @@
 import {
+  appWebhookSource,
   createDb,
   createRevenueCatApiClient,
   createStripeApi,
   exampleCatalogPath,
   inboxRelaySource,
   loadCatalog,
+  setWalletLowBalanceThreshold,
   studioRelaySource,
   systemClock,
 } from '@tally/billing-core';
@@ -28,6 +30,7 @@ import { apiEnvSchema } from './config';
 runMain('api', async () => {
   loadDotEnv();
   const config = parseEnv(apiEnvSchema, process.env);
+  setWalletLowBalanceThreshold(config.WALLET_LOW_BALANCE_THRESHOLD);
   const catalog = loadCatalog(config.CATALOG_PATH ?? exampleCatalogPath);
   const stripe = config.STRIPE_SECRET_KEY
     ? createStripeApi({
@@ -47,6 +50,7 @@ runMain('api', async () => {
   const redis = createRedisConnection(config.REDIS_URL, 'producer');
   const queue = createProducerQueue(redis, config.QUEUE_PREFIX, inboxRelaySource.queue);
   const studioQueue = createProducerQueue(redis, config.QUEUE_PREFIX, studioRelaySource.queue);
+  const appWebhookQueue = createProducerQueue(redis, config.QUEUE_PREFIX, appWebhookSource.queue);
   if (!(await waitUntilReady(redis, 5_000))) {
     logger.warn('Redis is not reachable yet; accepted events wait for the relay until it is');
   }
@@ -59,6 +63,7 @@ runMain('api', async () => {
     adminApiKeys: config.ADMIN_API_KEYS,
     failedAuthLimit: { limit: config.API_FAILED_AUTH_LIMIT, windowMs: config.API_FAILED_AUTH_WINDOW_MS },
     enqueue: (ids) => handOffRows(queue, inboxRelaySource, database.db, ids),
+    enqueueAppWebhooks: (ids) => handOffRows(appWebhookQueue, appWebhookSource, database.db, ids),
     subscriptions: {
       catalog,
       policy: { paymentEnvironments: new Set(config.PAYMENT_ENVIRONMENTS), stripeConnectAccounts: new Set() },
@@ -109,6 +114,7 @@ runMain('api', async () => {
       await closeApiApp(app);
       await queue.close().catch(() => undefined);
       await studioQueue.close().catch(() => undefined);
+      await appWebhookQueue.close().catch(() => undefined);
       redis.disconnect();
       await database.close();
     },

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-import { DEFAULT_RECONCILE_WINDOW_DAYS, inboxStatuses } from '@tally/billing-core';
+import { appWebhookMessageTypes, DEFAULT_RECONCILE_WINDOW_DAYS, inboxStatuses } from '@tally/billing-core';
 import { ConfigError, loadDotEnv } from '@tally/platform';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { runAppWebhooksList, runAppWebhooksRedeliver, runAppWebhooksShow } from './commands/app-webhooks';
 import { runEventsList, runReplay, runRequeue } from './commands/events';
 import { runEventsShow } from './commands/events-show';
 import { runLedgerVerify } from './commands/ledger-verify';
@@ -48,6 +49,29 @@ events
   .argument('<inboxEventId>', 'inbox event id', positiveInt)
   .option('--json', 'print JSON (database column names)')
   .action((id: number, options: { json?: boolean }) => runEventsShow(id, options));
+
+const appWebhooks = program.command('app-webhooks').description('outbound webhooks to the app (docs/app-webhooks.md)');
+appWebhooks
+  .command('list')
+  .description('newest messages: id (webhook-id), type, user, status, attempts, last status code and error')
+  .option('--user <userId>')
+  .addOption(new Option('--type <type>').choices([...appWebhookMessageTypes]))
+  .addOption(new Option('--status <status>').choices(['pending', 'delivered', 'failed']))
+  .option('--limit <n>', 'how many', positiveInt, 50)
+  .option('--json', 'print JSON: {messages, nextCursor}, as GET /admin/app-webhooks/messages')
+  .action((options) => runAppWebhooksList(options));
+appWebhooks
+  .command('show')
+  .description('one message with the body as sent')
+  .argument('<id>', 'message id (msg_…, the webhook-id)')
+  .option('--json', 'print JSON, as GET /admin/app-webhooks/messages/{id}')
+  .action((id: string, options: { json?: boolean }) => runAppWebhooksShow(id, options));
+appWebhooks
+  .command('redeliver')
+  .description('send a delivered or failed message again, under the same webhook-id')
+  .argument('<id>', 'message id (msg_…, the webhook-id)')
+  .option('--json', 'print JSON: {redelivered, message, enqueued, alreadyQueued, deferred}')
+  .action((id: string, options: { json?: boolean }) => runAppWebhooksRedeliver(id, options));
 
 program
   .command('requeue')

@@ -1,10 +1,25 @@
 import { ConfigError, parseEnv } from '@tally/platform';
-import { optInWorkerRoles, studioConfigProblems, workerEnvSchema, workerRoles } from './config';
+import {
+  appWebhookConfigProblems,
+  optInWorkerRoles,
+  studioConfigProblems,
+  workerEnvSchema,
+  workerRoles,
+} from './config';
 
 describe('worker configuration: WORKER_ROLES', () => {
   const rolesOf = (WORKER_ROLES: string | undefined) =>
     parseEnv(workerEnvSchema, { DATABASE_URL: 'postgres://localhost/tally', WORKER_ROLES }).WORKER_ROLES;
-  const everyDefaultRole = ['inbox', 'relay', 'studio', 'studio-sweeper', 'installments', 'email', 'retention'];
+  const everyDefaultRole = [
+    'inbox',
+    'relay',
+    'studio',
+    'studio-sweeper',
+    'installments',
+    'email',
+    'app-webhooks',
+    'retention',
+  ];
 
   it('runs every role but the opt-in reconcile when unset, empty or all', () => {
     // Spelled out rather than derived from workerRoles, so a new role shows up here on purpose.
@@ -42,7 +57,7 @@ describe('worker configuration: WORKER_ROLES', () => {
     expect((error as Error).message).toBe(
       'invalid configuration:\n' +
         `  - WORKER_ROLES: unknown role "${bad}"; each role is one of: all, inbox, relay, studio, ` +
-        'studio-sweeper, installments, email, retention, reconcile',
+        'studio-sweeper, installments, email, app-webhooks, retention, reconcile',
     );
   });
 });
@@ -109,5 +124,65 @@ describe('worker configuration: REVENUECAT_VERIFY_PURCHASES', () => {
     expect(verifyOf({ REVENUECAT_VERIFY_PURCHASES: 'true' })).toBe(true);
     expect(verifyOf({ REVENUECAT_VERIFY_PURCHASES: 'false' })).toBe(false);
     expect(() => verifyOf({ REVENUECAT_VERIFY_PURCHASES: 'no' })).toThrow(ConfigError);
+  });
+});
+
+describe('the app webhook configuration', () => {
+  const parse = (env: Record<string, string>) =>
+    parseEnv(workerEnvSchema, { DATABASE_URL: 'postgres://localhost/tally', ...env });
+
+  it('defaults to the Standard Webhooks schedule, a 15 s timeout and 30 days of retention, delivering nothing', () => {
+    const config = parse({});
+    expect({
+      url: config.APP_WEBHOOK_URL,
+      secrets: config.APP_WEBHOOK_SECRETS,
+      timeoutMs: config.APP_WEBHOOK_TIMEOUT_MS,
+      scheduleMs: config.APP_WEBHOOK_RETRY_SCHEDULE_MS,
+      retentionDays: config.APP_WEBHOOK_RETENTION_DAYS,
+      threshold: config.WALLET_LOW_BALANCE_THRESHOLD,
+    }).toEqual({
+      url: undefined,
+      secrets: [],
+      timeoutMs: 15_000,
+      scheduleMs: [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
+      retentionDays: 30,
+      threshold: undefined,
+    });
+    expect(appWebhookConfigProblems(config)).toEqual([]);
+  });
+
+  it('reads a schedule override, the secrets as a list and the threshold', () => {
+    const config = parse({
+      APP_WEBHOOK_URL: 'https://app.example.com/hooks',
+      APP_WEBHOOK_SECRETS: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw, whsec_bm90aGVyIHNlY3JldA==',
+      APP_WEBHOOK_RETRY_SCHEDULE_MS: '100, 200',
+      WALLET_LOW_BALANCE_THRESHOLD: '50',
+    });
+    expect(config.APP_WEBHOOK_SECRETS).toEqual([
+      'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+      'whsec_bm90aGVyIHNlY3JldA==',
+    ]);
+    expect(config.APP_WEBHOOK_RETRY_SCHEDULE_MS).toEqual([100, 200]);
+    expect(config.WALLET_LOW_BALANCE_THRESHOLD).toBe(50);
+    expect(appWebhookConfigProblems(config)).toEqual([]);
+  });
+
+  it.each([
+    ['a secret without the whsec_ prefix', { APP_WEBHOOK_SECRETS: 'plain-secret' }],
+    ['a delay that is not a positive number', { APP_WEBHOOK_RETRY_SCHEDULE_MS: '5000,-1' }],
+    ['a threshold of zero', { WALLET_LOW_BALANCE_THRESHOLD: '0' }],
+  ])('refuses %s', (_what, env) => {
+    expect(() => parse(env)).toThrow(ConfigError);
+  });
+
+  it('needs the secrets with the URL, and a processing window longer than the timeout', () => {
+    expect(
+      appWebhookConfigProblems(
+        parse({ APP_WEBHOOK_URL: 'https://app.example.com/hooks', RELAY_PROCESSING_STALE_AFTER_MS: '10000' }),
+      ),
+    ).toEqual([
+      'APP_WEBHOOK_SECRETS is required when APP_WEBHOOK_URL is set (comma-separated whsec_ secrets)',
+      'RELAY_PROCESSING_STALE_AFTER_MS must exceed APP_WEBHOOK_TIMEOUT_MS (or a delivery still waiting for its answer is sent again)',
+    ]);
   });
 });

@@ -7,6 +7,7 @@ import {
   port,
   positiveInt,
   providerApiSettings,
+  walletLowBalanceThresholdSetting,
 } from '@tally/platform';
 import { z } from 'zod';
 import { type WorkerRole, workerRoleTable } from './roles/role-table';
@@ -99,6 +100,30 @@ export const workerEnvSchema = baseEnvSchema.extend({
   EMAIL_MAX_ATTEMPTS: positiveInt(10),
   EMAIL_BACKOFF_BASE_MS: positiveInt(30_000),
   EMAIL_BACKOFF_MAX_MS: positiveInt(3600_000),
+  // Outbound webhooks to the app (docs/app-webhooks.md, role 'app-webhooks'). Messages are written
+  // whether or not APP_WEBHOOK_URL is set; they are delivered (and relayed) only when it is.
+  APP_WEBHOOK_URL: z.url({ message: 'must be a URL such as https://app.example.com/webhooks/tally' }).optional(),
+  /** Comma-separated `whsec_…` secrets; each signs every delivery (rotation). Required with APP_WEBHOOK_URL. */
+  APP_WEBHOOK_SECRETS: csvList.pipe(
+    z.array(z.string().regex(/^whsec_[A-Za-z0-9+/]+={0,2}$/, { message: 'each secret is whsec_ and base64' })),
+  ),
+  APP_WEBHOOK_TIMEOUT_MS: positiveInt(15_000),
+  /** The wait after each failed attempt (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h); then the message is failed. */
+  APP_WEBHOOK_RETRY_SCHEDULE_MS: z
+    .string()
+    .default('5000,300000,1800000,7200000,18000000,36000000,36000000')
+    .transform((value) => value.split(',').map((item) => item.trim()))
+    .pipe(
+      z
+        .array(z.string().regex(/^[1-9][0-9]{0,9}$/, { message: 'each delay is a positive number of milliseconds' }))
+        .min(1)
+        .transform((delays) => delays.map(Number)),
+    ),
+  /** Consumer concurrency; one user's messages still go one at a time, in order. */
+  APP_WEBHOOK_CONCURRENCY: positiveInt(8),
+  /** Delivered messages are deleted this long after delivery (role 'retention'). */
+  APP_WEBHOOK_RETENTION_DAYS: positiveInt(30),
+  WALLET_LOW_BALANCE_THRESHOLD: walletLowBalanceThresholdSetting,
   // Operations (docs/operations.md): raw-body retention (role 'retention') and Stripe reconciliation
   // (role 'reconcile', opt-in: it runs only when WORKER_ROLES names it).
   INBOX_RAW_BODY_RETENTION_DAYS: positiveInt(90),
@@ -115,6 +140,20 @@ export const workerEnvSchema = baseEnvSchema.extend({
 });
 
 export type WorkerConfig = z.output<typeof workerEnvSchema>;
+
+/** Cross-field checks of the app webhook settings; returns the problems (empty when valid). */
+export function appWebhookConfigProblems(config: WorkerConfig): string[] {
+  const problems: string[] = [];
+  if (config.APP_WEBHOOK_URL !== undefined && config.APP_WEBHOOK_SECRETS.length === 0) {
+    problems.push('APP_WEBHOOK_SECRETS is required when APP_WEBHOOK_URL is set (comma-separated whsec_ secrets)');
+  }
+  if (config.APP_WEBHOOK_URL !== undefined && config.RELAY_PROCESSING_STALE_AFTER_MS <= config.APP_WEBHOOK_TIMEOUT_MS) {
+    problems.push(
+      'RELAY_PROCESSING_STALE_AFTER_MS must exceed APP_WEBHOOK_TIMEOUT_MS (or a delivery still waiting for its answer is sent again)',
+    );
+  }
+  return problems;
+}
 
 /** Cross-field checks of the AI Studio settings; returns the problems (empty when valid). */
 export function studioConfigProblems(config: WorkerConfig): string[] {

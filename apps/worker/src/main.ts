@@ -1,5 +1,6 @@
 import {
   createAiStudioClient,
+  createAppWebhookSender,
   createDb,
   createInboxHandlers,
   createRevenueCatApiClient,
@@ -7,6 +8,7 @@ import {
   exampleCatalogPath,
   loadCatalog,
   type ProviderPorts,
+  setWalletLowBalanceThreshold,
 } from '@tally/billing-core';
 import {
   ConfigError,
@@ -19,7 +21,7 @@ import {
   startHttpServer,
 } from '@tally/platform';
 import { sql } from 'kysely';
-import { studioConfigProblems, workerEnvSchema } from './config';
+import { appWebhookConfigProblems, studioConfigProblems, workerEnvSchema } from './config';
 import { createMailer } from './email/create-mailer';
 import { workerSettingsFrom } from './settings-from-config';
 import { startWorkerRuntime } from './worker-runtime';
@@ -28,16 +30,17 @@ import { startWorkerRuntime } from './worker-runtime';
 runMain('worker', async () => {
   loadDotEnv();
   const config = parseEnv(workerEnvSchema, process.env);
-  const studioProblems = studioConfigProblems(config);
+  const studioProblems = [...studioConfigProblems(config), ...appWebhookConfigProblems(config)];
   if (studioProblems.length > 0) {
     throw new ConfigError(`invalid configuration:\n${studioProblems.map((problem) => `  - ${problem}`).join('\n')}`);
   }
+  setWalletLowBalanceThreshold(config.WALLET_LOW_BALANCE_THRESHOLD);
   const catalog = loadCatalog(config.CATALOG_PATH ?? exampleCatalogPath);
   const logger = createLogger({ name: 'worker', level: config.LOG_LEVEL });
   const database = createDb({
     connectionString: config.DATABASE_URL,
     applicationName: 'tally-worker',
-    maxConnections: config.WORKER_CONCURRENCY + config.STUDIO_CONCURRENCY + 4,
+    maxConnections: config.WORKER_CONCURRENCY + config.STUDIO_CONCURRENCY + config.APP_WEBHOOK_CONCURRENCY + 4,
     onConnectionError: (error) => logger.warn({ err: error }, 'database connection lost; jobs retry until it is back'),
   });
   // Provider API clients, the AI service and the mailer are built here from configuration as
@@ -90,7 +93,19 @@ runMain('worker', async () => {
     queuePrefix: config.QUEUE_PREFIX,
     roles: config.WORKER_ROLES,
     settings: workerSettingsFrom(config),
-    ports: { aiStudio: ports.aiStudio, stripe: ports.stripe, mailer },
+    ports: {
+      aiStudio: ports.aiStudio,
+      stripe: ports.stripe,
+      mailer,
+      appWebhookSender:
+        config.APP_WEBHOOK_URL === undefined
+          ? undefined
+          : createAppWebhookSender({
+              url: config.APP_WEBHOOK_URL,
+              secrets: config.APP_WEBHOOK_SECRETS,
+              timeoutMs: config.APP_WEBHOOK_TIMEOUT_MS,
+            }),
+    },
   });
   // createServiceApp: unknown routes get the JSON 404, not Express's HTML page.
   const app = createServiceApp({

@@ -36,6 +36,9 @@ describe('worker settings come from the config schema', () => {
     'EMAIL_MAX_ATTEMPTS',
     'EMAIL_BACKOFF_BASE_MS',
     'EMAIL_BACKOFF_MAX_MS',
+    'APP_WEBHOOK_CONCURRENCY',
+    'APP_WEBHOOK_RETRY_SCHEDULE_MS',
+    'APP_WEBHOOK_RETENTION_DAYS',
     'INBOX_RAW_BODY_RETENTION_DAYS',
     'RETENTION_INTERVAL_MS',
     'IDEMPOTENCY_KEY_TTL_HOURS',
@@ -60,6 +63,11 @@ describe('worker settings come from the config schema', () => {
       studioSweeper: { intervalMs: 30_000, stuckAfterMs: 5 * 60_000, batchSize: 500 },
       installments: { intervalMs: 60_000, batchSize: 100, processingStaleAfterMs: 5 * 60_000, maxAttempts: 10 },
       email: { concurrency: 8, maxAttempts: 10, backoff: { baseDelayMs: 30_000, maxDelayMs: 3600_000 } },
+      appWebhooks: {
+        concurrency: 8,
+        retryScheduleMs: [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
+        retentionDays: 30,
+      },
       retention: { intervalMs: 3600_000, retentionDays: 90, idempotencyKeyTtlHours: 24 },
       reconcile: { intervalMs: 3600_000, windowDays: 3 },
     });

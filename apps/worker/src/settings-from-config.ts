@@ -47,6 +47,11 @@ export function workerSettingsFrom(config: WorkerConfig): WorkerRuntimeSettings 
       maxAttempts: config.EMAIL_MAX_ATTEMPTS,
       backoff: { baseDelayMs: config.EMAIL_BACKOFF_BASE_MS, maxDelayMs: config.EMAIL_BACKOFF_MAX_MS },
     },
+    appWebhooks: {
+      concurrency: config.APP_WEBHOOK_CONCURRENCY,
+      retryScheduleMs: config.APP_WEBHOOK_RETRY_SCHEDULE_MS,
+      retentionDays: config.APP_WEBHOOK_RETENTION_DAYS,
+    },
     retention: {
       intervalMs: config.RETENTION_INTERVAL_MS,
       retentionDays: config.INBOX_RAW_BODY_RETENTION_DAYS,

@@ -1,3 +1,12 @@
+export * from './app-webhooks/app-webhook-body';
+export type * from './app-webhooks/app-webhook-message-types';
+export * from './app-webhooks/app-webhook-source';
+export * from './app-webhooks/deliver-app-webhook-message';
+export * from './app-webhooks/list-app-webhook-messages';
+export * from './app-webhooks/prune-app-webhook-messages';
+export * from './app-webhooks/read-app-webhook-gauges';
+export * from './app-webhooks/redeliver-app-webhook-message';
+export * from './app-webhooks/webhook-id';
 export * from './audit/admin-actions';
 export * from './audit/key-fingerprint';
 export * from './audit/list-admin-actions';
@@ -15,6 +24,9 @@ export * from './db/run-with-lease';
 export type {
   AdminAuditRow,
   AdminSurface,
+  AppWebhookMessageRow,
+  AppWebhookMessageStatus,
+  AppWebhookMessageType,
   DB,
   EmailOutboxRow,
   IdempotencyKeyRow,
@@ -33,7 +45,14 @@ export type {
   TopupRow,
   WalletRow,
 } from './db/schema';
-export { adminSurfaces, idempotencyRecoveryPoints, inboxSources, inboxStatuses } from './db/schema';
+export {
+  adminSurfaces,
+  appWebhookMessageStatuses,
+  appWebhookMessageTypes,
+  idempotencyRecoveryPoints,
+  inboxSources,
+  inboxStatuses,
+} from './db/schema';
 export * from './email/email-outbox-source';
 export * from './email/requeue-outbox-emails';
 export * from './email/send-outbox-email';
@@ -59,11 +78,13 @@ export * from './inbox/requeue-inbox-events';
 export * from './inbox/to-inbox-event-view';
 export * from './installments/grant-due-installments';
 export { ensureWallet } from './ledger/ensure-wallet';
+export * from './ledger/low-balance-threshold';
 export * from './ledger/post-ledger-entry';
 export * from './ledger/read-wallet';
 export * from './ledger/verify-ledger';
 export * from './operations/read-operational-counts';
 export type { AiStudioService } from './ports/ai-studio-service';
+export type { AppWebhookAttempt, AppWebhookDelivery, AppWebhookSender } from './ports/app-webhook-sender';
 export type { Mailer } from './ports/mailer';
 export type { ProviderPorts } from './ports/provider-ports';
 export type {
@@ -75,6 +96,7 @@ export type {
 export type { StripeApi } from './ports/stripe-api';
 export * from './provider-data/payment-environment';
 export * from './providers/ai-studio/create-ai-studio-client';
+export * from './providers/app-webhooks/create-app-webhook-sender';
 export * from './providers/create-inbox-handlers';
 export * from './providers/revenuecat/revenuecat-api-client';
 export {

@@ -1,11 +1,11 @@
-import { type DB, findOldestDueAgeSeconds, readOperationalCounts } from '@tally/billing-core';
+import { type DB, findOldestDueAgeSeconds, readAppWebhookGauges, readOperationalCounts } from '@tally/billing-core';
 import { type ProducerQueue, readQueueDepths } from '@tally/platform';
 import type { Kysely } from 'kysely';
 import type { WorkerMetrics } from './worker-metrics';
 
 /**
  * Sets the `system` family (queue depth of every catalog queue, the oldest due inbox event, ledger
- * totals, parked rows, studio and installment states) from Redis and Postgres; called before a
+ * totals, parked rows, studio and installment states, the app webhook backlog) from Redis and Postgres; called before a
  * metrics scrape by the one role that exports them (the relay).
  */
 export async function refreshSystemGauges(
@@ -18,4 +18,8 @@ export async function refreshSystemGauges(
   }
   metrics.oldestPendingAge.set(await findOldestDueAgeSeconds(db));
   metrics.setOperationalCounts(await readOperationalCounts(db));
+  const appWebhooks = await readAppWebhookGauges(db);
+  metrics.appWebhookOldestPendingAge.set(appWebhooks.oldestPendingAgeSeconds);
+  metrics.appWebhookMessages.set({ status: 'pending' }, appWebhooks.pending);
+  metrics.appWebhookMessages.set({ status: 'failed' }, appWebhooks.failed);
 }

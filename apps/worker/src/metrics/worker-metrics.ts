@@ -1,4 +1,5 @@
 import {
+  appWebhookMessageTypes,
   installmentStatuses,
   knownLedgerReasons,
   metricEventTypes,
@@ -32,9 +33,13 @@ export const parkedCodes = [
  *   depth, the oldest due event, ledger totals, parked rows by type, studio and installment
  *   states). They describe the whole system, the same from every replica, so one role exports
  *   them: the relay, which runs on the few scheduler replicas, not on every inbox consumer;
- * - `reconcile` (reconcile role): the last Stripe reconciliation's findings.
+ * - `reconcile` (reconcile role): the last Stripe reconciliation's findings;
+ * - `appWebhooks` (app-webhooks role): delivery attempts, delivered and failed messages.
  */
-export const workerMetricFamilies = ['inbox', 'relay', 'system', 'reconcile'] as const;
+export const workerMetricFamilies = ['inbox', 'relay', 'system', 'reconcile', 'appWebhooks'] as const;
+
+/** What one app webhook attempt got: a 2xx, another answer, or no answer (refused, broken, timeout). */
+export const appWebhookAttemptOutcomes = ['delivered', 'rejected', 'unreachable'] as const;
 export type WorkerMetricFamily = (typeof workerMetricFamilies)[number];
 
 /**
@@ -129,6 +134,36 @@ export function createWorkerMetrics(families: Iterable<WorkerMetricFamily>) {
       labelNames: ['status'] as const,
       registers: [],
     }),
+    appWebhookAttempts: new Counter({
+      name: 'tally_app_webhook_attempts_total',
+      help: 'Attempts to deliver an app webhook message, by outcome (delivered, rejected, unreachable)',
+      labelNames: ['outcome'] as const,
+      registers: [],
+    }),
+    appWebhookDelivered: new Counter({
+      name: 'tally_app_webhook_messages_delivered_total',
+      help: 'App webhook messages delivered (a 2xx within the timeout), by type',
+      labelNames: ['type'] as const,
+      registers: [],
+    }),
+    appWebhookFailed: new Counter({
+      name: 'tally_app_webhook_messages_failed_total',
+      help: 'App webhook messages that spent their retry schedule (status failed), by type',
+      labelNames: ['type'] as const,
+      registers: [],
+    }),
+    // Read at scrape time (system family, relay role), like the inbox backlog above.
+    appWebhookOldestPendingAge: new Gauge({
+      name: 'tally_app_webhook_oldest_pending_age_seconds',
+      help: 'Seconds since the oldest app webhook message not yet delivered nor failed was written',
+      registers: [],
+    }),
+    appWebhookMessages: new Gauge({
+      name: 'tally_app_webhook_messages',
+      help: 'App webhook messages not yet delivered (pending) and failed for good (failed); read at scrape time',
+      labelNames: ['status'] as const,
+      registers: [],
+    }),
     reconcileFindings: new Gauge({
       name: 'tally_reconcile_findings',
       help: 'What the last Stripe reconciliation found, by kind (missing_events were backfilled)',
@@ -194,7 +229,9 @@ export function createWorkerMetrics(families: Iterable<WorkerMetricFamily>) {
       metrics.stripeInstallments,
     ],
     reconcile: [metrics.reconcileFindings, metrics.reconcileLastRun],
+    appWebhooks: [metrics.appWebhookAttempts, metrics.appWebhookDelivered, metrics.appWebhookFailed],
   };
+  familyMetrics.system.push(metrics.appWebhookOldestPendingAge, metrics.appWebhookMessages);
   for (const family of enabled) for (const metric of familyMetrics[family]) registry.registerMetric(metric);
   if (enabled.has('inbox')) {
     for (const provider of providers) {
@@ -206,6 +243,17 @@ export function createWorkerMetrics(families: Iterable<WorkerMetricFamily>) {
   if (enabled.has('relay')) metrics.relayReenqueued.inc({ source: 'inbox' }, 0);
   if (enabled.has('system')) {
     metrics.setOperationalCounts({ ledger: [], parked: [], studioRequests: [], installments: [] });
+  }
+  if (enabled.has('appWebhooks')) {
+    for (const outcome of appWebhookAttemptOutcomes) metrics.appWebhookAttempts.inc({ outcome }, 0);
+    for (const type of appWebhookMessageTypes) {
+      metrics.appWebhookDelivered.inc({ type }, 0);
+      metrics.appWebhookFailed.inc({ type }, 0);
+    }
+  }
+  if (enabled.has('system')) {
+    metrics.appWebhookOldestPendingAge.set(0);
+    for (const status of ['pending', 'failed']) metrics.appWebhookMessages.set({ status }, 0);
   }
   if (enabled.has('reconcile')) for (const kind of reconcileFindingKinds) metrics.reconcileFindings.set({ kind }, 0);
   return metrics;

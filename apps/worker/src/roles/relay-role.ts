@@ -1,4 +1,5 @@
 import {
+  appWebhookSource,
   type DurableRowSource,
   emailOutboxSource,
   inboxRelaySource,
@@ -12,6 +13,8 @@ import type { RoleContext, WorkerRoleDefinition } from './worker-role';
 
 /** The durable-row tables the relay serves; an outbox joins by adding its source here. */
 const relaySources = [inboxRelaySource, studioRelaySource, emailOutboxSource] as const;
+/** Relayed only with APP_WEBHOOK_URL: without it nothing consumes the queue, and jobs would pile up in Redis. */
+const deliveringSources = [appWebhookSource] as const;
 
 function routeOf<Payload>(source: DurableRowSource<Payload>, context: RoleContext): RelayRoute<Payload> {
   return { source, queue: context.producerQueue(source.queue) };
@@ -26,7 +29,8 @@ export const relayRole: WorkerRoleDefinition = {
   metricFamilies: ['relay', 'system'],
   start(context) {
     const { db, logger, metrics, settings } = context;
-    const routes: RelayRoute[] = relaySources.map((source) => routeOf<unknown>(source, context));
+    const sources = context.ports.appWebhookSender ? [...relaySources, ...deliveringSources] : relaySources;
+    const routes: RelayRoute[] = sources.map((source) => routeOf<unknown>(source, context));
     const loop = startRelayLoop({ db, routes, logger, metrics }, settings.relay);
     // Queue depth for every catalog queue, whether or not this process produces to it.
     const definitions = Object.values(queueCatalog) as readonly QueueDefinition<unknown>[];

@@ -12,6 +12,7 @@ describe('the worker role table', () => {
 
   it('registers the families of the roles a process runs, once each', () => {
     expect(workerMetricFamiliesOf(['inbox'])).toEqual(['inbox']);
+    expect(workerMetricFamiliesOf(['app-webhooks'])).toEqual(['appWebhooks']);
     expect(workerMetricFamiliesOf(['relay', 'studio', 'relay'])).toEqual(['relay', 'system']);
     expect(workerMetricFamiliesOf(['studio', 'email', 'installments', 'retention', 'studio-sweeper'])).toEqual([]);
     expect(workerMetricFamiliesOf(Object.keys(workerRoleTable) as (keyof typeof workerRoleTable)[]).sort()).toEqual(

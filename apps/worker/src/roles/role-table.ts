@@ -1,3 +1,4 @@
+import { appWebhooksRole } from './app-webhooks-role';
 import { emailRole } from './email-role';
 import { inboxRole } from './inbox-role';
 import { installmentsRole } from './installments-role';
@@ -20,6 +21,7 @@ export const workerRoleTable = {
   'studio-sweeper': studioSweeperRole,
   installments: installmentsRole,
   email: emailRole,
+  'app-webhooks': appWebhooksRole,
   retention: retentionRole,
   reconcile: reconcileRole,
 } as const satisfies Record<string, WorkerRoleDefinition>;

@@ -1,4 +1,4 @@
-import type { AiStudioService, DB, InboxHandlers, Mailer, StripeApi } from '@tally/billing-core';
+import type { AiStudioService, AppWebhookSender, DB, InboxHandlers, Mailer, StripeApi } from '@tally/billing-core';
 import type { Logger, ProducerQueue, QueueDefinition } from '@tally/platform';
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
@@ -14,6 +14,11 @@ export interface WorkerPorts {
   stripe: StripeApi | undefined;
   /** Required by the email role. */
   mailer: Mailer | undefined;
+  /**
+   * The signed POST to APP_WEBHOOK_URL (docs/app-webhooks.md). Undefined (no URL): app webhook
+   * messages are only written; nothing delivers or relays them, and retention prunes them.
+   */
+  appWebhookSender: AppWebhookSender | undefined;
 }
 
 /** What every role starts from: the process's shared connections, settings and clients. */

@@ -21,6 +21,8 @@ export interface WorkerRuntimeSettings {
   studioSweeper: StudioSweeperOptions;
   installments: InstallmentsLoopOptions;
   email: { concurrency: number; maxAttempts: number; backoff: BackoffSettings };
+  /** The app-webhooks role's consumer and schedule, and the retention of delivered messages. */
+  appWebhooks: { concurrency: number; retryScheduleMs: readonly number[]; retentionDays: number };
   retention: RetentionLoopOptions;
   reconcile: ReconcileLoopOptions;
 }

@@ -37,6 +37,9 @@ const DAY_SECONDS = 24 * 3600;
 export const emailJobSchema = z.object({ emailId: z.number().int().positive() });
 export type EmailJob = z.infer<typeof emailJobSchema>;
 
+export const appWebhookJobSchema = z.object({ appWebhookMessageId: z.number().int().positive() });
+export type AppWebhookJob = z.infer<typeof appWebhookJobSchema>;
+
 export const queueCatalog = {
   inbox: {
     name: 'inbox',
@@ -63,6 +66,15 @@ export const queueCatalog = {
     backoffDelayMs: 5_000,
     retention: { completedAgeSeconds: 7 * DAY_SECONDS, completedCount: 50_000, failedAgeSeconds: 30 * DAY_SECONDS },
   } satisfies QueueDefinition<EmailJob>,
+  /** Outbound webhooks to the app; the app_webhook_messages row keeps attempts and the schedule. */
+  appWebhooks: {
+    name: 'app-webhooks',
+    payload: appWebhookJobSchema,
+    jobId: (payload: AppWebhookJob) => `app-webhook-${payload.appWebhookMessageId}`,
+    attempts: 25,
+    backoffDelayMs: 5_000,
+    retention: { completedAgeSeconds: 1 * DAY_SECONDS, completedCount: 10_000, failedAgeSeconds: 30 * DAY_SECONDS },
+  } satisfies QueueDefinition<AppWebhookJob>,
 } as const;
 
 export type QueueCatalog = typeof queueCatalog;

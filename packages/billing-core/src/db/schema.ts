@@ -248,6 +248,7 @@ export interface DB {
   stripe_installments: StripeInstallmentsTable;
   email_outbox: EmailOutboxTable;
   idempotency_keys: IdempotencyKeysTable;
+  app_webhook_messages: AppWebhookMessagesTable;
   leases: LeasesTable;
   admin_audit: AdminAuditTable;
 }
@@ -431,3 +432,38 @@ export interface AdminAuditTable {
 }
 
 export type AdminAuditRow = Selectable<AdminAuditTable>;
+// Outbound webhooks to the app (migration 0015, docs/app-webhooks.md).
+export const appWebhookMessageTypes = [
+  'wallet.credited',
+  'wallet.debited',
+  'wallet.balance_low',
+  'subscription.updated',
+  'studio.request.completed',
+  'studio.request.failed',
+] as const;
+export type AppWebhookMessageType = (typeof appWebhookMessageTypes)[number];
+export const appWebhookMessageStatuses = ['pending', 'processing', 'delivered', 'failed'] as const;
+export type AppWebhookMessageStatus = (typeof appWebhookMessageStatuses)[number];
+
+export interface AppWebhookMessagesTable {
+  id: Generated<number>;
+  /** The `webhook-id` (shown as `msg_` + the uuid without dashes). */
+  message_id: Generated<string>;
+  user_id: string;
+  type: AppWebhookMessageType;
+  /** Set for wallet.credited / wallet.debited only: the entry announced (unique). */
+  ledger_entry_id: number | null;
+  /** The body's `data`; jsonb, read back parsed. */
+  data: ColumnType<unknown, string, string>;
+  status: ColumnType<AppWebhookMessageStatus, AppWebhookMessageStatus | undefined, AppWebhookMessageStatus>;
+  attempts: ColumnType<number, number | undefined, number>;
+  last_status_code: number | null;
+  last_error: string | null;
+  enqueued_at: DbTimeNullable;
+  next_attempt_at: DbTimeNullable;
+  delivered_at: DbTimeNullable;
+  created_at: DbTime;
+  updated_at: DbTime;
+}
+
+export type AppWebhookMessageRow = Selectable<AppWebhookMessagesTable>;

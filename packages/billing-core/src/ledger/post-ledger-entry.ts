@@ -2,6 +2,8 @@ import { sql, type Transaction } from 'kysely';
 import type { DB, LedgerEntryRow } from '../db/schema';
 import { InsufficientBalanceError, LedgerReferenceConflictError } from '../errors';
 import { ensureWallet } from './ensure-wallet';
+import { ledgerEntryMessagesCte } from './ledger-entry-messages';
+import { walletLowBalanceThreshold } from './low-balance-threshold';
 
 export interface LedgerPosting {
   userId: string;
@@ -26,7 +28,9 @@ export type PostLedgerEntryResult =
  * writer sees; the insert uses ON CONFLICT (reference) DO NOTHING, so a second posting with the
  * same reference (another replica, a replay, a retried job) changes nothing and returns the
  * first entry as `already-posted`. The database trigger moves the cached wallet balance to
- * balance_after.
+ * balance_after. The same statement writes the entry's app webhook messages (wallet.credited or
+ * wallet.debited, and wallet.balance_low on a crossing of the threshold): only for an entry it
+ * posts, never for `already-posted`.
  *
  * Idempotent by reference. Throws LedgerReferenceConflictError when the reference already posts
  * a different user or amount (never a silent "already posted"), InsufficientBalanceError when a
@@ -50,13 +54,18 @@ export async function postLedgerEntry(trx: Transaction<DB>, posting: LedgerPosti
   const balanceAfter = wallet.balance + posting.amount;
   if (balanceAfter < 0) throw new InsufficientBalanceError(posting.userId, wallet.balance, -posting.amount);
 
+  // The entry and its app webhook messages in one statement: a message exists only for an entry
+  // this statement inserted, and costs no round trip of its own.
   const inserted = (
     await sql<LedgerEntryRow>`
-      INSERT INTO ledger_entries (user_id, reference, amount, balance_before, balance_after, reason, inbox_event_id)
-      VALUES (${posting.userId}, ${posting.reference}, ${posting.amount}, ${wallet.balance}, ${balanceAfter},
-              ${posting.reason}, ${posting.inboxEventId ?? null})
-      ON CONFLICT (reference) DO NOTHING
-      RETURNING *`.execute(trx)
+      WITH entry AS (
+        INSERT INTO ledger_entries (user_id, reference, amount, balance_before, balance_after, reason, inbox_event_id)
+        VALUES (${posting.userId}, ${posting.reference}, ${posting.amount}, ${wallet.balance}, ${balanceAfter},
+                ${posting.reason}, ${posting.inboxEventId ?? null})
+        ON CONFLICT (reference) DO NOTHING
+        RETURNING *),
+      ${ledgerEntryMessagesCte(walletLowBalanceThreshold())}
+      SELECT * FROM entry`.execute(trx)
   ).rows[0];
   if (inserted) return { kind: 'posted', entry: inserted };
 

@@ -1,5 +1,7 @@
 import { type Kysely, sql } from 'kysely';
+import { writeAppWebhookMessage } from '../app-webhooks/write-app-webhook-message';
 import type { DB, StudioRequestRow, StudioRequestStatus } from '../db/schema';
+import { studioRequestMessage } from './studio-request-message';
 
 export type CompleteStudioRequestResult =
   | { kind: 'completed'; request: StudioRequestRow }
@@ -13,28 +15,34 @@ export type CompleteStudioRequestResult =
 /**
  * Stores the AI result and marks the request completed. A conditional update on
  * status = 'processing': it loses to a sweep that already failed (and refunded) the request.
- * Idempotent; moves no money (the debit was taken when the request was created).
+ * Writes its `studio.request.completed` app webhook message in the same transaction. Idempotent;
+ * moves no money (the debit was taken when the request was created).
  */
 export async function completeStudioRequest(
   db: Kysely<DB>,
   id: number,
   result: unknown,
 ): Promise<CompleteStudioRequestResult> {
-  const completed = await db
-    .updateTable('studio_requests')
-    .set({
-      status: 'completed',
-      result: JSON.stringify(result ?? null),
-      error_code: null,
-      error: null,
-      completed_at: sql`now()`,
-      updated_at: sql`now()`,
-    })
-    .where('id', '=', id)
-    .where('status', '=', 'processing')
-    .returningAll()
-    .executeTakeFirst();
-  if (completed) return { kind: 'completed', request: completed };
-  const current = await db.selectFrom('studio_requests').select('status').where('id', '=', id).executeTakeFirst();
-  return current ? { kind: 'discarded', status: current.status } : { kind: 'not-found' };
+  return db.transaction().execute(async (trx) => {
+    const completed = await trx
+      .updateTable('studio_requests')
+      .set({
+        status: 'completed',
+        result: JSON.stringify(result ?? null),
+        error_code: null,
+        error: null,
+        completed_at: sql`now()`,
+        updated_at: sql`now()`,
+      })
+      .where('id', '=', id)
+      .where('status', '=', 'processing')
+      .returningAll()
+      .executeTakeFirst();
+    if (completed) {
+      await writeAppWebhookMessage(trx, studioRequestMessage(completed));
+      return { kind: 'completed', request: completed };
+    }
+    const current = await trx.selectFrom('studio_requests').select('status').where('id', '=', id).executeTakeFirst();
+    return current ? { kind: 'discarded', status: current.status } : { kind: 'not-found' };
+  });
 }

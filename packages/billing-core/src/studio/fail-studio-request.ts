@@ -1,6 +1,8 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
+import { writeAppWebhookMessage } from '../app-webhooks/write-app-webhook-message';
 import type { DB, StudioRequestRow, StudioRequestStatus } from '../db/schema';
 import { type RefundStudioRequestResult, refundStudioRequest } from './refund-studio-request';
+import { studioRequestMessage } from './studio-request-message';
 
 export interface StudioFailure {
   /** Stable machine code: ai_failed, ai_timeout, ai_unreachable, stuck, not_configured… */
@@ -20,7 +22,8 @@ const MAX_ERROR_LENGTH = 2_000;
  * Fails an unfinished studio request and refunds its debit, in one transaction: the conditional
  * update (status in `from` → failed) is the fence that lets exactly one settlement win against a
  * concurrent completion or sweep, and the refund reference (`studio:{id}:refund`) is the second
- * fence. Idempotent: a request already settled is left as it is. See failStudioRequestInTransaction.
+ * fence; its `studio.request.failed` app webhook message commits with them. Idempotent: a request
+ * already settled is left as it is. See failStudioRequestInTransaction.
  */
 export function failStudioRequest(
   db: Kysely<DB>,
@@ -62,5 +65,6 @@ export async function failStudioRequestInTransaction(
     refund.kind === 'no-debit'
       ? failed
       : await trx.selectFrom('studio_requests').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  await writeAppWebhookMessage(trx, studioRequestMessage(request));
   return { kind: 'failed', request, refund: refund.kind };
 }

@@ -1,5 +1,6 @@
 import { sql, type Transaction } from 'kysely';
 import type { DB, SubscriptionChange, SubscriptionRow, SubscriptionSource } from '../db/schema';
+import { announceSubscriptionChange, readAnnouncedSubscription } from './announce-subscription-change';
 import type { DesiredSubscription } from './desired-revenuecat-subscription';
 
 /** Expiries closer than this are the same period (stores round and re-stamp them). */
@@ -50,7 +51,8 @@ function changeOf(current: SubscriptionRow | undefined, desired: DesiredSubscrip
  * transaction (which must hold the user's lock: lockUser). Writes nothing when already
  * synchronized or when the read is older than the one applied last; otherwise upserts the
  * subscription row and appends one history row saying what changed, from what to what, and
- * what caused it.
+ * what caused it, and a `subscription.updated` app webhook message when the subscription the app
+ * sees (both sources combined) changed.
  */
 export async function applySubscriptionState(
   trx: Transaction<DB>,
@@ -78,6 +80,7 @@ export async function applySubscriptionState(
   if (current && isSynchronized(current, desired)) return { kind: 'already_synchronized', subscription: current };
 
   const change = changeOf(current, desired);
+  const announced = await readAnnouncedSubscription(trx, userId);
   const next =
     desired.status === 'active'
       ? {
@@ -131,5 +134,6 @@ export async function applySubscriptionState(
       provider_read_at: readAt,
     })
     .execute();
+  await announceSubscriptionChange(trx, userId, announced);
   return { kind: 'changed', change, subscription };
 }

@@ -11,6 +11,7 @@ import {
   subscriptionPeriodEndOf,
   subscriptionPriceIdsOf,
 } from '../provider-data/stripe-objects';
+import { announceSubscriptionChange, readAnnouncedSubscription } from './announce-subscription-change';
 
 /** Stripe statuses after which the subscription grants nothing more (both are final at Stripe). */
 const endedStatuses = new Set(['canceled', 'incomplete_expired']);
@@ -23,7 +24,8 @@ export function isEndedStripeStatus(status: string): boolean {
 /**
  * Writes a subscription exactly as the Stripe API reported it (never from an event payload, so
  * events applied in any order converge on the API's state). Ending a subscription voids its
- * installments that are not due yet. Idempotent; joins the caller's transaction.
+ * installments that are not due yet, and writes a `subscription.updated` app webhook message when
+ * the subscription the app sees changed. Idempotent; joins the caller's transaction.
  *
  * Two fences against a stale read (events are prepared concurrently, outside any transaction):
  * a read started before the one already saved (`provider_read_at`) changes nothing, and a
@@ -61,6 +63,7 @@ export async function saveStripeSubscription(
     ended_at: secondsToDate(stripeNumberAt(subscription, 'ended_at')),
     provider_read_at: readAt,
   };
+  const announced = await readAnnouncedSubscription(trx, userId);
   const ended = [...endedStatuses];
   const row = await trx
     .insertInto('stripe_subscriptions')
@@ -90,5 +93,6 @@ export async function saveStripeSubscription(
     return { row: current, voidedInstallments: 0, stale: true };
   }
   const voidedInstallments = endedStatuses.has(status) ? await voidFutureInstallments(trx, subscriptionId) : 0;
+  await announceSubscriptionChange(trx, userId, announced);
   return { row, voidedInstallments, stale: false };
 }

@@ -57,6 +57,14 @@ export const booleanFlag = (fallback: boolean) =>
     .enum(['true', 'false'], { message: 'must be true or false' })
     .default(fallback ? 'true' : 'false')
     .transform((value) => value === 'true');
+/** A positive whole number that may be left unset (then undefined: the feature is off). */
+export const optionalPositiveInt = z.coerce.number().int().positive().optional();
+
+/**
+ * `WALLET_LOW_BALANCE_THRESHOLD` (api and worker: both post ledger entries): a debit that takes a
+ * balance from at least this to below it sends `wallet.balance_low`; unset, none is sent.
+ */
+export const walletLowBalanceThresholdSetting = optionalPositiveInt;
 
 /** Settings every process shares. */
 export const baseEnvSchema = z.object({

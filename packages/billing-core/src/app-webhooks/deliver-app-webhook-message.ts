@@ -1,0 +1,174 @@
+import { type Kysely, sql } from 'kysely';
+import type { AppWebhookMessageRow, DB } from '../db/schema';
+import { toErrorText } from '../errors';
+import type { AppWebhookSender } from '../ports/app-webhook-sender';
+import { toAppWebhookBody } from './app-webhook-body';
+import { toWebhookId } from './webhook-id';
+
+export interface DeliverAppWebhookDeps {
+  db: Kysely<DB>;
+  sender: AppWebhookSender;
+  /** APP_WEBHOOK_RETRY_SCHEDULE_MS: the wait after each failed attempt; `failed` once it is spent. */
+  retryScheduleMs: readonly number[];
+  /** A message processing this long (its worker died mid-send) may be claimed again: RELAY_PROCESSING_STALE_AFTER_MS. */
+  processingStaleAfterMs: number;
+}
+
+/** A blocked message re-checks at least this often (a finished predecessor also wakes it at once). */
+export const BLOCKED_RECHECK_MIN_MS = 1_000;
+export const BLOCKED_RECHECK_MAX_MS = 60_000;
+
+export type DeliverAppWebhookResult =
+  | { kind: 'delivered'; message: AppWebhookMessageRow; statusCode: number; nextOfUser: number | undefined }
+  /** The attempt failed; the message is pending again, due after delayMs. */
+  | { kind: 'retry'; message: AppWebhookMessageRow; delayMs: number; failure: string }
+  /** The attempt failed and the schedule is spent: the message is `failed` (a redeliver starts it again). */
+  | { kind: 'failed'; message: AppWebhookMessageRow; failure: string; nextOfUser: number | undefined }
+  /** An earlier message of the same user is pending or processing: this one waits (per-user order). */
+  | { kind: 'blocked'; messageId: number; blockedBy: number; delayMs: number }
+  /** Pending but not due yet (waiting out its retry delay). */
+  | { kind: 'not-due'; messageId: number; delayMs: number }
+  /** Nothing to do: delivered, failed, gone, or another worker holds it. */
+  | { kind: 'not-claimed'; messageId: number };
+
+/**
+ * Delivers one app webhook message. Claims it (pending and due, or processing for longer than
+ * processingStaleAfterMs → processing, attempts + 1) only when no earlier message of its user is
+ * pending or processing: that NOT EXISTS in the claim is what keeps one user's messages in order,
+ * whatever the queue does. Sends outside any transaction, then records the outcome with a
+ * conditional update on `processing`. At least once: a worker dying between the answer and the
+ * record sends the message again later, under the same webhook-id. Touches only this table.
+ */
+export async function deliverAppWebhookMessage(
+  deps: DeliverAppWebhookDeps,
+  messageId: number,
+): Promise<DeliverAppWebhookResult> {
+  const processingStale = sql`now() - make_interval(secs => ${deps.processingStaleAfterMs / 1000})`;
+  const claimed = (
+    await sql<AppWebhookMessageRow>`
+      UPDATE app_webhook_messages m
+         SET status = 'processing', attempts = m.attempts + 1, updated_at = now()
+       WHERE m.id = ${messageId}
+         AND ((m.status = 'pending' AND (m.next_attempt_at IS NULL OR m.next_attempt_at <= now()))
+              OR (m.status = 'processing' AND m.updated_at < ${processingStale}))
+         AND NOT EXISTS (
+               SELECT 1 FROM app_webhook_messages earlier
+                WHERE earlier.user_id = m.user_id AND earlier.id < m.id
+                  AND earlier.status IN ('pending', 'processing'))
+      RETURNING m.*`.execute(deps.db)
+  ).rows[0];
+  if (!claimed) return whyNotClaimed(deps.db, messageId);
+
+  const attempt = await deps.sender.send({
+    webhookId: toWebhookId(claimed.message_id),
+    body: toAppWebhookBody(claimed),
+  });
+  if (attempt.kind === 'delivered') {
+    const message = await finish(deps.db, messageId, {
+      status: 'delivered',
+      last_status_code: attempt.statusCode,
+      last_error: null,
+      next_attempt_at: null,
+      delivered_at: sql<Date>`now()`,
+    });
+    return {
+      kind: 'delivered',
+      message: message ?? claimed,
+      statusCode: attempt.statusCode,
+      nextOfUser: await nextOfUser(deps.db, claimed),
+    };
+  }
+  const failure =
+    attempt.kind === 'rejected'
+      ? toErrorText(`HTTP ${attempt.statusCode}: ${attempt.bodyExcerpt}`)
+      : toErrorText(attempt.error);
+  const statusCode = attempt.kind === 'rejected' ? attempt.statusCode : null;
+  const delayMs = deps.retryScheduleMs[claimed.attempts - 1];
+  if (delayMs === undefined) {
+    const message = await finish(deps.db, messageId, {
+      status: 'failed',
+      last_status_code: statusCode,
+      last_error: failure,
+      next_attempt_at: null,
+    });
+    return { kind: 'failed', message: message ?? claimed, failure, nextOfUser: await nextOfUser(deps.db, claimed) };
+  }
+  const message = await finish(deps.db, messageId, {
+    status: 'pending',
+    last_status_code: statusCode,
+    last_error: failure,
+    next_attempt_at: sql<Date>`now() + make_interval(secs => ${delayMs / 1000})`,
+    enqueued_at: sql<Date>`now()`,
+  });
+  return { kind: 'retry', message: message ?? claimed, delayMs, failure };
+}
+
+type Finish = {
+  status: 'delivered' | 'failed' | 'pending';
+  last_status_code: number | null;
+  last_error: string | null;
+  next_attempt_at: ReturnType<typeof sql<Date>> | null;
+  delivered_at?: ReturnType<typeof sql<Date>>;
+  enqueued_at?: ReturnType<typeof sql<Date>>;
+};
+
+/** Records an attempt's outcome; only while the message is still this attempt's (processing). */
+function finish(db: Kysely<DB>, messageId: number, values: Finish): Promise<AppWebhookMessageRow | undefined> {
+  return db
+    .updateTable('app_webhook_messages')
+    .set({ ...values, updated_at: sql<Date>`now()` })
+    .where('id', '=', messageId)
+    .where('status', '=', 'processing')
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** The user's next pending message after this one, which its worker wakes at once. */
+async function nextOfUser(db: Kysely<DB>, message: AppWebhookMessageRow): Promise<number | undefined> {
+  const next = await db
+    .selectFrom('app_webhook_messages')
+    .select('id')
+    .where('user_id', '=', message.user_id)
+    .where('id', '>', message.id)
+    .where('status', 'in', ['pending', 'processing'])
+    .orderBy('id')
+    .limit(1)
+    .executeTakeFirst();
+  return next?.id;
+}
+
+async function whyNotClaimed(db: Kysely<DB>, messageId: number): Promise<DeliverAppWebhookResult> {
+  const row = (
+    await sql<{
+      status: string;
+      due_in_ms: number | null;
+      blocked_by: number | null;
+      blocker_due_in_ms: number | null;
+    }>`
+      SELECT m.status,
+             (extract(epoch FROM (m.next_attempt_at - now())) * 1000)::float8 AS due_in_ms,
+             b.id AS blocked_by,
+             (extract(epoch FROM (b.next_attempt_at - now())) * 1000)::float8 AS blocker_due_in_ms
+        FROM app_webhook_messages m
+        LEFT JOIN LATERAL (
+          SELECT earlier.id, earlier.next_attempt_at FROM app_webhook_messages earlier
+           WHERE earlier.user_id = m.user_id AND earlier.id < m.id
+             AND earlier.status IN ('pending', 'processing')
+           ORDER BY earlier.id LIMIT 1) b ON true
+       WHERE m.id = ${messageId}`.execute(db)
+  ).rows[0];
+  if (!row || (row.status !== 'pending' && row.status !== 'processing')) return { kind: 'not-claimed', messageId };
+  if (row.blocked_by !== null) {
+    const wait = Math.ceil(row.blocker_due_in_ms ?? 0) + BLOCKED_RECHECK_MIN_MS;
+    return {
+      kind: 'blocked',
+      messageId,
+      blockedBy: Number(row.blocked_by),
+      delayMs: Math.min(Math.max(wait, BLOCKED_RECHECK_MIN_MS), BLOCKED_RECHECK_MAX_MS),
+    };
+  }
+  if (row.status === 'pending' && row.due_in_ms !== null && row.due_in_ms > 0) {
+    return { kind: 'not-due', messageId, delayMs: Math.ceil(row.due_in_ms) };
+  }
+  return { kind: 'not-claimed', messageId };
+}

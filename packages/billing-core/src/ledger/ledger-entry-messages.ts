@@ -1,0 +1,28 @@
+import { sql } from 'kysely';
+
+/**
+ * The part of postLedgerEntry's insert that writes the entry's messages, as a CTE over the CTE
+ * `entry` (the ledger rows that statement inserted: none when the reference was already posted,
+ * so a replay writes no message). One `wallet.credited` or `wallet.debited` per entry, and a
+ * `wallet.balance_low` after it when the entry takes the balance from at least `threshold` to
+ * below it. The caller holds the wallet lock (postLedgerEntry takes it before the insert).
+ */
+export function ledgerEntryMessagesCte(threshold: number | undefined) {
+  const limit = threshold ?? null;
+  return sql`entry_messages AS (
+    INSERT INTO app_webhook_messages (user_id, type, ledger_entry_id, data, created_at)
+    SELECT e.user_id, m.type, m.ledger_entry_id, m.data, e.created_at
+      FROM entry e
+     CROSS JOIN LATERAL (VALUES
+       (1, CASE WHEN e.amount > 0 THEN 'wallet.credited' ELSE 'wallet.debited' END, e.id,
+        jsonb_build_object('userId', e.user_id, 'reference', e.reference, 'amount', e.amount,
+                           'balanceBefore', e.balance_before, 'balanceAfter', e.balance_after,
+                           'reason', e.reason,
+                           'createdAt', to_char(e.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))),
+       (2, 'wallet.balance_low', NULL::bigint,
+        jsonb_build_object('userId', e.user_id, 'balance', e.balance_after, 'threshold', ${limit}::bigint))
+     ) AS m(ord, type, ledger_entry_id, data)
+     WHERE m.ord = 1
+        OR (${limit}::bigint IS NOT NULL AND e.balance_before >= ${limit}::bigint AND e.balance_after < ${limit}::bigint)
+     ORDER BY m.ord)`;
+}
