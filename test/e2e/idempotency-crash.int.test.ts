@@ -119,18 +119,23 @@ describe('Idempotency-Key across an api crash: the retry replays what committed 
       (response) => ({ answered: response.status }),
       (error: unknown) => ({ failed: String(error) }),
     );
-    // Polled tighter than `eventually` does: the kill must land within the hand-off's 2 s.
-    const committed = await (async () => {
+    // Killed as soon as the request's debit is committed (polled tighter than `eventually` does:
+    // the kill must land within the hand-off's 2 s). Watching the debit, not the key, is what
+    // makes this test see a key finished anywhere but in the debit's own transaction.
+    await (async () => {
       const deadline = Date.now() + 15_000;
       while (Date.now() < deadline) {
-        const row = await keyRow(userId, key);
-        if (row?.recovery_point === 'finished') return row;
+        if ((await paidState(userId)).debits.length > 0) return;
         await new Promise((resolve) => setTimeout(resolve, 5));
       }
-      throw new Error(`the key never committed:\n${first.api.tail()}`);
+      throw new Error(`the request never committed:\n${first.api.tail()}`);
     })();
     first.api.signal('SIGKILL');
     expect((await first.api.exited).signal).toBe('SIGKILL');
+    // The answer was kept by the transaction that debited.
+    const committed = await keyRow(userId, key);
+    expect(committed?.recovery_point).toBe('finished');
+    if (!committed) throw new Error('no key row');
     // The process died before answering: the app saw a failed call, and retries.
     expect(await lost).toEqual({ failed: expect.any(String) });
     redis.resume();
