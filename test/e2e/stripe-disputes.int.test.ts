@@ -6,11 +6,10 @@ import {
   stripeDispute,
   stripeEventBody,
   stripeId,
-  stripeInvoice,
   stripePackIntent,
   stripeRefundedCharge,
-  stripeSubscription,
 } from '../support/stripe-events';
+import { subscribeAnnualAndPayFirstInvoice } from '../support/stripe-flows';
 import { stripeStateOf } from '../support/stripe-state';
 
 /**
@@ -266,30 +265,8 @@ describe('Stripe chargebacks and subscription invoice refunds', () => {
 
   /** An annual subscription whose first invoice is paid (100 tokens, 11 installments scheduled) and whose first installment is granted. */
   async function annualWithOneInstallmentGranted(userId: string) {
-    const customer = stripeId('cus');
-    const subscriptionId = stripeId('sub');
-    const invoiceId = stripeId('in');
+    const { invoiceId } = await subscribeAnnualAndPayFirstInvoice(stack, fake, userId);
     const paymentIntent = stripeId('pi');
-    fake.putSubscription(stripeSubscription({ id: subscriptionId, customer, priceId: 'price_premium_annual', userId }));
-    await finished(
-      await post(
-        stripeEventBody('customer.subscription.created', { id: subscriptionId, object: 'subscription', customer }),
-      ),
-    );
-    await finished(
-      await post(
-        stripeEventBody(
-          'invoice.paid',
-          stripeInvoice({
-            id: invoiceId,
-            subscription: subscriptionId,
-            customer,
-            priceId: 'price_premium_annual',
-            amountPaid: 9990,
-          }),
-        ),
-      ),
-    );
     fake.putInvoicePayment({ invoice: invoiceId, paymentIntent, amountPaid: 9990 });
     await sql`UPDATE stripe_installments SET due_at = now() - interval '1 minute'
               WHERE invoice_id = ${invoiceId} AND sequence = 1`.execute(stack.db);

@@ -20,6 +20,7 @@ import {
   stripeSubscription,
   stripeSubscriptionCheckout,
 } from '../support/stripe-events';
+import { subscribeAnnualAndPayFirstInvoice } from '../support/stripe-flows';
 import { stripeStateOf } from '../support/stripe-state';
 
 describe('Stripe subscriptions', () => {
@@ -34,36 +35,7 @@ describe('Stripe subscriptions', () => {
 
   const post = (body: string) => stack.deliverStripe(body);
   const finished = (eventId: string) => stack.finishedInboxRow('stripe', eventId);
-  /**
-   * An annual premium subscription for `userId`, created and then its first invoice paid (each
-   * event processed): the first twelfth is granted and eleven installments are scheduled.
-   */
-  async function subscribeAnnualAndPayFirstInvoice(userId: string) {
-    const customer = stripeId('cus');
-    const subscriptionId = stripeId('sub');
-    const invoiceId = stripeId('in');
-    fake.putSubscription(stripeSubscription({ id: subscriptionId, customer, priceId: 'price_premium_annual', userId }));
-    await finished(
-      await post(
-        stripeEventBody('customer.subscription.created', { id: subscriptionId, object: 'subscription', customer }),
-      ),
-    );
-    await finished(
-      await post(
-        stripeEventBody(
-          'invoice.paid',
-          stripeInvoice({
-            id: invoiceId,
-            subscription: subscriptionId,
-            customer,
-            priceId: 'price_premium_annual',
-            amountPaid: 9990,
-          }),
-        ),
-      ),
-    );
-    return { customer, subscriptionId, invoiceId };
-  }
+  const subscribeAnnual = (userId: string) => subscribeAnnualAndPayFirstInvoice(stack, fake, userId);
 
   it('grants a monthly subscription once when its checkout and first invoice both arrive, each twice', async () => {
     const userId = stripeId('user');
@@ -380,7 +352,7 @@ describe('Stripe subscriptions', () => {
 
   it('retries an installment left in processing by a loop that died part-way, granting it once', async () => {
     const userId = stripeId('user');
-    const { invoiceId } = await subscribeAnnualAndPayFirstInvoice(userId);
+    const { invoiceId } = await subscribeAnnual(userId);
     // A loop claimed installment 1 (scheduled → processing, attempts 1) and died before granting.
     await sql`UPDATE stripe_installments SET status = 'processing', attempts = 1,
                 due_at = now() - interval '2 hours', updated_at = now() - interval '1 hour'
@@ -410,7 +382,7 @@ describe('Stripe subscriptions', () => {
 
   it('keeps the error of an installment whose grant fails, claims it again only after the stale window, and parks it as failed at maxAttempts', async () => {
     const userId = stripeId('user');
-    const { invoiceId } = await subscribeAnnualAndPayFirstInvoice(userId);
+    const { invoiceId } = await subscribeAnnual(userId);
     await sql`UPDATE stripe_installments SET due_at = now() - interval '1 minute'
               WHERE invoice_id = ${invoiceId} AND sequence = 1`.execute(stack.db);
     const due = await stack.db
@@ -485,7 +457,7 @@ describe('Stripe subscriptions', () => {
   it('parks an installment whose grant meets a ledger reference conflict at once, with the conflict as its error, instead of retrying it to its cap', async () => {
     const userId = stripeId('user');
     const otherUser = stripeId('user');
-    const { invoiceId } = await subscribeAnnualAndPayFirstInvoice(userId);
+    const { invoiceId } = await subscribeAnnual(userId);
     await sql`UPDATE stripe_installments SET due_at = now() - interval '1 minute'
               WHERE invoice_id = ${invoiceId} AND sequence = 1`.execute(stack.db);
     const due = await stack.db
@@ -619,7 +591,7 @@ describe('Stripe subscriptions', () => {
 
   it('grants an annual plan its first twelfth, then a due monthly installment through the installments worker role', async () => {
     const userId = stripeId('user');
-    const { invoiceId } = await subscribeAnnualAndPayFirstInvoice(userId);
+    const { invoiceId } = await subscribeAnnual(userId);
     expect((await stripeStateOf(stack.db, userId)).balance).toBe(100);
     await sql`UPDATE stripe_installments SET due_at = now() - interval '1 second'
               WHERE invoice_id = ${invoiceId} AND sequence = 1`.execute(stack.db);
