@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { findWallet, inboxJobId } from '@tally/billing-core';
+import { createAppWebhookSender, findWallet, inboxJobId, postLedgerEntry, toWebhookId } from '@tally/billing-core';
 import { sql } from 'kysely';
 import { runCli } from '../support/built-process';
 import { revenueCatTokenPurchase } from '../support/events';
+import { AppWebhookReceiver, newWebhookSecret } from '../support/fakes/app-webhook-receiver';
 import { basicAuth, parkTokenPurchase, startBrokenRevenueCatWorker } from '../support/parked-events';
 import { adminKey, appKey, eventually, type Json, readJson, TestStack } from '../support/stack';
 
@@ -10,12 +11,43 @@ const fingerprint = createHash('sha256').update(adminKey).digest('hex').slice(0,
 
 describe('the console at /admin/console and the audit of admin actions', () => {
   let stack: TestStack;
+  let receiver: AppWebhookReceiver;
+  const secret = newWebhookSecret();
 
   beforeAll(async () => {
     stack = await TestStack.start();
+    receiver = await AppWebhookReceiver.start([secret]);
   });
-  afterAll(() => stack.stop());
-  afterEach(() => stack.stopWorkers());
+  afterAll(async () => {
+    await stack.stop();
+    await receiver.stop();
+  });
+  afterEach(async () => {
+    await stack.stopWorkers();
+    receiver.answers.length = 0;
+    receiver.defaultAnswer = { kind: 'status', status: 204 };
+  });
+
+  /** A worker delivering app webhooks to the receiver: three attempts 50 ms apart, then failed. */
+  const deliveringWorker = () =>
+    stack.startWorker({
+      roles: ['relay', 'app-webhooks'],
+      relay: { intervalMs: 100, staleAfterMs: 60_000, processingStaleAfterMs: 60_000, batchSize: 100 },
+      appWebhooks: {
+        sender: createAppWebhookSender({ url: receiver.url, secrets: [secret], timeoutMs: 2_000 }),
+        retryScheduleMs: [50, 50],
+        concurrency: 2,
+        retentionDays: 30,
+      },
+    });
+  const grant = (userId: string, amount: number, tag: string) =>
+    stack.db
+      .transaction()
+      .execute((trx) =>
+        postLedgerEntry(trx, { userId, reference: `test:console:${userId}:${tag}`, amount, reason: 'test_grant' }),
+      );
+  const messagesOf = (userId: string) =>
+    stack.db.selectFrom('app_webhook_messages').selectAll().where('user_id', '=', userId).orderBy('id').execute();
 
   const consoleGet = (path: string, authorization = basicAuth('support', adminKey)) =>
     fetch(`http://127.0.0.1:${stack.api.port}/admin/console${path}`, {
@@ -157,7 +189,8 @@ describe('the console at /admin/console and the audit of admin actions', () => {
         actor: 'support',
         status_code: 303,
         outcome: 'ok',
-        answer: { ids: [id], enqueued: 1, alreadyQueued: 0, deferred: 0 },
+        // What the action changed, as committed with it (the queue hand-off follows the commit).
+        answer: { requeued: 1, ids: [id] },
       }),
     ]);
   });
@@ -210,7 +243,7 @@ describe('the console at /admin/console and the audit of admin actions', () => {
         actor: null,
         status_code: 200,
         outcome: 'ok',
-        answer: { requeued: 1, ids: [id], enqueued: 1, alreadyQueued: 0, deferred: 0 },
+        answer: { requeued: 1, ids: [id] },
       }),
       expect.objectContaining({
         action: 'inbox.requeue',
@@ -296,5 +329,205 @@ describe('the console at /admin/console and the audit of admin actions', () => {
     expect(references(second)).toEqual(Array.from({ length: 50 }, (_, index) => 9_950 - index));
     const points = /<polyline class="line" points="([^"]+)"/.exec(first)?.[1]?.split(' ') ?? [];
     expect(points).toHaveLength(201);
+  });
+
+  it('shows app-webhook messages on the user page and their own pages (filters, paging, body, attempts); Redeliver from the console delivers a failed one, audited', async () => {
+    const userId = 'console-msg-user';
+    receiver.defaultAnswer = { kind: 'status', status: 500, body: 'boom <b>down</b>' };
+    deliveringWorker();
+    await grant(userId, 5, 'one');
+    await grant(userId, 7, 'two');
+    await grant(userId, 9, 'three');
+    const failed = await eventually(
+      'the three messages to fail for good',
+      async () => {
+        const rows = await messagesOf(userId);
+        return rows.length === 3 && rows.every((row) => row.status === 'failed') ? rows : undefined;
+      },
+      20_000,
+    );
+    const ids = failed.map((row) => toWebhookId(row.message_id));
+    const [first] = ids;
+
+    // The user page lists them newest first, with status, attempts and the last answer, escaped.
+    const user = await (await consoleGet(`/users/${userId}`)).text();
+    const listed = (body: string) => [...body.matchAll(/>(msg_[0-9a-f]{32})</g)].map((match) => match[1]);
+    expect(listed(user)).toEqual([...ids].reverse());
+    expect(user).toContain('HTTP 500: boom &lt;b&gt;down&lt;/b&gt;');
+    expect(user).not.toContain('<b>down');
+    expect(user).toContain(`aria-label="Redeliver ${first}"`);
+
+    // The messages page filters by status, type and user; a filter it does not know is a 400.
+    const byUser = await (await consoleGet(`/app-webhooks?status=failed&userId=${userId}`)).text();
+    expect(listed(byUser)).toEqual([...ids].reverse());
+    const debits = await (await consoleGet(`/app-webhooks?type=wallet.debited&userId=${userId}`)).text();
+    expect(listed(debits)).toEqual([]);
+    expect((await consoleGet('/app-webhooks?type=wallet.bogus')).status).toBe(400);
+    expect((await consoleGet('/app-webhooks/not-a-message')).status).toBe(400);
+    expect((await consoleGet(`/app-webhooks/msg_${'0'.repeat(32)}`)).status).toBe(404);
+
+    // One message: its attempts, the last answer and the body exactly as sent.
+    const detail = await (await consoleGet(`/app-webhooks/${first}`)).text();
+    expect(detail).toContain('<dt>Attempts</dt><dd>3 in its current schedule');
+    expect(detail).toContain('HTTP <code>500</code>');
+    expect(detail).toContain('&quot;reference&quot;: &quot;test:console:console-msg-user:one&quot;');
+    const sent = receiver.deliveries.filter((delivery) => delivery.webhookId === first);
+    expect(sent).toHaveLength(3);
+
+    // Another site cannot redeliver; the console can, and the receiver gets it under the same id.
+    const crossSite = await consolePost(`/app-webhooks/${first}/redeliver`, {
+      origin: 'https://evil.example',
+      'sec-fetch-site': 'cross-site',
+    });
+    expect(crossSite.status).toBe(403);
+    expect((await messagesOf(userId))[0]).toMatchObject({ status: 'failed', attempts: 3 });
+    const before = (await auditRows()).length;
+    receiver.defaultAnswer = { kind: 'status', status: 204 };
+    const redeliver = await consolePost(
+      `/app-webhooks/${first}/redeliver?back=${encodeURIComponent(`/admin/console/users/${userId}`)}`,
+      sameOrigin(),
+    );
+    expect(redeliver.status).toBe(303);
+    expect(redeliver.headers.get('location')).toBe(`/admin/console/users/${userId}?notice=redelivered`);
+    await eventually('the redelivered message to be delivered', async () => {
+      const [row] = await messagesOf(userId);
+      return row?.status === 'delivered' ? row : undefined;
+    });
+    expect(
+      receiver.accepted.filter((delivery) => delivery.body.data.userId === userId).map((d) => d.webhookId),
+    ).toEqual([first]);
+    expect((await auditRows()).slice(before)).toEqual([
+      expect.objectContaining({
+        action: 'app_webhook.redeliver',
+        surface: 'console',
+        target_kind: 'app_webhook_message',
+        target_id: first,
+        actor: 'support',
+        key_fingerprint: fingerprint,
+        status_code: 303,
+        outcome: 'ok',
+        answer: expect.objectContaining({ redelivered: 1, message: expect.objectContaining({ id: first }) }),
+      }),
+    ]);
+    const shown = await (await consoleGet(`/app-webhooks/${first}`)).text();
+    expect(shown).toContain('app_webhook.redeliver');
+    expect(shown).toContain('<span class="status-delivered">delivered</span>');
+
+    // The overview counts the failed messages (every user's: earlier tests' messages were pending
+    // too) with the metrics' query, and charts the last 24 hours from the rows' timestamps.
+    const count = async (status: 'failed' | 'delivered') =>
+      Number(
+        (
+          await stack.db
+            .selectFrom('app_webhook_messages')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .where('status', '=', status)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    const [failedNow, deliveredNow] = [await count('failed'), await count('delivered')];
+    expect(failedNow).toBeGreaterThanOrEqual(2);
+    const overview = await (await consoleGet('')).text();
+    expect(overview).toContain(
+      `<div class="value"><a href="/admin/console/app-webhooks?status=failed">${failedNow}</a></div><div class="label">failed app-webhook messages`,
+    );
+    expect(overview).toContain(`aria-label="app-webhook messages delivered: ${deliveredNow} in the last 24 h`);
+    expect(overview).toContain(`aria-label="app-webhook messages failed (still failed): ${failedNow} in the last 24 h`);
+
+    // A pending message is not redelivered: the refusal is answered and audited.
+    await stack.stopWorkers();
+    const manyUser = 'console-msg-many';
+    for (let i = 0; i < 51; i += 1) await grant(manyUser, 1, `m${i}`);
+    const pending = (await messagesOf(manyUser)).map((row) => toWebhookId(row.message_id));
+    const refused = await consolePost(`/app-webhooks/${pending[0]}/redeliver`, sameOrigin());
+    expect(refused.headers.get('location')).toBe(
+      `/admin/console/app-webhooks/${pending[0]}?notice=message_not_finished`,
+    );
+    expect((await auditRows()).at(-1)).toMatchObject({
+      action: 'app_webhook.redeliver',
+      target_id: pending[0],
+      outcome: 'not_finished',
+    });
+    // 50 a page, newest first, then the rest by keyset.
+    const page1 = await (await consoleGet(`/app-webhooks?userId=${manyUser}`)).text();
+    expect(listed(page1)).toEqual(pending.slice(1).reverse());
+    const older = /<a rel="next" href="([^"]+)">Older<\/a>/.exec(page1)?.[1]?.replaceAll('&amp;', '&');
+    expect(older).toBeDefined();
+    const page2 = await (await consoleGet(older?.replace('/admin/console', '') ?? '')).text();
+    expect(listed(page2)).toEqual([pending[0]]);
+  });
+
+  it('commits each requeue, replay and redeliver with its audit row: when the row cannot be written, nothing is done', async () => {
+    // In this test's own database: a trigger refusing audit rows about the targets listed here.
+    await sql`CREATE TABLE test_audit_refused (target_id text PRIMARY KEY)`.execute(stack.db);
+    await sql`CREATE FUNCTION test_refuse_audit() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF EXISTS (SELECT 1 FROM test_audit_refused WHERE target_id = NEW.target_id) THEN
+          RAISE EXCEPTION 'audit row refused for %', NEW.target_id;
+        END IF;
+        RETURN NEW;
+      END $$`.execute(stack.db);
+    await sql`CREATE TRIGGER test_refuse_audit_trg BEFORE INSERT ON admin_audit
+      FOR EACH ROW EXECUTE FUNCTION test_refuse_audit()`.execute(stack.db);
+    const refuse = (target: string | number) =>
+      sql`INSERT INTO test_audit_refused VALUES (${String(target)})`.execute(stack.db);
+    try {
+      const worker = startBrokenRevenueCatWorker(stack);
+      const parked = await parkTokenPurchase(stack, 'rc-atomic-parked', 'atomic-user');
+      worker.fix();
+      await stack.postRevenueCat(revenueCatTokenPurchase({ id: 'rc-atomic-done', userId: 'atomic-user' }));
+      const done = await stack.finishedInboxRow('revenuecat', 'rc-atomic-done');
+      await stack.stopWorkers();
+      deliveringWorker();
+      await grant('atomic-user', 3, 'message');
+      const message = await eventually('the message to be delivered', async () => {
+        const row = (await messagesOf('atomic-user')).at(-1);
+        return row?.status === 'delivered' ? row : undefined;
+      });
+      const messageId = toWebhookId(message.message_id);
+      await stack.stopWorkers();
+      for (const target of [parked, done.id, messageId]) await refuse(target);
+      const auditBefore = await auditRows();
+
+      const attempts = [
+        await stack.apiRequest(`/admin/events/${parked}/requeue`, { method: 'POST' }),
+        await consolePost(`/events/${parked}/requeue`, sameOrigin()),
+        await stack.apiRequest(`/admin/events/${done.id}/replay`, { method: 'POST' }),
+        await consolePost(`/events/${done.id}/replay`, sameOrigin()),
+        await stack.apiRequest(`/admin/app-webhooks/messages/${messageId}/redeliver`, { method: 'POST' }),
+        await consolePost(`/app-webhooks/${messageId}/redeliver`, sameOrigin()),
+      ];
+      expect(attempts.map((response) => response.status)).toEqual([500, 500, 500, 500, 500, 500]);
+      const cli = await runCli(['requeue', String(parked), '--json'], {
+        DATABASE_URL: stack.database.url,
+        REDIS_URL: 'redis://127.0.0.1:6379',
+        QUEUE_PREFIX: stack.prefix,
+      });
+      expect(cli.code).not.toBe(0);
+      const cliRedeliver = await runCli(['app-webhooks', 'redeliver', messageId, '--json'], {
+        DATABASE_URL: stack.database.url,
+        REDIS_URL: 'redis://127.0.0.1:6379',
+        QUEUE_PREFIX: stack.prefix,
+      });
+      expect(cliRedeliver.code).not.toBe(0);
+
+      // Nothing was done, and no row claims it was.
+      expect(await stack.inboxRow('revenuecat', 'rc-atomic-parked')).toMatchObject({ status: 'failed', attempts: 1 });
+      expect(await stack.inboxRow('revenuecat', 'rc-atomic-done')).toMatchObject({ status: 'processed', replays: 0 });
+      expect((await messagesOf('atomic-user')).at(-1)).toMatchObject({ status: 'delivered', attempts: 1 });
+      expect(await auditRows()).toEqual(auditBefore);
+
+      // Once the row can be written, the same requeue is done and recorded once.
+      await sql`DELETE FROM test_audit_refused`.execute(stack.db);
+      expect((await stack.apiRequest(`/admin/events/${parked}/requeue`, { method: 'POST' })).status).toBe(200);
+      expect(await stack.inboxRow('revenuecat', 'rc-atomic-parked')).toMatchObject({ status: 'received' });
+      expect((await auditRows()).slice(auditBefore.length)).toEqual([
+        expect.objectContaining({ action: 'inbox.requeue', target_id: String(parked), outcome: 'ok' }),
+      ]);
+    } finally {
+      await sql`DROP TRIGGER test_refuse_audit_trg ON admin_audit`.execute(stack.db);
+      await sql`DROP FUNCTION test_refuse_audit()`.execute(stack.db);
+      await sql`DROP TABLE test_audit_refused`.execute(stack.db);
+    }
   });
 });

@@ -133,7 +133,13 @@ export function createApiApp(deps: ApiAppDeps): Express {
         consoleHeaders,
         requireAdminKeyOrBasic(deps.adminApiKeys, refuseFailedAuth),
         audit('console'),
-        createConsoleRoutes({ db: deps.db, enqueue: deps.enqueue, stripe: deps.stripe, queues: dashboard.queues }),
+        createConsoleRoutes({
+          db: deps.db,
+          enqueue: deps.enqueue,
+          enqueueAppWebhooks: deps.enqueueAppWebhooks,
+          stripe: deps.stripe,
+          queues: dashboard.queues,
+        }),
       );
 
       const admin = express.Router();

@@ -60,3 +60,44 @@ export function barChart(bars: readonly { label: string; value: number }[], opti
 export function shortDate(date: Date): string {
   return date.toISOString().slice(0, 10);
 }
+
+/**
+ * A small column chart of counts per hour (the overview's last 24 hours): one column per hour,
+ * oldest on the left, the peak marked, each column titled with its hour and count (a tooltip, and
+ * what a screen reader reads with the label). `tone: 'bad'` draws it in the error colour.
+ */
+export function hourlyChart(
+  points: readonly { hour: Date; value: number }[],
+  options: { label: string; tone?: 'bad' },
+): Html {
+  const width = 300;
+  const height = 84;
+  const pad = { left: 30, right: 4, top: 8, bottom: 18 };
+  const total = points.reduce((sum, point) => sum + point.value, 0);
+  const peak = Math.max(0, ...points.map((point) => point.value));
+  const top = Math.max(1, peak);
+  const slot = (width - pad.left - pad.right) / Math.max(1, points.length);
+  const plotHeight = height - pad.top - pad.bottom;
+  const first = points[0];
+  const label = `${options.label}: ${total} in the last ${points.length} h, at most ${peak} in an hour`;
+  return html`<figure class="spark">
+<svg class="chart" role="img" aria-label="${label}" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}">
+  <title>${label}</title>
+  <line class="axis" x1="${pad.left}" y1="${pad.top + plotHeight}" x2="${width - pad.right}" y2="${pad.top + plotHeight}"/>
+  <text class="tick" x="${pad.left - 4}" y="${pad.top + 8}" text-anchor="end">${peak}</text>
+  <text class="tick" x="${pad.left - 4}" y="${pad.top + plotHeight}" text-anchor="end">0</text>
+  ${points.map((point, index) => {
+    const barHeight = point.value === 0 ? 0 : Math.max(1.5, (point.value / top) * plotHeight);
+    return html`<rect class="bar${options.tone === 'bad' ? ' bad' : ''}" x="${(pad.left + index * slot + 1).toFixed(1)}" y="${(pad.top + plotHeight - barHeight).toFixed(1)}" width="${Math.max(1, slot - 2).toFixed(1)}" height="${barHeight.toFixed(1)}"><title>${hourText(point.hour)}: ${point.value}</title></rect>`;
+  })}
+  <text class="tick" x="${pad.left}" y="${height - 4}">${first ? hourText(first.hour) : ''}</text>
+  <text class="tick" x="${width - pad.right}" y="${height - 4}" text-anchor="end">now</text>
+</svg>
+<figcaption><strong>${total}</strong> ${options.label}</figcaption>
+</figure>`;
+}
+
+/** "14:00Z" of an hour (UTC, as every time in the console). */
+function hourText(date: Date): string {
+  return `${date.toISOString().slice(11, 16)}Z`;
+}

@@ -33,8 +33,8 @@ pre { background: #fff; border: 1px solid var(--line); padding: 10px; overflow: 
 .grid2 { display: grid; grid-template-columns: repeat(auto-fit, minmax(380px, 1fr)); gap: 12px 24px; }
 .muted { color: var(--muted); }
 .status-failed, .bad { color: var(--bad); font-weight: 600; }
-.status-received, .status-processing, .warn { color: var(--warn); font-weight: 600; }
-.status-processed, .good { color: var(--good); }
+.status-received, .status-processing, .status-pending, .warn { color: var(--warn); font-weight: 600; }
+.status-processed, .status-delivered, .good { color: var(--good); }
 .notice { background: #e7f3ea; border: 1px solid #9cc9a6; padding: 8px 12px; margin: 0 0 12px; }
 .notice.error { background: #fbeaea; border-color: #e3a3a3; }
 form.inline { display: inline; margin: 0; }
@@ -50,6 +50,10 @@ input, select { font: inherit; padding: 3px 6px; border: 1px solid #9aa5b1; bord
 .chart .axis { stroke: #7a8899; }
 .chart .grid { stroke: #d5dae0; stroke-dasharray: 3 3; }
 .chart .bar { fill: var(--accent); }
+.chart .bar.bad { fill: var(--bad); }
+.sparks { display: flex; gap: 12px; flex-wrap: wrap; margin: 8px 0; }
+figure.spark { margin: 0; }
+figure.spark figcaption { font-size: 12px; color: var(--muted); }
 .chart .dot { fill: var(--accent); }
 .chart .tick { font-size: 11px; fill: var(--muted); }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 2px 14px; margin: 0; background: #fff; border: 1px solid var(--line); padding: 8px 12px; }

@@ -1,7 +1,9 @@
 import {
+  appWebhookMessageTypes,
   BillingError,
   type DB,
   DEFAULT_RECONCILE_WINDOW_DAYS,
+  findAppWebhookMessage,
   findBalanceSeries,
   findInboxEvent,
   findOldestDueAgeSeconds,
@@ -9,37 +11,46 @@ import {
   findUserSupportView,
   inboxStatuses,
   listAdminActions,
+  listAppWebhookMessages,
   listInboxEvents,
+  parseWebhookId,
+  readAppWebhookGauges,
+  readHourlyActivity,
   readOperationalCounts,
   reconcileStripe,
   STRIPE_EVENTS_MAX_WINDOW_DAYS,
   type StripeApi,
   type StripeReconciliationReport,
   summarizeReconciliation,
+  toAppWebhookBody,
+  toAppWebhookMessageView,
   toInboxEventView,
 } from '@tally/billing-core';
 import { type ProducerQueue, readQueueDepths } from '@tally/platform';
 import express, { type Request, type Response, Router } from 'express';
 import helmet from 'helmet';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { z } from 'zod';
-import { auditAnswerKey } from '../http/audit-admin-actions';
+import { auditAnswerKey, runAuditedRequest } from '../http/audit-admin-actions';
 import { cursorSchema, eventIdSchema, userIdSchema } from '../http/params';
+import { type AppWebhookActionDeps, deliverMessage, redeliverOneMessage } from '../routes/admin/app-webhook-actions';
 import {
+  deliver,
   type InboxActionDeps,
-  type InboxActionOutcome,
+  type InboxActionResult,
   replayOneEvent,
   requeueOneEvent,
 } from '../routes/admin/inbox-actions';
 import { consoleCss } from './console-css';
 import { html, queryString } from './html';
 import { consoleBase, page } from './layout';
+import { messagePage, messageStatuses, messagesPage } from './pages/app-webhook-pages';
 import { eventPage, inboxPage } from './pages/inbox-pages';
 import { auditPage, reconcilePage, searchPage } from './pages/other-pages';
 import { overviewPage } from './pages/overview-page';
 import { userPage } from './pages/user-page';
 
-export interface ConsoleDeps extends InboxActionDeps {
+export interface ConsoleDeps extends InboxActionDeps, AppWebhookActionDeps {
   db: Kysely<DB>;
   stripe?: StripeApi | undefined;
   /** The catalog queues, for the overview's depths (the dashboard's handles). */
@@ -48,6 +59,8 @@ export interface ConsoleDeps extends InboxActionDeps {
 
 const PAGE_SIZE = 50;
 const LEDGER_PAGE_SIZE = 50;
+/** The user page shows this many of the user's newest messages (the messages page has the rest). */
+const USER_MESSAGES = 10;
 
 /** Empty form fields and query parameters mean "no filter". */
 const optional = <S extends z.ZodType>(schema: S) =>
@@ -58,6 +71,13 @@ const inboxQuerySchema = z.object({
   type: optional(z.string().max(100)),
   status: optional(z.enum(inboxStatuses)),
   outcome: optional(z.string().regex(/^[a-z][a-z0-9_]{0,63}$/)),
+  userId: optional(userIdSchema),
+  cursor: optional(cursorSchema),
+  notice: optional(z.string().max(40)),
+});
+const messagesQuerySchema = z.object({
+  status: optional(z.enum(messageStatuses)),
+  type: optional(z.enum(appWebhookMessageTypes)),
   userId: optional(userIdSchema),
   cursor: optional(cursorSchema),
   notice: optional(z.string().max(40)),
@@ -94,7 +114,8 @@ export const consoleHeaders = helmet({
 
 /**
  * The console at /admin/console (docs/console.md): server-rendered pages over the support view,
- * the inbox, the metrics' reads and the audit, with requeue, replay and reconcile as POST forms.
+ * the inbox, the app-webhook messages, the metrics' reads and the audit, with requeue, replay,
+ * redeliver and reconcile as POST forms.
  * Mount it behind `consoleHeaders`, `requireAdminKeyOrBasic` (Basic auth, same-origin POSTs) and
  * the audit.
  */
@@ -110,12 +131,14 @@ export function createConsoleRoutes(deps: ConsoleDeps): Router {
   });
 
   router.get('/', async (_req, res) => {
-    const [depths, oldestDueAgeSeconds, counts] = await Promise.all([
+    const [depths, oldestDueAgeSeconds, counts, appWebhooks, activity] = await Promise.all([
       readQueueDepths(deps.queues),
       findOldestDueAgeSeconds(deps.db),
       readOperationalCounts(deps.db),
+      readAppWebhookGauges(deps.db),
+      readHourlyActivity(deps.db),
     ]);
-    send(res, overviewPage({ depths, oldestDueAgeSeconds, counts }));
+    send(res, overviewPage({ depths, oldestDueAgeSeconds, counts, appWebhooks, activity }));
   });
 
   router.get('/search', async (req, res) => {
@@ -142,12 +165,16 @@ export function createConsoleRoutes(deps: ConsoleDeps): Router {
     });
     const more = view.ledger.entries.length > LEDGER_PAGE_SIZE;
     view.ledger.entries = view.ledger.entries.slice(0, LEDGER_PAGE_SIZE);
-    const series = await findBalanceSeries(deps.db, view.canonicalUserId);
+    const [series, messages] = await Promise.all([
+      findBalanceSeries(deps.db, view.canonicalUserId),
+      listAppWebhookMessages(deps.db, { userId: view.canonicalUserId, limit: USER_MESSAGES }),
+    ]);
     send(
       res,
       userPage({
         view,
         series,
+        messages: { items: messages.messages.map(toAppWebhookMessageView), more: messages.nextCursor !== null },
         ledgerCursor: cursor.data,
         ledgerNextCursor: more ? (view.ledger.entries[view.ledger.entries.length - 1]?.id ?? null) : null,
         notice: typeof req.query.notice === 'string' ? req.query.notice : undefined,
@@ -186,23 +213,101 @@ export function createConsoleRoutes(deps: ConsoleDeps): Router {
     send(res, eventPage({ event: toInboxEventView(event), rawBody: event.raw_body, audit: audit.actions, notice }));
   });
 
+  // Requeue, replay and redeliver are each one transaction with their audit row
+  // (runAuditedRequest); the row or message goes to its queue after the commit.
   const eventAction =
-    (run: (deps: InboxActionDeps, id: number) => Promise<InboxActionOutcome>, done: string) =>
+    (act: (db: Kysely<DB>, id: number) => Promise<InboxActionResult>, done: 'requeued' | 'replayed') =>
     async (req: Request<{ id: string }>, res: Response) => {
       const id = eventIdSchema.safeParse(req.params.id);
       if (!id.success) return badRequest(res, send);
-      const outcome = await run(deps, id.data);
+      const result = await runAuditedRequest(
+        req,
+        res,
+        deps.db,
+        (trx: Transaction<DB>) => act(trx, id.data),
+        (result) => ({
+          statusCode: 303,
+          body:
+            result.kind === 'refused'
+              ? { error: { code: result.code, message: result.message } }
+              : { [done]: result.ids.length, ids: result.ids },
+        }),
+      );
       const back = backTo(req.query.back, `${consoleBase}/events/${id.data}`);
-      if (outcome.kind === 'refused') {
-        res.locals[auditAnswerKey] = { error: { code: outcome.code, message: outcome.message } };
-        return res.redirect(303, withNotice(back, outcome.code));
-      }
-      const { kind: _kind, ...answer } = outcome;
-      res.locals[auditAnswerKey] = answer;
+      if (result.kind === 'refused') return res.redirect(303, withNotice(back, result.code));
+      await deliver(deps, result.ids);
       res.redirect(303, withNotice(back, done));
     };
   router.post('/events/:id/requeue', eventAction(requeueOneEvent, 'requeued'));
   router.post('/events/:id/replay', eventAction(replayOneEvent, 'replayed'));
+
+  router.get('/app-webhooks', async (req, res) => {
+    const query = messagesQuerySchema.safeParse(req.query);
+    if (!query.success) return badRequest(res, send);
+    const { cursor, notice, ...filter } = query.data;
+    const result = await listAppWebhookMessages(deps.db, { ...filter, limit: PAGE_SIZE, beforeId: cursor });
+    send(
+      res,
+      messagesPage({
+        filter,
+        messages: result.messages.map(toAppWebhookMessageView),
+        nextCursor: result.nextCursor,
+        cursor,
+        notice,
+      }),
+    );
+  });
+
+  router.get('/app-webhooks/:id', async (req, res) => {
+    const uuid = parseWebhookId(req.params.id);
+    if (uuid === undefined) return badRequest(res, send);
+    const message = await findAppWebhookMessage(deps.db, uuid);
+    if (!message) {
+      return send(
+        res,
+        page({
+          title: 'No such message',
+          section: 'messages',
+          body: html`<p>App-webhook message <code>${req.params.id}</code> does not exist (delivered messages are deleted after APP_WEBHOOK_RETENTION_DAYS).</p>`,
+        }),
+        404,
+      );
+    }
+    const view = toAppWebhookMessageView(message);
+    const audit = await listAdminActions(deps.db, { limit: 50, target: { kind: 'app_webhook_message', id: view.id } });
+    send(
+      res,
+      messagePage({
+        message: view,
+        body: toAppWebhookBody(message),
+        ledgerEntryId: message.ledger_entry_id,
+        audit: audit.actions,
+        notice: typeof req.query.notice === 'string' ? req.query.notice : undefined,
+      }),
+    );
+  });
+
+  router.post('/app-webhooks/:id/redeliver', async (req, res) => {
+    const uuid = parseWebhookId(req.params.id);
+    if (uuid === undefined) return badRequest(res, send);
+    const result = await runAuditedRequest(
+      req,
+      res,
+      deps.db,
+      (trx) => redeliverOneMessage(trx, uuid, req.params.id),
+      (result) => ({
+        statusCode: 303,
+        body:
+          result.kind === 'refused'
+            ? { error: { code: result.code, message: result.message } }
+            : { redelivered: 1, message: toAppWebhookMessageView(result.message) },
+      }),
+    );
+    const back = backTo(req.query.back, `${consoleBase}/app-webhooks/${req.params.id}`);
+    if (result.kind === 'refused') return res.redirect(303, withNotice(back, `message_${result.code}`));
+    await deliverMessage(deps, result.message);
+    res.redirect(303, withNotice(back, 'redelivered'));
+  });
 
   router.get('/audit', async (req, res) => {
     const cursor = optional(cursorSchema).safeParse(req.query.cursor);

@@ -1,10 +1,10 @@
-import type { InboxEventView } from '@tally/billing-core';
+import type { AppWebhookMessageView, InboxEventView } from '@tally/billing-core';
 import { type Html, type HtmlValue, html, queryString } from './html';
 
 export const consoleBase = '/admin/console';
 export const dashboardLink = '/admin/queues';
 
-export type ConsoleSection = 'overview' | 'inbox' | 'audit' | 'reconcile' | 'search' | 'user';
+export type ConsoleSection = 'overview' | 'inbox' | 'messages' | 'audit' | 'reconcile' | 'search' | 'user';
 
 /** The page shell: navigation, the search box on every page, the notice of the last action. */
 export function page(options: {
@@ -31,6 +31,7 @@ export function page(options: {
   <nav aria-label="Console">
     ${nav('overview', consoleBase, 'Overview')}
     ${nav('inbox', `${consoleBase}/events`, 'Inbox')}
+    ${nav('messages', `${consoleBase}/app-webhooks`, 'App webhooks')}
     ${nav('audit', `${consoleBase}/audit`, 'Audit')}
     ${nav('reconcile', `${consoleBase}/reconcile`, 'Reconciliation')}
     <a href="${dashboardLink}">Queues (Bull Board)</a>
@@ -50,8 +51,9 @@ ${options.body}
 </html>`.text;
 }
 
-export function time(date: Date | null | undefined): Html | string {
+export function time(date: Date | string | null | undefined): Html | string {
   if (!date) return '–';
+  if (typeof date === 'string') return time(new Date(date));
   return html`<time datetime="${date.toISOString()}">${date.toISOString().replace('T', ' ').slice(0, 19)}Z</time>`;
 }
 
@@ -136,4 +138,66 @@ export const notices: Record<string, { text: string; error?: boolean }> = {
     error: true,
   },
   not_found: { text: 'That event does not exist.', error: true },
+  redelivered: { text: 'Redelivered: the message is pending again and goes out under the same webhook-id.' },
+  message_not_finished: {
+    text: 'Not redelivered: the message is still pending; only delivered or failed messages are redelivered.',
+    error: true,
+  },
+  message_not_found: { text: 'That message does not exist.', error: true },
 };
+
+export function messageLink(id: string): Html {
+  return html`<a class="mono" href="${consoleBase}/app-webhooks/${id}">${id}</a>`;
+}
+
+/** The Redeliver button of a delivered or failed message (a POST form); nothing while it is pending. */
+export function messageActions(message: Pick<AppWebhookMessageView, 'id' | 'status'>, back: string): Html {
+  if (message.status === 'pending') return html``;
+  return html`<form class="inline" method="post" action="${consoleBase}/app-webhooks/${message.id}/redeliver${queryString({ back })}"><button type="submit" class="${message.status === 'failed' ? 'primary' : ''}" aria-label="Redeliver ${message.id}">Redeliver</button></form>`;
+}
+
+export const messageHeaders = [
+  'Message (webhook-id)',
+  'Type',
+  'User',
+  'Status',
+  'Attempts',
+  'Last status',
+  'Last error',
+  'Created',
+  'Delivered / next attempt',
+  'Action',
+];
+
+/** The rows of a message list, the same columns on the messages page and the user page. */
+export function messageRows(messages: readonly AppWebhookMessageView[], back: string): HtmlValue[][] {
+  return messages.map((message) => [
+    messageLink(message.id),
+    message.type,
+    userLink(message.userId),
+    statusText(message.status),
+    message.attempts,
+    message.lastStatusCode ?? '–',
+    message.lastError ? html`<span class="bad">${clip(message.lastError, 120)}</span>` : '',
+    time(message.createdAt),
+    message.deliveredAt
+      ? time(message.deliveredAt)
+      : message.nextAttemptAt
+        ? html`next ${time(message.nextAttemptAt)}`
+        : '–',
+    messageActions(message, back),
+  ]);
+}
+
+function clip(text: string, length: number): string {
+  return text.length > length ? `${text.slice(0, length - 1)}…` : text;
+}
+
+/** JSON pretty-printed for a <pre> (the tag escapes it); text that is not JSON as it is. */
+export function prettyJson(text: string): string {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}

@@ -1,14 +1,16 @@
 import {
   type AdminActionName,
+  type AdminActionRecord,
   type AdminSurface,
   adminActions,
   type DB,
   keyFingerprint,
   recordAdminAction,
+  runAuditedAction,
 } from '@tally/billing-core';
 import type { Logger } from '@tally/platform';
 import type { NextFunction, Request, Response } from 'express';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { basicPasswordOf, basicUserOf } from './require-admin-key-or-basic';
 import { bearerTokenOf } from './require-bearer';
 
@@ -32,6 +34,14 @@ const namedRoutes: Record<string, { action: AdminActionName; target?: { kind: st
     target: { kind: 'inbox_event', param: 'id' },
   },
   'POST /admin/console/reconcile': { action: adminActions.reconcileStripe },
+  'POST /admin/app-webhooks/messages/:id/redeliver': {
+    action: adminActions.appWebhookRedeliver,
+    target: { kind: 'app_webhook_message', param: 'id' },
+  },
+  'POST /admin/console/app-webhooks/:id/redeliver': {
+    action: adminActions.appWebhookRedeliver,
+    target: { kind: 'app_webhook_message', param: 'id' },
+  },
   'PUT /admin/queues/api/queues/:queueName/:jobId/retry': {
     action: adminActions.queueRetryJob,
     target: { kind: 'queue_job', param: 'jobId' },
@@ -46,20 +56,31 @@ const safeMethods = new Set(['GET', 'HEAD', 'OPTIONS']);
  * `res.locals[auditAnswerKey] = { … }`, an `error.code` in it being the outcome.
  */
 export const auditAnswerKey = 'auditAnswer';
+/** Set by the middleware: the surface and key of this request, for a row written in a route's transaction. */
+const auditSurfaceKey = 'auditSurface';
+/** Set once a route's transaction committed the request's row: the middleware writes none. */
+const auditWrittenKey = 'auditWritten';
+/** Set by a route that writes its row in its transaction: who did what to which row. */
+const auditIdentityKey = 'auditIdentity';
 
 /**
  * The one place HTTP admin actions are audited. Mounted after the admin key check (a refused
  * request, a cross-site one included, changed nothing and is not recorded), it records every
  * state-changing request that reached a route: the action, the row (from the route parameters),
- * the request's parameters and body, the fingerprint of the key used and the answer. The row is
- * written before the answer leaves (the end of the response waits for it), so a caller who saw
- * the answer can find the row; an audit write that fails is logged at error level and the answer
- * still goes out, since the action itself has happened by then.
+ * the request's parameters and body, the fingerprint of the key used and the answer.
+ *
+ * Actions that are one database transaction (requeue, replay, redeliver) write their row inside
+ * it (`runAuditedRequest`), so the middleware writes nothing for them unless that transaction
+ * failed (then it records the error answered). For every other action (a dashboard retry, a
+ * reconciliation: they span calls to Redis or Stripe) the row is written here, after the action,
+ * before the answer leaves (the end of the response waits for it), so a caller who saw the answer
+ * can find the row; an audit write that fails is logged at error level and the answer still goes
+ * out, since the action itself has happened by then.
  */
 export function auditAdminActions(deps: { db: Kysely<DB>; logger: Logger; surface: AdminSurface }) {
   return (req: Request, res: Response, next: NextFunction) => {
     if (safeMethods.has(req.method)) return next();
-    const key = bearerTokenOf(req) ?? basicPasswordOf(req);
+    res.locals[auditSurfaceKey] = deps.surface;
     let answer: unknown;
     const json = res.json.bind(res);
     res.json = (body: unknown) => {
@@ -69,34 +90,89 @@ export function auditAdminActions(deps: { db: Kysely<DB>; logger: Logger; surfac
     const end = res.end.bind(res) as (...args: unknown[]) => Response;
     let recorded = false;
     res.end = ((...args: unknown[]) => {
-      if (recorded) return end(...args);
+      if (recorded || res.locals[auditWrittenKey] === true) return end(...args);
       recorded = true;
-      const route = req.route as { path?: unknown } | undefined;
-      if (typeof route?.path !== 'string') return end(...args);
-      const pattern = `${req.method} ${req.baseUrl}${route.path}`;
-      const named = namedRoutes[pattern];
-      const params = { ...req.params } as Record<string, string>;
-      const body = answer ?? res.locals[auditAnswerKey];
-      const targetId = named?.target ? params[named.target.param] : undefined;
-      const errorCode = (body as { error?: { code?: unknown } } | undefined)?.error?.code;
-      recordAdminAction(deps.db, {
-        action: named?.action ?? pattern,
-        surface: deps.surface,
-        target: named?.target && targetId !== undefined ? { kind: named.target.kind, id: targetId } : null,
-        method: req.method,
-        path: `${req.baseUrl}${req.path}`,
-        request: { params, ...(isEmptyBody(req.body) ? {} : { body: req.body }) },
-        keyFingerprint: key === undefined ? null : keyFingerprint(key),
-        actor: basicUserOf(req) ?? null,
+      const record = auditRecordOf(req, res, {
         statusCode: res.statusCode,
-        outcome: typeof errorCode === 'string' ? errorCode : res.statusCode < 400 ? 'ok' : `http_${res.statusCode}`,
-        answer: body,
-      })
-        .catch((error: unknown) => deps.logger.error({ err: error, action: pattern }, 'admin audit row not written'))
+        body: answer ?? res.locals[auditAnswerKey],
+      });
+      if (record === undefined) return end(...args);
+      recordAdminAction(deps.db, record)
+        .catch((error: unknown) =>
+          deps.logger.error({ err: error, action: record.action }, 'admin audit row not written'),
+        )
         .finally(() => end(...args));
       return res;
     }) as Response['end'];
     next();
+  };
+}
+
+/**
+ * Runs a route's action that is one database transaction with the request's audit row in that
+ * transaction (`runAuditedAction`). `answerOf` says what the route will answer for the result (its
+ * status and body, a refusal's `error.code` being the outcome) before the commit; once the commit
+ * succeeded the middleware writes no second row. If the transaction fails, the middleware records
+ * the error answered, under this route's action and target. Only for routes behind `auditAdminActions`.
+ */
+export async function runAuditedRequest<T>(
+  req: Request,
+  res: Response,
+  db: Kysely<DB>,
+  act: (trx: Transaction<DB>) => Promise<T>,
+  answerOf: (result: T) => { statusCode: number; body: unknown },
+): Promise<T> {
+  const identity = auditIdentityOf(req, res);
+  if (identity === undefined) throw new Error(`${req.method} ${req.originalUrl}: not an audited admin route`);
+  // Kept for the middleware: an error answered later (by the app's error handler) is recorded
+  // outside this route, where its pattern and parameters are no longer on the request.
+  res.locals[auditIdentityKey] = identity;
+  const { result } = await runAuditedAction(db, act, (result) => withAnswer(identity, answerOf(result)));
+  res.locals[auditWrittenKey] = true;
+  return result;
+}
+
+type AuditIdentity = Omit<AdminActionRecord, 'statusCode' | 'outcome' | 'answer'>;
+
+/** The audit row of a request that reached a route, given its answer; undefined off the audited routers. */
+function auditRecordOf(
+  req: Request,
+  res: Response,
+  answer: { statusCode: number; body: unknown },
+): AdminActionRecord | undefined {
+  const identity = (res.locals[auditIdentityKey] as AuditIdentity | undefined) ?? auditIdentityOf(req, res);
+  return identity === undefined ? undefined : withAnswer(identity, answer);
+}
+
+/** Who did what to which row: the route's action name and target, the request, the key's fingerprint. */
+function auditIdentityOf(req: Request, res: Response): AuditIdentity | undefined {
+  const surface = res.locals[auditSurfaceKey] as AdminSurface | undefined;
+  const route = req.route as { path?: unknown } | undefined;
+  if (surface === undefined || typeof route?.path !== 'string') return undefined;
+  const key = bearerTokenOf(req) ?? basicPasswordOf(req);
+  const pattern = `${req.method} ${req.baseUrl}${route.path}`;
+  const named = namedRoutes[pattern];
+  const params = { ...req.params } as Record<string, string>;
+  const targetId = named?.target ? params[named.target.param] : undefined;
+  return {
+    action: named?.action ?? pattern,
+    surface,
+    target: named?.target && targetId !== undefined ? { kind: named.target.kind, id: targetId } : null,
+    method: req.method,
+    path: `${req.baseUrl}${req.path}`,
+    request: { params, ...(isEmptyBody(req.body) ? {} : { body: req.body }) },
+    keyFingerprint: key === undefined ? null : keyFingerprint(key),
+    actor: basicUserOf(req) ?? null,
+  };
+}
+
+function withAnswer(identity: AuditIdentity, answer: { statusCode: number; body: unknown }): AdminActionRecord {
+  const errorCode = (answer.body as { error?: { code?: unknown } } | undefined)?.error?.code;
+  return {
+    ...identity,
+    statusCode: answer.statusCode,
+    outcome: typeof errorCode === 'string' ? errorCode : answer.statusCode < 400 ? 'ok' : `http_${answer.statusCode}`,
+    answer: answer.body,
   };
 }
 

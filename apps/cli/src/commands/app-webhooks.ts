@@ -1,5 +1,6 @@
 import {
   type AppWebhookMessageType,
+  adminActions,
   appWebhookSource,
   type Database,
   findAppWebhookMessage,
@@ -7,11 +8,13 @@ import {
   parseWebhookId,
   queueCatalog,
   redeliverAppWebhookMessage,
+  runAuditedAction,
   toAppWebhookBody,
   toAppWebhookMessageView,
 } from '@tally/billing-core';
 import { createProducerQueue, createRedisConnection, handOffRows, parseEnv, waitUntilReady } from '@tally/platform';
 import type { z } from 'zod';
+import { cliAuditRecord } from './audit-cli-action';
 import { eventsEnvSchema } from './events';
 import { fail, printJson } from './output';
 import { withDatabase } from './unreachable-server';
@@ -100,7 +103,21 @@ export async function runAppWebhooksRedeliver(id: string, options: { json?: bool
     return;
   }
   await withDatabase(env.DATABASE_URL, async (db) => {
-    const result = await redeliverAppWebhookMessage(db, uuid);
+    // The reset and its audit row commit together; the hand-off to the queue follows.
+    const { result } = await runAuditedAction(
+      db,
+      (trx) => redeliverAppWebhookMessage(trx, uuid),
+      (result) =>
+        cliAuditRecord({
+          action: adminActions.appWebhookRedeliver,
+          target: { kind: 'app_webhook_message', id },
+          outcome: result.kind === 'redelivering' ? 'ok' : result.kind === 'pending' ? 'not_finished' : 'not_found',
+          answer:
+            result.kind === 'redelivering'
+              ? { redelivered: 1, message: toAppWebhookMessageView(result.message) }
+              : undefined,
+        }),
+    );
     if (result.kind === 'not-found') {
       fail(options, 'not_found', `app webhook message ${id} does not exist`);
       return;

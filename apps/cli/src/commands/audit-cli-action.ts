@@ -1,16 +1,21 @@
 import { userInfo } from 'node:os';
 import { type AdminActionRecord, type Database, recordAdminAction } from '@tally/billing-core';
 
+type CliRecord = Omit<AdminActionRecord, 'surface' | 'actor' | 'keyFingerprint' | 'method' | 'path' | 'statusCode'>;
+
 /**
- * Records one state-changing CLI command in `admin_audit` (surface 'cli'). The CLI holds no admin
- * key (it reaches the database directly), so the row has no key fingerprint; the actor is the OS
- * user who ran it. Called once the command has acted, with what it answered.
+ * The audit row of one state-changing CLI command (surface 'cli'). The CLI holds no admin key (it
+ * reaches the database directly), so the row has no key fingerprint; the actor is the OS user who
+ * ran it. A command that is one transaction (requeue, replay, redeliver) writes it in that
+ * transaction with `runAuditedAction`.
  */
-export function auditCliAction(
-  db: Database['db'],
-  record: Omit<AdminActionRecord, 'surface' | 'actor' | 'keyFingerprint' | 'method' | 'path' | 'statusCode'>,
-): Promise<number> {
-  return recordAdminAction(db, { ...record, surface: 'cli', actor: osUser() });
+export function cliAuditRecord(record: CliRecord): AdminActionRecord {
+  return { ...record, surface: 'cli', actor: osUser() };
+}
+
+/** Records a CLI command that spans more than a transaction (reconcile), once it has acted, with what it answered. */
+export function auditCliAction(db: Database['db'], record: CliRecord): Promise<number> {
+  return recordAdminAction(db, cliAuditRecord(record));
 }
 
 function osUser(): string | null {

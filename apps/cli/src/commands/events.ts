@@ -9,6 +9,7 @@ import {
   replayInboxEvent,
   replayInboxEvents,
   requeueInboxEvent,
+  runAuditedAction,
 } from '@tally/billing-core';
 import {
   baseEnvSchema,
@@ -19,7 +20,7 @@ import {
   waitUntilReady,
 } from '@tally/platform';
 import type { z } from 'zod';
-import { auditCliAction } from './audit-cli-action';
+import { cliAuditRecord } from './audit-cli-action';
 import { fail, printJson } from './output';
 import { describeConnectionFailure, ServerUnreachableError, withDatabase } from './unreachable-server';
 import { formatTable } from './user';
@@ -81,19 +82,23 @@ export async function runRequeue(inboxEventId: number, options: { json?: boolean
   const env = parseEnv(eventsEnvSchema, process.env);
   await withDatabase(env.DATABASE_URL, async (db) => {
     const target = { kind: 'inbox_event', id: String(inboxEventId) };
-    const id = await requeueInboxEvent(db, inboxEventId);
+    // The fresh start and its audit row commit together; the hand-off to the queue follows.
+    const { result: id } = await runAuditedAction(
+      db,
+      (trx) => requeueInboxEvent(trx, inboxEventId),
+      (id) =>
+        cliAuditRecord({
+          action: adminActions.inboxRequeue,
+          target,
+          outcome: id === null ? 'not_parked' : 'ok',
+          answer: id === null ? undefined : { requeued: 1, ids: [id] },
+        }),
+    );
     if (id === null) {
-      await auditCliAction(db, { action: adminActions.inboxRequeue, target, outcome: 'not_parked' });
       fail(options, 'not_parked', `inbox event ${inboxEventId} is not parked (or does not exist); nothing requeued`);
       return;
     }
     const delivery = await handOffOnce(env, db, [id]);
-    await auditCliAction(db, {
-      action: adminActions.inboxRequeue,
-      target,
-      outcome: 'ok',
-      answer: { requeued: 1, ids: [id], enqueued: delivery.enqueued, deferred: delivery.deferred },
-    });
     warnQueueUnreachable(delivery);
     if (options.json) {
       printJson({ requeued: 1, ids: [id], enqueued: delivery.enqueued, deferred: delivery.deferred });
@@ -166,64 +171,68 @@ export async function runReplay(
 ): Promise<void> {
   const env = parseEnv(eventsEnvSchema, process.env);
   await withDatabase(env.DATABASE_URL, async (db) => {
-    let ids: number[];
-    if (inboxEventId !== undefined) {
-      const id = await replayInboxEvent(db, inboxEventId);
-      if (id === null) {
-        await auditCliAction(db, {
-          action: adminActions.inboxReplay,
-          target: { kind: 'inbox_event', id: String(inboxEventId) },
-          outcome: 'not_finished',
-        });
-        fail(
-          filter,
-          'not_finished',
-          `inbox event ${inboxEventId} is not processed or ignored, lost its body to retention, or does not exist; nothing replayed`,
-        );
-        return;
-      }
-      ids = [id];
-    } else {
-      if (!filter.provider && !filter.type && !filter.user && !filter.outcome && !filter.status) {
-        throw new Error(
-          'give an inbox event id, or at least one filter (--provider, --type, --status, --user, --outcome)',
-        );
-      }
-      ids = await replayInboxEvents(db, {
-        provider: filter.provider,
-        status: filter.status,
-        type: filter.type,
-        userId: filter.user,
-        outcomeCode: filter.outcome,
-        limit: filter.limit,
-      });
+    if (
+      inboxEventId === undefined &&
+      !filter.provider &&
+      !filter.type &&
+      !filter.user &&
+      !filter.outcome &&
+      !filter.status
+    ) {
+      throw new Error(
+        'give an inbox event id, or at least one filter (--provider, --type, --status, --user, --outcome)',
+      );
     }
-    const audit = (answer: { replayed: number; ids: number[]; enqueued: number; deferred: number }) =>
-      auditCliAction(db, {
-        action: inboxEventId !== undefined ? adminActions.inboxReplay : adminActions.inboxReplayByFilter,
-        target: inboxEventId !== undefined ? { kind: 'inbox_event', id: String(inboxEventId) } : null,
-        request:
-          inboxEventId !== undefined
-            ? undefined
-            : {
-                provider: filter.provider,
-                status: filter.status,
-                type: filter.type,
-                userId: filter.user,
-                outcome: filter.outcome,
-                limit: filter.limit,
-              },
-        outcome: 'ok',
-        answer,
-      });
+    // The replay and its audit row commit together; the hand-off to the queue follows.
+    const { result: ids } = await runAuditedAction(
+      db,
+      async (trx) => {
+        if (inboxEventId === undefined) {
+          return replayInboxEvents(trx, {
+            provider: filter.provider,
+            status: filter.status,
+            type: filter.type,
+            userId: filter.user,
+            outcomeCode: filter.outcome,
+            limit: filter.limit,
+          });
+        }
+        const id = await replayInboxEvent(trx, inboxEventId);
+        return id === null ? null : [id];
+      },
+      (ids) =>
+        cliAuditRecord({
+          action: inboxEventId !== undefined ? adminActions.inboxReplay : adminActions.inboxReplayByFilter,
+          target: inboxEventId !== undefined ? { kind: 'inbox_event', id: String(inboxEventId) } : null,
+          request:
+            inboxEventId !== undefined
+              ? undefined
+              : {
+                  provider: filter.provider,
+                  status: filter.status,
+                  type: filter.type,
+                  userId: filter.user,
+                  outcome: filter.outcome,
+                  limit: filter.limit,
+                },
+          outcome: ids === null ? 'not_finished' : 'ok',
+          answer: ids === null ? undefined : { replayed: ids.length, ids },
+        }),
+    );
+    if (ids === null) {
+      fail(
+        filter,
+        'not_finished',
+        `inbox event ${inboxEventId} is not processed or ignored, lost its body to retention, or does not exist; nothing replayed`,
+      );
+      return;
+    }
     if (ids.length === 0) {
-      await audit({ replayed: 0, ids: [], enqueued: 0, deferred: 0 });
       if (filter.json) printJson({ replayed: 0, ids: [], enqueued: 0, deferred: 0 });
       else process.stdout.write('replayed 0 events\n');
       return;
     }
     const delivery = await handOffOnce(env, db, ids);
-    await audit({ replayed: ids.length, ids, enqueued: delivery.enqueued, deferred: delivery.deferred });
     warnQueueUnreachable(delivery);
     if (filter.json) {
       printJson({ replayed: ids.length, ids, enqueued: delivery.enqueued, deferred: delivery.deferred });

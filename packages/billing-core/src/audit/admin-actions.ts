@@ -8,6 +8,7 @@ export const adminActions = {
   inboxRequeueByFilter: 'inbox.requeue_by_filter',
   inboxReplay: 'inbox.replay',
   inboxReplayByFilter: 'inbox.replay_by_filter',
+  appWebhookRedeliver: 'app_webhook.redeliver',
   reconcileStripe: 'reconcile.stripe',
   queueRetryJob: 'queue.retry_job',
   queueRetryAll: 'queue.retry_all',

@@ -7,6 +7,7 @@ import {
   eventRows,
   notices,
   page,
+  prettyJson,
   statusText,
   table,
   time,
@@ -101,7 +102,9 @@ export function auditTable(actions: readonly AdminActionView[]) {
       action.target
         ? action.target.kind === 'inbox_event'
           ? html`<a href="${consoleBase}/events/${action.target.id}">${action.target.kind} ${action.target.id}</a>`
-          : `${action.target.kind} ${action.target.id}`
+          : action.target.kind === 'app_webhook_message'
+            ? html`<a href="${consoleBase}/app-webhooks/${encodeURIComponent(action.target.id)}">${action.target.kind} ${action.target.id}</a>`
+            : `${action.target.kind} ${action.target.id}`
         : action.request
           ? html`<code>${JSON.stringify(action.request).slice(0, 160)}</code>`
           : '–',
@@ -113,12 +116,4 @@ export function auditTable(actions: readonly AdminActionView[]) {
     ]),
     'audit rows',
   );
-}
-
-function prettyJson(text: string): string {
-  try {
-    return JSON.stringify(JSON.parse(text), null, 2);
-  } catch {
-    return text;
-  }
 }

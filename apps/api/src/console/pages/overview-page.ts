@@ -1,6 +1,6 @@
-import type { OperationalCounts } from '@tally/billing-core';
+import type { HourlyActivity, OperationalCounts } from '@tally/billing-core';
 import type { queueDepthStates } from '@tally/platform';
-import { barChart } from '../charts';
+import { barChart, hourlyChart } from '../charts';
 import { html } from '../html';
 import { consoleBase, dashboardLink, page, table } from '../layout';
 
@@ -8,6 +8,10 @@ export interface OverviewData {
   depths: { queue: string; counts: Record<(typeof queueDepthStates)[number], number> }[];
   oldestDueAgeSeconds: number;
   counts: OperationalCounts;
+  /** `readAppWebhookGauges`: the outbox's backlog, as the relay's gauges read it. */
+  appWebhooks: { oldestPendingAgeSeconds: number; pending: number; failed: number };
+  /** `readHourlyActivity`: the last 24 hours, hour by hour. */
+  activity: HourlyActivity[];
 }
 
 /** The overview: the numbers the metrics gauges show, read by the same queries at request time. */
@@ -28,6 +32,17 @@ export function overviewPage(data: OverviewData): string {
   ${card(waitingJobs, 'jobs waiting or delayed')}
   ${card(failedJobs, 'failed jobs (all queues)', dashboardLink)}
   ${card(failedStudio, 'failed studio requests')}
+  ${card(data.appWebhooks.failed, 'failed app-webhook messages', `${consoleBase}/app-webhooks?status=failed`)}
+  ${card(data.appWebhooks.pending, 'app-webhook messages pending', `${consoleBase}/app-webhooks?status=pending`)}
+  ${card(formatAge(data.appWebhooks.oldestPendingAgeSeconds), 'oldest pending message')}
+</div>
+<h2>Last 24 hours, per hour</h2>
+<div class="sparks">
+  ${hourlyChart(series(data.activity, 'received'), { label: 'inbox events received' })}
+  ${hourlyChart(series(data.activity, 'finished'), { label: 'inbox events processed or ignored' })}
+  ${hourlyChart(series(data.activity, 'parked'), { label: 'inbox events parked (still parked)', tone: 'bad' })}
+  ${hourlyChart(series(data.activity, 'messagesDelivered'), { label: 'app-webhook messages delivered' })}
+  ${hourlyChart(series(data.activity, 'messagesFailed'), { label: 'app-webhook messages failed (still failed)', tone: 'bad' })}
 </div>
 <div class="grid2">
   <section>
@@ -68,8 +83,12 @@ export function overviewPage(data: OverviewData): string {
     )}
   </section>
 </div>
-<p class="muted">The same reads as the worker's scrape-time gauges (tally_queue_jobs, tally_inbox_events_parked, tally_inbox_oldest_unprocessed_age_seconds), taken now.</p>`,
+<p class="muted">The numbers are the same reads as the worker's scrape-time gauges (tally_queue_jobs, tally_inbox_events_parked, tally_inbox_oldest_unprocessed_age_seconds, tally_app_webhook_messages, tally_app_webhook_oldest_pending_age_seconds), taken now. The hourly charts count the rows' own timestamps (received, processed, parked, delivered, failed); parked and failed count the rows still in that state.</p>`,
   });
+}
+
+function series(activity: readonly HourlyActivity[], field: Exclude<keyof HourlyActivity, 'hour'>) {
+  return activity.map((hour) => ({ hour: hour.hour, value: hour[field] }));
 }
 
 function formatAge(seconds: number): string {

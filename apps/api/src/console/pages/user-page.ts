@@ -1,7 +1,19 @@
-import type { BalancePoint, UserSupportView } from '@tally/billing-core';
+import type { AppWebhookMessageView, BalancePoint, UserSupportView } from '@tally/billing-core';
 import { lineChart } from '../charts';
 import { html } from '../html';
-import { consoleBase, eventHeaders, eventLink, eventRows, notices, page, statusText, table, time } from '../layout';
+import {
+  consoleBase,
+  eventHeaders,
+  eventLink,
+  eventRows,
+  messageHeaders,
+  messageRows,
+  notices,
+  page,
+  statusText,
+  table,
+  time,
+} from '../layout';
 
 export interface UserPageData {
   view: UserSupportView;
@@ -9,6 +21,8 @@ export interface UserPageData {
   /** The id of the last ledger entry shown when more follow (the next page's cursor). */
   ledgerNextCursor: number | null;
   ledgerCursor: number | undefined;
+  /** The user's newest app-webhook messages, and whether older ones exist. */
+  messages: { items: AppWebhookMessageView[]; more: boolean };
   notice?: string | undefined;
 }
 
@@ -59,6 +73,10 @@ ${table(
   ${data.ledgerCursor !== undefined ? html`<a href="${userPath}#ledger">Newest entries</a>` : ''}
   ${data.ledgerNextCursor !== null ? html`<a href="${userPath}?ledgerBefore=${data.ledgerNextCursor}#ledger" rel="next">Older entries</a>` : ''}
 </nav>
+
+<h2 id="messages">App-webhook messages (newest first)</h2>
+<p class="muted">${data.messages.more ? `The newest ${data.messages.items.length} shown. ` : ''}<a href="${consoleBase}/app-webhooks?userId=${encodeURIComponent(view.canonicalUserId)}">All messages of this user</a></p>
+${table(messageHeaders, messageRows(data.messages.items, userPath), 'app-webhook messages of the user')}
 
 <h2>Subscription</h2>
 ${
@@ -207,7 +225,6 @@ ${table(
     time(linked.lastSeenAt),
   ]),
   'linked ids',
-)}
-<p class="muted">App-webhook messages are not part of this build yet.</p>`,
+)}`,
   });
 }

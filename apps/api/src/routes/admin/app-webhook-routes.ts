@@ -1,18 +1,17 @@
 import {
   appWebhookMessageTypes,
-  type DB,
   findAppWebhookMessage,
   listAppWebhookMessages,
   parseWebhookId,
-  redeliverAppWebhookMessage,
   toAppWebhookBody,
   toAppWebhookMessageView,
 } from '@tally/billing-core';
 import { sendError } from '@tally/platform';
 import { type Response, Router } from 'express';
-import type { Kysely } from 'kysely';
 import { z } from 'zod';
+import { runAuditedRequest } from '../../http/audit-admin-actions';
 import { cursorSchema, limitSchema, parseOr400, userIdSchema } from '../../http/params';
+import { type AppWebhookActionDeps, deliverMessage, redeliverOneMessage } from './app-webhook-actions';
 
 const listQuerySchema = z.object({
   userId: userIdSchema.optional(),
@@ -22,11 +21,7 @@ const listQuerySchema = z.object({
   cursor: cursorSchema,
 });
 
-export interface AppWebhookRoutesDeps {
-  db: Kysely<DB>;
-  /** Hands redelivered messages to the app-webhooks queue; a failure leaves them for the relay. */
-  enqueueAppWebhooks: (ids: number[]) => Promise<{ enqueued: number; alreadyQueued: number; deferred: number }>;
-}
+export type AppWebhookRoutesDeps = AppWebhookActionDeps;
 
 /** The message uuid of a path's `msg_…` id, or a 400 saying what an id looks like. */
 function messageUuidOr400(res: Response, id: string | undefined): string | undefined {
@@ -62,35 +57,26 @@ export function createAppWebhookRoutes(deps: AppWebhookRoutesDeps): Router {
     res.json({ ...toAppWebhookMessageView(message), body: toAppWebhookBody(message) });
   });
 
+  // One transaction with its audit row (runAuditedRequest); the message goes to its queue after it.
   router.post('/app-webhooks/messages/:id/redeliver', async (req, res) => {
     const uuid = messageUuidOr400(res, req.params.id);
     if (uuid === undefined) return;
-    const result = await redeliverAppWebhookMessage(deps.db, uuid);
-    switch (result.kind) {
-      case 'not-found':
-        return sendError(res, 404, 'not_found', `app webhook message ${req.params.id} does not exist`);
-      case 'pending':
-        return sendError(
-          res,
-          409,
-          'not_finished',
-          `app webhook message ${req.params.id} is pending; only delivered or failed messages are redelivered`,
-        );
-      case 'redelivering': {
-        const { enqueued, alreadyQueued, deferred } = await deps.enqueueAppWebhooks([result.message.id]);
-        return res.json({
-          redelivered: 1,
-          message: toAppWebhookMessageView(result.message),
-          enqueued,
-          alreadyQueued,
-          deferred,
-        });
-      }
-      default: {
-        const exhaustive: never = result;
-        throw new Error(`unhandled result ${JSON.stringify(exhaustive)}`);
-      }
-    }
+    const result = await runAuditedRequest(
+      req,
+      res,
+      deps.db,
+      (trx) => redeliverOneMessage(trx, uuid, req.params.id),
+      (result) =>
+        result.kind === 'refused'
+          ? { statusCode: result.status, body: { error: { code: result.code, message: result.message } } }
+          : { statusCode: 200, body: { redelivered: 1, message: toAppWebhookMessageView(result.message) } },
+    );
+    if (result.kind === 'refused') return sendError(res, result.status, result.code, result.message);
+    res.json({
+      redelivered: 1,
+      message: toAppWebhookMessageView(result.message),
+      ...(await deliverMessage(deps, result.message)),
+    });
   });
 
   return router;

@@ -9,11 +9,12 @@ import {
 import { sendError } from '@tally/platform';
 import { type Response, Router } from 'express';
 import { z } from 'zod';
+import { runAuditedRequest } from '../../http/audit-admin-actions';
 import { cursorSchema, eventIdSchema, limitSchema, parseOr400, userIdSchema } from '../../http/params';
 import {
   deliver,
   type InboxActionDeps,
-  type InboxActionOutcome,
+  type InboxActionResult,
   replayOneEvent,
   requeueOneEvent,
 } from './inbox-actions';
@@ -40,13 +41,24 @@ const requeueFilterSchema = z.object({
 });
 const replayFilterSchema = requeueFilterSchema.extend({ status: z.enum(['processed', 'ignored']).optional() });
 
-/** Admin views of the inbox and the operations that put parked events back to work. */
+/**
+ * What an action answers as of its commit, which its audit row records: the ids it reset, or the
+ * refusal. The HTTP answer adds the queue hand-off, which happens after the commit.
+ */
+const committedAnswer = (result: InboxActionResult, verb: 'requeued' | 'replayed') =>
+  result.kind === 'refused'
+    ? { statusCode: result.status, body: { error: { code: result.code, message: result.message } } }
+    : { statusCode: 200, body: { [verb]: result.ids.length, ids: result.ids } };
+
+/**
+ * Admin views of the inbox and the operations that put parked events back to work. Each
+ * operation is one transaction with its audit row (runAuditedRequest); the ids go to the queue after it.
+ */
 export function createEventRoutes(deps: InboxActionDeps): Router {
   const router = Router();
-  const answer = (res: Response, outcome: InboxActionOutcome, verb: 'requeued' | 'replayed') => {
-    if (outcome.kind === 'refused') return sendError(res, outcome.status, outcome.code, outcome.message);
-    const { kind: _kind, ids, ...delivery } = outcome;
-    res.json({ [verb]: ids.length, ids, ...delivery });
+  const answer = async (res: Response, result: InboxActionResult, verb: 'requeued' | 'replayed') => {
+    if (result.kind === 'refused') return sendError(res, result.status, result.code, result.message);
+    res.json({ [verb]: result.ids.length, ids: result.ids, ...(await deliver(deps, result.ids)) });
   };
 
   router.get('/events', async (req, res) => {
@@ -62,18 +74,34 @@ export function createEventRoutes(deps: InboxActionDeps): Router {
   router.post('/events/requeue', async (req, res) => {
     const filter = parseOr400(res, requeueFilterSchema, req.body ?? {});
     if (filter === undefined) return;
-    const ids = await requeueInboxEvents(deps.db, { ...filter, outcomeCode: filter.outcome });
-    const delivery = await deliver(deps, ids);
-    res.json({ requeued: ids.length, ids, ...delivery });
+    const result = await runAuditedRequest(
+      req,
+      res,
+      deps.db,
+      async (trx): Promise<InboxActionResult> => ({
+        kind: 'done',
+        ids: await requeueInboxEvents(trx, { ...filter, outcomeCode: filter.outcome }),
+      }),
+      (result) => committedAnswer(result, 'requeued'),
+    );
+    await answer(res, result, 'requeued');
   });
 
   // Replay re-runs finished events through the current handler; references make it safe.
   router.post('/events/replay', async (req, res) => {
     const filter = parseOr400(res, replayFilterSchema, req.body ?? {});
     if (filter === undefined) return;
-    const ids = await replayInboxEvents(deps.db, { ...filter, outcomeCode: filter.outcome });
-    const delivery = await deliver(deps, ids);
-    res.json({ replayed: ids.length, ids, ...delivery });
+    const result = await runAuditedRequest(
+      req,
+      res,
+      deps.db,
+      async (trx): Promise<InboxActionResult> => ({
+        kind: 'done',
+        ids: await replayInboxEvents(trx, { ...filter, outcomeCode: filter.outcome }),
+      }),
+      (result) => committedAnswer(result, 'replayed'),
+    );
+    await answer(res, result, 'replayed');
   });
 
   router.get('/events/:id', async (req, res) => {
@@ -87,13 +115,27 @@ export function createEventRoutes(deps: InboxActionDeps): Router {
   router.post('/events/:id/requeue', async (req, res) => {
     const id = parseOr400(res, eventIdSchema, req.params.id);
     if (id === undefined) return;
-    answer(res, await requeueOneEvent(deps, id), 'requeued');
+    const result = await runAuditedRequest(
+      req,
+      res,
+      deps.db,
+      (trx) => requeueOneEvent(trx, id),
+      (result) => committedAnswer(result, 'requeued'),
+    );
+    await answer(res, result, 'requeued');
   });
 
   router.post('/events/:id/replay', async (req, res) => {
     const id = parseOr400(res, eventIdSchema, req.params.id);
     if (id === undefined) return;
-    answer(res, await replayOneEvent(deps, id), 'replayed');
+    const result = await runAuditedRequest(
+      req,
+      res,
+      deps.db,
+      (trx) => replayOneEvent(trx, id),
+      (result) => committedAnswer(result, 'replayed'),
+    );
+    await answer(res, result, 'replayed');
   });
 
   return router;
