@@ -287,6 +287,13 @@ const mutations = [
     tests: ['test/e2e/console.int'],
   },
   {
+    name: 'audit: the row of a requeue, replay or redeliver written after its transaction commits, not in it',
+    file: 'packages/billing-core/src/audit/run-audited-action.ts',
+    from: '    const auditId = await recordAdminAction(trx, describe(result));\n    return commitWith({ result, auditId });\n  });',
+    to: '    return commitWith(result);\n  }).then(async (result) => ({ result, auditId: await recordAdminAction(db, describe(result)) }));',
+    tests: ['test/e2e/console.int'],
+  },
+  {
     name: 'audit: admin_audit rows can be updated',
     file: 'packages/billing-core/migrations/0017_admin_audit.sql',
     from: 'BEFORE UPDATE OR DELETE ON admin_audit',

@@ -2,9 +2,11 @@ import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { findWallet } from '@tally/billing-core';
+import { findWallet, toWebhookId } from '@tally/billing-core';
+import { deliveringTo } from '../support/app-webhook-worker';
 import { chromiumPath, haveChromium, launchBrowser, runBrowserTest } from '../support/browser';
 import { revenueCatTokenPurchase } from '../support/events';
+import { AppWebhookReceiver, newWebhookSecret } from '../support/fakes/app-webhook-receiver';
 import { parkTokenPurchase, startBrokenRevenueCatWorker } from '../support/parked-events';
 import { adminKey, eventually, type Json, readJson, TestStack } from '../support/stack';
 
@@ -32,11 +34,16 @@ function startOtherSite(consoleOrigin: string, parkedId: number): Promise<Server
 
 describe('the console in a real browser', () => {
   let stack: TestStack;
+  let receiver: AppWebhookReceiver;
 
   beforeAll(async () => {
     stack = await TestStack.start();
+    receiver = await AppWebhookReceiver.start([newWebhookSecret()]);
   });
-  afterAll(() => stack.stop());
+  afterAll(async () => {
+    await stack.stop();
+    await receiver.stop();
+  });
   afterEach(() => stack.stopWorkers());
 
   (runBrowserTest ? it : it.skip)(
@@ -153,6 +160,105 @@ describe('the console in a real browser', () => {
       ]);
       expect(await findWallet(stack.db, userId)).toEqual({ userId, balance: 200 });
       expect(await findWallet(stack.db, 'other-user')).toEqual({ userId: 'other-user', balance: 0 });
+    },
+    120_000,
+  );
+
+  (runBrowserTest ? it : it.skip)(
+    "an operator finds a failed app-webhook message, redelivers it with the button once the app's receiver has recovered, and watches it delivered",
+    async () => {
+      const userId = 'browser-msg-user';
+      // The app's receiver (a real HTTP server verifying every delivery with standardwebhooks) is down.
+      receiver.defaultAnswer = { kind: 'status', status: 503, body: 'receiver is down' };
+      stack.startWorker(
+        deliveringTo(receiver, { roles: ['inbox', 'relay', 'app-webhooks'], retryScheduleMs: [50, 50] }),
+      );
+      await stack.postRevenueCat(revenueCatTokenPurchase({ id: 'rc-browser-msg', userId }));
+      const failed = await eventually(
+        'the credit message to fail for good',
+        async () => {
+          const row = await stack.db
+            .selectFrom('app_webhook_messages')
+            .selectAll()
+            .where('user_id', '=', userId)
+            .executeTakeFirst();
+          return row?.status === 'failed' ? row : undefined;
+        },
+        20_000,
+      );
+      const id = toWebhookId(failed.message_id);
+      expect(receiver.deliveries.filter((delivery) => delivery.webhookId === id).map((d) => d.answeredWith)).toEqual([
+        503, 503, 503,
+      ]);
+      // The app is back.
+      receiver.defaultAnswer = { kind: 'status', status: 204 };
+
+      const origin = `http://127.0.0.1:${stack.api.port}`;
+      mkdirSync(outputDir, { recursive: true });
+      const browser = await launchBrowser({ username: 'operator', password: adminKey });
+      try {
+        const { page } = browser;
+        await page.goto(`${origin}/admin/console`);
+        await page.getByRole('heading', { name: 'Last 24 hours, per hour' }).waitFor();
+        // From the overview's count to the failed messages, then filtered to the user by keyboard.
+        await page.getByRole('link', { name: 'App webhooks', exact: true }).click();
+        await page.getByRole('heading', { name: 'App-webhook messages' }).waitFor();
+        await page.getByLabel('Status').selectOption('failed');
+        await page.getByLabel('User', { exact: true }).focus();
+        await page.keyboard.type(userId);
+        await page.keyboard.press('Enter');
+        await page.waitForURL(/status=failed/);
+        const rows = page.locator('main table tbody tr');
+        expect(await rows.count()).toBe(1);
+        expect(await rows.first().textContent()).toContain('HTTP 503: receiver is down');
+
+        // The message: its body as sent and its attempts; Redeliver by keyboard.
+        await page.getByRole('link', { name: id }).click();
+        await page.getByRole('heading', { name: /^Body/ }).waitFor();
+        expect(await page.locator('pre').textContent()).toContain(`"userId": "${userId}"`);
+        expect(await page.locator('dl.facts').textContent()).toContain('3 in its current schedule');
+        await page.screenshot({ path: path.join(outputDir, 'console-message-failed.png'), fullPage: true });
+        const redeliver = page.getByRole('button', { name: `Redeliver ${id}` });
+        await redeliver.focus();
+        await page.keyboard.press('Enter');
+        await page
+          .getByText('Redelivered: the message is pending again')
+          .waitFor({ timeout: 5_000 })
+          .catch(async (error) => {
+            throw new Error(`${String(error)}\n${await page.content()}`);
+          });
+
+        // Watch it delivered: the page, reloaded, says so.
+        await eventually('the console to show the message delivered', async () => {
+          await page.reload();
+          const status = await page.locator('dl.facts dd').first().textContent();
+          const last = await page.locator('dl.facts dd').nth(2).textContent();
+          return status === 'delivered' && last === 'HTTP 204' ? true : undefined;
+        });
+        await page.getByRole('cell', { name: 'app_webhook.redeliver' }).waitFor();
+        await page.screenshot({ path: path.join(outputDir, 'console-message-delivered.png'), fullPage: true });
+      } finally {
+        await browser.close();
+      }
+
+      // The app got it once, verified, under the same webhook-id as the failed attempts.
+      const accepted = receiver.accepted.filter((delivery) => delivery.webhookId === id);
+      expect(accepted).toHaveLength(1);
+      expect(accepted[0]?.body).toMatchObject({ type: 'wallet.credited', data: { userId, amount: 100 } });
+      expect(receiver.rejected).toEqual([]);
+      const audit = (await readJson(
+        await stack.apiRequest(`/admin/audit?targetKind=app_webhook_message&targetId=${id}`),
+      )) as Json;
+      expect(audit.actions).toEqual([
+        expect.objectContaining({
+          action: 'app_webhook.redeliver',
+          surface: 'console',
+          target: { kind: 'app_webhook_message', id },
+          actor: 'operator',
+          statusCode: 303,
+          outcome: 'ok',
+        }),
+      ]);
     },
     120_000,
   );

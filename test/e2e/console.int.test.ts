@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import { createAppWebhookSender, findWallet, inboxJobId, postLedgerEntry, toWebhookId } from '@tally/billing-core';
+import { findWallet, inboxJobId, postLedgerEntry, toWebhookId } from '@tally/billing-core';
 import { sql } from 'kysely';
+import { deliveringTo } from '../support/app-webhook-worker';
 import { runCli } from '../support/built-process';
 import { revenueCatTokenPurchase } from '../support/events';
 import { AppWebhookReceiver, newWebhookSecret } from '../support/fakes/app-webhook-receiver';
@@ -12,11 +13,10 @@ const fingerprint = createHash('sha256').update(adminKey).digest('hex').slice(0,
 describe('the console at /admin/console and the audit of admin actions', () => {
   let stack: TestStack;
   let receiver: AppWebhookReceiver;
-  const secret = newWebhookSecret();
 
   beforeAll(async () => {
     stack = await TestStack.start();
-    receiver = await AppWebhookReceiver.start([secret]);
+    receiver = await AppWebhookReceiver.start([newWebhookSecret()]);
   });
   afterAll(async () => {
     await stack.stop();
@@ -30,16 +30,7 @@ describe('the console at /admin/console and the audit of admin actions', () => {
 
   /** A worker delivering app webhooks to the receiver: three attempts 50 ms apart, then failed. */
   const deliveringWorker = () =>
-    stack.startWorker({
-      roles: ['relay', 'app-webhooks'],
-      relay: { intervalMs: 100, staleAfterMs: 60_000, processingStaleAfterMs: 60_000, batchSize: 100 },
-      appWebhooks: {
-        sender: createAppWebhookSender({ url: receiver.url, secrets: [secret], timeoutMs: 2_000 }),
-        retryScheduleMs: [50, 50],
-        concurrency: 2,
-        retentionDays: 30,
-      },
-    });
+    stack.startWorker(deliveringTo(receiver, { roles: ['relay', 'app-webhooks'], retryScheduleMs: [50, 50] }));
   const grant = (userId: string, amount: number, tag: string) =>
     stack.db
       .transaction()

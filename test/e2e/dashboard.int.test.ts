@@ -1,16 +1,10 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { findWallet, type InboxHandlers, InvalidEventError, inboxJobId, queueCatalog } from '@tally/billing-core';
-import { type BrowserContext, chromium } from 'playwright-core';
-import { revenueCatTokenPurchase } from '../support/events';
+import { findWallet, inboxJobId, queueCatalog } from '@tally/billing-core';
+import { chromiumPath, haveChromium, launchBrowser, runBrowserTest } from '../support/browser';
+import { basicAuth as basic, parkTokenPurchase, startBrokenRevenueCatWorker } from '../support/parked-events';
 import { adminKey, appKey, eventually, TestStack } from '../support/stack';
 
-const chromiumPath = '/usr/bin/chromium';
-const haveChromium = existsSync(chromiumPath);
-// .ci/run installs Debian's chromium: under CI=true a missing browser fails the test instead of
-// skipping it, so CI never passes without the browser test having run.
-const runBrowserTest = haveChromium || process.env.CI === 'true';
 const outputDir = path.join(__dirname, '..', '..', 'test-output');
 
 if (!runBrowserTest) {
@@ -18,8 +12,6 @@ if (!runBrowserTest) {
     `[dashboard test] ${chromiumPath} is missing: the browser test is skipped (apt-get install chromium)\n`,
   );
 }
-
-const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 
 describe('the queue dashboard at /admin/queues', () => {
   let stack: TestStack;
@@ -103,26 +95,9 @@ describe('the queue dashboard at /admin/queues', () => {
       const userId = 'dashboard-user';
       const providerEventId = 'rc-dashboard-1';
       // A handler that fails for good (non-retryable) until it is "fixed", like a bug deployed and then corrected.
-      const real = stack.handlers();
-      const state = { broken: true };
-      const handlers: InboxHandlers = {
-        ...real,
-        revenuecat: {
-          // No prepareWithoutIo: every attempt goes through the broken prepare.
-          async prepare(row, ctx) {
-            if (state.broken) throw new InvalidEventError('simulated handler bug');
-            return real.revenuecat.prepare(row, ctx);
-          },
-          apply: real.revenuecat.apply,
-        },
-      };
-      stack.startWorker({ handlers });
-      expect((await stack.postRevenueCat(revenueCatTokenPurchase({ id: providerEventId, userId }))).status).toBe(200);
-
-      const parked = await eventually('the event to be parked', async () => {
-        const [row] = await stack.inboxRows('revenuecat', providerEventId);
-        return row?.status === 'failed' ? row : undefined;
-      });
+      const worker = startBrokenRevenueCatWorker(stack);
+      await parkTokenPurchase(stack, providerEventId, userId);
+      const parked = await stack.inboxRow('revenuecat', providerEventId);
       expect(parked).toMatchObject({ outcome_code: 'invalid_event', attempts: 1 });
       const jobId = inboxJobId(parked.id);
       const failedJob = await eventually('the job to be failed in BullMQ', async () => {
@@ -136,27 +111,12 @@ describe('the queue dashboard at /admin/queues', () => {
         count: queueCatalog.inbox.retention.completedCount,
       });
 
-      state.broken = false;
+      worker.fix();
       mkdirSync(outputDir, { recursive: true });
-      const userDataDir = mkdtempSync(path.join(tmpdir(), 'tally-chromium-'));
-      let context: BrowserContext | undefined;
+      // A fresh profile in a temporary directory; playwright-core drives the system chromium and downloads nothing.
+      const browser = await launchBrowser({ username: 'operator', password: adminKey });
       try {
-        // A fresh profile in a temporary directory; playwright-core drives the system chromium and downloads nothing.
-        context = await chromium.launchPersistentContext(userDataDir, {
-          executablePath: chromiumPath,
-          headless: true,
-          args: [
-            '--no-sandbox',
-            '--disable-gpu',
-            '--disable-quic',
-            '--no-first-run',
-            '--disable-background-networking',
-            '--disable-component-update',
-            '--disable-sync',
-          ],
-          httpCredentials: { username: 'operator', password: adminKey },
-        });
-        const page = context.pages()[0] ?? (await context.newPage());
+        const { page } = browser;
         // helmet's Content-Security-Policy must not block any of the dashboard's own scripts,
         // styles or requests: chromium reports every violation on the console.
         const cspViolations: string[] = [];
@@ -185,8 +145,7 @@ describe('the queue dashboard at /admin/queues', () => {
         await page.screenshot({ path: path.join(outputDir, 'dashboard-retried.png'), fullPage: true });
         expect(cspViolations).toEqual([]);
       } finally {
-        await context?.close();
-        rmSync(userDataDir, { recursive: true, force: true });
+        await browser.close();
       }
 
       const ledger = await stack.db.selectFrom('ledger_entries').selectAll().where('user_id', '=', userId).execute();
@@ -208,31 +167,13 @@ describe('the queue dashboard at /admin/queues', () => {
   it('a job that runs again for a parked event without a requeue leaves it parked and credits nothing', async () => {
     const userId = 'stray-user';
     const providerEventId = 'rc-stray-1';
-    const real = stack.handlers();
-    const state = { broken: true };
-    stack.startWorker({
-      handlers: {
-        ...real,
-        revenuecat: {
-          // No prepareWithoutIo: every attempt goes through the broken prepare.
-          async prepare(row, ctx) {
-            if (state.broken) throw new InvalidEventError('simulated handler bug');
-            return real.revenuecat.prepare(row, ctx);
-          },
-          apply: real.revenuecat.apply,
-        },
-      },
-    });
-    await stack.postRevenueCat(revenueCatTokenPurchase({ id: providerEventId, userId }));
-    const parked = await eventually('the event to be parked', async () => {
-      const [row] = await stack.inboxRows('revenuecat', providerEventId);
-      return row?.status === 'failed' ? row : undefined;
-    });
+    const worker = startBrokenRevenueCatWorker(stack);
+    const parked = { id: await parkTokenPurchase(stack, providerEventId, userId) };
     const job = await eventually('the job to be failed', async () => {
       const found = await stack.queue.getJob(inboxJobId(parked.id));
       return found && (await found.getState()) === 'failed' ? found : undefined;
     });
-    state.broken = false;
+    worker.fix();
 
     // BullMQ's own retry (what a stalled re-run or a queue-level retry amounts to), not the dashboard's.
     await job.retry('failed');

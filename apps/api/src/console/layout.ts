@@ -201,3 +201,14 @@ export function prettyJson(text: string): string {
     return text;
   }
 }
+
+/**
+ * Keyset paging links: "Newest" back to the first page once paged, "Older" (rel=next) to the rows
+ * below the last one shown. `first` is the first page's address, `next` the next page's, or null.
+ */
+export function pager(label: string, links: { first: string; paged: boolean; next: string | null }): Html {
+  return html`<nav class="pager" aria-label="${label}">
+  ${links.paged ? html`<a href="${links.first}">Newest</a>` : ''}
+  ${links.next !== null ? html`<a rel="next" href="${links.next}">Older</a>` : ''}
+</nav>`;
+}

@@ -7,6 +7,7 @@ import {
   messageRows,
   notices,
   page,
+  pager,
   prettyJson,
   statusText,
   table,
@@ -49,10 +50,14 @@ export function messagesPage(data: {
   <a href="${consoleBase}/app-webhooks">Clear</a>
 </form>
 ${table(messageHeaders, messageRows(data.messages, here), 'app-webhook messages')}
-<nav class="pager" aria-label="Message pages">
-  ${data.cursor !== undefined ? html`<a href="${consoleBase}/app-webhooks${queryString({ ...filter })}">Newest</a>` : ''}
-  ${data.nextCursor !== null ? html`<a rel="next" href="${consoleBase}/app-webhooks${queryString({ ...filter, cursor: data.nextCursor })}">Older</a>` : ''}
-</nav>`,
+${pager('Message pages', {
+  first: `${consoleBase}/app-webhooks${queryString({ ...filter })}`,
+  paged: data.cursor !== undefined,
+  next:
+    data.nextCursor === null
+      ? null
+      : `${consoleBase}/app-webhooks${queryString({ ...filter, cursor: data.nextCursor })}`,
+})}`,
   });
 }
 
@@ -81,7 +86,7 @@ export function messagePage(data: {
   <dt>Delivered</dt><dd>${time(message.deliveredAt)}</dd>
   <dt>User</dt><dd>${userLink(message.userId)}</dd>
   <dt>Created</dt><dd>${time(message.createdAt)} (the change it announces)</dd>
-  <dt>Ledger entry</dt><dd>${data.ledgerEntryId ?? '–'}</dd>
+  <dt>Ledger entry</dt><dd>${data.ledgerEntryId === null ? '–' : `#${data.ledgerEntryId}`}</dd>
 </dl>
 <h2>Body (as sent, signed with every secret)</h2>
 <pre>${prettyJson(data.body)}</pre>

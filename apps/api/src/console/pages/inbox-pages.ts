@@ -7,6 +7,7 @@ import {
   eventRows,
   notices,
   page,
+  pager,
   prettyJson,
   statusText,
   table,
@@ -49,10 +50,11 @@ export function inboxPage(data: {
   <a href="${consoleBase}/events">Clear</a>
 </form>
 ${table(eventHeaders, eventRows(data.events, here), 'inbox events')}
-<nav class="pager" aria-label="Inbox pages">
-  ${data.cursor !== undefined ? html`<a href="${consoleBase}/events${queryString({ ...filter })}">Newest</a>` : ''}
-  ${data.nextCursor !== null ? html`<a rel="next" href="${consoleBase}/events${queryString({ ...filter, cursor: data.nextCursor })}">Older</a>` : ''}
-</nav>`,
+${pager('Inbox pages', {
+  first: `${consoleBase}/events${queryString({ ...filter })}`,
+  paged: data.cursor !== undefined,
+  next: data.nextCursor === null ? null : `${consoleBase}/events${queryString({ ...filter, cursor: data.nextCursor })}`,
+})}`,
   });
 }
 

@@ -1,6 +1,6 @@
 import type { AdminActionView, StripeReconciliationReport, SupportMatch } from '@tally/billing-core';
 import { html } from '../html';
-import { consoleBase, eventLink, page, table, userLink } from '../layout';
+import { consoleBase, eventLink, page, pager, table, userLink } from '../layout';
 import { auditTable } from './inbox-pages';
 
 /** Operators' actions from every surface, newest first, paged by id. */
@@ -11,10 +11,11 @@ export function auditPage(data: { actions: AdminActionView[]; nextCursor: number
     body: html`
 <p class="muted">Every state-changing admin action (admin API, console, queue dashboard, CLI), append-only. JSON: <code>GET /admin/audit</code>.</p>
 ${auditTable(data.actions)}
-<nav class="pager" aria-label="Audit pages">
-  ${data.cursor !== undefined ? html`<a href="${consoleBase}/audit">Newest</a>` : ''}
-  ${data.nextCursor !== null ? html`<a rel="next" href="${consoleBase}/audit?cursor=${data.nextCursor}">Older</a>` : ''}
-</nav>`,
+${pager('Audit pages', {
+  first: `${consoleBase}/audit`,
+  paged: data.cursor !== undefined,
+  next: data.nextCursor === null ? null : `${consoleBase}/audit?cursor=${data.nextCursor}`,
+})}`,
   });
 }
 

@@ -1,4 +1,5 @@
 import {
+  type DB,
   findInboxEvent,
   inboxStatuses,
   listInboxEvents,
@@ -7,7 +8,8 @@ import {
   toInboxEventView,
 } from '@tally/billing-core';
 import { sendError } from '@tally/platform';
-import { type Response, Router } from 'express';
+import { type Request, type Response, Router } from 'express';
+import type { Transaction } from 'kysely';
 import { z } from 'zod';
 import { runAuditedRequest } from '../../http/audit-admin-actions';
 import { cursorSchema, eventIdSchema, limitSchema, parseOr400, userIdSchema } from '../../http/params';
@@ -56,10 +58,18 @@ const committedAnswer = (result: InboxActionResult, verb: 'requeued' | 'replayed
  */
 export function createEventRoutes(deps: InboxActionDeps): Router {
   const router = Router();
-  const answer = async (res: Response, result: InboxActionResult, verb: 'requeued' | 'replayed') => {
+  /** Runs an action in its transaction with its audit row, then hands the ids it reset to the queue. */
+  const act = async (
+    req: Request,
+    res: Response,
+    verb: 'requeued' | 'replayed',
+    run: (trx: Transaction<DB>) => Promise<InboxActionResult>,
+  ) => {
+    const result = await runAuditedRequest(req, res, deps.db, run, (result) => committedAnswer(result, verb));
     if (result.kind === 'refused') return sendError(res, result.status, result.code, result.message);
     res.json({ [verb]: result.ids.length, ids: result.ids, ...(await deliver(deps, result.ids)) });
   };
+  const done = (ids: number[]): InboxActionResult => ({ kind: 'done', ids });
 
   router.get('/events', async (req, res) => {
     const query = parseOr400(res, listQuerySchema, req.query);
@@ -74,34 +84,18 @@ export function createEventRoutes(deps: InboxActionDeps): Router {
   router.post('/events/requeue', async (req, res) => {
     const filter = parseOr400(res, requeueFilterSchema, req.body ?? {});
     if (filter === undefined) return;
-    const result = await runAuditedRequest(
-      req,
-      res,
-      deps.db,
-      async (trx): Promise<InboxActionResult> => ({
-        kind: 'done',
-        ids: await requeueInboxEvents(trx, { ...filter, outcomeCode: filter.outcome }),
-      }),
-      (result) => committedAnswer(result, 'requeued'),
+    await act(req, res, 'requeued', async (trx) =>
+      done(await requeueInboxEvents(trx, { ...filter, outcomeCode: filter.outcome })),
     );
-    await answer(res, result, 'requeued');
   });
 
   // Replay re-runs finished events through the current handler; references make it safe.
   router.post('/events/replay', async (req, res) => {
     const filter = parseOr400(res, replayFilterSchema, req.body ?? {});
     if (filter === undefined) return;
-    const result = await runAuditedRequest(
-      req,
-      res,
-      deps.db,
-      async (trx): Promise<InboxActionResult> => ({
-        kind: 'done',
-        ids: await replayInboxEvents(trx, { ...filter, outcomeCode: filter.outcome }),
-      }),
-      (result) => committedAnswer(result, 'replayed'),
+    await act(req, res, 'replayed', async (trx) =>
+      done(await replayInboxEvents(trx, { ...filter, outcomeCode: filter.outcome })),
     );
-    await answer(res, result, 'replayed');
   });
 
   router.get('/events/:id', async (req, res) => {
@@ -115,27 +109,13 @@ export function createEventRoutes(deps: InboxActionDeps): Router {
   router.post('/events/:id/requeue', async (req, res) => {
     const id = parseOr400(res, eventIdSchema, req.params.id);
     if (id === undefined) return;
-    const result = await runAuditedRequest(
-      req,
-      res,
-      deps.db,
-      (trx) => requeueOneEvent(trx, id),
-      (result) => committedAnswer(result, 'requeued'),
-    );
-    await answer(res, result, 'requeued');
+    await act(req, res, 'requeued', (trx) => requeueOneEvent(trx, id));
   });
 
   router.post('/events/:id/replay', async (req, res) => {
     const id = parseOr400(res, eventIdSchema, req.params.id);
     if (id === undefined) return;
-    const result = await runAuditedRequest(
-      req,
-      res,
-      deps.db,
-      (trx) => replayOneEvent(trx, id),
-      (result) => committedAnswer(result, 'replayed'),
-    );
-    await answer(res, result, 'replayed');
+    await act(req, res, 'replayed', (trx) => replayOneEvent(trx, id));
   });
 
   return router;
