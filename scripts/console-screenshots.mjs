@@ -8,16 +8,23 @@
 //
 // --seed first sends a demo user's purchases and one event that parks (a RevenueCat subscription
 // event while REVENUECAT_API_KEY is unset), through ingest with REVENUECAT_WEBHOOK_AUTH, and requeues
-// it from the console, so every page has something on it.
+// it from the console, so every page has something on it. When the stack's worker was started with
+// APP_WEBHOOK_URL pointing at a free local port (and APP_WEBHOOK_SECRETS, a short
+// APP_WEBHOOK_RETRY_SCHEDULE_MS), the purchases' messages fail for want of a receiver; the script
+// then starts one on that port (verifying with standardwebhooks, answering 204) and redelivers the
+// first message with the console's button.
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadEnvironment, root } from './bootstrap.mjs';
 
-// playwright-core is a dependency of the test package (the browser tests use it).
-const { chromium } = createRequire(path.join(root, 'test', 'package.json'))('playwright-core');
+// playwright-core and standardwebhooks are dependencies of the test package (the browser tests use them).
+const fromTest = createRequire(path.join(root, 'test', 'package.json'));
+const { chromium } = fromTest('playwright-core');
+const { Webhook } = fromTest('standardwebhooks');
 
 loadEnvironment();
 const env = process.env;
@@ -86,7 +93,40 @@ async function seed() {
   }
 }
 
+/** The demo user's failed messages, once every one of them has failed (APP_WEBHOOK_URL set, nobody listening). */
+async function failedMessages() {
+  for (let i = 0; i < 150; i++) {
+    const { messages = [] } = await admin(`/admin/app-webhooks/messages?userId=${user}`);
+    if (messages.length > 0 && messages.every((message) => message.status === 'failed')) return messages;
+    await sleep(200);
+  }
+  return [];
+}
+
+/** The app's receiver on APP_WEBHOOK_URL's port: verifies each delivery with every secret, answers 204. */
+async function startReceiver() {
+  const url = new URL(env.APP_WEBHOOK_URL);
+  const verifiers = (env.APP_WEBHOOK_SECRETS ?? '').split(',').map((secret) => new Webhook(secret.trim()));
+  const server = createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (chunk) => chunks.push(chunk));
+    req.on('end', () => {
+      try {
+        for (const verifier of verifiers) verifier.verify(Buffer.concat(chunks).toString('utf8'), req.headers);
+        res.writeHead(204).end();
+      } catch {
+        res.writeHead(400).end('bad signature');
+      }
+    });
+  });
+  await new Promise((resolve) => server.listen(Number(url.port), url.hostname, resolve));
+  return server;
+}
+
 if (process.argv.includes('--seed')) await seed();
+const seedMessages = process.argv.includes('--seed') && env.APP_WEBHOOK_URL;
+const failed = seedMessages ? await failedMessages() : [];
+const receiver = failed.length > 0 ? await startReceiver() : undefined;
 mkdirSync(outDir, { recursive: true });
 const userDataDir = mkdtempSync(path.join(tmpdir(), 'tally-chromium-'));
 const context = await chromium.launchPersistentContext(userDataDir, {
@@ -111,14 +151,28 @@ try {
     await page.waitForLoadState();
     await sleep(1000);
   }
+  const [redelivered] = failed;
+  if (redelivered) {
+    await page.goto(`${consoleUrl}/admin/console/app-webhooks/${redelivered.id}`);
+    await page.getByRole('button', { name: `Redeliver ${redelivered.id}` }).click();
+    await page.waitForLoadState();
+    for (let i = 0; i < 50; i++) {
+      if ((await admin(`/admin/app-webhooks/messages/${redelivered.id}`)).status === 'delivered') break;
+      await sleep(200);
+    }
+  }
+  const [message] = (await admin('/admin/app-webhooks/messages?limit=1')).messages ?? [];
   await shot('overview', '/admin/console');
   await shot('user', `/admin/console/users/${user}`);
   await shot('inbox', '/admin/console/events');
   if (parked) await shot('event', `/admin/console/events/${parked.id}`);
+  await shot('messages', '/admin/console/app-webhooks');
+  if (redelivered ?? message) await shot('message', `/admin/console/app-webhooks/${(redelivered ?? message).id}`);
   await shot('search', '/admin/console/search?q=pi_3QxUnknown');
   await shot('audit', '/admin/console/audit');
   await shot('reconcile', '/admin/console/reconcile');
 } finally {
   await context.close();
   rmSync(userDataDir, { recursive: true, force: true });
+  if (receiver) await new Promise((resolve) => receiver.close(resolve));
 }

@@ -16,7 +16,7 @@ import {
   parseWebhookId,
   readAppWebhookGauges,
   readHourlyActivity,
-  readOperationalCounts,
+  readOperationalStates,
   reconcileStripe,
   STRIPE_EVENTS_MAX_WINDOW_DAYS,
   type StripeApi,
@@ -134,7 +134,7 @@ export function createConsoleRoutes(deps: ConsoleDeps): Router {
     const [depths, oldestDueAgeSeconds, counts, appWebhooks, activity] = await Promise.all([
       readQueueDepths(deps.queues),
       findOldestDueAgeSeconds(deps.db),
-      readOperationalCounts(deps.db),
+      readOperationalStates(deps.db),
       readAppWebhookGauges(deps.db),
       readHourlyActivity(deps.db),
     ]);

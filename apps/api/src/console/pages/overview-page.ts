@@ -1,4 +1,4 @@
-import type { HourlyActivity, OperationalCounts } from '@tally/billing-core';
+import type { HourlyActivity, OperationalStates } from '@tally/billing-core';
 import type { queueDepthStates } from '@tally/platform';
 import { barChart, hourlyChart } from '../charts';
 import { html } from '../html';
@@ -7,7 +7,7 @@ import { consoleBase, dashboardLink, page, table } from '../layout';
 export interface OverviewData {
   depths: { queue: string; counts: Record<(typeof queueDepthStates)[number], number> }[];
   oldestDueAgeSeconds: number;
-  counts: OperationalCounts;
+  counts: OperationalStates;
   /** `readAppWebhookGauges`: the outbox's backlog, as the relay's gauges read it. */
   appWebhooks: { oldestPendingAgeSeconds: number; pending: number; failed: number };
   /** `readHourlyActivity`: the last 24 hours, hour by hour. */
