@@ -70,7 +70,7 @@ export function hourlyChart(
   points: readonly { hour: Date; value: number }[],
   options: { label: string; tone?: 'bad' },
 ): Html {
-  const width = 300;
+  const width = 250;
   const height = 84;
   const pad = { left: 30, right: 4, top: 8, bottom: 18 };
   const total = points.reduce((sum, point) => sum + point.value, 0);

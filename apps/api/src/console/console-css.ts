@@ -24,7 +24,7 @@ table { border-collapse: collapse; width: 100%; background: #fff; border: 1px so
 th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { background: #eef1f4; font-weight: 600; white-space: nowrap; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
-td code { overflow-wrap: anywhere; }
+code.wrap { overflow-wrap: anywhere; }
 code, pre, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12.5px; }
 pre { background: #fff; border: 1px solid var(--line); padding: 10px; overflow: auto; max-height: 480px; white-space: pre-wrap; word-break: break-all; }
 .cards { display: flex; gap: 12px; flex-wrap: wrap; margin: 8px 0; }

@@ -108,13 +108,13 @@ export function auditTable(actions: readonly AdminActionView[]) {
             ? html`<a href="${consoleBase}/app-webhooks/${encodeURIComponent(action.target.id)}">${action.target.kind} ${action.target.id}</a>`
             : `${action.target.kind} ${action.target.id}`
         : action.request
-          ? html`<code>${JSON.stringify(action.request).slice(0, 160)}</code>`
+          ? html`<code class="wrap">${JSON.stringify(action.request).slice(0, 160)}</code>`
           : '–',
       action.keyFingerprint ? html`<code>${action.keyFingerprint}</code>` : '–',
       action.actor ?? '–',
       action.statusCode ?? '–',
       action.outcome === 'ok' ? html`<span class="good">ok</span>` : html`<span class="bad">${action.outcome}</span>`,
-      action.answer === null ? '–' : html`<code>${JSON.stringify(action.answer).slice(0, 200)}</code>`,
+      action.answer === null ? '–' : html`<code class="wrap">${JSON.stringify(action.answer).slice(0, 200)}</code>`,
     ]),
     'audit rows',
   );
