@@ -49,7 +49,7 @@ export async function ledgerCheckpoint(db: Kysely<DB>): Promise<LedgerCheckpoint
 /**
  * Waits until nothing is in flight: no inbox row received/processing, no studio request
  * received/processing, no installment processing or due and not yet claimed, no confirmation
- * email pending or processing. Returns what was still in flight at the deadline (empty when
+ * email or app webhook message pending or processing. Returns what was still in flight at the deadline (empty when
  * settled).
  */
 export async function settle(db: Kysely<DB>, timeoutMs: number): Promise<string[]> {
@@ -71,6 +71,9 @@ export async function settle(db: Kysely<DB>, timeoutMs: number): Promise<string[
          WHERE status = 'scheduled' AND due_at <= now()
         UNION ALL
         SELECT 'email ' || status, count(*)::int FROM email_outbox
+         WHERE status IN ('pending', 'processing') GROUP BY status
+        UNION ALL
+        SELECT 'app webhook ' || status, count(*)::int FROM app_webhook_messages
          WHERE status IN ('pending', 'processing') GROUP BY status`.execute(db);
       pending = rows.filter((row) => row.count > 0).map((row) => `${row.count} ${row.what}`);
       if (pending.length === 0) return [];
