@@ -55,7 +55,9 @@ describe(`chaos (seed ${seed}, ${runName})`, () => {
   const workers = profile === 'full' ? 3 : 2;
 
   beforeAll(async () => {
+    const startedAt = Date.now();
     mainCluster = await ChaosCluster.start({ ingests: 2, workers, pooled: viaPgBouncer, standby: viaPgBouncer });
+    process.stdout.write(`[chaos] cluster started in ${Date.now() - startedAt} ms\n`);
     checkpoints.set(mainCluster, await ledgerCheckpoint(mainCluster.db));
   }, 120_000);
 
@@ -73,7 +75,9 @@ describe(`chaos (seed ${seed}, ${runName})`, () => {
     if (fits(mainCluster)) return mainCluster;
     if (pooledCluster && fits(pooledCluster)) return pooledCluster;
     if (pooledCluster) throw new Error(`${scenario.name} needs a standby and the pooled cluster's was promoted`);
+    const startedAt = Date.now();
     pooledCluster = await ChaosCluster.start({ ingests: 2, workers, pooled: true, standby: true });
+    process.stdout.write(`[chaos] pooled cluster (PgBouncer, standby) started in ${Date.now() - startedAt} ms\n`);
     checkpoints.set(pooledCluster, await ledgerCheckpoint(pooledCluster.db));
     return pooledCluster;
   }

@@ -46,7 +46,8 @@ async function post(
 
 /** Retries like the app: the same key, method, path and body, until an answer below 500 (409: later). */
 async function untilFinal(ctx: ScenarioContext, action: KeyedAction) {
-  const deadline = Date.now() + 60_000 + chaosIdempotencyLockMs;
+  // Generous: on a loaded machine each api restart takes seconds.
+  const deadline = Date.now() + 120_000 + chaosIdempotencyLockMs;
   for (let attempt = 0; Date.now() < deadline; attempt += 1) {
     const answer = await post(ctx, action);
     action.answers.push(answer.status);
@@ -118,6 +119,8 @@ const idempotentRetries: Scenario = {
       }),
     );
     const kills: number[] = [];
+    const answered = () =>
+      ctx.cluster.keyed.actions.reduce((sum, action) => sum + action.answers.filter((a) => a.status !== 0).length, 0);
     let crashed = false;
     const faults = await whileRunning(
       work,
@@ -127,12 +130,18 @@ const idempotentRetries: Scenario = {
           await ctx.cluster.crashPostgres(ctx.rng.int(1_000, 2_000));
           return;
         }
+        // Mid-request: once the new incarnation has answered something (a restart can outlast
+        // the pause on a loaded machine), then 0–300 ms later, while others are in flight.
         await ctx.cluster.api.ready();
+        const before = answered();
+        const deadline = Date.now() + 5_000;
+        while (answered() === before && Date.now() < deadline) await sleep(20);
+        await sleep(ctx.rng.int(0, 300));
         kills.push(inFlight);
         ctx.cluster.api.kill9();
       },
       () => ctx.rng.int(400, 1_200),
-      size(ctx, 8, 30),
+      size(ctx, 6, 30),
     );
     ctx.faults.push(
       `kill -9 of the api mid-request ×${kills.length}`,

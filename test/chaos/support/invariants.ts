@@ -52,7 +52,12 @@ export async function ledgerCheckpoint(db: Kysely<DB>): Promise<LedgerCheckpoint
  * email or app webhook message pending or processing. Returns what was still in flight at the deadline (empty when
  * settled).
  */
-export async function settle(db: Kysely<DB>, timeoutMs: number): Promise<string[]> {
+export async function settle(
+  db: Kysely<DB>,
+  timeoutMs: number,
+  /** `effects`: all but the app webhook messages (a scenario waiting for its inbox to drain while workers still die). */
+  what: 'everything' | 'effects' = 'everything',
+): Promise<string[]> {
   const deadline = Date.now() + timeoutMs;
   let pending: string[] = [];
   for (;;) {
@@ -74,7 +79,7 @@ export async function settle(db: Kysely<DB>, timeoutMs: number): Promise<string[
          WHERE status IN ('pending', 'processing') GROUP BY status
         UNION ALL
         SELECT 'app webhook ' || status, count(*)::int FROM app_webhook_messages
-         WHERE status IN ('pending', 'processing') GROUP BY status`.execute(db);
+         WHERE status IN ('pending', 'processing') AND ${what === 'everything'} GROUP BY status`.execute(db);
       pending = rows.filter((row) => row.count > 0).map((row) => `${row.count} ${row.what}`);
       if (pending.length === 0) return [];
     } catch (error) {
