@@ -49,14 +49,16 @@ function purchasesAndRefunds(ctx: ScenarioContext, users: string[], count: numbe
 const receiverFaults: Scenario = {
   name: 'app-webhook-receiver-faults',
   async run(ctx) {
-    // The app's endpoint goes through four phases while webhooks stream in and a random worker is
-    // kill -9ed every 0.8–2 s: down (not listening: connection refused, connections cut), slow
+    // The app's endpoint goes through four phases while webhooks stream in (a quarter per phase)
+    // and a ready worker is kill -9ed every 0.8–2 s (never the last one ready): down (not listening: connection refused, connections cut), slow
     // (every answer after 200–800 ms, within the 1 s delivery timeout), hanging (no answer, or a
     // 204 after 1.5–3 s: past the timeout, so the worker gives up and retries; the app may have
     // handled it, so a redelivery under the same webhook-id follows), then flapping (every
     // 150–500 ms one of: down, 503, 500, healthy). Meanwhile one user's first message is refused
     // for good (410 on every attempt) until the schedule is spent: it must end `failed`, be listed
-    // as failed by the admin API, and stop holding that user's next message.
+    // as failed by the admin API, and stop holding that user's next message. Each phase lasts
+    // 1.2 s (full: 10 s) and until it has hit deliveries (a retry due, 3 slow answers, 2 deliveries
+    // cut, a 5xx or a refused retry), at most 10 s more.
     const receiver = ctx.cluster.receiver;
     const answers = ctx.rng.fork('receiver');
     const phaseMs = size(ctx, 1_200, 10_000);
@@ -95,7 +97,7 @@ const receiverFaults: Scenario = {
     ctx.events.push(secondDoomed);
     slices[3]?.push(secondDoomed);
 
-    // Each phase lasts phaseMs and until it has hit deliveries (at most 4 × phaseMs): on a loaded
+    // Each phase lasts phaseMs and until it has hit deliveries (at most 10 s more): on a loaded
     // machine a killed worker takes seconds to come back.
     const served: Record<string, number> = {};
     const serve = (phase: string, answer: ReceiverAnswer): ReceiverAnswer => {
@@ -119,7 +121,7 @@ const receiverFaults: Scenario = {
       const started = Date.now();
       const sent = ctx.sim.deliverAll(slice, 4, phaseMs);
       await sleep(phaseMs);
-      while (!(await hit()) && Date.now() - started < 4 * phaseMs) await sleep(100);
+      while (!(await hit()) && Date.now() - started < phaseMs + 10_000) await sleep(100);
       await sent;
       phaseTimes.push(`${name} ${((Date.now() - started) / 1000).toFixed(1)} s`);
     };
@@ -188,9 +190,17 @@ const receiverFaults: Scenario = {
       phaseAnswer = () => undefined;
     })();
 
-    const kills = await whileRunning(
+    // A ready worker is killed, never the last one ready: on a loaded machine a restart takes
+    // seconds, and with every worker down nothing would be delivered for the receiver to mistreat.
+    let kills = 0;
+    await whileRunning(
       phases,
-      async () => ctx.rng.pick(ctx.cluster.workers).kill9(),
+      async () => {
+        const ready = ctx.cluster.workers.filter((worker) => worker.isReady);
+        if (ready.length < 2) return;
+        ctx.rng.pick(ready).kill9();
+        kills += 1;
+      },
       () => ctx.rng.int(800, 2_000),
     );
     ctx.faults.push(`kill -9 of a worker ×${kills}`);

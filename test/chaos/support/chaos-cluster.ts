@@ -139,6 +139,12 @@ export class SupervisedProcess {
     if (child && !child.exit) child.signal('SIGCONT');
   }
 
+  /** The current incarnation is running and has logged that it is ready. */
+  get isReady(): boolean {
+    const child = this.current;
+    return child !== undefined && !child.exit && this.readyIncarnation === child;
+  }
+
   get paused(): boolean {
     return this.pausedIncarnation !== undefined && this.pausedIncarnation === this.current;
   }
