@@ -51,8 +51,8 @@ const receiverFaults: Scenario = {
   async run(ctx) {
     // The app's endpoint goes through four phases while webhooks stream in (a quarter per phase)
     // and a ready worker is kill -9ed every 0.8–2 s (never the last one ready): down (not listening: connection refused, connections cut), slow
-    // (every answer after 200–800 ms, within the 1 s delivery timeout), hanging (no answer, or a
-    // 204 after 1.5–3 s: past the timeout, so the worker gives up and retries; the app may have
+    // (every answer after 200–800 ms, within the 2 s delivery timeout), hanging (no answer, or a
+    // 204 0.5–2 s after the timeout, so the worker gives up and retries; the app may have
     // handled it, so a redelivery under the same webhook-id follows), then flapping (every
     // 150–500 ms one of: down, 503, 500, healthy). Meanwhile one user's first message is refused
     // for good (410 on every attempt) until the schedule is spent: it must end `failed`, be listed
@@ -87,7 +87,7 @@ const receiverFaults: Scenario = {
     if (!doomedEntry) throw new Error(`${doomedUser}'s first purchase was never credited`);
 
     const users = Array.from({ length: size(ctx, 8, 12) }, (_, i) => `awh-u${i}`);
-    const events = purchasesAndRefunds(ctx, users, size(ctx, 40, 240));
+    const events = purchasesAndRefunds(ctx, users, size(ctx, 32, 240));
     ctx.events.push(...events);
     // A quarter of the traffic per phase, sent as the phase starts, so every phase has fresh
     // messages to deliver; the doomed user's second purchase with the last quarter.
@@ -151,7 +151,9 @@ const receiverFaults: Scenario = {
       phaseAnswer = () =>
         serve(
           'hanging',
-          answers.chance(0.5) ? { kind: 'hang' } : { kind: 'status', status: 204, delayMs: answers.int(1_500, 3_000) },
+          answers.chance(0.5)
+            ? { kind: 'hang' }
+            : { kind: 'status', status: 204, delayMs: chaosAppWebhookTimeoutMs + answers.int(500, 2_000) },
         );
       await phase('receiver hanging past the timeout', slices[2] ?? [], () => cut() - cutBefore >= 2);
       // The app restarts: hung connections cut, answers after the timeout never written.
