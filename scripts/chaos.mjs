@@ -2,10 +2,14 @@
 // and a Postgres and a Redis of its own. CHAOS_PROFILE=short (default, CI) or full; CHAOS_SEED=<n>
 // reproduces a run; CHAOS_SCENARIOS=a,b runs only those; CHAOS_VIA_PGBOUNCER=1 runs every process
 // through PgBouncer (with a synchronous standby). The full profile, unless CHAOS_VIA_PGBOUNCER is
-// set, runs twice: direct, then once more through PgBouncer. Extra arguments go to Jest.
+// set, runs twice: direct, then once more through PgBouncer. CHAOS_RECORD=1 then writes the
+// reports into docs/reliability.md ("Latest full run", scripts/chaos-record.mjs). Extra arguments
+// go to Jest.
 import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ensureBuilt, ensureInstalled, log, root } from './bootstrap.mjs';
+import { recordInto, reportSection } from './chaos-record.mjs';
 
 ensureInstalled();
 log('build (tsc -b)');
@@ -33,5 +37,19 @@ for (const via of passes) {
     { cwd: root, stdio: 'inherit', env: { ...process.env, CHAOS_SEED: seed, CHAOS_VIA_PGBOUNCER: via } },
   );
   if ((jest.status ?? 1) !== 0) status = jest.status ?? 1;
+}
+if (process.env.CHAOS_RECORD === '1') {
+  const reports = passes
+    .map((via) => path.join(root, 'test-output', `chaos-${seed}${via === '1' ? '-pgbouncer' : ''}.md`))
+    .filter((file) => existsSync(file));
+  const doc = path.join(root, 'docs/reliability.md');
+  writeFileSync(
+    doc,
+    recordInto(
+      readFileSync(doc, 'utf8'),
+      reports.map((file) => reportSection(readFileSync(file, 'utf8'))),
+    ),
+  );
+  log(`${reports.length} report(s) recorded in docs/reliability.md (Latest full run)`);
 }
 process.exit(status);

@@ -1,7 +1,9 @@
 // `npm run test:chaos` (CHAOS_PROFILE=short|full, CHAOS_SEED=<n>): Tally's built processes against
 // a Postgres and a Redis of their own, faults injected, every invariant checked after each
 // scenario. The report goes to test-output/chaos-<seed>.{md,json}.
+import { type AppWebhookStats, checkAppWebhookInvariants } from '../support/app-webhook-invariants';
 import { repoRoot } from '../support/built-process';
+import { appWebhookScenarios } from './app-webhook-scenarios';
 import { idempotencyScenarios } from './idempotency-scenarios';
 import { poolerScenarios } from './pooler-scenarios';
 import { type ProfiledScenario, processFaultScenarios } from './process-fault-scenarios';
@@ -11,9 +13,10 @@ import { ChaosCluster, chaosRevenueCatAuth, chaosSecrets } from './support/chaos
 import { canaryEmail, rawBodyCanary } from './support/events';
 import { hostileCanaries, sendHostileBurst } from './support/hostile-burst';
 import { checkInvariants, type LedgerCheckpoint, ledgerCheckpoint, PlanModel, settle } from './support/invariants';
+import { checkIdempotencyKeys } from './support/keyed-requests';
 import { chaosSeed, Prng, scenarioStreams } from './support/prng';
 import { ProviderSimulator, signaturesSent } from './support/provider-simulator';
-import { type ScenarioResult, toMarkdown, writeReport } from './support/report';
+import { finishRun, runInfo, type ScenarioResult, toMarkdown, writeReport } from './support/report';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const profile: Profile = process.env.CHAOS_PROFILE === 'full' ? 'full' : 'short';
@@ -23,6 +26,7 @@ const allScenarios: ProfiledScenario[] = [
   ...scenarios,
   ...processFaultScenarios,
   ...idempotencyScenarios,
+  ...appWebhookScenarios,
   ...poolerScenarios,
 ];
 /** CHAOS_VIA_PGBOUNCER=1: the whole run through PgBouncer (with a synchronous standby to fail over to). */
@@ -34,6 +38,7 @@ const selected = only
 const results: ScenarioResult[] = [];
 
 const runName = viaPgBouncer ? `${profile}, via PgBouncer` : profile;
+const run = runInfo(repoRoot, seed, profile, viaPgBouncer);
 process.stdout.write(
   `[chaos] seed ${seed}, profile ${runName} (reproduce with CHAOS_SEED=${seed}${viaPgBouncer ? ' CHAOS_VIA_PGBOUNCER=1' : ''})\n`,
 );
@@ -44,17 +49,22 @@ describe(`chaos (seed ${seed}, ${runName})`, () => {
   let pooledCluster: ChaosCluster | undefined;
   /** Each cluster's ledger as of its last check. */
   const checkpoints = new Map<ChaosCluster, LedgerCheckpoint>();
+  /** Each cluster's app webhook figures as of its last check (the report shows each scenario's share). */
+  const webhookStats = new Map<ChaosCluster, AppWebhookStats>();
   const root = new Prng(seed);
   const workers = profile === 'full' ? 3 : 2;
 
   beforeAll(async () => {
+    const startedAt = Date.now();
     mainCluster = await ChaosCluster.start({ ingests: 2, workers, pooled: viaPgBouncer, standby: viaPgBouncer });
+    process.stdout.write(`[chaos] cluster started in ${Date.now() - startedAt} ms\n`);
     checkpoints.set(mainCluster, await ledgerCheckpoint(mainCluster.db));
   }, 120_000);
 
   afterAll(async () => {
-    const file = writeReport(repoRoot, seed, profile, results, viaPgBouncer);
-    process.stdout.write(`\n${toMarkdown(seed, profile, results, viaPgBouncer)}\n[chaos] report: ${file}\n`);
+    const finished = finishRun(run);
+    const file = writeReport(repoRoot, finished, results);
+    process.stdout.write(`\n${toMarkdown(finished, results)}\n[chaos] report: ${file}\n`);
     await mainCluster?.stop();
     await pooledCluster?.stop();
   }, 60_000);
@@ -65,7 +75,9 @@ describe(`chaos (seed ${seed}, ${runName})`, () => {
     if (fits(mainCluster)) return mainCluster;
     if (pooledCluster && fits(pooledCluster)) return pooledCluster;
     if (pooledCluster) throw new Error(`${scenario.name} needs a standby and the pooled cluster's was promoted`);
+    const startedAt = Date.now();
     pooledCluster = await ChaosCluster.start({ ingests: 2, workers, pooled: true, standby: true });
+    process.stdout.write(`[chaos] pooled cluster (PgBouncer, standby) started in ${Date.now() - startedAt} ms\n`);
     checkpoints.set(pooledCluster, await ledgerCheckpoint(pooledCluster.db));
     return pooledCluster;
   }
@@ -95,8 +107,11 @@ describe(`chaos (seed ${seed}, ${runName})`, () => {
       } catch (error) {
         failure = error;
       }
-      // Let the system settle: the supervisor restarts what died, the relay finds what the
-      // faults stranded, the workers finish.
+      // Let the system settle, the app's webhook receiver healthy again: the supervisor restarts
+      // what died, the relay finds what the faults stranded, the workers finish and deliver.
+      await cluster.healReceiver().catch((error) => {
+        failure ??= error;
+      });
       await cluster.allReady().catch((error) => {
         failure ??= error;
       });
@@ -110,7 +125,21 @@ describe(`chaos (seed ${seed}, ${runName})`, () => {
         plans: ctx.plans,
       });
       checkpoints.set(cluster, check.checkpoint);
-      const violations = [...ctx.violations, ...check.violations];
+      const webhooks = await checkAppWebhookInvariants(cluster.db, cluster.receiver);
+      const keys = await checkIdempotencyKeys(cluster.db, cluster.keyed, cluster.stripe);
+      const before = webhookStats.get(cluster);
+      webhookStats.set(cluster, webhooks.stats);
+      const appWebhooks = {
+        messages: webhooks.stats.messages - (before?.messages ?? 0),
+        failed: webhooks.stats.failed - (before?.failed ?? 0),
+        acceptedTwice: webhooks.stats.acceptedTwice - (before?.acceptedTwice ?? 0),
+        received: webhooks.stats.received - (before?.received ?? 0),
+      };
+      ctx.notes.push(
+        `app webhooks: ${appWebhooks.messages} messages written, ${appWebhooks.received} deliveries received, ${appWebhooks.failed} failed, ${appWebhooks.acceptedTwice} accepted twice (so far in this cluster: ${JSON.stringify(webhooks.stats.byType)})`,
+        `Idempotency-Keys so far in this cluster: ${keys.keys}, ${keys.retried} sent more than once`,
+      );
+      const violations = [...ctx.violations, ...check.violations, ...webhooks.violations, ...keys.violations];
       if (pending.length > 0)
         violations.push({ invariant: 'settles', detail: `still in flight: ${pending.join(', ')}` });
       const unaccepted = [...ctx.sim.records.values()].filter((record) => !record.accepted);
@@ -134,6 +163,7 @@ describe(`chaos (seed ${seed}, ${runName})`, () => {
         lost: check.lost,
         appliedTwice: check.appliedTwice,
         parked: check.parked,
+        appWebhooks,
         faults: [...new Set(ctx.faults)],
         invariantsHeld: violations.length === 0,
         violations,
@@ -177,6 +207,16 @@ describe(`chaos (seed ${seed}, ${runName})`, () => {
     const hexRuns = output.match(/[0-9a-f]{64}/g) ?? [];
     const leakedSignatures = [...new Set(hexRuns.filter((hex) => signatures.has(hex)))];
     leaks.push(...leakedSignatures.map((hex) => `signature ${hex}`));
+    // Any base64 HMAC-SHA256 (44 characters) in the logs that signed an app webhook delivery.
+    const webhookSignatures = new Set(
+      cluster.receiver.deliveries.flatMap((delivery) => delivery.signature.split(' ').map((part) => part.slice(3))),
+    );
+    const base64Runs = output.match(/[A-Za-z0-9+/]{43}=/g) ?? [];
+    leaks.push(
+      ...[...new Set(base64Runs.filter((run) => webhookSignatures.has(run)))].map(
+        (run) => `app webhook signature ${run}`,
+      ),
+    );
     const violations = leaks.map((leak) => ({ invariant: 'no secrets in logs', detail: `found ${leak}` }));
     const notAnswered = Object.entries(hostile.answers).filter(([, statuses]) =>
       statuses.some((status) => status < 400 || status >= 500),
@@ -192,12 +232,13 @@ describe(`chaos (seed ${seed}, ${runName})`, () => {
       lost: 0,
       appliedTwice: 0,
       parked: 0,
+      appWebhooks: { messages: 0, failed: 0, acceptedTwice: 0, received: 0 },
       faults: ['bad signatures, wrong auth, malformed bodies, wrong keys'],
       invariantsHeld: violations.length === 0,
       violations,
       durationMs: 0,
       notes: [
-        `${output.split('\n').length} log lines scanned for ${values.length} secrets and canaries and ${signatures.size} signature hexes (${hexRuns.length} 64-hex runs in the logs)`,
+        `${output.split('\n').length} log lines scanned for ${values.length} secrets and canaries, ${signatures.size} signature hexes (${hexRuns.length} 64-hex runs in the logs) and ${webhookSignatures.size} app webhook signatures (${base64Runs.length} 44-character base64 runs)`,
         `${rejected} hostile requests refused: ${JSON.stringify(
           Object.fromEntries(Object.entries(hostile.answers).map(([name, statuses]) => [name, [...new Set(statuses)]])),
         )}`,

@@ -109,11 +109,14 @@ const postgresFailover: Scenario = {
     // Between AI answers (StudioModel.aroundFault): a generation whose answer came just before
     // the kill would otherwise fail for want of its commit, which the studio model cannot know.
     await studio.model.aroundFault(async () => {
-      const acceptedBefore = ctx.sim.accepted().length;
+      const stalledAt = Date.now();
       for (const pid of senders) process.kill(pid, 'SIGSTOP');
       await sleep(stallMs);
-      // Acknowledged while the standby received nothing: with a synchronous standby, none.
-      acceptedDuringStall = ctx.sim.accepted().length - acceptedBefore;
+      // Sent and acknowledged while the standby received nothing: with a synchronous standby,
+      // none (a request sent before the stall may have committed before it and be answered during it).
+      acceptedDuringStall = ctx.sim.timings.filter(
+        (t) => t.status === 200 && t.startedAt >= stalledAt && t.startedAt + t.ms <= Date.now(),
+      ).length;
       killedAt = Date.now();
       ({ promotedMs } = await cluster.failover());
       repointedMs = Date.now() - killedAt;
@@ -134,7 +137,7 @@ const postgresFailover: Scenario = {
     const statuses: Record<string, number> = {};
     for (const t of answers) statuses[t.status] = (statuses[t.status] ?? 0) + 1;
     ctx.notes.push(
-      `${senders.length} WAL sender(s) frozen ${stallMs} ms before the kill; ${acceptedDuringStall} webhooks answered 200 meanwhile (a synchronous standby lets no commit through)`,
+      `${senders.length} WAL sender(s) frozen ${stallMs} ms before the kill; ${acceptedDuringStall} webhooks sent and answered 200 meanwhile (a synchronous standby lets no commit through)`,
       `standby promoted in ${promotedMs} ms, PgBouncer repointed ${repointedMs} ms after the kill; first 200 after the kill ${firstAfter} ms after it`,
       `non-200 answers from the stall on: ${JSON.stringify(statuses)}`,
       `new primary: in recovery ${rows[0]?.recovery}, timeline ${rows[0]?.timeline}`,

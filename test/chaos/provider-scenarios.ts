@@ -154,7 +154,7 @@ const lifecycleScenario: Scenario = {
       // Everything delivered: once the inbox has drained, more months pass for every annual
       // subscription, so installments of live and of deleted subscriptions come due.
       // (At most 20 s: under the kills it may take a while; the months pass regardless.)
-      await settle(ctx.cluster.db, 20_000);
+      await settle(ctx.cluster.db, 20_000, 'effects');
       for (const lifecycle of annual) madeDue += await passMonths(lifecycle, ctx.rng.int(1, 3));
       await sleep(2_000);
     })();

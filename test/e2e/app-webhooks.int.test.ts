@@ -11,6 +11,7 @@ import {
 import { testRedisUrl } from '@tally/billing-core/testing';
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
+import { walletMessageViolations } from '../support/app-webhook-invariants';
 import { AppWebhookReceiver, newWebhookSecret } from '../support/fakes/app-webhook-receiver';
 import { FakeAiStudio } from '../support/fakes/fake-ai-studio';
 import { daysFromNow, FakeRevenueCat, fakeRevenueCatApiKey } from '../support/fakes/fake-revenuecat';
@@ -376,24 +377,9 @@ describe('outbound app webhooks: one signed message per change, at least once, i
   // Before the retention test, which deletes messages on purpose: the invariant holds until
   // retention prunes a delivered message.
   it('every ledger entry has exactly one wallet.* message, of its direction, naming it', async () => {
-    const mismatched = await sql<{ id: number; messages: number }>`
-      SELECT l.id, count(m.id)::int AS messages
-        FROM ledger_entries l
-        LEFT JOIN app_webhook_messages m ON m.ledger_entry_id = l.id
-       GROUP BY l.id
-      HAVING count(m.id) <> 1
-          OR bool_or(m.type <> CASE WHEN l.amount > 0 THEN 'wallet.credited' ELSE 'wallet.debited' END)
-          OR bool_or((m.data ->> 'reference') <> l.reference OR (m.data ->> 'amount')::bigint <> l.amount)`.execute(
-      stack.db,
-    );
     const entries = await stack.db.selectFrom('ledger_entries').select('id').execute();
     expect(entries.length).toBeGreaterThan(10);
-    expect(mismatched.rows).toEqual([]);
-    const orphans = await sql`SELECT id FROM app_webhook_messages
-                               WHERE type IN ('wallet.credited', 'wallet.debited') AND ledger_entry_id IS NULL`.execute(
-      stack.db,
-    );
-    expect(orphans.rows).toEqual([]);
+    expect(await walletMessageViolations(stack.db)).toEqual([]);
   });
 
   it('retention deletes delivered messages past APP_WEBHOOK_RETENTION_DAYS and keeps the rest', async () => {

@@ -2,13 +2,15 @@ import { createDb, type Database, ensureDatabaseExists, migrate } from '@tally/b
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { RunningProcess, type TallyApp } from '../../support/built-process';
+import { AppWebhookReceiver } from '../../support/fakes/app-webhook-receiver';
 import { FakeAiStudio } from '../../support/fakes/fake-ai-studio';
 import { FakeRevenueCat, fakeRevenueCatApiKey } from '../../support/fakes/fake-revenuecat';
 import { FakeStripe } from '../../support/fakes/fake-stripe';
+import { PgBouncer } from '../../support/pgbouncer';
 import { freePort } from '../../support/ports';
 import { DisposablePostgres } from '../../support/postgres-server';
 import { DisposableRedis } from '../../support/redis-server';
-import { ChaosPgBouncer } from './chaos-pgbouncer';
+import { KeyedRequestLog } from './keyed-requests';
 
 export const chaosStripeSecret = 'whsec_chaos_current_secret';
 export const chaosRevenueCatAuth = 'Bearer rc_chaos_webhook_auth';
@@ -16,6 +18,11 @@ export const chaosAppKey = 'app_chaos_key';
 export const chaosAdminKey = 'admin_chaos_key';
 export const chaosStripeApiKey = 'sk_test_chaos_stripe';
 export const chaosAiKey = 'ai_chaos_key';
+/** APP_WEBHOOK_SECRETS of the chaos workers: two, as mid-rotation (every delivery signed by both). */
+export const chaosAppWebhookSecrets = [
+  `whsec_${Buffer.from('chaos app webhook secret, the old one').toString('base64')}`,
+  `whsec_${Buffer.from('chaos app webhook secret, the new one').toString('base64')}`,
+];
 /** Every secret the processes hold: none may appear in any log line. */
 export const chaosSecrets = [
   chaosStripeSecret,
@@ -25,6 +32,8 @@ export const chaosSecrets = [
   chaosStripeApiKey,
   chaosAiKey,
   fakeRevenueCatApiKey,
+  ...chaosAppWebhookSecrets,
+  ...chaosAppWebhookSecrets.map((secret) => secret.replace('whsec_', '')),
 ];
 export const shutdownTimeoutMs = 5_000;
 /** HTTP_HEADERS_TIMEOUT_MS / HTTP_REQUEST_TIMEOUT_MS of every process of the chaos cluster. */
@@ -34,6 +43,19 @@ export const chaosHttpRequestTimeoutMs = 10_000;
 export const chaosWorkerLockMs = 2_000;
 /** IDEMPOTENCY_KEY_LOCK_TIMEOUT_MS of the chaos api (above its 2 s provider timeouts). */
 export const chaosIdempotencyLockMs = 3_000;
+/**
+ * APP_WEBHOOK_TIMEOUT_MS of the chaos workers (below RELAY_PROCESSING_STALE_AFTER_MS, 4 s). Not
+ * lower: the receiver shares the test process with the provider simulator, and on a loaded
+ * machine 1 s answers came too late during a duplicate storm (a run failed four messages so).
+ */
+export const chaosAppWebhookTimeoutMs = 2_000;
+/**
+ * APP_WEBHOOK_RETRY_SCHEDULE_MS of the chaos workers: ten attempts over about 10.5 s (plus each
+ * attempt's own time, up to the timeout), then `failed`. A receiver down for less never fails one.
+ */
+export const chaosAppWebhookRetryScheduleMs = [100, 200, 400, 800, 1_000, 2_000, 2_000, 2_000, 2_000];
+/** WALLET_LOW_BALANCE_THRESHOLD of the chaos api and workers: refunds and generations cross it. */
+export const chaosLowBalanceThreshold = 50;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -121,6 +143,12 @@ export class SupervisedProcess {
     if (child && !child.exit) child.signal('SIGCONT');
   }
 
+  /** The current incarnation is running and has logged that it is ready. */
+  get isReady(): boolean {
+    const child = this.current;
+    return child !== undefined && !child.exit && this.readyIncarnation === child;
+  }
+
   get paused(): boolean {
     return this.pausedIncarnation !== undefined && this.pausedIncarnation === this.current;
   }
@@ -187,8 +215,12 @@ export class ChaosCluster {
   standby: DisposablePostgres | undefined;
   /** Primaries a failover left behind (killed; their directories removed at stop). */
   private formerPrimaries: DisposablePostgres[] = [];
-  pgbouncer: ChaosPgBouncer | undefined;
+  pgbouncer: PgBouncer | undefined;
   redis!: DisposableRedis;
+  /** The app's webhook endpoint (APP_WEBHOOK_URL): verifies every delivery with standardwebhooks. */
+  receiver!: AppWebhookReceiver;
+  /** Every POST under /v1 sent through `apiRequest`, keyed or not, with its answers. */
+  readonly keyed = new KeyedRequestLog();
   database!: Database;
   stripe!: FakeStripe;
   revenueCat!: FakeRevenueCat;
@@ -214,12 +246,13 @@ export class ChaosCluster {
   }
 
   private async init(options: ChaosClusterOptions): Promise<void> {
-    [this.postgres, this.redis, this.stripe, this.revenueCat, this.ai] = await Promise.all([
+    [this.postgres, this.redis, this.stripe, this.revenueCat, this.ai, this.receiver] = await Promise.all([
       DisposablePostgres.start(),
       DisposableRedis.start(),
       FakeStripe.start(),
       FakeRevenueCat.start(),
       FakeAiStudio.start(chaosAiKey),
+      AppWebhookReceiver.start(chaosAppWebhookSecrets),
     ]);
     this.databaseUrl = this.postgres.url('tally');
     await ensureDatabaseExists(this.databaseUrl);
@@ -229,7 +262,17 @@ export class ChaosCluster {
       this.standby = await DisposablePostgres.standbyOf(this.postgres);
       await this.makeStandbySynchronous();
     }
-    if (options.pooled) this.pgbouncer = await ChaosPgBouncer.start(this.postgres.port);
+    if (options.pooled) {
+      // Below the upstream's max_connections (100) with room for the checker and replication; a
+      // dead upstream is retried every second (default 15 s), and a client waits for a server
+      // connection at most 10 s (default 120 s): past the failover, within the callers' timeouts.
+      this.pgbouncer = await PgBouncer.start({
+        upstreamUrl: this.postgres.url(),
+        poolSize: 40,
+        serverLoginRetrySeconds: 1,
+        queryWaitTimeoutSeconds: 10,
+      });
+    }
     // The checker reads the primary directly (after a failover: the promoted one).
     this.database = this.checkerDb();
 
@@ -242,6 +285,7 @@ export class ChaosCluster {
       HTTP_HEADERS_TIMEOUT_MS: String(chaosHttpHeadersTimeoutMs),
       HTTP_REQUEST_TIMEOUT_MS: String(chaosHttpRequestTimeoutMs),
       PAYMENT_ENVIRONMENTS: 'production,sandbox',
+      WALLET_LOW_BALANCE_THRESHOLD: String(chaosLowBalanceThreshold),
     };
     for (let i = 0; i < options.ingests; i += 1) {
       const port = await freePort();
@@ -300,6 +344,10 @@ export class ChaosCluster {
             STUDIO_STUCK_AFTER_MS: '5000',
             INSTALLMENTS_INTERVAL_MS: '500',
             INSTALLMENTS_PROCESSING_STALE_AFTER_MS: '4000',
+            APP_WEBHOOK_URL: this.receiver.url,
+            APP_WEBHOOK_SECRETS: chaosAppWebhookSecrets.join(','),
+            APP_WEBHOOK_TIMEOUT_MS: String(chaosAppWebhookTimeoutMs),
+            APP_WEBHOOK_RETRY_SCHEDULE_MS: chaosAppWebhookRetryScheduleMs.join(','),
             ...options.workerEnv,
           },
           'worker started',
@@ -459,12 +507,24 @@ export class ChaosCluster {
     const key = options.key === undefined ? (path.startsWith('/admin') ? chaosAdminKey : chaosAppKey) : options.key;
     if (key !== null) headers.authorization = `Bearer ${key}`;
     if (options.body !== undefined) headers['content-type'] = 'application/json';
-    return fetch(`http://127.0.0.1:${this.api.port}${path}`, {
-      method: options.method ?? 'GET',
+    const method = options.method ?? 'GET';
+    const sent = fetch(`http://127.0.0.1:${this.api.port}${path}`, {
+      method,
       headers,
       ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
       signal: AbortSignal.timeout(10_000),
     });
+    return method === 'POST' && path.startsWith('/v1/') && key !== null
+      ? this.keyed.record(path, options.body, headers['idempotency-key'], sent)
+      : sent;
+  }
+
+  /** The receiver healthy again (listening, answering 204 at once), before a settle. */
+  async healReceiver(): Promise<void> {
+    this.receiver.answers.length = 0;
+    this.receiver.answerFor = undefined;
+    this.receiver.defaultAnswer = { kind: 'status', status: 204 };
+    await this.receiver.up();
   }
 
   async stop(): Promise<void> {
@@ -474,6 +534,7 @@ export class ChaosCluster {
       this.stripe?.stop().catch(() => undefined),
       this.revenueCat?.stop().catch(() => undefined),
       this.ai?.stop().catch(() => undefined),
+      this.receiver?.stop().catch(() => undefined),
     ]);
     await this.redis?.stopServer().catch(() => undefined);
     await this.pgbouncer?.stop().catch(() => undefined);

@@ -49,10 +49,15 @@ export async function ledgerCheckpoint(db: Kysely<DB>): Promise<LedgerCheckpoint
 /**
  * Waits until nothing is in flight: no inbox row received/processing, no studio request
  * received/processing, no installment processing or due and not yet claimed, no confirmation
- * email pending or processing. Returns what was still in flight at the deadline (empty when
+ * email or app webhook message pending or processing. Returns what was still in flight at the deadline (empty when
  * settled).
  */
-export async function settle(db: Kysely<DB>, timeoutMs: number): Promise<string[]> {
+export async function settle(
+  db: Kysely<DB>,
+  timeoutMs: number,
+  /** `effects`: all but the app webhook messages (a scenario waiting for its inbox to drain while workers still die). */
+  what: 'everything' | 'effects' = 'everything',
+): Promise<string[]> {
   const deadline = Date.now() + timeoutMs;
   let pending: string[] = [];
   for (;;) {
@@ -71,7 +76,10 @@ export async function settle(db: Kysely<DB>, timeoutMs: number): Promise<string[
          WHERE status = 'scheduled' AND due_at <= now()
         UNION ALL
         SELECT 'email ' || status, count(*)::int FROM email_outbox
-         WHERE status IN ('pending', 'processing') GROUP BY status`.execute(db);
+         WHERE status IN ('pending', 'processing') GROUP BY status
+        UNION ALL
+        SELECT 'app webhook ' || status, count(*)::int FROM app_webhook_messages
+         WHERE status IN ('pending', 'processing') AND ${what === 'everything'} GROUP BY status`.execute(db);
       pending = rows.filter((row) => row.count > 0).map((row) => `${row.count} ${row.what}`);
       if (pending.length === 0) return [];
     } catch (error) {

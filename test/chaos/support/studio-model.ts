@@ -72,9 +72,12 @@ export class StudioModel {
     let status = 0;
     let body: { id?: string; tokensCharged?: number } = {};
     try {
+      // With a key of its own, as the app sends it (never retried here: a missing answer is
+      // looked up by prompt); the keyed-request invariant judges every key after the scenario.
       const response = await this.cluster.apiRequest(`/v1/users/${planned.user}/studio/requests`, {
         method: 'POST',
         body: { kind: 'image_edit', input },
+        headers: { 'idempotency-key': `model-${planned.prompt}` },
       });
       status = response.status;
       body = (await response.json().catch(() => ({}))) as typeof body;

@@ -8,8 +8,12 @@ export function newWebhookSecret(): string {
   return `whsec_${randomBytes(24).toString('base64')}`;
 }
 
-/** What the receiver answers to one POST. */
-export type ReceiverAnswer = { kind: 'status'; status: number; body?: string } | { kind: 'hang' };
+/**
+ * What the receiver answers to one POST: a status (after `delayMs`, when given: a slow app, or
+ * one answering after the sender gave up), or nothing at all (`hang`: the connection stays open
+ * until the sender gives up).
+ */
+export type ReceiverAnswer = { kind: 'status'; status: number; body?: string; delayMs?: number } | { kind: 'hang' };
 
 export interface ReceivedDelivery {
   webhookId: string;
@@ -18,17 +22,24 @@ export interface ReceivedDelivery {
   /** The body, parsed after every secret verified it. */
   body: { type: string; timestamp: string; data: Record<string, unknown> };
   rawBody: string;
-  /** What the receiver answered (undefined: it hung). */
+  /** Arrival order among every verified delivery (0, 1, 2…): the app's view of "first". */
+  seq: number;
+  /** When it arrived (Date.now()). */
+  at: number;
+  /** What the receiver answered (undefined: it hung, or the connection closed before the answer). */
   answeredWith?: number;
+  /** The sender closed the connection before an answer was written (it timed out, or died). */
+  closedBeforeAnswer?: boolean;
 }
 
 /**
  * A real local HTTP server playing the app's webhook endpoint. Every POST is verified with the
  * Standard Webhooks reference library against EACH of `secrets` separately (so a delivery passes
  * only when every secret signed it); one that fails verification is answered 400 and kept in
- * `rejected`. Answers follow `answers` (a queue, then `defaultAnswer`), so a test can fail N
- * times, hang, then recover. `accepted` is every verified delivery that got a 2xx, in arrival
- * order; `deliveries` every verified one, whatever it was answered.
+ * `rejected`. Answers follow `answers` (a queue, then `answerFor`, then `defaultAnswer`), so a
+ * test can fail N times, hang, answer slowly, then recover. `accepted` is every verified delivery that got a 2xx written on an
+ * open connection, in arrival order; `deliveries` every verified one, whatever it was answered.
+ * `down()` / `up()` stop and resume listening on the same port (senders get connection refused).
  */
 export class AppWebhookReceiver {
   readonly deliveries: ReceivedDelivery[] = [];
@@ -36,8 +47,12 @@ export class AppWebhookReceiver {
   readonly rejected: { headers: IncomingMessage['headers']; error: string }[] = [];
   readonly answers: ReceiverAnswer[] = [];
   defaultAnswer: ReceiverAnswer = { kind: 'status', status: 204 };
+  /** Decides per delivery, after the `answers` queue and before `defaultAnswer` (undefined: the default). */
+  answerFor: ((delivery: ReceivedDelivery) => ReceiverAnswer | undefined) | undefined;
   private readonly sockets = new Set<Socket>();
+  private readonly timers = new Set<NodeJS.Timeout>();
   private readonly verifiers: Webhook[];
+  private readonly port: number;
 
   private constructor(
     private readonly server: Server,
@@ -45,6 +60,7 @@ export class AppWebhookReceiver {
     readonly secrets: readonly string[],
   ) {
     this.verifiers = secrets.map((secret) => new Webhook(secret));
+    this.port = (server.address() as AddressInfo).port;
     server.on('connection', (socket: Socket) => {
       this.sockets.add(socket);
       socket.once('close', () => this.sockets.delete(socket));
@@ -72,6 +88,36 @@ export class AppWebhookReceiver {
     return this.accepted.map((delivery) => delivery.webhookId);
   }
 
+  get listening(): boolean {
+    return this.server.listening;
+  }
+
+  /** The app is down: no longer listening (connection refused), every open connection cut. */
+  async down(): Promise<void> {
+    if (!this.server.listening) return;
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.dropConnections();
+    await closed;
+  }
+
+  /** Listening again on the same port. */
+  async up(): Promise<void> {
+    if (this.server.listening) return;
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(this.port, '127.0.0.1', () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
+  }
+
+  /** Every open connection cut (requests in flight included). */
+  dropConnections(): void {
+    this.server.closeAllConnections();
+    for (const socket of this.sockets) socket.destroy();
+  }
+
   private handle(req: IncomingMessage, res: ServerResponse): void {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -97,18 +143,37 @@ export class AppWebhookReceiver {
         signature: headers['webhook-signature'],
         body,
         rawBody,
+        seq: this.deliveries.length,
+        at: Date.now(),
       };
       this.deliveries.push(delivery);
-      const answer = this.answers.shift() ?? this.defaultAnswer;
+      res.once('close', () => {
+        if (delivery.answeredWith === undefined) delivery.closedBeforeAnswer = true;
+      });
+      const answer = this.answers.shift() ?? this.answerFor?.(delivery) ?? this.defaultAnswer;
       if (answer.kind === 'hang') return;
-      delivery.answeredWith = answer.status;
-      if (answer.status >= 200 && answer.status < 300) this.accepted.push(delivery);
-      res.writeHead(answer.status, { 'content-type': 'text/plain' }).end(answer.body ?? '');
+      const write = () => {
+        if (res.destroyed || res.socket?.destroyed) {
+          delivery.closedBeforeAnswer = true;
+          return;
+        }
+        delivery.answeredWith = answer.status;
+        if (answer.status >= 200 && answer.status < 300) this.accepted.push(delivery);
+        res.writeHead(answer.status, { 'content-type': 'text/plain' }).end(answer.body ?? '');
+      };
+      if (!answer.delayMs) return write();
+      const timer = setTimeout(() => {
+        this.timers.delete(timer);
+        write();
+      }, answer.delayMs);
+      this.timers.add(timer);
     });
   }
 
   async stop(): Promise<void> {
-    for (const socket of this.sockets) socket.destroy();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    this.dropConnections();
+    if (this.server.listening) await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 }

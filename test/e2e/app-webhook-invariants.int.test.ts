@@ -1,0 +1,143 @@
+import {
+  type AppWebhookMessageRow,
+  createAppWebhookSender,
+  postLedgerEntry,
+  toAppWebhookBody,
+  toWebhookId,
+} from '@tally/billing-core';
+import { createTestDatabase, type TestDatabase } from '@tally/billing-core/testing';
+import { sql } from 'kysely';
+import { type AppWebhookViolation, checkAppWebhookInvariants } from '../support/app-webhook-invariants';
+import { AppWebhookReceiver, newWebhookSecret } from '../support/fakes/app-webhook-receiver';
+
+/**
+ * The app webhook invariants the chaos suite checks after every scenario
+ * (test/support/app-webhook-invariants.ts) hold for messages delivered as Tally delivers them, and
+ * each one reports its loss: a user's messages delivered out of order, a message sent for a change
+ * that rolled back, a ledger entry without its message, a message marked delivered that the app
+ * never accepted, one left pending. Messages are delivered here by hand (the real sender, signed
+ * with both secrets, to a real receiver verifying each), so each test breaks exactly one guarantee.
+ */
+describe('app webhook invariants (what the chaos suite checks after every scenario)', () => {
+  let database: TestDatabase;
+  let receiver: AppWebhookReceiver;
+  const secrets = [newWebhookSecret(), newWebhookSecret()];
+  let n = 0;
+
+  beforeEach(async () => {
+    database = await createTestDatabase();
+    receiver = await AppWebhookReceiver.start(secrets);
+  });
+  afterEach(async () => {
+    await receiver?.stop();
+    await database?.drop();
+  });
+
+  const db = () => database.db;
+  const grant = (userId: string, amount: number) => {
+    n += 1;
+    const reference = `test:inv:${userId}:${n}`;
+    return db()
+      .transaction()
+      .execute((trx) => postLedgerEntry(trx, { userId, reference, amount, reason: 'test_grant' }));
+  };
+  const messagesOf = (userId: string) =>
+    db().selectFrom('app_webhook_messages').selectAll().where('user_id', '=', userId).orderBy('id').execute();
+  /** Sends one message as the worker does, and records the outcome as the worker does. */
+  const deliver = async (message: AppWebhookMessageRow, record = true) => {
+    const sender = createAppWebhookSender({ url: receiver.url, secrets, timeoutMs: 2_000 });
+    const attempt = await sender.send({ webhookId: toWebhookId(message.message_id), body: toAppWebhookBody(message) });
+    expect(attempt.kind).toBe('delivered');
+    if (record) {
+      await sql`UPDATE app_webhook_messages SET status = 'delivered', attempts = attempts + 1, delivered_at = now()
+                 WHERE id = ${message.id}`.execute(db());
+    }
+  };
+  const check = async () => (await checkAppWebhookInvariants(db(), receiver)).violations;
+  const invariants = (violations: AppWebhookViolation[]) => [...new Set(violations.map((v) => v.invariant))];
+
+  it('hold when every message is delivered once, in order, as written (a redelivery allowed)', async () => {
+    await grant('inv-a', 10);
+    await grant('inv-a', -5);
+    await grant('inv-b', 7);
+    for (const message of [...(await messagesOf('inv-a')), ...(await messagesOf('inv-b'))]) await deliver(message);
+    // At least once: the first message again, after the second (the same webhook-id).
+    const [first] = await messagesOf('inv-a');
+    if (first) await deliver(first, false);
+    const { violations, stats } = await checkAppWebhookInvariants(db(), receiver);
+    expect(violations).toEqual([]);
+    expect(stats).toMatchObject({ messages: 3, delivered: 3, failed: 0, received: 4, acceptedTwice: 1 });
+  });
+
+  it("report one user's messages delivered out of order, but not a failed one's successor", async () => {
+    await grant('inv-order', 10);
+    await grant('inv-order', 20);
+    const [first, second] = await messagesOf('inv-order');
+    if (!first || !second) throw new Error('two messages expected');
+    await deliver(second);
+    await deliver(first);
+    expect(invariants(await check())).toEqual(['per-user order']);
+
+    // A failed message stops holding the later ones: its successor may arrive before it ever does.
+    await grant('inv-failed', 1);
+    await grant('inv-failed', 2);
+    const [refused, next] = await messagesOf('inv-failed');
+    if (!refused || !next) throw new Error('two messages expected');
+    await sql`UPDATE app_webhook_messages SET status = 'failed', attempts = 10 WHERE id = ${refused.id}`.execute(db());
+    await deliver(next);
+    expect((await check()).filter((v) => v.detail.includes('inv-failed'))).toEqual([]);
+  });
+
+  it('report a message sent for a change that rolled back', async () => {
+    await db()
+      .transaction()
+      .execute(async (trx) => {
+        await postLedgerEntry(trx, { userId: 'inv-rollback', reference: 'test:inv:rollback', amount: 5, reason: 'x' });
+        const message = await trx
+          .selectFrom('app_webhook_messages')
+          .selectAll()
+          .where('user_id', '=', 'inv-rollback')
+          .executeTakeFirstOrThrow();
+        // Sent before the commit (what no worker may do), then the transaction rolls back.
+        await deliver(message, false);
+        await sql`SELECT 1/0`.execute(trx);
+      })
+      .catch(() => undefined);
+    expect(await db().selectFrom('ledger_entries').select('id').execute()).toEqual([]);
+    expect(invariants(await check())).toEqual(['no message for a change that does not exist']);
+  });
+
+  it('report a ledger entry without its wallet.* message, and a message naming no entry', async () => {
+    await grant('inv-missing', 3);
+    await grant('inv-missing', 4);
+    const [gone, kept] = await messagesOf('inv-missing');
+    await db().deleteFrom('app_webhook_messages').where('id', '=', Number(gone?.id)).execute();
+    if (kept) await deliver(kept);
+    expect(invariants(await check())).toEqual(['one wallet.* message per ledger entry']);
+
+    await sql`ALTER TABLE app_webhook_messages DROP CONSTRAINT app_webhook_messages_ledger_entry_uq`.execute(db());
+    await sql`UPDATE app_webhook_messages SET ledger_entry_id = 999999 WHERE id = ${kept?.id}`.execute(db());
+    expect(invariants(await check())).toEqual([
+      'one wallet.* message per ledger entry',
+      'no message for a change that does not exist',
+    ]);
+  });
+
+  it('report a message marked delivered that the app never accepted, one left pending, and a changed body', async () => {
+    await grant('inv-lie', 3);
+    const [lie] = await messagesOf('inv-lie');
+    await sql`UPDATE app_webhook_messages SET status = 'delivered' WHERE id = ${lie?.id}`.execute(db());
+    await grant('inv-pending', 3);
+    expect(invariants(await check())).toEqual(['every message delivered or failed', 'delivered ⇒ received']);
+
+    const [changed] = await messagesOf('inv-lie');
+    if (!changed) throw new Error('a message expected');
+    // The receiver got other data than the message stores.
+    const sender = createAppWebhookSender({ url: receiver.url, secrets, timeoutMs: 2_000 });
+    await sender.send({
+      webhookId: toWebhookId(changed.message_id),
+      body: toAppWebhookBody({ ...changed, data: { ...(changed.data as object), amount: 4 } }),
+    });
+    expect(invariants(await check())).toContain('deliveries are their messages');
+  });
+});
