@@ -107,6 +107,18 @@ export const targets = [
     op: '<=',
     bound: 1.5,
   },
+  {
+    name: 'studio POST with Idempotency-Key vs without: mean latency',
+    ratio: ['idempotency.loaded.keyed.meanMs', 'idempotency.loaded.plain.meanMs'],
+    op: '<=',
+    bound: 1.1,
+  },
+  {
+    name: 'studio POST with Idempotency-Key vs without: mean latency, one connection',
+    ratio: ['idempotency.serial.keyed.meanMs', 'idempotency.serial.plain.meanMs'],
+    op: 'report',
+    bound: null,
+  },
   { name: 'ingest peak RSS (MB)', value: ['ingest.tallyIngestPeakRssMb'], op: '<=', bound: 200 },
   {
     name: 'worker peak RSS (MB)',
