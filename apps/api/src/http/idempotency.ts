@@ -36,8 +36,8 @@ export interface IdempotentPost {
   bind<Result>(answer: (result: Result) => IdempotentAnswer): IdempotencyBinding<Result>;
   /**
    * A one-transaction POST (`oneTransactionPosts`: nothing claimed before the route): hands the
-   * key to a use case that checks it in its transaction's first statement and writes the
-   * finished key, `answer(result)`, with its effects (studio request create). The route must
+   * key to a use case that takes the key's try-lock in its transaction's first statement and
+   * writes the finished key, `answer(result)`, with its effects (studio request create). The route must
    * send exactly `answer(result)` once it returns; when the key answers instead, the use case
    * throws AnsweredByIdempotencyKeyError and idempotencyErrorHandler sends the key's answer.
    */

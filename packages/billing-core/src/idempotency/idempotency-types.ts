@@ -55,9 +55,9 @@ export type IdempotencyKeyVerdict =
 
 /**
  * A request's key for a use case that is one transaction (studio request create): nothing is
- * claimed before it. The transaction checks the key in its first statement
- * (checkIdempotencyKeyInTransaction) and writes the finished key, `answer(result)`, with its
- * effects (keptAnswerCte); the unique (user, key) is the fence.
+ * claimed before it. The transaction takes the key's try-lock in its first statement
+ * (takeIdempotencyKeyInTransaction) and writes the finished key, `answer(result)`, with its
+ * effects (keptAnswerInsert); the unique (user, key) is the fence.
  */
 export interface IdempotencyInTransaction<Result> extends IdempotentRequestKey {
   answer: (result: Result) => IdempotentAnswer;

@@ -14,7 +14,7 @@ export interface StoredIdempotencyKey {
 }
 
 /** The columns of StoredIdempotencyKey, from `k`: storedKeyJoin, LEFT JOINed. */
-export function storedKeyColumns(request: IdempotentRequestFingerprint, lockTimeoutMs: number) {
+function storedKeyColumns(request: IdempotentRequestFingerprint, lockTimeoutMs: number) {
   return sql`CASE
       WHEN k.id IS NULL THEN 'absent'
       WHEN k.request_method <> ${request.method} OR k.request_path <> ${request.path}
@@ -25,7 +25,7 @@ export function storedKeyColumns(request: IdempotentRequestFingerprint, lockTime
 }
 
 /** `idempotency_keys k` on the request's (user, key), for a LEFT JOIN. */
-export function storedKeyJoin(request: IdempotentRequestFingerprint) {
+function storedKeyJoin(request: IdempotentRequestFingerprint) {
   return sql`idempotency_keys k ON k.user_id = ${request.userId} AND k.idempotency_key = ${request.key}`;
 }
 

@@ -4,9 +4,12 @@ import type { Catalog } from '../catalog/catalog';
 import type { Clock } from '../clock';
 import type { DB, StudioRequestRow } from '../db/schema';
 import { InsufficientBalanceError } from '../errors';
-import { checkIdempotencyKeyInTransaction, keptAnswerInsert } from '../idempotency/idempotency-key-in-transaction';
+import {
+  answerAfterConflict,
+  keptAnswerInsert,
+  takeIdempotencyKeyInTransaction,
+} from '../idempotency/idempotency-key-in-transaction';
 import { AnsweredByIdempotencyKeyError, type IdempotencyInTransaction } from '../idempotency/idempotency-types';
-import { readStoredIdempotencyKey, verdictOf } from '../idempotency/stored-idempotency-key';
 import { ensureWallet } from '../ledger/ensure-wallet';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import { references } from '../references';
@@ -48,17 +51,17 @@ export type CreateStudioRequestResult =
  * is short the whole transaction rolls back and the result is `insufficient-balance`.
  *
  * Not idempotent by itself (each call is a new request). With `idempotency` (the API's
- * `Idempotency-Key`, docs/idempotency.md) nothing is claimed before the transaction and it costs
- * no statement of its own: the first statement checks the key along with the user lock
- * (checkIdempotencyKeyInTransaction: a concurrent attempt of the key is refused at once, a used
- * key answers from its row), and the insert of the request row writes the finished key, the
- * answer of `receipt`, in the same statement. The request, its debit and the answer a retry
- * replays commit together or not at all, so a process that dies after the commit and before
- * answering cannot make a retry charge again, and one that dies before it leaves nothing. When
- * the unique (user, key) refuses the key (another attempt committed it after the check), the
- * transaction rolls back and the stored key answers. Throws InvalidStudioRequestError for a
- * request the catalog does not price, and AnsweredByIdempotencyKeyError (nothing written) when
- * the key answers instead of this attempt.
+ * `Idempotency-Key`, docs/idempotency.md) nothing is claimed before the transaction and the key
+ * costs no statement of its own: the first statement takes a try-lock on the key along with the
+ * user lock (takeIdempotencyKeyInTransaction: a concurrent attempt of the key is refused at
+ * once), and the insert of the request row writes the finished key, the answer of `receipt`, in
+ * the same statement. The request, its debit and the answer a retry replays commit together or
+ * not at all, so a process that dies after the commit and before answering cannot make a retry
+ * charge again, and one that dies before it leaves nothing. When the unique (user, key) refuses
+ * the key (a retry of a used key; another attempt that committed it after this one's try-lock),
+ * the transaction rolls back before any debit and the stored key answers. Throws
+ * InvalidStudioRequestError for a request the catalog does not price, and
+ * AnsweredByIdempotencyKeyError (nothing written) when the key answers instead of this attempt.
  */
 export async function createStudioRequest(
   deps: { db: Kysely<DB>; catalog: Catalog; clock: Clock },
@@ -71,7 +74,7 @@ export async function createStudioRequest(
     const created = await deps.db.transaction().execute(async (trx) => {
       // The user lock first, before any row lock: every studio create takes them in this order.
       if (idempotency) {
-        await checkIdempotencyKeyInTransaction(trx, idempotency, { thenLock: studioUserLock(request.userId) });
+        await takeIdempotencyKeyInTransaction(trx, idempotency, { thenLock: studioUserLock(request.userId) });
       } else {
         await lockStudioUser(trx, request.userId);
       }
@@ -104,22 +107,26 @@ export async function createStudioRequest(
         enqueued_at: sql<Date>`now()`,
       } satisfies InsertObject<DB, 'studio_requests'>;
       // With a key, the same statement writes the finished key (`kept`): no statement of its own.
-      const { key_kept: keyKept, ...row } = idempotency
-        ? await trx
-            .with('kept', (db) => keptAnswerInsert(db, idempotency, idempotency.answer(receipt)))
-            .insertInto('studio_requests')
-            .values(values)
-            .returningAll()
-            .returning(sql<boolean>`EXISTS (SELECT 1 FROM kept)`.as('key_kept'))
-            .executeTakeFirstOrThrow()
-        : {
-            ...(await trx.insertInto('studio_requests').values(values).returningAll().executeTakeFirstOrThrow()),
-            key_kept: null,
-          };
-      if (idempotency && !keyKept) {
-        // Another attempt's key stands (committed after this one's check): it answers, this one rolls back.
-        const stored = await readStoredIdempotencyKey(trx, idempotency.request, idempotency.lockTimeoutMs);
-        throw new AnsweredByIdempotencyKeyError(verdictOf(stored, false));
+      const answer = idempotency?.answer(receipt);
+      const { key_kept: keyKept, ...row } =
+        idempotency && answer
+          ? await trx
+              .with('kept', (db) => keptAnswerInsert(db, idempotency, answer))
+              .insertInto('studio_requests')
+              .values(values)
+              .returningAll()
+              .returning(sql<boolean>`EXISTS (SELECT 1 FROM kept)`.as('key_kept'))
+              .executeTakeFirstOrThrow()
+          : {
+              ...(await trx.insertInto('studio_requests').values(values).returningAll().executeTakeFirstOrThrow()),
+              key_kept: null,
+            };
+      if (idempotency && answer && !keyKept) {
+        // A key stands under (user, key) (a retry of a used key, or another attempt committed it
+        // after this one took the try-lock): it answers and this one rolls back, unless it is a
+        // dead claim this attempt may take over.
+        const decided = await answerAfterConflict(trx, idempotency, answer);
+        if (decided !== 'kept') throw new AnsweredByIdempotencyKeyError(decided);
       }
       if (!freeTier) {
         await postLedgerEntry(trx, {
