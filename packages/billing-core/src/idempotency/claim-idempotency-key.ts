@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../db/schema';
 import type { IdempotencyClaim, IdempotencyKeyVerdict, IdempotentRequestFingerprint } from './idempotency-types';
-import { readStoredIdempotencyKey, verdictOf } from './stored-idempotency-key';
+import { readIdempotencyKeyVerdict } from './stored-idempotency-key';
 
 export type ClaimIdempotencyKeyResult =
   /** Run the request: the key is new, or an earlier attempt failed part way or died (resume from `claim.recoveryPoint`). */
@@ -81,9 +81,8 @@ export async function claimIdempotencyKey(
         },
       };
     }
-    const stored = await readStoredIdempotencyKey(db, request, options.lockTimeoutMs);
-    if (stored.state === 'absent') continue;
-    return verdictOf(stored, false);
+    const verdict = await readIdempotencyKeyVerdict(db, request);
+    if (verdict) return verdict;
   }
   return { kind: 'in-use' };
 }

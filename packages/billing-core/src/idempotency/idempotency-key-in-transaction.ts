@@ -1,4 +1,4 @@
-import { type Kysely, type QueryCreator, type RawBuilder, sql, type Transaction } from 'kysely';
+import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
 import { IDEMPOTENCY_KEY_LOCK_NAMESPACE } from '../db/advisory-locks';
 import type { DB } from '../db/schema';
 import { assertFinalAnswer } from './finish-idempotency-key';
@@ -8,7 +8,7 @@ import {
   type IdempotentAnswer,
   type IdempotentRequestKey,
 } from './idempotency-types';
-import { readStoredIdempotencyKey, verdictOf } from './stored-idempotency-key';
+import { readIdempotencyKeyVerdict } from './stored-idempotency-key';
 
 /**
  * The first statement of a one-transaction request with an `Idempotency-Key`, in the place of the
@@ -36,54 +36,41 @@ export async function takeIdempotencyKeyInTransaction(
     trx,
   );
   if (rows[0]?.acquired) return;
-  throw new AnsweredByIdempotencyKeyError(
-    verdictOf(await readStoredIdempotencyKey(trx, request, key.lockTimeoutMs), false),
-  );
+  throw new AnsweredByIdempotencyKeyError((await readIdempotencyKeyVerdict(trx, request)) ?? { kind: 'in-use' });
 }
 
 /**
- * The finished key, `answer` under the request's (user, key), as an insert for a data-modifying
- * CTE of the statement that writes the request's effects (or to run alone): it returns the key's
- * id when it wrote it, and no row when a key stands under (user, key) already: the unique index
- * is the fence (a conflict with an uncommitted key waits for its transaction). Then
- * answerAfterConflict says what to do.
+ * The finished key, `answer` under the request's (user, key): an insert for a data-modifying CTE
+ * of the statement that writes the request's effects (`WITH kept AS (…)`), or to run alone. It
+ * returns the key's id when it wrote it, and no row when a key stands under (user, key) already:
+ * the unique index is the fence (a conflict with an uncommitted key waits for its transaction).
+ * Then answerAfterConflict says what to do. SQL text rather than the query builder: it runs with
+ * every keyed request, and building it costs more than the text.
  */
-export function keptAnswerInsert(db: QueryCreator<DB>, key: IdempotentRequestKey, answer: IdempotentAnswer) {
+export function keptAnswerInsert(key: IdempotentRequestKey, answer: IdempotentAnswer): RawBuilder<{ id: number }> {
   assertFinalAnswer(answer);
   const { request } = key;
-  return db
-    .insertInto('idempotency_keys')
-    .values({
-      user_id: request.userId,
-      idempotency_key: request.key,
-      request_method: request.method,
-      request_path: request.path,
-      request_hash: request.requestHash,
-      recovery_point: 'finished',
-      response_status: answer.status,
-      response_body: JSON.stringify(answer.body),
-      finished_at: sql`now()`,
-    })
-    .onConflict((conflict) => conflict.columns(['user_id', 'idempotency_key']).doNothing())
-    .returning('id');
+  return sql<{ id: number }>`INSERT INTO idempotency_keys (user_id, idempotency_key, request_method, request_path,
+        request_hash, recovery_point, response_status, response_body, finished_at)
+      VALUES (${request.userId}, ${request.key}, ${request.method}, ${request.path}, ${request.requestHash},
+        'finished', ${answer.status}, ${JSON.stringify(answer.body)}, now())
+      ON CONFLICT (user_id, idempotency_key) DO NOTHING
+      RETURNING id`;
 }
 
 /**
  * After keptAnswerInsert met a stored key (in the request's transaction, or alone): a key left
  * unfinished by a claim (another route's, or a studio claim of the claim-first version during a
  * rolling deploy) for the same request with its lease free or expired is taken over and finished
- * with `answer`, as claimIdempotencyKey would take it over (`kept`: go on, it commits with the
- * effects); any other key answers instead (replay, 422, 409). Reads first: one statement, two
- * for a take-over. The take-over is fenced as the claim is (unfinished, same request, lease free
- * or expired), so a claim still running keeps the key.
+ * with `answer`, fenced as claimIdempotencyKey's take-over is (`kept`: go on, it commits with the
+ * effects); any other key answers instead (replay, 422, 409), read once the take-over found
+ * nothing to take. Two statements, on this path only.
  */
 export async function answerAfterConflict(
   db: Kysely<DB> | Transaction<DB>,
   key: IdempotentRequestKey,
   answer: IdempotentAnswer,
 ): Promise<'kept' | IdempotencyKeyVerdict> {
-  const stored = await readStoredIdempotencyKey(db, key.request, key.lockTimeoutMs);
-  if (stored.state !== 'free') return verdictOf(stored, false);
   const { request } = key;
   const takenOver = await db
     .updateTable('idempotency_keys')
@@ -111,7 +98,8 @@ export async function answerAfterConflict(
     .returning('id')
     .executeTakeFirst();
   if (takenOver) return 'kept';
-  return verdictOf(await readStoredIdempotencyKey(db, request, key.lockTimeoutMs), false);
+  // No key at all: it was pruned since the conflict; the retry runs afresh.
+  return (await readIdempotencyKeyVerdict(db, request)) ?? { kind: 'in-use' };
 }
 
 /**
@@ -123,6 +111,6 @@ export async function keepIdempotentAnswer(
   key: IdempotentRequestKey,
   answer: IdempotentAnswer,
 ): Promise<'kept' | IdempotencyKeyVerdict> {
-  if (await keptAnswerInsert(db, key, answer).executeTakeFirst()) return 'kept';
+  if ((await keptAnswerInsert(key, answer).execute(db)).rows.length > 0) return 'kept';
   return answerAfterConflict(db, key, answer);
 }

@@ -111,7 +111,7 @@ export async function createStudioRequest(
       const { key_kept: keyKept, ...row } =
         idempotency && answer
           ? await trx
-              .with('kept', (db) => keptAnswerInsert(db, idempotency, answer))
+              .with('kept', () => sql<{ id: number }>`(${keptAnswerInsert(idempotency, answer)})`)
               .insertInto('studio_requests')
               .values(values)
               .returningAll()
