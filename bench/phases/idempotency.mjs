@@ -155,7 +155,9 @@ export async function idempotencyPhase(ctx) {
   const pool = benchPool(databaseUrl);
   const users = await prefundUsers(pool, runId, settings.users);
   const port = await freePort();
-  const api = startNode('tally-api', path.join(root, 'apps/api/dist/main.js'), {
+  // Experiments only (not for figures): another build of the api, e.g. the claim-first design to compare.
+  const apiMain = process.env.BENCH_IDEM_API_MAIN ?? path.join(root, 'apps/api/dist/main.js');
+  const api = startNode('tally-api', apiMain, {
     ...tallyEnvironment,
     DATABASE_URL: databaseUrl,
     REDIS_URL: ctx.redisUrl,
