@@ -107,6 +107,19 @@ export const targets = [
     op: '<=',
     bound: 1.5,
   },
+  // Both ratios are each round's keyed / plain, their median over the rounds (phases/idempotency.mjs).
+  {
+    name: 'studio POST with Idempotency-Key vs without: mean latency, closed loop',
+    value: ['idempotency.loaded.keyedOverPlainMeanMs'],
+    op: '<=',
+    bound: 1.1,
+  },
+  {
+    name: 'studio POST with Idempotency-Key vs without: mean latency, one call at a time',
+    value: ['idempotency.serial.keyedOverPlainMeanMs'],
+    op: '<=',
+    bound: 1.1,
+  },
   { name: 'ingest peak RSS (MB)', value: ['ingest.tallyIngestPeakRssMb'], op: '<=', bound: 200 },
   {
     name: 'worker peak RSS (MB)',

@@ -202,12 +202,41 @@ const mutations = [
   },
   {
     name: 'idempotency key: the studio answer kept after the commit instead of with it',
-    file: 'packages/billing-core/src/studio/create-studio-request.ts',
-    from: 'if (idempotency) await finishIdempotencyKey(trx',
-    to: 'if (idempotency && process.env.TALLY_MUTATION_NEVER_SET) await finishIdempotencyKey(trx',
+    // The route hands the key to no transaction: the middleware then keeps the 202 once it is sent.
+    file: 'apps/api/src/routes/v1/studio-routes.ts',
+    from: 'idempotentPostOf(res)?.inTransaction(toCreatedAnswer),',
+    to: 'process.env.TALLY_MUTATION_NEVER_SET ? idempotentPostOf(res)?.inTransaction(toCreatedAnswer) : undefined,',
     tests: ['test/e2e/idempotency-crash'],
     // The crash test runs the compiled api.
     build: true,
+  },
+  {
+    name: 'idempotency key: a concurrent attempt of a studio key not refused (its try-lock always taken)',
+    file: 'packages/billing-core/src/idempotency/idempotency-key-in-transaction.ts',
+    from: 'FROM (SELECT pg_try_advisory_xact_lock(${IDEMPOTENCY_KEY_LOCK_NAMESPACE},',
+    to: 'FROM (SELECT true OR pg_try_advisory_xact_lock(${IDEMPOTENCY_KEY_LOCK_NAMESPACE},',
+    tests: ['test/e2e/idempotency.int'],
+  },
+  {
+    name: 'idempotency key: a studio key the unique index refused taken as kept (the request commits beside the stored key)',
+    file: 'packages/billing-core/src/studio/create-studio-request.ts',
+    from: 'if (idempotency && answer && !keyKept) {',
+    to: 'if (idempotency && answer && !keyKept && process.env.TALLY_MUTATION_NEVER_SET) {',
+    tests: ['test/e2e/idempotency.int'],
+  },
+  {
+    name: 'idempotency key: a studio POST takes over a claim whose lease still runs',
+    file: 'packages/billing-core/src/idempotency/idempotency-key-in-transaction.ts',
+    from: "eb('locked_at', 'is', null),",
+    to: 'sql<boolean>`true`,',
+    tests: ['test/e2e/idempotency.int'],
+  },
+  {
+    name: 'idempotency key: the unique (user, key) removed',
+    file: 'packages/billing-core/migrations/0013_idempotency_keys.sql',
+    from: '  CONSTRAINT idempotency_keys_user_key_uq UNIQUE (user_id, idempotency_key),\n',
+    to: '',
+    tests: ['test/e2e/idempotency.int'],
   },
   {
     name: 'RevenueCat token pack credited without RevenueCat listing its store transaction',

@@ -34,19 +34,21 @@ export async function liveBackendCpuSeconds(pool) {
 /**
  * Per-event figures since `start`. Call after the run's clients stopped (their statistics are
  * flushed when they disconnect). `table`: the inbox table whose updates are reported.
+ * `awaitDisconnect: false`, for a client that keeps its connections open (the api): read at once
+ * (the cluster's CPU counts live backends too).
  */
-export async function profileEnd(start, pool, events, table) {
+export async function profileEnd(start, pool, events, table, { awaitDisconnect = true } = {}) {
   if (!start.postgres) return {};
   // A client's backends exit after it did: wait until they are gone (and reaped, so their CPU is
   // in the postmaster's children's time) before reading the cluster's CPU.
-  for (let i = 0; i < 50; i += 1) {
+  for (let i = 0; awaitDisconnect && i < 50; i += 1) {
     const { rows } = await pool.query(
       "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'",
     );
     if (rows[0].n <= 1) break; // the bench pool's other connection, at most
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  if (awaitDisconnect) await new Promise((resolve) => setTimeout(resolve, 200));
   const cpu = start.postgres.cpuSeconds() - start.cpu;
   const wal = Number(
     (await pool.query('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::float8 AS bytes', [start.lsn])).rows[0]

@@ -1,4 +1,4 @@
-import { lockStudioUser, postLedgerEntry } from '@tally/billing-core';
+import { IDEMPOTENCY_KEY_LOCK_NAMESPACE, lockStudioUser, postLedgerEntry } from '@tally/billing-core';
 import { createTestDatabase, type TestDatabase, uniqueQueuePrefix } from '@tally/billing-core/testing';
 import { sql } from 'kysely';
 import { RunningProcess } from '../support/built-process';
@@ -13,7 +13,8 @@ import { eventually, type Json } from '../support/stack';
  * commit and precedes the answer, waits out its enqueue timeout (2 s); the test watches the
  * database for the committed key meanwhile and kills the process as soon as it sees it (and
  * checks the answer never came). For the second instant the test holds the user's studio lock, so
- * the request waits inside its transaction until the process is killed.
+ * the request waits inside its transaction until the process is killed; a studio POST claims
+ * nothing before its transaction, so that leaves no key, only the dead transaction Postgres ends.
  */
 describe('Idempotency-Key across an api crash: the retry replays what committed and runs what did not', () => {
   const appKey = 'app_crash_key';
@@ -162,45 +163,53 @@ describe('Idempotency-Key across an api crash: the retry replays what committed 
     });
   });
 
-  it('killed inside the transaction, before it committed: the key is busy until its lease runs out, then the retry runs the request once', async () => {
+  it('killed inside the transaction, before it committed: nothing of it is kept, the key is busy only while Postgres still runs the dead transaction, then the retry runs the request once', async () => {
     const first = await startApi();
     const userId = await payingUser(first.url);
     const key = `crash-before-commit-${seq}`;
+    /** Advisory locks of this test database taken on an idempotency key (held by a running attempt). */
+    const keyLocks = async () => {
+      const { rows } = await sql<{ held: number }>`
+        SELECT count(*)::int AS held FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+         WHERE d.datname = current_database() AND l.locktype = 'advisory' AND l.granted
+           AND l.classid = ${IDEMPOTENCY_KEY_LOCK_NAMESPACE}`.execute(database.db);
+      return rows[0]?.held ?? 0;
+    };
 
     const holder = await database.db.startTransaction().execute();
+    let second: Awaited<ReturnType<typeof startApi>>;
     try {
       await lockStudioUser(holder, userId);
       const lost = post(first.url, studioPath(userId), fullSong, key).then(
         (response) => ({ answered: response.status }),
         (error: unknown) => ({ failed: String(error) }),
       );
-      await eventually('the request to claim its key and wait inside its transaction', async () => {
+      await eventually('the request to take its key and wait inside its transaction', async () => {
         const { rows } = await sql<{ waiting: number }>`
           SELECT count(*)::int AS waiting FROM pg_locks l JOIN pg_database d ON d.oid = l.database
            WHERE d.datname = current_database() AND l.locktype = 'advisory' AND NOT l.granted`.execute(database.db);
-        return (rows[0]?.waiting ?? 0) === 1 && (await keyRow(userId, key))?.recovery_point === 'started';
+        return (rows[0]?.waiting ?? 0) === 1 && (await keyLocks()) === 1;
       });
       first.api.signal('SIGKILL');
       await first.api.exited;
       expect(await lost).toEqual({ failed: expect.any(String) });
+      // Nothing was claimed before the transaction: no key row, only the dead transaction's lock.
+      expect(await keyRow(userId, key)).toBeUndefined();
+      // Its backend still waits on the studio lock, holding the key: a retry now is 409.
+      second = await startApi();
+      const busy = await post(second.url, studioPath(userId), fullSong, key);
+      expect({ status: busy.status, body: await busy.json() }).toMatchObject({
+        status: 409,
+        body: { error: { code: 'idempotency_key_in_use' } },
+      });
     } finally {
       await holder.rollback().execute();
     }
-    expect(await keyRow(userId, key)).toMatchObject({ recovery_point: 'started', locked_at: expect.any(Date) });
+    // Postgres ends the dead transaction (its client is gone) and releases the key, with nothing written.
+    await eventually('the dead transaction to end', async () => (await keyLocks()) === 0);
+    expect(await keyRow(userId, key)).toBeUndefined();
     expect((await paidState(userId)).requests).toEqual([]);
 
-    const second = await startApi();
-    const busy = await post(second.url, studioPath(userId), fullSong, key);
-    expect({ status: busy.status, body: await busy.json() }).toMatchObject({
-      status: 409,
-      body: { error: { code: 'idempotency_key_in_use' } },
-    });
-    // The dead attempt's lease runs out (IDEMPOTENCY_KEY_LOCK_TIMEOUT_MS, aged by the database clock).
-    await database.db
-      .updateTable('idempotency_keys')
-      .set({ locked_at: sql`now() - interval '1 hour'` })
-      .where('user_id', '=', userId)
-      .execute();
     const resumed = await post(second.url, studioPath(userId), fullSong, key);
     const body = (await resumed.json()) as Json;
     expect({ status: resumed.status, replayed: resumed.headers.get('idempotent-replayed'), body }).toEqual({

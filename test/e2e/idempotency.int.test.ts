@@ -296,6 +296,53 @@ describe('Idempotency-Key: a retried POST under /v1 never charges or creates twi
     });
   });
 
+  it("the unique (user, key) is the fence: a key that another attempt committed after this one's check answers, and this one rolls back its request and debit", async () => {
+    const userId = await payingUser(40);
+    const key = newKey();
+    // The attempt passes its key check (no key yet, nobody holds it) and then waits on the
+    // studio lock the test holds, in the same first statement of its transaction.
+    const holder = await stack.db.startTransaction().execute();
+    let released = false;
+    try {
+      await lockStudioUser(holder, userId);
+      const racing = post(studioPath(userId), fullSong, key).then(answerOf);
+      await eventually('the attempt to wait on the studio lock, past its key check', async () => {
+        return (await studioLockWaiters()) === 1;
+      });
+      // Meanwhile another attempt of the same request commits the key without the try-lock the
+      // check takes (what an api of the claim-first version does during a rolling deploy).
+      const other = {
+        id: '00000000-0000-4000-8000-000000000000',
+        status: 'received',
+        tokensCharged: 15,
+        freeTier: false,
+      };
+      await stack.db
+        .insertInto('idempotency_keys')
+        .values({
+          user_id: userId,
+          idempotency_key: key,
+          request_method: 'POST',
+          request_path: studioPath(userId),
+          request_hash: fingerprintRequestBody(fullSong),
+          recovery_point: 'finished',
+          response_status: 202,
+          response_body: JSON.stringify(other),
+          finished_at: sql`now()`,
+        })
+        .execute();
+      const stateBefore = await studioState(userId);
+      await holder.commit().execute();
+      released = true;
+      // The attempt's insert of its key meets the committed one: it answers that key's answer.
+      expect(await racing).toEqual({ status: 202, replayed: 'true', body: other });
+      expect(await studioState(userId)).toEqual(stateBefore);
+      expect(stateBefore).toEqual({ requests: [], debits: [], balance: 40 });
+    } finally {
+      if (!released) await holder.rollback().execute();
+    }
+  });
+
   it('keys are per user: two users with one key each get their own request and charge', async () => {
     const [alice, bob] = [await payingUser(20), await payingUser(20)];
     const key = newKey();
@@ -379,12 +426,13 @@ describe('Idempotency-Key: a retried POST under /v1 never charges or creates twi
     expect((await studioState(userId)).requests).toEqual([]);
   });
 
-  it('a key whose attempt died before committing is 409 while its lease runs, then its retry runs it once', async () => {
+  it('a studio key claimed by an attempt that died before committing is 409 while its lease runs, then its retry runs it once', async () => {
     const userId = await payingUser(40);
     const key = newKey();
-    // What an api process leaves when it dies after claiming the key and before its transaction
-    // commits: a started key with a running lease (the crash test in idempotency-crash plays the
-    // other instant, after the commit, with a real process).
+    // A studio POST claims nothing before its transaction, so a studio attempt that dies leaves
+    // no key (idempotency-crash plays it with a real process). A claimed, unfinished key under a
+    // studio path is what an api of the claim-first version leaves when it dies mid-request
+    // (during a rolling deploy): a started key with a running lease, taken over once it expired.
     const died = await claimIdempotencyKey(
       stack.db,
       { userId, key, method: 'POST', path: studioPath(userId), requestHash: fingerprintRequestBody(fullSong) },

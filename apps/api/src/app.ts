@@ -27,7 +27,7 @@ import { createEventRoutes } from './routes/admin/event-routes';
 import { createLedgerAdminRoutes } from './routes/admin/ledger-routes';
 import { createReconcileRoutes } from './routes/admin/reconcile-routes';
 import { createUserSupportRoutes } from './routes/admin/user-support-routes';
-import { createStudioRoutes, type StudioRouteDeps } from './routes/v1/studio-routes';
+import { createStudioRoutes, type StudioRouteDeps, studioOneTransactionPosts } from './routes/v1/studio-routes';
 import { createSubscriptionRoutes, type SubscriptionRoutesDeps } from './routes/v1/subscription-routes';
 import { createTopupRoutes } from './routes/v1/topup-routes';
 import { createWalletRoutes } from './routes/v1/wallet-routes';
@@ -99,18 +99,17 @@ export function createApiApp(deps: ApiAppDeps): Express {
       v1.use(requireBearer(deps.appApiKeys, 'app', refuseFailedAuth));
       // Every /v1 route is about one user and is mounted here, under /users/:userId, where the id
       // is resolved to its canonical user once; a new route belongs in one of these routers.
-      // Idempotency-Key comes first: every POST's key is claimed under the canonical user before
-      // any route runs.
+      // Idempotency-Key comes first: every POST's key is looked up under the canonical user
+      // before any route runs (claimed there, or, for a one-transaction route, in its transaction).
       v1.use(
         createUserRoutes(deps.db, [
-          express.Router().use(
-            createIdempotentPosts({
-              db: deps.db,
-              logger: deps.logger,
-              metrics: deps.metrics,
-              lockTimeoutMs: deps.idempotency.lockTimeoutMs,
-            }),
-          ),
+          createIdempotentPosts({
+            db: deps.db,
+            logger: deps.logger,
+            metrics: deps.metrics,
+            lockTimeoutMs: deps.idempotency.lockTimeoutMs,
+            oneTransactionPosts: studioOneTransactionPosts,
+          }),
           createWalletRoutes(deps),
           createSubscriptionRoutes(deps),
           createStudioRoutes({ db: deps.db, logger: deps.logger, ...deps.studio }),

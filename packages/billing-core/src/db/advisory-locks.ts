@@ -20,6 +20,12 @@ export const USER_LOCK_NAMESPACE = 7_411_001;
 export const STUDIO_LOCK_NAMESPACE = 7_411_005;
 
 /**
+ * Per (user, Idempotency-Key): the attempt of a one-transaction request that runs it (a try-lock:
+ * a concurrent attempt of the same key answers 409 instead of waiting; takeIdempotencyKeyInTransaction).
+ */
+export const IDEMPOTENCY_KEY_LOCK_NAMESPACE = 7_411_006;
+
+/**
  * Transaction lock of `migrate`, taken by each migration's transaction: one process applies a
  * given migration at a time.
  */

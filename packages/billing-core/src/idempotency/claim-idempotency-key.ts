@@ -1,27 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../db/schema';
-import type { IdempotencyClaim } from './idempotency-types';
-
-export interface IdempotentRequestFingerprint {
-  /** The canonical user (resolveUserId): keys are per user, shared by every id linked to it. */
-  userId: string;
-  key: string;
-  method: string;
-  path: string;
-  /** fingerprintRequestBody of the body. */
-  requestHash: string;
-}
+import type { IdempotencyClaim, IdempotencyKeyVerdict, IdempotentRequestFingerprint } from './idempotency-types';
+import { readIdempotencyKeyVerdict } from './stored-idempotency-key';
 
 export type ClaimIdempotencyKeyResult =
   /** Run the request: the key is new, or an earlier attempt failed part way or died (resume from `claim.recoveryPoint`). */
   | { kind: 'execute'; claim: IdempotencyClaim }
-  /** The request ran to an answer before: send it again (the JSON text as first sent), change nothing. */
-  | { kind: 'replay'; status: number; bodyJson: string }
-  /** The key was first used with another method, path or body. */
-  | { kind: 'reused' }
-  /** An attempt holding an unexpired lease is still running the request. */
-  | { kind: 'in-use' };
+  /** Replay the stored answer, 422 for another request, or 409 while an attempt holds the lease. */
+  | IdempotencyKeyVerdict;
 
 /**
  * Claims an idempotency key for one attempt of a request, or says why the attempt must not run.
@@ -94,28 +81,8 @@ export async function claimIdempotencyKey(
         },
       };
     }
-    const existing = await db
-      .selectFrom('idempotency_keys')
-      .select(['request_method', 'request_path', 'request_hash', 'recovery_point', 'response_status', 'response_body'])
-      .where('user_id', '=', request.userId)
-      .where('idempotency_key', '=', request.key)
-      .executeTakeFirst();
-    if (!existing) continue;
-    if (
-      existing.request_method !== request.method ||
-      existing.request_path !== request.path ||
-      existing.request_hash !== request.requestHash
-    ) {
-      return { kind: 'reused' };
-    }
-    if (
-      existing.recovery_point === 'finished' &&
-      existing.response_status !== null &&
-      existing.response_body !== null
-    ) {
-      return { kind: 'replay', status: existing.response_status, bodyJson: existing.response_body };
-    }
-    return { kind: 'in-use' };
+    const verdict = await readIdempotencyKeyVerdict(db, request);
+    if (verdict) return verdict;
   }
   return { kind: 'in-use' };
 }

@@ -3,6 +3,13 @@ import { sql } from 'kysely';
 import type { DB } from '../db/schema';
 import { type IdempotencyClaim, IdempotencyLeaseLostError, type IdempotentAnswer } from './idempotency-types';
 
+/** Only answers below 500 are final, and kept under a key: a 5xx is never replayed. */
+export function assertFinalAnswer(answer: IdempotentAnswer): void {
+  if (!Number.isInteger(answer.status) || answer.status < 100 || answer.status >= 500) {
+    throw new Error(`only answers below 500 are kept under an idempotency key, not ${answer.status}`);
+  }
+}
+
 /**
  * Keeps a request's answer under its key (`finished`) and frees the lease; every retry replays
  * it from now on. One statement, fenced on the claim's lock token. Given the transaction that
@@ -18,9 +25,7 @@ export async function finishIdempotencyKey(
   answer: IdempotentAnswer,
   options: { strict?: boolean } = {},
 ): Promise<boolean> {
-  if (!Number.isInteger(answer.status) || answer.status < 100 || answer.status >= 500) {
-    throw new Error(`only answers below 500 are kept under an idempotency key, not ${answer.status}`);
-  }
+  assertFinalAnswer(answer);
   const result = await db
     .updateTable('idempotency_keys')
     .set({

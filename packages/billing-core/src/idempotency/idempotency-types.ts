@@ -33,6 +33,54 @@ export interface IdempotencyBinding<Result> {
   answer: (result: Result) => IdempotentAnswer;
 }
 
+/** Who sent which request under a key: what a key is looked up and compared by. */
+export interface IdempotentRequestFingerprint {
+  /** The canonical user (resolveUserId): keys are per user, shared by every id linked to it. */
+  userId: string;
+  key: string;
+  method: string;
+  path: string;
+  /** fingerprintRequestBody of the body. */
+  requestHash: string;
+}
+
+/** Why a request must not run, as its key says: replay the stored answer, 422, or 409. */
+export type IdempotencyKeyVerdict =
+  /** The request ran to an answer before: send it again (the JSON text as first sent), change nothing. */
+  | { kind: 'replay'; status: number; bodyJson: string }
+  /** The key was first used with another method, path or body. */
+  | { kind: 'reused' }
+  /** Another attempt of the request is running it now. */
+  | { kind: 'in-use' };
+
+/**
+ * A request's key for a use case that is one transaction (studio request create): nothing is
+ * claimed before it. The transaction takes the key's try-lock in its first statement
+ * (takeIdempotencyKeyInTransaction) and writes the finished key, `answer(result)`, with its
+ * effects (keptAnswerInsert); the unique (user, key) is the fence.
+ */
+export interface IdempotencyInTransaction<Result> extends IdempotentRequestKey {
+  answer: (result: Result) => IdempotentAnswer;
+}
+
+/** A request's key as IdempotencyInTransaction's statements look it up. */
+export interface IdempotentRequestKey {
+  request: IdempotentRequestFingerprint;
+  /** IDEMPOTENCY_KEY_LOCK_TIMEOUT_MS: a claim (another route, an earlier version) older than this is taken over. */
+  lockTimeoutMs: number;
+}
+
+/**
+ * The key answers the request instead of this attempt (IdempotencyInTransaction): thrown inside
+ * the transaction, which rolls back having changed nothing; the API answers from `verdict`.
+ */
+export class AnsweredByIdempotencyKeyError extends Error {
+  constructor(readonly verdict: IdempotencyKeyVerdict) {
+    super(`the request's idempotency key answers it (${verdict.kind})`);
+    this.name = new.target.name;
+  }
+}
+
 /**
  * The attempt no longer holds the key's lease (another attempt took it over after it expired):
  * its transaction must roll back, since the other attempt runs the request now.

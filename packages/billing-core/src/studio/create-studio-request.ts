@@ -1,14 +1,19 @@
-import { type Kysely, sql } from 'kysely';
+import { randomUUID } from 'node:crypto';
+import { type InsertObject, type Kysely, sql } from 'kysely';
 import type { Catalog } from '../catalog/catalog';
 import type { Clock } from '../clock';
 import type { DB, StudioRequestRow } from '../db/schema';
 import { InsufficientBalanceError } from '../errors';
-import { finishIdempotencyKey } from '../idempotency/finish-idempotency-key';
-import type { IdempotencyBinding } from '../idempotency/idempotency-types';
+import {
+  answerAfterConflict,
+  keptAnswerInsert,
+  takeIdempotencyKeyInTransaction,
+} from '../idempotency/idempotency-key-in-transaction';
+import { AnsweredByIdempotencyKeyError, type IdempotencyInTransaction } from '../idempotency/idempotency-types';
 import { ensureWallet } from '../ledger/ensure-wallet';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import { references } from '../references';
-import { lockStudioUser } from './lock-studio-user';
+import { lockStudioUser, studioUserLock } from './lock-studio-user';
 import { priceStudioRequest, type StudioRequestSpec, toUtcDay } from './price-studio-request';
 
 export interface CreateStudioRequestInput extends StudioRequestSpec {
@@ -20,6 +25,12 @@ export interface CreateStudioRequestInput extends StudioRequestSpec {
   /** What the AI service generates from; stored as JSON and sent as is. */
   input: unknown;
 }
+
+/**
+ * What a created request's answer is made of (the API's 202): every field is fixed before the
+ * row is written, so the answer can be kept under an idempotency key by the insert itself.
+ */
+export type StudioRequestReceipt = Pick<StudioRequestRow, 'public_id' | 'status' | 'tokens_charged' | 'free_tier'>;
 
 export type CreateStudioRequestResult =
   | { kind: 'created'; request: StudioRequestRow }
@@ -34,29 +45,40 @@ export type CreateStudioRequestResult =
  *
  * Free allowance: per user, kind and UTC day (the injected clock decides the day), counting free
  * requests that did not fail, so a failed free generation gives its slot back. A per-user
- * advisory lock serialises the count and the insert: two concurrent free requests cannot both
- * take the last slot. Past the allowance the catalog price is debited through postLedgerEntry,
- * which re-checks the balance under the wallet lock; when it is short the whole transaction
- * rolls back and the result is `insufficient-balance`.
+ * advisory lock, the transaction's first statement, serialises the count and the insert: two
+ * concurrent free requests cannot both take the last slot. Past the allowance the catalog price
+ * is debited through postLedgerEntry, which re-checks the balance under the wallet lock; when it
+ * is short the whole transaction rolls back and the result is `insufficient-balance`.
  *
  * Not idempotent by itself (each call is a new request). With `idempotency` (the API's
- * `Idempotency-Key`), the key's answer is stored by the same transaction, as its last statement:
- * the request, its debit and the answer a retry replays commit together or not at all, so a
- * process that dies after the commit and before answering cannot make a retry charge again.
- * Throws InvalidStudioRequestError for a request the catalog does not price, and
- * IdempotencyLeaseLostError (nothing written) when another attempt took the key over.
+ * `Idempotency-Key`, docs/idempotency.md) nothing is claimed before the transaction and the key
+ * costs no statement of its own: the first statement takes a try-lock on the key along with the
+ * user lock (takeIdempotencyKeyInTransaction: a concurrent attempt of the key is refused at
+ * once), and the insert of the request row writes the finished key, the answer of `receipt`, in
+ * the same statement. The request, its debit and the answer a retry replays commit together or
+ * not at all, so a process that dies after the commit and before answering cannot make a retry
+ * charge again, and one that dies before it leaves nothing. When the unique (user, key) refuses
+ * the key (a retry of a used key; another attempt that committed it after this one's try-lock),
+ * the transaction rolls back before any debit and the stored key answers. Throws
+ * InvalidStudioRequestError for a request the catalog does not price, and
+ * AnsweredByIdempotencyKeyError (nothing written) when the key answers instead of this attempt.
  */
 export async function createStudioRequest(
   deps: { db: Kysely<DB>; catalog: Catalog; clock: Clock },
   request: CreateStudioRequestInput,
-  idempotency?: IdempotencyBinding<StudioRequestRow>,
+  idempotency?: IdempotencyInTransaction<StudioRequestReceipt>,
 ): Promise<CreateStudioRequestResult> {
   const price = priceStudioRequest(deps.catalog.data.studio, request);
   const usageDay = toUtcDay(deps.clock.now());
   try {
     const created = await deps.db.transaction().execute(async (trx) => {
+      // The user lock first, before any row lock: every studio create takes them in this order.
+      if (idempotency) {
+        await takeIdempotencyKeyInTransaction(trx, idempotency, { thenLock: studioUserLock(request.userId) });
+      } else {
+        await lockStudioUser(trx, request.userId);
+      }
       await ensureWallet(trx, request.userId);
-      await lockStudioUser(trx, request.userId);
       const used = await trx
         .selectFrom('studio_requests')
         .select((eb) => eb.fn.countAll<number>().as('count'))
@@ -67,22 +89,45 @@ export async function createStudioRequest(
         .where('status', '<>', 'failed')
         .executeTakeFirstOrThrow();
       const freeTier = Number(used.count) < price.allowancePerDay;
-      const row = await trx
-        .insertInto('studio_requests')
-        .values({
-          user_id: request.userId,
-          kind: request.kind,
-          duration_seconds: request.durationSeconds ?? null,
-          full: request.full ?? false,
-          input: JSON.stringify(request.input ?? null),
-          price_tokens: price.priceTokens,
-          tokens_charged: freeTier ? 0 : price.priceTokens,
-          free_tier: freeTier,
-          usage_day: usageDay,
-          enqueued_at: sql`now()`,
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow();
+      const receipt: StudioRequestReceipt = {
+        public_id: randomUUID(),
+        status: 'received',
+        tokens_charged: freeTier ? 0 : price.priceTokens,
+        free_tier: freeTier,
+      };
+      const values = {
+        ...receipt,
+        user_id: request.userId,
+        kind: request.kind,
+        duration_seconds: request.durationSeconds ?? null,
+        full: request.full ?? false,
+        input: JSON.stringify(request.input ?? null),
+        price_tokens: price.priceTokens,
+        usage_day: usageDay,
+        enqueued_at: sql<Date>`now()`,
+      } satisfies InsertObject<DB, 'studio_requests'>;
+      // With a key, the same statement writes the finished key (`kept`): no statement of its own.
+      const answer = idempotency?.answer(receipt);
+      const { key_kept: keyKept, ...row } =
+        idempotency && answer
+          ? await trx
+              .with('kept', () => sql<{ id: number }>`(${keptAnswerInsert(idempotency, answer)})`)
+              .insertInto('studio_requests')
+              .values(values)
+              .returningAll()
+              .returning(sql<boolean>`EXISTS (SELECT 1 FROM kept)`.as('key_kept'))
+              .executeTakeFirstOrThrow()
+          : {
+              ...(await trx.insertInto('studio_requests').values(values).returningAll().executeTakeFirstOrThrow()),
+              key_kept: null,
+            };
+      if (idempotency && answer && !keyKept) {
+        // A key stands under (user, key) (a retry of a used key, or another attempt committed it
+        // after this one took the try-lock): it answers and this one rolls back, unless it is a
+        // dead claim this attempt may take over.
+        const decided = await answerAfterConflict(trx, idempotency, answer);
+        if (decided !== 'kept') throw new AnsweredByIdempotencyKeyError(decided);
+      }
       if (!freeTier) {
         await postLedgerEntry(trx, {
           userId: request.userId,
@@ -91,7 +136,6 @@ export async function createStudioRequest(
           reason: `studio_${price.priceKey}`,
         });
       }
-      if (idempotency) await finishIdempotencyKey(trx, idempotency.claim, idempotency.answer(row), { strict: true });
       return row;
     });
     return { kind: 'created', request: created };

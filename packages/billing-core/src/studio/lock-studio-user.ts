@@ -8,5 +8,10 @@ import type { DB } from '../db/schema';
  * of a user never decide on the same count or balance. Waits while another transaction holds it.
  */
 export async function lockStudioUser(trx: Transaction<DB>, userId: string): Promise<void> {
-  await sql`SELECT pg_advisory_xact_lock(${STUDIO_LOCK_NAMESPACE}, hashtext(${userId}))`.execute(trx);
+  await sql`SELECT ${studioUserLock(userId)}`.execute(trx);
+}
+
+/** The lock of lockStudioUser as an SQL expression, for a statement that takes it along with other work. */
+export function studioUserLock(userId: string) {
+  return sql`pg_advisory_xact_lock(${STUDIO_LOCK_NAMESPACE}, hashtext(${userId}))`;
 }

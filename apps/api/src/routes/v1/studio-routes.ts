@@ -6,6 +6,7 @@ import {
   findStudioRequest,
   InvalidStudioRequestError,
   listStudioRequests,
+  type StudioRequestReceipt,
   type StudioRequestRow,
 } from '@tally/billing-core';
 import { type Logger, sendError } from '@tally/platform';
@@ -69,7 +70,7 @@ export function toStudioRequestView(row: StudioRequestRow) {
 }
 
 /** The 202 of a created request; with an Idempotency-Key it commits with the request and its debit. */
-function toCreatedAnswer(request: StudioRequestRow) {
+function toCreatedAnswer(request: StudioRequestReceipt) {
   return {
     status: 202,
     body: {
@@ -82,6 +83,12 @@ function toCreatedAnswer(request: StudioRequestRow) {
 }
 
 /**
+ * The POSTs of this router whose use case keeps its Idempotency-Key in its one transaction
+ * (createIdempotentPosts' oneTransactionPosts): no claim before them.
+ */
+export const studioOneTransactionPosts = ['/studio/requests'] as const;
+
+/**
  * AI Studio: spend tokens (or the free allowance) on generations, and read them back. Mounted by
  * createUserRoutes: requests are made, paid for, counted against the allowance and listed as the
  * canonical user's, whichever linked id the path names.
@@ -89,13 +96,17 @@ function toCreatedAnswer(request: StudioRequestRow) {
 export function createStudioRoutes(deps: StudioRouteDeps): Router {
   const router = Router();
 
-  router.post('/studio/requests', async (req, res) => {
+  router.post(studioOneTransactionPosts[0], async (req, res) => {
     const { userId } = userScopeOf(res);
     const body = parseOr400(res, createBodySchema, req.body);
     if (body === undefined) return;
     let created: Awaited<ReturnType<typeof createStudioRequest>>;
     try {
-      created = await createStudioRequest(deps, { userId, ...body }, idempotentPostOf(res)?.bind(toCreatedAnswer));
+      created = await createStudioRequest(
+        deps,
+        { userId, ...body },
+        idempotentPostOf(res)?.inTransaction(toCreatedAnswer),
+      );
     } catch (error) {
       if (error instanceof InvalidStudioRequestError) return sendError(res, 400, error.code, error.message);
       throw error;
