@@ -1,12 +1,13 @@
-import { type Kysely, sql } from 'kysely';
+import { sql } from 'kysely';
 import type { Catalog } from '../catalog/catalog';
 import type { Clock } from '../clock';
-import type { DB, StudioRequestRow } from '../db/schema';
+import type { StudioRequestRow } from '../db/schema';
 import { InsufficientBalanceError } from '../errors';
 import { finishIdempotencyKey } from '../idempotency/finish-idempotency-key';
 import type { IdempotencyBinding } from '../idempotency/idempotency-types';
 import { ensureWallet } from '../ledger/ensure-wallet';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
+import { inOutboxTransaction, type OutboxDeps } from '../outbox/outbox-transaction';
 import { references } from '../references';
 import { lockStudioUser } from './lock-studio-user';
 import { priceStudioRequest, type StudioRequestSpec, toUtcDay } from './price-studio-request';
@@ -47,14 +48,14 @@ export type CreateStudioRequestResult =
  * IdempotencyLeaseLostError (nothing written) when another attempt took the key over.
  */
 export async function createStudioRequest(
-  deps: { db: Kysely<DB>; catalog: Catalog; clock: Clock },
+  deps: OutboxDeps & { catalog: Catalog; clock: Clock },
   request: CreateStudioRequestInput,
   idempotency?: IdempotencyBinding<StudioRequestRow>,
 ): Promise<CreateStudioRequestResult> {
   const price = priceStudioRequest(deps.catalog.data.studio, request);
   const usageDay = toUtcDay(deps.clock.now());
   try {
-    const created = await deps.db.transaction().execute(async (trx) => {
+    const created = await inOutboxTransaction(deps.db, deps.outbox, async (trx) => {
       await ensureWallet(trx, request.userId);
       await lockStudioUser(trx, request.userId);
       const used = await trx
