@@ -5,11 +5,11 @@
 // the targets are taken over rounds run in alternating order, reporting the median.
 //
 // This file is the orchestration: the run's context (context.mjs), one module per phase returning
-// its figures (phases/ingest.mjs, drain.mjs, e2e.mjs), the targets as data (targets.mjs) and the
+// its figures (phases/ingest.mjs, drain.mjs, e2e.mjs, app-webhooks.mjs), the targets as data (targets.mjs) and the
 // report (report.mjs).
 //
 // BENCH_PROFILE=smoke: a few seconds, to check the bench runs; BENCH_ONLY=ingest (or drain, e2e,
-// comma-separated) runs only those phases. See bench/README.md.
+// app-webhooks, comma-separated) runs only those phases. See bench/README.md.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,6 +17,7 @@ import { createBenchContext, machine, tallyEnvironment } from './context.mjs';
 import { stopAll } from './lib/processes.mjs';
 import { round } from './lib/stats.mjs';
 import { root } from './lib/workspace.mjs';
+import { appWebhooksPhase } from './phases/app-webhooks.mjs';
 import { drainPhase } from './phases/drain.mjs';
 import { endToEndPhase } from './phases/e2e.mjs';
 import { ingestPhase } from './phases/ingest.mjs';
@@ -31,10 +32,11 @@ const phases = [
   ['ingest', 'ingest', () => ingestPhase(ctx)],
   ['drain', 'drain', () => drainPhase(ctx)],
   ['e2e', 'endToEnd', () => endToEndPhase(ctx, results.figures)],
+  ['app-webhooks', 'appWebhooks', () => appWebhooksPhase(ctx)],
 ];
 
 async function main() {
-  const only = new Set((process.env.BENCH_ONLY ?? 'ingest,drain,e2e').split(','));
+  const only = new Set((process.env.BENCH_ONLY ?? phases.map(([name]) => name).join(',')).split(','));
   log(`profile ${settings.profile}; run ${runId}; Tally processes with ${JSON.stringify(tallyEnvironment)}`);
   const postgres = await ctx.startPostgres();
   if (postgres) log(`private Postgres cluster on port ${postgres.port} (pg_stat_statements)`);
@@ -50,7 +52,7 @@ async function main() {
   results.targets = evaluateTargets(results.figures, settings);
   console.log(formatReport(results));
   // A partial run (BENCH_ONLY) or a smoke run is an experiment: kept out of bench/results/.
-  const complete = only.size === 3 && settings.profile === 'full';
+  const complete = phases.every(([name]) => only.has(name)) && settings.profile === 'full';
   const dir = path.join(root, complete ? 'bench/results' : 'test-output/bench');
   mkdirSync(dir, { recursive: true });
   const file = path.join(
