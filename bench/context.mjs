@@ -36,6 +36,11 @@ export function readSettings(env = process.env) {
     e2eRounds: num('BENCH_E2E_ROUNDS', smoke ? 1 : 3),
     e2eWarmupSeconds: smoke ? 0.5 : 3,
     e2eRate: num('BENCH_E2E_RATE', 0),
+    // App webhooks (phases/app-webhooks.mjs): drains with and without APP_WEBHOOK_URL and the bare
+    // worker, in rotated rounds, on a smaller backlog than the drain's (nine drains per run).
+    appWebhookEvents: num('BENCH_APP_WEBHOOK_EVENTS', smoke ? 100 : 4_000),
+    appWebhookUsers: num('BENCH_APP_WEBHOOK_USERS', smoke ? 50 : 2_000),
+    appWebhookRounds: num('BENCH_APP_WEBHOOK_ROUNDS', smoke ? 1 : 3),
     // private: a cluster of the bench's own with pg_stat_statements (the CPU and WAL per event
     // are then the run's alone); server: the database server of BENCH_DATABASE_URL/DATABASE_URL.
     postgres: env.BENCH_POSTGRES ?? (postgresBinDir() ? 'private' : 'server'),

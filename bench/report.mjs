@@ -43,6 +43,7 @@ export function formatReport(results) {
   const ingest = results.figures.ingest ?? {};
   const drain = results.figures.drain ?? {};
   const e2e = results.figures.endToEnd ?? {};
+  const appWebhooks = results.figures.appWebhooks ?? {};
   const fixed = ingest.fixedRate ?? {};
   const f = (value, digits = 0) => (Number.isFinite(value) ? String(round(value, digits)) : 'n/a');
   const rows = [
@@ -138,6 +139,7 @@ export function formatReport(results) {
     ['Tally', `p50 ${f(e2e.tallyP50Ms, 1)}`, `p99 ${f(e2e.tallyP99Ms, 1)} ms`],
     ['bare pipeline', `p50 ${f(e2e.bareP50Ms, 1)}`, `p99 ${f(e2e.bareP99Ms, 1)} ms`],
     ...idempotencyReportRows(results.figures.idempotency),
+    ...appWebhookRows(appWebhooks, settings, f),
     ['Targets (ratios from this run)'],
     ...results.targets.map((t) => [
       t.name,
@@ -146,4 +148,32 @@ export function formatReport(results) {
     ]),
   ];
   return formatTable(rows);
+}
+
+/** The app-webhooks phase's rows: the drain with APP_WEBHOOK_URL off and on, side by side, and the delivery. */
+function appWebhookRows(figures, settings, f) {
+  const perEvent = (key, digits) => `${f(figures[key]?.off, digits)} / ${f(figures[key]?.on, digits)}`;
+  return [
+    [
+      `App webhooks: ${figures.events ?? settings.appWebhookEvents} token-pack events over ${figures.users ?? settings.appWebhookUsers} users, 1 worker, ${settings.appWebhookRounds} rotated round(s), medians`,
+    ],
+    ['Tally, APP_WEBHOOK_URL unset', f(figures.offEventsPerSecond), 'events/s (messages written, not handed off)'],
+    [
+      'Tally, APP_WEBHOOK_URL set',
+      f(figures.onEventsPerSecond),
+      'events/s (each message handed to the queue at commit)',
+    ],
+    ['bare BullMQ worker, same backlog', f(figures.bareEventsPerSecond), 'events/s'],
+    [
+      'per event, off / on',
+      '',
+      `worker ${perEvent('workerCpuMsPerEvent', 3)} ms, Postgres ${perEvent('postgresCpuMsPerEvent', 3)} ms, Redis ${perEvent('redisCpuMsPerEvent', 3)} ms CPU; ${perEvent('statementsPerEvent', 2)} statements, ${perEvent('walBytesPerEvent', 0)} WAL bytes`,
+    ],
+    [
+      'delivery to a verifying receiver',
+      f(figures.deliveryMessagesPerSecond),
+      `messages/s (one worker, role app-webhooks; ${f(figures.deliveryWorkerCpuMsPerMessage, 3)} ms worker CPU per message)`,
+    ],
+    ['each message handed off, delivered once, in per-user order', String(figures.deliveredOnceInOrder), ''],
+  ];
 }

@@ -120,6 +120,26 @@ export const targets = [
     op: '<=',
     bound: 1.1,
   },
+  // App webhooks (phases/app-webhooks.mjs): the drain target with APP_WEBHOOK_URL set, on that
+  // phase's own backlog and same-run bare worker; on against off and the delivery rate, reported.
+  {
+    name: 'drain with app webhooks on vs bare BullMQ worker',
+    ratio: ['appWebhooks.onEventsPerSecond', 'appWebhooks.bareEventsPerSecond'],
+    op: '>=',
+    bound: 1.0,
+  },
+  {
+    name: 'drain with app webhooks on vs off (same run)',
+    ratio: ['appWebhooks.onEventsPerSecond', 'appWebhooks.offEventsPerSecond'],
+    op: 'report',
+    bound: null,
+  },
+  {
+    name: 'app webhook delivery to a verifying receiver (messages/s)',
+    value: ['appWebhooks.deliveryMessagesPerSecond'],
+    op: 'report',
+    bound: null,
+  },
   { name: 'ingest peak RSS (MB)', value: ['ingest.tallyIngestPeakRssMb'], op: '<=', bound: 200 },
   {
     name: 'worker peak RSS (MB)',

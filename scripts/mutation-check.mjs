@@ -23,6 +23,20 @@ const mutations = [
     tests: ['test/e2e/app-webhooks.int'],
   },
   {
+    name: 'app webhook hand-off after commit removed (new messages wait for the relay pass)',
+    file: 'packages/billing-core/src/outbox/outbox-transaction.ts',
+    from: '  if (committing) await handOffCommitted(outbox, open);',
+    to: '  if (committing && false) await handOffCommitted(outbox, open);',
+    tests: ['test/e2e/app-webhooks-hand-off.int'],
+  },
+  {
+    name: 'retention role ignores APP_WEBHOOK_RETENTION_DAYS (a fixed 30 days)',
+    file: 'apps/worker/src/roles/retention-role.ts',
+    from: 'retentionDays: settings.appWebhooks.retentionDays,',
+    to: 'retentionDays: 30,',
+    tests: ['test/e2e/retention.int'],
+  },
+  {
     name: 'per-user advisory lock removed (claimed path)',
     file: 'packages/billing-core/src/inbox/inbox-transitions.ts',
     from: 'WHERE ${userId}::text IS NOT NULL)',

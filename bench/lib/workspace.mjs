@@ -1,5 +1,5 @@
 // The bench is plain JS at the repository root, which depends on nothing but autocannon: the
-// workspace's own copies of pg, express, bullmq, ioredis and stripe are loaded through the
+// workspace's own copies of pg, express, bullmq, ioredis, stripe and standardwebhooks are loaded through the
 // packages that depend on them, so the baselines run exactly the library versions Tally runs.
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -16,6 +16,8 @@ export const Stripe = fromIngest('stripe');
 export const bullmq = fromWorker('bullmq');
 export const { Redis } = fromWorker('ioredis');
 export const pg = fromCore('pg');
+/** The Standard Webhooks reference library Tally signs with; the bench's receiver verifies with it. */
+export const { Webhook } = fromCore('standardwebhooks');
 
 /** billing-core's built migrate() (the bench runs after `tsc -b`). */
 export async function loadMigrate() {

@@ -169,19 +169,21 @@ async function minimalPgbench(ctx, label, flow) {
   }
 }
 
-async function tallyDrain(ctx, label, workers, flow = 'stripe') {
+/**
+ * Tally's worker(s) draining a backlog stored through ingest. `options` (other phases): the
+ * backlog's size (`events`, `users`; default the drain's), extra environment for the workers
+ * (`workerEnv`), and `afterDrain({databaseUrl, prefix, pool})`, run once the workers stopped,
+ * whose figures are kept as the round's `afterDrain`.
+ */
+export async function tallyDrain(ctx, label, workers, flow = 'stripe', options = {}) {
   const { settings, resources, log, events, checkpoint } = ctx;
+  const count = options.events ?? settings.drainEvents;
+  const users = options.users ?? settings.drainUsers;
   const databaseUrl = await resources.database(label);
   const prefix = resources.prefix(label);
   const ingest = await ctx.startTallyIngest(databaseUrl, prefix);
   const items =
-    flow === 'stripe'
-      ? events(settings.drainEvents, settings.drainUsers)
-      : revenueCatTokenPackEvents({
-          tag: `${ctx.runId}${label}`,
-          count: settings.drainEvents,
-          users: settings.drainUsers,
-        });
+    flow === 'stripe' ? events(count, users) : revenueCatTokenPackEvents({ tag: `${ctx.runId}${label}`, count, users });
   const fill = await runClosedLoop({
     url: flow === 'stripe' ? ingest.url : ingest.revenueCatUrl,
     connections: settings.connections,
@@ -201,12 +203,10 @@ async function tallyDrain(ctx, label, workers, flow = 'stripe') {
       // RevenueCat packs: without the REST read of the purchase (REVENUECAT_VERIFY_PURCHASES=false;
       // it runs before the transaction, against RevenueCat, and the minimal worker has none), so
       // the drain compares the database work; production also writes the verified-purchase row.
-      ctx.startTallyWorker(
-        databaseUrl,
-        prefix,
-        `tally-worker-${index + 1}`,
-        flow === 'revenuecat' ? { REVENUECAT_VERIFY_PURCHASES: 'false' } : {},
-      ),
+      ctx.startTallyWorker(databaseUrl, prefix, `tally-worker-${index + 1}`, {
+        ...(flow === 'revenuecat' ? { REVENUECAT_VERIFY_PURCHASES: 'false' } : {}),
+        ...options.workerEnv,
+      }),
     );
     await waitForProcessed(pool, stored, label, drainTimeoutMs(ctx.settings));
     const rate = await drainRate(pool);
@@ -215,6 +215,7 @@ async function tallyDrain(ctx, label, workers, flow = 'stripe') {
     await Promise.all(handles.map((handle) => handle.stop()));
     Object.assign(rate, await withProfile(profile, pool, rate, 'inbox_events'));
     logDrain(log, label, rate);
+    if (options.afterDrain) rate.afterDrain = await options.afterDrain({ databaseUrl, prefix, pool });
     return rate;
   } finally {
     await pool.end();
@@ -227,8 +228,10 @@ async function tallyDrain(ctx, label, workers, flow = 'stripe') {
  * same number of clients (the worker's concurrency) and with twice as many (two workers' worth):
  * the two report-only figures say what a second process can add on this machine at all.
  */
-async function bareDrain(ctx, label, workers = 1) {
+export async function bareDrain(ctx, label, workers = 1, options = {}) {
   const { settings, resources, log, checkpoint, redisUrl } = ctx;
+  const count = options.events ?? settings.drainEvents;
+  const users = options.users ?? settings.drainUsers;
   const databaseUrl = await resources.database(label);
   const prefix = resources.prefix(label);
   const pool = benchPool(databaseUrl);
@@ -239,7 +242,7 @@ async function bareDrain(ctx, label, workers = 1) {
       `INSERT INTO inbox_events (provider, provider_event_id, type, livemode, environment, user_id, provider_customer_id, provider_payment_intent_id, raw_body, enqueued_at)
        SELECT 'stripe', 'evt_bare_' || g, 'payment_intent.succeeded', false, 'sandbox', 'bench-user-' || (g % $2), 'cus_bench' || (g % $2), 'pi_bare_' || g, $3, now()
        FROM generate_series(0, $1 - 1) AS g`,
-      [settings.drainEvents, settings.drainUsers, body],
+      [count, users, body],
     );
     const ids = (await pool.query('SELECT id FROM inbox_events ORDER BY id')).rows.map((row) => Number(row.id));
     const connection = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
@@ -268,7 +271,8 @@ async function bareDrain(ctx, label, workers = 1) {
     await Promise.all(handles.map((handle) => handle.stop()));
     Object.assign(rate, await withProfile(profile, pool, rate, 'inbox_events'));
     logDrain(log, label, rate);
-    if (workers !== 1) return { bare: rate };
+    // Other phases (options.pgbench false) take the drain alone.
+    if (workers !== 1 || options.pgbench === false) return { bare: rate };
     const pgbenchAt = async (clients) => {
       const credit = await runPgbench({
         url: databaseUrl,

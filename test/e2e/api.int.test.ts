@@ -11,9 +11,7 @@ describe('the API', () => {
       ['test:api:2', 50],
       ['test:api:3', -20],
     ] as const) {
-      await stack.db
-        .transaction()
-        .execute((trx) => postLedgerEntry(trx, { userId: 'api-user', reference, amount, reason: 'test' }));
+      await stack.transaction((trx) => postLedgerEntry(trx, { userId: 'api-user', reference, amount, reason: 'test' }));
     }
   });
   afterAll(() => stack.stop());

@@ -28,11 +28,9 @@ describe('outbound app webhooks: a worker killed mid-delivery', () => {
 
   it('delivers the message again under the same webhook-id after the worker died waiting for the answer', async () => {
     const userId = `awh-crash-${Date.now().toString(36)}`;
-    await stack.db
-      .transaction()
-      .execute((trx) =>
-        postLedgerEntry(trx, { userId, reference: `test:awh:${userId}`, amount: 9, reason: 'test_grant' }),
-      );
+    await stack.transaction((trx) =>
+      postLedgerEntry(trx, { userId, reference: `test:awh:${userId}`, amount: 9, reason: 'test_grant' }),
+    );
     receiver.answers.push({ kind: 'hang' });
 
     dying = new RunningProcess('worker', {

@@ -5,7 +5,6 @@ import {
   createStripeApi,
   postLedgerEntry,
   pruneAppWebhookMessages,
-  setWalletLowBalanceThreshold,
   toWebhookId,
 } from '@tally/billing-core';
 import { testRedisUrl } from '@tally/billing-core/testing';
@@ -35,14 +34,13 @@ describe('outbound app webhooks: one signed message per change, at least once, i
   const newUser = (what: string) => `awh-${what}-${++userSeq}-${Date.now().toString(36)}`;
 
   beforeAll(async () => {
-    // This test file's process posts the ledger entries (api and in-process workers): the
-    // composition roots set the threshold the same way from WALLET_LOW_BALANCE_THRESHOLD.
-    setWalletLowBalanceThreshold(LOW_BALANCE_THRESHOLD);
     receiver = await AppWebhookReceiver.start(secrets);
     ai = await FakeAiStudio.start();
     revenueCat = await FakeRevenueCat.start();
     stripe = await FakeStripe.start();
     stack = await TestStack.start({
+      // WALLET_LOW_BALANCE_THRESHOLD of the api and the workers, as their composition roots pass it.
+      lowBalanceThreshold: LOW_BALANCE_THRESHOLD,
       ports: {
         aiStudio: createAiStudioClient({ baseUrl: ai.url, apiKey: ai.apiKey, timeoutMs: 2_000 }),
         revenueCat: createRevenueCatApiClient({
@@ -60,7 +58,6 @@ describe('outbound app webhooks: one signed message per change, at least once, i
     await ai?.stop();
     await revenueCat?.stop();
     await stripe?.stop();
-    setWalletLowBalanceThreshold(undefined);
   });
   afterEach(async () => {
     await stack.stopWorkers();
@@ -99,12 +96,11 @@ describe('outbound app webhooks: one signed message per change, at least once, i
 
   const acceptedFor = (userId: string) => receiver.accepted.filter((delivery) => delivery.body.data.userId === userId);
 
+  // Written as the stack's api writes (no hand-off in this file: the relay hands these off).
   const grant = (userId: string, amount: number, tag: string) =>
-    stack.db
-      .transaction()
-      .execute((trx) =>
-        postLedgerEntry(trx, { userId, reference: `test:awh:${userId}:${tag}`, amount, reason: 'test_grant' }),
-      );
+    stack.transaction((trx) =>
+      postLedgerEntry(trx, { userId, reference: `test:awh:${userId}:${tag}`, amount, reason: 'test_grant' }),
+    );
 
   const studioRequest = async (userId: string, body: Json) => {
     const response = await stack.apiRequest(`/v1/users/${userId}/studio/requests`, { method: 'POST', body });

@@ -1,5 +1,11 @@
-import { postLedgerEntry, queueCatalog, toWebhookId } from '@tally/billing-core';
-import { createTestDatabase, type TestDatabase, testRedisUrl, uniqueQueuePrefix } from '@tally/billing-core/testing';
+import { inOutboxTransaction, postLedgerEntry, queueCatalog, toWebhookId } from '@tally/billing-core';
+import {
+  createTestDatabase,
+  type TestDatabase,
+  testOutbox,
+  testRedisUrl,
+  uniqueQueuePrefix,
+} from '@tally/billing-core/testing';
 import { createProducerQueue, createRedisConnection } from '@tally/platform';
 import { runCli } from '../support/built-process';
 
@@ -15,11 +21,9 @@ describe('tally app-webhooks list|show|redeliver: tables, --json as the admin AP
     database = await createTestDatabase();
     env = { DATABASE_URL: database.url, REDIS_URL: testRedisUrl(), QUEUE_PREFIX: prefix };
     for (const amount of [11, 12]) {
-      await database.db
-        .transaction()
-        .execute((trx) =>
-          postLedgerEntry(trx, { userId, reference: `test:cli:${amount}`, amount, reason: 'test_grant' }),
-        );
+      await inOutboxTransaction(database.db, testOutbox, (trx) =>
+        postLedgerEntry(trx, { userId, reference: `test:cli:${amount}`, amount, reason: 'test_grant' }),
+      );
     }
     await database.db
       .updateTable('app_webhook_messages')

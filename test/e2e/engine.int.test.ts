@@ -161,7 +161,7 @@ describe('the engine the flows plug into', () => {
 
   it('parks an event whose reference already posts another amount, and says why', async () => {
     // A bug elsewhere already used this event's reference for a different amount.
-    await stack.db.transaction().execute((trx) =>
+    await stack.transaction((trx) =>
       postLedgerEntry(trx, {
         userId: 'conflict-user',
         reference: references.revenuecatEvent('rc-conflict-1'),
@@ -199,7 +199,7 @@ describe('the engine the flows plug into', () => {
 
   it('parks an event whose reference already posts the same amount to another user, and says why', async () => {
     // The same reference and amount, but another user's wallet: never "already posted".
-    await stack.db.transaction().execute((trx) =>
+    await stack.transaction((trx) =>
       postLedgerEntry(trx, {
         userId: 'conflict-other-user',
         reference: references.revenuecatEvent('rc-conflict-2'),

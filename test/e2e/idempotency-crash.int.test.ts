@@ -1,5 +1,5 @@
-import { IDEMPOTENCY_KEY_LOCK_NAMESPACE, lockStudioUser, postLedgerEntry } from '@tally/billing-core';
-import { createTestDatabase, type TestDatabase, uniqueQueuePrefix } from '@tally/billing-core/testing';
+import { IDEMPOTENCY_KEY_LOCK_NAMESPACE, inOutboxTransaction, lockStudioUser, postLedgerEntry } from '@tally/billing-core';
+import { createTestDatabase, type TestDatabase, testOutbox, uniqueQueuePrefix } from '@tally/billing-core/testing';
 import { sql } from 'kysely';
 import { RunningProcess } from '../support/built-process';
 import { DisposableRedis } from '../support/redis-server';
@@ -76,11 +76,9 @@ describe('Idempotency-Key across an api crash: the retry replays what committed 
       const free = await post(baseUrl, studioPath(userId), { kind: 'music', durationSeconds: 5, input: { i } });
       expect(free.status).toBe(202);
     }
-    await database.db
-      .transaction()
-      .execute((trx) =>
-        postLedgerEntry(trx, { userId, reference: `test:grant:${userId}`, amount: 40, reason: 'test_grant' }),
-      );
+    await inOutboxTransaction(database.db, testOutbox, (trx) =>
+      postLedgerEntry(trx, { userId, reference: `test:grant:${userId}`, amount: 40, reason: 'test_grant' }),
+    );
     return userId;
   };
 

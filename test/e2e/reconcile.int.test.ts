@@ -125,7 +125,7 @@ describe('Stripe reconciliation: backfill from the Events API and money rows che
     await sql`ALTER TABLE ledger_entries ENABLE TRIGGER ledger_entries_append_only_trg`.execute(stack.db);
     // A Stripe-looking credit that no inbox event explains.
     const orphanInvoice = stripeId('in');
-    await stack.db.transaction().execute(async (trx) => {
+    await stack.transaction(async (trx) => {
       await trx
         .insertInto('users')
         .values({ id: userId })
@@ -161,7 +161,7 @@ describe('Stripe reconciliation: backfill from the Events API and money rows che
   it('counts its window and the ledger grace period back from the clock it is given', async () => {
     const userId = stripeId('user');
     const orphanInvoice = stripeId('in');
-    await stack.db.transaction().execute(async (trx) => {
+    await stack.transaction(async (trx) => {
       await trx.insertInto('users').values({ id: userId }).execute();
       return postLedgerEntry(trx, { userId, reference: `stripe:invoice:${orphanInvoice}`, amount: 3, reason: 'test' });
     });

@@ -52,7 +52,7 @@ describe('a refund while a generation is in flight', () => {
     }
   }
   const failGeneration = (id: number) =>
-    failStudioRequest(stack.db, id, { code: 'ai_failed', message: 'test failure' });
+    failStudioRequest(stack.outboxDeps(), id, { code: 'ai_failed', message: 'test failure' });
   const refundPack = async (paymentIntent: string) =>
     finished(
       await stack.deliverStripe(
@@ -103,11 +103,9 @@ describe('a refund while a generation is in flight', () => {
     const userId = stripeId('user');
     const firstPack = await buyPack(userId);
     // 70 tokens consumed for good (a completed generation, say), then the pack is refunded.
-    await stack.db
-      .transaction()
-      .execute((trx) =>
-        postLedgerEntry(trx, { userId, reference: `test:spend:${userId}`, amount: -70, reason: 'test_spend' }),
-      );
+    await stack.transaction((trx) =>
+      postLedgerEntry(trx, { userId, reference: `test:spend:${userId}`, amount: -70, reason: 'test_spend' }),
+    );
     expect((await refundPack(firstPack)).outcome_detail).toContain('shortfall 70');
 
     await buyPack(userId);

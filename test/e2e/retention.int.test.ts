@@ -1,7 +1,12 @@
+import { createAppWebhookSender, postLedgerEntry } from '@tally/billing-core';
 import { sql } from 'kysely';
+import { workerEnvSchema } from '../../apps/worker/src/config';
+import { workerSettingsFrom } from '../../apps/worker/src/settings-from-config';
+import { newWebhookSecret } from '../support/fakes/app-webhook-receiver';
+import { freePort } from '../support/ports';
 import { TestStack } from '../support/stack';
 
-describe('retention: raw bodies of old finished events are pruned, rows and ledger stay', () => {
+describe('retention: raw bodies of old finished events are pruned, rows and ledger stay; old app webhook messages go', () => {
   let stack: TestStack;
   beforeAll(async () => {
     stack = await TestStack.start();
@@ -101,6 +106,76 @@ describe('retention: raw bodies of old finished events are pruned, rows and ledg
     expect(replay.status).toBe(409);
     const shown = await (await stack.apiRequest(`/admin/events/${ids.oldProcessed}`)).json();
     expect(shown).toMatchObject({ rawBody: null, source: 'webhook', rawBodyPrunedAt: expect.any(String) });
+    await stack.stopWorkers();
+  });
+
+  it('the retention role deletes app webhook messages past APP_WEBHOOK_RETENTION_DAYS: delivered ones, and undelivered ones without APP_WEBHOOK_URL', async () => {
+    // The worker's settings as its composition root makes them from the environment.
+    const settings = workerSettingsFrom(
+      workerEnvSchema.parse({ DATABASE_URL: 'postgres://unused', APP_WEBHOOK_RETENTION_DAYS: '7' }),
+    );
+    expect(settings.appWebhooks.retentionDays).toBe(7);
+    const userId = 'user-app-webhook-retention';
+    const ages = {
+      deliveredOld: ['delivered', 8],
+      deliveredRecent: ['delivered', 6],
+      failedOld: ['failed', 8],
+      pendingOld: ['pending', 8],
+      pendingRecent: ['pending', 6],
+    } as const;
+    const ids: Record<string, number> = {};
+    for (const [name, [status, daysAgo]] of Object.entries(ages)) {
+      const entry = await stack.transaction((trx) =>
+        postLedgerEntry(trx, { userId, reference: `test:retention:${name}`, amount: 1, reason: 'test_grant' }),
+      );
+      const message = await stack.db
+        .updateTable('app_webhook_messages')
+        .set({
+          status,
+          created_at: sql<Date>`now() - make_interval(days => ${daysAgo})`,
+          delivered_at: status === 'delivered' ? sql<Date>`now() - make_interval(days => ${daysAgo})` : null,
+        })
+        .where('ledger_entry_id', '=', entry.entry.id)
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      ids[name] = message.id;
+    }
+    const left = async () =>
+      (
+        await stack.db
+          .selectFrom('app_webhook_messages')
+          .select('id')
+          .where('user_id', '=', userId)
+          .orderBy('id')
+          .execute()
+      ).map((row) => row.id);
+    const retention = { ...settings.retention, intervalMs: 60_000 };
+
+    // With APP_WEBHOOK_URL (a sender): only delivered messages past the 7 days go.
+    const delivering = stack.startWorker({
+      roles: ['retention'],
+      retention,
+      appWebhooks: {
+        retentionDays: settings.appWebhooks.retentionDays,
+        sender: createAppWebhookSender({
+          url: `http://127.0.0.1:${await freePort()}/never-called`,
+          secrets: [newWebhookSecret()],
+          timeoutMs: 1_000,
+        }),
+      },
+    });
+    await delivering.loops.retention?.runOnce();
+    expect(await left()).toEqual([ids.deliveredRecent, ids.failedOld, ids.pendingOld, ids.pendingRecent]);
+    await stack.stopWorkers();
+
+    // Without it nothing will deliver the others: undelivered ones past the 7 days go too.
+    const writingOnly = stack.startWorker({
+      roles: ['retention'],
+      retention,
+      appWebhooks: { retentionDays: settings.appWebhooks.retentionDays, sender: undefined },
+    });
+    await writingOnly.loops.retention?.runOnce();
+    expect(await left()).toEqual([ids.deliveredRecent, ids.pendingRecent]);
     await stack.stopWorkers();
   });
 });

@@ -36,7 +36,7 @@ describe('Stripe chargebacks and subscription invoice refunds', () => {
   const post = (body: string) => stack.deliverStripe(body);
   const finished = (eventId: string) => stack.finishedInboxRow('stripe', eventId);
   const spend = (userId: string, tokens: number) =>
-    stack.db.transaction().execute((trx) =>
+    stack.transaction((trx) =>
       postLedgerEntry(trx, {
         userId,
         reference: `test:spend:${stripeId('s')}`,
@@ -271,7 +271,7 @@ describe('Stripe chargebacks and subscription invoice refunds', () => {
     await sql`UPDATE stripe_installments SET due_at = now() - interval '1 minute'
               WHERE invoice_id = ${invoiceId} AND sequence = 1`.execute(stack.db);
     // The loop is global: other tests' due rows may be granted in the same pass.
-    await grantDueInstallments(stack.db, { batchSize: 50, processingStaleAfterMs: 60_000, maxAttempts: 5 });
+    await grantDueInstallments(stack.outboxDeps(), { batchSize: 50, processingStaleAfterMs: 60_000, maxAttempts: 5 });
     expect((await stripeStateOf(stack.db, userId)).balance).toBe(200);
     return { invoiceId, paymentIntent };
   }
@@ -294,7 +294,9 @@ describe('Stripe chargebacks and subscription invoice refunds', () => {
     await sql`UPDATE stripe_installments SET due_at = now() - interval '1 minute' WHERE invoice_id = ${invoiceId}`.execute(
       stack.db,
     );
-    expect(await grantDueInstallments(stack.db, { batchSize: 50, processingStaleAfterMs: 0, maxAttempts: 5 })).toEqual({
+    expect(
+      await grantDueInstallments(stack.outboxDeps(), { batchSize: 50, processingStaleAfterMs: 0, maxAttempts: 5 }),
+    ).toEqual({
       claimed: 0,
       granted: 0,
       alreadyGranted: 0,

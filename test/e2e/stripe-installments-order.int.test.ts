@@ -56,7 +56,7 @@ describe('an annual invoice applied after its subscription was deleted', () => {
     // A year passes: every installment still scheduled would now be granted.
     await sql`UPDATE stripe_installments SET due_at = now() - interval '1 minute'
               WHERE subscription_id = ${subscriptionId}`.execute(stack.db);
-    await grantDueInstallments(stack.db, options);
+    await grantDueInstallments(stack.outboxDeps(), options);
     const state = await stripeStateOf(stack.db, userId);
     return { rows, state, invoiceId };
   }

@@ -289,15 +289,15 @@ describe('Stripe subscriptions', () => {
     );
     // Nothing is due yet: a loop pass grants nothing.
     const options = { batchSize: 50, processingStaleAfterMs: 60_000, maxAttempts: 5 };
-    await grantDueInstallments(stack.db, options);
+    await grantDueInstallments(stack.outboxDeps(), options);
     expect((await stripeStateOf(stack.db, userId)).balance).toBe(100);
 
     // Time passes (database clock): installments 1 and 2 are due. Two loops race on them.
     await sql`UPDATE stripe_installments SET due_at = now() - interval '1 minute'
               WHERE invoice_id = ${invoiceId} AND sequence IN (1, 2)`.execute(stack.db);
     const passes = await Promise.all([
-      grantDueInstallments(stack.db, options),
-      grantDueInstallments(stack.db, options),
+      grantDueInstallments(stack.outboxDeps(), options),
+      grantDueInstallments(stack.outboxDeps(), options),
     ]);
     expect(passes.reduce((sum, pass) => sum + pass.granted, 0)).toBe(2);
     // A third installment becomes due, then Stripe deletes the subscription.
@@ -313,8 +313,8 @@ describe('Stripe subscriptions', () => {
         ),
       ),
     ).toMatchObject({ status: 'processed', outcome_detail: expect.stringContaining('8 installments voided') });
-    await grantDueInstallments(stack.db, options);
-    await grantDueInstallments(stack.db, options);
+    await grantDueInstallments(stack.outboxDeps(), options);
+    await grantDueInstallments(stack.outboxDeps(), options);
 
     state = await stripeStateOf(stack.db, userId);
     const [first, second, third] = state.installments;
@@ -358,13 +358,13 @@ describe('Stripe subscriptions', () => {
                 due_at = now() - interval '2 hours', updated_at = now() - interval '1 hour'
               WHERE invoice_id = ${invoiceId} AND sequence = 1`.execute(stack.db);
     const options = { batchSize: 50, processingStaleAfterMs: 60_000, maxAttempts: 5 };
-    expect(await grantDueInstallments(stack.db, options)).toEqual({
+    expect(await grantDueInstallments(stack.outboxDeps(), options)).toEqual({
       claimed: 1,
       granted: 1,
       alreadyGranted: 0,
       failed: 0,
     });
-    expect(await grantDueInstallments(stack.db, options)).toEqual({
+    expect(await grantDueInstallments(stack.outboxDeps(), options)).toEqual({
       claimed: 0,
       granted: 0,
       alreadyGranted: 0,
@@ -409,7 +409,7 @@ describe('Stripe subscriptions', () => {
         .executeTakeFirstOrThrow();
     const conflict = `test: ledger refuses ${reference}`;
     const pass = (processingStaleAfterMs: number) =>
-      grantDueInstallments(stack.db, { batchSize: 50, processingStaleAfterMs, maxAttempts: 3 });
+      grantDueInstallments(stack.outboxDeps(), { batchSize: 50, processingStaleAfterMs, maxAttempts: 3 });
     const oneFailure = { claimed: 1, granted: 0, alreadyGranted: 0, failed: 1 };
     const nothing = { claimed: 0, granted: 0, alreadyGranted: 0, failed: 0 };
 
@@ -468,12 +468,11 @@ describe('Stripe subscriptions', () => {
       .executeTakeFirstOrThrow();
     // The installment's reference already credits someone else: no retry can ever grant it.
     const reference = `stripe:installment:${due.id}`;
-    await stack.db
-      .transaction()
-      .execute((trx) =>
-        postLedgerEntry(trx, { userId: otherUser, reference, amount: 100, reason: 'test_conflicting_grant' }),
-      );
-    const pass = () => grantDueInstallments(stack.db, { batchSize: 50, processingStaleAfterMs: 0, maxAttempts: 10 });
+    await stack.transaction((trx) =>
+      postLedgerEntry(trx, { userId: otherUser, reference, amount: 100, reason: 'test_conflicting_grant' }),
+    );
+    const pass = () =>
+      grantDueInstallments(stack.outboxDeps(), { batchSize: 50, processingStaleAfterMs: 0, maxAttempts: 10 });
     expect(await pass()).toEqual({ claimed: 1, granted: 0, alreadyGranted: 0, failed: 1 });
     expect(await pass()).toEqual({ claimed: 0, granted: 0, alreadyGranted: 0, failed: 0 });
     expect(
@@ -1066,7 +1065,7 @@ describe('Stripe subscriptions', () => {
 
     // Canceled is final at Stripe: once saved, no read (however late) brings it back.
     const save = (status: string | undefined, readAt: Date) =>
-      stack.db.transaction().execute((trx) =>
+      stack.transaction((trx) =>
         saveStripeSubscription(trx, {
           subscription: stripeSubscription({ ...annual, ...(status ? { status } : {}) }),
           userId,

@@ -4,6 +4,7 @@ import {
   createStudioRequest,
   failStudioRequest,
   lockStudioUser,
+  openOutbox,
   postLedgerEntry,
   processStudioRequest,
   references,
@@ -44,11 +45,9 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
   const newUser = () => `studio-user-${++userSeq}-${Date.now().toString(36)}`;
 
   const grant = (userId: string, amount: number) =>
-    stack.db
-      .transaction()
-      .execute((trx) =>
-        postLedgerEntry(trx, { userId, reference: `test:grant:${userId}:${amount}`, amount, reason: 'test_grant' }),
-      );
+    stack.transaction((trx) =>
+      postLedgerEntry(trx, { userId, reference: `test:grant:${userId}:${amount}`, amount, reason: 'test_grant' }),
+    );
 
   const post = (userId: string, body: unknown) =>
     stack.apiRequest(`/v1/users/${userId}/studio/requests`, { method: 'POST', body });
@@ -221,6 +220,7 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
     // Hold the new user's first credit open: every racer blocks on creating the same user, and
     // all are released at the same instant when it commits.
     const opening = await stack.db.startTransaction().execute();
+    openOutbox(opening, stack.outbox);
     await postLedgerEntry(opening, { userId, reference: `test:grant:${userId}:50`, amount: 50, reason: 'test_grant' });
     const racing = Promise.all(
       Array.from({ length: 8 }, (_, i) => postOk(userId, { kind: 'image_edit', input: { race: i } })),
@@ -434,17 +434,15 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
 
     const failure = { code: 'ai_failed', message: 'boom' };
     const outcomes = await Promise.all([
-      failStudioRequest(stack.db, id, failure),
-      failStudioRequest(stack.db, id, failure),
-      failStudioRequest(stack.db, id, failure),
+      failStudioRequest(stack.outboxDeps(), id, failure),
+      failStudioRequest(stack.outboxDeps(), id, failure),
+      failStudioRequest(stack.outboxDeps(), id, failure),
     ]);
     expect(outcomes.map((o) => o.kind).sort()).toEqual(['already-settled', 'already-settled', 'failed']);
-    const again = await stack.db
-      .transaction()
-      .execute(async (trx) => [
-        await refundStudioRequest(trx, { id, publicId: created.id }),
-        await refundStudioRequest(trx, { id, publicId: created.id }),
-      ]);
+    const again = await stack.transaction(async (trx) => [
+      await refundStudioRequest(trx, { id, publicId: created.id }),
+      await refundStudioRequest(trx, { id, publicId: created.id }),
+    ]);
     expect(again.map((r) => r.kind)).toEqual(['already-refunded', 'already-refunded']);
 
     const refunds = (await ledgerOf(stack.db, userId)).filter(
@@ -461,7 +459,7 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
     const created = await postOk(userId, { kind: 'image_edit', input: {} });
     const { id } = await row(created.id);
     await claimStudioRequest(stack.db, id);
-    expect(await failStudioRequest(stack.db, id, { code: 'ai_failed', message: 'x' })).toMatchObject({
+    expect(await failStudioRequest(stack.outboxDeps(), id, { code: 'ai_failed', message: 'x' })).toMatchObject({
       kind: 'failed',
       refund: 'no-debit',
     });
@@ -488,7 +486,7 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
     await worker.loops.relay?.runOnce();
     await Promise.all([
       worker.loops['studio-sweeper']?.runOnce(),
-      sweepStuckStudioRequests(stack.db, { stuckAfterMs: 300, batchSize: 10 }),
+      sweepStuckStudioRequests(stack.outboxDeps(), { stuckAfterMs: 300, batchSize: 10 }),
     ]);
     await worker.loops['studio-sweeper']?.runOnce();
 
@@ -517,7 +515,7 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
 
     const processing = processStudioRequest(
       {
-        db: stack.db,
+        ...stack.outboxDeps(),
         aiStudio: stack.ports.aiStudio,
         maxAttempts: defaultWorkerSettings.studio.maxAttempts,
         backoff: defaultWorkerSettings.studio.backoff,
@@ -526,7 +524,7 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
     );
     await eventually('the AI call to start', async () => ai.callsFor(created.id).length === 1);
     await sleep(250);
-    const swept = await sweepStuckStudioRequests(stack.db, { stuckAfterMs: 200, batchSize: 10 });
+    const swept = await sweepStuckStudioRequests(stack.outboxDeps(), { stuckAfterMs: 200, batchSize: 10 });
     expect(swept).toEqual([{ id, publicId: created.id, refund: 'refunded' }]);
 
     // The AI answers after the sweep: its completion loses, the result is discarded.
@@ -561,7 +559,12 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
       apiKey: 'k',
       timeoutMs: 1_000,
     });
-    const deps = { db: stack.db, aiStudio: unreachable, maxAttempts: 2, backoff: { baseDelayMs: 10, maxDelayMs: 10 } };
+    const deps = {
+      ...stack.outboxDeps(),
+      aiStudio: unreachable,
+      maxAttempts: 2,
+      backoff: { baseDelayMs: 10, maxDelayMs: 10 },
+    };
 
     const first = await processStudioRequest(deps, id);
     expect(first).toMatchObject({ kind: 'retry', code: 'ai_unreachable' });
@@ -608,7 +611,7 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
   it('a request whose hand-off to the queue failed is picked up by the relay and generated', async () => {
     const userId = newUser();
     const created = await createStudioRequest(
-      { db: stack.db, catalog: stack.catalog, clock: stack.clock },
+      { ...stack.outboxDeps(), catalog: stack.catalog, clock: stack.clock },
       { userId, kind: 'image_edit', input: { prompt: 'relay me' } },
     );
     if (created.kind !== 'created') throw new Error('expected a created request');

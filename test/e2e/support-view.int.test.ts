@@ -301,9 +301,9 @@ describe('the support view of a user with a subscription from each source, payme
     ).toMatchObject({ outcome_code: 'credited' });
 
     // The user spends 170 of 200 tokens, then the pack is refunded: 30 back, 70 short.
-    await stack.db
-      .transaction()
-      .execute((trx) => postLedgerEntry(trx, { userId, reference: 'test:full:spend', amount: -170, reason: 'spend' }));
+    await stack.transaction((trx) =>
+      postLedgerEntry(trx, { userId, reference: 'test:full:spend', amount: -170, reason: 'spend' }),
+    );
     expect(
       await postStripe(
         stripeEventBody('charge.refunded', stripeRefundedCharge({ id: chargeId, paymentIntent: paymentIntentId })),

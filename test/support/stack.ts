@@ -1,15 +1,19 @@
 import {
   type AppWebhookJob,
+  type AppWebhookOutbox,
   appWebhookSource,
   type Catalog,
   createInboxHandlers,
+  type DB,
   type EventPolicy,
   exampleCatalogPath,
   type InboxHandlers,
   type InboxJob,
   type InboxProcessorDeps,
   inboxRelaySource,
+  inOutboxTransaction,
   loadCatalog,
+  type OutboxDeps,
   type ProviderPorts,
   type RetryLaterSettings,
   type StudioJob,
@@ -17,6 +21,8 @@ import {
 } from '@tally/billing-core';
 import { createTestDatabase, type TestDatabase, testRedisUrl, uniqueQueuePrefix } from '@tally/billing-core/testing';
 import {
+  type CommittedRowsHandOff,
+  createCommittedRowsHandOff,
   createLogger,
   createProducerQueue,
   createRedisConnection,
@@ -30,7 +36,7 @@ import {
   waitUntilReady,
 } from '@tally/platform';
 import type { Redis } from 'ioredis';
-import { sql } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import Stripe from 'stripe';
 import { createApiMetrics } from '../../apps/api/src/api-metrics';
 import { createApiApp } from '../../apps/api/src/app';
@@ -97,6 +103,13 @@ export interface TestStackOptions {
   /** The api's failure-only key-check limiter (off unless given). */
   apiFailedAuthLimit?: { limit: number; windowMs: number };
   http?: Omit<HttpServerOptions, 'host'>;
+  /** WALLET_LOW_BALANCE_THRESHOLD of the api, the workers and stack.transaction (default unset). */
+  lowBalanceThreshold?: number;
+  /**
+   * The api hands the messages it writes to the app-webhooks queue after commit, as with
+   * APP_WEBHOOK_URL set (default false: they wait for the relay). Workers do when given a sender.
+   */
+  appWebhookHandOff?: boolean;
 }
 
 /** Tests accept both environments unless they test the policy itself. */
@@ -157,6 +170,14 @@ export class TestStack {
    */
   verifyRevenueCatPurchases = false;
   apiFailedAuthLimit: { limit: number; windowMs: number } | undefined;
+  /** WALLET_LOW_BALANCE_THRESHOLD of every process of the stack. */
+  lowBalanceThreshold: number | undefined;
+  private apiAppWebhookHandOff: CommittedRowsHandOff | undefined;
+  /**
+   * The api's app webhook outbox (its threshold, and its hand-off with `appWebhookHandOff`); tests
+   * that write money or messages directly use it through transaction() and outboxDeps().
+   */
+  outbox!: AppWebhookOutbox;
 
   constructor(
     private readonly redisUrl = testRedisUrl(),
@@ -171,7 +192,8 @@ export class TestStack {
     if (options.verifyRevenueCatPurchases !== undefined)
       stack.verifyRevenueCatPurchases = options.verifyRevenueCatPurchases;
     stack.apiFailedAuthLimit = options.apiFailedAuthLimit;
-    await stack.init();
+    stack.lowBalanceThreshold = options.lowBalanceThreshold;
+    await stack.init(options.appWebhookHandOff ?? false);
     return stack;
   }
 
@@ -188,14 +210,32 @@ export class TestStack {
   /** What processInboxEvent needs, for tests that drive the engine directly. */
   processorDeps(overrides: Partial<InboxProcessorDeps> = {}): InboxProcessorDeps {
     const { maxAttempts, backoff, retryLater } = defaultWorkerSettings.inbox;
-    return { db: this.db, handlers: this.handlers(), maxAttempts, backoff, retryLater, ...overrides };
+    return {
+      db: this.db,
+      outbox: this.outbox,
+      handlers: this.handlers(),
+      maxAttempts,
+      backoff,
+      retryLater,
+      ...overrides,
+    };
+  }
+
+  /** The database and the api's outbox, for tests that call a use case that writes messages. */
+  outboxDeps(): OutboxDeps {
+    return { db: this.db, outbox: this.outbox };
+  }
+
+  /** One transaction with the api's outbox, for tests that post ledger entries or messages directly. */
+  transaction<T>(work: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
+    return inOutboxTransaction(this.db, this.outbox, work);
   }
 
   get db() {
     return this.database.db;
   }
 
-  private async init(): Promise<void> {
+  private async init(appWebhookHandOff: boolean): Promise<void> {
     this.database = await createTestDatabase();
     this.producer = createRedisConnection(this.redisUrl, 'producer');
     this.queue = createProducerQueue(this.producer, this.prefix, inboxRelaySource.queue);
@@ -204,6 +244,15 @@ export class TestStack {
     // Like ingest's main: let the producer connect before the first webhook. A test that plays a
     // Redis outage stops Redis after this.
     await waitUntilReady(this.producer, 10_000);
+    this.apiAppWebhookHandOff = appWebhookHandOff
+      ? createCommittedRowsHandOff({
+          queue: this.appWebhookQueue,
+          source: appWebhookSource,
+          db: this.db,
+          logger: silent,
+        })
+      : undefined;
+    this.outbox = { lowBalanceThreshold: this.lowBalanceThreshold, handOff: this.apiAppWebhookHandOff?.handOff };
     const readiness = {
       postgres: async () => {
         await sql`SELECT 1`.execute(this.db);
@@ -240,6 +289,7 @@ export class TestStack {
     this.api = await startHttpServer(
       createApiApp({
         db: this.db,
+        outbox: this.outbox,
         logger: silent,
         metrics: createApiMetrics(),
         appApiKeys: [appKey],
@@ -304,6 +354,7 @@ export class TestStack {
           concurrency: settings.appWebhooks?.concurrency ?? defaults.appWebhooks.concurrency,
           retryScheduleMs: settings.appWebhooks?.retryScheduleMs ?? defaults.appWebhooks.retryScheduleMs,
           retentionDays: settings.appWebhooks?.retentionDays ?? defaults.appWebhooks.retentionDays,
+          lowBalanceThreshold: settings.appWebhooks?.lowBalanceThreshold ?? this.lowBalanceThreshold,
         },
         retention: settings.retention ?? defaults.retention,
         reconcile: settings.reconcile
@@ -399,6 +450,7 @@ export class TestStack {
     await this.ingest?.close();
     await this.inbox?.drain();
     await this.api?.close();
+    await this.apiAppWebhookHandOff?.drain();
     await this.queue?.obliterate({ force: true }).catch(() => undefined);
     await this.queue?.close().catch(() => undefined);
     await this.studioQueue?.obliterate({ force: true }).catch(() => undefined);

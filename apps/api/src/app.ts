@@ -1,4 +1,11 @@
-import { type Catalog, type DB, isDatabaseUnavailableError, queueCatalog, type StripeApi } from '@tally/billing-core';
+import {
+  type AppWebhookOutbox,
+  type Catalog,
+  type DB,
+  isDatabaseUnavailableError,
+  queueCatalog,
+  type StripeApi,
+} from '@tally/billing-core';
 import {
   createFailedAuthLimiter,
   createHealthRoutes,
@@ -34,6 +41,11 @@ import { createWalletRoutes } from './routes/v1/wallet-routes';
 
 export interface ApiAppDeps {
   db: Kysely<DB>;
+  /**
+   * How the api writes app webhook messages (studio debits, top-ups, subscription syncs): the
+   * low-balance threshold, and with APP_WEBHOOK_URL the hand-off to the app-webhooks queue after commit.
+   */
+  outbox: AppWebhookOutbox;
   logger: Logger;
   metrics: ApiMetrics;
   appApiKeys: readonly string[];
@@ -48,7 +60,7 @@ export interface ApiAppDeps {
   /** Subscription reads and the on-demand RevenueCat sync; without it those routes answer 503. */
   subscriptions?: SubscriptionRoutesDeps['subscriptions'];
   /** AI Studio: catalog, clock and the studio queue hand-off. */
-  studio: Omit<StudioRouteDeps, 'db' | 'logger'>;
+  studio: Omit<StudioRouteDeps, 'db' | 'outbox' | 'logger'>;
   /** Top-ups need the catalog and the Stripe API; without them those routes answer 503. */
   catalog?: Catalog;
   stripe?: StripeApi | undefined;
@@ -112,7 +124,7 @@ export function createApiApp(deps: ApiAppDeps): Express {
           }),
           createWalletRoutes(deps),
           createSubscriptionRoutes(deps),
-          createStudioRoutes({ db: deps.db, logger: deps.logger, ...deps.studio }),
+          createStudioRoutes({ db: deps.db, outbox: deps.outbox, logger: deps.logger, ...deps.studio }),
           createTopupRoutes(deps),
         ]),
       );

@@ -1,4 +1,5 @@
 import {
+  appWebhookUrlSetting,
   baseEnvSchema,
   nonEmptyCsvList,
   paymentEnvironmentsSetting,
@@ -31,6 +32,11 @@ export const apiEnvSchema = baseEnvSchema
     API_FAILED_AUTH_WINDOW_MS: positiveInt(60_000),
     /** The api posts ledger entries too (studio debits, top-ups): docs/app-webhooks.md. */
     WALLET_LOW_BALANCE_THRESHOLD: walletLowBalanceThresholdSetting,
+    /**
+     * Set (as on the workers): the messages the api writes are handed to the app-webhooks queue
+     * right after their commit. Unset: they wait for the relay (which, without it, is off).
+     */
+    APP_WEBHOOK_URL: appWebhookUrlSetting,
   })
   // A key in both lists would let whoever holds that app key (a mobile or web client) reach /admin
   // and the queue dashboard. Which key is not said: the message must not print a secret.

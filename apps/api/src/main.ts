@@ -6,11 +6,11 @@ import {
   exampleCatalogPath,
   inboxRelaySource,
   loadCatalog,
-  setWalletLowBalanceThreshold,
   studioRelaySource,
   systemClock,
 } from '@tally/billing-core';
 import {
+  createCommittedRowsHandOff,
   createLogger,
   createProducerQueue,
   createRedisConnection,
@@ -30,7 +30,6 @@ import { apiEnvSchema } from './config';
 runMain('api', async () => {
   loadDotEnv();
   const config = parseEnv(apiEnvSchema, process.env);
-  setWalletLowBalanceThreshold(config.WALLET_LOW_BALANCE_THRESHOLD);
   const catalog = loadCatalog(config.CATALOG_PATH ?? exampleCatalogPath);
   const stripe = config.STRIPE_SECRET_KEY
     ? createStripeApi({
@@ -54,9 +53,21 @@ runMain('api', async () => {
   if (!(await waitUntilReady(redis, 5_000))) {
     logger.warn('Redis is not reachable yet; accepted events wait for the relay until it is');
   }
+  // With APP_WEBHOOK_URL, the messages of a studio debit, a top-up or a sync go to the
+  // app-webhooks queue right after their commit (the relay covers a hand-off that fails).
+  const appWebhookHandOff =
+    config.APP_WEBHOOK_URL === undefined
+      ? undefined
+      : createCommittedRowsHandOff({
+          queue: appWebhookQueue,
+          source: appWebhookSource,
+          db: database.db,
+          logger,
+        });
 
   const app = createApiApp({
     db: database.db,
+    outbox: { lowBalanceThreshold: config.WALLET_LOW_BALANCE_THRESHOLD, handOff: appWebhookHandOff?.handOff },
     logger,
     metrics,
     appApiKeys: config.APP_API_KEYS,
@@ -112,6 +123,7 @@ runMain('api', async () => {
     stop: async () => {
       await server.close();
       await closeApiApp(app);
+      await appWebhookHandOff?.drain();
       await queue.close().catch(() => undefined);
       await studioQueue.close().catch(() => undefined);
       await appWebhookQueue.close().catch(() => undefined);

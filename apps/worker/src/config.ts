@@ -1,5 +1,6 @@
 import { DEFAULT_RECONCILE_WINDOW_DAYS, STRIPE_EVENTS_MAX_WINDOW_DAYS } from '@tally/billing-core';
 import {
+  appWebhookUrlSetting,
   baseEnvSchema,
   booleanFlag,
   csvList,
@@ -102,7 +103,7 @@ export const workerEnvSchema = baseEnvSchema.extend({
   EMAIL_BACKOFF_MAX_MS: positiveInt(3600_000),
   // Outbound webhooks to the app (docs/app-webhooks.md, role 'app-webhooks'). Messages are written
   // whether or not APP_WEBHOOK_URL is set; they are delivered (and relayed) only when it is.
-  APP_WEBHOOK_URL: z.url({ message: 'must be a URL such as https://app.example.com/webhooks/tally' }).optional(),
+  APP_WEBHOOK_URL: appWebhookUrlSetting,
   /** Comma-separated `whsec_…` secrets; each signs every delivery (rotation). Required with APP_WEBHOOK_URL. */
   APP_WEBHOOK_SECRETS: csvList.pipe(
     z.array(z.string().regex(/^whsec_[A-Za-z0-9+/]+={0,2}$/, { message: 'each secret is whsec_ and base64' })),

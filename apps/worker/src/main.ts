@@ -8,7 +8,6 @@ import {
   exampleCatalogPath,
   loadCatalog,
   type ProviderPorts,
-  setWalletLowBalanceThreshold,
 } from '@tally/billing-core';
 import {
   ConfigError,
@@ -34,7 +33,6 @@ runMain('worker', async () => {
   if (studioProblems.length > 0) {
     throw new ConfigError(`invalid configuration:\n${studioProblems.map((problem) => `  - ${problem}`).join('\n')}`);
   }
-  setWalletLowBalanceThreshold(config.WALLET_LOW_BALANCE_THRESHOLD);
   const catalog = loadCatalog(config.CATALOG_PATH ?? exampleCatalogPath);
   const logger = createLogger({ name: 'worker', level: config.LOG_LEVEL });
   const database = createDb({

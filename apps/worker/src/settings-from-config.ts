@@ -51,6 +51,7 @@ export function workerSettingsFrom(config: WorkerConfig): WorkerRuntimeSettings 
       concurrency: config.APP_WEBHOOK_CONCURRENCY,
       retryScheduleMs: config.APP_WEBHOOK_RETRY_SCHEDULE_MS,
       retentionDays: config.APP_WEBHOOK_RETENTION_DAYS,
+      lowBalanceThreshold: config.WALLET_LOW_BALANCE_THRESHOLD,
     },
     retention: {
       intervalMs: config.RETENTION_INTERVAL_MS,

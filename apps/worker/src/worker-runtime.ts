@@ -1,5 +1,6 @@
-import type { DB, InboxHandlers } from '@tally/billing-core';
+import { type AppWebhookOutbox, appWebhookSource, type DB, type InboxHandlers } from '@tally/billing-core';
 import {
+  createCommittedRowsHandOff,
   createProducerQueue,
   createRedisConnection,
   type Logger,
@@ -63,8 +64,24 @@ export function startWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntime
     queues.set(definition.name, existing as ProducerQueue<unknown>);
     return existing as ProducerQueue<Payload>;
   };
+  // With a sender (APP_WEBHOOK_URL), every role hands the messages its transactions wrote to the
+  // app-webhooks queue right after each commit, so they leave at once instead of at the relay's
+  // next pass. Without one nothing consumes that queue: the messages are written and left alone.
+  const appWebhookHandOff = options.ports.appWebhookSender
+    ? createCommittedRowsHandOff({
+        queue: producerQueue(appWebhookSource.queue),
+        source: appWebhookSource,
+        db: options.db,
+        logger: options.logger,
+      })
+    : undefined;
+  const outbox: AppWebhookOutbox = {
+    lowBalanceThreshold: options.settings.appWebhooks.lowBalanceThreshold,
+    handOff: appWebhookHandOff?.handOff,
+  };
   const context = {
     db: options.db,
+    outbox,
     handlers: options.handlers,
     logger: options.logger,
     metrics,
@@ -76,6 +93,7 @@ export function startWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntime
   };
   const handles = new Map<WorkerRole, RoleHandle>();
   const closeConnections = async () => {
+    await appWebhookHandOff?.drain();
     await Promise.all([...queues.values()].map((queue) => queue.close().catch(() => undefined)));
     workerConnection.disconnect();
     producerConnection.disconnect();

@@ -1,6 +1,5 @@
-import { type DB, type GrantInstallmentsOptions, grantDueInstallments } from '@tally/billing-core';
+import { type GrantInstallmentsOptions, grantDueInstallments, type OutboxDeps } from '@tally/billing-core';
 import type { Logger } from '@tally/platform';
-import type { Kysely } from 'kysely';
 import { type PeriodicLoop, runPeriodic } from './run-periodic';
 
 export interface InstallmentsLoopOptions extends GrantInstallmentsOptions {
@@ -9,7 +8,7 @@ export interface InstallmentsLoopOptions extends GrantInstallmentsOptions {
 
 /** Grants due annual-plan installments every intervalMs (any number of replicas: SKIP LOCKED claims). */
 export function startInstallmentsLoop(
-  deps: { db: Kysely<DB>; logger: Logger },
+  deps: OutboxDeps & { logger: Logger },
   options: InstallmentsLoopOptions,
 ): PeriodicLoop {
   return runPeriodic(
@@ -17,7 +16,7 @@ export function startInstallmentsLoop(
     options.intervalMs,
     async () => {
       for (;;) {
-        const result = await grantDueInstallments(deps.db, options);
+        const result = await grantDueInstallments(deps, options);
         if (result.claimed > 0) deps.logger.info({ ...result }, 'installments pass');
         if (result.claimed < options.batchSize) return;
       }

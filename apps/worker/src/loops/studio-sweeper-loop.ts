@@ -1,6 +1,5 @@
-import { type DB, type SweepStudioOptions, sweepStuckStudioRequests } from '@tally/billing-core';
+import { type OutboxDeps, type SweepStudioOptions, sweepStuckStudioRequests } from '@tally/billing-core';
 import type { Logger } from '@tally/platform';
-import type { Kysely } from 'kysely';
 import { type PeriodicLoop, runPeriodic } from './run-periodic';
 
 export interface StudioSweeperOptions extends SweepStudioOptions {
@@ -9,7 +8,7 @@ export interface StudioSweeperOptions extends SweepStudioOptions {
 
 /** Every intervalMs: fail and refund studio requests stuck in processing (their worker died). */
 export function startStudioSweeperLoop(
-  deps: { db: Kysely<DB>; logger: Logger },
+  deps: OutboxDeps & { logger: Logger },
   options: StudioSweeperOptions,
 ): PeriodicLoop {
   return runPeriodic(
@@ -17,7 +16,7 @@ export function startStudioSweeperLoop(
     options.intervalMs,
     async () => {
       for (;;) {
-        const swept = await sweepStuckStudioRequests(deps.db, options);
+        const swept = await sweepStuckStudioRequests(deps, options);
         for (const request of swept) {
           deps.logger.warn(
             { studioRequestId: request.id, requestId: request.publicId, refund: request.refund },

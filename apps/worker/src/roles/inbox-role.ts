@@ -5,10 +5,10 @@ import type { WorkerRoleDefinition } from './worker-role';
 /** `inbox`: the consumer of the inbox queue (processInboxEvent), the webhook engine. */
 export const inboxRole: WorkerRoleDefinition = {
   metricFamilies: ['inbox'],
-  start({ db, handlers, logger, metrics, settings, workerConnection, queuePrefix }) {
+  start({ db, outbox, handlers, logger, metrics, settings, workerConnection, queuePrefix }) {
     const { concurrency, ...retries } = settings.inbox;
     const worker = createInboxWorker(
-      { db, handlers, ...retries, logger, metrics },
+      { db, outbox, handlers, ...retries, logger, metrics },
       { connection: workerConnection, prefix: queuePrefix, concurrency, lockDurationMs: settings.lockDurationMs },
     );
     return consumerHandle(worker, settings.drainTimeoutMs, logger);

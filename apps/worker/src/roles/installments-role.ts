@@ -5,5 +5,6 @@ import type { WorkerRoleDefinition } from './worker-role';
 /** `installments`: grants the due installments of annual plans. */
 export const installmentsRole: WorkerRoleDefinition = {
   metricFamilies: [],
-  start: ({ db, logger, settings }) => loopHandle(startInstallmentsLoop({ db, logger }, settings.installments)),
+  start: ({ db, outbox, logger, settings }) =>
+    loopHandle(startInstallmentsLoop({ db, outbox, logger }, settings.installments)),
 };

@@ -5,10 +5,10 @@ import type { WorkerRoleDefinition } from './worker-role';
 /** `studio`: the consumer of the AI Studio queue (processStudioRequest); see docs/studio.md. */
 export const studioRole: WorkerRoleDefinition = {
   metricFamilies: [],
-  start({ db, logger, settings, ports, workerConnection, queuePrefix }) {
+  start({ db, outbox, logger, settings, ports, workerConnection, queuePrefix }) {
     const { concurrency, maxAttempts, backoff } = settings.studio;
     const worker = createStudioWorker(
-      { db, aiStudio: ports.aiStudio, maxAttempts, backoff, logger },
+      { db, outbox, aiStudio: ports.aiStudio, maxAttempts, backoff, logger },
       { connection: workerConnection, prefix: queuePrefix, concurrency, lockDurationMs: settings.lockDurationMs },
     );
     return consumerHandle(worker, settings.drainTimeoutMs, logger);

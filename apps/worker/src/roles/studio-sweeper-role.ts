@@ -5,5 +5,6 @@ import type { WorkerRoleDefinition } from './worker-role';
 /** `studio-sweeper`: fails and refunds studio requests stuck in processing (their worker died). */
 export const studioSweeperRole: WorkerRoleDefinition = {
   metricFamilies: [],
-  start: ({ db, logger, settings }) => loopHandle(startStudioSweeperLoop({ db, logger }, settings.studioSweeper)),
+  start: ({ db, outbox, logger, settings }) =>
+    loopHandle(startStudioSweeperLoop({ db, outbox, logger }, settings.studioSweeper)),
 };

@@ -1,4 +1,12 @@
-import type { AiStudioService, AppWebhookSender, DB, InboxHandlers, Mailer, StripeApi } from '@tally/billing-core';
+import type {
+  AiStudioService,
+  AppWebhookOutbox,
+  AppWebhookSender,
+  DB,
+  InboxHandlers,
+  Mailer,
+  StripeApi,
+} from '@tally/billing-core';
 import type { Logger, ProducerQueue, QueueDefinition } from '@tally/platform';
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
@@ -16,7 +24,7 @@ export interface WorkerPorts {
   mailer: Mailer | undefined;
   /**
    * The signed POST to APP_WEBHOOK_URL (docs/app-webhooks.md). Undefined (no URL): app webhook
-   * messages are only written; nothing delivers or relays them, and retention prunes them.
+   * messages are only written; nothing hands off, delivers or relays them, and retention prunes them.
    */
   appWebhookSender: AppWebhookSender | undefined;
 }
@@ -24,6 +32,11 @@ export interface WorkerPorts {
 /** What every role starts from: the process's shared connections, settings and clients. */
 export interface RoleContext {
   db: Kysely<DB>;
+  /**
+   * How this process's roles write app webhook messages: the low-balance threshold, and (with a
+   * sender) the hand-off of each transaction's messages to the app-webhooks queue after its commit.
+   */
+  outbox: AppWebhookOutbox;
   /** Built by the composition root from ports (createInboxHandlers). */
   handlers: InboxHandlers;
   logger: Logger;

@@ -21,8 +21,16 @@ export interface WorkerRuntimeSettings {
   studioSweeper: StudioSweeperOptions;
   installments: InstallmentsLoopOptions;
   email: { concurrency: number; maxAttempts: number; backoff: BackoffSettings };
-  /** The app-webhooks role's consumer and schedule, and the retention of delivered messages. */
-  appWebhooks: { concurrency: number; retryScheduleMs: readonly number[]; retentionDays: number };
+  /**
+   * The app-webhooks role's consumer and schedule, the retention of delivered messages, and the
+   * low-balance threshold of the messages every role writes (WALLET_LOW_BALANCE_THRESHOLD).
+   */
+  appWebhooks: {
+    concurrency: number;
+    retryScheduleMs: readonly number[];
+    retentionDays: number;
+    lowBalanceThreshold: number | undefined;
+  };
   retention: RetentionLoopOptions;
   reconcile: ReconcileLoopOptions;
 }

@@ -1,6 +1,7 @@
 import { sql, type Transaction } from 'kysely';
 import type { DB } from '../db/schema';
 import { ensureWallet } from '../ledger/ensure-wallet';
+import { type TransactionOutbox, transactionOutbox } from '../outbox/app-webhook-outbox';
 import type { FlowAppWebhookMessage } from './app-webhook-message-types';
 
 /**
@@ -9,21 +10,30 @@ import type { FlowAppWebhookMessage } from './app-webhook-message-types';
  * the wallet if missing) and holds it to commit: every message writer does, so one user's
  * message ids are in commit order, which the delivery gate relies on. Not idempotent: the caller
  * writes it only when its change happened (a conditional update that matched, a state that
- * differs).
+ * differs). `trx` must have been opened with the process's outbox (inOutboxTransaction), which
+ * hands the message off after commit.
  */
 export async function writeAppWebhookMessage(trx: Transaction<DB>, message: FlowAppWebhookMessage): Promise<void> {
-  if (await insertUnderWalletLock(trx, message)) return;
+  const outbox = transactionOutbox(trx);
+  if (await insertUnderWalletLock(trx, outbox, message)) return;
   await ensureWallet(trx, message.userId);
-  if (!(await insertUnderWalletLock(trx, message))) {
+  if (!(await insertUnderWalletLock(trx, outbox, message))) {
     throw new Error(`wallet ${message.userId} was created but cannot be locked`);
   }
 }
 
-async function insertUnderWalletLock(trx: Transaction<DB>, message: FlowAppWebhookMessage): Promise<boolean> {
+async function insertUnderWalletLock(
+  trx: Transaction<DB>,
+  outbox: TransactionOutbox,
+  message: FlowAppWebhookMessage,
+): Promise<boolean> {
   const inserted = await sql<{ id: number }>`
     WITH wallet AS (SELECT user_id FROM wallets WHERE user_id = ${message.userId} FOR UPDATE)
-    INSERT INTO app_webhook_messages (user_id, type, data)
-    SELECT user_id, ${message.type}, ${JSON.stringify(message.data)}::jsonb FROM wallet
+    INSERT INTO app_webhook_messages (user_id, type, data, enqueued_at)
+    SELECT user_id, ${message.type}, ${JSON.stringify(message.data)}::jsonb,
+           CASE WHEN ${outbox.handsOff}::boolean THEN now() END
+      FROM wallet
     RETURNING id`.execute(trx);
+  outbox.written(inserted.rows.map((row) => row.id));
   return inserted.rows.length > 0;
 }

@@ -1,8 +1,10 @@
 import type { Kysely } from 'kysely';
 import { type Clock, systemClock } from '../clock';
-import { commitWith, rollbackWith, runInTransaction, type TransactionDecision } from '../db/run-in-transaction';
+import { commitWith, rollbackWith, type TransactionDecision } from '../db/run-in-transaction';
 import type { DB, InboxEventRow } from '../db/schema';
 import { ERROR_TEXT_MAX_LENGTH, isRetryable, RetryLaterError, toErrorText } from '../errors';
+import type { AppWebhookOutbox } from '../outbox/app-webhook-outbox';
+import { runInOutboxTransaction } from '../outbox/outbox-transaction';
 import { type BackoffSettings, computeBackoffDelayMs } from '../scheduling/backoff';
 import type { HandlerContext, InboxHandlers } from './inbox-handler';
 import {
@@ -33,6 +35,8 @@ export interface InboxProcessorDeps {
   db: Kysely<DB>;
   /** Built by the composition root from ports (createInboxHandlers); the engine knows no provider. */
   handlers: InboxHandlers;
+  /** The process's app webhook outbox: the effects' messages, handed off right after the commit. */
+  outbox: AppWebhookOutbox;
   clock?: Clock;
   /**
    * A row is parked (status `failed`) once this many attempts have started and not succeeded.
@@ -161,32 +165,36 @@ async function attemptInOneTransaction(deps: InboxProcessorDeps, inboxEventId: n
   const ctx: HandlerContext = { clock: deps.clock ?? systemClock };
   let read: InboxEventRow | undefined;
   try {
-    return await runInTransaction(deps.db, async (trx): Promise<TransactionDecision<OneTransactionAttempt>> => {
-      const row = await lockUserAndReadInboxEvent(trx, inboxEventId);
-      if (row?.status !== 'received' || row.attempts !== 0) return rollbackWith(takeClaimedPath);
-      const handler = deps.handlers[row.provider];
-      read = row;
-      const local = handler.prepareWithoutIo?.(row, ctx);
-      if (!local) return rollbackWith(takeClaimedPath);
-      const result = await handler.apply(trx, row, local.prepared, ctx);
-      if (result.kind === 'retry-later') {
-        const error = new RetryLaterError(result.reason, { delayMs: result.delayMs });
-        return rollbackWith({ kind: 'retry-later', row, error });
-      }
-      const finished = await markInboxEventFinished(trx, inboxEventId, result, 'first-attempt');
-      // Another run claimed the row after our read: undo everything, the claimed path decides.
-      if (!finished) return rollbackWith(takeClaimedPath);
-      return commitWith({
-        kind: 'finished',
-        result: {
-          kind: result.kind,
-          row: { ...row, ...finished },
-          code: result.code,
-          detail: result.detail,
-          path: 'one-transaction',
-        },
-      });
-    });
+    return await runInOutboxTransaction(
+      deps.db,
+      deps.outbox,
+      async (trx): Promise<TransactionDecision<OneTransactionAttempt>> => {
+        const row = await lockUserAndReadInboxEvent(trx, inboxEventId);
+        if (row?.status !== 'received' || row.attempts !== 0) return rollbackWith(takeClaimedPath);
+        const handler = deps.handlers[row.provider];
+        read = row;
+        const local = handler.prepareWithoutIo?.(row, ctx);
+        if (!local) return rollbackWith(takeClaimedPath);
+        const result = await handler.apply(trx, row, local.prepared, ctx);
+        if (result.kind === 'retry-later') {
+          const error = new RetryLaterError(result.reason, { delayMs: result.delayMs });
+          return rollbackWith({ kind: 'retry-later', row, error });
+        }
+        const finished = await markInboxEventFinished(trx, inboxEventId, result, 'first-attempt');
+        // Another run claimed the row after our read: undo everything, the claimed path decides.
+        if (!finished) return rollbackWith(takeClaimedPath);
+        return commitWith({
+          kind: 'finished',
+          result: {
+            kind: result.kind,
+            row: { ...row, ...finished },
+            code: result.code,
+            detail: result.detail,
+            path: 'one-transaction',
+          },
+        });
+      },
+    );
   } catch (error) {
     if (read === undefined) return takeClaimedPath;
     if (error instanceof RetryLaterError) return { kind: 'retry-later', row: read, error };
@@ -227,7 +235,7 @@ async function runClaimedAttempt(
   let applied: ClaimedApply;
   try {
     const prepared = await handler.prepare(claimed, ctx);
-    applied = await runInTransaction(db, async (trx): Promise<TransactionDecision<ClaimedApply>> => {
+    applied = await runInOutboxTransaction(db, deps.outbox, async (trx): Promise<TransactionDecision<ClaimedApply>> => {
       const row = await lockUserAndInboxEvent(trx, inboxEventId, claimed.user_id);
       if (row.status !== 'processing' && row.status !== 'received') {
         return rollbackWith({ kind: 'skipped', status: row.status });

@@ -1,7 +1,8 @@
-import { type Kysely, sql } from 'kysely';
-import type { DB, StripeInstallmentRow } from '../db/schema';
+import { sql } from 'kysely';
+import type { StripeInstallmentRow } from '../db/schema';
 import { LedgerReferenceConflictError, toErrorText } from '../errors';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
+import { inOutboxTransaction, type OutboxDeps } from '../outbox/outbox-transaction';
 import { references } from '../references';
 
 export interface GrantInstallmentsOptions {
@@ -29,9 +30,10 @@ export interface GrantInstallmentsResult {
  * conflict, which no retry fixes: that row is parked (`failed`) at once. Never throws for one row.
  */
 export async function grantDueInstallments(
-  db: Kysely<DB>,
+  deps: OutboxDeps,
   options: GrantInstallmentsOptions,
 ): Promise<GrantInstallmentsResult> {
+  const { db } = deps;
   const stale = sql`now() - make_interval(secs => ${options.processingStaleAfterMs / 1000})`;
   const claimed = await sql<StripeInstallmentRow>`
     UPDATE stripe_installments SET
@@ -51,7 +53,7 @@ export async function grantDueInstallments(
     if (row.status !== 'processing') continue;
     result.claimed += 1;
     try {
-      const posted = await grantInstallment(db, row);
+      const posted = await grantInstallment(deps, row);
       if (posted === 'posted') result.granted += 1;
       else if (posted === 'already-posted') result.alreadyGranted += 1;
     } catch (error) {
@@ -80,10 +82,10 @@ export async function grantDueInstallments(
  * then finds it granted.
  */
 async function grantInstallment(
-  db: Kysely<DB>,
+  deps: OutboxDeps,
   row: StripeInstallmentRow,
 ): Promise<'posted' | 'already-posted' | 'voided'> {
-  return db.transaction().execute(async (trx) => {
+  return inOutboxTransaction(deps.db, deps.outbox, async (trx) => {
     const marked = await trx
       .updateTable('stripe_installments')
       .set({ status: 'granted', granted_at: sql`now()`, last_error: null, updated_at: sql`now()` })

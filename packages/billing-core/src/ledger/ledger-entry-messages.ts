@@ -1,17 +1,19 @@
 import { sql } from 'kysely';
+import type { TransactionOutbox } from '../outbox/app-webhook-outbox';
 
 /**
  * The part of postLedgerEntry's insert that writes the entry's messages, as a CTE over the CTE
  * `entry` (the ledger rows that statement inserted: none when the reference was already posted,
  * so a replay writes no message). One `wallet.credited` or `wallet.debited` per entry, and a
- * `wallet.balance_low` after it when the entry takes the balance from at least `threshold` to
- * below it. The caller holds the wallet lock (postLedgerEntry takes it before the insert).
+ * `wallet.balance_low` after it when the entry takes the balance from at least the outbox's
+ * threshold to below it. Returns the ids (the statement reads them from `entry_messages`). The
+ * caller holds the wallet lock (postLedgerEntry takes it before the insert).
  */
-export function ledgerEntryMessagesCte(threshold: number | undefined) {
-  const limit = threshold ?? null;
+export function ledgerEntryMessagesCte(outbox: Pick<TransactionOutbox, 'lowBalanceThreshold' | 'handsOff'>) {
+  const limit = outbox.lowBalanceThreshold ?? null;
   return sql`entry_messages AS (
-    INSERT INTO app_webhook_messages (user_id, type, ledger_entry_id, data, created_at)
-    SELECT e.user_id, m.type, m.ledger_entry_id, m.data, e.created_at
+    INSERT INTO app_webhook_messages (user_id, type, ledger_entry_id, data, created_at, enqueued_at)
+    SELECT e.user_id, m.type, m.ledger_entry_id, m.data, e.created_at, CASE WHEN ${outbox.handsOff}::boolean THEN now() END
       FROM entry e
      CROSS JOIN LATERAL (VALUES
        (1, CASE WHEN e.amount > 0 THEN 'wallet.credited' ELSE 'wallet.debited' END, e.id,
@@ -24,5 +26,6 @@ export function ledgerEntryMessagesCte(threshold: number | undefined) {
      ) AS m(ord, type, ledger_entry_id, data)
      WHERE m.ord = 1
         OR (${limit}::bigint IS NOT NULL AND e.balance_before >= ${limit}::bigint AND e.balance_after < ${limit}::bigint)
-     ORDER BY m.ord)`;
+     ORDER BY m.ord
+    RETURNING id)`;
 }

@@ -1,5 +1,7 @@
 import { sql } from 'kysely';
 import { InsufficientBalanceError } from '../errors';
+import { inOutboxTransaction } from '../outbox/outbox-transaction';
+import { testOutbox } from '../testing/test-outbox';
 import { createTestDatabase, type TestDatabase } from '../testing/test-services';
 import { postLedgerEntry } from './post-ledger-entry';
 import { findWallet, listLedgerEntries } from './read-wallet';
@@ -13,7 +15,9 @@ describe('the ledger', () => {
   afterAll(() => database.drop());
 
   const post = (userId: string, reference: string, amount: number) =>
-    database.db.transaction().execute((trx) => postLedgerEntry(trx, { userId, reference, amount, reason: 'test' }));
+    inOutboxTransaction(database.db, testOutbox, (trx) =>
+      postLedgerEntry(trx, { userId, reference, amount, reason: 'test' }),
+    );
 
   it('keeps the wallet balance equal to the sum of its entries, with before/after balances chained', async () => {
     await post('sum-user', 'test:credit:1', 100);

@@ -1,9 +1,9 @@
 import { sql, type Transaction } from 'kysely';
 import type { DB, LedgerEntryRow } from '../db/schema';
 import { InsufficientBalanceError, LedgerReferenceConflictError } from '../errors';
+import { transactionOutbox } from '../outbox/app-webhook-outbox';
 import { ensureWallet } from './ensure-wallet';
 import { ledgerEntryMessagesCte } from './ledger-entry-messages';
-import { walletLowBalanceThreshold } from './low-balance-threshold';
 
 export interface LedgerPosting {
   userId: string;
@@ -29,8 +29,9 @@ export type PostLedgerEntryResult =
  * same reference (another replica, a replay, a retried job) changes nothing and returns the
  * first entry as `already-posted`. The database trigger moves the cached wallet balance to
  * balance_after. The same statement writes the entry's app webhook messages (wallet.credited or
- * wallet.debited, and wallet.balance_low on a crossing of the threshold): only for an entry it
- * posts, never for `already-posted`.
+ * wallet.debited, and wallet.balance_low on a crossing of the outbox's threshold): only for an
+ * entry it posts, never for `already-posted`. `trx` must have been opened with the process's
+ * outbox (inOutboxTransaction; OutboxNotOpenError otherwise), which hands them off after commit.
  *
  * Idempotent by reference. Throws LedgerReferenceConflictError when the reference already posts
  * a different user or amount (never a silent "already posted"), InsufficientBalanceError when a
@@ -40,6 +41,7 @@ export async function postLedgerEntry(trx: Transaction<DB>, posting: LedgerPosti
   if (!Number.isSafeInteger(posting.amount) || posting.amount === 0) {
     throw new RangeError(`ledger amount must be a non-zero whole number of tokens, got ${posting.amount}`);
   }
+  const outbox = transactionOutbox(trx);
   // One round trip in the common case: lock the wallet and look the reference up together. A
   // wallet that does not exist yet is created, then locked.
   let locked = await lockWalletAndFindReference(trx, posting);
@@ -55,19 +57,26 @@ export async function postLedgerEntry(trx: Transaction<DB>, posting: LedgerPosti
   if (balanceAfter < 0) throw new InsufficientBalanceError(posting.userId, wallet.balance, -posting.amount);
 
   // The entry and its app webhook messages in one statement: a message exists only for an entry
-  // this statement inserted, and costs no round trip of its own.
+  // this statement inserted, and costs no round trip of its own (nor do their ids, read back for
+  // the hand-off after commit).
   const inserted = (
-    await sql<LedgerEntryRow>`
+    await sql<LedgerEntryRow & { app_webhook_message_ids: string[] | null }>`
       WITH entry AS (
         INSERT INTO ledger_entries (user_id, reference, amount, balance_before, balance_after, reason, inbox_event_id)
         VALUES (${posting.userId}, ${posting.reference}, ${posting.amount}, ${wallet.balance}, ${balanceAfter},
                 ${posting.reason}, ${posting.inboxEventId ?? null})
         ON CONFLICT (reference) DO NOTHING
         RETURNING *),
-      ${ledgerEntryMessagesCte(walletLowBalanceThreshold())}
-      SELECT * FROM entry`.execute(trx)
+      ${ledgerEntryMessagesCte(outbox)}
+      SELECT entry.*, (SELECT array_agg(id ORDER BY id) FROM entry_messages) AS app_webhook_message_ids
+        FROM entry`.execute(trx)
   ).rows[0];
-  if (inserted) return { kind: 'posted', entry: inserted };
+  if (inserted) {
+    const { app_webhook_message_ids: messageIds, ...entry } = inserted;
+    // int8[] comes back as strings (the pool's int8 parser covers scalars only); ids stay far below 2^53.
+    outbox.written((messageIds ?? []).map(Number));
+    return { kind: 'posted', entry };
+  }
 
   // Another transaction committed the same reference (for another wallet) after our look-up.
   const winner = await findEntryByReference(trx, posting.reference);

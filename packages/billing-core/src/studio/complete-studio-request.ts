@@ -1,6 +1,7 @@
-import { type Kysely, sql } from 'kysely';
+import { sql } from 'kysely';
 import { writeAppWebhookMessage } from '../app-webhooks/write-app-webhook-message';
-import type { DB, StudioRequestRow, StudioRequestStatus } from '../db/schema';
+import type { StudioRequestRow, StudioRequestStatus } from '../db/schema';
+import { inOutboxTransaction, type OutboxDeps } from '../outbox/outbox-transaction';
 import { studioRequestMessage } from './studio-request-message';
 
 export type CompleteStudioRequestResult =
@@ -19,11 +20,11 @@ export type CompleteStudioRequestResult =
  * moves no money (the debit was taken when the request was created).
  */
 export async function completeStudioRequest(
-  db: Kysely<DB>,
+  deps: OutboxDeps,
   id: number,
   result: unknown,
 ): Promise<CompleteStudioRequestResult> {
-  return db.transaction().execute(async (trx) => {
+  return inOutboxTransaction(deps.db, deps.outbox, async (trx) => {
     const completed = await trx
       .updateTable('studio_requests')
       .set({

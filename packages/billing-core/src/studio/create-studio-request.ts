@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type InsertObject, type Kysely, sql } from 'kysely';
+import { type InsertObject, sql } from 'kysely';
 import type { Catalog } from '../catalog/catalog';
 import type { Clock } from '../clock';
 import type { DB, StudioRequestRow } from '../db/schema';
@@ -12,6 +12,7 @@ import {
 import { AnsweredByIdempotencyKeyError, type IdempotencyInTransaction } from '../idempotency/idempotency-types';
 import { ensureWallet } from '../ledger/ensure-wallet';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
+import { inOutboxTransaction, type OutboxDeps } from '../outbox/outbox-transaction';
 import { references } from '../references';
 import { lockStudioUser, studioUserLock } from './lock-studio-user';
 import { priceStudioRequest, type StudioRequestSpec, toUtcDay } from './price-studio-request';
@@ -64,14 +65,14 @@ export type CreateStudioRequestResult =
  * AnsweredByIdempotencyKeyError (nothing written) when the key answers instead of this attempt.
  */
 export async function createStudioRequest(
-  deps: { db: Kysely<DB>; catalog: Catalog; clock: Clock },
+  deps: OutboxDeps & { catalog: Catalog; clock: Clock },
   request: CreateStudioRequestInput,
   idempotency?: IdempotencyInTransaction<StudioRequestReceipt>,
 ): Promise<CreateStudioRequestResult> {
   const price = priceStudioRequest(deps.catalog.data.studio, request);
   const usageDay = toUtcDay(deps.clock.now());
   try {
-    const created = await deps.db.transaction().execute(async (trx) => {
+    const created = await inOutboxTransaction(deps.db, deps.outbox, async (trx) => {
       // The user lock first, before any row lock: every studio create takes them in this order.
       if (idempotency) {
         await takeIdempotencyKeyInTransaction(trx, idempotency, { thenLock: studioUserLock(request.userId) });

@@ -1,6 +1,7 @@
-import { type Kysely, sql, type Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import { writeAppWebhookMessage } from '../app-webhooks/write-app-webhook-message';
 import type { DB, StudioRequestRow, StudioRequestStatus } from '../db/schema';
+import { inOutboxTransaction, type OutboxDeps } from '../outbox/outbox-transaction';
 import { type RefundStudioRequestResult, refundStudioRequest } from './refund-studio-request';
 import { studioRequestMessage } from './studio-request-message';
 
@@ -26,12 +27,12 @@ const MAX_ERROR_LENGTH = 2_000;
  * already settled is left as it is. See failStudioRequestInTransaction.
  */
 export function failStudioRequest(
-  db: Kysely<DB>,
+  deps: OutboxDeps,
   id: number,
   failure: StudioFailure,
   options: { from?: readonly StudioRequestStatus[] } = {},
 ): Promise<FailStudioRequestResult> {
-  return db.transaction().execute((trx) => failStudioRequestInTransaction(trx, id, failure, options));
+  return inOutboxTransaction(deps.db, deps.outbox, (trx) => failStudioRequestInTransaction(trx, id, failure, options));
 }
 
 /** failStudioRequest inside the caller's transaction (the sweeper settles a batch in one). */

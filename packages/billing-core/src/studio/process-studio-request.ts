@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB, StudioRequestRow, StudioRequestStatus } from '../db/schema';
 import { BillingError, isRetryable, NotConfiguredError, toErrorText } from '../errors';
+import type { AppWebhookOutbox } from '../outbox/app-webhook-outbox';
 import type { AiStudioService } from '../ports/ai-studio-service';
 import { type BackoffSettings, computeBackoffDelayMs } from '../scheduling/backoff';
 import { claimStudioRequest, rescheduleStudioRequest } from './claim-studio-request';
@@ -10,6 +11,8 @@ import type { RefundStudioRequestResult } from './refund-studio-request';
 
 export interface StudioProcessorDeps {
   db: Kysely<DB>;
+  /** The process's app webhook outbox (the settlement's message, its refund's wallet.credited). */
+  outbox: AppWebhookOutbox;
   /** Missing: requests fail with `not_configured` and are refunded. */
   aiStudio: AiStudioService | undefined;
   /** Attempts (each one started) before an unreachable AI service fails the request (STUDIO_MAX_ATTEMPTS). */
@@ -66,12 +69,12 @@ export async function processStudioRequest(deps: StudioProcessorDeps, id: number
       if (rescheduled) return { kind: 'retry', request: rescheduled, code, delayMs };
       return settledElsewhere(deps.db, claimed);
     }
-    const failed = await failStudioRequest(deps.db, id, { code, message }, { from: ['processing'] });
+    const failed = await failStudioRequest(deps, id, { code, message }, { from: ['processing'] });
     if (failed.kind === 'failed') return { kind: 'failed', request: failed.request, code, refund: failed.refund };
     return settledElsewhere(deps.db, claimed);
   }
 
-  const completed = await completeStudioRequest(deps.db, id, result);
+  const completed = await completeStudioRequest(deps, id, result);
   if (completed.kind === 'completed') return completed;
   return settledElsewhere(deps.db, claimed);
 }

@@ -1,5 +1,5 @@
-import { type Kysely, sql } from 'kysely';
-import type { DB } from '../db/schema';
+import { sql } from 'kysely';
+import { inOutboxTransaction, type OutboxDeps } from '../outbox/outbox-transaction';
 import { failStudioRequestInTransaction } from './fail-studio-request';
 import type { RefundStudioRequestResult } from './refund-studio-request';
 
@@ -23,10 +23,10 @@ export interface SweptStudioRequest {
  * completion finds the request failed and is discarded) and nothing is refunded twice.
  */
 export async function sweepStuckStudioRequests(
-  db: Kysely<DB>,
+  deps: OutboxDeps,
   options: SweepStudioOptions,
 ): Promise<SweptStudioRequest[]> {
-  return db.transaction().execute(async (trx) => {
+  return inOutboxTransaction(deps.db, deps.outbox, async (trx) => {
     const stuck = await trx
       .selectFrom('studio_requests')
       .select(['id', 'public_id', 'updated_at'])

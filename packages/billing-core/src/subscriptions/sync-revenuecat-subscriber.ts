@@ -1,8 +1,9 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Catalog } from '../catalog/catalog';
 import type { Clock } from '../clock';
 import type { DB } from '../db/schema';
 import { BillingError, NotConfiguredError } from '../errors';
+import { inOutboxTransaction, type OutboxDeps } from '../outbox/outbox-transaction';
 import type { RevenueCatApi, RevenueCatSubscriberRead } from '../ports/revenuecat-api';
 import type { EventPolicy } from '../provider-data/payment-environment';
 import { isRevenueCatSentId, linkUserIds } from '../users/link-user-ids';
@@ -60,13 +61,13 @@ export class UnknownUserError extends BillingError {
  * does not count). The read happens outside any transaction; the write under the user's lock.
  */
 export async function syncRevenueCatSubscriptionOnDemand(
-  deps: RevenueCatSyncDeps & { db: Kysely<DB>; revenueCat: RevenueCatApi | undefined },
+  deps: RevenueCatSyncDeps & OutboxDeps & { revenueCat: RevenueCatApi | undefined },
   input: { userId: string; requestId: string },
 ): Promise<{ result: ApplySubscriptionResult['kind']; subscription: SubscriptionView | undefined }> {
   if (!(await isRevenueCatSentId(deps.db, input.userId))) throw new UnknownUserError(input.userId);
   if (!deps.revenueCat) throw new NotConfiguredError('RevenueCat API (REVENUECAT_API_KEY)');
   const read = await deps.revenueCat.getSubscriber(input.userId);
-  const result = await deps.db.transaction().execute(async (trx) => {
+  const result = await inOutboxTransaction(deps.db, deps.outbox, async (trx) => {
     const canonical = await linkUserIds(trx, [input.userId]);
     return applyRevenueCatSubscriberRead(trx, deps, {
       userId: canonical,

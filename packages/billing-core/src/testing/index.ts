@@ -1,1 +1,2 @@
+export * from './test-outbox';
 export * from './test-services';

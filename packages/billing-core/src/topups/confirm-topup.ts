@@ -1,8 +1,7 @@
-import type { Kysely } from 'kysely';
 import type { Catalog } from '../catalog/catalog';
-import type { DB } from '../db/schema';
 import { BillingError, NotConfiguredError } from '../errors';
 import { findWallet } from '../ledger/read-wallet';
+import { inOutboxTransaction, type OutboxDeps } from '../outbox/outbox-transaction';
 import type { StripeApi } from '../ports/stripe-api';
 import { belongsToUser } from '../users/link-user-ids';
 import { lockUser } from '../users/lock-user';
@@ -36,7 +35,7 @@ export class TopupNotPaidError extends BillingError {
  * Throws TopupNotFoundError, TopupNotPaidError.
  */
 export async function confirmTopup(
-  deps: { db: Kysely<DB>; catalog: Catalog; stripe: StripeApi | undefined },
+  deps: OutboxDeps & { catalog: Catalog; stripe: StripeApi | undefined },
   input: { userId: string; reference: string },
 ): Promise<{ reference: string; status: 'paid'; credited: boolean; balance: number }> {
   const topup = await deps.db
@@ -53,7 +52,7 @@ export async function confirmTopup(
     if (topup.payment_intent_id === null) throw new TopupNotPaidError(input.reference, 'not_created');
     const intent = await deps.stripe.retrievePaymentIntent(topup.payment_intent_id);
     if (intent.status !== 'succeeded') throw new TopupNotPaidError(input.reference, String(intent.status));
-    const settled = await deps.db.transaction().execute(async (trx) => {
+    const settled = await inOutboxTransaction(deps.db, deps.outbox, async (trx) => {
       await lockUser(trx, topup.user_id);
       return settleTopup(trx, {
         reference: input.reference,

@@ -1,4 +1,6 @@
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
+import { inOutboxTransaction } from '../outbox/outbox-transaction';
+import { testOutbox } from '../testing/test-outbox';
 import { createTestDatabase, type TestDatabase } from '../testing/test-services';
 import { linkUserIds, resolveUserId } from './link-user-ids';
 
@@ -31,11 +33,9 @@ describe('linkUserIds picks one canonical user by rule order, never by id positi
   it('a user that exists stays canonical even when it is anonymous and a named id comes first (documented limit)', async () => {
     const anonymous = '$RCAnonymousID:00000000000000d1';
     // Credited before linking existed: a user row without any link.
-    await database.db
-      .transaction()
-      .execute((trx) =>
-        postLedgerEntry(trx, { userId: anonymous, reference: 'test:legacy:d1', amount: 10, reason: 'test' }),
-      );
+    await inOutboxTransaction(database.db, testOutbox, (trx) =>
+      postLedgerEntry(trx, { userId: anonymous, reference: 'test:legacy:d1', amount: 10, reason: 'test' }),
+    );
     expect(await link(['rule-named', anonymous])).toBe(anonymous);
     expect(await aliasesOf(anonymous)).toEqual([anonymous, 'rule-named'].sort());
     const users = await database.db.selectFrom('users').select('id').where('id', '=', 'rule-named').execute();

@@ -66,6 +66,15 @@ export const optionalPositiveInt = z.coerce.number().int().positive().optional()
  */
 export const walletLowBalanceThresholdSetting = optionalPositiveInt;
 
+/**
+ * `APP_WEBHOOK_URL` (worker: where messages are delivered; api and worker: whether the messages a
+ * process writes are handed to the app-webhooks queue right after their commit). Unset: messages
+ * are written, not delivered.
+ */
+export const appWebhookUrlSetting = z
+  .url({ message: 'must be a URL such as https://app.example.com/webhooks/tally' })
+  .optional();
+
 /** Settings every process shares. */
 export const baseEnvSchema = z.object({
   DATABASE_URL: postgresUrl,

@@ -1,5 +1,6 @@
 import { type JobsOptions, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
 import { withTimeout } from '../lifecycle/with-timeout';
 
 /**
@@ -162,4 +163,61 @@ export async function handOffRows<Payload, Db>(
     }
   }
   return { enqueued, alreadyQueued, deferred: 0 };
+}
+
+export interface CommittedRowsHandOff {
+  /**
+   * Hands rows whose transaction has just committed to their queue (one enqueue for all of them),
+   * behind the caller. Returns a promise only when the caller must wait for it: more than
+   * `maxPending` hand-offs are already running behind (Redis slower than Postgres), so they and
+   * the ids they hold stay bounded. Never rejects: rows it could not hand off are released to the
+   * relay (enqueued_at cleared), which also covers a process that dies before the hand-off.
+   */
+  handOff(ids: readonly number[]): Promise<void> | undefined;
+  /** Resolves once every hand-off started so far has finished (before the connections close). */
+  drain(): Promise<void>;
+}
+
+/**
+ * The hand-off of new durable rows right after their commit, as ingest does for the inbox (its
+ * batcher inlines the same steps): the rows are written with enqueued_at = now(), the enqueue
+ * follows the commit, a failure releases them at once, and a process dying in between leaves them
+ * to the relay once the stamp is stale. New rows: a plain add, no look-up of an existing job.
+ */
+export function createCommittedRowsHandOff<Payload, Db>(options: {
+  queue: ProducerQueue<Payload>;
+  source: HandOffSource<Payload, Db>;
+  db: Db;
+  logger: Logger;
+  /** Hand-offs allowed to run behind their callers (default 16, as ingest's). */
+  maxPending?: number;
+}): CommittedRowsHandOff {
+  const maxPending = options.maxPending ?? 16;
+  const running = new Set<Promise<void>>();
+  return {
+    handOff(ids) {
+      if (ids.length === 0) return undefined;
+      const rows = [...ids];
+      const run = (async () => {
+        try {
+          await enqueueJobs(
+            options.queue,
+            rows.map((id) => options.source.toPayload(id)),
+          );
+        } catch (error) {
+          options.logger.warn(
+            { err: error, queue: options.queue.name, ids: rows },
+            'hand-off after commit failed; the relay will enqueue these rows',
+          );
+          await options.source.releaseHandOff(options.db, rows).catch(() => undefined);
+        }
+      })();
+      running.add(run);
+      void run.finally(() => running.delete(run));
+      return running.size > maxPending ? run : undefined;
+    },
+    async drain() {
+      while (running.size > 0) await Promise.allSettled([...running]);
+    },
+  };
 }

@@ -1,4 +1,5 @@
 import {
+  type AppWebhookOutbox,
   type Catalog,
   type Clock,
   createStudioRequest,
@@ -19,6 +20,8 @@ import { userScopeOf } from '../../http/user-scope';
 
 export interface StudioRouteDeps {
   db: Kysely<DB>;
+  /** The debit's wallet.debited (and wallet.balance_low), handed off after the commit. */
+  outbox: AppWebhookOutbox;
   logger: Logger;
   catalog: Catalog;
   /** Decides the UTC day of the free allowance (tests inject a fake one). */

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
+  type AppWebhookOutbox,
   BillingError,
   type Catalog,
   type DB,
@@ -17,6 +18,8 @@ import { userScopeOf } from '../../http/user-scope';
 
 export interface SubscriptionRoutesDeps {
   db: Kysely<DB>;
+  /** The sync's subscription.updated, handed off after the commit. */
+  outbox: AppWebhookOutbox;
   subscriptions?: { catalog: Catalog; policy: EventPolicy; revenueCat: RevenueCatApi | undefined } | undefined;
 }
 
@@ -54,7 +57,7 @@ export function createSubscriptionRoutes(deps: SubscriptionRoutesDeps): Router {
     if (!settings) return sendError(res, 503, 'not_configured', 'subscription sync is not configured');
     try {
       const { result, subscription } = await syncRevenueCatSubscriptionOnDemand(
-        { db: deps.db, clock: systemClock, ...settings },
+        { db: deps.db, outbox: deps.outbox, clock: systemClock, ...settings },
         { userId, requestId: randomUUID() },
       );
       res.json({

@@ -1,4 +1,5 @@
 import {
+  type AppWebhookOutbox,
   BillingError,
   type Catalog,
   confirmTopup,
@@ -64,7 +65,13 @@ function toStartedAnswer(topup: StartedTopup) {
  * Mounted by createUserRoutes: the top-up, the intent's `metadata.user_id` and the credit are the
  * canonical user's, whichever linked id the path names.
  */
-export function createTopupRoutes(deps: { db: Kysely<DB>; catalog?: Catalog; stripe?: StripeApi | undefined }): Router {
+export function createTopupRoutes(deps: {
+  db: Kysely<DB>;
+  /** The confirm's wallet.credited, handed off after the commit. */
+  outbox: AppWebhookOutbox;
+  catalog?: Catalog;
+  stripe?: StripeApi | undefined;
+}): Router {
   const router = Router();
   router.post('/topups', async (req, res) => {
     const { userId } = userScopeOf(res);
@@ -89,7 +96,12 @@ export function createTopupRoutes(deps: { db: Kysely<DB>; catalog?: Catalog; str
     if (reference === undefined) return;
     if (!deps.catalog) return sendError(res, 503, 'not_configured', 'top-ups are not configured');
     try {
-      res.json(await confirmTopup({ db: deps.db, catalog: deps.catalog, stripe: deps.stripe }, { userId, reference }));
+      res.json(
+        await confirmTopup(
+          { db: deps.db, outbox: deps.outbox, catalog: deps.catalog, stripe: deps.stripe },
+          { userId, reference },
+        ),
+      );
     } catch (error) {
       if (!sendBillingError(res, error)) throw error;
     }
