@@ -169,7 +169,27 @@ async function minimalPgbench(ctx, label, flow) {
   }
 }
 
-async function tallyDrain(ctx, label, workers, flow = 'stripe') {
+/**
+ * A drain target as BENCH_DRAIN_TARGETS names it (experiments only): `tally1`, or a variant of a
+ * Tally target, `tally1@KEY=VALUE+KEY=VALUE`: the same drain with that environment added to
+ * Tally's worker, `ROOT=<checkout>` running the built worker of another checkout (an A/B of two
+ * builds in one run). Variants are reported by their whole name, next to the plain targets.
+ */
+export function parseDrainTarget(name) {
+  const at = name.indexOf('@');
+  if (at < 0) return { name, base: name, env: {}, checkout: undefined };
+  const env = Object.fromEntries(
+    name
+      .slice(at + 1)
+      .split('+')
+      .filter(Boolean)
+      .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+  );
+  const { ROOT: checkout, ...rest } = env;
+  return { name, base: name.slice(0, at), env: rest, checkout };
+}
+
+async function tallyDrain(ctx, label, workers, flow = 'stripe', variant = { env: {} }) {
   const { settings, resources, log, events, checkpoint } = ctx;
   const databaseUrl = await resources.database(label);
   const prefix = resources.prefix(label);
@@ -205,7 +225,8 @@ async function tallyDrain(ctx, label, workers, flow = 'stripe') {
         databaseUrl,
         prefix,
         `tally-worker-${index + 1}`,
-        flow === 'revenuecat' ? { REVENUECAT_VERIFY_PURCHASES: 'false' } : {},
+        { ...(flow === 'revenuecat' ? { REVENUECAT_VERIFY_PURCHASES: 'false' } : {}), ...variant.env },
+        variant.checkout,
       ),
     );
     await waitForProcessed(pool, stored, label, drainTimeoutMs(ctx.settings));
@@ -316,10 +337,22 @@ export async function drainPhase(ctx) {
     'tally2',
     'bare2',
   ];
-  const chosen = settings.drainTargets ? all.filter((target) => settings.drainTargets.includes(target)) : all;
+  const chosen = settings.drainTargets
+    ? settings.drainTargets.filter((target) => all.includes(parseDrainTarget(target).base))
+    : all;
+  const variants = {};
   for (let pass = 0; pass < settings.drainRounds; pass += 1) {
     for (const target of rotated(chosen, pass)) {
-      if (target === 'tallyRevenueCat') {
+      const variant = parseDrainTarget(target);
+      if (variant.name !== variant.base) {
+        if (!['tally1', 'tally2', 'tallyRevenueCat'].includes(variant.base)) {
+          throw new Error(`drain variant ${target}: only Tally's targets take variants`);
+        }
+        const flow = variant.base === 'tallyRevenueCat' ? 'revenuecat' : 'stripe';
+        const workers = variant.base === 'tally2' ? 2 : 1;
+        variants[target] ??= [];
+        variants[target].push(await tallyDrain(ctx, `drain-variant${chosen.indexOf(target)}-${pass}`, workers, flow, variant));
+      } else if (target === 'tallyRevenueCat') {
         rounds[target].push(await tallyDrain(ctx, `drain-tallyrc-${pass}`, 1, 'revenuecat'));
       } else if (target === 'minimalStripe' || target === 'minimalRevenueCat') {
         const flow = target === 'minimalStripe' ? 'stripe' : 'revenuecat';
@@ -397,9 +430,26 @@ export async function drainPhase(ctx) {
         },
       ]),
     ),
-    allCredited: [...rounds.tally1, ...rounds.tally2, ...rounds.tallyRevenueCat].every(
-      (entry) => entry.notProcessed === 0 && entry.ledgerRows === entry.events,
+    // Experiments (BENCH_DRAIN_TARGETS variants): each variant's median figures.
+    variants: Object.fromEntries(
+      Object.entries(variants).map(([name, list]) => [
+        name,
+        {
+          eventsPerSecond: m(list),
+          postgresCpuMsPerEvent: median(list.map((entry) => entry.postgresCpuMsPerEvent)),
+          workerCpuMsPerEvent: median(list.map((entry) => entry.workerCpuMsPerEvent)),
+          walBytesPerEvent: list[0].walBytesPerEvent,
+          statementsPerEvent: list[0].statementsPerEvent,
+          statements: list[0].statements,
+        },
+      ]),
     ),
+    allCredited: [
+      ...rounds.tally1,
+      ...rounds.tally2,
+      ...rounds.tallyRevenueCat,
+      ...Object.values(variants).flat(),
+    ].every((entry) => entry.notProcessed === 0 && entry.ledgerRows === entry.events),
   };
-  return { rounds: { drain: rounds }, figures };
+  return { rounds: { drain: { ...rounds, variants } }, figures };
 }
