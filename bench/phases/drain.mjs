@@ -351,7 +351,9 @@ export async function drainPhase(ctx) {
         const flow = variant.base === 'tallyRevenueCat' ? 'revenuecat' : 'stripe';
         const workers = variant.base === 'tally2' ? 2 : 1;
         variants[target] ??= [];
-        variants[target].push(await tallyDrain(ctx, `drain-variant${chosen.indexOf(target)}-${pass}`, workers, flow, variant));
+        variants[target].push(
+          await tallyDrain(ctx, `drain-variant${chosen.indexOf(target)}-${pass}`, workers, flow, variant),
+        );
       } else if (target === 'tallyRevenueCat') {
         rounds[target].push(await tallyDrain(ctx, `drain-tallyrc-${pass}`, 1, 'revenuecat'));
       } else if (target === 'minimalStripe' || target === 'minimalRevenueCat') {

@@ -80,8 +80,9 @@ describe('createDb', () => {
   describe('prepared statements', () => {
     /** The named statements of the one connection of a single-connection pool. */
     const preparedOn = async (db: typeof database.db) =>
-      (await sql<{ statement: string }>`SELECT statement FROM pg_prepared_statements ORDER BY prepare_time`.execute(db))
-        .rows.map((row) => row.statement);
+      (
+        await sql<{ statement: string }>`SELECT statement FROM pg_prepared_statements ORDER BY prepare_time`.execute(db)
+      ).rows.map((row) => row.statement);
     const runTimes = async (times: number, run: () => Promise<unknown>) => {
       for (let i = 0; i < times; i += 1) await run();
     };
