@@ -3,6 +3,7 @@
 // (in one and two processes) and pgbench running the credit transaction (8 and 16 clients), with
 // peak RSS and CPU per event in the workers, Postgres and Redis. Returns its rounds and figures.
 
+import { readFileSync } from 'node:fs';
 import { rotated } from '../context.mjs';
 import { runClosedLoop } from '../lib/closed-loop.mjs';
 import { fillMinimalBacklog, minimalCreditScript } from '../lib/minimal-inbox.mjs';
@@ -173,7 +174,7 @@ async function minimalPgbench(ctx, label, flow) {
  * A drain target as BENCH_DRAIN_TARGETS names it (experiments only): `tally1`, or a variant of a
  * Tally target, `tally1@KEY=VALUE+KEY=VALUE`: the same drain with that environment added to
  * Tally's worker, `ROOT=<checkout>` running the built worker of another checkout (an A/B of two
- * builds in one run). Variants are reported by their whole name, next to the plain targets.
+ * builds in one run), `SQL=<file>` run in the variant's database before its backlog is stored. Variants are reported by their whole name, next to the plain targets.
  */
 export function parseDrainTarget(name) {
   const at = name.indexOf('@');
@@ -185,13 +186,18 @@ export function parseDrainTarget(name) {
       .filter(Boolean)
       .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
   );
-  const { ROOT: checkout, ...rest } = env;
-  return { name, base: name.slice(0, at), env: rest, checkout };
+  const { ROOT: checkout, SQL: sqlFile, ...rest } = env;
+  return { name, base: name.slice(0, at), env: rest, checkout, sql: sqlFile };
 }
 
 async function tallyDrain(ctx, label, workers, flow = 'stripe', variant = { env: {} }) {
   const { settings, resources, log, events, checkpoint } = ctx;
   const databaseUrl = await resources.database(label);
+  if (variant.sql) {
+    // A variant's SQL (experiments only: an index or storage change), before anything is stored.
+    const setup = benchPool(databaseUrl);
+    await setup.query(readFileSync(variant.sql, 'utf8')).finally(() => setup.end());
+  }
   const prefix = resources.prefix(label);
   const ingest = await ctx.startTallyIngest(databaseUrl, prefix);
   const items =
