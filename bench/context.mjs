@@ -153,10 +153,11 @@ export function createBenchContext(env = process.env) {
     };
   }
 
-  function startTallyWorker(databaseUrl, prefix, name = 'tally-worker', extraEnv = {}) {
+  /** `checkout`: experiments only (a drain variant's ROOT): the built worker of another checkout. */
+  function startTallyWorker(databaseUrl, prefix, name = 'tally-worker', extraEnv = {}, checkout = undefined) {
     return startNode(
       name,
-      workerMain,
+      checkout ? path.join(checkout, 'apps/worker/dist/main.js') : workerMain,
       {
         ...tallyEnvironment,
         DATABASE_URL: databaseUrl,

@@ -46,8 +46,8 @@ const mutations = [
   {
     name: 'per-user advisory lock removed (one-transaction first attempt)',
     file: 'packages/billing-core/src/inbox/inbox-transitions.ts',
-    from: 'FROM inbox_events WHERE id = ${inboxEventId} AND user_id IS NOT NULL)',
-    to: 'FROM inbox_events WHERE id = ${inboxEventId} AND false)',
+    from: 'SELECT *, pg_advisory_xact_lock(${USER_LOCK_NAMESPACE}, hashtext(user_id))::text AS user_locked',
+    to: 'SELECT *, NULL::text AS user_locked',
     tests: ['test/e2e/engine'],
   },
   {

@@ -3,6 +3,7 @@
 // (in one and two processes) and pgbench running the credit transaction (8 and 16 clients), with
 // peak RSS and CPU per event in the workers, Postgres and Redis. Returns its rounds and figures.
 
+import { readFileSync } from 'node:fs';
 import { rotated } from '../context.mjs';
 import { runClosedLoop } from '../lib/closed-loop.mjs';
 import { fillMinimalBacklog, minimalCreditScript } from '../lib/minimal-inbox.mjs';
@@ -14,13 +15,24 @@ import { median, round } from '../lib/stats.mjs';
 import { stripeTokenPackEvent } from '../lib/stripe-events.mjs';
 import { bullmq, Redis } from '../lib/workspace.mjs';
 
-async function waitForProcessed(pool, expected, what, timeoutMs, table = 'inbox_events') {
+/**
+ * Waits until `expected` rows are finished. Returns the workers' CPU seconds and the finished
+ * count at the first poll that found one finished: the workers' CPU per event is counted from
+ * there, so a process's start-up (loading its modules, opening its pools) is not counted as work
+ * per event (it is a fixed cost, a second for Tally's worker, which a 100-event smoke drain would
+ * otherwise spread over every event).
+ */
+async function waitForProcessed(pool, expected, what, timeoutMs, table = 'inbox_events', handles = []) {
   const deadline = Date.now() + timeoutMs;
+  let first;
   for (;;) {
     const { rows } = await pool.query(
       `SELECT count(*) FILTER (WHERE status IN ('processed', 'ignored'))::int AS done, count(*) FILTER (WHERE status = 'failed')::int AS failed FROM ${table}`,
     );
-    if (rows[0].done + rows[0].failed >= expected) return rows[0];
+    if (first === undefined && rows[0].done > 0) {
+      first = { done: rows[0].done, cpuSeconds: handles.reduce((sum, handle) => sum + handle.cpuSeconds(), 0) };
+    }
+    if (rows[0].done + rows[0].failed >= expected) return { ...rows[0], first };
     if (Date.now() > deadline) throw new Error(`${what}: only ${rows[0].done} of ${expected} processed in time`);
     // Not more often: on the private cluster these counts are part of the CPU measured.
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -46,12 +58,15 @@ async function redisCpuSeconds(redisUrl) {
   }
 }
 
-async function drainCpu(ctx, pool, handles, events, redisCpuAtStart) {
+async function drainCpu(ctx, pool, handles, events, redisCpuAtStart, first) {
   const postgres = await liveBackendCpuSeconds(pool);
   const workers = handles.reduce((sum, handle) => sum + handle.cpuSeconds(), 0);
   const redis = (await redisCpuSeconds(ctx.redisUrl)) - redisCpuAtStart;
+  // The workers' CPU from the first finished event on (see waitForProcessed), over the events after it.
+  const counted =
+    first && events > first.done ? { cpu: workers - first.cpuSeconds, events: events - first.done } : null;
   return {
-    workerCpuMsPerEvent: round((workers * 1000) / events, 3),
+    workerCpuMsPerEvent: round(counted ? (counted.cpu * 1000) / counted.events : (workers * 1000) / events, 3),
     postgresCpuMsPerEvent: round((postgres * 1000) / events, 3),
     redisCpuMsPerEvent: round((redis * 1000) / events, 3),
   };
@@ -116,10 +131,17 @@ async function minimalDrain(ctx, label, flow) {
     const redisCpuAtStart = await redisCpuSeconds(ctx.redisUrl);
     const profile = await profileStart(ctx.postgres, pool);
     const handle = ctx.startMinimalWorker(databaseUrl, prefix, flow);
-    await waitForProcessed(pool, settings.drainEvents, label, drainTimeoutMs(settings), 'minimal_inbox');
+    const { first } = await waitForProcessed(
+      pool,
+      settings.drainEvents,
+      label,
+      drainTimeoutMs(settings),
+      'minimal_inbox',
+      [handle],
+    );
     const rate = await drainRate(pool, 'minimal_inbox');
     rate.workerPeakRssMb = [handle.peakRssMb()];
-    Object.assign(rate, await drainCpu(ctx, pool, [handle], rate.events, redisCpuAtStart));
+    Object.assign(rate, await drainCpu(ctx, pool, [handle], rate.events, redisCpuAtStart, first));
     await handle.stop();
     Object.assign(rate, await withProfile(profile, pool, rate, 'minimal_inbox'));
     logDrain(log, label, rate);
@@ -170,16 +192,42 @@ async function minimalPgbench(ctx, label, flow) {
 }
 
 /**
+ * A drain target as BENCH_DRAIN_TARGETS names it (experiments only): `tally1`, or a variant of a
+ * Tally target, `tally1@KEY=VALUE+KEY=VALUE`: the same drain with that environment added to
+ * Tally's worker, `ROOT=<checkout>` running the built worker of another checkout (an A/B of two
+ * builds in one run), `SQL=<file>` run in the variant's database before its backlog is stored. Variants are reported by their whole name, next to the plain targets.
+ */
+export function parseDrainTarget(name) {
+  const at = name.indexOf('@');
+  if (at < 0) return { name, base: name, env: {}, checkout: undefined };
+  const env = Object.fromEntries(
+    name
+      .slice(at + 1)
+      .split('+')
+      .filter(Boolean)
+      .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+  );
+  const { ROOT: checkout, SQL: sqlFile, ...rest } = env;
+  return { name, base: name.slice(0, at), env: rest, checkout, sql: sqlFile };
+}
+
+/**
  * Tally's worker(s) draining a backlog stored through ingest. `options` (other phases): the
  * backlog's size (`events`, `users`; default the drain's), extra environment for the workers
  * (`workerEnv`), and `afterDrain({databaseUrl, prefix, pool})`, run once the workers stopped,
- * whose figures are kept as the round's `afterDrain`.
+ * whose figures are kept as the round's `afterDrain`; a BENCH_DRAIN_TARGETS variant's fields
+ * (parseDrainTarget: `env`, `checkout`, `sql`).
  */
 export async function tallyDrain(ctx, label, workers, flow = 'stripe', options = {}) {
   const { settings, resources, log, events, checkpoint } = ctx;
   const count = options.events ?? settings.drainEvents;
   const users = options.users ?? settings.drainUsers;
   const databaseUrl = await resources.database(label);
+  if (options.sql) {
+    // A variant's SQL (experiments only: an index or storage change), before anything is stored.
+    const setup = benchPool(databaseUrl);
+    await setup.query(readFileSync(options.sql, 'utf8')).finally(() => setup.end());
+  }
   const prefix = resources.prefix(label);
   const ingest = await ctx.startTallyIngest(databaseUrl, prefix);
   const items =
@@ -203,15 +251,22 @@ export async function tallyDrain(ctx, label, workers, flow = 'stripe', options =
       // RevenueCat packs: without the REST read of the purchase (REVENUECAT_VERIFY_PURCHASES=false;
       // it runs before the transaction, against RevenueCat, and the minimal worker has none), so
       // the drain compares the database work; production also writes the verified-purchase row.
-      ctx.startTallyWorker(databaseUrl, prefix, `tally-worker-${index + 1}`, {
-        ...(flow === 'revenuecat' ? { REVENUECAT_VERIFY_PURCHASES: 'false' } : {}),
-        ...options.workerEnv,
-      }),
+      ctx.startTallyWorker(
+        databaseUrl,
+        prefix,
+        `tally-worker-${index + 1}`,
+        {
+          ...(flow === 'revenuecat' ? { REVENUECAT_VERIFY_PURCHASES: 'false' } : {}),
+          ...options.env,
+          ...options.workerEnv,
+        },
+        options.checkout,
+      ),
     );
-    await waitForProcessed(pool, stored, label, drainTimeoutMs(ctx.settings));
+    const { first } = await waitForProcessed(pool, stored, label, drainTimeoutMs(ctx.settings), undefined, handles);
     const rate = await drainRate(pool);
     rate.workerPeakRssMb = handles.map((handle) => handle.peakRssMb());
-    Object.assign(rate, await drainCpu(ctx, pool, handles, rate.events, redisCpuAtStart));
+    Object.assign(rate, await drainCpu(ctx, pool, handles, rate.events, redisCpuAtStart, first));
     await Promise.all(handles.map((handle) => handle.stop()));
     Object.assign(rate, await withProfile(profile, pool, rate, 'inbox_events'));
     logDrain(log, label, rate);
@@ -264,10 +319,10 @@ export async function bareDrain(ctx, label, workers = 1, options = {}) {
     const redisCpuAtStart = await redisCpuSeconds(ctx.redisUrl);
     const profile = await profileStart(ctx.postgres, pool);
     const handles = Array.from({ length: workers }, () => ctx.startBareWorker(databaseUrl, prefix));
-    await waitForProcessed(pool, ids.length, label, drainTimeoutMs(ctx.settings));
+    const { first } = await waitForProcessed(pool, ids.length, label, drainTimeoutMs(ctx.settings), undefined, handles);
     const rate = await drainRate(pool);
     rate.workerPeakRssMb = handles.map((handle) => handle.peakRssMb());
-    Object.assign(rate, await drainCpu(ctx, pool, handles, rate.events, redisCpuAtStart));
+    Object.assign(rate, await drainCpu(ctx, pool, handles, rate.events, redisCpuAtStart, first));
     await Promise.all(handles.map((handle) => handle.stop()));
     Object.assign(rate, await withProfile(profile, pool, rate, 'inbox_events'));
     logDrain(log, label, rate);
@@ -320,10 +375,24 @@ export async function drainPhase(ctx) {
     'tally2',
     'bare2',
   ];
-  const chosen = settings.drainTargets ? all.filter((target) => settings.drainTargets.includes(target)) : all;
+  const chosen = settings.drainTargets
+    ? settings.drainTargets.filter((target) => all.includes(parseDrainTarget(target).base))
+    : all;
+  const variants = {};
   for (let pass = 0; pass < settings.drainRounds; pass += 1) {
     for (const target of rotated(chosen, pass)) {
-      if (target === 'tallyRevenueCat') {
+      const variant = parseDrainTarget(target);
+      if (variant.name !== variant.base) {
+        if (!['tally1', 'tally2', 'tallyRevenueCat'].includes(variant.base)) {
+          throw new Error(`drain variant ${target}: only Tally's targets take variants`);
+        }
+        const flow = variant.base === 'tallyRevenueCat' ? 'revenuecat' : 'stripe';
+        const workers = variant.base === 'tally2' ? 2 : 1;
+        variants[target] ??= [];
+        variants[target].push(
+          await tallyDrain(ctx, `drain-variant${chosen.indexOf(target)}-${pass}`, workers, flow, variant),
+        );
+      } else if (target === 'tallyRevenueCat') {
         rounds[target].push(await tallyDrain(ctx, `drain-tallyrc-${pass}`, 1, 'revenuecat'));
       } else if (target === 'minimalStripe' || target === 'minimalRevenueCat') {
         const flow = target === 'minimalStripe' ? 'stripe' : 'revenuecat';
@@ -401,9 +470,26 @@ export async function drainPhase(ctx) {
         },
       ]),
     ),
-    allCredited: [...rounds.tally1, ...rounds.tally2, ...rounds.tallyRevenueCat].every(
-      (entry) => entry.notProcessed === 0 && entry.ledgerRows === entry.events,
+    // Experiments (BENCH_DRAIN_TARGETS variants): each variant's median figures.
+    variants: Object.fromEntries(
+      Object.entries(variants).map(([name, list]) => [
+        name,
+        {
+          eventsPerSecond: m(list),
+          postgresCpuMsPerEvent: median(list.map((entry) => entry.postgresCpuMsPerEvent)),
+          workerCpuMsPerEvent: median(list.map((entry) => entry.workerCpuMsPerEvent)),
+          walBytesPerEvent: list[0].walBytesPerEvent,
+          statementsPerEvent: list[0].statementsPerEvent,
+          statements: list[0].statements,
+        },
+      ]),
     ),
+    allCredited: [
+      ...rounds.tally1,
+      ...rounds.tally2,
+      ...rounds.tallyRevenueCat,
+      ...Object.values(variants).flat(),
+    ].every((entry) => entry.notProcessed === 0 && entry.ledgerRows === entry.events),
   };
-  return { rounds: { drain: rounds }, figures };
+  return { rounds: { drain: { ...rounds, variants } }, figures };
 }

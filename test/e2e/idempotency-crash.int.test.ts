@@ -1,4 +1,9 @@
-import { IDEMPOTENCY_KEY_LOCK_NAMESPACE, inOutboxTransaction, lockStudioUser, postLedgerEntry } from '@tally/billing-core';
+import {
+  IDEMPOTENCY_KEY_LOCK_NAMESPACE,
+  inOutboxTransaction,
+  lockStudioUser,
+  postLedgerEntry,
+} from '@tally/billing-core';
 import { createTestDatabase, type TestDatabase, testOutbox, uniqueQueuePrefix } from '@tally/billing-core/testing';
 import { sql } from 'kysely';
 import { RunningProcess } from '../support/built-process';

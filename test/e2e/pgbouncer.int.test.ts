@@ -153,6 +153,38 @@ describe('behind PgBouncer in transaction mode', () => {
     });
   });
 
+  it('turns prepared statements off in a pool that finds a pooler cannot route them, and its statements keep running', async () => {
+    const disabled: Error[] = [];
+    const pools = [0, 1].map(() =>
+      createDb({
+        connectionString: pooledUrl,
+        maxConnections: 2,
+        preparedStatements: true,
+        onPreparedStatementsDisabled: (error) => disabled.push(error),
+      }),
+    );
+    try {
+      // Two client pools running the same statement at once over five server connections: a
+      // statement parsed on one server connection is soon bound on another (26000) or parsed
+      // again where another client parsed it (42P05). Outside a transaction each is retried.
+      for (let round = 0; round < 30; round += 1) {
+        const answers = await Promise.all(
+          pools.flatMap((pool) =>
+            [0, 1].map((n) => sql<{ n: number }>`SELECT ${round * 2 + n}::int AS n`.execute(pool.db)),
+          ),
+        );
+        expect(answers.map(({ rows }) => rows[0]?.n)).toEqual([0, 1, 0, 1].map((n) => round * 2 + n));
+      }
+      expect(pools.map((pool) => pool.preparedStatements())).toEqual([false, false]);
+      expect(disabled).toHaveLength(2);
+      expect(disabled.map((error) => (error as Error & { code?: string }).code)).toEqual(
+        expect.arrayContaining([expect.stringMatching(/^(26000|42P05)$/)]),
+      );
+    } finally {
+      await Promise.all(pools.map((pool) => pool.close()));
+    }
+  });
+
   it('migrates through the pooler without leaving a lock on any server connection', async () => {
     const name = `tally_test_pgb_migrate_${randomBytes(4).toString('hex')}`;
     const admin = new pg.Client({ connectionString: testDatabaseServerUrl() });
@@ -191,6 +223,8 @@ describe('behind PgBouncer in transaction mode', () => {
       fake = await FakeStripe.start();
       const env = {
         DATABASE_URL: pooledUrl,
+        // As docs/scaling.md says to run behind PgBouncer 1.18 in transaction mode.
+        DATABASE_PREPARED_STATEMENTS: 'false',
         REDIS_URL: testRedisUrl(),
         QUEUE_PREFIX: queuePrefix,
         LOG_LEVEL: 'info',

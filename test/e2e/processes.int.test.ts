@@ -82,7 +82,14 @@ describe('processes', () => {
   ])('%s starts, then stops cleanly with exit 0 on SIGTERM', async (app, extra) => {
     const result = await runProcess(
       app,
-      { DATABASE_URL: database.url, REDIS_URL: testRedisUrl(), QUEUE_PREFIX: uniqueQueuePrefix(), ...extra },
+      {
+        DATABASE_URL: database.url,
+        // Off through the PgBouncer pass's pooler (PgBouncer 1.18), on (the default) otherwise.
+        DATABASE_PREPARED_STATEMENTS: String(database.preparedStatements()),
+        REDIS_URL: testRedisUrl(),
+        QUEUE_PREFIX: uniqueQueuePrefix(),
+        ...extra,
+      },
       { stopAfterReadyMs: 200 },
     );
     expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' });

@@ -43,6 +43,12 @@ runMain('api', async () => {
   const database = createDb({
     connectionString: config.DATABASE_URL,
     applicationName: 'tally-api',
+    preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
+    onPreparedStatementsDisabled: (error) =>
+      logger.warn(
+        { err: error },
+        'the database pooler cannot route prepared statements: turned off (set DATABASE_PREPARED_STATEMENTS=false)',
+      ),
     onConnectionError: (error) =>
       logger.warn({ err: error }, 'database connection lost; requests answer 503 until it is back'),
   });

@@ -27,6 +27,12 @@ runMain('ingest', async () => {
   const database = createDb({
     connectionString: config.DATABASE_URL,
     applicationName: 'tally-ingest',
+    preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
+    onPreparedStatementsDisabled: (error) =>
+      logger.warn(
+        { err: error },
+        'the database pooler cannot route prepared statements: turned off (set DATABASE_PREPARED_STATEMENTS=false)',
+      ),
     // Every batch insert allowed in flight keeps its connection warm: the first webhooks after
     // a quiet spell do not pay for starting backends.
     minConnections: config.INGEST_BATCH_CONCURRENCY,

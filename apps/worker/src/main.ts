@@ -38,6 +38,12 @@ runMain('worker', async () => {
   const database = createDb({
     connectionString: config.DATABASE_URL,
     applicationName: 'tally-worker',
+    preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
+    onPreparedStatementsDisabled: (error) =>
+      logger.warn(
+        { err: error },
+        'the database pooler cannot route prepared statements: turned off (set DATABASE_PREPARED_STATEMENTS=false)',
+      ),
     maxConnections: config.WORKER_CONCURRENCY + config.STUDIO_CONCURRENCY + config.APP_WEBHOOK_CONCURRENCY + 4,
     onConnectionError: (error) => logger.warn({ err: error }, 'database connection lost; jobs retry until it is back'),
   });

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { createTestDatabase, type TestDatabase } from '../testing/test-services';
 import { createDb } from './create-db';
 import { isDatabaseUnavailableError } from './database-errors';
+import { PREPARE_AFTER } from './prepared-statements';
 
 describe('createDb', () => {
   let database: TestDatabase;
@@ -74,5 +75,65 @@ describe('createDb', () => {
       await warm.close();
       await cold.close();
     }
+  });
+
+  describe('prepared statements', () => {
+    /** The named statements of the one connection of a single-connection pool. */
+    const preparedOn = async (db: typeof database.db) =>
+      (
+        await sql<{ statement: string }>`SELECT statement FROM pg_prepared_statements ORDER BY prepare_time`.execute(db)
+      ).rows.map((row) => row.statement);
+    const runTimes = async (times: number, run: () => Promise<unknown>) => {
+      for (let i = 0; i < times; i += 1) await run();
+    };
+
+    it('names a statement with parameters once the pool has run it PREPARE_AFTER times, and none when off', async () => {
+      const on = createDb({ connectionString: database.url, maxConnections: 1, preparedStatements: true });
+      const off = createDb({ connectionString: database.url, maxConnections: 1 });
+      try {
+        const hot = (db: typeof on.db) => sql<{ n: number }>`SELECT ${41}::int + 1 AS n`.execute(db);
+        await runTimes(PREPARE_AFTER - 1, () => hot(on.db));
+        expect(await preparedOn(on.db)).toEqual([]);
+        const { rows } = await hot(on.db);
+        expect(rows).toEqual([{ n: 42 }]);
+        expect(await preparedOn(on.db)).toEqual(['SELECT $1::int + 1 AS n']);
+        // Statements without parameters (BEGIN, COMMIT, the queries above) stay unnamed.
+        await runTimes(PREPARE_AFTER + 1, () => sql`SELECT 1`.execute(on.db));
+        expect(await preparedOn(on.db)).toHaveLength(1);
+
+        await runTimes(PREPARE_AFTER * 3, () => hot(off.db));
+        expect(await preparedOn(off.db)).toEqual([]);
+        expect(on.preparedStatements()).toBe(true);
+        expect(off.preparedStatements()).toBe(false);
+      } finally {
+        await on.close();
+        await off.close();
+      }
+    });
+
+    it("keeps working when a migration changes a prepared statement's row type: retried at once outside a transaction, failing its transaction once inside one", async () => {
+      const table = `prepared_${Date.now().toString(36)}`;
+      await sql`CREATE TABLE ${sql.table(table)} (a int)`.execute(database.db);
+      await sql`INSERT INTO ${sql.table(table)} VALUES (1)`.execute(database.db);
+      const pooled = createDb({ connectionString: database.url, maxConnections: 1, preparedStatements: true });
+      try {
+        const read = (db: typeof pooled.db) =>
+          sql<Record<string, unknown>>`SELECT * FROM ${sql.table(table)} WHERE a = ${1}`.execute(db);
+        await runTimes(PREPARE_AFTER, () => read(pooled.db));
+        expect(await preparedOn(pooled.db)).toHaveLength(1);
+
+        await sql`ALTER TABLE ${sql.table(table)} ADD COLUMN b int`.execute(database.db);
+        expect((await read(pooled.db)).rows).toEqual([{ a: 1, b: null }]);
+
+        await sql`ALTER TABLE ${sql.table(table)} ADD COLUMN c int`.execute(database.db);
+        const inTransaction = () => pooled.db.transaction().execute((trx) => read(trx));
+        await expect(inTransaction()).rejects.toThrow('cached plan must not change result type');
+        expect((await inTransaction()).rows).toEqual([{ a: 1, b: null, c: null }]);
+        expect(pooled.preparedStatements()).toBe(true);
+      } finally {
+        await pooled.close();
+        await sql`DROP TABLE ${sql.table(table)}`.execute(database.db);
+      }
+    });
   });
 });

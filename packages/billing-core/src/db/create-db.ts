@@ -8,6 +8,7 @@ import {
   type TransactionSettings,
 } from 'kysely';
 import pg from 'pg';
+import { namingClient, StatementNames } from './prepared-statements';
 import type { DB } from './schema';
 
 const INT8_OID = 20;
@@ -65,6 +66,16 @@ export interface CreateDbOptions {
    * session: PgBouncer in transaction mode refuses startup options and shares server sessions.
    */
   idleInTransactionTimeoutMs?: number;
+  /**
+   * Run the statements the pool keeps running as named prepared statements (parsed and planned
+   * once per connection; prepared-statements.ts says which and how it recovers). Only for a
+   * direct connection or a pooler that routes them (PgBouncer 1.21+ with
+   * `max_prepared_statements`): PgBouncer 1.18 in transaction mode does not, and the pool then
+   * turns them off after the first failure. DATABASE_PREPARED_STATEMENTS; off when not given.
+   */
+  preparedStatements?: boolean;
+  /** Told once when the pool turned prepared statements off because a pooler cannot route them. */
+  onPreparedStatementsDisabled?: (error: Error) => void;
 }
 
 export const DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000;
@@ -72,6 +83,8 @@ export const DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000;
 export interface Database {
   db: Kysely<DB>;
   pool: pg.Pool;
+  /** Whether statements are still being prepared (false when off, or turned off by a pooler). */
+  preparedStatements(): boolean;
   /** Ends the pool; safe to call twice. */
   close(): Promise<void>;
 }
@@ -133,11 +146,14 @@ class SessionFreeDialect extends PostgresDialect {
  * Opens a pool and a Kysely instance over it. int8 columns come back as numbers. Connections lost
  * while the database restarts never crash the process: queries fail (see
  * isDatabaseUnavailableError) until the database is back, then new connections are opened.
- * Keeps no state on a session (no startup options, no session-level SET, no named prepared
- * statement), so `connectionString` may point at PgBouncer in transaction mode.
+ * Keeps no state on a session (no startup options, no session-level SET) and, unless
+ * `preparedStatements` is on, no named prepared statement, so `connectionString` may point at
+ * PgBouncer in transaction mode.
  */
 export function createDb(options: CreateDbOptions): Database {
+  const names = new StatementNames(options.preparedStatements ?? false, options.onPreparedStatementsDisabled);
   const pool = new pg.Pool({
+    Client: names.enabled ? namingClient(names) : pg.Client,
     connectionString: options.connectionString,
     max: options.maxConnections ?? 10,
     min: options.minConnections ?? 0,
@@ -162,6 +178,7 @@ export function createDb(options: CreateDbOptions): Database {
   return {
     db,
     pool,
+    preparedStatements: () => names.enabled,
     close() {
       closed ??= db.destroy();
       return closed;

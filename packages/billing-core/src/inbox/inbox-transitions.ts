@@ -53,22 +53,25 @@ export async function claimInboxEvent(
 }
 
 /**
- * The one-transaction attempt's first statement: the user's advisory lock (the user read from the
- * row itself: user_id never changes after insert), then the whole row. No row lock: the final
- * mark is conditional instead, so an attempt that turns out to need the claimed path writes
- * nothing at all.
+ * The one-transaction attempt's first statement: the whole row, read once by its primary key, and
+ * in the same statement the user's advisory lock on the row's own user_id (it never changes after
+ * insert; none when null: the lock function is strict). The row is the statement's snapshot,
+ * taken before any wait for the lock, as the other user's work is not needed here: the final mark
+ * is conditional (still `received`, no attempt spent), and every statement after this one sees
+ * what the lock's previous holder committed. No row lock: an attempt that turns out to need the
+ * claimed path writes nothing at all.
  */
 export async function lockUserAndReadInboxEvent(
   trx: Transaction<DB>,
   inboxEventId: number,
 ): Promise<InboxEventRow | undefined> {
-  const rows = await sql<InboxEventRow>`
-    WITH user_lock AS MATERIALIZED (
-      SELECT pg_advisory_xact_lock(${USER_LOCK_NAMESPACE}, hashtext(user_id))
-        FROM inbox_events WHERE id = ${inboxEventId} AND user_id IS NOT NULL)
-    SELECT * FROM inbox_events
-     WHERE id = ${inboxEventId} AND (SELECT count(*) FROM user_lock) >= 0`.execute(trx);
-  return rows.rows[0];
+  const rows = await sql<InboxEventRow & { user_locked: unknown }>`
+    SELECT *, pg_advisory_xact_lock(${USER_LOCK_NAMESPACE}, hashtext(user_id))::text AS user_locked
+      FROM inbox_events WHERE id = ${inboxEventId}`.execute(trx);
+  const found = rows.rows[0];
+  if (!found) return undefined;
+  const { user_locked: _lock, ...row } = found;
+  return row;
 }
 
 /**

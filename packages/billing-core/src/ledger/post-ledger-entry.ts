@@ -1,7 +1,7 @@
 import { sql, type Transaction } from 'kysely';
 import type { DB, LedgerEntryRow } from '../db/schema';
 import { InsufficientBalanceError, LedgerReferenceConflictError } from '../errors';
-import { transactionOutbox } from '../outbox/app-webhook-outbox';
+import { type TransactionOutbox, transactionOutbox } from '../outbox/app-webhook-outbox';
 import { ensureWallet } from './ensure-wallet';
 import { ledgerEntryMessagesCte } from './ledger-entry-messages';
 
@@ -41,47 +41,91 @@ export async function postLedgerEntry(trx: Transaction<DB>, posting: LedgerPosti
   if (!Number.isSafeInteger(posting.amount) || posting.amount === 0) {
     throw new RangeError(`ledger amount must be a non-zero whole number of tokens, got ${posting.amount}`);
   }
+  // One round trip in the common case: lock the wallet, look the reference up and insert the entry
+  // with its messages, all in one statement. A wallet that does not exist yet is created, then
+  // the statement runs again.
   const outbox = transactionOutbox(trx);
-  // One round trip in the common case: lock the wallet and look the reference up together. A
-  // wallet that does not exist yet is created, then locked.
-  let locked = await lockWalletAndFindReference(trx, posting);
-  if (!locked) {
+  let outcome = await lockWalletAndInsert(trx, outbox, posting);
+  if (!outcome) {
     await ensureWallet(trx, posting.userId);
-    locked = await lockWalletAndFindReference(trx, posting);
-    if (!locked) throw new Error(`wallet ${posting.userId} was created but cannot be locked`);
+    outcome = await lockWalletAndInsert(trx, outbox, posting);
+    if (!outcome) throw new Error(`wallet ${posting.userId} was created but cannot be locked`);
   }
-  const { wallet, existing } = locked;
-  if (existing) return alreadyPosted(existing, posting);
-
-  const balanceAfter = wallet.balance + posting.amount;
-  if (balanceAfter < 0) throw new InsufficientBalanceError(posting.userId, wallet.balance, -posting.amount);
-
-  // The entry and its app webhook messages in one statement: a message exists only for an entry
-  // this statement inserted, and costs no round trip of its own (nor do their ids, read back for
-  // the hand-off after commit).
-  const inserted = (
-    await sql<LedgerEntryRow & { app_webhook_message_ids: string[] | null }>`
-      WITH entry AS (
-        INSERT INTO ledger_entries (user_id, reference, amount, balance_before, balance_after, reason, inbox_event_id)
-        VALUES (${posting.userId}, ${posting.reference}, ${posting.amount}, ${wallet.balance}, ${balanceAfter},
-                ${posting.reason}, ${posting.inboxEventId ?? null})
-        ON CONFLICT (reference) DO NOTHING
-        RETURNING *),
-      ${ledgerEntryMessagesCte(outbox)}
-      SELECT entry.*, (SELECT array_agg(id ORDER BY id) FROM entry_messages) AS app_webhook_message_ids
-        FROM entry`.execute(trx)
-  ).rows[0];
-  if (inserted) {
-    const { app_webhook_message_ids: messageIds, ...entry } = inserted;
-    // int8[] comes back as strings (the pool's int8 parser covers scalars only); ids stay far below 2^53.
-    outbox.written((messageIds ?? []).map(Number));
-    return { kind: 'posted', entry };
+  if (outcome.kind === 'posted') {
+    outbox.written(outcome.messageIds);
+    return { kind: 'posted', entry: outcome.entry };
   }
+  if (outcome.kind === 'existing') return alreadyPosted(outcome.entry, posting);
+  const balanceAfter = outcome.balance + posting.amount;
+  if (balanceAfter < 0) throw new InsufficientBalanceError(posting.userId, outcome.balance, -posting.amount);
 
-  // Another transaction committed the same reference (for another wallet) after our look-up.
+  // Another transaction committed the same reference (for another wallet) after this statement's
+  // snapshot was taken: the insert found the conflict, the look-up could not see it.
   const winner = await findEntryByReference(trx, posting.reference);
   if (!winner) throw new Error(`ledger reference ${posting.reference} conflicted but cannot be read`);
   return alreadyPosted(winner, posting);
+}
+
+type LockedInsert =
+  /** The entry this statement inserted, and the ids of its messages (for the hand-off after commit). */
+  | { kind: 'posted'; entry: LedgerEntryRow; messageIds: number[] }
+  /** An entry already posted under the reference: nothing was inserted. */
+  | { kind: 'existing'; entry: LedgerEntryRow }
+  /** Nothing inserted and nothing found: the balance would go below zero, or a concurrent insert won. */
+  | { kind: 'none'; balance: number };
+
+/**
+ * The wallet locked (FOR UPDATE, so balance_before is what every concurrent writer sees: a wallet
+ * changed while the statement waited for the lock is read at its latest version), any entry already
+ * posted under the reference read, and only when there is none and the balance stays at zero or
+ * above, the entry inserted under ON CONFLICT (reference) DO NOTHING with its app webhook messages
+ * (a message exists only for an entry this statement inserted). Undefined when the wallet does not
+ * exist. The database trigger moves the wallet to balance_after at the end of the statement.
+ */
+async function lockWalletAndInsert(
+  trx: Transaction<DB>,
+  outbox: TransactionOutbox,
+  posting: LedgerPosting,
+): Promise<LockedInsert | undefined> {
+  const { userId, reference, amount } = posting;
+  const rows = await sql<
+    { kind: 'posted' | 'existing' | 'none'; wallet_balance: number; app_webhook_message_ids: string[] | null } & {
+      [K in keyof LedgerEntryRow]: LedgerEntryRow[K] | null;
+    }
+  >`
+    WITH wallet AS MATERIALIZED (
+      SELECT balance FROM wallets WHERE user_id = ${userId} FOR UPDATE),
+    existing AS MATERIALIZED (
+      SELECT id, user_id, reference, amount, balance_before, balance_after, reason, inbox_event_id, created_at
+        FROM ledger_entries WHERE reference = ${reference}),
+    entry AS (
+      INSERT INTO ledger_entries (user_id, reference, amount, balance_before, balance_after, reason, inbox_event_id)
+      SELECT ${userId}, ${reference}, ${amount}, w.balance, w.balance + ${amount}, ${posting.reason},
+             ${posting.inboxEventId ?? null}
+        FROM wallet w
+       WHERE w.balance + ${amount} >= 0 AND NOT EXISTS (SELECT 1 FROM existing)
+      ON CONFLICT (reference) DO NOTHING
+      RETURNING *),
+    ${ledgerEntryMessagesCte(outbox)}
+    SELECT 'posted' AS kind, w.balance AS wallet_balance, e.id, e.user_id, e.reference, e.amount,
+           e.balance_before, e.balance_after, e.reason, e.inbox_event_id, e.created_at,
+           (SELECT array_agg(id ORDER BY id) FROM entry_messages) AS app_webhook_message_ids
+      FROM wallet w, entry e
+    UNION ALL
+    SELECT 'existing', w.balance, x.id, x.user_id, x.reference, x.amount, x.balance_before, x.balance_after,
+           x.reason, x.inbox_event_id, x.created_at, NULL
+      FROM wallet w, existing x
+    UNION ALL
+    SELECT 'none', w.balance, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+      FROM wallet w
+     WHERE NOT EXISTS (SELECT 1 FROM entry) AND NOT EXISTS (SELECT 1 FROM existing)`.execute(trx);
+  const row = rows.rows[0];
+  if (!row) return undefined;
+  const { kind, wallet_balance: balance, app_webhook_message_ids: messageIds, ...entry } = row;
+  if (kind === 'none') return { kind, balance };
+  if (kind === 'existing') return { kind, entry: entry as LedgerEntryRow };
+  // int8[] comes back as strings (the pool's int8 parser covers scalars only); ids stay far below 2^53.
+  return { kind, entry: entry as LedgerEntryRow, messageIds: (messageIds ?? []).map(Number) };
 }
 
 function alreadyPosted(entry: LedgerEntryRow, posting: LedgerPosting): PostLedgerEntryResult {
@@ -93,28 +137,6 @@ function alreadyPosted(entry: LedgerEntryRow, posting: LedgerPosting): PostLedge
     );
   }
   return { kind: 'already-posted', entry };
-}
-
-/**
- * Locks the wallet (FOR UPDATE, so balance_before is what every concurrent writer sees) and reads
- * any entry already posted under the reference, in one statement. Undefined when the wallet does
- * not exist.
- */
-async function lockWalletAndFindReference(
-  trx: Transaction<DB>,
-  posting: LedgerPosting,
-): Promise<{ wallet: { balance: number }; existing: LedgerEntryRow | undefined } | undefined> {
-  const rows = await sql<{ wallet_balance: number } & { [K in keyof LedgerEntryRow]: LedgerEntryRow[K] | null }>`
-    SELECT w.balance AS wallet_balance, l.id, l.user_id, l.reference, l.amount, l.balance_before,
-           l.balance_after, l.reason, l.inbox_event_id, l.created_at
-      FROM wallets w
-      LEFT JOIN ledger_entries l ON l.reference = ${posting.reference}
-     WHERE w.user_id = ${posting.userId}
-       FOR UPDATE OF w`.execute(trx);
-  const row = rows.rows[0];
-  if (!row) return undefined;
-  const { wallet_balance: balance, ...entry } = row;
-  return { wallet: { balance }, existing: entry.id === null ? undefined : (entry as LedgerEntryRow) };
 }
 
 function findEntryByReference(trx: Transaction<DB>, reference: string): Promise<LedgerEntryRow | undefined> {

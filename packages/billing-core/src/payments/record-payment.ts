@@ -20,9 +20,10 @@ export interface PaymentGrant {
   email: { subject: string; text: string };
 }
 
+/** `paymentId`: the payment row's id (this grant's, or the one recorded before). */
 export type RecordPaymentResult =
-  | { kind: 'recorded'; payment: PaymentRow; ledger: PostLedgerEntryResult }
-  | { kind: 'already-recorded'; payment: PaymentRow; ledger: PostLedgerEntryResult };
+  | { kind: 'recorded'; paymentId: number; ledger: PostLedgerEntryResult }
+  | { kind: 'already-recorded'; paymentId: number; ledger: PostLedgerEntryResult };
 
 /**
  * Records one Stripe payment, credits its tokens and queues its confirmation email, all in the
@@ -44,8 +45,9 @@ export async function recordPayment(trx: Transaction<DB>, grant: PaymentGrant): 
   // The payment and its email row in one statement: the email row exists only for a payment
   // this statement inserted (a redelivery inserts neither). A template, not the query builder:
   // this runs once per credited payment on the hot path.
+  // Only the id comes back: every column of a result costs the client a field to describe and parse.
   const inserted = (
-    await sql<PaymentRow>`
+    await sql<Pick<PaymentRow, 'id'>>`
       WITH payment AS (
         INSERT INTO payments (provider_payment_id, user_id, kind, product_id, amount_minor, currency,
                               ledger_reference, tokens_granted, customer_email, inbox_event_id)
@@ -53,21 +55,21 @@ export async function recordPayment(trx: Transaction<DB>, grant: PaymentGrant): 
                 ${grant.amountMinor}, ${grant.currency}, ${grant.ledgerReference}, ${grant.tokens},
                 ${grant.customerEmail}, ${grant.inboxEventId})
         ON CONFLICT (provider, provider_payment_id) DO NOTHING
-        RETURNING *),
+        RETURNING id, user_id, customer_email),
       email AS (
         INSERT INTO email_outbox (payment_id, user_id, to_address, subject, body)
         SELECT id, user_id, customer_email, ${grant.email.subject}, ${grant.email.text} FROM payment
         ON CONFLICT (payment_id) DO NOTHING)
-      SELECT * FROM payment`.execute(trx)
+      SELECT id FROM payment`.execute(trx)
   ).rows[0];
   if (!inserted) {
     const payment = await trx
       .selectFrom('payments')
-      .selectAll()
+      .select('id')
       .where('provider', '=', 'stripe')
       .where('provider_payment_id', '=', grant.providerPaymentId)
       .executeTakeFirstOrThrow();
-    return { kind: 'already-recorded', payment, ledger };
+    return { kind: 'already-recorded', paymentId: payment.id, ledger };
   }
-  return { kind: 'recorded', payment: inserted, ledger };
+  return { kind: 'recorded', paymentId: inserted.id, ledger };
 }

@@ -1,5 +1,6 @@
-import type { Kysely, Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import type { DB } from '../db/schema';
+import { ensureWalletCtes, markWalletEnsured } from '../ledger/ensure-wallet';
 
 /** RevenueCat's SDK names a customer that has not logged in `$RCAnonymousID:<hex>`. */
 export function isAnonymousRevenueCatId(id: string): boolean {
@@ -69,43 +70,60 @@ export async function belongsToUser(
 export async function linkUserIds(
   trx: Transaction<DB>,
   ids: readonly string[],
-  options: { inboxEventId?: number | null } = {},
+  options: {
+    inboxEventId?: number | null;
+    /**
+     * The caller is about to move the user's money: create the canonical user's empty wallet in
+     * the same statement as the user and the links (ensureWalletCtes), so the posting that
+     * follows finds it at once.
+     */
+    withWallet?: boolean;
+  } = {},
 ): Promise<string> {
   const ordered = linkableIds(ids);
   const first = ordered[0];
   if (first === undefined) throw new RangeError('linkUserIds needs at least one id');
-  const links = await trx
-    .selectFrom('user_aliases')
-    .select(['alias', 'user_id'])
-    .where('alias', 'in', ordered)
-    .execute();
-  const linkOf = new Map(links.map((link) => [link.alias, link.user_id]));
-  // The common case, one round trip: every id is already linked, all to one user (links are
-  // only ever made together with the user row, so that user exists).
+  // One round trip: each id's link, and whether it is a Tally user already.
+  // (`IN` a list of parameters rather than `= ANY` an array: with an array Postgres expects ten
+  // elements in a generic plan and so plans every execution anew.)
+  const list = sql.join(ordered);
+  const found = await sql<{ kind: 'link' | 'user'; id: string; user_id: string }>`
+    SELECT 'link' AS kind, alias AS id, user_id FROM user_aliases WHERE alias IN (${list})
+    UNION ALL
+    SELECT 'user', id, id FROM users WHERE id IN (${list})`.execute(trx);
+  const linkOf = new Map<string, string>();
+  const users = new Set<string>();
+  for (const row of found.rows) {
+    if (row.kind === 'link') linkOf.set(row.id, row.user_id);
+    else users.add(row.id);
+  }
+  // The common case: every id is already linked, all to one user (links are only ever made
+  // together with the user row, so that user exists).
   const firstLink = linkOf.get(first);
   if (firstLink !== undefined && ordered.every((id) => linkOf.get(id) === firstLink)) return firstLink;
-  const users = new Set(
-    (await trx.selectFrom('users').select('id').where('id', 'in', ordered).execute()).map((user) => user.id),
-  );
   const canonical =
     ordered.map((id) => linkOf.get(id)).find((user) => user !== undefined) ??
     ordered.find((id) => users.has(id)) ??
     ordered.find((id) => !isAnonymousRevenueCatId(id)) ??
     first;
 
-  await trx
-    .insertInto('users')
-    .values({ id: canonical })
-    .onConflict((oc) => oc.column('id').doNothing())
-    .execute();
+  // One statement: the canonical user (and, withWallet, its wallet) if missing, then every id not
+  // linked yet linked to it (the foreign keys are checked at the end of the statement, when the
+  // user row exists).
   const unlinked = [canonical, ...ordered].filter((id, index, all) => !linkOf.has(id) && all.indexOf(id) === index);
-  if (unlinked.length > 0) {
-    await trx
-      .insertInto('user_aliases')
-      .values(unlinked.map((alias) => ({ alias, user_id: canonical, inbox_event_id: options.inboxEventId ?? null })))
-      .onConflict((oc) => oc.column('alias').doNothing())
-      .execute();
-  }
+  const userCtes = options.withWallet
+    ? ensureWalletCtes(canonical)
+    : sql`new_user AS (INSERT INTO users (id) VALUES (${canonical}) ON CONFLICT (id) DO NOTHING)`;
+  const newLinks =
+    unlinked.length === 0
+      ? sql``
+      : sql`, new_links AS (
+          INSERT INTO user_aliases (alias, user_id, inbox_event_id)
+          SELECT alias, ${canonical}, ${options.inboxEventId ?? null}::bigint
+            FROM unnest(${unlinked}::text[]) AS alias
+          ON CONFLICT (alias) DO NOTHING)`;
+  await sql`WITH ${userCtes}${newLinks} SELECT 1`.execute(trx);
+  if (options.withWallet) markWalletEnsured(trx, canonical);
   return canonical;
 }
 

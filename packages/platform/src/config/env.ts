@@ -78,6 +78,11 @@ export const appWebhookUrlSetting = z
 /** Settings every process shares. */
 export const baseEnvSchema = z.object({
   DATABASE_URL: postgresUrl,
+  /**
+   * Named prepared statements for the statements a process repeats (billing-core's createDb).
+   * Set false behind a pooler that cannot route them (PgBouncer before 1.21 in transaction mode).
+   */
+  DATABASE_PREPARED_STATEMENTS: booleanFlag(true),
   REDIS_URL: redisUrl,
   QUEUE_PREFIX: z
     .string()

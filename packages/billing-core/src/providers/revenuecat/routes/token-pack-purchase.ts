@@ -55,7 +55,7 @@ export function createTokenPackPurchaseRoute(deps: {
     const ids = idsOf(event);
     if (ids.length === 0) throw new InvalidEventError('NON_RENEWING_PURCHASE without app_user_id');
     // A purchase under an anonymous id or an old alias credits the user the ids are linked to.
-    const userId = await linkUserIds(trx, ids, { inboxEventId: row.id });
+    const userId = await linkUserIds(trx, ids, { inboxEventId: row.id, withWallet: true });
     const reference = references.revenuecatEvent(event.id);
     if (verification?.kind === 'verified') {
       const claimed = await claimTransaction(trx, {
