@@ -1,11 +1,12 @@
 import {
   type AppWebhookMessageRow,
   createAppWebhookSender,
+  inOutboxTransaction,
   postLedgerEntry,
   toAppWebhookBody,
   toWebhookId,
 } from '@tally/billing-core';
-import { createTestDatabase, type TestDatabase } from '@tally/billing-core/testing';
+import { createTestDatabase, type TestDatabase, testOutbox } from '@tally/billing-core/testing';
 import { sql } from 'kysely';
 import { type AppWebhookViolation, checkAppWebhookInvariants } from '../support/app-webhook-invariants';
 import { AppWebhookReceiver, newWebhookSecret } from '../support/fakes/app-webhook-receiver';
@@ -37,9 +38,9 @@ describe('app webhook invariants (what the chaos suite checks after every scenar
   const grant = (userId: string, amount: number) => {
     n += 1;
     const reference = `test:inv:${userId}:${n}`;
-    return db()
-      .transaction()
-      .execute((trx) => postLedgerEntry(trx, { userId, reference, amount, reason: 'test_grant' }));
+    return inOutboxTransaction(db(), testOutbox, (trx) =>
+      postLedgerEntry(trx, { userId, reference, amount, reason: 'test_grant' }),
+    );
   };
   const messagesOf = (userId: string) =>
     db().selectFrom('app_webhook_messages').selectAll().where('user_id', '=', userId).orderBy('id').execute();
@@ -89,20 +90,17 @@ describe('app webhook invariants (what the chaos suite checks after every scenar
   });
 
   it('report a message sent for a change that rolled back', async () => {
-    await db()
-      .transaction()
-      .execute(async (trx) => {
-        await postLedgerEntry(trx, { userId: 'inv-rollback', reference: 'test:inv:rollback', amount: 5, reason: 'x' });
-        const message = await trx
-          .selectFrom('app_webhook_messages')
-          .selectAll()
-          .where('user_id', '=', 'inv-rollback')
-          .executeTakeFirstOrThrow();
-        // Sent before the commit (what no worker may do), then the transaction rolls back.
-        await deliver(message, false);
-        await sql`SELECT 1/0`.execute(trx);
-      })
-      .catch(() => undefined);
+    await inOutboxTransaction(db(), testOutbox, async (trx) => {
+      await postLedgerEntry(trx, { userId: 'inv-rollback', reference: 'test:inv:rollback', amount: 5, reason: 'x' });
+      const message = await trx
+        .selectFrom('app_webhook_messages')
+        .selectAll()
+        .where('user_id', '=', 'inv-rollback')
+        .executeTakeFirstOrThrow();
+      // Sent before the commit (what no worker may do), then the transaction rolls back.
+      await deliver(message, false);
+      await sql`SELECT 1/0`.execute(trx);
+    }).catch(() => undefined);
     expect(await db().selectFrom('ledger_entries').select('id').execute()).toEqual([]);
     expect(invariants(await check())).toEqual(['no message for a change that does not exist']);
   });

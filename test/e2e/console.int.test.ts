@@ -32,11 +32,9 @@ describe('the console at /admin/console and the audit of admin actions', () => {
   const deliveringWorker = () =>
     stack.startWorker(deliveringTo(receiver, { roles: ['relay', 'app-webhooks'], retryScheduleMs: [50, 50] }));
   const grant = (userId: string, amount: number, tag: string) =>
-    stack.db
-      .transaction()
-      .execute((trx) =>
-        postLedgerEntry(trx, { userId, reference: `test:console:${userId}:${tag}`, amount, reason: 'test_grant' }),
-      );
+    stack.transaction((trx) =>
+      postLedgerEntry(trx, { userId, reference: `test:console:${userId}:${tag}`, amount, reason: 'test_grant' }),
+    );
   const messagesOf = (userId: string) =>
     stack.db.selectFrom('app_webhook_messages').selectAll().where('user_id', '=', userId).orderBy('id').execute();
 
