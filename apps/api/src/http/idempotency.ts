@@ -76,7 +76,7 @@ export interface IdempotentPostsDeps {
  * method, path and body fingerprint, and the request is answered from the key (replay, with
  * `Idempotent-Replayed: true`), refused (422 `idempotency_key_reused`, 409
  * `idempotency_key_in_use`), or run. A POST of `oneTransactionPosts` is not claimed first: its
- * use case checks and writes the key in its own transaction (IdempotentPost.inTransaction). Any
+ * use case takes and writes the key in its own transaction (IdempotentPost.inTransaction). Any
  * other POST is claimed before the route runs. A run's answer below 500 is kept under the key
  * before it is sent (or, when the route's transaction committed it, just sent); a 5xx is never
  * kept, and releases a claim with its recovery point so the retry resumes at once.
