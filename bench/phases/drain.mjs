@@ -44,7 +44,7 @@ async function waitForProcessed(pool, expected, what, timeoutMs, table = 'inbox_
  * Redis is shared with nothing else during a bench run, so the difference over a drain is the
  * drain's: the queue's share of "where the time goes".
  */
-async function redisCpuSeconds(redisUrl) {
+export async function redisCpuSeconds(redisUrl) {
   const connection = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
   connection.on('error', () => undefined);
   try {
