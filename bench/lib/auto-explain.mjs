@@ -157,9 +157,11 @@ export function summarizePlans(plans) {
 /**
  * The same step's statements on two databases side by side (`small`, `big`): the big one's
  * median time over the small one's, and flags for what regresses with the table's size: a
- * sequential scan reading `seqScanRows` rows or more, or a median 3× slower and over 1 ms.
+ * sequential scan reading `seqScanRows` rows or more, or a plan touching `manyBlocks` buffers or
+ * more and ten times the small one's. Not time: one call's milliseconds on a loaded machine are
+ * mostly its wait for a core or a page from the OS cache, a block count is the plan's own.
  */
-export function comparePlans(small, big, { seqScanRows = 100_000 } = {}) {
+export function comparePlans(small, big, { seqScanRows = 100_000, manyBlocks = 1_000 } = {}) {
   const byKey = new Map(small.map((entry) => [entry.query, entry]));
   return big.map((entry) => {
     const before = byKey.get(entry.query);
@@ -167,7 +169,9 @@ export function comparePlans(small, big, { seqScanRows = 100_000 } = {}) {
     const bigSeqScans = entry.seqScans.filter((scan) => scan.rows >= seqScanRows);
     const flags = [
       ...bigSeqScans.map((scan) => `seq scan of ${scan.rows} rows on ${scan.relation}`),
-      ...(ratio !== null && ratio >= 3 && entry.medianMs >= 1 ? [`${ratio}× slower`] : []),
+      ...(entry.medianBlocks >= manyBlocks && entry.medianBlocks >= 10 * (before?.medianBlocks ?? 0)
+        ? [`${entry.medianBlocks} blocks (${before?.medianBlocks ?? '-'} on the small one)`]
+        : []),
     ];
     return {
       query: entry.query,

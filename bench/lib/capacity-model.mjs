@@ -1,0 +1,54 @@
+// The capacity model of docs/scaling.md as arithmetic on measured per-event costs: what one core
+// of ingest, one worker process and one Postgres core carry, what N ingest and M worker replicas
+// need from Postgres, and the drain rate it predicts for a number of workers on a given machine.
+import { round } from './stats.mjs';
+
+/** The pool each process opens at most (docs/scaling.md, connection budget). */
+export const clientPool = { ingest: 10, worker: 16 };
+
+/**
+ * Per-core figures of one flow from its measured costs (milliseconds per event):
+ * `ingestCpuMs`, `workerCpuMs` (the processes'), `ingestPostgresMs`, `drainPostgresMs` (the
+ * cluster's CPU), `ingestConnectionMs`, `drainConnectionMs` (time a server connection was inside
+ * a statement or transaction, per event), `ingestRedisMs`, `drainRedisMs`.
+ */
+export function perCore(costs) {
+  const postgresMs = costs.ingestPostgresMs + costs.drainPostgresMs;
+  return {
+    ingestEventsPerCore: round(1000 / costs.ingestCpuMs),
+    workerEventsPerCore: round(1000 / costs.workerCpuMs),
+    postgresMsPerEvent: round(postgresMs, 3),
+    eventsPerPostgresCore: round(1000 / postgresMs),
+    connectionMsPerEvent: round(costs.ingestConnectionMs + costs.drainConnectionMs, 3),
+    redisMsPerEvent: round(costs.ingestRedisMs + costs.drainRedisMs, 3),
+  };
+}
+
+/**
+ * What `ingest` ingest replicas and `workers` worker replicas (one core each) carry and need
+ * from Postgres at that rate: the throughput is the smaller of the two sides' ceilings; Postgres
+ * cores at `utilization` (0.7: headroom for bursts, vacuum, checkpoints); server connections
+ * busy on average (Little's law: rate × connection time per event) against the clients' pools.
+ */
+export function deploymentNeeds({ ingest, workers, figures, utilization = 0.7 }) {
+  const throughput = Math.min(ingest * figures.ingestEventsPerCore, workers * figures.workerEventsPerCore);
+  return {
+    ingest,
+    workers,
+    eventsPerSecond: round(throughput),
+    postgresCores: round((throughput * figures.postgresMsPerEvent) / 1000 / utilization, 1),
+    serverConnectionsBusy: round((throughput * figures.connectionMsPerEvent) / 1000, 1),
+    clientConnections: ingest * clientPool.ingest + workers * clientPool.worker,
+  };
+}
+
+/**
+ * The drain rate the model predicts for `workers` processes on one machine: each process as fast
+ * as one was measured (`oneWorkerEventsPerSecond`), until the CPU the machine leaves to the run
+ * (`availableCores`) is used up at `cpuMsPerEvent` (worker + Postgres, measured with one worker).
+ */
+export function predictDrain({ workers, oneWorkerEventsPerSecond, cpuMsPerEvent, availableCores }) {
+  const byWorkers = workers * oneWorkerEventsPerSecond;
+  const byCpu = (availableCores * 1000) / cpuMsPerEvent;
+  return { eventsPerSecond: round(Math.min(byWorkers, byCpu)), byWorkers: round(byWorkers), byCpu: round(byCpu) };
+}
