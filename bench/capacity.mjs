@@ -4,7 +4,7 @@
 //
 // CAPACITY_ROUNDS (3) rounds, each running in rotated order: a Stripe pack backlog drained by ONE
 // worker, a RevenueCat pack backlog by ONE worker, a Stripe pack backlog by TWO workers
-// (drain.mjs's tallyDrain: BENCH_DRAIN_EVENTS, 20000, over BENCH_DRAIN_USERS, 10000, stored
+// (drain.mjs's tallyDrain: BENCH_DRAIN_EVENTS, 8000, over BENCH_DRAIN_USERS, 4000, stored
 // through Tally's ingest at its maximum first). Each gives, per event: ingest CPU, worker CPU,
 // Postgres CPU of the fill and of the drain, Redis CPU, and the server connections they kept busy;
 // and for the drain how busy the machine was and how much of that was the run's.
@@ -23,7 +23,13 @@ import { median, round } from './lib/stats.mjs';
 import { root } from './lib/workspace.mjs';
 import { tallyDrain } from './phases/drain.mjs';
 
-const ctx = createBenchContext();
+// 8000 events over 4000 users per drain unless BENCH_DRAIN_EVENTS / BENCH_DRAIN_USERS say otherwise:
+// nine drains then take about 25 minutes on the loaded 2-core development machine.
+const ctx = createBenchContext({
+  ...process.env,
+  BENCH_DRAIN_EVENTS: process.env.BENCH_DRAIN_EVENTS ?? '8000',
+  BENCH_DRAIN_USERS: process.env.BENCH_DRAIN_USERS ?? '4000',
+});
 const { resources, log, settings } = ctx;
 const rounds = Number(process.env.CAPACITY_ROUNDS ?? 3);
 const load = () => os.loadavg().map((value) => round(value, 2));
@@ -146,7 +152,7 @@ try {
   console.log('\ncheck: two workers, predicted against measured');
   for (const entry of results.check) console.log(`  ${JSON.stringify(entry)}`);
   console.log(`  all credited: ${results.allCredited}`);
-  const complete = settings.profile === 'full' && !process.env.BENCH_DRAIN_EVENTS;
+  const complete = settings.profile === 'full';
   const dir = path.join(root, complete ? 'bench/results' : 'test-output/bench');
   mkdirSync(dir, { recursive: true });
   const file = path.join(dir, `${new Date().toISOString().replaceAll(':', '-').replace(/\..+/, '')}-capacity.json`);
