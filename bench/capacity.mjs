@@ -13,7 +13,7 @@
 // the model predicts for two workers (each as fast as one, until the CPU the machine leaves to the
 // run is used up) against the two-worker drains measured in the same rounds.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createBenchContext, machine, rotated } from './context.mjs';
@@ -32,6 +32,8 @@ const ctx = createBenchContext({
 });
 const { resources, log, settings } = ctx;
 const rounds = Number(process.env.CAPACITY_ROUNDS ?? 3);
+/** `--from <results.json>`: no measurement, the model again from that file's rounds (rewritten in place). */
+const from = process.argv.includes('--from') ? process.argv[process.argv.indexOf('--from') + 1] : null;
 const load = () => os.loadavg().map((value) => round(value, 2));
 const targets = [
   { name: 'stripe1', flow: 'stripe', workers: 1 },
@@ -47,7 +49,7 @@ const results = {
 };
 
 /** The per-event costs of one drain (tallyDrain's figures), in the model's terms. */
-function costsOf(entry) {
+function costsOf(entry, cpus = os.cpus().length) {
   return {
     ingestCpuMs: entry.ingestCpuMsPerEvent,
     ingestPostgresMs: entry.ingestPostgresCpuMsPerEvent,
@@ -57,11 +59,13 @@ function costsOf(entry) {
     drainPostgresMs: entry.postgresCpuMsPerEvent,
     drainRedisMs: entry.redisCpuMsPerEvent,
     drainConnectionMs: (entry.drainBusyConnections.mean / entry.eventsPerSecond) * 1000,
+    ingestBusyConnections: entry.ingestBusyConnections.mean,
+    workerBusyConnections: entry.drainBusyConnections.mean,
     eventsPerSecond: entry.eventsPerSecond,
     ingestRps: entry.ingestRps,
     // Cores the machine left to the run during the drain: all of them but what other work used
     // (the machine's busy CPU minus the run's workers and cluster; Redis, shared, counts as other).
-    availableCores: os.cpus().length - (entry.machineBusyCores - entry.runCores),
+    availableCores: cpus - (entry.machineBusyCores - entry.runCores),
   };
 }
 
@@ -84,19 +88,8 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
   });
 }
 
-try {
-  const postgres = await ctx.startPostgres();
-  if (!postgres) throw new Error('capacity needs the private cluster (Postgres binaries: initdb, pg_ctl)');
-  log(`private Postgres cluster on port ${postgres.port}; run ${ctx.runId}; commit ${results.commit}`);
-  await resources.prepareTemplate();
-  for (let pass = 0; pass < rounds; pass += 1) {
-    for (const { name, flow, workers } of rotated(targets, pass)) {
-      const loadAverage = load();
-      const entry = await tallyDrain(ctx, `cap-${name}-${pass}`, workers, flow);
-      results.rounds[name].push({ ...entry, loadAverage, costs: costsOf(entry) });
-      log(`${name} round ${pass + 1}: load ${loadAverage.join(' ')}; ${JSON.stringify(costsOf(entry))}`);
-    }
-  }
+/** The model's figures from the measured rounds (also for `--from`: a results file's rounds again). */
+function deriveModel(results) {
   const costs = Object.fromEntries(
     targets.map(({ name }) => [name, medianCosts(results.rounds[name].map((entry) => entry.costs))]),
   );
@@ -138,8 +131,10 @@ try {
   results.allCredited = Object.values(results.rounds)
     .flat()
     .every((entry) => entry.notProcessed === 0 && entry.ledgerRows === entry.events);
-  results.machine.loadAverageAtEnd = load();
+}
 
+function printModel(results) {
+  const { costs } = results;
   console.log('\nper event (medians over rounds; ms of CPU, connection ms = time a server connection was busy)');
   for (const [name, value] of Object.entries(costs)) console.log(`  ${name.padEnd(12)} ${JSON.stringify(value)}`);
   console.log('\nper core');
@@ -152,12 +147,41 @@ try {
   console.log('\ncheck: two workers, predicted against measured');
   for (const entry of results.check) console.log(`  ${JSON.stringify(entry)}`);
   console.log(`  all credited: ${results.allCredited}`);
-  const complete = settings.profile === 'full';
-  const dir = path.join(root, complete ? 'bench/results' : 'test-output/bench');
-  mkdirSync(dir, { recursive: true });
-  const file = path.join(dir, `${new Date().toISOString().replaceAll(':', '-').replace(/\..+/, '')}-capacity.json`);
-  writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
-  console.log(`\nresults: ${path.relative(process.cwd(), file)}`);
+}
+
+try {
+  if (from) {
+    // The model again from a results file's measured rounds (e.g. after a change to the model).
+    const stored = JSON.parse(readFileSync(from, 'utf8'));
+    for (const list of Object.values(stored.rounds))
+      for (const entry of list) entry.costs = costsOf(entry, stored.machine.cpus);
+    deriveModel(stored);
+    printModel(stored);
+    writeFileSync(from, `${JSON.stringify(stored, null, 2)}\n`);
+    console.log(`\nrewritten: ${from}`);
+  } else {
+    const postgres = await ctx.startPostgres();
+    if (!postgres) throw new Error('capacity needs the private cluster (Postgres binaries: initdb, pg_ctl)');
+    log(`private Postgres cluster on port ${postgres.port}; run ${ctx.runId}; commit ${results.commit}`);
+    await resources.prepareTemplate();
+    for (let pass = 0; pass < rounds; pass += 1) {
+      for (const { name, flow, workers } of rotated(targets, pass)) {
+        const loadAverage = load();
+        const entry = await tallyDrain(ctx, `cap-${name}-${pass}`, workers, flow);
+        results.rounds[name].push({ ...entry, loadAverage, costs: costsOf(entry) });
+        log(`${name} round ${pass + 1}: load ${loadAverage.join(' ')}; ${JSON.stringify(costsOf(entry))}`);
+      }
+    }
+    deriveModel(results);
+    results.machine.loadAverageAtEnd = load();
+    printModel(results);
+    const complete = settings.profile === 'full';
+    const dir = path.join(root, complete ? 'bench/results' : 'test-output/bench');
+    mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, `${new Date().toISOString().replaceAll(':', '-').replace(/\..+/, '')}-capacity.json`);
+    writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
+    console.log(`\nresults: ${path.relative(process.cwd(), file)}`);
+  }
 } catch (error) {
   process.exitCode = 1;
   log(`failed: ${error instanceof Error ? error.stack : String(error)}`);

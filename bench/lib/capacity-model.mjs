@@ -10,7 +10,9 @@ export const clientPool = { ingest: 10, worker: 16 };
  * Per-core figures of one flow from its measured costs (milliseconds per event):
  * `ingestCpuMs`, `workerCpuMs` (the processes'), `ingestPostgresMs`, `drainPostgresMs` (the
  * cluster's CPU), `ingestConnectionMs`, `drainConnectionMs` (time a server connection was inside
- * a statement or transaction, per event), `ingestRedisMs`, `drainRedisMs`.
+ * a statement or transaction, per event), `ingestRedisMs`, `drainRedisMs`; and the server
+ * connections one replica kept busy at its maximum (`ingestBusyConnections`,
+ * `workerBusyConnections`: means of the samples).
  */
 export function perCore(costs) {
   const postgresMs = costs.ingestPostgresMs + costs.drainPostgresMs;
@@ -20,6 +22,8 @@ export function perCore(costs) {
     postgresMsPerEvent: round(postgresMs, 3),
     eventsPerPostgresCore: round(1000 / postgresMs),
     connectionMsPerEvent: round(costs.ingestConnectionMs + costs.drainConnectionMs, 3),
+    ingestBusyConnections: costs.ingestBusyConnections,
+    workerBusyConnections: costs.workerBusyConnections,
     redisMsPerEvent: round(costs.ingestRedisMs + costs.drainRedisMs, 3),
   };
 }
@@ -28,7 +32,10 @@ export function perCore(costs) {
  * What `ingest` ingest replicas and `workers` worker replicas (one core each) carry and need
  * from Postgres at that rate: the throughput is the smaller of the two sides' ceilings; Postgres
  * cores at `utilization` (0.7: headroom for bursts, vacuum, checkpoints); server connections
- * busy on average (Little's law: rate × connection time per event) against the clients' pools.
+ * busy on average: what each replica kept busy at its maximum (a worker holds a connection for
+ * each job inside its transaction, so at most its concurrency; the rate × connection time per
+ * event would scale the loaded machine's long transactions up with the rate), against the
+ * clients' pools.
  */
 export function deploymentNeeds({ ingest, workers, figures, utilization = 0.7 }) {
   const throughput = Math.min(ingest * figures.ingestEventsPerCore, workers * figures.workerEventsPerCore);
@@ -37,7 +44,7 @@ export function deploymentNeeds({ ingest, workers, figures, utilization = 0.7 })
     workers,
     eventsPerSecond: round(throughput),
     postgresCores: round((throughput * figures.postgresMsPerEvent) / 1000 / utilization, 1),
-    serverConnectionsBusy: round((throughput * figures.connectionMsPerEvent) / 1000, 1),
+    serverConnectionsBusy: round(ingest * figures.ingestBusyConnections + workers * figures.workerBusyConnections),
     clientConnections: ingest * clientPool.ingest + workers * clientPool.worker,
   };
 }
