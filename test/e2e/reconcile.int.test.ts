@@ -182,7 +182,7 @@ describe('Stripe reconciliation: backfill from the Events API and money rows che
     await storedEvent('provider_invoice_id', namedInvoice);
     // Linked by id to an event that names neither its reference's object.
     const linkedEventId = await storedEvent('provider_payment_intent_id', stripeId('pi'));
-    await stack.db.transaction().execute(async (trx) => {
+    await stack.transaction(async (trx) => {
       await trx.insertInto('users').values({ id: userId }).execute();
       await postLedgerEntry(trx, { userId, reference: `stripe:payment:${namedIntent}`, amount: 5, reason: 'test' });
       await postLedgerEntry(trx, { userId, reference: `stripe:invoice:${namedInvoice}`, amount: 5, reason: 'test' });
