@@ -180,6 +180,20 @@ const mutations = [
     tests: ['test/e2e/reconcile.int'],
   },
   {
+    name: 'reconcile no longer accounts for a Stripe ledger row by the event it is linked to',
+    file: 'packages/billing-core/src/reconcile/find-stripe-ledger-rows-without-event.ts',
+    from: "AND NOT EXISTS (SELECT 1 FROM inbox_events i WHERE i.id = l.inbox_event_id AND i.provider = 'stripe')",
+    to: '',
+    tests: ['test/e2e/reconcile.int'],
+  },
+  {
+    name: 'reconcile no longer accounts for a Stripe invoice ledger row by an event naming the invoice',
+    file: 'packages/billing-core/src/reconcile/find-stripe-ledger-rows-without-event.ts',
+    from: 'i.provider_invoice_id = substr',
+    to: 'false AND i.provider_invoice_id = substr',
+    tests: ['test/e2e/reconcile.int'],
+  },
+  {
     name: 'payment environment policy reads every event as production',
     file: 'packages/billing-core/src/provider-data/payment-environment.ts',
     from: 'return row.environment;',

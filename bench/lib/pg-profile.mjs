@@ -86,3 +86,41 @@ export async function profileEnd(start, pool, events, table, { awaitDisconnect =
     statements,
   };
 }
+
+/**
+ * Samples, every `intervalMs`, how many of the database's connections are inside a transaction
+ * or a statement (`active`, `idle in transaction`), the bench's sampling connection left out:
+ * what a transaction pooler would have to lend at that moment. `stop()` answers the mean, the
+ * peak and the sample count.
+ */
+export function sampleBusyConnections(pool, intervalMs = 250) {
+  const samples = [];
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      try {
+        const { rows } = await pool.query(
+          `SELECT count(*)::int AS busy FROM pg_stat_activity
+            WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'
+              AND state IN ('active', 'idle in transaction')`,
+        );
+        samples.push(rows[0].busy);
+      } catch {
+        // a sample lost: the others still count
+      }
+      await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await loop;
+      const mean = samples.length > 0 ? samples.reduce((sum, value) => sum + value, 0) / samples.length : Number.NaN;
+      return {
+        mean: round(mean, 2),
+        peak: samples.length > 0 ? Math.max(...samples) : Number.NaN,
+        samples: samples.length,
+      };
+    },
+  };
+}

@@ -107,3 +107,21 @@ export async function waitForHttp(handle, url, timeoutMs = 20_000) {
 export async function stopAll() {
   await Promise.all([...running].map((handle) => handle.stop(5_000)));
 }
+
+/**
+ * CPU seconds the whole machine has spent busy so far (every core; /proc/stat: user, nice,
+ * system, irq, softirq, steal), to tell the run's share of a shared machine from everyone else's.
+ */
+export function machineBusyCpuSeconds() {
+  try {
+    const [user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'utf8')
+      .split('\n')[0]
+      .trim()
+      .split(/\s+/)
+      .slice(1)
+      .map(Number);
+    return (user + nice + system + irq + softirq + steal) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}

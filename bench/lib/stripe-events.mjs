@@ -58,15 +58,16 @@ export function signStripe(payload, secret, timestamp = Math.floor(Date.now() / 
 }
 
 /**
- * `count` distinct signed events (ids carry `tag`), users spread over `users`; sizes vary
- * deterministically between 2 and 4 KB. Each entry is { body, signature, eventId, userId }.
+ * `count` distinct signed events (ids carry `tag`), users spread over `users` (numbered from
+ * `userOffset`); sizes vary deterministically between 2 and 4 KB. Each entry is { body,
+ * signature, eventId, userId }.
  */
-export function signedEvents({ tag, count, users, secret, userPrefix = 'bench-user' }) {
+export function signedEvents({ tag, count, users, secret, userPrefix = 'bench-user', userOffset = 0 }) {
   const timestamp = Math.floor(Date.now() / 1000);
   const out = new Array(count);
   for (let i = 0; i < count; i += 1) {
     const eventId = `evt_${tag}_${i}`;
-    const userId = `${userPrefix}-${i % users}`;
+    const userId = `${userPrefix}-${userOffset + (i % users)}`;
     const body = stripeTokenPackEvent({
       eventId,
       paymentIntentId: `pi_${tag}_${i}`,

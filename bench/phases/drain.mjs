@@ -7,8 +7,9 @@ import { readFileSync } from 'node:fs';
 import { rotated } from '../context.mjs';
 import { runClosedLoop } from '../lib/closed-loop.mjs';
 import { fillMinimalBacklog, minimalCreditScript } from '../lib/minimal-inbox.mjs';
-import { liveBackendCpuSeconds, profileEnd, profileStart } from '../lib/pg-profile.mjs';
+import { liveBackendCpuSeconds, profileEnd, profileStart, sampleBusyConnections } from '../lib/pg-profile.mjs';
 import { creditScript, runPgbench } from '../lib/pgbench.mjs';
+import { machineBusyCpuSeconds } from '../lib/processes.mjs';
 import { benchPool } from '../lib/resources.mjs';
 import { revenueCatTokenPackEvents } from '../lib/revenuecat-events.mjs';
 import { median, round } from '../lib/stats.mjs';
@@ -44,7 +45,7 @@ async function waitForProcessed(pool, expected, what, timeoutMs, table = 'inbox_
  * Redis is shared with nothing else during a bench run, so the difference over a drain is the
  * drain's: the queue's share of "where the time goes".
  */
-async function redisCpuSeconds(redisUrl) {
+export async function redisCpuSeconds(redisUrl) {
   const connection = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
   connection.on('error', () => undefined);
   try {
@@ -216,7 +217,8 @@ export function parseDrainTarget(name) {
  * backlog's size (`events`, `users`; default the drain's), extra environment for the workers
  * (`workerEnv`), and `afterDrain({databaseUrl, prefix, pool})`, run once the workers stopped,
  * whose figures are kept as the round's `afterDrain`; a BENCH_DRAIN_TARGETS variant's fields
- * (parseDrainTarget: `env`, `checkout`, `sql`).
+ * (parseDrainTarget: `env`, `checkout`, `sql`). Besides the drain's rate and CPU per event, the
+ * fill's: ingest's, Postgres's and Redis's CPU per event and the connections busy (capacity.mjs).
  */
 export async function tallyDrain(ctx, label, workers, flow = 'stripe', options = {}) {
   const { settings, resources, log, events, checkpoint } = ctx;
@@ -232,21 +234,42 @@ export async function tallyDrain(ctx, label, workers, flow = 'stripe', options =
   const ingest = await ctx.startTallyIngest(databaseUrl, prefix);
   const items =
     flow === 'stripe' ? events(count, users) : revenueCatTokenPackEvents({ tag: `${ctx.runId}${label}`, count, users });
-  const fill = await runClosedLoop({
-    url: flow === 'stripe' ? ingest.url : ingest.revenueCatUrl,
-    connections: settings.connections,
-    amount: items.length,
-    items,
-    headers: flow === 'stripe' ? {} : { authorization: ingest.revenueCatAuthorization },
-  });
-  await ingest.handle.stop();
   const pool = benchPool(databaseUrl);
   try {
+    // The fill is ingest at its maximum (closed loop): its CPU per event, ingest's, Postgres's
+    // (the private cluster's) and Redis's, and the connections it kept busy (capacity.mjs).
+    const ingestCpuAtStart = ingest.handle.cpuSeconds();
+    const ingestRedisCpuAtStart = await redisCpuSeconds(ctx.redisUrl);
+    const postgresCpuAtStart = ctx.postgres?.cpuSeconds() ?? Number.NaN;
+    const ingestBusy = sampleBusyConnections(pool);
+    const fill = await runClosedLoop({
+      url: flow === 'stripe' ? ingest.url : ingest.revenueCatUrl,
+      connections: settings.connections,
+      amount: items.length,
+      items,
+      headers: flow === 'stripe' ? {} : { authorization: ingest.revenueCatAuthorization },
+    });
+    const ingestFigures = {
+      ingestRps: fill.rps,
+      ingestCpuMsPerEvent: round(((ingest.handle.cpuSeconds() - ingestCpuAtStart) * 1000) / fill.ok, 3),
+      ingestPostgresCpuMsPerEvent: round(
+        (((ctx.postgres?.cpuSeconds() ?? Number.NaN) - postgresCpuAtStart) * 1000) / fill.ok,
+        3,
+      ),
+      ingestRedisCpuMsPerEvent: round(
+        (((await redisCpuSeconds(ctx.redisUrl)) - ingestRedisCpuAtStart) * 1000) / fill.ok,
+        3,
+      ),
+      ingestBusyConnections: await ingestBusy.stop(),
+    };
+    await ingest.handle.stop();
     const stored = (await pool.query('SELECT count(*)::int AS n FROM inbox_events')).rows[0].n;
     await checkpoint(pool);
     log(`drain ${label}: ${stored} events stored through ingest (${round(fill.rps)}/s); starting ${workers} worker(s)`);
     const redisCpuAtStart = await redisCpuSeconds(ctx.redisUrl);
     const profile = await profileStart(ctx.postgres, pool);
+    const drainStarted = { wall: Date.now(), machine: machineBusyCpuSeconds(), postgres: ctx.postgres?.cpuSeconds() };
+    const drainBusy = sampleBusyConnections(pool);
     const handles = Array.from({ length: workers }, (_, index) =>
       // RevenueCat packs: without the REST read of the purchase (REVENUECAT_VERIFY_PURCHASES=false;
       // it runs before the transaction, against RevenueCat, and the minimal worker has none), so
@@ -264,7 +287,19 @@ export async function tallyDrain(ctx, label, workers, flow = 'stripe', options =
       ),
     );
     const { first } = await waitForProcessed(pool, stored, label, drainTimeoutMs(ctx.settings), undefined, handles);
+    const drainBusyConnections = await drainBusy.stop();
+    const wallSeconds = (Date.now() - drainStarted.wall) / 1000;
+    // How much of the machine was busy during the drain, and how much of it was this run's own
+    // processes (workers and the private cluster): the rest was other work on a shared machine.
+    const machineBusyCores = round((machineBusyCpuSeconds() - drainStarted.machine) / wallSeconds, 2);
+    const runCores = round(
+      (handles.reduce((sum, handle) => sum + handle.cpuSeconds(), 0) +
+        ((ctx.postgres?.cpuSeconds() ?? Number.NaN) - drainStarted.postgres)) /
+        wallSeconds,
+      2,
+    );
     const rate = await drainRate(pool);
+    Object.assign(rate, ingestFigures, { drainBusyConnections, machineBusyCores, runCores });
     rate.workerPeakRssMb = handles.map((handle) => handle.peakRssMb());
     Object.assign(rate, await drainCpu(ctx, pool, handles, rate.events, redisCpuAtStart, first));
     await Promise.all(handles.map((handle) => handle.stop()));

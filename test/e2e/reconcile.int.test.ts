@@ -158,6 +158,57 @@ describe('Stripe reconciliation: backfill from the Events API and money rows che
     ]);
   });
 
+  it('accounts for a stripe ledger row by its linked event, by an event naming its payment intent, or by one naming its invoice, and reports the row none names', async () => {
+    const userId = stripeId('user');
+    const [namedIntent, namedInvoice, linkedRefund, orphanIntent] = [
+      stripeId('pi'),
+      stripeId('in'),
+      stripeId('re'),
+      stripeId('pi'),
+    ];
+    // Finished inbox rows naming a payment intent or an invoice (stored as the inbox would, ignored).
+    const storedEvent = async (column: 'provider_payment_intent_id' | 'provider_invoice_id', id: string) =>
+      Number(
+        (
+          await sql<{ id: number }>`
+            INSERT INTO inbox_events (provider, provider_event_id, type, livemode, environment, ${sql.ref(column)},
+                                      raw_body, status, outcome_code, processed_at)
+            VALUES ('stripe', ${stripeId('evt')}, 'charge.refunded', false, 'sandbox', ${id}, '{}', 'ignored',
+                    'not_a_token_pack', now())
+            RETURNING id`.execute(stack.db)
+        ).rows[0]?.id,
+      );
+    await storedEvent('provider_payment_intent_id', namedIntent);
+    await storedEvent('provider_invoice_id', namedInvoice);
+    // Linked by id to an event that names neither its reference's object.
+    const linkedEventId = await storedEvent('provider_payment_intent_id', stripeId('pi'));
+    await stack.transaction(async (trx) => {
+      await trx.insertInto('users').values({ id: userId }).execute();
+      await postLedgerEntry(trx, { userId, reference: `stripe:payment:${namedIntent}`, amount: 5, reason: 'test' });
+      await postLedgerEntry(trx, { userId, reference: `stripe:invoice:${namedInvoice}`, amount: 5, reason: 'test' });
+      await postLedgerEntry(trx, {
+        userId,
+        reference: `stripe:refund:${linkedRefund}`,
+        amount: -1,
+        reason: 'test',
+        inboxEventId: linkedEventId,
+      });
+      await postLedgerEntry(trx, { userId, reference: `stripe:payment:${orphanIntent}`, amount: 5, reason: 'test' });
+    });
+
+    const report = await reconcileStripe(
+      {
+        db: stack.db,
+        stripe: stack.ports.stripe as NonNullable<typeof stack.ports.stripe>,
+        enqueue: (ids) => handOffRows(stack.queue, inboxRelaySource, stack.db, ids),
+      },
+      { windowDays: DEFAULT_RECONCILE_WINDOW_DAYS, ledgerGraceMs: 0, dryRun: true },
+    );
+    expect(report.ledgerRowsWithoutEvent.filter((row) => row.userId === userId).map((row) => row.reference)).toEqual([
+      `stripe:payment:${orphanIntent}`,
+    ]);
+  });
+
   it('counts its window and the ledger grace period back from the clock it is given', async () => {
     const userId = stripeId('user');
     const orphanInvoice = stripeId('in');

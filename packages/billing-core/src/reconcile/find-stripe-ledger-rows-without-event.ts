@@ -18,6 +18,11 @@ const { stripe, stripePayment, stripeInvoice, stripeInstallment } = referencePre
  * `stripe:invoice:{id}` with no inbox event naming that invoice, `stripe:refund:*` not linked to an
  * event. (`stripe:installment:*` rows come from the installments schedule, not from an event.)
  * `olderThan` leaves out rows whose webhook may still be in flight. At most `limit` rows. Read only.
+ *
+ * The window is found through `ledger_entries_created_brin` (migration 0023), and the three ways
+ * an event accounts for a row are three conditions, the usual one first: a row linked to its
+ * event costs one primary-key probe, and only a row that is not probes the payment-intent and
+ * invoice indexes (one `OR` of the three made every row probe all three).
  */
 export async function findStripeLedgerRowsWithoutEvent(
   db: Kysely<DB>,
@@ -32,14 +37,13 @@ export async function findStripeLedgerRowsWithoutEvent(
        AND NOT starts_with(l.reference, ${stripeInstallment})
        AND l.created_at >= ${windowStart}
        AND l.created_at < ${olderThan}
-       AND NOT EXISTS (
+       AND NOT EXISTS (SELECT 1 FROM inbox_events i WHERE i.id = l.inbox_event_id AND i.provider = 'stripe')
+       AND NOT (starts_with(l.reference, ${stripePayment}) AND EXISTS (
          SELECT 1 FROM inbox_events i
-          WHERE i.provider = 'stripe'
-            AND (i.id = l.inbox_event_id
-                 OR (starts_with(l.reference, ${stripePayment})
-                     AND i.provider_payment_intent_id = substr(l.reference, ${stripePayment.length + 1}::int))
-                 OR (starts_with(l.reference, ${stripeInvoice})
-                     AND i.provider_invoice_id = substr(l.reference, ${stripeInvoice.length + 1}::int))))
+          WHERE i.provider = 'stripe' AND i.provider_payment_intent_id = substr(l.reference, ${stripePayment.length + 1}::int)))
+       AND NOT (starts_with(l.reference, ${stripeInvoice}) AND EXISTS (
+         SELECT 1 FROM inbox_events i
+          WHERE i.provider = 'stripe' AND i.provider_invoice_id = substr(l.reference, ${stripeInvoice.length + 1}::int)))
      ORDER BY l.id
      LIMIT ${limit}
   `.execute(db);
