@@ -1,8 +1,8 @@
 // `node scripts/chaos-record.mjs <report.md>…`: puts chaos reports (test-output/chaos-<seed>.md,
 // and -pgbouncer.md for the run through PgBouncer) into docs/reliability.md as its "Latest full
 // run", between the chaos:latest-full-run markers, replacing what was there. The tables, dates,
-// commits and load averages come from the reports as the runs wrote them; notes go in a
-// collapsed block. `CHAOS_RECORD=1 CHAOS_PROFILE=full npm run test:chaos` runs both passes and
+// commits and load averages come from the reports as the runs wrote them, with every violation;
+// the notes stay in the reports. `CHAOS_RECORD=1 CHAOS_PROFILE=full npm run test:chaos` runs both passes and
 // then this.
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -13,15 +13,22 @@ const doc = path.join(root, 'docs/reliability.md');
 const start = '<!-- chaos:latest-full-run:start (written by scripts/chaos-record.mjs) -->';
 const end = '<!-- chaos:latest-full-run:end -->';
 
-/** One report as a docs section: its heading, summary and table, then its notes collapsed. */
+/**
+ * One report as a docs section: its heading, summary and table, then the violations per scenario
+ * (the notes stay in the report under test-output/, which is not committed).
+ */
 export function reportSection(markdown) {
   const lines = markdown.trimEnd().split('\n');
   const firstNotes = lines.findIndex((line) => line.startsWith('#### '));
   const head = (firstNotes === -1 ? lines : lines.slice(0, firstNotes)).join('\n').trimEnd();
   if (!head.startsWith('### ')) throw new Error('not a chaos report (it starts with "### <date>, commit …")');
-  if (firstNotes === -1) return head;
-  const notes = lines.slice(firstNotes).join('\n').trim();
-  return `${head}\n\n<details><summary>Notes and violations per scenario</summary>\n\n${notes}\n\n</details>`;
+  const violations = [];
+  let scenario = '';
+  for (const line of firstNotes === -1 ? [] : lines.slice(firstNotes)) {
+    if (line.startsWith('#### ')) scenario = line.slice(5);
+    else if (line.startsWith('- VIOLATION ')) violations.push(`- ${scenario}: ${line.slice('- VIOLATION '.length)}`);
+  }
+  return violations.length === 0 ? head : `${head}\n\nViolations:\n\n${violations.join('\n')}`;
 }
 
 export function recordInto(text, sections) {

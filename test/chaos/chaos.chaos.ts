@@ -1,6 +1,8 @@
 // `npm run test:chaos` (CHAOS_PROFILE=short|full, CHAOS_SEED=<n>): Tally's built processes against
 // a Postgres and a Redis of their own, faults injected, every invariant checked after each
 // scenario. The report goes to test-output/chaos-<seed>.{md,json}.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { type AppWebhookStats, checkAppWebhookInvariants } from '../support/app-webhook-invariants';
 import { repoRoot } from '../support/built-process';
 import { appWebhookScenarios } from './app-webhook-scenarios';
@@ -65,6 +67,19 @@ describe(`chaos (seed ${seed}, ${runName})`, () => {
     const finished = finishRun(run);
     const file = writeReport(repoRoot, finished, results);
     process.stdout.write(`\n${toMarkdown(finished, results)}\n[chaos] report: ${file}\n`);
+    // When something broke, every process's output (every incarnation) next to the report.
+    if (results.some((result) => !result.invariantsHeld)) {
+      const dir = file.replace(/\.md$/, '-logs');
+      mkdirSync(dir, { recursive: true });
+      for (const [label, cluster] of [
+        ['main', mainCluster],
+        ['pooled', pooledCluster],
+      ] as const) {
+        for (const child of cluster?.processes() ?? [])
+          writeFileSync(path.join(dir, `${label}-${child.name}.log`), child.output);
+      }
+      process.stdout.write(`[chaos] process logs: ${dir}\n`);
+    }
     await mainCluster?.stop();
     await pooledCluster?.stop();
   }, 60_000);
@@ -101,6 +116,8 @@ describe(`chaos (seed ${seed}, ${runName})`, () => {
         violations: [],
       };
       const started = Date.now();
+      // Crashes are counted per scenario: one that happened earlier is that scenario's violation.
+      const crashesBefore = new Map(cluster.processes().map((process) => [process, process.crashes.length]));
       let failure: unknown;
       try {
         await scenario.run(ctx);
@@ -152,7 +169,11 @@ describe(`chaos (seed ${seed}, ${runName})`, () => {
       if (failure) violations.push({ invariant: 'scenario ran', detail: String(failure) });
       const crashes = cluster
         .processes()
-        .flatMap((process) => process.crashes.map((exit) => `${process.name} ${JSON.stringify(exit)}`));
+        .flatMap((process) =>
+          process.crashes
+            .slice(crashesBefore.get(process) ?? 0)
+            .map((exit) => `${process.name} ${JSON.stringify(exit)}`),
+        );
       if (crashes.length > 0) violations.push({ invariant: 'no process crashed', detail: crashes.join('; ') });
       ctx.notes.push(`answers: ${JSON.stringify(ctx.sim.answerCounts())}`);
       const result: ScenarioResult = {
