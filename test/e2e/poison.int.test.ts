@@ -53,7 +53,7 @@ describe('poison events', () => {
             .executeTakeFirstOrThrow();
           return row.status === 'failed' ? row : undefined;
         },
-        45_000,
+        90_000,
       );
       expect(parked).toMatchObject({
         attempts: maxAttempts,
@@ -79,11 +79,11 @@ describe('poison events', () => {
 
   it('parks an event whose provider-read step kills the worker process after the attempt cap, and keeps serving others', async () => {
     expect(await runPoison('prepare', 'poison-1', 'poison-user', 3)).toBe(3);
-  }, 90_000);
+  }, 150_000);
 
   it('parks an event that kills the worker inside its one-transaction first attempt: that death counts no attempt, every later run claims first', async () => {
     // First run: one transaction, rolled back by the death, no attempt counted. The job then
     // re-runs as a stalled job, which claims: 3 counted deaths park it. So 4 deaths in all.
     expect(await runPoison('apply', 'poison-tx-1', 'poison-tx-user', 3)).toBe(4);
-  }, 90_000);
+  }, 150_000);
 });
