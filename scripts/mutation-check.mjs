@@ -37,6 +37,13 @@ const mutations = [
     tests: ['test/e2e/retention.int'],
   },
   {
+    name: 'ingest batch inserted in arrival order (concurrent batches sharing keys can deadlock)',
+    file: 'packages/billing-core/src/inbox/record-inbox-events.ts',
+    from: '  unique.sort(compareKeys);',
+    to: '  // unique.sort(compareKeys);',
+    tests: ['test/e2e/ingest-batching.int'],
+  },
+  {
     name: 'per-user advisory lock removed (claimed path)',
     file: 'packages/billing-core/src/inbox/inbox-transitions.ts',
     from: 'WHERE ${userId}::text IS NOT NULL)',

@@ -265,6 +265,63 @@ describe('ingest batching: one insert and one bulk enqueue for concurrent webhoo
     return rows.length;
   }
 
+  it('a batch takes its key locks in one order, whatever the arrival order: it never deadlocks with another insert of the same keys', async () => {
+    // Another session (a concurrent batch, another replica) holds an uncommitted row of key "a"
+    // and then inserts key "z". A batch that arrived as [z, a] and inserted in arrival order
+    // would hold z while waiting for a: a deadlock, which Postgres breaks only after
+    // deadlock_timeout by failing one of the two. In key order the batch holds nothing while it
+    // waits for a, so the other session's insert of z goes through at once (lock_timeout 200 ms, under the 1 s deadlock_timeout).
+    const keys = { a: 'evt_lockorder_a', z: 'evt_lockorder_z' };
+    const other = createDb({ connectionString: stack.database.url, maxConnections: 1 });
+    let holdingA: () => void = () => undefined;
+    const aHeld = new Promise<void>((resolve) => {
+      holdingA = resolve;
+    });
+    let insertZ: () => void = () => undefined;
+    const zWanted = new Promise<void>((resolve) => {
+      insertZ = resolve;
+    });
+    let zOutcome = 'not tried';
+    const otherSession = other.db
+      .transaction()
+      .execute(async (trx) => {
+        const row = (key: string) => ({ provider: 'stripe', provider_event_id: key, type: 't', raw_body: '{}' });
+        await trx.insertInto('inbox_events').values(row(keys.a)).execute();
+        holdingA();
+        await zWanted;
+        await sql`SET LOCAL lock_timeout = '200ms'`.execute(trx);
+        try {
+          await trx.insertInto('inbox_events').values(row(keys.z)).execute();
+          zOutcome = 'inserted';
+        } catch (error) {
+          zOutcome = `failed: ${(error as { code?: string }).code}`;
+        }
+        throw new Error('roll back the other session');
+      })
+      .catch(() => undefined);
+    try {
+      await aHeld;
+      const batch = recordInboxEvents(stack.db, [stripeDraft(keys.z), stripeDraft(keys.a)]);
+      await eventually('the batch insert to wait on the held key', async () => {
+        const { rows } = await sql<{ pid: number }>`
+          SELECT pid FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE 'insert into%inbox_events%'`.execute(
+          stack.db,
+        );
+        return rows.length > 0;
+      });
+      insertZ();
+      await otherSession;
+      expect(zOutcome).toBe('inserted');
+      expect((await batch).map((result) => result.kind)).toEqual(['recorded', 'recorded']);
+      expect(await rowsOf([keys.a, keys.z])).toHaveLength(2);
+    } finally {
+      insertZ();
+      await otherSession;
+      await other.close();
+    }
+  });
+
   it('a batch cut off by a killed database connection answers no draft accepted; the retries are accepted', async () => {
     const { instance } = batcher();
     const ids = ['evt_cut_1', 'evt_cut_2', 'evt_cut_3'];

@@ -44,6 +44,13 @@ function batchInsertText(rows: number): string {
 
 const keyOf = (draft: InboxEventDraft) => `${draft.provider}\u0000${draft.providerEventId}`;
 
+/** The batch's lock order: by provider, then event id (code-unit order, the same in every process). */
+function compareKeys(a: InboxEventDraft, b: InboxEventDraft): number {
+  if (a.provider !== b.provider) return a.provider < b.provider ? -1 : 1;
+  if (a.providerEventId === b.providerEventId) return 0;
+  return a.providerEventId < b.providerEventId ? -1 : 1;
+}
+
 /**
  * Stores many verified webhooks with ONE multi-row `INSERT … ON CONFLICT DO NOTHING RETURNING`
  * (one statement, so one commit: each row is durable when this returns), and answers one result
@@ -72,6 +79,12 @@ export async function recordInboxEvents(
     }
   }
 
+  // One order for every batch: concurrent batches (this process's and other ingest replicas')
+  // that share keys then take their index-entry locks in the same order and wait for each other
+  // instead of deadlocking. In arrival order, a redelivery storm made them deadlock: each
+  // deadlock cost a second, failed the batch into the one-by-one fallback, and the answers fell
+  // behind the providers' timeouts (the chaos suite's duplicate-storm).
+  unique.sort(compareKeys);
   let inserted: { id: number; provider: string; provider_event_id: string }[];
   try {
     const result = await db.executeQuery<{ id: number; provider: string; provider_event_id: string }>(
