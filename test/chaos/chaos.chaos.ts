@@ -1,7 +1,7 @@
 // `npm run test:chaos` (CHAOS_PROFILE=short|full, CHAOS_SEED=<n>): Tally's built processes against
 // a Postgres and a Redis of their own, faults injected, every invariant checked after each
 // scenario. The report goes to test-output/chaos-<seed>.{md,json}.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { type AppWebhookStats, checkAppWebhookInvariants } from '../support/app-webhook-invariants';
 import { repoRoot } from '../support/built-process';
@@ -21,6 +21,16 @@ import { ProviderSimulator, signaturesSent } from './support/provider-simulator'
 import { finishRun, runInfo, type ScenarioResult, toMarkdown, writeReport } from './support/report';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** "deadlock detected" lines in the server log of the cluster's primary (and standby) so far. */
+function deadlocksOf(cluster: ChaosCluster): number {
+  let count = 0;
+  for (const server of [cluster.postgres, cluster.standby]) {
+    if (!server || !existsSync(server.logFile)) continue;
+    count += readFileSync(server.logFile, 'utf8').split('deadlock detected').length - 1;
+  }
+  return count;
+}
 const profile: Profile = process.env.CHAOS_PROFILE === 'full' ? 'full' : 'short';
 const seed = chaosSeed();
 const only = process.env.CHAOS_SCENARIOS?.split(',').filter(Boolean);
@@ -116,6 +126,7 @@ describe(`chaos (seed ${seed}, ${runName})`, () => {
         violations: [],
       };
       const started = Date.now();
+      const deadlocksBefore = deadlocksOf(cluster);
       // Crashes are counted per scenario: one that happened earlier is that scenario's violation.
       const crashesBefore = new Map(cluster.processes().map((process) => [process, process.crashes.length]));
       let failure: unknown;
@@ -176,6 +187,10 @@ describe(`chaos (seed ${seed}, ${runName})`, () => {
         );
       if (crashes.length > 0) violations.push({ invariant: 'no process crashed', detail: crashes.join('; ') });
       ctx.notes.push(`answers: ${JSON.stringify(ctx.sim.answerCounts())}`);
+      // Not an invariant (Postgres breaks a deadlock by failing one transaction, which is retried),
+      // but each costs deadlock_timeout (1 s) of waiting.
+      const deadlocks = deadlocksOf(cluster) - deadlocksBefore;
+      if (deadlocks > 0) ctx.notes.push(`Postgres deadlocks during the scenario (its log): ${deadlocks}`);
       const result: ScenarioResult = {
         scenario: scenario.name,
         events: ctx.events.length,

@@ -285,7 +285,12 @@ describe('ingest batching: one insert and one bulk enqueue for concurrent webhoo
     const otherSession = other.db
       .transaction()
       .execute(async (trx) => {
-        const row = (key: string) => ({ provider: 'stripe', provider_event_id: key, type: 't', raw_body: '{}' });
+        const row = (key: string) => ({
+          provider: 'stripe' as const,
+          provider_event_id: key,
+          type: 't',
+          raw_body: '{}',
+        });
         await trx.insertInto('inbox_events').values(row(keys.a)).execute();
         holdingA();
         await zWanted;
