@@ -16,6 +16,13 @@ const mutations = [
     tests: ['test/e2e/app-webhooks.int'],
   },
   {
+    name: 'app webhook attempt fence removed (a superseded attempt records its outcome over the newer claim)',
+    file: 'packages/billing-core/src/app-webhooks/deliver-app-webhook-message.ts',
+    from: "    .where('attempts', '=', attempts)\n",
+    to: '',
+    tests: ['test/e2e/app-webhooks-superseded-attempt.int'],
+  },
+  {
     name: "ledger entries' wallet.* messages no longer written",
     file: 'packages/billing-core/src/ledger/ledger-entry-messages.ts',
     from: '     WHERE m.ord = 1\n',

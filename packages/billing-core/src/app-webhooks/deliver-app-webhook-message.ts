@@ -28,7 +28,7 @@ export type DeliverAppWebhookResult =
   | { kind: 'blocked'; messageId: number; blockedBy: number; delayMs: number }
   /** Pending but not due yet (waiting out its retry delay). */
   | { kind: 'not-due'; messageId: number; delayMs: number }
-  /** Nothing to do: delivered, failed, gone, or another worker holds it. */
+  /** Nothing to do: delivered, failed, gone, or another worker holds it (a newer claim superseded this attempt). */
   | { kind: 'not-claimed'; messageId: number };
 
 /**
@@ -64,16 +64,17 @@ export async function deliverAppWebhookMessage(
     body: toAppWebhookBody(claimed),
   });
   if (attempt.kind === 'delivered') {
-    const message = await finish(deps.db, messageId, {
+    const message = await finish(deps.db, messageId, claimed.attempts, {
       status: 'delivered',
       last_status_code: attempt.statusCode,
       last_error: null,
       next_attempt_at: null,
       delivered_at: sql<Date>`now()`,
     });
+    if (!message) return { kind: 'not-claimed', messageId };
     return {
       kind: 'delivered',
-      message: message ?? claimed,
+      message,
       statusCode: attempt.statusCode,
       nextOfUser: await nextOfUser(deps.db, claimed),
     };
@@ -85,22 +86,24 @@ export async function deliverAppWebhookMessage(
   const statusCode = attempt.kind === 'rejected' ? attempt.statusCode : null;
   const delayMs = deps.retryScheduleMs[claimed.attempts - 1];
   if (delayMs === undefined) {
-    const message = await finish(deps.db, messageId, {
+    const message = await finish(deps.db, messageId, claimed.attempts, {
       status: 'failed',
       last_status_code: statusCode,
       last_error: failure,
       next_attempt_at: null,
     });
-    return { kind: 'failed', message: message ?? claimed, failure, nextOfUser: await nextOfUser(deps.db, claimed) };
+    if (!message) return { kind: 'not-claimed', messageId };
+    return { kind: 'failed', message, failure, nextOfUser: await nextOfUser(deps.db, claimed) };
   }
-  const message = await finish(deps.db, messageId, {
+  const message = await finish(deps.db, messageId, claimed.attempts, {
     status: 'pending',
     last_status_code: statusCode,
     last_error: failure,
     next_attempt_at: sql<Date>`now() + make_interval(secs => ${delayMs / 1000})`,
     enqueued_at: sql<Date>`now()`,
   });
-  return { kind: 'retry', message: message ?? claimed, delayMs, failure };
+  if (!message) return { kind: 'not-claimed', messageId };
+  return { kind: 'retry', message, delayMs, failure };
 }
 
 type Finish = {
@@ -112,13 +115,25 @@ type Finish = {
   enqueued_at?: ReturnType<typeof sql<Date>>;
 };
 
-/** Records an attempt's outcome; only while the message is still this attempt's (processing). */
-function finish(db: Kysely<DB>, messageId: number, values: Finish): Promise<AppWebhookMessageRow | undefined> {
+/**
+ * Records an attempt's outcome; only while the message is still this attempt's: processing, and
+ * not claimed again since (attempts unchanged). An attempt that outlived the processing window
+ * was superseded by a newer claim, and its outcome must not overwrite the newer attempt's state
+ * (a late failure would put a message back to pending, or to failed, while the newer attempt is
+ * delivering it). Undefined: superseded or gone; the newer attempt records its own outcome.
+ */
+function finish(
+  db: Kysely<DB>,
+  messageId: number,
+  attempts: number,
+  values: Finish,
+): Promise<AppWebhookMessageRow | undefined> {
   return db
     .updateTable('app_webhook_messages')
     .set({ ...values, updated_at: sql<Date>`now()` })
     .where('id', '=', messageId)
     .where('status', '=', 'processing')
+    .where('attempts', '=', attempts)
     .returningAll()
     .executeTakeFirst();
 }
