@@ -23,6 +23,13 @@ const mutations = [
     tests: ['test/e2e/app-webhooks-superseded-attempt.int'],
   },
   {
+    name: 'blocked app webhook not re-checked after parking (a predecessor finishing meanwhile leaves it waiting out its delay)',
+    file: 'apps/worker/src/processors/app-webhook-processor.ts',
+    from: 'if (!(await isAppWebhookMessageBlocked(deps.db, appWebhookMessageId))) {',
+    to: 'if (false && !(await isAppWebhookMessageBlocked(deps.db, appWebhookMessageId))) {',
+    tests: ['test/e2e/app-webhooks-wake.int'],
+  },
+  {
     name: "ledger entries' wallet.* messages no longer written",
     file: 'packages/billing-core/src/ledger/ledger-entry-messages.ts',
     from: '     WHERE m.ord = 1\n',

@@ -3,6 +3,7 @@ import {
   type DB,
   type DeliverAppWebhookResult,
   deliverAppWebhookMessage,
+  isAppWebhookMessageBlocked,
   queueCatalog,
 } from '@tally/billing-core';
 import { enqueueJob, type Logger, type ProducerQueue } from '@tally/platform';
@@ -55,9 +56,18 @@ export function createAppWebhookWorker(
       case 'not-claimed':
         return { status: result.kind };
       case 'retry':
-      case 'blocked':
       case 'not-due':
         await job.moveToDelayed(Date.now() + result.delayMs, token);
+        throw new DelayedError();
+      case 'blocked':
+        await job.moveToDelayed(Date.now() + result.delayMs, token);
+        // The predecessor may have finished since the claim looked: its wake-up then found this
+        // job active, not delayed, and left it. Parked first, asked second, so one of the two
+        // always sees the other: a finished predecessor never leaves this message waiting out
+        // its delay.
+        if (!(await isAppWebhookMessageBlocked(deps.db, appWebhookMessageId))) {
+          await job.promote().catch(() => undefined);
+        }
         throw new DelayedError();
       default: {
         const exhaustive: never = result;

@@ -152,6 +152,25 @@ async function nextOfUser(db: Kysely<DB>, message: AppWebhookMessageRow): Promis
   return next?.id;
 }
 
+/**
+ * Whether an earlier message of this message's user is still pending or processing: the claim's
+ * order condition, read on its own. A blocked message's worker asks it again after parking the
+ * job, because the predecessor may have finished in between and its wake-up found the job still
+ * running (and so could not promote it).
+ */
+export async function isAppWebhookMessageBlocked(db: Kysely<DB>, messageId: number): Promise<boolean> {
+  const row = (
+    await sql<{ blocked: boolean }>`
+      SELECT EXISTS (
+               SELECT 1 FROM app_webhook_messages earlier
+                WHERE earlier.user_id = m.user_id AND earlier.id < m.id
+                  AND earlier.status IN ('pending', 'processing')) AS blocked
+        FROM app_webhook_messages m
+       WHERE m.id = ${messageId}`.execute(db)
+  ).rows[0];
+  return row?.blocked ?? false;
+}
+
 async function whyNotClaimed(db: Kysely<DB>, messageId: number): Promise<DeliverAppWebhookResult> {
   const row = (
     await sql<{
