@@ -40,6 +40,27 @@ async function cpuMeter(ctx, server) {
   };
 }
 
+/** pg_stat_statements (the private cluster only; elsewhere these figures are left out). */
+async function resetStatements(pool) {
+  await pool.query('SELECT pg_stat_statements_reset()').catch(() => undefined);
+}
+
+/**
+ * How Tally's batcher batched during the run: its multi-row inserts (the only statements naming
+ * provider_subscription_id; the bare endpoints' and pgbench's inserts do not) and their mean rows.
+ */
+async function tallyBatches(pool) {
+  try {
+    const { rows } = await pool.query(
+      `SELECT coalesce(sum(calls), 0)::int AS inserts, coalesce(sum(rows), 0)::int AS rows FROM pg_stat_statements
+        WHERE query LIKE 'INSERT INTO inbox_events (provider, provider_event_id, type, livemode, environment, user_id, provider_customer_id, provider_subscription_id%'`,
+    );
+    return { inserts: rows[0].inserts, meanRows: round(rows[0].rows / Math.max(1, rows[0].inserts), 1) };
+  } catch {
+    return null;
+  }
+}
+
 export async function ingestPhase(ctx) {
   const { settings, resources, log, events, checkpoint } = ctx;
   log('ingest: starting Tally ingest and the bare endpoints');
@@ -87,6 +108,7 @@ export async function ingestPhase(ctx) {
         continue;
       }
       const items = itemsFor(target, settings.maxSeconds);
+      if (target === 'tally') await resetStatements(control);
       const meter = await cpuMeter(ctx, endpoints[target].handle);
       const result = await runClosedLoop({
         url: endpoints[target].url,
@@ -95,10 +117,11 @@ export async function ingestPhase(ctx) {
         items,
       });
       result.cpuPerRequest = await meter(result.ok + result.non2xx);
+      if (target === 'tally') result.batches = await tallyBatches(control);
       estimate[target] = result.rps;
       max[target].push(result);
       log(
-        `ingest round ${pass + 1}: ${target} ${round(result.rps)} req/s (non-2xx ${result.non2xx}, errors ${result.errors}${result.wrapped ? ', WRAPPED' : ''}); CPU µs/request ${JSON.stringify(result.cpuPerRequest)}`,
+        `ingest round ${pass + 1}: ${target} ${round(result.rps)} req/s (non-2xx ${result.non2xx}, errors ${result.errors}${result.wrapped ? ', WRAPPED' : ''}); CPU µs/request ${JSON.stringify(result.cpuPerRequest)}${result.batches ? `; batch inserts ${result.batches.inserts}, ${result.batches.meanRows} rows each` : ''}`,
       );
       if (target === 'tally') {
         // The duplicate path: the same stored events again, same connections and duration.
@@ -126,6 +149,7 @@ export async function ingestPhase(ctx) {
     tallyClosedLoopP99Ms: median(max.tally.map((entry) => entry.p99)),
     tallyDuplicateClosedLoopP50Ms: median(max.tallyDuplicate.map((entry) => entry.p50)),
     tallyDuplicateClosedLoopP99Ms: median(max.tallyDuplicate.map((entry) => entry.p99)),
+    tallyMeanBatchRows: median(max.tally.map((entry) => entry.batches?.meanRows ?? Number.NaN)),
     // Median CPU µs per request of each process, per target (report only: where the time goes).
     cpuPerRequest: Object.fromEntries(
       ['bareInsert', 'bareAdd', 'floor', 'tally'].map((target) => [
