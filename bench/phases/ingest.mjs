@@ -6,8 +6,60 @@ import { openLoopRequests, rotated } from '../context.mjs';
 import { runClosedLoop } from '../lib/closed-loop.mjs';
 import { runOpenLoop } from '../lib/open-loop.mjs';
 import { insertScript, runPgbench } from '../lib/pgbench.mjs';
+import { machineBusyCpuSeconds } from '../lib/processes.mjs';
 import { benchPool } from '../lib/resources.mjs';
 import { median, round } from '../lib/stats.mjs';
+import { redisCpuSeconds } from './drain.mjs';
+
+/**
+ * CPU per answered request of every process a closed-loop run keeps busy: the server, the private
+ * cluster (every backend; NaN on the shared server), the Redis server, and this process, which
+ * runs autocannon (the load generator). `machine` is the whole box's busy CPU per request: what
+ * the four leave of it is someone else's (another run sharing the machine).
+ */
+async function cpuMeter(ctx, server) {
+  const read = async () => ({
+    server: server.cpuSeconds(),
+    postgres: ctx.postgres?.cpuSeconds() ?? Number.NaN,
+    redis: await redisCpuSeconds(ctx.redisUrl),
+    generator: process.cpuUsage(),
+    machine: machineBusyCpuSeconds(),
+  });
+  const start = await read();
+  return async (requests) => {
+    const end = await read();
+    const us = (seconds) => round((seconds * 1e6) / requests, 0);
+    const generator = (end.generator.user + end.generator.system - start.generator.user - start.generator.system) / 1e6;
+    return {
+      serverUs: us(end.server - start.server),
+      postgresUs: us(end.postgres - start.postgres),
+      redisUs: us(end.redis - start.redis),
+      generatorUs: us(generator),
+      machineUs: us(end.machine - start.machine),
+    };
+  };
+}
+
+/** pg_stat_statements (the private cluster only; elsewhere these figures are left out). */
+async function resetStatements(pool) {
+  await pool.query('SELECT pg_stat_statements_reset()').catch(() => undefined);
+}
+
+/**
+ * How Tally's batcher batched during the run: its multi-row inserts (the only statements naming
+ * provider_subscription_id; the bare endpoints' and pgbench's inserts do not) and their mean rows.
+ */
+async function tallyBatches(pool) {
+  try {
+    const { rows } = await pool.query(
+      `SELECT coalesce(sum(calls), 0)::int AS inserts, coalesce(sum(rows), 0)::int AS rows FROM pg_stat_statements
+        WHERE query LIKE 'INSERT INTO inbox_events (provider, provider_event_id, type, livemode, environment, user_id, provider_customer_id, provider_subscription_id%'`,
+    );
+    return { inserts: rows[0].inserts, meanRows: round(rows[0].rows / Math.max(1, rows[0].inserts), 1) };
+  } catch {
+    return null;
+  }
+}
 
 export async function ingestPhase(ctx) {
   const { settings, resources, log, events, checkpoint } = ctx;
@@ -56,16 +108,20 @@ export async function ingestPhase(ctx) {
         continue;
       }
       const items = itemsFor(target, settings.maxSeconds);
+      if (target === 'tally') await resetStatements(control);
+      const meter = await cpuMeter(ctx, endpoints[target].handle);
       const result = await runClosedLoop({
         url: endpoints[target].url,
         connections: settings.connections,
         durationSeconds: settings.maxSeconds,
         items,
       });
+      result.cpuPerRequest = await meter(result.ok + result.non2xx);
+      if (target === 'tally') result.batches = await tallyBatches(control);
       estimate[target] = result.rps;
       max[target].push(result);
       log(
-        `ingest round ${pass + 1}: ${target} ${round(result.rps)} req/s (non-2xx ${result.non2xx}, errors ${result.errors}${result.wrapped ? ', WRAPPED' : ''})`,
+        `ingest round ${pass + 1}: ${target} ${round(result.rps)} req/s (non-2xx ${result.non2xx}, errors ${result.errors}${result.wrapped ? ', WRAPPED' : ''}); CPU µs/request ${JSON.stringify(result.cpuPerRequest)}${result.batches ? `; batch inserts ${result.batches.inserts}, ${result.batches.meanRows} rows each` : ''}`,
       );
       if (target === 'tally') {
         // The duplicate path: the same stored events again, same connections and duration.
@@ -93,6 +149,19 @@ export async function ingestPhase(ctx) {
     tallyClosedLoopP99Ms: median(max.tally.map((entry) => entry.p99)),
     tallyDuplicateClosedLoopP50Ms: median(max.tallyDuplicate.map((entry) => entry.p50)),
     tallyDuplicateClosedLoopP99Ms: median(max.tallyDuplicate.map((entry) => entry.p99)),
+    tallyMeanBatchRows: median(max.tally.map((entry) => entry.batches?.meanRows ?? Number.NaN)),
+    // Median CPU µs per request of each process, per target (report only: where the time goes).
+    cpuPerRequest: Object.fromEntries(
+      ['bareInsert', 'bareAdd', 'floor', 'tally'].map((target) => [
+        target,
+        Object.fromEntries(
+          ['serverUs', 'postgresUs', 'redisUs', 'generatorUs', 'machineUs'].map((key) => [
+            key,
+            median(max[target].map((entry) => entry.cpuPerRequest[key])),
+          ]),
+        ),
+      ]),
+    ),
   };
 
   // Fixed rates (open loop, corrected for coordinated omission).

@@ -20,9 +20,11 @@ export interface IngestAppDeps extends WebhookRouteDeps {
 
 /** The ingest HTTP app: webhooks plus health and metrics. No business logic lives here. */
 export function createIngestApp(deps: IngestAppDeps): Express {
-  return createServiceApp({
+  const app = createServiceApp({
     logger: deps.logger,
     routes: (app) => {
+      // Webhooks first: every webhook would otherwise walk the health router's layers.
+      app.use(createWebhookRoutes(deps));
       app.use(
         createHealthRoutes({
           checks: deps.readiness,
@@ -31,7 +33,6 @@ export function createIngestApp(deps: IngestAppDeps): Express {
           logger: deps.logger,
         }),
       );
-      app.use(createWebhookRoutes(deps));
     },
     onFailure: (error, req, failure) => {
       const provider = req.path.includes('stripe') ? 'stripe' : req.path.includes('revenuecat') ? 'revenuecat' : 'none';
@@ -42,6 +43,10 @@ export function createIngestApp(deps: IngestAppDeps): Express {
       else deps.logger.warn({ path: req.path, code: failure.code }, 'request rejected');
     },
   });
+  // No ETag on answers: a provider never revalidates a webhook answer, and Express would hash
+  // every body (SHA-1) to make one.
+  app.set('etag', false);
+  return app;
 }
 
 /** The metrics outcome of a request that ended in the error handler. A client abort is not our error. */

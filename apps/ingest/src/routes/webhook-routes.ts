@@ -35,26 +35,20 @@ export interface WebhookRouteDeps {
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-/** 415 unless the request declares a JSON body. Runs before the body is read. */
-function requireJson(provider: Provider, metrics: IngestMetrics) {
+/**
+ * What is refused before the body is read, in one middleware (each Express layer costs the hot
+ * path a little): 415 unless the request declares a JSON body; 413 at once for a body whose
+ * declared Content-Length is already over the limit. body-parser would read (drain) the whole
+ * declared body before answering, so a slow client declaring a huge body would hold its socket
+ * until the request timeout. The connection is closed after the 413 (the unread body cannot be
+ * skipped). Encoded bodies are left to the parser: the limit applies to their inflated size.
+ */
+function refuseBeforeReading(provider: Provider, metrics: IngestMetrics, limitBytes: number) {
   return (req: Request, res: Response, next: NextFunction) => {
     if (req.is('application/json') === false) {
       metrics.webhookRequests.inc({ provider, outcome: 'unsupported_media_type' });
       return sendError(res, 415, 'unsupported_media_type', 'webhooks must be sent as application/json');
     }
-    next();
-  };
-}
-
-/**
- * 413 at once, before reading, for a body whose declared Content-Length is already over the
- * limit: body-parser would read (drain) the whole declared body before answering, so a slow
- * client declaring a huge body would hold its socket until the request timeout. The connection
- * is closed after the answer (the unread body cannot be skipped). Encoded bodies are left to the
- * parser: the limit applies to their inflated size.
- */
-function refuseDeclaredOversize(provider: Provider, metrics: IngestMetrics, limitBytes: number) {
-  return (req: Request, res: Response, next: NextFunction) => {
     const declared = Number(req.headers['content-length']);
     const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
     if (encoding !== 'identity' || !Number.isFinite(declared) || declared <= limitBytes) return next();
@@ -93,6 +87,19 @@ function readRawBody(
     sendError(res, 400, 'invalid_encoding', 'request body is not UTF-8');
     return null;
   }
+}
+
+/**
+ * The 200 of a stored webhook: the same answer as `res.status(200).json(…)` (the same body and
+ * Content-Type), written directly. Express's json/send parse and format the Content-Type twice
+ * and check freshness for every answer; this is the answer every accepted webhook gets.
+ */
+function answer200(res: Response, status: 'accepted' | 'duplicate', eventId: string): void {
+  const text = JSON.stringify({ status, eventId });
+  res.statusCode = 200;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
 }
 
 /**
@@ -161,14 +168,14 @@ export function createWebhookRoutes(deps: WebhookRouteDeps): Router {
         if (deps.logger.isLevelEnabled('debug')) {
           deps.logger.debug({ ...log(), inboxEventId: result.inboxEventId }, 'webhook accepted');
         }
-        res.status(200).json({ status: 'accepted', eventId: draft.providerEventId });
+        answer200(res, 'accepted', draft.providerEventId);
         return;
       case 'duplicate':
         count(provider, 'duplicate');
         if (deps.logger.isLevelEnabled('debug')) {
           deps.logger.debug({ ...log(), inboxEventId: result.inboxEventId }, 'webhook duplicate');
         }
-        res.status(200).json({ status: 'duplicate', eventId: draft.providerEventId });
+        answer200(res, 'duplicate', draft.providerEventId);
         return;
       case 'unavailable':
         count(provider, 'unavailable');
@@ -183,8 +190,7 @@ export function createWebhookRoutes(deps: WebhookRouteDeps): Router {
 
   router.post(
     '/webhooks/stripe',
-    requireJson('stripe', deps.metrics),
-    refuseDeclaredOversize('stripe', deps.metrics, deps.bodyLimitBytes),
+    refuseBeforeReading('stripe', deps.metrics, deps.bodyLimitBytes),
     rawJson,
     async (req, res) => {
       const body = readRawBody(req, res, 'stripe', deps.metrics);
@@ -231,8 +237,7 @@ export function createWebhookRoutes(deps: WebhookRouteDeps): Router {
       }
       next();
     },
-    requireJson('revenuecat', deps.metrics),
-    refuseDeclaredOversize('revenuecat', deps.metrics, deps.bodyLimitBytes),
+    refuseBeforeReading('revenuecat', deps.metrics, deps.bodyLimitBytes),
     rawJson,
     async (req, res) => {
       const body = readRawBody(req, res, 'revenuecat', deps.metrics);

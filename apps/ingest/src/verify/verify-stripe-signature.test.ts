@@ -89,6 +89,28 @@ describe('Stripe-Signature verification', () => {
     });
   });
 
+  it('accepts a body with multi-byte UTF-8 characters signed by stripe-node (the HMAC covers the bytes as sent)', () => {
+    const payload = JSON.stringify({ id: 'evt_unit_2', type: 'customer.updated', data: { name: 'Zoë 東京 🎵' } });
+    expect(verify(sign({ payload }), payload)).toEqual({ ok: true });
+    expect(verify(sign({ payload }), payload.replace('Zoë', 'Zoe'))).toEqual({
+      ok: false,
+      reason: expect.stringContaining('No signatures found matching the expected signature'),
+    });
+  });
+
+  it('refuses a v1 that is the right digest in upper case or followed by more characters', () => {
+    const header = sign();
+    const v1 = v1Of(header);
+    expect(verify(`t=${now},${v1.toUpperCase().replace('V1=', 'v1=')}`)).toEqual({
+      ok: false,
+      reason: expect.stringContaining('No signatures found matching'),
+    });
+    expect(verify(`t=${now},${v1}00`)).toEqual({
+      ok: false,
+      reason: expect.stringContaining('No signatures found matching'),
+    });
+  });
+
   it('refuses a header signed with a secret that is not configured', () => {
     expect(verify(sign({ secret: 'whsec_unit_unknown' }))).toEqual({ ok: false, reason: expect.any(String) });
   });

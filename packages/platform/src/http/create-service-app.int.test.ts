@@ -4,7 +4,7 @@ import { gzipSync } from 'node:zlib';
 import express from 'express';
 import pino from 'pino';
 import { ConfigError } from '../config/env';
-import { createServiceApp } from './create-service-app';
+import { createServiceApp, securityHeadersMiddleware, staticHeadersOf } from './create-service-app';
 import { type HttpFailure, toHttpFailure } from './json-errors';
 import { defaultHttpServerTimeouts, type RunningServer, startHttpServer } from './start-http-server';
 
@@ -74,6 +74,30 @@ describe('service app answers', () => {
   async function answer(response: Response) {
     return { status: response.status, body: await response.json(), poweredBy: response.headers.get('x-powered-by') };
   }
+
+  it("sends exactly helmet's headers, as helmet itself sets them per request", async () => {
+    const plain = express();
+    plain.disable('x-powered-by');
+    plain.use(securityHeadersMiddleware);
+    plain.get('/json', (_req, res) => {
+      res.json({ ok: true });
+    });
+    const reference = await startHttpServer(plain, 0, { host: '127.0.0.1' });
+    try {
+      const expected = await fetch(`http://127.0.0.1:${reference.port}/json`);
+      const actual = await fetch(url('/missing'));
+      const ordinary = new Set(['content-type', 'content-length', 'etag', 'date', 'connection', 'keep-alive']);
+      const helmetHeaders = [...expected.headers.keys()].filter((name) => !ordinary.has(name));
+      expect(helmetHeaders.length).toBeGreaterThan(8);
+      expect(staticHeadersOf(securityHeadersMiddleware).map(([name]) => name.toLowerCase())).toEqual(
+        expect.arrayContaining(helmetHeaders),
+      );
+      for (const name of helmetHeaders)
+        expect([name, actual.headers.get(name)]).toEqual([name, expected.headers.get(name)]);
+    } finally {
+      await reference.close();
+    }
+  });
 
   it('answers unknown routes with the JSON 404, without x-powered-by', async () => {
     expect(await answer(await fetch(url('/nope')))).toEqual({
