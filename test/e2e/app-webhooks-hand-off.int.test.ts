@@ -116,7 +116,9 @@ describe('outbound app webhooks: handed to the queue right after the commit, not
       'every message to be delivered without a relay pass',
       async () => {
         const all = await messagesOf(userId);
-        return all.length === expected.length && all.every((row) => row.status === 'delivered') ? all : undefined;
+        if (all.length === expected.length && all.every((row) => row.status === 'delivered')) return all;
+        // Not yet: the timeout's message then says where each message stood.
+        throw new Error(all.map((row) => `${row.id} ${row.type} ${row.status} attempts ${row.attempts}`).join('; '));
       },
       20_000,
     );
