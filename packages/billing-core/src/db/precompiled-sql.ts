@@ -22,7 +22,7 @@ export function precompiledSql<V extends object, R = Record<string, unknown>>(
   template: (slots: { readonly [K in keyof V]: V[K] }) => RawBuilder<unknown>,
 ): (db: Kysely<DB> | Transaction<DB>, values: V) => Promise<QueryResult<R>> {
   let compiled: { sql: string; slots: (keyof V)[] } | undefined;
-  return (db, values) => {
+  return async (db, values) => {
     compiled ??= compileWithSlots(db, template);
     const { slots } = compiled;
     const parameters = new Array<unknown>(slots.length);
