@@ -99,11 +99,23 @@ async function lockWalletAndInsert(
   });
   const row = rows.rows[0];
   if (!row) return undefined;
-  const { kind, wallet_balance: balance, app_webhook_message_ids: messageIds, ...entry } = row;
+  const { kind, wallet_balance: balance, app_webhook_message_ids: messageIds } = row;
   if (kind === 'none') return { kind, balance };
-  if (kind === 'existing') return { kind, entry: entry as LedgerEntryRow };
+  // The entry's columns by name (not a rest copy of the row: that is a slow copy of a wide object).
+  const entry = {
+    id: row.id,
+    user_id: row.user_id,
+    reference: row.reference,
+    amount: row.amount,
+    balance_before: row.balance_before,
+    balance_after: row.balance_after,
+    reason: row.reason,
+    inbox_event_id: row.inbox_event_id,
+    created_at: row.created_at,
+  } as LedgerEntryRow;
+  if (kind === 'existing') return { kind, entry };
   // int8[] comes back as strings (the pool's int8 parser covers scalars only); ids stay far below 2^53.
-  return { kind, entry: entry as LedgerEntryRow, messageIds: (messageIds ?? []).map(Number) };
+  return { kind, entry, messageIds: (messageIds ?? []).map(Number) };
 }
 
 function alreadyPosted(entry: LedgerEntryRow, posting: LedgerPosting): PostLedgerEntryResult {
