@@ -156,6 +156,26 @@ describe('createDb', () => {
           [{ n: 1 }, { n: 2 }],
         ]);
         expect(third.rows[0]).not.toBe(third.rows[1]);
+
+        // A name is the text's hash, the same in every pool: a fresh pool preparing the text after
+        // a migration gets the new columns under the name another pool's rows were shaped for.
+        const table = `shaped_${Date.now().toString(36)}`;
+        await sql`CREATE TABLE ${sql.table(table)} (a int)`.execute(database.db);
+        await sql`INSERT INTO ${sql.table(table)} VALUES (1)`.execute(database.db);
+        const read = (db: typeof on.db) =>
+          sql<Record<string, unknown>>`SELECT * FROM ${sql.table(table)} WHERE a = ${1}`.execute(db);
+        await runTimes(PREPARE_AFTER, () => read(on.db));
+        expect((await read(on.db)).rows).toEqual([{ a: 1 }]);
+        await sql`ALTER TABLE ${sql.table(table)} ADD COLUMN b text DEFAULT 'new'`.execute(database.db);
+        const fresh = createDb({ connectionString: database.url, maxConnections: 1, preparedStatements: true });
+        try {
+          await runTimes(PREPARE_AFTER - 1, () => read(fresh.db));
+          expect((await read(fresh.db)).rows).toEqual([{ a: 1, b: 'new' }]);
+          expect(await preparedOn(fresh.db)).toHaveLength(1);
+        } finally {
+          await fresh.close();
+          await sql`DROP TABLE ${sql.table(table)}`.execute(database.db);
+        }
       } finally {
         await on.close();
         await off.close();
