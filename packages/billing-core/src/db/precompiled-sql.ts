@@ -21,7 +21,7 @@ import type { DB } from './schema';
 export function precompiledSql<V extends object, R = Record<string, unknown>>(
   template: (slots: { readonly [K in keyof V]: V[K] }) => RawBuilder<unknown>,
 ): (db: Kysely<DB> | Transaction<DB>, values: V) => Promise<QueryResult<R>> {
-  let compiled: { sql: string; slots: (keyof V)[] } | undefined;
+  let compiled: Compiled<V> | undefined;
   return async (db, values) => {
     compiled ??= compileWithSlots(db, template);
     const { slots } = compiled;
@@ -29,8 +29,17 @@ export function precompiledSql<V extends object, R = Record<string, unknown>>(
     for (let index = 0; index < slots.length; index += 1) {
       parameters[index] = (values as Record<keyof V, unknown>)[slots[index] as keyof V];
     }
-    return db.executeQuery<R>(CompiledQuery.raw(compiled.sql, parameters));
+    // What CompiledQuery.raw makes, without freezing a new query node and id per execution
+    // (the driver reads only sql and parameters; no plugin reads the node or the id).
+    return db.executeQuery<R>({ sql: compiled.sql, parameters, query: compiled.query, queryId: compiled.queryId });
   };
+}
+
+interface Compiled<V> {
+  sql: string;
+  slots: (keyof V)[];
+  query: CompiledQuery['query'];
+  queryId: CompiledQuery['queryId'];
 }
 
 const SLOT = Symbol('precompiled slot');
@@ -43,7 +52,7 @@ function isSlot(value: unknown): value is Slot {
 function compileWithSlots<V extends object>(
   db: Kysely<DB> | Transaction<DB>,
   template: (slots: { readonly [K in keyof V]: V[K] }) => RawBuilder<unknown>,
-): { sql: string; slots: (keyof V)[] } {
+): Compiled<V> {
   const slots = new Proxy(
     {},
     {
@@ -51,8 +60,11 @@ function compileWithSlots<V extends object>(
     },
   ) as { readonly [K in keyof V]: V[K] };
   const query = template(slots).compile(db);
+  const raw = CompiledQuery.raw(query.sql, []);
   return {
     sql: query.sql,
+    query: raw.query,
+    queryId: raw.queryId,
     slots: query.parameters.map((parameter, index) => {
       if (!isSlot(parameter)) {
         throw new TypeError(`precompiledSql: parameter $${index + 1} of a precompiled statement is not a slot`);

@@ -124,13 +124,27 @@ export async function markInboxEventFinished(
     firstAttempt,
     inboxEventId,
   });
-  // Not the raw body again: the caller already holds the row.
-  return rows.rows[0];
+  const row = rows.rows[0];
+  if (row === undefined) return undefined;
+  // Only what the statement decided comes back (every column of a result costs the client a
+  // field to describe and parse); the rest is what it set. processed_at and updated_at are both
+  // now(), the transaction's timestamp.
+  return {
+    status: result.kind,
+    attempts: row.attempts,
+    outcome_code: result.code,
+    outcome_detail: result.detail,
+    last_error: null,
+    next_attempt_at: null,
+    waiting_since: null,
+    processed_at: row.processed_at,
+    updated_at: new Date(row.processed_at.getTime()),
+  };
 }
 
 const markFinished = precompiledSql<
   { status: string; code: string; detail: string; firstAttempt: boolean; inboxEventId: number },
-  FinishedColumns
+  { attempts: number; processed_at: Date }
 >(
   (s) => sql`
     UPDATE inbox_events SET
@@ -145,8 +159,7 @@ const markFinished = precompiledSql<
       attempts = CASE WHEN ${s.firstAttempt} THEN attempts + 1 ELSE attempts END
     WHERE id = ${s.inboxEventId}
       AND (NOT ${s.firstAttempt} OR (status = 'received' AND attempts = 0))
-    RETURNING status, attempts, outcome_code, outcome_detail, last_error, next_attempt_at,
-              waiting_since, processed_at, updated_at`,
+    RETURNING attempts, processed_at`,
 );
 
 export interface InboxDeferral {
