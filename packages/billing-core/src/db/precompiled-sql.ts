@@ -1,4 +1,5 @@
 import { CompiledQuery, type Kysely, type QueryResult, type RawBuilder, type Transaction } from 'kysely';
+import { PooledConnection } from './create-db';
 import type { DB } from './schema';
 
 /**
@@ -31,8 +32,35 @@ export function precompiledSql<V extends object, R = Record<string, unknown>>(
     }
     // What CompiledQuery.raw makes, without freezing a new query node and id per execution
     // (the driver reads only sql and parameters; no plugin reads the node or the id).
-    return db.executeQuery<R>({ sql: compiled.sql, parameters, query: compiled.query, queryId: compiled.queryId });
+    const query: CompiledQuery<R> = { sql: compiled.sql, parameters, query: compiled.query, queryId: compiled.queryId };
+    if (db.isTransaction) {
+      const connection = await openConnectionOf(db as Transaction<DB>);
+      if (connection !== undefined) return connection.executeQuery<R>(query);
+    }
+    return db.executeQuery<R>(query);
   };
+}
+
+/**
+ * The connection of an open transaction, so that its precompiled statements skip Kysely's
+ * executor layers (half a dozen promises a statement): looked up through Kysely once per
+ * transaction, then used only while the connection says that same transaction is still open
+ * (PooledConnection's epoch and inTransaction); otherwise undefined and the statement goes
+ * through Kysely, which refuses a transaction that has ended. Undefined too for a connection
+ * createDb did not make.
+ */
+const openConnections = new WeakMap<Transaction<DB>, { connection: PooledConnection; epoch: number }>();
+
+async function openConnectionOf(trx: Transaction<DB>): Promise<PooledConnection | undefined> {
+  const known = openConnections.get(trx);
+  if (known !== undefined) {
+    const { connection, epoch } = known;
+    return connection.inTransaction && connection.epoch === epoch ? connection : undefined;
+  }
+  const connection = await trx.getExecutor().provideConnection(async (found) => found);
+  if (!(connection instanceof PooledConnection) || !connection.inTransaction) return undefined;
+  openConnections.set(trx, { connection, epoch: connection.epoch });
+  return connection;
 }
 
 interface Compiled<V> {
