@@ -170,6 +170,13 @@ const mutations = [
     tests: ['packages/billing-core/src/db/precompiled-sql.int'],
   },
   {
+    name: "a precompiled statement runs on a transaction's connection after the transaction ended",
+    file: 'packages/billing-core/src/db/precompiled-sql.ts',
+    from: 'return connection.inTransaction && connection.epoch === epoch ? connection : undefined;',
+    to: 'return connection;',
+    tests: ['packages/billing-core/src/db/precompiled-sql.int'],
+  },
+  {
     name: 'two advisory locks share a key',
     file: 'packages/billing-core/src/db/advisory-locks.ts',
     from: 'export const STUDIO_LOCK_NAMESPACE = 7_411_005;',

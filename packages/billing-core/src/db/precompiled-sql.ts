@@ -11,8 +11,9 @@ import type { DB } from './schema';
  * template is written exactly as before, but it is compiled once, on first use, with a slot in
  * place of every value: the text is the one Kysely always produced (same parameters, same
  * numbering, so the same prepared statement and plan), and each execution only fills the
- * parameters from `values` in the slots' order and runs the text through the executor
- * (`executeQuery`: the transaction's connection, still refused after commit or rollback).
+ * parameters from `values` in the slots' order and runs the text: in an open transaction of a
+ * createDb pool on its connection directly (openConnectionOf), otherwise through Kysely's
+ * executor (`executeQuery`, which refuses a transaction that has ended).
  *
  * The template must be a pure function of its slots: every `${}` is a slot read from the
  * argument (`s.userId`, or `s[0]` for positional values) or a fragment built from slots; no
