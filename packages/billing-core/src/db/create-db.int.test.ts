@@ -111,6 +111,77 @@ describe('createDb', () => {
       }
     });
 
+    it('a named statement returns the rows an unnamed one does, its row template reused across executions and rebuilt when its columns change', async () => {
+      const on = createDb({ connectionString: database.url, maxConnections: 1, preparedStatements: true });
+      const off = createDb({ connectionString: database.url, maxConnections: 1 });
+      try {
+        const wide = (db: typeof on.db, id: number, label: string | null) =>
+          sql<Record<string, unknown>>`
+            SELECT ${id}::bigint AS id, ${label}::text AS label, '2026-12-01 10:00:00.123+00'::timestamptz AS at,
+                   NULL::timestamptz AS never, '2026-12-01'::date AS day, 12::numeric(6, 0) AS tokens,
+                   true AS flag, '{"a":1}'::jsonb AS data, ARRAY[1, 2]::bigint[] AS ids, ${id} * 2 AS twice`.execute(
+            db,
+          );
+        for (const [id, label] of [
+          [1, 'one'],
+          [2, null],
+          [3, 'three'],
+          [4, 'four'],
+          [5, null],
+        ] as const) {
+          const named = await wide(on.db, id, label);
+          const unnamed = await wide(off.db, id, label);
+          expect(named.rows).toEqual(unnamed.rows);
+          expect(named.rows[0]).toEqual({
+            id,
+            label,
+            at: new Date('2026-12-01T10:00:00.123Z'),
+            never: null,
+            day: '2026-12-01',
+            tokens: 12,
+            flag: true,
+            data: { a: 1 },
+            ids: ['1', '2'],
+            twice: id * 2,
+          });
+        }
+        expect(await preparedOn(on.db)).toHaveLength(1);
+        // Each row is its own object.
+        const two = await sql<{ n: number }>`SELECT n FROM generate_series(1, ${2}::int) AS n`.execute(on.db);
+        const again = await sql<{ n: number }>`SELECT n FROM generate_series(1, ${2}::int) AS n`.execute(on.db);
+        const third = await sql<{ n: number }>`SELECT n FROM generate_series(1, ${2}::int) AS n`.execute(on.db);
+        expect([two.rows, again.rows, third.rows]).toEqual([
+          [{ n: 1 }, { n: 2 }],
+          [{ n: 1 }, { n: 2 }],
+          [{ n: 1 }, { n: 2 }],
+        ]);
+        expect(third.rows[0]).not.toBe(third.rows[1]);
+
+        // A name is the text's hash, the same in every pool: a fresh pool preparing the text after
+        // a migration gets the new columns under the name another pool's rows were shaped for.
+        const table = `shaped_${Date.now().toString(36)}`;
+        await sql`CREATE TABLE ${sql.table(table)} (a int)`.execute(database.db);
+        await sql`INSERT INTO ${sql.table(table)} VALUES (1)`.execute(database.db);
+        const read = (db: typeof on.db) =>
+          sql<Record<string, unknown>>`SELECT * FROM ${sql.table(table)} WHERE a = ${1}`.execute(db);
+        await runTimes(PREPARE_AFTER, () => read(on.db));
+        expect((await read(on.db)).rows).toEqual([{ a: 1 }]);
+        await sql`ALTER TABLE ${sql.table(table)} ADD COLUMN b text DEFAULT 'new'`.execute(database.db);
+        const fresh = createDb({ connectionString: database.url, maxConnections: 1, preparedStatements: true });
+        try {
+          await runTimes(PREPARE_AFTER - 1, () => read(fresh.db));
+          expect((await read(fresh.db)).rows).toEqual([{ a: 1, b: 'new' }]);
+          expect(await preparedOn(fresh.db)).toHaveLength(1);
+        } finally {
+          await fresh.close();
+          await sql`DROP TABLE ${sql.table(table)}`.execute(database.db);
+        }
+      } finally {
+        await on.close();
+        await off.close();
+      }
+    });
+
     it("keeps working when a migration changes a prepared statement's row type: retried at once outside a transaction, failing its transaction once inside one", async () => {
       const table = `prepared_${Date.now().toString(36)}`;
       await sql`CREATE TABLE ${sql.table(table)} (a int)`.execute(database.db);

@@ -5,6 +5,7 @@ import {
   PostgresDialect,
   type PostgresDialectConfig,
   PostgresDriver,
+  type QueryResult,
   type TransactionSettings,
 } from 'kysely';
 import pg from 'pg';
@@ -108,13 +109,72 @@ export function beginSql(idleInTransactionTimeoutMs: number): string {
     : `begin; set local idle_in_transaction_session_timeout = ${idleInTransactionTimeoutMs}`;
 }
 
-/** Kysely's Postgres driver whose transactions open with beginSql. */
+/**
+ * One pooled client as Kysely's connection: what Kysely's own PostgresConnection does, with the
+ * client reachable, so that a precompiled statement (precompiled-sql.ts) of an open transaction
+ * can run on it without Kysely's executor layers. `epoch` counts the transactions begun on it and
+ * `inTransaction` says whether one is open: a transaction's cached connection is used only while
+ * both still say it is that transaction's (after its commit or rollback the statement goes through
+ * Kysely, which refuses it).
+ */
+export class PooledConnection implements DatabaseConnection {
+  discarded = false;
+  epoch = 0;
+  inTransaction = false;
+
+  constructor(readonly client: pg.PoolClient) {}
+
+  async executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
+    if (this.discarded) throw new Error('Postgres connection has been discarded');
+    const result = await this.client.query(compiledQuery.sql, [...compiledQuery.parameters]);
+    // A multi-statement text (beginSql's) answers an array of results: no rows, as in Kysely.
+    const { command, rowCount, rows } = result as Partial<pg.QueryResult>;
+    if (command === 'ROLLBACK' || command === 'COMMIT') return { rows: [{ command }] as R[] };
+    return {
+      numAffectedRows:
+        command === 'INSERT' || command === 'UPDATE' || command === 'DELETE' || command === 'MERGE'
+          ? BigInt(rowCount ?? 0)
+          : undefined,
+      rows: (rows ?? []) as R[],
+    };
+  }
+
+  // biome-ignore lint/correctness/useYield: streaming is refused, as Kysely does without a cursor
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('streaming needs a cursor, which this pool is not configured with');
+  }
+}
+
+/**
+ * Kysely's Postgres driver whose transactions open with beginSql, over PooledConnection (what
+ * PostgresDriver's connections do, with the client reachable and the transaction tracked).
+ */
 class SessionFreeDriver extends PostgresDriver {
+  private readonly connections = new WeakMap<pg.PoolClient, PooledConnection>();
+  private destroyed = false;
+
   constructor(
-    config: PostgresDialectConfig,
+    config: PostgresDialectConfig & { pool: pg.Pool },
     private readonly begin: string,
   ) {
     super(config);
+    this.pool = config.pool;
+  }
+
+  private readonly pool: pg.Pool;
+
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    const client = await this.pool.connect();
+    if (this.destroyed) {
+      client.release();
+      throw new Error('driver has already been destroyed');
+    }
+    let connection = this.connections.get(client);
+    if (!connection) {
+      connection = new PooledConnection(client);
+      this.connections.set(client, connection);
+    }
+    return connection;
   }
 
   override async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
@@ -123,15 +183,45 @@ class SessionFreeDriver extends PostgresDriver {
       if (this.begin !== 'begin') {
         await connection.executeQuery(CompiledQuery.raw(this.begin.replace(/^begin; /, '')));
       }
-      return;
+    } else {
+      await connection.executeQuery(CompiledQuery.raw(this.begin));
     }
-    await connection.executeQuery(CompiledQuery.raw(this.begin));
+    const pooled = connection as PooledConnection;
+    pooled.epoch += 1;
+    pooled.inTransaction = true;
+  }
+
+  override async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    (connection as PooledConnection).inTransaction = false;
+    await super.commitTransaction(connection);
+  }
+
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    const pooled = connection as PooledConnection;
+    pooled.inTransaction = false;
+    try {
+      await connection.executeQuery(CompiledQuery.raw('rollback'));
+    } catch (error) {
+      pooled.discarded = true;
+      throw error;
+    }
+  }
+
+  override async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    const pooled = connection as PooledConnection;
+    pooled.inTransaction = false;
+    pooled.client.release(pooled.discarded);
+  }
+
+  override async destroy(): Promise<void> {
+    this.destroyed = true;
+    await super.destroy();
   }
 }
 
 class SessionFreeDialect extends PostgresDialect {
   constructor(
-    private readonly config: PostgresDialectConfig,
+    private readonly config: PostgresDialectConfig & { pool: pg.Pool },
     private readonly begin: string,
   ) {
     super(config);

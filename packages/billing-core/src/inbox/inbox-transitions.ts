@@ -1,5 +1,6 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { USER_LOCK_NAMESPACE } from '../db/advisory-locks';
+import { precompiledSql } from '../db/precompiled-sql';
 import type { DB, InboxEventRow } from '../db/schema';
 import { ERROR_TEXT_MAX_LENGTH } from '../errors';
 import type { HandlerResult } from './inbox-handler';
@@ -65,14 +66,22 @@ export async function lockUserAndReadInboxEvent(
   trx: Transaction<DB>,
   inboxEventId: number,
 ): Promise<InboxEventRow | undefined> {
-  const rows = await sql<InboxEventRow & { user_locked: unknown }>`
-    SELECT *, pg_advisory_xact_lock(${USER_LOCK_NAMESPACE}, hashtext(user_id))::text AS user_locked
-      FROM inbox_events WHERE id = ${inboxEventId}`.execute(trx);
+  const rows = await readWithUserLock(trx, { namespace: USER_LOCK_NAMESPACE, inboxEventId });
   const found = rows.rows[0];
   if (!found) return undefined;
   const { user_locked: _lock, ...row } = found;
   return row;
 }
+
+// Precompiled (db/precompiled-sql.ts): these run once per event on the hot path.
+const readWithUserLock = precompiledSql<
+  { namespace: number; inboxEventId: number },
+  InboxEventRow & { user_locked: unknown }
+>(
+  (s) => sql`
+    SELECT *, pg_advisory_xact_lock(${s.namespace}, hashtext(user_id))::text AS user_locked
+      FROM inbox_events WHERE id = ${s.inboxEventId}`,
+);
 
 /**
  * In one round trip: the user's advisory lock (events of one user apply one at a time, different
@@ -107,26 +116,51 @@ export async function markInboxEventFinished(
   result: FinishedResult,
   mode: 'claimed' | 'first-attempt',
 ): Promise<FinishedColumns | undefined> {
-  // A template rather than the query builder: this runs once per event on the hot path.
   const firstAttempt = mode === 'first-attempt';
-  const rows = await sql<FinishedColumns>`
+  const rows = await markFinished(trx, {
+    status: result.kind,
+    code: result.code,
+    detail: result.detail,
+    firstAttempt,
+    inboxEventId,
+  });
+  const row = rows.rows[0];
+  if (row === undefined) return undefined;
+  // Only what the statement decided comes back (every column of a result costs the client a
+  // field to describe and parse); the rest is what it set. processed_at and updated_at are both
+  // now(), the transaction's timestamp.
+  return {
+    status: result.kind,
+    attempts: row.attempts,
+    outcome_code: result.code,
+    outcome_detail: result.detail,
+    last_error: null,
+    next_attempt_at: null,
+    waiting_since: null,
+    processed_at: row.processed_at,
+    updated_at: new Date(row.processed_at.getTime()),
+  };
+}
+
+const markFinished = precompiledSql<
+  { status: string; code: string; detail: string; firstAttempt: boolean; inboxEventId: number },
+  { attempts: number; processed_at: Date }
+>(
+  (s) => sql`
     UPDATE inbox_events SET
-      status = ${result.kind},
-      outcome_code = ${result.code},
-      outcome_detail = ${result.detail},
+      status = ${s.status},
+      outcome_code = ${s.code},
+      outcome_detail = ${s.detail},
       last_error = NULL,
       next_attempt_at = NULL,
       waiting_since = NULL,
       processed_at = now(),
       updated_at = now(),
-      attempts = CASE WHEN ${firstAttempt} THEN attempts + 1 ELSE attempts END
-    WHERE id = ${inboxEventId}
-      AND (NOT ${firstAttempt} OR (status = 'received' AND attempts = 0))
-    RETURNING status, attempts, outcome_code, outcome_detail, last_error, next_attempt_at,
-              waiting_since, processed_at, updated_at`.execute(trx);
-  // Not the raw body again: the caller already holds the row.
-  return rows.rows[0];
-}
+      attempts = CASE WHEN ${s.firstAttempt} THEN attempts + 1 ELSE attempts END
+    WHERE id = ${s.inboxEventId}
+      AND (NOT ${s.firstAttempt} OR (status = 'received' AND attempts = 0))
+    RETURNING attempts, processed_at`,
+);
 
 export interface InboxDeferral {
   /** Why the event waits (already truncated); kept as outcome_detail. */

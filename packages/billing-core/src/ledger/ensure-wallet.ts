@@ -1,4 +1,5 @@
 import { sql, type Transaction } from 'kysely';
+import { precompiledSql } from '../db/precompiled-sql';
 import type { DB } from '../db/schema';
 
 /**
@@ -17,9 +18,11 @@ const ensuredIn = new WeakMap<Transaction<DB>, Set<string>>();
  */
 export async function ensureWallet(trx: Transaction<DB>, userId: string): Promise<void> {
   if (ensuredIn.get(trx)?.has(userId)) return;
-  await sql`WITH ${ensureWalletCtes(userId)} SELECT 1`.execute(trx);
+  await ensureWalletSql(trx, { userId });
   markWalletEnsured(trx, userId);
 }
+
+const ensureWalletSql = precompiledSql<{ userId: string }>((s) => sql`WITH ${ensureWalletCtes(s.userId)} SELECT 1`);
 
 /**
  * The two inserts that create a user and an empty wallet if missing, as CTEs (`new_user`,

@@ -1,4 +1,5 @@
 import { sql, type Transaction } from 'kysely';
+import { precompiledSql } from '../db/precompiled-sql';
 import type { DB, LedgerEntryRow } from '../db/schema';
 import { InsufficientBalanceError, LedgerReferenceConflictError } from '../errors';
 import { type TransactionOutbox, transactionOutbox } from '../outbox/app-webhook-outbox';
@@ -87,45 +88,34 @@ async function lockWalletAndInsert(
   outbox: TransactionOutbox,
   posting: LedgerPosting,
 ): Promise<LockedInsert | undefined> {
-  const { userId, reference, amount } = posting;
-  const rows = await sql<
-    { kind: 'posted' | 'existing' | 'none'; wallet_balance: number; app_webhook_message_ids: string[] | null } & {
-      [K in keyof LedgerEntryRow]: LedgerEntryRow[K] | null;
-    }
-  >`
-    WITH wallet AS MATERIALIZED (
-      SELECT balance FROM wallets WHERE user_id = ${userId} FOR UPDATE),
-    existing AS MATERIALIZED (
-      SELECT id, user_id, reference, amount, balance_before, balance_after, reason, inbox_event_id, created_at
-        FROM ledger_entries WHERE reference = ${reference}),
-    entry AS (
-      INSERT INTO ledger_entries (user_id, reference, amount, balance_before, balance_after, reason, inbox_event_id)
-      SELECT ${userId}, ${reference}, ${amount}, w.balance, w.balance + ${amount}, ${posting.reason},
-             ${posting.inboxEventId ?? null}
-        FROM wallet w
-       WHERE w.balance + ${amount} >= 0 AND NOT EXISTS (SELECT 1 FROM existing)
-      ON CONFLICT (reference) DO NOTHING
-      RETURNING *),
-    ${ledgerEntryMessagesCte(outbox)}
-    SELECT 'posted' AS kind, w.balance AS wallet_balance, e.id, e.user_id, e.reference, e.amount,
-           e.balance_before, e.balance_after, e.reason, e.inbox_event_id, e.created_at,
-           (SELECT array_agg(id ORDER BY id) FROM entry_messages) AS app_webhook_message_ids
-      FROM wallet w, entry e
-    UNION ALL
-    SELECT 'existing', w.balance, x.id, x.user_id, x.reference, x.amount, x.balance_before, x.balance_after,
-           x.reason, x.inbox_event_id, x.created_at, NULL
-      FROM wallet w, existing x
-    UNION ALL
-    SELECT 'none', w.balance, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
-      FROM wallet w
-     WHERE NOT EXISTS (SELECT 1 FROM entry) AND NOT EXISTS (SELECT 1 FROM existing)`.execute(trx);
+  const rows = await lockWalletAndInsertSql(trx, {
+    userId: posting.userId,
+    reference: posting.reference,
+    amount: posting.amount,
+    reason: posting.reason,
+    inboxEventId: posting.inboxEventId ?? null,
+    handsOff: outbox.handsOff,
+    lowBalanceThreshold: outbox.lowBalanceThreshold,
+  });
   const row = rows.rows[0];
   if (!row) return undefined;
-  const { kind, wallet_balance: balance, app_webhook_message_ids: messageIds, ...entry } = row;
+  const { kind, wallet_balance: balance, app_webhook_message_ids: messageIds } = row;
   if (kind === 'none') return { kind, balance };
-  if (kind === 'existing') return { kind, entry: entry as LedgerEntryRow };
+  // The entry's columns by name (not a rest copy of the row: that is a slow copy of a wide object).
+  const entry = {
+    id: row.id,
+    user_id: row.user_id,
+    reference: row.reference,
+    amount: row.amount,
+    balance_before: row.balance_before,
+    balance_after: row.balance_after,
+    reason: row.reason,
+    inbox_event_id: row.inbox_event_id,
+    created_at: row.created_at,
+  } as LedgerEntryRow;
+  if (kind === 'existing') return { kind, entry };
   // int8[] comes back as strings (the pool's int8 parser covers scalars only); ids stay far below 2^53.
-  return { kind, entry: entry as LedgerEntryRow, messageIds: (messageIds ?? []).map(Number) };
+  return { kind, entry, messageIds: (messageIds ?? []).map(Number) };
 }
 
 function alreadyPosted(entry: LedgerEntryRow, posting: LedgerPosting): PostLedgerEntryResult {
@@ -142,3 +132,53 @@ function alreadyPosted(entry: LedgerEntryRow, posting: LedgerPosting): PostLedge
 function findEntryByReference(trx: Transaction<DB>, reference: string): Promise<LedgerEntryRow | undefined> {
   return trx.selectFrom('ledger_entries').selectAll().where('reference', '=', reference).executeTakeFirst();
 }
+
+type LockedInsertRow = {
+  kind: 'posted' | 'existing' | 'none';
+  wallet_balance: number;
+  app_webhook_message_ids: string[] | null;
+} & {
+  [K in keyof LedgerEntryRow]: LedgerEntryRow[K] | null;
+};
+
+/** lockWalletAndInsert's statement, compiled once (db/precompiled-sql.ts): one per posting on the hot path. */
+const lockWalletAndInsertSql = precompiledSql<
+  {
+    userId: string;
+    reference: string;
+    amount: number;
+    reason: string;
+    inboxEventId: number | null;
+    handsOff: boolean;
+    lowBalanceThreshold: number | undefined;
+  },
+  LockedInsertRow
+>(
+  (s) => sql`
+    WITH wallet AS MATERIALIZED (
+      SELECT balance FROM wallets WHERE user_id = ${s.userId} FOR UPDATE),
+    existing AS MATERIALIZED (
+      SELECT id, user_id, reference, amount, balance_before, balance_after, reason, inbox_event_id, created_at
+        FROM ledger_entries WHERE reference = ${s.reference}),
+    entry AS (
+      INSERT INTO ledger_entries (user_id, reference, amount, balance_before, balance_after, reason, inbox_event_id)
+      SELECT ${s.userId}, ${s.reference}, ${s.amount}, w.balance, w.balance + ${s.amount}, ${s.reason},
+             ${s.inboxEventId}
+        FROM wallet w
+       WHERE w.balance + ${s.amount} >= 0 AND NOT EXISTS (SELECT 1 FROM existing)
+      ON CONFLICT (reference) DO NOTHING
+      RETURNING *),
+    ${ledgerEntryMessagesCte({ handsOff: s.handsOff, lowBalanceThreshold: s.lowBalanceThreshold })}
+    SELECT 'posted' AS kind, w.balance AS wallet_balance, e.id, e.user_id, e.reference, e.amount,
+           e.balance_before, e.balance_after, e.reason, e.inbox_event_id, e.created_at,
+           (SELECT array_agg(id ORDER BY id) FROM entry_messages) AS app_webhook_message_ids
+      FROM wallet w, entry e
+    UNION ALL
+    SELECT 'existing', w.balance, x.id, x.user_id, x.reference, x.amount, x.balance_before, x.balance_after,
+           x.reason, x.inbox_event_id, x.created_at, NULL
+      FROM wallet w, existing x
+    UNION ALL
+    SELECT 'none', w.balance, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+      FROM wallet w
+     WHERE NOT EXISTS (SELECT 1 FROM entry) AND NOT EXISTS (SELECT 1 FROM existing)`,
+);

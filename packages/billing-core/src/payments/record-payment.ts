@@ -1,4 +1,5 @@
 import { sql, type Transaction } from 'kysely';
+import { precompiledSql } from '../db/precompiled-sql';
 import type { DB, PaymentKind, PaymentRow } from '../db/schema';
 import { ensureWallet } from '../ledger/ensure-wallet';
 import { type PostLedgerEntryResult, postLedgerEntry } from '../ledger/post-ledger-entry';
@@ -47,20 +48,20 @@ export async function recordPayment(trx: Transaction<DB>, grant: PaymentGrant): 
   // this runs once per credited payment on the hot path.
   // Only the id comes back: every column of a result costs the client a field to describe and parse.
   const inserted = (
-    await sql<Pick<PaymentRow, 'id'>>`
-      WITH payment AS (
-        INSERT INTO payments (provider_payment_id, user_id, kind, product_id, amount_minor, currency,
-                              ledger_reference, tokens_granted, customer_email, inbox_event_id)
-        VALUES (${grant.providerPaymentId}, ${grant.userId}, ${grant.kind}, ${grant.productId},
-                ${grant.amountMinor}, ${grant.currency}, ${grant.ledgerReference}, ${grant.tokens},
-                ${grant.customerEmail}, ${grant.inboxEventId})
-        ON CONFLICT (provider, provider_payment_id) DO NOTHING
-        RETURNING id, user_id, customer_email),
-      email AS (
-        INSERT INTO email_outbox (payment_id, user_id, to_address, subject, body)
-        SELECT id, user_id, customer_email, ${grant.email.subject}, ${grant.email.text} FROM payment
-        ON CONFLICT (payment_id) DO NOTHING)
-      SELECT id FROM payment`.execute(trx)
+    await insertPaymentSql(trx, {
+      providerPaymentId: grant.providerPaymentId,
+      userId: grant.userId,
+      kind: grant.kind,
+      productId: grant.productId,
+      amountMinor: grant.amountMinor,
+      currency: grant.currency,
+      ledgerReference: grant.ledgerReference,
+      tokens: grant.tokens,
+      customerEmail: grant.customerEmail,
+      inboxEventId: grant.inboxEventId,
+      subject: grant.email.subject,
+      text: grant.email.text,
+    })
   ).rows[0];
   if (!inserted) {
     const payment = await trx
@@ -73,3 +74,36 @@ export async function recordPayment(trx: Transaction<DB>, grant: PaymentGrant): 
   }
   return { kind: 'recorded', paymentId: inserted.id, ledger };
 }
+
+const insertPaymentSql = precompiledSql<
+  {
+    providerPaymentId: string;
+    userId: string;
+    kind: PaymentKind;
+    productId: string;
+    amountMinor: number;
+    currency: string;
+    ledgerReference: string;
+    tokens: number;
+    customerEmail: string | null;
+    inboxEventId: number | null;
+    subject: string;
+    text: string;
+  },
+  Pick<PaymentRow, 'id'>
+>(
+  (s) => sql`
+      WITH payment AS (
+        INSERT INTO payments (provider_payment_id, user_id, kind, product_id, amount_minor, currency,
+                              ledger_reference, tokens_granted, customer_email, inbox_event_id)
+        VALUES (${s.providerPaymentId}, ${s.userId}, ${s.kind}, ${s.productId},
+                ${s.amountMinor}, ${s.currency}, ${s.ledgerReference}, ${s.tokens},
+                ${s.customerEmail}, ${s.inboxEventId})
+        ON CONFLICT (provider, provider_payment_id) DO NOTHING
+        RETURNING id, user_id, customer_email),
+      email AS (
+        INSERT INTO email_outbox (payment_id, user_id, to_address, subject, body)
+        SELECT id, user_id, customer_email, ${s.subject}, ${s.text} FROM payment
+        ON CONFLICT (payment_id) DO NOTHING)
+      SELECT id FROM payment`,
+);

@@ -1,4 +1,5 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
+import { precompiledSql } from '../db/precompiled-sql';
 import type { DB } from '../db/schema';
 import { ensureWalletCtes, markWalletEnsured } from '../ledger/ensure-wallet';
 
@@ -84,13 +85,7 @@ export async function linkUserIds(
   const first = ordered[0];
   if (first === undefined) throw new RangeError('linkUserIds needs at least one id');
   // One round trip: each id's link, and whether it is a Tally user already.
-  // (`IN` a list of parameters rather than `= ANY` an array: with an array Postgres expects ten
-  // elements in a generic plan and so plans every execution anew.)
-  const list = sql.join(ordered);
-  const found = await sql<{ kind: 'link' | 'user'; id: string; user_id: string }>`
-    SELECT 'link' AS kind, alias AS id, user_id FROM user_aliases WHERE alias IN (${list})
-    UNION ALL
-    SELECT 'user', id, id FROM users WHERE id IN (${list})`.execute(trx);
+  const found = await findLinksSql(ordered.length)(trx, ordered);
   const linkOf = new Map<string, string>();
   const users = new Set<string>();
   for (const row of found.rows) {
@@ -111,21 +106,71 @@ export async function linkUserIds(
   // linked yet linked to it (the foreign keys are checked at the end of the statement, when the
   // user row exists).
   const unlinked = [canonical, ...ordered].filter((id, index, all) => !linkOf.has(id) && all.indexOf(id) === index);
-  const userCtes = options.withWallet
-    ? ensureWalletCtes(canonical)
-    : sql`new_user AS (INSERT INTO users (id) VALUES (${canonical}) ON CONFLICT (id) DO NOTHING)`;
-  const newLinks =
-    unlinked.length === 0
-      ? sql``
-      : sql`, new_links AS (
-          INSERT INTO user_aliases (alias, user_id, inbox_event_id)
-          SELECT alias, ${canonical}, ${options.inboxEventId ?? null}::bigint
-            FROM unnest(${unlinked}::text[]) AS alias
-          ON CONFLICT (alias) DO NOTHING)`;
-  await sql`WITH ${userCtes}${newLinks} SELECT 1`.execute(trx);
+  const withWallet = options.withWallet === true;
+  const link = withWallet
+    ? unlinked.length === 0
+      ? linkSql.walletOnly
+      : linkSql.walletAndLinks
+    : unlinked.length === 0
+      ? linkSql.userOnly
+      : linkSql.userAndLinks;
+  await link(trx, {
+    canonical,
+    inboxEventId: options.inboxEventId ?? null,
+    unlinked,
+  });
   if (options.withWallet) markWalletEnsured(trx, canonical);
   return canonical;
 }
+
+type FoundId = { kind: 'link' | 'user'; id: string; user_id: string };
+
+/**
+ * The look-up of linkUserIds, one precompiled statement per number of ids (db/precompiled-sql.ts).
+ * (`IN` a list of parameters rather than `= ANY` an array: with an array Postgres expects ten
+ * elements in a generic plan and so plans every execution anew.) An event names a handful of ids.
+ */
+const findLinksByCount: ((trx: Transaction<DB>, ids: readonly string[]) => Promise<{ rows: FoundId[] }>)[] = [];
+function findLinksSql(count: number) {
+  let statement = findLinksByCount[count];
+  if (statement === undefined) {
+    statement = precompiledSql<readonly string[], FoundId>((s) => {
+      const list = sql.join(Array.from({ length: count }, (_, index) => s[index]));
+      return sql`
+        SELECT 'link' AS kind, alias AS id, user_id FROM user_aliases WHERE alias IN (${list})
+        UNION ALL
+        SELECT 'user', id, id FROM users WHERE id IN (${list})`;
+    });
+    // Beyond a few ids (never seen from RevenueCat) the statement is compiled per call, as before.
+    if (count <= 16) findLinksByCount[count] = statement;
+  }
+  return statement;
+}
+
+type LinkValues = { canonical: string; inboxEventId: number | null; unlinked: readonly string[] };
+
+/** linkUserIds' write, precompiled per shape: the user alone or with its wallet, links or none. */
+function linkStatement(withWallet: boolean, withLinks: boolean) {
+  return precompiledSql<LinkValues>((s) => {
+    const userCtes = withWallet
+      ? ensureWalletCtes(s.canonical)
+      : sql`new_user AS (INSERT INTO users (id) VALUES (${s.canonical}) ON CONFLICT (id) DO NOTHING)`;
+    const newLinks = withLinks
+      ? sql`, new_links AS (
+          INSERT INTO user_aliases (alias, user_id, inbox_event_id)
+          SELECT alias, ${s.canonical}, ${s.inboxEventId}::bigint
+            FROM unnest(${s.unlinked}::text[]) AS alias
+          ON CONFLICT (alias) DO NOTHING)`
+      : sql``;
+    return sql`WITH ${userCtes}${newLinks} SELECT 1`;
+  });
+}
+const linkSql = {
+  userOnly: linkStatement(false, false),
+  userAndLinks: linkStatement(false, true),
+  walletOnly: linkStatement(true, false),
+  walletAndLinks: linkStatement(true, true),
+};
 
 /**
  * Whether RevenueCat itself has sent this id: linked (links are made only from RevenueCat events'

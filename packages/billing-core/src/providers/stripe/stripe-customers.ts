@@ -1,4 +1,5 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
+import { precompiledSql } from '../../db/precompiled-sql';
 import type { DB } from '../../db/schema';
 import type { HandlerResult } from '../../inbox/inbox-handler';
 import { ensureWalletCtes, markWalletEnsured } from '../../ledger/ensure-wallet';
@@ -24,22 +25,27 @@ export async function rememberStripeCustomer(
   // or the one already there read. A mapping committed by a concurrent transaction after this
   // statement's snapshot is not visible to its SELECT; then neither part returns a row and it is
   // read again below.
-  const rows = await sql<{ user_id: string; inserted: boolean }>`
-    WITH ${ensureWalletCtes(userId)},
-    inserted AS (
-      INSERT INTO stripe_customers (customer_id, user_id) VALUES (${customerId}, ${userId})
-      ON CONFLICT (customer_id) DO NOTHING
-      RETURNING user_id)
-    SELECT user_id, true AS inserted FROM inserted
-    UNION ALL
-    SELECT user_id, false AS inserted FROM stripe_customers
-     WHERE customer_id = ${customerId} AND NOT EXISTS (SELECT 1 FROM inserted)`.execute(trx);
+  const rows = await rememberSql(trx, { customerId, userId });
   markWalletEnsured(trx, userId);
   const row = rows.rows[0];
   if (row?.inserted) return { kind: 'remembered' };
   const existing = row ? row.user_id : await findUserByStripeCustomer(trx, customerId);
   return existing === null || existing === userId ? { kind: 'known' } : { kind: 'other-user', userId: existing };
 }
+
+/** rememberStripeCustomer's statement, compiled once (db/precompiled-sql.ts): one per Stripe payment. */
+const rememberSql = precompiledSql<{ customerId: string; userId: string }, { user_id: string; inserted: boolean }>(
+  (s) => sql`
+    WITH ${ensureWalletCtes(s.userId)},
+    inserted AS (
+      INSERT INTO stripe_customers (customer_id, user_id) VALUES (${s.customerId}, ${s.userId})
+      ON CONFLICT (customer_id) DO NOTHING
+      RETURNING user_id)
+    SELECT user_id, true AS inserted FROM inserted
+    UNION ALL
+    SELECT user_id, false AS inserted FROM stripe_customers
+     WHERE customer_id = ${s.customerId} AND NOT EXISTS (SELECT 1 FROM inserted)`,
+);
 
 export async function findUserByStripeCustomer(
   db: Kysely<DB> | Transaction<DB>,

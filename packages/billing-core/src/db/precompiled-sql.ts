@@ -1,0 +1,104 @@
+import { CompiledQuery, type Kysely, type QueryResult, type RawBuilder, type Transaction } from 'kysely';
+import { PooledConnection } from './create-db';
+import type { DB } from './schema';
+
+/**
+ * A statement of the hot path whose SQL text is compiled once, not on every execution.
+ *
+ * Kysely's `sql` template builds an operation tree and compiles it to text on every `execute`
+ * (about 3 µs a statement, and a new string each time, which the prepared-statement naming then
+ * has to hash whole); the worker runs five to seven such statements per inbox event. Here the
+ * template is written exactly as before, but it is compiled once, on first use, with a slot in
+ * place of every value: the text is the one Kysely always produced (same parameters, same
+ * numbering, so the same prepared statement and plan), and each execution only fills the
+ * parameters from `values` in the slots' order and runs the text: in an open transaction of a
+ * createDb pool on its connection directly (openConnectionOf), otherwise through Kysely's
+ * executor (`executeQuery`, which refuses a transaction that has ended).
+ *
+ * The template must be a pure function of its slots: every `${}` is a slot read from the
+ * argument (`s.userId`, or `s[0]` for positional values) or a fragment built from slots; no
+ * value may decide the text (a fragment chosen by a value needs one statement per variant). A
+ * template that interpolates anything else than slots is refused at its first compile.
+ */
+export function precompiledSql<V extends object, R = Record<string, unknown>>(
+  template: (slots: { readonly [K in keyof V]: V[K] }) => RawBuilder<unknown>,
+): (db: Kysely<DB> | Transaction<DB>, values: V) => Promise<QueryResult<R>> {
+  let compiled: Compiled<V> | undefined;
+  return async (db, values) => {
+    compiled ??= compileWithSlots(db, template);
+    const { slots } = compiled;
+    const parameters = new Array<unknown>(slots.length);
+    for (let index = 0; index < slots.length; index += 1) {
+      parameters[index] = (values as Record<keyof V, unknown>)[slots[index] as keyof V];
+    }
+    // What CompiledQuery.raw makes, without freezing a new query node and id per execution
+    // (the driver reads only sql and parameters; no plugin reads the node or the id).
+    const query: CompiledQuery<R> = { sql: compiled.sql, parameters, query: compiled.query, queryId: compiled.queryId };
+    if (db.isTransaction) {
+      const connection = await openConnectionOf(db as Transaction<DB>);
+      if (connection !== undefined) return connection.executeQuery<R>(query);
+    }
+    return db.executeQuery<R>(query);
+  };
+}
+
+/**
+ * The connection of an open transaction, so that its precompiled statements skip Kysely's
+ * executor layers (half a dozen promises a statement): looked up through Kysely once per
+ * transaction, then used only while the connection says that same transaction is still open
+ * (PooledConnection's epoch and inTransaction); otherwise undefined and the statement goes
+ * through Kysely, which refuses a transaction that has ended. Undefined too for a connection
+ * createDb did not make.
+ */
+const openConnections = new WeakMap<Transaction<DB>, { connection: PooledConnection; epoch: number }>();
+
+async function openConnectionOf(trx: Transaction<DB>): Promise<PooledConnection | undefined> {
+  const known = openConnections.get(trx);
+  if (known !== undefined) {
+    const { connection, epoch } = known;
+    return connection.inTransaction && connection.epoch === epoch ? connection : undefined;
+  }
+  const connection = await trx.getExecutor().provideConnection(async (found) => found);
+  if (!(connection instanceof PooledConnection) || !connection.inTransaction) return undefined;
+  openConnections.set(trx, { connection, epoch: connection.epoch });
+  return connection;
+}
+
+interface Compiled<V> {
+  sql: string;
+  slots: (keyof V)[];
+  query: CompiledQuery['query'];
+  queryId: CompiledQuery['queryId'];
+}
+
+const SLOT = Symbol('precompiled slot');
+type Slot = { readonly [SLOT]: PropertyKey };
+
+function isSlot(value: unknown): value is Slot {
+  return typeof value === 'object' && value !== null && SLOT in value;
+}
+
+function compileWithSlots<V extends object>(
+  db: Kysely<DB> | Transaction<DB>,
+  template: (slots: { readonly [K in keyof V]: V[K] }) => RawBuilder<unknown>,
+): Compiled<V> {
+  const slots = new Proxy(
+    {},
+    {
+      get: (_target, name) => ({ [SLOT]: name }),
+    },
+  ) as { readonly [K in keyof V]: V[K] };
+  const query = template(slots).compile(db);
+  const raw = CompiledQuery.raw(query.sql, []);
+  return {
+    sql: query.sql,
+    query: raw.query,
+    queryId: raw.queryId,
+    slots: query.parameters.map((parameter, index) => {
+      if (!isSlot(parameter)) {
+        throw new TypeError(`precompiledSql: parameter $${index + 1} of a precompiled statement is not a slot`);
+      }
+      return parameter[SLOT] as keyof V;
+    }),
+  };
+}
