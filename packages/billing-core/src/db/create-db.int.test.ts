@@ -111,7 +111,7 @@ describe('createDb', () => {
       }
     });
 
-    it('a named statement returns the rows an unnamed one does, its row template reused across executions and rebuilt when its columns change', async () => {
+    it('a named statement returns the rows an unnamed one does, also after its columns change', async () => {
       const on = createDb({ connectionString: database.url, maxConnections: 1, preparedStatements: true });
       const off = createDb({ connectionString: database.url, maxConnections: 1 });
       try {
@@ -158,7 +158,7 @@ describe('createDb', () => {
         expect(third.rows[0]).not.toBe(third.rows[1]);
 
         // A name is the text's hash, the same in every pool: a fresh pool preparing the text after
-        // a migration gets the new columns under the name another pool's rows were shaped for.
+        // a migration gets the new columns under the name another pool prepared the old ones.
         const table = `shaped_${Date.now().toString(36)}`;
         await sql`CREATE TABLE ${sql.table(table)} (a int)`.execute(database.db);
         await sql`INSERT INTO ${sql.table(table)} VALUES (1)`.execute(database.db);

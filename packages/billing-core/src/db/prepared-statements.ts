@@ -149,89 +149,11 @@ export function namingClient(names: StatementNames): typeof pg.Client {
         const query = new pg.Query(text, values) as pg.Query & {
           name: string;
           callback: (error: Error | null, result: QueryResult) => void;
-          _result: ResultInternals;
         };
         query.name = name;
         query.callback = (error, result) => (error ? reject(error) : resolve(result));
-        shapeResultOf(query._result, name);
         super.query(query);
       });
     }
   };
-}
-
-/** The parts of node-postgres's Result (lib/result.js) that addFields sets and parseRow reads. */
-interface ResultInternals {
-  fields: FieldDescription[];
-  _parsers: ((value: string) => unknown)[] | undefined;
-  _prebuiltEmptyResultObject: Record<string, null> | null;
-  _types: { getTypeParser(oid: number, format?: string): (value: string) => unknown } | undefined;
-  addFields(fields: FieldDescription[]): void;
-}
-interface FieldDescription {
-  name: string;
-  dataTypeID: number;
-  format?: string;
-}
-interface ResultShape {
-  fields: FieldDescription[];
-  parsers: ((value: string) => unknown)[];
-  empty: Record<string, null>;
-}
-
-/**
- * A named statement returns the same columns on every execution, but node-postgres's
- * Result.addFields rebuilds the row template and the column parsers for each one, from a
- * null-prototype object whose copy is slow: on the inbox hot path (a 29-column inbox row, a
- * 12-column ledger row) that was the worker's largest JavaScript cost per event after the
- * socket writes (bench/README.md, "Where the time went"). A named statement's Result here reuses
- * the template and parsers built for its last execution when the columns (names, types,
- * formats) are the same, and builds them afresh otherwise (a migration changed the result). The
- * rows are what node-postgres makes from them: parseRow copies the template and sets every column.
- */
-const shapes = new Map<string, ResultShape>();
-
-function shapeResultOf(result: ResultInternals, name: string): void {
-  const addFields = result.addFields;
-  result.addFields = function addShapedFields(this: ResultInternals, fields: FieldDescription[]) {
-    const types = this._types;
-    let shape = shapes.get(name);
-    if (shape === undefined || !sameFields(shape.fields, fields)) {
-      shape = types === undefined ? undefined : buildShape(fields, types);
-      if (shape === undefined) return addFields.call(this, fields);
-      if (shapes.size >= MAX_NAMED * 2) shapes.clear();
-      shapes.set(name, shape);
-    }
-    this.fields = fields;
-    this._parsers = shape.parsers;
-    this._prebuiltEmptyResultObject = shape.empty;
-  };
-}
-
-function sameFields(known: FieldDescription[], fields: FieldDescription[]): boolean {
-  if (known.length !== fields.length) return false;
-  for (let index = 0; index < fields.length; index += 1) {
-    const a = known[index] as FieldDescription;
-    const b = fields[index] as FieldDescription;
-    if (a.name !== b.name || a.dataTypeID !== b.dataTypeID || (a.format || 'text') !== (b.format || 'text')) {
-      return false;
-    }
-  }
-  return true;
-}
-
-/** Undefined when a column's name cannot be a plain property (`__proto__`): node-postgres's own path then. */
-function buildShape(
-  fields: FieldDescription[],
-  types: NonNullable<ResultInternals['_types']>,
-): ResultShape | undefined {
-  const empty: Record<string, null> = {};
-  const parsers = new Array<(value: string) => unknown>(fields.length);
-  for (let index = 0; index < fields.length; index += 1) {
-    const field = fields[index] as FieldDescription;
-    if (field.name === '__proto__') return undefined;
-    empty[field.name] = null;
-    parsers[index] = types.getTypeParser(field.dataTypeID, field.format || 'text');
-  }
-  return { fields: fields.map(({ name, dataTypeID, format }) => ({ name, dataTypeID, format })), parsers, empty };
 }

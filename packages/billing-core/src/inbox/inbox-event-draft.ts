@@ -90,36 +90,6 @@ export const workerEventIdSchema = z
   );
 
 /**
- * Whether `value` is an event id workerEventIdSchema would return unchanged: a string already
- * trimmed, of 1 to 255 printable characters (the providers' parsers' fast path; anything else,
- * such as a numeric id, goes through the schema).
- */
-export function isPlainWorkerEventId(value: unknown): value is string {
-  return (
-    typeof value === 'string' &&
-    value.length >= 1 &&
-    value.length <= MAX_ID_LENGTH &&
-    value.trim() === value &&
-    isPrintable(value)
-  );
-}
-
-/** Whether `value` is a string that `z.string().trim().min(1).max(max)` would return unchanged. */
-export function isPlainTrimmedString(value: unknown, max: number): value is string {
-  return typeof value === 'string' && value.length >= 1 && value.length <= max && value.trim() === value;
-}
-
-/** Absent, null or a string: what `z.string().nullish()` returns unchanged. */
-export function isNullishString(value: unknown): boolean {
-  return value === undefined || value === null || typeof value === 'string';
-}
-
-/** A plain JSON object (not null, not an array). */
-export function isJsonObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/**
  * The event type for the inbox's type column (listing and filtering only: the worker reads the
  * type from the raw body). A string or a number is accepted, anything else or an empty type
  * throws InvalidEventError. Control characters and lone surrogates become U+FFFD, visibly, and
