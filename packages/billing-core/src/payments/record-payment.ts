@@ -75,23 +75,10 @@ export async function recordPayment(trx: Transaction<DB>, grant: PaymentGrant): 
   return { kind: 'recorded', paymentId: inserted.id, ledger };
 }
 
-const insertPaymentSql = precompiledSql<
-  {
-    providerPaymentId: string;
-    userId: string;
-    kind: PaymentKind;
-    productId: string;
-    amountMinor: number;
-    currency: string;
-    ledgerReference: string;
-    tokens: number;
-    customerEmail: string | null;
-    inboxEventId: number | null;
-    subject: string;
-    text: string;
-  },
-  Pick<PaymentRow, 'id'>
->(
+/** The insert's slots: the grant's payment fields and its email's subject and text. */
+type PaymentInsert = Omit<PaymentGrant, 'ledgerReason' | 'email'> & PaymentGrant['email'];
+
+const insertPaymentSql = precompiledSql<PaymentInsert, Pick<PaymentRow, 'id'>>(
   (s) => sql`
       WITH payment AS (
         INSERT INTO payments (provider_payment_id, user_id, kind, product_id, amount_minor, currency,
