@@ -28,7 +28,12 @@ describe('the relay: Postgres is the system of record, Redis only delivers', () 
       const again = await stack.postRevenueCat(revenueCatTokenPurchase({ id: ids[0], userId: 'outage-user' }));
       expect(await again.json()).toEqual({ status: 'duplicate', eventId: ids[0] });
 
-      const stranded = await stack.db.selectFrom('inbox_events').select(['status', 'enqueued_at']).execute();
+      // The answer does not wait for the hand-off to the queue: its failure (Redis down) releases
+      // the rows to the relay (enqueued_at cleared) just after the 200s.
+      const stranded = await eventually('every row released to the relay', async () => {
+        const rows = await stack.db.selectFrom('inbox_events').select(['status', 'enqueued_at']).execute();
+        return rows.every((row) => row.enqueued_at === null) ? rows : undefined;
+      });
       expect(stranded).toHaveLength(5);
       expect(stranded.every((row) => row.status === 'received' && row.enqueued_at === null)).toBe(true);
 
