@@ -37,7 +37,6 @@ import {
 } from './lib/auto-explain.mjs';
 import { runClosedLoop } from './lib/closed-loop.mjs';
 import { profileEnd, profileStart } from './lib/pg-profile.mjs';
-import { stopAll } from './lib/processes.mjs';
 import { benchPool } from './lib/resources.mjs';
 import { median, round } from './lib/stats.mjs';
 import { signedEvents } from './lib/stripe-events.mjs';
@@ -311,21 +310,7 @@ const results = {
   historySize: { historyInbox, historyLedger, historyUsers },
   rounds: { empty: [], history: [] },
 };
-let cleaning;
-async function cleanup() {
-  cleaning ??= (async () => {
-    await stopAll();
-    await resources.cleanup();
-    await ctx.stopPostgres();
-  })();
-  return cleaning;
-}
-for (const signal of ['SIGINT', 'SIGTERM']) {
-  process.on(signal, () => {
-    log(`${signal}: stopping children and removing bench resources`);
-    void cleanup().finally(() => process.exit(130));
-  });
-}
+const cleanup = ctx.cleanup;
 
 try {
   const postgres = await ctx.startPostgres();

@@ -18,7 +18,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { createBenchContext, machine, rotated } from './context.mjs';
 import { deploymentNeeds, perCore, predictDrain } from './lib/capacity-model.mjs';
-import { stopAll } from './lib/processes.mjs';
 import { median, round } from './lib/stats.mjs';
 import { root } from './lib/workspace.mjs';
 import { tallyDrain } from './phases/drain.mjs';
@@ -72,21 +71,7 @@ function costsOf(entry, cpus = os.cpus().length) {
 const medianCosts = (list) =>
   Object.fromEntries(Object.keys(list[0]).map((key) => [key, round(median(list.map((entry) => entry[key])), 3)]));
 
-let cleaning;
-async function cleanup() {
-  cleaning ??= (async () => {
-    await stopAll();
-    await resources.cleanup();
-    await ctx.stopPostgres();
-  })();
-  return cleaning;
-}
-for (const signal of ['SIGINT', 'SIGTERM']) {
-  process.on(signal, () => {
-    log(`${signal}: stopping children and removing bench resources`);
-    void cleanup().finally(() => process.exit(130));
-  });
-}
+const cleanup = ctx.cleanup;
 
 /** The model's figures from the measured rounds (also for `--from`: a results file's rounds again). */
 function deriveModel(results) {

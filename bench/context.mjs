@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { nodeFlags } from '../scripts/node-flags.mjs';
 import { PrivatePostgres, postgresBinDir } from './lib/private-postgres.mjs';
-import { freePort, startNode, waitForHttp } from './lib/processes.mjs';
+import { freePort, startNode, stopAll, waitForHttp } from './lib/processes.mjs';
 import { BenchResources } from './lib/resources.mjs';
 import { round } from './lib/stats.mjs';
 import { signedEvents } from './lib/stripe-events.mjs';
@@ -98,6 +98,22 @@ export function createBenchContext(env = process.env) {
   }
   async function stopPostgres() {
     await postgres?.destroy();
+  }
+  /** Stops every child process and removes every resource of the run, once (also on SIGINT / SIGTERM). */
+  let cleaning;
+  function cleanup() {
+    cleaning ??= (async () => {
+      await stopAll();
+      await resources.cleanup();
+      await stopPostgres();
+    })();
+    return cleaning;
+  }
+  for (const signal of ['SIGINT', 'SIGTERM']) {
+    process.on(signal, () => {
+      log(`${signal}: stopping children and removing bench resources`);
+      void cleanup().finally(() => process.exit(130));
+    });
   }
   const ingestMain = path.join(root, 'apps/ingest/dist/main.js');
   const workerMain = path.join(root, 'apps/worker/dist/main.js');
@@ -256,6 +272,7 @@ export function createBenchContext(env = process.env) {
     startMinimalWorker,
     startPostgres,
     stopPostgres,
+    cleanup,
     get postgres() {
       return postgres;
     },

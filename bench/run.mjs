@@ -14,7 +14,6 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createBenchContext, machine, tallyEnvironment } from './context.mjs';
-import { stopAll } from './lib/processes.mjs';
 import { round } from './lib/stats.mjs';
 import { root } from './lib/workspace.mjs';
 import { appWebhooksPhase } from './phases/app-webhooks.mjs';
@@ -65,21 +64,7 @@ async function main() {
   console.log(`\nresults: ${path.relative(process.cwd(), file)} (${results.durationSeconds}s)`);
 }
 
-let cleaning;
-async function cleanup() {
-  cleaning ??= (async () => {
-    await stopAll();
-    await resources.cleanup();
-    await ctx.stopPostgres();
-  })();
-  return cleaning;
-}
-for (const signal of ['SIGINT', 'SIGTERM']) {
-  process.on(signal, () => {
-    log(`${signal}: stopping children and removing bench resources`);
-    void cleanup().finally(() => process.exit(130));
-  });
-}
+const cleanup = ctx.cleanup;
 
 try {
   await main();
