@@ -184,6 +184,13 @@ export function createBenchContext(env = process.env) {
         // As the production inbox deployment runs it (infra/k8s/worker-inbox.yaml): the consumer
         // alone; the relay, email and other loops run in the scheduler deployment.
         WORKER_ROLES: 'inbox',
+        // Experiments only (not for figures): `BENCH_TALLY_WORKER_ENV=K=V,K=V` adds worker settings.
+        ...Object.fromEntries(
+          (env.BENCH_TALLY_WORKER_ENV ?? '')
+            .split(',')
+            .filter(Boolean)
+            .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+        ),
         ...extraEnv,
       },
       [],

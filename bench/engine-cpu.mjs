@@ -13,8 +13,8 @@ import { stripeTokenPackEvent } from './lib/stripe-events.mjs';
 import { root as here } from './lib/workspace.mjs';
 
 const [checkout = here, flow = 'revenuecat', eventsArg = '4000', usersArg = '2000'] = process.argv.slice(2);
-const require = createRequire(path.join(checkout, 'packages/billing-core/package.json'));
-const core = require(path.join(checkout, 'packages/billing-core/dist/index.js'));
+const require = createRequire(path.resolve(checkout, 'packages/billing-core/package.json'));
+const core = require(path.resolve(checkout, 'packages/billing-core/dist/index.js'));
 const { sql } = require('kysely');
 const pg = require('pg');
 const events = Number(eventsArg);

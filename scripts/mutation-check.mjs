@@ -93,6 +93,38 @@ const mutations = [
     tests: ['test/e2e/engine'],
   },
   {
+    name: "batched first runs lock their users in the rows' order, not in key order (two batches can deadlock)",
+    file: 'packages/billing-core/src/inbox/inbox-transitions.ts',
+    from: `(SELECT DISTINCT hashtext(user_id) AS key FROM inbox_events
+               WHERE id = ANY(\${s.inboxEventIds}::bigint[]) AND user_id IS NOT NULL
+               ORDER BY 1) AS keys)`,
+    to: `(SELECT hashtext(user_id) AS key FROM inbox_events
+               WHERE id = ANY(\${s.inboxEventIds}::bigint[]) AND user_id IS NOT NULL
+               ORDER BY id) AS keys)`,
+    tests: ['test/e2e/inbox-batch'],
+  },
+  {
+    name: 'batched first runs take no user locks (two replicas apply one user at once)',
+    file: 'packages/billing-core/src/inbox/inbox-transitions.ts',
+    from: 'SELECT pg_advisory_xact_lock(${s.namespace}, keys.key)::text AS locked',
+    to: 'SELECT ${s.namespace}::text || keys.key::text AS locked',
+    tests: ['test/e2e/engine'],
+  },
+  {
+    name: 'batched first runs mark rows finished unconditionally (a batch commits over a row another run claimed)',
+    file: 'packages/billing-core/src/inbox/inbox-transitions.ts',
+    from: "WHERE inbox_events.id = mark.id AND inbox_events.status = 'received' AND inbox_events.attempts = 0",
+    to: 'WHERE inbox_events.id = mark.id',
+    tests: ['test/e2e/inbox-batch'],
+  },
+  {
+    name: 'a failing event left out of its batch instead of rolling the batch back (its partial effects commit)',
+    file: 'packages/billing-core/src/inbox/process-inbox-event-batch.ts',
+    from: 'const result = await handler.apply(trx, row, local.prepared, ctx);',
+    to: 'const result = await handler.apply(trx, row, local.prepared, ctx).catch(() => undefined);\n        if (result === undefined) continue;',
+    tests: ['test/e2e/inbox-batch'],
+  },
+  {
     name: 'relay recovery of rows stuck in processing removed',
     file: 'packages/billing-core/src/relay/durable-row-source.ts',
     from: ': sql`(status = ${spec.processingStatus}',

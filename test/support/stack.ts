@@ -60,6 +60,8 @@ export const adminKey = 'admin_test_key';
 
 export interface WorkerSettings {
   maxAttempts?: number;
+  /** How inbox first runs share transactions (default: the worker's defaults). */
+  batch?: { maxEvents: number; maxTransactions: number };
   backoff?: { baseDelayMs: number; maxDelayMs: number };
   retryLater?: RetryLaterSettings;
   relay?: { intervalMs: number; staleAfterMs: number; processingStaleAfterMs: number; batchSize: number };
@@ -331,6 +333,7 @@ export class TestStack {
         drainTimeoutMs: 5_000,
         inbox: {
           concurrency: settings.concurrency ?? 4,
+          batch: settings.batch ?? defaults.inbox.batch,
           maxAttempts: settings.maxAttempts ?? 15,
           backoff: settings.backoff ?? { baseDelayMs: 50, maxDelayMs: 200 },
           retryLater: settings.retryLater ?? defaults.inbox.retryLater,

@@ -54,7 +54,11 @@ export const workerEnvSchema = baseEnvSchema.extend({
   /** Comma-separated roles (default all, which leaves out the opt-in roles). */
   WORKER_ROLES: workerRolesSetting,
   /** Inbox jobs one worker process runs at once; events of one user still apply one at a time. */
-  WORKER_CONCURRENCY: positiveInt(8),
+  WORKER_CONCURRENCY: positiveInt(32),
+  /** Inbox first runs sharing one transaction at most (1: each alone); see docs/engine.md. */
+  INBOX_BATCH_MAX_EVENTS: positiveInt(16),
+  /** Inbox transactions a worker process keeps open at once; jobs beyond wait and share the next. */
+  INBOX_BATCH_TRANSACTIONS: positiveInt(2),
   /** A dead worker's jobs wait this long before another replica takes them (BullMQ lock). */
   WORKER_LOCK_DURATION_MS: positiveInt(30_000),
   /** An inbox event is parked (status failed) once this many attempts have started and not succeeded. */
@@ -98,6 +102,8 @@ export const workerEnvSchema = baseEnvSchema.extend({
   INSTALLMENTS_BATCH_SIZE: positiveInt(100),
   SMTP_URL: z.string().min(1).optional(),
   EMAIL_FROM: z.string().min(3).default('Tally <billing@tally.local>'),
+  /** Confirmation emails one worker process sends at once (role email). */
+  EMAIL_CONCURRENCY: positiveInt(8),
   EMAIL_MAX_ATTEMPTS: positiveInt(10),
   EMAIL_BACKOFF_BASE_MS: positiveInt(30_000),
   EMAIL_BACKOFF_MAX_MS: positiveInt(3600_000),

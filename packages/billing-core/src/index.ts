@@ -74,6 +74,7 @@ export * from './inbox/inbox-relay-source';
 export * from './inbox/list-inbox-events';
 export * from './inbox/outcome-codes';
 export * from './inbox/process-inbox-event';
+export * from './inbox/process-inbox-event-batch';
 export * from './inbox/record-inbox-event';
 export * from './inbox/record-inbox-events';
 export * from './inbox/replay-inbox-events';

@@ -1,8 +1,15 @@
-import { type InboxProcessorDeps, processInboxEvent, queueCatalog, toErrorText } from '@tally/billing-core';
+import {
+  type InboxProcessorDeps,
+  processInboxEvent,
+  processInboxEventBatch,
+  queueCatalog,
+  toErrorText,
+} from '@tally/billing-core';
 import type { Logger } from '@tally/platform';
 import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { WorkerMetrics } from '../metrics/worker-metrics';
+import { createInboxBatcher, type InboxBatcherSettings } from './inbox-batcher';
 import { logWorkerErrors } from './worker-errors';
 
 export interface InboxWorkerOptions {
@@ -14,6 +21,8 @@ export interface InboxWorkerOptions {
    * holds its jobs this long before BullMQ's stalled check hands them to another.
    */
   lockDurationMs: number;
+  /** How the jobs' first runs share transactions (inbox-batcher.ts). */
+  batch: InboxBatcherSettings;
 }
 
 /**
@@ -36,6 +45,7 @@ export function createInboxWorker(
     metrics.inboxProcessingDuration.labels(provider, type, outcome),
   );
   const lagOf = seriesCache((provider: string) => metrics.inboxLag.labels(provider));
+  const firstRunOf = createInboxBatcher((ids) => processInboxEventBatch(deps, ids), options.batch);
   const processor = async (job: Job, token?: string) => {
     const { inboxEventId } = queueCatalog.inbox.payload.parse(job.data);
     const startedAt = process.hrtime.bigint();
@@ -43,7 +53,7 @@ export function createInboxWorker(
     // worker) may run its first attempt as one transaction; every re-run claims first, so an
     // event that kills its worker still spends attempts and parks.
     const firstRun = job.attemptsStarted <= 1 && job.stalledCounter === 0;
-    const result = await processInboxEvent(deps, inboxEventId, { firstRun });
+    const result = firstRun ? await firstRunOf(inboxEventId) : await processInboxEvent(deps, inboxEventId);
     const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
     const log = () => ({ inboxEventId, jobId: job.id, durationMs: Math.round(seconds * 1000) });
     const rowLog = (row: {

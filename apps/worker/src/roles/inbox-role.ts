@@ -6,10 +6,16 @@ import type { WorkerRoleDefinition } from './worker-role';
 export const inboxRole: WorkerRoleDefinition = {
   metricFamilies: ['inbox'],
   start({ db, outbox, handlers, logger, metrics, settings, workerConnection, queuePrefix }) {
-    const { concurrency, ...retries } = settings.inbox;
+    const { concurrency, batch, ...retries } = settings.inbox;
     const worker = createInboxWorker(
       { db, outbox, handlers, ...retries, logger, metrics },
-      { connection: workerConnection, prefix: queuePrefix, concurrency, lockDurationMs: settings.lockDurationMs },
+      {
+        connection: workerConnection,
+        prefix: queuePrefix,
+        concurrency,
+        lockDurationMs: settings.lockDurationMs,
+        batch,
+      },
     );
     return consumerHandle(worker, settings.drainTimeoutMs, logger);
   },

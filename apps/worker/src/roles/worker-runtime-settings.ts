@@ -4,6 +4,7 @@ import type { ReconcileLoopOptions } from '../loops/reconcile-loop';
 import type { RelayOptions } from '../loops/relay-loop';
 import type { RetentionLoopOptions } from '../loops/retention-loop';
 import type { StudioSweeperOptions } from '../loops/studio-sweeper-loop';
+import type { InboxBatcherSettings } from '../processors/inbox-batcher';
 
 /**
  * Every tunable of the worker's roles. No field has a default here: the composition root takes
@@ -15,7 +16,13 @@ export interface WorkerRuntimeSettings {
   lockDurationMs: number;
   /** How long stop() waits for each consumer's active jobs before closing it by force. */
   drainTimeoutMs: number;
-  inbox: { concurrency: number; maxAttempts: number; backoff: BackoffSettings; retryLater: RetryLaterSettings };
+  inbox: {
+    concurrency: number;
+    batch: InboxBatcherSettings;
+    maxAttempts: number;
+    backoff: BackoffSettings;
+    retryLater: RetryLaterSettings;
+  };
   relay: RelayOptions;
   studio: { concurrency: number; maxAttempts: number; backoff: BackoffSettings };
   studioSweeper: StudioSweeperOptions;

@@ -243,3 +243,98 @@ export async function readInboxEventStatus(
   const row = await db.selectFrom('inbox_events').select('status').where('id', '=', inboxEventId).executeTakeFirst();
   return row?.status;
 }
+
+/**
+ * The batched first attempt's first statement (process-inbox-event-batch.ts): the advisory locks
+ * of every user the rows name, taken in ascending key order so that two batches (or a batch and a
+ * one-event transaction, which takes one lock) always lock in the same order and cannot wait on
+ * each other in a cycle; then the rows, by primary key, in id order. As for the one-event read,
+ * the rows may be read from a snapshot older than a lock's previous holder's commit: only the
+ * conditional mark (markInboxEventsFinished) decides, and every later statement sees that commit.
+ */
+export async function lockUsersAndReadInboxEvents(
+  trx: Transaction<DB>,
+  inboxEventIds: readonly number[],
+): Promise<InboxEventRow[]> {
+  const rows = await readWithUserLocks(trx, { namespace: USER_LOCK_NAMESPACE, inboxEventIds });
+  return rows.rows.map(({ users_locked: _locks, ...row }) => row);
+}
+
+const readWithUserLocks = precompiledSql<
+  { namespace: number; inboxEventIds: readonly number[] },
+  InboxEventRow & { users_locked: unknown }
+>(
+  (s) => sql`
+    WITH user_locks AS MATERIALIZED (
+      SELECT pg_advisory_xact_lock(${s.namespace}, keys.key)::text AS locked
+        FROM (SELECT DISTINCT hashtext(user_id) AS key FROM inbox_events
+               WHERE id = ANY(${s.inboxEventIds}::bigint[]) AND user_id IS NOT NULL
+               ORDER BY 1) AS keys)
+    SELECT *, (SELECT count(*) FROM user_locks) AS users_locked
+      FROM inbox_events WHERE id = ANY(${s.inboxEventIds}::bigint[])
+     ORDER BY id`,
+);
+
+/** One row's finish in markInboxEventsFinished. */
+export interface FinishMark {
+  inboxEventId: number;
+  result: FinishedResult;
+}
+
+/**
+ * Marks the batch's rows finished in one statement, in the transaction that applied their
+ * effects, each as markInboxEventFinished's `first-attempt` mode does: only a row still
+ * `received` with no attempt spent, the attempt counted here. Returns the rows it marked; a row
+ * missing from the answer did not meet the condition (the caller then rolls the batch back).
+ */
+export async function markInboxEventsFinished(
+  trx: Transaction<DB>,
+  marks: readonly FinishMark[],
+): Promise<Map<number, FinishedColumns>> {
+  const rows = await markManyFinished(trx, {
+    ids: marks.map((mark) => mark.inboxEventId),
+    statuses: marks.map((mark) => mark.result.kind),
+    codes: marks.map((mark) => mark.result.code),
+    details: marks.map((mark) => mark.result.detail),
+  });
+  const byId = new Map(marks.map((mark) => [mark.inboxEventId, mark.result]));
+  const finished = new Map<number, FinishedColumns>();
+  for (const row of rows.rows) {
+    const id = Number(row.id);
+    const result = byId.get(id);
+    if (result === undefined) continue;
+    finished.set(id, {
+      status: result.kind,
+      attempts: row.attempts,
+      outcome_code: result.code,
+      outcome_detail: result.detail,
+      last_error: null,
+      next_attempt_at: null,
+      waiting_since: null,
+      processed_at: row.processed_at,
+      updated_at: new Date(row.processed_at.getTime()),
+    });
+  }
+  return finished;
+}
+
+const markManyFinished = precompiledSql<
+  { ids: number[]; statuses: string[]; codes: string[]; details: string[] },
+  { id: number | string; attempts: number; processed_at: Date }
+>(
+  (s) => sql`
+    UPDATE inbox_events SET
+      status = mark.status,
+      outcome_code = mark.code,
+      outcome_detail = mark.detail,
+      last_error = NULL,
+      next_attempt_at = NULL,
+      waiting_since = NULL,
+      processed_at = now(),
+      updated_at = now(),
+      attempts = inbox_events.attempts + 1
+    FROM unnest(${s.ids}::bigint[], ${s.statuses}::text[], ${s.codes}::text[], ${s.details}::text[])
+           AS mark (id, status, code, detail)
+    WHERE inbox_events.id = mark.id AND inbox_events.status = 'received' AND inbox_events.attempts = 0
+    RETURNING inbox_events.id, inbox_events.attempts, inbox_events.processed_at`,
+);

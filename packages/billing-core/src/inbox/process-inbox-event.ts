@@ -54,8 +54,11 @@ export type ProcessInboxEventResult =
       row: InboxEventRow;
       code: ProcessedOutcomeCode | IgnoredOutcomeCode;
       detail: string;
-      /** How the attempt ran: one transaction (a first run needing no read) or claimed first. */
-      path: 'one-transaction' | 'claimed';
+      /**
+       * How the attempt ran: one transaction (a first run needing no read), in one transaction
+       * with other events' first runs (processInboxEventBatch), or claimed first.
+       */
+      path: 'one-transaction' | 'batch' | 'claimed';
     }
   /** The handler said "retry later": scheduled again after delayMs, failure budget intact. */
   | { kind: 'deferred'; row: InboxEventRow; reason: string; delayMs: number }

@@ -1,0 +1,58 @@
+import { createInboxBatcher } from './inbox-batcher';
+
+/** A run whose batches the test ends one at a time. */
+function controlledRun() {
+  const batches: { ids: number[]; end: (error?: Error) => void }[] = [];
+  const run = (ids: number[]) =>
+    new Promise<string[]>((resolve, reject) => {
+      batches.push({ ids, end: (error) => (error ? reject(error) : resolve(ids.map((id) => `done ${id}`))) });
+    });
+  return { run, batches };
+}
+
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('createInboxBatcher', () => {
+  it('starts at once while a transaction is free, and puts the jobs that waited in the next one', async () => {
+    const { run, batches } = controlledRun();
+    const submit = createInboxBatcher(run, { maxEvents: 3, maxTransactions: 1 });
+    const results = [1, 2, 3, 4, 5].map((id) => submit(id));
+    expect(batches.map((batch) => batch.ids)).toEqual([[1]]);
+    batches[0]?.end();
+    await settle();
+    expect(batches.map((batch) => batch.ids)).toEqual([[1], [2, 3, 4]]);
+    batches[1]?.end();
+    await settle();
+    expect(batches.map((batch) => batch.ids)).toEqual([[1], [2, 3, 4], [5]]);
+    batches[2]?.end();
+    expect(await Promise.all(results)).toEqual(['done 1', 'done 2', 'done 3', 'done 4', 'done 5']);
+  });
+
+  it('keeps up to maxTransactions open, and with maxEvents 1 runs every job alone', async () => {
+    const { run, batches } = controlledRun();
+    const submit = createInboxBatcher(run, { maxEvents: 1, maxTransactions: 2 });
+    const results = [1, 2, 3].map((id) => submit(id));
+    expect(batches.map((batch) => batch.ids)).toEqual([[1], [2]]);
+    batches[1]?.end();
+    await settle();
+    expect(batches.map((batch) => batch.ids)).toEqual([[1], [2], [3]]);
+    batches[0]?.end();
+    batches[2]?.end();
+    expect(await Promise.all(results)).toEqual(['done 1', 'done 2', 'done 3']);
+  });
+
+  it('fails every job of a batch whose run throws, and goes on with the next', async () => {
+    const { run, batches } = controlledRun();
+    const submit = createInboxBatcher(run, { maxEvents: 4, maxTransactions: 1 });
+    const first = submit(1);
+    const second = [submit(2), submit(3)];
+    batches[0]?.end();
+    await settle();
+    batches[1]?.end(new Error('database down'));
+    await expect(first).resolves.toBe('done 1');
+    await expect(Promise.all(second)).rejects.toThrow('database down');
+    const later = submit(4);
+    batches[2]?.end();
+    await expect(later).resolves.toBe('done 4');
+  });
+});
