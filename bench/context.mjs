@@ -30,7 +30,11 @@ export function readSettings(env = process.env) {
     drainRounds: num('BENCH_DRAIN_ROUNDS', 1),
     // Experiments: only these drain targets (comma list of drain.mjs's names), e.g. tally1,minimalStripe.
     drainTargets: env.BENCH_DRAIN_TARGETS ? env.BENCH_DRAIN_TARGETS.split(',') : null,
-    workerConcurrency: 8,
+    // The baselines' concurrency (bare and minimal workers, pgbench clients). Tally's worker runs
+    // with its own defaults (WORKER_CONCURRENCY 32, first runs coalesced into 2 transactions)
+    // unless BENCH_TALLY_CONCURRENCY sets its concurrency.
+    workerConcurrency: num('BENCH_BASELINE_CONCURRENCY', 8),
+    tallyWorkerConcurrency: env.BENCH_TALLY_CONCURRENCY ? Number(env.BENCH_TALLY_CONCURRENCY) : 'default',
     creditPgbenchSeconds: num('BENCH_CREDIT_PGBENCH_SECONDS', smoke ? 2 : 8),
     e2eSeconds: num('BENCH_E2E_SECONDS', smoke ? 1 : 8),
     e2eRounds: num('BENCH_E2E_ROUNDS', smoke ? 1 : 3),
@@ -180,7 +184,7 @@ export function createBenchContext(env = process.env) {
         REDIS_URL: redisUrl,
         QUEUE_PREFIX: prefix,
         WORKER_METRICS_PORT: '0',
-        WORKER_CONCURRENCY: env.BENCH_TALLY_CONCURRENCY ?? String(settings.workerConcurrency),
+        ...(env.BENCH_TALLY_CONCURRENCY ? { WORKER_CONCURRENCY: env.BENCH_TALLY_CONCURRENCY } : {}),
         // As the production inbox deployment runs it (infra/k8s/worker-inbox.yaml): the consumer
         // alone; the relay, email and other loops run in the scheduler deployment.
         WORKER_ROLES: 'inbox',

@@ -90,7 +90,7 @@ export function formatReport(results) {
     [
       'Tally, 1 worker process',
       f(drain.tallyOneWorkerEventsPerSecond),
-      `events/s (concurrency ${settings.workerConcurrency}); peak RSS ${f(drain.tallyWorkerPeakRssMb)} MB`,
+      `events/s (WORKER_CONCURRENCY ${settings.tallyWorkerConcurrency ?? 8}); peak RSS ${f(drain.tallyWorkerPeakRssMb)} MB`,
     ],
     [
       'Tally, 2 worker processes',
