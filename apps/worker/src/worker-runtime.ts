@@ -1,5 +1,6 @@
 import { type AppWebhookOutbox, appWebhookSource, type DB, type InboxHandlers } from '@tally/billing-core';
 import {
+  closeProducerQueues,
   createCommittedRowsHandOff,
   createProducerQueue,
   createRedisConnection,
@@ -94,7 +95,7 @@ export function startWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntime
   const handles = new Map<WorkerRole, RoleHandle>();
   const closeConnections = async () => {
     await appWebhookHandOff?.drain();
-    await Promise.all([...queues.values()].map((queue) => queue.close().catch(() => undefined)));
+    await closeProducerQueues(queues.values());
     workerConnection.disconnect();
     producerConnection.disconnect();
   };

@@ -53,6 +53,23 @@ export function createProducerQueue<Payload>(
   return Object.assign(queue, { definition });
 }
 
+/**
+ * Closes producer queues before their shared connection is closed. A queue still starting (it
+ * reads the Redis version once connected) is first given `settleMs` to finish: BullMQ's close of
+ * a queue on a shared connection drops the queue's error listeners without waiting for that
+ * start-up, so a connection closed right after would fail the start-up command on an emitter
+ * with no listener, an unhandled rejection (a worker stopped right after it started). With Redis
+ * down the start-up never finishes and the queue is closed after `settleMs` anyway.
+ */
+export async function closeProducerQueues(queues: Iterable<Queue>, settleMs = 1_000): Promise<void> {
+  await Promise.all(
+    [...queues].map(async (queue) => {
+      await withTimeout(queue.waitUntilReady(), settleMs, 'queue start-up').catch(() => undefined);
+      await queue.close().catch(() => undefined);
+    }),
+  );
+}
+
 export type EnqueueResult = 'enqueued' | 'already-queued';
 
 /** No enqueue waits longer than this: callers fall back on the relay instead. */
