@@ -16,8 +16,9 @@ import { type InboxProcessorDeps, type ProcessInboxEventResult, processInboxEven
  * `firstRun`) coalesced into ONE transaction: the worker hands over the events whose jobs arrived
  * while its earlier transactions were running (apps/worker inbox-batcher.ts), and their database
  * work then shares one BEGIN, one read, one finishing UPDATE and one COMMIT instead of one each:
- * 3 + 2 statements per event for a token pack instead of 6–7, the round trips being what the
- * worker's and Postgres's CPU per event was mostly spent on.
+ * a token pack's own statements (one to three: user linking, the ledger posting) plus four per
+ * batch, instead of six to seven round trips per event, the round trips being what the worker's
+ * and Postgres's CPU per event was mostly spent on.
  *
  * In the transaction: the advisory locks of every user the rows name, in key order (never in a
  * cycle with another batch or a one-event transaction); the rows; then, in id order, each fresh
