@@ -59,7 +59,8 @@ startWorkerRuntime({
     ...settings,
     lockDurationMs: 500,
     drainTimeoutMs: 2_000,
-    inbox: { ...settings.inbox, concurrency: 2 },
+    // POISON_CONCURRENCY: more jobs at once, so that first runs coalesce into batches.
+    inbox: { ...settings.inbox, concurrency: Number(process.env.POISON_CONCURRENCY ?? 2) },
     relay: { intervalMs: 200, staleAfterMs: 500, processingStaleAfterMs: 500, batchSize: 50 },
   },
   ports: { aiStudio: undefined, stripe: undefined, mailer: undefined },
