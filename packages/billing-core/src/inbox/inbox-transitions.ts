@@ -125,10 +125,15 @@ export async function markInboxEventFinished(
     inboxEventId,
   });
   const row = rows.rows[0];
-  if (row === undefined) return undefined;
-  // Only what the statement decided comes back (every column of a result costs the client a
-  // field to describe and parse); the rest is what it set. processed_at and updated_at are both
-  // now(), the transaction's timestamp.
+  return row === undefined ? undefined : finishedColumnsOf(result, row);
+}
+
+/**
+ * A finished row's columns from what its finishing statement returned: only what the statement
+ * decided comes back (every column of a result costs the client a field to describe and parse);
+ * the rest is what it set. processed_at and updated_at are both now(), the transaction's timestamp.
+ */
+function finishedColumnsOf(result: FinishedResult, row: { attempts: number; processed_at: Date }): FinishedColumns {
   return {
     status: result.kind,
     attempts: row.attempts,
@@ -300,27 +305,15 @@ export async function markInboxEventsFinished(
   const byId = new Map(marks.map((mark) => [mark.inboxEventId, mark.result]));
   const finished = new Map<number, FinishedColumns>();
   for (const row of rows.rows) {
-    const id = Number(row.id);
-    const result = byId.get(id);
-    if (result === undefined) continue;
-    finished.set(id, {
-      status: result.kind,
-      attempts: row.attempts,
-      outcome_code: result.code,
-      outcome_detail: result.detail,
-      last_error: null,
-      next_attempt_at: null,
-      waiting_since: null,
-      processed_at: row.processed_at,
-      updated_at: new Date(row.processed_at.getTime()),
-    });
+    const result = byId.get(row.id);
+    if (result !== undefined) finished.set(row.id, finishedColumnsOf(result, row));
   }
   return finished;
 }
 
 const markManyFinished = precompiledSql<
   { ids: number[]; statuses: string[]; codes: string[]; details: string[] },
-  { id: number | string; attempts: number; processed_at: Date }
+  { id: number; attempts: number; processed_at: Date }
 >(
   (s) => sql`
     UPDATE inbox_events SET
