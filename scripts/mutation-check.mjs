@@ -11,8 +11,8 @@ const mutations = [
   {
     name: 'app webhook per-user order gate removed (a later message of a user delivered while an earlier one is pending)',
     file: 'packages/billing-core/src/app-webhooks/deliver-app-webhook-message.ts',
-    from: "                  AND earlier.status IN ('pending', 'processing'))\n      RETURNING m.*",
-    to: '                  AND false)\n      RETURNING m.*',
+    from: "                  AND earlier.status IN ('pending', 'processing'))`;",
+    to: '                  AND false)`;',
     tests: ['test/e2e/app-webhooks.int'],
   },
   {
@@ -27,6 +27,13 @@ const mutations = [
     file: 'apps/worker/src/processors/app-webhook-processor.ts',
     from: 'if (!(await isAppWebhookMessageBlocked(deps.db, appWebhookMessageId))) {',
     to: 'if (false && !(await isAppWebhookMessageBlocked(deps.db, appWebhookMessageId))) {',
+    tests: ['test/e2e/app-webhooks-wake.int'],
+  },
+  {
+    name: 'app webhook claim not tried again when its reason finds the message claimable (a predecessor delivered in between strands it)',
+    file: 'packages/billing-core/src/app-webhooks/deliver-app-webhook-message.ts',
+    from: "  if (row.claimable) return { kind: 'claimable' };\n",
+    to: '',
     tests: ['test/e2e/app-webhooks-wake.int'],
   },
   {

@@ -34,31 +34,74 @@ export type DeliverAppWebhookResult =
 /**
  * Delivers one app webhook message. Claims it (pending and due, or processing for longer than
  * processingStaleAfterMs → processing, attempts + 1) only when no earlier message of its user is
- * pending or processing: that NOT EXISTS in the claim is what keeps one user's messages in order,
- * whatever the queue does. Sends outside any transaction, then records the outcome with a
- * conditional update on `processing`. At least once: a worker dying between the answer and the
- * record sends the message again later, under the same webhook-id. Touches only this table.
+ * pending or processing (claimable, below). Sends outside any transaction, then records the
+ * outcome with a conditional update on `processing`. At least once: a worker dying between the
+ * answer and the record sends the message again later, under the same webhook-id. Touches only
+ * this table.
  */
 export async function deliverAppWebhookMessage(
   deps: DeliverAppWebhookDeps,
   messageId: number,
 ): Promise<DeliverAppWebhookResult> {
-  const processingStale = sql`now() - make_interval(secs => ${deps.processingStaleAfterMs / 1000})`;
-  const claimed = (
-    await sql<AppWebhookMessageRow>`
-      UPDATE app_webhook_messages m
-         SET status = 'processing', attempts = m.attempts + 1, updated_at = now()
-       WHERE m.id = ${messageId}
-         AND ((m.status = 'pending' AND (m.next_attempt_at IS NULL OR m.next_attempt_at <= now()))
+  const claimed = await claimMessage(deps, messageId);
+  if (claimed.kind !== 'claimed') return claimed;
+  return attemptDelivery(deps, messageId, claimed.message);
+}
+
+/** Why a job did not get its message. */
+type Unclaimed = Extract<DeliverAppWebhookResult, { kind: 'blocked' | 'not-due' | 'not-claimed' }>;
+
+/** Claims tried in a row while the reason read between them says "claimable now". */
+const CLAIM_ROUNDS = 3;
+
+/**
+ * The claim, and when it fails, why. The reason is read in a second statement, so what blocked
+ * the claim may be gone by then: a predecessor delivered in between (whose wake-up found this
+ * job still running and left it), or a retry delay just run out. The message is then claimable,
+ * and ending the job as not claimed would strand it until the relay's stale-stamp pass; so the
+ * claim is tried again. After CLAIM_ROUNDS such races in a row the job re-checks after the
+ * blocked minimum instead.
+ */
+async function claimMessage(
+  deps: DeliverAppWebhookDeps,
+  messageId: number,
+): Promise<{ kind: 'claimed'; message: AppWebhookMessageRow } | Unclaimed> {
+  const claimableSql = claimable(deps.processingStaleAfterMs);
+  for (let round = 1; ; round += 1) {
+    const claimed = (
+      await sql<AppWebhookMessageRow>`
+        UPDATE app_webhook_messages m
+           SET status = 'processing', attempts = m.attempts + 1, updated_at = now()
+         WHERE m.id = ${messageId} AND ${claimableSql}
+        RETURNING m.*`.execute(deps.db)
+    ).rows[0];
+    if (claimed) return { kind: 'claimed', message: claimed };
+    const why = await whyNotClaimed(deps.db, messageId, claimableSql);
+    if (why.kind !== 'claimable') return why;
+    if (round >= CLAIM_ROUNDS) return { kind: 'not-due', messageId, delayMs: BLOCKED_RECHECK_MIN_MS };
+  }
+}
+
+/**
+ * The claim's condition on row `m`: pending and due, or processing for longer than the stale
+ * window (its worker died mid-send); and no earlier message of its user pending or processing.
+ * That NOT EXISTS is what keeps one user's messages in order, whatever the queue does.
+ */
+function claimable(processingStaleAfterMs: number) {
+  const processingStale = sql`now() - make_interval(secs => ${processingStaleAfterMs / 1000})`;
+  return sql<boolean>`((m.status = 'pending' AND (m.next_attempt_at IS NULL OR m.next_attempt_at <= now()))
               OR (m.status = 'processing' AND m.updated_at < ${processingStale}))
          AND NOT EXISTS (
                SELECT 1 FROM app_webhook_messages earlier
                 WHERE earlier.user_id = m.user_id AND earlier.id < m.id
-                  AND earlier.status IN ('pending', 'processing'))
-      RETURNING m.*`.execute(deps.db)
-  ).rows[0];
-  if (!claimed) return whyNotClaimed(deps.db, messageId);
+                  AND earlier.status IN ('pending', 'processing'))`;
+}
 
+async function attemptDelivery(
+  deps: DeliverAppWebhookDeps,
+  messageId: number,
+  claimed: AppWebhookMessageRow,
+): Promise<DeliverAppWebhookResult> {
   const attempt = await deps.sender.send({
     webhookId: toWebhookId(claimed.message_id),
     body: toAppWebhookBody(claimed),
@@ -171,15 +214,21 @@ export async function isAppWebhookMessageBlocked(db: Kysely<DB>, messageId: numb
   return row?.blocked ?? false;
 }
 
-async function whyNotClaimed(db: Kysely<DB>, messageId: number): Promise<DeliverAppWebhookResult> {
+async function whyNotClaimed(
+  db: Kysely<DB>,
+  messageId: number,
+  claimableSql: ReturnType<typeof claimable>,
+): Promise<Unclaimed | { kind: 'claimable' }> {
   const row = (
     await sql<{
       status: string;
+      claimable: boolean;
       due_in_ms: number | null;
       blocked_by: number | null;
       blocker_due_in_ms: number | null;
     }>`
       SELECT m.status,
+             ${claimableSql} AS claimable,
              (extract(epoch FROM (m.next_attempt_at - now())) * 1000)::float8 AS due_in_ms,
              b.id AS blocked_by,
              (extract(epoch FROM (b.next_attempt_at - now())) * 1000)::float8 AS blocker_due_in_ms
@@ -192,6 +241,7 @@ async function whyNotClaimed(db: Kysely<DB>, messageId: number): Promise<Deliver
        WHERE m.id = ${messageId}`.execute(db)
   ).rows[0];
   if (!row || (row.status !== 'pending' && row.status !== 'processing')) return { kind: 'not-claimed', messageId };
+  if (row.claimable) return { kind: 'claimable' };
   if (row.blocked_by !== null) {
     const wait = Math.ceil(row.blocker_due_in_ms ?? 0) + BLOCKED_RECHECK_MIN_MS;
     return {
