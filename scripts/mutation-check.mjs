@@ -240,6 +240,14 @@ const mutations = [
     build: true,
   },
   {
+    name: "stalled re-runs run side by side instead of in the stalled lane (a poison event's neighbours spend attempts on its deaths and park)",
+    file: 'apps/worker/src/processors/inbox-processor.ts',
+    from: '      : job.stalledCounter > 0\n',
+    to: '      : false\n',
+    tests: ['test/e2e/poison'],
+    build: true,
+  },
+  {
     name: 'a "retry later" job runs again at once instead of at the row\'s next_attempt_at',
     file: 'apps/worker/src/processors/inbox-processor.ts',
     from: 'await job.moveToDelayed(Date.now() + result.delayMs, token);',

@@ -24,6 +24,13 @@ const real = createInboxHandlers({
 // transaction. POISON_IN=apply: from inside the apply transaction, with the real handler's
 // prepareWithoutIo kept, so the event's first run is the one-transaction attempt.
 const poisoned = (row) => row.provider_event_id.startsWith('poison-');
+// POISON_NEIGHBOUR_APPLY_MS: every other event's apply takes this long (inside its transaction),
+// and POISON_KILL_AFTER_MS: the poison event kills the process this long into its apply. With the
+// kill sooner than a neighbour's apply, every neighbour running beside the poison event is in
+// flight, its attempt claimed, when the process dies.
+const neighbourApplyMs = Number(process.env.POISON_NEIGHBOUR_APPLY_MS ?? 0);
+const killAfterMs = Number(process.env.POISON_KILL_AFTER_MS ?? 0);
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const handlers =
   process.env.POISON_IN === 'apply'
     ? {
@@ -31,7 +38,11 @@ const handlers =
         revenuecat: {
           ...real.revenuecat,
           async apply(trx, row, prepared, ctx) {
-            if (poisoned(row)) process.kill(process.pid, 'SIGKILL');
+            if (poisoned(row)) {
+              if (killAfterMs > 0) await sleep(killAfterMs);
+              process.kill(process.pid, 'SIGKILL');
+            }
+            if (neighbourApplyMs > 0) await sleep(neighbourApplyMs);
             return real.revenuecat.apply(trx, row, prepared, ctx);
           },
         },

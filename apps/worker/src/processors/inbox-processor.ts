@@ -12,6 +12,13 @@ import type { WorkerMetrics } from '../metrics/worker-metrics';
 import { createInboxBatcher, type InboxBatcherSettings } from './inbox-batcher';
 import { logWorkerErrors } from './worker-errors';
 
+/**
+ * Stalls a job may go through before BullMQ fails it: far above any INBOX_MAX_ATTEMPTS, so the
+ * row parks first. A job that waited in the stalled lane when its process died stalls again
+ * without having spent an attempt.
+ */
+export const INBOX_MAX_STALLED_COUNT = 1_000;
+
 export interface InboxWorkerOptions {
   connection: Redis;
   prefix: string;
@@ -46,6 +53,15 @@ export function createInboxWorker(
   );
   const lagOf = seriesCache((provider: string) => metrics.inboxLag.labels(provider));
   const firstRunOf = createInboxBatcher((ids) => processInboxEventBatch(deps, ids), options.batch);
+  // The stalled lane: re-runs of jobs whose last run died with its process run one at a time in
+  // this process, and a job waiting for the lane has claimed nothing. One of them may be the
+  // event that killed the process; if it kills it again, only its own attempt is counted, not
+  // those of the others that died beside it the first time (they would otherwise spend their
+  // attempts on its deaths and park with it).
+  const stalledRerunOf = createInboxBatcher(
+    ([id]) => processInboxEvent(deps, id as number).then((result) => [result]),
+    { maxEvents: 1, maxTransactions: 1 },
+  );
   const processor = async (job: Job, token?: string) => {
     const { inboxEventId } = queueCatalog.inbox.payload.parse(job.data);
     const startedAt = process.hrtime.bigint();
@@ -53,7 +69,11 @@ export function createInboxWorker(
     // worker) may run its first attempt as one transaction; every re-run claims first, so an
     // event that kills its worker still spends attempts and parks.
     const firstRun = job.attemptsStarted <= 1 && job.stalledCounter === 0;
-    const result = firstRun ? await firstRunOf(inboxEventId) : await processInboxEvent(deps, inboxEventId);
+    const result = firstRun
+      ? await firstRunOf(inboxEventId)
+      : job.stalledCounter > 0
+        ? await stalledRerunOf(inboxEventId)
+        : await processInboxEvent(deps, inboxEventId);
     const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
     const log = () => ({ inboxEventId, jobId: job.id, durationMs: Math.round(seconds * 1000) });
     const rowLog = (row: {
@@ -156,6 +176,11 @@ export function createInboxWorker(
     concurrency: options.concurrency,
     lockDuration: options.lockDurationMs,
     stalledInterval: options.lockDurationMs,
+    // A stalled job goes back to the queue however often it stalled: the row's attempts, not
+    // BullMQ's stall count, decide when an event that keeps killing its worker parks. (BullMQ's
+    // default, 1, failed the job at its second stall, and the relay then enqueued the row as a
+    // fresh job, outside the stalled lane.)
+    maxStalledCount: INBOX_MAX_STALLED_COUNT,
   });
   logWorkerErrors(worker, deps.logger, 'inbox worker');
   return worker;
