@@ -85,6 +85,7 @@ export { ensureWallet } from './ledger/ensure-wallet';
 export * from './ledger/post-ledger-entry';
 export * from './ledger/read-wallet';
 export * from './ledger/verify-ledger';
+export * from './operations/ledger-totals';
 export * from './operations/read-hourly-activity';
 export * from './operations/read-operational-counts';
 export * from './outbox/app-webhook-outbox';

@@ -1,5 +1,6 @@
 import {
   appWebhookSource,
+  createLedgerTotalsReader,
   type DurableRowSource,
   emailOutboxSource,
   inboxRelaySource,
@@ -35,10 +36,11 @@ export const relayRole: WorkerRoleDefinition = {
     // Queue depth for every catalog queue, whether or not this process produces to it.
     const definitions = Object.values(queueCatalog) as readonly QueueDefinition<unknown>[];
     const gaugeQueues = definitions.map((definition) => context.producerQueue(definition));
+    const ledgerTotals = createLedgerTotalsReader();
     return {
       loop,
       stop: () => loop.stop(),
-      refreshGauges: () => refreshSystemGauges(gaugeQueues, db, metrics),
+      refreshGauges: () => refreshSystemGauges(gaugeQueues, db, metrics, ledgerTotals),
     };
   },
 };

@@ -1,8 +1,8 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB, Provider } from '../db/schema';
-
 import { revenueCatHandledEventTypes } from '../providers/revenuecat/create-revenuecat-handler';
 import { stripeHandledEventTypes } from '../providers/stripe/create-stripe-handler';
+import type { LedgerTotal, LedgerTotalsReader } from './ledger-totals';
 
 /** Ledger reasons written by the flows (studio debits add `studio_<price key>` reasons at run time). */
 export const knownLedgerReasons = [
@@ -40,7 +40,7 @@ export function metricEventType(provider: Provider, type: string): string {
 
 export interface OperationalCounts {
   /** Every ledger entry ever, by direction and reason: entries and tokens (absolute). */
-  ledger: { direction: 'credit' | 'debit'; reason: string; entries: number; tokens: number }[];
+  ledger: LedgerTotal[];
   /** Inbox events parked now (status failed), by provider and type. */
   parked: { provider: Provider; type: string; count: number }[];
   studioRequests: { status: string; count: number }[];
@@ -53,21 +53,16 @@ export type OperationalStates = Omit<OperationalCounts, 'ledger'>;
 /**
  * The scrape-time reads behind the worker's database gauges. They describe the whole system (the
  * same value from every replica: aggregate with max(), never sum()) and count rows committed by
- * any process, the api's studio debits and top-up confirmations included. The ledger totals scan
- * ledger_entries (append-only, so they only grow); the others use small status groups.
+ * any process, the api's studio debits and top-up confirmations included. The ledger totals come
+ * from the process's LedgerTotalsReader (the entries since its settled base, not a scan of the
+ * whole ledger); the others use small status groups.
  */
-export async function readOperationalCounts(db: Kysely<DB>): Promise<OperationalCounts> {
-  const [ledger, states] = await Promise.all([
-    sql<{ direction: 'credit' | 'debit'; reason: string; entries: string; tokens: string }>`
-      SELECT CASE WHEN amount > 0 THEN 'credit' ELSE 'debit' END AS direction, reason,
-             count(*) AS entries, sum(abs(amount)) AS tokens
-        FROM ledger_entries GROUP BY 1, 2`.execute(db),
-    readOperationalStates(db),
-  ]);
-  return {
-    ledger: ledger.rows.map((row) => ({ ...row, entries: Number(row.entries), tokens: Number(row.tokens) })),
-    ...states,
-  };
+export async function readOperationalCounts(
+  db: Kysely<DB>,
+  ledgerTotals: LedgerTotalsReader,
+): Promise<OperationalCounts> {
+  const [ledger, states] = await Promise.all([ledgerTotals.read(db), readOperationalStates(db)]);
+  return { ledger, ...states };
 }
 
 /**
