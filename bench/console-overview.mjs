@@ -131,6 +131,9 @@ try {
   const scrapeReader = core.createLedgerTotalsReader();
   await core.readOperationalCounts(db, scrapeReader);
   await core.readOperationalCounts(db, scrapeReader);
+  log(
+    `ledger totals reader: settled through id ${scrapeReader.settledThrough}, ${scrapeReader.lastLiveEntries} entries beyond it at the last read`,
+  );
 
   // Every read of the overview and the message pages: median of RUNS.
   const reads = {
