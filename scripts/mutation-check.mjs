@@ -39,7 +39,7 @@ const mutations = [
   {
     name: 'ledger totals fold a range without waiting for the transactions that could still hold its ids (a late commit is never counted)',
     file: 'packages/billing-core/src/operations/ledger-totals.ts',
-    from: 'checkpoints.filter((checkpoint) => checkpoint.xmax <= xmin).at(-1)',
+    from: 'checkpoints.filter((checkpoint) => checkpoint.xmax <= lastXmin).at(-1)',
     to: 'checkpoints.at(-1)',
     tests: ['packages/billing-core/src/operations/ledger-totals.int'],
   },

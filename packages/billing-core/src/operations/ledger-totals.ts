@@ -14,7 +14,7 @@ export interface LedgerTotalsReader {
   read(db: Kysely<DB>): Promise<LedgerTotal[]>;
   /** Entries with an id at most this are in the settled base (0 before the first fold). */
   readonly settledThrough: number;
-  /** Entries the last read summed beyond the base (the whole ledger on a process's first read). */
+  /** Entries the last read summed beyond the base, after its fold (the whole ledger on a process's first read). */
   readonly lastLiveEntries: number;
 }
 
@@ -25,7 +25,14 @@ interface Checkpoint {
   xmax: bigint;
 }
 
-type GroupRow = { direction: 'credit' | 'debit'; reason: string; entries: string; tokens: string; max_id: string };
+type GroupRow = {
+  direction: 'credit' | 'debit';
+  reason: string;
+  folds: boolean;
+  entries: number;
+  tokens: number;
+  max_id: number;
+};
 
 /** Checkpoints kept while a long transaction holds the fold back (older ones are superseded). */
 const MAX_CHECKPOINTS = 64;
@@ -46,14 +53,18 @@ const MAX_CHECKPOINTS = 64;
  * the wallet row (which assigns it) before it inserts the entry. A long transaction only holds
  * the fold back: the reads sum more entries meanwhile, and stay exact.
  *
- * One reader per process (its base lives in memory); a process's first read and first fold
- * each scan the ledger once. The totals match a full GROUP BY of the same moment.
+ * Every read is one statement: the fold of a range the previous read proved settled comes from
+ * the same rows. One reader per process (its base lives in memory); a process's first read and
+ * its first fold (normally the next read) each scan the ledger once. The totals match a full
+ * GROUP BY of the same moment.
  */
 export function createLedgerTotalsReader(): LedgerTotalsReader {
   const base = new Map<string, LedgerTotal>();
   let settledThrough = 0;
   let lastLiveEntries = 0;
   let checkpoints: Checkpoint[] = [];
+  /** The last read's snapshot xmin (0 before the first read): what it proved settled stays so. */
+  let lastXmin = 0n;
 
   const keyOf = (row: { direction: string; reason: string }) => `${row.direction}\u0000${row.reason}`;
   const addInto = (into: Map<string, LedgerTotal>, row: GroupRow) => {
@@ -63,12 +74,6 @@ export function createLedgerTotalsReader(): LedgerTotalsReader {
     total.tokens += Number(row.tokens);
     into.set(key, total);
   };
-  const grouped = (after: number, upTo?: number) => sql`
-      SELECT CASE WHEN amount > 0 THEN 'credit' ELSE 'debit' END AS direction, reason,
-             count(*) AS entries, sum(abs(amount)) AS tokens, max(id) AS max_id
-        FROM ledger_entries
-       WHERE id > ${after} ${upTo === undefined ? sql`` : sql`AND id <= ${upTo}`}
-       GROUP BY 1, 2`;
 
   return {
     get settledThrough() {
@@ -79,34 +84,38 @@ export function createLedgerTotalsReader(): LedgerTotalsReader {
     },
     async read(db) {
       const after = settledThrough;
-      // One statement: the entries after the base and the snapshot that saw them.
+      // The newest range the last read found settled (its xmin past the range's xmax): every
+      // transaction that could hold an id in it had finished before that read, so this read sees
+      // the range whole and folds it from its own rows.
+      const foldUpTo = checkpoints.filter((checkpoint) => checkpoint.xmax <= lastXmin).at(-1)?.maxId ?? after;
+      // One statement: the entries after the base, marked by whether they fold, and the snapshot
+      // that saw them.
       const { rows } = await sql<{ live: GroupRow[] | null; xmin: string; xmax: string }>`
-        WITH live AS (${grouped(after)})
+        WITH live AS (
+          SELECT CASE WHEN amount > 0 THEN 'credit' ELSE 'debit' END AS direction, reason,
+                 id <= ${foldUpTo} AS folds, count(*) AS entries, sum(abs(amount)) AS tokens,
+                 max(id) AS max_id
+            FROM ledger_entries
+           WHERE id > ${after}
+           GROUP BY 1, 2, 3)
         SELECT (SELECT json_agg(live) FROM live) AS live,
                pg_snapshot_xmin(pg_current_snapshot())::text AS xmin,
                pg_snapshot_xmax(pg_current_snapshot())::text AS xmax`.execute(db);
       const snapshot = rows[0];
       if (!snapshot) throw new Error('ledger totals: the snapshot read returned no row');
-      const live = snapshot.live ?? [];
       const totals = new Map<string, LedgerTotal>();
       for (const total of base.values()) totals.set(keyOf(total), { ...total });
       let maxId = after;
       lastLiveEntries = 0;
-      for (const row of live) {
+      for (const row of snapshot.live ?? []) {
         addInto(totals, row);
+        if (row.folds) addInto(base, row);
+        else lastLiveEntries += Number(row.entries);
         maxId = Math.max(maxId, Number(row.max_id));
-        lastLiveEntries += Number(row.entries);
       }
-
-      // Fold the newest range whose every possible writer has finished (xmin passed its xmax).
-      const xmin = BigInt(snapshot.xmin);
-      const settled = checkpoints.filter((checkpoint) => checkpoint.xmax <= xmin).at(-1);
-      if (settled && settled.maxId > after) {
-        const folded = await grouped(after, settled.maxId).execute(db);
-        for (const row of folded.rows as GroupRow[]) addInto(base, row);
-        settledThrough = settled.maxId;
-      }
-      if (settled) checkpoints = checkpoints.filter((checkpoint) => checkpoint.xmax > xmin);
+      settledThrough = foldUpTo;
+      lastXmin = BigInt(snapshot.xmin);
+      checkpoints = checkpoints.filter((checkpoint) => checkpoint.maxId > settledThrough);
       if (maxId > settledThrough) {
         checkpoints.push({ maxId, xmax: BigInt(snapshot.xmax) });
         if (checkpoints.length > MAX_CHECKPOINTS) checkpoints = checkpoints.slice(-MAX_CHECKPOINTS);
