@@ -7,6 +7,7 @@ import {
   toRevenueCatInboxDraftFromBody,
   toStripeInboxDraftFromBody,
 } from '@tally/billing-core';
+import { signal } from '@tally/billing-core/testing';
 import { createLogger, enqueueJobs } from '@tally/platform';
 import { sql } from 'kysely';
 import { createInboxBatcher } from '../../apps/ingest/src/inbox-batcher';
@@ -224,14 +225,8 @@ describe('ingest batching: one insert and one bulk enqueue for concurrent webhoo
    */
   async function whileKeysAreHeld(keys: string[], during: () => Promise<void>): Promise<void> {
     const blocker = createDb({ connectionString: stack.database.url, maxConnections: 1 });
-    let inserted: () => void = () => undefined;
-    const ready = new Promise<void>((resolve) => {
-      inserted = resolve;
-    });
-    let release: () => void = () => undefined;
-    const released = new Promise<void>((resolve) => {
-      release = resolve;
-    });
+    const ready = signal();
+    const released = signal();
     const transaction = blocker.db
       .transaction()
       .execute(async (trx) => {
@@ -239,16 +234,16 @@ describe('ingest batching: one insert and one bulk enqueue for concurrent webhoo
           .insertInto('inbox_events')
           .values(keys.map((key) => ({ provider: 'stripe', provider_event_id: key, type: 't', raw_body: '{}' })))
           .execute();
-        inserted();
-        await released;
+        ready.resolve();
+        await released.promise;
         throw new Error('roll back the blocker');
       })
       .catch(() => undefined);
-    await ready;
+    await ready.promise;
     try {
       await during();
     } finally {
-      release();
+      released.resolve();
       await transaction;
       await blocker.close();
     }
@@ -273,14 +268,8 @@ describe('ingest batching: one insert and one bulk enqueue for concurrent webhoo
     // waits for a, so the other session's insert of z goes through at once (lock_timeout 200 ms, under the 1 s deadlock_timeout).
     const keys = { a: 'evt_lockorder_a', z: 'evt_lockorder_z' };
     const other = createDb({ connectionString: stack.database.url, maxConnections: 1 });
-    let holdingA: () => void = () => undefined;
-    const aHeld = new Promise<void>((resolve) => {
-      holdingA = resolve;
-    });
-    let insertZ: () => void = () => undefined;
-    const zWanted = new Promise<void>((resolve) => {
-      insertZ = resolve;
-    });
+    const aHeld = signal();
+    const zWanted = signal();
     let zOutcome = 'not tried';
     const otherSession = other.db
       .transaction()
@@ -292,8 +281,8 @@ describe('ingest batching: one insert and one bulk enqueue for concurrent webhoo
           raw_body: '{}',
         });
         await trx.insertInto('inbox_events').values(row(keys.a)).execute();
-        holdingA();
-        await zWanted;
+        aHeld.resolve();
+        await zWanted.promise;
         await sql`SET LOCAL lock_timeout = '200ms'`.execute(trx);
         try {
           await trx.insertInto('inbox_events').values(row(keys.z)).execute();
@@ -305,7 +294,7 @@ describe('ingest batching: one insert and one bulk enqueue for concurrent webhoo
       })
       .catch(() => undefined);
     try {
-      await aHeld;
+      await aHeld.promise;
       const batch = recordInboxEvents(stack.db, [stripeDraft(keys.z), stripeDraft(keys.a)]);
       await eventually('the batch insert to wait on the held key', async () => {
         const { rows } = await sql<{ pid: number }>`
@@ -315,13 +304,13 @@ describe('ingest batching: one insert and one bulk enqueue for concurrent webhoo
         );
         return rows.length > 0;
       });
-      insertZ();
+      zWanted.resolve();
       await otherSession;
       expect(zOutcome).toBe('inserted');
       expect((await batch).map((result) => result.kind)).toEqual(['recorded', 'recorded']);
       expect(await rowsOf([keys.a, keys.z])).toHaveLength(2);
     } finally {
-      insertZ();
+      zWanted.resolve();
       await otherSession;
       await other.close();
     }

@@ -10,6 +10,7 @@ import {
 } from '@tally/billing-core';
 import {
   createTestDatabase,
+  signal,
   type TestDatabase,
   testDatabaseServerUrl,
   testRedisUrl,
@@ -71,28 +72,22 @@ describe('behind PgBouncer in transaction mode', () => {
     it('is held by one replica while its work runs (renewed past the ttl), released when it ends, and taken over after a dead holder expires', async () => {
       const [a, b] = replicas as [Database, Database];
       const lease = name();
-      let entered: () => void = () => undefined;
-      const started = new Promise<void>((resolve) => {
-        entered = resolve;
-      });
-      let open: () => void = () => undefined;
-      const gate = new Promise<void>((resolve) => {
-        open = resolve;
-      });
+      const started = signal();
+      const gate = signal();
       const ttlMs = 1_000;
       const aRun = runWithLease(a.db, { name: lease, ttlMs, renewEveryMs: 100 }, async () => {
-        entered();
-        await gate;
+        started.resolve();
+        await gate.promise;
         return 'a';
       });
       try {
-        await started;
+        await started.promise;
         expect(await runWithLease(b.db, { name: lease, ttlMs }, async () => 'b')).toEqual({ kind: 'busy' });
         // Longer than the ttl: A's renewals keep it, B is still turned away.
         await sleep(2.5 * ttlMs);
         expect(await runWithLease(b.db, { name: lease, ttlMs }, async () => 'b')).toEqual({ kind: 'busy' });
       } finally {
-        open();
+        gate.resolve();
       }
       expect(await aRun).toEqual({ kind: 'ran', value: 'a', lost: false });
       // Released: B runs at once, without waiting for an expiry.
@@ -124,21 +119,15 @@ describe('behind PgBouncer in transaction mode', () => {
     it('tells a holder that stalled past its expiry that another took the lease meanwhile', async () => {
       const [a, b] = replicas as [Database, Database];
       const lease = name();
-      let entered: () => void = () => undefined;
-      const started = new Promise<void>((resolve) => {
-        entered = resolve;
-      });
-      let open: () => void = () => undefined;
-      const gate = new Promise<void>((resolve) => {
-        open = resolve;
-      });
+      const started = signal();
+      const gate = signal();
       // A does not renew within its ttl: a process that froze while working.
       const aRun = runWithLease(a.db, { name: lease, ttlMs: 300, renewEveryMs: 600_000 }, async () => {
-        entered();
-        await gate;
+        started.resolve();
+        await gate.promise;
         return 'a';
       });
-      await started;
+      await started.promise;
       const bRun = await eventually(
         'A’s lease to expire and B to take it',
         async () => {
@@ -147,7 +136,7 @@ describe('behind PgBouncer in transaction mode', () => {
         },
         15_000,
       );
-      open();
+      gate.resolve();
       expect(bRun).toEqual({ kind: 'ran', value: 'b', lost: false });
       expect(await aRun).toEqual({ kind: 'ran', value: 'a', lost: true });
     });

@@ -1,5 +1,5 @@
 import type { StripeApi } from '@tally/billing-core';
-import { testRedisUrl } from '@tally/billing-core/testing';
+import { signal, testRedisUrl } from '@tally/billing-core/testing';
 import { createLogger } from '@tally/platform';
 import { workerEnvSchema } from '../../apps/worker/src/config';
 import { createMailer } from '../../apps/worker/src/email/create-mailer';
@@ -122,19 +122,13 @@ describe('the scheduled Stripe reconciliation (worker role reconcile)', () => {
     const lost = lostPurchase();
     // Replica A's Stripe port stops at its first listing until the test opens the gate, so A is
     // known to be mid-run (holding the reconciliation lock) when replica B ticks.
-    let entered: () => void = () => undefined;
-    const aListing = new Promise<void>((resolve) => {
-      entered = resolve;
-    });
-    let open: () => void = () => undefined;
-    const gate = new Promise<void>((resolve) => {
-      open = resolve;
-    });
+    const aListing = signal();
+    const gate = signal();
     const gated: StripeApi = {
       ...stripe,
       async listEvents(params) {
-        entered();
-        await gate;
+        aListing.resolve();
+        await gate.promise;
         return stripe.listEvents(params);
       },
     };
@@ -144,7 +138,7 @@ describe('the scheduled Stripe reconciliation (worker role reconcile)', () => {
       reconcile: { intervalMs: 3600_000, windowDays: 3, stripe: gated },
     });
     try {
-      await aListing;
+      await aListing.promise;
       const b = stack.startWorker({ roles: ['reconcile'], reconcile: { intervalMs: 3600_000, windowDays: 3, stripe } });
       const bLoop = loopOf(b);
       // B's tick at start and one more: both find the lock held and skip, listing nothing.
@@ -153,7 +147,7 @@ describe('the scheduled Stripe reconciliation (worker role reconcile)', () => {
       expect(await stack.inboxRows('stripe', lost.eventId)).toEqual([]);
       expect(seriesValue(await b.metrics.registry.metrics(), lastRunSeries)).toBe(0);
 
-      open();
+      gate.resolve();
       // Stopping A's loop waits for its pass to finish.
       await loopOf(a).stop();
       expect(eventListings()).toBe(before + 1);
@@ -169,7 +163,7 @@ describe('the scheduled Stripe reconciliation (worker role reconcile)', () => {
       expect(seriesValue(text, missingEventsSeries)).toBe(0);
     } finally {
       // A failed assertion must not leave A's pass stuck at the gate (stopping the workers waits for it).
-      open();
+      gate.resolve();
     }
   });
 });

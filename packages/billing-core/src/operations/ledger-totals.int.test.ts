@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import { inOutboxTransaction } from '../outbox/outbox-transaction';
+import { signal } from '../testing/signal';
 import { testOutbox } from '../testing/test-outbox';
 import { createTestDatabase, type TestDatabase } from '../testing/test-services';
 import { createLedgerTotalsReader, type LedgerTotal, type LedgerTotalsReader } from './ledger-totals';
@@ -85,14 +86,8 @@ describe('ledger totals for the metrics scrape', () => {
     await readUntilSettled(reader);
 
     // A posting holds its transaction open with its id drawn (an id below the next one).
-    let release: () => void = () => undefined;
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let drawn: () => void = () => undefined;
-    const isDrawn = new Promise<void>((resolve) => {
-      drawn = resolve;
-    });
+    const held = signal();
+    const drawn = signal();
     const slow = inOutboxTransaction(database.db, testOutbox, async (trx) => {
       const posted = await postLedgerEntry(trx, {
         userId: 'totals-slow',
@@ -100,11 +95,11 @@ describe('ledger totals for the metrics scrape', () => {
         amount: 7,
         reason: 'token_pack_purchase',
       });
-      drawn();
-      await held;
+      drawn.resolve();
+      await held.promise;
       return posted;
     });
-    await isDrawn;
+    await drawn.promise;
     // Later ids commit first; the reads see them, not the slow one, and must not fold past it.
     await post('totals-fast', 5, 'token_pack_purchase');
     await reader.read(database.db);
@@ -113,7 +108,7 @@ describe('ledger totals for the metrics scrape', () => {
     await reader.read(database.db);
     expect(sorted(await reader.read(database.db))).toEqual(await fullScan());
 
-    release();
+    held.resolve();
     await slow;
     const totals = sorted(await readUntilSettled(reader));
     expect(totals).toEqual(await fullScan());

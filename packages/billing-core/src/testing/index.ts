@@ -1,2 +1,3 @@
+export * from './signal';
 export * from './test-outbox';
 export * from './test-services';
