@@ -41,8 +41,10 @@ export function ensureBuilt() {
 }
 
 /**
- * The environment for root scripts: the process environment, plus `.env` if present; without a
- * `.env`, the documented demo configuration in `.env.example` fills what is unset.
+ * The environment for root scripts: the process environment, plus `.env` if present. Without a
+ * `.env`, the documented demo configuration in `.env.example` fills what is unset, except with
+ * NODE_ENV=production: a production process never reads the demo file (its secrets are public),
+ * so whatever the operator left unset stays unset (a provider off, a required key a start error).
  */
 export function loadEnvironment() {
   const envFile = path.join(root, '.env');
@@ -50,6 +52,7 @@ export function loadEnvironment() {
     process.loadEnvFile(envFile);
     return '.env';
   }
+  if (process.env.NODE_ENV === 'production') return 'nothing else (NODE_ENV=production never reads .env.example)';
   process.loadEnvFile(path.join(root, '.env.example'));
   return '.env.example (demo configuration)';
 }

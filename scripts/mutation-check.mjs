@@ -9,6 +9,20 @@ import { ensureBuilt, log, root } from './bootstrap.mjs';
 
 const mutations = [
   {
+    name: 'production reads .env.example (the demo secrets and switches fill what the operator left unset)',
+    file: 'scripts/bootstrap.mjs',
+    from: "  if (process.env.NODE_ENV === 'production') return",
+    to: '  if (false) return',
+    tests: ['test/e2e/production-configuration.int'],
+  },
+  {
+    name: 'production accepts the demo secrets, body-only packs and sandbox payments',
+    file: 'packages/platform/src/config/production-configuration.ts',
+    from: "  if (config.NODE_ENV !== 'production') return [];",
+    to: '  return [];',
+    tests: ['test/e2e/production-configuration.int'],
+  },
+  {
     name: 'app webhook per-user order gate removed (a later message of a user delivered while an earlier one is pending)',
     file: 'packages/billing-core/src/app-webhooks/deliver-app-webhook-message.ts',
     from: "                  AND earlier.status IN ('pending', 'processing'))`;",

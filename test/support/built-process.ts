@@ -23,13 +23,19 @@ export class RunningProcess {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   private readonly child: ChildProcessWithoutNullStreams;
 
+  /**
+   * `viaRootScript`: started as an operator does, `node scripts/run.mjs <app>` (`pnpm start:<app>`)
+   * from the repository root, so the root scripts' configuration loading (`.env`, `.env.example`) applies.
+   */
   constructor(
     readonly app: TallyApp,
     env: Record<string, string>,
+    options: { viaRootScript?: boolean } = {},
   ) {
-    this.child = spawn(process.execPath, [builtMain(app)], {
+    const args = options.viaRootScript ? [path.join(repoRoot, 'scripts/run.mjs'), app] : [builtMain(app)];
+    this.child = spawn(process.execPath, args, {
       env: { PATH: process.env.PATH ?? '', ...env },
-      cwd: path.join(repoRoot, 'test'),
+      cwd: options.viaRootScript ? repoRoot : path.join(repoRoot, 'test'),
     });
     this.child.stdout.on('data', (chunk) => {
       this.output += chunk;

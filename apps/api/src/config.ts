@@ -1,17 +1,20 @@
 import {
   appWebhookUrlSetting,
   baseEnvSchema,
+  nodeEnvSetting,
   nonEmptyCsvList,
   paymentEnvironmentsSetting,
   port,
   positiveInt,
   providerApiSettings,
+  refuseDemoConfigurationInProduction,
   walletLowBalanceThresholdSetting,
 } from '@tally/platform';
 import { z } from 'zod';
 
 export const apiEnvSchema = baseEnvSchema
   .extend({
+    NODE_ENV: nodeEnvSetting,
     API_PORT: port(3001),
     APP_API_KEYS: nonEmptyCsvList('app API key'),
     ADMIN_API_KEYS: nonEmptyCsvList('admin API key'),
@@ -41,6 +44,7 @@ export const apiEnvSchema = baseEnvSchema
   // A key in both lists would let whoever holds that app key (a mobile or web client) reach /admin
   // and the queue dashboard. Which key is not said: the message must not print a secret.
   .superRefine((config, ctx) => {
+    refuseDemoConfigurationInProduction(config, ctx);
     const appKeys = new Set(config.APP_API_KEYS);
     const shared = config.ADMIN_API_KEYS.filter((key) => appKeys.has(key)).length;
     if (shared > 0) {

@@ -16,6 +16,7 @@ import {
   createRedisConnection,
   handOffRows,
   loadDotEnv,
+  logProviderStatus,
   parseEnv,
   runMain,
   startHttpServer,
@@ -122,6 +123,18 @@ runMain('api', async () => {
     requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
     keepAliveTimeoutMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
   });
+  logProviderStatus(logger, [
+    {
+      name: 'stripe',
+      on: stripe !== undefined,
+      whenOff: 'top-ups and reconciliation answer 503 not_configured (set STRIPE_SECRET_KEY)',
+    },
+    {
+      name: 'revenuecat',
+      on: config.REVENUECAT_API_KEY !== undefined,
+      whenOff: 'POST /v1/users/{userId}/subscription/sync answers 503 not_configured (set REVENUECAT_API_KEY)',
+    },
+  ]);
   logger.info({ port: server.port }, 'api listening');
   return {
     logger,

@@ -1,27 +1,38 @@
-import { baseEnvSchema, csvList, port, positiveInt } from '@tally/platform';
+import {
+  baseEnvSchema,
+  csvList,
+  nodeEnvSetting,
+  port,
+  positiveInt,
+  refuseDemoConfigurationInProduction,
+} from '@tally/platform';
 import { z } from 'zod';
 
-export const ingestEnvSchema = baseEnvSchema.extend({
-  INGEST_PORT: port(3000),
-  STRIPE_WEBHOOK_SECRETS: csvList.refine((secrets) => secrets.every((secret) => secret.startsWith('whsec_')), {
-    message: 'every Stripe webhook secret starts with whsec_',
-  }),
-  STRIPE_WEBHOOK_TOLERANCE_SECONDS: positiveInt(300),
-  REVENUECAT_WEBHOOK_AUTH: csvList,
-  WEBHOOK_BODY_LIMIT_BYTES: positiveInt(1024 * 1024),
-  /**
-   * Webhooks stored by one multi-row insert at most (concurrent requests are batched). At most
-   * 1000: each row takes 12 bind parameters and Postgres allows 65,535 per statement.
-   */
-  INGEST_BATCH_MAX_SIZE: positiveInt(100).pipe(z.number().max(1000)),
-  /**
-   * Batch inserts in flight at once; each holds one of the pool's 10 connections, kept open
-   * through idle spells (the pool's minimum), so at most 10.
-   */
-  INGEST_BATCH_CONCURRENCY: positiveInt(4).pipe(z.number().max(10)),
-  /** Webhooks failing authentication per client IP and window before 429s (0 = off); valid ones are never limited. */
-  WEBHOOK_FAILED_AUTH_LIMIT: z.coerce.number().int().min(0).default(30),
-  WEBHOOK_FAILED_AUTH_WINDOW_MS: positiveInt(60_000),
-});
+export const ingestEnvSchema = baseEnvSchema
+  .extend({
+    NODE_ENV: nodeEnvSetting,
+    INGEST_PORT: port(3000),
+    STRIPE_WEBHOOK_SECRETS: csvList.refine((secrets) => secrets.every((secret) => secret.startsWith('whsec_')), {
+      message: 'every Stripe webhook secret starts with whsec_',
+    }),
+    STRIPE_WEBHOOK_TOLERANCE_SECONDS: positiveInt(300),
+    REVENUECAT_WEBHOOK_AUTH: csvList,
+    WEBHOOK_BODY_LIMIT_BYTES: positiveInt(1024 * 1024),
+    /**
+     * Webhooks stored by one multi-row insert at most (concurrent requests are batched). At most
+     * 1000: each row takes 12 bind parameters and Postgres allows 65,535 per statement.
+     */
+    INGEST_BATCH_MAX_SIZE: positiveInt(100).pipe(z.number().max(1000)),
+    /**
+     * Batch inserts in flight at once; each holds one of the pool's 10 connections, kept open
+     * through idle spells (the pool's minimum), so at most 10.
+     */
+    INGEST_BATCH_CONCURRENCY: positiveInt(4).pipe(z.number().max(10)),
+    /** Webhooks failing authentication per client IP and window before 429s (0 = off); valid ones are never limited. */
+    WEBHOOK_FAILED_AUTH_LIMIT: z.coerce.number().int().min(0).default(30),
+    WEBHOOK_FAILED_AUTH_WINDOW_MS: positiveInt(60_000),
+  })
+  // NODE_ENV=production: the demo's public secrets stop the start (docs/configuration.md).
+  .superRefine(refuseDemoConfigurationInProduction);
 
 export type IngestConfig = z.output<typeof ingestEnvSchema>;

@@ -5,6 +5,7 @@ import {
   createRedisConnection,
   enqueueJobs,
   loadDotEnv,
+  logProviderStatus,
   parseEnv,
   runMain,
   startHttpServer,
@@ -45,10 +46,18 @@ runMain('ingest', async () => {
     logger.warn('Redis is not reachable yet; accepted events wait for the relay until it is');
   }
 
-  if (config.STRIPE_WEBHOOK_SECRETS.length === 0)
-    logger.warn('STRIPE_WEBHOOK_SECRETS is empty: Stripe webhooks answer 503');
-  if (config.REVENUECAT_WEBHOOK_AUTH.length === 0)
-    logger.warn('REVENUECAT_WEBHOOK_AUTH is empty: RevenueCat webhooks answer 503');
+  logProviderStatus(logger, [
+    {
+      name: 'stripe',
+      on: config.STRIPE_WEBHOOK_SECRETS.length > 0,
+      whenOff: 'POST /webhooks/stripe answers 503 not_configured (set STRIPE_WEBHOOK_SECRETS)',
+    },
+    {
+      name: 'revenuecat',
+      on: config.REVENUECAT_WEBHOOK_AUTH.length > 0,
+      whenOff: 'POST /webhooks/revenuecat answers 503 not_configured (set REVENUECAT_WEBHOOK_AUTH)',
+    },
+  ]);
 
   const inbox = createInboxBatcher({
     db: database.db,

@@ -4,10 +4,12 @@ import {
   baseEnvSchema,
   booleanFlag,
   csvList,
+  nodeEnvSetting,
   paymentEnvironmentsSetting,
   port,
   positiveInt,
   providerApiSettings,
+  refuseDemoConfigurationInProduction,
   walletLowBalanceThresholdSetting,
 } from '@tally/platform';
 import { z } from 'zod';
@@ -49,102 +51,106 @@ export const workerRolesSetting = csvList
     return workerRoles.filter((role) => !optInWorkerRoles.includes(role) || named.includes(role));
   });
 
-export const workerEnvSchema = baseEnvSchema.extend({
-  WORKER_METRICS_PORT: port(9464),
-  /** Comma-separated roles (default all, which leaves out the opt-in roles). */
-  WORKER_ROLES: workerRolesSetting,
-  /** Inbox jobs one worker process runs at once; events of one user still apply one at a time. */
-  WORKER_CONCURRENCY: positiveInt(32),
-  /** Inbox first runs sharing one transaction at most (1: each alone); see docs/engine.md. */
-  INBOX_BATCH_MAX_EVENTS: positiveInt(16),
-  /** Inbox transactions a worker process keeps open at once; jobs beyond wait and share the next. */
-  INBOX_BATCH_TRANSACTIONS: positiveInt(2),
-  /** A dead worker's jobs wait this long before another replica takes them (BullMQ lock). */
-  WORKER_LOCK_DURATION_MS: positiveInt(30_000),
-  /** An inbox event is parked (status failed) once this many attempts have started and not succeeded. */
-  INBOX_MAX_ATTEMPTS: positiveInt(15),
-  INBOX_BACKOFF_BASE_MS: positiveInt(5_000),
-  INBOX_BACKOFF_MAX_MS: positiveInt(30 * 60_000),
-  INBOX_RETRY_LATER_BASE_MS: positiveInt(10_000),
-  INBOX_RETRY_LATER_MAX_DELAY_MS: positiveInt(10 * 60_000),
-  INBOX_RETRY_LATER_MAX_WAIT_MS: positiveInt(24 * 3600_000),
-  PAYMENT_ENVIRONMENTS: paymentEnvironmentsSetting,
-  /** Stripe Connect accounts whose events Tally applies; events of other accounts are ignored. */
-  STRIPE_CONNECT_ACCOUNTS: csvList,
-  RELAY_INTERVAL_MS: positiveInt(15_000),
-  RELAY_STALE_AFTER_MS: positiveInt(60_000),
-  RELAY_PROCESSING_STALE_AFTER_MS: positiveInt(5 * 60_000),
-  RELAY_BATCH_SIZE: positiveInt(500),
-  /** RevenueCat REST v1 and the Stripe API: without a key, the events that need it park as not_configured. */
-  ...providerApiSettings,
-  /**
-   * Token packs (NON_RENEWING_PURCHASE) credit only once RevenueCat's REST read lists the purchase
-   * (needs REVENUECAT_API_KEY). `false` credits from the webhook body alone: the local demo only.
-   */
-  REVENUECAT_VERIFY_PURCHASES: booleanFlag(true),
-  /** AI Studio (docs/studio.md). Without AI_STUDIO_BASE_URL, generations fail as not_configured and are refunded. */
-  AI_STUDIO_BASE_URL: z.url({ message: 'must be a URL such as https://ai.example.com' }).optional(),
-  AI_STUDIO_API_KEY: z.string().min(1).optional(),
-  AI_STUDIO_TIMEOUT_MS: positiveInt(120_000),
-  STUDIO_CONCURRENCY: positiveInt(4),
-  /** Attempts while the AI service is unreachable (nothing sent) before the request fails and is refunded. */
-  STUDIO_MAX_ATTEMPTS: positiveInt(5),
-  /** Delay before the next attempt while the AI service is unreachable; doubles up to the max. */
-  STUDIO_BACKOFF_BASE_MS: positiveInt(2_000),
-  STUDIO_BACKOFF_MAX_MS: positiveInt(60_000),
-  STUDIO_SWEEP_INTERVAL_MS: positiveInt(30_000),
-  /** A request processing this long is failed and refunded by the sweeper; must exceed AI_STUDIO_TIMEOUT_MS. */
-  STUDIO_STUCK_AFTER_MS: positiveInt(5 * 60_000),
-  INSTALLMENTS_INTERVAL_MS: positiveInt(60_000),
-  INSTALLMENTS_PROCESSING_STALE_AFTER_MS: positiveInt(5 * 60_000),
-  INSTALLMENTS_MAX_ATTEMPTS: positiveInt(10),
-  /** Installments one claim takes (the loop claims again while a batch comes back full). */
-  INSTALLMENTS_BATCH_SIZE: positiveInt(100),
-  SMTP_URL: z.string().min(1).optional(),
-  EMAIL_FROM: z.string().min(3).default('Tally <billing@tally.local>'),
-  /** Confirmation emails one worker process sends at once (role email). */
-  EMAIL_CONCURRENCY: positiveInt(8),
-  EMAIL_MAX_ATTEMPTS: positiveInt(10),
-  EMAIL_BACKOFF_BASE_MS: positiveInt(30_000),
-  EMAIL_BACKOFF_MAX_MS: positiveInt(3600_000),
-  // Outbound webhooks to the app (docs/app-webhooks.md, role 'app-webhooks'). Messages are written
-  // whether or not APP_WEBHOOK_URL is set; they are delivered (and relayed) only when it is.
-  APP_WEBHOOK_URL: appWebhookUrlSetting,
-  /** Comma-separated `whsec_…` secrets; each signs every delivery (rotation). Required with APP_WEBHOOK_URL. */
-  APP_WEBHOOK_SECRETS: csvList.pipe(
-    z.array(z.string().regex(/^whsec_[A-Za-z0-9+/]+={0,2}$/, { message: 'each secret is whsec_ and base64' })),
-  ),
-  APP_WEBHOOK_TIMEOUT_MS: positiveInt(15_000),
-  /** The wait after each failed attempt (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h); then the message is failed. */
-  APP_WEBHOOK_RETRY_SCHEDULE_MS: z
-    .string()
-    .default('5000,300000,1800000,7200000,18000000,36000000,36000000')
-    .transform((value) => value.split(',').map((item) => item.trim()))
-    .pipe(
-      z
-        .array(z.string().regex(/^[1-9][0-9]{0,9}$/, { message: 'each delay is a positive number of milliseconds' }))
-        .min(1)
-        .transform((delays) => delays.map(Number)),
+export const workerEnvSchema = baseEnvSchema
+  .extend({
+    NODE_ENV: nodeEnvSetting,
+    WORKER_METRICS_PORT: port(9464),
+    /** Comma-separated roles (default all, which leaves out the opt-in roles). */
+    WORKER_ROLES: workerRolesSetting,
+    /** Inbox jobs one worker process runs at once; events of one user still apply one at a time. */
+    WORKER_CONCURRENCY: positiveInt(32),
+    /** Inbox first runs sharing one transaction at most (1: each alone); see docs/engine.md. */
+    INBOX_BATCH_MAX_EVENTS: positiveInt(16),
+    /** Inbox transactions a worker process keeps open at once; jobs beyond wait and share the next. */
+    INBOX_BATCH_TRANSACTIONS: positiveInt(2),
+    /** A dead worker's jobs wait this long before another replica takes them (BullMQ lock). */
+    WORKER_LOCK_DURATION_MS: positiveInt(30_000),
+    /** An inbox event is parked (status failed) once this many attempts have started and not succeeded. */
+    INBOX_MAX_ATTEMPTS: positiveInt(15),
+    INBOX_BACKOFF_BASE_MS: positiveInt(5_000),
+    INBOX_BACKOFF_MAX_MS: positiveInt(30 * 60_000),
+    INBOX_RETRY_LATER_BASE_MS: positiveInt(10_000),
+    INBOX_RETRY_LATER_MAX_DELAY_MS: positiveInt(10 * 60_000),
+    INBOX_RETRY_LATER_MAX_WAIT_MS: positiveInt(24 * 3600_000),
+    PAYMENT_ENVIRONMENTS: paymentEnvironmentsSetting,
+    /** Stripe Connect accounts whose events Tally applies; events of other accounts are ignored. */
+    STRIPE_CONNECT_ACCOUNTS: csvList,
+    RELAY_INTERVAL_MS: positiveInt(15_000),
+    RELAY_STALE_AFTER_MS: positiveInt(60_000),
+    RELAY_PROCESSING_STALE_AFTER_MS: positiveInt(5 * 60_000),
+    RELAY_BATCH_SIZE: positiveInt(500),
+    /** RevenueCat REST v1 and the Stripe API: without a key, the events that need it park as not_configured. */
+    ...providerApiSettings,
+    /**
+     * Token packs (NON_RENEWING_PURCHASE) credit only once RevenueCat's REST read lists the purchase
+     * (needs REVENUECAT_API_KEY). `false` credits from the webhook body alone: the local demo only.
+     */
+    REVENUECAT_VERIFY_PURCHASES: booleanFlag(true),
+    /** AI Studio (docs/studio.md). Without AI_STUDIO_BASE_URL, generations fail as not_configured and are refunded. */
+    AI_STUDIO_BASE_URL: z.url({ message: 'must be a URL such as https://ai.example.com' }).optional(),
+    AI_STUDIO_API_KEY: z.string().min(1).optional(),
+    AI_STUDIO_TIMEOUT_MS: positiveInt(120_000),
+    STUDIO_CONCURRENCY: positiveInt(4),
+    /** Attempts while the AI service is unreachable (nothing sent) before the request fails and is refunded. */
+    STUDIO_MAX_ATTEMPTS: positiveInt(5),
+    /** Delay before the next attempt while the AI service is unreachable; doubles up to the max. */
+    STUDIO_BACKOFF_BASE_MS: positiveInt(2_000),
+    STUDIO_BACKOFF_MAX_MS: positiveInt(60_000),
+    STUDIO_SWEEP_INTERVAL_MS: positiveInt(30_000),
+    /** A request processing this long is failed and refunded by the sweeper; must exceed AI_STUDIO_TIMEOUT_MS. */
+    STUDIO_STUCK_AFTER_MS: positiveInt(5 * 60_000),
+    INSTALLMENTS_INTERVAL_MS: positiveInt(60_000),
+    INSTALLMENTS_PROCESSING_STALE_AFTER_MS: positiveInt(5 * 60_000),
+    INSTALLMENTS_MAX_ATTEMPTS: positiveInt(10),
+    /** Installments one claim takes (the loop claims again while a batch comes back full). */
+    INSTALLMENTS_BATCH_SIZE: positiveInt(100),
+    SMTP_URL: z.string().min(1).optional(),
+    EMAIL_FROM: z.string().min(3).default('Tally <billing@tally.local>'),
+    /** Confirmation emails one worker process sends at once (role email). */
+    EMAIL_CONCURRENCY: positiveInt(8),
+    EMAIL_MAX_ATTEMPTS: positiveInt(10),
+    EMAIL_BACKOFF_BASE_MS: positiveInt(30_000),
+    EMAIL_BACKOFF_MAX_MS: positiveInt(3600_000),
+    // Outbound webhooks to the app (docs/app-webhooks.md, role 'app-webhooks'). Messages are written
+    // whether or not APP_WEBHOOK_URL is set; they are delivered (and relayed) only when it is.
+    APP_WEBHOOK_URL: appWebhookUrlSetting,
+    /** Comma-separated `whsec_…` secrets; each signs every delivery (rotation). Required with APP_WEBHOOK_URL. */
+    APP_WEBHOOK_SECRETS: csvList.pipe(
+      z.array(z.string().regex(/^whsec_[A-Za-z0-9+/]+={0,2}$/, { message: 'each secret is whsec_ and base64' })),
     ),
-  /** Consumer concurrency; one user's messages still go one at a time, in order. */
-  APP_WEBHOOK_CONCURRENCY: positiveInt(8),
-  /** Delivered messages are deleted this long after delivery (role 'retention'). */
-  APP_WEBHOOK_RETENTION_DAYS: positiveInt(30),
-  WALLET_LOW_BALANCE_THRESHOLD: walletLowBalanceThresholdSetting,
-  // Operations (docs/operations.md): raw-body retention (role 'retention') and Stripe reconciliation
-  // (role 'reconcile', opt-in: it runs only when WORKER_ROLES names it).
-  INBOX_RAW_BODY_RETENTION_DAYS: positiveInt(90),
-  /** The product API's idempotency keys are kept this long, then deleted (docs/idempotency.md). */
-  IDEMPOTENCY_KEY_TTL_HOURS: positiveInt(24),
-  RETENTION_INTERVAL_MS: positiveInt(3600_000),
-  RECONCILE_INTERVAL_MS: positiveInt(3600_000),
-  RECONCILE_WINDOW_DAYS: positiveInt(DEFAULT_RECONCILE_WINDOW_DAYS).refine(
-    (days) => days <= STRIPE_EVENTS_MAX_WINDOW_DAYS,
-    {
-      message: "at most 30 (Stripe's Events API keeps 30 days)",
-    },
-  ),
-});
+    APP_WEBHOOK_TIMEOUT_MS: positiveInt(15_000),
+    /** The wait after each failed attempt (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h); then the message is failed. */
+    APP_WEBHOOK_RETRY_SCHEDULE_MS: z
+      .string()
+      .default('5000,300000,1800000,7200000,18000000,36000000,36000000')
+      .transform((value) => value.split(',').map((item) => item.trim()))
+      .pipe(
+        z
+          .array(z.string().regex(/^[1-9][0-9]{0,9}$/, { message: 'each delay is a positive number of milliseconds' }))
+          .min(1)
+          .transform((delays) => delays.map(Number)),
+      ),
+    /** Consumer concurrency; one user's messages still go one at a time, in order. */
+    APP_WEBHOOK_CONCURRENCY: positiveInt(8),
+    /** Delivered messages are deleted this long after delivery (role 'retention'). */
+    APP_WEBHOOK_RETENTION_DAYS: positiveInt(30),
+    WALLET_LOW_BALANCE_THRESHOLD: walletLowBalanceThresholdSetting,
+    // Operations (docs/operations.md): raw-body retention (role 'retention') and Stripe reconciliation
+    // (role 'reconcile', opt-in: it runs only when WORKER_ROLES names it).
+    INBOX_RAW_BODY_RETENTION_DAYS: positiveInt(90),
+    /** The product API's idempotency keys are kept this long, then deleted (docs/idempotency.md). */
+    IDEMPOTENCY_KEY_TTL_HOURS: positiveInt(24),
+    RETENTION_INTERVAL_MS: positiveInt(3600_000),
+    RECONCILE_INTERVAL_MS: positiveInt(3600_000),
+    RECONCILE_WINDOW_DAYS: positiveInt(DEFAULT_RECONCILE_WINDOW_DAYS).refine(
+      (days) => days <= STRIPE_EVENTS_MAX_WINDOW_DAYS,
+      {
+        message: "at most 30 (Stripe's Events API keeps 30 days)",
+      },
+    ),
+  })
+  // NODE_ENV=production: the demo's switches (body-only packs, sandbox payments) stop the start.
+  .superRefine(refuseDemoConfigurationInProduction);
 
 export type WorkerConfig = z.output<typeof workerEnvSchema>;
 

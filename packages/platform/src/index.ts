@@ -1,4 +1,5 @@
 export * from './config/env';
+export * from './config/production-configuration';
 export * from './config/provider-api-settings';
 export * from './http/create-service-app';
 export * from './http/health-routes';
