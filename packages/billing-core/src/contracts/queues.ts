@@ -40,48 +40,59 @@ export type EmailJob = z.infer<typeof emailJobSchema>;
 export const appWebhookJobSchema = z.object({ appWebhookMessageId: z.number().int().positive() });
 export type AppWebhookJob = z.infer<typeof appWebhookJobSchema>;
 
+/**
+ * A queue's definition with the catalog's shared policy: 25 queue-level attempts from a 5 s
+ * backoff, and finished jobs visible for 7 days (50,000 completed) or 30 days when failed.
+ */
+function defineQueue<Payload>(
+  definition: Pick<QueueDefinition<Payload>, 'name' | 'payload' | 'jobId'> & {
+    retention?: Partial<QueueDefinition<Payload>['retention']>;
+  },
+): QueueDefinition<Payload> {
+  return {
+    ...definition,
+    attempts: 25,
+    backoffDelayMs: 5_000,
+    retention: {
+      completedAgeSeconds: 7 * DAY_SECONDS,
+      completedCount: 50_000,
+      failedAgeSeconds: 30 * DAY_SECONDS,
+      ...definition.retention,
+    },
+  };
+}
+
 export const queueCatalog = {
-  inbox: {
+  inbox: defineQueue<InboxJob>({
     name: 'inbox',
     payload: inboxJobSchema,
-    jobId: (payload: InboxJob) => `inbox-${payload.inboxEventId}`,
-    attempts: 25,
-    backoffDelayMs: 5_000,
-    retention: { completedAgeSeconds: 7 * DAY_SECONDS, completedCount: 50_000, failedAgeSeconds: 30 * DAY_SECONDS },
-  } satisfies QueueDefinition<InboxJob>,
+    jobId: (payload) => `inbox-${payload.inboxEventId}`,
+  }),
   /** AI Studio generations; the studio_requests row keeps attempts and the schedule. */
-  studio: {
+  studio: defineQueue<StudioJob>({
     name: 'studio',
     payload: studioJobSchema,
-    jobId: (payload: StudioJob) => `studio-${payload.studioRequestId}`,
-    attempts: 25,
-    backoffDelayMs: 5_000,
-    retention: { completedAgeSeconds: 7 * DAY_SECONDS, completedCount: 50_000, failedAgeSeconds: 30 * DAY_SECONDS },
-  } satisfies QueueDefinition<StudioJob>,
-  email: {
+    jobId: (payload) => `studio-${payload.studioRequestId}`,
+  }),
+  email: defineQueue<EmailJob>({
     name: 'email',
     payload: emailJobSchema,
-    jobId: (payload: EmailJob) => `email-${payload.emailId}`,
-    attempts: 25,
-    backoffDelayMs: 5_000,
-    retention: { completedAgeSeconds: 7 * DAY_SECONDS, completedCount: 50_000, failedAgeSeconds: 30 * DAY_SECONDS },
-  } satisfies QueueDefinition<EmailJob>,
-  /** Outbound webhooks to the app; the app_webhook_messages row keeps attempts and the schedule. */
-  appWebhooks: {
+    jobId: (payload) => `email-${payload.emailId}`,
+  }),
+  /**
+   * Outbound webhooks to the app; the app_webhook_messages row keeps attempts and the schedule.
+   * One message per ledger entry: completed jobs are kept a day (10,000), not a week.
+   */
+  appWebhooks: defineQueue<AppWebhookJob>({
     name: 'app-webhooks',
     payload: appWebhookJobSchema,
-    jobId: (payload: AppWebhookJob) => `app-webhook-${payload.appWebhookMessageId}`,
-    attempts: 25,
-    backoffDelayMs: 5_000,
-    retention: { completedAgeSeconds: 1 * DAY_SECONDS, completedCount: 10_000, failedAgeSeconds: 30 * DAY_SECONDS },
-  } satisfies QueueDefinition<AppWebhookJob>,
+    jobId: (payload) => `app-webhook-${payload.appWebhookMessageId}`,
+    retention: { completedAgeSeconds: 1 * DAY_SECONDS, completedCount: 10_000 },
+  }),
 } as const;
 
 export type QueueCatalog = typeof queueCatalog;
 export type QueueKey = keyof QueueCatalog;
-
-/** @deprecated use queueCatalog.inbox.name */
-export const queueNames = { inbox: queueCatalog.inbox.name } as const;
 
 export function inboxJobId(inboxEventId: number): string {
   return queueCatalog.inbox.jobId({ inboxEventId });
