@@ -20,6 +20,7 @@ const mutations = [
     file: 'packages/platform/src/config/production-configuration.ts',
     from: "  if (config.NODE_ENV !== 'production') return [];",
     to: '  return [];',
+    build: true,
     tests: ['test/e2e/production-configuration.int'],
   },
   {
@@ -490,22 +491,34 @@ const mutations = [
   },
 ];
 
-// MUTATIONS=<substring>: run only the mutations whose name contains it.
+// MUTATIONS=<substring>: run only the mutations whose name contains it; MUTATIONS_DRY_RUN=1 checks the guards are found.
+/**
+ * Where a guard's text is in a file, whitespace aside: every run of spaces and line breaks in
+ * `from` matches any run, so reformatting (indentation, wrapped lines) does not lose a guard.
+ */
+function guardPattern(from) {
+  const words = from.trim().split(/\s+/).map((word) => word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  return new RegExp(words.join('\\s+'));
+}
+
 const only = process.env.MUTATIONS;
 let survived = 0;
 for (const mutation of mutations.filter((m) => !only || m.name.includes(only))) {
   const file = path.join(root, mutation.file);
   const original = readFileSync(file, 'utf8');
-  if (!original.includes(mutation.from)) {
+  const pattern = guardPattern(mutation.from);
+  if (!pattern.test(original)) {
     log(`mutation "${mutation.name}": guard not found in ${mutation.file}; update this script`);
     process.exit(2);
   }
+  // MUTATIONS_DRY_RUN=1: only check that every guard is still found (seconds, no test run).
+  if (process.env.MUTATIONS_DRY_RUN === '1') continue;
   const restore = () => writeFileSync(file, original);
   process.once('SIGINT', () => {
     restore();
     process.exit(130);
   });
-  writeFileSync(file, original.replace(mutation.from, mutation.to));
+  writeFileSync(file, original.replace(pattern, () => mutation.to.trim()));
   try {
     if (mutation.build) ensureBuilt();
     log(`mutation: ${mutation.name}`);

@@ -28,6 +28,13 @@ const folderCycles = spawnSync(process.execPath, [path.join(root, 'scripts/check
   stdio: 'inherit',
 });
 if (folderCycles.status !== 0) process.exit(folderCycles.status ?? 1);
+log('every guard of the mutation check still found (MUTATIONS_DRY_RUN=1)');
+const guards = spawnSync(process.execPath, [path.join(root, 'scripts/mutation-check.mjs')], {
+  cwd: root,
+  stdio: 'inherit',
+  env: { ...process.env, MUTATIONS_DRY_RUN: '1' },
+});
+if (guards.status !== 0) process.exit(guards.status ?? 1);
 log('tests (jest)');
 const jestBin = path.join(root, 'node_modules/jest/bin/jest.js');
 const jest = spawnSync(process.execPath, [jestBin, ...process.argv.slice(2)], { cwd: root, stdio: 'inherit' });

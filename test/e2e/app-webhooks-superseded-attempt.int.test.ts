@@ -1,8 +1,8 @@
 import { createAppWebhookSender, deliverAppWebhookMessage, postLedgerEntry, toWebhookId } from '@tally/billing-core';
+import { signal } from '@tally/billing-core/testing';
+import { sql } from 'kysely';
 import { AppWebhookReceiver, newWebhookSecret } from '../support/fakes/app-webhook-receiver';
-import { TestStack } from '../support/stack';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { eventually, TestStack } from '../support/stack';
 
 /**
  * An attempt that outlives the processing window is superseded: another worker claims the
@@ -33,12 +33,14 @@ describe('outbound app webhooks: a superseded attempt records nothing', () => {
       .select('id')
       .where('user_id', '=', userId)
       .executeTakeFirstOrThrow();
-    // Attempt 1 is answered 500 after 800 ms; attempt 2 (claimed 400 ms in, when attempt 1 has
-    // been processing past the 300 ms window) is answered 204 after 1,200 ms, i.e. after
-    // attempt 1 has recorded whatever it records.
+    // Each attempt is answered when the test opens its gate: attempt 1 (500) only once attempt 2
+    // has claimed the message again and reached the app, attempt 2 (204) after attempt 1 has
+    // recorded whatever it records.
+    const answerFirst = signal();
+    const answerSecond = signal();
     receiver.answers.push(
-      { kind: 'status', status: 500, delayMs: 800 },
-      { kind: 'status', status: 204, delayMs: 1_200 },
+      { kind: 'status', status: 500, after: answerFirst.promise },
+      { kind: 'status', status: 204, after: answerSecond.promise },
     );
     const deps = {
       db: stack.db,
@@ -47,8 +49,17 @@ describe('outbound app webhooks: a superseded attempt records nothing', () => {
       processingStaleAfterMs: 300,
     };
     const first = deliverAppWebhookMessage(deps, Number(messageId));
-    await sleep(400);
+    await eventually('attempt 1 to reach the app', async () => receiver.deliveries.length === 1);
+    // Attempt 1 has been processing past the stale window, by the database's clock.
+    await eventually('attempt 1 to go stale', async () => {
+      const stale = await sql<{ stale: boolean }>`
+        SELECT updated_at < now() - interval '300 milliseconds' AS stale
+          FROM app_webhook_messages WHERE id = ${messageId}`.execute(stack.db);
+      return stale.rows[0]?.stale === true;
+    });
     const second = deliverAppWebhookMessage(deps, Number(messageId));
+    await eventually('attempt 2 to reach the app', async () => receiver.deliveries.length === 2);
+    answerFirst.resolve();
 
     // The old attempt's failure is not its to record: a newer claim holds the message.
     expect(await first).toEqual({ kind: 'not-claimed', messageId: Number(messageId) });
@@ -58,6 +69,7 @@ describe('outbound app webhooks: a superseded attempt records nothing', () => {
       .where('id', '=', messageId)
       .executeTakeFirstOrThrow();
     expect(whileSecondSends).toMatchObject({ status: 'processing', attempts: 2, last_status_code: null });
+    answerSecond.resolve();
 
     expect(await second).toMatchObject({ kind: 'delivered', statusCode: 204 });
     const final = await stack.db

@@ -225,7 +225,14 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
     const racing = Promise.all(
       Array.from({ length: 8 }, (_, i) => postOk(userId, { kind: 'image_edit', input: { race: i } })),
     );
-    await sleep(300);
+    // Released only once all eight wait on a lock in this database (the held credit, or the
+    // user's studio lock behind it): no racer can have finished before the others started.
+    await eventually('all eight racers waiting on a lock', async () => {
+      const waiting = await sql<{ n: number }>`
+        SELECT count(*)::int AS n FROM pg_stat_activity
+         WHERE datname = current_database() AND wait_event_type = 'Lock'`.execute(stack.db);
+      return (waiting.rows[0]?.n ?? 0) >= 8;
+    });
     await opening.commit().execute();
     const racers = await racing;
     expect(racers.filter((r) => r.freeTier)).toHaveLength(5);
@@ -337,7 +344,12 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
       return v.status === 'failed' ? v : undefined;
     });
     expect(view).toMatchObject({ refunded: true, attempts: 1, error: { code: 'ai_timeout' } });
-    await sleep(300);
+    // Not retried: the request's job has finished (nothing of it waits, runs or is delayed), so
+    // no further call can come, and the AI service saw exactly one.
+    const studioRequestId = Number((await row(created.id)).id);
+    const job = await stack.studioQueue.getJob(stack.studioQueue.definition.jobId({ studioRequestId }));
+    if (!job) throw new Error(`no studio job for request ${studioRequestId}`);
+    await eventually('the studio job to finish', async () => (await job.isCompleted()) || (await job.isFailed()));
     expect(ai.callsFor(created.id)).toHaveLength(1);
     expect((await ledgerOf(stack.db, userId)).map((e) => [e.reference, e.amount])).toEqual([
       [`test:grant:${userId}:15`, 15],

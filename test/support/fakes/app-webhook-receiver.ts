@@ -13,7 +13,10 @@ export function newWebhookSecret(): string {
  * one answering after the sender gave up), or nothing at all (`hang`: the connection stays open
  * until the sender gives up).
  */
-export type ReceiverAnswer = { kind: 'status'; status: number; body?: string; delayMs?: number } | { kind: 'hang' };
+/** `delayMs` answers after a time; `after` once that promise settles (a gate the test opens). */
+export type ReceiverAnswer =
+  | { kind: 'status'; status: number; body?: string; delayMs?: number; after?: Promise<unknown> }
+  | { kind: 'hang' };
 
 export interface ReceivedDelivery {
   webhookId: string;
@@ -161,6 +164,10 @@ export class AppWebhookReceiver {
         if (answer.status >= 200 && answer.status < 300) this.accepted.push(delivery);
         res.writeHead(answer.status, { 'content-type': 'text/plain' }).end(answer.body ?? '');
       };
+      if (answer.after !== undefined) {
+        void answer.after.then(write);
+        return;
+      }
       if (!answer.delayMs) return write();
       const timer = setTimeout(() => {
         this.timers.delete(timer);

@@ -9,7 +9,7 @@ import { startHttpServer } from './start-http-server';
  * never fell idle and server.close() waits for every connection).
  */
 describe('startHttpServer close under keep-alive load', () => {
-  it('closes within a second while a keep-alive client sends back-to-back requests, telling it Connection: close', async () => {
+  it('closes while a keep-alive client sends back-to-back requests, telling it Connection: close', async () => {
     const app = express();
     let arrivals = 0;
     app.get('/work', (_req, res) => {
@@ -58,9 +58,8 @@ describe('startHttpServer close under keep-alive load', () => {
     expect(arrivals).toBeGreaterThanOrEqual(20);
 
     closing = true;
-    const started = Date.now();
     await running.close();
-    const closeMs = Date.now() - started;
+    const sentWhenClosed = sent;
     // The server ends the connection after its Connection: close answer; reading up to that end
     // (not destroying the socket at once) lets the last answer, possibly still in flight on a
     // loaded machine, reach the client before the heads are checked.
@@ -74,10 +73,11 @@ describe('startHttpServer close under keep-alive load', () => {
     expect(sentWhileClosing).toBeGreaterThan(0);
     expect(heads.at(-1)).toBe('200 close');
     expect(heads.slice(0, -sentWhileClosing).every((head) => head === '200 keep-alive')).toBe(true);
-    expect(sent).toBeLessThan(300);
     // Without Connection: close the connection never falls idle and close() waits for the
-    // client to give up (300 requests) plus the 5 s keep-alive timeout.
-    expect(closeMs).toBeLessThan(1_000);
+    // client to give up (all 300 requests sent) plus the 5 s keep-alive timeout: close() must
+    // have finished while the client still had requests left, whatever the machine's speed.
+    expect(sentWhenClosed).toBeLessThan(300);
+    expect(sent).toBe(sentWhenClosed);
     expect(running.server.listening).toBe(false);
   });
 
