@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import { CompiledQuery, type Kysely } from 'kysely';
 import type { DB } from '../db/schema';
 import type { InboxEventDraft } from './inbox-event-draft';
 import { inboxRelaySource } from './inbox-relay-source';
@@ -7,28 +7,8 @@ export type RecordInboxEventResult =
   | { kind: 'recorded'; inboxEventId: number }
   | { kind: 'duplicate'; inboxEventId: number | null };
 
-/** The inbox row a draft is stored as (one draft or a batch of them, record-inbox-events.ts). */
-export function toInboxEventRow(draft: InboxEventDraft) {
-  return {
-    provider: draft.provider,
-    provider_event_id: draft.providerEventId,
-    type: draft.type,
-    livemode: draft.livemode,
-    environment: draft.environment,
-    user_id: draft.userId,
-    provider_customer_id: draft.providerCustomerId,
-    provider_subscription_id: draft.providerSubscriptionId,
-    provider_payment_intent_id: draft.providerPaymentIntentId,
-    provider_invoice_id: draft.providerInvoiceId,
-    raw_body: draft.rawBody,
-    source: draft.source ?? 'webhook',
-    // The database clock: the relay compares this with now() on the same clock.
-    enqueued_at: sql<Date>`now()`,
-  };
-}
-
-/** The columns a batch insert writes from each draft (enqueued_at is the database's now()). */
-export const inboxInsertColumns = [
+/** The columns an insert writes from each draft (enqueued_at is the database's now()). */
+const inboxInsertColumns = [
   'provider',
   'provider_event_id',
   'type',
@@ -43,10 +23,60 @@ export const inboxInsertColumns = [
   'source',
 ] as const;
 
-/** A draft's values in inboxInsertColumns order: the same mapping as toInboxEventRow. */
-export function toInboxEventValues(draft: InboxEventDraft): unknown[] {
-  const row = toInboxEventRow(draft);
-  return inboxInsertColumns.map((column) => row[column]);
+/** A draft's values in inboxInsertColumns order. */
+function toInboxEventValues(draft: InboxEventDraft): unknown[] {
+  return [
+    draft.provider,
+    draft.providerEventId,
+    draft.type,
+    draft.livemode,
+    draft.environment,
+    draft.userId,
+    draft.providerCustomerId,
+    draft.providerSubscriptionId,
+    draft.providerPaymentIntentId,
+    draft.providerInvoiceId,
+    draft.rawBody,
+    draft.source ?? 'webhook',
+  ];
+}
+
+const insertTexts = new Map<number, string>();
+
+/**
+ * The insert's SQL for `rows` drafts, built once per size and reused: ingest stores every webhook
+ * through here, and building the statement per batch (a query builder walking hundreds of value
+ * nodes) was a visible share of ingest's CPU per request.
+ */
+function insertText(rows: number): string {
+  let text = insertTexts.get(rows);
+  if (text === undefined) {
+    const width = inboxInsertColumns.length;
+    const tuples = Array.from({ length: rows }, (_, row) => {
+      const placeholders = inboxInsertColumns.map((_column, column) => `$${row * width + column + 1}`);
+      // The database clock: the relay compares enqueued_at with now() on the same clock.
+      return `(${placeholders.join(', ')}, now())`;
+    });
+    text = `INSERT INTO inbox_events (${inboxInsertColumns.join(', ')}, enqueued_at) VALUES ${tuples.join(', ')}
+      ON CONFLICT (provider, provider_event_id) DO NOTHING RETURNING id, provider, provider_event_id`;
+    insertTexts.set(rows, text);
+  }
+  return text;
+}
+
+/**
+ * The one inbox insert: drafts with distinct keys, in one `INSERT … ON CONFLICT DO NOTHING
+ * RETURNING` (one statement, one commit); answers the rows it inserted. Throws what the database
+ * throws. One draft (recordInboxEvent) is a batch of one (recordInboxEvents).
+ */
+export async function insertInboxRows(
+  db: Kysely<DB>,
+  drafts: readonly InboxEventDraft[],
+): Promise<{ id: number; provider: string; provider_event_id: string }[]> {
+  const result = await db.executeQuery<{ id: number; provider: string; provider_event_id: string }>(
+    CompiledQuery.raw(insertText(drafts.length), drafts.flatMap(toInboxEventValues)),
+  );
+  return result.rows;
 }
 
 /**
@@ -57,12 +87,7 @@ export function toInboxEventValues(draft: InboxEventDraft): unknown[] {
  * and if the process dies first the relay finds the row once enqueued_at is stale.
  */
 export async function recordInboxEvent(db: Kysely<DB>, draft: InboxEventDraft): Promise<RecordInboxEventResult> {
-  const inserted = await db
-    .insertInto('inbox_events')
-    .values(toInboxEventRow(draft))
-    .onConflict((oc) => oc.columns(['provider', 'provider_event_id']).doNothing())
-    .returning('id')
-    .executeTakeFirst();
+  const [inserted] = await insertInboxRows(db, [draft]);
   if (inserted) return { kind: 'recorded', inboxEventId: inserted.id };
   const existing = await db
     .selectFrom('inbox_events')

@@ -1,13 +1,8 @@
-import { CompiledQuery, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import { isDatabaseUnavailableError } from '../db/database-errors';
 import type { DB } from '../db/schema';
 import type { InboxEventDraft } from './inbox-event-draft';
-import {
-  inboxInsertColumns,
-  type RecordInboxEventResult,
-  recordInboxEvent,
-  toInboxEventValues,
-} from './record-inbox-event';
+import { insertInboxRows, type RecordInboxEventResult, recordInboxEvent } from './record-inbox-event';
 
 /**
  * One draft's outcome in a batch. `unavailable`: the database could not be reached, nothing of
@@ -18,29 +13,6 @@ export type RecordInboxEventsResult =
   | RecordInboxEventResult
   | { kind: 'unavailable'; error: unknown }
   | { kind: 'failed'; error: unknown };
-
-const insertTexts = new Map<number, string>();
-
-/**
- * The batch insert's SQL for `rows` drafts, built once per size and reused: ingest stores every
- * webhook through here, and building the statement per batch (a query builder walking hundreds
- * of value nodes) was a visible share of ingest's CPU per request.
- */
-function batchInsertText(rows: number): string {
-  let text = insertTexts.get(rows);
-  if (text === undefined) {
-    const width = inboxInsertColumns.length;
-    const tuples = Array.from({ length: rows }, (_, row) => {
-      const placeholders = inboxInsertColumns.map((_column, column) => `$${row * width + column + 1}`);
-      // The database clock: the relay compares enqueued_at with now() on the same clock.
-      return `(${placeholders.join(', ')}, now())`;
-    });
-    text = `INSERT INTO inbox_events (${inboxInsertColumns.join(', ')}, enqueued_at) VALUES ${tuples.join(', ')}
-      ON CONFLICT (provider, provider_event_id) DO NOTHING RETURNING id, provider, provider_event_id`;
-    insertTexts.set(rows, text);
-  }
-  return text;
-}
 
 const keyOf = (draft: InboxEventDraft) => `${draft.provider}\u0000${draft.providerEventId}`;
 
@@ -87,10 +59,7 @@ export async function recordInboxEvents(
   unique.sort(compareKeys);
   let inserted: { id: number; provider: string; provider_event_id: string }[];
   try {
-    const result = await db.executeQuery<{ id: number; provider: string; provider_event_id: string }>(
-      CompiledQuery.raw(batchInsertText(unique.length), unique.flatMap(toInboxEventValues)),
-    );
-    inserted = result.rows;
+    inserted = await insertInboxRows(db, unique);
   } catch (error) {
     if (isDatabaseUnavailableError(error)) return drafts.map(() => ({ kind: 'unavailable', error }));
     return recordOneByOne(db, drafts);
