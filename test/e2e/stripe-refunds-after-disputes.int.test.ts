@@ -74,7 +74,14 @@ describe('a payment both disputed and refunded', () => {
         .replace(/^test:spend:.*/, 'spend');
     const [payment] = await stack.db
       .selectFrom('payments')
-      .select(['status', 'amount_minor', 'amount_refunded_minor', 'tokens_granted', 'tokens_refunded', 'refund_shortfall'])
+      .select([
+        'status',
+        'amount_minor',
+        'amount_refunded_minor',
+        'tokens_granted',
+        'tokens_refunded',
+        'refund_shortfall',
+      ])
       .where('user_id', '=', userId)
       .execute();
     const dispute = await stack.db
@@ -247,7 +254,12 @@ describe('a payment both disputed and refunded', () => {
     expect({
       balance: state.balance,
       ledger: state.ledger.map((row) => [row.reference.replace(/^stripe:installment:\d+$/, 'installment'), row.amount]),
-      payments: state.payments.map((row) => [row.status, row.tokens_granted, row.tokens_refunded, row.refund_shortfall]),
+      payments: state.payments.map((row) => [
+        row.status,
+        row.tokens_granted,
+        row.tokens_refunded,
+        row.refund_shortfall,
+      ]),
       installments: state.installments.map((row) => [row.tokens, row.status]),
     }).toEqual({
       balance: 0,
