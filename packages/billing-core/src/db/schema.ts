@@ -342,7 +342,10 @@ export interface StripeInstallmentsTable {
   invoice_id: string;
   user_id: string;
   sequence: number;
+  /** What granting it posts: its full share, scaled down by partial refunds of its invoice (migration 0024). */
   tokens: number;
+  /** Its original full share, from which every partial refund scales `tokens` (migration 0024). */
+  full_tokens: number;
   due_at: DbTime;
   status: ColumnType<InstallmentStatus, InstallmentStatus | undefined, InstallmentStatus>;
   attempts: ColumnType<number, number | undefined, number>;

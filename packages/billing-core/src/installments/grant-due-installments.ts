@@ -79,24 +79,29 @@ export async function grantDueInstallments(
  * Grants one claimed installment. The conditional update (processing → granted) comes first and
  * holds the row until commit: an installment voided meanwhile (its invoice refunded or disputed,
  * see voidInvoiceInstallments) is not granted, and a void that comes while this runs waits and
- * then finds it granted.
+ * then finds it granted. It posts the tokens that update returns, never the claimed row's: a
+ * partial refund that scaled the row after the claim (scaleInvoiceInstallments) is what counts.
+ * A share scaled down to 0 is marked granted with no ledger entry.
  */
 async function grantInstallment(
   deps: OutboxDeps,
   row: StripeInstallmentRow,
-): Promise<'posted' | 'already-posted' | 'voided'> {
+): Promise<'posted' | 'already-posted' | 'voided' | 'nothing'> {
   return inOutboxTransaction(deps.db, deps.outbox, async (trx) => {
     const marked = await trx
       .updateTable('stripe_installments')
       .set({ status: 'granted', granted_at: sql`now()`, last_error: null, updated_at: sql`now()` })
       .where('id', '=', row.id)
       .where('status', '=', 'processing')
+      .returning('tokens')
       .executeTakeFirst();
-    if (Number(marked.numUpdatedRows) === 0) return 'voided';
+    if (!marked) return 'voided';
+    const tokens = Number(marked.tokens);
+    if (tokens === 0) return 'nothing';
     const posted = await postLedgerEntry(trx, {
       userId: row.user_id,
       reference: references.stripeInstallment(row.id),
-      amount: row.tokens,
+      amount: tokens,
       reason: 'subscription_installment',
     });
     return posted.kind;

@@ -18,6 +18,7 @@ export async function scheduleInstallments(
     user_id: input.userId,
     sequence: index + 1,
     tokens: input.tokensPerInstallment,
+    full_tokens: input.tokensPerInstallment,
     due_at: sql<Date>`now() + make_interval(months => ${index + 1})`,
   }));
   const inserted = await trx

@@ -3,21 +3,62 @@ import type { DB, PaymentRow, TakeBackSource } from '../db/schema';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import { recordTakeBackShortfall } from './take-back-shortfalls';
 
+/** What a Stripe payment has granted so far (see paymentGrantsOf). */
+export interface PaymentGrants {
+  /** The tokens granted: its own credit plus, for an annual invoice, the installments granted. */
+  granted: number;
+  /** The same with each granted installment at its original full share (`full_tokens`). */
+  grantedAtFullShare: number;
+}
+
 /**
  * The tokens a Stripe payment has granted so far: its own credit (a pack, a top-up, an invoice's
- * period credits or first twelfth) plus, for an annual invoice, the installments already granted.
- * Call it after voiding the installments a take-back voids, so an installment being granted right
- * now is either counted here (its grant committed first) or voided (see grantDueInstallments).
+ * period credits or first twelfth) plus, for an annual invoice, the installments already granted
+ * (at the share they were granted, and at their full share). Call it after voiding or scaling
+ * the installments a take-back voids or scales, so an installment being granted right now is
+ * either counted here (its grant committed first) or voided/scaled (see grantDueInstallments).
  */
-export async function tokensGrantedByPayment(trx: Transaction<DB>, payment: PaymentRow): Promise<number> {
-  if (payment.kind !== 'subscription_invoice') return payment.tokens_granted;
+export async function paymentGrantsOf(trx: Transaction<DB>, payment: PaymentRow): Promise<PaymentGrants> {
+  if (payment.kind !== 'subscription_invoice') {
+    return { granted: payment.tokens_granted, grantedAtFullShare: payment.tokens_granted };
+  }
   const installments = await trx
     .selectFrom('stripe_installments')
-    .select(sql<string>`coalesce(sum(tokens), 0)`.as('tokens'))
+    .select([
+      sql<string>`coalesce(sum(tokens), 0)`.as('tokens'),
+      sql<string>`coalesce(sum(full_tokens), 0)`.as('full_tokens'),
+    ])
     .where('invoice_id', '=', payment.provider_payment_id)
     .where('status', '=', 'granted')
     .executeTakeFirstOrThrow();
-  return payment.tokens_granted + Number(installments.tokens);
+  return {
+    granted: payment.tokens_granted + Number(installments.tokens),
+    grantedAtFullShare: payment.tokens_granted + Number(installments.full_tokens),
+  };
+}
+
+/** The tokens a Stripe payment has granted so far (paymentGrantsOf's `granted`). */
+export async function tokensGrantedByPayment(trx: Transaction<DB>, payment: PaymentRow): Promise<number> {
+  return (await paymentGrantsOf(trx, payment)).granted;
+}
+
+/**
+ * What a payment's refunds take back in all once `amountRefunded` of its `amount` is refunded:
+ * everything granted when fully refunded, else `floor(grantedAtFullShare × amountRefunded /
+ * amount)` less what installments granted at a share an earlier partial refund scaled down have
+ * already kept back (`grantedAtFullShare − granted`). With no scaled installment this is
+ * `floor(granted × amountRefunded / amount)`. Never below 0 nor above `granted`.
+ */
+export function refundTargetOf(
+  grants: PaymentGrants,
+  refund: { full: boolean; amount: number; amountRefunded: number },
+): number {
+  if (refund.full) return grants.granted;
+  if (refund.amount <= 0 || refund.amountRefunded <= 0) return 0;
+  const refunded = Math.min(refund.amountRefunded, refund.amount);
+  const share = Number((BigInt(grants.grantedAtFullShare) * BigInt(refunded)) / BigInt(refund.amount));
+  const keptBack = grants.grantedAtFullShare - grants.granted;
+  return Math.min(grants.granted, Math.max(0, share - keptBack));
 }
 
 /** What a payment's take-backs (refunds, chargebacks) have accounted for: taken back + shortfall. */

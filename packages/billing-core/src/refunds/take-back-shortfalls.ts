@@ -31,18 +31,37 @@ export async function recordTakeBackShortfall(
     .execute();
 }
 
-/** A reinstated chargeback owes nothing any more: its open shortfall is closed. */
-export async function closeTakeBackShortfalls(
+/**
+ * A reinstated chargeback forgives `tokens` of its open shortfall (reinstate: the part its
+ * payment's refunds do not take back). The rest stays open (the refunds still owe it, and a
+ * failed generation in flight at the withdrawal may still settle it); once nothing is left open
+ * the rows are closed. Runs under the payment's lock.
+ */
+export async function releaseTakeBackShortfall(
   trx: Transaction<DB>,
   source: { source: TakeBackSource; sourceId: string },
+  tokens: number,
 ): Promise<void> {
-  await trx
-    .updateTable('take_back_shortfalls')
-    .set({ closed_at: sql`now()` })
+  const open = await trx
+    .selectFrom('take_back_shortfalls')
+    .select(['id', 'shortfall', 'recovered'])
     .where('source', '=', source.source)
     .where('source_id', '=', source.sourceId)
     .where('closed_at', 'is', null)
+    .orderBy('id')
+    .forUpdate()
     .execute();
+  let remaining = tokens;
+  for (const row of open) {
+    const left = row.shortfall - row.recovered;
+    const released = Math.min(remaining, left);
+    remaining -= released;
+    await trx
+      .updateTable('take_back_shortfalls')
+      .set(released >= left ? { closed_at: sql`now()` } : { shortfall: sql`shortfall - ${released}` })
+      .where('id', '=', row.id)
+      .execute();
+  }
 }
 
 /**

@@ -9,11 +9,13 @@ import type { ProviderPorts } from '../../../ports/provider-ports';
 import { disputeFundsOf, type StripeJson, stripeIdOf, stripeStringAt } from '../../../provider-data/stripe-objects';
 import { references } from '../../../references';
 import {
+  paymentGrantsOf,
+  refundTargetOf,
   takeBackPaymentTokens,
   tokensAccountedOf,
   tokensGrantedByPayment,
 } from '../../../refunds/take-back-payment-tokens';
-import { closeTakeBackShortfalls } from '../../../refunds/take-back-shortfalls';
+import { releaseTakeBackShortfall } from '../../../refunds/take-back-shortfalls';
 import { isEndedStripeStatus } from '../../../subscriptions/save-stripe-subscription';
 import { defineRoute } from '../../shared/create-provider-handler';
 import type { StripeEvent } from '../stripe-event';
@@ -41,8 +43,9 @@ interface DisputeRead {
  * disputed payment granted (a pack, a top-up, or a subscription invoice with the installments
  * already granted; its scheduled ones are voided), under `stripe:dispute:{id}`, never below zero
  * (the rest is the shortfall, on the stripe_disputes row and the payment); a reinstatement gives
- * back exactly what was taken, under `stripe:dispute:{id}:reinstated`, and schedules again the
- * installments the dispute voided (unless the subscription has ended).
+ * back what was taken less what the payment's refunds now take back (see reinstate), under
+ * `stripe:dispute:{id}:reinstated`, and schedules again the installments the dispute voided
+ * (unless the invoice is refunded in full or the subscription has ended).
  *
  * Order does not matter: prepare re-reads the dispute (`GET /v1/disputes/{id}`, outside any
  * transaction), and apply brings Tally to what Stripe says: funds withdrawn (a negative balance
@@ -83,13 +86,12 @@ export function createDisputeFundsRoute(deps: { ports: ProviderPorts }) {
       if (!payment) {
         if (read.invoice.kind === 'failed') throw read.invoice.error;
         if (read.invoice.invoiceId !== null) {
-          payment = await lockPayment(trx, read.invoice.invoiceId);
-          if (payment?.kind !== 'subscription_invoice') {
-            return ignored(
-              'unknown_payment',
-              `dispute ${disputeId} is of invoice ${read.invoice.invoiceId}, which is not a recorded payment`,
-            );
+          const invoicePayment = await lockPayment(trx, read.invoice.invoiceId);
+          // A dispute of an invoice whose invoice.paid has not been applied yet waits for it too.
+          if (invoicePayment?.kind !== 'subscription_invoice') {
+            return retryLater(`invoice ${read.invoice.invoiceId} of dispute ${disputeId} is not recorded yet`);
           }
+          payment = invoicePayment;
         }
       }
       // A dispute can be delivered before the payment it disputes is recorded: wait for it.
@@ -140,11 +142,11 @@ export function createDisputeFundsRoute(deps: { ports: ProviderPorts }) {
         );
       }
       if (reinstated && record && record.reinstated_at === null) {
-        const rescheduled = await reinstate(trx, { payment, record, row });
+        const { givenBack, keptForRefunds, rescheduled } = await reinstate(trx, { payment, record, row });
         steps.push(
-          `gave back ${record.tokens_taken} tokens under ${references.stripeDisputeReinstated(disputeId)}${
-            rescheduled > 0 ? `; ${rescheduled} installments scheduled again` : ''
-          }`,
+          `gave back ${givenBack} of ${record.tokens_taken} tokens taken under ${references.stripeDisputeReinstated(disputeId)}${
+            keptForRefunds > 0 ? `; ${keptForRefunds} stay taken back for the payment's refunds` : ''
+          }${rescheduled > 0 ? `; ${rescheduled} installments scheduled again` : ''}`,
         );
       }
       if (record) {
@@ -174,23 +176,51 @@ export const disputeStatusRoute = defineRoute<StripeEvent, undefined>({
 });
 
 /**
- * Gives back exactly what the withdrawal took, restores the payment's accounting, and schedules
- * again the installments this dispute voided (unless the subscription has ended since).
+ * Undoes a chargeback as far as the payment still pays for it. The payment (re-read: locked by
+ * the caller) has its take-backs accounted as `tokens_refunded + refund_shortfall`; after the
+ * reinstatement they must account for exactly what its refunds take back (refundTargetOf: all
+ * of it once refunded in full, a share once partly refunded, nothing otherwise), in whichever
+ * order the refunds and the reinstatement came. The dispute releases the difference, at most its
+ * own `tokens_owed`: first from its shortfall (tokens it could not take are forgiven before any
+ * is given back), then from what it took, which is given back under
+ * `stripe:dispute:{id}:reinstated` and recorded as `tokens_reinstated`. What the dispute took and
+ * does not give back stays taken back for the refunds (`tokens_taken − tokens_reinstated`), and
+ * its shortfall row stays open for what of its shortfall the refunds still owe.
+ *
+ * A dispute won and never refunded gives back all it took (as before); won and refunded in full,
+ * nothing. The installments this dispute voided are scheduled again unless the invoice is
+ * refunded in full (a refunded invoice's installments stay void) or the subscription has ended;
+ * a partly refunded invoice's are already at their scaled share (scaleInvoiceInstallments
+ * scales every installment not granted, voided ones included).
  */
 async function reinstate(
   trx: Transaction<DB>,
   input: {
     payment: PaymentRow;
-    record: { dispute_id: string; tokens_taken: number; shortfall: number };
+    record: { dispute_id: string; tokens_owed: number; tokens_taken: number; shortfall: number };
     row: InboxEventRow;
   },
-): Promise<number> {
-  const { payment, record, row } = input;
-  if (record.tokens_taken > 0) {
+): Promise<{ givenBack: number; keptForRefunds: number; rescheduled: number }> {
+  const { record, row } = input;
+  const payment = await trx
+    .selectFrom('payments')
+    .selectAll()
+    .where('id', '=', input.payment.id)
+    .executeTakeFirstOrThrow();
+  const refundedInFull = payment.status === 'refunded';
+  const refundsTake = refundTargetOf(await paymentGrantsOf(trx, payment), {
+    full: refundedInFull,
+    amount: payment.amount_minor,
+    amountRefunded: payment.amount_refunded_minor,
+  });
+  const released = Math.min(record.tokens_owed, Math.max(0, tokensAccountedOf(payment) - refundsTake));
+  const shortfallReleased = Math.min(record.shortfall, released);
+  const givenBack = Math.min(record.tokens_taken, released - shortfallReleased);
+  if (givenBack > 0) {
     await postLedgerEntry(trx, {
       userId: payment.user_id,
       reference: references.stripeDisputeReinstated(record.dispute_id),
-      amount: record.tokens_taken,
+      amount: givenBack,
       reason: 'stripe_dispute_reinstated',
       inboxEventId: row.id,
     });
@@ -198,27 +228,28 @@ async function reinstate(
   await trx
     .updateTable('payments')
     .set({
-      tokens_refunded: sql`tokens_refunded - ${record.tokens_taken}`,
-      refund_shortfall: sql`refund_shortfall - ${record.shortfall}`,
+      tokens_refunded: sql`tokens_refunded - ${givenBack}`,
+      refund_shortfall: sql`refund_shortfall - ${shortfallReleased}`,
       updated_at: sql`now()`,
     })
     .where('id', '=', payment.id)
     .execute();
   await trx
     .updateTable('stripe_disputes')
-    .set({ tokens_reinstated: record.tokens_taken, reinstated_at: sql`now()`, reinstated_inbox_event_id: row.id })
+    .set({ tokens_reinstated: givenBack, reinstated_at: sql`now()`, reinstated_inbox_event_id: row.id })
     .where('dispute_id', '=', record.dispute_id)
     .where('reinstated_at', 'is', null)
     .execute();
-  await closeTakeBackShortfalls(trx, { source: 'stripe_dispute', sourceId: record.dispute_id });
-  if (payment.kind !== 'subscription_invoice') return 0;
+  await releaseTakeBackShortfall(trx, { source: 'stripe_dispute', sourceId: record.dispute_id }, shortfallReleased);
+  const keptForRefunds = record.tokens_taken - givenBack;
+  if (payment.kind !== 'subscription_invoice' || refundedInFull) return { givenBack, keptForRefunds, rescheduled: 0 };
   const subscription = await trx
     .selectFrom('stripe_installments')
     .innerJoin('stripe_subscriptions', 'stripe_subscriptions.subscription_id', 'stripe_installments.subscription_id')
     .select('stripe_subscriptions.status')
     .where('stripe_installments.invoice_id', '=', payment.provider_payment_id)
     .executeTakeFirst();
-  if (!subscription || isEndedStripeStatus(subscription.status)) return 0;
+  if (!subscription || isEndedStripeStatus(subscription.status)) return { givenBack, keptForRefunds, rescheduled: 0 };
   const rescheduled = await trx
     .updateTable('stripe_installments')
     .set({ status: 'scheduled', voided_by_dispute_id: null, updated_at: sql`now()` })
@@ -226,5 +257,5 @@ async function reinstate(
     .where('status', '=', 'void')
     .where('voided_by_dispute_id', '=', record.dispute_id)
     .executeTakeFirst();
-  return Number(rescheduled.numUpdatedRows);
+  return { givenBack, keptForRefunds, rescheduled: Number(rescheduled.numUpdatedRows) };
 }

@@ -2,15 +2,17 @@ import { sql, type Transaction } from 'kysely';
 import type { DB, InboxEventRow, PaymentRow } from '../../../db/schema';
 import { InvalidEventError } from '../../../errors';
 import { type HandlerResult, ignored, processed, retryLater } from '../../../inbox/inbox-handler';
+import { scaleInvoiceInstallments } from '../../../installments/scale-invoice-installments';
 import { voidInvoiceInstallments } from '../../../installments/void-invoice-installments';
 import { lockPayment } from '../../../payments/lock-payment';
 import type { ProviderPorts } from '../../../ports/provider-ports';
 import { stripeIdOf, stripeNumberAt } from '../../../provider-data/stripe-objects';
 import { references } from '../../../references';
 import {
+  paymentGrantsOf,
+  refundTargetOf,
   takeBackPaymentTokens,
   tokensAccountedOf,
-  tokensGrantedByPayment,
 } from '../../../refunds/take-back-payment-tokens';
 import { defineRoute } from '../../shared/create-provider-handler';
 import type { StripeEvent } from '../stripe-event';
@@ -36,8 +38,9 @@ type ChargeInvoice =
  * carries the refunds themselves), so each event states how much of the charge is refunded so
  * far. The tokens the refunds reverse are proportional: `floor(granted × amount_refunded /
  * amount)`, all of them once the charge is fully refunded, where `granted` is what the payment has
- * granted so far (tokensGrantedByPayment: for an annual invoice, its first twelfth and the
- * installments already granted; a full refund first voids the ones not granted). What an event
+ * granted so far (paymentGrantsOf: for an annual invoice, its first twelfth and the installments
+ * already granted; a full refund first voids the ones not granted, a partial one first scales
+ * them to their share of the money not refunded, see refundTargetOf). What an event
  * owes is that target minus what earlier take-backs of the payment accounted for (taken back +
  * shortfall); takeBackPaymentTokens takes what the wallet holds, never below zero.
  *
@@ -49,8 +52,9 @@ type ChargeInvoice =
  *
  * An invoice's payment is recorded under the invoice id, not the intent, so the invoice is found
  * from the charge (older API shape) or through the intent's InvoicePayment (current shape; see
- * ChargeInvoice). A charge of an invoice Tally has not recorded is `ignored` as `unknown_payment`
- * instead of waiting for a pack payment that never comes.
+ * ChargeInvoice). A charge of an invoice Tally has not recorded (yet) waits for it ("retry later",
+ * parked as `waited_too_long` if it never comes), as the refund of a pack not recorded yet does:
+ * Stripe does not order deliveries, and dropping it would lose the take-back for good.
  */
 export function createChargeRefundedRoute(deps: { ports: ProviderPorts }) {
   return defineRoute<StripeEvent, ChargeInvoice>({
@@ -81,10 +85,7 @@ export function createChargeRefundedRoute(deps: { ports: ProviderPorts }) {
         if (invoicePayment?.kind === 'subscription_invoice') {
           return refundPayment(trx, { payment: invoicePayment, charge, chargeId, row });
         }
-        return ignored(
-          'unknown_payment',
-          `charge ${chargeId} pays invoice ${chargeInvoice.invoiceId}, which is not a recorded payment`,
-        );
+        return retryLater(`invoice ${chargeInvoice.invoiceId} of charge ${chargeId} is not recorded yet`);
       }
       // Stripe does not order deliveries: the refund of a pack can arrive before the
       // payment_intent.succeeded that records it. Ignoring it would lose the refund for good
@@ -103,7 +104,8 @@ export function createChargeRefundedRoute(deps: { ports: ProviderPorts }) {
  * Applies a charge's cumulative refund to the payment it paid (locked): a pack, a top-up or a
  * subscription invoice. What the payment has granted so far (for an annual invoice: its first
  * twelfth and the installments already granted) is taken back in proportion to the money
- * refunded; a full refund of an annual invoice first voids the installments not granted yet.
+ * refunded; a full refund of an annual invoice first voids the installments not granted yet, a
+ * partial one first scales them to their share of the money not refunded.
  */
 async function refundPayment(
   trx: Transaction<DB>,
@@ -131,8 +133,12 @@ async function refundPayment(
     );
   }
   const voided = full ? await voidInvoiceInstallments(trx, payment, null) : 0;
-  const granted = await tokensGrantedByPayment(trx, payment);
-  const target = full ? granted : Number((BigInt(granted) * BigInt(refundedMinor)) / BigInt(amount as number));
+  const scaled = full
+    ? 0
+    : await scaleInvoiceInstallments(trx, payment, { amount: amount as number, amountRefunded: refundedMinor });
+  const grants = await paymentGrantsOf(trx, payment);
+  const granted = grants.granted;
+  const target = refundTargetOf(grants, { full, amount: amount ?? 0, amountRefunded: refundedMinor });
   const owed = Math.max(0, target - tokensAccountedOf(payment));
   const reference = full ? references.stripeRefund(chargeId) : references.stripePartialRefund(chargeId, refundedMinor);
   const { taken, shortfall } = await takeBackPaymentTokens(trx, {
@@ -155,7 +161,7 @@ async function refundPayment(
     .execute();
   const detail = `took back ${taken} of ${owed} tokens owed (${payment.tokens_refunded + taken} of ${granted} granted in all) under ${reference}${
     shortfall > 0 ? `; shortfall ${shortfall}` : ''
-  }${voided > 0 ? `; ${voided} installments voided` : ''}`;
+  }${voided > 0 ? `; ${voided} installments voided` : ''}${scaled > 0 ? `; ${scaled} installments scaled down` : ''}`;
   return full
     ? processed('refunded', detail)
     : processed('partially_refunded', `${refundedMinor} of ${amount} refunded: ${detail}`);
