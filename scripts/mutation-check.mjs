@@ -567,7 +567,10 @@ const mutations = [
  * `from` matches any run, so reformatting (indentation, wrapped lines) does not lose a guard.
  */
 function guardPattern(from) {
-  const words = from.trim().split(/\s+/).map((word) => word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  const words = from
+    .trim()
+    .split(/\s+/)
+    .map((word) => word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
   return new RegExp(words.join('\\s+'));
 }
 
@@ -588,7 +591,10 @@ for (const mutation of mutations.filter((m) => !only || m.name.includes(only))) 
     restore();
     process.exit(130);
   });
-  writeFileSync(file, original.replace(pattern, () => mutation.to.trim()));
+  writeFileSync(
+    file,
+    original.replace(pattern, () => mutation.to.trim()),
+  );
   try {
     if (mutation.build) ensureBuilt();
     log(`mutation: ${mutation.name}`);
