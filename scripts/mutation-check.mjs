@@ -386,8 +386,15 @@ const mutations = [
   {
     name: 'RevenueCat fence: token pack links the body ids though the REST read confirmed others (a forged alias moves the credit)',
     file: 'packages/billing-core/src/providers/revenuecat/routes/token-pack-purchase.ts',
-    from: 'const ids = verified ? verified.confirmedIds : idsOf(event);',
-    to: 'const ids = idsOf(event);',
+    from: 'const ids = verified ? verified.confirmedIds : readId === undefined ? [] : [readId];',
+    to: 'const ids = verified ? linkableIds([event.app_user_id, event.original_app_user_id, ...(event.aliases ?? [])]) : [];',
+    tests: ['test/e2e/revenuecat-confirmed-links'],
+  },
+  {
+    name: 'RevenueCat fence: unverified (demo) token pack links the body ids (a body alone moves the credit)',
+    file: 'packages/billing-core/src/providers/revenuecat/routes/token-pack-purchase.ts',
+    from: 'const ids = verified ? verified.confirmedIds : readId === undefined ? [] : [readId];',
+    to: 'const ids = verified ? verified.confirmedIds : linkableIds([event.app_user_id, event.original_app_user_id, ...(event.aliases ?? [])]);',
     tests: ['test/e2e/revenuecat-confirmed-links'],
   },
   {

@@ -176,3 +176,74 @@ describe('RevenueCat links only the ids its REST read confirms', () => {
     ]);
   });
 });
+
+/**
+ * With verification off (the demo configuration) there is no read to confirm ids: the body alone
+ * decides the credit, and it links nothing. A pack credits the wallet its `app_user_id` reaches,
+ * never a user the body names only in `original_app_user_id` or `aliases`.
+ */
+describe('RevenueCat with verification off links no id from a body', () => {
+  let stack: TestStack;
+
+  beforeAll(async () => {
+    stack = await TestStack.start({ verifyRevenueCatPurchases: false });
+  });
+  afterAll(() => stack.stop());
+
+  it("a pack naming another user in original_app_user_id and aliases credits its app_user_id's own wallet and links nothing", async () => {
+    const buyer = 'demo-link-buyer';
+    const other = 'demo-link-other';
+    const run = async (body: string) => {
+      expect((await stack.postRevenueCat(body)).status).toBe(200);
+      const row = await stack.inboxRow('revenuecat', JSON.parse(body).event.id);
+      return { id: row.id, result: await processInboxEvent(stack.processorDeps(), row.id) };
+    };
+    const own = await run(revenueCatTokenPurchase({ id: 'rc-demo-other-own', userId: other }));
+    expect(own.result).toMatchObject({ kind: 'processed', code: 'credited' });
+    const named = await run(
+      revenueCatTokenPurchase({
+        id: 'rc-demo-named',
+        userId: buyer,
+        originalAppUserId: other,
+        aliases: [other, buyer],
+      }),
+    );
+    expect(named.result).toMatchObject({
+      kind: 'processed',
+      code: 'credited',
+      detail: 'credited 100 tokens (tokens_100)',
+    });
+
+    expect(await ledgerOf(stack.db, buyer, columns)).toEqual([
+      {
+        reference: 'revenuecat:event:rc-demo-named',
+        amount: 100,
+        balance_before: 0,
+        balance_after: 100,
+        reason: 'token_pack_purchase',
+        inbox_event_id: named.id,
+      },
+    ]);
+    expect(await ledgerOf(stack.db, other, columns)).toEqual([
+      {
+        reference: 'revenuecat:event:rc-demo-other-own',
+        amount: 100,
+        balance_before: 0,
+        balance_after: 100,
+        reason: 'token_pack_purchase',
+        inbox_event_id: own.id,
+      },
+    ]);
+    expect(
+      await stack.db
+        .selectFrom('user_aliases')
+        .select(['alias', 'user_id'])
+        .where('alias', 'in', [buyer, other])
+        .orderBy('alias')
+        .execute(),
+    ).toEqual([
+      { alias: buyer, user_id: buyer },
+      { alias: other, user_id: other },
+    ]);
+  });
+});

@@ -42,7 +42,9 @@ type Verification = { kind: 'verified'; transactionId: string; confirmedIds: str
  * never the body's `original_app_user_id` or `aliases`, so a forged body cannot move a genuine
  * purchase's credit to another user's wallet.
  *
- * Without verification (the demo) the body is all there is: it credits and links the body's ids.
+ * Without verification (the demo) the body alone decides the credit, but it links nothing: the pack
+ * credits the user its `app_user_id` already reaches (its own, or the one a confirmed link points
+ * it at), never a user named only by the body's other ids.
  */
 export function createTokenPackPurchaseRoute(deps: {
   catalog: Catalog;
@@ -50,8 +52,9 @@ export function createTokenPackPurchaseRoute(deps: {
   verifyPurchases: boolean;
 }) {
   const packOf = (event: RevenueCatEvent) => deps.catalog.findTokenPackByRevenueCatProduct(event.product_id ?? '');
-  const idsOf = (event: RevenueCatEvent) =>
-    linkableIds([event.app_user_id, event.original_app_user_id, ...(event.aliases ?? [])]);
+  /** The id the event names its customer by: `app_user_id` (else the first other id it names). */
+  const readIdOf = (event: RevenueCatEvent) =>
+    linkableIds([event.app_user_id, event.original_app_user_id, ...(event.aliases ?? [])])[0];
 
   async function credit(
     trx: Transaction<DB>,
@@ -63,7 +66,10 @@ export function createTokenPackPurchaseRoute(deps: {
     const pack = packOf(event);
     if (!pack) return ignored('not_in_catalog', `product ${productId || '(none)'} is not a catalog token pack`);
     const verified = verification?.kind === 'verified' ? verification : undefined;
-    const ids = verified ? verified.confirmedIds : idsOf(event);
+    // Linked: the ids RevenueCat's read confirmed; unverified (the demo), the body's id alone,
+    // which still reaches the user a confirmed link made before points it at.
+    const readId = readIdOf(event);
+    const ids = verified ? verified.confirmedIds : readId === undefined ? [] : [readId];
     if (ids.length === 0) throw new InvalidEventError('NON_RENEWING_PURCHASE without app_user_id');
     const transactionId = verified?.transactionId ?? toStoreTransactionId(event.transaction_id);
     if (transactionId === null) throw new InvalidEventError('NON_RENEWING_PURCHASE without transaction_id');
@@ -106,7 +112,7 @@ export function createTokenPackPurchaseRoute(deps: {
   return defineRoute<RevenueCatEvent, Verification>({
     async prepare(event, row, ctx) {
       if (!packOf(event)) return { kind: 'not-a-pack' };
-      const readId = idsOf(event)[0];
+      const readId = readIdOf(event);
       if (readId === undefined) throw new InvalidEventError('NON_RENEWING_PURCHASE without app_user_id');
       const transactionId = toStoreTransactionId(event.transaction_id);
       if (transactionId === null) {
