@@ -107,7 +107,9 @@ describe('RevenueCat token packs: one credit per store transaction, with verific
       for (const _worker of [1, 2]) stack.startWorker({ concurrency: 1, batch: { maxEvents: 1, maxTransactions: 1 } });
       await eventually('both workers to wait on the user locks', async () => {
         const waiting = await sql<{ n: number }>`
-          SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`.execute(stack.db);
+          SELECT count(*)::int AS n FROM pg_locks
+           WHERE locktype = 'advisory' AND NOT granted
+             AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`.execute(stack.db);
         return (waiting.rows[0]?.n ?? 0) >= 2;
       });
       return delivered;
