@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { findWallet, inboxJobId, postLedgerEntry, toWebhookId } from '@tally/billing-core';
+import { findWallet, inboxJobId, linkUserIds, postLedgerEntry, toWebhookId } from '@tally/billing-core';
 import { sql } from 'kysely';
 import { deliveringTo } from '../support/app-webhook-worker';
 import { runCli } from '../support/built-process';
@@ -117,14 +117,10 @@ describe('the console at /admin/console and the audit of admin actions', () => {
 
   it('finds a user by a linked id or a ledger reference, an event by its provider event id, and answers 404 when nothing matches', async () => {
     stack.startWorker();
-    await stack.postRevenueCat(
-      revenueCatTokenPurchase({
-        id: 'rc-search-1',
-        userId: 'search-user',
-        aliases: ['search-user', '$RCAnonymousID:abc'],
-      }),
-    );
+    await stack.postRevenueCat(revenueCatTokenPurchase({ id: 'rc-search-1', userId: 'search-user' }));
     const row = await stack.finishedInboxRow('revenuecat', 'rc-search-1');
+    // The anonymous id linked as a RevenueCat read would confirm it (a webhook body's aliases link nothing).
+    await stack.transaction((trx) => linkUserIds(trx, ['search-user', '$RCAnonymousID:abc']));
     const byAlias = await consoleGet(`/search?q=${encodeURIComponent('$RCAnonymousID:abc')}`);
     expect(byAlias.status).toBe(303);
     expect(byAlias.headers.get('location')).toBe('/admin/console/users/search-user');

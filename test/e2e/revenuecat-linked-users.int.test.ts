@@ -1,4 +1,6 @@
+import { createRevenueCatApiClient } from '@tally/billing-core';
 import { revenueCatTokenPurchase } from '../support/events';
+import { FakeRevenueCat, fakeRevenueCatApiKey } from '../support/fakes/fake-revenuecat';
 import { ledgerColumns, ledgerOf } from '../support/ledger';
 import { type Json, readJson, TestStack } from '../support/stack';
 
@@ -9,20 +11,43 @@ const linkedLedgerColumns = [...ledgerColumns, 'user_id', 'inbox_event_id'] as c
  * A RevenueCat customer goes by several ids (app_user_id, original_app_user_id, aliases, often a
  * `$RCAnonymousID:…` from before the app logged the user in). A token pack bought under any of
  * them lands on one canonical user, chosen by the rule in linkUserIds, and wallet and ledger reads
- * by any linked id answer for that user. Every test here goes through real ingest (authorised
+ * by any linked id answer for that user. The ids linked are those RevenueCat's REST read confirms
+ * (the id read and its `original_app_user_id`; the fake RevenueCat holds each customer's ids), with
+ * purchase verification on as in production. Every test here goes through real ingest (authorised
  * webhooks) and the real worker.
  */
 describe('RevenueCat linked ids: a pack bought under any id the customer goes by credits one user', () => {
   let stack: TestStack;
+  let revenueCat: FakeRevenueCat;
 
   beforeAll(async () => {
-    stack = await TestStack.start();
+    revenueCat = await FakeRevenueCat.start();
+    stack = await TestStack.start({
+      ports: {
+        revenueCat: createRevenueCatApiClient({
+          apiKey: fakeRevenueCatApiKey,
+          baseUrl: revenueCat.baseUrl,
+          timeoutMs: 5_000,
+        }),
+      },
+      verifyRevenueCatPurchases: true,
+    });
     stack.startWorker();
   });
-  afterAll(() => stack.stop());
+  afterAll(async () => {
+    await stack.stop();
+    await revenueCat.stop();
+  });
 
-  /** Delivers a RevenueCat webhook through ingest and waits until the worker finished it. */
+  /**
+   * Delivers a RevenueCat webhook through ingest and waits until the worker finished it. A pack
+   * purchase is listed at the fake RevenueCat first (under the customer its app_user_id is an id of).
+   */
   const deliver = async (body: string) => {
+    const event = JSON.parse(body).event;
+    if (event.type === 'NON_RENEWING_PURCHASE') {
+      revenueCat.addNonSubscription(event.app_user_id, event.product_id, event.transaction_id);
+    }
     const response = await stack.postRevenueCat(body);
     expect(response.status).toBe(200);
     return stack.finishedInboxRow('revenuecat', JSON.parse(body).event.id);
@@ -52,6 +77,10 @@ describe('RevenueCat linked ids: a pack bought under any id the customer goes by
   it('a pack bought under an anonymous id, naming the known user among its aliases, credits that user; wallet and ledger by the anonymous id answer with its balance', async () => {
     const known = 'linked-known-user';
     const anonymous = '$RCAnonymousID:0000000000000a01';
+    const reinstalled = '$RCAnonymousID:0000000000000a02';
+    // One RevenueCat customer, first known as `known`: a read by any of its ids answers
+    // original_app_user_id `known`.
+    revenueCat.setSubscriber(known, {}, [anonymous, reinstalled]);
     // The user the product knows bought a pack before: a user, linked to itself.
     const first = await deliver(revenueCatTokenPurchase({ id: 'rc-linked-first', userId: known }));
     expect(first).toMatchObject({ status: 'processed', outcome_code: 'credited' });
@@ -70,7 +99,7 @@ describe('RevenueCat linked ids: a pack bought under any id the customer goes by
     expect(anonymousPurchase).toMatchObject({
       status: 'processed',
       outcome_code: 'credited',
-      outcome_detail: 'credited 2100 tokens (tokens_2100)',
+      outcome_detail: 'credited 2100 tokens (tokens_2100, listed by RevenueCat)',
       user_id: anonymous,
     });
 
@@ -82,7 +111,6 @@ describe('RevenueCat linked ids: a pack bought under any id the customer goes by
     expect(anonymousOnly).toMatchObject({ status: 'processed', outcome_code: 'credited' });
     // After a reinstall the app goes by a new anonymous id; RevenueCat lists the earlier one as an
     // alias. The first id already linked decides, though the new id comes first.
-    const reinstalled = '$RCAnonymousID:0000000000000a02';
     const reinstall = await deliver(
       revenueCatTokenPurchase({
         id: 'rc-linked-reinstall',
@@ -168,6 +196,8 @@ describe('RevenueCat linked ids: a pack bought under any id the customer goes by
     expect(await linksTo(known)).toEqual([]);
     expect(await usersAmong([known, oldAlias])).toEqual([known]);
 
+    // RevenueCat's customer goes by both ids (its read by the old id answers original_app_user_id `known`).
+    revenueCat.setSubscriber(known, {}, [oldAlias]);
     // The customer logged in under an older id first; RevenueCat names it as app_user_id and the
     // current id among the aliases. The already existing user wins over the first non-anonymous id (rule 2).
     const purchase = await deliver(
@@ -205,6 +235,7 @@ describe('RevenueCat linked ids: a pack bought under any id the customer goes by
   it("a brand-new customer's pack credits its first non-anonymous id; a customer with only anonymous ids becomes a user of its own", async () => {
     const anonymous = '$RCAnonymousID:0000000000000b01';
     const named = 'linked-new-user';
+    revenueCat.setSubscriber(named, {}, [anonymous]);
     // Nobody is known: the anonymous id comes first, but the id the product knows wins (rule 3).
     const purchase = await deliver(
       revenueCatTokenPurchase({
@@ -223,6 +254,7 @@ describe('RevenueCat linked ids: a pack bought under any id the customer goes by
 
     // Only anonymous ids (the app never logged in): the first one becomes the user (rule 4).
     const onlyAnonymous = ['$RCAnonymousID:0000000000000c02', '$RCAnonymousID:0000000000000c01'];
+    revenueCat.setSubscriber(onlyAnonymous[1] as string, {}, [onlyAnonymous[0] as string]);
     const anonymousPurchase = await deliver(
       revenueCatTokenPurchase({
         id: 'rc-linked-only-anon',

@@ -28,6 +28,7 @@ describe('RevenueCat linked ids: studio requests and top-ups under any linked id
           timeoutMs: 5_000,
         }),
       },
+      verifyRevenueCatPurchases: true,
     }));
     // Inbox and relay only: studio requests stay `received`, so balances show only what the API did.
     stack.startWorker();
@@ -37,17 +38,26 @@ describe('RevenueCat linked ids: studio requests and top-ups under any linked id
     await revenueCat.stop();
   });
 
-  /** Delivers a RevenueCat webhook through ingest and waits until the worker processed it. */
+  /**
+   * Delivers a RevenueCat pack purchase through ingest and waits until the worker processed it;
+   * the purchase is listed at the fake RevenueCat first (verification is on, as in production).
+   */
   const deliver = async (body: string) => {
+    const event = JSON.parse(body).event;
+    revenueCat.addNonSubscription(event.app_user_id, event.product_id, event.transaction_id);
     const response = await stack.postRevenueCat(body);
     expect(response.status).toBe(200);
     const row = await stack.finishedInboxRow('revenuecat', JSON.parse(body).event.id);
     expect(row).toMatchObject({ status: 'processed', outcome_code: 'credited' });
     return row;
   };
-  /** A pack bought under the anonymous id with the known id among its aliases: links both to `known` (rule 3). */
-  const linkByPurchase = (eventId: string, anonymous: string, known: string) =>
-    deliver(
+  /**
+   * A pack bought under the anonymous id of a RevenueCat customer first known as `known`: its read
+   * confirms both ids, which are linked to `known` (rule 3, or rule 1 once `known` is linked).
+   */
+  const linkByPurchase = (eventId: string, anonymous: string, known: string) => {
+    revenueCat.setSubscriber(known, {}, [anonymous]);
+    return deliver(
       revenueCatTokenPurchase({
         id: eventId,
         userId: anonymous,
@@ -55,6 +65,7 @@ describe('RevenueCat linked ids: studio requests and top-ups under any linked id
         aliases: [anonymous, known],
       }),
     );
+  };
   const api = async (path: string, options: { method?: string; body?: unknown } = {}) => {
     const response = await stack.apiRequest(path, options);
     return { status: response.status, body: await readJson(response) };

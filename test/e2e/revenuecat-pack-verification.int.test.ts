@@ -98,8 +98,8 @@ describe('RevenueCat token pack verification', () => {
     ]);
     expect(
       await stack.db
-        .selectFrom('revenuecat_verified_purchases')
-        .select(['store_transaction_id', 'user_id', 'product_id', 'ledger_reference', 'inbox_event_id'])
+        .selectFrom('revenuecat_pack_transactions')
+        .select(['store_transaction_id', 'user_id', 'product_id', 'ledger_reference', 'inbox_event_id', 'verified'])
         .where('user_id', '=', 'genuine-user')
         .execute(),
     ).toEqual([
@@ -109,6 +109,7 @@ describe('RevenueCat token pack verification', () => {
         product_id: 'tokens.100',
         ledger_reference: 'revenuecat:event:rc-genuine-1',
         inbox_event_id: id,
+        verified: true,
       },
     ]);
   });

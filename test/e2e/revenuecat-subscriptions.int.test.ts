@@ -281,9 +281,14 @@ describe('RevenueCat subscriptions converge on the truth', () => {
   it("a brand-new user's first INITIAL_PURCHASE assigns the plan, linking its anonymous id", async () => {
     stack.startWorker();
     const anonymous = '$RCAnonymousID:0123456789abcdef';
-    fake.setSubscriber('new-user', { 'premium.monthly': { expires_date: daysFromNow(30), store: 'app_store' } }, [
-      anonymous,
-    ]);
+    // RevenueCat first knew the customer by its anonymous id: its read says so
+    // (original_app_user_id), and that is what links the two ids, not the body's aliases.
+    fake.setSubscriber(
+      'new-user',
+      { 'premium.monthly': { expires_date: daysFromNow(30), store: 'app_store' } },
+      [anonymous],
+      { originalAppUserId: anonymous },
+    );
     const id = await send(
       revenueCatSubscriptionEvent({
         userId: 'new-user',

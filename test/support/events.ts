@@ -5,13 +5,22 @@ import { randomUUID } from 'node:crypto';
  * `aliases` default to `userId` alone (a customer that never went by another id).
  */
 export function revenueCatTokenPurchase(
-  options: { id?: string; userId?: string; originalAppUserId?: string; aliases?: string[]; productId?: string } = {},
+  options: {
+    id?: string;
+    userId?: string;
+    originalAppUserId?: string;
+    aliases?: string[];
+    productId?: string;
+    /** The store transaction; by default one of the event's own (`tx-{id}`), as a real purchase has. */
+    transactionId?: string;
+  } = {},
 ): string {
   const userId = options.userId ?? 'user-1';
+  const id = options.id ?? randomUUID();
   return JSON.stringify({
     api_version: '1.0',
     event: {
-      id: options.id ?? randomUUID(),
+      id,
       type: 'NON_RENEWING_PURCHASE',
       app_user_id: userId,
       original_app_user_id: options.originalAppUserId ?? userId,
@@ -23,7 +32,7 @@ export function revenueCatTokenPurchase(
       event_timestamp_ms: 1_700_000_000_100,
       environment: 'PRODUCTION',
       store: 'APP_STORE',
-      transaction_id: '170000869511114',
+      transaction_id: options.transactionId ?? `tx-${id}`,
       price: 4.99,
       currency: 'USD',
     },

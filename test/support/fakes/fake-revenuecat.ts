@@ -34,6 +34,8 @@ export class FakeRevenueCat {
   port = 0;
   private readonly customers = new Map<string, Record<string, RevenueCatSubscription>>();
   private readonly aliasOf = new Map<string, string>();
+  /** A customer's `original_app_user_id` when it is not the customer's key. */
+  private readonly originalOf = new Map<string, string>();
   /** Consumable purchases per customer, keyed by product id (RevenueCat's `non_subscriptions`). */
   private readonly purchases = new Map<string, Record<string, FakeNonSubscription[]>>();
   private readonly scripts = new Map<string, FakeRevenueCatAnswer[]>();
@@ -61,10 +63,20 @@ export class FakeRevenueCat {
     return `http://127.0.0.1:${this.port}`;
   }
 
-  /** Sets a customer's subscriptions (replacing them); `aliases` answer for the same customer. */
-  setSubscriber(appUserId: string, subscriptions: Record<string, RevenueCatSubscription>, aliases: string[] = []) {
+  /**
+   * Sets a customer's subscriptions (replacing them); `aliases` answer for the same customer. Its
+   * `original_app_user_id` (the id RevenueCat first knew it by) is `appUserId` unless
+   * `originalAppUserId` names another of its ids.
+   */
+  setSubscriber(
+    appUserId: string,
+    subscriptions: Record<string, RevenueCatSubscription>,
+    aliases: string[] = [],
+    options: { originalAppUserId?: string } = {},
+  ) {
     this.customers.set(appUserId, subscriptions);
     for (const alias of aliases) this.aliasOf.set(alias, appUserId);
+    if (options.originalAppUserId !== undefined) this.originalOf.set(appUserId, options.originalAppUserId);
   }
 
   /**
@@ -234,7 +246,7 @@ export class FakeRevenueCat {
       request_date: new Date().toISOString(),
       request_date_ms: Date.now(),
       subscriber: {
-        original_app_user_id: key,
+        original_app_user_id: this.originalOf.get(key) ?? key,
         first_seen: '2024-01-01T00:00:00Z',
         entitlements: {},
         non_subscriptions: this.purchases.get(key) ?? {},

@@ -184,13 +184,18 @@ export interface TokenRefundsTable {
   created_at: DbTime;
 }
 
-/** Token packs credited after RevenueCat's REST read listed them (migration 0014). */
-export interface RevenueCatVerifiedPurchasesTable {
+/**
+ * RevenueCat token packs credited, one row per store transaction (migrations 0014, 0025): the
+ * fence that credits a store transaction once, whatever event ids name it; `verified` says
+ * whether RevenueCat's REST read listed it (REVENUECAT_VERIFY_PURCHASES).
+ */
+export interface RevenueCatPackTransactionsTable {
   store_transaction_id: string;
   user_id: string;
   product_id: string;
   ledger_reference: string;
   inbox_event_id: number;
+  verified: boolean;
   created_at: DbTime;
 }
 
@@ -233,7 +238,7 @@ export interface DB {
   wallets: WalletsTable;
   ledger_entries: LedgerEntriesTable;
   token_refunds: TokenRefundsTable;
-  revenuecat_verified_purchases: RevenueCatVerifiedPurchasesTable;
+  revenuecat_pack_transactions: RevenueCatPackTransactionsTable;
   stripe_disputes: StripeDisputesTable;
   take_back_shortfalls: TakeBackShortfallsTable;
   schema_migrations: SchemaMigrationsTable;

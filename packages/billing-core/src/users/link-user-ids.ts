@@ -18,6 +18,17 @@ export function linkableIds(ids: readonly unknown[]): string[] {
 }
 
 /**
+ * The ids one RevenueCat customer is known to go by, as RevenueCat's REST read confirms them:
+ * the id read (RevenueCat answered for it) and the read's `subscriber.original_app_user_id`
+ * (REST v1 lists no other ids). Ids are linked only from this, never from a webhook body's
+ * `original_app_user_id` or `aliases`: a body forged with a leaked Authorization value could
+ * otherwise link a victim's id to an attacker's user and move the victim's credits there.
+ */
+export function revenueCatConfirmedIds(readId: string, subscriber: { original_app_user_id: string }): string[] {
+  return linkableIds([readId, subscriber.original_app_user_id]);
+}
+
+/**
  * The canonical user of an id: the user it is linked to, else the id itself. Every product API
  * route by a user id (wallet, ledger, subscription, AI Studio, top-ups) resolves the path's id
  * through this once (apps/api `createUserRoutes`) and reads, writes and locks only the answer, so

@@ -5,7 +5,7 @@ import type { ProviderPorts } from '../../../ports/provider-ports';
 import type { RevenueCatSubscriberRead } from '../../../ports/revenuecat-api';
 import type { EventPolicy } from '../../../provider-data/payment-environment';
 import { applyRevenueCatSubscriberRead } from '../../../subscriptions/sync-revenuecat-subscriber';
-import { linkableIds, linkUserIds } from '../../../users/link-user-ids';
+import { linkableIds, linkUserIds, revenueCatConfirmedIds } from '../../../users/link-user-ids';
 import { lockUsers } from '../../../users/lock-user';
 import { defineRoute } from '../../shared/create-provider-handler';
 import type { RevenueCatEvent } from '../revenuecat-event';
@@ -30,38 +30,31 @@ export const revenueCatSubscriptionEventTypes = [
   'REFUND_REVERSED',
 ] as const;
 
-/** One RevenueCat customer the event names: the ids it goes by, and the id Tally reads it by. */
-interface CustomerGroup {
-  ids: string[];
-  readId: string;
-}
-
 interface PreparedSync {
-  reads: { group: CustomerGroup; read: RevenueCatSubscriberRead }[];
+  /** Per customer: the id read, and RevenueCat's answer. */
+  reads: { readId: string; read: RevenueCatSubscriberRead }[];
 }
 
 /**
- * The customers an event names. A TRANSFER moves purchases between distinct customers: each id
- * of `transferred_from` and `transferred_to` is its own customer. Any other event names one
- * customer by `app_user_id`, `original_app_user_id` and `aliases` (all linked together), read by
- * `app_user_id`. Every id here came from RevenueCat, so reading it cannot create a customer.
+ * The ids Tally reads an event's customers by, one per customer. A TRANSFER moves purchases
+ * between distinct customers: each id of `transferred_from` and `transferred_to` is its own
+ * customer. Any other event names one customer, read by `app_user_id` (else the first id it
+ * names). Every id here came from RevenueCat, so reading it cannot create a customer. The body's
+ * other ids (`original_app_user_id`, `aliases`) are not linked: only the read's are.
  */
-function customersOf(event: RevenueCatEvent): CustomerGroup[] {
+function readIdsOf(event: RevenueCatEvent): string[] {
   if (event.type === 'TRANSFER') {
-    return linkableIds([...(event.transferred_from ?? []), ...(event.transferred_to ?? [])]).map((id) => ({
-      ids: [id],
-      readId: id,
-    }));
+    return linkableIds([...(event.transferred_from ?? []), ...(event.transferred_to ?? [])]);
   }
-  const ids = linkableIds([event.app_user_id, event.original_app_user_id, ...(event.aliases ?? [])]);
-  const readId = ids[0];
-  return readId === undefined ? [] : [{ ids, readId }];
+  const readId = linkableIds([event.app_user_id, event.original_app_user_id, ...(event.aliases ?? [])])[0];
+  return readId === undefined ? [] : [readId];
 }
 
 /**
  * Every subscription event, whatever its type and order, converges on RevenueCat's truth:
  * prepare (outside any transaction) re-reads `GET /v1/subscribers/{id}` for every customer the
- * event names; apply links each customer's ids to its canonical user, locks those users and
+ * event names; apply links the ids each read confirms (the id read and RevenueCat's
+ * `original_app_user_id`, never the body's aliases) to a canonical user, locks those users and
  * writes the synced state (nothing when already synchronized). 429 → retry later after
  * Retry-After; 5xx/network → retried with backoff; a missing API key parks as not_configured.
  */
@@ -69,19 +62,20 @@ export function createSubscriptionEventsRoute(deps: { catalog: Catalog; ports: P
   return defineRoute<RevenueCatEvent, PreparedSync>({
     environmentCheck: 'api',
     async prepare(event) {
-      const groups = customersOf(event);
-      if (groups.length === 0) return { reads: [] };
+      const readIds = readIdsOf(event);
+      if (readIds.length === 0) return { reads: [] };
       const api = deps.ports.revenueCat;
       if (!api) throw new NotConfiguredError('RevenueCat API (REVENUECAT_API_KEY)');
       const reads: PreparedSync['reads'] = [];
-      for (const group of groups) reads.push({ group, read: await api.getSubscriber(group.readId) });
+      for (const readId of readIds) reads.push({ readId, read: await api.getSubscriber(readId) });
       return { reads };
     },
     async apply(trx, event, prepared, row, ctx) {
       if (prepared.reads.length === 0) return ignored('no_user', `${event.type} names no app user id`);
       const linked: { userId: string; read: RevenueCatSubscriberRead }[] = [];
-      for (const { group, read } of prepared.reads) {
-        linked.push({ userId: await linkUserIds(trx, group.ids, { inboxEventId: row.id }), read });
+      for (const { readId, read } of prepared.reads) {
+        const ids = revenueCatConfirmedIds(readId, read.subscriber);
+        linked.push({ userId: await linkUserIds(trx, ids, { inboxEventId: row.id }), read });
       }
       await lockUsers(
         trx,

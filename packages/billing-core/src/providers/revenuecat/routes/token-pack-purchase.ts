@@ -6,8 +6,9 @@ import { type HandlerContext, type HandlerResult, ignored, processed } from '../
 import { postLedgerEntry } from '../../../ledger/post-ledger-entry';
 import type { ProviderPorts } from '../../../ports/provider-ports';
 import { references } from '../../../references';
-import { linkableIds, linkUserIds } from '../../../users/link-user-ids';
+import { linkableIds, linkUserIds, revenueCatConfirmedIds } from '../../../users/link-user-ids';
 import { defineRoute } from '../../shared/create-provider-handler';
+import { claimPackTransaction, toStoreTransactionId } from '../claim-pack-transaction';
 import type { RevenueCatEvent } from '../revenuecat-event';
 
 /**
@@ -16,13 +17,19 @@ import type { RevenueCatEvent } from '../revenuecat-event';
  */
 export const PURCHASE_VERIFICATION_WINDOW_MS = 60 * 60_000;
 
-/** What prepare found: the store transaction RevenueCat lists for the user, or nothing to verify. */
-type Verification = { kind: 'verified'; transactionId: string } | { kind: 'not-a-pack' };
+/**
+ * What prepare found: the store transaction RevenueCat lists for the user, with the ids its read
+ * confirms (the only ids linked), or nothing to verify.
+ */
+type Verification = { kind: 'verified'; transactionId: string; confirmedIds: string[] } | { kind: 'not-a-pack' };
 
 /**
- * NON_RENEWING_PURCHASE of a catalog token pack: credits the pack once, under
- * `revenuecat:event:{id}` (a redelivery or replay posts nothing), to the canonical user the
- * event's ids are linked to.
+ * NON_RENEWING_PURCHASE of a catalog token pack: credits the pack once per store transaction
+ * (`transaction_id`), under `revenuecat:event:{id}`, to the canonical user of the ids linked.
+ * The fence is revenuecat_pack_transactions (primary key on the store transaction, claimed in the
+ * crediting transaction): a redelivery or replay posts nothing, and another event id naming a
+ * transaction already credited is ignored (`transaction_already_credited`), in both modes. An
+ * event without a usable `transaction_id` parks `invalid_event`.
  *
  * With `verifyPurchases` (REVENUECAT_VERIFY_PURCHASES, on everywhere but the local demo), the
  * webhook body is a claim, not proof: RevenueCat's Authorization value is a static secret, so a
@@ -31,8 +38,13 @@ type Verification = { kind: 'verified'; transactionId: string } | { kind: 'not-a
  * a purchase whose `store_transaction_id` is the event's `transaction_id`. Not listed yet → retry
  * later; still not listed an hour after the event was received (the handler's clock) → parked
  * `purchase_not_found`. A read answered 201 (RevenueCat created the customer, so it had no
- * purchases) parks at once. One credit per store transaction (revenuecat_verified_purchases):
- * another event id naming a transaction already credited is ignored.
+ * purchases) parks at once. Only the ids that read confirms are linked (revenueCatConfirmedIds),
+ * never the body's `original_app_user_id` or `aliases`, so a forged body cannot move a genuine
+ * purchase's credit to another user's wallet.
+ *
+ * Without verification (the demo) the body alone decides the credit, but it links nothing: the pack
+ * credits the user its `app_user_id` already reaches (its own, or the one a confirmed link points
+ * it at), never a user named only by the body's other ids.
  */
 export function createTokenPackPurchaseRoute(deps: {
   catalog: Catalog;
@@ -40,8 +52,9 @@ export function createTokenPackPurchaseRoute(deps: {
   verifyPurchases: boolean;
 }) {
   const packOf = (event: RevenueCatEvent) => deps.catalog.findTokenPackByRevenueCatProduct(event.product_id ?? '');
-  const idsOf = (event: RevenueCatEvent) =>
-    linkableIds([event.app_user_id, event.original_app_user_id, ...(event.aliases ?? [])]);
+  /** The id the event names its customer by: `app_user_id` (else the first other id it names). */
+  const readIdOf = (event: RevenueCatEvent) =>
+    linkableIds([event.app_user_id, event.original_app_user_id, ...(event.aliases ?? [])])[0];
 
   async function credit(
     trx: Transaction<DB>,
@@ -52,25 +65,30 @@ export function createTokenPackPurchaseRoute(deps: {
     const productId = event.product_id ?? '';
     const pack = packOf(event);
     if (!pack) return ignored('not_in_catalog', `product ${productId || '(none)'} is not a catalog token pack`);
-    const ids = idsOf(event);
+    const verified = verification?.kind === 'verified' ? verification : undefined;
+    // Linked: the ids RevenueCat's read confirmed; unverified (the demo), the body's id alone,
+    // which still reaches the user a confirmed link made before points it at.
+    const readId = readIdOf(event);
+    const ids = verified ? verified.confirmedIds : readId === undefined ? [] : [readId];
     if (ids.length === 0) throw new InvalidEventError('NON_RENEWING_PURCHASE without app_user_id');
+    const transactionId = verified?.transactionId ?? toStoreTransactionId(event.transaction_id);
+    if (transactionId === null) throw new InvalidEventError('NON_RENEWING_PURCHASE without transaction_id');
     // A purchase under an anonymous id or an old alias credits the user the ids are linked to.
     const userId = await linkUserIds(trx, ids, { inboxEventId: row.id, withWallet: true });
     const reference = references.revenuecatEvent(event.id);
-    if (verification?.kind === 'verified') {
-      const claimed = await claimTransaction(trx, {
-        transactionId: verification.transactionId,
-        userId,
-        productId,
-        reference,
-        inboxEventId: row.id,
-      });
-      if (claimed.inbox_event_id !== row.id) {
-        return ignored(
-          'transaction_already_credited',
-          `store transaction ${verification.transactionId} was credited by inbox event ${claimed.inbox_event_id} (${claimed.ledger_reference})`,
-        );
-      }
+    const claimed = await claimPackTransaction(trx, {
+      transactionId,
+      userId,
+      productId,
+      reference,
+      inboxEventId: row.id,
+      verified: verified !== undefined,
+    });
+    if (claimed.inbox_event_id !== row.id) {
+      return ignored(
+        'transaction_already_credited',
+        `store transaction ${transactionId} was credited by inbox event ${claimed.inbox_event_id} (${claimed.ledger_reference})`,
+      );
     }
     const posted = await postLedgerEntry(trx, {
       userId,
@@ -79,9 +97,9 @@ export function createTokenPackPurchaseRoute(deps: {
       reason: 'token_pack_purchase',
       inboxEventId: row.id,
     });
-    const verified = verification?.kind === 'verified' ? ', listed by RevenueCat' : '';
+    const listed = verified ? ', listed by RevenueCat' : '';
     return posted.kind === 'posted'
-      ? processed('credited', `credited ${pack.tokens} tokens (${pack.id}${verified})`)
+      ? processed('credited', `credited ${pack.tokens} tokens (${pack.id}${listed})`)
       : processed('already_credited', `already credited (${posted.entry.reference})`);
   }
 
@@ -94,9 +112,9 @@ export function createTokenPackPurchaseRoute(deps: {
   return defineRoute<RevenueCatEvent, Verification>({
     async prepare(event, row, ctx) {
       if (!packOf(event)) return { kind: 'not-a-pack' };
-      const readId = idsOf(event)[0];
+      const readId = readIdOf(event);
       if (readId === undefined) throw new InvalidEventError('NON_RENEWING_PURCHASE without app_user_id');
-      const transactionId = transactionIdOf(event.transaction_id);
+      const transactionId = toStoreTransactionId(event.transaction_id);
       if (transactionId === null) {
         throw new InvalidEventError('NON_RENEWING_PURCHASE without transaction_id cannot be verified');
       }
@@ -108,7 +126,9 @@ export function createTokenPackPurchaseRoute(deps: {
       const listed = (read.subscriber.non_subscriptions?.[productId] ?? []).some(
         (purchase) => purchase.store_transaction_id === transactionId,
       );
-      if (listed) return { kind: 'verified', transactionId };
+      if (listed) {
+        return { kind: 'verified', transactionId, confirmedIds: revenueCatConfirmedIds(readId, read.subscriber) };
+      }
       if (read.created) {
         throw new PurchaseNotFoundError(
           `RevenueCat did not know customer ${readId} (its read created it), so it has no purchase ${transactionId}`,
@@ -127,38 +147,4 @@ function notListedYet(row: InboxEventRow, ctx: HandlerContext, what: string): ne
     throw new PurchaseNotFoundError(`${what} ${Math.floor(waitedMs / 60_000)} minutes after the event arrived`);
   }
   throw new RetryLaterError(`${what} yet`);
-}
-
-/**
- * Claims the store transaction for this event (the first event wins), inside the crediting
- * transaction; returns the row that holds it (this event's, or the one that credited it first).
- */
-async function claimTransaction(
-  trx: Transaction<DB>,
-  claim: { transactionId: string; userId: string; productId: string; reference: string; inboxEventId: number },
-) {
-  const inserted = await trx
-    .insertInto('revenuecat_verified_purchases')
-    .values({
-      store_transaction_id: claim.transactionId,
-      user_id: claim.userId,
-      product_id: claim.productId,
-      ledger_reference: claim.reference,
-      inbox_event_id: claim.inboxEventId,
-    })
-    .onConflict((oc) => oc.column('store_transaction_id').doNothing())
-    .returningAll()
-    .executeTakeFirst();
-  if (inserted) return inserted;
-  return trx
-    .selectFrom('revenuecat_verified_purchases')
-    .selectAll()
-    .where('store_transaction_id', '=', claim.transactionId)
-    .executeTakeFirstOrThrow();
-}
-
-function transactionIdOf(value: unknown): string | null {
-  if (typeof value === 'string' && value.length > 0 && value.length <= 255) return value;
-  if (typeof value === 'number' && Number.isSafeInteger(value)) return String(value);
-  return null;
 }
