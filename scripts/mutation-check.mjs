@@ -394,8 +394,8 @@ const mutations = [
   {
     name: 'RevenueCat token pack credited without RevenueCat listing its store transaction',
     file: 'packages/billing-core/src/providers/revenuecat/routes/token-pack-purchase.ts',
-    from: "if (listed) return { kind: 'verified', transactionId };",
-    to: "if (true) return { kind: 'verified', transactionId };",
+    from: '      if (listed) {',
+    to: '      if (true) {',
     tests: ['test/e2e/revenuecat-pack-verification'],
   },
   {
