@@ -440,6 +440,20 @@ const mutations = [
     tests: ['test/e2e/console.int'],
   },
   {
+    name: 'console: a Basic POST with neither Origin nor Sec-Fetch-Site passes the same-origin rule',
+    file: 'apps/api/src/http/require-admin-key-or-basic.ts',
+    from: 'if (fetchSite === undefined && origin === undefined) return true;',
+    to: '',
+    tests: ['test/e2e/console.int'],
+  },
+  {
+    name: 'console: search misses a user whose only trace is an inbox event',
+    file: 'packages/billing-core/src/support/find-support-matches.ts',
+    from: "if (filed) users.push({ userId: q, via: 'inbox event' });",
+    to: '',
+    tests: ['test/e2e/console.int'],
+  },
+  {
     name: 'audit: console actions not audited',
     file: 'apps/api/src/app.ts',
     from: "        audit('console'),\n",

@@ -136,7 +136,48 @@ describe('the console at /admin/console and the audit of admin actions', () => {
     expect(nothing.status).toBe(404);
   });
 
-  it('refuses a cross-site console POST with Basic credentials: nothing requeued, nothing audited', async () => {
+  it('finds the customer whose first purchase parked (their only trace is the inbox event) and opens their support view with it', async () => {
+    const worker = startBrokenRevenueCatWorker(stack);
+    const id = await parkTokenPurchase(stack, 'rc-first-parked', 'first-parked-user');
+    worker.fix();
+    await stack.stopWorkers();
+    // No wallet, no user row, no alias: Tally knows this user only from the parked event.
+    expect(
+      await stack.db.selectFrom('wallets').selectAll().where('user_id', '=', 'first-parked-user').execute(),
+    ).toEqual([]);
+    expect(await stack.db.selectFrom('users').selectAll().where('id', '=', 'first-parked-user').execute()).toEqual([]);
+    expect(
+      await stack.db.selectFrom('user_aliases').selectAll().where('alias', '=', 'first-parked-user').execute(),
+    ).toEqual([]);
+
+    const found = await consoleGet('/search?q=first-parked-user');
+    expect(found.status).toBe(303);
+    expect(found.headers.get('location')).toBe('/admin/console/users/first-parked-user');
+    const page = await (await consoleGet('/users/first-parked-user')).text();
+    expect(page).toContain(`/admin/console/events/${id}`);
+    expect(page).toContain('rc-first-parked');
+    const view = (await readJson(await stack.apiRequest('/admin/users/first-parked-user'))) as Json;
+    expect(view).toMatchObject({
+      userId: 'first-parked-user',
+      canonicalUserId: 'first-parked-user',
+      wallet: { balance: 0, createdAt: null },
+      events: {
+        total: 1,
+        truncated: false,
+        items: [
+          expect.objectContaining({
+            id,
+            providerEventId: 'rc-first-parked',
+            status: 'failed',
+            attention: 'parked',
+          }),
+        ],
+      },
+      ledger: { entries: [], total: 0, sum: 0 },
+    });
+  });
+
+  it('refuses a cross-site console POST with Basic credentials, and one that names no origin at all: nothing requeued, nothing audited', async () => {
     const worker = startBrokenRevenueCatWorker(stack);
     const id = await parkTokenPurchase(stack, 'rc-csrf-1', 'csrf-user');
     worker.fix();
@@ -145,6 +186,8 @@ describe('the console at /admin/console and the audit of admin actions', () => {
       { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' },
       { origin: `http://localhost:${stack.api.port}`, 'sec-fetch-site': 'same-site' },
       { origin: 'null' },
+      // Neither Origin nor Sec-Fetch-Site: nothing proves it came from the console's own page.
+      {},
     ];
     for (const headers of crossSite) {
       const response = await consolePost(`/events/${id}/requeue`, headers);
