@@ -39,8 +39,15 @@ const mutations = [
   {
     name: 'ledger totals fold a range without waiting for the transactions that could still hold its ids (a late commit is never counted)',
     file: 'packages/billing-core/src/operations/ledger-totals.ts',
-    from: 'checkpoints.filter((checkpoint) => checkpoint.xmax <= lastXmin).at(-1)',
+    from: 'checkpoints.filter((checkpoint) => checkpoint.assignedAfter <= lastXmin).at(-1)',
     to: 'checkpoints.at(-1)',
+    tests: ['packages/billing-core/src/operations/ledger-totals.int'],
+  },
+  {
+    name: "ledger totals settle against the read snapshot's xmax (a writer above the last completed id, still running, is folded past)",
+    file: 'packages/billing-core/src/operations/ledger-totals.ts',
+    from: 'pg_current_xact_id()::text AS assigned',
+    to: 'pg_snapshot_xmax(pg_current_snapshot())::text AS assigned',
     tests: ['packages/billing-core/src/operations/ledger-totals.int'],
   },
   {
