@@ -482,6 +482,22 @@ const mutations = [
     tests: ['test/e2e/console.int'],
   },
   {
+    name: 'audit: a reconciliation or queue dashboard action over HTTP runs without its started row (audited only after it ran)',
+    file: 'apps/api/src/http/audit-admin-actions.ts',
+    from: '    if (planned.oneTransaction) {',
+    to: '    if (true) {',
+    tests: ['test/e2e/console.int', 'test/e2e/console-stripe.int'],
+  },
+  {
+    name: 'audit: tally reconcile runs without its started row',
+    file: 'apps/cli/src/commands/reconcile.ts',
+    from: 'await auditCliAction(db, { action: adminActions.reconcileStripe, request, outcome: AUDIT_STARTED_OUTCOME });',
+    to: '',
+    tests: ['test/e2e/console-stripe.int'],
+    // The CLI runs as its built process.
+    build: true,
+  },
+  {
     name: 'audit: admin_audit rows can be updated',
     file: 'packages/billing-core/migrations/0017_admin_audit.sql',
     from: 'BEFORE UPDATE OR DELETE ON admin_audit',

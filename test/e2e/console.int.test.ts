@@ -227,7 +227,7 @@ describe('the console at /admin/console and the audit of admin actions', () => {
     ]);
   });
 
-  it('audits admin API, dashboard and CLI actions once each, with the answer, and lists them at GET /admin/audit', async () => {
+  it('audits admin API, dashboard and CLI actions once each (a dashboard action also before it runs), with the answer, and lists them at GET /admin/audit', async () => {
     const worker = startBrokenRevenueCatWorker(stack);
     const id = await parkTokenPurchase(stack, 'rc-audit-1', 'audit-user');
     const second = await parkTokenPurchase(stack, 'rc-audit-2', 'audit-user');
@@ -284,6 +284,18 @@ describe('the console at /admin/console and the audit of admin actions', () => {
         status_code: 409,
         outcome: 'not_parked',
       }),
+      // Spanning Redis and Postgres, the dashboard's action is recorded before it runs, then answered.
+      expect.objectContaining({
+        action: 'queue.retry_job',
+        surface: 'dashboard',
+        target_kind: 'queue_job',
+        target_id: inboxJobId(second),
+        path: `/admin/queues/api/queues/inbox/${inboxJobId(second)}/retry`,
+        key_fingerprint: fingerprint,
+        status_code: null,
+        outcome: 'started',
+        answer: null,
+      }),
       expect.objectContaining({
         action: 'queue.retry_job',
         surface: 'dashboard',
@@ -304,14 +316,14 @@ describe('the console at /admin/console and the audit of admin actions', () => {
         answer: expect.objectContaining({ requeued: 1, ids: [third] }),
       }),
     ]);
-    expect(rows[3]?.actor).toEqual(expect.any(String));
+    expect(rows[4]?.actor).toEqual(expect.any(String));
 
     // GET /admin/audit: newest first, paged by cursor.
     const first = (await readJson(await stack.apiRequest('/admin/audit?limit=2'))) as Json;
-    expect(first.actions.map((action: Json) => action.id)).toEqual([rows[3]?.id, rows[2]?.id]);
+    expect(first.actions.map((action: Json) => action.id)).toEqual([rows[4]?.id, rows[3]?.id]);
     expect(first.actions[0]).toMatchObject({ surface: 'cli', target: { kind: 'inbox_event', id: String(third) } });
     const next = (await readJson(await stack.apiRequest(`/admin/audit?limit=2&cursor=${first.nextCursor}`))) as Json;
-    expect(next.actions.map((action: Json) => action.id)).toEqual([rows[1]?.id, rows[0]?.id]);
+    expect(next.actions.map((action: Json) => action.id)).toEqual([rows[2]?.id, rows[1]?.id]);
     const byTarget = (await readJson(
       await stack.apiRequest(`/admin/audit?targetKind=inbox_event&targetId=${id}`),
     )) as Json;
@@ -321,6 +333,59 @@ describe('the console at /admin/console and the audit of admin actions', () => {
     const page = await (await consoleGet('/audit')).text();
     expect(page).toContain('queue.retry_job');
     expect(page).toContain(fingerprint);
+  });
+
+  it('runs no queue dashboard action when its audit row cannot be written: 503, the job still failed, its event still parked', async () => {
+    const worker = startBrokenRevenueCatWorker(stack);
+    const id = await parkTokenPurchase(stack, 'rc-dashboard-audit', 'dashboard-audit-user');
+    worker.fix();
+    await eventually('the job to be failed', async () => {
+      const job = await stack.queue.getJob(inboxJobId(id));
+      return job && (await job.getState()) === 'failed';
+    });
+    const retryOne = `http://127.0.0.1:${stack.api.port}/admin/queues/api/queues/inbox/${inboxJobId(id)}/retry`;
+    // In this test's own database: every audit row refused.
+    await sql`CREATE FUNCTION test_refuse_every_audit() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'audit row refused'; END; $$`.execute(stack.db);
+    await sql`CREATE TRIGGER test_refuse_every_audit_trg BEFORE INSERT ON admin_audit
+      FOR EACH ROW EXECUTE FUNCTION test_refuse_every_audit()`.execute(stack.db);
+    let auditBefore: Awaited<ReturnType<typeof auditRows>>;
+    try {
+      auditBefore = await auditRows();
+      const parked = await stack.inboxRow('revenuecat', 'rc-dashboard-audit');
+      const refused = [
+        await fetch(retryOne, { method: 'PUT', headers: { authorization: `Bearer ${adminKey}` } }),
+        await fetch(`http://127.0.0.1:${stack.api.port}/admin/queues/api/queues/inbox/retry/failed`, {
+          method: 'PUT',
+          headers: { authorization: basicAuth('ops', adminKey), ...sameOrigin() },
+        }),
+      ];
+      for (const response of refused) {
+        expect({ status: response.status, body: await readJson(response) }).toEqual({
+          status: 503,
+          body: { error: { code: 'audit_unavailable', message: expect.any(String) } },
+        });
+      }
+      // Nothing ran: the job is still failed, the row still parked and untouched (no reset), no audit row.
+      expect(await (await stack.queue.getJob(inboxJobId(id)))?.getState()).toBe('failed');
+      expect(await stack.inboxRow('revenuecat', 'rc-dashboard-audit')).toEqual(parked);
+      expect(await auditRows()).toEqual(auditBefore);
+    } finally {
+      await sql`DROP TRIGGER test_refuse_every_audit_trg ON admin_audit`.execute(stack.db);
+      await sql`DROP FUNCTION test_refuse_every_audit()`.execute(stack.db);
+    }
+    // Once rows can be written, the same retry runs, recorded before it ran and with its answer.
+    expect(
+      (await fetch(retryOne, { method: 'PUT', headers: { authorization: `Bearer ${adminKey}` } })).status,
+    ).toBeLessThan(300);
+    expect(await stack.finishedInboxRow('revenuecat', 'rc-dashboard-audit')).toMatchObject({
+      status: 'processed',
+      outcome_code: 'credited',
+    });
+    expect((await auditRows()).slice(auditBefore.length)).toEqual([
+      expect.objectContaining({ action: 'queue.retry_job', target_id: inboxJobId(id), outcome: 'started' }),
+      expect.objectContaining({ action: 'queue.retry_job', target_id: inboxJobId(id), outcome: 'ok' }),
+    ]);
   });
 
   it('keeps admin_audit append-only: an update, a delete or a truncate is rejected by the database', async () => {
