@@ -81,6 +81,7 @@ describe('the console over Stripe: search by a Stripe id, reconciliation from it
         surface: 'console',
         method: 'POST',
         path: '/admin/console/reconcile',
+        request: { params: {}, body: { windowDays: '3' } },
         status_code: null,
         outcome: 'started',
         answer: null,
