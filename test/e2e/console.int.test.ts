@@ -132,7 +132,48 @@ describe('the console at /admin/console and the audit of admin actions', () => {
     expect(nothing.status).toBe(404);
   });
 
-  it('refuses a cross-site console POST with Basic credentials: nothing requeued, nothing audited', async () => {
+  it('finds the customer whose first purchase parked (their only trace is the inbox event) and opens their support view with it', async () => {
+    const worker = startBrokenRevenueCatWorker(stack);
+    const id = await parkTokenPurchase(stack, 'rc-first-parked', 'first-parked-user');
+    worker.fix();
+    await stack.stopWorkers();
+    // No wallet, no user row, no alias: Tally knows this user only from the parked event.
+    expect(
+      await stack.db.selectFrom('wallets').selectAll().where('user_id', '=', 'first-parked-user').execute(),
+    ).toEqual([]);
+    expect(await stack.db.selectFrom('users').selectAll().where('id', '=', 'first-parked-user').execute()).toEqual([]);
+    expect(
+      await stack.db.selectFrom('user_aliases').selectAll().where('alias', '=', 'first-parked-user').execute(),
+    ).toEqual([]);
+
+    const found = await consoleGet('/search?q=first-parked-user');
+    expect(found.status).toBe(303);
+    expect(found.headers.get('location')).toBe('/admin/console/users/first-parked-user');
+    const page = await (await consoleGet('/users/first-parked-user')).text();
+    expect(page).toContain(`/admin/console/events/${id}`);
+    expect(page).toContain('rc-first-parked');
+    const view = (await readJson(await stack.apiRequest('/admin/users/first-parked-user'))) as Json;
+    expect(view).toMatchObject({
+      userId: 'first-parked-user',
+      canonicalUserId: 'first-parked-user',
+      wallet: { balance: 0, createdAt: null },
+      events: {
+        total: 1,
+        truncated: false,
+        items: [
+          expect.objectContaining({
+            id,
+            providerEventId: 'rc-first-parked',
+            status: 'failed',
+            attention: 'parked',
+          }),
+        ],
+      },
+      ledger: { entries: [], total: 0, sum: 0 },
+    });
+  });
+
+  it('refuses a cross-site console POST with Basic credentials, and one that names no origin at all: nothing requeued, nothing audited', async () => {
     const worker = startBrokenRevenueCatWorker(stack);
     const id = await parkTokenPurchase(stack, 'rc-csrf-1', 'csrf-user');
     worker.fix();
@@ -141,6 +182,8 @@ describe('the console at /admin/console and the audit of admin actions', () => {
       { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' },
       { origin: `http://localhost:${stack.api.port}`, 'sec-fetch-site': 'same-site' },
       { origin: 'null' },
+      // Neither Origin nor Sec-Fetch-Site: nothing proves it came from the console's own page.
+      {},
     ];
     for (const headers of crossSite) {
       const response = await consolePost(`/events/${id}/requeue`, headers);
@@ -180,7 +223,7 @@ describe('the console at /admin/console and the audit of admin actions', () => {
     ]);
   });
 
-  it('audits admin API, dashboard and CLI actions once each, with the answer, and lists them at GET /admin/audit', async () => {
+  it('audits admin API, dashboard and CLI actions once each (a dashboard action also before it runs), with the answer, and lists them at GET /admin/audit', async () => {
     const worker = startBrokenRevenueCatWorker(stack);
     const id = await parkTokenPurchase(stack, 'rc-audit-1', 'audit-user');
     const second = await parkTokenPurchase(stack, 'rc-audit-2', 'audit-user');
@@ -237,6 +280,18 @@ describe('the console at /admin/console and the audit of admin actions', () => {
         status_code: 409,
         outcome: 'not_parked',
       }),
+      // Spanning Redis and Postgres, the dashboard's action is recorded before it runs, then answered.
+      expect.objectContaining({
+        action: 'queue.retry_job',
+        surface: 'dashboard',
+        target_kind: 'queue_job',
+        target_id: inboxJobId(second),
+        path: `/admin/queues/api/queues/inbox/${inboxJobId(second)}/retry`,
+        key_fingerprint: fingerprint,
+        status_code: null,
+        outcome: 'started',
+        answer: null,
+      }),
       expect.objectContaining({
         action: 'queue.retry_job',
         surface: 'dashboard',
@@ -257,14 +312,14 @@ describe('the console at /admin/console and the audit of admin actions', () => {
         answer: expect.objectContaining({ requeued: 1, ids: [third] }),
       }),
     ]);
-    expect(rows[3]?.actor).toEqual(expect.any(String));
+    expect(rows[4]?.actor).toEqual(expect.any(String));
 
     // GET /admin/audit: newest first, paged by cursor.
     const first = (await readJson(await stack.apiRequest('/admin/audit?limit=2'))) as Json;
-    expect(first.actions.map((action: Json) => action.id)).toEqual([rows[3]?.id, rows[2]?.id]);
+    expect(first.actions.map((action: Json) => action.id)).toEqual([rows[4]?.id, rows[3]?.id]);
     expect(first.actions[0]).toMatchObject({ surface: 'cli', target: { kind: 'inbox_event', id: String(third) } });
     const next = (await readJson(await stack.apiRequest(`/admin/audit?limit=2&cursor=${first.nextCursor}`))) as Json;
-    expect(next.actions.map((action: Json) => action.id)).toEqual([rows[1]?.id, rows[0]?.id]);
+    expect(next.actions.map((action: Json) => action.id)).toEqual([rows[2]?.id, rows[1]?.id]);
     const byTarget = (await readJson(
       await stack.apiRequest(`/admin/audit?targetKind=inbox_event&targetId=${id}`),
     )) as Json;
@@ -274,6 +329,59 @@ describe('the console at /admin/console and the audit of admin actions', () => {
     const page = await (await consoleGet('/audit')).text();
     expect(page).toContain('queue.retry_job');
     expect(page).toContain(fingerprint);
+  });
+
+  it('runs no queue dashboard action when its audit row cannot be written: 503, the job still failed, its event still parked', async () => {
+    const worker = startBrokenRevenueCatWorker(stack);
+    const id = await parkTokenPurchase(stack, 'rc-dashboard-audit', 'dashboard-audit-user');
+    worker.fix();
+    await eventually('the job to be failed', async () => {
+      const job = await stack.queue.getJob(inboxJobId(id));
+      return job && (await job.getState()) === 'failed';
+    });
+    const retryOne = `http://127.0.0.1:${stack.api.port}/admin/queues/api/queues/inbox/${inboxJobId(id)}/retry`;
+    // In this test's own database: every audit row refused.
+    await sql`CREATE FUNCTION test_refuse_every_audit() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'audit row refused'; END; $$`.execute(stack.db);
+    await sql`CREATE TRIGGER test_refuse_every_audit_trg BEFORE INSERT ON admin_audit
+      FOR EACH ROW EXECUTE FUNCTION test_refuse_every_audit()`.execute(stack.db);
+    let auditBefore: Awaited<ReturnType<typeof auditRows>>;
+    try {
+      auditBefore = await auditRows();
+      const parked = await stack.inboxRow('revenuecat', 'rc-dashboard-audit');
+      const refused = [
+        await fetch(retryOne, { method: 'PUT', headers: { authorization: `Bearer ${adminKey}` } }),
+        await fetch(`http://127.0.0.1:${stack.api.port}/admin/queues/api/queues/inbox/retry/failed`, {
+          method: 'PUT',
+          headers: { authorization: basicAuth('ops', adminKey), ...sameOrigin() },
+        }),
+      ];
+      for (const response of refused) {
+        expect({ status: response.status, body: await readJson(response) }).toEqual({
+          status: 503,
+          body: { error: { code: 'audit_unavailable', message: expect.any(String) } },
+        });
+      }
+      // Nothing ran: the job is still failed, the row still parked and untouched (no reset), no audit row.
+      expect(await (await stack.queue.getJob(inboxJobId(id)))?.getState()).toBe('failed');
+      expect(await stack.inboxRow('revenuecat', 'rc-dashboard-audit')).toEqual(parked);
+      expect(await auditRows()).toEqual(auditBefore);
+    } finally {
+      await sql`DROP TRIGGER test_refuse_every_audit_trg ON admin_audit`.execute(stack.db);
+      await sql`DROP FUNCTION test_refuse_every_audit()`.execute(stack.db);
+    }
+    // Once rows can be written, the same retry runs, recorded before it ran and with its answer.
+    expect(
+      (await fetch(retryOne, { method: 'PUT', headers: { authorization: `Bearer ${adminKey}` } })).status,
+    ).toBeLessThan(300);
+    expect(await stack.finishedInboxRow('revenuecat', 'rc-dashboard-audit')).toMatchObject({
+      status: 'processed',
+      outcome_code: 'credited',
+    });
+    expect((await auditRows()).slice(auditBefore.length)).toEqual([
+      expect.objectContaining({ action: 'queue.retry_job', target_id: inboxJobId(id), outcome: 'started' }),
+      expect.objectContaining({ action: 'queue.retry_job', target_id: inboxJobId(id), outcome: 'ok' }),
+    ]);
   });
 
   it('keeps admin_audit append-only: an update, a delete or a truncate is rejected by the database', async () => {

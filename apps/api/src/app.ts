@@ -143,6 +143,8 @@ export function createApiApp(deps: ApiAppDeps): Express {
         consolePath,
         consoleHeaders,
         requireAdminKeyOrBasic(deps.adminApiKeys, refuseFailedAuth),
+        // The console's forms, parsed before the audit so a `started` row holds what was asked.
+        express.urlencoded({ extended: false, limit: '10kb' }),
         audit('console'),
         createConsoleRoutes({
           db: deps.db,

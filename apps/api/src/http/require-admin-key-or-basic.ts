@@ -24,14 +24,19 @@ export function basicUserOf(req: Request): string | undefined {
 }
 
 /**
- * Whether a browser sent this state-changing request from another site. A browser attaches Basic
- * credentials to every request to the origin, whoever made the page, so a page elsewhere could
- * otherwise post to the dashboard's API (retry, clean, obliterate) with the operator's key.
+ * Whether this state-changing request with Basic credentials may have come from another site. A
+ * browser attaches Basic credentials to every request to the origin, whoever made the page, so a
+ * page elsewhere could otherwise post to the dashboard's API (retry, clean, obliterate) with the
+ * operator's key. Only a request that proves its origin passes: the browsers the console supports
+ * send `Origin` on every POST/PUT/DELETE and `Sec-Fetch-Site` on every request, so one with
+ * neither is not from the console's own pages (an old browser, a plugin, a proxy stripping them)
+ * and is refused; scripts use the key as a bearer token, which this rule does not concern.
  */
 function isCrossSite(req: Request): boolean {
   const fetchSite = req.get('sec-fetch-site');
-  if (fetchSite !== undefined && fetchSite !== 'same-origin' && fetchSite !== 'none') return true;
   const origin = req.get('origin');
+  if (fetchSite === undefined && origin === undefined) return true;
+  if (fetchSite !== undefined && fetchSite !== 'same-origin' && fetchSite !== 'none') return true;
   if (origin === undefined || origin === 'null') return origin === 'null';
   try {
     return new URL(origin).host !== req.get('host');

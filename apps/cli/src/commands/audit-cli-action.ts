@@ -13,7 +13,10 @@ export function cliAuditRecord(record: CliRecord): AdminActionRecord {
   return { ...record, surface: 'cli', actor: osUser() };
 }
 
-/** Records a CLI command that spans more than a transaction (reconcile), once it has acted, with what it answered. */
+/**
+ * Records a CLI command that spans more than a transaction (reconcile): a `started` row before it
+ * acts (the command stops if that row cannot be written), then one with what it answered.
+ */
 export function auditCliAction(db: Database['db'], record: CliRecord): Promise<number> {
   return recordAdminAction(db, cliAuditRecord(record));
 }

@@ -1,4 +1,5 @@
 import {
+  AUDIT_STARTED_OUTCOME,
   adminActions,
   createStripeApi,
   reconcileStripe,
@@ -37,6 +38,9 @@ export async function runReconcile(options: { days: number; dryRun?: boolean; js
         timeoutMs: env.STRIPE_TIMEOUT_MS,
       });
       const request = { windowDays: options.days, dryRun: options.dryRun ?? false };
+      // The run is audited before it starts (it spans Stripe calls, so no transaction can hold it
+      // with its row): if the row cannot be written, nothing is reconciled.
+      await auditCliAction(db, { action: adminActions.reconcileStripe, request, outcome: AUDIT_STARTED_OUTCOME });
       const report = await reconcileStripe({ db, stripe, enqueue: (ids) => handOffOnce(env, db, ids) }, request).catch(
         async (error: unknown) => {
           const code = (error as { code?: unknown }).code;

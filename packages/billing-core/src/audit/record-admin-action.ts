@@ -21,6 +21,14 @@ export interface AdminActionRecord {
   answer?: unknown;
 }
 
+/**
+ * The outcome of the row an action that spans more than one transaction (a reconciliation, a
+ * queue dashboard action) writes before it runs: the action runs only once this row is committed,
+ * and a second row follows with its answer. A `started` row with no answer after it is an action
+ * whose process died, or whose answer row could not be written.
+ */
+export const AUDIT_STARTED_OUTCOME = 'started';
+
 /** The most characters of JSON a request or answer keeps; larger ones keep their scalars and array sizes. */
 export const AUDIT_JSON_MAX_CHARS = 4_000;
 

@@ -1,4 +1,5 @@
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import type { DB } from '../db/schema';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import { inOutboxTransaction } from '../outbox/outbox-transaction';
 import { signal } from '../testing/signal';
@@ -118,5 +119,105 @@ describe('ledger totals for the metrics scrape', () => {
       .where('reference', '=', 'test:totals:slow')
       .executeTakeFirstOrThrow();
     expect(Number(slowEntry.id)).toBeLessThanOrEqual(reader.settledThrough);
+  });
+
+  it('counts an entry whose writer got its transaction id after the last completed one and commits after a later id was read (the fold waits for it)', async () => {
+    // The interleaving: B takes its transaction id first; the older writer W takes a later one and
+    // draws the lower ledger id; B draws the higher id and commits; a read sees B's entry while W
+    // still runs. It needs W's id at or above that read's snapshot xmax (the latest completed id
+    // + 1): nothing on the server may complete a later transaction between W taking its id and
+    // the read. The server is shared, so an attempt that missed the window is cleaned up and run
+    // again.
+    const xid = async (db: Kysely<DB>) =>
+      BigInt((await sql<{ xid: string }>`SELECT pg_current_xact_id()::text AS xid`.execute(db)).rows[0]?.xid ?? 0);
+    const snapshotBounds = async (db: Kysely<DB>) => {
+      const { rows } = await sql<{ xmin: string; xmax: string }>`
+        SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin,
+               pg_snapshot_xmax(pg_current_snapshot())::text AS xmax`.execute(db);
+      return { xmin: BigInt(rows[0]?.xmin ?? 0), xmax: BigInt(rows[0]?.xmax ?? 0) };
+    };
+    const idOf = async (db: Kysely<DB>, reference: string) =>
+      Number(
+        (
+          await db
+            .selectFrom('ledger_entries')
+            .select('id')
+            .where('reference', '=', reference)
+            .executeTakeFirstOrThrow()
+        ).id,
+      );
+    const reader = createLedgerTotalsReader();
+    for (let attempt = 1; ; attempt += 1) {
+      if (attempt > 200) throw new Error('no attempt had the writer above the read snapshot xmax (server too busy)');
+      await readUntilSettled(reader);
+      const bHasXid = signal();
+      const olderDrawn = signal();
+      const release = signal();
+      let olderXid = 0n;
+      let olderId = 0;
+      const later = inOutboxTransaction(database.db, testOutbox, async (trx) => {
+        await xid(trx);
+        bHasXid.resolve();
+        await olderDrawn.promise;
+        return postLedgerEntry(trx, {
+          userId: 'totals-later',
+          reference: `test:totals:later:${attempt}`,
+          amount: 3,
+          reason: 'token_pack_purchase',
+        });
+      });
+      await bHasXid.promise;
+      const older = inOutboxTransaction(database.db, testOutbox, async (trx) => {
+        const posted = await postLedgerEntry(trx, {
+          userId: 'totals-older',
+          reference: `test:totals:older:${attempt}`,
+          amount: 11,
+          reason: 'token_pack_purchase',
+        });
+        olderXid = await xid(trx);
+        olderId = await idOf(trx, `test:totals:older:${attempt}`);
+        olderDrawn.resolve();
+        await release.promise;
+        return posted;
+      });
+      await olderDrawn.promise;
+      await later;
+      // The read, in a repeatable-read transaction so the test knows the xmax of the very snapshot
+      // it reads with.
+      const readXmax = await database.db
+        .transaction()
+        .setIsolationLevel('repeatable read')
+        .execute(async (trx) => {
+          const { xmax } = await snapshotBounds(trx);
+          await reader.read(trx);
+          return xmax;
+        });
+      // The older writer drew the lower id.
+      expect(olderId).toBeLessThan(await idOf(database.db, `test:totals:later:${attempt}`));
+      const conclusive = olderXid >= readXmax;
+      // Whether the base took in W's range (an id below B's) while W still ran.
+      let foldedPastOlder = false;
+      if (conclusive) {
+        // Every transaction below that xmax finishes (W is above it), then two more reads: the
+        // first proves the earlier read's range "settled" by its xmin, the second would fold it.
+        const deadline = Date.now() + 20_000;
+        while ((await snapshotBounds(database.db)).xmin < readXmax) {
+          if (Date.now() > deadline) throw new Error('transactions below the read xmax still running');
+          await reader.read(database.db);
+        }
+        await reader.read(database.db);
+        await reader.read(database.db);
+        foldedPastOlder = reader.settledThrough >= olderId;
+      }
+      release.resolve();
+      await older;
+      const totals = sorted(await readUntilSettled(reader));
+      expect(totals).toEqual(await fullScan());
+      if (conclusive) {
+        // The buggy fold loses W's entry for good: the totals would lack its 11 tokens.
+        expect(foldedPastOlder).toBe(false);
+        return;
+      }
+    }
   });
 });

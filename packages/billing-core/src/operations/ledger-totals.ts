@@ -21,8 +21,12 @@ export interface LedgerTotalsReader {
 interface Checkpoint {
   /** The largest id the read saw. */
   maxId: number;
-  /** Its snapshot's xmax: every transaction id below it had been assigned by then. */
-  xmax: bigint;
+  /**
+   * The transaction id the read assigned itself after taking its snapshot: above every
+   * transaction id assigned before that snapshot, so above every writer's that could hold an id up
+   * to maxId the read did not see.
+   */
+  assignedAfter: bigint;
 }
 
 type GroupRow = {
@@ -46,12 +50,21 @@ const MAX_CHECKPOINTS = 64;
  *
  * Ids are drawn before their transactions commit, so an id below one already seen can still
  * appear. A range is folded into the base only once no transaction that could hold an id in it
- * is still running: each read remembers the largest id it saw and its snapshot's xmax (every
- * transaction id below xmax was assigned by then); a later read whose snapshot's xmin has passed
- * that xmax (every such transaction finished) folds the entries up to that id. That holds for
- * every writer that has its transaction id when it draws a ledger id; every ledger writer locks
- * the wallet row (which assigns it) before it inserts the entry. A long transaction only holds
- * the fold back: the reads sum more entries meanwhile, and stay exact.
+ * is still running. An id up to the largest one a read saw (M) that the read did not see was
+ * drawn before M was (the identity hands ids out in order, cache 1), so before that read's
+ * snapshot, by a transaction that had its transaction id by then (every ledger writer locks the
+ * wallet row, which assigns it, before it inserts the entry). So each read also assigns itself a
+ * transaction id (`pg_current_xact_id()`, evaluated after the statement's snapshot was taken):
+ * ids are assigned in increasing order, so it is above that writer's. A later read whose
+ * snapshot's xmin is at least that id folds the entries up to M: xmin <= xmax, so that snapshot's
+ * xmax is above every id below it, each of which is therefore either listed in its xip (and then
+ * not below xmin) or finished. The snapshot's own xmax would not do as the bound: on Postgres 14+
+ * it is the latest *completed* transaction id + 1, so a writer that got its id after the last
+ * completion and still runs is at or above it, is not in xip and holds no xmin back (the fold
+ * would pass its entry, which would then never be counted). The price is one transaction id and
+ * one commit record per read (a scrape every 15 s), and the read needs the primary (a standby
+ * cannot assign ids). A long transaction only holds the fold back: the reads sum more entries
+ * meanwhile, and stay exact.
  *
  * Every read is one statement: the fold of a range the previous read proved settled comes from
  * the same rows. One reader per process (its base lives in memory); a process's first read and
@@ -84,13 +97,13 @@ export function createLedgerTotalsReader(): LedgerTotalsReader {
     },
     async read(db) {
       const after = settledThrough;
-      // The newest range the last read found settled (its xmin past the range's xmax): every
-      // transaction that could hold an id in it had finished before that read, so this read sees
-      // the range whole and folds it from its own rows.
-      const foldUpTo = checkpoints.filter((checkpoint) => checkpoint.xmax <= lastXmin).at(-1)?.maxId ?? after;
-      // One statement: the entries after the base, marked by whether they fold, and the snapshot
-      // that saw them.
-      const { rows } = await sql<{ live: GroupRow[] | null; xmin: string; xmax: string }>`
+      // The newest range the last read found settled (its xmin at least the id the range's read
+      // assigned itself): every transaction that could hold an id in it had finished before that
+      // read, so this read sees the range whole and folds it from its own rows.
+      const foldUpTo = checkpoints.filter((checkpoint) => checkpoint.assignedAfter <= lastXmin).at(-1)?.maxId ?? after;
+      // One statement: the entries after the base, marked by whether they fold, the snapshot that
+      // saw them, and a transaction id assigned after that snapshot.
+      const { rows } = await sql<{ live: GroupRow[] | null; xmin: string; assigned: string }>`
         WITH live AS (
           SELECT CASE WHEN amount > 0 THEN 'credit' ELSE 'debit' END AS direction, reason,
                  id <= ${foldUpTo} AS folds, count(*) AS entries, sum(abs(amount)) AS tokens,
@@ -100,7 +113,7 @@ export function createLedgerTotalsReader(): LedgerTotalsReader {
            GROUP BY 1, 2, 3)
         SELECT (SELECT json_agg(live) FROM live) AS live,
                pg_snapshot_xmin(pg_current_snapshot())::text AS xmin,
-               pg_snapshot_xmax(pg_current_snapshot())::text AS xmax`.execute(db);
+               pg_current_xact_id()::text AS assigned`.execute(db);
       const snapshot = rows[0];
       if (!snapshot) throw new Error('ledger totals: the snapshot read returned no row');
       const totals = new Map<string, LedgerTotal>();
@@ -117,7 +130,7 @@ export function createLedgerTotalsReader(): LedgerTotalsReader {
       lastXmin = BigInt(snapshot.xmin);
       checkpoints = checkpoints.filter((checkpoint) => checkpoint.maxId > settledThrough);
       if (maxId > settledThrough) {
-        checkpoints.push({ maxId, xmax: BigInt(snapshot.xmax) });
+        checkpoints.push({ maxId, assignedAfter: BigInt(snapshot.assigned) });
         if (checkpoints.length > MAX_CHECKPOINTS) checkpoints = checkpoints.slice(-MAX_CHECKPOINTS);
       }
       return [...totals.values()];

@@ -15,12 +15,14 @@ export type SupportMatchVia =
   | 'stripe payment'
   | 'stripe invoice'
   | 'top-up'
-  | 'ledger reference';
+  | 'ledger reference'
+  | 'inbox event';
 
 const eventColumns = ['id', 'provider', 'provider_event_id', 'type'] as const;
 
 /**
- * Everything one pasted id can name: a user id or any id linked to it, a provider event id, a
+ * Everything one pasted id can name: a user id or any id linked to it (or the user id an inbox
+ * event was filed under, for a user Tally knows only from that event), a provider event id, a
  * Stripe customer, subscription, payment intent or invoice id, a top-up or ledger reference, or an
  * inbox event number. Users come back canonical and once each; Stripe events naming the id are
  * listed only when no user owns it. Every lookup is an equality on a unique or indexed column; at
@@ -40,6 +42,18 @@ export async function findSupportMatches(db: Kysely<DB>, text: string, limit = 2
     .union(db.selectFrom('users').select('id as user_id').where('id', '=', q))
     .executeTakeFirst();
   if (known) users.push({ userId: q, via: 'user id' });
+  // A user whose only trace is an event in the inbox (a first purchase that parked before it
+  // created the wallet): the id the event was filed under. One probe of inbox_events_user_idx
+  // (user_id, id), however large the inbox.
+  if (!alias && !known) {
+    const filed = await db
+      .selectFrom('inbox_events')
+      .select('user_id')
+      .where('user_id', '=', q)
+      .limit(1)
+      .executeTakeFirst();
+    if (filed) users.push({ userId: q, via: 'inbox event' });
+  }
 
   const owners: [SupportMatchVia, Promise<{ user_id: string } | undefined>][] = [
     [
