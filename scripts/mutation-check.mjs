@@ -122,21 +122,26 @@ const mutations = [
     tests: ['test/e2e/engine'],
   },
   {
-    name: "batched first runs lock their users in the rows' order, not in key order (two batches can deadlock)",
-    file: 'packages/billing-core/src/inbox/inbox-transitions.ts',
-    from: `(SELECT DISTINCT hashtext(user_id) AS key FROM inbox_events
-               WHERE id = ANY(\${s.inboxEventIds}::bigint[]) AND user_id IS NOT NULL
-               ORDER BY 1) AS keys)`,
-    to: `(SELECT hashtext(user_id) AS key FROM inbox_events
-               WHERE id = ANY(\${s.inboxEventIds}::bigint[]) AND user_id IS NOT NULL
-               ORDER BY id) AS keys)`,
-    tests: ['test/e2e/inbox-batch'],
+    name: "user locks taken in the rows' or the caller's order, not in key order (two batches, or a batch and lockUsers, can deadlock)",
+    file: 'packages/billing-core/src/db/user-lock-order.ts',
+    from: `(SELECT DISTINCT hashtext(users.user_id) AS key FROM (\${userIds}) AS users
+           WHERE users.user_id IS NOT NULL ORDER BY 1) AS keys`,
+    to: `(SELECT hashtext(users.user_id) AS key FROM (\${userIds}) AS users
+           WHERE users.user_id IS NOT NULL) AS keys`,
+    tests: ['test/e2e/inbox-batch', 'packages/billing-core/src/users/lock-user.int'],
+  },
+  {
+    name: 'lockUsers waits for a user lock below one its transaction holds (a handler locking a linked user after the event user can deadlock)',
+    file: 'packages/billing-core/src/users/lock-user.ts',
+    from: '(hashtext(wanted.user_id) <= (SELECT top FROM held)) IS TRUE AS below',
+    to: 'false AS below',
+    tests: ['packages/billing-core/src/users/lock-user.int'],
   },
   {
     name: 'batched first runs take no user locks (two replicas apply one user at once)',
-    file: 'packages/billing-core/src/inbox/inbox-transitions.ts',
-    from: 'SELECT pg_advisory_xact_lock(${s.namespace}, keys.key)::text AS locked',
-    to: 'SELECT ${s.namespace}::text || keys.key::text AS locked',
+    file: 'packages/billing-core/src/db/user-lock-order.ts',
+    from: 'SELECT pg_advisory_xact_lock(${namespace}, keys.key)::text AS locked',
+    to: 'SELECT ${namespace}::text || keys.key::text AS locked',
     tests: ['test/e2e/engine'],
   },
   {
@@ -219,8 +224,8 @@ const mutations = [
   {
     name: 'an advisory lock key spelled out outside the registry',
     file: 'packages/billing-core/src/users/lock-user.ts',
-    from: 'pg_advisory_xact_lock(${USER_LOCK_NAMESPACE}, hashtext(${userId}))',
-    to: 'pg_advisory_xact_lock(7411001, hashtext(${userId}))',
+    from: 'pg_try_advisory_xact_lock(${USER_LOCK_NAMESPACE}, hashtext(user_id))',
+    to: 'pg_try_advisory_xact_lock(7411001, hashtext(user_id))',
     tests: ['packages/billing-core/src/db/advisory-locks'],
   },
   {
