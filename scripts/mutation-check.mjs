@@ -390,6 +390,27 @@ const mutations = [
     tests: ['test/e2e/idempotency.int'],
   },
   {
+    name: 'idempotency key: a retryable answer kept as final (isFinalAnswer ignores the retryable flag: a confirm is told "not paid" forever)',
+    file: 'packages/billing-core/src/idempotency/finish-idempotency-key.ts',
+    from: 'return answer.status < 500 && !answer.retryable;',
+    to: 'return answer.status < 500;',
+    tests: ['test/e2e/idempotency.int'],
+  },
+  {
+    name: "idempotency key: a retryable answer kept as final (the top-up routes do not mark a retryable error's answer)",
+    file: 'apps/api/src/routes/v1/topup-routes.ts',
+    from: 'if (error.retryable) markAnswerRetryable(res);',
+    to: 'void markAnswerRetryable;',
+    tests: ['test/e2e/idempotency.int'],
+  },
+  {
+    name: "idempotency key: scoped by the canonical user, not the path's id (a link made between a call and its retry charges again)",
+    file: 'apps/api/src/http/idempotency.ts',
+    from: 'userId: requestedId,',
+    to: 'userId: userScopeOf(res).userId,',
+    tests: ['test/e2e/idempotency.int'],
+  },
+  {
     name: 'idempotency key: the unique (user, key) removed',
     file: 'packages/billing-core/migrations/0013_idempotency_keys.sql',
     from: '  CONSTRAINT idempotency_keys_user_key_uq UNIQUE (user_id, idempotency_key),\n',

@@ -1,8 +1,8 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { USER_LOCK_NAMESPACE } from '../db/advisory-locks';
-import { userLocksInKeyOrder } from '../db/user-lock-order';
 import { precompiledSql } from '../db/precompiled-sql';
 import type { DB, InboxEventRow } from '../db/schema';
+import { userLocksInKeyOrder } from '../db/user-lock-order';
 import { ERROR_TEXT_MAX_LENGTH } from '../errors';
 import type { HandlerResult } from './inbox-handler';
 import type { ParkedOutcomeCode, ReceivedOutcomeCode } from './outcome-codes';

@@ -100,9 +100,11 @@ describe('user locks are taken in one order on every path, so two transactions n
     release.resolve();
 
     const outcomes = await Promise.allSettled([batch, writer, holder]);
-    expect(outcomes.map((outcome) => (outcome.status === 'fulfilled' ? 'committed' : String(outcome.reason)))).toEqual(
-      ['committed', 'committed', 'committed'],
-    );
+    expect(outcomes.map((outcome) => (outcome.status === 'fulfilled' ? 'committed' : String(outcome.reason)))).toEqual([
+      'committed',
+      'committed',
+      'committed',
+    ]);
     const rows = outcomes[0].status === 'fulfilled' ? outcomes[0].value : [];
     expect(rows.map((row) => row.user_id)).toEqual([first, second]);
   });
