@@ -138,6 +138,13 @@ const mutations = [
     tests: ['packages/billing-core/src/users/lock-user.int'],
   },
   {
+    name: 'an event whose handler met a user lock out of order deferred instead of applied again with its user locks taken in order',
+    file: 'packages/billing-core/src/inbox/process-inbox-event.ts',
+    from: 'if (!(error instanceof UserLockOrderError) || pass >= maxLockOrderPasses) throw error;',
+    to: 'if (error instanceof Error || pass >= 1) throw error;',
+    tests: ['packages/billing-core/src/users/lock-user.int'],
+  },
+  {
     name: 'batched first runs take no user locks (two replicas apply one user at once)',
     file: 'packages/billing-core/src/db/user-lock-order.ts',
     from: 'SELECT pg_advisory_xact_lock(${namespace}, keys.key)::text AS locked',

@@ -1,7 +1,10 @@
 import { sql, type Transaction } from 'kysely';
 import type { DB } from '../db/schema';
+import { type InboxHandler, processed } from '../inbox/inbox-handler';
 import { lockUsersAndReadInboxEvents } from '../inbox/inbox-transitions';
+import { processInboxEvent } from '../inbox/process-inbox-event';
 import { signal } from '../testing/signal';
+import { testOutbox } from '../testing/test-outbox';
 import { createTestDatabase, type TestDatabase } from '../testing/test-services';
 import { lockUser, lockUsers, UserLockOrderError } from './lock-user';
 
@@ -44,21 +47,12 @@ describe('user locks are taken in one order on every path, so two transactions n
     throw new Error(`never saw ${count} transactions waiting for an advisory lock`);
   }
 
-  /** A transaction that would notice a cycle quickly, and never waits forever. */
-  function inTransaction<T>(work: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
-    return database.db.transaction().execute(async (trx) => {
-      await sql`SET LOCAL deadlock_timeout = '50ms'`.execute(trx);
-      await sql`SET LOCAL lock_timeout = '10s'`.execute(trx);
-      return work(trx);
-    });
-  }
-
-  it('a coalesced batch of events for users A and B and lockUsers([B, A]) both commit', async () => {
-    const { first, second } = await idsWithKeysReversed('batch');
-    const events = await database.db
+  /** One fresh inbox row per user id. */
+  const insertEvents = (userIds: string[]) =>
+    database.db
       .insertInto('inbox_events')
       .values(
-        [first, second].map((userId) => ({
+        userIds.map((userId) => ({
           provider: 'stripe' as const,
           provider_event_id: `evt_lock_order_${userId}`,
           type: 'payment_intent.succeeded',
@@ -74,6 +68,19 @@ describe('user locks are taken in one order on every path, so two transactions n
       )
       .returning('id')
       .execute();
+
+  /** A transaction that would notice a cycle quickly, and never waits forever. */
+  function inTransaction<T>(work: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
+    return database.db.transaction().execute(async (trx) => {
+      await sql`SET LOCAL deadlock_timeout = '50ms'`.execute(trx);
+      await sql`SET LOCAL lock_timeout = '10s'`.execute(trx);
+      return work(trx);
+    });
+  }
+
+  it('a coalesced batch of events for users A and B and lockUsers([B, A]) both commit', async () => {
+    const { first, second } = await idsWithKeysReversed('batch');
+    const events = await insertEvents([first, second]);
 
     // The second user's lock is held, so both transactions below queue for it: the batch first.
     const holderHolds = signal();
@@ -137,5 +144,67 @@ describe('user locks are taken in one order on every path, so two transactions n
       other: otherOutcome.status === 'fulfilled' ? otherOutcome.value : String(otherOutcome.reason),
     }).toEqual({ event: expect.any(UserLockOrderError), other: 'locked both' });
     expect(eventOutcome.status === 'rejected' && (eventOutcome.reason as UserLockOrderError).retryable).toBe(true);
+  });
+
+  it("an event whose handler locks a linked user below the event's own runs again with both locked in order, and is applied once", async () => {
+    const { first: eventUser, second: linkedUser } = await idsWithKeysReversed('engine');
+    const [event] = await insertEvents([eventUser]);
+    const applies: string[] = [];
+    // As token-pack refunds and subscription events do: the linked (canonical) user's lock, after the event's.
+    const handler: InboxHandler<undefined> = {
+      prepare: async () => undefined,
+      prepareWithoutIo: () => ({ prepared: undefined }),
+      async apply(trx) {
+        await lockUsers(trx, [linkedUser]);
+        applies.push('applied');
+        return processed('credited', `locked ${linkedUser}`);
+      },
+    };
+    // Another writer holds the linked user and then wants the event's user.
+    const linkedHeld = signal();
+    const goOn = signal();
+    const other = inTransaction(async (trx) => {
+      await lockUser(trx, linkedUser);
+      linkedHeld.resolve();
+      await goOn.promise;
+      await lockUsers(trx, [eventUser]);
+      return 'locked both';
+    });
+    await linkedHeld.promise;
+    const processing = processInboxEvent(
+      {
+        db: database.db,
+        handlers: { stripe: handler, revenuecat: handler },
+        outbox: testOutbox,
+        maxAttempts: 5,
+        backoff: { baseDelayMs: 60_000, maxDelayMs: 60_000 },
+        retryLater: { baseDelayMs: 60_000, maxDelayMs: 60_000, maxWaitMs: 3_600_000 },
+      },
+      Number(event?.id),
+      { firstRun: true },
+    );
+    // The event waits for the linked user's lock (in order), holding no other user lock.
+    await untilWaiting(1);
+    goOn.resolve();
+
+    const [otherOutcome, eventOutcome] = await Promise.allSettled([other, processing]);
+    expect(otherOutcome).toEqual({ status: 'fulfilled', value: 'locked both' });
+    expect(eventOutcome).toMatchObject({ status: 'fulfilled', value: { kind: 'processed', path: 'claimed' } });
+    expect(
+      await database.db
+        .selectFrom('inbox_events')
+        .select(['status', 'attempts', 'deferrals', 'outcome_code', 'outcome_detail', 'last_error'])
+        .where('id', '=', Number(event?.id))
+        .executeTakeFirst(),
+    ).toEqual({
+      status: 'processed',
+      attempts: 1,
+      deferrals: 0,
+      outcome_code: 'credited',
+      outcome_detail: `locked ${linkedUser}`,
+      last_error: null,
+    });
+    // Two passes were refused the lock before it was taken in order; only the third committed.
+    expect(applies).toEqual(['applied']);
   });
 });
