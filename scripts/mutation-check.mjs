@@ -141,7 +141,7 @@ const mutations = [
     name: 'an event whose handler met a user lock out of order deferred instead of applied again with its user locks taken in order',
     file: 'packages/billing-core/src/inbox/process-inbox-event.ts',
     from: 'if (!(error instanceof UserLockOrderError) || pass >= maxLockOrderPasses) throw error;',
-    to: 'if (error instanceof Error || pass >= 1) throw error;',
+    to: 'if (!(error instanceof UserLockOrderError) || pass >= 1) throw error;',
     tests: ['packages/billing-core/src/users/lock-user.int'],
   },
   {

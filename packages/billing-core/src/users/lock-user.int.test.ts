@@ -38,12 +38,16 @@ describe('user locks are taken in one order on every path, so two transactions n
     return rows[0]?.waiting ?? 0;
   }
 
-  /** Resolves once `count` transactions wait for an advisory lock (polls Postgres; the order comes from there). */
-  async function untilWaiting(count: number): Promise<void> {
-    for (let polls = 0; polls < 1_000; polls += 1) {
+  /**
+   * Resolves once `count` transactions wait for an advisory lock (polls Postgres; the order comes
+   * from there). When they never do, opens `gate` first, so no transaction outlives the test.
+   */
+  async function untilWaiting(count: number, gate: { resolve: () => void }): Promise<void> {
+    for (let polls = 0; polls < 500; polls += 1) {
       if ((await advisoryWaiters()) >= count) return;
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
+    gate.resolve();
     throw new Error(`never saw ${count} transactions waiting for an advisory lock`);
   }
 
@@ -97,13 +101,13 @@ describe('user locks are taken in one order on every path, so two transactions n
         events.map((event) => event.id),
       ),
     );
-    await untilWaiting(1);
+    await untilWaiting(1, release);
     const writer = inTransaction(async (trx) => {
       // Named in the other order than the batch's rows: the order is the locks', not the caller's.
       await lockUsers(trx, [second, first]);
       return 'locked both';
     });
-    await untilWaiting(2);
+    await untilWaiting(2, release);
     release.resolve();
 
     const outcomes = await Promise.allSettled([batch, writer, holder]);
@@ -135,7 +139,7 @@ describe('user locks are taken in one order on every path, so two transactions n
       await lockUsers(trx, [high]);
       return 'locked both';
     });
-    await untilWaiting(1);
+    await untilWaiting(1, goOn);
     goOn.resolve();
 
     const [eventOutcome, otherOutcome] = await Promise.allSettled([event, other]);
@@ -184,7 +188,7 @@ describe('user locks are taken in one order on every path, so two transactions n
       { firstRun: true },
     );
     // The event waits for the linked user's lock (in order), holding no other user lock.
-    await untilWaiting(1);
+    await untilWaiting(1, goOn);
     goOn.resolve();
 
     const [otherOutcome, eventOutcome] = await Promise.allSettled([other, processing]);
