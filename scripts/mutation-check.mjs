@@ -129,21 +129,33 @@ const mutations = [
     tests: ['test/e2e/engine'],
   },
   {
-    name: "batched first runs lock their users in the rows' order, not in key order (two batches can deadlock)",
-    file: 'packages/billing-core/src/inbox/inbox-transitions.ts',
-    from: `(SELECT DISTINCT hashtext(user_id) AS key FROM inbox_events
-               WHERE id = ANY(\${s.inboxEventIds}::bigint[]) AND user_id IS NOT NULL
-               ORDER BY 1) AS keys)`,
-    to: `(SELECT hashtext(user_id) AS key FROM inbox_events
-               WHERE id = ANY(\${s.inboxEventIds}::bigint[]) AND user_id IS NOT NULL
-               ORDER BY id) AS keys)`,
-    tests: ['test/e2e/inbox-batch'],
+    name: "user locks taken in the rows' or the caller's order, not in key order (two batches, or a batch and lockUsers, can deadlock)",
+    file: 'packages/billing-core/src/db/user-lock-order.ts',
+    from: `(SELECT DISTINCT hashtext(users.user_id) AS key FROM (\${userIds}) AS users
+           WHERE users.user_id IS NOT NULL ORDER BY 1) AS keys`,
+    to: `(SELECT hashtext(users.user_id) AS key FROM (\${userIds}) AS users
+           WHERE users.user_id IS NOT NULL) AS keys`,
+    tests: ['test/e2e/inbox-batch', 'packages/billing-core/src/users/lock-user.int'],
+  },
+  {
+    name: 'lockUsers waits for a user lock below one its transaction holds (a handler locking a linked user after the event user can deadlock)',
+    file: 'packages/billing-core/src/users/lock-user.ts',
+    from: '(hashtext(wanted.user_id) <= (SELECT top FROM held)) IS TRUE AS below',
+    to: 'false AS below',
+    tests: ['packages/billing-core/src/users/lock-user.int'],
+  },
+  {
+    name: 'an event whose handler met a user lock out of order deferred instead of applied again with its user locks taken in order',
+    file: 'packages/billing-core/src/inbox/process-inbox-event.ts',
+    from: 'if (!(error instanceof UserLockOrderError) || pass >= maxLockOrderPasses) throw error;',
+    to: 'if (!(error instanceof UserLockOrderError) || pass >= 1) throw error;',
+    tests: ['packages/billing-core/src/users/lock-user.int'],
   },
   {
     name: 'batched first runs take no user locks (two replicas apply one user at once)',
-    file: 'packages/billing-core/src/inbox/inbox-transitions.ts',
-    from: 'SELECT pg_advisory_xact_lock(${s.namespace}, keys.key)::text AS locked',
-    to: 'SELECT ${s.namespace}::text || keys.key::text AS locked',
+    file: 'packages/billing-core/src/db/user-lock-order.ts',
+    from: 'SELECT pg_advisory_xact_lock(${namespace}, keys.key)::text AS locked',
+    to: 'SELECT ${namespace}::text || keys.key::text AS locked',
     tests: ['test/e2e/engine'],
   },
   {
@@ -226,8 +238,8 @@ const mutations = [
   {
     name: 'an advisory lock key spelled out outside the registry',
     file: 'packages/billing-core/src/users/lock-user.ts',
-    from: 'pg_advisory_xact_lock(${USER_LOCK_NAMESPACE}, hashtext(${userId}))',
-    to: 'pg_advisory_xact_lock(7411001, hashtext(${userId}))',
+    from: 'pg_try_advisory_xact_lock(${USER_LOCK_NAMESPACE}, hashtext(user_id))',
+    to: 'pg_try_advisory_xact_lock(7411001, hashtext(user_id))',
     tests: ['packages/billing-core/src/db/advisory-locks'],
   },
   {
@@ -389,6 +401,27 @@ const mutations = [
     file: 'packages/billing-core/src/idempotency/idempotency-key-in-transaction.ts',
     from: "eb('locked_at', 'is', null),",
     to: 'sql<boolean>`true`,',
+    tests: ['test/e2e/idempotency.int'],
+  },
+  {
+    name: 'idempotency key: a retryable answer kept as final (isFinalAnswer ignores the retryable flag: a confirm is told "not paid" forever)',
+    file: 'packages/billing-core/src/idempotency/finish-idempotency-key.ts',
+    from: 'return answer.status < 500 && !answer.retryable;',
+    to: 'return answer.status < 500;',
+    tests: ['test/e2e/idempotency.int'],
+  },
+  {
+    name: "idempotency key: a retryable answer kept as final (the top-up routes do not mark a retryable error's answer)",
+    file: 'apps/api/src/routes/v1/topup-routes.ts',
+    from: 'if (error.retryable) markAnswerRetryable(res);',
+    to: 'void markAnswerRetryable;',
+    tests: ['test/e2e/idempotency.int'],
+  },
+  {
+    name: "idempotency key: scoped by the canonical user, not the path's id (a link made between a call and its retry charges again)",
+    file: 'apps/api/src/http/idempotency.ts',
+    from: 'userId: requestedId,',
+    to: 'userId: userScopeOf(res).userId,',
     tests: ['test/e2e/idempotency.int'],
   },
   {

@@ -360,18 +360,43 @@ describe('Idempotency-Key: a retried POST under /v1 never charges or creates twi
     }
   });
 
-  it("a linked id's key is its canonical user's: the same key through the alias finds the user's key", async () => {
+  it('a link made between a studio POST and its retry does not make the retry a new key: it is replayed, charged once', async () => {
+    const [linked, canonical] = [await payingUser(40), await payingUser(40)];
+    const key = newKey();
+    const first = await answerOf(await post(studioPath(linked), fullSong, key));
+    expect(first).toMatchObject({ status: 202, replayed: null, body: { tokensCharged: 15 } });
+    // RevenueCat links the id to another user before the app's retry arrives.
+    await stack.db.insertInto('user_aliases').values({ alias: linked, user_id: canonical }).execute();
+    const retried = await answerOf(await post(studioPath(linked), fullSong, key));
+    expect(retried).toEqual({ ...first, replayed: 'true' });
+    expect(await studioState(linked)).toEqual({
+      requests: [{ public_id: first.body.id, tokens_charged: 15, free_tier: false }],
+      debits: [{ reference: `studio:${first.body.id}:debit`, amount: -15, balance_after: 25 }],
+      balance: 25,
+    });
+    expect(await studioState(canonical)).toEqual({ requests: [], debits: [], balance: 40 });
+    expect(await keyRows(linked)).toEqual([
+      expect.objectContaining({ idempotency_key: key, request_path: studioPath(linked), response_status: 202 }),
+    ]);
+    expect(await keyRows(canonical)).toEqual([]);
+  });
+
+  it("keys are per id as the path names it: the same key through a linked id is that id's own key, a new action", async () => {
     const userId = await payingUser(40);
     const alias = `$RCAnonymousID:${newUser()}`;
     await stack.db.insertInto('user_aliases').values({ alias, user_id: userId }).execute();
     const key = newKey();
     const first = await answerOf(await post(studioPath(userId), fullSong, key));
-    expect(first.status).toBe(202);
-    // Through the alias the path differs, so the key (the user's) was used for another request.
     const viaAlias = await answerOf(await post(studioPath(encodeURIComponent(alias)), fullSong, key));
-    expect(viaAlias).toMatchObject({ status: 422, body: { error: { code: 'idempotency_key_reused' } } });
-    expect((await studioState(userId)).requests).toHaveLength(1);
-    expect(await keyRows(alias)).toEqual([]);
+    expect([first.status, first.replayed, viaAlias.status, viaAlias.replayed]).toEqual([202, null, 202, null]);
+    expect(viaAlias.body.id).not.toBe(first.body.id);
+    // Both are the canonical user's requests and debits; each id keeps its own key.
+    expect((await studioState(userId)).requests.map((request) => request.public_id)).toEqual([
+      first.body.id,
+      viaAlias.body.id,
+    ]);
+    expect((await keyRows(userId)).map((row) => row.request_path)).toEqual([studioPath(userId)]);
+    expect((await keyRows(alias)).map((row) => row.request_path)).toEqual([studioPath(encodeURIComponent(alias))]);
   });
 
   it('a POST without the key behaves as it always did: each one is a new request and charge, no key is kept', async () => {
@@ -410,7 +435,7 @@ describe('Idempotency-Key: a retried POST under /v1 never charges or creates twi
     expect(await keyRows(userId)).toEqual([]);
   });
 
-  it('a 402 (balance short) is the final answer under its key, as every answer below 500 is', async () => {
+  it('a 402 (balance short) is the final answer under its key, as every answer below 500 but a retryable one is', async () => {
     const userId = await payingUser(3);
     const key = newKey();
     const short = await answerOf(await post(studioPath(userId), fullSong, key));
@@ -639,6 +664,57 @@ describe('Idempotency-Key: a retried POST under /v1 never charges or creates twi
         .where('user_id', '=', userId)
         .execute();
       expect(ledger).toEqual([{ reference: `stripe:payment:${intent?.id}`, amount: 100 }]);
+    });
+
+    it('a retryable answer is not kept under the key: a confirm retried while the intent was not paid runs again and credits once it is', async () => {
+      const userId = newUser();
+      const created = await answerOf(await post(`/v1/users/${userId}/topups`, { packId: 'tokens_100' }, newKey()));
+      const { reference } = created.body;
+      const [intent] = intentsOf(reference);
+      const key = newKey();
+      const confirmPath = `/v1/users/${userId}/topups/${reference}/confirm`;
+      const before = await idempotencyCounts();
+      expect(await answerOf(await post(confirmPath, undefined, key))).toMatchObject({
+        status: 409,
+        replayed: null,
+        body: { error: { code: 'topup_not_paid' } },
+      });
+      expect(await keyRows(userId)).toContainEqual(
+        expect.objectContaining({
+          idempotency_key: key,
+          recovery_point: 'started',
+          locked_at: null,
+          response_status: null,
+          response_body: null,
+        }),
+      );
+      fake.setPaymentIntentStatus(String(intent?.id), 'succeeded');
+      const retried = await answerOf(await post(confirmPath, undefined, key));
+      expect(retried).toEqual({
+        status: 200,
+        replayed: null,
+        body: { reference, status: 'paid', credited: true, balance: 100 },
+      });
+      expect(await answerOf(await post(confirmPath, undefined, key))).toEqual({ ...retried, replayed: 'true' });
+      expect(countsMoved(before, await idempotencyCounts())).toEqual({
+        executed: 2,
+        replayed: 1,
+        conflict: 0,
+        in_use: 0,
+      });
+      expect(
+        await stack.db
+          .selectFrom('topups')
+          .select(['reference', 'status', 'payment_intent_id'])
+          .where('user_id', '=', userId)
+          .execute(),
+      ).toEqual([{ reference, status: 'paid', payment_intent_id: intent?.id }]);
+      const ledger = await stack.db
+        .selectFrom('ledger_entries')
+        .select(['reference', 'amount', 'balance_after'])
+        .where('user_id', '=', userId)
+        .execute();
+      expect(ledger).toEqual([{ reference: `stripe:payment:${intent?.id}`, amount: 100, balance_after: 100 }]);
     });
 
     it('a confirm retried with its key answers the first confirm (credited once), not a second one', async () => {

@@ -11,6 +11,7 @@ import {
   IdempotencyLeaseLostError,
   type IdempotentAnswer,
   type IdempotentRequestFingerprint,
+  isFinalAnswer,
   isValidIdempotencyKey,
   keepIdempotentAnswer,
   releaseIdempotencyKey,
@@ -72,14 +73,15 @@ export interface IdempotentPostsDeps {
  * `Idempotency-Key` for every POST of the user routes, once (docs/idempotency.md); mounted by
  * createUserRoutes' caller after the id is resolved, before the routes. Without the header the
  * request runs exactly as it would without this router. With it: 400 unless it is 1 to 255
- * visible ASCII characters; then the key is looked up under (canonical user, key) with the
+ * visible ASCII characters; then the key is looked up under (the path's user id, key) with the
  * method, path and body fingerprint, and the request is answered from the key (replay, with
  * `Idempotent-Replayed: true`), refused (422 `idempotency_key_reused`, 409
  * `idempotency_key_in_use`), or run. A POST of `oneTransactionPosts` is not claimed first: its
  * use case takes and writes the key in its own transaction (IdempotentPost.inTransaction). Any
- * other POST is claimed before the route runs. A run's answer below 500 is kept under the key
- * before it is sent (or, when the route's transaction committed it, just sent); a 5xx is never
- * kept, and releases a claim with its recovery point so the retry resumes at once.
+ * other POST is claimed before the route runs. A run's final answer is kept under the key
+ * before it is sent (or, when the route's transaction committed it, just sent); a retryable one
+ * (isFinalAnswer: a 5xx, or markAnswerRetryable) is never kept, and releases a claim with its
+ * recovery point so the retry resumes at once.
  */
 export function createIdempotentPosts(deps: IdempotentPostsDeps): Router {
   const router = Router();
@@ -102,9 +104,11 @@ export function createIdempotentPosts(deps: IdempotentPostsDeps): Router {
         `${idempotencyKeyHeader} must be 1 to 255 visible ASCII characters`,
       );
     }
-    const { userId } = userScopeOf(res);
+    // Scoped by the id as the path names it: were it the canonical user, a link made between a
+    // request and its retry would make the retry a new key and run it twice.
+    const { requestedId } = userScopeOf(res);
     const request: IdempotentRequestFingerprint = {
-      userId,
+      userId: requestedId,
       key,
       method: req.method,
       path: req.originalUrl.split('?')[0] ?? req.originalUrl,
@@ -121,6 +125,20 @@ export function createIdempotentPosts(deps: IdempotentPostsDeps): Router {
     next();
   });
   return router;
+}
+
+const retryableAnswer = 'idempotencyRetryableAnswer';
+
+/**
+ * The answer about to be sent is not final (a route answering a BillingError whose `retryable`
+ * flag is set): its Idempotency-Key is left resumable instead of keeping it (isFinalAnswer).
+ */
+export function markAnswerRetryable(res: Response): void {
+  res.locals[retryableAnswer] = true;
+}
+
+function isFinal(res: Response): boolean {
+  return isFinalAnswer({ status: res.statusCode, retryable: res.locals[retryableAnswer] === true });
 }
 
 /** Answers a request from its key: the stored answer again, 422, or 409. */
@@ -156,8 +174,9 @@ function sendInUse(res: Response): void {
 }
 
 /**
- * Makes the route's answer the key's: below 500 it is written under the key (unless the route's
- * transaction committed it) and then sent; a 5xx releases the key and is sent. An answer that
+ * Makes the route's answer the key's: a final one (isFinalAnswer) is written under the key
+ * (unless the route's transaction committed it) and then sent; a retryable one (a 5xx, one
+ * marked with markAnswerRetryable) releases the key and is sent. An answer that
  * did not go through res.json (none today) releases the key once it is sent.
  */
 function keepAnswer(deps: IdempotentPostsDeps, res: Response, claim: IdempotencyClaim): void {
@@ -192,8 +211,9 @@ function keepAnswer(deps: IdempotentPostsDeps, res: Response, claim: Idempotency
     // The route's transaction committed this answer: a route that binds the key reaches res.json
     // with that status only after its use case returned.
     if (committedStatus === status) return send(body);
-    const kept =
-      status >= 500 ? releaseIdempotencyKey(deps.db, claim) : finishIdempotencyKey(deps.db, claim, { status, body });
+    const kept = isFinal(res)
+      ? finishIdempotencyKey(deps.db, claim, { status, body })
+      : releaseIdempotencyKey(deps.db, claim);
     void kept
       .catch(log)
       .then(() => {
@@ -218,7 +238,8 @@ function keepAnswer(deps: IdempotentPostsDeps, res: Response, claim: Idempotency
  * answered by idempotencyErrorHandler through answerFromKey). Any other answer below 500 (a
  * refusal the transaction did not commit: the body's 400, a 402 whose transaction rolled back)
  * is kept under the key before it is sent, or replaced by what the key says when another
- * attempt's key stands. A 5xx is sent and nothing is kept: nothing was claimed, nothing to release.
+ * attempt's key stands. A retryable answer (a 5xx, markAnswerRetryable) is sent and nothing is
+ * kept: nothing was claimed, nothing to release.
  */
 function keepAnswerInTransaction(deps: IdempotentPostsDeps, res: Response, request: IdempotentRequestFingerprint) {
   const key = { request, lockTimeoutMs: deps.lockTimeoutMs };
@@ -258,7 +279,7 @@ function keepAnswerInTransaction(deps: IdempotentPostsDeps, res: Response, reque
       );
     }
     // The route's transaction committed this answer: the route reaches res.json with that status only after its use case returned.
-    if (committedStatus === status || status >= 500) {
+    if (committedStatus === status || !isFinal(res)) {
       deps.metrics.idempotencyRequests.inc({ outcome: 'executed' });
       return send(body);
     }

@@ -393,7 +393,7 @@ export type IdempotencyRecoveryPoint = (typeof idempotencyRecoveryPoints)[number
 
 export interface IdempotencyKeysTable {
   id: Generated<number>;
-  /** The canonical user (resolveUserId). */
+  /** The user id as the request's path named it (not resolved: a later link must not change the key). */
   user_id: string;
   idempotency_key: string;
   request_method: string;

@@ -3,6 +3,16 @@ import { sql } from 'kysely';
 import type { DB } from '../db/schema';
 import { type IdempotencyClaim, IdempotencyLeaseLostError, type IdempotentAnswer } from './idempotency-types';
 
+/**
+ * The one decision whether an answer is final, kept under its key and replayed to every retry,
+ * or retryable, which leaves the key resumable so the retry runs again: a 5xx (Stripe timed out,
+ * the database failed) and an answer the route sent for an error whose `retryable` flag is set
+ * (BillingError: `409 topup_not_paid` while the PaymentIntent has not succeeded) are retryable.
+ */
+export function isFinalAnswer(answer: { status: number; retryable: boolean }): boolean {
+  return answer.status < 500 && !answer.retryable;
+}
+
 /** Only answers below 500 are final, and kept under a key: a 5xx is never replayed. */
 export function assertFinalAnswer(answer: IdempotentAnswer): void {
   if (!Number.isInteger(answer.status) || answer.status < 100 || answer.status >= 500) {

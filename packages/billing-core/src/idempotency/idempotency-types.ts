@@ -35,7 +35,10 @@ export interface IdempotencyBinding<Result> {
 
 /** Who sent which request under a key: what a key is looked up and compared by. */
 export interface IdempotentRequestFingerprint {
-  /** The canonical user (resolveUserId): keys are per user, shared by every id linked to it. */
+  /**
+   * The user id as the request's path names it, not its canonical user: a link made between a
+   * request and its retry (the id becomes another user's alias) must not make the retry a new key.
+   */
   userId: string;
   key: string;
   method: string;

@@ -2,6 +2,7 @@ import { type Kysely, sql, type Transaction } from 'kysely';
 import { USER_LOCK_NAMESPACE } from '../db/advisory-locks';
 import { precompiledSql } from '../db/precompiled-sql';
 import type { DB, InboxEventRow } from '../db/schema';
+import { userLocksInKeyOrder } from '../db/user-lock-order';
 import { ERROR_TEXT_MAX_LENGTH } from '../errors';
 import type { HandlerResult } from './inbox-handler';
 import type { ParkedOutcomeCode, ReceivedOutcomeCode } from './outcome-codes';
@@ -251,8 +252,9 @@ export async function readInboxEventStatus(
 
 /**
  * The batched first attempt's first statement (process-inbox-event-batch.ts): the advisory locks
- * of every user the rows name, taken in ascending key order so that two batches (or a batch and a
- * one-event transaction, which takes one lock) always lock in the same order and cannot wait on
+ * of every user the rows name and of the canonical user each of those ids is linked to (a handler
+ * that locks the linked user, lockUser, then finds it held), taken in the one order
+ * (userLocksInKeyOrder) so that two batches, or a batch and any other transaction, cannot wait on
  * each other in a cycle; then the rows, by primary key, in id order. As for the one-event read,
  * the rows may be read from a snapshot older than a lock's previous holder's commit: only the
  * conditional mark (markInboxEventsFinished) decides, and every later statement sees that commit.
@@ -270,11 +272,13 @@ const readWithUserLocks = precompiledSql<
   InboxEventRow & { users_locked: unknown }
 >(
   (s) => sql`
-    WITH user_locks AS MATERIALIZED (
-      SELECT pg_advisory_xact_lock(${s.namespace}, keys.key)::text AS locked
-        FROM (SELECT DISTINCT hashtext(user_id) AS key FROM inbox_events
-               WHERE id = ANY(${s.inboxEventIds}::bigint[]) AND user_id IS NOT NULL
-               ORDER BY 1) AS keys)
+    WITH user_locks AS MATERIALIZED (${userLocksInKeyOrder(
+      s.namespace,
+      sql`SELECT user_id FROM inbox_events WHERE id = ANY(${s.inboxEventIds}::bigint[])
+          UNION ALL
+          SELECT aliases.user_id FROM inbox_events JOIN user_aliases AS aliases ON aliases.alias = inbox_events.user_id
+           WHERE inbox_events.id = ANY(${s.inboxEventIds}::bigint[])`,
+    )})
     SELECT *, (SELECT count(*) FROM user_locks) AS users_locked
       FROM inbox_events WHERE id = ANY(${s.inboxEventIds}::bigint[])
      ORDER BY id`,

@@ -6,6 +6,7 @@ import { ERROR_TEXT_MAX_LENGTH, isRetryable, RetryLaterError, toErrorText } from
 import type { AppWebhookOutbox } from '../outbox/app-webhook-outbox';
 import { runInOutboxTransaction } from '../outbox/outbox-transaction';
 import { type BackoffSettings, computeBackoffDelayMs } from '../scheduling/backoff';
+import { lockUsers, UserLockOrderError } from '../users/lock-user';
 import type { HandlerContext, InboxHandlers } from './inbox-handler';
 import {
   claimInboxEvent,
@@ -200,6 +201,8 @@ async function attemptInOneTransaction(deps: InboxProcessorDeps, inboxEventId: n
     );
   } catch (error) {
     if (read === undefined) return takeClaimedPath;
+    // A user lock out of order was held elsewhere: the claimed path takes them all in order.
+    if (error instanceof UserLockOrderError) return takeClaimedPath;
     if (error instanceof RetryLaterError) return { kind: 'retry-later', row: read, error };
     return { kind: 'failed', row: read, error };
   }
@@ -210,6 +213,13 @@ type ClaimedApply =
   | FinishedAttempt
   | { kind: 'skipped'; status: string }
   | { kind: 'retry-later'; error: RetryLaterError };
+
+/**
+ * Passes of a claimed apply whose handler met a user lock out of order: the second takes every
+ * user the first asked for up front; a third covers a link made in between. Then the
+ * UserLockOrderError (a retry later) defers the event.
+ */
+const maxLockOrderPasses = 3;
 
 /** The claimed path (see processInboxEvent): claim, prepare outside any transaction, apply. */
 async function runClaimedAttempt(
@@ -238,29 +248,44 @@ async function runClaimedAttempt(
   let applied: ClaimedApply;
   try {
     const prepared = await handler.prepare(claimed, ctx);
-    applied = await runInOutboxTransaction(db, deps.outbox, async (trx): Promise<TransactionDecision<ClaimedApply>> => {
-      const row = await lockUserAndInboxEvent(trx, inboxEventId, claimed.user_id);
-      if (row.status !== 'processing' && row.status !== 'received') {
-        return rollbackWith({ kind: 'skipped', status: row.status });
-      }
-      const result = await handler.apply(trx, claimed, prepared, ctx);
-      // "Retry later" from apply must leave no effect behind: roll the transaction back.
-      if (result.kind === 'retry-later') {
-        return rollbackWith({
-          kind: 'retry-later',
-          error: new RetryLaterError(result.reason, { delayMs: result.delayMs }),
+    // The users a pass's handler needed out of order (UserLockOrderError): the next pass takes
+    // them with the event's user first, in the one order, and so waits for them instead.
+    let alsoLock: readonly string[] = [];
+    const apply = () =>
+      runInOutboxTransaction(db, deps.outbox, async (trx): Promise<TransactionDecision<ClaimedApply>> => {
+        if (alsoLock.length > 0)
+          await lockUsers(trx, [...(claimed.user_id === null ? [] : [claimed.user_id]), ...alsoLock]);
+        const row = await lockUserAndInboxEvent(trx, inboxEventId, claimed.user_id);
+        if (row.status !== 'processing' && row.status !== 'received') {
+          return rollbackWith({ kind: 'skipped', status: row.status });
+        }
+        const result = await handler.apply(trx, claimed, prepared, ctx);
+        // "Retry later" from apply must leave no effect behind: roll the transaction back.
+        if (result.kind === 'retry-later') {
+          return rollbackWith({
+            kind: 'retry-later',
+            error: new RetryLaterError(result.reason, { delayMs: result.delayMs }),
+          });
+        }
+        const finished = await markInboxEventFinished(trx, inboxEventId, result, 'claimed');
+        if (!finished) throw new Error(`inbox event ${inboxEventId} changed under its row lock`);
+        return commitWith({
+          kind: result.kind,
+          row: { ...claimed, ...finished },
+          code: result.code,
+          detail: result.detail,
+          path: 'claimed',
         });
-      }
-      const finished = await markInboxEventFinished(trx, inboxEventId, result, 'claimed');
-      if (!finished) throw new Error(`inbox event ${inboxEventId} changed under its row lock`);
-      return commitWith({
-        kind: result.kind,
-        row: { ...claimed, ...finished },
-        code: result.code,
-        detail: result.detail,
-        path: 'claimed',
       });
-    });
+    for (let pass = 1; ; pass += 1) {
+      try {
+        applied = await apply();
+        break;
+      } catch (error) {
+        if (!(error instanceof UserLockOrderError) || pass >= maxLockOrderPasses) throw error;
+        alsoLock = [...new Set([...alsoLock, ...error.userIds])];
+      }
+    }
   } catch (error) {
     if (error instanceof RetryLaterError) return recordDeferral(deps, claimed, error);
     return recordFailure(deps, claimed, error, maxAttempts, { countAttempt: false });

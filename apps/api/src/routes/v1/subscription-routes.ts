@@ -14,6 +14,7 @@ import {
 import { sendError } from '@tally/platform';
 import { type Response, Router } from 'express';
 import type { Kysely } from 'kysely';
+import { markAnswerRetryable } from '../../http/idempotency';
 import { userScopeOf } from '../../http/user-scope';
 
 export interface SubscriptionRoutesDeps {
@@ -31,6 +32,7 @@ function sendSyncError(res: Response, error: unknown): void {
     return;
   }
   if (!(error instanceof BillingError)) throw error;
+  if (error.retryable) markAnswerRetryable(res);
   const status = error.code === 'unknown_user' ? 404 : error.code === 'not_configured' ? 503 : 502;
   sendError(res, status, error.code, error.message);
 }

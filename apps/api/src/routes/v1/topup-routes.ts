@@ -15,7 +15,7 @@ import { sendError } from '@tally/platform';
 import { type Response, Router } from 'express';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import { idempotentPostOf } from '../../http/idempotency';
+import { idempotentPostOf, markAnswerRetryable } from '../../http/idempotency';
 import { parseOr400 } from '../../http/params';
 import { userScopeOf } from '../../http/user-scope';
 
@@ -38,6 +38,8 @@ function sendBillingError(res: Response, error: unknown): boolean {
   // Another attempt runs this request's Idempotency-Key now: idempotencyErrorHandler answers 409.
   if (!(error instanceof BillingError) || error instanceof IdempotencyLeaseLostError) return false;
   const status = statusByCode[error.code] ?? 500;
+  // A retry may get another answer (409 topup_not_paid until the intent succeeded): not final.
+  if (error.retryable) markAnswerRetryable(res);
   if (error instanceof RetryLaterError && error.delayMs !== undefined) {
     res.setHeader('retry-after', String(Math.ceil(error.delayMs / 1000)));
   }
