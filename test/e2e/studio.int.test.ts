@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import {
   claimStudioRequest,
   createAiStudioClient,
@@ -222,17 +223,28 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
     const opening = await stack.db.startTransaction().execute();
     openOutbox(opening, stack.outbox);
     await postLedgerEntry(opening, { userId, reference: `test:grant:${userId}:50`, amount: 50, reason: 'test_grant' });
+    // Released only once all eight requests have reached the api and one of them waits on a lock
+    // in this database (the held credit, or the user's studio lock behind it). Behind PgBouncer
+    // the others may wait for a server connection instead: either way none can finish first. The
+    // check runs on the held transaction's own connection (behind the pooler, the racers can
+    // hold every other server connection).
+    let arrived = 0;
+    const count = (request: IncomingMessage) => {
+      if (request.url?.includes(`/users/${userId}/studio/requests`)) arrived += 1;
+    };
+    stack.api.server.on('request', count);
     const racing = Promise.all(
       Array.from({ length: 8 }, (_, i) => postOk(userId, { kind: 'image_edit', input: { race: i } })),
     );
-    // Released only once all eight wait on a lock in this database (the held credit, or the
-    // user's studio lock behind it): no racer can have finished before the others started.
-    await eventually('all eight racers waiting on a lock', async () => {
+    await eventually('all eight racers at the api, one waiting on a lock', async () => {
+      // Activity is read once per transaction unless its snapshot is cleared.
+      await sql`SELECT pg_stat_clear_snapshot()`.execute(opening);
       const waiting = await sql<{ n: number }>`
         SELECT count(*)::int AS n FROM pg_stat_activity
-         WHERE datname = current_database() AND wait_event_type = 'Lock'`.execute(stack.db);
-      return (waiting.rows[0]?.n ?? 0) >= 8;
+         WHERE datname = current_database() AND wait_event_type = 'Lock'`.execute(opening);
+      return arrived === 8 && (waiting.rows[0]?.n ?? 0) >= 1;
     });
+    stack.api.server.off('request', count);
     await opening.commit().execute();
     const racers = await racing;
     expect(racers.filter((r) => r.freeTier)).toHaveLength(5);
