@@ -21,6 +21,25 @@ export function assertFinalAnswer(answer: IdempotentAnswer): void {
 }
 
 /**
+ * The one write of a finished key: the answer (final only, assertFinalAnswer), `finished`, the
+ * lease freed. Every update that finishes a key sets exactly this (finishIdempotencyKey for a
+ * claim, answerAfterConflict for a dead claim a one-transaction request takes over);
+ * keptAnswerInsert inserts the same columns for a new key.
+ */
+export function finishedKey(answer: IdempotentAnswer) {
+  assertFinalAnswer(answer);
+  return {
+    recovery_point: 'finished',
+    response_status: answer.status,
+    response_body: JSON.stringify(answer.body),
+    locked_at: null,
+    lock_token: null,
+    finished_at: sql<Date>`now()`,
+    updated_at: sql<Date>`now()`,
+  } as const;
+}
+
+/**
  * Keeps a request's answer under its key (`finished`) and frees the lease; every retry replays
  * it from now on. One statement, fenced on the claim's lock token. Given the transaction that
  * commits the request's effects (studio request create, top-up create), the answer is durable
@@ -35,18 +54,9 @@ export async function finishIdempotencyKey(
   answer: IdempotentAnswer,
   options: { strict?: boolean } = {},
 ): Promise<boolean> {
-  assertFinalAnswer(answer);
   const result = await db
     .updateTable('idempotency_keys')
-    .set({
-      recovery_point: 'finished',
-      response_status: answer.status,
-      response_body: JSON.stringify(answer.body),
-      locked_at: null,
-      lock_token: null,
-      finished_at: sql`now()`,
-      updated_at: sql`now()`,
-    })
+    .set(finishedKey(answer))
     .where('id', '=', claim.id)
     .where('lock_token', '=', claim.lockToken)
     .executeTakeFirst();
