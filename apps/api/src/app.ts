@@ -119,14 +119,14 @@ export function createApiApp(deps: ApiAppDeps): Express {
         metrics: deps.metrics,
         lockTimeoutMs: deps.idempotency.lockTimeoutMs,
       });
-      v1.use(
-        createUserRoutes(deps.db, [
-          createWalletRoutes(deps),
-          createSubscriptionRoutes({ ...deps, idempotency }),
-          createStudioRoutes({ db: deps.db, outbox: deps.outbox, logger: deps.logger, ...deps.studio, idempotency }),
-          createTopupRoutes({ ...deps, idempotency }),
-        ]),
-      );
+      const userRouters = [
+        createWalletRoutes(deps),
+        createSubscriptionRoutes({ ...deps, idempotency }),
+        createStudioRoutes({ db: deps.db, outbox: deps.outbox, logger: deps.logger, ...deps.studio, idempotency }),
+        createTopupRoutes({ ...deps, idempotency }),
+      ];
+      idempotency.requireEveryPost(userRouters);
+      v1.use(createUserRoutes(deps.db, userRouters));
       app.use('/v1', v1);
 
       // Every state-changing admin request that passed the key check is audited (auditAdminActions).

@@ -14,7 +14,7 @@ import {
   releaseIdempotencyKey,
 } from '@tally/billing-core';
 import type { Logger } from '@tally/platform';
-import type { Request, RequestHandler, Response } from 'express';
+import type { Request, RequestHandler, Response, Router } from 'express';
 import type { Kysely } from 'kysely';
 import type { ApiMetrics } from '../api-metrics';
 import { errorAnswer, type RouteAnswer, sendAnswer } from './answer';
@@ -65,6 +65,12 @@ export interface IdempotentPosts {
       key: IdempotentRequestKey | undefined,
     ) => Promise<RouteAnswer | AnsweredByKey>,
   ): RequestHandler;
+  /**
+   * Throws (at start, from createApiApp) for a POST route of `routers` whose handler neither
+   * `claimed` nor `inTransaction` made: a new POST route cannot forget its key. Reads the
+   * routers' own routes (not routers mounted inside them).
+   */
+  requireEveryPost(routers: readonly Router[]): void;
 }
 
 export interface IdempotentPostsDeps {
@@ -114,53 +120,72 @@ export function createIdempotentPosts(deps: IdempotentPostsDeps): IdempotentPost
     return res.headersSent;
   };
 
-  return {
-    claimed: (handler) => async (req, res, next) => {
-      const request = requestOf(req, res);
-      if (request === null) return;
-      let claim: IdempotencyClaim | undefined;
-      if (request) {
-        const claimed = await claimIdempotencyKey(db, request, { lockTimeoutMs: deps.lockTimeoutMs });
-        if (claimed.kind !== 'execute') return sendVerdict(res, claimed);
-        metrics.idempotencyRequests.inc({ outcome: 'executed' });
-        claim = claimed.claim;
-      }
-      let answer: RouteAnswer;
-      try {
-        answer = await handler(req, res, claim);
-      } catch (error) {
-        if (claim) await releaseIdempotencyKey(db, claim).catch((failure: unknown) => warn(failure, req.path));
-        // Another attempt took the key over mid-request (createTopup's fenced writes): it runs the request now.
-        if (error instanceof IdempotencyLeaseLostError && !res.headersSent) return sendAnswer(res, inUseAnswer);
-        return next(error);
-      }
-      if (answered(req, res)) {
-        if (claim) await releaseIdempotencyKey(db, claim).catch((error: unknown) => warn(error, req.path));
-        return;
-      }
-      if (claim && !answer.kept) {
-        const final = isFinalAnswer({ status: answer.status, retryable: answer.retryable === true });
-        await (final ? finishIdempotencyKey(db, claim, answer) : releaseIdempotencyKey(db, claim)).catch(
-          (error: unknown) => warn(error, req.path),
-        );
-      }
-      sendAnswer(res, answer);
-    },
+  const wrapped = new WeakSet<RequestHandler>();
+  const wraps = (handler: RequestHandler) => {
+    wrapped.add(handler);
+    return handler;
+  };
 
-    inTransaction: (handler) => async (req, res) => {
-      const request = requestOf(req, res);
-      if (request === null) return;
-      const key = request && { request, lockTimeoutMs: deps.lockTimeoutMs };
-      // A throw goes to the error handlers: nothing was claimed, so nothing is released.
-      const answer = await handler(req, res, key);
-      if ('verdict' in answer) return sendVerdict(res, answer.verdict);
-      if (answered(req, res)) return;
-      if (key && !answer.kept && isFinalAnswer({ status: answer.status, retryable: answer.retryable === true })) {
-        const kept = await keepIdempotentAnswer(db, key, answer).catch((error: unknown) => warn(error, req.path));
-        if (kept !== 'kept' && kept !== false) return sendVerdict(res, kept);
+  return {
+    claimed: (handler) =>
+      wraps(async (req, res, next) => {
+        const request = requestOf(req, res);
+        if (request === null) return;
+        let claim: IdempotencyClaim | undefined;
+        if (request) {
+          const claimed = await claimIdempotencyKey(db, request, { lockTimeoutMs: deps.lockTimeoutMs });
+          if (claimed.kind !== 'execute') return sendVerdict(res, claimed);
+          metrics.idempotencyRequests.inc({ outcome: 'executed' });
+          claim = claimed.claim;
+        }
+        let answer: RouteAnswer;
+        try {
+          answer = await handler(req, res, claim);
+        } catch (error) {
+          if (claim) await releaseIdempotencyKey(db, claim).catch((failure: unknown) => warn(failure, req.path));
+          // Another attempt took the key over mid-request (createTopup's fenced writes): it runs the request now.
+          if (error instanceof IdempotencyLeaseLostError && !res.headersSent) return sendAnswer(res, inUseAnswer);
+          return next(error);
+        }
+        if (answered(req, res)) {
+          if (claim) await releaseIdempotencyKey(db, claim).catch((error: unknown) => warn(error, req.path));
+          return;
+        }
+        if (claim && !answer.kept) {
+          const final = isFinalAnswer({ status: answer.status, retryable: answer.retryable === true });
+          await (final ? finishIdempotencyKey(db, claim, answer) : releaseIdempotencyKey(db, claim)).catch(
+            (error: unknown) => warn(error, req.path),
+          );
+        }
+        sendAnswer(res, answer);
+      }),
+
+    inTransaction: (handler) =>
+      wraps(async (req, res) => {
+        const request = requestOf(req, res);
+        if (request === null) return;
+        const key = request && { request, lockTimeoutMs: deps.lockTimeoutMs };
+        // A throw goes to the error handlers: nothing was claimed, so nothing is released.
+        const answer = await handler(req, res, key);
+        if ('verdict' in answer) return sendVerdict(res, answer.verdict);
+        if (answered(req, res)) return;
+        if (key && !answer.kept && isFinalAnswer({ status: answer.status, retryable: answer.retryable === true })) {
+          const kept = await keepIdempotentAnswer(db, key, answer).catch((error: unknown) => warn(error, req.path));
+          if (kept !== 'kept' && kept !== false) return sendVerdict(res, kept);
+        }
+        if (key) metrics.idempotencyRequests.inc({ outcome: 'executed' });
+        sendAnswer(res, answer);
+      }),
+
+    requireEveryPost: (routers) => {
+      for (const route of routers.flatMap((router) => router.stack.flatMap((layer) => layer.route ?? []))) {
+        const posts = route.stack.filter((layer) => layer.method === 'post');
+        if (posts.length > 0 && !posts.some((layer) => wrapped.has(layer.handle))) {
+          throw new Error(
+            `POST ${route.path} does not take ${idempotencyKeyHeader}: wrap its handler in idempotency.claimed or idempotency.inTransaction`,
+          );
+        }
       }
-      if (key) metrics.idempotencyRequests.inc({ outcome: 'executed' });
-      sendAnswer(res, answer);
     },
   };
 }
