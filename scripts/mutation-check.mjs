@@ -428,8 +428,8 @@ const mutations = [
   {
     name: "idempotency key: a one-transaction POST's answer its transaction did not commit not kept (a 402 retried runs again)",
     file: 'apps/api/src/http/idempotency.ts',
-    from: 'if (key && !answer.kept && isFinalAnswer(',
-    to: 'if (process.env.TALLY_MUTATION_NEVER_SET && key && !answer.kept && isFinalAnswer(',
+    from: 'if (key && !answer.kept && isFinalAnswer(answer)) {',
+    to: 'if (process.env.TALLY_MUTATION_NEVER_SET && key && !answer.kept && isFinalAnswer(answer)) {',
     tests: ['test/e2e/idempotency.int'],
   },
   {

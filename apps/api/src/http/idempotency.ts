@@ -113,13 +113,6 @@ export function createIdempotentPosts(deps: IdempotentPostsDeps): IdempotentPost
       res.status(verdict.status).set(idempotentReplayedHeader, 'true').type('application/json').send(verdict.bodyJson);
     } else sendAnswer(res, verdictAnswers[verdict.kind]);
   };
-  /** A handler that sent an answer itself bypassed the key: a programming error, never a silent one. */
-  const answered = (req: Request, res: Response) => {
-    if (res.headersSent)
-      logger.error({ path: req.path }, 'an idempotent POST sent its answer itself; its key is not kept');
-    return res.headersSent;
-  };
-
   const wrapped = new WeakSet<RequestHandler>();
   const wraps = (handler: RequestHandler) => {
     wrapped.add(handler);
@@ -147,12 +140,8 @@ export function createIdempotentPosts(deps: IdempotentPostsDeps): IdempotentPost
           if (error instanceof IdempotencyLeaseLostError && !res.headersSent) return sendAnswer(res, inUseAnswer);
           return next(error);
         }
-        if (answered(req, res)) {
-          if (claim) await releaseIdempotencyKey(db, claim).catch((error: unknown) => warn(error, req.path));
-          return;
-        }
         if (claim && !answer.kept) {
-          const final = isFinalAnswer({ status: answer.status, retryable: answer.retryable === true });
+          const final = isFinalAnswer(answer);
           await (final ? finishIdempotencyKey(db, claim, answer) : releaseIdempotencyKey(db, claim)).catch(
             (error: unknown) => warn(error, req.path),
           );
@@ -168,8 +157,7 @@ export function createIdempotentPosts(deps: IdempotentPostsDeps): IdempotentPost
         // A throw goes to the error handlers: nothing was claimed, so nothing is released.
         const answer = await handler(req, res, key);
         if ('verdict' in answer) return sendVerdict(res, answer.verdict);
-        if (answered(req, res)) return;
-        if (key && !answer.kept && isFinalAnswer({ status: answer.status, retryable: answer.retryable === true })) {
+        if (key && !answer.kept && isFinalAnswer(answer)) {
           const kept = await keepIdempotentAnswer(db, key, answer).catch((error: unknown) => warn(error, req.path));
           if (kept !== 'kept' && kept !== false) return sendVerdict(res, kept);
         }

@@ -9,7 +9,7 @@ import { type IdempotencyClaim, IdempotencyLeaseLostError, type IdempotentAnswer
  * the database failed) and an answer the route sent for an error whose `retryable` flag is set
  * (BillingError: `409 topup_not_paid` while the PaymentIntent has not succeeded) are retryable.
  */
-export function isFinalAnswer(answer: { status: number; retryable: boolean }): boolean {
+export function isFinalAnswer(answer: { status: number; retryable?: boolean | undefined }): boolean {
   return answer.status < 500 && !answer.retryable;
 }
 
