@@ -374,10 +374,11 @@ const mutations = [
   },
   {
     name: 'idempotency key: the studio answer kept after the commit instead of with it',
-    // The route hands the key to no transaction: the middleware then keeps the 202 once it is sent.
+    // The route hands the key to no transaction: the use case then says it kept no answer, and
+    // the idempotent POST keeps the 202 after the commit, before it is sent.
     file: 'apps/api/src/routes/v1/studio-routes.ts',
-    from: 'idempotentPostOf(res)?.inTransaction(toCreatedAnswer),',
-    to: 'process.env.TALLY_MUTATION_NEVER_SET ? idempotentPostOf(res)?.inTransaction(toCreatedAnswer) : undefined,',
+    from: 'key && { ...key, answer: toCreatedAnswer },',
+    to: 'process.env.TALLY_MUTATION_NEVER_SET ? key && { ...key, answer: toCreatedAnswer } : undefined,',
     tests: ['test/e2e/idempotency-crash'],
     // The crash test runs the compiled api.
     build: true,
@@ -411,10 +412,31 @@ const mutations = [
     tests: ['test/e2e/idempotency.int'],
   },
   {
-    name: "idempotency key: a retryable answer kept as final (the top-up routes do not mark a retryable error's answer)",
+    name: "idempotency key: a retryable answer kept as final (the top-up routes' answer to a retryable error not marked retryable)",
     file: 'apps/api/src/routes/v1/topup-routes.ts',
-    from: 'if (error.retryable) markAnswerRetryable(res);',
-    to: 'void markAnswerRetryable;',
+    from: 'return { ...answer, retryable: error.retryable };',
+    to: 'return { ...answer, retryable: false };',
+    tests: ['test/e2e/idempotency.int'],
+  },
+  {
+    name: "idempotency key: a claimed POST's answer not kept under its key (a retried confirm runs again)",
+    file: 'apps/api/src/http/idempotency.ts',
+    from: 'if (claim && !answer.kept) {',
+    to: 'if (claim && !answer.kept && process.env.TALLY_MUTATION_NEVER_SET) {',
+    tests: ['test/e2e/idempotency.int'],
+  },
+  {
+    name: "idempotency key: a one-transaction POST's answer its transaction did not commit not kept (a 402 retried runs again)",
+    file: 'apps/api/src/http/idempotency.ts',
+    from: 'if (key && !answer.kept && isFinalAnswer(answer)) {',
+    to: 'if (process.env.TALLY_MUTATION_NEVER_SET && key && !answer.kept && isFinalAnswer(answer)) {',
+    tests: ['test/e2e/idempotency.int'],
+  },
+  {
+    name: 'idempotency key: an attempt whose lease was taken over answers 500, not 409 idempotency_key_in_use',
+    file: 'apps/api/src/http/idempotency.ts',
+    from: 'if (error instanceof IdempotencyLeaseLostError && !res.headersSent) return sendAnswer(res, inUseAnswer);',
+    to: 'if (process.env.TALLY_MUTATION_NEVER_SET) return sendAnswer(res, inUseAnswer);',
     tests: ['test/e2e/idempotency.int'],
   },
   {
@@ -423,6 +445,13 @@ const mutations = [
     from: 'userId: requestedId,',
     to: 'userId: userScopeOf(res).userId,',
     tests: ['test/e2e/idempotency.int'],
+  },
+  {
+    name: 'idempotency key: a POST route without the wrapper accepted at start (a new route forgets its key)',
+    file: 'apps/api/src/http/idempotency.ts',
+    from: 'if (posts.length > 0 && !posts.some((layer) => wrapped.has(layer.handle))) {',
+    to: 'if (posts.length > 0 && process.env.TALLY_MUTATION_NEVER_SET) {',
+    tests: ['apps/api/src/http/idempotency.test'],
   },
   {
     name: 'idempotency key: the unique (user, key) removed',

@@ -24,7 +24,7 @@ import { createQueueDashboard, type QueueDashboard } from './dashboard/create-qu
 import { createEmailRetryReset } from './dashboard/email-retry-reset';
 import { createInboxRetryReset } from './dashboard/inbox-retry-reset';
 import { auditAdminActions } from './http/audit-admin-actions';
-import { createIdempotentPosts, idempotencyErrorHandler } from './http/idempotency';
+import { createIdempotentPosts } from './http/idempotency';
 import { requireAdminKeyOrBasic } from './http/require-admin-key-or-basic';
 import { requireBearer } from './http/require-bearer';
 import { createUserRoutes } from './http/user-scope';
@@ -34,7 +34,7 @@ import { createEventRoutes } from './routes/admin/event-routes';
 import { createLedgerAdminRoutes } from './routes/admin/ledger-routes';
 import { createReconcileRoutes } from './routes/admin/reconcile-routes';
 import { createUserSupportRoutes } from './routes/admin/user-support-routes';
-import { createStudioRoutes, type StudioRouteDeps, studioOneTransactionPosts } from './routes/v1/studio-routes';
+import { createStudioRoutes, type StudioRouteDeps } from './routes/v1/studio-routes';
 import { createSubscriptionRoutes, type SubscriptionRoutesDeps } from './routes/v1/subscription-routes';
 import { createTopupRoutes } from './routes/v1/topup-routes';
 import { createWalletRoutes } from './routes/v1/wallet-routes';
@@ -60,7 +60,7 @@ export interface ApiAppDeps {
   /** Subscription reads and the on-demand RevenueCat sync; without it those routes answer 503. */
   subscriptions?: SubscriptionRoutesDeps['subscriptions'];
   /** AI Studio: catalog, clock and the studio queue hand-off. */
-  studio: Omit<StudioRouteDeps, 'db' | 'outbox' | 'logger'>;
+  studio: Omit<StudioRouteDeps, 'db' | 'outbox' | 'logger' | 'idempotency'>;
   /** Top-ups need the catalog and the Stripe API; without them those routes answer 503. */
   catalog?: Catalog;
   stripe?: StripeApi | undefined;
@@ -111,23 +111,22 @@ export function createApiApp(deps: ApiAppDeps): Express {
       v1.use(requireBearer(deps.appApiKeys, 'app', refuseFailedAuth));
       // Every /v1 route is about one user and is mounted here, under /users/:userId, where the id
       // is resolved to its canonical user once; a new route belongs in one of these routers.
-      // Idempotency-Key comes first: every POST's key is looked up under the canonical user
-      // before any route runs (claimed there, or, for a one-transaction route, in its transaction).
-      v1.use(
-        createUserRoutes(deps.db, [
-          createIdempotentPosts({
-            db: deps.db,
-            logger: deps.logger,
-            metrics: deps.metrics,
-            lockTimeoutMs: deps.idempotency.lockTimeoutMs,
-            oneTransactionPosts: studioOneTransactionPosts,
-          }),
-          createWalletRoutes(deps),
-          createSubscriptionRoutes(deps),
-          createStudioRoutes({ db: deps.db, outbox: deps.outbox, logger: deps.logger, ...deps.studio }),
-          createTopupRoutes(deps),
-        ]),
-      );
+      // Every POST among them wraps its handler in `idempotency` (claimed, or inTransaction for a
+      // one-transaction use case): its Idempotency-Key is kept under the id as the path names it.
+      const idempotency = createIdempotentPosts({
+        db: deps.db,
+        logger: deps.logger,
+        metrics: deps.metrics,
+        lockTimeoutMs: deps.idempotency.lockTimeoutMs,
+      });
+      const userRouters = [
+        createWalletRoutes(deps),
+        createSubscriptionRoutes({ ...deps, idempotency }),
+        createStudioRoutes({ db: deps.db, outbox: deps.outbox, logger: deps.logger, ...deps.studio, idempotency }),
+        createTopupRoutes({ ...deps, idempotency }),
+      ];
+      idempotency.requireEveryPost(userRouters);
+      v1.use(createUserRoutes(deps.db, userRouters));
       app.use('/v1', v1);
 
       // Every state-changing admin request that passed the key check is audited (auditAdminActions).
@@ -166,7 +165,6 @@ export function createApiApp(deps: ApiAppDeps): Express {
       admin.use(createAppWebhookRoutes(deps));
       app.use('/admin', admin);
 
-      app.use(idempotencyErrorHandler);
       // A database that cannot be reached (restart, failover) is a 503 the caller may retry, not a 500.
       app.use((error: unknown, req: Request, res: Response, next: NextFunction) => {
         if (!isDatabaseUnavailableError(error)) return next(error);

@@ -1,6 +1,6 @@
-import { sendError } from '@tally/platform';
 import type { Response } from 'express';
 import { z } from 'zod';
+import { errorAnswer, type RouteAnswer, sendAnswer } from './answer';
 
 /** Postgres text and jsonb cannot hold NUL: a value carrying one is the caller's mistake (400), not a 500. */
 const noNul = (value: string) => !value.includes('\u0000');
@@ -39,13 +39,23 @@ export const eventIdSchema = z
   .regex(/^[1-9][0-9]{0,14}$/, { message: 'event id must be a positive whole number' })
   .transform(Number);
 
-/** Parses input with a schema or answers 400 naming the problems; returns undefined when it answered. */
-export function parseOr400<S extends z.ZodType>(res: Response, schema: S, input: unknown): z.output<S> | undefined {
+/** Parses input with a schema, or gives the 400 naming the problems (for a route that returns its answer). */
+export function parseOrAnswer<S extends z.ZodType>(
+  schema: S,
+  input: unknown,
+): { ok: true; value: z.output<S> } | { ok: false; answer: RouteAnswer } {
   const parsed = schema.safeParse(input);
-  if (parsed.success) return parsed.data;
+  if (parsed.success) return { ok: true, value: parsed.data };
   const message = parsed.error.issues
     .map((issue) => (issue.path.length > 0 ? `${issue.path.join('.')}: ${issue.message}` : issue.message))
     .join('; ');
-  sendError(res, 400, 'invalid_request', message);
+  return { ok: false, answer: errorAnswer(400, 'invalid_request', message) };
+}
+
+/** Parses input with a schema or answers 400 naming the problems; returns undefined when it answered. */
+export function parseOr400<S extends z.ZodType>(res: Response, schema: S, input: unknown): z.output<S> | undefined {
+  const parsed = parseOrAnswer(schema, input);
+  if (parsed.ok) return parsed.value;
+  sendAnswer(res, parsed.answer);
   return undefined;
 }

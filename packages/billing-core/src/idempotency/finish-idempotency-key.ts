@@ -9,7 +9,7 @@ import { type IdempotencyClaim, IdempotencyLeaseLostError, type IdempotentAnswer
  * the database failed) and an answer the route sent for an error whose `retryable` flag is set
  * (BillingError: `409 topup_not_paid` while the PaymentIntent has not succeeded) are retryable.
  */
-export function isFinalAnswer(answer: { status: number; retryable: boolean }): boolean {
+export function isFinalAnswer(answer: { status: number; retryable?: boolean | undefined }): boolean {
   return answer.status < 500 && !answer.retryable;
 }
 
@@ -18,6 +18,25 @@ export function assertFinalAnswer(answer: IdempotentAnswer): void {
   if (!Number.isInteger(answer.status) || answer.status < 100 || answer.status >= 500) {
     throw new Error(`only answers below 500 are kept under an idempotency key, not ${answer.status}`);
   }
+}
+
+/**
+ * The one write of a finished key: the answer (final only, assertFinalAnswer), `finished`, the
+ * lease freed. Every update that finishes a key sets exactly this (finishIdempotencyKey for a
+ * claim, answerAfterConflict for a dead claim a one-transaction request takes over);
+ * keptAnswerInsert inserts the same columns for a new key.
+ */
+export function finishedKey(answer: IdempotentAnswer) {
+  assertFinalAnswer(answer);
+  return {
+    recovery_point: 'finished',
+    response_status: answer.status,
+    response_body: JSON.stringify(answer.body),
+    locked_at: null,
+    lock_token: null,
+    finished_at: sql<Date>`now()`,
+    updated_at: sql<Date>`now()`,
+  } as const;
 }
 
 /**
@@ -35,18 +54,9 @@ export async function finishIdempotencyKey(
   answer: IdempotentAnswer,
   options: { strict?: boolean } = {},
 ): Promise<boolean> {
-  assertFinalAnswer(answer);
   const result = await db
     .updateTable('idempotency_keys')
-    .set({
-      recovery_point: 'finished',
-      response_status: answer.status,
-      response_body: JSON.stringify(answer.body),
-      locked_at: null,
-      lock_token: null,
-      finished_at: sql`now()`,
-      updated_at: sql`now()`,
-    })
+    .set(finishedKey(answer))
     .where('id', '=', claim.id)
     .where('lock_token', '=', claim.lockToken)
     .executeTakeFirst();

@@ -1,7 +1,7 @@
 import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
 import { IDEMPOTENCY_KEY_LOCK_NAMESPACE } from '../db/advisory-locks';
 import type { DB } from '../db/schema';
-import { assertFinalAnswer } from './finish-idempotency-key';
+import { assertFinalAnswer, finishedKey } from './finish-idempotency-key';
 import {
   AnsweredByIdempotencyKeyError,
   type IdempotencyKeyVerdict,
@@ -74,15 +74,7 @@ export async function answerAfterConflict(
   const { request } = key;
   const takenOver = await db
     .updateTable('idempotency_keys')
-    .set({
-      recovery_point: 'finished',
-      response_status: answer.status,
-      response_body: JSON.stringify(answer.body),
-      locked_at: null,
-      lock_token: null,
-      finished_at: sql`now()`,
-      updated_at: sql`now()`,
-    })
+    .set(finishedKey(answer))
     .where('user_id', '=', request.userId)
     .where('idempotency_key', '=', request.key)
     .where('recovery_point', '<>', 'finished')

@@ -75,7 +75,8 @@ export interface IdempotentRequestKey {
 
 /**
  * The key answers the request instead of this attempt (IdempotencyInTransaction): thrown inside
- * the transaction, which rolls back having changed nothing; the API answers from `verdict`.
+ * the transaction, which rolls back having changed nothing; the use case catches it outside the
+ * transaction and returns `verdict` (createStudioRequest's `answered-by-key`), so no caller sees it.
  */
 export class AnsweredByIdempotencyKeyError extends Error {
   constructor(readonly verdict: IdempotencyKeyVerdict) {

@@ -9,7 +9,11 @@ import {
   keptAnswerInsert,
   takeIdempotencyKeyInTransaction,
 } from '../idempotency/idempotency-key-in-transaction';
-import { AnsweredByIdempotencyKeyError, type IdempotencyInTransaction } from '../idempotency/idempotency-types';
+import {
+  AnsweredByIdempotencyKeyError,
+  type IdempotencyInTransaction,
+  type IdempotencyKeyVerdict,
+} from '../idempotency/idempotency-types';
 import { ensureWallet } from '../ledger/ensure-wallet';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import { inOutboxTransaction, type OutboxDeps } from '../outbox/outbox-transaction';
@@ -34,9 +38,12 @@ export interface CreateStudioRequestInput extends StudioRequestSpec {
 export type StudioRequestReceipt = Pick<StudioRequestRow, 'public_id' | 'status' | 'tokens_charged' | 'free_tier'>;
 
 export type CreateStudioRequestResult =
-  | { kind: 'created'; request: StudioRequestRow }
+  /** `answerKept`: the finished key (the answer of the receipt) committed with the request and its debit. */
+  | { kind: 'created'; request: StudioRequestRow; answerKept: boolean }
   /** Nothing was written: no request row, no ledger row. */
-  | { kind: 'insufficient-balance'; balance: number; price: number };
+  | { kind: 'insufficient-balance'; balance: number; price: number }
+  /** The key answers instead of this attempt (replay, 422, 409): nothing was written. */
+  | { kind: 'answered-by-key'; verdict: IdempotencyKeyVerdict };
 
 /**
  * Creates an AI Studio request and pays for it, in one transaction: the request row and its
@@ -60,9 +67,8 @@ export type CreateStudioRequestResult =
  * not at all, so a process that dies after the commit and before answering cannot make a retry
  * charge again, and one that dies before it leaves nothing. When the unique (user, key) refuses
  * the key (a retry of a used key; another attempt that committed it after this one's try-lock),
- * the transaction rolls back before any debit and the stored key answers. Throws
- * InvalidStudioRequestError for a request the catalog does not price, and
- * AnsweredByIdempotencyKeyError (nothing written) when the key answers instead of this attempt.
+ * the transaction rolls back before any debit and the result is `answered-by-key` with what the
+ * stored key says. Throws InvalidStudioRequestError for a request the catalog does not price.
  */
 export async function createStudioRequest(
   deps: OutboxDeps & { catalog: Catalog; clock: Clock },
@@ -139,11 +145,12 @@ export async function createStudioRequest(
       }
       return row;
     });
-    return { kind: 'created', request: created };
+    return { kind: 'created', request: created, answerKept: idempotency !== undefined };
   } catch (error) {
     if (error instanceof InsufficientBalanceError) {
       return { kind: 'insufficient-balance', balance: error.balance, price: price.priceTokens };
     }
+    if (error instanceof AnsweredByIdempotencyKeyError) return { kind: 'answered-by-key', verdict: error.verdict };
     throw error;
   }
 }

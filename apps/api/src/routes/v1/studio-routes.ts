@@ -14,8 +14,9 @@ import { type Logger, sendError } from '@tally/platform';
 import { Router } from 'express';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import { idempotentPostOf } from '../../http/idempotency';
-import { containsNul, limitSchema, parseOr400 } from '../../http/params';
+import { errorAnswer } from '../../http/answer';
+import type { IdempotentPosts } from '../../http/idempotency';
+import { containsNul, limitSchema, parseOr400, parseOrAnswer } from '../../http/params';
 import { userScopeOf } from '../../http/user-scope';
 
 export interface StudioRouteDeps {
@@ -28,6 +29,7 @@ export interface StudioRouteDeps {
   clock: Clock;
   /** Hands committed request rows to the studio queue; rows it cannot hand off go to the relay. */
   enqueueStudio: (studioRequestIds: number[]) => Promise<{ deferred: number; error?: unknown }>;
+  idempotency: IdempotentPosts;
 }
 
 const createBodySchema = z.strictObject({
@@ -86,12 +88,6 @@ function toCreatedAnswer(request: StudioRequestReceipt) {
 }
 
 /**
- * The POSTs of this router whose use case keeps its Idempotency-Key in its one transaction
- * (createIdempotentPosts' oneTransactionPosts): no claim before them.
- */
-export const studioOneTransactionPosts = ['/studio/requests'] as const;
-
-/**
  * AI Studio: spend tokens (or the free allowance) on generations, and read them back. Mounted by
  * createUserRoutes: requests are made, paid for, counted against the allowance and listed as the
  * canonical user's, whichever linked id the path names.
@@ -99,48 +95,54 @@ export const studioOneTransactionPosts = ['/studio/requests'] as const;
 export function createStudioRoutes(deps: StudioRouteDeps): Router {
   const router = Router();
 
-  router.post(studioOneTransactionPosts[0], async (req, res) => {
-    const { userId } = userScopeOf(res);
-    const body = parseOr400(res, createBodySchema, req.body);
-    if (body === undefined) return;
-    let created: Awaited<ReturnType<typeof createStudioRequest>>;
-    try {
-      created = await createStudioRequest(
-        deps,
-        { userId, ...body },
-        idempotentPostOf(res)?.inTransaction(toCreatedAnswer),
-      );
-    } catch (error) {
-      if (error instanceof InvalidStudioRequestError) return sendError(res, 400, error.code, error.message);
-      throw error;
-    }
-    if (created.kind === 'insufficient-balance') {
-      res.status(402).json({
-        error: {
-          code: 'insufficient_balance',
-          message: `this request costs ${created.price} tokens and the wallet holds ${created.balance}`,
-        },
-        balance: created.balance,
-        price: created.price,
-      });
-      return;
-    }
-    const { request } = created;
-    // After commit: the row is durable, so a queue outage only delays the generation (relay).
-    try {
-      const handOff = await deps.enqueueStudio([request.id]);
-      if (handOff.deferred > 0) {
-        deps.logger.warn(
-          { err: handOff.error, studioRequestId: request.public_id, userId },
-          'studio enqueue failed; the relay will hand the request to the queue',
+  // One transaction: the request row, its debit and the key's answer commit together.
+  router.post(
+    '/studio/requests',
+    deps.idempotency.inTransaction(async (req, res, key) => {
+      const { userId } = userScopeOf(res);
+      const body = parseOrAnswer(createBodySchema, req.body);
+      if (!body.ok) return body.answer;
+      let created: Awaited<ReturnType<typeof createStudioRequest>>;
+      try {
+        created = await createStudioRequest(
+          deps,
+          { userId, ...body.value },
+          key && { ...key, answer: toCreatedAnswer },
         );
+      } catch (error) {
+        if (error instanceof InvalidStudioRequestError) return errorAnswer(400, error.code, error.message);
+        throw error;
       }
-    } catch (error) {
-      deps.logger.warn({ err: error, studioRequestId: request.public_id, userId }, 'studio hand-off failed');
-    }
-    const answer = toCreatedAnswer(request);
-    res.status(answer.status).json(answer.body);
-  });
+      if (created.kind === 'answered-by-key') return created;
+      if (created.kind === 'insufficient-balance') {
+        return {
+          status: 402,
+          body: {
+            error: {
+              code: 'insufficient_balance',
+              message: `this request costs ${created.price} tokens and the wallet holds ${created.balance}`,
+            },
+            balance: created.balance,
+            price: created.price,
+          },
+        };
+      }
+      const { request } = created;
+      // After commit: the row is durable, so a queue outage only delays the generation (relay).
+      try {
+        const handOff = await deps.enqueueStudio([request.id]);
+        if (handOff.deferred > 0) {
+          deps.logger.warn(
+            { err: handOff.error, studioRequestId: request.public_id, userId },
+            'studio enqueue failed; the relay will hand the request to the queue',
+          );
+        }
+      } catch (error) {
+        deps.logger.warn({ err: error, studioRequestId: request.public_id, userId }, 'studio hand-off failed');
+      }
+      return { ...toCreatedAnswer(request), kept: created.answerKept };
+    }),
+  );
 
   router.get('/studio/requests/:requestId', async (req, res) => {
     const { userId } = userScopeOf(res);

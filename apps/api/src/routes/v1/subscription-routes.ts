@@ -12,9 +12,10 @@ import {
   systemClock,
 } from '@tally/billing-core';
 import { sendError } from '@tally/platform';
-import { type Response, Router } from 'express';
+import { Router } from 'express';
 import type { Kysely } from 'kysely';
-import { markAnswerRetryable } from '../../http/idempotency';
+import { errorAnswer, type RouteAnswer } from '../../http/answer';
+import type { IdempotentPosts } from '../../http/idempotency';
 import { userScopeOf } from '../../http/user-scope';
 
 export interface SubscriptionRoutesDeps {
@@ -22,19 +23,19 @@ export interface SubscriptionRoutesDeps {
   /** The sync's subscription.updated, handed off after the commit. */
   outbox: AppWebhookOutbox;
   subscriptions?: { catalog: Catalog; policy: EventPolicy; revenueCat: RevenueCatApi | undefined } | undefined;
+  idempotency: IdempotentPosts;
 }
 
-/** Answers a sync failure: unknown user 404, not configured 503, RevenueCat 429 → 503 + Retry-After, else 502. */
-function sendSyncError(res: Response, error: unknown): void {
+/** The answer to a sync failure: unknown user 404, not configured 503, RevenueCat 429 → 503 + Retry-After, else 502. */
+function syncErrorAnswer(error: unknown): RouteAnswer {
   if (error instanceof RetryLaterError) {
-    if (error.delayMs !== undefined) res.setHeader('retry-after', String(Math.ceil(error.delayMs / 1000)));
-    sendError(res, 503, 'revenuecat_rate_limited', 'RevenueCat asked to slow down; try again later');
-    return;
+    const answer = errorAnswer(503, 'revenuecat_rate_limited', 'RevenueCat asked to slow down; try again later');
+    if (error.delayMs !== undefined) answer.headers = { 'retry-after': String(Math.ceil(error.delayMs / 1000)) };
+    return answer;
   }
   if (!(error instanceof BillingError)) throw error;
-  if (error.retryable) markAnswerRetryable(res);
   const status = error.code === 'unknown_user' ? 404 : error.code === 'not_configured' ? 503 : 502;
-  sendError(res, status, error.code, error.message);
+  return { ...errorAnswer(status, error.code, error.message), retryable: error.retryable };
 }
 
 /**
@@ -53,32 +54,31 @@ export function createSubscriptionRoutes(deps: SubscriptionRoutesDeps): Router {
     res.json({ userId: requestedId, planId, status, expiresAt, store, autoRenew });
   });
 
-  router.post('/subscription/sync', async (_req, res) => {
-    const { userId, requestedId } = userScopeOf(res);
-    const settings = deps.subscriptions;
-    if (!settings) return sendError(res, 503, 'not_configured', 'subscription sync is not configured');
-    try {
-      const { result, subscription } = await syncRevenueCatSubscriptionOnDemand(
-        { db: deps.db, outbox: deps.outbox, clock: systemClock, ...settings },
-        { userId, requestId: randomUUID() },
-      );
-      res.json({
-        userId: requestedId,
-        result,
-        subscription: subscription
-          ? {
-              planId: subscription.planId,
-              status: subscription.status,
-              expiresAt: subscription.expiresAt,
-              store: subscription.store,
-              autoRenew: subscription.autoRenew,
-            }
-          : null,
-      });
-    } catch (error) {
-      sendSyncError(res, error);
-    }
-  });
+  // A re-read of RevenueCat, idempotent on its own: its answer is kept after it.
+  router.post(
+    '/subscription/sync',
+    deps.idempotency.claimed(async (_req, res) => {
+      const { userId, requestedId } = userScopeOf(res);
+      const settings = deps.subscriptions;
+      if (!settings) return errorAnswer(503, 'not_configured', 'subscription sync is not configured');
+      try {
+        const { result, subscription } = await syncRevenueCatSubscriptionOnDemand(
+          { db: deps.db, outbox: deps.outbox, clock: systemClock, ...settings },
+          { userId, requestId: randomUUID() },
+        );
+        const view = subscription && {
+          planId: subscription.planId,
+          status: subscription.status,
+          expiresAt: subscription.expiresAt,
+          store: subscription.store,
+          autoRenew: subscription.autoRenew,
+        };
+        return { status: 200, body: { userId: requestedId, result, subscription: view ?? null } };
+      } catch (error) {
+        return syncErrorAnswer(error);
+      }
+    }),
+  );
 
   return router;
 }

@@ -11,12 +11,12 @@ import {
   type StripeApi,
   TopupNotPaidError,
 } from '@tally/billing-core';
-import { sendError } from '@tally/platform';
-import { type Response, Router } from 'express';
+import { Router } from 'express';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import { idempotentPostOf, markAnswerRetryable } from '../../http/idempotency';
-import { parseOr400 } from '../../http/params';
+import { errorAnswer, type RouteAnswer } from '../../http/answer';
+import type { IdempotentPosts } from '../../http/idempotency';
+import { parseOrAnswer } from '../../http/params';
 import { userScopeOf } from '../../http/user-scope';
 
 const createSchema = z.object({ packId: z.string().min(1).max(255) });
@@ -34,23 +34,20 @@ const statusByCode: Record<string, number> = {
   invalid_event: 409,
 };
 
-function sendBillingError(res: Response, error: unknown): boolean {
-  // Another attempt runs this request's Idempotency-Key now: idempotencyErrorHandler answers 409.
-  if (!(error instanceof BillingError) || error instanceof IdempotencyLeaseLostError) return false;
+/** The answer to a billing error, or undefined for one the caller rethrows. */
+function billingErrorAnswer(error: unknown): RouteAnswer | undefined {
+  // Another attempt runs this request's Idempotency-Key now: the idempotent POST answers 409.
+  if (!(error instanceof BillingError) || error instanceof IdempotencyLeaseLostError) return undefined;
   const status = statusByCode[error.code] ?? 500;
-  // A retry may get another answer (409 topup_not_paid until the intent succeeded): not final.
-  if (error.retryable) markAnswerRetryable(res);
-  if (error instanceof RetryLaterError && error.delayMs !== undefined) {
-    res.setHeader('retry-after', String(Math.ceil(error.delayMs / 1000)));
-  }
+  const answer = errorAnswer(status, error.code, status >= 500 ? 'the payment provider is unavailable' : error.message);
   if (error instanceof TopupNotPaidError) {
-    res
-      .status(status)
-      .json({ error: { code: error.code, message: error.message }, paymentStatus: error.paymentStatus });
-    return true;
+    answer.body = { error: { code: error.code, message: error.message }, paymentStatus: error.paymentStatus };
   }
-  sendError(res, status, error.code, status >= 500 ? 'the payment provider is unavailable' : error.message);
-  return true;
+  if (error instanceof RetryLaterError && error.delayMs !== undefined) {
+    answer.headers = { 'retry-after': String(Math.ceil(error.delayMs / 1000)) };
+  }
+  // A retry may get another answer (409 topup_not_paid until the intent succeeded): not final.
+  return { ...answer, retryable: error.retryable };
 }
 
 /** The 201 of a started top-up; with an Idempotency-Key it commits with the intent's id. */
@@ -73,40 +70,52 @@ export function createTopupRoutes(deps: {
   outbox: AppWebhookOutbox;
   catalog?: Catalog;
   stripe?: StripeApi | undefined;
+  idempotency: IdempotentPosts;
 }): Router {
   const router = Router();
-  router.post('/topups', async (req, res) => {
-    const { userId } = userScopeOf(res);
-    const body = parseOr400(res, createSchema, req.body ?? {});
-    if (body === undefined) return;
-    if (!deps.catalog) return sendError(res, 503, 'not_configured', 'top-ups are not configured');
-    try {
-      const topup = await createTopup(
-        { db: deps.db, catalog: deps.catalog, stripe: deps.stripe },
-        { userId, packId: body.packId },
-        idempotentPostOf(res)?.bind(toStartedAnswer),
-      );
-      const answer = toStartedAnswer(topup);
-      res.status(answer.status).json(answer.body);
-    } catch (error) {
-      if (!sendBillingError(res, error)) throw error;
-    }
-  });
-  router.post('/topups/:reference/confirm', async (req, res) => {
-    const { userId } = userScopeOf(res);
-    const reference = parseOr400(res, referenceSchema, req.params.reference);
-    if (reference === undefined) return;
-    if (!deps.catalog) return sendError(res, 503, 'not_configured', 'top-ups are not configured');
-    try {
-      res.json(
-        await confirmTopup(
+  // The pending row commits with the key's recovery point, the intent's id with its answer.
+  router.post(
+    '/topups',
+    deps.idempotency.claimed(async (req, res, claim) => {
+      const { userId } = userScopeOf(res);
+      const body = parseOrAnswer(createSchema, req.body ?? {});
+      if (!body.ok) return body.answer;
+      if (!deps.catalog) return errorAnswer(503, 'not_configured', 'top-ups are not configured');
+      try {
+        const topup = await createTopup(
+          { db: deps.db, catalog: deps.catalog, stripe: deps.stripe },
+          { userId, packId: body.value.packId },
+          claim && { claim, answer: toStartedAnswer },
+        );
+        return { ...toStartedAnswer(topup), kept: claim !== undefined };
+      } catch (error) {
+        return orThrow(billingErrorAnswer(error), error);
+      }
+    }),
+  );
+  // Idempotent on its own (the pending → paid transition): its answer is kept after it.
+  router.post(
+    '/topups/:reference/confirm',
+    deps.idempotency.claimed(async (req, res) => {
+      const { userId } = userScopeOf(res);
+      const reference = parseOrAnswer(referenceSchema, req.params.reference);
+      if (!reference.ok) return reference.answer;
+      if (!deps.catalog) return errorAnswer(503, 'not_configured', 'top-ups are not configured');
+      try {
+        const confirmed = await confirmTopup(
           { db: deps.db, outbox: deps.outbox, catalog: deps.catalog, stripe: deps.stripe },
-          { userId, reference },
-        ),
-      );
-    } catch (error) {
-      if (!sendBillingError(res, error)) throw error;
-    }
-  });
+          { userId, reference: reference.value },
+        );
+        return { status: 200, body: confirmed };
+      } catch (error) {
+        return orThrow(billingErrorAnswer(error), error);
+      }
+    }),
+  );
   return router;
+}
+
+function orThrow(answer: RouteAnswer | undefined, error: unknown): RouteAnswer {
+  if (answer) return answer;
+  throw error;
 }
