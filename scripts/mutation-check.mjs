@@ -664,6 +664,13 @@ const mutations = [
     to: '',
     tests: ['test/e2e/console.int'],
   },
+  {
+    name: 'facts: the provider list spelled out again (an admin filter of its own)',
+    file: 'apps/api/src/routes/admin/event-routes.ts',
+    from: 'const providerSchema = z.enum(providers);',
+    to: "const providerSchema = z.enum(['stripe', 'revenuecat']);",
+    tests: ['test/facts/facts-in-one-place'],
+  },
 ];
 
 // MUTATIONS=<substring>: run only the mutations whose name contains it; MUTATIONS_DRY_RUN=1 checks the guards are found.

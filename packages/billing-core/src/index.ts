@@ -53,6 +53,8 @@ export {
   idempotencyRecoveryPoints,
   inboxSources,
   inboxStatuses,
+  paymentEnvironments,
+  providers,
 } from './db/schema';
 export * from './email/email-outbox-source';
 export * from './email/requeue-outbox-emails';

@@ -4,7 +4,9 @@ import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
 type DbTime = ColumnType<Date, Date | string | undefined, Date | string>;
 type DbTimeNullable = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 
-export type Provider = 'stripe' | 'revenuecat';
+/** The payment providers Tally takes events from (inbox_events.provider, subscriptions.source, …). */
+export const providers = ['stripe', 'revenuecat'] as const;
+export type Provider = (typeof providers)[number];
 export const inboxStatuses = ['received', 'processing', 'processed', 'failed', 'ignored'] as const;
 export type InboxStatus = (typeof inboxStatuses)[number];
 /** The payment environments, for every provider (inbox_events.environment, PAYMENT_ENVIRONMENTS). */
@@ -124,7 +126,7 @@ export interface UserAliasesTable {
   created_at: DbTime;
 }
 
-export type SubscriptionSource = 'revenuecat' | 'stripe';
+export type SubscriptionSource = Provider;
 export type SubscriptionStatus = 'active' | 'inactive';
 
 export interface SubscriptionsTable {
