@@ -671,6 +671,13 @@ const mutations = [
     to: "const providerSchema = z.enum(['stripe', 'revenuecat']);",
     tests: ['test/facts/facts-in-one-place'],
   },
+  {
+    name: 'facts: migration 0026 leaves stored rows with the dropped code refunded_partially',
+    file: 'packages/billing-core/migrations/0026_one_partial_refund_code.sql',
+    from: "UPDATE inbox_events SET outcome_code = 'partially_refunded' WHERE outcome_code = 'refunded_partially';",
+    to: '',
+    tests: ['packages/billing-core/src/db/outcome-code-migration.int'],
+  },
 ];
 
 // MUTATIONS=<substring>: run only the mutations whose name contains it; MUTATIONS_DRY_RUN=1 checks the guards are found.
