@@ -678,6 +678,13 @@ const mutations = [
     to: '',
     tests: ['packages/billing-core/src/db/outcome-code-migration.int'],
   },
+  {
+    name: 'facts: a billing error code without an HTTP status (unknown_user)',
+    file: 'apps/api/src/http/billing-error-statuses.ts',
+    from: '  unknown_user: 404,',
+    to: '',
+    tests: ['apps/api/src/http/billing-error-statuses'],
+  },
 ];
 
 // MUTATIONS=<substring>: run only the mutations whose name contains it; MUTATIONS_DRY_RUN=1 checks the guards are found.

@@ -14,6 +14,7 @@ import {
 import { sendError } from '@tally/platform';
 import { type Response, Router } from 'express';
 import type { Kysely } from 'kysely';
+import { httpStatusByBillingErrorCode } from '../../http/billing-error-statuses';
 import { markAnswerRetryable } from '../../http/idempotency';
 import { userScopeOf } from '../../http/user-scope';
 
@@ -24,7 +25,7 @@ export interface SubscriptionRoutesDeps {
   subscriptions?: { catalog: Catalog; policy: EventPolicy; revenueCat: RevenueCatApi | undefined } | undefined;
 }
 
-/** Answers a sync failure: unknown user 404, not configured 503, RevenueCat 429 → 503 + Retry-After, else 502. */
+/** Answers a sync failure: unknown user 404, not configured 503, RevenueCat 429 → 503 + Retry-After, unavailable or rejected 502. */
 function sendSyncError(res: Response, error: unknown): void {
   if (error instanceof RetryLaterError) {
     if (error.delayMs !== undefined) res.setHeader('retry-after', String(Math.ceil(error.delayMs / 1000)));
@@ -33,8 +34,7 @@ function sendSyncError(res: Response, error: unknown): void {
   }
   if (!(error instanceof BillingError)) throw error;
   if (error.retryable) markAnswerRetryable(res);
-  const status = error.code === 'unknown_user' ? 404 : error.code === 'not_configured' ? 503 : 502;
-  sendError(res, status, error.code, error.message);
+  sendError(res, httpStatusByBillingErrorCode[error.code], error.code, error.message);
 }
 
 /**

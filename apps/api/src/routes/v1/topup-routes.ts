@@ -15,6 +15,7 @@ import { sendError } from '@tally/platform';
 import { type Response, Router } from 'express';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
+import { httpStatusByBillingErrorCode } from '../../http/billing-error-statuses';
 import { idempotentPostOf, markAnswerRetryable } from '../../http/idempotency';
 import { parseOr400 } from '../../http/params';
 import { userScopeOf } from '../../http/user-scope';
@@ -22,22 +23,10 @@ import { userScopeOf } from '../../http/user-scope';
 const createSchema = z.object({ packId: z.string().min(1).max(255) });
 const referenceSchema = z.string().regex(/^tu_[A-Za-z0-9]{8,64}$/);
 
-/** One table from billing error codes to HTTP statuses. */
-const statusByCode: Record<string, number> = {
-  unknown_pack: 400,
-  topup_not_found: 404,
-  topup_not_paid: 409,
-  not_configured: 503,
-  stripe_unavailable: 502,
-  stripe_request_failed: 502,
-  retry_later: 503,
-  invalid_event: 409,
-};
-
 function sendBillingError(res: Response, error: unknown): boolean {
   // Another attempt runs this request's Idempotency-Key now: idempotencyErrorHandler answers 409.
   if (!(error instanceof BillingError) || error instanceof IdempotencyLeaseLostError) return false;
-  const status = statusByCode[error.code] ?? 500;
+  const status: number = httpStatusByBillingErrorCode[error.code];
   // A retry may get another answer (409 topup_not_paid until the intent succeeded): not final.
   if (error.retryable) markAnswerRetryable(res);
   if (error instanceof RetryLaterError && error.delayMs !== undefined) {
