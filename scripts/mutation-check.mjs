@@ -685,6 +685,20 @@ const mutations = [
     to: '',
     tests: ['apps/api/src/http/billing-error-statuses'],
   },
+  {
+    name: 'facts: sqlMilliseconds takes milliseconds for seconds',
+    file: 'packages/billing-core/src/db/sql-milliseconds.ts',
+    from: 'make_interval(secs => ${ms / 1000})',
+    to: 'make_interval(secs => ${ms})',
+    tests: ['packages/billing-core/src/db/sql-milliseconds.int'],
+  },
+  {
+    name: 'facts: a millisecond duration written in SQL by hand again',
+    file: 'packages/billing-core/src/installments/grant-due-installments.ts',
+    from: 'now() - ${sqlMilliseconds(options.processingStaleAfterMs)}',
+    to: 'now() - make_interval(secs => ${options.processingStaleAfterMs / 1000})',
+    tests: ['test/facts/facts-in-one-place'],
+  },
 ];
 
 // MUTATIONS=<substring>: run only the mutations whose name contains it; MUTATIONS_DRY_RUN=1 checks the guards are found.

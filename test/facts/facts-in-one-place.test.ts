@@ -33,3 +33,15 @@ describe('facts written in one place', () => {
     expect(filesMatching(list, [path.join(root, 'packages/billing-core/src/db/schema.ts'), __filename])).toEqual([]);
   });
 });
+
+describe('durations in SQL', () => {
+  it('writes a duration in milliseconds only through sqlMilliseconds: no make_interval(secs => …) or interval-multiplying idiom elsewhere', () => {
+    const idiom = /make_interval\(\s*secs\s*=>|\*\s*interval\s*'1 millisecond'|interval\s*'1 millisecond'\s*\*/;
+    const sources = files.filter((file) => file.includes('/src/') && !/\.test\.ts$/.test(file));
+    const strays = sources
+      .filter((file) => file !== path.join(root, 'packages/billing-core/src/db/sql-milliseconds.ts'))
+      .filter((file) => idiom.test(readFileSync(file, 'utf8')))
+      .map((file) => path.relative(root, file));
+    expect(strays).toEqual([]);
+  });
+});
