@@ -699,6 +699,13 @@ const mutations = [
     to: 'now() - make_interval(secs => ${options.processingStaleAfterMs / 1000})',
     tests: ['test/facts/facts-in-one-place'],
   },
+  {
+    name: 'facts: PAYMENT_ENVIRONMENTS unset accepts no environment instead of the default production',
+    file: 'packages/platform/src/config/env.ts',
+    from: '.transform((list) => (list.length === 0 ? [...byDefault] : list))',
+    to: '.transform((list) => list)',
+    tests: ['apps/worker/src/config.test'],
+  },
 ];
 
 // MUTATIONS=<substring>: run only the mutations whose name contains it; MUTATIONS_DRY_RUN=1 checks the guards are found.

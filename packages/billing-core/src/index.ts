@@ -50,6 +50,7 @@ export {
   adminSurfaces,
   appWebhookMessageStatuses,
   appWebhookMessageTypes,
+  defaultPaymentEnvironments,
   idempotencyRecoveryPoints,
   inboxSources,
   inboxStatuses,

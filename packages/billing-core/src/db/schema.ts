@@ -12,6 +12,8 @@ export type InboxStatus = (typeof inboxStatuses)[number];
 /** The payment environments, for every provider (inbox_events.environment, PAYMENT_ENVIRONMENTS). */
 export const paymentEnvironments = ['production', 'sandbox'] as const;
 export type PaymentEnvironment = (typeof paymentEnvironments)[number];
+/** The environments that move money when PAYMENT_ENVIRONMENTS is unset: production only (fail closed). */
+export const defaultPaymentEnvironments = ['production'] as const satisfies readonly PaymentEnvironment[];
 
 export interface InboxEventsTable {
   id: Generated<number>;

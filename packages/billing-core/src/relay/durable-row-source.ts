@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import type { QueueDefinition } from '../contracts/queues';
+import type { CatalogQueue } from '../contracts/queues';
 import type { DB } from '../db/schema';
 import { sqlMilliseconds } from '../db/sql-milliseconds';
 
@@ -19,7 +19,7 @@ export interface RelayClaimOptions {
  */
 export interface DurableRowSource<Payload = unknown> {
   name: string;
-  queue: QueueDefinition<Payload>;
+  queue: CatalogQueue<Payload>;
   toPayload(id: number): Payload;
   /**
    * Claims rows that need work but may have no job: due and never handed off, hand-off failed,
@@ -54,7 +54,7 @@ export function createDurableRowSource<Payload>(spec: {
   table: RelayTable;
   pendingStatus: string;
   processingStatus?: string;
-  queue: QueueDefinition<Payload>;
+  queue: CatalogQueue<Payload>;
   toPayload(id: number): Payload;
 }): DurableRowSource<Payload> {
   const table = sql.table(spec.table);
