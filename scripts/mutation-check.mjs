@@ -706,6 +706,20 @@ const mutations = [
     to: '.transform((list) => list)',
     tests: ['apps/worker/src/config.test'],
   },
+  {
+    name: 'facts: a wallet.* payload built in SQL drifts from its TypeScript schema (no reason)',
+    file: 'packages/billing-core/src/ledger/ledger-entry-messages.ts',
+    from: "'reason', e.reason,",
+    to: '',
+    tests: ['packages/billing-core/src/app-webhooks/wallet-message-data.int'],
+  },
+  {
+    name: 'facts: the wallet.* payload documented with a field it does not carry',
+    file: 'docs/app-webhooks.md',
+    from: '`balanceBefore, balanceAfter, reason, createdAt`',
+    to: '`balanceBefore, balanceAfter, reason, createdAt, currency`',
+    tests: ['packages/billing-core/src/app-webhooks/wallet-message-data.int'],
+  },
 ];
 
 // MUTATIONS=<substring>: run only the mutations whose name contains it; MUTATIONS_DRY_RUN=1 checks the guards are found.

@@ -1,5 +1,5 @@
 export * from './app-webhooks/app-webhook-body';
-export type * from './app-webhooks/app-webhook-message-types';
+export * from './app-webhooks/app-webhook-message-types';
 export * from './app-webhooks/app-webhook-source';
 export * from './app-webhooks/deliver-app-webhook-message';
 export * from './app-webhooks/list-app-webhook-messages';
