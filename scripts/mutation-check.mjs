@@ -777,6 +777,9 @@ for (const mutation of mutations.filter((m) => !only || m.name.includes(only))) 
   // MUTATIONS_DRY_RUN=1: only check that every guard is still found (seconds, no test run).
   if (process.env.MUTATIONS_DRY_RUN === '1') continue;
   const restore = () => writeFileSync(file, original);
+  // Also when something exits the process mid-mutation (a rebuild of the mutated tree that fails
+  // exits from ensureBuilt): never leave a guard removed.
+  process.once('exit', restore);
   process.once('SIGINT', () => {
     restore();
     process.exit(130);
@@ -802,6 +805,7 @@ for (const mutation of mutations.filter((m) => !only || m.name.includes(only))) 
     }
   } finally {
     restore();
+    process.removeListener('exit', restore);
     if (mutation.build) ensureBuilt();
   }
 }
