@@ -3,13 +3,13 @@ import {
   type InboxHandlers,
   inboxJobId,
   postLedgerEntry,
-  processInboxEvent,
   RetryLaterError,
   references,
   retryLater,
   toCatalog,
 } from '@tally/billing-core';
 import { sql } from 'kysely';
+import { processOne } from '../support/engine';
 import { revenueCatTokenPurchase } from '../support/events';
 import { inboxHistoryOf, recordInboxHistory, retriesBeforeDue } from '../support/inbox-history';
 import { ledgerOf } from '../support/ledger';
@@ -492,8 +492,8 @@ describe('the engine the flows plug into', () => {
       })
       .returning('id')
       .executeTakeFirstOrThrow();
-    const result = await processInboxEvent(stack.processorDeps(), id);
+    const result = await processOne(stack.processorDeps(), id);
     expect(result).toMatchObject({ kind: 'processed', code: 'credited', detail: 'credited 100 tokens (tokens_100)' });
-    expect(await processInboxEvent(stack.processorDeps(), id)).toEqual({ kind: 'skipped', status: 'processed' });
+    expect(await processOne(stack.processorDeps(), id)).toEqual({ kind: 'skipped', status: 'processed' });
   });
 });

@@ -3,7 +3,7 @@ import {
   type InboxProcessorDeps,
   type ProcessInboxEventResult,
   parseRevenueCatWebhook,
-  processInboxEventBatch,
+  processInboxEvents,
   recordInboxEvent,
   toRevenueCatInboxDraft,
   USER_LOCK_NAMESPACE,
@@ -11,13 +11,15 @@ import {
 } from '@tally/billing-core';
 import { sql } from 'kysely';
 import pg from 'pg';
+import { firstRun } from '../support/engine';
 import { revenueCatTokenPurchase } from '../support/events';
 import { ledgerOf } from '../support/ledger';
 import { eventually, TestStack } from '../support/stack';
 
 /**
- * processInboxEventBatch: several first runs in one transaction (docs/engine.md, "Coalesced first
- * runs"). Every test checks the money (ledger and wallet) and the rows, not only the results.
+ * processInboxEvents with first-run facts: several first runs in one transaction (docs/engine.md,
+ * "One attempt path"). Every test checks the money (ledger and wallet) and the rows, not only the
+ * results.
  */
 describe('inbox first runs coalesced into one transaction', () => {
   let stack: TestStack;
@@ -65,7 +67,7 @@ describe('inbox first runs coalesced into one transaction', () => {
       await recordPurchase('batch-b1', 'batch-user-b'),
       await recordPurchase('batch-a2', 'batch-user-a'),
     ];
-    const results = await processInboxEventBatch(stack.processorDeps(), ids);
+    const results = await processInboxEvents(stack.processorDeps(), ids, firstRun);
     expect(results.map((result) => [result.kind, pathOf(result)])).toEqual([
       ['processed', 'batch'],
       ['processed', 'batch'],
@@ -102,7 +104,7 @@ describe('inbox first runs coalesced into one transaction', () => {
       if (row.id === bad) throw new Error('failed after crediting, inside the transaction');
       return result;
     });
-    const [goodResult, badResult] = await processInboxEventBatch(deps, [good, bad]);
+    const [goodResult, badResult] = await processInboxEvents(deps, [good, bad], firstRun);
     expect(goodResult).toMatchObject({ kind: 'processed', path: 'one-transaction' });
     expect(badResult).toMatchObject({ kind: 'failed', parked: false, code: 'error' });
     expect(await rowOf(good)).toEqual({ status: 'processed', attempts: 1, outcome_code: 'credited' });
@@ -130,7 +132,7 @@ describe('inbox first runs coalesced into one transaction', () => {
       }
       return apply(uow, row, prepared);
     });
-    const results = await processInboxEventBatch(deps, [first, taken]);
+    const results = await processInboxEvents(deps, [first, taken], firstRun);
     expect(results.map(pathOf)).not.toContain('batch');
     expect(results[0]).toMatchObject({ kind: 'processed', path: 'one-transaction' });
     // The claimed row: its first run found it claimed and ran the claimed path (attempt 2).
@@ -143,9 +145,9 @@ describe('inbox first runs coalesced into one transaction', () => {
 
   it('leaves finished rows alone and runs an id given twice once', async () => {
     const done = await recordPurchase('batch-done', 'batch-done-user');
-    await processInboxEventBatch(stack.processorDeps(), [done]);
+    await processInboxEvents(stack.processorDeps(), [done], firstRun);
     const fresh = await recordPurchase('batch-fresh', 'batch-fresh-user');
-    const results = await processInboxEventBatch(stack.processorDeps(), [done, fresh, fresh]);
+    const results = await processInboxEvents(stack.processorDeps(), [done, fresh, fresh], firstRun);
     expect(results.map((result) => [result.kind, pathOf(result)])).toEqual([
       ['skipped', 'skipped'],
       ['processed', 'batch'],
@@ -173,13 +175,13 @@ describe('inbox first runs coalesced into one transaction', () => {
       await holder.query('SELECT pg_advisory_xact_lock($1, $2)', [USER_LOCK_NAMESPACE, highKey]);
       // B first, and queued behind the held lock before A starts: locking in its rows' order, B
       // would then hold `high` while A holds `low`, each waiting for the other.
-      const batchB = processInboxEventBatch(stack.processorDeps(), b);
+      const batchB = processInboxEvents(stack.processorDeps(), b, firstRun);
       await eventually(
         'batch B waiting for the held lock',
         async () => (await waitingAdvisoryLocks(holder)) === 1,
         5_000,
       );
-      const batchA = processInboxEventBatch(stack.processorDeps(), a);
+      const batchA = processInboxEvents(stack.processorDeps(), a, firstRun);
       await eventually('batch A waiting too', async () => (await waitingAdvisoryLocks(holder)) === 2, 5_000);
       await holder.query('COMMIT');
       const results = [...(await batchB), ...(await batchA)];
@@ -193,7 +195,7 @@ describe('inbox first runs coalesced into one transaction', () => {
 
   it('runs a batch of one as the one-event first run', async () => {
     const id = await recordPurchase('batch-single', 'batch-single-user');
-    const [result] = await processInboxEventBatch(stack.processorDeps(), [id]);
+    const [result] = await processInboxEvents(stack.processorDeps(), [id], firstRun);
     expect(result).toMatchObject({ kind: 'processed', path: 'one-transaction' });
   });
 });

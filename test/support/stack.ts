@@ -209,7 +209,7 @@ export class TestStack {
     });
   }
 
-  /** What processInboxEvent needs, for tests that drive the engine directly. */
+  /** What processInboxEvents needs, for tests that drive the engine directly. */
   processorDeps(overrides: Partial<InboxProcessorDeps> = {}): InboxProcessorDeps {
     const { maxAttempts, backoff, retryLater } = defaultWorkerSettings.inbox;
     return {

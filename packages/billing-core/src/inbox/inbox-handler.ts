@@ -41,7 +41,7 @@ export interface InboxHandler<Prepared = unknown> {
   /**
    * What `prepare` would return, when getting it needs no external call (no provider read):
    * `{ prepared }`; otherwise `undefined`. Lets the engine run such an event's first attempt as
-   * one transaction (see processInboxEvent). Synchronous on purpose: it runs inside that
+   * one transaction (see processInboxEvents). Synchronous on purpose: it runs inside that
    * transaction, so it must not wait on anything. Leave it out to always prepare outside.
    */
   prepareWithoutIo?(row: InboxEventRow, ctx: HandlerContext): { prepared: Prepared } | undefined;
