@@ -1,5 +1,5 @@
 // `node bench/engine-cpu.mjs [checkout] [flow] [events] [users]` after a build: the worker's CPU
-// per event in billing-core's processInboxEvent alone, in this process (no BullMQ, no Redis):
+// per event in billing-core's processInboxEvents alone, in this process (no BullMQ, no Redis):
 // a backlog of `events` token packs (`flow` revenuecat or stripe, default revenuecat; 4000 over
 // 2000 users) recorded on a fresh database of the server (DATABASE_URL, default the local one),
 // then drained by 8 concurrent lanes as the worker's concurrency does; prints the process's
@@ -73,7 +73,10 @@ try {
         cpuAt = process.cpuUsage();
         wallAt = process.hrtime.bigint();
       }
-      const result = await core.processInboxEvent(deps, ids[index], { firstRun: true });
+      // A first run; a checkout from before processInboxEvents has processInboxEvent(…, { firstRun }).
+      const result = core.processInboxEvents
+        ? (await core.processInboxEvents(deps, [ids[index]], { runsStarted: 1, stalls: 0 }))[0]
+        : await core.processInboxEvent(deps, ids[index], { firstRun: true });
       kinds[result.kind] = (kinds[result.kind] ?? 0) + 1;
     }
   };

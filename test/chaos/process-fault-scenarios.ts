@@ -67,7 +67,7 @@ async function sessionsOf(ctx: ScenarioContext, worker: SupervisedProcess): Prom
 
 /**
  * A session inside a transaction that is not one of the scheduled loops' (installments, studio
- * sweeper): in this scenario, processInboxEvent's (user/row lock, apply, mark finished).
+ * sweeper): in this scenario, processInboxEvents' (user/row lock, apply, mark finished).
  */
 const inInboxTransaction = (session: Session) =>
   session.inTransaction && !/stripe_installments|studio_requests/i.test(session.query);
@@ -111,7 +111,7 @@ async function inboxQueueEvents(ctx: ScenarioContext, sinceMs: number): Promise<
 const pausedWorkerLostLock: ProfiledScenario = {
   name: 'paused-worker-lost-lock',
   async run(ctx) {
-    // A worker is frozen (SIGSTOP) while it holds inbox jobs, if possible inside processInboxEvent's
+    // A worker is frozen (SIGSTOP) while it holds inbox jobs, if possible inside processInboxEvents'
     // transaction, and kept frozen well past its BullMQ lock (2 s) plus the stalled check (every
     // 2 s; a job is moved back to wait on the second check that finds its lock gone), so another
     // worker takes its jobs and runs them. Then SIGCONT: the frozen worker carries on with the

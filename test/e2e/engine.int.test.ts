@@ -3,13 +3,13 @@ import {
   type InboxHandlers,
   inboxJobId,
   postLedgerEntry,
-  processInboxEvent,
   RetryLaterError,
   references,
   retryLater,
   toCatalog,
 } from '@tally/billing-core';
 import { sql } from 'kysely';
+import { processOne } from '../support/engine';
 import { revenueCatTokenPurchase } from '../support/events';
 import { inboxHistoryOf, recordInboxHistory, retriesBeforeDue } from '../support/inbox-history';
 import { ledgerOf } from '../support/ledger';
@@ -130,10 +130,10 @@ describe('the engine the flows plug into', () => {
       // Room for several 100 ms deferrals even on a loaded machine (400 ms allowed only 3 there).
       retryLater: { baseDelayMs: 100, maxDelayMs: 100, maxWaitMs: 1_200 },
       handlers: wrapRevenueCat(real, {
-        async apply(trx, row, prepared, ctx) {
+        async apply(uow, row, prepared) {
           applied += 1;
           // Effects written before the handler decides to wait must not survive.
-          await real.revenuecat.apply(trx, row, prepared, ctx);
+          await real.revenuecat.apply(uow, row, prepared);
           return retryLater('the invoice this event pays is not known yet');
         },
       }),
@@ -161,8 +161,8 @@ describe('the engine the flows plug into', () => {
 
   it('parks an event whose reference already posts another amount, and says why', async () => {
     // A bug elsewhere already used this event's reference for a different amount.
-    await stack.transaction((trx) =>
-      postLedgerEntry(trx, {
+    await stack.transaction((uow) =>
+      postLedgerEntry(uow, {
         userId: 'conflict-user',
         reference: references.revenuecatEvent('rc-conflict-1'),
         amount: 7,
@@ -199,8 +199,8 @@ describe('the engine the flows plug into', () => {
 
   it('parks an event whose reference already posts the same amount to another user, and says why', async () => {
     // The same reference and amount, but another user's wallet: never "already posted".
-    await stack.transaction((trx) =>
-      postLedgerEntry(trx, {
+    await stack.transaction((uow) =>
+      postLedgerEntry(uow, {
         userId: 'conflict-other-user',
         reference: references.revenuecatEvent('rc-conflict-2'),
         amount: 100,
@@ -343,7 +343,7 @@ describe('the engine the flows plug into', () => {
       let total = 0;
       const handlers = wrapRevenueCat(real, {
         ...read,
-        async apply(trx, row, prepared, ctx) {
+        async apply(uow, row, prepared) {
           const user = row.user_id ?? '';
           const now = (running.get(user) ?? 0) + 1;
           running.set(user, now);
@@ -351,8 +351,8 @@ describe('the engine the flows plug into', () => {
           maxParallel = Math.max(maxParallel, total);
           if (now > 1) overlaps.set(user, (overlaps.get(user) ?? 0) + 1);
           try {
-            await sql`SELECT pg_sleep(0.03)`.execute(trx);
-            return await real.revenuecat.apply(trx, row, prepared, ctx);
+            await sql`SELECT pg_sleep(0.03)`.execute(uow.trx);
+            return await real.revenuecat.apply(uow, row, prepared);
           } finally {
             running.set(user, (running.get(user) ?? 1) - 1);
             total -= 1;
@@ -492,8 +492,8 @@ describe('the engine the flows plug into', () => {
       })
       .returning('id')
       .executeTakeFirstOrThrow();
-    const result = await processInboxEvent(stack.processorDeps(), id);
+    const result = await processOne(stack.processorDeps(), id);
     expect(result).toMatchObject({ kind: 'processed', code: 'credited', detail: 'credited 100 tokens (tokens_100)' });
-    expect(await processInboxEvent(stack.processorDeps(), id)).toEqual({ kind: 'skipped', status: 'processed' });
+    expect(await processOne(stack.processorDeps(), id)).toEqual({ kind: 'skipped', status: 'processed' });
   });
 });

@@ -1,11 +1,11 @@
 import {
   findWallet,
   parseRevenueCatWebhook,
-  processInboxEvent,
   recordInboxEvent,
   toRevenueCatInboxDraft,
   verifyLedger,
 } from '@tally/billing-core';
+import { firstRun, processOne, retryRun } from '../support/engine';
 import { revenueCatTokenPurchase } from '../support/events';
 import { ledgerOf } from '../support/ledger';
 import { eventually, TestStack } from '../support/stack';
@@ -28,9 +28,7 @@ describe('exactly-once effects under at-least-once delivery', () => {
 
   it('credits once when the same inbox row is processed five times at once', async () => {
     const inboxEventId = await recordPurchase('rc-race-1', 'race-user');
-    const results = await Promise.all(
-      Array.from({ length: 5 }, () => processInboxEvent(stack.processorDeps(), inboxEventId)),
-    );
+    const results = await Promise.all(Array.from({ length: 5 }, () => processOne(stack.processorDeps(), inboxEventId)));
     expect(results.filter((result) => result.kind === 'processed')).toHaveLength(1);
     expect(results.filter((result) => result.kind === 'skipped')).toHaveLength(4);
     const ledger = await ledgerOf(stack.db, 'race-user', ['reference', 'amount']);
@@ -40,7 +38,7 @@ describe('exactly-once effects under at-least-once delivery', () => {
 
   it('runs a first attempt that needs no provider read as one transaction, and credits once when such runs race claimed ones', async () => {
     const single = await recordPurchase('rc-one-tx', 'one-tx-user');
-    const first = await processInboxEvent(stack.processorDeps(), single, { firstRun: true });
+    const first = await processOne(stack.processorDeps(), single, firstRun);
     expect(first).toMatchObject({ kind: 'processed', code: 'credited', path: 'one-transaction' });
     const row = await stack.db
       .selectFrom('inbox_events')
@@ -51,7 +49,7 @@ describe('exactly-once effects under at-least-once delivery', () => {
 
     const raced = await recordPurchase('rc-race-mixed', 'race-mixed-user');
     const results = await Promise.all(
-      Array.from({ length: 6 }, (_, i) => processInboxEvent(stack.processorDeps(), raced, { firstRun: i % 2 === 0 })),
+      Array.from({ length: 6 }, (_, i) => processOne(stack.processorDeps(), raced, i % 2 === 0 ? firstRun : retryRun)),
     );
     expect(results.filter((result) => result.kind === 'processed')).toHaveLength(1);
     expect(results.filter((result) => result.kind === 'skipped')).toHaveLength(5);
@@ -76,7 +74,7 @@ describe('exactly-once effects under at-least-once delivery', () => {
         },
       },
     };
-    const failed = await processInboxEvent(failing, id, { firstRun: true });
+    const failed = await processOne(failing, id, firstRun);
     expect(failed).toMatchObject({ kind: 'failed', parked: false, code: 'error' });
     expect(failed.kind === 'failed' && failed.row).toMatchObject({
       status: 'received',
@@ -86,7 +84,7 @@ describe('exactly-once effects under at-least-once delivery', () => {
     expect(await findWallet(stack.db, 'one-tx-fail-user')).toEqual({ userId: 'one-tx-fail-user', balance: 0 });
 
     // The retry is not a first run: it claims (attempt 2) and credits once.
-    const retried = await processInboxEvent(deps, id, { firstRun: false });
+    const retried = await processOne(deps, id, retryRun);
     expect(retried).toMatchObject({ kind: 'processed', path: 'claimed', row: { attempts: 2 } });
     expect(await findWallet(stack.db, 'one-tx-fail-user')).toEqual({ userId: 'one-tx-fail-user', balance: 100 });
   });
@@ -124,10 +122,10 @@ describe('exactly-once effects under at-least-once delivery', () => {
 
   it('credits once when the effect committed but the processed mark was lost (the ledger reference fences the replay)', async () => {
     const inboxEventId = await recordPurchase('rc-lost-mark', 'mark-user');
-    expect((await processInboxEvent(stack.processorDeps(), inboxEventId)).kind).toBe('processed');
+    expect((await processOne(stack.processorDeps(), inboxEventId)).kind).toBe('processed');
     // Force the row back as if the mark had never been written; effects must still not repeat.
     await stack.db.updateTable('inbox_events').set({ status: 'received' }).where('id', '=', inboxEventId).execute();
-    const replay = await processInboxEvent(stack.processorDeps(), inboxEventId);
+    const replay = await processOne(stack.processorDeps(), inboxEventId);
     expect(replay).toMatchObject({
       kind: 'processed',
       code: 'already_credited',

@@ -3,7 +3,7 @@ import {
   type InboxProcessorDeps,
   type ProcessInboxEventResult,
   parseRevenueCatWebhook,
-  processInboxEventBatch,
+  processInboxEvents,
   recordInboxEvent,
   toRevenueCatInboxDraft,
   USER_LOCK_NAMESPACE,
@@ -11,13 +11,15 @@ import {
 } from '@tally/billing-core';
 import { sql } from 'kysely';
 import pg from 'pg';
+import { firstRun } from '../support/engine';
 import { revenueCatTokenPurchase } from '../support/events';
 import { ledgerOf } from '../support/ledger';
 import { eventually, TestStack } from '../support/stack';
 
 /**
- * processInboxEventBatch: several first runs in one transaction (docs/engine.md, "Coalesced first
- * runs"). Every test checks the money (ledger and wallet) and the rows, not only the results.
+ * processInboxEvents with first-run facts: several first runs in one transaction (docs/engine.md,
+ * "One attempt path"). Every test checks the money (ledger and wallet) and the rows, not only the
+ * results.
  */
 describe('inbox first runs coalesced into one transaction', () => {
   let stack: TestStack;
@@ -65,7 +67,7 @@ describe('inbox first runs coalesced into one transaction', () => {
       await recordPurchase('batch-b1', 'batch-user-b'),
       await recordPurchase('batch-a2', 'batch-user-a'),
     ];
-    const results = await processInboxEventBatch(stack.processorDeps(), ids);
+    const results = await processInboxEvents(stack.processorDeps(), ids, firstRun);
     expect(results.map((result) => [result.kind, pathOf(result)])).toEqual([
       ['processed', 'batch'],
       ['processed', 'batch'],
@@ -96,13 +98,13 @@ describe('inbox first runs coalesced into one transaction', () => {
   it('rolls the whole batch back when one event fails: the others credit alone, the failure counts once', async () => {
     const good = await recordPurchase('batch-good', 'batch-good-user');
     const bad = await recordPurchase('batch-bad', 'batch-bad-user');
-    const deps = withApply(async (apply, trx, row, prepared, ctx) => {
-      const result = await apply(trx, row, prepared, ctx);
+    const deps = withApply(async (apply, uow, row, prepared) => {
+      const result = await apply(uow, row, prepared);
       // Credits, then fails: nothing of it may stay.
       if (row.id === bad) throw new Error('failed after crediting, inside the transaction');
       return result;
     });
-    const [goodResult, badResult] = await processInboxEventBatch(deps, [good, bad]);
+    const [goodResult, badResult] = await processInboxEvents(deps, [good, bad], firstRun);
     expect(goodResult).toMatchObject({ kind: 'processed', path: 'one-transaction' });
     expect(badResult).toMatchObject({ kind: 'failed', parked: false, code: 'error' });
     expect(await rowOf(good)).toEqual({ status: 'processed', attempts: 1, outcome_code: 'credited' });
@@ -117,7 +119,7 @@ describe('inbox first runs coalesced into one transaction', () => {
     const first = await recordPurchase('batch-claimed-1', 'batch-claimed-user-1');
     const taken = await recordPurchase('batch-claimed-2', 'batch-claimed-user-2');
     let claimed = false;
-    const deps = withApply(async (apply, trx, row, prepared, ctx) => {
+    const deps = withApply(async (apply, uow, row, prepared) => {
       // Between the batch's read and its mark, another run claims `taken` (a claim takes no user
       // lock, so it does not wait for the batch).
       if (!claimed) {
@@ -128,9 +130,9 @@ describe('inbox first runs coalesced into one transaction', () => {
            WHERE id = ${taken} AND status = 'received'`.execute(stack.db);
         expect(claim.numAffectedRows).toBe(1n);
       }
-      return apply(trx, row, prepared, ctx);
+      return apply(uow, row, prepared);
     });
-    const results = await processInboxEventBatch(deps, [first, taken]);
+    const results = await processInboxEvents(deps, [first, taken], firstRun);
     expect(results.map(pathOf)).not.toContain('batch');
     expect(results[0]).toMatchObject({ kind: 'processed', path: 'one-transaction' });
     // The claimed row: its first run found it claimed and ran the claimed path (attempt 2).
@@ -143,9 +145,9 @@ describe('inbox first runs coalesced into one transaction', () => {
 
   it('leaves finished rows alone and runs an id given twice once', async () => {
     const done = await recordPurchase('batch-done', 'batch-done-user');
-    await processInboxEventBatch(stack.processorDeps(), [done]);
+    await processInboxEvents(stack.processorDeps(), [done], firstRun);
     const fresh = await recordPurchase('batch-fresh', 'batch-fresh-user');
-    const results = await processInboxEventBatch(stack.processorDeps(), [done, fresh, fresh]);
+    const results = await processInboxEvents(stack.processorDeps(), [done, fresh, fresh], firstRun);
     expect(results.map((result) => [result.kind, pathOf(result)])).toEqual([
       ['skipped', 'skipped'],
       ['processed', 'batch'],
@@ -173,13 +175,13 @@ describe('inbox first runs coalesced into one transaction', () => {
       await holder.query('SELECT pg_advisory_xact_lock($1, $2)', [USER_LOCK_NAMESPACE, highKey]);
       // B first, and queued behind the held lock before A starts: locking in its rows' order, B
       // would then hold `high` while A holds `low`, each waiting for the other.
-      const batchB = processInboxEventBatch(stack.processorDeps(), b);
+      const batchB = processInboxEvents(stack.processorDeps(), b, firstRun);
       await eventually(
         'batch B waiting for the held lock',
         async () => (await waitingAdvisoryLocks(holder)) === 1,
         5_000,
       );
-      const batchA = processInboxEventBatch(stack.processorDeps(), a);
+      const batchA = processInboxEvents(stack.processorDeps(), a, firstRun);
       await eventually('batch A waiting too', async () => (await waitingAdvisoryLocks(holder)) === 2, 5_000);
       await holder.query('COMMIT');
       const results = [...(await batchB), ...(await batchA)];
@@ -193,7 +195,7 @@ describe('inbox first runs coalesced into one transaction', () => {
 
   it('runs a batch of one as the one-event first run', async () => {
     const id = await recordPurchase('batch-single', 'batch-single-user');
-    const [result] = await processInboxEventBatch(stack.processorDeps(), [id]);
+    const [result] = await processInboxEvents(stack.processorDeps(), [id], firstRun);
     expect(result).toMatchObject({ kind: 'processed', path: 'one-transaction' });
   });
 });

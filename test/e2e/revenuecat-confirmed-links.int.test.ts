@@ -1,4 +1,5 @@
-import { createRevenueCatApiClient, findWallet, processInboxEvent } from '@tally/billing-core';
+import { createRevenueCatApiClient, findWallet } from '@tally/billing-core';
+import { processOne } from '../support/engine';
 import { revenueCatTokenPurchase } from '../support/events';
 import { daysFromNow, FakeRevenueCat, fakeRevenueCatApiKey } from '../support/fakes/fake-revenuecat';
 import { ledgerColumns, ledgerOf } from '../support/ledger';
@@ -41,7 +42,7 @@ describe('RevenueCat links only the ids its REST read confirms', () => {
   async function run(body: string) {
     expect((await stack.postRevenueCat(body)).status).toBe(200);
     const row = await stack.inboxRow('revenuecat', JSON.parse(body).event.id);
-    const result = await processInboxEvent(stack.processorDeps(), row.id);
+    const result = await processOne(stack.processorDeps(), row.id);
     return { id: row.id, result };
   }
   const aliasesOf = (ids: string[]) =>
@@ -196,7 +197,7 @@ describe('RevenueCat with verification off links no id from a body', () => {
     const run = async (body: string) => {
       expect((await stack.postRevenueCat(body)).status).toBe(200);
       const row = await stack.inboxRow('revenuecat', JSON.parse(body).event.id);
-      return { id: row.id, result: await processInboxEvent(stack.processorDeps(), row.id) };
+      return { id: row.id, result: await processOne(stack.processorDeps(), row.id) };
     };
     const own = await run(revenueCatTokenPurchase({ id: 'rc-demo-other-own', userId: other }));
     expect(own.result).toMatchObject({ kind: 'processed', code: 'credited' });

@@ -1,4 +1,5 @@
-import { createRevenueCatApiClient, findWallet, processInboxEvent } from '@tally/billing-core';
+import { createRevenueCatApiClient, findWallet } from '@tally/billing-core';
+import { processOne } from '../support/engine';
 import { revenueCatTokenPurchase } from '../support/events';
 import { FakeClock } from '../support/fakes/fake-clock';
 import { FakeRevenueCat, fakeRevenueCatApiKey } from '../support/fakes/fake-revenuecat';
@@ -49,7 +50,7 @@ describe('RevenueCat token pack verification', () => {
     if (!row) throw new Error(`event ${eventId} was not stored`);
     return row.id;
   }
-  const run = (inboxEventId: number) => processInboxEvent(stack.processorDeps({ clock }), inboxEventId);
+  const run = (inboxEventId: number) => processOne(stack.processorDeps({ clock }), inboxEventId);
   const ledgerOf = (userId: string) =>
     stack.db
       .selectFrom('ledger_entries')

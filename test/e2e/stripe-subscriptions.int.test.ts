@@ -3,13 +3,13 @@ import {
   grantDueInstallments,
   type InboxHandler,
   postLedgerEntry,
-  processInboxEvent,
   recordInboxEvent,
   STRIPE_API_VERSION,
   saveStripeSubscription,
   toStripeInboxDraftFromBody,
 } from '@tally/billing-core';
 import { sql } from 'kysely';
+import { processOne } from '../support/engine';
 import type { FakeStripe } from '../support/fakes/fake-stripe';
 import { eventually, readJson, startStackWithFakeStripe, type TestStack } from '../support/stack';
 import {
@@ -468,8 +468,8 @@ describe('Stripe subscriptions', () => {
       .executeTakeFirstOrThrow();
     // The installment's reference already credits someone else: no retry can ever grant it.
     const reference = `stripe:installment:${due.id}`;
-    await stack.transaction((trx) =>
-      postLedgerEntry(trx, { userId: otherUser, reference, amount: 100, reason: 'test_conflicting_grant' }),
+    await stack.transaction((uow) =>
+      postLedgerEntry(uow, { userId: otherUser, reference, amount: 100, reason: 'test_conflicting_grant' }),
     );
     const pass = () =>
       grantDueInstallments(stack.outboxDeps(), { batchSize: 50, processingStaleAfterMs: 0, maxAttempts: 10 });
@@ -935,13 +935,13 @@ describe('Stripe subscriptions', () => {
       await walletReleased.opened;
     });
     await walletHeld.opened;
-    const invoicing = watch(processInboxEvent(deps, invoiceRow));
+    const invoicing = watch(processOne(deps, invoiceRow));
     await eventually('the invoice to wait for the wallet', async () => (await lockWaiters()) >= 1);
     expect(invoicing.settled).toBe(false);
 
     // The deletion runs now. It must not finish (voiding nothing) while the invoice that read
     // `active` has yet to commit its installments: it waits for the subscription row instead.
-    const deleting = watch(processInboxEvent(deps, deletionRow));
+    const deleting = watch(processOne(deps, deletionRow));
     await eventually(
       'the deletion to finish or wait for a lock',
       async () => deleting.settled || (await lockWaiters()) >= 2,
@@ -974,8 +974,8 @@ describe('Stripe subscriptions', () => {
         ...base,
         stripe: {
           ...stripe,
-          async apply(trx, row, prepared, ctx) {
-            const result = await stripe.apply(trx, row, prepared, ctx);
+          async apply(uow, row, prepared) {
+            const result = await stripe.apply(uow, row, prepared);
             if (row.id === deletionRow) {
               applied.open();
               await commit.opened;
@@ -985,12 +985,12 @@ describe('Stripe subscriptions', () => {
         },
       },
     });
-    const deleting = watch(processInboxEvent(pausing, deletionRow));
+    const deleting = watch(processOne(pausing, deletionRow));
     await applied.opened;
 
     // The invoice must not read `active` from before the deletion and schedule eleven
     // installments the deletion (which voided nothing) never sees: it waits for the row.
-    const invoicing = watch(processInboxEvent(stack.processorDeps(), invoiceRow));
+    const invoicing = watch(processOne(stack.processorDeps(), invoiceRow));
     await eventually(
       'the invoice to finish or wait for a lock',
       async () => invoicing.settled || (await lockWaiters()) >= 1,
@@ -1048,11 +1048,11 @@ describe('Stripe subscriptions', () => {
         verifyRevenueCatPurchases: stack.verifyRevenueCatPurchases,
       }),
     });
-    const olderRead = processInboxEvent(deps, first);
+    const olderRead = processOne(deps, first);
     await eventually('the first read to be made', async () => reads === 1);
     // The customer upgrades to annual; the second event reads that and applies first.
     fake.putSubscription(stripeSubscription(annual));
-    expect(await processInboxEvent(deps, second)).toMatchObject({ kind: 'processed', code: 'subscription_synced' });
+    expect(await processOne(deps, second)).toMatchObject({ kind: 'processed', code: 'subscription_synced' });
     release();
     expect(await olderRead).toMatchObject({ kind: 'ignored', code: 'stale_read' });
     const saved = () =>
@@ -1065,8 +1065,8 @@ describe('Stripe subscriptions', () => {
 
     // Canceled is final at Stripe: once saved, no read (however late) brings it back.
     const save = (status: string | undefined, readAt: Date) =>
-      stack.transaction((trx) =>
-        saveStripeSubscription(trx, {
+      stack.transaction((uow) =>
+        saveStripeSubscription(uow, {
           subscription: stripeSubscription({ ...annual, ...(status ? { status } : {}) }),
           userId,
           catalog: stack.catalog,

@@ -37,13 +37,13 @@ const handlers =
         ...real,
         revenuecat: {
           ...real.revenuecat,
-          async apply(trx, row, prepared, ctx) {
+          async apply(uow, row, prepared) {
             if (poisoned(row)) {
               if (killAfterMs > 0) await sleep(killAfterMs);
               process.kill(process.pid, 'SIGKILL');
             }
             if (neighbourApplyMs > 0) await sleep(neighbourApplyMs);
-            return real.revenuecat.apply(trx, row, prepared, ctx);
+            return real.revenuecat.apply(uow, row, prepared);
           },
         },
       }

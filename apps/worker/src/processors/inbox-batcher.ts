@@ -1,6 +1,6 @@
 /**
  * Coalesces the first runs of the inbox jobs a worker process is running at once into shared
- * transactions (billing-core processInboxEventBatch), without making any of them wait for a batch
+ * transactions (billing-core processInboxEvents), without making any of them wait for a batch
  * to fill: a job starts a transaction at once while fewer than `maxTransactions` are open;
  * otherwise it waits for the next one to end, and then every job that waited meanwhile (up to
  * `maxEvents`) goes in one transaction. An idle worker therefore runs each event alone, as
@@ -14,17 +14,17 @@ export interface InboxBatcherSettings {
   maxTransactions: number;
 }
 
-export function createInboxBatcher<R>(
-  run: (ids: number[]) => Promise<R[]>,
+export function createInboxBatcher<T, R>(
+  run: (items: T[]) => Promise<R[]>,
   settings: InboxBatcherSettings,
-): (id: number) => Promise<R> {
-  const waiting: { id: number; resolve: (value: R) => void; reject: (error: unknown) => void }[] = [];
+): (item: T) => Promise<R> {
+  const waiting: { item: T; resolve: (value: R) => void; reject: (error: unknown) => void }[] = [];
   let open = 0;
   const start = () => {
     while (open < settings.maxTransactions && waiting.length > 0) {
       const batch = waiting.splice(0, settings.maxEvents);
       open += 1;
-      run(batch.map((entry) => entry.id))
+      run(batch.map((entry) => entry.item))
         .then(
           (results) => {
             for (const [index, entry] of batch.entries()) entry.resolve(results[index] as R);
@@ -39,9 +39,9 @@ export function createInboxBatcher<R>(
         });
     }
   };
-  return (id) =>
+  return (item) =>
     new Promise<R>((resolve, reject) => {
-      waiting.push({ id, resolve, reject });
+      waiting.push({ item, resolve, reject });
       start();
     });
 }

@@ -1,7 +1,10 @@
 import {
+  type AttemptLane,
   type InboxProcessorDeps,
-  processInboxEvent,
-  processInboxEventBatch,
+  type JobFacts,
+  laneOf,
+  type ProcessInboxEventResult,
+  processInboxEvents,
   queueCatalog,
   toErrorText,
 } from '@tally/billing-core';
@@ -33,7 +36,7 @@ export interface InboxWorkerOptions {
 }
 
 /**
- * The BullMQ consumer of the inbox queue: a thin adapter over billing-core's processInboxEvent.
+ * The BullMQ consumer of the inbox queue: a thin adapter over billing-core's processInboxEvents.
  * The row, not the job, owns the schedule: a failure or a "retry later" sets next_attempt_at on
  * the row and this adapter delays the job to the same moment (DelayedError: BullMQ counts no
  * attempt), so queue-level attempts never decide parking. A parked row ends its job with
@@ -52,28 +55,30 @@ export function createInboxWorker(
     metrics.inboxProcessingDuration.labels(provider, type, outcome),
   );
   const lagOf = seriesCache((provider: string) => metrics.inboxLag.labels(provider));
-  const firstRunOf = createInboxBatcher((ids) => processInboxEventBatch(deps, ids), options.batch);
-  // The stalled lane: re-runs of jobs whose last run died with its process run one at a time in
-  // this process, and a job waiting for the lane has claimed nothing. One of them may be the
-  // event that killed the process; if it kills it again, only its own attempt is counted, not
-  // those of the others that died beside it the first time (they would otherwise spend their
-  // attempts on its deaths and park with it).
-  const stalledRerunOf = createInboxBatcher(
-    ([id]) => processInboxEvent(deps, id as number).then((result) => [result]),
-    { maxEvents: 1, maxTransactions: 1 },
-  );
+  // The lanes a job waits in before its attempt (billing-core laneOf): first runs coalesced into
+  // shared transactions; re-runs of stalled jobs one at a time in this process, claiming nothing
+  // while they wait; any other re-run alone, at once. The jobs of one lane plan alike, so a batch
+  // runs with the facts of its first job.
+  const inLane = (settings: InboxBatcherSettings) =>
+    createInboxBatcher<InboxJob, ProcessInboxEventResult>(
+      (jobs) =>
+        processInboxEvents(
+          deps,
+          jobs.map((job) => job.id),
+          (jobs[0] as InboxJob).facts,
+        ),
+      settings,
+    );
+  const lanes: Record<AttemptLane, (job: InboxJob) => Promise<ProcessInboxEventResult>> = {
+    'first-runs': inLane(options.batch),
+    stalled: inLane({ maxEvents: 1, maxTransactions: 1 }),
+    alone: (job) => processInboxEvents(deps, [job.id], job.facts).then(([result]) => result as ProcessInboxEventResult),
+  };
   const processor = async (job: Job, token?: string) => {
     const { inboxEventId } = queueCatalog.inbox.payload.parse(job.data);
     const startedAt = process.hrtime.bigint();
-    // A job that never started before (not a retry, not a stalled re-run after a dead or paused
-    // worker) may run its first attempt as one transaction; every re-run claims first, so an
-    // event that kills its worker still spends attempts and parks.
-    const firstRun = job.attemptsStarted <= 1 && job.stalledCounter === 0;
-    const result = firstRun
-      ? await firstRunOf(inboxEventId)
-      : job.stalledCounter > 0
-        ? await stalledRerunOf(inboxEventId)
-        : await processInboxEvent(deps, inboxEventId);
+    const facts = jobFactsOf(job);
+    const result = await lanes[laneOf(facts)]({ id: inboxEventId, facts });
     const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
     const log = () => ({ inboxEventId, jobId: job.id, durationMs: Math.round(seconds * 1000) });
     const rowLog = (row: {
@@ -184,6 +189,17 @@ export function createInboxWorker(
   });
   logWorkerErrors(worker, deps.logger, 'inbox worker');
   return worker;
+}
+
+/** An inbox job as its lane holds it: the event and the facts its attempt is planned from. */
+interface InboxJob {
+  id: number;
+  facts: JobFacts;
+}
+
+/** The one place that reads BullMQ's metadata of an inbox job: what the engine's plan needs of it. */
+function jobFactsOf(job: Job): JobFacts {
+  return { runsStarted: job.attemptsStarted, stalls: job.stalledCounter };
 }
 
 /** Metric series by label values, looked up once each (bounded: event types come from providers). */

@@ -2,7 +2,7 @@ import { createInboxWorker } from '../processors/inbox-processor';
 import { consumerHandle } from './stop-consumer';
 import type { WorkerRoleDefinition } from './worker-role';
 
-/** `inbox`: the consumer of the inbox queue (processInboxEvent), the webhook engine. */
+/** `inbox`: the consumer of the inbox queue (processInboxEvents), the webhook engine. */
 export const inboxRole: WorkerRoleDefinition = {
   metricFamilies: ['inbox'],
   start({ db, outbox, handlers, logger, metrics, settings, workerConnection, queuePrefix }) {

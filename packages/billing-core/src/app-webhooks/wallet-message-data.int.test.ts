@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import type { AppWebhookOutbox } from '../outbox/app-webhook-outbox';
-import { inOutboxTransaction } from '../outbox/outbox-transaction';
 import { createTestDatabase, type TestDatabase } from '../testing/test-services';
+import { inUnitOfWork } from '../unit-of-work/unit-of-work';
 import { walletBalanceLowDataSchema, walletEntryDataSchema } from './app-webhook-message-types';
 
 /** The fields docs/app-webhooks.md lists for a message type ("What is sent": its third column). */
@@ -24,7 +24,7 @@ describe('the wallet.* messages postLedgerEntry writes in SQL', () => {
 
   const outbox: AppWebhookOutbox = { lowBalanceThreshold: 50, handOff: undefined };
   const post = (userId: string, reference: string, amount: number, reason: string) =>
-    inOutboxTransaction(database.db, outbox, (trx) => postLedgerEntry(trx, { userId, reference, amount, reason }));
+    inUnitOfWork({ db: database.db, outbox }, (uow) => postLedgerEntry(uow, { userId, reference, amount, reason }));
 
   it('hold every payload to the TypeScript schema of its type, with the ledger entry it announces', async () => {
     const userId = 'wallet-data-user';

@@ -9,7 +9,7 @@ import type { HandlerResult } from './inbox-handler';
 import type { ParkedOutcomeCode, ReceivedOutcomeCode } from './outcome-codes';
 
 /**
- * The SQL of the inbox engine (processInboxEvent): the locks it takes and every state transition
+ * The SQL of the inbox engine (processInboxEvents): the locks it takes and every state transition
  * of an inbox row. Each transition is one conditional UPDATE that moves only an unfinished row
  * (`received` or `processing`) and returns undefined when the condition did not hold (another
  * run got there first); the engine decides what that means. Schedules use the database clock.
@@ -252,7 +252,7 @@ export async function readInboxEventStatus(
 }
 
 /**
- * The batched first attempt's first statement (process-inbox-event-batch.ts): the advisory locks
+ * The first statement of a batch of first runs (process-inbox-events.ts): the advisory locks
  * of every user the rows name and of the canonical user each of those ids is linked to (a handler
  * that locks the linked user, lockUser, then finds it held), taken in the one order
  * (userLocksInKeyOrder) so that two batches, or a batch and any other transaction, cannot wait on

@@ -18,7 +18,7 @@ export interface InboxHandlerDeps {
 
 /**
  * Every provider's handler, built from ports. Called by composition roots (the worker's main,
- * the tests); the engine (processInboxEvent) only sees the resulting table.
+ * the tests); the engine (processInboxEvents) only sees the resulting table.
  */
 export function createInboxHandlers(deps: InboxHandlerDeps): InboxHandlers {
   return {

@@ -2,7 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import type { DB } from '../db/schema';
 import { type InboxHandler, processed } from '../inbox/inbox-handler';
 import { lockUsersAndReadInboxEvents } from '../inbox/inbox-transitions';
-import { processInboxEvent } from '../inbox/process-inbox-event';
+import { processInboxEvents } from '../inbox/process-inbox-events';
 import { signal } from '../testing/signal';
 import { testOutbox } from '../testing/test-outbox';
 import { createTestDatabase, type TestDatabase } from '../testing/test-services';
@@ -158,8 +158,8 @@ describe('user locks are taken in one order on every path, so two transactions n
     const handler: InboxHandler<undefined> = {
       prepare: async () => undefined,
       prepareWithoutIo: () => ({ prepared: undefined }),
-      async apply(trx) {
-        await lockUsers(trx, [linkedUser]);
+      async apply(uow) {
+        await lockUsers(uow.trx, [linkedUser]);
         applies.push('applied');
         return processed('credited', `locked ${linkedUser}`);
       },
@@ -175,7 +175,7 @@ describe('user locks are taken in one order on every path, so two transactions n
       return 'locked both';
     });
     await linkedHeld.promise;
-    const processing = processInboxEvent(
+    const processing = processInboxEvents(
       {
         db: database.db,
         handlers: { stripe: handler, revenuecat: handler },
@@ -184,9 +184,9 @@ describe('user locks are taken in one order on every path, so two transactions n
         backoff: { baseDelayMs: 60_000, maxDelayMs: 60_000 },
         retryLater: { baseDelayMs: 60_000, maxDelayMs: 60_000, maxWaitMs: 3_600_000 },
       },
-      Number(event?.id),
-      { firstRun: true },
-    );
+      [Number(event?.id)],
+      { runsStarted: 1, stalls: 0 },
+    ).then(([result]) => result);
     // The event waits for the linked user's lock (in order), holding no other user lock.
     await untilWaiting(1, goOn);
     goOn.resolve();
