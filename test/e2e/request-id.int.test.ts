@@ -117,7 +117,7 @@ describe('Request-Id on every answer of ingest and the api, and on each line the
     expect(JSON.stringify(ingestLogs.lines)).not.toContain('x'.repeat(129));
   });
 
-  it('ingest makes an id for a bad signature (400), a wrong authorization (401), an unknown route (404), a probe and a scrape', async () => {
+  it('ingest makes an id for a bad signature (400), a wrong authorization (401), an unsupported encoding (415), an unknown route (404), a probe and a scrape', async () => {
     const body = stripeTokenPackPayment({ eventId: 'evt_rid_bad', paymentIntentId: 'pi_rid_bad', userId: 'rid-user' });
     const badSignature = await ingest('/webhooks/stripe', {
       method: 'POST',
@@ -129,11 +129,16 @@ describe('Request-Id on every answer of ingest and the api, and on each line the
       headers: { 'content-type': 'application/json', authorization: `${revenueCatAuth}-wrong` },
       body: '{}',
     });
+    const unsupportedEncoding = await ingest('/webhooks/stripe', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'compress', 'stripe-signature': 't=1,v1=00' },
+      body: '{}',
+    });
     const unknown = await ingest('/no-such-route');
     const probe = await ingest('/healthz');
     const scrape = await ingest('/metrics');
-    const answers = [badSignature, wrongAuthorization, unknown, probe, scrape];
-    expect(answers.map((answer) => answer.status)).toEqual([400, 401, 404, 200, 200]);
+    const answers = [badSignature, wrongAuthorization, unsupportedEncoding, unknown, probe, scrape];
+    expect(answers.map((answer) => answer.status)).toEqual([400, 401, 415, 404, 200, 200]);
     for (const answer of answers) expect(answer.requestId).toMatch(madeId);
     expect(new Set(answers.map((answer) => answer.requestId)).size).toBe(answers.length);
     expect(await linesOf(ingestLogs.lines, badSignature.requestId)).toEqual([
@@ -142,6 +147,11 @@ describe('Request-Id on every answer of ingest and the api, and on each line the
     ]);
     expect(await linesOf(ingestLogs.lines, wrongAuthorization.requestId)).toEqual([
       'webhook authorization rejected',
+      'request completed',
+    ]);
+    // Refused by the body parser: the error handler's line.
+    expect(await linesOf(ingestLogs.lines, unsupportedEncoding.requestId)).toEqual([
+      'request rejected',
       'request completed',
     ]);
     expect(await linesOf(ingestLogs.lines, unknown.requestId)).toEqual(['request completed']);
