@@ -32,6 +32,7 @@ import {
   handOffRows,
   type Logger,
   type ProducerQueue,
+  type ReadinessCheck,
   type RunningServer,
   startHttpServer,
   waitUntilReady,
@@ -113,6 +114,10 @@ export interface TestStackOptions {
    * APP_WEBHOOK_URL set (default false: they wait for the relay). Workers do when given a sender.
    */
   appWebhookHandOff?: boolean;
+  /** The loggers of ingest and the api (default silent); captureLogs() in log-capture.ts keeps their lines. */
+  loggers?: { ingest?: Logger; api?: Logger };
+  /** Further /readyz checks of the api (a dependency that is down, for a 503). */
+  apiReadiness?: Record<string, ReadinessCheck>;
 }
 
 /** Tests accept both environments unless they test the policy itself. */
@@ -176,6 +181,8 @@ export class TestStack {
   /** WALLET_LOW_BALANCE_THRESHOLD of every process of the stack. */
   lowBalanceThreshold: number | undefined;
   private apiAppWebhookHandOff: CommittedRowsHandOff | undefined;
+  private loggers: { ingest?: Logger; api?: Logger } = {};
+  private apiReadiness: Record<string, ReadinessCheck> = {};
   /**
    * The api's app webhook outbox (its threshold, and its hand-off with `appWebhookHandOff`); tests
    * that write money or messages directly use it through transaction() and outboxDeps().
@@ -196,6 +203,8 @@ export class TestStack {
       stack.verifyRevenueCatPurchases = options.verifyRevenueCatPurchases;
     stack.apiFailedAuthLimit = options.apiFailedAuthLimit;
     stack.lowBalanceThreshold = options.lowBalanceThreshold;
+    stack.loggers = options.loggers ?? {};
+    stack.apiReadiness = options.apiReadiness ?? {};
     await stack.init(options.appWebhookHandOff ?? false);
     return stack;
   }
@@ -277,7 +286,7 @@ export class TestStack {
     this.ingest = await startHttpServer(
       createIngestApp({
         inbox: this.inbox,
-        logger: silent,
+        logger: this.loggers.ingest ?? silent,
         metrics: this.ingestMetrics,
         stripeWebhookSecrets: [stripeOldSecret, stripeSecret],
         stripeToleranceSeconds: 300,
@@ -293,7 +302,7 @@ export class TestStack {
       createApiApp({
         db: this.db,
         outbox: this.outbox,
-        logger: silent,
+        logger: this.loggers.api ?? silent,
         metrics: createApiMetrics(),
         appApiKeys: [appKey],
         adminApiKeys: [adminKey],
@@ -301,7 +310,7 @@ export class TestStack {
         enqueue: (ids) => handOffRows(this.queue, inboxRelaySource, this.db, ids),
         enqueueAppWebhooks: (ids) => handOffRows(this.appWebhookQueue, appWebhookSource, this.db, ids),
         queues: { connection: this.producer, prefix: this.prefix },
-        readiness,
+        readiness: { ...readiness, ...this.apiReadiness },
         subscriptions: { catalog: this.catalog, policy: this.policy, revenueCat: this.ports.revenueCat },
         studio: {
           catalog: this.catalog,

@@ -60,7 +60,7 @@ export interface ApiAppDeps {
   /** Subscription reads and the on-demand RevenueCat sync; without it those routes answer 503. */
   subscriptions?: SubscriptionRoutesDeps['subscriptions'];
   /** AI Studio: catalog, clock and the studio queue hand-off. */
-  studio: Omit<StudioRouteDeps, 'db' | 'outbox' | 'logger' | 'idempotency'>;
+  studio: Omit<StudioRouteDeps, 'db' | 'outbox' | 'idempotency'>;
   /** Top-ups need the catalog and the Stripe API; without them those routes answer 503. */
   catalog?: Catalog;
   stripe?: StripeApi | undefined;
@@ -115,14 +115,13 @@ export function createApiApp(deps: ApiAppDeps): Express {
       // one-transaction use case): its Idempotency-Key is kept under the id as the path names it.
       const idempotency = createIdempotentPosts({
         db: deps.db,
-        logger: deps.logger,
         metrics: deps.metrics,
         lockTimeoutMs: deps.idempotency.lockTimeoutMs,
       });
       const userRouters = [
         createWalletRoutes(deps),
         createSubscriptionRoutes({ ...deps, idempotency }),
-        createStudioRoutes({ db: deps.db, outbox: deps.outbox, logger: deps.logger, ...deps.studio, idempotency }),
+        createStudioRoutes({ db: deps.db, outbox: deps.outbox, ...deps.studio, idempotency }),
         createTopupRoutes({ ...deps, idempotency }),
       ];
       idempotency.requireEveryPost(userRouters);
@@ -130,8 +129,7 @@ export function createApiApp(deps: ApiAppDeps): Express {
       app.use('/v1', v1);
 
       // Every state-changing admin request that passed the key check is audited (auditAdminActions).
-      const audit = (surface: 'api' | 'console' | 'dashboard') =>
-        auditAdminActions({ db: deps.db, logger: deps.logger, surface });
+      const audit = (surface: 'api' | 'console' | 'dashboard') => auditAdminActions({ db: deps.db, surface });
       app.use(
         dashboardPath,
         requireAdminKeyOrBasic(deps.adminApiKeys, refuseFailedAuth),
@@ -168,7 +166,7 @@ export function createApiApp(deps: ApiAppDeps): Express {
       // A database that cannot be reached (restart, failover) is a 503 the caller may retry, not a 500.
       app.use((error: unknown, req: Request, res: Response, next: NextFunction) => {
         if (!isDatabaseUnavailableError(error)) return next(error);
-        deps.logger.warn({ err: error, path: req.path }, 'database unavailable');
+        req.log.warn({ err: error, path: req.path }, 'database unavailable');
         if (!res.headersSent) {
           sendError(res, 503, 'database_unavailable', 'the database cannot be reached right now; retry later');
         }

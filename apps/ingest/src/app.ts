@@ -37,10 +37,10 @@ export function createIngestApp(deps: IngestAppDeps): Express {
     onFailure: (error, req, failure) => {
       const provider = providerLabelOf(req.path);
       deps.metrics.webhookRequests.inc({ provider, outcome: outcomeOf(failure) });
-      if (failure.status >= 500) deps.logger.error({ err: error, path: req.path }, 'unexpected error');
+      if (failure.status >= 500) req.log.error({ err: error, path: req.path }, 'unexpected error');
       else if (failure.code === 'request_aborted')
-        deps.logger.info({ path: req.path, provider }, 'client aborted the request');
-      else deps.logger.warn({ path: req.path, code: failure.code }, 'request rejected');
+        req.log.info({ path: req.path, provider }, 'client aborted the request');
+      else req.log.warn({ path: req.path, code: failure.code }, 'request rejected');
     },
   });
   // No ETag on answers: a provider never revalidates a webhook answer, and Express would hash

@@ -4,6 +4,7 @@ export * from './config/provider-api-settings';
 export * from './http/create-service-app';
 export * from './http/health-routes';
 export * from './http/json-errors';
+export * from './http/request-id';
 export * from './http/request-logger';
 export * from './http/start-http-server';
 export * from './lifecycle/run-main';

@@ -9,7 +9,7 @@ import {
   recordAdminAction,
   runAuditedAction,
 } from '@tally/billing-core';
-import { type Logger, sendError } from '@tally/platform';
+import { sendError } from '@tally/platform';
 import type { NextFunction, Request, Response } from 'express';
 import type { Kysely, Transaction } from 'kysely';
 import { basicPasswordOf, basicUserOf } from './require-admin-key-or-basic';
@@ -142,7 +142,7 @@ const auditStartedKey = 'auditStarted';
  * logged at error level and the answer still goes out, since the action has happened by then and
  * its `started` row says so.
  */
-export function auditAdminActions(deps: { db: Kysely<DB>; logger: Logger; surface: AdminSurface }) {
+export function auditAdminActions(deps: { db: Kysely<DB>; surface: AdminSurface }) {
   return (req: Request, res: Response, next: NextFunction) => {
     if (safeMethods.has(req.method)) return next();
     res.locals[auditSurfaceKey] = deps.surface;
@@ -159,10 +159,7 @@ export function auditAdminActions(deps: { db: Kysely<DB>; logger: Logger; surfac
           next();
         },
         (error: unknown) => {
-          deps.logger.error(
-            { err: error, action: planned.identity.action },
-            'admin audit row not written: action refused',
-          );
+          req.log.error({ err: error, action: planned.identity.action }, 'admin audit row not written: action refused');
           sendError(
             res,
             503,
@@ -176,7 +173,7 @@ export function auditAdminActions(deps: { db: Kysely<DB>; logger: Logger; surfac
 }
 
 /** Writes the request's answer row as the response ends, unless a route's transaction committed it. */
-function recordAnswerOnEnd(deps: { db: Kysely<DB>; logger: Logger }, req: Request, res: Response): void {
+function recordAnswerOnEnd(deps: { db: Kysely<DB> }, req: Request, res: Response): void {
   let answer: unknown;
   const json = res.json.bind(res);
   res.json = (body: unknown) => {
@@ -194,9 +191,7 @@ function recordAnswerOnEnd(deps: { db: Kysely<DB>; logger: Logger }, req: Reques
     });
     if (record === undefined) return end(...args);
     recordAdminAction(deps.db, record)
-      .catch((error: unknown) =>
-        deps.logger.error({ err: error, action: record.action }, 'admin audit row not written'),
-      )
+      .catch((error: unknown) => req.log.error({ err: error, action: record.action }, 'admin audit row not written'))
       .finally(() => end(...args));
     return res;
   }) as Response['end'];

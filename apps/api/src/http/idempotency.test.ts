@@ -1,5 +1,4 @@
 import type { DB } from '@tally/billing-core';
-import { createLogger } from '@tally/platform';
 import { Router } from 'express';
 import type { Kysely } from 'kysely';
 import { createApiMetrics } from '../api-metrics';
@@ -9,7 +8,6 @@ describe('Idempotency-Key: every /v1 POST route takes it', () => {
   // The check reads the routers only: no request is made, the database is never used.
   const idempotency = createIdempotentPosts({
     db: {} as Kysely<DB>,
-    logger: createLogger({ name: 'idempotency-test', level: 'silent' }),
     metrics: createApiMetrics(),
     lockTimeoutMs: 60_000,
   });

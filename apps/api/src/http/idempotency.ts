@@ -13,7 +13,6 @@ import {
   keepIdempotentAnswer,
   releaseIdempotencyKey,
 } from '@tally/billing-core';
-import type { Logger } from '@tally/platform';
 import type { Request, RequestHandler, Response, Router } from 'express';
 import type { Kysely } from 'kysely';
 import type { ApiMetrics } from '../api-metrics';
@@ -75,16 +74,18 @@ export interface IdempotentPosts {
 
 export interface IdempotentPostsDeps {
   db: Kysely<DB>;
-  logger: Logger;
   metrics: Pick<ApiMetrics, 'idempotencyRequests'>;
   /** IDEMPOTENCY_KEY_LOCK_TIMEOUT_MS: after this long, the lease of an attempt that died is taken over by its retry. */
   lockTimeoutMs: number;
 }
 
 export function createIdempotentPosts(deps: IdempotentPostsDeps): IdempotentPosts {
-  const { db, logger, metrics } = deps;
-  const warn = (error: unknown, path: string): false => {
-    logger.warn({ err: error, path }, 'idempotency key not updated; a retry runs again once its lease expires');
+  const { db, metrics } = deps;
+  const warn = (error: unknown, req: Request): false => {
+    req.log.warn(
+      { err: error, path: req.path },
+      'idempotency key not updated; a retry runs again once its lease expires',
+    );
     return false;
   };
   /** The request as its key is kept: undefined without the header, null when it answered 400. */
@@ -135,7 +136,7 @@ export function createIdempotentPosts(deps: IdempotentPostsDeps): IdempotentPost
         try {
           answer = await handler(req, res, claim);
         } catch (error) {
-          if (claim) await releaseIdempotencyKey(db, claim).catch((failure: unknown) => warn(failure, req.path));
+          if (claim) await releaseIdempotencyKey(db, claim).catch((failure: unknown) => warn(failure, req));
           // Another attempt took the key over mid-request (createTopup's fenced writes): it runs the request now.
           if (error instanceof IdempotencyLeaseLostError && !res.headersSent) return sendAnswer(res, inUseAnswer);
           return next(error);
@@ -143,7 +144,7 @@ export function createIdempotentPosts(deps: IdempotentPostsDeps): IdempotentPost
         if (claim && !answer.kept) {
           const final = isFinalAnswer(answer);
           await (final ? finishIdempotencyKey(db, claim, answer) : releaseIdempotencyKey(db, claim)).catch(
-            (error: unknown) => warn(error, req.path),
+            (error: unknown) => warn(error, req),
           );
         }
         sendAnswer(res, answer);
@@ -158,7 +159,7 @@ export function createIdempotentPosts(deps: IdempotentPostsDeps): IdempotentPost
         const answer = await handler(req, res, key);
         if ('verdict' in answer) return sendVerdict(res, answer.verdict);
         if (key && !answer.kept && isFinalAnswer(answer)) {
-          const kept = await keepIdempotentAnswer(db, key, answer).catch((error: unknown) => warn(error, req.path));
+          const kept = await keepIdempotentAnswer(db, key, answer).catch((error: unknown) => warn(error, req));
           if (kept !== 'kept' && kept !== false) return sendVerdict(res, kept);
         }
         if (key) metrics.idempotencyRequests.inc({ outcome: 'executed' });

@@ -127,7 +127,7 @@ function failedAuthLimiter(deps: WebhookRouteDeps) {
   const refuse = createFailedAuthLimiter(deps.failedAuthLimit, (req, res) => {
     const provider = providerLabelOf(req.path);
     deps.metrics.webhookRequests.inc({ provider, outcome: 'rate_limited' });
-    if (deps.logger.isLevelEnabled('debug')) deps.logger.debug({ provider }, 'failed authentication rate-limited');
+    if (deps.logger.isLevelEnabled('debug')) req.log.debug({ provider }, 'failed authentication rate-limited');
     sendError(res, 429, 'too_many_failed_attempts', 'too many requests failed authentication; retry later');
   });
   return (req: Request, res: Response, _provider: Provider, reject: () => void) => refuse(req, res, reject);
@@ -144,7 +144,7 @@ export function createWebhookRoutes(deps: WebhookRouteDeps): Router {
    * Only a body the inbox cannot key (no usable event id or type, or not a JSON object) is
    * refused; everything else an authenticated provider sends is stored for the worker to judge.
    */
-  async function store(provider: Provider, res: Response, toDraft: () => InboxEventDraft): Promise<void> {
+  async function store(provider: Provider, req: Request, res: Response, toDraft: () => InboxEventDraft): Promise<void> {
     let draft: InboxEventDraft;
     try {
       draft = toDraft();
@@ -166,20 +166,20 @@ export function createWebhookRoutes(deps: WebhookRouteDeps): Router {
         count(provider, 'accepted');
         // Every accepted webhook is a row in the inbox (the record); this line is for debugging.
         if (deps.logger.isLevelEnabled('debug')) {
-          deps.logger.debug({ ...log(), inboxEventId: result.inboxEventId }, 'webhook accepted');
+          req.log.debug({ ...log(), inboxEventId: result.inboxEventId }, 'webhook accepted');
         }
         answer200(res, 'accepted', draft.providerEventId);
         return;
       case 'duplicate':
         count(provider, 'duplicate');
         if (deps.logger.isLevelEnabled('debug')) {
-          deps.logger.debug({ ...log(), inboxEventId: result.inboxEventId }, 'webhook duplicate');
+          req.log.debug({ ...log(), inboxEventId: result.inboxEventId }, 'webhook duplicate');
         }
         answer200(res, 'duplicate', draft.providerEventId);
         return;
       case 'unavailable':
         count(provider, 'unavailable');
-        deps.logger.error(log(), 'database unavailable; provider will retry');
+        req.log.error(log(), 'database unavailable; provider will retry');
         return sendError(res, 503, 'database_unavailable', 'cannot store the event right now; retry later');
       default: {
         const exhaustive: never = result;
@@ -197,7 +197,7 @@ export function createWebhookRoutes(deps: WebhookRouteDeps): Router {
       if (!body) return;
       if (deps.stripeWebhookSecrets.length === 0) {
         deps.metrics.webhookRequests.inc({ provider: 'stripe', outcome: 'unavailable' });
-        deps.logger.error('a Stripe webhook arrived but STRIPE_WEBHOOK_SECRETS is empty');
+        req.log.error('a Stripe webhook arrived but STRIPE_WEBHOOK_SECRETS is empty');
         return sendError(res, 503, 'not_configured', 'Stripe webhooks are not configured');
       }
       const check = verifyStripeSignature({
@@ -210,11 +210,11 @@ export function createWebhookRoutes(deps: WebhookRouteDeps): Router {
       if (!check.ok) {
         return refuseFailedAuth(req, res, 'stripe', () => {
           deps.metrics.webhookRequests.inc({ provider: 'stripe', outcome: 'bad_signature' });
-          deps.logger.warn({ provider: 'stripe', reason: check.reason }, 'webhook signature rejected');
+          req.log.warn({ provider: 'stripe', reason: check.reason }, 'webhook signature rejected');
           sendError(res, 400, 'invalid_signature', check.reason);
         });
       }
-      await store('stripe', res, () => toStripeInboxDraftFromBody(body.text));
+      await store('stripe', req, res, () => toStripeInboxDraftFromBody(body.text));
     },
   );
 
@@ -224,14 +224,14 @@ export function createWebhookRoutes(deps: WebhookRouteDeps): Router {
     (req, res, next) => {
       if (deps.revenueCatAuthorizations.length === 0) {
         deps.metrics.webhookRequests.inc({ provider: 'revenuecat', outcome: 'unavailable' });
-        deps.logger.error('a RevenueCat webhook arrived but REVENUECAT_WEBHOOK_AUTH is empty');
+        req.log.error('a RevenueCat webhook arrived but REVENUECAT_WEBHOOK_AUTH is empty');
         return sendError(res, 503, 'not_configured', 'RevenueCat webhooks are not configured');
       }
       // RevenueCat sends the configured value verbatim (no HMAC, no timestamp).
       if (!matchesAnySecret(req.get('authorization'), deps.revenueCatAuthorizations)) {
         return refuseFailedAuth(req, res, 'revenuecat', () => {
           deps.metrics.webhookRequests.inc({ provider: 'revenuecat', outcome: 'unauthorized' });
-          deps.logger.warn({ provider: 'revenuecat' }, 'webhook authorization rejected');
+          req.log.warn({ provider: 'revenuecat' }, 'webhook authorization rejected');
           sendError(res, 401, 'unauthorized', 'missing or wrong Authorization header');
         });
       }
@@ -242,7 +242,7 @@ export function createWebhookRoutes(deps: WebhookRouteDeps): Router {
     async (req, res) => {
       const body = readRawBody(req, res, 'revenuecat', deps.metrics);
       if (!body) return;
-      await store('revenuecat', res, () => toRevenueCatInboxDraftFromBody(body.text));
+      await store('revenuecat', req, res, () => toRevenueCatInboxDraftFromBody(body.text));
     },
   );
 

@@ -2,6 +2,7 @@ import express, { type Express, type Request, type RequestHandler, type Response
 import helmet from 'helmet';
 import type { Logger } from 'pino';
 import { type HttpFailure, jsonErrorHandler, notFoundHandler, sendError } from './json-errors';
+import { useRequestIds } from './request-id';
 import { createRequestLogger } from './request-logger';
 
 /**
@@ -72,8 +73,9 @@ export type FailureReporter = (error: unknown, req: Request, failure: HttpFailur
  * x-powered-by header, helmet's security headers on every answer (`X-Content-Type-Options:
  * nosniff`; HTML can be framed only by its own origin: CSP `frame-ancestors 'self'` and
  * `X-Frame-Options: SAMEORIGIN`, because a framed dashboard defeats the same-origin check on its
- * buttons), one access-log line per request, the process's routes, then the JSON 404 for unknown
- * routes and the JSON error handler last.
+ * buttons), a `Request-Id` on every answer with `req.log` bound to it (request-id.ts), one
+ * access-log line per request, the process's routes, then the JSON 404 for unknown routes and the
+ * JSON error handler last. Handlers log about their request through `req.log`.
  *
  * `onFailure` hears about every error that reached the handler (metrics, logs). Without it, only
  * unexpected ones (500) are logged; a client's own mistakes show in the access log.
@@ -86,6 +88,7 @@ export function createServiceApp(options: {
   const { logger } = options;
   const app = express();
   app.disable('x-powered-by');
+  useRequestIds(app, logger);
   app.use(setStaticHeaders(staticHeadersOf(securityHeadersMiddleware)));
   app.use(createRequestLogger(logger));
   app.use(refuseNulInUrl);
@@ -95,7 +98,7 @@ export function createServiceApp(options: {
     jsonErrorHandler(
       options.onFailure ??
         ((error, req, failure) => {
-          if (failure.status >= 500) logger.error({ err: error, path: req.path }, 'unexpected error');
+          if (failure.status >= 500) req.log.error({ err: error, path: req.path }, 'unexpected error');
         }),
     ),
   );

@@ -32,7 +32,7 @@ export function createHealthRoutes(options: {
   router.get('/healthz', (_req: Request, res: Response) => {
     res.json({ status: 'ok' });
   });
-  router.get('/readyz', async (_req: Request, res: Response) => {
+  router.get('/readyz', async (req: Request, res: Response) => {
     const run = (checks: Record<string, ReadinessCheck>) =>
       Promise.all(
         Object.entries(checks).map(async ([name, check]) => {
@@ -42,7 +42,9 @@ export function createHealthRoutes(options: {
           } catch (error) {
             const timedOut = error instanceof Error && error.message === timeoutMessage;
             const result: ReadinessResult = timedOut ? 'timeout' : 'unavailable';
-            options.logger?.warn({ err: error, check: name, result }, 'readiness check failed');
+            // Through the request's logger (its requestId) in a createServiceApp app.
+            if (options.logger)
+              (req.log ?? options.logger).warn({ err: error, check: name, result }, 'readiness check failed');
             return [name, result] as const;
           }
         }),

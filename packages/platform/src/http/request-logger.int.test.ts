@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import express from 'express';
 import pino from 'pino';
+import { useRequestIds } from './request-id';
 import { createRequestLogger } from './request-logger';
 import { type RunningServer, startHttpServer } from './start-http-server';
 
@@ -18,6 +19,7 @@ function capture(level: 'info' | 'warn') {
 
 async function serve(logger: pino.Logger): Promise<RunningServer> {
   const app = express();
+  useRequestIds(app, logger);
   app.use(createRequestLogger(logger));
   app.post('/webhooks/stripe', (_req, res) => {
     res.json({ ok: true });
@@ -42,12 +44,18 @@ describe('the access log', () => {
         headers: { 'stripe-signature': 't=1,v1=secret-signature', 'content-type': 'application/json' },
         body: '{"email":"buyer@example.com"}',
       });
-      await fetch(`${base}/boom`);
+      await fetch(`${base}/boom`, { headers: { 'x-request-id': 'boom-1' } });
       await fetch(`${base}/healthz`);
       await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(lines.map((line) => [line.level, line.msg, line.req, line.res])).toEqual([
-        [30, 'request completed', { id: 1, method: 'POST', url: '/webhooks/stripe?x=1' }, { statusCode: 200 }],
-        [50, 'request errored', { id: 2, method: 'GET', url: '/boom' }, { statusCode: 500 }],
+      expect(lines.map((line) => [line.level, line.msg, line.requestId, line.req, line.res])).toEqual([
+        [
+          30,
+          'request completed',
+          expect.stringMatching(/^req_/),
+          { method: 'POST', url: '/webhooks/stripe?x=1' },
+          { statusCode: 200 },
+        ],
+        [50, 'request errored', 'boom-1', { method: 'GET', url: '/boom' }, { statusCode: 500 }],
       ]);
       expect(typeof lines[0]?.responseTimeMs).toBe('number');
       const text = JSON.stringify(lines);

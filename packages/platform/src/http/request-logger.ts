@@ -9,19 +9,20 @@ const quietPaths = new Set(['/healthz', '/readyz', '/metrics']);
  * log at error, the rest at info. With info off, no access line at all (failures are still logged
  * by the services' error handlers).
  *
+ * The line carries the request's `requestId` (request-id.ts), as every line logged through
+ * `req.log` does.
+ *
  * Hand-written rather than pino-http: that builds a child logger (serialising its bindings) for
- * every request even when the level drops the line, and nothing here uses a per-request logger.
+ * every request even when the level drops the line; `req.log` is built only when a line is written.
  * When info is off (LOG_LEVEL=warn, as under load tests) a request costs one level check.
  */
 export function createRequestLogger(logger: Logger): RequestHandler {
-  let lastId = 0;
   return (req, res, next) => {
     if (!logger.isLevelEnabled('info') || quietPaths.has(req.path)) return next();
-    lastId += 1;
-    const id = lastId;
     const started = process.hrtime.bigint();
     const fields = () => ({
-      req: { id, method: req.method, url: req.originalUrl },
+      requestId: req.requestId,
+      req: { method: req.method, url: req.originalUrl },
       res: { statusCode: res.statusCode },
       responseTimeMs: Number((process.hrtime.bigint() - started) / 1000n) / 1000,
     });

@@ -10,7 +10,7 @@ import {
   type StudioRequestReceipt,
   type StudioRequestRow,
 } from '@tally/billing-core';
-import { type Logger, sendError } from '@tally/platform';
+import { sendError } from '@tally/platform';
 import { Router } from 'express';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
@@ -23,7 +23,6 @@ export interface StudioRouteDeps {
   db: Kysely<DB>;
   /** The debit's wallet.debited (and wallet.balance_low), handed off after the commit. */
   outbox: AppWebhookOutbox;
-  logger: Logger;
   catalog: Catalog;
   /** Decides the UTC day of the free allowance (tests inject a fake one). */
   clock: Clock;
@@ -132,13 +131,13 @@ export function createStudioRoutes(deps: StudioRouteDeps): Router {
       try {
         const handOff = await deps.enqueueStudio([request.id]);
         if (handOff.deferred > 0) {
-          deps.logger.warn(
+          req.log.warn(
             { err: handOff.error, studioRequestId: request.public_id, userId },
             'studio enqueue failed; the relay will hand the request to the queue',
           );
         }
       } catch (error) {
-        deps.logger.warn({ err: error, studioRequestId: request.public_id, userId }, 'studio hand-off failed');
+        req.log.warn({ err: error, studioRequestId: request.public_id, userId }, 'studio hand-off failed');
       }
       return { ...toCreatedAnswer(request), kept: created.answerKept };
     }),
