@@ -74,10 +74,10 @@ const mutations = [
   },
   {
     name: 'app webhook hand-off after commit removed (new messages wait for the relay pass)',
-    file: 'packages/billing-core/src/outbox/outbox-transaction.ts',
-    from: '  if (committing) await handOffCommitted(outbox, open);',
-    to: '  if (committing && false) await handOffCommitted(outbox, open);',
-    tests: ['test/e2e/app-webhooks-hand-off.int'],
+    file: 'packages/billing-core/src/unit-of-work/unit-of-work.ts',
+    from: '  if (committing) await handOffCommitted(deps.outbox, uow);',
+    to: '  if (committing && false) await handOffCommitted(deps.outbox, uow);',
+    tests: ['test/e2e/app-webhooks-hand-off.int', 'packages/billing-core/src/unit-of-work/unit-of-work.int'],
   },
   {
     name: 'retention role ignores APP_WEBHOOK_RETENTION_DAYS (a fixed 30 days)',
@@ -168,8 +168,8 @@ const mutations = [
   {
     name: 'a failing event left out of its batch instead of rolling the batch back (its partial effects commit)',
     file: 'packages/billing-core/src/inbox/process-inbox-event-batch.ts',
-    from: 'const result = await handler.apply(trx, row, local.prepared, ctx);',
-    to: 'const result = await handler.apply(trx, row, local.prepared, ctx).catch(() => undefined);\n        if (result === undefined) continue;',
+    from: 'const result = await handler.apply(uow, row, local.prepared);',
+    to: 'const result = await handler.apply(uow, row, local.prepared).catch(() => undefined);\n        if (result === undefined) continue;',
     tests: ['test/e2e/inbox-batch'],
   },
   {

@@ -11,7 +11,7 @@ describe('the API', () => {
       ['test:api:2', 50],
       ['test:api:3', -20],
     ] as const) {
-      await stack.transaction((trx) => postLedgerEntry(trx, { userId: 'api-user', reference, amount, reason: 'test' }));
+      await stack.transaction((uow) => postLedgerEntry(uow, { userId: 'api-user', reference, amount, reason: 'test' }));
     }
   });
   afterAll(() => stack.stop());

@@ -1,7 +1,7 @@
 import {
   type AppWebhookMessageRow,
   createAppWebhookSender,
-  inOutboxTransaction,
+  inUnitOfWork,
   postLedgerEntry,
   toAppWebhookBody,
   toWebhookId,
@@ -38,8 +38,8 @@ describe('app webhook invariants (what the chaos suite checks after every scenar
   const grant = (userId: string, amount: number) => {
     n += 1;
     const reference = `test:inv:${userId}:${n}`;
-    return inOutboxTransaction(db(), testOutbox, (trx) =>
-      postLedgerEntry(trx, { userId, reference, amount, reason: 'test_grant' }),
+    return inUnitOfWork({ db: db(), outbox: testOutbox }, (uow) =>
+      postLedgerEntry(uow, { userId, reference, amount, reason: 'test_grant' }),
     );
   };
   const messagesOf = (userId: string) =>
@@ -90,16 +90,16 @@ describe('app webhook invariants (what the chaos suite checks after every scenar
   });
 
   it('report a message sent for a change that rolled back', async () => {
-    await inOutboxTransaction(db(), testOutbox, async (trx) => {
-      await postLedgerEntry(trx, { userId: 'inv-rollback', reference: 'test:inv:rollback', amount: 5, reason: 'x' });
-      const message = await trx
+    await inUnitOfWork({ db: db(), outbox: testOutbox }, async (uow) => {
+      await postLedgerEntry(uow, { userId: 'inv-rollback', reference: 'test:inv:rollback', amount: 5, reason: 'x' });
+      const message = await uow.trx
         .selectFrom('app_webhook_messages')
         .selectAll()
         .where('user_id', '=', 'inv-rollback')
         .executeTakeFirstOrThrow();
       // Sent before the commit (what no worker may do), then the transaction rolls back.
       await deliver(message, false);
-      await sql`SELECT 1/0`.execute(trx);
+      await sql`SELECT 1/0`.execute(uow.trx);
     }).catch(() => undefined);
     expect(await db().selectFrom('ledger_entries').select('id').execute()).toEqual([]);
     expect(invariants(await check())).toEqual(['no message for a change that does not exist']);

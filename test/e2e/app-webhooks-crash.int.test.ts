@@ -28,8 +28,8 @@ describe('outbound app webhooks: a worker killed mid-delivery', () => {
 
   it('delivers the message again under the same webhook-id after the worker died waiting for the answer', async () => {
     const userId = `awh-crash-${Date.now().toString(36)}`;
-    await stack.transaction((trx) =>
-      postLedgerEntry(trx, { userId, reference: `test:awh:${userId}`, amount: 9, reason: 'test_grant' }),
+    await stack.transaction((uow) =>
+      postLedgerEntry(uow, { userId, reference: `test:awh:${userId}`, amount: 9, reason: 'test_grant' }),
     );
     receiver.answers.push({ kind: 'hang' });
 

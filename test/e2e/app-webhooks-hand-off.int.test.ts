@@ -2,7 +2,7 @@ import {
   appWebhookSource,
   createAiStudioClient,
   createAppWebhookSender,
-  inOutboxTransaction,
+  inUnitOfWork,
   postLedgerEntry,
   toWebhookId,
 } from '@tally/billing-core';
@@ -148,8 +148,9 @@ describe('outbound app webhooks: handed to the queue right after the commit, not
       logger: createLogger({ name: 'test', level: 'silent' }),
     });
     try {
-      await inOutboxTransaction(stack.db, { lowBalanceThreshold: undefined, handOff: handOff.handOff }, (trx) =>
-        postLedgerEntry(trx, { userId, reference: `test:awh:${userId}`, amount: 3, reason: 'test_grant' }),
+      await inUnitOfWork(
+        { db: stack.db, outbox: { lowBalanceThreshold: undefined, handOff: handOff.handOff } },
+        (uow) => postLedgerEntry(uow, { userId, reference: `test:awh:${userId}`, amount: 3, reason: 'test_grant' }),
       );
       await handOff.drain();
     } finally {

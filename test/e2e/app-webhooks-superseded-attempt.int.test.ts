@@ -25,8 +25,8 @@ describe('outbound app webhooks: a superseded attempt records nothing', () => {
 
   it("an old attempt's late failure neither puts the message back to pending nor hides the newer attempt's delivery", async () => {
     const userId = `awh-superseded-${Date.now().toString(36)}`;
-    await stack.transaction((trx) =>
-      postLedgerEntry(trx, { userId, reference: `test:awh:${userId}`, amount: 9, reason: 'test_grant' }),
+    await stack.transaction((uow) =>
+      postLedgerEntry(uow, { userId, reference: `test:awh:${userId}`, amount: 9, reason: 'test_grant' }),
     );
     const { id: messageId } = await stack.db
       .selectFrom('app_webhook_messages')

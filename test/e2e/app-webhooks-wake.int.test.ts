@@ -90,8 +90,8 @@ describe('outbound app webhooks: a predecessor finishing while its successor is 
   const twoMessagesFirstWaiting = async (label: string) => {
     const userId = `awh-${label}-${Date.now().toString(36)}`;
     for (const n of [1, 2]) {
-      await stack.transaction((trx) =>
-        postLedgerEntry(trx, {
+      await stack.transaction((uow) =>
+        postLedgerEntry(uow, {
           userId,
           reference: `test:awh-${label}:${userId}:${n}`,
           amount: 5,

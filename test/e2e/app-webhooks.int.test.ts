@@ -98,8 +98,8 @@ describe('outbound app webhooks: one signed message per change, at least once, i
 
   // Written as the stack's api writes (no hand-off in this file: the relay hands these off).
   const grant = (userId: string, amount: number, tag: string) =>
-    stack.transaction((trx) =>
-      postLedgerEntry(trx, { userId, reference: `test:awh:${userId}:${tag}`, amount, reason: 'test_grant' }),
+    stack.transaction((uow) =>
+      postLedgerEntry(uow, { userId, reference: `test:awh:${userId}:${tag}`, amount, reason: 'test_grant' }),
     );
 
   const studioRequest = async (userId: string, body: Json) => {

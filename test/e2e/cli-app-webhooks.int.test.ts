@@ -1,4 +1,4 @@
-import { inOutboxTransaction, postLedgerEntry, queueCatalog, toWebhookId } from '@tally/billing-core';
+import { inUnitOfWork, postLedgerEntry, queueCatalog, toWebhookId } from '@tally/billing-core';
 import {
   createTestDatabase,
   type TestDatabase,
@@ -21,8 +21,8 @@ describe('tally app-webhooks list|show|redeliver: tables, --json as the admin AP
     database = await createTestDatabase();
     env = { DATABASE_URL: database.url, REDIS_URL: testRedisUrl(), QUEUE_PREFIX: prefix };
     for (const amount of [11, 12]) {
-      await inOutboxTransaction(database.db, testOutbox, (trx) =>
-        postLedgerEntry(trx, { userId, reference: `test:cli:${amount}`, amount, reason: 'test_grant' }),
+      await inUnitOfWork({ db: database.db, outbox: testOutbox }, (uow) =>
+        postLedgerEntry(uow, { userId, reference: `test:cli:${amount}`, amount, reason: 'test_grant' }),
       );
     }
     await database.db

@@ -32,8 +32,8 @@ describe('the console at /admin/console and the audit of admin actions', () => {
   const deliveringWorker = () =>
     stack.startWorker(deliveringTo(receiver, { roles: ['relay', 'app-webhooks'], retryScheduleMs: [50, 50] }));
   const grant = (userId: string, amount: number, tag: string) =>
-    stack.transaction((trx) =>
-      postLedgerEntry(trx, { userId, reference: `test:console:${userId}:${tag}`, amount, reason: 'test_grant' }),
+    stack.transaction((uow) =>
+      postLedgerEntry(uow, { userId, reference: `test:console:${userId}:${tag}`, amount, reason: 'test_grant' }),
     );
   const messagesOf = (userId: string) =>
     stack.db.selectFrom('app_webhook_messages').selectAll().where('user_id', '=', userId).orderBy('id').execute();
@@ -120,7 +120,7 @@ describe('the console at /admin/console and the audit of admin actions', () => {
     await stack.postRevenueCat(revenueCatTokenPurchase({ id: 'rc-search-1', userId: 'search-user' }));
     const row = await stack.finishedInboxRow('revenuecat', 'rc-search-1');
     // The anonymous id linked as a RevenueCat read would confirm it (a webhook body's aliases link nothing).
-    await stack.transaction((trx) => linkUserIds(trx, ['search-user', '$RCAnonymousID:abc']));
+    await stack.transaction((uow) => linkUserIds(uow, ['search-user', '$RCAnonymousID:abc']));
     const byAlias = await consoleGet(`/search?q=${encodeURIComponent('$RCAnonymousID:abc')}`);
     expect(byAlias.status).toBe(303);
     expect(byAlias.headers.get('location')).toBe('/admin/console/users/search-user');

@@ -130,10 +130,10 @@ describe('the engine the flows plug into', () => {
       // Room for several 100 ms deferrals even on a loaded machine (400 ms allowed only 3 there).
       retryLater: { baseDelayMs: 100, maxDelayMs: 100, maxWaitMs: 1_200 },
       handlers: wrapRevenueCat(real, {
-        async apply(trx, row, prepared, ctx) {
+        async apply(uow, row, prepared) {
           applied += 1;
           // Effects written before the handler decides to wait must not survive.
-          await real.revenuecat.apply(trx, row, prepared, ctx);
+          await real.revenuecat.apply(uow, row, prepared);
           return retryLater('the invoice this event pays is not known yet');
         },
       }),
@@ -161,8 +161,8 @@ describe('the engine the flows plug into', () => {
 
   it('parks an event whose reference already posts another amount, and says why', async () => {
     // A bug elsewhere already used this event's reference for a different amount.
-    await stack.transaction((trx) =>
-      postLedgerEntry(trx, {
+    await stack.transaction((uow) =>
+      postLedgerEntry(uow, {
         userId: 'conflict-user',
         reference: references.revenuecatEvent('rc-conflict-1'),
         amount: 7,
@@ -199,8 +199,8 @@ describe('the engine the flows plug into', () => {
 
   it('parks an event whose reference already posts the same amount to another user, and says why', async () => {
     // The same reference and amount, but another user's wallet: never "already posted".
-    await stack.transaction((trx) =>
-      postLedgerEntry(trx, {
+    await stack.transaction((uow) =>
+      postLedgerEntry(uow, {
         userId: 'conflict-other-user',
         reference: references.revenuecatEvent('rc-conflict-2'),
         amount: 100,
@@ -343,7 +343,7 @@ describe('the engine the flows plug into', () => {
       let total = 0;
       const handlers = wrapRevenueCat(real, {
         ...read,
-        async apply(trx, row, prepared, ctx) {
+        async apply(uow, row, prepared) {
           const user = row.user_id ?? '';
           const now = (running.get(user) ?? 0) + 1;
           running.set(user, now);
@@ -351,8 +351,8 @@ describe('the engine the flows plug into', () => {
           maxParallel = Math.max(maxParallel, total);
           if (now > 1) overlaps.set(user, (overlaps.get(user) ?? 0) + 1);
           try {
-            await sql`SELECT pg_sleep(0.03)`.execute(trx);
-            return await real.revenuecat.apply(trx, row, prepared, ctx);
+            await sql`SELECT pg_sleep(0.03)`.execute(uow.trx);
+            return await real.revenuecat.apply(uow, row, prepared);
           } finally {
             running.set(user, (running.get(user) ?? 1) - 1);
             total -= 1;

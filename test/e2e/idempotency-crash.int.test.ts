@@ -1,9 +1,4 @@
-import {
-  IDEMPOTENCY_KEY_LOCK_NAMESPACE,
-  inOutboxTransaction,
-  lockStudioUser,
-  postLedgerEntry,
-} from '@tally/billing-core';
+import { IDEMPOTENCY_KEY_LOCK_NAMESPACE, inUnitOfWork, lockStudioUser, postLedgerEntry } from '@tally/billing-core';
 import { createTestDatabase, type TestDatabase, testOutbox, uniqueQueuePrefix } from '@tally/billing-core/testing';
 import { sql } from 'kysely';
 import { RunningProcess } from '../support/built-process';
@@ -81,8 +76,8 @@ describe('Idempotency-Key across an api crash: the retry replays what committed 
       const free = await post(baseUrl, studioPath(userId), { kind: 'music', durationSeconds: 5, input: { i } });
       expect(free.status).toBe(202);
     }
-    await inOutboxTransaction(database.db, testOutbox, (trx) =>
-      postLedgerEntry(trx, { userId, reference: `test:grant:${userId}`, amount: 40, reason: 'test_grant' }),
+    await inUnitOfWork({ db: database.db, outbox: testOutbox }, (uow) =>
+      postLedgerEntry(uow, { userId, reference: `test:grant:${userId}`, amount: 40, reason: 'test_grant' }),
     );
     return userId;
   };

@@ -37,8 +37,8 @@ describe('Idempotency-Key: a retried POST under /v1 never charges or creates twi
   const newKey = () => `key-${++seq}-${Math.random().toString(36).slice(2)}`;
 
   const grant = (userId: string, amount: number) =>
-    stack.transaction((trx) =>
-      postLedgerEntry(trx, { userId, reference: `test:grant:${userId}:${amount}`, amount, reason: 'test_grant' }),
+    stack.transaction((uow) =>
+      postLedgerEntry(uow, { userId, reference: `test:grant:${userId}:${amount}`, amount, reason: 'test_grant' }),
     );
 
   const studioPath = (userId: string) => `/v1/users/${userId}/studio/requests`;

@@ -96,8 +96,8 @@ describe('inbox first runs coalesced into one transaction', () => {
   it('rolls the whole batch back when one event fails: the others credit alone, the failure counts once', async () => {
     const good = await recordPurchase('batch-good', 'batch-good-user');
     const bad = await recordPurchase('batch-bad', 'batch-bad-user');
-    const deps = withApply(async (apply, trx, row, prepared, ctx) => {
-      const result = await apply(trx, row, prepared, ctx);
+    const deps = withApply(async (apply, uow, row, prepared) => {
+      const result = await apply(uow, row, prepared);
       // Credits, then fails: nothing of it may stay.
       if (row.id === bad) throw new Error('failed after crediting, inside the transaction');
       return result;
@@ -117,7 +117,7 @@ describe('inbox first runs coalesced into one transaction', () => {
     const first = await recordPurchase('batch-claimed-1', 'batch-claimed-user-1');
     const taken = await recordPurchase('batch-claimed-2', 'batch-claimed-user-2');
     let claimed = false;
-    const deps = withApply(async (apply, trx, row, prepared, ctx) => {
+    const deps = withApply(async (apply, uow, row, prepared) => {
       // Between the batch's read and its mark, another run claims `taken` (a claim takes no user
       // lock, so it does not wait for the batch).
       if (!claimed) {
@@ -128,7 +128,7 @@ describe('inbox first runs coalesced into one transaction', () => {
            WHERE id = ${taken} AND status = 'received'`.execute(stack.db);
         expect(claim.numAffectedRows).toBe(1n);
       }
-      return apply(trx, row, prepared, ctx);
+      return apply(uow, row, prepared);
     });
     const results = await processInboxEventBatch(deps, [first, taken]);
     expect(results.map(pathOf)).not.toContain('batch');

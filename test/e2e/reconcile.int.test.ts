@@ -125,13 +125,13 @@ describe('Stripe reconciliation: backfill from the Events API and money rows che
     await sql`ALTER TABLE ledger_entries ENABLE TRIGGER ledger_entries_append_only_trg`.execute(stack.db);
     // A Stripe-looking credit that no inbox event explains.
     const orphanInvoice = stripeId('in');
-    await stack.transaction(async (trx) => {
-      await trx
+    await stack.transaction(async (uow) => {
+      await uow.trx
         .insertInto('users')
         .values({ id: userId })
         .onConflict((oc) => oc.doNothing())
         .execute();
-      return postLedgerEntry(trx, { userId, reference: `stripe:invoice:${orphanInvoice}`, amount: 5, reason: 'test' });
+      return postLedgerEntry(uow, { userId, reference: `stripe:invoice:${orphanInvoice}`, amount: 5, reason: 'test' });
     });
 
     const report = await reconcileStripe(
@@ -182,18 +182,18 @@ describe('Stripe reconciliation: backfill from the Events API and money rows che
     await storedEvent('provider_invoice_id', namedInvoice);
     // Linked by id to an event that names neither its reference's object.
     const linkedEventId = await storedEvent('provider_payment_intent_id', stripeId('pi'));
-    await stack.transaction(async (trx) => {
-      await trx.insertInto('users').values({ id: userId }).execute();
-      await postLedgerEntry(trx, { userId, reference: `stripe:payment:${namedIntent}`, amount: 5, reason: 'test' });
-      await postLedgerEntry(trx, { userId, reference: `stripe:invoice:${namedInvoice}`, amount: 5, reason: 'test' });
-      await postLedgerEntry(trx, {
+    await stack.transaction(async (uow) => {
+      await uow.trx.insertInto('users').values({ id: userId }).execute();
+      await postLedgerEntry(uow, { userId, reference: `stripe:payment:${namedIntent}`, amount: 5, reason: 'test' });
+      await postLedgerEntry(uow, { userId, reference: `stripe:invoice:${namedInvoice}`, amount: 5, reason: 'test' });
+      await postLedgerEntry(uow, {
         userId,
         reference: `stripe:refund:${linkedRefund}`,
         amount: -1,
         reason: 'test',
         inboxEventId: linkedEventId,
       });
-      await postLedgerEntry(trx, { userId, reference: `stripe:payment:${orphanIntent}`, amount: 5, reason: 'test' });
+      await postLedgerEntry(uow, { userId, reference: `stripe:payment:${orphanIntent}`, amount: 5, reason: 'test' });
     });
 
     const report = await reconcileStripe(
@@ -212,9 +212,9 @@ describe('Stripe reconciliation: backfill from the Events API and money rows che
   it('counts its window and the ledger grace period back from the clock it is given', async () => {
     const userId = stripeId('user');
     const orphanInvoice = stripeId('in');
-    await stack.transaction(async (trx) => {
-      await trx.insertInto('users').values({ id: userId }).execute();
-      return postLedgerEntry(trx, { userId, reference: `stripe:invoice:${orphanInvoice}`, amount: 3, reason: 'test' });
+    await stack.transaction(async (uow) => {
+      await uow.trx.insertInto('users').values({ id: userId }).execute();
+      return postLedgerEntry(uow, { userId, reference: `stripe:invoice:${orphanInvoice}`, amount: 3, reason: 'test' });
     });
     const deps = {
       db: stack.db,

@@ -103,8 +103,8 @@ describe('a refund while a generation is in flight', () => {
     const userId = stripeId('user');
     const firstPack = await buyPack(userId);
     // 70 tokens consumed for good (a completed generation, say), then the pack is refunded.
-    await stack.transaction((trx) =>
-      postLedgerEntry(trx, { userId, reference: `test:spend:${userId}`, amount: -70, reason: 'test_spend' }),
+    await stack.transaction((uow) =>
+      postLedgerEntry(uow, { userId, reference: `test:spend:${userId}`, amount: -70, reason: 'test_spend' }),
     );
     expect((await refundPack(firstPack)).outcome_detail).toContain('shortfall 70');
 

@@ -125,8 +125,8 @@ describe('retention: raw bodies of old finished events are pruned, rows and ledg
     } as const;
     const ids: Record<string, number> = {};
     for (const [name, [status, daysAgo]] of Object.entries(ages)) {
-      const entry = await stack.transaction((trx) =>
-        postLedgerEntry(trx, { userId, reference: `test:retention:${name}`, amount: 1, reason: 'test_grant' }),
+      const entry = await stack.transaction((uow) =>
+        postLedgerEntry(uow, { userId, reference: `test:retention:${name}`, amount: 1, reason: 'test_grant' }),
       );
       const message = await stack.db
         .updateTable('app_webhook_messages')

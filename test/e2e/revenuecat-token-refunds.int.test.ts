@@ -65,8 +65,8 @@ describe('RevenueCat token pack refunds', () => {
     await finished('rc-refund-buy');
     // The user spends 60 of the 100 tokens (a debit through the ledger, as AI Studio would).
     const { postLedgerEntry } = await import('@tally/billing-core');
-    await stack.transaction((trx) =>
-      postLedgerEntry(trx, { userId: 'refund-user', reference: 'test:spend:1', amount: -60, reason: 'test_spend' }),
+    await stack.transaction((uow) =>
+      postLedgerEntry(uow, { userId: 'refund-user', reference: 'test:spend:1', amount: -60, reason: 'test_spend' }),
     );
 
     const refund = tokenPackRefund({ id: 'rc-refund-1', userId: 'refund-user', transactionId: 'tx-refund-1' });

@@ -36,8 +36,8 @@ describe('Stripe chargebacks and subscription invoice refunds', () => {
   const post = (body: string) => stack.deliverStripe(body);
   const finished = (eventId: string) => stack.finishedInboxRow('stripe', eventId);
   const spend = (userId: string, tokens: number) =>
-    stack.transaction((trx) =>
-      postLedgerEntry(trx, {
+    stack.transaction((uow) =>
+      postLedgerEntry(uow, {
         userId,
         reference: `test:spend:${stripeId('s')}`,
         amount: -tokens,

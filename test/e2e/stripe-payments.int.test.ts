@@ -232,8 +232,8 @@ describe('Stripe one-off payments, top-ups and refunds', () => {
       ),
     );
     // The user spends 70 of the 100 tokens.
-    await stack.transaction((trx) =>
-      postLedgerEntry(trx, { userId, reference: `test:spend:${userId}`, amount: -70, reason: 'studio_debit' }),
+    await stack.transaction((uow) =>
+      postLedgerEntry(uow, { userId, reference: `test:spend:${userId}`, amount: -70, reason: 'studio_debit' }),
     );
     const refunds = [0, 1].map(() =>
       stripeEventBody('charge.refunded', stripeRefundedCharge({ id: chargeId, paymentIntent: paymentIntentId })),
@@ -285,7 +285,7 @@ describe('Stripe one-off payments, top-ups and refunds', () => {
       ),
     );
     const spend = (reference: string, amount: number) =>
-      stack.transaction((trx) => postLedgerEntry(trx, { userId, reference, amount, reason: 'test_adjustment' }));
+      stack.transaction((uow) => postLedgerEntry(uow, { userId, reference, amount, reason: 'test_adjustment' }));
     const refund = (amountRefunded: number) =>
       stripeEventBody(
         'charge.refunded',

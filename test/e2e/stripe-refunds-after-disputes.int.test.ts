@@ -31,8 +31,8 @@ describe('a payment both disputed and refunded', () => {
   const deliver = async (type: string, object: Record<string, unknown>) =>
     stack.finishedInboxRow('stripe', await stack.deliverStripe(stripeEventBody(type, object)));
   const spend = (userId: string, tokens: number) =>
-    stack.transaction((trx) =>
-      postLedgerEntry(trx, { userId, reference: `test:spend:${stripeId('s')}`, amount: -tokens, reason: 'test_spend' }),
+    stack.transaction((uow) =>
+      postLedgerEntry(uow, { userId, reference: `test:spend:${stripeId('s')}`, amount: -tokens, reason: 'test_spend' }),
     );
 
   /** A 100-token pack of `amount` paid and credited. */

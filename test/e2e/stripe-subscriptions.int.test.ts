@@ -468,8 +468,8 @@ describe('Stripe subscriptions', () => {
       .executeTakeFirstOrThrow();
     // The installment's reference already credits someone else: no retry can ever grant it.
     const reference = `stripe:installment:${due.id}`;
-    await stack.transaction((trx) =>
-      postLedgerEntry(trx, { userId: otherUser, reference, amount: 100, reason: 'test_conflicting_grant' }),
+    await stack.transaction((uow) =>
+      postLedgerEntry(uow, { userId: otherUser, reference, amount: 100, reason: 'test_conflicting_grant' }),
     );
     const pass = () =>
       grantDueInstallments(stack.outboxDeps(), { batchSize: 50, processingStaleAfterMs: 0, maxAttempts: 10 });
@@ -974,8 +974,8 @@ describe('Stripe subscriptions', () => {
         ...base,
         stripe: {
           ...stripe,
-          async apply(trx, row, prepared, ctx) {
-            const result = await stripe.apply(trx, row, prepared, ctx);
+          async apply(uow, row, prepared) {
+            const result = await stripe.apply(uow, row, prepared);
             if (row.id === deletionRow) {
               applied.open();
               await commit.opened;
@@ -1065,8 +1065,8 @@ describe('Stripe subscriptions', () => {
 
     // Canceled is final at Stripe: once saved, no read (however late) brings it back.
     const save = (status: string | undefined, readAt: Date) =>
-      stack.transaction((trx) =>
-        saveStripeSubscription(trx, {
+      stack.transaction((uow) =>
+        saveStripeSubscription(uow, {
           subscription: stripeSubscription({ ...annual, ...(status ? { status } : {}) }),
           userId,
           catalog: stack.catalog,

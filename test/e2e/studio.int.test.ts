@@ -5,7 +5,7 @@ import {
   createStudioRequest,
   failStudioRequest,
   lockStudioUser,
-  openOutbox,
+  openUnitOfWork,
   postLedgerEntry,
   processStudioRequest,
   references,
@@ -46,8 +46,8 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
   const newUser = () => `studio-user-${++userSeq}-${Date.now().toString(36)}`;
 
   const grant = (userId: string, amount: number) =>
-    stack.transaction((trx) =>
-      postLedgerEntry(trx, { userId, reference: `test:grant:${userId}:${amount}`, amount, reason: 'test_grant' }),
+    stack.transaction((uow) =>
+      postLedgerEntry(uow, { userId, reference: `test:grant:${userId}:${amount}`, amount, reason: 'test_grant' }),
     );
 
   const post = (userId: string, body: unknown) =>
@@ -221,8 +221,12 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
     // Hold the new user's first credit open: every racer blocks on creating the same user, and
     // all are released at the same instant when it commits.
     const opening = await stack.db.startTransaction().execute();
-    openOutbox(opening, stack.outbox);
-    await postLedgerEntry(opening, { userId, reference: `test:grant:${userId}:50`, amount: 50, reason: 'test_grant' });
+    await postLedgerEntry(openUnitOfWork(opening, stack.outbox), {
+      userId,
+      reference: `test:grant:${userId}:50`,
+      amount: 50,
+      reason: 'test_grant',
+    });
     // Released only once all eight requests have reached the api and one of them waits on a lock
     // in this database (the held credit, or the user's studio lock behind it). Behind PgBouncer
     // the others may wait for a server connection instead: either way none can finish first. The
@@ -463,9 +467,9 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
       failStudioRequest(stack.outboxDeps(), id, failure),
     ]);
     expect(outcomes.map((o) => o.kind).sort()).toEqual(['already-settled', 'already-settled', 'failed']);
-    const again = await stack.transaction(async (trx) => [
-      await refundStudioRequest(trx, { id, publicId: created.id }),
-      await refundStudioRequest(trx, { id, publicId: created.id }),
+    const again = await stack.transaction(async (uow) => [
+      await refundStudioRequest(uow, { id, publicId: created.id }),
+      await refundStudioRequest(uow, { id, publicId: created.id }),
     ]);
     expect(again.map((r) => r.kind)).toEqual(['already-refunded', 'already-refunded']);
 

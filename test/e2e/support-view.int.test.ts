@@ -301,8 +301,8 @@ describe('the support view of a user with a subscription from each source, payme
     ).toMatchObject({ outcome_code: 'credited' });
 
     // The user spends 170 of 200 tokens, then the pack is refunded: 30 back, 70 short.
-    await stack.transaction((trx) =>
-      postLedgerEntry(trx, { userId, reference: 'test:full:spend', amount: -170, reason: 'spend' }),
+    await stack.transaction((uow) =>
+      postLedgerEntry(uow, { userId, reference: 'test:full:spend', amount: -170, reason: 'spend' }),
     );
     expect(
       await postStripe(

@@ -4,20 +4,20 @@ import {
   appWebhookSource,
   type Catalog,
   createInboxHandlers,
-  type DB,
   type EventPolicy,
   exampleCatalogPath,
   type InboxHandlers,
   type InboxJob,
   type InboxProcessorDeps,
   inboxRelaySource,
-  inOutboxTransaction,
+  inUnitOfWork,
   loadCatalog,
-  type OutboxDeps,
   type ProviderPorts,
   type RetryLaterSettings,
   type StudioJob,
   studioRelaySource,
+  type UnitOfWork,
+  type UnitOfWorkDeps,
 } from '@tally/billing-core';
 import { createTestDatabase, type TestDatabase, testRedisUrl, uniqueQueuePrefix } from '@tally/billing-core/testing';
 import {
@@ -36,7 +36,7 @@ import {
   waitUntilReady,
 } from '@tally/platform';
 import type { Redis } from 'ioredis';
-import { sql, type Transaction } from 'kysely';
+import { sql } from 'kysely';
 import Stripe from 'stripe';
 import { createApiMetrics } from '../../apps/api/src/api-metrics';
 import { createApiApp } from '../../apps/api/src/app';
@@ -224,13 +224,13 @@ export class TestStack {
   }
 
   /** The database and the api's outbox, for tests that call a use case that writes messages. */
-  outboxDeps(): OutboxDeps {
+  outboxDeps(): UnitOfWorkDeps {
     return { db: this.db, outbox: this.outbox };
   }
 
-  /** One transaction with the api's outbox, for tests that post ledger entries or messages directly. */
-  transaction<T>(work: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
-    return inOutboxTransaction(this.db, this.outbox, work);
+  /** One unit of work with the api's outbox, for tests that post ledger entries or messages directly. */
+  transaction<T>(work: (uow: UnitOfWork) => Promise<T>): Promise<T> {
+    return inUnitOfWork({ db: this.db, outbox: this.outbox }, work);
   }
 
   get db() {

@@ -1,4 +1,4 @@
-import { type GrantInstallmentsOptions, grantDueInstallments, type OutboxDeps } from '@tally/billing-core';
+import { type GrantInstallmentsOptions, grantDueInstallments, type UnitOfWorkDeps } from '@tally/billing-core';
 import type { Logger } from '@tally/platform';
 import { type PeriodicLoop, runPeriodic } from './run-periodic';
 
@@ -8,7 +8,7 @@ export interface InstallmentsLoopOptions extends GrantInstallmentsOptions {
 
 /** Grants due annual-plan installments every intervalMs (any number of replicas: SKIP LOCKED claims). */
 export function startInstallmentsLoop(
-  deps: OutboxDeps & { logger: Logger },
+  deps: UnitOfWorkDeps & { logger: Logger },
   options: InstallmentsLoopOptions,
 ): PeriodicLoop {
   return runPeriodic(

@@ -1,4 +1,4 @@
-import { type OutboxDeps, type SweepStudioOptions, sweepStuckStudioRequests } from '@tally/billing-core';
+import { type SweepStudioOptions, sweepStuckStudioRequests, type UnitOfWorkDeps } from '@tally/billing-core';
 import type { Logger } from '@tally/platform';
 import { type PeriodicLoop, runPeriodic } from './run-periodic';
 
@@ -8,7 +8,7 @@ export interface StudioSweeperOptions extends SweepStudioOptions {
 
 /** Every intervalMs: fail and refund studio requests stuck in processing (their worker died). */
 export function startStudioSweeperLoop(
-  deps: OutboxDeps & { logger: Logger },
+  deps: UnitOfWorkDeps & { logger: Logger },
   options: StudioSweeperOptions,
 ): PeriodicLoop {
   return runPeriodic(

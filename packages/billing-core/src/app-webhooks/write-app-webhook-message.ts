@@ -1,7 +1,7 @@
 import { sql, type Transaction } from 'kysely';
 import type { DB } from '../db/schema';
 import { ensureWallet } from '../ledger/ensure-wallet';
-import { type TransactionOutbox, transactionOutbox } from '../outbox/app-webhook-outbox';
+import type { UnitOfWork, UnitOfWorkOutbox } from '../unit-of-work/unit-of-work';
 import type { FlowAppWebhookMessage } from './app-webhook-message-types';
 
 /**
@@ -10,13 +10,12 @@ import type { FlowAppWebhookMessage } from './app-webhook-message-types';
  * the wallet if missing) and holds it to commit: every message writer does, so one user's
  * message ids are in commit order, which the delivery gate relies on. Not idempotent: the caller
  * writes it only when its change happened (a conditional update that matched, a state that
- * differs). `trx` must have been opened with the process's outbox (inOutboxTransaction), which
- * hands the message off after commit.
+ * differs). The unit of work records the message and hands it off after its commit.
  */
-export async function writeAppWebhookMessage(trx: Transaction<DB>, message: FlowAppWebhookMessage): Promise<void> {
-  const outbox = transactionOutbox(trx);
+export async function writeAppWebhookMessage(uow: UnitOfWork, message: FlowAppWebhookMessage): Promise<void> {
+  const { trx, outbox } = uow;
   if (await insertUnderWalletLock(trx, outbox, message)) return;
-  await ensureWallet(trx, message.userId);
+  await ensureWallet(uow, message.userId);
   if (!(await insertUnderWalletLock(trx, outbox, message))) {
     throw new Error(`wallet ${message.userId} was created but cannot be locked`);
   }
@@ -24,7 +23,7 @@ export async function writeAppWebhookMessage(trx: Transaction<DB>, message: Flow
 
 async function insertUnderWalletLock(
   trx: Transaction<DB>,
-  outbox: TransactionOutbox,
+  outbox: UnitOfWorkOutbox,
   message: FlowAppWebhookMessage,
 ): Promise<boolean> {
   const inserted = await sql<{ id: number }>`

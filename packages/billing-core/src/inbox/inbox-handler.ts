@@ -1,6 +1,6 @@
-import type { Transaction } from 'kysely';
 import type { Clock } from '../clock';
-import type { DB, InboxEventRow, Provider } from '../db/schema';
+import type { InboxEventRow, Provider } from '../db/schema';
+import type { UnitOfWork } from '../unit-of-work/unit-of-work';
 import type { IgnoredOutcomeCode, ProcessedOutcomeCode } from './outcome-codes';
 
 /**
@@ -32,7 +32,8 @@ export interface HandlerContext {
 /**
  * One provider's handler, split in two so that provider reads never run inside a transaction:
  * `prepare` may call external APIs (outside any transaction) and returns what `apply` needs;
- * `apply` writes every effect inside the transaction that also marks the row finished. Both
+ * `apply` writes every effect inside the unit of work whose transaction also marks the row
+ * finished (the unit's clock is the context's clock). Both
  * must be safe to run again for the same row. Either may throw RetryLaterError.
  */
 export interface InboxHandler<Prepared = unknown> {
@@ -44,7 +45,7 @@ export interface InboxHandler<Prepared = unknown> {
    * transaction, so it must not wait on anything. Leave it out to always prepare outside.
    */
   prepareWithoutIo?(row: InboxEventRow, ctx: HandlerContext): { prepared: Prepared } | undefined;
-  apply(trx: Transaction<DB>, row: InboxEventRow, prepared: Prepared, ctx: HandlerContext): Promise<HandlerResult>;
+  apply(uow: UnitOfWork, row: InboxEventRow, prepared: Prepared): Promise<HandlerResult>;
 }
 
 export type InboxHandlers = Record<Provider, InboxHandler<unknown>>;

@@ -1,7 +1,7 @@
 import { systemClock } from '../clock';
 import { commitWith, rollbackWith, type TransactionDecision } from '../db/run-in-transaction';
 import type { InboxEventRow } from '../db/schema';
-import { runInOutboxTransaction } from '../outbox/outbox-transaction';
+import { runInUnitOfWork } from '../unit-of-work/unit-of-work';
 import type { HandlerContext } from './inbox-handler';
 import {
   type FinishedResult,
@@ -35,7 +35,7 @@ import { type InboxProcessorDeps, type ProcessInboxEventResult, processInboxEven
  * handler that must read a provider first) also run alone, after the batch committed. A worker
  * that dies inside the batch leaves nothing: its jobs re-run as stalled jobs, which claim (attempts
  * counted, poison events still park). Money stays fenced by the ledger's unique references, and
- * messages are handed off only after the commit (runInOutboxTransaction).
+ * messages are handed off only after the commit (runInUnitOfWork).
  *
  * Results come back in the order of `inboxEventIds`; an id given twice is run alone for its
  * second occurrence (after the batch, so it finds the row finished).
@@ -74,10 +74,10 @@ const nothingCommitted = (): BatchAttempt => ({ finished: new Map() });
 async function attemptBatch(deps: InboxProcessorDeps, inboxEventIds: readonly number[]): Promise<BatchAttempt> {
   const ctx: HandlerContext = { clock: deps.clock ?? systemClock };
   try {
-    return await runInOutboxTransaction(
-      deps.db,
-      deps.outbox,
-      async (trx): Promise<TransactionDecision<BatchAttempt>> => {
+    return await runInUnitOfWork(
+      { db: deps.db, outbox: deps.outbox, clock: ctx.clock },
+      async (uow): Promise<TransactionDecision<BatchAttempt>> => {
+        const { trx } = uow;
         const rows = await lockUsersAndReadInboxEvents(trx, inboxEventIds);
         const applied: { row: InboxEventRow; result: FinishedResult }[] = [];
         for (const row of rows) {
@@ -85,7 +85,7 @@ async function attemptBatch(deps: InboxProcessorDeps, inboxEventIds: readonly nu
           const handler = deps.handlers[row.provider];
           const local = handler.prepareWithoutIo?.(row, ctx);
           if (!local) continue;
-          const result = await handler.apply(trx, row, local.prepared, ctx);
+          const result = await handler.apply(uow, row, local.prepared);
           // A wait or (below) a throw is the event's own story: told by its run alone.
           if (result.kind === 'retry-later') return rollbackWith(nothingCommitted());
           applied.push({ row, result });

@@ -4,8 +4,8 @@ import { commitWith, rollbackWith, type TransactionDecision } from '../db/run-in
 import type { DB, InboxEventRow } from '../db/schema';
 import { ERROR_TEXT_MAX_LENGTH, isRetryable, RetryLaterError, toErrorText } from '../errors';
 import type { AppWebhookOutbox } from '../outbox/app-webhook-outbox';
-import { runInOutboxTransaction } from '../outbox/outbox-transaction';
 import { type BackoffSettings, computeBackoffDelayMs } from '../scheduling/backoff';
+import { runInUnitOfWork } from '../unit-of-work/unit-of-work';
 import { lockUsers, UserLockOrderError } from '../users/lock-user';
 import type { HandlerContext, InboxHandlers } from './inbox-handler';
 import {
@@ -169,17 +169,17 @@ async function attemptInOneTransaction(deps: InboxProcessorDeps, inboxEventId: n
   const ctx: HandlerContext = { clock: deps.clock ?? systemClock };
   let read: InboxEventRow | undefined;
   try {
-    return await runInOutboxTransaction(
-      deps.db,
-      deps.outbox,
-      async (trx): Promise<TransactionDecision<OneTransactionAttempt>> => {
+    return await runInUnitOfWork(
+      { db: deps.db, outbox: deps.outbox, clock: ctx.clock },
+      async (uow): Promise<TransactionDecision<OneTransactionAttempt>> => {
+        const { trx } = uow;
         const row = await lockUserAndReadInboxEvent(trx, inboxEventId);
         if (row?.status !== 'received' || row.attempts !== 0) return rollbackWith(takeClaimedPath);
         const handler = deps.handlers[row.provider];
         read = row;
         const local = handler.prepareWithoutIo?.(row, ctx);
         if (!local) return rollbackWith(takeClaimedPath);
-        const result = await handler.apply(trx, row, local.prepared, ctx);
+        const result = await handler.apply(uow, row, local.prepared);
         if (result.kind === 'retry-later') {
           const error = new RetryLaterError(result.reason, { delayMs: result.delayMs });
           return rollbackWith({ kind: 'retry-later', row, error });
@@ -252,31 +252,35 @@ async function runClaimedAttempt(
     // them with the event's user first, in the one order, and so waits for them instead.
     let alsoLock: readonly string[] = [];
     const apply = () =>
-      runInOutboxTransaction(db, deps.outbox, async (trx): Promise<TransactionDecision<ClaimedApply>> => {
-        if (alsoLock.length > 0)
-          await lockUsers(trx, [...(claimed.user_id === null ? [] : [claimed.user_id]), ...alsoLock]);
-        const row = await lockUserAndInboxEvent(trx, inboxEventId, claimed.user_id);
-        if (row.status !== 'processing' && row.status !== 'received') {
-          return rollbackWith({ kind: 'skipped', status: row.status });
-        }
-        const result = await handler.apply(trx, claimed, prepared, ctx);
-        // "Retry later" from apply must leave no effect behind: roll the transaction back.
-        if (result.kind === 'retry-later') {
-          return rollbackWith({
-            kind: 'retry-later',
-            error: new RetryLaterError(result.reason, { delayMs: result.delayMs }),
+      runInUnitOfWork(
+        { db, outbox: deps.outbox, clock: ctx.clock },
+        async (uow): Promise<TransactionDecision<ClaimedApply>> => {
+          const { trx } = uow;
+          if (alsoLock.length > 0)
+            await lockUsers(trx, [...(claimed.user_id === null ? [] : [claimed.user_id]), ...alsoLock]);
+          const row = await lockUserAndInboxEvent(trx, inboxEventId, claimed.user_id);
+          if (row.status !== 'processing' && row.status !== 'received') {
+            return rollbackWith({ kind: 'skipped', status: row.status });
+          }
+          const result = await handler.apply(uow, claimed, prepared);
+          // "Retry later" from apply must leave no effect behind: roll the transaction back.
+          if (result.kind === 'retry-later') {
+            return rollbackWith({
+              kind: 'retry-later',
+              error: new RetryLaterError(result.reason, { delayMs: result.delayMs }),
+            });
+          }
+          const finished = await markInboxEventFinished(trx, inboxEventId, result, 'claimed');
+          if (!finished) throw new Error(`inbox event ${inboxEventId} changed under its row lock`);
+          return commitWith({
+            kind: result.kind,
+            row: { ...claimed, ...finished },
+            code: result.code,
+            detail: result.detail,
+            path: 'claimed',
           });
-        }
-        const finished = await markInboxEventFinished(trx, inboxEventId, result, 'claimed');
-        if (!finished) throw new Error(`inbox event ${inboxEventId} changed under its row lock`);
-        return commitWith({
-          kind: result.kind,
-          row: { ...claimed, ...finished },
-          code: result.code,
-          detail: result.detail,
-          path: 'claimed',
-        });
-      });
+        },
+      );
     for (let pass = 1; ; pass += 1) {
       try {
         applied = await apply();

@@ -2,8 +2,8 @@ import { sql } from 'kysely';
 import type { StripeInstallmentRow } from '../db/schema';
 import { LedgerReferenceConflictError, toErrorText } from '../errors';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
-import { inOutboxTransaction, type OutboxDeps } from '../outbox/outbox-transaction';
 import { references } from '../references';
+import { inUnitOfWork, type UnitOfWorkDeps } from '../unit-of-work/unit-of-work';
 
 export interface GrantInstallmentsOptions {
   batchSize: number;
@@ -30,7 +30,7 @@ export interface GrantInstallmentsResult {
  * conflict, which no retry fixes: that row is parked (`failed`) at once. Never throws for one row.
  */
 export async function grantDueInstallments(
-  deps: OutboxDeps,
+  deps: UnitOfWorkDeps,
   options: GrantInstallmentsOptions,
 ): Promise<GrantInstallmentsResult> {
   const { db } = deps;
@@ -84,10 +84,11 @@ export async function grantDueInstallments(
  * A share scaled down to 0 is marked granted with no ledger entry.
  */
 async function grantInstallment(
-  deps: OutboxDeps,
+  deps: UnitOfWorkDeps,
   row: StripeInstallmentRow,
 ): Promise<'posted' | 'already-posted' | 'voided' | 'nothing'> {
-  return inOutboxTransaction(deps.db, deps.outbox, async (trx) => {
+  return inUnitOfWork(deps, async (uow) => {
+    const { trx } = uow;
     const marked = await trx
       .updateTable('stripe_installments')
       .set({ status: 'granted', granted_at: sql`now()`, last_error: null, updated_at: sql`now()` })
@@ -98,7 +99,7 @@ async function grantInstallment(
     if (!marked) return 'voided';
     const tokens = Number(marked.tokens);
     if (tokens === 0) return 'nothing';
-    const posted = await postLedgerEntry(trx, {
+    const posted = await postLedgerEntry(uow, {
       userId: row.user_id,
       reference: references.stripeInstallment(row.id),
       amount: tokens,

@@ -1,25 +1,26 @@
 import { sql, type Transaction } from 'kysely';
 import { precompiledSql } from '../db/precompiled-sql';
 import type { DB } from '../db/schema';
-
-/**
- * Users whose wallet a transaction has already ensured. Users and wallets are never deleted, so
- * once the statement below ran in a transaction, the rows exist until it ends: a second call in
- * the same transaction (several steps of one event each ensure the user) costs no round trip.
- * Keyed by the transaction object, so the entry goes away with it (Tally uses no savepoints, so
- * nothing inside a transaction can undo the statement while the transaction goes on).
- */
-const ensuredIn = new WeakMap<Transaction<DB>, Set<string>>();
+import type { UnitOfWork } from '../unit-of-work/unit-of-work';
 
 /**
  * Creates the user and an empty wallet if they do not exist, in one statement (the foreign key
  * is checked at the end of the statement, when the user row exists). Idempotent; joins the
- * caller's transaction.
+ * caller's unit of work; a second call for the same user in one unit costs no round trip
+ * (UnitOfWork.walletsEnsured).
  */
-export async function ensureWallet(trx: Transaction<DB>, userId: string): Promise<void> {
-  if (ensuredIn.get(trx)?.has(userId)) return;
+export async function ensureWallet(uow: UnitOfWork, userId: string): Promise<void> {
+  if (uow.walletsEnsured.has(userId)) return;
+  await createWalletIfMissing(uow.trx, userId);
+  markWalletEnsured(uow, userId);
+}
+
+/**
+ * ensureWallet's statement alone, for a transaction that moves no money and writes no message
+ * (a pending top-up row): no unit of work, so nothing remembers that it ran.
+ */
+export async function createWalletIfMissing(trx: Transaction<DB>, userId: string): Promise<void> {
   await ensureWalletSql(trx, { userId });
-  markWalletEnsured(trx, userId);
 }
 
 const ensureWalletSql = precompiledSql<{ userId: string }>((s) => sql`WITH ${ensureWalletCtes(s.userId)} SELECT 1`);
@@ -35,11 +36,9 @@ export function ensureWalletCtes(userId: string) {
 }
 
 /**
- * Records that a statement the caller just ran in `trx` created the user and wallet if missing
+ * Records that a statement the caller just ran in `uow.trx` created the user and wallet if missing
  * (the same two inserts as ensureWallet, folded into a bigger statement to save a round trip).
  */
-export function markWalletEnsured(trx: Transaction<DB>, userId: string): void {
-  const ensured = ensuredIn.get(trx);
-  if (ensured) ensured.add(userId);
-  else ensuredIn.set(trx, new Set([userId]));
+export function markWalletEnsured(uow: UnitOfWork, userId: string): void {
+  uow.walletsEnsured.add(userId);
 }

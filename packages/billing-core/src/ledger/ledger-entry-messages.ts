@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { TransactionOutbox } from '../outbox/app-webhook-outbox';
+import type { UnitOfWorkOutbox } from '../unit-of-work/unit-of-work';
 
 /**
  * The part of postLedgerEntry's insert that writes the entry's messages, as a CTE over the CTE
@@ -9,7 +9,7 @@ import type { TransactionOutbox } from '../outbox/app-webhook-outbox';
  * threshold to below it. Returns the ids (the statement reads them from `entry_messages`). The
  * caller holds the wallet lock (postLedgerEntry takes it before the insert).
  */
-export function ledgerEntryMessagesCte(outbox: Pick<TransactionOutbox, 'lowBalanceThreshold' | 'handsOff'>) {
+export function ledgerEntryMessagesCte(outbox: Pick<UnitOfWorkOutbox, 'lowBalanceThreshold' | 'handsOff'>) {
   const limit = outbox.lowBalanceThreshold ?? null;
   return sql`entry_messages AS (
     INSERT INTO app_webhook_messages (user_id, type, ledger_entry_id, data, created_at, enqueued_at)

@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import { InsufficientBalanceError } from '../errors';
-import { inOutboxTransaction } from '../outbox/outbox-transaction';
 import { testOutbox } from '../testing/test-outbox';
 import { createTestDatabase, type TestDatabase } from '../testing/test-services';
+import { inUnitOfWork } from '../unit-of-work/unit-of-work';
 import { postLedgerEntry } from './post-ledger-entry';
 import { findWallet, listLedgerEntries } from './read-wallet';
 import { verifyLedger } from './verify-ledger';
@@ -15,8 +15,8 @@ describe('the ledger', () => {
   afterAll(() => database.drop());
 
   const post = (userId: string, reference: string, amount: number) =>
-    inOutboxTransaction(database.db, testOutbox, (trx) =>
-      postLedgerEntry(trx, { userId, reference, amount, reason: 'test' }),
+    inUnitOfWork({ db: database.db, outbox: testOutbox }, (uow) =>
+      postLedgerEntry(uow, { userId, reference, amount, reason: 'test' }),
     );
 
   it('keeps the wallet balance equal to the sum of its entries, with before/after balances chained', async () => {

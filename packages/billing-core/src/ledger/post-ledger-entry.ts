@@ -2,7 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import { precompiledSql } from '../db/precompiled-sql';
 import type { DB, LedgerEntryRow } from '../db/schema';
 import { InsufficientBalanceError, LedgerReferenceConflictError } from '../errors';
-import { type TransactionOutbox, transactionOutbox } from '../outbox/app-webhook-outbox';
+import type { UnitOfWork, UnitOfWorkOutbox } from '../unit-of-work/unit-of-work';
 import { ensureWallet } from './ensure-wallet';
 import { ledgerEntryMessagesCte } from './ledger-entry-messages';
 
@@ -23,7 +23,7 @@ export type PostLedgerEntryResult =
   | { kind: 'already-posted'; entry: LedgerEntryRow };
 
 /**
- * Moves a wallet's balance by one ledger row, inside the caller's transaction.
+ * Moves a wallet's balance by one ledger row, inside the caller's unit of work.
  *
  * Invariants: the wallet row is locked first, so balance_before is the balance every concurrent
  * writer sees; the insert uses ON CONFLICT (reference) DO NOTHING, so a second posting with the
@@ -31,24 +31,24 @@ export type PostLedgerEntryResult =
  * first entry as `already-posted`. The database trigger moves the cached wallet balance to
  * balance_after. The same statement writes the entry's app webhook messages (wallet.credited or
  * wallet.debited, and wallet.balance_low on a crossing of the outbox's threshold): only for an
- * entry it posts, never for `already-posted`. `trx` must have been opened with the process's
- * outbox (inOutboxTransaction; OutboxNotOpenError otherwise), which hands them off after commit.
+ * entry it posts, never for `already-posted`; the unit of work records them and hands them off
+ * after its commit.
  *
  * Idempotent by reference. Throws LedgerReferenceConflictError when the reference already posts
  * a different user or amount (never a silent "already posted"), InsufficientBalanceError when a
  * debit would go below zero, and RangeError for a zero or non-integer amount.
  */
-export async function postLedgerEntry(trx: Transaction<DB>, posting: LedgerPosting): Promise<PostLedgerEntryResult> {
+export async function postLedgerEntry(uow: UnitOfWork, posting: LedgerPosting): Promise<PostLedgerEntryResult> {
   if (!Number.isSafeInteger(posting.amount) || posting.amount === 0) {
     throw new RangeError(`ledger amount must be a non-zero whole number of tokens, got ${posting.amount}`);
   }
   // One round trip in the common case: lock the wallet, look the reference up and insert the entry
   // with its messages, all in one statement. A wallet that does not exist yet is created, then
   // the statement runs again.
-  const outbox = transactionOutbox(trx);
+  const { trx, outbox } = uow;
   let outcome = await lockWalletAndInsert(trx, outbox, posting);
   if (!outcome) {
-    await ensureWallet(trx, posting.userId);
+    await ensureWallet(uow, posting.userId);
     outcome = await lockWalletAndInsert(trx, outbox, posting);
     if (!outcome) throw new Error(`wallet ${posting.userId} was created but cannot be locked`);
   }
@@ -85,7 +85,7 @@ type LockedInsert =
  */
 async function lockWalletAndInsert(
   trx: Transaction<DB>,
-  outbox: TransactionOutbox,
+  outbox: UnitOfWorkOutbox,
   posting: LedgerPosting,
 ): Promise<LockedInsert | undefined> {
   const rows = await lockWalletAndInsertSql(trx, {

@@ -1,10 +1,10 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../db/schema';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
-import { inOutboxTransaction } from '../outbox/outbox-transaction';
 import { signal } from '../testing/signal';
 import { testOutbox } from '../testing/test-outbox';
 import { createTestDatabase, type TestDatabase } from '../testing/test-services';
+import { inUnitOfWork } from '../unit-of-work/unit-of-work';
 import { createLedgerTotalsReader, type LedgerTotal, type LedgerTotalsReader } from './ledger-totals';
 
 describe('ledger totals for the metrics scrape', () => {
@@ -18,8 +18,8 @@ describe('ledger totals for the metrics scrape', () => {
   const post = (userId: string, amount: number, reason: string) => {
     posted += 1;
     const reference = `test:totals:${posted}`;
-    return inOutboxTransaction(database.db, testOutbox, (trx) =>
-      postLedgerEntry(trx, { userId, reference, amount, reason }),
+    return inUnitOfWork({ db: database.db, outbox: testOutbox }, (uow) =>
+      postLedgerEntry(uow, { userId, reference, amount, reason }),
     );
   };
 
@@ -89,8 +89,8 @@ describe('ledger totals for the metrics scrape', () => {
     // A posting holds its transaction open with its id drawn (an id below the next one).
     const held = signal();
     const drawn = signal();
-    const slow = inOutboxTransaction(database.db, testOutbox, async (trx) => {
-      const posted = await postLedgerEntry(trx, {
+    const slow = inUnitOfWork({ db: database.db, outbox: testOutbox }, async (uow) => {
+      const posted = await postLedgerEntry(uow, {
         userId: 'totals-slow',
         reference: 'test:totals:slow',
         amount: 7,
@@ -155,11 +155,11 @@ describe('ledger totals for the metrics scrape', () => {
       const release = signal();
       let olderXid = 0n;
       let olderId = 0;
-      const later = inOutboxTransaction(database.db, testOutbox, async (trx) => {
-        await xid(trx);
+      const later = inUnitOfWork({ db: database.db, outbox: testOutbox }, async (uow) => {
+        await xid(uow.trx);
         bHasXid.resolve();
         await olderDrawn.promise;
-        return postLedgerEntry(trx, {
+        return postLedgerEntry(uow, {
           userId: 'totals-later',
           reference: `test:totals:later:${attempt}`,
           amount: 3,
@@ -167,15 +167,15 @@ describe('ledger totals for the metrics scrape', () => {
         });
       });
       await bHasXid.promise;
-      const older = inOutboxTransaction(database.db, testOutbox, async (trx) => {
-        const posted = await postLedgerEntry(trx, {
+      const older = inUnitOfWork({ db: database.db, outbox: testOutbox }, async (uow) => {
+        const posted = await postLedgerEntry(uow, {
           userId: 'totals-older',
           reference: `test:totals:older:${attempt}`,
           amount: 11,
           reason: 'token_pack_purchase',
         });
-        olderXid = await xid(trx);
-        olderId = await idOf(trx, `test:totals:older:${attempt}`);
+        olderXid = await xid(uow.trx);
+        olderId = await idOf(uow.trx, `test:totals:older:${attempt}`);
         olderDrawn.resolve();
         await release.promise;
         return posted;

@@ -1,8 +1,9 @@
-import { sql, type Transaction } from 'kysely';
+import { sql } from 'kysely';
 import { precompiledSql } from '../db/precompiled-sql';
-import type { DB, PaymentKind, PaymentRow } from '../db/schema';
+import type { PaymentKind, PaymentRow } from '../db/schema';
 import { ensureWallet } from '../ledger/ensure-wallet';
 import { type PostLedgerEntryResult, postLedgerEntry } from '../ledger/post-ledger-entry';
+import type { UnitOfWork } from '../unit-of-work/unit-of-work';
 
 export interface PaymentGrant {
   providerPaymentId: string;
@@ -34,9 +35,10 @@ export type RecordPaymentResult =
  * reference, the email by its unique payment id. Throws LedgerReferenceConflictError when the
  * reference already credits a different user or amount.
  */
-export async function recordPayment(trx: Transaction<DB>, grant: PaymentGrant): Promise<RecordPaymentResult> {
-  await ensureWallet(trx, grant.userId);
-  const ledger = await postLedgerEntry(trx, {
+export async function recordPayment(uow: UnitOfWork, grant: PaymentGrant): Promise<RecordPaymentResult> {
+  const { trx } = uow;
+  await ensureWallet(uow, grant.userId);
+  const ledger = await postLedgerEntry(uow, {
     userId: grant.userId,
     reference: grant.ledgerReference,
     amount: grant.tokens,

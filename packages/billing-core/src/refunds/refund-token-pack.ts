@@ -2,6 +2,7 @@ import type { Selectable, Transaction } from 'kysely';
 import type { DB, Provider, TokenRefundsTable } from '../db/schema';
 import { ensureWallet } from '../ledger/ensure-wallet';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
+import type { UnitOfWork } from '../unit-of-work/unit-of-work';
 import { recordTakeBackShortfall } from './take-back-shortfalls';
 
 export interface TokenPackRefund {
@@ -31,10 +32,11 @@ export type RefundTokenPackResult =
  * (redelivery, replay, another replica) takes nothing and answers `already-refunded` even if the
  * balance changed in between; the debit's ledger reference is a second fence.
  */
-export async function refundTokenPack(trx: Transaction<DB>, refund: TokenPackRefund): Promise<RefundTokenPackResult> {
+export async function refundTokenPack(uow: UnitOfWork, refund: TokenPackRefund): Promise<RefundTokenPackResult> {
+  const { trx } = uow;
   const existing = await findRefund(trx, refund);
   if (existing) return { kind: 'already-refunded', refund: existing };
-  await ensureWallet(trx, refund.userId);
+  await ensureWallet(uow, refund.userId);
   const wallet = await trx
     .selectFrom('wallets')
     .select('balance')
@@ -63,7 +65,7 @@ export async function refundTokenPack(trx: Transaction<DB>, refund: TokenPackRef
     return { kind: 'already-refunded', refund: winner };
   }
   if (taken > 0) {
-    await postLedgerEntry(trx, {
+    await postLedgerEntry(uow, {
       userId: refund.userId,
       reference: refund.refundReference,
       amount: -taken,

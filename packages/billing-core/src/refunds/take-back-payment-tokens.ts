@@ -1,6 +1,7 @@
 import { sql, type Transaction } from 'kysely';
 import type { DB, PaymentRow, TakeBackSource } from '../db/schema';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
+import type { UnitOfWork } from '../unit-of-work/unit-of-work';
 import { recordTakeBackShortfall } from './take-back-shortfalls';
 
 /** What a Stripe payment has granted so far (see paymentGrantsOf). */
@@ -91,9 +92,10 @@ export interface PaymentTakeBack {
  * idempotency (a refunded amount, a dispute row); the ledger reference is a second fence.
  */
 export async function takeBackPaymentTokens(
-  trx: Transaction<DB>,
+  uow: UnitOfWork,
   takeBack: PaymentTakeBack,
 ): Promise<{ taken: number; shortfall: number }> {
+  const { trx } = uow;
   const { payment } = takeBack;
   const owed = Math.max(0, takeBack.owed);
   const wallet = await trx
@@ -105,7 +107,7 @@ export async function takeBackPaymentTokens(
   const taken = Math.min(owed, wallet?.balance ?? 0);
   const shortfall = owed - taken;
   if (taken > 0) {
-    await postLedgerEntry(trx, {
+    await postLedgerEntry(uow, {
       userId: payment.user_id,
       reference: takeBack.reference,
       amount: -taken,

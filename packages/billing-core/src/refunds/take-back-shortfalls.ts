@@ -2,6 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import type { DB, TakeBackSource } from '../db/schema';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import { references } from '../references';
+import type { UnitOfWork } from '../unit-of-work/unit-of-work';
 
 /**
  * Records what a take-back (refund, chargeback) could not take, inside its transaction and after
@@ -78,9 +79,10 @@ export async function releaseTakeBackShortfall(
  * refund: it runs only when the refund was posted. Returns the tokens recovered.
  */
 export async function recoverShortfallsFromStudioRefund(
-  trx: Transaction<DB>,
+  uow: UnitOfWork,
   refund: { userId: string; requestPublicId: string; debitEntryId: number; refundedTokens: number },
 ): Promise<number> {
+  const { trx } = uow;
   const open = await trx
     .selectFrom('take_back_shortfalls')
     .selectAll()
@@ -106,7 +108,7 @@ export async function recoverShortfallsFromStudioRefund(
     await settleSource(trx, row.source, row.source_id, tokens);
   }
   if (recovered > 0) {
-    await postLedgerEntry(trx, {
+    await postLedgerEntry(uow, {
       userId: refund.userId,
       reference: references.studioRefundRecovered(refund.requestPublicId),
       amount: -recovered,

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { writeAppWebhookMessage } from '../app-webhooks/write-app-webhook-message';
 import type { StudioRequestRow, StudioRequestStatus } from '../db/schema';
-import { inOutboxTransaction, type OutboxDeps } from '../outbox/outbox-transaction';
+import { inUnitOfWork, type UnitOfWorkDeps } from '../unit-of-work/unit-of-work';
 import { studioRequestMessage } from './studio-request-message';
 
 export type CompleteStudioRequestResult =
@@ -20,11 +20,12 @@ export type CompleteStudioRequestResult =
  * moves no money (the debit was taken when the request was created).
  */
 export async function completeStudioRequest(
-  deps: OutboxDeps,
+  deps: UnitOfWorkDeps,
   id: number,
   result: unknown,
 ): Promise<CompleteStudioRequestResult> {
-  return inOutboxTransaction(deps.db, deps.outbox, async (trx) => {
+  return inUnitOfWork(deps, async (uow) => {
+    const { trx } = uow;
     const completed = await trx
       .updateTable('studio_requests')
       .set({
@@ -40,7 +41,7 @@ export async function completeStudioRequest(
       .returningAll()
       .executeTakeFirst();
     if (completed) {
-      await writeAppWebhookMessage(trx, studioRequestMessage(completed));
+      await writeAppWebhookMessage(uow, studioRequestMessage(completed));
       return { kind: 'completed', request: completed };
     }
     const current = await trx.selectFrom('studio_requests').select('status').where('id', '=', id).executeTakeFirst();

@@ -16,8 +16,8 @@ import {
 } from '../idempotency/idempotency-types';
 import { ensureWallet } from '../ledger/ensure-wallet';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
-import { inOutboxTransaction, type OutboxDeps } from '../outbox/outbox-transaction';
 import { references } from '../references';
+import { inUnitOfWork, type UnitOfWorkDeps } from '../unit-of-work/unit-of-work';
 import { lockStudioUser, studioUserLock } from './lock-studio-user';
 import { priceStudioRequest, type StudioRequestSpec, toUtcDay } from './price-studio-request';
 
@@ -71,21 +71,22 @@ export type CreateStudioRequestResult =
  * stored key says. Throws InvalidStudioRequestError for a request the catalog does not price.
  */
 export async function createStudioRequest(
-  deps: OutboxDeps & { catalog: Catalog; clock: Clock },
+  deps: UnitOfWorkDeps & { catalog: Catalog; clock: Clock },
   request: CreateStudioRequestInput,
   idempotency?: IdempotencyInTransaction<StudioRequestReceipt>,
 ): Promise<CreateStudioRequestResult> {
   const price = priceStudioRequest(deps.catalog.data.studio, request);
   const usageDay = toUtcDay(deps.clock.now());
   try {
-    const created = await inOutboxTransaction(deps.db, deps.outbox, async (trx) => {
+    const created = await inUnitOfWork(deps, async (uow) => {
+      const { trx } = uow;
       // The user lock first, before any row lock: every studio create takes them in this order.
       if (idempotency) {
         await takeIdempotencyKeyInTransaction(trx, idempotency, { thenLock: studioUserLock(request.userId) });
       } else {
         await lockStudioUser(trx, request.userId);
       }
-      await ensureWallet(trx, request.userId);
+      await ensureWallet(uow, request.userId);
       const used = await trx
         .selectFrom('studio_requests')
         .select((eb) => eb.fn.countAll<number>().as('count'))
@@ -136,7 +137,7 @@ export async function createStudioRequest(
         if (decided !== 'kept') throw new AnsweredByIdempotencyKeyError(decided);
       }
       if (!freeTier) {
-        await postLedgerEntry(trx, {
+        await postLedgerEntry(uow, {
           userId: request.userId,
           reference: references.studioDebit(row.public_id),
           amount: -price.priceTokens,

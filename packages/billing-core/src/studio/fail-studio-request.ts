@@ -1,7 +1,7 @@
-import { sql, type Transaction } from 'kysely';
+import { sql } from 'kysely';
 import { writeAppWebhookMessage } from '../app-webhooks/write-app-webhook-message';
-import type { DB, StudioRequestRow, StudioRequestStatus } from '../db/schema';
-import { inOutboxTransaction, type OutboxDeps } from '../outbox/outbox-transaction';
+import type { StudioRequestRow, StudioRequestStatus } from '../db/schema';
+import { inUnitOfWork, type UnitOfWork, type UnitOfWorkDeps } from '../unit-of-work/unit-of-work';
 import { type RefundStudioRequestResult, refundStudioRequest } from './refund-studio-request';
 import { studioRequestMessage } from './studio-request-message';
 
@@ -27,21 +27,22 @@ const MAX_ERROR_LENGTH = 2_000;
  * already settled is left as it is. See failStudioRequestInTransaction.
  */
 export function failStudioRequest(
-  deps: OutboxDeps,
+  deps: UnitOfWorkDeps,
   id: number,
   failure: StudioFailure,
   options: { from?: readonly StudioRequestStatus[] } = {},
 ): Promise<FailStudioRequestResult> {
-  return inOutboxTransaction(deps.db, deps.outbox, (trx) => failStudioRequestInTransaction(trx, id, failure, options));
+  return inUnitOfWork(deps, (uow) => failStudioRequestInTransaction(uow, id, failure, options));
 }
 
 /** failStudioRequest inside the caller's transaction (the sweeper settles a batch in one). */
 export async function failStudioRequestInTransaction(
-  trx: Transaction<DB>,
+  uow: UnitOfWork,
   id: number,
   failure: StudioFailure,
   options: { from?: readonly StudioRequestStatus[] } = {},
 ): Promise<FailStudioRequestResult> {
+  const { trx } = uow;
   const from = options.from ?? ['received', 'processing'];
   const failed = await trx
     .updateTable('studio_requests')
@@ -61,11 +62,11 @@ export async function failStudioRequestInTransaction(
     const current = await trx.selectFrom('studio_requests').select('status').where('id', '=', id).executeTakeFirst();
     return current ? { kind: 'already-settled', status: current.status } : { kind: 'not-found' };
   }
-  const refund = await refundStudioRequest(trx, { id: failed.id, publicId: failed.public_id });
+  const refund = await refundStudioRequest(uow, { id: failed.id, publicId: failed.public_id });
   const request =
     refund.kind === 'no-debit'
       ? failed
       : await trx.selectFrom('studio_requests').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-  await writeAppWebhookMessage(trx, studioRequestMessage(request));
+  await writeAppWebhookMessage(uow, studioRequestMessage(request));
   return { kind: 'failed', request, refund: refund.kind };
 }

@@ -1,8 +1,8 @@
-import type { Transaction } from 'kysely';
-import type { DB, LedgerEntryRow } from '../db/schema';
+import type { LedgerEntryRow } from '../db/schema';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import { references } from '../references';
 import { recoverShortfallsFromStudioRefund } from '../refunds/take-back-shortfalls';
+import type { UnitOfWork } from '../unit-of-work/unit-of-work';
 
 export type RefundStudioRequestResult =
   | { kind: 'refunded'; entry: LedgerEntryRow }
@@ -18,16 +18,17 @@ export type RefundStudioRequestResult =
  * Throws LedgerReferenceConflictError if a refund with another amount exists (a bug, never retried).
  */
 export async function refundStudioRequest(
-  trx: Transaction<DB>,
+  uow: UnitOfWork,
   request: { id: number; publicId: string },
 ): Promise<RefundStudioRequestResult> {
+  const { trx } = uow;
   const debit = await trx
     .selectFrom('ledger_entries')
     .selectAll()
     .where('reference', '=', references.studioDebit(request.publicId))
     .executeTakeFirst();
   if (!debit) return { kind: 'no-debit' };
-  const posted = await postLedgerEntry(trx, {
+  const posted = await postLedgerEntry(uow, {
     userId: debit.user_id,
     reference: references.studioRefund(request.publicId),
     amount: -debit.amount,
@@ -36,7 +37,7 @@ export async function refundStudioRequest(
   if (posted.kind === 'posted') {
     // Tokens a refund or chargeback could not take because this debit held them come back now:
     // they settle that shortfall instead of staying in the wallet (docs/stripe.md).
-    await recoverShortfallsFromStudioRefund(trx, {
+    await recoverShortfallsFromStudioRefund(uow, {
       userId: debit.user_id,
       requestPublicId: request.publicId,
       debitEntryId: debit.id,

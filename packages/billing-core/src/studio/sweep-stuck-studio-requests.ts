@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { inOutboxTransaction, type OutboxDeps } from '../outbox/outbox-transaction';
+import { inUnitOfWork, type UnitOfWorkDeps } from '../unit-of-work/unit-of-work';
 import { failStudioRequestInTransaction } from './fail-studio-request';
 import type { RefundStudioRequestResult } from './refund-studio-request';
 
@@ -23,10 +23,11 @@ export interface SweptStudioRequest {
  * completion finds the request failed and is discarded) and nothing is refunded twice.
  */
 export async function sweepStuckStudioRequests(
-  deps: OutboxDeps,
+  deps: UnitOfWorkDeps,
   options: SweepStudioOptions,
 ): Promise<SweptStudioRequest[]> {
-  return inOutboxTransaction(deps.db, deps.outbox, async (trx) => {
+  return inUnitOfWork(deps, async (uow) => {
+    const { trx } = uow;
     const stuck = await trx
       .selectFrom('studio_requests')
       .select(['id', 'public_id', 'updated_at'])
@@ -40,7 +41,7 @@ export async function sweepStuckStudioRequests(
     const swept: SweptStudioRequest[] = [];
     for (const row of stuck) {
       const failed = await failStudioRequestInTransaction(
-        trx,
+        uow,
         row.id,
         {
           code: 'stuck',

@@ -2,6 +2,7 @@ import type { Transaction } from 'kysely';
 import type { SubscriptionUpdatedData } from '../app-webhooks/app-webhook-message-types';
 import { writeAppWebhookMessage } from '../app-webhooks/write-app-webhook-message';
 import type { DB } from '../db/schema';
+import type { UnitOfWork } from '../unit-of-work/unit-of-work';
 import { chooseSubscription, subscriptionCandidatesOf, toSubscriptionView } from './find-subscription';
 
 /**
@@ -25,13 +26,14 @@ export async function readAnnouncedSubscription(
  * Returns whether a message was written.
  */
 export async function announceSubscriptionChange(
-  trx: Transaction<DB>,
+  uow: UnitOfWork,
   canonicalUserId: string,
   before: SubscriptionUpdatedData | null,
 ): Promise<boolean> {
+  const { trx } = uow;
   const after = await readAnnouncedSubscription(trx, canonicalUserId);
   if (after === null || sameSubscription(before, after)) return false;
-  await writeAppWebhookMessage(trx, { type: 'subscription.updated', userId: canonicalUserId, data: after });
+  await writeAppWebhookMessage(uow, { type: 'subscription.updated', userId: canonicalUserId, data: after });
   return true;
 }
 

@@ -1,5 +1,6 @@
-import { sql, type Transaction } from 'kysely';
-import type { DB, SubscriptionChange, SubscriptionRow, SubscriptionSource } from '../db/schema';
+import { sql } from 'kysely';
+import type { SubscriptionChange, SubscriptionRow, SubscriptionSource } from '../db/schema';
+import type { UnitOfWork } from '../unit-of-work/unit-of-work';
 import { announceSubscriptionChange, readAnnouncedSubscription } from './announce-subscription-change';
 import type { DesiredSubscription } from './desired-revenuecat-subscription';
 
@@ -55,7 +56,7 @@ function changeOf(current: SubscriptionRow | undefined, desired: DesiredSubscrip
  * sees (both sources combined) changed.
  */
 export async function applySubscriptionState(
-  trx: Transaction<DB>,
+  uow: UnitOfWork,
   input: {
     userId: string;
     source: SubscriptionSource;
@@ -65,6 +66,7 @@ export async function applySubscriptionState(
     cause: SubscriptionCause;
   },
 ): Promise<ApplySubscriptionResult> {
+  const { trx } = uow;
   const { userId, source, desired, readAt, cause } = input;
   const current = await trx
     .selectFrom('subscriptions')
@@ -134,6 +136,6 @@ export async function applySubscriptionState(
       provider_read_at: readAt,
     })
     .execute();
-  await announceSubscriptionChange(trx, userId, announced);
+  await announceSubscriptionChange(uow, userId, announced);
   return { kind: 'changed', change, subscription };
 }

@@ -1,6 +1,6 @@
-import { sql, type Transaction } from 'kysely';
+import { sql } from 'kysely';
 import type { Catalog } from '../catalog/catalog';
-import type { DB, StripeSubscriptionRow } from '../db/schema';
+import type { StripeSubscriptionRow } from '../db/schema';
 import { voidFutureInstallments } from '../installments/void-future-installments';
 import { ensureWallet } from '../ledger/ensure-wallet';
 import {
@@ -11,6 +11,7 @@ import {
   subscriptionPeriodEndOf,
   subscriptionPriceIdsOf,
 } from '../provider-data/stripe-objects';
+import type { UnitOfWork } from '../unit-of-work/unit-of-work';
 import { announceSubscriptionChange, readAnnouncedSubscription } from './announce-subscription-change';
 
 /** Stripe statuses after which the subscription grants nothing more (both are final at Stripe). */
@@ -33,7 +34,7 @@ export function isEndedStripeStatus(status: string): boolean {
  * brought back by any read. Such a read returns `stale: true` with the row as it stays.
  */
 export async function saveStripeSubscription(
-  trx: Transaction<DB>,
+  uow: UnitOfWork,
   input: {
     subscription: StripeJson;
     userId: string;
@@ -42,6 +43,7 @@ export async function saveStripeSubscription(
     readAt: Date;
   },
 ): Promise<{ row: StripeSubscriptionRow; voidedInstallments: number; stale: boolean }> {
+  const { trx } = uow;
   const { subscription, userId, catalog, readAt } = input;
   const subscriptionId = stripeIdOf(subscription.id);
   if (subscriptionId === null) throw new Error('subscription without id');
@@ -49,7 +51,7 @@ export async function saveStripeSubscription(
     .map((priceId) => catalog.findPlanByStripePrice(priceId))
     .find((found) => found !== undefined);
   const status = typeof subscription.status === 'string' ? subscription.status : 'unknown';
-  await ensureWallet(trx, userId);
+  await ensureWallet(uow, userId);
   const values = {
     user_id: userId,
     customer_id: stripeIdOf(subscription.customer),
@@ -93,6 +95,6 @@ export async function saveStripeSubscription(
     return { row: current, voidedInstallments: 0, stale: true };
   }
   const voidedInstallments = endedStatuses.has(status) ? await voidFutureInstallments(trx, subscriptionId) : 0;
-  await announceSubscriptionChange(trx, userId, announced);
+  await announceSubscriptionChange(uow, userId, announced);
   return { row, voidedInstallments, stale: false };
 }

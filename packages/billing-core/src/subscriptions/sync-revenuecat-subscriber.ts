@@ -1,11 +1,9 @@
-import type { Transaction } from 'kysely';
 import type { Catalog } from '../catalog/catalog';
 import type { Clock } from '../clock';
-import type { DB } from '../db/schema';
 import { BillingError, NotConfiguredError } from '../errors';
-import { inOutboxTransaction, type OutboxDeps } from '../outbox/outbox-transaction';
 import type { RevenueCatApi, RevenueCatSubscriberRead } from '../ports/revenuecat-api';
 import type { EventPolicy } from '../provider-data/payment-environment';
+import { inUnitOfWork, type UnitOfWork, type UnitOfWorkDeps } from '../unit-of-work/unit-of-work';
 import { isRevenueCatSentId, linkUserIds } from '../users/link-user-ids';
 import { lockUser } from '../users/lock-user';
 import {
@@ -19,26 +17,25 @@ import { findSubscription, type SubscriptionView } from './find-subscription';
 export interface RevenueCatSyncDeps {
   catalog: Catalog;
   policy: EventPolicy;
-  clock: Clock;
 }
 
 /**
  * The write half of a RevenueCat sync, shared by the worker (subscription events) and the
  * on-demand endpoint: under the canonical user's lock, turn a subscriber read (made earlier,
- * outside any transaction) into the user's subscription and history.
+ * outside any transaction) into the user's subscription and history. "Now" is the unit's clock.
  */
 export async function applyRevenueCatSubscriberRead(
-  trx: Transaction<DB>,
+  uow: UnitOfWork,
   deps: RevenueCatSyncDeps,
   input: { userId: string; read: RevenueCatSubscriberRead; cause: SubscriptionCause },
 ): Promise<ApplySubscriptionResult> {
-  await lockUser(trx, input.userId);
+  await lockUser(uow.trx, input.userId);
   const desired = desiredRevenueCatSubscription(input.read.subscriber, {
     catalog: deps.catalog,
     policy: deps.policy,
-    now: deps.clock.now(),
+    now: uow.clock.now(),
   });
-  return applySubscriptionState(trx, {
+  return applySubscriptionState(uow, {
     userId: input.userId,
     source: 'revenuecat',
     desired,
@@ -61,15 +58,15 @@ export class UnknownUserError extends BillingError {
  * does not count). The read happens outside any transaction; the write under the user's lock.
  */
 export async function syncRevenueCatSubscriptionOnDemand(
-  deps: RevenueCatSyncDeps & OutboxDeps & { revenueCat: RevenueCatApi | undefined },
+  deps: RevenueCatSyncDeps & UnitOfWorkDeps & { clock: Clock; revenueCat: RevenueCatApi | undefined },
   input: { userId: string; requestId: string },
 ): Promise<{ result: ApplySubscriptionResult['kind']; subscription: SubscriptionView | undefined }> {
   if (!(await isRevenueCatSentId(deps.db, input.userId))) throw new UnknownUserError(input.userId);
   if (!deps.revenueCat) throw new NotConfiguredError('RevenueCat API (REVENUECAT_API_KEY)');
   const read = await deps.revenueCat.getSubscriber(input.userId);
-  const result = await inOutboxTransaction(deps.db, deps.outbox, async (trx) => {
-    const canonical = await linkUserIds(trx, [input.userId]);
-    return applyRevenueCatSubscriberRead(trx, deps, {
+  const result = await inUnitOfWork(deps, async (uow) => {
+    const canonical = await linkUserIds(uow, [input.userId]);
+    return applyRevenueCatSubscriberRead(uow, deps, {
       userId: canonical,
       read,
       cause: { kind: 'on_demand_sync', requestId: input.requestId },

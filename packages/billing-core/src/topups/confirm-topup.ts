@@ -1,8 +1,8 @@
 import type { Catalog } from '../catalog/catalog';
 import { BillingError, NotConfiguredError } from '../errors';
 import { findWallet } from '../ledger/read-wallet';
-import { inOutboxTransaction, type OutboxDeps } from '../outbox/outbox-transaction';
 import type { StripeApi } from '../ports/stripe-api';
+import { inUnitOfWork, type UnitOfWorkDeps } from '../unit-of-work/unit-of-work';
 import { belongsToUser } from '../users/link-user-ids';
 import { lockUser } from '../users/lock-user';
 import { settleTopup } from './settle-topup';
@@ -35,7 +35,7 @@ export class TopupNotPaidError extends BillingError {
  * Throws TopupNotFoundError, TopupNotPaidError.
  */
 export async function confirmTopup(
-  deps: OutboxDeps & { catalog: Catalog; stripe: StripeApi | undefined },
+  deps: UnitOfWorkDeps & { catalog: Catalog; stripe: StripeApi | undefined },
   input: { userId: string; reference: string },
 ): Promise<{ reference: string; status: 'paid'; credited: boolean; balance: number }> {
   const topup = await deps.db
@@ -52,9 +52,10 @@ export async function confirmTopup(
     if (topup.payment_intent_id === null) throw new TopupNotPaidError(input.reference, 'not_created');
     const intent = await deps.stripe.retrievePaymentIntent(topup.payment_intent_id);
     if (intent.status !== 'succeeded') throw new TopupNotPaidError(input.reference, String(intent.status));
-    const settled = await inOutboxTransaction(deps.db, deps.outbox, async (trx) => {
+    const settled = await inUnitOfWork(deps, async (uow) => {
+      const { trx } = uow;
       await lockUser(trx, topup.user_id);
-      return settleTopup(trx, {
+      return settleTopup(uow, {
         reference: input.reference,
         paymentIntent: intent,
         catalog: deps.catalog,

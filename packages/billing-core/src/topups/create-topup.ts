@@ -7,7 +7,7 @@ import { BillingError, NotConfiguredError } from '../errors';
 import { advanceIdempotencyKey } from '../idempotency/advance-idempotency-key';
 import { finishIdempotencyKey } from '../idempotency/finish-idempotency-key';
 import type { IdempotencyBinding, IdempotencyClaim } from '../idempotency/idempotency-types';
-import { ensureWallet } from '../ledger/ensure-wallet';
+import { createWalletIfMissing } from '../ledger/ensure-wallet';
 import type { StripeApi } from '../ports/stripe-api';
 import { stripeStringAt } from '../provider-data/stripe-objects';
 
@@ -39,7 +39,7 @@ async function insertPendingTopup(
 ): Promise<TopupRow> {
   const reference = newTopupReference();
   return db.transaction().execute(async (trx) => {
-    await ensureWallet(trx, input.userId);
+    await createWalletIfMissing(trx, input.userId);
     const row = await trx
       .insertInto('topups')
       .values({

@@ -1,6 +1,6 @@
-import { sql, type Transaction } from 'kysely';
+import { sql } from 'kysely';
 import type { Catalog } from '../catalog/catalog';
-import type { DB, TopupRow } from '../db/schema';
+import type { TopupRow } from '../db/schema';
 import { InvalidEventError } from '../errors';
 import { recordPayment } from '../payments/record-payment';
 import {
@@ -11,6 +11,7 @@ import {
   stripeStringAt,
 } from '../provider-data/stripe-objects';
 import { references } from '../references';
+import type { UnitOfWork } from '../unit-of-work/unit-of-work';
 
 export type SettleTopupResult =
   | { kind: 'paid'; topup: TopupRow; tokens: number }
@@ -27,9 +28,10 @@ export type SettleTopupResult =
  * Idempotent. Throws InvalidEventError when the intent does not match the top-up.
  */
 export async function settleTopup(
-  trx: Transaction<DB>,
+  uow: UnitOfWork,
   input: { reference: string; paymentIntent: StripeJson; catalog: Catalog; inboxEventId: number | null },
 ): Promise<SettleTopupResult> {
+  const { trx } = uow;
   const { paymentIntent } = input;
   const topup = await trx
     .selectFrom('topups')
@@ -68,7 +70,7 @@ export async function settleTopup(
     .executeTakeFirst();
   if (!paid) return { kind: 'already-paid', topup };
   const pack = input.catalog.findTokenPackById(topup.pack_id);
-  await recordPayment(trx, {
+  await recordPayment(uow, {
     providerPaymentId: paymentIntentId,
     userId: topup.user_id,
     kind: 'topup',

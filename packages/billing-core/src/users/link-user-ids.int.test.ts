@@ -1,7 +1,7 @@
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
-import { inOutboxTransaction } from '../outbox/outbox-transaction';
 import { testOutbox } from '../testing/test-outbox';
 import { createTestDatabase, type TestDatabase } from '../testing/test-services';
+import { inUnitOfWork } from '../unit-of-work/unit-of-work';
 import { linkUserIds, resolveUserId } from './link-user-ids';
 
 /** The order of the canonical-user rules, where two of them disagree (the e2e tests cover each rule alone). */
@@ -12,7 +12,7 @@ describe('linkUserIds picks one canonical user by rule order, never by id positi
   });
   afterAll(() => database.drop());
 
-  const link = (ids: string[]) => database.db.transaction().execute((trx) => linkUserIds(trx, ids));
+  const link = (ids: string[]) => inUnitOfWork({ db: database.db, outbox: testOutbox }, (uow) => linkUserIds(uow, ids));
   const aliasesOf = async (userId: string) =>
     (await database.db.selectFrom('user_aliases').select('alias').where('user_id', '=', userId).execute())
       .map((row) => row.alias)
@@ -33,8 +33,8 @@ describe('linkUserIds picks one canonical user by rule order, never by id positi
   it('a user that exists stays canonical even when it is anonymous and a named id comes first (documented limit)', async () => {
     const anonymous = '$RCAnonymousID:00000000000000d1';
     // Credited before linking existed: a user row without any link.
-    await inOutboxTransaction(database.db, testOutbox, (trx) =>
-      postLedgerEntry(trx, { userId: anonymous, reference: 'test:legacy:d1', amount: 10, reason: 'test' }),
+    await inUnitOfWork({ db: database.db, outbox: testOutbox }, (uow) =>
+      postLedgerEntry(uow, { userId: anonymous, reference: 'test:legacy:d1', amount: 10, reason: 'test' }),
     );
     expect(await link(['rule-named', anonymous])).toBe(anonymous);
     expect(await aliasesOf(anonymous)).toEqual([anonymous, 'rule-named'].sort());

@@ -2,6 +2,7 @@ import { type Kysely, sql, type Transaction } from 'kysely';
 import { precompiledSql } from '../db/precompiled-sql';
 import type { DB } from '../db/schema';
 import { ensureWalletCtes, markWalletEnsured } from '../ledger/ensure-wallet';
+import type { UnitOfWork } from '../unit-of-work/unit-of-work';
 
 /** RevenueCat's SDK names a customer that has not logged in `$RCAnonymousID:<hex>`. */
 export function isAnonymousRevenueCatId(id: string): boolean {
@@ -80,7 +81,7 @@ export async function belongsToUser(
  * caller's transaction; creates the canonical user row.
  */
 export async function linkUserIds(
-  trx: Transaction<DB>,
+  uow: UnitOfWork,
   ids: readonly string[],
   options: {
     inboxEventId?: number | null;
@@ -92,6 +93,7 @@ export async function linkUserIds(
     withWallet?: boolean;
   } = {},
 ): Promise<string> {
+  const { trx } = uow;
   const ordered = linkableIds(ids);
   const first = ordered[0];
   if (first === undefined) throw new RangeError('linkUserIds needs at least one id');
@@ -130,7 +132,7 @@ export async function linkUserIds(
     inboxEventId: options.inboxEventId ?? null,
     unlinked,
   });
-  if (options.withWallet) markWalletEnsured(trx, canonical);
+  if (options.withWallet) markWalletEnsured(uow, canonical);
   return canonical;
 }
 

@@ -158,8 +158,8 @@ describe('user locks are taken in one order on every path, so two transactions n
     const handler: InboxHandler<undefined> = {
       prepare: async () => undefined,
       prepareWithoutIo: () => ({ prepared: undefined }),
-      async apply(trx) {
-        await lockUsers(trx, [linkedUser]);
+      async apply(uow) {
+        await lockUsers(uow.trx, [linkedUser]);
         applies.push('applied');
         return processed('credited', `locked ${linkedUser}`);
       },

@@ -1,23 +1,18 @@
-import type { Transaction } from 'kysely';
-import type { DB, InboxEventRow } from '../../db/schema';
+import type { InboxEventRow } from '../../db/schema';
 import { InvalidEventError } from '../../errors';
 import type { HandlerContext, HandlerResult, InboxHandler } from '../../inbox/inbox-handler';
 import { ignored } from '../../inbox/inbox-handler';
 import { type EventPolicy, paymentEnvironmentOf } from '../../provider-data/payment-environment';
+import type { UnitOfWork } from '../../unit-of-work/unit-of-work';
 
 /**
  * How one family of event types is handled. `prepare` runs outside any transaction (provider
- * reads); `apply` runs inside the transaction that marks the row finished.
+ * reads); `apply` runs inside the unit of work whose transaction marks the row finished (its
+ * clock is the one `prepare` got in its context).
  */
 export interface EventRoute<E, P = undefined> {
   prepare?: (event: E, row: InboxEventRow, ctx: HandlerContext) => Promise<P>;
-  apply: (
-    trx: Transaction<DB>,
-    event: E,
-    prepared: P,
-    row: InboxEventRow,
-    ctx: HandlerContext,
-  ) => Promise<HandlerResult>;
+  apply: (uow: UnitOfWork, event: E, prepared: P, row: InboxEventRow) => Promise<HandlerResult>;
   /**
    * Where the environment policy is applied. `event` (the default): the event's own environment
    * must be known and accepted, so money an event carries never moves without it. `api`: the
@@ -108,9 +103,9 @@ export function createProviderHandler<E>(spec: ProviderHandlerSpec<E>): InboxHan
       return decided.kind === 'needs-read' ? undefined : { prepared: decided };
     },
 
-    async apply(trx, row, prepared, ctx) {
+    async apply(uow, row, prepared) {
       if (prepared.kind === 'decided') return prepared.result;
-      return prepared.route.apply(trx, prepared.event, prepared.prepared, row, ctx);
+      return prepared.route.apply(uow, prepared.event, prepared.prepared, row);
     },
   };
 }

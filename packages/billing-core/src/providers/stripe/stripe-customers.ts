@@ -3,6 +3,7 @@ import { precompiledSql } from '../../db/precompiled-sql';
 import type { DB } from '../../db/schema';
 import type { HandlerResult } from '../../inbox/inbox-handler';
 import { ensureWalletCtes, markWalletEnsured } from '../../ledger/ensure-wallet';
+import type { UnitOfWork } from '../../unit-of-work/unit-of-work';
 
 export type RememberStripeCustomerResult =
   | { kind: 'remembered' | 'known' | 'none' }
@@ -15,10 +16,11 @@ export type RememberStripeCustomerResult =
  * withCustomerMappingNote). Idempotent; joins the caller's transaction.
  */
 export async function rememberStripeCustomer(
-  trx: Transaction<DB>,
+  uow: UnitOfWork,
   customerId: string | null,
   userId: string,
 ): Promise<RememberStripeCustomerResult> {
+  const { trx } = uow;
   if (customerId === null) return { kind: 'none' };
   // One round trip: the user and an empty wallet if they do not exist yet (what ensureWallet
   // does; the foreign keys are checked at the end of the statement), then the mapping inserted,
@@ -26,7 +28,7 @@ export async function rememberStripeCustomer(
   // statement's snapshot is not visible to its SELECT; then neither part returns a row and it is
   // read again below.
   const rows = await rememberSql(trx, { customerId, userId });
-  markWalletEnsured(trx, userId);
+  markWalletEnsured(uow, userId);
   const row = rows.rows[0];
   if (row?.inserted) return { kind: 'remembered' };
   const existing = row ? row.user_id : await findUserByStripeCustomer(trx, customerId);

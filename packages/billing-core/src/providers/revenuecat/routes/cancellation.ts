@@ -30,9 +30,9 @@ export function createCancellationRoute(deps: {
       const route = routeOf(event);
       return { kind, prepared: route.prepare ? await route.prepare(event, row, ctx) : undefined };
     },
-    apply(trx, event, prepared, row, ctx) {
+    apply(uow, event, prepared, row) {
       const route = prepared.kind === 'refund' ? deps.tokenPackRefund : deps.subscriptionEvents;
-      return route.apply(trx, event, prepared.prepared, row, ctx);
+      return route.apply(uow, event, prepared.prepared, row);
     },
   });
 }

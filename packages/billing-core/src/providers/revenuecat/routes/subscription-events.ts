@@ -70,12 +70,13 @@ export function createSubscriptionEventsRoute(deps: { catalog: Catalog; ports: P
       for (const readId of readIds) reads.push({ readId, read: await api.getSubscriber(readId) });
       return { reads };
     },
-    async apply(trx, event, prepared, row, ctx) {
+    async apply(uow, event, prepared, row) {
+      const { trx } = uow;
       if (prepared.reads.length === 0) return ignored('no_user', `${event.type} names no app user id`);
       const linked: { userId: string; read: RevenueCatSubscriberRead }[] = [];
       for (const { readId, read } of prepared.reads) {
         const ids = revenueCatConfirmedIds(readId, read.subscriber);
-        linked.push({ userId: await linkUserIds(trx, ids, { inboxEventId: row.id }), read });
+        linked.push({ userId: await linkUserIds(uow, ids, { inboxEventId: row.id }), read });
       }
       await lockUsers(
         trx,
@@ -85,8 +86,8 @@ export function createSubscriptionEventsRoute(deps: { catalog: Catalog; ports: P
       let changed = false;
       for (const { userId, read } of linked) {
         const result = await applyRevenueCatSubscriberRead(
-          trx,
-          { catalog: deps.catalog, policy: deps.policy, clock: ctx.clock },
+          uow,
+          { catalog: deps.catalog, policy: deps.policy },
           { userId, read, cause: { kind: 'inbox_event', inboxEventId: row.id } },
         );
         if (result.kind === 'changed') {

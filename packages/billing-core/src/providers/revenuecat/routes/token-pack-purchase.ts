@@ -1,11 +1,11 @@
-import type { Transaction } from 'kysely';
 import type { Catalog } from '../../../catalog/catalog';
-import type { DB, InboxEventRow } from '../../../db/schema';
+import type { InboxEventRow } from '../../../db/schema';
 import { InvalidEventError, NotConfiguredError, PurchaseNotFoundError, RetryLaterError } from '../../../errors';
 import { type HandlerContext, type HandlerResult, ignored, processed } from '../../../inbox/inbox-handler';
 import { postLedgerEntry } from '../../../ledger/post-ledger-entry';
 import type { ProviderPorts } from '../../../ports/provider-ports';
 import { references } from '../../../references';
+import type { UnitOfWork } from '../../../unit-of-work/unit-of-work';
 import { linkableIds, linkUserIds, revenueCatConfirmedIds } from '../../../users/link-user-ids';
 import { defineRoute } from '../../shared/create-provider-handler';
 import { claimPackTransaction, toStoreTransactionId } from '../claim-pack-transaction';
@@ -57,11 +57,12 @@ export function createTokenPackPurchaseRoute(deps: {
     linkableIds([event.app_user_id, event.original_app_user_id, ...(event.aliases ?? [])])[0];
 
   async function credit(
-    trx: Transaction<DB>,
+    uow: UnitOfWork,
     event: RevenueCatEvent,
     row: InboxEventRow,
     verification: Verification | undefined,
   ): Promise<HandlerResult> {
+    const { trx } = uow;
     const productId = event.product_id ?? '';
     const pack = packOf(event);
     if (!pack) return ignored('not_in_catalog', `product ${productId || '(none)'} is not a catalog token pack`);
@@ -74,7 +75,7 @@ export function createTokenPackPurchaseRoute(deps: {
     const transactionId = verified?.transactionId ?? toStoreTransactionId(event.transaction_id);
     if (transactionId === null) throw new InvalidEventError('NON_RENEWING_PURCHASE without transaction_id');
     // A purchase under an anonymous id or an old alias credits the user the ids are linked to.
-    const userId = await linkUserIds(trx, ids, { inboxEventId: row.id, withWallet: true });
+    const userId = await linkUserIds(uow, ids, { inboxEventId: row.id, withWallet: true });
     const reference = references.revenuecatEvent(event.id);
     const claimed = await claimPackTransaction(trx, {
       transactionId,
@@ -90,7 +91,7 @@ export function createTokenPackPurchaseRoute(deps: {
         `store transaction ${transactionId} was credited by inbox event ${claimed.inbox_event_id} (${claimed.ledger_reference})`,
       );
     }
-    const posted = await postLedgerEntry(trx, {
+    const posted = await postLedgerEntry(uow, {
       userId,
       reference,
       amount: pack.tokens,
@@ -105,7 +106,7 @@ export function createTokenPackPurchaseRoute(deps: {
 
   if (!deps.verifyPurchases) {
     return defineRoute<RevenueCatEvent, undefined>({
-      apply: (trx, event, _prepared, row) => credit(trx, event, row, undefined),
+      apply: (uow, event, _prepared, row) => credit(uow, event, row, undefined),
     });
   }
 
@@ -136,7 +137,7 @@ export function createTokenPackPurchaseRoute(deps: {
       }
       return notListedYet(row, ctx, `RevenueCat lists no ${productId} purchase ${transactionId} for ${readId}`);
     },
-    apply: (trx, event, verification, row) => credit(trx, event, row, verification),
+    apply: (uow, event, verification, row) => credit(uow, event, row, verification),
   });
 }
 

@@ -19,7 +19,8 @@ import type { RevenueCatEvent } from '../revenuecat-event';
  */
 export function createTokenPackRefundRoute(deps: { catalog: Catalog }) {
   return defineRoute<RevenueCatEvent, undefined>({
-    async apply(trx, event, _prepared, row) {
+    async apply(uow, event, _prepared, row) {
+      const { trx } = uow;
       const pack = deps.catalog.findTokenPackByRevenueCatProduct(event.product_id ?? '');
       if (!pack) throw new InvalidEventError(`product ${event.product_id ?? '(none)'} is not a catalog token pack`);
       const transactionId =
@@ -36,7 +37,7 @@ export function createTokenPackRefundRoute(deps: { catalog: Catalog }) {
       if (!credit) return retryLater(`the purchase of transaction ${transactionId} has not been credited yet`);
       await lockUser(trx, credit.user_id);
 
-      const result = await refundTokenPack(trx, {
+      const result = await refundTokenPack(uow, {
         provider: 'revenuecat',
         providerRefundId: transactionId,
         userId: credit.user_id,

@@ -1,5 +1,5 @@
-import { sql, type Transaction } from 'kysely';
-import type { DB, InboxEventRow, PaymentRow } from '../../../db/schema';
+import { sql } from 'kysely';
+import type { InboxEventRow, PaymentRow } from '../../../db/schema';
 import { InvalidEventError, NotConfiguredError } from '../../../errors';
 import { ignored, processed, retryLater } from '../../../inbox/inbox-handler';
 import { voidInvoiceInstallments } from '../../../installments/void-invoice-installments';
@@ -17,6 +17,7 @@ import {
 } from '../../../refunds/take-back-payment-tokens';
 import { releaseTakeBackShortfall } from '../../../refunds/take-back-shortfalls';
 import { isEndedStripeStatus } from '../../../subscriptions/save-stripe-subscription';
+import type { UnitOfWork } from '../../../unit-of-work/unit-of-work';
 import { defineRoute } from '../../shared/create-provider-handler';
 import type { StripeEvent } from '../stripe-event';
 
@@ -73,7 +74,8 @@ export function createDisputeFundsRoute(deps: { ports: ProviderPorts }) {
         return { dispute, invoice: { kind: 'failed', error } };
       }
     },
-    async apply(trx, event, read, row) {
+    async apply(uow, event, read, row) {
+      const { trx } = uow;
       const { dispute } = read;
       const disputeId = stripeIdOf(dispute.id);
       if (disputeId === null) throw new InvalidEventError('Stripe answered a dispute without id');
@@ -113,7 +115,7 @@ export function createDisputeFundsRoute(deps: { ports: ProviderPorts }) {
         const voided = await voidInvoiceInstallments(trx, payment, disputeId);
         const granted = await tokensGrantedByPayment(trx, payment);
         const owed = Math.max(0, granted - tokensAccountedOf(payment));
-        const { taken, shortfall } = await takeBackPaymentTokens(trx, {
+        const { taken, shortfall } = await takeBackPaymentTokens(uow, {
           payment,
           owed,
           reference: references.stripeDispute(disputeId),
@@ -142,7 +144,7 @@ export function createDisputeFundsRoute(deps: { ports: ProviderPorts }) {
         );
       }
       if (reinstated && record && record.reinstated_at === null) {
-        const { givenBack, keptForRefunds, rescheduled } = await reinstate(trx, { payment, record, row });
+        const { givenBack, keptForRefunds, rescheduled } = await reinstate(uow, { payment, record, row });
         steps.push(
           `gave back ${givenBack} of ${record.tokens_taken} tokens taken under ${references.stripeDisputeReinstated(disputeId)}${
             keptForRefunds > 0 ? `; ${keptForRefunds} stay taken back for the payment's refunds` : ''
@@ -194,13 +196,14 @@ export const disputeStatusRoute = defineRoute<StripeEvent, undefined>({
  * scales every installment not granted, voided ones included).
  */
 async function reinstate(
-  trx: Transaction<DB>,
+  uow: UnitOfWork,
   input: {
     payment: PaymentRow;
     record: { dispute_id: string; tokens_owed: number; tokens_taken: number; shortfall: number };
     row: InboxEventRow;
   },
 ): Promise<{ givenBack: number; keptForRefunds: number; rescheduled: number }> {
+  const { trx } = uow;
   const { record, row } = input;
   const payment = await trx
     .selectFrom('payments')
@@ -217,7 +220,7 @@ async function reinstate(
   const shortfallReleased = Math.min(record.shortfall, released);
   const givenBack = Math.min(record.tokens_taken, released - shortfallReleased);
   if (givenBack > 0) {
-    await postLedgerEntry(trx, {
+    await postLedgerEntry(uow, {
       userId: payment.user_id,
       reference: references.stripeDisputeReinstated(record.dispute_id),
       amount: givenBack,

@@ -1,5 +1,5 @@
-import { sql, type Transaction } from 'kysely';
-import type { DB, InboxEventRow, PaymentRow } from '../../../db/schema';
+import { sql } from 'kysely';
+import type { InboxEventRow, PaymentRow } from '../../../db/schema';
 import { InvalidEventError } from '../../../errors';
 import { type HandlerResult, ignored, processed, retryLater } from '../../../inbox/inbox-handler';
 import { scaleInvoiceInstallments } from '../../../installments/scale-invoice-installments';
@@ -14,6 +14,7 @@ import {
   takeBackPaymentTokens,
   tokensAccountedOf,
 } from '../../../refunds/take-back-payment-tokens';
+import type { UnitOfWork } from '../../../unit-of-work/unit-of-work';
 import { defineRoute } from '../../shared/create-provider-handler';
 import type { StripeEvent } from '../stripe-event';
 
@@ -71,19 +72,20 @@ export function createChargeRefundedRoute(deps: { ports: ProviderPorts }) {
         return { kind: 'failed', error };
       }
     },
-    async apply(trx, event, chargeInvoice, row) {
+    async apply(uow, event, chargeInvoice, row) {
+      const { trx } = uow;
       const charge = event.data.object;
       const chargeId = charge.id;
       if (!chargeId) throw new InvalidEventError('charge without id');
       const paymentIntentId = stripeIdOf(charge.payment_intent);
       if (paymentIntentId === null) return ignored('unknown_payment', `charge ${chargeId} names no payment intent`);
       const packPayment = await lockPayment(trx, paymentIntentId);
-      if (packPayment) return refundPayment(trx, { payment: packPayment, charge, chargeId, row });
+      if (packPayment) return refundPayment(uow, { payment: packPayment, charge, chargeId, row });
       if (chargeInvoice.kind === 'failed') throw chargeInvoice.error;
       if (chargeInvoice.kind !== 'unknown' && chargeInvoice.invoiceId !== null) {
         const invoicePayment = await lockPayment(trx, chargeInvoice.invoiceId);
         if (invoicePayment?.kind === 'subscription_invoice') {
-          return refundPayment(trx, { payment: invoicePayment, charge, chargeId, row });
+          return refundPayment(uow, { payment: invoicePayment, charge, chargeId, row });
         }
         return retryLater(`invoice ${chargeInvoice.invoiceId} of charge ${chargeId} is not recorded yet`);
       }
@@ -108,9 +110,10 @@ export function createChargeRefundedRoute(deps: { ports: ProviderPorts }) {
  * partial one first scales them to their share of the money not refunded.
  */
 async function refundPayment(
-  trx: Transaction<DB>,
+  uow: UnitOfWork,
   input: { payment: PaymentRow; charge: StripeEvent['data']['object']; chargeId: string; row: InboxEventRow },
 ): Promise<HandlerResult> {
+  const { trx } = uow;
   const { payment, charge, chargeId, row } = input;
   const paymentId = payment.provider_payment_id;
   if (payment.status === 'refunded') return processed('already_refunded', `payment ${paymentId} already refunded`);
@@ -141,7 +144,7 @@ async function refundPayment(
   const target = refundTargetOf(grants, { full, amount: amount ?? 0, amountRefunded: refundedMinor });
   const owed = Math.max(0, target - tokensAccountedOf(payment));
   const reference = full ? references.stripeRefund(chargeId) : references.stripePartialRefund(chargeId, refundedMinor);
-  const { taken, shortfall } = await takeBackPaymentTokens(trx, {
+  const { taken, shortfall } = await takeBackPaymentTokens(uow, {
     payment,
     owed,
     reference,

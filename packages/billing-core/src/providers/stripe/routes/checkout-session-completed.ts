@@ -52,7 +52,7 @@ export function createCheckoutSessionRoute(deps: { catalog: Catalog; ports: Prov
       if (!session.id) throw new InvalidEventError('checkout session without id');
       return { kind: 'payment', session: await stripe.retrieveCheckoutSession(session.id) };
     },
-    async apply(trx, event, prepared, row) {
+    async apply(uow, event, prepared, row) {
       const session = event.data.object;
       if (prepared.kind === 'unpaid') {
         return ignored(
@@ -63,13 +63,13 @@ export function createCheckoutSessionRoute(deps: { catalog: Catalog; ports: Prov
       const userId = stripeUserOf(session);
       if (!userId) throw new InvalidEventError('checkout session carries no client_reference_id nor metadata.user_id');
       const customerId = stripeIdOf(session.customer);
-      const mapping = await rememberStripeCustomer(trx, customerId, userId);
+      const mapping = await rememberStripeCustomer(uow, customerId, userId);
       const noted = (result: HandlerResult) => withCustomerMappingNote(result, mapping, customerId, userId);
 
       if (prepared.kind === 'subscription') {
         if (prepared.subscription === null)
           return noted(processed('customer_remembered', 'subscription checkout without subscription'));
-        const saved = await saveStripeSubscription(trx, {
+        const saved = await saveStripeSubscription(uow, {
           subscription: prepared.subscription,
           userId: stripeMetadataOf(prepared.subscription, 'user_id') ?? userId,
           catalog: deps.catalog,
@@ -104,7 +104,7 @@ export function createCheckoutSessionRoute(deps: { catalog: Catalog; ports: Prov
       }
       const details = session.customer_details;
       const email = details && typeof details === 'object' ? stripeStringAt(details as StripeJson, 'email') : null;
-      const recorded = await recordPayment(trx, {
+      const recorded = await recordPayment(uow, {
         providerPaymentId: paymentIntentId,
         userId,
         kind: 'token_pack',

@@ -28,7 +28,8 @@ import type { StripeEvent } from '../stripe-event';
  */
 export function createInvoicePaidRoute(deps: { catalog: Catalog }) {
   return defineRoute<StripeEvent, undefined>({
-    async apply(trx, event, _prepared, row) {
+    async apply(uow, event, _prepared, row) {
+      const { trx } = uow;
       const invoice = event.data.object;
       const invoiceId = invoice.id;
       if (!invoiceId) throw new InvalidEventError('invoice without id');
@@ -59,7 +60,7 @@ export function createInvoicePaidRoute(deps: { catalog: Catalog }) {
 
       const annual = match.price.interval === 'year';
       const tokens = annual ? match.price.creditsPerPeriod / 12 : match.price.creditsPerPeriod;
-      const recorded = await recordPayment(trx, {
+      const recorded = await recordPayment(uow, {
         providerPaymentId: invoiceId,
         userId: subscription.user_id,
         kind: 'subscription_invoice',

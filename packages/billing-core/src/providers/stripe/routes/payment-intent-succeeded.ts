@@ -19,11 +19,11 @@ import type { StripeEvent } from '../stripe-event';
  */
 export function createPaymentIntentSucceededRoute(deps: { catalog: Catalog }) {
   return defineRoute<StripeEvent, undefined>({
-    async apply(trx, event, _prepared, row) {
+    async apply(uow, event, _prepared, row) {
       const intent = event.data.object;
       const topupReference = stripeMetadataOf(intent, 'topup_reference');
       if (topupReference) {
-        const settled = await settleTopup(trx, {
+        const settled = await settleTopup(uow, {
           reference: topupReference,
           paymentIntent: intent,
           catalog: deps.catalog,
@@ -60,8 +60,8 @@ export function createPaymentIntentSucceededRoute(deps: { catalog: Catalog }) {
         );
       }
       const customerId = stripeIdOf(intent.customer);
-      const mapping = await rememberStripeCustomer(trx, customerId, userId);
-      const recorded = await recordPayment(trx, {
+      const mapping = await rememberStripeCustomer(uow, customerId, userId);
+      const recorded = await recordPayment(uow, {
         providerPaymentId: paymentIntentId,
         userId,
         kind: 'token_pack',

@@ -26,7 +26,8 @@ export function createSubscriptionEventsRoute(deps: { catalog: Catalog; ports: P
       const readAt = ctx.clock.now();
       return { subscription: await stripe.retrieveSubscription(subscriptionId), readAt };
     },
-    async apply(trx, _event, { subscription, readAt }) {
+    async apply(uow, _event, { subscription, readAt }) {
+      const { trx } = uow;
       const customerId = stripeIdOf(subscription.customer);
       const userId = stripeMetadataOf(subscription, 'user_id') ?? (await findUserByStripeCustomer(trx, customerId));
       if (userId === null) {
@@ -34,9 +35,9 @@ export function createSubscriptionEventsRoute(deps: { catalog: Catalog; ports: P
           `the user of subscription ${String(subscription.id)} (customer ${customerId}) is not known yet`,
         );
       }
-      const mapping = await rememberStripeCustomer(trx, customerId, userId);
+      const mapping = await rememberStripeCustomer(uow, customerId, userId);
       const noted = (result: HandlerResult) => withCustomerMappingNote(result, mapping, customerId, userId);
-      const saved = await saveStripeSubscription(trx, { subscription, userId, catalog: deps.catalog, readAt });
+      const saved = await saveStripeSubscription(uow, { subscription, userId, catalog: deps.catalog, readAt });
       if (saved.stale) {
         return noted(
           ignored(

@@ -1,0 +1,74 @@
+import type { Transaction } from 'kysely';
+import type { DB } from '../db/schema';
+import { postLedgerEntry } from '../ledger/post-ledger-entry';
+import type { AppWebhookOutbox } from '../outbox/app-webhook-outbox';
+import { createTestDatabase, type TestDatabase } from '../testing/test-services';
+import { inUnitOfWork, type UnitOfWork } from './unit-of-work';
+
+describe('the unit of work', () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterAll(() => database.drop());
+
+  /** An outbox whose hand-off records what it was given. */
+  function recordingOutbox(): AppWebhookOutbox & { handedOff: number[][] } {
+    const handedOff: number[][] = [];
+    return {
+      lowBalanceThreshold: undefined,
+      handOff: (ids) => {
+        handedOff.push([...ids]);
+        return undefined;
+      },
+      handedOff,
+    };
+  }
+
+  const messageIdsOf = async (userId: string) =>
+    (
+      await database.db
+        .selectFrom('app_webhook_messages')
+        .select('id')
+        .where('user_id', '=', userId)
+        .orderBy('id')
+        .execute()
+    ).map((row) => row.id);
+
+  it('hands off the messages its postings wrote once, after the commit, and nothing after a rollback', async () => {
+    const outbox = recordingOutbox();
+    let seenBeforeCommit: readonly number[] = [];
+    await inUnitOfWork({ db: database.db, outbox }, async (uow) => {
+      await postLedgerEntry(uow, { userId: 'uow-user', reference: 'test:uow:1', amount: 10, reason: 'test' });
+      await postLedgerEntry(uow, { userId: 'uow-user', reference: 'test:uow:2', amount: 5, reason: 'test' });
+      seenBeforeCommit = [...uow.outbox.messageIds];
+      expect(outbox.handedOff).toEqual([]);
+    });
+    const committed = await messageIdsOf('uow-user');
+    expect(committed).toHaveLength(2);
+    expect(seenBeforeCommit).toEqual(committed);
+    expect(outbox.handedOff).toEqual([committed]);
+
+    await inUnitOfWork({ db: database.db, outbox }, async (uow) => {
+      await postLedgerEntry(uow, { userId: 'uow-user', reference: 'test:uow:3', amount: 1, reason: 'test' });
+      throw new Error('rolled back');
+    }).catch(() => undefined);
+    expect(await messageIdsOf('uow-user')).toEqual(committed);
+    expect(outbox.handedOff).toEqual([committed]);
+  });
+
+  it('cannot be replaced by a bare transaction (a compile error, checked by tsc)', () => {
+    // Never called: the type check is the test. A Transaction is not a UnitOfWork, so a money
+    // write cannot be made outside a unit opened with the process's outbox.
+    const postWithBareTransaction = (trx: Transaction<DB>) =>
+      // @ts-expect-error postLedgerEntry takes a UnitOfWork, not a Transaction
+      postLedgerEntry(trx, { userId: 'x', reference: 'test:x', amount: 1, reason: 'test' });
+    const asUnit = (trx: Transaction<DB>): UnitOfWork => {
+      // @ts-expect-error a Transaction lacks the unit's outbox, clock and ensured wallets
+      const uow: UnitOfWork = trx;
+      return uow;
+    };
+    expect(typeof postWithBareTransaction).toBe('function');
+    expect(typeof asUnit).toBe('function');
+  });
+});
