@@ -693,6 +693,62 @@ const mutations = [
     to: '',
     tests: ['test/e2e/console.int'],
   },
+  {
+    name: 'facts: the provider list spelled out again (an admin filter of its own)',
+    file: 'apps/api/src/routes/admin/event-routes.ts',
+    from: 'const providerSchema = z.enum(providers);',
+    to: "const providerSchema = z.enum(['stripe', 'revenuecat']);",
+    tests: ['test/facts/facts-in-one-place'],
+  },
+  {
+    name: 'facts: migration 0026 leaves stored rows with the dropped code refunded_partially',
+    file: 'packages/billing-core/migrations/0026_one_partial_refund_code.sql',
+    from: "UPDATE inbox_events SET outcome_code = 'partially_refunded' WHERE outcome_code = 'refunded_partially';",
+    to: '',
+    tests: ['packages/billing-core/src/db/outcome-code-migration.int'],
+  },
+  {
+    name: 'facts: a billing error code without an HTTP status (unknown_user)',
+    file: 'apps/api/src/http/billing-error-statuses.ts',
+    from: '  unknown_user: 404,',
+    to: '',
+    tests: ['apps/api/src/http/billing-error-statuses'],
+  },
+  {
+    name: 'facts: sqlMilliseconds takes milliseconds for seconds',
+    file: 'packages/billing-core/src/db/sql-milliseconds.ts',
+    from: 'make_interval(secs => ${ms / 1000})',
+    to: 'make_interval(secs => ${ms})',
+    tests: ['packages/billing-core/src/db/sql-milliseconds.int'],
+  },
+  {
+    name: 'facts: a millisecond duration written in SQL by hand again',
+    file: 'packages/billing-core/src/installments/grant-due-installments.ts',
+    from: 'now() - ${sqlMilliseconds(options.processingStaleAfterMs)}',
+    to: 'now() - make_interval(secs => ${options.processingStaleAfterMs / 1000})',
+    tests: ['test/facts/facts-in-one-place'],
+  },
+  {
+    name: 'facts: PAYMENT_ENVIRONMENTS unset accepts no environment instead of the default production',
+    file: 'packages/platform/src/config/env.ts',
+    from: '.transform((list) => (list.length === 0 ? [...byDefault] : list))',
+    to: '.transform((list) => list)',
+    tests: ['apps/worker/src/config.test'],
+  },
+  {
+    name: 'facts: a wallet.* payload built in SQL drifts from its TypeScript schema (no reason)',
+    file: 'packages/billing-core/src/ledger/ledger-entry-messages.ts',
+    from: "'reason', e.reason,",
+    to: '',
+    tests: ['packages/billing-core/src/app-webhooks/wallet-message-data.int'],
+  },
+  {
+    name: 'facts: the wallet.* payload documented with a field it does not carry',
+    file: 'docs/app-webhooks.md',
+    from: '`balanceBefore, balanceAfter, reason, createdAt`',
+    to: '`balanceBefore, balanceAfter, reason, createdAt, currency`',
+    tests: ['packages/billing-core/src/app-webhooks/wallet-message-data.int'],
+  },
 ];
 
 // MUTATIONS=<substring>: run only the mutations whose name contains it; MUTATIONS_DRY_RUN=1 checks the guards are found.

@@ -13,7 +13,7 @@ import {
 } from './support/chaos-cluster';
 import { purchaseStream } from './support/events';
 import { tcpPortsTo } from './support/proc-sockets';
-import { stripeSignature } from './support/provider-simulator';
+import { type Provider, stripeSignature } from './support/provider-simulator';
 
 /** A scenario that runs in the listed profiles only (every scenario still runs when named in CHAOS_SCENARIOS). */
 export type ProfiledScenario = Scenario & { profiles?: Profile[] };
@@ -261,7 +261,7 @@ interface SlowSocket {
   dripped: number;
 }
 
-function openSlowSocket(kind: SlowKind, ingest: SupervisedProcess, provider: 'stripe' | 'revenuecat'): SlowSocket {
+function openSlowSocket(kind: SlowKind, ingest: SupervisedProcess, provider: Provider): SlowSocket {
   const socket = net.connect(ingest.port, '127.0.0.1');
   const slow: SlowSocket = {
     kind,

@@ -1,4 +1,4 @@
-import { findWallet, productionOnlyPolicy } from '@tally/billing-core';
+import { findWallet, type Provider, productionOnlyPolicy } from '@tally/billing-core';
 import { revenueCatTokenPurchase, stripeTokenPackPayment } from '../support/events';
 import { ledgerOf } from '../support/ledger';
 import { signStripe, TestStack } from '../support/stack';
@@ -21,7 +21,7 @@ describe('PAYMENT_ENVIRONMENTS=production, STRIPE_CONNECT_ACCOUNTS=acct_listed',
   afterAll(() => stack.stop());
 
   /** The finished row's outcome and the environment it was stored with. */
-  const rowOf = async (provider: 'stripe' | 'revenuecat', providerEventId: string) => {
+  const rowOf = async (provider: Provider, providerEventId: string) => {
     const row = await stack.finishedInboxRow(provider, providerEventId);
     const { status, outcome_code, outcome_detail, livemode, environment } = row;
     return { status, outcome_code, outcome_detail, livemode, environment };

@@ -1,4 +1,4 @@
-import { createAppWebhookSender, postLedgerEntry } from '@tally/billing-core';
+import { createAppWebhookSender, type Provider, postLedgerEntry } from '@tally/billing-core';
 import { sql } from 'kysely';
 import { workerEnvSchema } from '../../apps/worker/src/config';
 import { workerSettingsFrom } from '../../apps/worker/src/settings-from-config';
@@ -18,7 +18,7 @@ describe('retention: raw bodies of old finished events are pruned, rows and ledg
     name: string,
     status: 'received' | 'processing' | 'processed' | 'failed' | 'ignored',
     daysAgo: number,
-    options: { provider?: 'stripe' | 'revenuecat'; type?: string } = {},
+    options: { provider?: Provider; type?: string } = {},
   ) => {
     const inserted = await stack.db
       .insertInto('inbox_events')

@@ -73,7 +73,7 @@ describe('RevenueCat token pack refunds', () => {
     await stack.postRevenueCat(refund);
     expect(await finished('rc-refund-1')).toMatchObject({
       status: 'processed',
-      outcome_code: 'refunded_partially',
+      outcome_code: 'partially_refunded',
       outcome_detail: 'took back 40 of 100 tokens (tokens_100); shortfall 60: already spent',
     });
     // A redelivery with a new event id for the same transaction, and a replay: nothing more is taken.

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { createRevenueCatApiClient, postLedgerEntry } from '@tally/billing-core';
+import { createRevenueCatApiClient, type Provider, postLedgerEntry } from '@tally/billing-core';
 import { revenueCatTokenPurchase, stripeTokenPackPayment } from '../support/events';
 import { daysFromNow, FakeRevenueCat, fakeRevenueCatApiKey } from '../support/fakes/fake-revenuecat';
 import type { FakeStripe } from '../support/fakes/fake-stripe';
@@ -224,7 +224,7 @@ describe('the support view of a user with a subscription from each source, payme
   const firstExpiry = daysFromNow(20);
   const renewedExpiry = daysFromNow(50);
 
-  const finished = (provider: 'stripe' | 'revenuecat', eventId: string) => stack.finishedInboxRow(provider, eventId);
+  const finished = (provider: Provider, eventId: string) => stack.finishedInboxRow(provider, eventId);
   const postStripe = async (body: string) => {
     expect((await stack.postStripe(body, signStripe(body))).status).toBe(200);
     return finished('stripe', JSON.parse(body).id);

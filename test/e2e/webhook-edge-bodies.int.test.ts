@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { request } from 'node:http';
+import type { Provider } from '@tally/billing-core';
 import { eventually, readJson, revenueCatAuth, signStripe, TestStack } from '../support/stack';
 
 /** What ingest stored for one event: every column it writes, and the state it starts in. */
-async function storedRow(stack: TestStack, provider: 'stripe' | 'revenuecat', providerEventId: string) {
+async function storedRow(stack: TestStack, provider: Provider, providerEventId: string) {
   const rows = await stack.db
     .selectFrom('inbox_events')
     .select([

@@ -12,6 +12,7 @@ import {
   inboxRelaySource,
   inUnitOfWork,
   loadCatalog,
+  type Provider,
   type ProviderPorts,
   type RetryLaterSettings,
   type StudioJob,
@@ -376,7 +377,7 @@ export class TestStack {
   }
 
   /** The inbox rows stored for one provider event id (0 or 1: the unique index keeps it so). */
-  inboxRows(provider: 'stripe' | 'revenuecat', providerEventId: string) {
+  inboxRows(provider: Provider, providerEventId: string) {
     return this.db
       .selectFrom('inbox_events')
       .selectAll()
@@ -386,7 +387,7 @@ export class TestStack {
   }
 
   /** The inbox row of a provider event; throws when there is none. */
-  inboxRow(provider: 'stripe' | 'revenuecat', providerEventId: string) {
+  inboxRow(provider: Provider, providerEventId: string) {
     return this.db
       .selectFrom('inbox_events')
       .selectAll()
@@ -399,7 +400,7 @@ export class TestStack {
    * Waits until the inbox row of a provider event is finished: processed, ignored or parked
    * (`failed`). Throws after the usual `eventually` timeout.
    */
-  finishedInboxRow(provider: 'stripe' | 'revenuecat', providerEventId: string) {
+  finishedInboxRow(provider: Provider, providerEventId: string) {
     return eventually(`event ${providerEventId} to finish`, async () => {
       const [row] = await this.inboxRows(provider, providerEventId);
       return row && (row.status === 'processed' || row.status === 'ignored' || row.status === 'failed')

@@ -1,3 +1,4 @@
+import { defaultPaymentEnvironments, paymentEnvironments } from '@tally/billing-core';
 import {
   appWebhookUrlSetting,
   baseEnvSchema,
@@ -19,7 +20,7 @@ export const apiEnvSchema = baseEnvSchema
     APP_API_KEYS: nonEmptyCsvList('app API key'),
     ADMIN_API_KEYS: nonEmptyCsvList('admin API key'),
     /** On-demand subscription sync: which environments' subscriptions count, and RevenueCat REST v1. */
-    PAYMENT_ENVIRONMENTS: paymentEnvironmentsSetting,
+    PAYMENT_ENVIRONMENTS: paymentEnvironmentsSetting(paymentEnvironments, defaultPaymentEnvironments),
     ...providerApiSettings,
     /**
      * Idempotency-Key (docs/idempotency.md): a key whose attempt has run this long without an

@@ -1,5 +1,11 @@
 #!/usr/bin/env node
-import { appWebhookMessageTypes, DEFAULT_RECONCILE_WINDOW_DAYS, inboxStatuses } from '@tally/billing-core';
+import {
+  appWebhookMessageTypes,
+  DEFAULT_RECONCILE_WINDOW_DAYS,
+  inboxStatuses,
+  type Provider,
+  providers,
+} from '@tally/billing-core';
 import { ConfigError, loadDotEnv } from '@tally/platform';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { runAppWebhooksList, runAppWebhooksRedeliver, runAppWebhooksShow } from './commands/app-webhooks';
@@ -35,7 +41,7 @@ const events = program.command('events').description('inspect the webhook inbox'
 events
   .command('list')
   .description('newest inbox events: id, provider, event id, type, user, status, attempts, error/outcome')
-  .addOption(new Option('--provider <provider>').choices(['stripe', 'revenuecat']))
+  .addOption(new Option('--provider <provider>').choices(providers))
   .addOption(new Option('--status <status>').choices([...inboxStatuses]))
   .option('--type <type>')
   .option('--user <userId>')
@@ -84,7 +90,7 @@ program
   .command('replay')
   .description('re-run processed or ignored events through the current handlers (safe: effects are keyed by reference)')
   .argument('[inboxEventId]', 'one inbox event id (or use filters)', positiveInt)
-  .addOption(new Option('--provider <provider>').choices(['stripe', 'revenuecat']))
+  .addOption(new Option('--provider <provider>').choices(providers))
   .addOption(new Option('--status <status>').choices(['processed', 'ignored']))
   .option('--type <type>')
   .option('--user <userId>')
@@ -135,13 +141,13 @@ program
 program
   .command('send-sample')
   .description('sign and POST a sample webhook to ingest (a token pack purchase by default)')
-  .addArgument(new Command().createArgument('<provider>', 'revenuecat or stripe').choices(['revenuecat', 'stripe']))
+  .addArgument(new Command().createArgument('<provider>', providers.join(' or ')).choices(providers))
   .option('--user <userId>', 'the user to credit', 'demo-user')
   .option('--product <id>', 'RevenueCat product id, or Stripe token pack id', undefined)
   .option('--event-id <id>', 'provider event id (repeat one to see a duplicate)')
   .option('--file <path>', 'send this body instead of the built-in sample')
   .option('--url <url>', 'ingest base URL (default http://127.0.0.1:$INGEST_PORT)')
-  .action((provider: 'revenuecat' | 'stripe', options) =>
+  .action((provider: Provider, options) =>
     runSendSample(provider, {
       ...options,
       product: options.product ?? (provider === 'revenuecat' ? 'tokens.100' : 'tokens_100'),

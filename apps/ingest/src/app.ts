@@ -6,7 +6,7 @@ import {
   type ReadinessCheck,
 } from '@tally/platform';
 import type { Express } from 'express';
-import type { IngestMetrics } from './ingest-metrics';
+import { type IngestMetrics, providerLabelOf } from './ingest-metrics';
 import { createWebhookRoutes, type WebhookRouteDeps } from './routes/webhook-routes';
 
 export interface IngestAppDeps extends WebhookRouteDeps {
@@ -35,7 +35,7 @@ export function createIngestApp(deps: IngestAppDeps): Express {
       );
     },
     onFailure: (error, req, failure) => {
-      const provider = req.path.includes('stripe') ? 'stripe' : req.path.includes('revenuecat') ? 'revenuecat' : 'none';
+      const provider = providerLabelOf(req.path);
       deps.metrics.webhookRequests.inc({ provider, outcome: outcomeOf(failure) });
       if (failure.status >= 500) deps.logger.error({ err: error, path: req.path }, 'unexpected error');
       else if (failure.code === 'request_aborted')

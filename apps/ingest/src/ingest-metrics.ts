@@ -1,7 +1,6 @@
+import { providers } from '@tally/billing-core';
 import { createRegistry } from '@tally/platform';
 import { Counter } from 'prom-client';
-
-const providers = ['stripe', 'revenuecat'] as const;
 
 export const webhookOutcomes = [
   'accepted',
@@ -15,6 +14,11 @@ export const webhookOutcomes = [
   'unavailable',
   'error',
 ] as const;
+
+/** The provider label of a webhook request, from its path (`/webhooks/<provider>`); `none` for another path. */
+export function providerLabelOf(path: string): string {
+  return providers.find((provider) => path.includes(`/webhooks/${provider}`)) ?? 'none';
+}
 
 /** Ingest: webhook answers by provider and outcome. */
 export function createIngestMetrics() {

@@ -186,3 +186,20 @@ describe('the app webhook configuration', () => {
     ]);
   });
 });
+
+describe('worker configuration: PAYMENT_ENVIRONMENTS', () => {
+  const environmentsOf = (PAYMENT_ENVIRONMENTS: string | undefined) =>
+    parseEnv(workerEnvSchema, { DATABASE_URL: 'postgres://localhost/tally', PAYMENT_ENVIRONMENTS })
+      .PAYMENT_ENVIRONMENTS;
+
+  it("accepts billing-core's environments, production only when unset, and refuses any other value", () => {
+    expect(environmentsOf(undefined)).toEqual(['production']);
+    expect(environmentsOf('')).toEqual(['production']);
+    expect(environmentsOf('production,sandbox')).toEqual(['production', 'sandbox']);
+    expect(environmentsOf('sandbox')).toEqual(['sandbox']);
+    expect(() => environmentsOf('production,live')).toThrow(ConfigError);
+    expect(() => environmentsOf('production,live')).toThrow(
+      /PAYMENT_ENVIRONMENTS.*each value is production or sandbox/s,
+    );
+  });
+});

@@ -1,4 +1,9 @@
-import { DEFAULT_RECONCILE_WINDOW_DAYS, STRIPE_EVENTS_MAX_WINDOW_DAYS } from '@tally/billing-core';
+import {
+  DEFAULT_RECONCILE_WINDOW_DAYS,
+  defaultPaymentEnvironments,
+  paymentEnvironments,
+  STRIPE_EVENTS_MAX_WINDOW_DAYS,
+} from '@tally/billing-core';
 import {
   appWebhookUrlSetting,
   baseEnvSchema,
@@ -72,7 +77,7 @@ export const workerEnvSchema = baseEnvSchema
     INBOX_RETRY_LATER_BASE_MS: positiveInt(10_000),
     INBOX_RETRY_LATER_MAX_DELAY_MS: positiveInt(10 * 60_000),
     INBOX_RETRY_LATER_MAX_WAIT_MS: positiveInt(24 * 3600_000),
-    PAYMENT_ENVIRONMENTS: paymentEnvironmentsSetting,
+    PAYMENT_ENVIRONMENTS: paymentEnvironmentsSetting(paymentEnvironments, defaultPaymentEnvironments),
     /** Stripe Connect accounts whose events Tally applies; events of other accounts are ignored. */
     STRIPE_CONNECT_ACCOUNTS: csvList,
     RELAY_INTERVAL_MS: positiveInt(15_000),

@@ -1,11 +1,40 @@
 /**
+ * Every `BillingError.code`: the only list. HTTP adapters key their status tables by it
+ * (`satisfies Record<BillingErrorCode, …>`, so a new code without a status does not compile), and
+ * a parked event's outcome code is one of these when outcomes.md lists it (`parkedOutcomeCodeOf`).
+ */
+export const billingErrorCodes = [
+  'insufficient_balance',
+  'invalid_event',
+  'retry_later',
+  'reference_conflict',
+  'not_configured',
+  'purchase_not_found',
+  'stripe_unavailable',
+  'stripe_request_failed',
+  'revenuecat_unavailable',
+  'revenuecat_rejected',
+  'topup_not_found',
+  'topup_not_paid',
+  'unknown_pack',
+  'unknown_user',
+  'idempotency_key_in_use',
+  'ai_unreachable',
+  'ai_timeout',
+  'ai_failed',
+  'invalid_request',
+  'invalid_window',
+] as const;
+export type BillingErrorCode = (typeof billingErrorCodes)[number];
+
+/**
  * Failures that callers must tell apart carry a stable `code` and a `retryable` flag. The worker
  * turns non-retryable errors into parked events at once; HTTP adapters map codes to statuses.
  */
 export class BillingError extends Error {
-  readonly code: string;
+  readonly code: BillingErrorCode;
   readonly retryable: boolean;
-  constructor(code: string, message: string, options: { retryable: boolean; cause?: unknown }) {
+  constructor(code: BillingErrorCode, message: string, options: { retryable: boolean; cause?: unknown }) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;

@@ -1,5 +1,5 @@
 export * from './app-webhooks/app-webhook-body';
-export type * from './app-webhooks/app-webhook-message-types';
+export * from './app-webhooks/app-webhook-message-types';
 export * from './app-webhooks/app-webhook-source';
 export * from './app-webhooks/deliver-app-webhook-message';
 export * from './app-webhooks/list-app-webhook-messages';
@@ -50,9 +50,12 @@ export {
   adminSurfaces,
   appWebhookMessageStatuses,
   appWebhookMessageTypes,
+  defaultPaymentEnvironments,
   idempotencyRecoveryPoints,
   inboxSources,
   inboxStatuses,
+  paymentEnvironments,
+  providers,
 } from './db/schema';
 export * from './email/email-outbox-source';
 export * from './email/requeue-outbox-emails';

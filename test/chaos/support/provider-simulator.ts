@@ -1,9 +1,10 @@
 import { createHmac } from 'node:crypto';
+import type { Provider } from '@tally/billing-core';
 import type { ChaosCluster } from './chaos-cluster';
 import { chaosRevenueCatAuth, chaosStripeSecret } from './chaos-cluster';
 import type { Prng } from './prng';
 
-export type Provider = 'stripe' | 'revenuecat';
+export type { Provider };
 
 export interface SimulatedEvent {
   provider: Provider;

@@ -14,6 +14,7 @@ import {
   listAppWebhookMessages,
   listInboxEvents,
   parseWebhookId,
+  providers,
   readAppWebhookGauges,
   readHourlyActivity,
   readOperationalStates,
@@ -67,7 +68,7 @@ const optional = <S extends z.ZodType>(schema: S) =>
   z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
 
 const inboxQuerySchema = z.object({
-  provider: optional(z.enum(['stripe', 'revenuecat'])),
+  provider: optional(z.enum(providers)),
   type: optional(z.string().max(100)),
   status: optional(z.enum(inboxStatuses)),
   outcome: optional(z.string().regex(/^[a-z][a-z0-9_]{0,63}$/)),

@@ -2,7 +2,7 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import type { HookContext } from '@bull-board/api/typings/app';
 import { ExpressAdapter } from '@bull-board/express';
-import { type QueueDefinition, queueCatalog } from '@tally/billing-core';
+import { type CatalogQueue, queueCatalog } from '@tally/billing-core';
 import { createProducerQueue, type ProducerQueue } from '@tally/platform';
 import type { Job } from 'bullmq';
 import type { Express } from 'express';
@@ -52,7 +52,7 @@ export function createQueueDashboard(deps: {
   basePath: string;
   retryResets: Readonly<Record<string, RetryReset>>;
 }): QueueDashboard {
-  const definitions = Object.values(queueCatalog) as readonly QueueDefinition<unknown>[];
+  const definitions = Object.values(queueCatalog) as readonly CatalogQueue<unknown>[];
   const queues = new Map<string, ProducerQueue<unknown>>(
     definitions.map((definition) => [definition.name, createProducerQueue(deps.connection, deps.prefix, definition)]),
   );
@@ -126,7 +126,7 @@ function toRetriedJob(job: Job): RetriedJob {
   return { id: String(job.id), data: job.data };
 }
 
-function describeRetention(definition: Pick<QueueDefinition<unknown>, 'retention'>): string {
+function describeRetention(definition: Pick<CatalogQueue<unknown>, 'retention'>): string {
   const days = (seconds: number) => `${Math.round((seconds / 86_400) * 10) / 10} d`;
   const { completedAgeSeconds, completedCount, failedAgeSeconds } = definition.retention;
   return `completed jobs kept ${days(completedAgeSeconds)} (at most ${completedCount}), failed jobs ${days(failedAgeSeconds)}`;

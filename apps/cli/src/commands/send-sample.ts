@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import type { Provider } from '@tally/billing-core';
 import { csvList, parseEnv, port } from '@tally/platform';
 import Stripe from 'stripe';
 import { z } from 'zod';
@@ -70,7 +71,7 @@ function stripeSample(options: SendSampleOptions): string {
  * `tally send-sample <provider>`: builds (or reads) a webhook body, signs it the way the provider
  * does with the configured secret, POSTs it to ingest and prints the answer.
  */
-export async function runSendSample(provider: 'revenuecat' | 'stripe', options: SendSampleOptions): Promise<void> {
+export async function runSendSample(provider: Provider, options: SendSampleOptions): Promise<void> {
   const env = parseEnv(sampleEnvSchema, process.env);
   const base = options.url ?? `http://127.0.0.1:${env.INGEST_PORT}`;
   const body = options.file

@@ -8,7 +8,7 @@ import {
 import { createFailedAuthLimiter, type Logger, matchesAnySecret, sendError } from '@tally/platform';
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
 import type { InboxBatcher } from '../inbox-batcher';
-import type { IngestMetrics } from '../ingest-metrics';
+import { type IngestMetrics, providerLabelOf } from '../ingest-metrics';
 import { verifyStripeSignature } from '../verify/verify-stripe-signature';
 
 export interface WebhookRouteDeps {
@@ -125,7 +125,7 @@ function outcomeCounter(metrics: IngestMetrics) {
  */
 function failedAuthLimiter(deps: WebhookRouteDeps) {
   const refuse = createFailedAuthLimiter(deps.failedAuthLimit, (req, res) => {
-    const provider = req.path.includes('stripe') ? 'stripe' : 'revenuecat';
+    const provider = providerLabelOf(req.path);
     deps.metrics.webhookRequests.inc({ provider, outcome: 'rate_limited' });
     if (deps.logger.isLevelEnabled('debug')) deps.logger.debug({ provider }, 'failed authentication rate-limited');
     sendError(res, 429, 'too_many_failed_attempts', 'too many requests failed authentication; retry later');

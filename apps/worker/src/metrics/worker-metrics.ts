@@ -4,14 +4,13 @@ import {
   knownLedgerReasons,
   metricEventTypes,
   type OperationalCounts,
+  providers,
   revenueCatCustomersCreatedMetric,
   type StripeReconciliationReport,
   studioRequestStatuses,
 } from '@tally/billing-core';
 import { createRegistry } from '@tally/platform';
 import { Counter, Gauge, Histogram, type Metric } from 'prom-client';
-
-const providers = ['stripe', 'revenuecat'] as const;
 
 export const reconcileFindingKinds = ['missing_events', 'events_without_rows', 'ledger_rows_without_event'] as const;
 

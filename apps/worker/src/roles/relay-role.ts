@@ -1,10 +1,10 @@
 import {
   appWebhookSource,
+  type CatalogQueue,
   createLedgerTotalsReader,
   type DurableRowSource,
   emailOutboxSource,
   inboxRelaySource,
-  type QueueDefinition,
   queueCatalog,
   studioRelaySource,
 } from '@tally/billing-core';
@@ -34,7 +34,7 @@ export const relayRole: WorkerRoleDefinition = {
     const routes: RelayRoute[] = sources.map((source) => routeOf<unknown>(source, context));
     const loop = startRelayLoop({ db, routes, logger, metrics }, settings.relay);
     // Queue depth for every catalog queue, whether or not this process produces to it.
-    const definitions = Object.values(queueCatalog) as readonly QueueDefinition<unknown>[];
+    const definitions = Object.values(queueCatalog) as readonly CatalogQueue<unknown>[];
     const gaugeQueues = definitions.map((definition) => context.producerQueue(definition));
     const ledgerTotals = createLedgerTotalsReader();
     return {

@@ -1,20 +1,31 @@
-/** The `data` of each message type (docs/app-webhooks.md); amounts are signed whole tokens. */
-export interface WalletEntryData {
-  userId: string;
-  reference: string;
-  /** Signed, as in the ledger: positive for wallet.credited, negative for wallet.debited. */
-  amount: number;
-  balanceBefore: number;
-  balanceAfter: number;
-  reason: string;
-  createdAt: string;
-}
+import { z } from 'zod';
 
-export interface WalletBalanceLowData {
-  userId: string;
-  balance: number;
-  threshold: number;
-}
+/**
+ * The `data` of `wallet.credited` / `wallet.debited` (docs/app-webhooks.md): the ledger entry as
+ * the app sees it, amounts in signed whole tokens. postLedgerEntry builds it in SQL
+ * (`ledger/ledger-entry-messages.ts`); `wallet-message-data.int.test.ts` holds every message it
+ * writes, and the docs' field list, to this schema.
+ */
+export const walletEntryDataSchema = z.strictObject({
+  userId: z.string().min(1),
+  reference: z.string().min(1),
+  /** Signed, as in the ledger: positive for wallet.credited, negative for wallet.debited. */
+  amount: z.number().int(),
+  balanceBefore: z.number().int().nonnegative(),
+  balanceAfter: z.number().int().nonnegative(),
+  reason: z.string().min(1),
+  /** The entry's created_at, ISO 8601 in UTC to the millisecond. */
+  createdAt: z.iso.datetime({ precision: 3 }),
+});
+export type WalletEntryData = z.infer<typeof walletEntryDataSchema>;
+
+/** The `data` of `wallet.balance_low`, written by postLedgerEntry with the debit that crossed the threshold. */
+export const walletBalanceLowDataSchema = z.strictObject({
+  userId: z.string().min(1),
+  balance: z.number().int().nonnegative(),
+  threshold: z.number().int(),
+});
+export type WalletBalanceLowData = z.infer<typeof walletBalanceLowDataSchema>;
 
 /** The user's subscription as `GET /v1/users/{userId}/subscription` answers it. */
 export interface SubscriptionUpdatedData {

@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { AppWebhookMessageRow, DB } from '../db/schema';
+import { sqlMilliseconds } from '../db/sql-milliseconds';
 import { toErrorText } from '../errors';
 import type { AppWebhookSender } from '../ports/app-webhook-sender';
 import { toAppWebhookBody } from './app-webhook-body';
@@ -88,7 +89,7 @@ async function claimMessage(
  * That NOT EXISTS is what keeps one user's messages in order, whatever the queue does.
  */
 function claimable(processingStaleAfterMs: number) {
-  const processingStale = sql`now() - make_interval(secs => ${processingStaleAfterMs / 1000})`;
+  const processingStale = sql`now() - ${sqlMilliseconds(processingStaleAfterMs)}`;
   return sql<boolean>`((m.status = 'pending' AND (m.next_attempt_at IS NULL OR m.next_attempt_at <= now()))
               OR (m.status = 'processing' AND m.updated_at < ${processingStale}))
          AND NOT EXISTS (
@@ -142,7 +143,7 @@ async function attemptDelivery(
     status: 'pending',
     last_status_code: statusCode,
     last_error: failure,
-    next_attempt_at: sql<Date>`now() + make_interval(secs => ${delayMs / 1000})`,
+    next_attempt_at: sql<Date>`now() + ${sqlMilliseconds(delayMs)}`,
     enqueued_at: sql<Date>`now()`,
   });
   if (!message) return { kind: 'not-claimed', messageId };

@@ -3,27 +3,17 @@ import { z } from 'zod';
 /**
  * The queue catalog: for each queue, the one definition every producer (ingest, api, relay,
  * CLI) and consumer (worker) reads. Payloads carry only ids: the durable row in Postgres is the
- * truth, the job is a nudge. No BullMQ import here; packages/platform turns a definition into
- * BullMQ options.
+ * truth, the job is a nudge. No BullMQ import here: packages/platform declares the shape its
+ * plumbing reads (its `QueueDefinition`, which documents each field) and turns a definition into
+ * BullMQ options. The catalog's entries are values that have that shape by construction
+ * (`defineQueue`), so the fields are declared once, there; the apps hand the entries over.
  */
-export interface QueueDefinition<Payload> {
+export interface JobContract<Payload> {
   name: string;
+  /** The job's data; it carries only the durable row's id. */
   payload: z.ZodType<Payload>;
-  /**
-   * BullMQ job ids may not contain ':' nor be all digits. One id per durable row means a second
-   * enqueue of a row that is still waiting is ignored instead of running it twice.
-   */
+  /** One id per durable row (no ':', not all digits): a second enqueue of a waiting row is ignored. */
   jobId(payload: Payload): string;
-  /**
-   * Queue-level attempts, for failures outside the row's own bookkeeping (the database is
-   * unreachable while recording an outcome). The row counts real attempts and decides parking;
-   * its retries are scheduled on the row and the job is delayed to match.
-   */
-  attempts: number;
-  /** First delay of the queue-level exponential backoff. */
-  backoffDelayMs: number;
-  /** Finished jobs stay visible in the dashboard this long; Postgres keeps everything. */
-  retention: { completedAgeSeconds: number; completedCount: number; failedAgeSeconds: number };
 }
 
 export const inboxJobSchema = z.object({ inboxEventId: z.number().int().positive() });
@@ -40,27 +30,30 @@ export type EmailJob = z.infer<typeof emailJobSchema>;
 export const appWebhookJobSchema = z.object({ appWebhookMessageId: z.number().int().positive() });
 export type AppWebhookJob = z.infer<typeof appWebhookJobSchema>;
 
+/** Finished jobs stay visible in the dashboard 7 days (50,000 completed), 30 days when failed. */
+const defaultRetention = {
+  completedAgeSeconds: 7 * DAY_SECONDS,
+  completedCount: 50_000,
+  failedAgeSeconds: 30 * DAY_SECONDS,
+};
+
 /**
  * A queue's definition with the catalog's shared policy: 25 queue-level attempts from a 5 s
- * backoff, and finished jobs visible for 7 days (50,000 completed) or 30 days when failed.
+ * backoff, for failures outside the row's own bookkeeping (the database is unreachable while
+ * recording an outcome): the row counts real attempts and decides parking, its retries are
+ * scheduled on the row and the job is delayed to match.
  */
-function defineQueue<Payload>(
-  definition: Pick<QueueDefinition<Payload>, 'name' | 'payload' | 'jobId'> & {
-    retention?: Partial<QueueDefinition<Payload>['retention']>;
-  },
-): QueueDefinition<Payload> {
+function defineQueue<Payload>(contract: JobContract<Payload> & { retention?: Partial<typeof defaultRetention> }) {
   return {
-    ...definition,
+    ...contract,
     attempts: 25,
     backoffDelayMs: 5_000,
-    retention: {
-      completedAgeSeconds: 7 * DAY_SECONDS,
-      completedCount: 50_000,
-      failedAgeSeconds: 30 * DAY_SECONDS,
-      ...definition.retention,
-    },
+    retention: { ...defaultRetention, ...contract.retention },
   };
 }
+
+/** A catalog entry: its contract and its queue policy (the shape platform's queue plumbing reads). */
+export type CatalogQueue<Payload> = ReturnType<typeof defineQueue<Payload>>;
 
 export const queueCatalog = {
   inbox: defineQueue<InboxJob>({

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { type Kysely, sql } from 'kysely';
 import type { DB } from './schema';
+import { sqlMilliseconds } from './sql-milliseconds';
 
 export interface LeaseOptions {
   /** The lease's name: one of lease-names.ts. */
@@ -31,7 +32,7 @@ export function newLeaseHolder(): string {
 export async function claimLease(db: Kysely<DB>, name: string, holder: string, ttlMs: number): Promise<boolean> {
   const { rows } = await sql<{ holder: string }>`
     INSERT INTO leases AS l (name, holder, acquired_at, expires_at)
-    VALUES (${name}, ${holder}, now(), now() + ${ttlMs}::int * interval '1 millisecond')
+    VALUES (${name}, ${holder}, now(), now() + ${sqlMilliseconds(ttlMs)})
     ON CONFLICT (name) DO UPDATE
       SET holder = EXCLUDED.holder, acquired_at = EXCLUDED.acquired_at, expires_at = EXCLUDED.expires_at
       WHERE l.expires_at <= now()
@@ -42,7 +43,7 @@ export async function claimLease(db: Kysely<DB>, name: string, holder: string, t
 /** Extends `holder`'s lease by ttlMs from now; false when the lease is no longer its own. */
 export async function renewLease(db: Kysely<DB>, name: string, holder: string, ttlMs: number): Promise<boolean> {
   const result = await sql`
-    UPDATE leases SET expires_at = now() + ${ttlMs}::int * interval '1 millisecond'
+    UPDATE leases SET expires_at = now() + ${sqlMilliseconds(ttlMs)}
      WHERE name = ${name} AND holder = ${holder}`.execute(db);
   return (result.numAffectedRows ?? 0n) > 0n;
 }

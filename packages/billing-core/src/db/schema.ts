@@ -4,12 +4,16 @@ import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
 type DbTime = ColumnType<Date, Date | string | undefined, Date | string>;
 type DbTimeNullable = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 
-export type Provider = 'stripe' | 'revenuecat';
+/** The payment providers Tally takes events from (inbox_events.provider, subscriptions.source, …). */
+export const providers = ['stripe', 'revenuecat'] as const;
+export type Provider = (typeof providers)[number];
 export const inboxStatuses = ['received', 'processing', 'processed', 'failed', 'ignored'] as const;
 export type InboxStatus = (typeof inboxStatuses)[number];
 /** The payment environments, for every provider (inbox_events.environment, PAYMENT_ENVIRONMENTS). */
 export const paymentEnvironments = ['production', 'sandbox'] as const;
 export type PaymentEnvironment = (typeof paymentEnvironments)[number];
+/** The environments that move money when PAYMENT_ENVIRONMENTS is unset: production only (fail closed). */
+export const defaultPaymentEnvironments = ['production'] as const satisfies readonly PaymentEnvironment[];
 
 export interface InboxEventsTable {
   id: Generated<number>;
@@ -124,7 +128,7 @@ export interface UserAliasesTable {
   created_at: DbTime;
 }
 
-export type SubscriptionSource = 'revenuecat' | 'stripe';
+export type SubscriptionSource = Provider;
 export type SubscriptionStatus = 'active' | 'inactive';
 
 export interface SubscriptionsTable {

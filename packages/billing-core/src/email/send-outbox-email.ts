@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../db/schema';
+import { sqlMilliseconds } from '../db/sql-milliseconds';
 import { toErrorText } from '../errors';
 import type { Mailer } from '../ports/mailer';
 import { type BackoffSettings, computeBackoffDelayMs } from '../scheduling/backoff';
@@ -43,7 +44,7 @@ export async function sendOutboxEmail(
         // A worker died mid-send; the relay hands such rows back after its processing timeout.
         eb.and([
           eb('status', '=', 'processing'),
-          eb('updated_at', '<', sql<Date>`now() - make_interval(secs => ${deps.processingStaleAfterMs / 1000})`),
+          eb('updated_at', '<', sql<Date>`now() - ${sqlMilliseconds(deps.processingStaleAfterMs)}`),
         ]),
       ]),
     )
@@ -74,7 +75,7 @@ export async function sendOutboxEmail(
       .set({
         status: parked ? 'failed' : 'pending',
         last_error: toErrorText(error),
-        next_attempt_at: parked ? null : sql`now() + make_interval(secs => ${delayMs / 1000})`,
+        next_attempt_at: parked ? null : sql`now() + ${sqlMilliseconds(delayMs)}`,
         enqueued_at: sql`now()`,
         updated_at: sql`now()`,
       })

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../db/schema';
+import { sqlMilliseconds } from '../db/sql-milliseconds';
 import type { IdempotencyClaim, IdempotencyKeyVerdict, IdempotentRequestFingerprint } from './idempotency-types';
 import { readIdempotencyKeyVerdict } from './stored-idempotency-key';
 
@@ -58,11 +59,7 @@ export async function claimIdempotencyKey(
           .where((eb) =>
             eb.or([
               eb('idempotency_keys.locked_at', 'is', null),
-              eb(
-                'idempotency_keys.locked_at',
-                '<',
-                sql<Date>`now() - ${options.lockTimeoutMs} * interval '1 millisecond'`,
-              ),
+              eb('idempotency_keys.locked_at', '<', sql<Date>`now() - ${sqlMilliseconds(options.lockTimeoutMs)}`),
             ]),
           ),
       )

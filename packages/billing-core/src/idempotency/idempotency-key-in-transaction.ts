@@ -1,6 +1,7 @@
 import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
 import { IDEMPOTENCY_KEY_LOCK_NAMESPACE } from '../db/advisory-locks';
 import type { DB } from '../db/schema';
+import { sqlMilliseconds } from '../db/sql-milliseconds';
 import { assertFinalAnswer, finishedKey } from './finish-idempotency-key';
 import {
   AnsweredByIdempotencyKeyError,
@@ -84,7 +85,7 @@ export async function answerAfterConflict(
     .where((eb) =>
       eb.or([
         eb('locked_at', 'is', null),
-        eb('locked_at', '<', sql<Date>`now() - ${key.lockTimeoutMs} * interval '1 millisecond'`),
+        eb('locked_at', '<', sql<Date>`now() - ${sqlMilliseconds(key.lockTimeoutMs)}`),
       ]),
     )
     .returning('id')

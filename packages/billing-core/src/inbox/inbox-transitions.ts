@@ -2,6 +2,7 @@ import { type Kysely, sql, type Transaction } from 'kysely';
 import { USER_LOCK_NAMESPACE } from '../db/advisory-locks';
 import { precompiledSql } from '../db/precompiled-sql';
 import type { DB, InboxEventRow } from '../db/schema';
+import { sqlMilliseconds } from '../db/sql-milliseconds';
 import { userLocksInKeyOrder } from '../db/user-lock-order';
 import { ERROR_TEXT_MAX_LENGTH } from '../errors';
 import type { HandlerResult } from './inbox-handler';
@@ -187,7 +188,7 @@ export async function deferInboxEvent(
   deferral: InboxDeferral,
 ): Promise<InboxEventRow | undefined> {
   const { reason, delayMs, maxWaitMs } = deferral;
-  const overdue = sql<boolean>`(waiting_since IS NOT NULL AND waiting_since <= now() - make_interval(secs => ${maxWaitMs / 1000}))`;
+  const overdue = sql<boolean>`(waiting_since IS NOT NULL AND waiting_since <= now() - ${sqlMilliseconds(maxWaitMs)})`;
   const rows = await sql<InboxEventRow>`
     UPDATE inbox_events SET
       status = CASE WHEN ${overdue} THEN 'failed' ELSE 'received' END,
@@ -199,7 +200,7 @@ export async function deferInboxEvent(
       last_error = CASE WHEN ${overdue}
         THEN left('waited since ' || waiting_since::text || ' for: ' || ${reason}, ${ERROR_TEXT_MAX_LENGTH})
         ELSE last_error END,
-      next_attempt_at = CASE WHEN ${overdue} THEN NULL ELSE now() + make_interval(secs => ${delayMs / 1000}) END,
+      next_attempt_at = CASE WHEN ${overdue} THEN NULL ELSE now() + ${sqlMilliseconds(delayMs)} END,
       enqueued_at = now(),
       updated_at = now()
     WHERE id = ${inboxEventId} AND status IN ('received', 'processing')
@@ -230,7 +231,7 @@ export async function recordInboxEventFailure(
       status: failure.park ? 'failed' : 'received',
       outcome_code: failure.park ? failure.code : ('retrying' satisfies ReceivedOutcomeCode),
       outcome_detail: failure.park ? null : failure.detail,
-      next_attempt_at: failure.park ? null : sql`now() + make_interval(secs => ${failure.delayMs / 1000})`,
+      next_attempt_at: failure.park ? null : sql`now() + ${sqlMilliseconds(failure.delayMs)}`,
       enqueued_at: sql`now()`,
       updated_at: sql`now()`,
       ...(failure.countAttempt ? { attempts: sql<number>`attempts + 1` } : {}),

@@ -4,14 +4,14 @@ import { BillingError } from '../errors';
  * Every outcome code the engine and the handlers write to `inbox_events.outcome_code`, by the
  * status it goes with. This is the only list: handlers can only return a member (HandlerResult
  * is typed on these unions), and a unit test checks docs/outcomes.md against it both ways.
- * Codes are added, never renamed.
+ * Codes are added, never renamed without a migration that rewrites the stored rows (0026 merged
+ * RevenueCat's `refunded_partially` into `partially_refunded`).
  */
 export const outcomeCodes = {
   processed: [
     'credited',
     'already_credited',
     'refunded',
-    'refunded_partially',
     'partially_refunded',
     'already_refunded',
     'subscription_synced',

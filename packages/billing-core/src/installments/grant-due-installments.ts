@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { StripeInstallmentRow } from '../db/schema';
+import { sqlMilliseconds } from '../db/sql-milliseconds';
 import { LedgerReferenceConflictError, toErrorText } from '../errors';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import { references } from '../references';
@@ -34,7 +35,7 @@ export async function grantDueInstallments(
   options: GrantInstallmentsOptions,
 ): Promise<GrantInstallmentsResult> {
   const { db } = deps;
-  const stale = sql`now() - make_interval(secs => ${options.processingStaleAfterMs / 1000})`;
+  const stale = sql`now() - ${sqlMilliseconds(options.processingStaleAfterMs)}`;
   const claimed = await sql<StripeInstallmentRow>`
     UPDATE stripe_installments SET
       status = CASE WHEN attempts >= ${options.maxAttempts} THEN 'failed' ELSE 'processing' END,

@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import type { DB } from '../db/schema';
+import { type DB, providers } from '../db/schema';
 
 /** The hours the activity covers: the current (partial) hour and the 23 before it. */
 export const HOURLY_ACTIVITY_HOURS = 24;
@@ -79,7 +79,7 @@ export function hourlyActivityQuery() {
         FROM generate_series(0, ${last}) AS i)
     SELECT h.hour,
            (SELECT count(*)::int FROM inbox_events e
-             WHERE e.provider IN ('stripe', 'revenuecat')
+             WHERE e.provider IN (${sql.join(providers.map((provider) => sql.lit(provider)))})
                AND e.received_at >= h.hour AND e.received_at < h.hour + interval '1 hour') AS received,
            (SELECT count(*)::int FROM inbox_events e
              WHERE e.raw_body_pruned_at IS NULL AND e.status IN ('processed', 'ignored')

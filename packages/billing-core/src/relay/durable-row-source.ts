@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
-import type { QueueDefinition } from '../contracts/queues';
+import type { CatalogQueue } from '../contracts/queues';
 import type { DB } from '../db/schema';
+import { sqlMilliseconds } from '../db/sql-milliseconds';
 
 export interface RelayClaimOptions {
   /** A row due this long without its job having run (hand-off failed, Redis lost it) is enqueued again. */
@@ -18,7 +19,7 @@ export interface RelayClaimOptions {
  */
 export interface DurableRowSource<Payload = unknown> {
   name: string;
-  queue: QueueDefinition<Payload>;
+  queue: CatalogQueue<Payload>;
   toPayload(id: number): Payload;
   /**
    * Claims rows that need work but may have no job: due and never handed off, hand-off failed,
@@ -53,7 +54,7 @@ export function createDurableRowSource<Payload>(spec: {
   table: RelayTable;
   pendingStatus: string;
   processingStatus?: string;
-  queue: QueueDefinition<Payload>;
+  queue: CatalogQueue<Payload>;
   toPayload(id: number): Payload;
 }): DurableRowSource<Payload> {
   const table = sql.table(spec.table);
@@ -62,8 +63,8 @@ export function createDurableRowSource<Payload>(spec: {
     queue: spec.queue,
     toPayload: spec.toPayload,
     async claimStranded(db, options) {
-      const stale = sql`now() - make_interval(secs => ${options.staleAfterMs / 1000})`;
-      const processingStale = sql`now() - make_interval(secs => ${options.processingStaleAfterMs / 1000})`;
+      const stale = sql`now() - ${sqlMilliseconds(options.staleAfterMs)}`;
+      const processingStale = sql`now() - ${sqlMilliseconds(options.processingStaleAfterMs)}`;
       const stuckInProcessing =
         spec.processingStatus === undefined
           ? sql`false`

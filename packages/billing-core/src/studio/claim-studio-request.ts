@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB, StudioRequestRow } from '../db/schema';
+import { sqlMilliseconds } from '../db/sql-milliseconds';
 
 /**
  * received → processing, attempts + 1 (an attempt counts when it starts). Only a `received` row
@@ -33,7 +34,7 @@ export async function rescheduleStudioRequest(
       status: 'received',
       error_code: failure.code,
       error: failure.message.slice(0, 2_000),
-      next_attempt_at: sql`now() + make_interval(secs => ${delayMs / 1000})`,
+      next_attempt_at: sql`now() + ${sqlMilliseconds(delayMs)}`,
       enqueued_at: sql`now()`,
       updated_at: sql`now()`,
     })

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { sqlMilliseconds } from '../db/sql-milliseconds';
 import { inUnitOfWork, type UnitOfWorkDeps } from '../unit-of-work/unit-of-work';
 import { failStudioRequestInTransaction } from './fail-studio-request';
 import type { RefundStudioRequestResult } from './refund-studio-request';
@@ -32,7 +33,7 @@ export async function sweepStuckStudioRequests(
       .selectFrom('studio_requests')
       .select(['id', 'public_id', 'updated_at'])
       .where('status', '=', 'processing')
-      .where('updated_at', '<', sql<Date>`now() - make_interval(secs => ${options.stuckAfterMs / 1000})`)
+      .where('updated_at', '<', sql<Date>`now() - ${sqlMilliseconds(options.stuckAfterMs)}`)
       .orderBy('id')
       .limit(options.batchSize)
       .forUpdate()

@@ -1,5 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { DB, StripeSubscriptionRow, SubscriptionRow } from '../db/schema';
+import type { DB, StripeSubscriptionRow, SubscriptionRow, SubscriptionSource } from '../db/schema';
 import { resolveUserId } from '../users/link-user-ids';
 
 /** What `GET /v1/users/{userId}/subscription` answers. */
@@ -16,7 +16,7 @@ export interface SubscriptionView {
 
 /** One subscription from either source, in the shape the answer is chosen from. */
 export interface SubscriptionCandidate {
-  source: 'revenuecat' | 'stripe';
+  source: SubscriptionSource;
   status: 'active' | 'inactive';
   planId: string | null;
   expiresAt: Date | null;

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { DB, Provider } from '../db/schema';
+import { type DB, type Provider, providers } from '../db/schema';
 import { resolveUserId } from '../users/link-user-ids';
 
 /** What a support search found: a user (canonical) and how the text led to it, or an inbox event. */
@@ -98,7 +98,7 @@ export async function findSupportMatches(db: Kysely<DB>, text: string, limit = 2
   const byProviderId = await db
     .selectFrom('inbox_events')
     .select(eventColumns)
-    .where('provider', 'in', ['stripe', 'revenuecat'])
+    .where('provider', 'in', providers)
     .where('provider_event_id', '=', q)
     .execute();
   // Stripe events naming the id; only when no user owns it (else they are on that user's page).

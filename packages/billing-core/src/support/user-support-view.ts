@@ -1,4 +1,4 @@
-import type { Provider } from '../db/schema';
+import type { Provider, SubscriptionSource } from '../db/schema';
 import type { InboxEventView } from '../inbox/to-inbox-event-view';
 
 // The shape of the support view (`GET /admin/users/{userId}`, `tally user <id>`): the view, one type
@@ -103,7 +103,7 @@ export interface SupportLedger {
 
 /** The combined answer of `GET /v1/users/{userId}/subscription`, plus where it came from. */
 export interface SupportCurrentSubscription {
-  source: 'revenuecat' | 'stripe';
+  source: SubscriptionSource;
   planId: string | null;
   status: 'active' | 'inactive';
   expiresAt: Date | null;

@@ -98,9 +98,15 @@ export const baseEnvSchema = z.object({
 });
 
 /**
- * `PAYMENT_ENVIRONMENTS`: which payment environments may move money or plans (default
- * production only). Events from the others are stored and ignored with that reason.
+ * `PAYMENT_ENVIRONMENTS`: which payment environments may move money or plans; `byDefault` when
+ * unset. Events from the others are stored and ignored with that reason. The apps pass both lists
+ * from billing-core (`paymentEnvironments`, `defaultPaymentEnvironments`): this package names none.
  */
-export const paymentEnvironmentsSetting = csvList
-  .transform((list) => (list.length === 0 ? ['production'] : list))
-  .pipe(z.array(z.enum(['production', 'sandbox'], { message: 'each value is production or sandbox' })));
+export function paymentEnvironmentsSetting<const Environment extends string>(
+  environments: readonly [Environment, ...Environment[]],
+  byDefault: readonly [Environment, ...Environment[]],
+) {
+  return csvList
+    .transform((list) => (list.length === 0 ? [...byDefault] : list))
+    .pipe(z.array(z.enum(environments, { message: `each value is ${environments.join(' or ')}` })));
+}

@@ -4,15 +4,22 @@ import type { Logger } from 'pino';
 import { withTimeout } from '../lifecycle/with-timeout';
 
 /**
- * What a producer reads of a queue definition. The apps pass entries of billing-core's queue
- * catalog (which documents each field); this package names only the shape it uses, so the
- * plumbing does not depend on the domain.
+ * A queue definition: the one declaration of what the queue plumbing reads. The apps pass the
+ * entries of billing-core's queue catalog, values built to this shape (`defineQueue`) without
+ * naming it, so the plumbing does not depend on the domain nor the domain on BullMQ.
  */
 export interface QueueDefinition<Payload> {
   name: string;
+  /**
+   * BullMQ job ids may not contain ':' nor be all digits. One id per durable row means a second
+   * enqueue of a row that is still waiting is ignored instead of running it twice.
+   */
   jobId(payload: Payload): string;
+  /** Queue-level attempts (BullMQ `attempts`), for failures the job's own row does not count. */
   attempts: number;
+  /** First delay of the queue-level exponential backoff. */
   backoffDelayMs: number;
+  /** Finished jobs stay visible in the dashboard this long; Postgres keeps everything. */
   retention: { completedAgeSeconds: number; completedCount: number; failedAgeSeconds: number };
 }
 

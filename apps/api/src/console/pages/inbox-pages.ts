@@ -1,4 +1,10 @@
-import { type AdminActionView, type InboxEventRow, type InboxEventView, inboxStatuses } from '@tally/billing-core';
+import {
+  type AdminActionView,
+  type InboxEventRow,
+  type InboxEventView,
+  inboxStatuses,
+  providers,
+} from '@tally/billing-core';
 import { html, queryString } from '../html';
 import {
   consoleBase,
@@ -41,7 +47,7 @@ export function inboxPage(data: {
     notice: data.notice ? notices[data.notice] : undefined,
     body: html`
 <form class="filters" method="get" action="${consoleBase}/events">
-  <label for="f-provider">Provider<select id="f-provider" name="provider">${option('', filter.provider, 'any')}${option('stripe', filter.provider)}${option('revenuecat', filter.provider)}</select></label>
+  <label for="f-provider">Provider<select id="f-provider" name="provider">${option('', filter.provider, 'any')}${providers.map((provider) => option(provider, filter.provider))}</select></label>
   <label for="f-type">Type<input id="f-type" name="type" value="${filter.type ?? ''}" placeholder="invoice.paid"></label>
   <label for="f-status">Status<select id="f-status" name="status">${option('', filter.status, 'any')}${inboxStatuses.map((status) => option(status, filter.status))}</select></label>
   <label for="f-outcome">Outcome<input id="f-outcome" name="outcome" value="${filter.outcome ?? ''}" placeholder="invalid_event"></label>

@@ -3,6 +3,7 @@ import {
   findInboxEvent,
   inboxStatuses,
   listInboxEvents,
+  providers,
   replayInboxEvents,
   requeueInboxEvents,
   toInboxEventView,
@@ -21,7 +22,7 @@ import {
   requeueOneEvent,
 } from './inbox-actions';
 
-const providerSchema = z.enum(['stripe', 'revenuecat']);
+const providerSchema = z.enum(providers);
 const outcomeCodeSchema = z
   .string()
   .regex(/^[a-z][a-z0-9_]{0,63}$/, 'an outcome code such as credited or invalid_event');

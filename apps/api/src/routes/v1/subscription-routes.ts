@@ -15,6 +15,7 @@ import { sendError } from '@tally/platform';
 import { Router } from 'express';
 import type { Kysely } from 'kysely';
 import { errorAnswer, type RouteAnswer } from '../../http/answer';
+import { httpStatusByBillingErrorCode } from '../../http/billing-error-statuses';
 import type { IdempotentPosts } from '../../http/idempotency';
 import { userScopeOf } from '../../http/user-scope';
 
@@ -26,7 +27,7 @@ export interface SubscriptionRoutesDeps {
   idempotency: IdempotentPosts;
 }
 
-/** The answer to a sync failure: unknown user 404, not configured 503, RevenueCat 429 → 503 + Retry-After, else 502. */
+/** The answer to a sync failure: unknown user 404, not configured 503, RevenueCat 429 → 503 + Retry-After, unavailable or rejected 502. */
 function syncErrorAnswer(error: unknown): RouteAnswer {
   if (error instanceof RetryLaterError) {
     const answer = errorAnswer(503, 'revenuecat_rate_limited', 'RevenueCat asked to slow down; try again later');
@@ -34,8 +35,10 @@ function syncErrorAnswer(error: unknown): RouteAnswer {
     return answer;
   }
   if (!(error instanceof BillingError)) throw error;
-  const status = error.code === 'unknown_user' ? 404 : error.code === 'not_configured' ? 503 : 502;
-  return { ...errorAnswer(status, error.code, error.message), retryable: error.retryable };
+  return {
+    ...errorAnswer(httpStatusByBillingErrorCode[error.code], error.code, error.message),
+    retryable: error.retryable,
+  };
 }
 
 /**

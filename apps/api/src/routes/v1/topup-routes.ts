@@ -15,6 +15,7 @@ import { Router } from 'express';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import { errorAnswer, type RouteAnswer } from '../../http/answer';
+import { httpStatusByBillingErrorCode } from '../../http/billing-error-statuses';
 import type { IdempotentPosts } from '../../http/idempotency';
 import { parseOrAnswer } from '../../http/params';
 import { userScopeOf } from '../../http/user-scope';
@@ -22,23 +23,11 @@ import { userScopeOf } from '../../http/user-scope';
 const createSchema = z.object({ packId: z.string().min(1).max(255) });
 const referenceSchema = z.string().regex(/^tu_[A-Za-z0-9]{8,64}$/);
 
-/** One table from billing error codes to HTTP statuses. */
-const statusByCode: Record<string, number> = {
-  unknown_pack: 400,
-  topup_not_found: 404,
-  topup_not_paid: 409,
-  not_configured: 503,
-  stripe_unavailable: 502,
-  stripe_request_failed: 502,
-  retry_later: 503,
-  invalid_event: 409,
-};
-
 /** The answer to a billing error, or undefined for one the caller rethrows. */
 function billingErrorAnswer(error: unknown): RouteAnswer | undefined {
   // Another attempt runs this request's Idempotency-Key now: the idempotent POST answers 409.
   if (!(error instanceof BillingError) || error instanceof IdempotencyLeaseLostError) return undefined;
-  const status = statusByCode[error.code] ?? 500;
+  const status: number = httpStatusByBillingErrorCode[error.code];
   const answer = errorAnswer(status, error.code, status >= 500 ? 'the payment provider is unavailable' : error.message);
   if (error instanceof TopupNotPaidError) {
     answer.body = { error: { code: error.code, message: error.message }, paymentStatus: error.paymentStatus };

@@ -54,7 +54,7 @@ export function createTokenPackRefundRoute(deps: { catalog: Catalog }) {
       return taken === credited
         ? processed('refunded', `took back ${taken} tokens (${pack.id})`)
         : processed(
-            'refunded_partially',
+            'partially_refunded',
             `took back ${taken} of ${credited} tokens (${pack.id}); shortfall ${credited - taken}: already spent`,
           );
     },

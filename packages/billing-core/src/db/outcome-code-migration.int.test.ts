@@ -1,0 +1,81 @@
+import { cp, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { outcomeCodes } from '../inbox/outcome-codes';
+import { testDatabaseServerUrl } from '../testing/test-services';
+import { ensureDatabaseExists, migrate, migrationsDir } from './migrate';
+
+/** Migration 0026: one outcome code for a partial refund, in every stored row. */
+describe('migration 0026 (one partial refund outcome code)', () => {
+  const name = `tally_test_partial_code_${process.pid}_${Date.now().toString(36)}`;
+  const url = (() => {
+    const parsed = new URL(testDatabaseServerUrl());
+    parsed.pathname = `/${name}`;
+    return parsed.toString();
+  })();
+  let client: pg.Client;
+
+  beforeAll(async () => {
+    // Migrate to 0025 first, as a database of the previous release.
+    const before = await mkdtemp(path.join(tmpdir(), 'tally-migrations-0025-'));
+    for (const file of await readdir(migrationsDir)) {
+      if (file < '0026') await cp(path.join(migrationsDir, file), path.join(before, file));
+    }
+    await ensureDatabaseExists(url);
+    await migrate(url, before);
+    await rm(before, { recursive: true });
+    client = new pg.Client({ connectionString: url });
+    await client.connect();
+  });
+  afterAll(async () => {
+    await client.end();
+    const admin = new pg.Client({ connectionString: testDatabaseServerUrl() });
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
+    await admin.end();
+  });
+
+  /** A finished inbox row with an outcome code, as a worker writes it. */
+  const insertFinished = (id: string, provider: string, code: string) =>
+    client.query(
+      `INSERT INTO inbox_events (provider, provider_event_id, type, raw_body, status, outcome_code, processed_at)
+       VALUES ($1, $2, 't', '{}', 'processed', $3, now())`,
+      [provider, id, code],
+    );
+  const codes = async () =>
+    Object.fromEntries(
+      (
+        await client.query<{ provider_event_id: string; outcome_code: string | null }>(
+          'SELECT provider_event_id, outcome_code FROM inbox_events ORDER BY id',
+        )
+      ).rows.map((row) => [row.provider_event_id, row.outcome_code]),
+    );
+
+  it('rewrites every stored refunded_partially to partially_refunded and translates writes of the previous release', async () => {
+    expect(outcomeCodes.processed).toContain('partially_refunded');
+    expect(outcomeCodes.processed).not.toContain('refunded_partially');
+    await insertFinished('rc-partial', 'revenuecat', 'refunded_partially');
+    await insertFinished('stripe-partial', 'stripe', 'partially_refunded');
+    await insertFinished('rc-full', 'revenuecat', 'refunded');
+
+    await migrate(url);
+    expect(await codes()).toEqual({
+      'rc-partial': 'partially_refunded',
+      'stripe-partial': 'partially_refunded',
+      'rc-full': 'refunded',
+    });
+
+    // A worker of the previous release, still running during the rollout: its insert and its
+    // finished mark (an update of a received row) both store the one code.
+    await insertFinished('late-insert', 'revenuecat', 'refunded_partially');
+    await client.query(
+      `INSERT INTO inbox_events (provider, provider_event_id, type, raw_body) VALUES ('revenuecat', 'late-mark', 't', '{}')`,
+    );
+    await client.query(
+      `UPDATE inbox_events SET status = 'processed', outcome_code = 'refunded_partially', processed_at = now()
+        WHERE provider_event_id = 'late-mark'`,
+    );
+    expect(await codes()).toMatchObject({ 'late-insert': 'partially_refunded', 'late-mark': 'partially_refunded' });
+  });
+});
