@@ -144,6 +144,27 @@ describe('credit lots: every credit creates a lot, every debit draws in the fixe
     await expect(
       db.updateTable('credit_lots').set({ remaining: 11 }).where('source', '=', 'test:guard-lots:pack').execute(),
     ).rejects.toThrow(/credit_lots_remaining_ck/);
+    expect(await verifyLedger(db)).toMatchObject({ ok: true, discrepancies: [] });
+
+    // A debit whose draws do not add up to its amount is named by ledger verify.
+    await post(db, 'guard-lots', 'test:guard-lots:promo', 5, promotional(null));
+    const spent = await post(db, 'guard-lots', 'test:guard-lots:spend', -3, { kind: 'spend' });
+    const packLot = await db
+      .selectFrom('credit_lots')
+      .select('id')
+      .where('source', '=', 'test:guard-lots:pack')
+      .executeTakeFirstOrThrow();
+    await db
+      .insertInto('ledger_draws')
+      .values({ ledger_entry_id: spent.entry.id, lot_id: packLot.id, amount: 1 })
+      .execute();
+    expect((await verifyLedger(db)).discrepancies).toEqual([
+      {
+        userId: 'guard-lots',
+        problem: 'draws_differ_from_amount',
+        detail: 'debit test:guard-lots:spend of 3 drew 4 from lots',
+      },
+    ]);
   });
 });
 
