@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import type { FakeStripe } from '../support/fakes/fake-stripe';
 import { eventually, type Json, readJson, startStackWithFakeStripe, type TestStack } from '../support/stack';
 import {
+  stripeDispute,
   stripeEventBody,
   stripeId,
   stripeInvoice,
@@ -187,6 +188,49 @@ describe('credit lots through the real flows', () => {
       before,
     );
     expect(before.wallet.balance).toBe(85);
+  });
+
+  it("a chargeback takes from the disputed pack's lot first, and a won dispute gives back to that lot", async () => {
+    const userId = stripeId('user');
+    const { invoiceId } = await subscribe(
+      userId,
+      'price_premium_monthly_expiring',
+      Math.floor(Date.now() / 1000) + 30 * 24 * 3600,
+    );
+    const paymentIntent = stripeId('pi');
+    const charge = stripeId('ch');
+    const pack = stripeEventBody(
+      'payment_intent.succeeded',
+      stripePackIntent({ id: paymentIntent, userId, customer: stripeId('cus') }),
+    );
+    expect(await deliver(pack)).toMatchObject({ outcome_code: 'credited' });
+    const disputeId = stripeId('dp');
+    const withdrawn = stripeDispute({ id: disputeId, charge, paymentIntent, withdrawn: true });
+    fake.putDispute(withdrawn);
+    expect(await deliver(stripeEventBody('charge.dispute.funds_withdrawn', withdrawn))).toMatchObject({
+      outcome_code: 'dispute_funds_withdrawn',
+    });
+    const remainingBySource = async () => (await lotRows(userId)).map((lot) => [lot.source, lot.remaining] as const);
+    // The subscription lot comes first in the draw order, but the take-back takes the pack's own lot.
+    expect(await remainingBySource()).toEqual([
+      [`stripe:invoice:${invoiceId}`, 100],
+      [`stripe:payment:${paymentIntent}`, 0],
+    ]);
+    const won = stripeDispute({ id: disputeId, charge, paymentIntent, reinstated: true });
+    fake.putDispute(won);
+    expect(await deliver(stripeEventBody('charge.dispute.funds_reinstated', won))).toMatchObject({
+      outcome_code: 'dispute_funds_reinstated',
+    });
+    expect(await remainingBySource()).toEqual([
+      [`stripe:invoice:${invoiceId}`, 100],
+      [`stripe:payment:${paymentIntent}`, 100],
+    ]);
+    const [, packLot] = await lotRows(userId);
+    expect((await drawRows(userId)).map((row) => [row.reference, row.lot_id, row.amount])).toEqual([
+      [`stripe:dispute:${disputeId}`, packLot?.id, 100],
+      [`stripe:dispute:${disputeId}:reinstated`, packLot?.id, 100],
+    ]);
+    expect(await verifyLedger(stack.db)).toMatchObject({ ok: true, discrepancies: [] });
   });
 
   it("an annual plan's monthly grants each expire when the next is due, the last a month after its own", async () => {
