@@ -833,6 +833,13 @@ const mutations = [
     to: '     WHERE false',
     tests: ['packages/billing-core/src/ledger/lots.int'],
   },
+  {
+    name: 'lots: the batched backfill of opening lots finds no wallet to open',
+    file: 'packages/billing-core/src/ledger/open-missing-lots.ts',
+    from: '       WHERE w.balance > coalesce(',
+    to: '       WHERE w.balance < coalesce(',
+    tests: ['packages/billing-core/src/ledger/lots.int'],
+  },
 ];
 
 // MUTATIONS=<substring>: run only the mutations whose name contains it; MUTATIONS_DRY_RUN=1 checks the guards are found.

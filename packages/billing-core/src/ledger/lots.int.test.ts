@@ -10,6 +10,7 @@ import { testOutbox } from '../testing/test-outbox';
 import { createTestDatabase, type TestDatabase, testDatabaseServerUrl } from '../testing/test-services';
 import { inUnitOfWork } from '../unit-of-work/unit-of-work';
 import type { LotMovement } from './lots';
+import { openMissingLots } from './open-missing-lots';
 import { postLedgerEntry } from './post-ledger-entry';
 import { listLedgerEntries, listLots } from './read-wallet';
 import { verifyLedger } from './verify-ledger';
@@ -223,6 +224,13 @@ describe('migration 0027 on a database with balances', () => {
         ['old-a', 'lots_differ_from_balance'],
         ['old-b', 'lots_differ_from_balance'],
       ]);
+      // The batched backfill opens them in short transactions of `batchSize` wallets, until none is left.
+      expect([
+        await openMissingLots(db, { batchSize: 1 }),
+        await openMissingLots(db, { batchSize: 1 }),
+        await openMissingLots(db, { batchSize: 1 }),
+      ]).toEqual([1, 1, 0]);
+      expect(await verifyLedger(db)).toMatchObject({ ok: true, discrepancies: [] });
 
       await post(db, 'old-a', 'test:new:a-spend', -30, { kind: 'spend' });
       await post(db, 'old-b', 'test:new:b-sub', 10, subscription(null));
