@@ -21,6 +21,7 @@ module.exports = {
     '<rootDir>/test/e2e/exactly-once.int.test.ts',
     '<rootDir>/test/e2e/processes.int.test.ts',
     '<rootDir>/test/e2e/studio.int.test.ts',
+    '<rootDir>/test/e2e/lots.int.test.ts',
     '<rootDir>/test/e2e/reconcile.int.test.ts',
     '<rootDir>/test/e2e/reconcile-loop.int.test.ts',
     '<rootDir>/test/e2e/dashboard.int.test.ts',

@@ -128,6 +128,11 @@ describe('ledger verification reports a tampered balance', () => {
           reason: 'test',
         })
         .execute();
+      // As the new code writes it: the credit's lot beside the entry (docs/lots.md).
+      await trx
+        .insertInto('credit_lots')
+        .values({ user_id: 'tampered', category: 'purchased', source: 'test:tamper', amount: 50, remaining: 50 })
+        .execute();
     });
     expect(await readJson(await stack.apiRequest('/admin/ledger/verify'))).toMatchObject({
       ok: true,
@@ -148,6 +153,7 @@ describe('ledger verification reports a tampered balance', () => {
       entriesChecked: 1,
       discrepancies: [
         { userId: 'tampered', problem: 'balance_differs_from_sum', detail: 'wallet holds 1000, entries sum to 50' },
+        { userId: 'tampered', problem: 'lots_differ_from_balance', detail: 'wallet holds 1000, its lots hold 50' },
       ],
     });
   });

@@ -1,4 +1,4 @@
-import { postLedgerEntry } from '@tally/billing-core';
+import { plainLots, postLedgerEntry } from '@tally/billing-core';
 import { stripeTokenPackPayment } from '../support/events';
 import { adminKey, appKey, readJson, TestStack } from '../support/stack';
 
@@ -11,7 +11,9 @@ describe('the API', () => {
       ['test:api:2', 50],
       ['test:api:3', -20],
     ] as const) {
-      await stack.transaction((uow) => postLedgerEntry(uow, { userId: 'api-user', reference, amount, reason: 'test' }));
+      await stack.transaction((uow) =>
+        postLedgerEntry(uow, { userId: 'api-user', reference, amount, reason: 'test', lots: plainLots(amount) }),
+      );
     }
   });
   afterAll(() => stack.stop());
@@ -31,14 +33,31 @@ describe('the API', () => {
   });
 
   it('returns the wallet, and a zero balance for a user never credited', async () => {
+    // Its lots in the draw order: both never expire and are purchased, so the oldest comes first
+    // (the debit of 20 drew from it).
+    const lot = (source: string, amount: number, remaining: number) => ({
+      id: expect.any(Number),
+      category: 'purchased',
+      source,
+      amount,
+      remaining,
+      expiresAt: null,
+      createdAt: expect.any(String),
+    });
     expect(await (await stack.apiRequest('/v1/users/api-user/wallet')).json()).toEqual({
       userId: 'api-user',
       balance: 130,
+      lots: [lot('test:api:1', 100, 80), lot('test:api:2', 50, 50)],
     });
-    expect(await (await stack.apiRequest('/v1/users/nobody/wallet')).json()).toEqual({ userId: 'nobody', balance: 0 });
+    expect(await (await stack.apiRequest('/v1/users/nobody/wallet')).json()).toEqual({
+      userId: 'nobody',
+      balance: 0,
+      lots: [],
+    });
   });
 
   it('returns the ledger newest first, paged with a cursor', async () => {
+    const wallet = await readJson(await stack.apiRequest('/v1/users/api-user/wallet'));
     const first = await readJson(await stack.apiRequest('/v1/users/api-user/ledger?limit=2'));
     expect(first.entries).toEqual([
       {
@@ -48,6 +67,8 @@ describe('the API', () => {
         balanceAfter: 130,
         reason: 'test',
         createdAt: expect.any(String),
+        // A debit lists what it drew: all 20 from the oldest lot.
+        draws: [{ lotId: wallet.lots[0].id, amount: 20 }],
       },
       {
         reference: 'test:api:2',

@@ -2,6 +2,7 @@ import {
   type AppWebhookMessageRow,
   createAppWebhookSender,
   inUnitOfWork,
+  plainLots,
   postLedgerEntry,
   toAppWebhookBody,
   toWebhookId,
@@ -39,7 +40,7 @@ describe('app webhook invariants (what the chaos suite checks after every scenar
     n += 1;
     const reference = `test:inv:${userId}:${n}`;
     return inUnitOfWork({ db: db(), outbox: testOutbox }, (uow) =>
-      postLedgerEntry(uow, { userId, reference, amount, reason: 'test_grant' }),
+      postLedgerEntry(uow, { userId, reference, amount, reason: 'test_grant', lots: plainLots(amount) }),
     );
   };
   const messagesOf = (userId: string) =>
@@ -91,7 +92,13 @@ describe('app webhook invariants (what the chaos suite checks after every scenar
 
   it('report a message sent for a change that rolled back', async () => {
     await inUnitOfWork({ db: db(), outbox: testOutbox }, async (uow) => {
-      await postLedgerEntry(uow, { userId: 'inv-rollback', reference: 'test:inv:rollback', amount: 5, reason: 'x' });
+      await postLedgerEntry(uow, {
+        userId: 'inv-rollback',
+        reference: 'test:inv:rollback',
+        amount: 5,
+        reason: 'x',
+        lots: plainLots(5),
+      });
       const message = await uow.trx
         .selectFrom('app_webhook_messages')
         .selectAll()

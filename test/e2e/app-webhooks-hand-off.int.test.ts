@@ -3,6 +3,7 @@ import {
   createAiStudioClient,
   createAppWebhookSender,
   inUnitOfWork,
+  plainLots,
   postLedgerEntry,
   toWebhookId,
 } from '@tally/billing-core';
@@ -150,7 +151,14 @@ describe('outbound app webhooks: handed to the queue right after the commit, not
     try {
       await inUnitOfWork(
         { db: stack.db, outbox: { lowBalanceThreshold: undefined, handOff: handOff.handOff } },
-        (uow) => postLedgerEntry(uow, { userId, reference: `test:awh:${userId}`, amount: 3, reason: 'test_grant' }),
+        (uow) =>
+          postLedgerEntry(uow, {
+            userId,
+            reference: `test:awh:${userId}`,
+            amount: 3,
+            reason: 'test_grant',
+            lots: plainLots(3),
+          }),
       );
       await handOff.drain();
     } finally {

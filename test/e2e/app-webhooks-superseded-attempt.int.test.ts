@@ -1,4 +1,10 @@
-import { createAppWebhookSender, deliverAppWebhookMessage, postLedgerEntry, toWebhookId } from '@tally/billing-core';
+import {
+  createAppWebhookSender,
+  deliverAppWebhookMessage,
+  plainLots,
+  postLedgerEntry,
+  toWebhookId,
+} from '@tally/billing-core';
 import { signal } from '@tally/billing-core/testing';
 import { sql } from 'kysely';
 import { AppWebhookReceiver, newWebhookSecret } from '../support/fakes/app-webhook-receiver';
@@ -26,7 +32,13 @@ describe('outbound app webhooks: a superseded attempt records nothing', () => {
   it("an old attempt's late failure neither puts the message back to pending nor hides the newer attempt's delivery", async () => {
     const userId = `awh-superseded-${Date.now().toString(36)}`;
     await stack.transaction((uow) =>
-      postLedgerEntry(uow, { userId, reference: `test:awh:${userId}`, amount: 9, reason: 'test_grant' }),
+      postLedgerEntry(uow, {
+        userId,
+        reference: `test:awh:${userId}`,
+        amount: 9,
+        reason: 'test_grant',
+        lots: plainLots(9),
+      }),
     );
     const { id: messageId } = await stack.db
       .selectFrom('app_webhook_messages')

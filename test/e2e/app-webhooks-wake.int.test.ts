@@ -1,4 +1,4 @@
-import { appWebhookSource, createAppWebhookSender, postLedgerEntry } from '@tally/billing-core';
+import { appWebhookSource, createAppWebhookSender, plainLots, postLedgerEntry } from '@tally/billing-core';
 import { testRedisUrl } from '@tally/billing-core/testing';
 import { createLogger, createProducerQueue, createRedisConnection, enqueueJob } from '@tally/platform';
 import type { Redis } from 'ioredis';
@@ -96,6 +96,7 @@ describe('outbound app webhooks: a predecessor finishing while its successor is 
           reference: `test:awh-${label}:${userId}:${n}`,
           amount: 5,
           reason: 'test_grant',
+          lots: plainLots(5),
         }),
       );
     }

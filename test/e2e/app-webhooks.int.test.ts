@@ -3,6 +3,7 @@ import {
   createAppWebhookSender,
   createRevenueCatApiClient,
   createStripeApi,
+  plainLots,
   postLedgerEntry,
   pruneAppWebhookMessages,
   toWebhookId,
@@ -99,7 +100,13 @@ describe('outbound app webhooks: one signed message per change, at least once, i
   // Written as the stack's api writes (no hand-off in this file: the relay hands these off).
   const grant = (userId: string, amount: number, tag: string) =>
     stack.transaction((uow) =>
-      postLedgerEntry(uow, { userId, reference: `test:awh:${userId}:${tag}`, amount, reason: 'test_grant' }),
+      postLedgerEntry(uow, {
+        userId,
+        reference: `test:awh:${userId}:${tag}`,
+        amount,
+        reason: 'test_grant',
+        lots: plainLots(amount),
+      }),
     );
 
   const studioRequest = async (userId: string, body: Json) => {

@@ -1,4 +1,4 @@
-import { inUnitOfWork, postLedgerEntry, queueCatalog, toWebhookId } from '@tally/billing-core';
+import { inUnitOfWork, plainLots, postLedgerEntry, queueCatalog, toWebhookId } from '@tally/billing-core';
 import {
   createTestDatabase,
   type TestDatabase,
@@ -22,7 +22,13 @@ describe('tally app-webhooks list|show|redeliver: tables, --json as the admin AP
     env = { DATABASE_URL: database.url, REDIS_URL: testRedisUrl(), QUEUE_PREFIX: prefix };
     for (const amount of [11, 12]) {
       await inUnitOfWork({ db: database.db, outbox: testOutbox }, (uow) =>
-        postLedgerEntry(uow, { userId, reference: `test:cli:${amount}`, amount, reason: 'test_grant' }),
+        postLedgerEntry(uow, {
+          userId,
+          reference: `test:cli:${amount}`,
+          amount,
+          reason: 'test_grant',
+          lots: plainLots(amount),
+        }),
       );
     }
     await database.db

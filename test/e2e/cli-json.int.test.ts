@@ -135,7 +135,10 @@ describe('the tally CLI: --json output parses, exit codes are 0 ok, 1 failure or
     const report = await json(['ledger', 'verify', '--json'], 1);
     expect(report).toMatchObject({
       ok: false,
-      discrepancies: [{ userId: 'cli-tampered', problem: 'balance_differs_from_sum' }],
+      discrepancies: [
+        { userId: 'cli-tampered', problem: 'balance_differs_from_sum' },
+        { userId: 'cli-tampered', problem: 'lots_differ_from_balance', detail: 'wallet holds 7, its lots hold 0' },
+      ],
     });
     const text = await runCli(['ledger', 'verify'], env);
     expect(text.code).toBe(1);

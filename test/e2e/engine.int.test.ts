@@ -2,6 +2,7 @@ import {
   findWallet,
   type InboxHandlers,
   inboxJobId,
+  plainLots,
   postLedgerEntry,
   RetryLaterError,
   references,
@@ -167,6 +168,7 @@ describe('the engine the flows plug into', () => {
         reference: references.revenuecatEvent('rc-conflict-1'),
         amount: 7,
         reason: 'manual_adjustment',
+        lots: plainLots(7),
       }),
     );
     const worker = stack.startWorker();
@@ -205,6 +207,7 @@ describe('the engine the flows plug into', () => {
         reference: references.revenuecatEvent('rc-conflict-2'),
         amount: 100,
         reason: 'manual_adjustment',
+        lots: plainLots(100),
       }),
     );
     const worker = stack.startWorker();

@@ -1,4 +1,10 @@
-import { IDEMPOTENCY_KEY_LOCK_NAMESPACE, inUnitOfWork, lockStudioUser, postLedgerEntry } from '@tally/billing-core';
+import {
+  IDEMPOTENCY_KEY_LOCK_NAMESPACE,
+  inUnitOfWork,
+  lockStudioUser,
+  plainLots,
+  postLedgerEntry,
+} from '@tally/billing-core';
 import { createTestDatabase, type TestDatabase, testOutbox, uniqueQueuePrefix } from '@tally/billing-core/testing';
 import { sql } from 'kysely';
 import { RunningProcess } from '../support/built-process';
@@ -77,7 +83,13 @@ describe('Idempotency-Key across an api crash: the retry replays what committed 
       expect(free.status).toBe(202);
     }
     await inUnitOfWork({ db: database.db, outbox: testOutbox }, (uow) =>
-      postLedgerEntry(uow, { userId, reference: `test:grant:${userId}`, amount: 40, reason: 'test_grant' }),
+      postLedgerEntry(uow, {
+        userId,
+        reference: `test:grant:${userId}`,
+        amount: 40,
+        reason: 'test_grant',
+        lots: plainLots(40),
+      }),
     );
     return userId;
   };

@@ -3,6 +3,7 @@ import {
   createStripeApi,
   fingerprintRequestBody,
   lockStudioUser,
+  plainLots,
   postLedgerEntry,
   STUDIO_LOCK_NAMESPACE,
 } from '@tally/billing-core';
@@ -38,7 +39,13 @@ describe('Idempotency-Key: a retried POST under /v1 never charges or creates twi
 
   const grant = (userId: string, amount: number) =>
     stack.transaction((uow) =>
-      postLedgerEntry(uow, { userId, reference: `test:grant:${userId}:${amount}`, amount, reason: 'test_grant' }),
+      postLedgerEntry(uow, {
+        userId,
+        reference: `test:grant:${userId}:${amount}`,
+        amount,
+        reason: 'test_grant',
+        lots: plainLots(amount),
+      }),
     );
 
   const studioPath = (userId: string) => `/v1/users/${userId}/studio/requests`;
@@ -200,7 +207,11 @@ describe('Idempotency-Key: a retried POST under /v1 never charges or creates twi
     expect(await keyRows(userId)).toEqual([expect.objectContaining({ idempotency_key: key, response_status: 202 })]);
     // A GET is never keyed: the header changes nothing on it.
     const read = await stack.apiRequest(`/v1/users/${userId}/wallet`, { headers: { 'Idempotency-Key': key } });
-    expect(await answerOf(read)).toEqual({ status: 200, replayed: null, body: { userId, balance: 25 } });
+    expect(await answerOf(read)).toEqual({
+      status: 200,
+      replayed: null,
+      body: { userId, balance: 25, lots: [expect.objectContaining({ amount: 40, remaining: 25, expiresAt: null })] },
+    });
     expect(countsMoved(before, await idempotencyCounts())).toEqual({
       executed: 0,
       replayed: 0,

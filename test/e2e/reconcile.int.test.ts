@@ -1,4 +1,10 @@
-import { DEFAULT_RECONCILE_WINDOW_DAYS, inboxRelaySource, postLedgerEntry, reconcileStripe } from '@tally/billing-core';
+import {
+  DEFAULT_RECONCILE_WINDOW_DAYS,
+  inboxRelaySource,
+  plainLots,
+  postLedgerEntry,
+  reconcileStripe,
+} from '@tally/billing-core';
 import { handOffRows } from '@tally/platform';
 import { sql } from 'kysely';
 import type { FakeStripe } from '../support/fakes/fake-stripe';
@@ -131,7 +137,13 @@ describe('Stripe reconciliation: backfill from the Events API and money rows che
         .values({ id: userId })
         .onConflict((oc) => oc.doNothing())
         .execute();
-      return postLedgerEntry(uow, { userId, reference: `stripe:invoice:${orphanInvoice}`, amount: 5, reason: 'test' });
+      return postLedgerEntry(uow, {
+        userId,
+        reference: `stripe:invoice:${orphanInvoice}`,
+        amount: 5,
+        reason: 'test',
+        lots: plainLots(5),
+      });
     });
 
     const report = await reconcileStripe(
@@ -184,16 +196,35 @@ describe('Stripe reconciliation: backfill from the Events API and money rows che
     const linkedEventId = await storedEvent('provider_payment_intent_id', stripeId('pi'));
     await stack.transaction(async (uow) => {
       await uow.trx.insertInto('users').values({ id: userId }).execute();
-      await postLedgerEntry(uow, { userId, reference: `stripe:payment:${namedIntent}`, amount: 5, reason: 'test' });
-      await postLedgerEntry(uow, { userId, reference: `stripe:invoice:${namedInvoice}`, amount: 5, reason: 'test' });
+      await postLedgerEntry(uow, {
+        userId,
+        reference: `stripe:payment:${namedIntent}`,
+        amount: 5,
+        reason: 'test',
+        lots: plainLots(5),
+      });
+      await postLedgerEntry(uow, {
+        userId,
+        reference: `stripe:invoice:${namedInvoice}`,
+        amount: 5,
+        reason: 'test',
+        lots: plainLots(5),
+      });
       await postLedgerEntry(uow, {
         userId,
         reference: `stripe:refund:${linkedRefund}`,
         amount: -1,
         reason: 'test',
         inboxEventId: linkedEventId,
+        lots: plainLots(-1),
       });
-      await postLedgerEntry(uow, { userId, reference: `stripe:payment:${orphanIntent}`, amount: 5, reason: 'test' });
+      await postLedgerEntry(uow, {
+        userId,
+        reference: `stripe:payment:${orphanIntent}`,
+        amount: 5,
+        reason: 'test',
+        lots: plainLots(5),
+      });
     });
 
     const report = await reconcileStripe(
@@ -214,7 +245,13 @@ describe('Stripe reconciliation: backfill from the Events API and money rows che
     const orphanInvoice = stripeId('in');
     await stack.transaction(async (uow) => {
       await uow.trx.insertInto('users').values({ id: userId }).execute();
-      return postLedgerEntry(uow, { userId, reference: `stripe:invoice:${orphanInvoice}`, amount: 3, reason: 'test' });
+      return postLedgerEntry(uow, {
+        userId,
+        reference: `stripe:invoice:${orphanInvoice}`,
+        amount: 3,
+        reason: 'test',
+        lots: plainLots(3),
+      });
     });
     const deps = {
       db: stack.db,

@@ -1,4 +1,4 @@
-import { failStudioRequest, postLedgerEntry } from '@tally/billing-core';
+import { failStudioRequest, plainLots, postLedgerEntry } from '@tally/billing-core';
 import { readJson, TestStack } from '../support/stack';
 import { stripeEventBody, stripeId, stripePackIntent, stripeRefundedCharge } from '../support/stripe-events';
 import { stripeStateOf } from '../support/stripe-state';
@@ -104,7 +104,13 @@ describe('a refund while a generation is in flight', () => {
     const firstPack = await buyPack(userId);
     // 70 tokens consumed for good (a completed generation, say), then the pack is refunded.
     await stack.transaction((uow) =>
-      postLedgerEntry(uow, { userId, reference: `test:spend:${userId}`, amount: -70, reason: 'test_spend' }),
+      postLedgerEntry(uow, {
+        userId,
+        reference: `test:spend:${userId}`,
+        amount: -70,
+        reason: 'test_spend',
+        lots: plainLots(-70),
+      }),
     );
     expect((await refundPack(firstPack)).outcome_detail).toContain('shortfall 70');
 

@@ -1,4 +1,4 @@
-import { createAppWebhookSender, type Provider, postLedgerEntry } from '@tally/billing-core';
+import { createAppWebhookSender, type Provider, plainLots, postLedgerEntry } from '@tally/billing-core';
 import { sql } from 'kysely';
 import { workerEnvSchema } from '../../apps/worker/src/config';
 import { workerSettingsFrom } from '../../apps/worker/src/settings-from-config';
@@ -126,7 +126,13 @@ describe('retention: raw bodies of old finished events are pruned, rows and ledg
     const ids: Record<string, number> = {};
     for (const [name, [status, daysAgo]] of Object.entries(ages)) {
       const entry = await stack.transaction((uow) =>
-        postLedgerEntry(uow, { userId, reference: `test:retention:${name}`, amount: 1, reason: 'test_grant' }),
+        postLedgerEntry(uow, {
+          userId,
+          reference: `test:retention:${name}`,
+          amount: 1,
+          reason: 'test_grant',
+          lots: plainLots(1),
+        }),
       );
       const message = await stack.db
         .updateTable('app_webhook_messages')

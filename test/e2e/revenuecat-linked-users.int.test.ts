@@ -55,7 +55,11 @@ describe('RevenueCat linked ids: a pack bought under any id the customer goes by
   const walletBy = async (id: string): Promise<Json> => {
     const response = await stack.apiRequest(`/v1/users/${encodeURIComponent(id)}/wallet`);
     expect(response.status).toBe(200);
-    return readJson(response);
+    // Packs are never-expiring purchased lots, one per credit, that hold the whole balance.
+    const { lots, ...wallet } = await readJson(response);
+    for (const lot of lots) expect(lot).toMatchObject({ category: 'purchased', expiresAt: null });
+    expect(lots.reduce((sum: number, lot: Json) => sum + lot.remaining, 0)).toBe(wallet.balance);
+    return wallet;
   };
   const ledgerBy = async (id: string): Promise<Json> => {
     const response = await stack.apiRequest(`/v1/users/${encodeURIComponent(id)}/ledger`);

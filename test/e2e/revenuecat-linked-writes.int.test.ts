@@ -13,6 +13,17 @@ import { stripeEventBody } from '../support/stripe-events';
  * `GET …/wallet` by the anonymous id shows — and never an empty wallet of the anonymous id's own.
  * The links are made by real RevenueCat webhooks through ingest and the real worker.
  */
+/** A never-expiring purchased lot as the wallet answers it. */
+const purchasedLot = (source: string, amount: number, remaining = amount) => ({
+  id: expect.any(Number),
+  category: 'purchased',
+  source,
+  amount,
+  remaining,
+  expiresAt: null,
+  createdAt: expect.any(String),
+});
+
 describe('RevenueCat linked ids: studio requests and top-ups under any linked id spend and credit one user', () => {
   let stack: TestStack;
   let stripe: FakeStripe;
@@ -97,7 +108,7 @@ describe('RevenueCat linked ids: studio requests and top-ups under any linked id
     await linkByPurchase('rc-linked-writes-spend', anonymous, known);
     expect(await api(`/v1/users/${encodeURIComponent(anonymous)}/wallet`)).toEqual({
       status: 200,
-      body: { userId: anonymous, balance: 100 },
+      body: { userId: anonymous, balance: 100, lots: [purchasedLot('revenuecat:event:rc-linked-writes-spend', 100)] },
     });
 
     // Three songs at once, two under the anonymous id and one under the known id: the user's two
@@ -155,6 +166,7 @@ describe('RevenueCat linked ids: studio requests and top-ups under any linked id
     expect((await api(`/v1/users/${encodeURIComponent(anonymous)}/wallet`)).body).toEqual({
       userId: anonymous,
       balance: 70,
+      lots: [purchasedLot('revenuecat:event:rc-linked-writes-spend', 100, 70)],
     });
 
     // Both ids list the same four requests, newest first, filed under the known user, and page alike.
@@ -247,6 +259,10 @@ describe('RevenueCat linked ids: studio requests and top-ups under any linked id
     expect((await api(`/v1/users/${encodeURIComponent(anonymous)}/wallet`)).body).toEqual({
       userId: anonymous,
       balance: 200,
+      lots: [
+        purchasedLot('revenuecat:event:rc-linked-writes-topup', 100),
+        purchasedLot(`stripe:payment:${paymentIntentId}`, 100),
+      ],
     });
   });
 
@@ -416,7 +432,10 @@ describe('RevenueCat linked ids: studio requests and top-ups under any linked id
     expect((await ledgerOf(stack.db, other)).map((entry) => entry.reference)).toEqual([
       'revenuecat:event:rc-linked-writes-other',
     ]);
-    expect(await api(`/v1/users/${loner}/wallet`)).toEqual({ status: 200, body: { userId: loner, balance: 100 } });
+    expect(await api(`/v1/users/${loner}/wallet`)).toEqual({
+      status: 200,
+      body: { userId: loner, balance: 100, lots: [purchasedLot(`stripe:payment:${intent.id}`, 100)] },
+    });
     expect(await api(`/v1/users/${'x'.repeat(256)}/studio/requests`)).toMatchObject({
       status: 400,
       body: { error: { code: 'invalid_request' } },

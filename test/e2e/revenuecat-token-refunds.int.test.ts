@@ -64,9 +64,15 @@ describe('RevenueCat token pack refunds', () => {
     await stack.postRevenueCat(purchase('rc-refund-buy', 'refund-user', 'tx-refund-1'));
     await finished('rc-refund-buy');
     // The user spends 60 of the 100 tokens (a debit through the ledger, as AI Studio would).
-    const { postLedgerEntry } = await import('@tally/billing-core');
+    const { plainLots, postLedgerEntry } = await import('@tally/billing-core');
     await stack.transaction((uow) =>
-      postLedgerEntry(uow, { userId: 'refund-user', reference: 'test:spend:1', amount: -60, reason: 'test_spend' }),
+      postLedgerEntry(uow, {
+        userId: 'refund-user',
+        reference: 'test:spend:1',
+        amount: -60,
+        reason: 'test_spend',
+        lots: plainLots(-60),
+      }),
     );
 
     const refund = tokenPackRefund({ id: 'rc-refund-1', userId: 'refund-user', transactionId: 'tx-refund-1' });

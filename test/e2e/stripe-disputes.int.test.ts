@@ -1,4 +1,4 @@
-import { createStripeApi, grantDueInstallments, postLedgerEntry } from '@tally/billing-core';
+import { createStripeApi, grantDueInstallments, plainLots, postLedgerEntry } from '@tally/billing-core';
 import { sql } from 'kysely';
 import { FakeStripe } from '../support/fakes/fake-stripe';
 import { eventually, readJson, signStripe, TestStack } from '../support/stack';
@@ -42,6 +42,7 @@ describe('Stripe chargebacks and subscription invoice refunds', () => {
         reference: `test:spend:${stripeId('s')}`,
         amount: -tokens,
         reason: 'test_spend',
+        lots: plainLots(-tokens),
       }),
     );
   const disputeRow = (disputeId: string) =>

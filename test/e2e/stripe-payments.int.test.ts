@@ -1,4 +1,4 @@
-import { postLedgerEntry } from '@tally/billing-core';
+import { plainLots, postLedgerEntry } from '@tally/billing-core';
 import type { FakeStripe } from '../support/fakes/fake-stripe';
 import { eventually, readJson, signStripe, startStackWithFakeStripe, TestStack } from '../support/stack';
 import {
@@ -233,7 +233,13 @@ describe('Stripe one-off payments, top-ups and refunds', () => {
     );
     // The user spends 70 of the 100 tokens.
     await stack.transaction((uow) =>
-      postLedgerEntry(uow, { userId, reference: `test:spend:${userId}`, amount: -70, reason: 'studio_debit' }),
+      postLedgerEntry(uow, {
+        userId,
+        reference: `test:spend:${userId}`,
+        amount: -70,
+        reason: 'studio_debit',
+        lots: plainLots(-70),
+      }),
     );
     const refunds = [0, 1].map(() =>
       stripeEventBody('charge.refunded', stripeRefundedCharge({ id: chargeId, paymentIntent: paymentIntentId })),
@@ -285,7 +291,9 @@ describe('Stripe one-off payments, top-ups and refunds', () => {
       ),
     );
     const spend = (reference: string, amount: number) =>
-      stack.transaction((uow) => postLedgerEntry(uow, { userId, reference, amount, reason: 'test_adjustment' }));
+      stack.transaction((uow) =>
+        postLedgerEntry(uow, { userId, reference, amount, reason: 'test_adjustment', lots: plainLots(amount) }),
+      );
     const refund = (amountRefunded: number) =>
       stripeEventBody(
         'charge.refunded',

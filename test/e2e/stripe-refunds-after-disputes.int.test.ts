@@ -1,4 +1,4 @@
-import { grantDueInstallments, postLedgerEntry } from '@tally/billing-core';
+import { grantDueInstallments, plainLots, postLedgerEntry } from '@tally/billing-core';
 import { sql } from 'kysely';
 import type { FakeStripe } from '../support/fakes/fake-stripe';
 import { startStackWithFakeStripe, type TestStack } from '../support/stack';
@@ -32,7 +32,13 @@ describe('a payment both disputed and refunded', () => {
     stack.finishedInboxRow('stripe', await stack.deliverStripe(stripeEventBody(type, object)));
   const spend = (userId: string, tokens: number) =>
     stack.transaction((uow) =>
-      postLedgerEntry(uow, { userId, reference: `test:spend:${stripeId('s')}`, amount: -tokens, reason: 'test_spend' }),
+      postLedgerEntry(uow, {
+        userId,
+        reference: `test:spend:${stripeId('s')}`,
+        amount: -tokens,
+        reason: 'test_spend',
+        lots: plainLots(-tokens),
+      }),
     );
 
   /** A 100-token pack of `amount` paid and credited. */

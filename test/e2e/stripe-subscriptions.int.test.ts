@@ -2,6 +2,7 @@ import {
   createInboxHandlers,
   grantDueInstallments,
   type InboxHandler,
+  plainLots,
   postLedgerEntry,
   recordInboxEvent,
   STRIPE_API_VERSION,
@@ -469,7 +470,13 @@ describe('Stripe subscriptions', () => {
     // The installment's reference already credits someone else: no retry can ever grant it.
     const reference = `stripe:installment:${due.id}`;
     await stack.transaction((uow) =>
-      postLedgerEntry(uow, { userId: otherUser, reference, amount: 100, reason: 'test_conflicting_grant' }),
+      postLedgerEntry(uow, {
+        userId: otherUser,
+        reference,
+        amount: 100,
+        reason: 'test_conflicting_grant',
+        lots: plainLots(100),
+      }),
     );
     const pass = () =>
       grantDueInstallments(stack.outboxDeps(), { batchSize: 50, processingStaleAfterMs: 0, maxAttempts: 10 });

@@ -6,6 +6,7 @@ import {
   failStudioRequest,
   lockStudioUser,
   openUnitOfWork,
+  plainLots,
   postLedgerEntry,
   processStudioRequest,
   references,
@@ -47,7 +48,13 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
 
   const grant = (userId: string, amount: number) =>
     stack.transaction((uow) =>
-      postLedgerEntry(uow, { userId, reference: `test:grant:${userId}:${amount}`, amount, reason: 'test_grant' }),
+      postLedgerEntry(uow, {
+        userId,
+        reference: `test:grant:${userId}:${amount}`,
+        amount,
+        reason: 'test_grant',
+        lots: plainLots(amount),
+      }),
     );
 
   const post = (userId: string, body: unknown) =>
@@ -226,6 +233,7 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
       reference: `test:grant:${userId}:50`,
       amount: 50,
       reason: 'test_grant',
+      lots: plainLots(50),
     });
     // Released only once all eight requests have reached the api and one of them waits on a lock
     // in this database (the held credit, or the user's studio lock behind it). Behind PgBouncer

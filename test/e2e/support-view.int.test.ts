@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { createRevenueCatApiClient, type Provider, postLedgerEntry } from '@tally/billing-core';
+import { createRevenueCatApiClient, type Provider, plainLots, postLedgerEntry } from '@tally/billing-core';
 import { revenueCatTokenPurchase, stripeTokenPackPayment } from '../support/events';
 import { daysFromNow, FakeRevenueCat, fakeRevenueCatApiKey } from '../support/fakes/fake-revenuecat';
 import type { FakeStripe } from '../support/fakes/fake-stripe';
@@ -86,7 +86,24 @@ describe('the support view: GET /admin/users/{userId} and tally user <id>', () =
       ].sort(),
     );
     expect(view.userId).toBe(userId);
-    expect(view.wallet).toEqual({ balance: 200, createdAt: expect.any(String) });
+    expect(view.wallet).toEqual({
+      balance: 200,
+      createdAt: expect.any(String),
+      lots: [
+        expect.objectContaining({
+          source: 'revenuecat:event:rc-support-1',
+          amount: 100,
+          remaining: 100,
+          expiresAt: null,
+        }),
+        expect.objectContaining({
+          source: 'stripe:payment:pi_support_paid',
+          amount: 100,
+          remaining: 100,
+          expiresAt: null,
+        }),
+      ],
+    });
 
     // Parked first, then the newest; another user's event is not there; no raw bodies.
     expect(view.events.total).toBe(3);
@@ -142,7 +159,7 @@ describe('the support view: GET /admin/users/{userId} and tally user <id>', () =
     expect(view).toEqual({
       userId: 'never-seen',
       canonicalUserId: 'never-seen',
-      wallet: { balance: 0, createdAt: null },
+      wallet: { balance: 0, createdAt: null, lots: [] },
       events: { items: [], total: 0, truncated: false },
       ledger: { entries: [], total: 0, truncated: false, sum: 0, matchesBalance: true },
       subscription: null,
@@ -302,7 +319,13 @@ describe('the support view of a user with a subscription from each source, payme
 
     // The user spends 170 of 200 tokens, then the pack is refunded: 30 back, 70 short.
     await stack.transaction((uow) =>
-      postLedgerEntry(uow, { userId, reference: 'test:full:spend', amount: -170, reason: 'spend' }),
+      postLedgerEntry(uow, {
+        userId,
+        reference: 'test:full:spend',
+        amount: -170,
+        reason: 'spend',
+        lots: plainLots(-170),
+      }),
     );
     expect(
       await postStripe(
@@ -345,7 +368,7 @@ describe('the support view of a user with a subscription from each source, payme
 
     expect(view.userId).toBe(anonymous);
     expect(view.canonicalUserId).toBe(userId);
-    expect(view.wallet).toEqual({ balance: 0, createdAt: expect.any(String) });
+    expect(view.wallet).toEqual({ balance: 0, createdAt: expect.any(String), lots: [] });
 
     // Events under the alias (RevenueCat's app_user_id) and under the canonical id; the parked one first.
     expect(view.events.items[0]).toMatchObject({

@@ -69,7 +69,10 @@ export function stripeInvoice(options: {
   amountPaid: number;
   billingReason?: string;
   email?: string;
+  /** The line's period end (unix seconds); default 30 days from now. */
+  periodEnd?: number;
 }): Record<string, unknown> {
+  const now = Math.floor(Date.now() / 1000);
   return {
     id: options.id,
     object: 'invoice',
@@ -91,6 +94,7 @@ export function stripeInvoice(options: {
           id: `il_${options.id}`,
           object: 'line_item',
           amount: options.amountPaid,
+          period: { start: now, end: options.periodEnd ?? now + 30 * 24 * 3600 },
           pricing: { type: 'price_details', price_details: { price: options.priceId, product: 'prod_x' } },
         },
       ],

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { postLedgerEntry } from '../ledger/post-ledger-entry';
+import { plainLots, postLedgerEntry } from '../ledger/post-ledger-entry';
 import type { AppWebhookOutbox } from '../outbox/app-webhook-outbox';
 import { createTestDatabase, type TestDatabase } from '../testing/test-services';
 import { inUnitOfWork } from '../unit-of-work/unit-of-work';
@@ -24,7 +24,9 @@ describe('the wallet.* messages postLedgerEntry writes in SQL', () => {
 
   const outbox: AppWebhookOutbox = { lowBalanceThreshold: 50, handOff: undefined };
   const post = (userId: string, reference: string, amount: number, reason: string) =>
-    inUnitOfWork({ db: database.db, outbox }, (uow) => postLedgerEntry(uow, { userId, reference, amount, reason }));
+    inUnitOfWork({ db: database.db, outbox }, (uow) =>
+      postLedgerEntry(uow, { userId, reference, amount, reason, lots: plainLots(amount) }),
+    );
 
   it('hold every payload to the TypeScript schema of its type, with the ledger entry it announces', async () => {
     const userId = 'wallet-data-user';

@@ -8,6 +8,10 @@ const stripePriceSchema = z
     priceId: productId,
     interval: z.enum(['month', 'year']),
     creditsPerPeriod: positiveTokens,
+    /** When its period credits expire (docs/lots.md): never, or when the period they were granted for ends. */
+    creditsExpire: z.enum(['never', 'period_end']).default('never'),
+    /** Unspent tokens a lot may carry into the next period (stored; rollover itself is not built yet). */
+    rolloverMax: z.number().int().min(0).default(0),
   })
   .refine((price) => price.interval !== 'year' || price.creditsPerPeriod % 12 === 0, {
     message: 'an annual price grants creditsPerPeriod / 12 per month, so it must be a multiple of 12',

@@ -81,6 +81,31 @@ export interface LedgerEntriesTable {
   created_at: DbTime;
 }
 
+export const lotCategories = ['purchased', 'subscription', 'promotional'] as const;
+export type LotCategory = (typeof lotCategories)[number];
+
+/** A credit's tokens (docs/lots.md): the ledger reference that created it, what is left, when it expires. */
+export interface CreditLotsTable {
+  id: Generated<number>;
+  user_id: string;
+  category: LotCategory;
+  source: string;
+  amount: number;
+  remaining: number;
+  /** NULL: never expires. */
+  expires_at: Date | null;
+  /** Generated from category: promotional 0, subscription 1, purchased 2 (the draw order's second key). */
+  draw_rank: Generated<number>;
+  created_at: DbTime;
+}
+
+/** What one ledger entry drew from (a debit) or returned to (a give-back) one lot; amount > 0. */
+export interface LedgerDrawsTable {
+  ledger_entry_id: number;
+  lot_id: number;
+  amount: number;
+}
+
 export const studioRequestStatuses = ['received', 'processing', 'completed', 'failed'] as const;
 export type StudioRequestStatus = (typeof studioRequestStatuses)[number];
 export type StudioKind = 'image_edit' | 'music';
@@ -241,6 +266,8 @@ export interface DB {
   users: UsersTable;
   wallets: WalletsTable;
   ledger_entries: LedgerEntriesTable;
+  credit_lots: CreditLotsTable;
+  ledger_draws: LedgerDrawsTable;
   token_refunds: TokenRefundsTable;
   revenuecat_pack_transactions: RevenueCatPackTransactionsTable;
   stripe_disputes: StripeDisputesTable;
@@ -274,6 +301,8 @@ export type InboxEventRow = Selectable<InboxEventsTable>;
 export type NewInboxEvent = Insertable<InboxEventsTable>;
 export type LedgerEntryRow = Selectable<LedgerEntriesTable>;
 export type WalletRow = Selectable<WalletsTable>;
+export type CreditLotRow = Selectable<CreditLotsTable>;
+export type LedgerDrawRow = Selectable<LedgerDrawsTable>;
 export type SubscriptionRow = Selectable<SubscriptionsTable>;
 export type SubscriptionHistoryRow = Selectable<SubscriptionHistoryTable>;
 export type StudioRequestRow = Selectable<StudioRequestsTable>;
@@ -362,6 +391,8 @@ export interface StripeInstallmentsTable {
   granted_at: DbTimeNullable;
   /** The dispute that voided this installment (migration 0014); a reinstatement schedules it again. */
   voided_by_dispute_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** When the lot its grant creates expires; NULL never (migration 0027, docs/lots.md). */
+  lot_expires_at: DbTimeNullable;
   created_at: DbTime;
   updated_at: DbTime;
 }

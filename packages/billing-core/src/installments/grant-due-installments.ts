@@ -105,6 +105,7 @@ async function grantInstallment(
       reference: references.stripeInstallment(row.id),
       amount: tokens,
       reason: 'subscription_installment',
+      lots: { kind: 'credit', category: 'subscription', expiresAt: row.lot_expires_at },
     });
     return posted.kind;
   });

@@ -3,7 +3,7 @@ import { InsufficientBalanceError } from '../errors';
 import { testOutbox } from '../testing/test-outbox';
 import { createTestDatabase, type TestDatabase } from '../testing/test-services';
 import { inUnitOfWork } from '../unit-of-work/unit-of-work';
-import { postLedgerEntry } from './post-ledger-entry';
+import { plainLots, postLedgerEntry } from './post-ledger-entry';
 import { findWallet, listLedgerEntries } from './read-wallet';
 import { verifyLedger } from './verify-ledger';
 
@@ -16,7 +16,7 @@ describe('the ledger', () => {
 
   const post = (userId: string, reference: string, amount: number) =>
     inUnitOfWork({ db: database.db, outbox: testOutbox }, (uow) =>
-      postLedgerEntry(uow, { userId, reference, amount, reason: 'test' }),
+      postLedgerEntry(uow, { userId, reference, amount, reason: 'test', lots: plainLots(amount) }),
     );
 
   it('keeps the wallet balance equal to the sum of its entries, with before/after balances chained', async () => {

@@ -5,6 +5,9 @@ import { InsufficientBalanceError, LedgerReferenceConflictError } from '../error
 import type { UnitOfWork, UnitOfWorkOutbox } from '../unit-of-work/unit-of-work';
 import { ensureWallet } from './ensure-wallet';
 import { ledgerEntryMessagesCte } from './ledger-entry-messages';
+import { applyLotMovement, assertMovementFits, type LotMovement } from './lots';
+
+export { createLot, type LotExpiry, type LotMovement, openingLotSource, plainLots } from './lots';
 
 export interface LedgerPosting {
   userId: string;
@@ -16,6 +19,12 @@ export interface LedgerPosting {
   reason: string;
   /** The inbox event that caused this entry, when there is one. */
   inboxEventId?: number | null;
+  /**
+   * What the entry does to the wallet's lots (docs/lots.md): a credit names its lot (category,
+   * expiry), a debit whether it is a spend or a take-back, a give-back the debit it returns.
+   * Required: forgetting a credit's lot is a compile error.
+   */
+  lots: LotMovement;
 }
 
 export type PostLedgerEntryResult =
@@ -32,7 +41,8 @@ export type PostLedgerEntryResult =
  * balance_after. The same statement writes the entry's app webhook messages (wallet.credited or
  * wallet.debited, and wallet.balance_low on a crossing of the outbox's threshold): only for an
  * entry it posts, never for `already-posted`; the unit of work records them and hands them off
- * after its commit.
+ * after its commit. The entry's lots move right after (applyLotMovement: the credit's lot, the
+ * debit's draws, the give-back's returns), still under the wallet lock.
  *
  * Idempotent by reference. Throws LedgerReferenceConflictError when the reference already posts
  * a different user or amount (never a silent "already posted"), InsufficientBalanceError when a
@@ -42,6 +52,7 @@ export async function postLedgerEntry(uow: UnitOfWork, posting: LedgerPosting): 
   if (!Number.isSafeInteger(posting.amount) || posting.amount === 0) {
     throw new RangeError(`ledger amount must be a non-zero whole number of tokens, got ${posting.amount}`);
   }
+  assertMovementFits(posting.lots, posting.amount);
   // One round trip in the common case: lock the wallet, look the reference up and insert the entry
   // with its messages, all in one statement. A wallet that does not exist yet is created, then
   // the statement runs again.
@@ -53,6 +64,8 @@ export async function postLedgerEntry(uow: UnitOfWork, posting: LedgerPosting): 
     if (!outcome) throw new Error(`wallet ${posting.userId} was created but cannot be locked`);
   }
   if (outcome.kind === 'posted') {
+    // Under the wallet lock the statement took: the entry's lots move in the same transaction.
+    await applyLotMovement(trx, outcome.entry, posting.lots);
     outbox.written(outcome.messageIds);
     return { kind: 'posted', entry: outcome.entry };
   }

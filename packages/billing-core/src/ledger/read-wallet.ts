@@ -1,24 +1,65 @@
-import type { Kysely } from 'kysely';
-import type { DB, LedgerEntryRow } from '../db/schema';
+import { type Kysely, sql } from 'kysely';
+import type { DB, LedgerEntryRow, LotCategory } from '../db/schema';
+
+/** A lot with tokens left (docs/lots.md). */
+export interface LotView {
+  id: number;
+  category: LotCategory;
+  source: string;
+  amount: number;
+  remaining: number;
+  expiresAt: Date | null;
+  createdAt: Date;
+}
 
 export interface WalletView {
   userId: string;
   balance: number;
 }
 
-/** The wallet of a user; a user Tally has never credited has a balance of 0. */
+/** The wallet of a user; a user Tally has never credited has a balance of 0. Its lots: listLots. */
 export async function findWallet(db: Kysely<DB>, userId: string): Promise<WalletView> {
   const row = await db.selectFrom('wallets').select('balance').where('user_id', '=', userId).executeTakeFirst();
   return { userId, balance: row?.balance ?? 0 };
 }
 
+/** A user's lots with tokens left, in the draw order. */
+export async function listLots(db: Kysely<DB>, userId: string): Promise<LotView[]> {
+  const rows = await db
+    .selectFrom('credit_lots')
+    .select(['id', 'category', 'source', 'amount', 'remaining', 'expires_at', 'created_at'])
+    .where('user_id', '=', userId)
+    .where('remaining', '>', 0)
+    .orderBy(sql`expires_at NULLS LAST`)
+    .orderBy('draw_rank')
+    .orderBy('id')
+    .execute();
+  return rows.map((lot) => ({
+    id: lot.id,
+    category: lot.category,
+    source: lot.source,
+    amount: lot.amount,
+    remaining: lot.remaining,
+    expiresAt: lot.expires_at,
+    createdAt: lot.created_at,
+  }));
+}
+
+/** What one entry drew from (a debit) or returned to (a give-back) a lot. */
+export interface LedgerDrawView {
+  lotId: number;
+  amount: number;
+}
+
+export type LedgerEntryWithDraws = LedgerEntryRow & { draws: LedgerDrawView[] };
+
 export interface LedgerPage {
-  entries: LedgerEntryRow[];
+  entries: LedgerEntryWithDraws[];
   /** Pass back as `beforeId` for the next (older) page; null on the last page. */
   nextCursor: number | null;
 }
 
-/** A user's ledger, newest first, in pages. */
+/** A user's ledger, newest first, in pages; each entry with its draws (none for most credits). */
 export async function listLedgerEntries(
   db: Kysely<DB>,
   userId: string,
@@ -32,7 +73,28 @@ export async function listLedgerEntries(
     .limit(options.limit + 1);
   if (options.beforeId !== undefined) query = query.where('id', '<', options.beforeId);
   const rows = await query.execute();
-  const entries = rows.slice(0, options.limit);
-  const last = entries[entries.length - 1];
+  const page = rows.slice(0, options.limit);
+  const last = page[page.length - 1];
+  const draws =
+    page.length === 0
+      ? []
+      : await db
+          .selectFrom('ledger_draws')
+          .select(['ledger_entry_id', 'lot_id', 'amount'])
+          .where(
+            'ledger_entry_id',
+            'in',
+            page.map((entry) => entry.id),
+          )
+          .orderBy('ledger_entry_id')
+          .orderBy('lot_id')
+          .execute();
+  const byEntry = new Map<number, LedgerDrawView[]>();
+  for (const draw of draws) {
+    const list = byEntry.get(draw.ledger_entry_id) ?? [];
+    list.push({ lotId: draw.lot_id, amount: draw.amount });
+    byEntry.set(draw.ledger_entry_id, list);
+  }
+  const entries = page.map((entry) => ({ ...entry, draws: byEntry.get(entry.id) ?? [] }));
   return { entries, nextCursor: rows.length > options.limit && last ? last.id : null };
 }

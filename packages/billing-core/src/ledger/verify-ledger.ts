@@ -3,7 +3,12 @@ import type { DB } from '../db/schema';
 
 export interface LedgerDiscrepancy {
   userId: string;
-  problem: 'balance_differs_from_sum' | 'broken_chain';
+  problem:
+    | 'balance_differs_from_sum'
+    | 'broken_chain'
+    | 'lot_remaining_out_of_bounds'
+    | 'lots_differ_from_balance'
+    | 'draws_differ_from_amount';
   detail: string;
 }
 
@@ -17,7 +22,11 @@ export interface LedgerVerification {
 /**
  * Checks the money invariants over the whole ledger: every wallet's cached balance equals the
  * sum of its entries, and each user's entries form an unbroken chain (each balance_before is the
- * previous balance_after, starting from 0). Read-only; reports, never repairs.
+ * previous balance_after, starting from 0). And the lots' (docs/lots.md): every lot's remaining
+ * lies within 0 and its amount, every wallet's balance equals the sum of its lots' remaining (a
+ * wallet whose balance from before lots has no opening lot yet, or that old code touched after the
+ * migration, shows here until its next posting), and every debit with draws drew exactly its
+ * amount. Read-only; reports, never repairs.
  */
 export async function verifyLedger(db: Kysely<DB>, options: { limit?: number } = {}): Promise<LedgerVerification> {
   const limit = options.limit ?? 1000;
@@ -33,6 +42,27 @@ export async function verifyLedger(db: Kysely<DB>, options: { limit?: number } =
              coalesce(lag(balance_after) OVER (PARTITION BY user_id ORDER BY id), 0) AS expected
         FROM ledger_entries) chained
      WHERE balance_before <> expected
+     LIMIT ${limit}
+  `.execute(db);
+
+  const lots = await sql<{ user_id: string; balance: number; remaining: number }>`
+    SELECT w.user_id, w.balance, coalesce(l.remaining, 0)::bigint AS remaining
+      FROM wallets w
+      LEFT JOIN (SELECT user_id, sum(remaining)::bigint AS remaining FROM credit_lots GROUP BY user_id) l
+        ON l.user_id = w.user_id
+     WHERE w.balance <> coalesce(l.remaining, 0)
+     LIMIT ${limit}
+  `.execute(db);
+  const bounds = await sql<{ user_id: string; id: number; amount: number; remaining: number }>`
+    SELECT user_id, id, amount, remaining FROM credit_lots
+     WHERE remaining < 0 OR remaining > amount
+     LIMIT ${limit}
+  `.execute(db);
+  const draws = await sql<{ user_id: string; reference: string; amount: number; drawn: number }>`
+    SELECT e.user_id, e.reference, e.amount, d.drawn
+      FROM (SELECT ledger_entry_id, sum(amount)::bigint AS drawn FROM ledger_draws GROUP BY ledger_entry_id) d
+      JOIN ledger_entries e ON e.id = d.ledger_entry_id
+     WHERE e.amount < 0 AND d.drawn <> -e.amount
      LIMIT ${limit}
   `.execute(db);
 
@@ -54,6 +84,27 @@ export async function verifyLedger(db: Kysely<DB>, options: { limit?: number } =
       userId: row.user_id,
       problem: 'broken_chain',
       detail: `entry ${row.reference} starts at ${row.balance_before}, previous entry ended at ${row.expected}`,
+    });
+  }
+  for (const row of bounds.rows) {
+    discrepancies.push({
+      userId: row.user_id,
+      problem: 'lot_remaining_out_of_bounds',
+      detail: `lot ${row.id} has ${row.remaining} of ${row.amount} tokens left`,
+    });
+  }
+  for (const row of lots.rows) {
+    discrepancies.push({
+      userId: row.user_id,
+      problem: 'lots_differ_from_balance',
+      detail: `wallet holds ${row.balance}, its lots hold ${row.remaining}`,
+    });
+  }
+  for (const row of draws.rows) {
+    discrepancies.push({
+      userId: row.user_id,
+      problem: 'draws_differ_from_amount',
+      detail: `debit ${row.reference} of ${-row.amount} drew ${row.drawn} from lots`,
     });
   }
   return { ok: discrepancies.length === 0, walletsChecked: sums.rows.length, entriesChecked, discrepancies };

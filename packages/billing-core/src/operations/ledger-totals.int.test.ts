@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../db/schema';
-import { postLedgerEntry } from '../ledger/post-ledger-entry';
+import { plainLots, postLedgerEntry } from '../ledger/post-ledger-entry';
 import { signal } from '../testing/signal';
 import { testOutbox } from '../testing/test-outbox';
 import { createTestDatabase, type TestDatabase } from '../testing/test-services';
@@ -19,7 +19,7 @@ describe('ledger totals for the metrics scrape', () => {
     posted += 1;
     const reference = `test:totals:${posted}`;
     return inUnitOfWork({ db: database.db, outbox: testOutbox }, (uow) =>
-      postLedgerEntry(uow, { userId, reference, amount, reason }),
+      postLedgerEntry(uow, { userId, reference, amount, reason, lots: plainLots(amount) }),
     );
   };
 
@@ -95,6 +95,7 @@ describe('ledger totals for the metrics scrape', () => {
         reference: 'test:totals:slow',
         amount: 7,
         reason: 'token_pack_purchase',
+        lots: plainLots(7),
       });
       drawn.resolve();
       await held.promise;
@@ -164,6 +165,7 @@ describe('ledger totals for the metrics scrape', () => {
           reference: `test:totals:later:${attempt}`,
           amount: 3,
           reason: 'token_pack_purchase',
+          lots: plainLots(3),
         });
       });
       await bHasXid.promise;
@@ -173,6 +175,7 @@ describe('ledger totals for the metrics scrape', () => {
           reference: `test:totals:older:${attempt}`,
           amount: 11,
           reason: 'token_pack_purchase',
+          lots: plainLots(11),
         });
         olderXid = await xid(uow.trx);
         olderId = await idOf(uow.trx, `test:totals:older:${attempt}`);

@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import { precompiledSql } from '../db/precompiled-sql';
-import type { PaymentKind, PaymentRow } from '../db/schema';
+import type { LotCategory, PaymentKind, PaymentRow } from '../db/schema';
 import { ensureWallet } from '../ledger/ensure-wallet';
+import type { LotExpiry } from '../ledger/lots';
 import { type PostLedgerEntryResult, postLedgerEntry } from '../ledger/post-ledger-entry';
 import type { UnitOfWork } from '../unit-of-work/unit-of-work';
 
@@ -16,6 +17,8 @@ export interface PaymentGrant {
   ledgerReference: string;
   tokens: number;
   ledgerReason: string;
+  /** The lot the credit creates (docs/lots.md): packs and top-ups never expire. */
+  lot: { category: LotCategory; expiresAt: LotExpiry };
   customerEmail: string | null;
   inboxEventId: number | null;
   /** The confirmation email's subject and text (an outbox row, sent after commit). */
@@ -43,6 +46,7 @@ export async function recordPayment(uow: UnitOfWork, grant: PaymentGrant): Promi
     reference: grant.ledgerReference,
     amount: grant.tokens,
     reason: grant.ledgerReason,
+    lots: { kind: 'credit', ...grant.lot },
     inboxEventId: grant.inboxEventId,
   });
   // The payment and its email row in one statement: the email row exists only for a payment
@@ -78,7 +82,7 @@ export async function recordPayment(uow: UnitOfWork, grant: PaymentGrant): Promi
 }
 
 /** The insert's slots: the grant's payment fields and its email's subject and text. */
-type PaymentInsert = Omit<PaymentGrant, 'ledgerReason' | 'email'> & PaymentGrant['email'];
+type PaymentInsert = Omit<PaymentGrant, 'ledgerReason' | 'email' | 'lot'> & PaymentGrant['email'];
 
 const insertPaymentSql = precompiledSql<PaymentInsert, Pick<PaymentRow, 'id'>>(
   (s) => sql`

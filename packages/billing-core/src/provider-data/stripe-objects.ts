@@ -59,6 +59,25 @@ export function invoicePriceIdsOf(invoice: StripeJson): string[] {
   return ids;
 }
 
+/**
+ * The period end (`lines.data[].period.end`) of the invoice's line for `priceId`, else the latest
+ * line period end; null when the invoice carries none.
+ */
+export function invoiceLinePeriodEndOf(invoice: StripeJson, priceId: string): Date | null {
+  let latest: number | null = null;
+  for (const line of listData(invoice.lines)) {
+    const end = stripeNumberAt(objectAt(line.period), 'end');
+    if (end === undefined || end === null) continue;
+    const id =
+      stripeIdOf(objectAt(objectAt(line.pricing).price_details).price) ??
+      stripeIdOf(line.price) ??
+      stripeIdOf(line.plan);
+    if (id === priceId) return new Date(end * 1000);
+    latest = latest === null ? end : Math.max(latest, end);
+  }
+  return latest === null ? null : new Date(latest * 1000);
+}
+
 /** A subscription's price ids (`items.data[].price`). */
 export function subscriptionPriceIdsOf(subscription: StripeJson): string[] {
   const ids: string[] = [];

@@ -70,6 +70,7 @@ export async function refundTokenPack(uow: UnitOfWork, refund: TokenPackRefund):
       reference: refund.refundReference,
       amount: -taken,
       reason: 'token_pack_refund',
+      lots: { kind: 'take-back', fromLotOf: refund.creditReference },
       inboxEventId: refund.inboxEventId ?? null,
     });
   }

@@ -112,6 +112,7 @@ export async function takeBackPaymentTokens(
       reference: takeBack.reference,
       amount: -taken,
       reason: takeBack.reason,
+      lots: { kind: 'take-back', fromLotOf: payment.ledger_reference },
       inboxEventId: takeBack.inboxEventId,
     });
   }

@@ -113,6 +113,7 @@ export async function recoverShortfallsFromStudioRefund(
       reference: references.studioRefundRecovered(refund.requestPublicId),
       amount: -recovered,
       reason: 'take_back_recovered',
+      lots: { kind: 'take-back' },
     });
   }
   return recovered;

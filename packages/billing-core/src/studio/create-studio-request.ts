@@ -142,6 +142,7 @@ export async function createStudioRequest(
           reference: references.studioDebit(row.public_id),
           amount: -price.priceTokens,
           reason: `studio_${price.priceKey}`,
+          lots: { kind: 'spend' },
         });
       }
       return row;

@@ -33,6 +33,7 @@ export async function refundStudioRequest(
     reference: references.studioRefund(request.publicId),
     amount: -debit.amount,
     reason: 'studio_refund',
+    lots: { kind: 'give-back', of: debit.reference },
   });
   if (posted.kind === 'posted') {
     // Tokens a refund or chargeback could not take because this debit held them come back now:

@@ -1,5 +1,6 @@
 import type { Transaction } from 'kysely';
 import type { DB } from '../db/schema';
+import { listLots } from '../ledger/read-wallet';
 import type { SupportSubject, SupportWallet } from './user-support-view';
 
 /** The canonical user's wallet; balance 0 and no creation date when it has none. */
@@ -9,5 +10,5 @@ export async function readWalletSection(trx: Transaction<DB>, { userId }: Suppor
     .select(['balance', 'created_at'])
     .where('user_id', '=', userId)
     .executeTakeFirst();
-  return { balance: wallet?.balance ?? 0, createdAt: wallet?.created_at ?? null };
+  return { balance: wallet?.balance ?? 0, createdAt: wallet?.created_at ?? null, lots: await listLots(trx, userId) };
 }

@@ -1,5 +1,6 @@
 import type { Provider, SubscriptionSource } from '../db/schema';
 import type { InboxEventView } from '../inbox/to-inbox-event-view';
+import type { LotView } from '../ledger/read-wallet';
 
 // The shape of the support view (`GET /admin/users/{userId}`, `tally user <id>`): the view, one type
 // per section, and what every reader takes. Types only; the readers import this file, never the
@@ -67,6 +68,8 @@ export interface SupportViewLimits {
 export interface SupportWallet {
   balance: number;
   createdAt: Date | null;
+  /** Its lots with tokens left, in the draw order (docs/lots.md). */
+  lots: LotView[];
 }
 
 /** Whether an event needs attention, in the order support reads them. */

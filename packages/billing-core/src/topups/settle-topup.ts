@@ -80,6 +80,7 @@ export async function settleTopup(
     ledgerReference: references.stripePayment(paymentIntentId),
     tokens: topup.tokens,
     ledgerReason: 'topup',
+    lot: { category: 'purchased', expiresAt: null },
     customerEmail: stripeStringAt(paymentIntent, 'receipt_email'),
     inboxEventId: input.inboxEventId,
     email: {

@@ -1,6 +1,6 @@
 import type { Transaction } from 'kysely';
 import type { DB } from '../db/schema';
-import { postLedgerEntry } from '../ledger/post-ledger-entry';
+import { plainLots, postLedgerEntry } from '../ledger/post-ledger-entry';
 import type { AppWebhookOutbox } from '../outbox/app-webhook-outbox';
 import { createTestDatabase, type TestDatabase } from '../testing/test-services';
 import { inUnitOfWork, type UnitOfWork } from './unit-of-work';
@@ -39,8 +39,20 @@ describe('the unit of work', () => {
     const outbox = recordingOutbox();
     let seenBeforeCommit: readonly number[] = [];
     await inUnitOfWork({ db: database.db, outbox }, async (uow) => {
-      await postLedgerEntry(uow, { userId: 'uow-user', reference: 'test:uow:1', amount: 10, reason: 'test' });
-      await postLedgerEntry(uow, { userId: 'uow-user', reference: 'test:uow:2', amount: 5, reason: 'test' });
+      await postLedgerEntry(uow, {
+        userId: 'uow-user',
+        reference: 'test:uow:1',
+        amount: 10,
+        reason: 'test',
+        lots: plainLots(10),
+      });
+      await postLedgerEntry(uow, {
+        userId: 'uow-user',
+        reference: 'test:uow:2',
+        amount: 5,
+        reason: 'test',
+        lots: plainLots(5),
+      });
       seenBeforeCommit = [...uow.outbox.messageIds];
       expect(outbox.handedOff).toEqual([]);
     });
@@ -50,7 +62,13 @@ describe('the unit of work', () => {
     expect(outbox.handedOff).toEqual([committed]);
 
     await inUnitOfWork({ db: database.db, outbox }, async (uow) => {
-      await postLedgerEntry(uow, { userId: 'uow-user', reference: 'test:uow:3', amount: 1, reason: 'test' });
+      await postLedgerEntry(uow, {
+        userId: 'uow-user',
+        reference: 'test:uow:3',
+        amount: 1,
+        reason: 'test',
+        lots: plainLots(1),
+      });
       throw new Error('rolled back');
     }).catch(() => undefined);
     expect(await messageIdsOf('uow-user')).toEqual(committed);
@@ -62,7 +80,7 @@ describe('the unit of work', () => {
     // write cannot be made outside a unit opened with the process's outbox.
     const postWithBareTransaction = (trx: Transaction<DB>) =>
       // @ts-expect-error postLedgerEntry takes a UnitOfWork, not a Transaction
-      postLedgerEntry(trx, { userId: 'x', reference: 'test:x', amount: 1, reason: 'test' });
+      postLedgerEntry(trx, { userId: 'x', reference: 'test:x', amount: 1, reason: 'test', lots: plainLots(1) });
     const asUnit = (trx: Transaction<DB>): UnitOfWork => {
       // @ts-expect-error a Transaction lacks the unit's outbox, clock and ensured wallets
       const uow: UnitOfWork = trx;

@@ -31,7 +31,8 @@ export interface UnitOfWorkOutbox {
  * transaction (the inbox engine for events, the use case an app calls for the rest), right after
  * BEGIN (runInUnitOfWork, inUnitOfWork); it lives exactly as long as `trx`, and is never stored
  * beyond it. Its messages are handed off only after `trx` committed (never after a rollback).
- * Lots and holds will travel through this same seam.
+ * Lots travel through this same seam (postLedgerEntry moves an entry's lots in its unit, see
+ * ledger/lots.ts); holds will too.
  */
 export interface UnitOfWork {
   /** The transaction every write of the unit joins. */

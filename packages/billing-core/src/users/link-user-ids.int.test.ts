@@ -1,4 +1,4 @@
-import { postLedgerEntry } from '../ledger/post-ledger-entry';
+import { plainLots, postLedgerEntry } from '../ledger/post-ledger-entry';
 import { testOutbox } from '../testing/test-outbox';
 import { createTestDatabase, type TestDatabase } from '../testing/test-services';
 import { inUnitOfWork } from '../unit-of-work/unit-of-work';
@@ -34,7 +34,13 @@ describe('linkUserIds picks one canonical user by rule order, never by id positi
     const anonymous = '$RCAnonymousID:00000000000000d1';
     // Credited before linking existed: a user row without any link.
     await inUnitOfWork({ db: database.db, outbox: testOutbox }, (uow) =>
-      postLedgerEntry(uow, { userId: anonymous, reference: 'test:legacy:d1', amount: 10, reason: 'test' }),
+      postLedgerEntry(uow, {
+        userId: anonymous,
+        reference: 'test:legacy:d1',
+        amount: 10,
+        reason: 'test',
+        lots: plainLots(10),
+      }),
     );
     expect(await link(['rule-named', anonymous])).toBe(anonymous);
     expect(await aliasesOf(anonymous)).toEqual([anonymous, 'rule-named'].sort());

@@ -1,4 +1,4 @@
-import { type DB, findWallet, listLedgerEntries } from '@tally/billing-core';
+import { type DB, findWallet, type LotView, listLedgerEntries, listLots } from '@tally/billing-core';
 import { Router } from 'express';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
@@ -13,8 +13,8 @@ export function createWalletRoutes(deps: { db: Kysely<DB> }): Router {
 
   router.get('/wallet', async (_req, res) => {
     const { userId, requestedId } = userScopeOf(res);
-    const wallet = await findWallet(deps.db, userId);
-    res.json({ userId: requestedId, balance: wallet.balance });
+    const [wallet, lots] = await Promise.all([findWallet(deps.db, userId), listLots(deps.db, userId)]);
+    res.json({ userId: requestedId, balance: wallet.balance, lots: lots.map(lotAnswerOf) });
   });
 
   router.get('/ledger', async (req, res) => {
@@ -31,10 +31,25 @@ export function createWalletRoutes(deps: { db: Kysely<DB> }): Router {
         balanceAfter: entry.balance_after,
         reason: entry.reason,
         createdAt: entry.created_at.toISOString(),
+        // A debit lists what it drew from each lot; a give-back what it returned (docs/lots.md).
+        ...(entry.amount < 0 || entry.draws.length > 0 ? { draws: entry.draws } : {}),
       })),
       nextCursor: page.nextCursor === null ? null : String(page.nextCursor),
     });
   });
 
   return router;
+}
+
+/** A lot as the wallet answers it (docs/interface.md). */
+export function lotAnswerOf(lot: LotView) {
+  return {
+    id: lot.id,
+    category: lot.category,
+    source: lot.source,
+    amount: lot.amount,
+    remaining: lot.remaining,
+    expiresAt: lot.expiresAt?.toISOString() ?? null,
+    createdAt: lot.createdAt.toISOString(),
+  };
 }

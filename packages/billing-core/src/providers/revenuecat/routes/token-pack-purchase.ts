@@ -96,6 +96,7 @@ export function createTokenPackPurchaseRoute(deps: {
       reference,
       amount: pack.tokens,
       reason: 'token_pack_purchase',
+      lots: { kind: 'credit', category: 'purchased', expiresAt: null },
       inboxEventId: row.id,
     });
     const listed = verified ? ', listed by RevenueCat' : '';

@@ -225,6 +225,7 @@ async function reinstate(
       reference: references.stripeDisputeReinstated(record.dispute_id),
       amount: givenBack,
       reason: 'stripe_dispute_reinstated',
+      lots: { kind: 'give-back', of: references.stripeDispute(record.dispute_id) },
       inboxEventId: row.id,
     });
   }

@@ -114,6 +114,7 @@ export function createCheckoutSessionRoute(deps: { catalog: Catalog; ports: Prov
         ledgerReference: references.stripePayment(paymentIntentId),
         tokens: pack.tokens,
         ledgerReason: 'token_pack_purchase',
+        lot: { category: 'purchased', expiresAt: null },
         customerEmail: email,
         inboxEventId: row.id,
         email: tokenPackEmail(pack.tokens),

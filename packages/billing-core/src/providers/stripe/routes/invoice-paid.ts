@@ -5,6 +5,7 @@ import { scheduleInstallments } from '../../../installments/schedule-installment
 import { voidFutureInstallments } from '../../../installments/void-future-installments';
 import { recordPayment } from '../../../payments/record-payment';
 import {
+  invoiceLinePeriodEndOf,
   invoicePriceIdsOf,
   invoiceSubscriptionIdOf,
   stripeNumberAt,
@@ -60,6 +61,14 @@ export function createInvoicePaidRoute(deps: { catalog: Catalog }) {
 
       const annual = match.price.interval === 'year';
       const tokens = annual ? match.price.creditsPerPeriod / 12 : match.price.creditsPerPeriod;
+      // creditsExpire period_end: a monthly grant expires at its invoice line's period end, an
+      // annual plan's first twelfth when the first installment is due (a month from now).
+      const expiring = match.price.creditsExpire === 'period_end';
+      const lineEnd = invoiceLinePeriodEndOf(invoice, match.price.priceId);
+      if (expiring && !annual && lineEnd === null) {
+        throw new InvalidEventError(`invoice ${invoiceId} has no line period end for ${match.price.priceId}`);
+      }
+      const lotExpiry = !expiring ? null : annual ? { months: 1, after: 'now' as const } : lineEnd;
       const recorded = await recordPayment(uow, {
         providerPaymentId: invoiceId,
         userId: subscription.user_id,
@@ -70,6 +79,7 @@ export function createInvoicePaidRoute(deps: { catalog: Catalog }) {
         ledgerReference: references.stripeInvoice(invoiceId),
         tokens,
         ledgerReason: annual ? 'subscription_annual_first_installment' : 'subscription_period',
+        lot: { category: 'subscription', expiresAt: lotExpiry },
         customerEmail: stripeStringAt(invoice, 'customer_email'),
         inboxEventId: row.id,
         email: {
@@ -83,6 +93,7 @@ export function createInvoicePaidRoute(deps: { catalog: Catalog }) {
             invoiceId,
             userId: subscription.user_id,
             tokensPerInstallment: tokens,
+            creditsExpire: match.price.creditsExpire,
           })
         : 0;
       const voided =

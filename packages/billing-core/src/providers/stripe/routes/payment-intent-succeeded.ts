@@ -71,6 +71,7 @@ export function createPaymentIntentSucceededRoute(deps: { catalog: Catalog }) {
         ledgerReference: references.stripePayment(paymentIntentId),
         tokens: pack.tokens,
         ledgerReason: 'token_pack_purchase',
+        lot: { category: 'purchased', expiresAt: null },
         customerEmail: stripeStringAt(intent, 'receipt_email'),
         inboxEventId: row.id,
         email: tokenPackEmail(pack.tokens),

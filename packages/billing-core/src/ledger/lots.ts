@@ -1,0 +1,226 @@
+import { sql, type Transaction } from 'kysely';
+import type { DB, LedgerEntryRow, LotCategory } from '../db/schema';
+import { InsufficientBalanceError } from '../errors';
+
+/**
+ * When a credit's lot expires: a time, never (null), or a whole number of months after a time
+ * (or after the database's now()), counted by the database (`+ make_interval(months => n)`, so a
+ * month after Jan 31 is the end of February, as the installments' due dates are counted).
+ */
+export type LotExpiry = Date | null | { months: number; after: Date | 'now' };
+
+/**
+ * What a ledger entry does to the wallet's lots (docs/lots.md). Every posting says it: a credit
+ * without its lot does not compile.
+ *
+ * - `credit`: creates one lot of the entry's amount, its source the entry's reference. Token
+ *   packs and top-ups are `purchased` and never expire; period credits and installments are
+ *   `subscription`; grants are `promotional`.
+ * - `spend`: a debit the user chose (a studio request): draws in the draw order from lots that
+ *   have not expired (`expires_at > now()` by the database clock); fails with
+ *   InsufficientBalanceError when those hold too little, even if expired tokens are still in the
+ *   balance.
+ * - `take-back`: a debit Tally imposes (refunds, disputes, recovered shortfalls): first from the lot
+ *   credited under `fromLotOf` (the payment's ledger reference), then in the draw order, then from
+ *   expired lots (their tokens are still in the balance until the sweep).
+ * - `give-back`: a credit that returns what the debit under `of` drew, to the lots it drew from
+ *   (never extending an expiry: an expired lot keeps its expiry); what those lots cannot take back
+ *   (a debit from before lots) becomes a never-expiring `purchased` lot under the entry's reference.
+ */
+export type LotMovement =
+  | { kind: 'credit'; category: LotCategory; expiresAt: LotExpiry }
+  | { kind: 'spend' }
+  | { kind: 'take-back'; fromLotOf?: string }
+  | { kind: 'give-back'; of: string };
+
+export function openingLotSource(userId: string): string {
+  return `lot:opening:${userId}`;
+}
+
+/** Checks a movement against the entry's sign (a credit cannot draw, a debit cannot create). */
+export function assertMovementFits(movement: LotMovement, amount: number): void {
+  const credit = movement.kind === 'credit' || movement.kind === 'give-back';
+  if (credit !== amount > 0) {
+    throw new RangeError(`a ${movement.kind} moves lots the other way than a ledger amount of ${amount}`);
+  }
+}
+
+interface LockedLot {
+  id: number;
+  amount: number;
+  remaining: number;
+  expired: boolean;
+}
+
+/**
+ * Applies a posted entry to the wallet's lots, in the entry's transaction, under the wallet's row
+ * lock (postLedgerEntry took it). Lots are locked in id order. First it closes any gap between the
+ * balance before the entry and the lots (a balance from before lots, or an entry old code posted
+ * without lots): a positive gap goes to the opening lot, a negative one is taken in the take-back
+ * order without draws. The deferred trigger credit_lots_sum_trg checks the result at COMMIT.
+ */
+export async function applyLotMovement(
+  trx: Transaction<DB>,
+  entry: LedgerEntryRow,
+  movement: LotMovement,
+): Promise<void> {
+  const userId = entry.user_id;
+  const held = await sql<{ total: number }>`
+    SELECT coalesce(sum(remaining), 0)::bigint AS total FROM credit_lots WHERE user_id = ${userId}`.execute(trx);
+  const gap = entry.balance_before - Number(held.rows[0]?.total ?? 0);
+  if (gap > 0) {
+    await sql`
+      INSERT INTO credit_lots (user_id, category, source, amount, remaining, expires_at)
+      VALUES (${userId}, 'purchased', ${openingLotSource(userId)}, ${gap}, ${gap}, NULL)
+      ON CONFLICT (source) DO UPDATE
+        SET amount = credit_lots.amount + excluded.amount, remaining = credit_lots.remaining + excluded.remaining`.execute(
+      trx,
+    );
+  } else if (gap < 0) {
+    await draw(trx, userId, -gap, { kind: 'take-back' }, null);
+  }
+
+  switch (movement.kind) {
+    case 'credit':
+      await createLot(trx, {
+        userId,
+        category: movement.category,
+        source: entry.reference,
+        amount: entry.amount,
+        expiresAt: movement.expiresAt,
+      });
+      return;
+    case 'spend':
+    case 'take-back':
+      await draw(trx, userId, -entry.amount, movement, entry.id);
+      return;
+    case 'give-back':
+      await giveBack(trx, entry, movement.of);
+      return;
+  }
+}
+
+/** Inserts one lot (the ready seam for grants: promotional, any expiry). */
+export async function createLot(
+  trx: Transaction<DB>,
+  lot: { userId: string; category: LotCategory; source: string; amount: number; expiresAt: LotExpiry },
+): Promise<number> {
+  const inserted = await sql<{ id: number }>`
+    INSERT INTO credit_lots (user_id, category, source, amount, remaining, expires_at)
+    VALUES (${lot.userId}, ${lot.category}, ${lot.source}, ${lot.amount}, ${lot.amount}, ${expiryOf(lot.expiresAt)})
+    RETURNING id`.execute(trx);
+  const row = inserted.rows[0];
+  if (!row) throw new Error(`lot ${lot.source} was not created`);
+  return Number(row.id);
+}
+
+function expiryOf(expiry: LotExpiry) {
+  if (expiry === null) return sql`NULL::timestamptz`;
+  if (expiry instanceof Date) return sql`${expiry}::timestamptz`;
+  const base = expiry.after === 'now' ? sql`now()` : sql`${expiry.after}::timestamptz`;
+  return sql`(${base} + make_interval(months => ${expiry.months}))`;
+}
+
+/**
+ * Takes `need` tokens from the user's lots (locked in id order, then ordered for drawing) and
+ * records them as the entry's draws (none for a gap without an entry).
+ */
+async function draw(
+  trx: Transaction<DB>,
+  userId: string,
+  need: number,
+  movement: { kind: 'spend' } | { kind: 'take-back'; fromLotOf?: string },
+  entryId: number | null,
+): Promise<void> {
+  const spend = movement.kind === 'spend';
+  const preferred = movement.kind === 'take-back' ? (movement.fromLotOf ?? null) : null;
+  const lots = await sql<LockedLot & { preferred: boolean }>`
+    WITH locked AS MATERIALIZED (
+      SELECT id, amount, remaining, expires_at, draw_rank, source,
+             (expires_at IS NOT NULL AND expires_at <= now()) AS expired
+        FROM credit_lots
+       WHERE user_id = ${userId} AND remaining > 0
+       ORDER BY id
+         FOR UPDATE)
+    SELECT id, amount, remaining, expired, (source = ${preferred}) IS TRUE AS preferred
+      FROM locked
+     WHERE NOT (${spend} AND expired)
+     ORDER BY (source = ${preferred}) IS TRUE DESC, expired, expires_at NULLS LAST, draw_rank, id`.execute(trx);
+  const draws: { lotId: number; amount: number }[] = [];
+  let left = need;
+  for (const lot of lots.rows) {
+    if (left === 0) break;
+    const take = Math.min(left, Number(lot.remaining));
+    draws.push({ lotId: Number(lot.id), amount: take });
+    left -= take;
+  }
+  if (left > 0) {
+    throw new InsufficientBalanceError(userId, need - left, need);
+  }
+  await moveLots(trx, draws, -1);
+  if (entryId !== null) await recordDraws(trx, entryId, draws);
+}
+
+/** Returns a give-back to the lots the original debit drew from, in the order it drew them. */
+async function giveBack(trx: Transaction<DB>, entry: LedgerEntryRow, of: string): Promise<void> {
+  const drawn = await sql<{ lot_id: number; drawn: number; amount: number; remaining: number }>`
+    WITH original AS (
+      SELECT d.lot_id, d.amount AS drawn
+        FROM ledger_draws d JOIN ledger_entries e ON e.id = d.ledger_entry_id
+       WHERE e.reference = ${of} AND e.user_id = ${entry.user_id} AND e.amount < 0),
+    locked AS MATERIALIZED (
+      SELECT l.id, l.amount, l.remaining FROM credit_lots l
+       WHERE l.id IN (SELECT lot_id FROM original)
+       ORDER BY l.id
+         FOR UPDATE)
+    SELECT o.lot_id, o.drawn, l.amount, l.remaining
+      FROM original o JOIN locked l ON l.id = o.lot_id
+     ORDER BY o.lot_id`.execute(trx);
+  const returns: { lotId: number; amount: number }[] = [];
+  let left = entry.amount;
+  for (const lot of drawn.rows) {
+    if (left === 0) break;
+    const room = Math.min(Number(lot.drawn), Number(lot.amount) - Number(lot.remaining));
+    const back = Math.min(left, room);
+    if (back <= 0) continue;
+    returns.push({ lotId: Number(lot.lot_id), amount: back });
+    left -= back;
+  }
+  await moveLots(trx, returns, 1);
+  if (left > 0) {
+    const lotId = await createLot(trx, {
+      userId: entry.user_id,
+      category: 'purchased',
+      source: entry.reference,
+      amount: left,
+      expiresAt: null,
+    });
+    returns.push({ lotId, amount: left });
+  }
+  await recordDraws(trx, entry.id, returns);
+}
+
+async function moveLots(trx: Transaction<DB>, moves: { lotId: number; amount: number }[], sign: 1 | -1) {
+  if (moves.length === 0) return;
+  const values = sql.join(moves.map((m) => sql`(${m.lotId}::bigint, ${m.amount * sign}::bigint)`));
+  await sql`
+    UPDATE credit_lots l SET remaining = l.remaining + m.delta
+      FROM (VALUES ${values}) AS m (id, delta)
+     WHERE l.id = m.id`.execute(trx);
+}
+
+async function recordDraws(trx: Transaction<DB>, entryId: number, draws: { lotId: number; amount: number }[]) {
+  if (draws.length === 0) return;
+  await trx
+    .insertInto('ledger_draws')
+    .values(draws.map((d) => ({ ledger_entry_id: entryId, lot_id: d.lotId, amount: d.amount })))
+    .execute();
+}
+
+/**
+ * The movement of an entry that needs nothing particular of lots: a credit creates a never-expiring
+ * `purchased` lot, a debit is a spend. For tests and tools that post plain entries.
+ */
+export function plainLots(amount: number): LotMovement {
+  return amount > 0 ? { kind: 'credit', category: 'purchased', expiresAt: null } : { kind: 'spend' };
+}
