@@ -12,7 +12,7 @@ import type { Logger } from '@tally/platform';
 import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { WorkerMetrics } from '../metrics/worker-metrics';
-import { createInboxBatcher, type InboxBatcherSettings } from './inbox-batcher';
+import { type AttemptBatcherSettings, createAttemptBatcher } from './attempt-batcher';
 import { logWorkerErrors } from './worker-errors';
 
 /**
@@ -31,8 +31,8 @@ export interface InboxWorkerOptions {
    * holds its jobs this long before BullMQ's stalled check hands them to another.
    */
   lockDurationMs: number;
-  /** How the jobs' first runs share transactions (inbox-batcher.ts). */
-  batch: InboxBatcherSettings;
+  /** How the jobs' first runs share transactions (attempt-batcher.ts). */
+  batch: AttemptBatcherSettings;
 }
 
 /**
@@ -59,8 +59,8 @@ export function createInboxWorker(
   // shared transactions; re-runs of stalled jobs one at a time in this process, claiming nothing
   // while they wait; any other re-run alone, at once. The jobs of one lane plan alike, so a batch
   // runs with the facts of its first job.
-  const inLane = (settings: InboxBatcherSettings) =>
-    createInboxBatcher<InboxJob, ProcessInboxEventResult>(
+  const inLane = (settings: AttemptBatcherSettings) =>
+    createAttemptBatcher<InboxJob, ProcessInboxEventResult>(
       (jobs) =>
         processInboxEvents(
           deps,

@@ -4,7 +4,7 @@ import type { ReconcileLoopOptions } from '../loops/reconcile-loop';
 import type { RelayOptions } from '../loops/relay-loop';
 import type { RetentionLoopOptions } from '../loops/retention-loop';
 import type { StudioSweeperOptions } from '../loops/studio-sweeper-loop';
-import type { InboxBatcherSettings } from '../processors/inbox-batcher';
+import type { AttemptBatcherSettings } from '../processors/attempt-batcher';
 
 /**
  * Every tunable of the worker's roles. No field has a default here: the composition root takes
@@ -18,7 +18,7 @@ export interface WorkerRuntimeSettings {
   drainTimeoutMs: number;
   inbox: {
     concurrency: number;
-    batch: InboxBatcherSettings;
+    batch: AttemptBatcherSettings;
     maxAttempts: number;
     backoff: BackoffSettings;
     retryLater: RetryLaterSettings;

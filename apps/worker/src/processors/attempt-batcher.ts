@@ -7,16 +7,16 @@
  * before; a busy one (a backlog, a burst) runs several per transaction, which is where the
  * round trips per event are saved. `maxEvents` 1 turns coalescing off.
  */
-export interface InboxBatcherSettings {
+export interface AttemptBatcherSettings {
   /** Events in one transaction at most (INBOX_BATCH_MAX_EVENTS). */
   maxEvents: number;
   /** Transactions open at once (INBOX_BATCH_TRANSACTIONS). */
   maxTransactions: number;
 }
 
-export function createInboxBatcher<T, R>(
+export function createAttemptBatcher<T, R>(
   run: (items: T[]) => Promise<R[]>,
-  settings: InboxBatcherSettings,
+  settings: AttemptBatcherSettings,
 ): (item: T) => Promise<R> {
   const waiting: { item: T; resolve: (value: R) => void; reject: (error: unknown) => void }[] = [];
   let open = 0;

@@ -1,4 +1,4 @@
-import { createInboxBatcher } from './inbox-batcher';
+import { createAttemptBatcher } from './attempt-batcher';
 
 /** A run whose batches the test ends one at a time. */
 function controlledRun() {
@@ -12,10 +12,10 @@ function controlledRun() {
 
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
-describe('createInboxBatcher', () => {
+describe('createAttemptBatcher', () => {
   it('starts at once while a transaction is free, and puts the jobs that waited in the next one', async () => {
     const { run, batches } = controlledRun();
-    const submit = createInboxBatcher(run, { maxEvents: 3, maxTransactions: 1 });
+    const submit = createAttemptBatcher(run, { maxEvents: 3, maxTransactions: 1 });
     const results = [1, 2, 3, 4, 5].map((id) => submit(id));
     expect(batches.map((batch) => batch.ids)).toEqual([[1]]);
     batches[0]?.end();
@@ -30,7 +30,7 @@ describe('createInboxBatcher', () => {
 
   it('keeps up to maxTransactions open, and with maxEvents 1 runs every job alone', async () => {
     const { run, batches } = controlledRun();
-    const submit = createInboxBatcher(run, { maxEvents: 1, maxTransactions: 2 });
+    const submit = createAttemptBatcher(run, { maxEvents: 1, maxTransactions: 2 });
     const results = [1, 2, 3].map((id) => submit(id));
     expect(batches.map((batch) => batch.ids)).toEqual([[1], [2]]);
     batches[1]?.end();
@@ -43,7 +43,7 @@ describe('createInboxBatcher', () => {
 
   it('fails every job of a batch whose run throws, and goes on with the next', async () => {
     const { run, batches } = controlledRun();
-    const submit = createInboxBatcher(run, { maxEvents: 4, maxTransactions: 1 });
+    const submit = createAttemptBatcher(run, { maxEvents: 4, maxTransactions: 1 });
     const first = submit(1);
     const second = [submit(2), submit(3)];
     batches[0]?.end();
