@@ -148,6 +148,34 @@ describe('the tally CLI: --json output parses, exit codes are 0 ok, 1 failure or
     );
   });
 
+  it('ledger open-lots gives a balance posted without lots (an old replica) its opening lot, and verify then passes for it', async () => {
+    const userId = 'cli-old-replica';
+    await database.db.insertInto('users').values({ id: userId }).execute();
+    await database.db.insertInto('wallets').values({ user_id: userId }).execute();
+    // What a replica of the release before lots writes: a ledger entry and no lot.
+    await sql`INSERT INTO ledger_entries (user_id, reference, amount, balance_before, balance_after, reason)
+              SELECT user_id, 'test:old-replica:1', 30, balance, balance + 30, 'old_code'
+                FROM wallets WHERE user_id = ${userId}`.execute(database.db);
+    const problemsOf = (report: { discrepancies: { userId: string; problem: string }[] }) =>
+      report.discrepancies.filter((found) => found.userId === userId).map((found) => found.problem);
+    expect(problemsOf(await json(['ledger', 'verify', '--json'], 1))).toEqual(['lots_differ_from_balance']);
+    const opened = await json(['ledger', 'open-lots', '--batch-size', '1', '--json'], 0);
+    expect(opened.opened).toBeGreaterThanOrEqual(1);
+    expect(opened.batches).toBe(opened.opened);
+    const lots = await database.db
+      .selectFrom('credit_lots')
+      .select(['category', 'source', 'amount', 'remaining', 'expires_at'])
+      .where('user_id', '=', userId)
+      .execute();
+    expect(lots).toEqual([
+      { category: 'purchased', source: `lot:opening:${userId}`, amount: 30, remaining: 30, expires_at: null },
+    ]);
+    const after = await runCli(['ledger', 'verify', '--json'], env);
+    expect(problemsOf(JSON.parse(after.stdout))).toEqual([]);
+    // Nothing left to open: a second run opens nothing.
+    expect(await json(['ledger', 'open-lots', '--json'], 0)).toEqual({ opened: 0, batches: 0 });
+  });
+
   it('names Postgres, its URL without the password and the cause when it cannot be reached; --json prints the error', async () => {
     const port = await freePort();
     const deadDatabase = `postgres://tally:s3cret-pw@127.0.0.1:${port}/tally?password=s3cret-pw`;

@@ -11,6 +11,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { runAppWebhooksList, runAppWebhooksRedeliver, runAppWebhooksShow } from './commands/app-webhooks';
 import { runEventsList, runReplay, runRequeue } from './commands/events';
 import { runEventsShow } from './commands/events-show';
+import { runLedgerOpenLots } from './commands/ledger-open-lots';
 import { runLedgerVerify } from './commands/ledger-verify';
 import { runMigrate } from './commands/migrate';
 import { printJson } from './commands/output';
@@ -99,13 +100,18 @@ program
   .option('--json', 'print JSON: {replayed, ids, enqueued, deferred}')
   .action((id: number | undefined, options) => runReplay(id, options));
 
-program
-  .command('ledger')
-  .description('ledger tools')
+const ledger = program.command('ledger').description('ledger tools');
+ledger
   .command('verify')
   .description('check every wallet balance against the sum of its ledger entries (exit 1 on a discrepancy)')
   .option('--json', 'print JSON (the same report as GET /admin/ledger/verify)')
   .action((options: { json?: boolean }) => runLedgerVerify(options));
+ledger
+  .command('open-lots')
+  .description('give every wallet whose lots do not hold its balance yet its opening lot (after a rollout to lots)')
+  .option('--batch-size <n>', 'wallets per short transaction', positiveInt, 500)
+  .option('--json', 'print JSON')
+  .action((options: { batchSize: number; json?: boolean }) => runLedgerOpenLots(options));
 
 function windowDays(value: string): number {
   const parsed = Number(value);
