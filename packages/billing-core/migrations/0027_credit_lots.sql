@@ -22,7 +22,7 @@ CREATE TABLE credit_lots (
   expires_at timestamptz,
   -- The draw order's second key: promotional before subscription before purchased.
   draw_rank smallint GENERATED ALWAYS AS (
-    CASE category WHEN 'promotional' THEN 0 WHEN 'subscription' THEN 1 ELSE 2 END) STORED,
+    CASE category WHEN 'promotional' THEN 0 WHEN 'subscription' THEN 1 ELSE 2 END) STORED NOT NULL,
   created_at timestamptz NOT NULL DEFAULT now(),
   CONSTRAINT credit_lots_source_uq UNIQUE (source)
 );
