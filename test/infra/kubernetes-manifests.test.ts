@@ -311,6 +311,7 @@ describe('infra/k8s', () => {
         'relay',
         'studio-sweeper',
         'installments',
+        'credit-expiry',
         'email',
         'app-webhooks',
         'retention',

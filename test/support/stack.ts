@@ -81,6 +81,8 @@ export interface WorkerSettings {
   };
   /** The installments role's loop (tests usually call runOnce; default: the config's). */
   installments?: WorkerRuntimeSettings['installments'];
+  /** The credit-expiry role's loop (default: an hour's interval, so tests run it by runOnce). */
+  creditExpiry?: Partial<WorkerRuntimeSettings['creditExpiry']>;
   /** The email role's mailer and retry settings. */
   email?: {
     mailer: NonNullable<WorkerPorts['mailer']>;
@@ -358,6 +360,7 @@ export class TestStack {
         studio: { concurrency: 4, maxAttempts: 3, backoff: { baseDelayMs: 50, maxDelayMs: 200 }, ...studio },
         studioSweeper: sweeper ?? { intervalMs: 60_000, stuckAfterMs: 60_000, batchSize: 100 },
         installments: settings.installments ?? defaults.installments,
+        creditExpiry: { ...defaults.creditExpiry, intervalMs: 3_600_000, ...settings.creditExpiry },
         email: {
           concurrency: settings.concurrency ?? 4,
           maxAttempts: settings.email?.maxAttempts ?? defaults.email.maxAttempts,

@@ -16,6 +16,7 @@ describe('worker configuration: WORKER_ROLES', () => {
     'studio',
     'studio-sweeper',
     'installments',
+    'credit-expiry',
     'email',
     'app-webhooks',
     'retention',
@@ -57,7 +58,7 @@ describe('worker configuration: WORKER_ROLES', () => {
     expect((error as Error).message).toBe(
       'invalid configuration:\n' +
         `  - WORKER_ROLES: unknown role "${bad}"; each role is one of: all, inbox, relay, studio, ` +
-        'studio-sweeper, installments, email, app-webhooks, retention, reconcile',
+        'studio-sweeper, installments, credit-expiry, email, app-webhooks, retention, reconcile',
     );
   });
 });

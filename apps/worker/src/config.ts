@@ -109,6 +109,12 @@ export const workerEnvSchema = baseEnvSchema
     INSTALLMENTS_MAX_ATTEMPTS: positiveInt(10),
     /** Installments one claim takes (the loop claims again while a batch comes back full). */
     INSTALLMENTS_BATCH_SIZE: positiveInt(100),
+    /** The credit expiry sweeper's period (role credit-expiry, docs/lots.md). */
+    CREDIT_EXPIRY_INTERVAL_MS: positiveInt(60_000),
+    /** wallet.credits_expiring is written this many hours before a lot expires. */
+    CREDIT_EXPIRY_NOTICE_HOURS: positiveInt(72),
+    /** Wallets one expiry (or notice) transaction claims; a sweep claims again while a batch comes back full. */
+    CREDIT_EXPIRY_BATCH_SIZE: positiveInt(100),
     SMTP_URL: z.string().min(1).optional(),
     EMAIL_FROM: z.string().min(3).default('Tally <billing@tally.local>'),
     /** Confirmation emails one worker process sends at once (role email). */

@@ -35,6 +35,9 @@ describe('worker settings come from the config schema', () => {
     'INSTALLMENTS_BATCH_SIZE',
     'INSTALLMENTS_PROCESSING_STALE_AFTER_MS',
     'INSTALLMENTS_MAX_ATTEMPTS',
+    'CREDIT_EXPIRY_INTERVAL_MS',
+    'CREDIT_EXPIRY_NOTICE_HOURS',
+    'CREDIT_EXPIRY_BATCH_SIZE',
     'EMAIL_CONCURRENCY',
     'EMAIL_MAX_ATTEMPTS',
     'EMAIL_BACKOFF_BASE_MS',
@@ -67,6 +70,7 @@ describe('worker settings come from the config schema', () => {
       studio: { concurrency: 4, maxAttempts: 5, backoff: { baseDelayMs: 2_000, maxDelayMs: 60_000 } },
       studioSweeper: { intervalMs: 30_000, stuckAfterMs: 5 * 60_000, batchSize: 500 },
       installments: { intervalMs: 60_000, batchSize: 100, processingStaleAfterMs: 5 * 60_000, maxAttempts: 10 },
+      creditExpiry: { intervalMs: 60_000, noticeHours: 72, batchSize: 100 },
       email: { concurrency: 8, maxAttempts: 10, backoff: { baseDelayMs: 30_000, maxDelayMs: 3600_000 } },
       appWebhooks: {
         concurrency: 8,

@@ -43,6 +43,11 @@ export function workerSettingsFrom(config: WorkerConfig): WorkerRuntimeSettings 
       processingStaleAfterMs: config.INSTALLMENTS_PROCESSING_STALE_AFTER_MS,
       maxAttempts: config.INSTALLMENTS_MAX_ATTEMPTS,
     },
+    creditExpiry: {
+      intervalMs: config.CREDIT_EXPIRY_INTERVAL_MS,
+      noticeHours: config.CREDIT_EXPIRY_NOTICE_HOURS,
+      batchSize: config.CREDIT_EXPIRY_BATCH_SIZE,
+    },
     email: {
       concurrency: config.EMAIL_CONCURRENCY,
       maxAttempts: config.EMAIL_MAX_ATTEMPTS,

@@ -85,6 +85,7 @@ export * from './inbox/requeue-inbox-events';
 export * from './inbox/to-inbox-event-view';
 export * from './installments/grant-due-installments';
 export { ensureWallet } from './ledger/ensure-wallet';
+export * from './ledger/expire-lots';
 export * from './ledger/open-missing-lots';
 export * from './ledger/post-ledger-entry';
 export * from './ledger/read-wallet';

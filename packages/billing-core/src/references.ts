@@ -16,6 +16,7 @@ export const referencePrefixes = {
   stripeDispute: 'stripe:dispute:',
   topup: 'topup:',
   studio: 'studio:',
+  lot: 'lot:',
 } as const;
 
 /**
@@ -50,4 +51,21 @@ export const references = {
    * its debit was in flight (negative; see recoverShortfallsFromStudioRefund).
    */
   studioRefundRecovered: (requestId: string) => `${referencePrefixes.studio}${requestId}:refund:recovered`,
+  /**
+   * The sweeper's expiry of what a lot had left at its expiresAt (reason `credits_expired`). The
+   * first expiry of a lot is `lot:{lotId}:expired`; tokens a give-back returns to the expired lot
+   * later expire at the next sweep under `lot:{lotId}:expired:{n}`, n = 2, 3, … (the lot's n-th
+   * expiry entry, counted from its draws under the wallet lock).
+   */
+  lotExpired: (lotId: number | string, n = 1) =>
+    n === 1 ? `${referencePrefixes.lot}${lotId}:expired` : `${referencePrefixes.lot}${lotId}:expired:${n}`,
+} as const;
+
+/**
+ * Lot sources that are no ledger reference: the lot was created by moving tokens between lots,
+ * not by a ledger entry (docs/lots.md). The balance does not change, so no entry is posted.
+ */
+export const lotSources = {
+  /** The lot a subscription lot's rollover creates when it expires (at most its rolloverMax tokens). */
+  rollover: (lotId: number | string) => `${referencePrefixes.lot}${lotId}:rollover`,
 } as const;

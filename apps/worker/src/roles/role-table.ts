@@ -1,4 +1,5 @@
 import { appWebhooksRole } from './app-webhooks-role';
+import { creditExpiryRole } from './credit-expiry-role';
 import { emailRole } from './email-role';
 import { inboxRole } from './inbox-role';
 import { installmentsRole } from './installments-role';
@@ -20,6 +21,7 @@ export const workerRoleTable = {
   studio: studioRole,
   'studio-sweeper': studioSweeperRole,
   installments: installmentsRole,
+  'credit-expiry': creditExpiryRole,
   email: emailRole,
   'app-webhooks': appWebhooksRole,
   retention: retentionRole,

@@ -1,4 +1,5 @@
 import type { BackoffSettings, RetryLaterSettings } from '@tally/billing-core';
+import type { CreditExpiryLoopOptions } from '../loops/credit-expiry-loop';
 import type { InstallmentsLoopOptions } from '../loops/installments-loop';
 import type { ReconcileLoopOptions } from '../loops/reconcile-loop';
 import type { RelayOptions } from '../loops/relay-loop';
@@ -27,6 +28,7 @@ export interface WorkerRuntimeSettings {
   studio: { concurrency: number; maxAttempts: number; backoff: BackoffSettings };
   studioSweeper: StudioSweeperOptions;
   installments: InstallmentsLoopOptions;
+  creditExpiry: CreditExpiryLoopOptions;
   email: { concurrency: number; maxAttempts: number; backoff: BackoffSettings };
   /**
    * The app-webhooks role's consumer and schedule, the retention of delivered messages, and the

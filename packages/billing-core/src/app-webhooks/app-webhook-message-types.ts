@@ -27,6 +27,33 @@ export const walletBalanceLowDataSchema = z.strictObject({
 });
 export type WalletBalanceLowData = z.infer<typeof walletBalanceLowDataSchema>;
 
+/**
+ * The `data` of `wallet.credits_expired`: the expiry sweeper's ledger entry (reason
+ * `credits_expired`), announced instead of wallet.debited. postLedgerEntry builds it in SQL.
+ */
+export const walletCreditsExpiredDataSchema = z.strictObject({
+  userId: z.string().min(1),
+  /** The lot that expired (the entry's one draw). */
+  lotId: z.number().int().positive(),
+  /** Signed, as in the ledger: what expired, negative. */
+  amount: z.number().int().negative(),
+  balanceAfter: z.number().int().nonnegative(),
+  /** `lot:{lotId}:expired`, or `lot:{lotId}:expired:{n}` for a later expiry of the same lot. */
+  reference: z.string().min(1),
+});
+export type WalletCreditsExpiredData = z.infer<typeof walletCreditsExpiredDataSchema>;
+
+/** The `data` of `wallet.credits_expiring`: once per lot, CREDIT_EXPIRY_NOTICE_HOURS before it expires. */
+export const walletCreditsExpiringDataSchema = z.strictObject({
+  userId: z.string().min(1),
+  lotId: z.number().int().positive(),
+  /** The lot's tokens left when the notice was written. */
+  remaining: z.number().int().positive(),
+  /** ISO 8601 in UTC to the millisecond. */
+  expiresAt: z.iso.datetime({ precision: 3 }),
+});
+export type WalletCreditsExpiringData = z.infer<typeof walletCreditsExpiringDataSchema>;
+
 /** The user's subscription as `GET /v1/users/{userId}/subscription` answers it. */
 export interface SubscriptionUpdatedData {
   userId: string;
@@ -49,7 +76,11 @@ export interface StudioRequestData {
   error: { code: string | null; message: string | null } | null;
 }
 
-/** Messages written by their flows through writeAppWebhookMessage; wallet.* come from postLedgerEntry only. */
+/**
+ * Messages written by their flows through writeAppWebhookMessage; the wallet.* of a ledger entry
+ * come from postLedgerEntry only (wallet.credits_expiring is the expiry sweeper's notice, no entry).
+ */
 export type FlowAppWebhookMessage =
   | { type: 'subscription.updated'; userId: string; data: SubscriptionUpdatedData }
-  | { type: 'studio.request.completed' | 'studio.request.failed'; userId: string; data: StudioRequestData };
+  | { type: 'studio.request.completed' | 'studio.request.failed'; userId: string; data: StudioRequestData }
+  | { type: 'wallet.credits_expiring'; userId: string; data: WalletCreditsExpiringData };

@@ -4,7 +4,12 @@ import { plainLots, postLedgerEntry } from '../ledger/post-ledger-entry';
 import type { AppWebhookOutbox } from '../outbox/app-webhook-outbox';
 import { createTestDatabase, type TestDatabase } from '../testing/test-services';
 import { inUnitOfWork } from '../unit-of-work/unit-of-work';
-import { walletBalanceLowDataSchema, walletEntryDataSchema } from './app-webhook-message-types';
+import {
+  walletBalanceLowDataSchema,
+  walletCreditsExpiredDataSchema,
+  walletCreditsExpiringDataSchema,
+  walletEntryDataSchema,
+} from './app-webhook-message-types';
 
 /** The fields docs/app-webhooks.md lists for a message type ("What is sent": its third column). */
 function documentedFields(type: string): string[] {
@@ -94,9 +99,56 @@ describe('the wallet.* messages postLedgerEntry writes in SQL', () => {
     }
   });
 
+  it('announce an expiry entry as wallet.credits_expired (its lot, no wallet.debited), held to its schema', async () => {
+    const userId = 'wallet-expired-user';
+    await post(userId, 'test:wallet:expiring-credit', 100, 'subscription_period');
+    const lot = await database.db
+      .selectFrom('credit_lots')
+      .select('id')
+      .where('user_id', '=', userId)
+      .executeTakeFirstOrThrow();
+    const reference = `lot:${lot.id}:expired`;
+    await inUnitOfWork({ db: database.db, outbox }, (uow) =>
+      postLedgerEntry(uow, {
+        userId,
+        reference,
+        amount: -60,
+        reason: 'credits_expired',
+        lots: { kind: 'expire', lotId: lot.id },
+      }),
+    );
+    const entry = await database.db
+      .selectFrom('ledger_entries')
+      .select('id')
+      .where('reference', '=', reference)
+      .executeTakeFirstOrThrow();
+    const messages = await database.db
+      .selectFrom('app_webhook_messages')
+      .select(['type', 'ledger_entry_id', 'data'])
+      .where('user_id', '=', userId)
+      .orderBy('id')
+      .execute();
+    expect(messages.slice(1)).toEqual([
+      {
+        type: 'wallet.credits_expired',
+        ledger_entry_id: entry.id,
+        data: { userId, lotId: lot.id, amount: -60, balanceAfter: 40, reference },
+      },
+      // 100 → 40 crosses the threshold of 50.
+      { type: 'wallet.balance_low', ledger_entry_id: null, data: { userId, balance: 40, threshold: 50 } },
+    ]);
+    expect(walletCreditsExpiredDataSchema.safeParse(messages[1]?.data).error?.issues ?? []).toEqual([]);
+  });
+
   it('are documented with exactly the schema fields in docs/app-webhooks.md', () => {
     const entryFields = Object.keys(walletEntryDataSchema.shape).sort();
     expect(documentedFields('wallet.credited').sort()).toEqual(entryFields);
     expect(documentedFields('wallet.balance_low').sort()).toEqual(Object.keys(walletBalanceLowDataSchema.shape).sort());
+    expect(documentedFields('wallet.credits_expiring').sort()).toEqual(
+      Object.keys(walletCreditsExpiringDataSchema.shape).sort(),
+    );
+    expect(documentedFields('wallet.credits_expired').sort()).toEqual(
+      Object.keys(walletCreditsExpiredDataSchema.shape).sort(),
+    );
   });
 });

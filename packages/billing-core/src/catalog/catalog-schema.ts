@@ -10,7 +10,7 @@ const stripePriceSchema = z
     creditsPerPeriod: positiveTokens,
     /** When its period credits expire (docs/lots.md): never, or when the period they were granted for ends. */
     creditsExpire: z.enum(['never', 'period_end']).default('never'),
-    /** Unspent tokens a lot may carry into the next period (stored; rollover itself is not built yet). */
+    /** Unspent tokens a `period_end` lot carries into a new lot when it expires (docs/lots.md). */
     rolloverMax: z.number().int().min(0).default(0),
   })
   .refine((price) => price.interval !== 'year' || price.creditsPerPeriod % 12 === 0, {

@@ -97,6 +97,10 @@ export interface CreditLotsTable {
   /** Generated from category: promotional 0, subscription 1, purchased 2 (the draw order's second key). */
   draw_rank: Generated<number>;
   created_at: DbTime;
+  /** The price's rolloverMax the lot was created with; 0: no rollover (migration 0029). */
+  rollover_max: ColumnType<number, number | undefined, number>;
+  /** When wallet.credits_expiring was written for the lot; NULL: not yet (migration 0029). */
+  expiry_notice_at: DbTimeNullable;
 }
 
 /** What one ledger entry drew from (a debit) or returned to (a give-back) one lot; amount > 0. */
@@ -393,6 +397,8 @@ export interface StripeInstallmentsTable {
   voided_by_dispute_id: ColumnType<string | null, string | null | undefined, string | null>;
   /** When the lot its grant creates expires; NULL never (migration 0027, docs/lots.md). */
   lot_expires_at: DbTimeNullable;
+  /** The rolloverMax its lot is created with (migration 0029). */
+  lot_rollover_max: ColumnType<number, number | undefined, number>;
   created_at: DbTime;
   updated_at: DbTime;
 }
@@ -483,6 +489,8 @@ export const appWebhookMessageTypes = [
   'subscription.updated',
   'studio.request.completed',
   'studio.request.failed',
+  'wallet.credits_expiring',
+  'wallet.credits_expired',
 ] as const;
 export type AppWebhookMessageType = (typeof appWebhookMessageTypes)[number];
 export const appWebhookMessageStatuses = ['pending', 'processing', 'delivered', 'failed'] as const;

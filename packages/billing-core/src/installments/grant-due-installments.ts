@@ -105,7 +105,12 @@ async function grantInstallment(
       reference: references.stripeInstallment(row.id),
       amount: tokens,
       reason: 'subscription_installment',
-      lots: { kind: 'credit', category: 'subscription', expiresAt: row.lot_expires_at },
+      lots: {
+        kind: 'credit',
+        category: 'subscription',
+        expiresAt: row.lot_expires_at,
+        rolloverMax: row.lot_rollover_max,
+      },
     });
     return posted.kind;
   });

@@ -17,6 +17,8 @@ export async function scheduleInstallments(
     tokensPerInstallment: number;
     /** The price's creditsExpire: `period_end` makes each grant expire when the next is due. */
     creditsExpire: 'never' | 'period_end';
+    /** The price's rolloverMax, handed to each installment's lot. */
+    rolloverMax?: number;
   },
 ): Promise<number> {
   const rows = Array.from({ length: ANNUAL_INSTALLMENTS_AFTER_FIRST }, (_, index) => ({
@@ -30,6 +32,7 @@ export async function scheduleInstallments(
     // Month n's grant expires when month n + 1 is due; the last one a month after its own.
     lot_expires_at:
       input.creditsExpire === 'period_end' ? sql<Date>`now() + make_interval(months => ${index + 2})` : null,
+    lot_rollover_max: input.rolloverMax ?? 0,
   }));
   const inserted = await trx
     .insertInto('stripe_installments')

@@ -4,23 +4,33 @@ import type { UnitOfWorkOutbox } from '../unit-of-work/unit-of-work';
 /**
  * The part of postLedgerEntry's insert that writes the entry's messages, as a CTE over the CTE
  * `entry` (the ledger rows that statement inserted: none when the reference was already posted,
- * so a replay writes no message). One `wallet.credited` or `wallet.debited` per entry, and a
+ * so a replay writes no message). One `wallet.credited` or `wallet.debited` per entry (an expiry
+ * entry, `expiredLotId` given: `wallet.credits_expired`, with its lot), and a
  * `wallet.balance_low` after it when the entry takes the balance from at least the outbox's
  * threshold to below it. Returns the ids (the statement reads them from `entry_messages`). The
  * caller holds the wallet lock (postLedgerEntry takes it before the insert).
  */
-export function ledgerEntryMessagesCte(outbox: Pick<UnitOfWorkOutbox, 'lowBalanceThreshold' | 'handsOff'>) {
+export function ledgerEntryMessagesCte(
+  outbox: Pick<UnitOfWorkOutbox, 'lowBalanceThreshold' | 'handsOff'>,
+  expiredLotId: number | null,
+) {
   const limit = outbox.lowBalanceThreshold ?? null;
   return sql`entry_messages AS (
     INSERT INTO app_webhook_messages (user_id, type, ledger_entry_id, data, created_at, enqueued_at)
     SELECT e.user_id, m.type, m.ledger_entry_id, m.data, e.created_at, CASE WHEN ${outbox.handsOff}::boolean THEN now() END
       FROM entry e
      CROSS JOIN LATERAL (VALUES
-       (1, CASE WHEN e.amount > 0 THEN 'wallet.credited' ELSE 'wallet.debited' END, e.id,
-        jsonb_build_object('userId', e.user_id, 'reference', e.reference, 'amount', e.amount,
-                           'balanceBefore', e.balance_before, 'balanceAfter', e.balance_after,
-                           'reason', e.reason,
-                           'createdAt', to_char(e.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))),
+       (1, CASE WHEN ${expiredLotId}::bigint IS NOT NULL THEN 'wallet.credits_expired'
+                WHEN e.amount > 0 THEN 'wallet.credited' ELSE 'wallet.debited' END, e.id,
+        CASE WHEN ${expiredLotId}::bigint IS NOT NULL THEN
+          jsonb_build_object('userId', e.user_id, 'lotId', ${expiredLotId}::bigint, 'amount', e.amount,
+                             'balanceAfter', e.balance_after, 'reference', e.reference)
+        ELSE
+          jsonb_build_object('userId', e.user_id, 'reference', e.reference, 'amount', e.amount,
+                             'balanceBefore', e.balance_before, 'balanceAfter', e.balance_after,
+                             'reason', e.reason,
+                             'createdAt', to_char(e.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+        END),
        (2, 'wallet.balance_low', NULL::bigint,
         jsonb_build_object('userId', e.user_id, 'balance', e.balance_after, 'threshold', ${limit}::bigint))
      ) AS m(ord, type, ledger_entry_id, data)

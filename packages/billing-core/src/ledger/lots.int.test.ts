@@ -185,7 +185,7 @@ describe('migration 0027 on a database with balances', () => {
     await admin.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
     await admin.end();
     dir = await mkdtemp(path.join(tmpdir(), 'tally-migrations-0026-'));
-    await cp(migrationsDir, dir, { recursive: true, filter: (source) => !/0027_|00[3-9]\d_/.test(source) });
+    await cp(migrationsDir, dir, { recursive: true, filter: (source) => !/00(2[7-9]|[3-9]\d)_/.test(source) });
   });
   afterAll(async () => {
     await database?.close();
@@ -216,7 +216,8 @@ describe('migration 0027 on a database with balances', () => {
       await oldCodeEntry('old-b', 'test:old:b1', 40);
 
       const after = await migrate(url);
-      expect(after.applied).toEqual(['0027_credit_lots']);
+      // 0027 first, then the migrations that landed after it (0029: expiry).
+      expect(after.applied[0]).toBe('0027_credit_lots');
       database = createDb({ connectionString: url, maxConnections: 4 });
       const db = database.db;
       // Before any posting: ledger verify names the wallets without their opening lot.

@@ -26,10 +26,16 @@ export type LotExpiry = Date | null | { months: number; after: Date | 'now' };
  * - `give-back`: a credit that returns what the debit under `of` drew, to the lots it drew from
  *   (never extending an expiry: an expired lot keeps its expiry); what those lots cannot take back
  *   (a debit from before lots) becomes a never-expiring `purchased` lot under the entry's reference.
+ * - `expire`: the expiry sweeper's debit (expireDueLots): takes exactly the entry's amount from the
+ *   one lot `lotId`, recorded as the entry's draw.
+ *
+ * A credit's `rolloverMax` (default 0) is the price's: what of its unspent tokens the sweeper
+ * carries into a new lot when it expires (subscription lots only).
  */
 export type LotMovement =
-  | { kind: 'credit'; category: LotCategory; expiresAt: LotExpiry }
+  | { kind: 'credit'; category: LotCategory; expiresAt: LotExpiry; rolloverMax?: number }
   | { kind: 'spend' }
+  | { kind: 'expire'; lotId: number }
   | { kind: 'take-back'; fromLotOf?: string }
   | { kind: 'give-back'; of: string };
 
@@ -40,6 +46,9 @@ export function openingLotSource(userId: string): string {
 /** Checks a movement against the entry's sign (a credit cannot draw, a debit cannot create). */
 export function assertMovementFits(movement: LotMovement, amount: number): void {
   const credit = movement.kind === 'credit' || movement.kind === 'give-back';
+  if (movement.kind === 'credit' && !Number.isSafeInteger(movement.rolloverMax ?? 0)) {
+    throw new RangeError(`a lot's rolloverMax is a whole number of tokens, got ${movement.rolloverMax}`);
+  }
   if (credit !== amount > 0) {
     throw new RangeError(`a ${movement.kind} moves lots the other way than a ledger amount of ${amount}`);
   }
@@ -65,9 +74,46 @@ export async function applyLotMovement(
   movement: LotMovement,
 ): Promise<void> {
   const userId = entry.user_id;
+  await closeLotGap(trx, userId, entry.balance_before);
+
+  switch (movement.kind) {
+    case 'credit':
+      await createLot(trx, {
+        userId,
+        category: movement.category,
+        source: entry.reference,
+        amount: entry.amount,
+        expiresAt: movement.expiresAt,
+        rolloverMax: movement.rolloverMax ?? 0,
+      });
+      return;
+    case 'spend':
+    case 'take-back':
+      await draw(trx, userId, -entry.amount, movement, entry.id);
+      return;
+    case 'give-back':
+      await giveBack(trx, entry, movement.of);
+      return;
+    case 'expire': {
+      // Exactly from the one lot; the CHECK (remaining >= 0) refuses an expiry of more than it holds.
+      const taken = [{ lotId: movement.lotId, amount: -entry.amount }];
+      await moveLots(trx, taken, -1);
+      await recordDraws(trx, entry.id, taken);
+      return;
+    }
+  }
+}
+
+/**
+ * Closes the gap between a wallet's balance (read under its row lock) and its lots: a balance
+ * from before lots, or an entry old code posted without lots. A positive gap goes to the opening
+ * lot, a negative one is taken in the take-back order without draws. The caller holds the wallet
+ * row lock (postLedgerEntry's statement, or the expiry sweeper's claim).
+ */
+export async function closeLotGap(trx: Transaction<DB>, userId: string, balance: number): Promise<void> {
   const held = await sql<{ total: number }>`
     SELECT coalesce(sum(remaining), 0)::bigint AS total FROM credit_lots WHERE user_id = ${userId}`.execute(trx);
-  const gap = entry.balance_before - Number(held.rows[0]?.total ?? 0);
+  const gap = balance - Number(held.rows[0]?.total ?? 0);
   if (gap > 0) {
     await sql`
       INSERT INTO credit_lots (user_id, category, source, amount, remaining, expires_at)
@@ -79,35 +125,24 @@ export async function applyLotMovement(
   } else if (gap < 0) {
     await draw(trx, userId, -gap, { kind: 'take-back' }, null);
   }
-
-  switch (movement.kind) {
-    case 'credit':
-      await createLot(trx, {
-        userId,
-        category: movement.category,
-        source: entry.reference,
-        amount: entry.amount,
-        expiresAt: movement.expiresAt,
-      });
-      return;
-    case 'spend':
-    case 'take-back':
-      await draw(trx, userId, -entry.amount, movement, entry.id);
-      return;
-    case 'give-back':
-      await giveBack(trx, entry, movement.of);
-      return;
-  }
 }
 
 /** Inserts one lot (the ready seam for grants: promotional, any expiry). */
 export async function createLot(
   trx: Transaction<DB>,
-  lot: { userId: string; category: LotCategory; source: string; amount: number; expiresAt: LotExpiry },
+  lot: {
+    userId: string;
+    category: LotCategory;
+    source: string;
+    amount: number;
+    expiresAt: LotExpiry;
+    rolloverMax?: number;
+  },
 ): Promise<number> {
   const inserted = await sql<{ id: number }>`
-    INSERT INTO credit_lots (user_id, category, source, amount, remaining, expires_at)
-    VALUES (${lot.userId}, ${lot.category}, ${lot.source}, ${lot.amount}, ${lot.amount}, ${expiryOf(lot.expiresAt)})
+    INSERT INTO credit_lots (user_id, category, source, amount, remaining, expires_at, rollover_max)
+    VALUES (${lot.userId}, ${lot.category}, ${lot.source}, ${lot.amount}, ${lot.amount}, ${expiryOf(lot.expiresAt)},
+            ${lot.rolloverMax ?? 0})
     RETURNING id`.execute(trx);
   const row = inserted.rows[0];
   if (!row) throw new Error(`lot ${lot.source} was not created`);
@@ -200,7 +235,7 @@ async function giveBack(trx: Transaction<DB>, entry: LedgerEntryRow, of: string)
   await recordDraws(trx, entry.id, returns);
 }
 
-async function moveLots(trx: Transaction<DB>, moves: { lotId: number; amount: number }[], sign: 1 | -1) {
+export async function moveLots(trx: Transaction<DB>, moves: { lotId: number; amount: number }[], sign: 1 | -1) {
   if (moves.length === 0) return;
   const values = sql.join(moves.map((m) => sql`(${m.lotId}::bigint, ${m.amount * sign}::bigint)`));
   await sql`

@@ -7,7 +7,7 @@ import { ensureWallet } from './ensure-wallet';
 import { ledgerEntryMessagesCte } from './ledger-entry-messages';
 import { applyLotMovement, assertMovementFits, type LotMovement } from './lots';
 
-export { createLot, type LotExpiry, type LotMovement, openingLotSource, plainLots } from './lots';
+export { closeLotGap, createLot, type LotExpiry, type LotMovement, openingLotSource, plainLots } from './lots';
 
 export interface LedgerPosting {
   userId: string;
@@ -39,7 +39,7 @@ export type PostLedgerEntryResult =
  * same reference (another replica, a replay, a retried job) changes nothing and returns the
  * first entry as `already-posted`. The database trigger moves the cached wallet balance to
  * balance_after. The same statement writes the entry's app webhook messages (wallet.credited or
- * wallet.debited, and wallet.balance_low on a crossing of the outbox's threshold): only for an
+ * wallet.debited, or wallet.credits_expired for the expiry sweeper's entry, and wallet.balance_low on a crossing of the outbox's threshold): only for an
  * entry it posts, never for `already-posted`; the unit of work records them and hands them off
  * after its commit. The entry's lots move right after (applyLotMovement: the credit's lot, the
  * debit's draws, the give-back's returns), still under the wallet lock.
@@ -109,6 +109,8 @@ async function lockWalletAndInsert(
     inboxEventId: posting.inboxEventId ?? null,
     handsOff: outbox.handsOff,
     lowBalanceThreshold: outbox.lowBalanceThreshold,
+    // The expiry sweeper's entry is announced as wallet.credits_expired (with its lot), not wallet.debited.
+    expiredLotId: posting.lots.kind === 'expire' ? posting.lots.lotId : null,
   });
   const row = rows.rows[0];
   if (!row) return undefined;
@@ -164,6 +166,7 @@ const lockWalletAndInsertSql = precompiledSql<
     inboxEventId: number | null;
     handsOff: boolean;
     lowBalanceThreshold: number | undefined;
+    expiredLotId: number | null;
   },
   LockedInsertRow
 >(
@@ -181,7 +184,7 @@ const lockWalletAndInsertSql = precompiledSql<
        WHERE w.balance + ${s.amount} >= 0 AND NOT EXISTS (SELECT 1 FROM existing)
       ON CONFLICT (reference) DO NOTHING
       RETURNING *),
-    ${ledgerEntryMessagesCte({ handsOff: s.handsOff, lowBalanceThreshold: s.lowBalanceThreshold })}
+    ${ledgerEntryMessagesCte({ handsOff: s.handsOff, lowBalanceThreshold: s.lowBalanceThreshold }, s.expiredLotId)}
     SELECT 'posted' AS kind, w.balance AS wallet_balance, e.id, e.user_id, e.reference, e.amount,
            e.balance_before, e.balance_after, e.reason, e.inbox_event_id, e.created_at,
            (SELECT array_agg(id ORDER BY id) FROM entry_messages) AS app_webhook_message_ids

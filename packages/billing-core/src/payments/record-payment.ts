@@ -18,7 +18,7 @@ export interface PaymentGrant {
   tokens: number;
   ledgerReason: string;
   /** The lot the credit creates (docs/lots.md): packs and top-ups never expire. */
-  lot: { category: LotCategory; expiresAt: LotExpiry };
+  lot: { category: LotCategory; expiresAt: LotExpiry; rolloverMax?: number };
   customerEmail: string | null;
   inboxEventId: number | null;
   /** The confirmation email's subject and text (an outbox row, sent after commit). */

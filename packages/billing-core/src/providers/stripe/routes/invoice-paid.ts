@@ -79,7 +79,8 @@ export function createInvoicePaidRoute(deps: { catalog: Catalog }) {
         ledgerReference: references.stripeInvoice(invoiceId),
         tokens,
         ledgerReason: annual ? 'subscription_annual_first_installment' : 'subscription_period',
-        lot: { category: 'subscription', expiresAt: lotExpiry },
+        // rolloverMax only matters for a lot that expires (the sweeper rolls it over then).
+        lot: { category: 'subscription', expiresAt: lotExpiry, rolloverMax: match.price.rolloverMax },
         customerEmail: stripeStringAt(invoice, 'customer_email'),
         inboxEventId: row.id,
         email: {
@@ -94,6 +95,7 @@ export function createInvoicePaidRoute(deps: { catalog: Catalog }) {
             userId: subscription.user_id,
             tokensPerInstallment: tokens,
             creditsExpire: match.price.creditsExpire,
+            rolloverMax: match.price.rolloverMax,
           })
         : 0;
       const voided =

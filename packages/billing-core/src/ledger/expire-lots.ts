@@ -1,0 +1,190 @@
+import { sql, type Transaction } from 'kysely';
+import { writeAppWebhookMessage } from '../app-webhooks/write-app-webhook-message';
+import type { DB } from '../db/schema';
+import { lotSources, references } from '../references';
+import { inUnitOfWork, type UnitOfWork, type UnitOfWorkDeps } from '../unit-of-work/unit-of-work';
+import { closeLotGap, moveLots } from './lots';
+import { postLedgerEntry } from './post-ledger-entry';
+
+export interface CreditExpiryOptions {
+  /** Wallets one pass claims (each in the pass's one transaction). */
+  batchSize: number;
+  /** wallet.credits_expiring is written this many hours before a lot expires (CREDIT_EXPIRY_NOTICE_HOURS). */
+  noticeHours: number;
+}
+
+export interface CreditExpiryResult {
+  /** Wallets the pass claimed. */
+  wallets: number;
+  /** Expiry entries posted. */
+  expired: number;
+  /** Tokens carried into rollover lots. */
+  rolledOver: number;
+}
+
+/** The months a rollover lot lives after the lot it came from: every catalog period is a month (docs/lots.md). */
+const ROLLOVER_MONTHS = 1;
+
+interface DueLot {
+  id: number;
+  category: string;
+  remaining: number;
+  held: number;
+  rollover_max: number;
+  expires_at: Date;
+}
+
+/**
+ * One pass of the expiry sweeper (docs/lots.md "Expiry and rollover"), in one unit of work.
+ * Claims up to batchSize wallets that have a lot past its expires_at with tokens left, their rows
+ * locked FOR UPDATE SKIP LOCKED (any number of replicas split the wallets; a wallet a posting
+ * holds is taken by the next pass), then their due lots (every writer of lots holds the wallet
+ * first, so this never deadlocks). Per lot: what is left and not held first rolls over (a
+ * `subscription` lot with rolloverMax > 0, once: the rollover lot's source is unique), the rest is
+ * one ledger entry `lot:{lotId}:expired` (`:expired:{n}` for the lot's n-th), reason
+ * `credits_expired`, drawn from the lot, announced as wallet.credits_expired. Idempotent: an
+ * expired lot has nothing left, and the entry's reference is unique.
+ */
+export async function expireDueLots(deps: UnitOfWorkDeps, options: { batchSize: number }): Promise<CreditExpiryResult> {
+  return inUnitOfWork(deps, async (uow) => {
+    const { trx } = uow;
+    const wallets = await sql<{ user_id: string; balance: number }>`
+      SELECT user_id, balance FROM wallets
+       WHERE user_id IN (
+         SELECT user_id FROM credit_lots
+          WHERE remaining > 0 AND expires_at IS NOT NULL AND expires_at <= now()
+          ORDER BY expires_at
+          LIMIT ${options.batchSize})
+       ORDER BY user_id
+         FOR UPDATE SKIP LOCKED`.execute(trx);
+    const result: CreditExpiryResult = { wallets: wallets.rows.length, expired: 0, rolledOver: 0 };
+    for (const wallet of wallets.rows) {
+      // A gap an old replica left (entries without lots) is closed first, so `remaining` is true.
+      await closeLotGap(trx, wallet.user_id, Number(wallet.balance));
+      for (const lot of await lockDueLots(trx, wallet.user_id)) {
+        const expirable = Number(lot.remaining) - Number(lot.held);
+        if (expirable <= 0) continue;
+        const rolled = await rollOver(trx, wallet.user_id, lot, expirable);
+        result.rolledOver += rolled;
+        if (expirable - rolled > 0 && (await postExpiry(uow, wallet.user_id, lot, expirable - rolled))) {
+          result.expired += 1;
+        }
+      }
+    }
+    return result;
+  });
+}
+
+/** The wallet's lots past expires_at with tokens left, locked in id order (the wallet row is held). */
+async function lockDueLots(trx: Transaction<DB>, userId: string): Promise<DueLot[]> {
+  const lots = await sql<DueLot>`
+    SELECT id, category, remaining, rollover_max, expires_at,
+           -- What of the lot is held and so does not expire. Holds are not built yet: when they
+           -- land, this is the sum of the lot's open holds (the one place the sweeper reads it).
+           0::bigint AS held
+      FROM credit_lots
+     WHERE user_id = ${userId} AND remaining > 0 AND expires_at IS NOT NULL AND expires_at <= now()
+     ORDER BY id
+       FOR UPDATE`.execute(trx);
+  return lots.rows;
+}
+
+/**
+ * Carries up to the lot's rolloverMax of its expirable tokens into a new `subscription` lot
+ * (source `lot:{lotId}:rollover`, expiring a period after this lot, rolloverMax 0 so it does not
+ * roll over again). A move between lots: the balance does not change, so no ledger entry. Once
+ * per lot: a second expiry of the same lot finds the source taken. Returns the tokens carried.
+ */
+async function rollOver(trx: Transaction<DB>, userId: string, lot: DueLot, expirable: number): Promise<number> {
+  if (lot.category !== 'subscription' || Number(lot.rollover_max) <= 0) return 0;
+  const carried = Math.min(Number(lot.rollover_max), expirable);
+  const created = await sql<{ id: number }>`
+    INSERT INTO credit_lots (user_id, category, source, amount, remaining, expires_at, rollover_max)
+    VALUES (${userId}, 'subscription', ${lotSources.rollover(lot.id)}, ${carried}, ${carried},
+            ${lot.expires_at}::timestamptz + make_interval(months => ${ROLLOVER_MONTHS}), 0)
+    ON CONFLICT (source) DO NOTHING
+    RETURNING id`.execute(trx);
+  if (created.rows.length === 0) return 0;
+  await moveLots(trx, [{ lotId: Number(lot.id), amount: carried }], -1);
+  return carried;
+}
+
+/** Posts the lot's expiry entry for `tokens`; false when its reference was already posted. */
+async function postExpiry(uow: UnitOfWork, userId: string, lot: DueLot, tokens: number): Promise<boolean> {
+  // The lot's earlier expiries (a give-back returned tokens after the first): this is the n-th.
+  const earlier = await sql<{ count: number }>`
+    SELECT count(*)::int AS count
+      FROM ledger_draws d JOIN ledger_entries e ON e.id = d.ledger_entry_id
+     WHERE d.lot_id = ${lot.id} AND e.reason = 'credits_expired'`.execute(uow.trx);
+  const posted = await postLedgerEntry(uow, {
+    userId,
+    reference: references.lotExpired(lot.id, Number(earlier.rows[0]?.count ?? 0) + 1),
+    amount: -tokens,
+    reason: 'credits_expired',
+    lots: { kind: 'expire', lotId: Number(lot.id) },
+  });
+  return posted.kind === 'posted';
+}
+
+/**
+ * Writes wallet.credits_expiring once per lot that expires within noticeHours and has tokens
+ * left, in one unit of work: wallets claimed FOR UPDATE SKIP LOCKED as expireDueLots does, then
+ * the conditional update `expiry_notice_at IS NULL → now()` marks each lot, and only a lot it
+ * marked gets its message. Returns the messages written.
+ */
+export async function noticeExpiringLots(
+  deps: UnitOfWorkDeps,
+  options: { batchSize: number; noticeHours: number },
+): Promise<{ wallets: number; notices: number }> {
+  return inUnitOfWork(deps, async (uow) => {
+    const { trx } = uow;
+    const window = sql`now() + make_interval(hours => ${options.noticeHours})`;
+    const due = sql`remaining > 0 AND expires_at IS NOT NULL AND expires_at > now() AND expires_at <= ${window}
+      AND expiry_notice_at IS NULL`;
+    const wallets = await sql<{ user_id: string }>`
+      SELECT user_id FROM wallets
+       WHERE user_id IN (SELECT user_id FROM credit_lots WHERE ${due} ORDER BY expires_at LIMIT ${options.batchSize})
+       ORDER BY user_id
+         FOR UPDATE SKIP LOCKED`.execute(trx);
+    if (wallets.rows.length === 0) return { wallets: 0, notices: 0 };
+    const marked = await sql<{ id: number; user_id: string; remaining: number; expires_at: Date }>`
+      UPDATE credit_lots SET expiry_notice_at = now()
+       WHERE user_id = ANY(${wallets.rows.map((w) => w.user_id)}::text[]) AND ${due}
+      RETURNING id, user_id, remaining, expires_at`.execute(trx);
+    const notices = [...marked.rows].sort((a, b) => Number(a.id) - Number(b.id));
+    for (const lot of notices) {
+      await writeAppWebhookMessage(uow, {
+        type: 'wallet.credits_expiring',
+        userId: lot.user_id,
+        data: {
+          userId: lot.user_id,
+          lotId: Number(lot.id),
+          remaining: Number(lot.remaining),
+          expiresAt: new Date(lot.expires_at).toISOString(),
+        },
+      });
+    }
+    return { wallets: wallets.rows.length, notices: notices.length };
+  });
+}
+
+/** One sweep: the notices, then the expiries, each pass repeated while a batch comes back full. */
+export async function sweepCreditExpiry(
+  deps: UnitOfWorkDeps,
+  options: CreditExpiryOptions,
+): Promise<{ notices: number; expired: number; rolledOver: number }> {
+  const total = { notices: 0, expired: 0, rolledOver: 0 };
+  for (;;) {
+    const pass = await noticeExpiringLots(deps, options);
+    total.notices += pass.notices;
+    if (pass.wallets < options.batchSize || pass.notices === 0) break;
+  }
+  for (;;) {
+    const pass = await expireDueLots(deps, options);
+    total.expired += pass.expired;
+    total.rolledOver += pass.rolledOver;
+    // A full batch that moved nothing (its lots all held, once holds exist) waits for the next tick.
+    if (pass.wallets < options.batchSize || pass.expired + pass.rolledOver === 0) break;
+  }
+  return total;
+}
