@@ -8,6 +8,7 @@ import {
   walletCreditsExpiringDataSchema,
 } from '@tally/billing-core';
 import { sql } from 'kysely';
+import pg from 'pg';
 import type { FakeStripe } from '../support/fakes/fake-stripe';
 import { eventually, type Json, readJson, startStackWithFakeStripe, type TestStack } from '../support/stack';
 import {
@@ -187,6 +188,7 @@ describe('credit lots expire through the sweeper', () => {
     const [lot] = await lotRows(userId);
     if (!lot) throw new Error('the invoice created no lot');
     expect(lot).toMatchObject({ source: `stripe:invoice:${invoiceId}`, amount: 100, rollover_max: 30 });
+    await sweep(); // 30 days out: no notice, no expiry
     await expireNow(lot.id);
     await sweep();
     const [expiredLot, rolloverLot] = await lotRows(userId);
@@ -223,6 +225,12 @@ describe('credit lots expire through the sweeper', () => {
       [`stripe:invoice:${invoiceId}`, 100, 100],
       [`lot:${lot.id}:expired`, -70, 30],
       [`lot:${rolloverLot.id}:expired`, -30, 0],
+    ]);
+    // No lot was ever within CREDIT_EXPIRY_NOTICE_HOURS of its expiry at a sweep: no notice.
+    expect((await messageRows(userId)).map((m) => m.type)).toEqual([
+      'wallet.credited',
+      'wallet.credits_expired',
+      'wallet.credits_expired',
     ]);
     expect(await verifyLedger(stack.db)).toMatchObject({ ok: true, discrepancies: [] });
   });
@@ -322,28 +330,26 @@ describe('credit lots expire through the sweeper', () => {
       await expireNow(lot.id);
     }
     const [held, ...others] = users;
-    // A posting of the first user holds its wallet: the sweeper skips that wallet and finishes.
-    let release: () => void = () => {};
-    const released = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let locked: () => void = () => {};
-    const isLocked = new Promise<void>((resolve) => {
-      locked = resolve;
-    });
-    const holder = stack.db.transaction().execute(async (trx) => {
-      await sql`SELECT 1 FROM wallets WHERE user_id = ${held} FOR UPDATE`.execute(trx);
-      locked();
-      await released;
-    });
-    await isLocked;
-    const passes = await Promise.all([
-      expireDueLots(stack.outboxDeps(), { batchSize: 2 }),
-      expireDueLots(stack.outboxDeps(), { batchSize: 2 }),
-      expireDueLots(stack.outboxDeps(), { batchSize: 10 }),
-    ]);
-    release();
-    await holder;
+    // A posting of the first user holds its wallet: the sweeper skips that wallet and finishes. The
+    // holder is its own session; should a sweeper wait for it (the bug), Postgres ends the idle
+    // transaction after 10 s, the sweeper goes on, and the held lot is expired: the test fails.
+    const holder = new pg.Client({ connectionString: stack.database.url });
+    holder.on('error', () => {});
+    await holder.connect();
+    let passes: { expired: number }[];
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`SET LOCAL idle_in_transaction_session_timeout = '10s'`);
+      await holder.query('SELECT 1 FROM wallets WHERE user_id = $1 FOR UPDATE', [held]);
+      passes = await Promise.all([
+        expireDueLots(stack.outboxDeps(), { batchSize: 2 }),
+        expireDueLots(stack.outboxDeps(), { batchSize: 2 }),
+        expireDueLots(stack.outboxDeps(), { batchSize: 10 }),
+      ]);
+      await holder.query('COMMIT');
+    } finally {
+      await holder.end().catch(() => {});
+    }
     expect(passes.reduce((sum, pass) => sum + pass.expired, 0)).toBe(others.length);
     expect((await lotRows(held ?? '')).map((lot) => lot.remaining)).toEqual([100]);
 
