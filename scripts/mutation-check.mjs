@@ -970,6 +970,13 @@ const mutations = [
     tests: ['test/e2e/lots-expiry.int'],
   },
   {
+    name: "lot expiry: an annual plan's installment lots forget the price's rolloverMax",
+    file: 'packages/billing-core/src/installments/schedule-installments.ts',
+    from: '    lot_rollover_max: input.rolloverMax ?? 0,',
+    to: '    lot_rollover_max: 0,',
+    tests: ['test/e2e/lots-expiry.int'],
+  },
+  {
     name: 'lot expiry: wallet.credits_expiring is written on every sweep, not once',
     file: 'packages/billing-core/src/ledger/expire-lots.ts',
     from: '      AND expiry_notice_at IS NULL`;',

@@ -264,6 +264,33 @@ describe('credit lots expire through the sweeper', () => {
     ]);
   });
 
+  it("an annual plan's installment lots roll over as the invoice's first twelfth does", async () => {
+    const userId = stripeId('user');
+    const { invoiceId } = await subscribe(
+      userId,
+      'price_premium_annual_rollover',
+      Math.floor(Date.now() / 1000) + 365 * 24 * 3600,
+    );
+    await sql`UPDATE stripe_installments SET due_at = now() - interval '1 second'
+              WHERE invoice_id = ${invoiceId} AND sequence = 1`.execute(stack.db);
+    await grantDueInstallments(stack.outboxDeps(), { batchSize: 10, processingStaleAfterMs: 60_000, maxAttempts: 5 });
+    const [first, installment] = await lotRows(userId);
+    if (!first || !installment) throw new Error('the invoice and installment 1 did not create their lots');
+    expect([first.rollover_max, installment.rollover_max]).toEqual([30, 30]);
+    await expireNow(installment.id);
+    await sweep();
+    expect((await lotRows(userId)).map((row) => [row.source, row.remaining, row.rollover_max])).toEqual([
+      [`stripe:invoice:${invoiceId}`, 100, 30],
+      [installment.source, 0, 30],
+      [`lot:${installment.id}:rollover`, 30, 0],
+    ]);
+    expect((await ledgerRows(userId)).map((row) => [row.reference, row.amount, row.balance_after])).toEqual([
+      [`stripe:invoice:${invoiceId}`, 100, 100],
+      [installment.source, 100, 200],
+      [`lot:${installment.id}:expired`, -70, 130],
+    ]);
+  });
+
   it("a failed generation's refund returns its tokens to the expired lot it drew from, and they expire at the next sweep under lot:{id}:expired:2", async () => {
     const userId = stripeId('user');
     await subscribe(userId, 'price_premium_monthly_expiring', Math.floor(Date.now() / 1000) + 30 * 24 * 3600);
