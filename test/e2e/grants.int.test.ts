@@ -1,5 +1,6 @@
 import { postLedgerEntry } from '@tally/billing-core';
 import { sql } from 'kysely';
+import { runCli } from '../support/built-process';
 import { basicAuth } from '../support/parked-events';
 import { adminKey, type Json, readJson, startStackWithFakeStripe, type TestStack } from '../support/stack';
 import { stripeEventBody, stripeId, stripePackIntent } from '../support/stripe-events';
@@ -298,5 +299,61 @@ describe('grants of promotional tokens and voids of lots', () => {
     expect(
       (await auditRows('lot.void')).filter((row) => row.target_id === String(lots[1]?.id) && row.surface === 'console'),
     ).toEqual([expect.objectContaining({ status_code: 303, outcome: 'ok' })]);
+  });
+});
+
+describe('tally grant and tally user (the CLI, against the database)', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    ({ stack } = await startStackWithFakeStripe());
+  });
+  afterAll(() => stack.stop());
+
+  it('grants once per reference with its audit row in the same transaction, refuses another amount, and tally user lists the lots', async () => {
+    const env = { DATABASE_URL: stack.database.url };
+    const userId = stripeId('user');
+    const expiresAt = new Date(Date.now() + 86_400_000).toISOString();
+    const args = ['grant', userId, '25', '--reference', 'ticket-77', '--expires-at', expiresAt, '--note', 'sorry'];
+    const first = await runCli([...args, '--json'], env);
+    expect(first.code).toBe(0);
+    const answer = JSON.parse(first.stdout);
+    expect(answer).toEqual({
+      ledgerReference: 'admin:grant:ticket-77',
+      lotId: expect.any(Number),
+      amount: 25,
+      expiresAt,
+      balance: 25,
+      alreadyGranted: false,
+    });
+    const again = await runCli([...args, '--json'], env);
+    expect(JSON.parse(again.stdout)).toEqual({ ...answer, alreadyGranted: true });
+    const conflict = await runCli(['grant', userId, '26', '--reference', 'ticket-77', '--expires-at', expiresAt], env);
+    expect(conflict.code).toBe(1);
+    expect(conflict.stderr).toContain('already granted another amount');
+    expect((await runCli(['grant', userId, '0'], env)).code).toBe(2);
+    const ledger = await stack.db
+      .selectFrom('ledger_entries')
+      .select(['reference', 'amount', 'reason'])
+      .where('user_id', '=', userId)
+      .execute();
+    expect(ledger).toEqual([{ reference: 'admin:grant:ticket-77', amount: 25, reason: 'admin_grant' }]);
+    const audit = await stack.db
+      .selectFrom('admin_audit')
+      .select(['action', 'surface', 'target_id', 'outcome'])
+      .where('target_id', '=', userId)
+      .orderBy('id')
+      .execute();
+    expect(audit).toEqual([
+      { action: 'user.grant', surface: 'cli', target_id: userId, outcome: 'ok' },
+      { action: 'user.grant', surface: 'cli', target_id: userId, outcome: 'ok' },
+      { action: 'user.grant', surface: 'cli', target_id: userId, outcome: 'reference_conflict' },
+    ]);
+    const user = await runCli(['user', userId], env);
+    expect(user.code).toBe(0);
+    expect(user.stdout).toMatch(
+      new RegExp(
+        `${answer.lotId}\\s+promotional\\s+admin:grant:ticket-77\\s+25\\s+25\\s+${expiresAt.replace(/\./g, '\\.')}`,
+      ),
+    );
   });
 });

@@ -34,7 +34,11 @@ export const grantBodySchema = z.object({ ...grantFields, reference: grantRefere
 export const adminGrantBodySchema = z.object({
   ...grantFields,
   reference: grantReferenceSchema.optional(),
-  note: z.string().max(1000).optional(),
+  note: z
+    .string()
+    .max(1000)
+    .refine((note) => !note.includes('\u0000'), { message: 'must not contain NUL' })
+    .optional(),
 });
 
 /** The HTTP answer of a grant: 201 granted, 200 the same grant before, 409 reference_conflict. */
