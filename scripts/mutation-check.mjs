@@ -984,6 +984,13 @@ const mutations = [
     build: true,
     tests: ['test/e2e/grants.int'],
   },
+  {
+    name: 'grants: a void takes the whole lot even when the balance is lower',
+    file: 'packages/billing-core/src/grants/void-lot.ts',
+    from: 'const take = Math.min(Number(lot.remaining), balance);',
+    to: 'const take = Number(lot.remaining);',
+    tests: ['test/e2e/grants.int'],
+  },
 ];
 
 // MUTATIONS=<substring>: run only the mutations whose name contains it; MUTATIONS_DRY_RUN=1 checks the guards are found.

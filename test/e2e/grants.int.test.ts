@@ -237,6 +237,37 @@ describe('grants of promotional tokens and voids of lots', () => {
     ]);
   });
 
+  it('a void never takes the balance below zero: with a balance below the lot (an entry old code posted without lots), it takes the balance', async () => {
+    const userId = stripeId('user');
+    const granted = await readJson(
+      await stack.apiRequest(`/admin/users/${userId}/grants`, {
+        method: 'POST',
+        body: { amount: 30, reference: 'low' },
+      }),
+    );
+    // Old code's debit: an entry without lots (the wallet moves, the lot does not).
+    await sql`INSERT INTO ledger_entries (user_id, reference, amount, balance_before, balance_after, reason)
+      VALUES (${userId}, ${`test:old:${userId}`}, -25, 30, 5, 'test_old_debit')`.execute(stack.db);
+    const voided = await stack.apiRequest(`/admin/users/${userId}/lots/${granted.lotId}/void`, { method: 'POST' });
+    expect({ status: voided.status, body: await readJson(voided) }).toEqual({
+      status: 200,
+      body: {
+        lotId: granted.lotId,
+        ledgerReference: `lot:${granted.lotId}:voided`,
+        taken: 5,
+        balance: 0,
+        alreadyVoided: false,
+      },
+    });
+    expect(await balance(userId)).toBe(0);
+    expect((await lotRows(userId)).map((lot) => lot.remaining)).toEqual([0]);
+    expect((await entries(userId)).map((entry) => [entry.reference, entry.amount, entry.balance_after])).toEqual([
+      ['admin:grant:low', 30, 30],
+      [`test:old:${userId}`, -25, 5],
+      [`lot:${granted.lotId}:voided`, -5, 0],
+    ]);
+  });
+
   it('the console user page lists the lots, grants through its form and voids with a lot button (same-origin POSTs, audited)', async () => {
     const userId = stripeId('user');
     const consoleUrl = `http://127.0.0.1:${stack.api.port}/admin/console`;
