@@ -16,6 +16,9 @@ export const referencePrefixes = {
   stripeDispute: 'stripe:dispute:',
   topup: 'topup:',
   studio: 'studio:',
+  grant: 'grant:',
+  adminGrant: 'admin:grant:',
+  lot: 'lot:',
 } as const;
 
 /**
@@ -50,4 +53,10 @@ export const references = {
    * its debit was in flight (negative; see recoverShortfallsFromStudioRefund).
    */
   studioRefundRecovered: (requestId: string) => `${referencePrefixes.studio}${requestId}:refund:recovered`,
+  /** A grant from the app (`POST /v1/users/{userId}/grants`), by the app's reference. */
+  grant: (reference: string) => `${referencePrefixes.grant}${reference}`,
+  /** A grant by support (admin API, console, CLI), by its reference (given or generated). */
+  adminGrant: (reference: string) => `${referencePrefixes.adminGrant}${reference}`,
+  /** What support's void of a lot took back. */
+  lotVoided: (lotId: number | string) => `${referencePrefixes.lot}${lotId}:voided`,
 } as const;
