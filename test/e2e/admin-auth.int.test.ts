@@ -28,6 +28,8 @@ const adminRoutes: [method: string, route: string, concretePath: string][] = [
   ['GET', '/admin/ledger/verify', '/admin/ledger/verify'],
   ['GET', '/admin/users/:userId', '/admin/users/u1'],
   ['POST', '/admin/reconcile/stripe', '/admin/reconcile/stripe'],
+  ['POST', '/admin/users/:userId/grants', '/admin/users/u1/grants'],
+  ['POST', '/admin/users/:userId/lots/:lotId/void', '/admin/users/u1/lots/1/void'],
   ['GET', '/admin/audit', '/admin/audit'],
   ['GET', '/admin/app-webhooks/messages', '/admin/app-webhooks/messages'],
   ['GET', '/admin/app-webhooks/messages/:id', '/admin/app-webhooks/messages/msg_00000000000000000000000000000000'],

@@ -80,7 +80,8 @@ describe('the console in a real browser', () => {
           throw new Error(`${String(error)}\n${await page.content()}`);
         });
         expect(await page.locator('#balance').textContent()).toBe('100');
-        await page.getByText('revenuecat:event:rc-browser-ok', { exact: true }).waitFor();
+        // In the ledger (the lots table names the credit's reference too, as its lot's source).
+        await page.locator('#ledger + table').getByText('revenuecat:event:rc-browser-ok', { exact: true }).waitFor();
         // The parked event is listed first, with its error and attempts.
         const firstEvent = page.locator('#events ~ table tbody tr').first();
         expect(await firstEvent.textContent()).toContain('rc-browser-parked');
@@ -104,7 +105,10 @@ describe('the console in a real browser', () => {
         expect(row).toMatchObject({ outcome_code: 'credited', attempts: 1, last_error: null });
         await page.reload();
         expect(await page.locator('#balance').textContent()).toBe('200');
-        await page.getByText('revenuecat:event:rc-browser-parked', { exact: true }).waitFor();
+        await page
+          .locator('#ledger + table')
+          .getByText('revenuecat:event:rc-browser-parked', { exact: true })
+          .waitFor();
 
         // The event page opens with its raw body.
         await page

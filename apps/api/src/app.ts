@@ -32,8 +32,10 @@ import { type AppWebhookRoutesDeps, createAppWebhookRoutes } from './routes/admi
 import { createAuditRoutes } from './routes/admin/audit-routes';
 import { createEventRoutes } from './routes/admin/event-routes';
 import { createLedgerAdminRoutes } from './routes/admin/ledger-routes';
+import { createLotAdminRoutes } from './routes/admin/lot-routes';
 import { createReconcileRoutes } from './routes/admin/reconcile-routes';
 import { createUserSupportRoutes } from './routes/admin/user-support-routes';
+import { createGrantRoutes } from './routes/v1/grant-routes';
 import { createStudioRoutes, type StudioRouteDeps } from './routes/v1/studio-routes';
 import { createSubscriptionRoutes, type SubscriptionRoutesDeps } from './routes/v1/subscription-routes';
 import { createTopupRoutes } from './routes/v1/topup-routes';
@@ -123,6 +125,7 @@ export function createApiApp(deps: ApiAppDeps): Express {
         createSubscriptionRoutes({ ...deps, idempotency }),
         createStudioRoutes({ db: deps.db, outbox: deps.outbox, ...deps.studio, idempotency }),
         createTopupRoutes({ ...deps, idempotency }),
+        createGrantRoutes({ ...deps, idempotency }),
       ];
       idempotency.requireEveryPost(userRouters);
       v1.use(createUserRoutes(deps.db, userRouters));
@@ -145,6 +148,7 @@ export function createApiApp(deps: ApiAppDeps): Express {
         audit('console'),
         createConsoleRoutes({
           db: deps.db,
+          outbox: deps.outbox,
           enqueue: deps.enqueue,
           enqueueAppWebhooks: deps.enqueueAppWebhooks,
           stripe: deps.stripe,
@@ -159,6 +163,7 @@ export function createApiApp(deps: ApiAppDeps): Express {
       admin.use(createEventRoutes(deps));
       admin.use(createLedgerAdminRoutes(deps));
       admin.use(createUserSupportRoutes(deps));
+      admin.use(createLotAdminRoutes(deps));
       admin.use(createReconcileRoutes(deps));
       admin.use(createAppWebhookRoutes(deps));
       app.use('/admin', admin);

@@ -11,6 +11,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { runAppWebhooksList, runAppWebhooksRedeliver, runAppWebhooksShow } from './commands/app-webhooks';
 import { runEventsList, runReplay, runRequeue } from './commands/events';
 import { runEventsShow } from './commands/events-show';
+import { runGrant } from './commands/grant';
 import { runLedgerOpenLots } from './commands/ledger-open-lots';
 import { runLedgerVerify } from './commands/ledger-verify';
 import { runMigrate } from './commands/migrate';
@@ -79,6 +80,38 @@ appWebhooks
   .argument('<id>', 'message id (msg_…, the webhook-id)')
   .option('--json', 'print JSON: {redelivered, message, enqueued, alreadyQueued, deferred}')
   .action((id: string, options: { json?: boolean }) => runAppWebhooksRedeliver(id, options));
+
+function grantAmount(value: string): number {
+  const parsed = positiveInt(value);
+  if (parsed > 1_000_000_000) throw new InvalidArgumentError('expected at most 1,000,000,000 tokens');
+  return parsed;
+}
+
+function grantReference(value: string): string {
+  if (!/^[A-Za-z0-9._:-]{1,200}$/.test(value)) {
+    throw new InvalidArgumentError('expected 1 to 200 characters of A-Z a-z 0-9 . _ : -');
+  }
+  return value;
+}
+
+function futureTime(value: string): Date {
+  const time = new Date(value);
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(value) || Number.isNaN(time.getTime()) || time.getTime() <= Date.now()) {
+    throw new InvalidArgumentError('expected an ISO time in the future, e.g. 2027-01-31T00:00:00Z');
+  }
+  return time;
+}
+
+program
+  .command('grant')
+  .description('grant promotional tokens to a user (support; audited): a lot under admin:grant:{reference}')
+  .argument('<userId>', 'the user id or any id linked to it')
+  .argument('<amount>', 'whole tokens (at most 1,000,000,000)', grantAmount)
+  .option('--reference <r>', 'the grant reference (the same one grants once); default a generated one', grantReference)
+  .option('--expires-at <iso>', 'when the lot expires (default never)', futureTime)
+  .option('--note <n>', 'why (kept in the audit row)')
+  .option('--json', 'print JSON: {ledgerReference, lotId, amount, expiresAt, balance, alreadyGranted}')
+  .action((userId: string, amount: number, options) => runGrant(userId, amount, options));
 
 program
   .command('requeue')

@@ -61,6 +61,8 @@ export * from './email/email-outbox-source';
 export * from './email/requeue-outbox-emails';
 export * from './email/send-outbox-email';
 export * from './errors';
+export * from './grants/grant-tokens';
+export * from './grants/void-lot';
 export * from './idempotency/advance-idempotency-key';
 export * from './idempotency/claim-idempotency-key';
 export * from './idempotency/fingerprint-request-body';

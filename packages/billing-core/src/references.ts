@@ -16,6 +16,8 @@ export const referencePrefixes = {
   stripeDispute: 'stripe:dispute:',
   topup: 'topup:',
   studio: 'studio:',
+  grant: 'grant:',
+  adminGrant: 'admin:grant:',
   lot: 'lot:',
 } as const;
 
@@ -51,6 +53,12 @@ export const references = {
    * its debit was in flight (negative; see recoverShortfallsFromStudioRefund).
    */
   studioRefundRecovered: (requestId: string) => `${referencePrefixes.studio}${requestId}:refund:recovered`,
+  /** A grant from the app (`POST /v1/users/{userId}/grants`), by the app's reference. */
+  grant: (reference: string) => `${referencePrefixes.grant}${reference}`,
+  /** A grant by support (admin API, console, CLI), by its reference (given or generated). */
+  adminGrant: (reference: string) => `${referencePrefixes.adminGrant}${reference}`,
+  /** What support's void of a lot took back. */
+  lotVoided: (lotId: number | string) => `${referencePrefixes.lot}${lotId}:voided`,
   /**
    * The sweeper's expiry of what a lot had left at its expiresAt (reason `credits_expired`). The
    * first expiry of a lot is `lot:{lotId}:expired`; tokens a give-back returns to the expired lot

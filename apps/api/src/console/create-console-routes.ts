@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   appWebhookMessageTypes,
   BillingError,
@@ -33,6 +34,7 @@ import helmet from 'helmet';
 import type { Kysely, Transaction } from 'kysely';
 import { z } from 'zod';
 import { auditAnswerKey, runAuditedRequest } from '../http/audit-admin-actions';
+import { adminGrantBodySchema, grantAnswerOf } from '../http/grant-body';
 import { cursorSchema, eventIdSchema, userIdSchema } from '../http/params';
 import { type AppWebhookActionDeps, deliverMessage, redeliverOneMessage } from '../routes/admin/app-webhook-actions';
 import {
@@ -42,6 +44,7 @@ import {
   replayOneEvent,
   requeueOneEvent,
 } from '../routes/admin/inbox-actions';
+import { type LotActionDeps, runAdminGrant, runLotVoid, voidAnswerOf } from '../routes/admin/lot-actions';
 import { consoleCss } from './console-css';
 import { html, queryString } from './html';
 import { consoleBase, page } from './layout';
@@ -51,7 +54,10 @@ import { auditPage, reconcilePage, searchPage } from './pages/other-pages';
 import { overviewPage } from './pages/overview-page';
 import { userPage } from './pages/user-page';
 
-export interface ConsoleDeps extends InboxActionDeps, AppWebhookActionDeps {
+/** The console's grant form: the admin grant's body, the note required. */
+const consoleGrantSchema = adminGrantBodySchema.extend({ note: z.string().trim().min(1).max(1000) });
+
+export interface ConsoleDeps extends InboxActionDeps, AppWebhookActionDeps, LotActionDeps {
   db: Kysely<DB>;
   stripe?: StripeApi | undefined;
   /** The catalog queues, for the overview's depths (the dashboard's handles). */
@@ -179,8 +185,46 @@ export function createConsoleRoutes(deps: ConsoleDeps): Router {
         ledgerCursor: cursor.data,
         ledgerNextCursor: more ? (view.ledger.entries[view.ledger.entries.length - 1]?.id ?? null) : null,
         notice: typeof req.query.notice === 'string' ? req.query.notice : undefined,
+        grantReference: `console-${randomUUID()}`,
       }),
     );
+  });
+
+  // Grant and void, each one transaction with its audit row (runAdminGrant, runLotVoid).
+  router.post('/users/:userId/grants', async (req, res) => {
+    const userId = userIdSchema.safeParse(req.params.userId);
+    if (!userId.success) return badRequest(res, send);
+    const back = `${consoleBase}/users/${encodeURIComponent(userId.data)}`;
+    const form = (req.body ?? {}) as Record<string, unknown>;
+    const body = consoleGrantSchema.safeParse({
+      amount:
+        typeof form.amount === 'string' && /^[0-9]{1,10}$/.test(form.amount.trim()) ? Number(form.amount) : form.amount,
+      reference: form.reference,
+      expiresAt: typeof form.expiresAt === 'string' && form.expiresAt.trim() !== '' ? form.expiresAt.trim() : undefined,
+      note: form.note,
+    });
+    if (!body.success) {
+      res.locals[auditAnswerKey] = { error: { code: 'invalid_request', message: body.error.message } };
+      return res.redirect(303, withNotice(back, 'invalid_grant'));
+    }
+    const result = await runAdminGrant(req, res, deps, { userId: userId.data, body: body.data }, (result) => ({
+      statusCode: 303,
+      body: grantAnswerOf(result).body,
+    }));
+    const notice = result.kind === 'conflict' ? 'reference_conflict' : result.kind.replace('-', '_');
+    res.redirect(303, `${withNotice(back, notice)}#lots`);
+  });
+  router.post('/users/:userId/lots/:lotId/void', async (req, res) => {
+    const userId = userIdSchema.safeParse(req.params.userId);
+    const lotId = eventIdSchema.safeParse(req.params.lotId);
+    if (!userId.success || !lotId.success) return badRequest(res, send);
+    const result = await runLotVoid(req, res, deps, { userId: userId.data, lotId: lotId.data }, (result) => ({
+      statusCode: 303,
+      body: voidAnswerOf(result).body,
+    }));
+    const back = `${consoleBase}/users/${encodeURIComponent(userId.data)}`;
+    const notice = result.kind === 'not-found' ? 'lot_not_found' : result.kind.replace('-', '_');
+    res.redirect(303, `${withNotice(back, notice)}#lots`);
   });
 
   router.get('/events', async (req, res) => {

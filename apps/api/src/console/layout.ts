@@ -144,6 +144,16 @@ export const notices: Record<string, { text: string; error?: boolean }> = {
     error: true,
   },
   message_not_found: { text: 'That message does not exist.', error: true },
+  granted: { text: 'Granted: a promotional lot was created (audited).' },
+  already_granted: { text: 'Already granted: this form was submitted before; nothing more was granted.' },
+  reference_conflict: { text: 'Not granted: the reference already granted another amount or expiry.', error: true },
+  invalid_grant: {
+    text: 'Not granted: tokens must be a positive whole number, the expiry a future ISO time, and a note is required.',
+    error: true,
+  },
+  voided: { text: 'Voided: what was left of the lot was taken back (audited).' },
+  already_voided: { text: 'Already voided: nothing more was taken.' },
+  lot_not_found: { text: "That lot is not one of this user's.", error: true },
 };
 
 export function messageLink(id: string): Html {

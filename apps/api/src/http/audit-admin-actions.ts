@@ -65,6 +65,26 @@ const namedRoutes: Record<string, NamedRoute> = {
     target: { kind: 'app_webhook_message', param: 'id' },
     oneTransaction: true,
   },
+  'POST /admin/users/:userId/grants': {
+    action: adminActions.userGrant,
+    target: { kind: 'user', param: 'userId' },
+    oneTransaction: true,
+  },
+  'POST /admin/users/:userId/lots/:lotId/void': {
+    action: adminActions.lotVoid,
+    target: { kind: 'credit_lot', param: 'lotId' },
+    oneTransaction: true,
+  },
+  'POST /admin/console/users/:userId/grants': {
+    action: adminActions.userGrant,
+    target: { kind: 'user', param: 'userId' },
+    oneTransaction: true,
+  },
+  'POST /admin/console/users/:userId/lots/:lotId/void': {
+    action: adminActions.lotVoid,
+    target: { kind: 'credit_lot', param: 'lotId' },
+    oneTransaction: true,
+  },
   'PUT /admin/queues/api/queues/:queueName/:jobId/retry': {
     action: adminActions.queueRetryJob,
     target: { kind: 'queue_job', param: 'jobId' },

@@ -94,6 +94,20 @@ export function formatSupportView(view: UserSupportView): string {
       view.ledger.matchesBalance ? '' : '  MISMATCH: the balance differs from the ledger sum'
     }`,
   );
+  out.push('', `lots (${view.wallet.lots.length} with tokens left, in the order a debit draws them)`);
+  out.push(
+    formatTable(
+      ['LOT', 'CATEGORY', 'SOURCE', 'AMOUNT', 'REMAINING', 'EXPIRES'],
+      view.wallet.lots.map((lot) => [
+        String(lot.id),
+        lot.category,
+        lot.source,
+        String(lot.amount),
+        String(lot.remaining),
+        lot.expiresAt === null ? 'never' : iso(lot.expiresAt),
+      ]),
+    ),
+  );
   out.push('', `events (${view.events.items.length} of ${view.events.total}, needing attention first)`);
   out.push(
     formatTable(

@@ -12,6 +12,8 @@ export const adminActions = {
   reconcileStripe: 'reconcile.stripe',
   queueRetryJob: 'queue.retry_job',
   queueRetryAll: 'queue.retry_all',
+  userGrant: 'user.grant',
+  lotVoid: 'lot.void',
 } as const;
 
 export type AdminActionName = (typeof adminActions)[keyof typeof adminActions];

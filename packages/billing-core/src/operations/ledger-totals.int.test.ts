@@ -7,6 +7,9 @@ import { createTestDatabase, type TestDatabase } from '../testing/test-services'
 import { inUnitOfWork } from '../unit-of-work/unit-of-work';
 import { createLedgerTotalsReader, type LedgerTotal, type LedgerTotalsReader } from './ledger-totals';
 
+// A fold waits for the whole cluster's xmin (another test's transaction can hold it): room for that wait.
+jest.setTimeout(120_000);
+
 describe('ledger totals for the metrics scrape', () => {
   let database: TestDatabase;
   beforeAll(async () => {
@@ -44,11 +47,19 @@ describe('ledger totals for the metrics scrape', () => {
    */
   const readUntilSettled = async (reader: LedgerTotalsReader) => {
     const target = await maxId();
-    const deadline = Date.now() + 20_000;
+    const deadline = Date.now() + 45_000;
     for (;;) {
       const totals = await reader.read(database.db);
       if (reader.settledThrough >= target) return totals;
-      if (Date.now() > deadline) throw new Error(`settled through ${reader.settledThrough}, not ${target}`);
+      if (Date.now() > deadline) {
+        // Name what held the cluster's xmin back (a test elsewhere, a leaked transaction).
+        const holders = await sql<{ datname: string; state: string; xact_start: Date; query: string }>`
+          SELECT datname, state, xact_start, left(query, 120) AS query FROM pg_stat_activity
+           WHERE backend_xid IS NOT NULL OR backend_xmin IS NOT NULL ORDER BY xact_start`.execute(database.db);
+        throw new Error(
+          `settled through ${reader.settledThrough}, not ${target}; transactions holding xmin: ${JSON.stringify(holders.rows)}`,
+        );
+      }
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   };

@@ -24,6 +24,8 @@ export interface UserPageData {
   /** The user's newest app-webhook messages, and whether older ones exist. */
   messages: { items: AppWebhookMessageView[]; more: boolean };
   notice?: string | undefined;
+  /** The reference of the page's grant form (generated per render: a double submit grants once). */
+  grantReference: string;
 }
 
 /** One user on one page: balance and its plot, ledger (paged), subscription, events, money, studio. */
@@ -44,6 +46,27 @@ ${view.userId !== view.canonicalUserId ? html`<p class="muted">Searched as <code
   <div class="card"><div class="value ${view.ledger.matchesBalance ? 'good' : 'bad'}">${view.ledger.matchesBalance ? 'yes' : 'NO'}</div><div class="label">balance = sum of entries (${view.ledger.sum})</div></div>
   <div class="card"><div class="value ${attention > 0 ? 'bad' : ''}">${attention}</div><div class="label">events needing attention</div></div>
 </div>
+<h2 id="lots">Lots (in the order a debit draws them)</h2>
+${table(
+  ['Lot', 'Category', 'Source', 'Amount', 'Remaining', 'Expires', ''],
+  view.wallet.lots.map((lot) => [
+    lot.id,
+    lot.category,
+    html`<span class="mono">${lot.source}</span>`,
+    lot.amount,
+    lot.remaining,
+    lot.expiresAt ? time(lot.expiresAt) : 'never',
+    html`<form class="inline" method="post" action="${userPath}/lots/${lot.id}/void"><button type="submit" aria-label="Void lot ${lot.id}">Void</button></form>`,
+  ]),
+  'lots with tokens left',
+)}
+<form class="filters" method="post" action="${userPath}/grants" aria-label="Grant tokens">
+  <input type="hidden" name="reference" value="${data.grantReference}">
+  <label for="g-amount">Tokens<input id="g-amount" name="amount" inputmode="numeric" required></label>
+  <label for="g-expires">Expires at (ISO, optional)<input id="g-expires" name="expiresAt" placeholder="2027-01-31T00:00:00Z"></label>
+  <label for="g-note">Note<input id="g-note" name="note" required></label>
+  <button type="submit" class="primary">Grant tokens</button>
+</form>
 <h2>Balance over time</h2>
 ${lineChart(
   data.series.map((point) => ({ at: point.at, value: point.balance, min: point.min, max: point.max })),

@@ -1,0 +1,48 @@
+import type { GrantResult } from '@tally/billing-core';
+import { z } from 'zod';
+import { errorAnswer, type RouteAnswer } from './answer';
+
+/** A grant's reference: 1 to 200 characters of `A-Z a-z 0-9 . _ : -` (docs/interface.md). */
+export const grantReferenceSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9._:-]{1,200}$/, { message: 'must be 1 to 200 characters of A-Z a-z 0-9 . _ : -' });
+
+/** The largest grant in one request. */
+export const maxGrantAmount = 1_000_000_000;
+
+const reasonSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9._:-]{1,64}$/, { message: 'must be 1 to 64 characters of A-Z a-z 0-9 . _ : -' });
+
+/** An ISO time after now (checked when the request is parsed). */
+const futureTimeSchema = z
+  .string()
+  .datetime({ offset: true })
+  .transform((value) => new Date(value))
+  .refine((time) => time.getTime() > Date.now(), { message: 'must be in the future' });
+
+const grantFields = {
+  amount: z.number().int().positive().max(maxGrantAmount),
+  reason: reasonSchema.optional(),
+  expiresAt: futureTimeSchema.nullish(),
+};
+
+/** `POST /v1/users/{userId}/grants`. */
+export const grantBodySchema = z.object({ ...grantFields, reference: grantReferenceSchema });
+
+/** `POST /admin/users/{userId}/grants`: the reference is optional (one is generated), plus a note. */
+export const adminGrantBodySchema = z.object({
+  ...grantFields,
+  reference: grantReferenceSchema.optional(),
+  note: z
+    .string()
+    .max(1000)
+    .refine((note) => !note.includes('\u0000'), { message: 'must not contain NUL' })
+    .optional(),
+});
+
+/** The HTTP answer of a grant: 201 granted, 200 the same grant before, 409 reference_conflict. */
+export function grantAnswerOf(result: GrantResult): RouteAnswer {
+  if (result.kind === 'conflict') return errorAnswer(409, 'reference_conflict', result.message);
+  return { status: result.kind === 'granted' ? 201 : 200, body: result.answer };
+}

@@ -1,0 +1,95 @@
+import { randomUUID } from 'node:crypto';
+import {
+  type AppWebhookOutbox,
+  type DB,
+  type GrantResult,
+  grantTokens,
+  handOffCommitted,
+  openUnitOfWork,
+  references,
+  resolveUserId,
+  type UnitOfWork,
+  type VoidLotResult,
+  voidLot,
+} from '@tally/billing-core';
+import type { Request, Response } from 'express';
+import type { Kysely } from 'kysely';
+import type { z } from 'zod';
+import { runAuditedRequest } from '../../http/audit-admin-actions';
+import type { adminGrantBodySchema } from '../../http/grant-body';
+
+export interface LotActionDeps {
+  db: Kysely<DB>;
+  outbox: AppWebhookOutbox;
+}
+
+type AuditedAnswer = { statusCode: number; body: unknown };
+
+/**
+ * Support's grant (admin API and console): a promotional lot under `admin:grant:{reference}` (a
+ * generated reference when none is given), for the canonical user of the path's id, in one
+ * transaction with the request's audit row; its wallet.credited is handed off after the commit.
+ */
+export async function runAdminGrant(
+  req: Request,
+  res: Response,
+  deps: LotActionDeps,
+  request: { userId: string; body: z.output<typeof adminGrantBodySchema> },
+  answerOf: (result: GrantResult) => AuditedAnswer,
+): Promise<GrantResult> {
+  const reference = request.body.reference ?? `support-${randomUUID()}`;
+  let uow: UnitOfWork | undefined;
+  const result = await runAuditedRequest(
+    req,
+    res,
+    deps.db,
+    async (trx) => {
+      uow = openUnitOfWork(trx, deps.outbox);
+      return grantTokens(uow, {
+        userId: await resolveUserId(trx, request.userId),
+        reference: references.adminGrant(reference),
+        amount: request.body.amount,
+        reason: request.body.reason ?? 'admin_grant',
+        expiresAt: request.body.expiresAt ?? null,
+      });
+    },
+    answerOf,
+  );
+  await handOffCommitted(deps.outbox, uow);
+  return result;
+}
+
+/** Support's void of one lot (admin API and console), in one transaction with its audit row. */
+export async function runLotVoid(
+  req: Request,
+  res: Response,
+  deps: LotActionDeps,
+  request: { userId: string; lotId: number },
+  answerOf: (result: VoidLotResult) => AuditedAnswer,
+): Promise<VoidLotResult> {
+  let uow: UnitOfWork | undefined;
+  const result = await runAuditedRequest(
+    req,
+    res,
+    deps.db,
+    async (trx) => {
+      uow = openUnitOfWork(trx, deps.outbox);
+      return voidLot(uow, {
+        userId: await resolveUserId(trx, request.userId),
+        lotId: request.lotId,
+        reason: 'lot_voided',
+      });
+    },
+    answerOf,
+  );
+  await handOffCommitted(deps.outbox, uow);
+  return result;
+}
+
+/** The HTTP answer of a void: 200 with what it took (the first void's on a repeat), 404 for no such lot. */
+export function voidAnswerOf(result: VoidLotResult): AuditedAnswer {
+  if (result.kind === 'not-found') {
+    return { statusCode: 404, body: { error: { code: 'not_found', message: 'no such lot for this user' } } };
+  }
+  return { statusCode: 200, body: { ...result.answer, alreadyVoided: result.kind === 'already-voided' } };
+}

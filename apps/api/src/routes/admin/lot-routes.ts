@@ -1,0 +1,31 @@
+import { Router } from 'express';
+import { sendAnswer } from '../../http/answer';
+import { adminGrantBodySchema, grantAnswerOf } from '../../http/grant-body';
+import { eventIdSchema, parseOr400, userIdSchema } from '../../http/params';
+import { type LotActionDeps, runAdminGrant, runLotVoid, voidAnswerOf } from './lot-actions';
+
+/**
+ * `POST /admin/users/{userId}/grants` and `POST /admin/users/{userId}/lots/{lotId}/void`
+ * (docs/lots.md "Grants"), each one transaction with its audit row.
+ */
+export function createLotAdminRoutes(deps: LotActionDeps): Router {
+  const router = Router();
+  router.post('/users/:userId/grants', async (req, res) => {
+    const userId = parseOr400(res, userIdSchema, req.params.userId);
+    const body = parseOr400(res, adminGrantBodySchema, req.body ?? {});
+    if (userId === undefined || body === undefined) return;
+    const result = await runAdminGrant(req, res, deps, { userId, body }, (result) => {
+      const answer = grantAnswerOf(result);
+      return { statusCode: answer.status, body: answer.body };
+    });
+    sendAnswer(res, grantAnswerOf(result));
+  });
+  router.post('/users/:userId/lots/:lotId/void', async (req, res) => {
+    const userId = parseOr400(res, userIdSchema, req.params.userId);
+    const lotId = parseOr400(res, eventIdSchema, req.params.lotId);
+    if (userId === undefined || lotId === undefined) return;
+    const answer = voidAnswerOf(await runLotVoid(req, res, deps, { userId, lotId }, voidAnswerOf));
+    res.status(answer.statusCode).json(answer.body);
+  });
+  return router;
+}

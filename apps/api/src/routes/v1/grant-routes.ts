@@ -1,0 +1,40 @@
+import { type AppWebhookOutbox, type DB, grantTokens, inUnitOfWork, references } from '@tally/billing-core';
+import { Router } from 'express';
+import type { Kysely } from 'kysely';
+import { grantAnswerOf, grantBodySchema } from '../../http/grant-body';
+import type { IdempotentPosts } from '../../http/idempotency';
+import { parseOrAnswer } from '../../http/params';
+import { userScopeOf } from '../../http/user-scope';
+
+/**
+ * `POST /users/{userId}/grants {amount, reference, reason?, expiresAt?}`: a promotional lot under
+ * `grant:{reference}` (docs/lots.md "Grants"). The reference is the grant's own fence (a retry
+ * with it grants nothing, with or without an Idempotency-Key); the key's semantics apply on top.
+ */
+export function createGrantRoutes(deps: {
+  db: Kysely<DB>;
+  outbox: AppWebhookOutbox;
+  idempotency: IdempotentPosts;
+}): Router {
+  const router = Router();
+  // Idempotent on its own (the reference): the wrapper keeps the answer under the key after it.
+  router.post(
+    '/grants',
+    deps.idempotency.claimed(async (req, res) => {
+      const { userId } = userScopeOf(res);
+      const body = parseOrAnswer(grantBodySchema, req.body ?? {});
+      if (!body.ok) return body.answer;
+      const result = await inUnitOfWork({ db: deps.db, outbox: deps.outbox }, (uow) =>
+        grantTokens(uow, {
+          userId,
+          reference: references.grant(body.value.reference),
+          amount: body.value.amount,
+          reason: body.value.reason ?? 'grant',
+          expiresAt: body.value.expiresAt ?? null,
+        }),
+      );
+      return grantAnswerOf(result);
+    }),
+  );
+  return router;
+}
