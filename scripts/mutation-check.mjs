@@ -996,6 +996,8 @@ const mutations = [
     from: "expiredLotId: posting.lots.kind === 'expire' ? posting.lots.lotId : null,",
     to: 'expiredLotId: null,',
     tests: ['packages/billing-core/src/app-webhooks/wallet-message-data.int', 'test/e2e/lots-expiry.int'],
+  },
+  {
     name: 'grants: a grant retried with its reference answers 201 again (not the same 200)',
     file: 'apps/api/src/http/grant-body.ts',
     from: "return { status: result.kind === 'granted' ? 201 : 200, body: result.answer };",
