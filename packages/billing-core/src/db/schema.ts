@@ -97,9 +97,9 @@ export interface CreditLotsTable {
   /** Generated from category: promotional 0, subscription 1, purchased 2 (the draw order's second key). */
   draw_rank: Generated<number>;
   created_at: DbTime;
-  /** The price's rolloverMax the lot was created with; 0: no rollover (migration 0029). */
+  /** The price's rolloverMax the lot was created with; 0: no rollover (migration 0028). */
   rollover_max: ColumnType<number, number | undefined, number>;
-  /** When wallet.credits_expiring was written for the lot; NULL: not yet (migration 0029). */
+  /** When wallet.credits_expiring was written for the lot; NULL: not yet (migration 0028). */
   expiry_notice_at: DbTimeNullable;
 }
 
@@ -397,7 +397,7 @@ export interface StripeInstallmentsTable {
   voided_by_dispute_id: ColumnType<string | null, string | null | undefined, string | null>;
   /** When the lot its grant creates expires; NULL never (migration 0027, docs/lots.md). */
   lot_expires_at: DbTimeNullable;
-  /** The rolloverMax its lot is created with (migration 0029). */
+  /** The rolloverMax its lot is created with (migration 0028). */
   lot_rollover_max: ColumnType<number, number | undefined, number>;
   created_at: DbTime;
   updated_at: DbTime;

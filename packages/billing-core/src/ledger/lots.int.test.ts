@@ -216,7 +216,7 @@ describe('migration 0027 on a database with balances', () => {
       await oldCodeEntry('old-b', 'test:old:b1', 40);
 
       const after = await migrate(url);
-      // 0027 first, then the migrations that landed after it (0029: expiry).
+      // 0027 first, then the migrations that landed after it (0028: expiry).
       expect(after.applied[0]).toBe('0027_credit_lots');
       database = createDb({ connectionString: url, maxConnections: 4 });
       const db = database.db;
