@@ -1,10 +1,10 @@
 import { sql, type Transaction } from 'kysely';
 import { writeAppWebhookMessage } from '../app-webhooks/write-app-webhook-message';
 import type { DB } from '../db/schema';
+import { closeLotGap, moveLots } from '../ledger/lots';
+import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import { lotSources, references } from '../references';
 import { inUnitOfWork, type UnitOfWork, type UnitOfWorkDeps } from '../unit-of-work/unit-of-work';
-import { closeLotGap, moveLots } from './lots';
-import { postLedgerEntry } from './post-ledger-entry';
 
 export interface CreditExpiryOptions {
   /** Wallets one pass claims (each in the pass's one transaction). */
