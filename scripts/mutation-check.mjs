@@ -1099,10 +1099,11 @@ for (const mutation of mutations.filter((m) => !only || m.name.includes(only))) 
   // Also when something exits the process mid-mutation (a rebuild of the mutated tree that fails
   // exits from ensureBuilt): never leave a guard removed.
   process.once('exit', restore);
-  process.once('SIGINT', () => {
+  const interrupted = () => {
     restore();
     process.exit(130);
-  });
+  };
+  process.once('SIGINT', interrupted);
   writeFileSync(
     file,
     original.replace(pattern, () => mutation.to.trim()),
@@ -1125,6 +1126,7 @@ for (const mutation of mutations.filter((m) => !only || m.name.includes(only))) 
   } finally {
     restore();
     process.removeListener('exit', restore);
+    process.removeListener('SIGINT', interrupted);
     if (mutation.build) ensureBuilt();
   }
 }

@@ -1,39 +1,24 @@
-import { cp, mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import pg from 'pg';
 import { outcomeCodes } from '../inbox/outcome-codes';
-import { testDatabaseServerUrl } from '../testing/test-services';
-import { ensureDatabaseExists, migrate, migrationsDir } from './migrate';
+import { createDatabaseMigratedBefore } from '../testing/test-services';
+import { migrate } from './migrate';
 
 /** Migration 0026: one outcome code for a partial refund, in every stored row. */
 describe('migration 0026 (one partial refund outcome code)', () => {
-  const name = `tally_test_partial_code_${process.pid}_${Date.now().toString(36)}`;
-  const url = (() => {
-    const parsed = new URL(testDatabaseServerUrl());
-    parsed.pathname = `/${name}`;
-    return parsed.toString();
-  })();
+  let database: Awaited<ReturnType<typeof createDatabaseMigratedBefore>>;
+  let url: string;
   let client: pg.Client;
 
   beforeAll(async () => {
-    // Migrate to 0025 first, as a database of the previous release.
-    const before = await mkdtemp(path.join(tmpdir(), 'tally-migrations-0025-'));
-    for (const file of await readdir(migrationsDir)) {
-      if (file < '0026') await cp(path.join(migrationsDir, file), path.join(before, file));
-    }
-    await ensureDatabaseExists(url);
-    await migrate(url, before);
-    await rm(before, { recursive: true });
+    // A database of the previous release: migrated to 0025.
+    database = await createDatabaseMigratedBefore('0026');
+    url = database.url;
     client = new pg.Client({ connectionString: url });
     await client.connect();
   });
   afterAll(async () => {
     await client.end();
-    const admin = new pg.Client({ connectionString: testDatabaseServerUrl() });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
-    await admin.end();
+    await database.drop();
   });
 
   /** A finished inbox row with an outcome code, as a worker writes it. */

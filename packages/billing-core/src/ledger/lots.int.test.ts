@@ -1,13 +1,10 @@
-import { cp, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { createDb } from '../db/create-db';
-import { migrate, migrationsDir } from '../db/migrate';
+import { migrate } from '../db/migrate';
 import { InsufficientBalanceError } from '../errors';
 import { testOutbox } from '../testing/test-outbox';
-import { createTestDatabase, type TestDatabase, testDatabaseServerUrl } from '../testing/test-services';
+import { createDatabaseMigratedBefore, createTestDatabase, type TestDatabase } from '../testing/test-services';
 import { inUnitOfWork } from '../unit-of-work/unit-of-work';
 import type { LotMovement } from './lots';
 import { openMissingLots } from './open-missing-lots';
@@ -170,36 +167,23 @@ describe('credit lots: every credit creates a lot, every debit draws in the fixe
 });
 
 describe('migration 0027 on a database with balances', () => {
-  const name = `tally_test_lots_migrate_${process.pid}_${Date.now().toString(36)}`;
-  const url = (() => {
-    const parsed = new URL(testDatabaseServerUrl());
-    parsed.pathname = `/${name}`;
-    return parsed.toString();
-  })();
-  let dir: string;
+  let migrated: Awaited<ReturnType<typeof createDatabaseMigratedBefore>>;
+  let url: string;
   let database: ReturnType<typeof createDb> | undefined;
 
   beforeAll(async () => {
-    const admin = new pg.Client({ connectionString: testDatabaseServerUrl() });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
-    await admin.end();
-    dir = await mkdtemp(path.join(tmpdir(), 'tally-migrations-0026-'));
-    await cp(migrationsDir, dir, { recursive: true, filter: (source) => !/00(2[7-9]|[3-9]\d)_/.test(source) });
+    // A database of the release before lots: migrated to 0026.
+    migrated = await createDatabaseMigratedBefore('0027');
+    url = migrated.url;
   });
   afterAll(async () => {
     await database?.close();
-    await rm(dir, { recursive: true, force: true });
-    const admin = new pg.Client({ connectionString: testDatabaseServerUrl() });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
-    await admin.end();
+    await migrated.drop();
   });
 
   it('opens a never-expiring purchased lot lazily per wallet, and old-code inserts after it never fail', async () => {
-    const before = await migrate(url, dir);
-    expect(before.applied).toContain('0026_one_partial_refund_code');
-    expect(before.applied).not.toContain('0027_credit_lots');
+    expect(migrated.applied).toContain('0026_one_partial_refund_code');
+    expect(migrated.applied).not.toContain('0027_credit_lots');
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     const oldCodeEntry = (userId: string, reference: string, amount: number) =>

@@ -1,9 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
+import { cp, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { createDb, type Database } from '../db/create-db';
-import { migrate, migrationsDir } from '../db/migrate';
+import { ensureDatabaseExists, migrate, migrationsDir } from '../db/migrate';
 
 /**
  * Test services: real Postgres and Redis. TEST_DATABASE_URL / TEST_REDIS_URL win; otherwise the
@@ -112,6 +114,37 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       );
     },
   };
+}
+
+/**
+ * A database of its own migrated only up to `version` (excluded): a database of the release
+ * before that migration, for tests of a migration on the rows it finds. `migrate(url)` then
+ * applies the rest; `drop()` removes the database. Direct, never through a pooler (DDL).
+ */
+export async function createDatabaseMigratedBefore(
+  version: string,
+): Promise<{ url: string; applied: string[]; drop(): Promise<void> }> {
+  const name = `tally_test_before_${version}_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+  const url = withDatabase(testDatabaseServerUrl(), name);
+  const dir = await mkdtemp(path.join(tmpdir(), `tally-migrations-before-${version}-`));
+  try {
+    for (const file of await readdir(migrationsDir)) {
+      if (/^\d{4}_/.test(file) && file < version) await cp(path.join(migrationsDir, file), path.join(dir, file));
+    }
+    await ensureDatabaseExists(url);
+    const { applied } = await migrate(url, dir);
+    return {
+      url,
+      applied,
+      async drop() {
+        await withAdminClient((client) =>
+          client.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`),
+        );
+      },
+    };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 /** A BullMQ prefix no other test uses, so queues never share keys. */
