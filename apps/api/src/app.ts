@@ -28,6 +28,7 @@ import { createIdempotentPosts } from './http/idempotency';
 import { requireAdminKeyOrBasic } from './http/require-admin-key-or-basic';
 import { requireBearer } from './http/require-bearer';
 import { createUserRoutes } from './http/user-scope';
+import { createOpenApiRoutes } from './openapi/openapi-routes';
 import { type AppWebhookRoutesDeps, createAppWebhookRoutes } from './routes/admin/app-webhook-routes';
 import { createAuditRoutes } from './routes/admin/audit-routes';
 import { createEventRoutes } from './routes/admin/event-routes';
@@ -103,6 +104,8 @@ export function createApiApp(deps: ApiAppDeps): Express {
         }),
       );
       app.use(express.json({ limit: '100kb' }));
+      // The API described (no key): generated from the schemas the routes below parse and answer with.
+      app.use(createOpenApiRoutes());
 
       // One failure-only limiter for every key check of this process (per client IP): a valid
       // key never reaches it, so it never slows a valid caller.

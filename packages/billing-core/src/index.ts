@@ -54,8 +54,10 @@ export {
   idempotencyRecoveryPoints,
   inboxSources,
   inboxStatuses,
+  lotCategories,
   paymentEnvironments,
   providers,
+  studioRequestStatuses,
 } from './db/schema';
 export * from './email/email-outbox-source';
 export * from './email/requeue-outbox-emails';

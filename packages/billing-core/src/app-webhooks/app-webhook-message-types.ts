@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { AppWebhookMessageType } from '../db/schema';
 
 /**
  * The `data` of `wallet.credited` / `wallet.debited` (docs/app-webhooks.md): the ledger entry as
@@ -55,26 +56,46 @@ export const walletCreditsExpiringDataSchema = z.strictObject({
 export type WalletCreditsExpiringData = z.infer<typeof walletCreditsExpiringDataSchema>;
 
 /** The user's subscription as `GET /v1/users/{userId}/subscription` answers it. */
-export interface SubscriptionUpdatedData {
-  userId: string;
-  planId: string | null;
-  status: 'active' | 'inactive';
-  expiresAt: string | null;
-  store: string | null;
-  autoRenew: boolean;
-}
+export const subscriptionUpdatedDataSchema = z.strictObject({
+  userId: z.string(),
+  planId: z.string().nullable(),
+  status: z.enum(['active', 'inactive']),
+  /** Null while active: lifetime (RevenueCat only). */
+  expiresAt: z.string().nullable(),
+  /** The RevenueCat store (`app_store`, `play_store`, …), or `stripe`. */
+  store: z.string().nullable(),
+  autoRenew: z.boolean(),
+});
+export type SubscriptionUpdatedData = z.infer<typeof subscriptionUpdatedDataSchema>;
 
-export interface StudioRequestData {
-  userId: string;
+export const studioRequestDataSchema = z.strictObject({
+  userId: z.string(),
   /** The request's public id, as the studio API shows it. */
-  id: string;
-  kind: string;
-  status: 'completed' | 'failed';
-  tokensCharged: number;
-  refunded: boolean;
+  id: z.string(),
+  kind: z.string(),
+  status: z.enum(['completed', 'failed']),
+  tokensCharged: z.number().int(),
+  refunded: z.boolean(),
   /** Null when completed. */
-  error: { code: string | null; message: string | null } | null;
-}
+  error: z.strictObject({ code: z.string().nullable(), message: z.string().nullable() }).nullable(),
+});
+export type StudioRequestData = z.infer<typeof studioRequestDataSchema>;
+
+/**
+ * The `data` schema of every message type: the body the app receives is
+ * `{"type", "timestamp", "data"}` (toAppWebhookBody). The OpenAPI document's `webhooks` and
+ * @tally/client's verifyAppWebhook are built from this table.
+ */
+export const appWebhookDataSchemas = {
+  'wallet.credited': walletEntryDataSchema,
+  'wallet.debited': walletEntryDataSchema,
+  'wallet.balance_low': walletBalanceLowDataSchema,
+  'subscription.updated': subscriptionUpdatedDataSchema,
+  'studio.request.completed': studioRequestDataSchema,
+  'studio.request.failed': studioRequestDataSchema,
+  'wallet.credits_expiring': walletCreditsExpiringDataSchema,
+  'wallet.credits_expired': walletCreditsExpiredDataSchema,
+} as const satisfies Record<AppWebhookMessageType, z.ZodType>;
 
 /**
  * Messages written by their flows through writeAppWebhookMessage; the wallet.* of a ledger entry

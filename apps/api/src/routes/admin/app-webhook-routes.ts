@@ -1,4 +1,5 @@
 import {
+  type AppWebhookMessageView,
   appWebhookMessageTypes,
   findAppWebhookMessage,
   listAppWebhookMessages,
@@ -11,6 +12,7 @@ import { type Response, Router } from 'express';
 import { z } from 'zod';
 import { runAuditedRequest } from '../../http/audit-admin-actions';
 import { cursorSchema, limitSchema, parseOr400, userIdSchema } from '../../http/params';
+import { answerDoc, errorDoc, nextCursorSchema, type RouteDoc } from '../../http/route-doc';
 import { type AppWebhookActionDeps, deliverMessage, redeliverOneMessage } from './app-webhook-actions';
 
 const listQuerySchema = z.object({
@@ -22,6 +24,70 @@ const listQuerySchema = z.object({
 });
 
 export type AppWebhookRoutesDeps = AppWebhookActionDeps;
+
+const messageViewSchema = z.strictObject({
+  id: z.string().describe('the webhook-id: msg_ and 32 hex digits'),
+  type: z.enum(appWebhookMessageTypes),
+  userId: z.string(),
+  status: z.enum(['pending', 'delivered', 'failed']),
+  attempts: z.number().int(),
+  lastStatusCode: z.number().int().nullable(),
+  lastError: z.string().nullable(),
+  nextAttemptAt: z.iso.datetime().nullable(),
+  createdAt: z.iso.datetime(),
+  deliveredAt: z.iso.datetime().nullable(),
+});
+const messageListSchema = z.strictObject({ messages: z.array(messageViewSchema), nextCursor: nextCursorSchema });
+const messageWithBodySchema = messageViewSchema.extend({
+  body: z.string().describe('the body as sent, byte for byte (what the signature covers)'),
+});
+const redeliveredSchema = z.strictObject({
+  redelivered: z.literal(1),
+  message: messageViewSchema,
+  enqueued: z.number().int(),
+  alreadyQueued: z.number().int(),
+  deferred: z.number().int(),
+});
+const messageParams = z.object({ id: z.string() });
+const badMessageId = errorDoc('an id that is not msg_ and 32 hex digits', ['invalid_request']);
+const toView = (row: Parameters<typeof toAppWebhookMessageView>[0]): z.input<typeof messageViewSchema> =>
+  toAppWebhookMessageView(row) satisfies AppWebhookMessageView;
+
+export const appWebhookRouteDocs: RouteDoc[] = [
+  {
+    method: 'get',
+    path: '/admin/app-webhooks/messages',
+    summary: 'Outbound app webhook messages, newest first',
+    query: listQuerySchema,
+    answers: {
+      200: answerDoc('a page of messages', messageListSchema),
+      400: errorDoc('a bad filter', ['invalid_request']),
+    },
+  },
+  {
+    method: 'get',
+    path: '/admin/app-webhooks/messages/{id}',
+    summary: 'One message, with the body as sent',
+    params: messageParams,
+    answers: {
+      200: answerDoc('the message', messageWithBodySchema),
+      400: badMessageId,
+      404: errorDoc('no such message', ['not_found']),
+    },
+  },
+  {
+    method: 'post',
+    path: '/admin/app-webhooks/messages/{id}/redeliver',
+    summary: 'Send a delivered or failed message again',
+    params: messageParams,
+    answers: {
+      200: answerDoc('redelivering', redeliveredSchema),
+      400: badMessageId,
+      404: errorDoc('no such message', ['not_found']),
+      409: errorDoc('the message is still pending', ['not_finished']),
+    },
+  },
+];
 
 /** The message uuid of a path's `msg_…` id, or a 400 saying what an id looks like. */
 function messageUuidOr400(res: Response, id: string | undefined): string | undefined {
@@ -43,10 +109,11 @@ export function createAppWebhookRoutes(deps: AppWebhookRoutesDeps): Router {
     const query = parseOr400(res, listQuerySchema, req.query);
     if (query === undefined) return;
     const page = await listAppWebhookMessages(deps.db, { ...query, beforeId: query.cursor });
-    res.json({
-      messages: page.messages.map(toAppWebhookMessageView),
+    const answer: z.input<typeof messageListSchema> = {
+      messages: page.messages.map(toView),
       nextCursor: page.nextCursor === null ? null : String(page.nextCursor),
-    });
+    };
+    res.json(answer);
   });
 
   router.get('/app-webhooks/messages/:id', async (req, res) => {
@@ -54,7 +121,8 @@ export function createAppWebhookRoutes(deps: AppWebhookRoutesDeps): Router {
     if (uuid === undefined) return;
     const message = await findAppWebhookMessage(deps.db, uuid);
     if (!message) return sendError(res, 404, 'not_found', `app webhook message ${req.params.id} does not exist`);
-    res.json({ ...toAppWebhookMessageView(message), body: toAppWebhookBody(message) });
+    const answer: z.input<typeof messageWithBodySchema> = { ...toView(message), body: toAppWebhookBody(message) };
+    res.json(answer);
   });
 
   // One transaction with its audit row (runAuditedRequest); the message goes to its queue after it.
@@ -69,14 +137,15 @@ export function createAppWebhookRoutes(deps: AppWebhookRoutesDeps): Router {
       (result) =>
         result.kind === 'refused'
           ? { statusCode: result.status, body: { error: { code: result.code, message: result.message } } }
-          : { statusCode: 200, body: { redelivered: 1, message: toAppWebhookMessageView(result.message) } },
+          : { statusCode: 200, body: { redelivered: 1, message: toView(result.message) } },
     );
     if (result.kind === 'refused') return sendError(res, result.status, result.code, result.message);
-    res.json({
+    const answer: z.input<typeof redeliveredSchema> = {
       redelivered: 1,
-      message: toAppWebhookMessageView(result.message),
+      message: toView(result.message),
       ...(await deliverMessage(deps, result.message)),
-    });
+    };
+    res.json(answer);
   });
 
   return router;

@@ -1,8 +1,9 @@
-import { type DB, listAdminActions } from '@tally/billing-core';
+import { adminSurfaces, type DB, listAdminActions } from '@tally/billing-core';
 import { Router } from 'express';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import { cursorSchema, limitSchema, parseOr400 } from '../../http/params';
+import { answerDoc, errorDoc, nextCursorSchema, type RouteDoc } from '../../http/route-doc';
 
 const auditQuerySchema = z
   .object({
@@ -14,6 +15,40 @@ const auditQuerySchema = z
   .refine((query) => (query.targetKind === undefined) === (query.targetId === undefined), {
     message: 'targetKind and targetId go together',
   });
+
+const auditAnswerSchema = z.strictObject({
+  actions: z.array(
+    z.strictObject({
+      id: z.number().int(),
+      action: z.string(),
+      surface: z.enum(adminSurfaces),
+      target: z.strictObject({ kind: z.string(), id: z.string() }).nullable(),
+      method: z.string().nullable(),
+      path: z.string().nullable(),
+      request: z.unknown(),
+      keyFingerprint: z.string().nullable(),
+      actor: z.string().nullable(),
+      statusCode: z.number().int().nullable(),
+      outcome: z.string(),
+      answer: z.unknown(),
+      createdAt: z.date(),
+    }),
+  ),
+  nextCursor: nextCursorSchema,
+});
+
+export const auditRouteDocs: RouteDoc[] = [
+  {
+    method: 'get',
+    path: '/admin/audit',
+    summary: "Operators' actions, newest first, from every surface",
+    query: auditQuerySchema,
+    answers: {
+      200: answerDoc('a page of audit rows', auditAnswerSchema),
+      400: errorDoc('a bad filter', ['invalid_request']),
+    },
+  },
+];
 
 /**
  * GET /admin/audit?limit&cursor&targetKind&targetId: operators' actions newest first
@@ -32,7 +67,11 @@ export function createAuditRoutes(deps: { db: Kysely<DB> }): Router {
           ? { kind: query.targetKind, id: query.targetId }
           : undefined,
     });
-    res.json({ actions: page.actions, nextCursor: page.nextCursor === null ? null : String(page.nextCursor) });
+    const answer: z.input<typeof auditAnswerSchema> = {
+      actions: page.actions,
+      nextCursor: page.nextCursor === null ? null : String(page.nextCursor),
+    };
+    res.json(answer);
   });
   return router;
 }

@@ -1,8 +1,10 @@
 import {
   type DB,
   findInboxEvent,
+  inboxSources,
   inboxStatuses,
   listInboxEvents,
+  paymentEnvironments,
   providers,
   replayInboxEvents,
   requeueInboxEvents,
@@ -14,6 +16,7 @@ import type { Transaction } from 'kysely';
 import { z } from 'zod';
 import { runAuditedRequest } from '../../http/audit-admin-actions';
 import { cursorSchema, eventIdSchema, limitSchema, parseOr400, userIdSchema } from '../../http/params';
+import { answerDoc, errorDoc, nextCursorSchema, type RouteDoc } from '../../http/route-doc';
 import {
   deliver,
   type InboxActionDeps,
@@ -44,6 +47,118 @@ const requeueFilterSchema = z.object({
 });
 const replayFilterSchema = requeueFilterSchema.extend({ status: z.enum(['processed', 'ignored']).optional() });
 
+/** How an inbox row is shown to operators (toInboxEventView): the admin API, the support view, the CLI. */
+export const inboxEventViewSchema = z.strictObject({
+  id: z.number().int(),
+  provider: providerSchema,
+  providerEventId: z.string(),
+  type: z.string(),
+  livemode: z.boolean().nullable(),
+  environment: z.enum(paymentEnvironments).nullable(),
+  userId: z.string().nullable(),
+  providerCustomerId: z.string().nullable(),
+  providerSubscriptionId: z.string().nullable(),
+  providerPaymentIntentId: z.string().nullable(),
+  providerInvoiceId: z.string().nullable(),
+  status: z.enum(inboxStatuses),
+  attempts: z.number().int(),
+  lastError: z.string().nullable(),
+  outcome: z.strictObject({ code: z.string(), detail: z.string().nullable() }).nullable(),
+  nextAttemptAt: z.date().nullable(),
+  waitingSince: z.date().nullable(),
+  deferrals: z.number().int(),
+  replays: z.number().int(),
+  replayedAt: z.date().nullable(),
+  receivedAt: z.date(),
+  processedAt: z.date().nullable(),
+  updatedAt: z.date(),
+  source: z.enum(inboxSources),
+  rawBodyPrunedAt: z.date().nullable(),
+});
+const eventListSchema = z.strictObject({ events: z.array(inboxEventViewSchema), nextCursor: nextCursorSchema });
+const eventWithBodySchema = inboxEventViewSchema.extend({
+  rawBody: z.string().nullable().describe('null once retention pruned it'),
+});
+
+const handOffSchema = {
+  ids: z.array(z.number().int()),
+  enqueued: z.number().int(),
+  alreadyQueued: z.number().int(),
+  deferred: z.number().int().describe('ids the queue could not take now: the relay hands them over'),
+};
+const requeuedSchema = z.strictObject({ requeued: z.number().int(), ...handOffSchema });
+const replayedSchema = z.strictObject({ replayed: z.number().int(), ...handOffSchema });
+const eventParams = z.object({ id: eventIdSchema });
+const badId = errorDoc('an id that is not a positive whole number', ['invalid_request']);
+
+export const eventRouteDocs: RouteDoc[] = [
+  {
+    method: 'get',
+    path: '/admin/events',
+    summary: 'Inbox events, newest first',
+    query: listQuerySchema,
+    answers: {
+      200: answerDoc('a page of events', eventListSchema),
+      400: errorDoc('a bad filter', ['invalid_request']),
+    },
+  },
+  {
+    method: 'post',
+    path: '/admin/events/requeue',
+    summary: 'Requeue parked (failed) events matching a filter',
+    body: requeueFilterSchema,
+    answers: {
+      200: answerDoc('what was requeued', requeuedSchema),
+      400: errorDoc('a bad filter', ['invalid_request']),
+    },
+  },
+  {
+    method: 'post',
+    path: '/admin/events/replay',
+    summary: 'Replay finished events matching a filter through the current handler',
+    body: replayFilterSchema,
+    answers: {
+      200: answerDoc('what was replayed', replayedSchema),
+      400: errorDoc('a bad filter', ['invalid_request']),
+    },
+  },
+  {
+    method: 'get',
+    path: '/admin/events/{id}',
+    summary: 'One inbox event with its raw body',
+    params: eventParams,
+    answers: {
+      200: answerDoc('the event', eventWithBodySchema),
+      400: badId,
+      404: errorDoc('no such event', ['not_found']),
+    },
+  },
+  {
+    method: 'post',
+    path: '/admin/events/{id}/requeue',
+    summary: 'Requeue one parked event',
+    params: eventParams,
+    answers: {
+      200: answerDoc('requeued', requeuedSchema),
+      400: badId,
+      404: errorDoc('no such event', ['not_found']),
+      409: errorDoc('the event is not parked', ['not_parked']),
+    },
+  },
+  {
+    method: 'post',
+    path: '/admin/events/{id}/replay',
+    summary: 'Replay one finished event',
+    params: eventParams,
+    answers: {
+      200: answerDoc('replayed', replayedSchema),
+      400: badId,
+      404: errorDoc('no such event', ['not_found']),
+      409: errorDoc('the event is not finished, or lost its raw body to retention', ['not_finished']),
+    },
+  },
+];
+
 /**
  * What an action answers as of its commit, which its audit row records: the ids it reset, or the
  * refusal. The HTTP answer adds the queue hand-off, which happens after the commit.
@@ -68,7 +183,12 @@ export function createEventRoutes(deps: InboxActionDeps): Router {
   ) => {
     const result = await runAuditedRequest(req, res, deps.db, run, (result) => committedAnswer(result, verb));
     if (result.kind === 'refused') return sendError(res, result.status, result.code, result.message);
-    res.json({ [verb]: result.ids.length, ids: result.ids, ...(await deliver(deps, result.ids)) });
+    const handOff = await deliver(deps, result.ids);
+    const answer: z.input<typeof requeuedSchema> | z.input<typeof replayedSchema> =
+      verb === 'requeued'
+        ? { requeued: result.ids.length, ids: result.ids, ...handOff }
+        : { replayed: result.ids.length, ids: result.ids, ...handOff };
+    res.json(answer);
   };
   const done = (ids: number[]): InboxActionResult => ({ kind: 'done', ids });
 
@@ -76,10 +196,11 @@ export function createEventRoutes(deps: InboxActionDeps): Router {
     const query = parseOr400(res, listQuerySchema, req.query);
     if (query === undefined) return;
     const page = await listInboxEvents(deps.db, { ...query, outcomeCode: query.outcome, beforeId: query.cursor });
-    res.json({
+    const answer: z.input<typeof eventListSchema> = {
       events: page.events.map(toInboxEventView),
       nextCursor: page.nextCursor === null ? null : String(page.nextCursor),
-    });
+    };
+    res.json(answer);
   });
 
   router.post('/events/requeue', async (req, res) => {
@@ -104,7 +225,8 @@ export function createEventRoutes(deps: InboxActionDeps): Router {
     if (id === undefined) return;
     const event = await findInboxEvent(deps.db, id);
     if (!event) return sendError(res, 404, 'not_found', `inbox event ${id} does not exist`);
-    res.json({ ...toInboxEventView(event), rawBody: event.raw_body });
+    const answer: z.input<typeof eventWithBodySchema> = { ...toInboxEventView(event), rawBody: event.raw_body };
+    res.json(answer);
   });
 
   router.post('/events/:id/requeue', async (req, res) => {

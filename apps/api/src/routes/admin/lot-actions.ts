@@ -14,7 +14,7 @@ import {
 } from '@tally/billing-core';
 import type { Request, Response } from 'express';
 import type { Kysely } from 'kysely';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { runAuditedRequest } from '../../http/audit-admin-actions';
 import type { adminGrantBodySchema } from '../../http/grant-body';
 
@@ -86,10 +86,19 @@ export async function runLotVoid(
   return result;
 }
 
+export const voidAnswerSchema = z.strictObject({
+  lotId: z.number().int(),
+  ledgerReference: z.string(),
+  taken: z.number().int().describe('tokens taken back (0 when the lot had none left)'),
+  balance: z.number().int(),
+  alreadyVoided: z.boolean(),
+});
+
 /** The HTTP answer of a void: 200 with what it took (the first void's on a repeat), 404 for no such lot. */
 export function voidAnswerOf(result: VoidLotResult): AuditedAnswer {
   if (result.kind === 'not-found') {
     return { statusCode: 404, body: { error: { code: 'not_found', message: 'no such lot for this user' } } };
   }
-  return { statusCode: 200, body: { ...result.answer, alreadyVoided: result.kind === 'already-voided' } };
+  const body: z.input<typeof voidAnswerSchema> = { ...result.answer, alreadyVoided: result.kind === 'already-voided' };
+  return { statusCode: 200, body };
 }

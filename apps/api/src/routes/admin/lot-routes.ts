@@ -1,8 +1,32 @@
 import { Router } from 'express';
+import { z } from 'zod';
 import { sendAnswer } from '../../http/answer';
-import { adminGrantBodySchema, grantAnswerOf } from '../../http/grant-body';
+import { adminGrantBodySchema, grantAnswerDocs, grantAnswerOf } from '../../http/grant-body';
 import { eventIdSchema, parseOr400, userIdSchema } from '../../http/params';
-import { type LotActionDeps, runAdminGrant, runLotVoid, voidAnswerOf } from './lot-actions';
+import { answerDoc, errorDoc, type RouteDoc } from '../../http/route-doc';
+import { type LotActionDeps, runAdminGrant, runLotVoid, voidAnswerOf, voidAnswerSchema } from './lot-actions';
+
+export const lotAdminRouteDocs: RouteDoc[] = [
+  {
+    method: 'post',
+    path: '/admin/users/{userId}/grants',
+    summary: "Support's grant of promotional tokens (a reference is generated when none is given)",
+    params: z.object({ userId: userIdSchema }),
+    body: adminGrantBodySchema,
+    answers: grantAnswerDocs,
+  },
+  {
+    method: 'post',
+    path: '/admin/users/{userId}/lots/{lotId}/void',
+    summary: 'Take back what is left of one lot',
+    params: z.object({ userId: userIdSchema, lotId: eventIdSchema }),
+    answers: {
+      200: answerDoc('voided (or voided before: the first void, `alreadyVoided: true`)', voidAnswerSchema),
+      400: errorDoc('a bad user or lot id', ['invalid_request']),
+      404: errorDoc('no such lot for this user', ['not_found']),
+    },
+  },
+];
 
 /**
  * `POST /admin/users/{userId}/grants` and `POST /admin/users/{userId}/lots/{lotId}/void`

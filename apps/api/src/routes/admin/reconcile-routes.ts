@@ -11,11 +11,67 @@ import { Router } from 'express';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import { parseOr400 } from '../../http/params';
+import { answerDoc, errorDoc, type RouteDoc } from '../../http/route-doc';
 
 const reconcileBodySchema = z.object({
   windowDays: z.number().positive().max(STRIPE_EVENTS_MAX_WINDOW_DAYS).default(DEFAULT_RECONCILE_WINDOW_DAYS),
   dryRun: z.boolean().default(false),
 });
+
+const reportSchema = z.strictObject({
+  ok: z.boolean(),
+  dryRun: z.boolean(),
+  windowDays: z.number(),
+  windowStart: z.iso.datetime(),
+  stripeEvents: z.number().int(),
+  truncated: z.boolean(),
+  missingEvents: z.array(
+    z.strictObject({
+      eventId: z.string(),
+      type: z.string(),
+      createdAt: z.iso.datetime().nullable(),
+      result: z.enum(['ingested', 'duplicate', 'would_ingest', 'failed']),
+      inboxEventId: z.number().int().nullable(),
+    }),
+  ),
+  eventsWithoutRows: z.array(
+    z.strictObject({
+      inboxEventId: z.number().int(),
+      eventId: z.string(),
+      type: z.string(),
+      outcomeCode: z.string().nullable(),
+      missing: z.array(z.string()),
+    }),
+  ),
+  ledgerRowsWithoutEvent: z.array(
+    z.strictObject({
+      ledgerEntryId: z.number().int(),
+      reference: z.string(),
+      userId: z.string(),
+      amount: z.number().int(),
+      createdAt: z.iso.datetime(),
+    }),
+  ),
+});
+
+export const reconcileRouteDocs: RouteDoc[] = [
+  {
+    method: 'post',
+    path: '/admin/reconcile/stripe',
+    summary: "Compare Stripe's Events API with the inbox and backfill what is missing",
+    body: reconcileBodySchema,
+    answers: {
+      200: answerDoc('the report (`ok: false` when anything was found)', reportSchema),
+      400: errorDoc('a bad body', ['invalid_request']),
+      502: errorDoc('Stripe unreachable, rate limiting or refusing the list', [
+        'stripe_unavailable',
+        'stripe_request_failed',
+        'retry_later',
+      ]),
+      503: errorDoc('STRIPE_SECRET_KEY is not set', ['not_configured']),
+    },
+  },
+];
 
 /**
  * POST /admin/reconcile/stripe `{windowDays?, dryRun?}`: compares Stripe's Events API with the
@@ -40,7 +96,7 @@ export function createReconcileRoutes(deps: {
         { db: deps.db, stripe: deps.stripe, enqueue: deps.enqueue },
         { windowDays: body.windowDays, dryRun: body.dryRun },
       );
-      res.json(report);
+      res.json(report satisfies z.input<typeof reportSchema>);
     } catch (error) {
       // Stripe unreachable, rate limiting or refusing the list: say so, nothing was half-done
       // (rows already stored are complete inbox rows).

@@ -3,6 +3,7 @@ import { Router } from 'express';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import { parseOr400, userIdSchema } from '../../http/params';
+import { answerDoc, errorDoc, type RouteDoc } from '../../http/route-doc';
 
 const supportQuerySchema = z.object({
   eventLimit: z.coerce.number().int().min(1).max(1_000).default(100),
@@ -10,6 +11,43 @@ const supportQuerySchema = z.object({
   studioLimit: z.coerce.number().int().min(1).max(1_000).default(50),
   historyLimit: z.coerce.number().int().min(1).max(1_000).default(50),
 });
+
+/** A section described by its fields' names only (docs/operations.md has each section's shape). */
+const section = z.looseObject({});
+
+/**
+ * The support view (billing-core's UserSupportView): its sections are listed here; the fields of
+ * each are in docs/operations.md and billing-core/src/support/user-support-view.ts.
+ */
+const supportViewSchema = z.strictObject({
+  userId: z.string(),
+  canonicalUserId: z.string(),
+  wallet: z.looseObject({ balance: z.number().int(), lots: z.array(section) }),
+  events: z.looseObject({ items: z.array(section), total: z.number().int(), truncated: z.boolean() }),
+  ledger: z.looseObject({ entries: z.array(section), total: z.number().int(), truncated: z.boolean() }),
+  subscription: section.nullable(),
+  payments: z.array(section),
+  refunds: z.array(section),
+  disputes: z.array(section),
+  topups: z.array(section),
+  installments: z.array(section),
+  studioRequests: z.looseObject({ items: z.array(section) }),
+  linkedIds: z.array(section),
+});
+
+export const userSupportRouteDocs: RouteDoc[] = [
+  {
+    method: 'get',
+    path: '/admin/users/{userId}',
+    summary: 'Everything support needs about one user, in one call',
+    params: z.object({ userId: userIdSchema }),
+    query: supportQuerySchema,
+    answers: {
+      200: answerDoc('the support view (an empty one for a user never seen)', supportViewSchema),
+      400: errorDoc('a bad user id or limit', ['invalid_request']),
+    },
+  },
+];
 
 /**
  * GET /admin/users/{userId}: everything support needs about one user, in one call (the shape is
@@ -29,7 +67,8 @@ export function createUserSupportRoutes(deps: { db: Kysely<DB> }): Router {
         subscriptionHistory: query.historyLimit,
       },
     });
-    res.json(view);
+    // The sections are described by name (supportViewSchema): the view has each of them.
+    res.json(view satisfies Record<keyof z.input<typeof supportViewSchema>, unknown>);
   });
   return router;
 }

@@ -1,10 +1,22 @@
 import { type AppWebhookOutbox, type DB, grantTokens, inUnitOfWork, references } from '@tally/billing-core';
 import { Router } from 'express';
 import type { Kysely } from 'kysely';
-import { grantAnswerOf, grantBodySchema } from '../../http/grant-body';
+import { grantAnswerDocs, grantAnswerOf, grantBodySchema } from '../../http/grant-body';
 import type { IdempotentPosts } from '../../http/idempotency';
 import { parseOrAnswer } from '../../http/params';
+import type { RouteDoc } from '../../http/route-doc';
 import { userScopeOf } from '../../http/user-scope';
+
+export const grantRouteDocs: RouteDoc[] = [
+  {
+    method: 'post',
+    path: '/v1/users/{userId}/grants',
+    summary: 'Grant promotional tokens under a reference of the app (docs/lots.md "Grants")',
+    body: grantBodySchema,
+    idempotent: true,
+    answers: grantAnswerDocs,
+  },
+];
 
 /**
  * `POST /users/{userId}/grants {amount, reference, reason?, expiresAt?}`: a promotional lot under

@@ -9,6 +9,7 @@ import {
   listStudioRequests,
   type StudioRequestReceipt,
   type StudioRequestRow,
+  studioRequestStatuses,
 } from '@tally/billing-core';
 import { sendError } from '@tally/platform';
 import { Router } from 'express';
@@ -17,6 +18,7 @@ import { z } from 'zod';
 import { errorAnswer } from '../../http/answer';
 import type { IdempotentPosts } from '../../http/idempotency';
 import { containsNul, limitSchema, parseOr400, parseOrAnswer } from '../../http/params';
+import { answerDoc, errorDoc, type RouteDoc } from '../../http/route-doc';
 import { userScopeOf } from '../../http/user-scope';
 
 export interface StudioRouteDeps {
@@ -44,11 +46,88 @@ const createBodySchema = z.strictObject({
 /** `cursor` is an earlier page's nextCursor: the public id of that page's last request. */
 const listQuerySchema = z.object({ limit: limitSchema, cursor: z.string().min(1).optional() });
 
+const studioRequestViewSchema = z.strictObject({
+  id: z.string(),
+  userId: z.string(),
+  kind: z.enum(['image_edit', 'music']),
+  durationSeconds: z.number().int().nullable(),
+  full: z.boolean(),
+  status: z.enum(studioRequestStatuses),
+  tokensCharged: z.number().int(),
+  freeTier: z.boolean(),
+  priceTokens: z.number().int(),
+  usageDay: z.string().describe('the UTC day (YYYY-MM-DD) whose free allowance the request used or skipped'),
+  input: z.unknown(),
+  result: z.unknown(),
+  error: z.strictObject({ code: z.string(), message: z.string().nullable() }).nullable(),
+  refunded: z.boolean(),
+  attempts: z.number().int(),
+  createdAt: z.iso.datetime(),
+  updatedAt: z.iso.datetime(),
+  completedAt: z.iso.datetime().nullable(),
+  failedAt: z.iso.datetime().nullable(),
+  refundedAt: z.iso.datetime().nullable(),
+});
+
+const createdAnswerSchema = z.strictObject({
+  id: z.string(),
+  status: z.enum(studioRequestStatuses),
+  tokensCharged: z.number().int(),
+  freeTier: z.boolean(),
+});
+
+const insufficientBalanceSchema = z.strictObject({
+  error: z.strictObject({ code: z.literal('insufficient_balance'), message: z.string() }),
+  balance: z.number().int(),
+  price: z.number().int(),
+});
+
+const listAnswerSchema = z.strictObject({
+  userId: z.string(),
+  requests: z.array(studioRequestViewSchema),
+  nextCursor: z.string().nullable(),
+});
+
+export const studioRouteDocs: RouteDoc[] = [
+  {
+    method: 'post',
+    path: '/v1/users/{userId}/studio/requests',
+    summary: 'Start a generation, paid with tokens or the free allowance',
+    body: createBodySchema,
+    idempotent: true,
+    answers: {
+      202: answerDoc('accepted: the request is queued and paid for', createdAnswerSchema),
+      400: errorDoc('a body the catalog does not price', ['invalid_request']),
+      402: answerDoc('the wallet holds less than the price; nothing was written', insufficientBalanceSchema),
+    },
+  },
+  {
+    method: 'get',
+    path: '/v1/users/{userId}/studio/requests/{requestId}',
+    summary: 'One studio request',
+    params: z.object({ requestId: z.string() }),
+    answers: {
+      200: answerDoc('the request', studioRequestViewSchema),
+      404: errorDoc('no such request for this user', ['not_found']),
+    },
+  },
+  {
+    method: 'get',
+    path: '/v1/users/{userId}/studio/requests',
+    summary: "The user's studio requests, newest first",
+    query: listQuerySchema,
+    answers: {
+      200: answerDoc('a page of requests', listAnswerSchema),
+      400: errorDoc('a bad limit or cursor', ['invalid_request']),
+    },
+  },
+];
+
 /**
  * The public view of a studio request: the public id, never the internal one (the list's cursor
  * too). `userId` is the user the request is filed under: the canonical user of the id it was made by.
  */
-export function toStudioRequestView(row: StudioRequestRow) {
+export function toStudioRequestView(row: StudioRequestRow): z.input<typeof studioRequestViewSchema> {
   return {
     id: row.public_id,
     userId: row.user_id,
@@ -82,7 +161,7 @@ function toCreatedAnswer(request: StudioRequestReceipt) {
       status: request.status,
       tokensCharged: request.tokens_charged,
       freeTier: request.free_tier,
-    },
+    } satisfies z.input<typeof createdAnswerSchema>,
   };
 }
 
@@ -123,7 +202,7 @@ export function createStudioRoutes(deps: StudioRouteDeps): Router {
             },
             balance: created.balance,
             price: created.price,
-          },
+          } satisfies z.input<typeof insufficientBalanceSchema>,
         };
       }
       const { request } = created;
@@ -158,7 +237,12 @@ export function createStudioRoutes(deps: StudioRouteDeps): Router {
     if (!page) {
       return sendError(res, 400, 'invalid_request', "cursor: not a nextCursor from this user's studio requests");
     }
-    res.json({ userId: requestedId, requests: page.requests.map(toStudioRequestView), nextCursor: page.nextCursor });
+    const answer: z.input<typeof listAnswerSchema> = {
+      userId: requestedId,
+      requests: page.requests.map(toStudioRequestView),
+      nextCursor: page.nextCursor,
+    };
+    res.json(answer);
   });
 
   return router;

@@ -8,16 +8,58 @@ import {
   findSubscription,
   RetryLaterError,
   type RevenueCatApi,
+  subscriptionUpdatedDataSchema,
   syncRevenueCatSubscriptionOnDemand,
   systemClock,
 } from '@tally/billing-core';
 import { sendError } from '@tally/platform';
 import { Router } from 'express';
 import type { Kysely } from 'kysely';
+import { z } from 'zod';
 import { errorAnswer, type RouteAnswer } from '../../http/answer';
 import { httpStatusByBillingErrorCode } from '../../http/billing-error-statuses';
 import type { IdempotentPosts } from '../../http/idempotency';
+import { answerDoc, errorDoc, type RouteDoc, retryAfterHeader } from '../../http/route-doc';
 import { userScopeOf } from '../../http/user-scope';
+
+/** The subscription as the app sees it: the same shape as the data of `subscription.updated`. */
+const subscriptionAnswerSchema = subscriptionUpdatedDataSchema;
+
+const syncAnswerSchema = z.strictObject({
+  userId: z.string(),
+  result: z.enum(['changed', 'already_synchronized', 'no_subscription', 'stale_read']),
+  subscription: subscriptionAnswerSchema.omit({ userId: true }).nullable(),
+});
+
+export const subscriptionRouteDocs: RouteDoc[] = [
+  {
+    method: 'get',
+    path: '/v1/users/{userId}/subscription',
+    summary: "The user's subscription (RevenueCat or Stripe, the one that decides)",
+    answers: {
+      200: answerDoc('the subscription', subscriptionAnswerSchema),
+      404: errorDoc('the user has no subscription', ['not_found']),
+    },
+  },
+  {
+    method: 'post',
+    path: '/v1/users/{userId}/subscription/sync',
+    summary: 'Re-read the subscription from RevenueCat now',
+    idempotent: true,
+    answers: {
+      200: answerDoc('what the re-read changed, and the subscription after it', syncAnswerSchema),
+      404: errorDoc('an id RevenueCat never sent', ['unknown_user']),
+      502: errorDoc('RevenueCat unreachable or refusing', ['revenuecat_unavailable', 'revenuecat_rejected']),
+      503: {
+        ...errorDoc('not configured, or RevenueCat asked to slow down (Retry-After)', [
+          'not_configured',
+          'revenuecat_rate_limited',
+        ]),
+        headers: retryAfterHeader,
+      },
+    },
+  },
+];
 
 export interface SubscriptionRoutesDeps {
   db: Kysely<DB>;
@@ -54,7 +96,15 @@ export function createSubscriptionRoutes(deps: SubscriptionRoutesDeps): Router {
     const subscription = await findSubscription(deps.db, userId);
     if (!subscription) return sendError(res, 404, 'not_found', `user ${requestedId} has no subscription`);
     const { planId, status, expiresAt, store, autoRenew } = subscription;
-    res.json({ userId: requestedId, planId, status, expiresAt, store, autoRenew });
+    const answer: z.input<typeof subscriptionAnswerSchema> = {
+      userId: requestedId,
+      planId,
+      status,
+      expiresAt,
+      store,
+      autoRenew,
+    };
+    res.json(answer);
   });
 
   // A re-read of RevenueCat, idempotent on its own: its answer is kept after it.
@@ -76,7 +126,8 @@ export function createSubscriptionRoutes(deps: SubscriptionRoutesDeps): Router {
           store: subscription.store,
           autoRenew: subscription.autoRenew,
         };
-        return { status: 200, body: { userId: requestedId, result, subscription: view ?? null } };
+        const answer: z.input<typeof syncAnswerSchema> = { userId: requestedId, result, subscription: view ?? null };
+        return { status: 200, body: answer };
       } catch (error) {
         return syncErrorAnswer(error);
       }

@@ -18,10 +18,63 @@ import { errorAnswer, type RouteAnswer } from '../../http/answer';
 import { httpStatusByBillingErrorCode } from '../../http/billing-error-statuses';
 import type { IdempotentPosts } from '../../http/idempotency';
 import { parseOrAnswer } from '../../http/params';
+import { answerDoc, errorDoc, type RouteDoc, retryAfterHeader } from '../../http/route-doc';
 import { userScopeOf } from '../../http/user-scope';
 
 const createSchema = z.object({ packId: z.string().min(1).max(255) });
 const referenceSchema = z.string().regex(/^tu_[A-Za-z0-9]{8,64}$/);
+
+const startedAnswerSchema = z.strictObject({
+  reference: z.string(),
+  clientSecret: z.string().describe("the PaymentIntent's client secret, for Stripe.js in the browser"),
+  status: z.literal('pending'),
+});
+const confirmedAnswerSchema = z.strictObject({
+  reference: z.string(),
+  status: z.literal('paid'),
+  credited: z.boolean().describe('false when an earlier confirm or the webhook credited it'),
+  balance: z.number().int(),
+});
+const notPaidSchema = z.strictObject({
+  error: z.strictObject({ code: z.literal('topup_not_paid'), message: z.string() }),
+  paymentStatus: z.string(),
+});
+const providerErrors = ['stripe_unavailable', 'stripe_request_failed'] as const;
+const unavailable = {
+  ...errorDoc('top-ups are not configured, or Stripe asked to retry later', ['not_configured', 'retry_later']),
+  headers: retryAfterHeader,
+};
+
+export const topupRouteDocs: RouteDoc[] = [
+  {
+    method: 'post',
+    path: '/v1/users/{userId}/topups',
+    summary: 'Start a top-up: a pending row and a Stripe PaymentIntent',
+    body: createSchema,
+    idempotent: true,
+    answers: {
+      201: answerDoc('started; pay with the client secret, then confirm', startedAnswerSchema),
+      400: errorDoc('a bad body or a pack the catalog does not have', ['invalid_request', 'unknown_pack']),
+      502: errorDoc('Stripe is unavailable', providerErrors),
+      503: unavailable,
+    },
+  },
+  {
+    method: 'post',
+    path: '/v1/users/{userId}/topups/{reference}/confirm',
+    summary: 'Credit a top-up once its PaymentIntent succeeded',
+    params: z.object({ reference: referenceSchema }),
+    idempotent: true,
+    answers: {
+      200: answerDoc('paid and credited (once)', confirmedAnswerSchema),
+      400: errorDoc('a reference that is not tu_…', ['invalid_request']),
+      404: errorDoc('no such top-up for this user', ['topup_not_found']),
+      409: answerDoc('the PaymentIntent has not succeeded (yet); retry after paying', notPaidSchema),
+      502: errorDoc('Stripe is unavailable', providerErrors),
+      503: unavailable,
+    },
+  },
+];
 
 /** The answer to a billing error, or undefined for one the caller rethrows. */
 function billingErrorAnswer(error: unknown): RouteAnswer | undefined {
@@ -30,7 +83,10 @@ function billingErrorAnswer(error: unknown): RouteAnswer | undefined {
   const status: number = httpStatusByBillingErrorCode[error.code];
   const answer = errorAnswer(status, error.code, status >= 500 ? 'the payment provider is unavailable' : error.message);
   if (error instanceof TopupNotPaidError) {
-    answer.body = { error: { code: error.code, message: error.message }, paymentStatus: error.paymentStatus };
+    answer.body = {
+      error: { code: 'topup_not_paid', message: error.message },
+      paymentStatus: error.paymentStatus,
+    } satisfies z.input<typeof notPaidSchema>;
   }
   if (error instanceof RetryLaterError && error.delayMs !== undefined) {
     answer.headers = { 'retry-after': String(Math.ceil(error.delayMs / 1000)) };
@@ -43,7 +99,11 @@ function billingErrorAnswer(error: unknown): RouteAnswer | undefined {
 function toStartedAnswer(topup: StartedTopup) {
   return {
     status: 201,
-    body: { reference: topup.reference, clientSecret: topup.clientSecret, status: topup.status },
+    body: {
+      reference: topup.reference,
+      clientSecret: topup.clientSecret,
+      status: topup.status,
+    } satisfies z.input<typeof startedAnswerSchema>,
   };
 }
 
@@ -95,7 +155,7 @@ export function createTopupRoutes(deps: {
           { db: deps.db, outbox: deps.outbox, catalog: deps.catalog, stripe: deps.stripe },
           { userId, reference: reference.value },
         );
-        return { status: 200, body: confirmed };
+        return { status: 200, body: confirmed satisfies z.input<typeof confirmedAnswerSchema> };
       } catch (error) {
         return orThrow(billingErrorAnswer(error), error);
       }

@@ -1,11 +1,67 @@
-import { type DB, findWallet, type LotView, listLedgerEntries, listLots } from '@tally/billing-core';
+import { type DB, findWallet, type LotView, listLedgerEntries, listLots, lotCategories } from '@tally/billing-core';
 import { Router } from 'express';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import { cursorSchema, limitSchema, parseOr400 } from '../../http/params';
+import { answerDoc, errorDoc, nextCursorSchema, type RouteDoc } from '../../http/route-doc';
 import { userScopeOf } from '../../http/user-scope';
 
 const ledgerQuerySchema = z.object({ limit: limitSchema, cursor: cursorSchema });
+
+/** A lot as the wallet (and the grant) answers it (docs/lots.md). */
+export const lotAnswerSchema = z.strictObject({
+  id: z.number().int(),
+  category: z.enum(lotCategories),
+  source: z.string(),
+  amount: z.number().int(),
+  remaining: z.number().int(),
+  expiresAt: z.iso.datetime().nullable(),
+  createdAt: z.iso.datetime(),
+});
+
+const walletAnswerSchema = z.strictObject({
+  userId: z.string(),
+  balance: z.number().int(),
+  lots: z.array(lotAnswerSchema),
+});
+
+const ledgerAnswerSchema = z.strictObject({
+  userId: z.string(),
+  entries: z.array(
+    z.strictObject({
+      reference: z.string(),
+      amount: z.number().int(),
+      balanceBefore: z.number().int(),
+      balanceAfter: z.number().int(),
+      reason: z.string(),
+      createdAt: z.iso.datetime(),
+      draws: z
+        .array(z.strictObject({ lotId: z.number().int(), amount: z.number().int() }))
+        .optional()
+        .describe('what a debit drew from each lot, or what a give-back returned'),
+    }),
+  ),
+  nextCursor: nextCursorSchema,
+});
+
+export const walletRouteDocs: RouteDoc[] = [
+  {
+    method: 'get',
+    path: '/v1/users/{userId}/wallet',
+    summary: "The user's balance and its lots",
+    answers: { 200: answerDoc('the wallet (balance 0 and no lots for a user never seen)', walletAnswerSchema) },
+  },
+  {
+    method: 'get',
+    path: '/v1/users/{userId}/ledger',
+    summary: "The user's ledger, newest first",
+    query: ledgerQuerySchema,
+    answers: {
+      200: answerDoc('a page of entries', ledgerAnswerSchema),
+      400: errorDoc('a bad limit or cursor', ['invalid_request']),
+    },
+  },
+];
 
 /** `GET /v1/users/{userId}/wallet` and `/ledger`; mounted by createUserRoutes (paths relative to the user). */
 export function createWalletRoutes(deps: { db: Kysely<DB> }): Router {
@@ -14,7 +70,12 @@ export function createWalletRoutes(deps: { db: Kysely<DB> }): Router {
   router.get('/wallet', async (_req, res) => {
     const { userId, requestedId } = userScopeOf(res);
     const [wallet, lots] = await Promise.all([findWallet(deps.db, userId), listLots(deps.db, userId)]);
-    res.json({ userId: requestedId, balance: wallet.balance, lots: lots.map(lotAnswerOf) });
+    const answer: z.input<typeof walletAnswerSchema> = {
+      userId: requestedId,
+      balance: wallet.balance,
+      lots: lots.map(lotAnswerOf),
+    };
+    res.json(answer);
   });
 
   router.get('/ledger', async (req, res) => {
@@ -22,7 +83,7 @@ export function createWalletRoutes(deps: { db: Kysely<DB> }): Router {
     const query = parseOr400(res, ledgerQuerySchema, req.query);
     if (query === undefined) return;
     const page = await listLedgerEntries(deps.db, userId, { limit: query.limit, beforeId: query.cursor });
-    res.json({
+    const answer: z.input<typeof ledgerAnswerSchema> = {
       userId: requestedId,
       entries: page.entries.map((entry) => ({
         reference: entry.reference,
@@ -35,14 +96,15 @@ export function createWalletRoutes(deps: { db: Kysely<DB> }): Router {
         ...(entry.amount < 0 || entry.draws.length > 0 ? { draws: entry.draws } : {}),
       })),
       nextCursor: page.nextCursor === null ? null : String(page.nextCursor),
-    });
+    };
+    res.json(answer);
   });
 
   return router;
 }
 
 /** A lot as the wallet answers it (docs/interface.md). */
-export function lotAnswerOf(lot: LotView) {
+export function lotAnswerOf(lot: LotView): z.input<typeof lotAnswerSchema> {
   return {
     id: lot.id,
     category: lot.category,

@@ -1,0 +1,224 @@
+import {
+  OpenAPIRegistry,
+  OpenApiGeneratorV31,
+  type ResponseConfig,
+  type RouteConfig,
+} from '@asteasolutions/zod-to-openapi';
+import { appWebhookDataSchemas, appWebhookMessageTypes } from '@tally/billing-core';
+import { requestIdHeader } from '@tally/platform';
+import { z } from 'zod';
+import { idempotencyKeyHeader, idempotentReplayedHeader } from '../http/idempotency';
+import { userIdSchema } from '../http/params';
+import { type AnswerDoc, errorBodySchema, errorDoc, type RouteDoc } from '../http/route-doc';
+import { appWebhookRouteDocs } from '../routes/admin/app-webhook-routes';
+import { auditRouteDocs } from '../routes/admin/audit-routes';
+import { eventRouteDocs } from '../routes/admin/event-routes';
+import { ledgerAdminRouteDocs } from '../routes/admin/ledger-routes';
+import { lotAdminRouteDocs } from '../routes/admin/lot-routes';
+import { reconcileRouteDocs } from '../routes/admin/reconcile-routes';
+import { userSupportRouteDocs } from '../routes/admin/user-support-routes';
+import { grantRouteDocs } from '../routes/v1/grant-routes';
+import { studioRouteDocs } from '../routes/v1/studio-routes';
+import { subscriptionRouteDocs } from '../routes/v1/subscription-routes';
+import { topupRouteDocs } from '../routes/v1/topup-routes';
+import { walletRouteDocs } from '../routes/v1/wallet-routes';
+
+/** Every JSON route of /v1 and /admin, as each route module describes the routes it mounts. */
+export const routeDocs: readonly RouteDoc[] = [
+  ...walletRouteDocs,
+  ...subscriptionRouteDocs,
+  ...studioRouteDocs,
+  ...topupRouteDocs,
+  ...grantRouteDocs,
+  ...auditRouteDocs,
+  ...eventRouteDocs,
+  ...ledgerAdminRouteDocs,
+  ...userSupportRouteDocs,
+  ...lotAdminRouteDocs,
+  ...reconcileRouteDocs,
+  ...appWebhookRouteDocs,
+];
+
+const securitySchemes = { appKey: '/v1', adminKey: '/admin' } as const;
+
+/** Answers every route of a surface can give, besides its own (auth, the body parser, the database). */
+function sharedAnswers(route: RouteDoc): Record<number, AnswerDoc> {
+  const surface = route.path.startsWith('/v1/') ? 'app' : 'admin';
+  const answers: Record<number, AnswerDoc> = {
+    400: errorDoc('a bad request (the URL holds a NUL, a bad parameter)', ['invalid_request']),
+    401: errorDoc(`no valid ${surface} key as a bearer token`, ['unauthorized']),
+    429: errorDoc('this client failed authentication too often (API_FAILED_AUTH_*); retry later', [
+      'too_many_failed_attempts',
+    ]),
+    500: errorDoc('an unexpected failure (logged with the Request-Id)', ['internal_error']),
+    503: errorDoc('the database cannot be reached right now; retry later', ['database_unavailable']),
+  };
+  if (route.method === 'post') {
+    answers[400] = errorDoc('a body that is not JSON, or bad input', [
+      'invalid_request',
+      'malformed_json',
+      'unsupported_encoding',
+      'request_aborted',
+      'invalid_content_length',
+    ]);
+    answers[413] = errorDoc('a body over 100 kB', ['payload_too_large']);
+  }
+  if (route.idempotent) {
+    answers[400] = merge(
+      answers[400],
+      errorDoc('an Idempotency-Key that is not 1 to 255 visible ASCII characters', ['invalid_idempotency_key']),
+    );
+    answers[409] = errorDoc('a request with this Idempotency-Key is still running; retry later', [
+      'idempotency_key_in_use',
+    ]);
+    answers[422] = errorDoc('this Idempotency-Key was used with another method, path or body', [
+      'idempotency_key_reused',
+    ]);
+  }
+  return answers;
+}
+
+/** Two descriptions of one status: the error codes joined, or either body. */
+function merge(a: AnswerDoc | undefined, b: AnswerDoc): AnswerDoc {
+  if (!a) return b;
+  const headers = a.headers || b.headers ? { ...a.headers, ...b.headers } : undefined;
+  if (a.codes && b.codes) {
+    const codes = [...new Set([...a.codes, ...b.codes])] as [string, ...string[]];
+    return { description: a.description, schema: errorBodySchema(codes), codes, ...(headers ? { headers } : {}) };
+  }
+  return {
+    description: `${a.description}; or ${b.description}`,
+    schema: z.union([a.schema, b.schema]),
+    ...(headers ? { headers } : {}),
+  };
+}
+
+/** A route's answers as the document gives them: its own joined with the shared ones. */
+export function answersOf(route: RouteDoc): Record<number, AnswerDoc> {
+  const answers: Record<number, AnswerDoc> = { ...route.answers };
+  for (const [status, shared] of Object.entries(sharedAnswers(route))) {
+    answers[Number(status)] = merge(answers[Number(status)], shared);
+  }
+  return answers;
+}
+
+function responseOf(route: RouteDoc, answer: AnswerDoc): ResponseConfig {
+  const headers: Record<string, z.ZodType> = {
+    [requestIdHeader]: z
+      .string()
+      .describe("this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…)"),
+  };
+  if (route.idempotent) {
+    headers[idempotentReplayedHeader] = z
+      .literal('true')
+      .optional()
+      .describe('present when this is the answer kept under the Idempotency-Key, replayed');
+  }
+  for (const [name, header] of Object.entries(answer.headers ?? {}))
+    headers[name] = header.schema.optional().describe(header.description);
+  return {
+    description: answer.description,
+    headers: z.object(headers),
+    content: { 'application/json': { schema: answer.schema } },
+  };
+}
+
+function routeConfigOf(route: RouteDoc): RouteConfig {
+  const v1 = route.path.startsWith('/v1/');
+  const params = v1 ? z.object({ userId: userIdSchema, ...route.params?.shape }) : route.params;
+  const request: NonNullable<RouteConfig['request']> = {};
+  if (params) request.params = params;
+  if (route.query) request.query = route.query as z.ZodObject;
+  if (route.idempotent) {
+    request.headers = z.object({
+      [idempotencyKeyHeader]: z
+        .string()
+        .optional()
+        .describe(
+          '1 to 255 visible ASCII characters: a retry with the same key gets the first answer (docs/idempotency.md)',
+        ),
+    });
+  }
+  if (route.body) request.body = { required: true, content: { 'application/json': { schema: route.body } } };
+  const responses: Record<string, ResponseConfig> = {};
+  for (const [status, answer] of Object.entries(answersOf(route))) responses[status] = responseOf(route, answer);
+  return {
+    method: route.method,
+    path: route.path,
+    summary: route.summary,
+    ...(route.description ? { description: route.description } : {}),
+    tags: [v1 ? 'app' : 'admin'],
+    security: [{ [v1 ? 'appKey' : 'adminKey']: [] }],
+    request,
+    responses,
+  };
+}
+
+/** The body POSTed to the app for one message type (toAppWebhookBody). */
+export function appWebhookBodySchema(type: (typeof appWebhookMessageTypes)[number]) {
+  return z.strictObject({
+    type: z.literal(type),
+    timestamp: z.iso.datetime().describe('the ISO time of the change (the same on every attempt)'),
+    data: appWebhookDataSchemas[type],
+  });
+}
+
+function registerAppWebhooks(registry: OpenAPIRegistry): void {
+  for (const type of appWebhookMessageTypes) {
+    registry.registerWebhook({
+      method: 'post',
+      path: type,
+      summary: `${type}: POSTed to APP_WEBHOOK_URL (Standard Webhooks; docs/app-webhooks.md)`,
+      tags: ['app webhooks'],
+      request: {
+        headers: z.object({
+          'webhook-id': z.string().describe('msg_ and 32 hex digits, the same on every attempt of a message'),
+          'webhook-timestamp': z.string().describe('Unix seconds of this attempt'),
+          'webhook-signature': z
+            .string()
+            .describe('one v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}"> per secret, space separated'),
+        }),
+        body: { required: true, content: { 'application/json': { schema: appWebhookBodySchema(type) } } },
+      },
+      responses: {
+        '2XX': { description: 'delivered: any 2xx answer ends the retries' },
+        default: { description: 'not delivered: retried with backoff, then marked failed' },
+      },
+    });
+  }
+}
+
+/**
+ * The OpenAPI 3.1 document of the api (`GET /openapi.json`), generated from the zod schemas the
+ * routes parse their input with and type their answers by (zod-to-openapi), never written by hand.
+ */
+export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generateDocument']> {
+  const registry = new OpenAPIRegistry();
+  registry.registerComponent('securitySchemes', 'appKey', {
+    type: 'http',
+    scheme: 'bearer',
+    description: `An app key (APP_API_KEYS) as a bearer token, for ${securitySchemes.appKey}.`,
+  });
+  registry.registerComponent('securitySchemes', 'adminKey', {
+    type: 'http',
+    scheme: 'bearer',
+    description: `An admin key (ADMIN_API_KEYS) as a bearer token, for ${securitySchemes.adminKey}.`,
+  });
+  for (const route of routeDocs) registry.registerPath(routeConfigOf(route));
+  registerAppWebhooks(registry);
+  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
+    openapi: '3.1.0',
+    info: {
+      title: 'Tally API',
+      version: '1',
+      description:
+        'The product API (/v1, app keys) and the operator API (/admin, admin keys) of Tally. Every answer ' +
+        'carries Request-Id; every error is {"error":{"code","message"}}. The outbound app webhooks are under `webhooks`.',
+    },
+    tags: [
+      { name: 'app', description: 'The product API: one user at a time, app key' },
+      { name: 'admin', description: 'The operator API: admin key, every change audited' },
+      { name: 'app webhooks', description: 'What Tally POSTs to the app (Standard Webhooks)' },
+    ],
+  });
+}
