@@ -37,7 +37,14 @@ const guards = spawnSync(process.execPath, [path.join(root, 'scripts/mutation-ch
 if (guards.status !== 0) process.exit(guards.status ?? 1);
 log('tests (jest)');
 const jestBin = path.join(root, 'node_modules/jest/bin/jest.js');
-const jest = spawnSync(process.execPath, [jestBin, ...process.argv.slice(2)], { cwd: root, stdio: 'inherit' });
+// The whole suite (no filter) must get an answer from every route the OpenAPI document describes
+// (test/support/openapi-coverage.ts, checked in test/global-teardown.ts).
+const wholeSuite = process.argv.length === 2;
+const jest = spawnSync(process.execPath, [jestBin, ...process.argv.slice(2)], {
+  cwd: root,
+  stdio: 'inherit',
+  env: { ...process.env, ...(wholeSuite ? { TALLY_OPENAPI_COVERAGE: 'required' } : {}) },
+});
 if (jest.status !== 0) process.exit(jest.status ?? 1);
 log('the stack suites again, every service behind PgBouncer in transaction mode (jest.pgbouncer.config.js)');
 const pooled = spawnSync(

@@ -4,7 +4,10 @@
 // also starts a private PgBouncer in transaction mode in front of that Postgres and sets
 // TEST_POOLER_URL, through which every test database is then reached. Variables set here reach
 // the test workers.
+import { mkdtempSync } from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import {
   localDatabaseServerUrl,
   localRedisUrl,
@@ -35,6 +38,8 @@ function answers(url: string, defaultPort: number): Promise<boolean> {
 
 export default async function globalSetup(): Promise<void> {
   holder.__tallyContainers = [];
+  // Where the workers record the api answers they matched against the OpenAPI document (support/openapi-answers.ts).
+  process.env.TALLY_OPENAPI_SEEN_DIR = mkdtempSync(path.join(os.tmpdir(), 'tally-openapi-seen-'));
   if (!process.env.TEST_DATABASE_URL && !(await answers(localDatabaseServerUrl, 5432))) {
     const { PostgreSqlContainer } = await import('@testcontainers/postgresql');
     const container = await new PostgreSqlContainer('postgres:15').start();

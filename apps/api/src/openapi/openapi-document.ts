@@ -63,6 +63,13 @@ function sharedAnswers(route: RouteDoc): Record<number, AnswerDoc> {
     ]);
     answers[413] = errorDoc('a body over 100 kB', ['payload_too_large']);
   }
+  if (route.method === 'post' && surface === 'admin') {
+    // auditAdminActions: every state-changing admin request writes its audit row first.
+    answers[503] = merge(
+      answers[503],
+      errorDoc('the audit row of this action could not be written; nothing was done', ['audit_unavailable']),
+    );
+  }
   if (route.idempotent) {
     answers[400] = merge(
       answers[400],
