@@ -18,6 +18,12 @@ const rules: Array<{ pkg: string; forbidden: RegExp; why: string }> = [
     forbidden: /^@tally\/(?!billing-core)|\/platform\b|\/apps\/|^(express|bullmq|ioredis|pino)(\/|$)/,
     why: 'billing-core is the domain',
   },
+  {
+    // An app installs the client alone: it carries its generated types, never the server's code.
+    pkg: 'packages/client',
+    forbidden: /^@tally\/|\/billing-core\b|\/platform\b|\/apps\//,
+    why: 'the client stands alone',
+  },
 ];
 
 function sourceFiles(dir: string): string[] {

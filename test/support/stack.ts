@@ -21,6 +21,7 @@ import {
   type UnitOfWorkDeps,
 } from '@tally/billing-core';
 import { createTestDatabase, type TestDatabase, testRedisUrl, uniqueQueuePrefix } from '@tally/billing-core/testing';
+import { createTallyClient, type TallyClient } from '@tally/client';
 import {
   type CommittedRowsHandOff,
   createCommittedRowsHandOff,
@@ -53,6 +54,7 @@ import { workerSettingsFrom } from '../../apps/worker/src/settings-from-config';
 import { startWorkerRuntime, type WorkerRuntime } from '../../apps/worker/src/worker-runtime';
 import { FakeClock } from './fakes/fake-clock';
 import { FakeStripe } from './fakes/fake-stripe';
+import { checkApiAnswer } from './openapi-answers';
 
 export const stripeSecret = 'whsec_test_current_secret';
 export const stripeOldSecret = 'whsec_test_previous_secret';
@@ -446,19 +448,36 @@ export class TestStack {
     return fetch(`http://127.0.0.1:${this.ingest.port}/webhooks/stripe`, { method: 'POST', headers, body });
   }
 
-  apiRequest(
+  /** A @tally/client of the api with `key` (an app key by default), its answers matched like apiRequest's. */
+  client(key: string = appKey): TallyClient {
+    return createTallyClient({
+      baseUrl: `http://127.0.0.1:${this.api.port}`,
+      apiKey: key,
+      fetch: async (request: Request) => {
+        const response = await fetch(request);
+        await checkApiAnswer(request.method, request.url, response);
+        return response;
+      },
+    });
+  }
+
+  /** A request to the api; its answer is matched against the OpenAPI document (checkApiAnswer) before it is returned. */
+  async apiRequest(
     path: string,
     options: { method?: string; key?: string | null; body?: unknown; headers?: Record<string, string> } = {},
-  ) {
+  ): Promise<Response> {
     const headers: Record<string, string> = { ...options.headers };
     const key = options.key === undefined ? (path.startsWith('/admin') ? adminKey : appKey) : options.key;
     if (key !== null) headers.authorization = `Bearer ${key}`;
     if (options.body !== undefined) headers['content-type'] = 'application/json';
-    return fetch(`http://127.0.0.1:${this.api.port}${path}`, {
-      method: options.method ?? 'GET',
+    const method = options.method ?? 'GET';
+    const response = await fetch(`http://127.0.0.1:${this.api.port}${path}`, {
+      method,
       headers,
       ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
     });
+    await checkApiAnswer(method, path, response);
+    return response;
   }
 
   async stop(): Promise<void> {
