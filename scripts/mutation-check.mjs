@@ -1000,8 +1000,8 @@ const mutations = [
   {
     name: 'grants: a grant retried with its reference answers 201 again (not the same 200)',
     file: 'apps/api/src/http/grant-body.ts',
-    from: "return { status: result.kind === 'granted' ? 201 : 200, body: result.answer };",
-    to: 'return { status: 201, body: result.answer };',
+    from: "status: result.kind === 'granted' ? 201 : 200,",
+    to: 'status: 201,',
     tests: ['test/e2e/grants.int'],
   },
   {
@@ -1067,6 +1067,41 @@ const mutations = [
     from: 'const take = Math.min(Number(lot.remaining), balance);',
     to: 'const take = Number(lot.remaining);',
     tests: ['test/e2e/grants.int'],
+  },
+  {
+    name: 'openapi: a studio answer drifts from its schema (the e2e answers are matched against the document)',
+    file: 'apps/api/src/routes/v1/studio-routes.ts',
+    from: 'durationSeconds: row.duration_seconds,',
+    to: 'durationSeconds: String(row.duration_seconds),',
+    tests: ['test/e2e/studio.int'],
+  },
+  {
+    name: 'openapi: the coverage count never fails a run',
+    file: 'test/support/openapi-coverage.ts',
+    from: 'if (required && coverage.unanswered.length > 0) {',
+    to: 'if (required && coverage.unanswered.length < 0) {',
+    tests: ['test/e2e/openapi.int'],
+  },
+  {
+    name: "openapi: the client's committed types drift from the document",
+    file: 'apps/api/src/routes/v1/wallet-routes.ts',
+    from: `summary: "The user's balance and its lots",`,
+    to: `summary: "The user's balance",`,
+    tests: ['test/scripts/client-types'],
+  },
+  {
+    name: 'openapi: verifyAppWebhook trusts an unsigned body',
+    file: 'packages/client/src/index.ts',
+    from: 'const event = new Webhook(secret).verify(payload, record) as Partial<AppWebhookEvent> | null;',
+    to: 'const event = JSON.parse(payload) as Partial<AppWebhookEvent> | null;',
+    tests: ['test/e2e/client.int'],
+  },
+  {
+    name: 'openapi: /docs serves the Redoc bundle with its CDN logo',
+    file: 'apps/api/src/openapi/openapi-routes.ts',
+    from: 'return bundle.replaceAll(redocCdnLogo, logoPath);',
+    to: 'return bundle;',
+    tests: ['test/e2e/docs-browser.int'],
   },
 ];
 
