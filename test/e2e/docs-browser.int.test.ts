@@ -45,6 +45,7 @@ describe('/docs, the API reference, in a real browser', () => {
           .catch((error) => {
             throw new Error(`${String(error)}\nproblems: ${problems.join('\n')}\nrequested: ${requested.join('\n')}`);
           });
+        // biome-ignore lint/performance/useDomNodeTextContent: playwright's innerText, the text as rendered (what a reader sees)
         const text = await page.locator('body').innerText();
         for (const route of routeDocs) expect([route.path, text.includes(route.summary)]).toEqual([route.path, true]);
         for (const type of ['wallet.credited', 'subscription.updated', 'studio.request.failed']) {
