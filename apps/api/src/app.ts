@@ -28,6 +28,7 @@ import { createIdempotentPosts } from './http/idempotency';
 import { requireAdminKeyOrBasic } from './http/require-admin-key-or-basic';
 import { requireBearer } from './http/require-bearer';
 import { createUserRoutes } from './http/user-scope';
+import { requireEveryRouteDescribed } from './openapi/openapi-document';
 import { createOpenApiRoutes } from './openapi/openapi-routes';
 import { type AppWebhookRoutesDeps, createAppWebhookRoutes } from './routes/admin/app-webhook-routes';
 import { createAuditRoutes } from './routes/admin/audit-routes';
@@ -131,6 +132,7 @@ export function createApiApp(deps: ApiAppDeps): Express {
         createGrantRoutes({ ...deps, idempotency }),
       ];
       idempotency.requireEveryPost(userRouters);
+      requireEveryRouteDescribed('/v1/users/{userId}', userRouters);
       v1.use(createUserRoutes(deps.db, userRouters));
       app.use('/v1', v1);
 
@@ -162,13 +164,18 @@ export function createApiApp(deps: ApiAppDeps): Express {
       const admin = express.Router();
       admin.use(requireBearer(deps.adminApiKeys, 'admin', refuseFailedAuth));
       admin.use(audit('api'));
-      admin.use(createAuditRoutes(deps));
-      admin.use(createEventRoutes(deps));
-      admin.use(createLedgerAdminRoutes(deps));
-      admin.use(createUserSupportRoutes(deps));
-      admin.use(createLotAdminRoutes(deps));
-      admin.use(createReconcileRoutes(deps));
-      admin.use(createAppWebhookRoutes(deps));
+      const adminRouters = [
+        createAuditRoutes(deps),
+        createEventRoutes(deps),
+        createLedgerAdminRoutes(deps),
+        createUserSupportRoutes(deps),
+        createLotAdminRoutes(deps),
+        createReconcileRoutes(deps),
+        createAppWebhookRoutes(deps),
+      ];
+      // Every route of /v1 and /admin is in GET /openapi.json (openapi/openapi-document.ts).
+      requireEveryRouteDescribed('/admin', adminRouters);
+      for (const router of adminRouters) admin.use(router);
       app.use('/admin', admin);
 
       // A database that cannot be reached (restart, failover) is a 503 the caller may retry, not a 500.

@@ -6,6 +6,7 @@ import {
 } from '@asteasolutions/zod-to-openapi';
 import { appWebhookDataSchemas, appWebhookMessageTypes } from '@tally/billing-core';
 import { requestIdHeader } from '@tally/platform';
+import type { Router } from 'express';
 import { z } from 'zod';
 import { idempotencyKeyHeader, idempotentReplayedHeader } from '../http/idempotency';
 import { userIdSchema } from '../http/params';
@@ -33,11 +34,31 @@ export const routeDocs: readonly RouteDoc[] = [
   ...auditRouteDocs,
   ...eventRouteDocs,
   ...ledgerAdminRouteDocs,
+
   ...userSupportRouteDocs,
   ...lotAdminRouteDocs,
   ...reconcileRouteDocs,
   ...appWebhookRouteDocs,
 ];
+
+/**
+ * Throws (at start, from createApiApp) for a route of `routers`, mounted at `prefix`, that no
+ * RouteDoc describes: a new route cannot reach /openapi.json's readers undescribed. Reads the
+ * routers' own routes, as requireEveryPost does.
+ */
+export function requireEveryRouteDescribed(prefix: '/v1/users/{userId}' | '/admin', routers: readonly Router[]): void {
+  const described = new Set(routeDocs.map((route) => `${route.method} ${route.path}`));
+  for (const route of routers.flatMap((router) => router.stack.flatMap((layer) => layer.route ?? []))) {
+    const path = `${prefix}${String(route.path)}`.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+    for (const method of new Set(route.stack.map((layer) => layer.method))) {
+      if (method && !described.has(`${method} ${path}`)) {
+        throw new Error(
+          `${method.toUpperCase()} ${path} has no description: export its RouteDoc next to it and list it in openapi-document.ts`,
+        );
+      }
+    }
+  }
+}
 
 const securitySchemes = { appKey: '/v1', adminKey: '/admin' } as const;
 
