@@ -30,6 +30,8 @@ export type {
   AppWebhookMessageType,
   DB,
   EmailOutboxRow,
+  HoldRow,
+  HoldStatus,
   IdempotencyKeyRow,
   IdempotencyRecoveryPoint,
   InboxEventRow,
@@ -51,6 +53,7 @@ export {
   appWebhookMessageStatuses,
   appWebhookMessageTypes,
   defaultPaymentEnvironments,
+  holdStatuses,
   idempotencyRecoveryPoints,
   inboxSources,
   inboxStatuses,
@@ -63,6 +66,7 @@ export * from './email/send-outbox-email';
 export * from './errors';
 export * from './grants/grant-tokens';
 export * from './grants/void-lot';
+export * from './holds/list-holds';
 export * from './idempotency/advance-idempotency-key';
 export * from './idempotency/claim-idempotency-key';
 export * from './idempotency/fingerprint-request-body';
@@ -87,6 +91,7 @@ export * from './inbox/requeue-inbox-events';
 export * from './inbox/to-inbox-event-view';
 export * from './installments/grant-due-installments';
 export { ensureWallet } from './ledger/ensure-wallet';
+export * from './ledger/held-tokens';
 export * from './ledger/open-missing-lots';
 export * from './ledger/post-ledger-entry';
 export * from './ledger/read-wallet';
