@@ -36,6 +36,7 @@ import { createLotAdminRoutes } from './routes/admin/lot-routes';
 import { createReconcileRoutes } from './routes/admin/reconcile-routes';
 import { createUserSupportRoutes } from './routes/admin/user-support-routes';
 import { createGrantRoutes } from './routes/v1/grant-routes';
+import { createSpendingRoutes } from './routes/v1/spending-routes';
 import { createStudioRoutes, type StudioRouteDeps } from './routes/v1/studio-routes';
 import { createSubscriptionRoutes, type SubscriptionRoutesDeps } from './routes/v1/subscription-routes';
 import { createTopupRoutes } from './routes/v1/topup-routes';
@@ -70,6 +71,8 @@ export interface ApiAppDeps {
   queues: { connection: Redis; prefix: string };
   /** `Idempotency-Key` on /v1 POSTs: IDEMPOTENCY_KEY_LOCK_TIMEOUT_MS (docs/idempotency.md). */
   idempotency: { lockTimeoutMs: number };
+  /** Holds: HOLD_DEFAULT_TTL_SECONDS (default 900). */
+  holds?: { defaultTtlSeconds: number };
 }
 
 export const dashboardPath = '/admin/queues';
@@ -126,6 +129,14 @@ export function createApiApp(deps: ApiAppDeps): Express {
         createStudioRoutes({ db: deps.db, outbox: deps.outbox, ...deps.studio, idempotency }),
         createTopupRoutes({ ...deps, idempotency }),
         createGrantRoutes({ ...deps, idempotency }),
+        createSpendingRoutes({
+          db: deps.db,
+          outbox: deps.outbox,
+          idempotency,
+          catalog: deps.studio.catalog,
+          clock: deps.studio.clock,
+          ...(deps.holds ? { holdDefaultTtlSeconds: deps.holds.defaultTtlSeconds } : {}),
+        }),
       ];
       idempotency.requireEveryPost(userRouters);
       v1.use(createUserRoutes(deps.db, userRouters));

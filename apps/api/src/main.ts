@@ -108,6 +108,7 @@ runMain('api', async () => {
     catalog,
     stripe,
     queues: { connection: redis, prefix: config.QUEUE_PREFIX },
+    holds: { defaultTtlSeconds: config.HOLD_DEFAULT_TTL_SECONDS },
     idempotency: { lockTimeoutMs: config.IDEMPOTENCY_KEY_LOCK_TIMEOUT_MS },
     readiness: {
       postgres: async () => {

@@ -4,6 +4,7 @@ import type { Catalog } from '../catalog/catalog';
 import type { Clock } from '../clock';
 import type { DB, StudioRequestRow } from '../db/schema';
 import { InsufficientBalanceError } from '../errors';
+import { lockWalletFunds } from '../holds/lock-wallet-funds';
 import {
   answerAfterConflict,
   keptAnswerInsert,
@@ -20,6 +21,7 @@ import { references } from '../references';
 import { inUnitOfWork, type UnitOfWorkDeps } from '../unit-of-work/unit-of-work';
 import { lockStudioUser, studioUserLock } from './lock-studio-user';
 import { priceStudioRequest, type StudioRequestSpec, toUtcDay } from './price-studio-request';
+import { decideStudioCharge } from './studio-charge';
 
 export interface CreateStudioRequestInput extends StudioRequestSpec {
   /**
@@ -41,7 +43,7 @@ export type CreateStudioRequestResult =
   /** `answerKept`: the finished key (the answer of the receipt) committed with the request and its debit. */
   | { kind: 'created'; request: StudioRequestRow; answerKept: boolean }
   /** Nothing was written: no request row, no ledger row. */
-  | { kind: 'insufficient-balance'; balance: number; price: number }
+  | { kind: 'insufficient-balance'; balance: number; available: number; price: number }
   /** The key answers instead of this attempt (replay, 422, 409): nothing was written. */
   | { kind: 'answered-by-key'; verdict: IdempotencyKeyVerdict };
 
@@ -87,20 +89,11 @@ export async function createStudioRequest(
         await lockStudioUser(trx, request.userId);
       }
       await ensureWallet(uow, request.userId);
-      const used = await trx
-        .selectFrom('studio_requests')
-        .select((eb) => eb.fn.countAll<number>().as('count'))
-        .where('user_id', '=', request.userId)
-        .where('usage_day', '=', usageDay)
-        .where('kind', '=', price.allowanceKind)
-        .where('free_tier', '=', true)
-        .where('status', '<>', 'failed')
-        .executeTakeFirstOrThrow();
-      const freeTier = Number(used.count) < price.allowancePerDay;
+      const { freeTier, tokens } = await decideStudioCharge(trx, { userId: request.userId, usageDay, price });
       const receipt: StudioRequestReceipt = {
         public_id: randomUUID(),
         status: 'received',
-        tokens_charged: freeTier ? 0 : price.priceTokens,
+        tokens_charged: tokens,
         free_tier: freeTier,
       };
       const values = {
@@ -137,6 +130,17 @@ export async function createStudioRequest(
         if (decided !== 'kept') throw new AnsweredByIdempotencyKeyError(decided);
       }
       if (!freeTier) {
+        // The wallet lock first, settling lapsed holds; the debit spends only what no active hold
+        // reserves (its 402 looks at `available`).
+        const funds = await lockWalletFunds(uow, request.userId);
+        if (funds.available < price.priceTokens) {
+          throw new InsufficientBalanceError(
+            request.userId,
+            funds.balance,
+            price.priceTokens,
+            Math.max(0, funds.available),
+          );
+        }
         await postLedgerEntry(uow, {
           userId: request.userId,
           reference: references.studioDebit(row.public_id),
@@ -150,7 +154,12 @@ export async function createStudioRequest(
     return { kind: 'created', request: created, answerKept: idempotency !== undefined };
   } catch (error) {
     if (error instanceof InsufficientBalanceError) {
-      return { kind: 'insufficient-balance', balance: error.balance, price: price.priceTokens };
+      return {
+        kind: 'insufficient-balance',
+        balance: error.balance,
+        available: error.available,
+        price: price.priceTokens,
+      };
     }
     if (error instanceof AnsweredByIdempotencyKeyError) return { kind: 'answered-by-key', verdict: error.verdict };
     throw error;

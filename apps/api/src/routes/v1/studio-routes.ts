@@ -119,9 +119,10 @@ export function createStudioRoutes(deps: StudioRouteDeps): Router {
           body: {
             error: {
               code: 'insufficient_balance',
-              message: `this request costs ${created.price} tokens and the wallet holds ${created.balance}`,
+              message: `this request costs ${created.price} tokens and the wallet has ${created.available} available`,
             },
             balance: created.balance,
+            available: created.available,
             price: created.price,
           },
         };

@@ -1,4 +1,4 @@
-import { type DB, findWallet, type LotView, listLedgerEntries, listLots } from '@tally/billing-core';
+import { type DB, type LotView, listLedgerEntries, listLots, readWalletFunds } from '@tally/billing-core';
 import { Router } from 'express';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
@@ -13,8 +13,17 @@ export function createWalletRoutes(deps: { db: Kysely<DB> }): Router {
 
   router.get('/wallet', async (_req, res) => {
     const { userId, requestedId } = userScopeOf(res);
-    const [wallet, lots] = await Promise.all([findWallet(deps.db, userId), listLots(deps.db, userId)]);
-    res.json({ userId: requestedId, balance: wallet.balance, lots: lots.map(lotAnswerOf) });
+    const [funds, lots] = await Promise.all([
+      readWalletFunds(deps.db, userId, { lock: false }),
+      listLots(deps.db, userId),
+    ]);
+    res.json({
+      userId: requestedId,
+      balance: funds.balance,
+      held: funds.held,
+      available: funds.available,
+      lots: lots.map(lotAnswerOf),
+    });
   });
 
   router.get('/ledger', async (req, res) => {
@@ -49,6 +58,7 @@ export function lotAnswerOf(lot: LotView) {
     source: lot.source,
     amount: lot.amount,
     remaining: lot.remaining,
+    held: lot.held,
     expiresAt: lot.expiresAt?.toISOString() ?? null,
     createdAt: lot.createdAt.toISOString(),
   };
