@@ -126,13 +126,18 @@ describe('debits from the app', () => {
       expiresAt: new Date(Date.now() + 3600_000).toISOString(),
     });
     const never = await grant(userId, 100);
-    // The hold reserves the soonest-expiring lot, the one a debit would take first.
-    const held = await post(`/v1/users/${userId}/holds`, { amount: 30, reference: 'reserve' });
+    // The hold reserves 20 of the soonest-expiring lot, the one a debit takes first: the debit
+    // takes its other 10, then the never-expiring lot.
+    const held = await post(`/v1/users/${userId}/holds`, { amount: 20, reference: 'reserve' });
     expect(held.status).toBe(201);
     const spent = await debit(userId, { amount: 50, reference: 'around' });
-    expect(spent.body).toMatchObject({ balance: 80, available: 50, draws: [{ lotId: never, amount: 50 }] });
+    expect(spent.body).toMatchObject({ balance: 80, available: 60 });
+    expect([...spent.body.draws].sort((a: Json, b: Json) => a.lotId - b.lotId)).toEqual([
+      { lotId: soon.body.lotId, amount: 10 },
+      { lotId: never, amount: 40 },
+    ]);
     const captured = await post(`/v1/users/${userId}/holds/${held.body.id}/capture`, {});
-    expect(captured).toMatchObject({ status: 200, body: { captured: 30, balance: 50, available: 50 } });
+    expect(captured).toMatchObject({ status: 200, body: { captured: 20, balance: 60, available: 60 } });
     const lots = await stack.db
       .selectFrom('credit_lots')
       .select(['id', 'remaining'])
@@ -141,7 +146,7 @@ describe('debits from the app', () => {
       .execute();
     expect(lots).toEqual([
       { id: soon.body.lotId, remaining: 0 },
-      { id: never, remaining: 50 },
+      { id: never, remaining: 60 },
     ]);
   });
 });
