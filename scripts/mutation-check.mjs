@@ -1125,6 +1125,13 @@ const mutations = [
     tests: ['test/e2e/holds.int'],
   },
   {
+    name: 'holds: a lapsed hold settles the shortfall of a take-back that ran after it lapsed (and took its tokens itself)',
+    file: 'packages/billing-core/src/refunds/take-back-shortfalls.ts',
+    from: "if (recovery.recordedBefore) query = query.where('created_at', '<', recovery.recordedBefore);",
+    to: '',
+    tests: ['test/e2e/holds.int'],
+  },
+  {
     name: 'debits: the reference fence removed (a retry of a debit after the wallet ran short answers 402, not the first debit)',
     file: 'packages/billing-core/src/spending/debit-tokens.ts',
     from: '  if (previous) {',

@@ -373,4 +373,33 @@ describe('holds: reserve, capture, release, expire', () => {
     expect((await hold(userId, { amount: 1, reference: 'after' })).status).toBe(402);
     expect(await ledger(userId)).toHaveLength(3);
   });
+  it('a take-back after a hold lapsed takes the freed tokens itself: settling that hold later takes nothing from a later credit', async () => {
+    const userId = stripeId('user');
+    const { paymentIntent, charge } = await buyPack(userId);
+    expect((await post(`/v1/users/${userId}/debits`, { amount: 30, reference: 'spent' })).status).toBe(201);
+    const placed = await hold(userId, { amount: 50, reference: 'lapses', expiresInSeconds: 1 });
+    await untilPast(placed.body.expiresAt);
+    // The hold counts for nothing now (not settled yet): the chargeback takes all 70 it finds.
+    const disputeId = await chargeback(paymentIntent, charge);
+    expect(await disputeRow(disputeId)).toMatchObject({ tokens_taken: 70, shortfall: 30 });
+    // Tokens the user gets after the chargeback are theirs: the lapsed hold, settled at the next
+    // operation on the wallet, does not settle a shortfall recorded after its expiry.
+    await grant(userId, 40);
+    expect((await post(`/v1/users/${userId}/debits`, { amount: 1, reference: 'after' })).status).toBe(201);
+    await sweep();
+    expect(await ledger(userId)).toEqual([
+      [`stripe:payment:${paymentIntent}`, 100, 100],
+      ['debit:spent', -30, 70],
+      [`stripe:dispute:${disputeId}`, -70, 0],
+      [expect.stringMatching(/^grant:/), 40, 40],
+      ['debit:after', -1, 39],
+    ]);
+    expect(
+      await stack.db
+        .selectFrom('holds')
+        .select(['status', 'settled_at'])
+        .where('id', '=', placed.body.id)
+        .executeTakeFirst(),
+    ).toEqual({ status: 'held', settled_at: expect.any(Date) });
+  });
 });

@@ -147,6 +147,7 @@ async function endHold(
     userId: hold.user_id,
     holdId: hold.id,
     ledgerMarker: Number(hold.ledger_marker),
+    expiresAt: new Date(hold.expires_at),
     freedTokens: end.released,
   });
   const funds = await readWalletFunds(trx, hold.user_id, { lock: false });

@@ -25,16 +25,17 @@ export async function lockWalletFunds(uow: UnitOfWork, userId: string): Promise<
  * by the expiry sweeper for wallets nobody touches. Returns the holds settled.
  */
 export async function settleLapsedHolds(uow: UnitOfWork, userId: string): Promise<number> {
-  const lapsed = await sql<{ id: string; amount: number; ledger_marker: number }>`
+  const lapsed = await sql<{ id: string; amount: number; ledger_marker: number; expires_at: Date }>`
     UPDATE holds SET settled_at = now()
      WHERE user_id = ${userId} AND status = 'held' AND settled_at IS NULL AND expires_at <= now()
-    RETURNING id, amount, ledger_marker`.execute(uow.trx);
+    RETURNING id, amount, ledger_marker, expires_at`.execute(uow.trx);
   const holds = [...lapsed.rows].sort((a, b) => Number(a.ledger_marker) - Number(b.ledger_marker));
   for (const hold of holds) {
     await recoverShortfallsFromHold(uow, {
       userId,
       holdId: hold.id,
       ledgerMarker: Number(hold.ledger_marker),
+      expiresAt: new Date(hold.expires_at),
       freedTokens: Number(hold.amount),
     });
   }

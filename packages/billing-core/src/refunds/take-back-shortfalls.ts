@@ -95,20 +95,25 @@ export async function recoverShortfallsFromStudioRefund(
  * What a hold frees when it ends (released, captured for less, or expired) are tokens no
  * take-back could take while it was active (docs/holds.md "The shortfall rule"): if a take-back
  * ran while the hold was active (its marker is at or after the hold's `ledger_marker`), they
- * settle its open shortfall first, under `hold:{id}:release:recovered`. At most `freedTokens`
+ * settle its open shortfall first, under `hold:{id}:release:recovered` (only a shortfall recorded
+ * before the hold's expires_at: a later take-back saw the tokens free). At most `freedTokens`
  * and at most what the wallet has available. The caller holds the wallet lock and has already
  * ended the hold (its tokens are no longer held). Once per hold: a hold ends once, and the
  * reference is unique. Returns the tokens recovered.
  */
 export async function recoverShortfallsFromHold(
   uow: UnitOfWork,
-  hold: { userId: string; holdId: string; ledgerMarker: number; freedTokens: number },
+  hold: { userId: string; holdId: string; ledgerMarker: number; expiresAt: Date; freedTokens: number },
 ): Promise<number> {
   if (hold.freedTokens <= 0) return 0;
   const funds = await readWalletFunds(uow.trx, hold.userId, { lock: false });
   return recoverShortfalls(uow, {
     userId: hold.userId,
     sinceEntryId: hold.ledgerMarker,
+    // A take-back after the hold lapsed (but before it was settled) saw its tokens free and took
+    // them itself: its shortfall is not this hold's to settle. A take-back decides what is held by
+    // its transaction's now(), which is also its shortfall's created_at.
+    recordedBefore: hold.expiresAt,
     tokens: Math.min(hold.freedTokens, Math.max(0, funds.available)),
     reference: references.holdReleaseRecovered(hold.holdId),
   });
@@ -116,27 +121,27 @@ export async function recoverShortfallsFromHold(
 
 /**
  * Settles, with `tokens` that have just come back to the wallet, the user's open shortfalls of
- * take-backs that ran at or after `sinceEntryId` (their marker), oldest first, under one debit
+ * take-backs that ran at or after `sinceEntryId` (their marker) and, with `recordedBefore`,
+ * before that time, oldest first, under one debit
  * `reference` (a take-back of the unheld lots). The take-back's own records move with it (the
  * payment's `tokens_refunded`/`refund_shortfall`, the dispute's `tokens_taken`, the token
  * refund's `tokens_taken`). Returns the tokens recovered.
  */
 async function recoverShortfalls(
   uow: UnitOfWork,
-  recovery: { userId: string; sinceEntryId: number; tokens: number; reference: string },
+  recovery: { userId: string; sinceEntryId: number; recordedBefore?: Date; tokens: number; reference: string },
 ): Promise<number> {
   const { trx } = uow;
   if (recovery.tokens <= 0) return 0;
-  const open = await trx
+  let query = trx
     .selectFrom('take_back_shortfalls')
     .selectAll()
     .where('user_id', '=', recovery.userId)
     .where('closed_at', 'is', null)
     .where('last_ledger_entry_id', '>=', recovery.sinceEntryId)
-    .whereRef('recovered', '<', 'shortfall')
-    .orderBy('id')
-    .forUpdate()
-    .execute();
+    .whereRef('recovered', '<', 'shortfall');
+  if (recovery.recordedBefore) query = query.where('created_at', '<', recovery.recordedBefore);
+  const open = await query.orderBy('id').forUpdate().execute();
   let remaining = recovery.tokens;
   let recovered = 0;
   for (const row of open) {
