@@ -1071,8 +1071,8 @@ const mutations = [
   {
     name: 'holds: placement without the wallet lock (concurrent holds each see the same available)',
     file: 'packages/billing-core/src/holds/lock-wallet-funds.ts',
-    from: 'const funds = await readWalletFunds(uow.trx, userId, { lock: true });',
-    to: 'const funds = await readWalletFunds(uow.trx, userId, { lock: false });',
+    from: 'SELECT balance FROM wallets WHERE user_id = ${userId} FOR UPDATE`.execute(trx);',
+    to: 'SELECT balance FROM wallets WHERE user_id = ${userId}`.execute(trx);',
     tests: ['test/e2e/holds.int'],
   },
   {

@@ -231,7 +231,9 @@ export async function holdsPhase(ctx) {
       )
     ).rows[0];
     if (check.open > 0 || check.off > 0) {
-      throw new Error(`holds: ${check.open} hold(s) not captured, ${check.off} wallet(s) whose lots differ from the balance`);
+      throw new Error(
+        `holds: ${check.open} hold(s) not captured, ${check.off} wallet(s) whose lots differ from the balance`,
+      );
     }
   } finally {
     await api.stop();
@@ -278,6 +280,10 @@ export function holdsReportRows(figures) {
       `ms; p50 ${f(run.p50Ms, 1)}, p99 ${f(run.p99Ms, 1)} ms; ${f(run.opsPerSecond)} ops/s; CPU ms/op api ${f(run.apiCpuMsPerOperation, 3)}, Postgres ${f(run.postgresCpuMsPerOperation, 3)}; ${f(run.statementsPerOperation, 2)} statements, ${f(run.walBytesPerOperation)} WAL B`,
     ]);
   }
-  rows.push(["hold + capture / debit, mean latency, median of the rounds' ratios", f(figures.holdCaptureOverDebitMeanMs, 3), '']);
+  rows.push([
+    "hold + capture / debit, mean latency, median of the rounds' ratios",
+    f(figures.holdCaptureOverDebitMeanMs, 3),
+    '',
+  ]);
   return rows;
 }

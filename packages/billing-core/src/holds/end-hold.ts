@@ -1,6 +1,5 @@
 import { sql } from 'kysely';
 import type { HoldRow } from '../db/schema';
-import { readWalletFunds } from '../ledger/held-tokens';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import { references } from '../references';
 import { recoverShortfallsFromHold } from '../refunds/take-back-shortfalls';
@@ -36,16 +35,6 @@ export type EndHoldResult<Answer> =
   /** A capture of more than the hold reserves. */
   | { kind: 'too-much'; amount: number };
 
-type LockedHold = HoldRow & { expired: boolean };
-
-/** The hold, read under the wallet lock (lockWalletFunds took it), with `expired` by the database clock. */
-async function readHold(uow: UnitOfWork, userId: string, holdId: string): Promise<LockedHold | undefined> {
-  const rows = await sql<LockedHold>`
-    SELECT h.*, (h.status = 'held' AND h.expires_at <= now()) AS expired
-      FROM holds h WHERE h.id = ${holdId} AND h.user_id = ${userId}`.execute(uow.trx);
-  return rows.rows[0];
-}
-
 function captureAnswerOf(hold: HoldRow): CaptureAnswer {
   return {
     id: hold.id,
@@ -71,8 +60,8 @@ export async function captureHold(
   uow: UnitOfWork,
   request: { userId: string; holdId: string; amount?: number | undefined },
 ): Promise<EndHoldResult<CaptureAnswer>> {
-  await lockWalletFunds(uow, request.userId);
-  const hold = await readHold(uow, request.userId, request.holdId);
+  const funds = await lockWalletFunds(uow, request.userId, { holdId: request.holdId });
+  const { hold } = funds;
   if (!hold) return { kind: 'not-found' };
   if (hold.status === 'captured') return { kind: 'already', answer: captureAnswerOf(hold) };
   if (hold.status === 'released') return { kind: 'not-active', status: 'released' };
@@ -94,7 +83,12 @@ export async function captureHold(
   return {
     kind: 'ended',
     answer: captureAnswerOf(
-      await endHold(uow, hold, { status: 'captured', captured, released: amount - captured, reference }),
+      await endHold(
+        uow,
+        hold,
+        { status: 'captured', captured, released: amount - captured, reference },
+        { balance: posted.entry.balance_after, held: funds.held, shortfallsOpen: funds.shortfallsOpen },
+      ),
     ),
   };
 }
@@ -109,8 +103,8 @@ export async function releaseHold(
   uow: UnitOfWork,
   request: { userId: string; holdId: string },
 ): Promise<EndHoldResult<ReleaseAnswer>> {
-  await lockWalletFunds(uow, request.userId);
-  const hold = await readHold(uow, request.userId, request.holdId);
+  const funds = await lockWalletFunds(uow, request.userId, { holdId: request.holdId });
+  const { hold } = funds;
   if (!hold) return { kind: 'not-found' };
   const answerOf = (row: HoldRow): ReleaseAnswer => ({
     id: row.id,
@@ -120,41 +114,52 @@ export async function releaseHold(
   if (hold.status === 'released') return { kind: 'already', answer: answerOf(hold) };
   if (hold.status === 'captured') return { kind: 'not-active', status: 'captured' };
   if (hold.expired) return { kind: 'not-active', status: 'expired' };
-  const ended = await endHold(uow, hold, {
-    status: 'released',
-    captured: null,
-    released: Number(hold.amount),
-    reference: null,
-  });
+  const ended = await endHold(
+    uow,
+    hold,
+    { status: 'released', captured: null, released: Number(hold.amount), reference: null },
+    funds,
+  );
   return { kind: 'ended', answer: answerOf(ended) };
 }
 
 /**
- * Marks the hold ended (it stops counting in `held` at once), lets what it frees settle an open
- * shortfall, and stores the answer (balance and available right after) that a repeat returns.
+ * Marks the hold ended (it stops counting in `held` at once) with the answer a repeat returns
+ * (the wallet's balance and available right after), then lets what it frees settle an open
+ * shortfall; only when that moved tokens is the answer written again. `funds`: the wallet as
+ * lockWalletFunds read it, `balance` the balance after the capture's debit (if any).
  */
 async function endHold(
   uow: UnitOfWork,
   hold: HoldRow,
   end: { status: 'captured' | 'released'; captured: number | null; released: number; reference: string | null },
+  funds: { balance: number; held: number; shortfallsOpen: boolean },
 ): Promise<HoldRow> {
   const { trx } = uow;
-  await sql`
+  const held = funds.held - Number(hold.amount);
+  const ended = await sql<HoldRow>`
     UPDATE holds SET status = ${end.status}, captured = ${end.captured}, released = ${end.released},
-                     ledger_reference = ${end.reference}, settled_at = now()
-     WHERE id = ${hold.id}`.execute(trx);
-  await recoverShortfallsFromHold(uow, {
-    userId: hold.user_id,
-    holdId: hold.id,
-    ledgerMarker: Number(hold.ledger_marker),
-    expiresAt: new Date(hold.expires_at),
-    freedTokens: end.released,
-  });
-  const funds = await readWalletFunds(trx, hold.user_id, { lock: false });
-  const updated = await sql<HoldRow>`
-    UPDATE holds SET answer_balance = ${funds.balance}, answer_available = ${funds.available}
+                     ledger_reference = ${end.reference}, settled_at = now(),
+                     answer_balance = ${funds.balance}, answer_available = ${funds.balance - held}
      WHERE id = ${hold.id} RETURNING *`.execute(trx);
-  const row = updated.rows[0];
+  // No shortfall open (read under the lock; only a take-back, which needs the lock, opens one): nothing to settle.
+  const recovered = !funds.shortfallsOpen
+    ? 0
+    : await recoverShortfallsFromHold(uow, {
+        userId: hold.user_id,
+        holdId: hold.id,
+        ledgerMarker: Number(hold.ledger_marker),
+        expiresAt: new Date(hold.expires_at),
+        freedTokens: end.released,
+      });
+  const row =
+    recovered === 0
+      ? ended.rows[0]
+      : (
+          await sql<HoldRow>`
+            UPDATE holds SET answer_balance = ${funds.balance - recovered}, answer_available = ${funds.balance - recovered - held}
+             WHERE id = ${hold.id} RETURNING *`.execute(trx)
+        ).rows[0];
   if (!row) throw new Error(`hold ${hold.id} vanished`);
   return row;
 }

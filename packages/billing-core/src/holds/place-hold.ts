@@ -47,16 +47,17 @@ export function newHoldId(): string {
  */
 export async function placeHold(uow: UnitOfWork, placement: HoldPlacement): Promise<PlaceHoldResult> {
   const { trx } = uow;
-  const funds = await lockWalletFunds(uow, placement.userId);
-  const previous = await sql<HoldRow & { view_status: HoldViewStatus }>`
-    SELECT ${holdViewColumns} FROM holds h
-     WHERE h.user_id = ${placement.userId} AND h.reference = ${placement.reference}`.execute(trx);
-  const existing = previous.rows[0];
+  const funds = await lockWalletFunds(uow, placement.userId, { holdReference: placement.reference });
+  const existing = funds.hold;
   if (existing) {
     if (Number(existing.amount) !== placement.amount) {
       return { kind: 'conflict', message: `reference ${placement.reference} already holds another amount` };
     }
-    return { kind: 'existing', hold: toHoldView(existing), available: funds.available };
+    return {
+      kind: 'existing',
+      hold: toHoldView({ ...existing, view_status: existing.expired ? 'expired' : existing.status }),
+      available: funds.available,
+    };
   }
   const insufficient = { kind: 'insufficient', requested: placement.amount } as const;
   if (funds.available < placement.amount) return { ...insufficient, available: Math.max(0, funds.available) };
@@ -66,6 +67,9 @@ export async function placeHold(uow: UnitOfWork, placement: HoldPlacement): Prom
   if (left > 0) return { ...insufficient, available: placement.amount - left };
 
   const id = newHoldId();
+  // The hold, its marker and its lots in one statement.
+  const lotIds = draws.map((d) => d.lotId);
+  const amounts = draws.map((d) => d.amount);
   const inserted = await sql<HoldRow & { view_status: HoldViewStatus }>`
     WITH marker AS (
       SELECT coalesce(max(id), 0) AS id FROM ledger_entries WHERE user_id = ${placement.userId}),
@@ -74,13 +78,13 @@ export async function placeHold(uow: UnitOfWork, placement: HoldPlacement): Prom
       SELECT ${id}, ${placement.userId}, ${placement.reference}, ${placement.amount}, ${placement.reason},
              now() + make_interval(secs => ${placement.expiresInSeconds}), marker.id
         FROM marker
-      RETURNING *)
+      RETURNING *),
+    lots AS (
+      INSERT INTO hold_lots (hold_id, lot_id, position, amount)
+      SELECT h.id, r.lot_id, r.position - 1, r.amount
+        FROM h, unnest(${lotIds}::bigint[], ${amounts}::bigint[]) WITH ORDINALITY AS r (lot_id, amount, position))
     SELECT ${holdViewColumns} FROM h`.execute(trx);
   const row = inserted.rows[0];
   if (!row) throw new Error(`hold ${id} was not inserted`);
-  await trx
-    .insertInto('hold_lots')
-    .values(draws.map((d, position) => ({ hold_id: id, lot_id: d.lotId, position, amount: d.amount })))
-    .execute();
   return { kind: 'placed', hold: toHoldView(row), available: funds.available - placement.amount };
 }

@@ -33,19 +33,31 @@ export interface WalletFunds {
  * The wallet's funds, its row locked FOR UPDATE first when `lock` (every writer of holds or lots
  * takes the wallet row first, as postLedgerEntry does, so concurrent holds and spends serialize
  * and `available` cannot change under the caller). A wallet that does not exist has nothing.
+ * With `lock`, `held` is read by a second statement, after the lock is granted: in READ
+ * COMMITTED a statement that waited for the lock still reads with the snapshot it started with,
+ * and would miss the hold the lock's previous holder just committed.
  */
 export async function readWalletFunds(
-  trx: Kysely<DB>,
+  db: Kysely<DB>,
   userId: string,
   options: { lock: boolean },
 ): Promise<WalletFunds> {
-  const lock = options.lock ? sql`FOR UPDATE` : sql``;
+  if (!options.lock) {
+    const read = await sql<{ balance: number | null; held: number }>`
+      SELECT (SELECT balance FROM wallets WHERE user_id = ${userId}) AS balance,
+             (SELECT coalesce(sum(h.amount), 0) FROM holds h WHERE h.user_id = ${userId} AND ${activeHold('h')})::bigint AS held`.execute(
+      db,
+    );
+    return fundsOf(Number(read.rows[0]?.balance ?? 0), Number(read.rows[0]?.held ?? 0));
+  }
   const wallet = await sql<{ balance: number }>`
-    SELECT balance FROM wallets WHERE user_id = ${userId} ${lock}`.execute(trx);
-  const balance = Number(wallet.rows[0]?.balance ?? 0);
+    SELECT balance FROM wallets WHERE user_id = ${userId} FOR UPDATE`.execute(db);
   const held = await sql<{ held: number }>`
     SELECT coalesce(sum(h.amount), 0)::bigint AS held FROM holds h
-     WHERE h.user_id = ${userId} AND ${activeHold('h')}`.execute(trx);
-  const heldTokens = Number(held.rows[0]?.held ?? 0);
-  return { balance, held: heldTokens, available: balance - heldTokens };
+     WHERE h.user_id = ${userId} AND ${activeHold('h')}`.execute(db);
+  return fundsOf(Number(wallet.rows[0]?.balance ?? 0), Number(held.rows[0]?.held ?? 0));
+}
+
+export function fundsOf(balance: number, held: number): WalletFunds {
+  return { balance, held, available: balance - held };
 }

@@ -106,7 +106,6 @@ export async function recoverShortfallsFromHold(
   hold: { userId: string; holdId: string; ledgerMarker: number; expiresAt: Date; freedTokens: number },
 ): Promise<number> {
   if (hold.freedTokens <= 0) return 0;
-  const funds = await readWalletFunds(uow.trx, hold.userId, { lock: false });
   return recoverShortfalls(uow, {
     userId: hold.userId,
     sinceEntryId: hold.ledgerMarker,
@@ -114,7 +113,9 @@ export async function recoverShortfallsFromHold(
     // them itself: its shortfall is not this hold's to settle. A take-back decides what is held by
     // its transaction's now(), which is also its shortfall's created_at.
     recordedBefore: hold.expiresAt,
-    tokens: Math.min(hold.freedTokens, Math.max(0, funds.available)),
+    tokens: hold.freedTokens,
+    // Read only when there is a shortfall to settle (the common case has none).
+    capTokens: async () => Math.max(0, (await readWalletFunds(uow.trx, hold.userId, { lock: false })).available),
     reference: references.holdReleaseRecovered(hold.holdId),
   });
 }
@@ -129,7 +130,15 @@ export async function recoverShortfallsFromHold(
  */
 async function recoverShortfalls(
   uow: UnitOfWork,
-  recovery: { userId: string; sinceEntryId: number; recordedBefore?: Date; tokens: number; reference: string },
+  recovery: {
+    userId: string;
+    sinceEntryId: number;
+    recordedBefore?: Date;
+    tokens: number;
+    /** At most this many (asked only when a shortfall is open). */
+    capTokens?: () => Promise<number>;
+    reference: string;
+  },
 ): Promise<number> {
   const { trx } = uow;
   if (recovery.tokens <= 0) return 0;
@@ -142,7 +151,8 @@ async function recoverShortfalls(
     .whereRef('recovered', '<', 'shortfall');
   if (recovery.recordedBefore) query = query.where('created_at', '<', recovery.recordedBefore);
   const open = await query.orderBy('id').forUpdate().execute();
-  let remaining = recovery.tokens;
+  if (open.length === 0) return 0;
+  let remaining = recovery.capTokens ? Math.min(recovery.tokens, await recovery.capTokens()) : recovery.tokens;
   let recovered = 0;
   for (const row of open) {
     if (remaining <= 0) break;
