@@ -1132,6 +1132,13 @@ const mutations = [
     tests: ['test/e2e/holds.int'],
   },
   {
+    name: 'holds: the open-shortfall flag read under the wallet lock says none (a hold that ends never settles a shortfall)',
+    file: 'packages/billing-core/src/holds/lock-wallet-funds.ts',
+    from: 'WHERE s.user_id = ${userId} AND s.closed_at IS NULL AND s.recovered < s.shortfall) AS shortfalls_open,',
+    to: 'WHERE false) AS shortfalls_open,',
+    tests: ['test/e2e/holds.int'],
+  },
+  {
     name: 'debits: the reference fence removed (a retry of a debit after the wallet ran short answers 402, not the first debit)',
     file: 'packages/billing-core/src/spending/debit-tokens.ts',
     from: '  if (previous) {',
