@@ -17,11 +17,8 @@ export type { CatalogData, Plan, TokenPack } from './catalog/catalog-schema';
 export * from './clock';
 export * from './contracts/queues';
 export * from './db/advisory-locks';
-export * from './db/create-db';
-export * from './db/database-errors';
 export * from './db/lease-names';
-export * from './db/migrate';
-export * from './db/run-with-lease';
+export * from './db/migrations-dir';
 export type {
   AdminAuditRow,
   AdminSurface,

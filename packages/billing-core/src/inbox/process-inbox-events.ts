@@ -1,6 +1,6 @@
+import { commitWith, rollbackWith, type TransactionDecision } from '@tally/platform/db';
 import type { Kysely, Transaction } from 'kysely';
 import { type Clock, systemClock } from '../clock';
-import { commitWith, rollbackWith, type TransactionDecision } from '../db/run-in-transaction';
 import type { DB, InboxEventRow } from '../db/schema';
 import { ERROR_TEXT_MAX_LENGTH, isRetryable, RetryLaterError, toErrorText } from '../errors';
 import type { AppWebhookOutbox } from '../outbox/app-webhook-outbox';

@@ -1,5 +1,5 @@
+import { isDatabaseUnavailableError } from '@tally/platform/db';
 import type { Kysely } from 'kysely';
-import { isDatabaseUnavailableError } from '../db/database-errors';
 import type { DB } from '../db/schema';
 import type { InboxEventDraft } from './inbox-event-draft';
 import { insertInboxRows, type RecordInboxEventResult, recordInboxEvent } from './record-inbox-event';

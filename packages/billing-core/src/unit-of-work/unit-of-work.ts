@@ -1,6 +1,6 @@
+import { commitWith, runInTransaction, type TransactionDecision } from '@tally/platform/db';
 import type { Kysely, Transaction } from 'kysely';
 import { type Clock, systemClock } from '../clock';
-import { commitWith, runInTransaction, type TransactionDecision } from '../db/run-in-transaction';
 import type { DB } from '../db/schema';
 import type { AppWebhookOutbox } from '../outbox/app-webhook-outbox';
 

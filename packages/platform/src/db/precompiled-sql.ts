@@ -1,6 +1,5 @@
 import { CompiledQuery, type Kysely, type QueryResult, type RawBuilder, type Transaction } from 'kysely';
 import { PooledConnection } from './create-db';
-import type { DB } from './schema';
 
 /**
  * A statement of the hot path whose SQL text is compiled once, not on every execution.
@@ -22,7 +21,7 @@ import type { DB } from './schema';
  */
 export function precompiledSql<V extends object, R = Record<string, unknown>>(
   template: (slots: { readonly [K in keyof V]: V[K] }) => RawBuilder<unknown>,
-): (db: Kysely<DB> | Transaction<DB>, values: V) => Promise<QueryResult<R>> {
+): <DB>(db: Kysely<DB> | Transaction<DB>, values: V) => Promise<QueryResult<R>> {
   let compiled: Compiled<V> | undefined;
   return async (db, values) => {
     compiled ??= compileWithSlots(db, template);
@@ -35,7 +34,7 @@ export function precompiledSql<V extends object, R = Record<string, unknown>>(
     // (the driver reads only sql and parameters; no plugin reads the node or the id).
     const query: CompiledQuery<R> = { sql: compiled.sql, parameters, query: compiled.query, queryId: compiled.queryId };
     if (db.isTransaction) {
-      const connection = await openConnectionOf(db as Transaction<DB>);
+      const connection = await openConnectionOf(db as Transaction<unknown>);
       if (connection !== undefined) return connection.executeQuery<R>(query);
     }
     return db.executeQuery<R>(query);
@@ -50,9 +49,9 @@ export function precompiledSql<V extends object, R = Record<string, unknown>>(
  * through Kysely, which refuses a transaction that has ended. Undefined too for a connection
  * createDb did not make.
  */
-const openConnections = new WeakMap<Transaction<DB>, { connection: PooledConnection; epoch: number }>();
+const openConnections = new WeakMap<Transaction<unknown>, { connection: PooledConnection; epoch: number }>();
 
-async function openConnectionOf(trx: Transaction<DB>): Promise<PooledConnection | undefined> {
+async function openConnectionOf(trx: Transaction<unknown>): Promise<PooledConnection | undefined> {
   const known = openConnections.get(trx);
   if (known !== undefined) {
     const { connection, epoch } = known;
@@ -78,7 +77,7 @@ function isSlot(value: unknown): value is Slot {
   return typeof value === 'object' && value !== null && SLOT in value;
 }
 
-function compileWithSlots<V extends object>(
+function compileWithSlots<V extends object, DB>(
   db: Kysely<DB> | Transaction<DB>,
   template: (slots: { readonly [K in keyof V]: V[K] }) => RawBuilder<unknown>,
 ): Compiled<V> {
