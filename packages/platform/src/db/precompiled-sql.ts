@@ -2,22 +2,13 @@ import { CompiledQuery, type Kysely, type QueryResult, type RawBuilder, type Tra
 import { PooledConnection } from './create-db';
 
 /**
- * A statement of the hot path whose SQL text is compiled once, not on every execution.
- *
- * Kysely's `sql` template builds an operation tree and compiles it to text on every `execute`
- * (about 3 µs a statement, and a new string each time, which the prepared-statement naming then
- * has to hash whole); the worker runs five to seven such statements per inbox event. Here the
- * template is written exactly as before, but it is compiled once, on first use, with a slot in
- * place of every value: the text is the one Kysely always produced (same parameters, same
- * numbering, so the same prepared statement and plan), and each execution only fills the
- * parameters from `values` in the slots' order and runs the text: in an open transaction of a
- * createDb pool on its connection directly (openConnectionOf), otherwise through Kysely's
- * executor (`executeQuery`, which refuses a transaction that has ended).
- *
- * The template must be a pure function of its slots: every `${}` is a slot read from the
- * argument (`s.userId`, or `s[0]` for positional values) or a fragment built from slots; no
- * value may decide the text (a fragment chosen by a value needs one statement per variant). A
- * template that interpolates anything else than slots is refused at its first compile.
+ * A statement of the hot path whose SQL text is compiled once, on first use, with a slot in place
+ * of every value (Kysely's `sql` compiles the same text anew on every `execute`): each execution
+ * fills the parameters from `values` in the slots' order and runs the text, on the open
+ * transaction's connection directly (openConnectionOf) or through Kysely's executor.
+ * The template must be a pure function of its slots: every `${}` is a slot (`s.userId`, `s[0]`)
+ * or a fragment built from slots, never a value that decides the text; any other interpolation is
+ * refused at its first compile.
  */
 export function precompiledSql<V extends object, R = Record<string, unknown>>(
   template: (slots: { readonly [K in keyof V]: V[K] }) => RawBuilder<unknown>,
