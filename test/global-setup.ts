@@ -5,12 +5,8 @@
 // TEST_POOLER_URL, through which every test database is then reached. Variables set here reach
 // the test workers.
 import net from 'node:net';
-import {
-  localDatabaseServerUrl,
-  localRedisUrl,
-  prepareTemplateDatabase,
-  testDatabaseServerUrl,
-} from '../packages/billing-core/src/testing/test-services';
+import { localRedisUrl, prepareTemplateDatabase } from '../packages/billing-core/src/testing/test-services';
+import { localDatabaseServerUrl, testDatabaseServerUrl } from '../packages/platform/src/testing/test-database';
 import { PgBouncer } from './support/pgbouncer';
 
 type Stoppable = { stop(): Promise<unknown> };

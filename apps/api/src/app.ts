@@ -1,16 +1,10 @@
-import {
-  type AppWebhookOutbox,
-  type Catalog,
-  type DB,
-  isDatabaseUnavailableError,
-  queueCatalog,
-  type StripeApi,
-} from '@tally/billing-core';
+import { type AppWebhookOutbox, type Catalog, type DB, queueCatalog, type StripeApi } from '@tally/billing-core';
 import {
   createFailedAuthLimiter,
   createHealthRoutes,
   createServiceApp,
   type FailedAuthLimitSettings,
+  isDatabaseUnavailableError,
   type Logger,
   type ReadinessCheck,
   sendError,

@@ -1,8 +1,8 @@
 import {
   appWebhookSource,
-  createDb,
   createRevenueCatApiClient,
   createStripeApi,
+  type DB,
   exampleCatalogPath,
   inboxRelaySource,
   loadCatalog,
@@ -11,6 +11,7 @@ import {
 } from '@tally/billing-core';
 import {
   createCommittedRowsHandOff,
+  createDb,
   createLogger,
   createProducerQueue,
   createRedisConnection,
@@ -41,7 +42,7 @@ runMain('api', async () => {
     : undefined;
   const logger = createLogger({ name: 'api', level: config.LOG_LEVEL });
   const metrics = createApiMetrics();
-  const database = createDb({
+  const database = createDb<DB>({
     connectionString: config.DATABASE_URL,
     applicationName: 'tally-api',
     preparedStatements: config.DATABASE_PREPARED_STATEMENTS,

@@ -1,5 +1,6 @@
-import { createDb, exampleCatalogPath, inboxRelaySource, loadCatalog } from '@tally/billing-core';
+import { type DB, exampleCatalogPath, inboxRelaySource, loadCatalog } from '@tally/billing-core';
 import {
+  createDb,
   createLogger,
   createProducerQueue,
   createRedisConnection,
@@ -25,7 +26,7 @@ runMain('ingest', async () => {
   loadCatalog(config.CATALOG_PATH ?? exampleCatalogPath);
   const logger = createLogger({ name: 'ingest', level: config.LOG_LEVEL });
   const metrics = createIngestMetrics();
-  const database = createDb({
+  const database = createDb<DB>({
     connectionString: config.DATABASE_URL,
     applicationName: 'tally-ingest',
     preparedStatements: config.DATABASE_PREPARED_STATEMENTS,

@@ -1,16 +1,17 @@
 import {
   createAiStudioClient,
   createAppWebhookSender,
-  createDb,
   createInboxHandlers,
   createRevenueCatApiClient,
   createStripeApi,
+  type DB,
   exampleCatalogPath,
   loadCatalog,
   type ProviderPorts,
 } from '@tally/billing-core';
 import {
   ConfigError,
+  createDb,
   createHealthRoutes,
   createLogger,
   createServiceApp,
@@ -36,7 +37,7 @@ runMain('worker', async () => {
   }
   const catalog = loadCatalog(config.CATALOG_PATH ?? exampleCatalogPath);
   const logger = createLogger({ name: 'worker', level: config.LOG_LEVEL });
-  const database = createDb({
+  const database = createDb<DB>({
     connectionString: config.DATABASE_URL,
     applicationName: 'tally-worker',
     preparedStatements: config.DATABASE_PREPARED_STATEMENTS,

@@ -1,6 +1,7 @@
 export * from './app-webhooks/app-webhook-body';
 export * from './app-webhooks/app-webhook-message-types';
 export * from './app-webhooks/app-webhook-source';
+export * from './app-webhooks/create-app-webhook-sender';
 export * from './app-webhooks/deliver-app-webhook-message';
 export * from './app-webhooks/list-app-webhook-messages';
 export * from './app-webhooks/prune-app-webhook-messages';
@@ -17,11 +18,8 @@ export type { CatalogData, Plan, TokenPack } from './catalog/catalog-schema';
 export * from './clock';
 export * from './contracts/queues';
 export * from './db/advisory-locks';
-export * from './db/create-db';
-export * from './db/database-errors';
 export * from './db/lease-names';
-export * from './db/migrate';
-export * from './db/run-with-lease';
+export * from './db/migrations-dir';
 export type {
   AdminAuditRow,
   AdminSurface,
@@ -103,7 +101,6 @@ export * from './lot-expiry/expire-lots';
 export * from './operations/ledger-totals';
 export * from './operations/read-hourly-activity';
 export * from './operations/read-operational-counts';
-export * from './outbox/app-webhook-outbox';
 export type { AiStudioService } from './ports/ai-studio-service';
 export type { AppWebhookAttempt, AppWebhookDelivery, AppWebhookSender } from './ports/app-webhook-sender';
 export type { Mailer } from './ports/mailer';
@@ -117,7 +114,6 @@ export type {
 export type { StripeApi } from './ports/stripe-api';
 export * from './provider-data/payment-environment';
 export * from './providers/ai-studio/create-ai-studio-client';
-export * from './providers/app-webhooks/create-app-webhook-sender';
 export * from './providers/create-inbox-handlers';
 export * from './providers/revenuecat/revenuecat-api-client';
 export {
@@ -162,6 +158,7 @@ export * from './support/find-user-support-view';
 export type * from './support/user-support-view';
 export * from './topups/confirm-topup';
 export * from './topups/create-topup';
+export * from './unit-of-work/app-webhook-outbox';
 export * from './unit-of-work/unit-of-work';
 export * from './users/link-user-ids';
 export * from './users/lock-user';

@@ -1,4 +1,5 @@
-import { createDb, type Database, ensureDatabaseExists, migrate } from '@tally/billing-core';
+import { type DB, migrationsDir } from '@tally/billing-core';
+import { createDb, type Database, ensureDatabaseExists, migrate } from '@tally/platform';
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { RunningProcess, type TallyApp } from '../../support/built-process';
@@ -221,7 +222,7 @@ export class ChaosCluster {
   receiver!: AppWebhookReceiver;
   /** Every POST under /v1 sent through `apiRequest`, keyed or not, with its answers. */
   readonly keyed = new KeyedRequestLog();
-  database!: Database;
+  database!: Database<DB>;
   stripe!: FakeStripe;
   revenueCat!: FakeRevenueCat;
   ai!: FakeAiStudio;
@@ -256,7 +257,7 @@ export class ChaosCluster {
     ]);
     this.databaseUrl = this.postgres.url('tally');
     await ensureDatabaseExists(this.databaseUrl);
-    await migrate(this.databaseUrl);
+    await migrate(this.databaseUrl, migrationsDir);
     if (options.standby) {
       if (!options.pooled) throw new Error('a standby needs the pooler (the failover repoints it)');
       this.standby = await DisposablePostgres.standbyOf(this.postgres);
@@ -378,8 +379,8 @@ export class ChaosCluster {
     await Promise.all(this.processes().map((process) => process.start()));
   }
 
-  private checkerDb(): Database {
-    return createDb({
+  private checkerDb(): Database<DB> {
+    return createDb<DB>({
       connectionString: this.postgres.url('tally'),
       maxConnections: 4,
       applicationName: 'chaos-checker',
@@ -394,7 +395,7 @@ export class ChaosCluster {
   private async makeStandbySynchronous(): Promise<void> {
     // The standby retries its lost primary every 200 ms (default 5 s): a promotion does not wait
     // out the retry in progress.
-    const standbyAdmin = createDb({
+    const standbyAdmin = createDb<DB>({
       connectionString: this.standby?.url() ?? '',
       maxConnections: 1,
       applicationName: 'chaos-admin',
@@ -405,7 +406,7 @@ export class ChaosCluster {
     } finally {
       await standbyAdmin.close();
     }
-    const admin = createDb({
+    const admin = createDb<DB>({
       connectionString: this.postgres.url(),
       maxConnections: 1,
       applicationName: 'chaos-admin',

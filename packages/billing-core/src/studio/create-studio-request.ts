@@ -48,29 +48,12 @@ export type CreateStudioRequestResult =
   | { kind: 'answered-by-key'; verdict: IdempotencyKeyVerdict };
 
 /**
- * Creates an AI Studio request and pays for it, in one transaction: the request row and its
- * debit (`studio:{publicId}:debit`) commit together or not at all. The caller enqueues the
- * generation after commit (the row is written with enqueued_at set; a failed hand-off is
- * released for the relay).
- *
- * Free allowance: per user, kind and UTC day (the injected clock decides the day), counting free
- * requests that did not fail, so a failed free generation gives its slot back. A per-user
- * advisory lock, the transaction's first statement, serialises the count and the insert: two
- * concurrent free requests cannot both take the last slot. Past the allowance the catalog price
- * is debited through postLedgerEntry, which re-checks the balance under the wallet lock; when it
- * is short the whole transaction rolls back and the result is `insufficient-balance`.
- *
- * Not idempotent by itself (each call is a new request). With `idempotency` (the API's
- * `Idempotency-Key`, docs/idempotency.md) nothing is claimed before the transaction and the key
- * costs no statement of its own: the first statement takes a try-lock on the key along with the
- * user lock (takeIdempotencyKeyInTransaction: a concurrent attempt of the key is refused at
- * once), and the insert of the request row writes the finished key, the answer of `receipt`, in
- * the same statement. The request, its debit and the answer a retry replays commit together or
- * not at all, so a process that dies after the commit and before answering cannot make a retry
- * charge again, and one that dies before it leaves nothing. When the unique (user, key) refuses
- * the key (a retry of a used key; another attempt that committed it after this one's try-lock),
- * the transaction rolls back before any debit and the result is `answered-by-key` with what the
- * stored key says. Throws InvalidStudioRequestError for a request the catalog does not price.
+ * Creates an AI Studio request and pays for it in one transaction (the row and its debit
+ * `studio:{publicId}:debit`, or a free slot of the per-user, kind and UTC-day allowance, counted
+ * under the user's advisory lock); the caller enqueues the generation after commit. With
+ * `idempotency` the key is taken and its answer written in the same transaction
+ * (docs/idempotency.md#the-studio-post-the-key-inside-the-requests-transaction), so a retry never
+ * charges twice. Throws InvalidStudioRequestError for a request the catalog does not price.
  */
 export async function createStudioRequest(
   deps: UnitOfWorkDeps & { catalog: Catalog; clock: Clock },

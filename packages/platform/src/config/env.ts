@@ -79,7 +79,7 @@ export const appWebhookUrlSetting = z
 export const baseEnvSchema = z.object({
   DATABASE_URL: postgresUrl,
   /**
-   * Named prepared statements for the statements a process repeats (billing-core's createDb).
+   * Named prepared statements for the statements a process repeats (createDb, db/create-db.ts).
    * Set false behind a pooler that cannot route them (PgBouncer before 1.21 in transaction mode).
    */
   DATABASE_PREPARED_STATEMENTS: booleanFlag(true),

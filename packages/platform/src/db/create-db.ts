@@ -10,7 +10,6 @@ import {
 } from 'kysely';
 import pg from 'pg';
 import { namingClient, StatementNames } from './prepared-statements';
-import type { DB } from './schema';
 
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
@@ -81,7 +80,8 @@ export interface CreateDbOptions {
 
 export const DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000;
 
-export interface Database {
+/** A pool and its Kysely instance, typed by the application's schema `DB`. */
+export interface Database<DB> {
   db: Kysely<DB>;
   pool: pg.Pool;
   /** Whether statements are still being prepared (false when off, or turned off by a pooler). */
@@ -240,7 +240,7 @@ class SessionFreeDialect extends PostgresDialect {
  * `preparedStatements` is on, no named prepared statement, so `connectionString` may point at
  * PgBouncer in transaction mode.
  */
-export function createDb(options: CreateDbOptions): Database {
+export function createDb<DB>(options: CreateDbOptions): Database<DB> {
   const names = new StatementNames(options.preparedStatements ?? false, options.onPreparedStatementsDisabled);
   const pool = new pg.Pool({
     Client: names.enabled ? namingClient(names) : pg.Client,
