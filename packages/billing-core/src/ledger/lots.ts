@@ -11,37 +11,17 @@ import { heldByLot } from './held-tokens';
 export type LotExpiry = Date | null | { months: number; after: Date | 'now' };
 
 /**
- * What a ledger entry does to the wallet's lots (docs/lots.md). Every posting says it: a credit
- * without its lot does not compile.
- *
- * - `credit`: creates one lot of the entry's amount, its source the entry's reference. Token
- *   packs and top-ups are `purchased` and never expire; period credits and installments are
- *   `subscription`; grants are `promotional`.
- * - `spend`: a debit the user chose (a studio request, an app's debit): draws in the draw order
- *   from the unheld part of lots that have not expired (`expires_at > now()` by the database
- *   clock; what active holds reserve is not spendable); fails with InsufficientBalanceError
- *   (`available`: what it could have drawn) when those hold too little, even if expired or held
- *   tokens are still in the balance.
- * - `take-back`: a debit Tally imposes (refunds, disputes, recovered shortfalls): first from the lot
- *   credited under `fromLotOf` (the payment's ledger reference), then in the draw order, then from
- *   expired lots (their tokens are still in the balance until the sweep); never from what active
- *   holds reserve (the caller takes at most `available`).
- * - `capture`: a hold's capture (docs/holds.md): draws exactly from the lots the hold reserved
- *   (hold_lots, in their order), even a lot that expired while held.
- * - `give-back`: a credit that returns what the debit under `of` drew, to the lots it drew from
- *   (never extending an expiry: an expired lot keeps its expiry); what those lots cannot take back
- *   (a debit from before lots) becomes a never-expiring `purchased` lot under the entry's reference.
- * - `expire`: the expiry sweeper's debit (expireDueLots): takes exactly the entry's amount from the
- *   one lot `lotId`, recorded as the entry's draw.
- *
- * A credit's `rolloverMax` (default 0) is the price's: what of its unspent tokens the sweeper
- * carries into a new lot when it expires (subscription lots only).
+ * What a ledger entry does to the wallet's lots, one kind per posting (docs/lots.md: `credit`,
+ * `spend`, `take-back`, `give-back`, `expire`): a credit without its lot does not compile. A
+ * credit's `rolloverMax` (default 0) is what of its unspent tokens the sweeper carries into a new
+ * lot when it expires (subscription lots only).
  */
 export type LotMovement =
   | { kind: 'credit'; category: LotCategory; expiresAt: LotExpiry; rolloverMax?: number }
   | { kind: 'spend' }
   | { kind: 'expire'; lotId: number }
   | { kind: 'take-back'; fromLotOf?: string }
+  /** A hold's capture (docs/holds.md): draws exactly from the lots the hold reserved, even one that expired. */
   | { kind: 'capture'; holdId: string }
   | { kind: 'give-back'; of: string };
 
