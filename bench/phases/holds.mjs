@@ -163,7 +163,7 @@ export async function holdsPhase(ctx) {
   const port = await freePort();
   const api = startNode('tally-api', path.join(root, 'apps/api/dist/main.js'), {
     ...tallyEnvironment,
-    // A production api refuses sandbox payments (and this phase takes no payment events at all).
+    // This phase takes no payment events; production only, so the api starts under any NODE_ENV.
     PAYMENT_ENVIRONMENTS: 'production',
     DATABASE_URL: databaseUrl,
     REDIS_URL: ctx.redisUrl,

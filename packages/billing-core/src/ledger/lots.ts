@@ -12,8 +12,7 @@ export type LotExpiry = Date | null | { months: number; after: Date | 'now' };
 
 /**
  * What a ledger entry does to the wallet's lots, one kind per posting (docs/lots.md: `credit`,
- * `spend`, `take-back`, `give-back`, `expire`; docs/holds.md: `capture`, and what holds reserve,
- * which neither a spend nor a take-back draws): a credit without its lot does not compile. A
+ * `spend`, `take-back`, `give-back`, `expire`): a credit without its lot does not compile. A
  * credit's `rolloverMax` (default 0) is what of its unspent tokens the sweeper carries into a new
  * lot when it expires (subscription lots only).
  */
@@ -22,6 +21,7 @@ export type LotMovement =
   | { kind: 'spend' }
   | { kind: 'expire'; lotId: number }
   | { kind: 'take-back'; fromLotOf?: string }
+  /** A hold's capture (docs/holds.md): draws exactly from the lots the hold reserved, even one that expired. */
   | { kind: 'capture'; holdId: string }
   | { kind: 'give-back'; of: string };
 
