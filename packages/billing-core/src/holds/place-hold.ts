@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { sqlMilliseconds } from '@tally/platform/db';
 import { sql } from 'kysely';
 import type { HoldRow } from '../db/schema';
 import { allocateDraws, listDrawableLots } from '../ledger/lots';
@@ -76,7 +77,7 @@ export async function placeHold(uow: UnitOfWork, placement: HoldPlacement): Prom
     h AS (
       INSERT INTO holds (id, user_id, reference, amount, reason, expires_at, ledger_marker)
       SELECT ${id}, ${placement.userId}, ${placement.reference}, ${placement.amount}, ${placement.reason},
-             now() + make_interval(secs => ${placement.expiresInSeconds}), marker.id
+             now() + ${sqlMilliseconds(placement.expiresInSeconds * 1000)}, marker.id
         FROM marker
       RETURNING *),
     lots AS (
