@@ -262,7 +262,7 @@ interface SlowSocket {
 }
 
 function openSlowSocket(kind: SlowKind, ingest: SupervisedProcess, provider: Provider): SlowSocket {
-  const socket = net.connect(ingest.port, '127.0.0.1');
+  const socket = net.connect(ingest.port, ingest.host);
   const slow: SlowSocket = {
     kind,
     ingest: ingest.name,

@@ -11,6 +11,7 @@ import { freePort } from '../../support/ports';
 import { DisposablePostgres } from '../../support/postgres-server';
 import { DisposableRedis } from '../../support/redis-server';
 import { KeyedRequestLog } from './keyed-requests';
+import { type Pod, PodNetwork } from './network';
 
 export const chaosStripeSecret = 'whsec_chaos_current_secret';
 export const chaosRevenueCatAuth = 'Bearer rc_chaos_webhook_auth';
@@ -81,7 +82,16 @@ export class SupervisedProcess {
     readonly port: number,
     private readonly env: Record<string, string>,
     private readonly readyLog: string,
-  ) {}
+    /** The network namespace it runs in (a cluster with `network`), else the host's. */
+    readonly pod?: Pod,
+  ) {
+    if (pod) this.env = Object.fromEntries(Object.entries(env).map(([name, value]) => [name, pod.rewrite(value)]));
+  }
+
+  /** Where the test reaches its HTTP port: the pod's address, or 127.0.0.1. */
+  get host(): string {
+    return this.pod?.address ?? '127.0.0.1';
+  }
 
   /** Starts an incarnation and resolves once it logged that it is ready. */
   async start(): Promise<void> {
@@ -90,7 +100,12 @@ export class SupervisedProcess {
   }
 
   private spawn(): void {
-    const child = new RunningProcess(this.app, this.env);
+    const pod = this.pod;
+    const child = new RunningProcess(
+      this.app,
+      this.env,
+      pod ? { wrap: (command, args) => pod.wrap(command, args) } : {},
+    );
     this.current = child;
     // A process killed before it was ready just never becomes ready; the restart takes over.
     child.waitForLog(this.readyLog, 60_000).then(
@@ -201,6 +216,11 @@ export interface ChaosClusterOptions {
    * once the standby has flushed it. Only with `pooled` (the failover repoints PgBouncer).
    */
   standby?: boolean;
+  /**
+   * Every process in a network namespace of its own (network.ts), so partition scenarios can cut,
+   * thin and slow the links between chosen processes and Postgres, PgBouncer or Redis.
+   */
+  network?: boolean;
 }
 
 /**
@@ -229,6 +249,9 @@ export class ChaosCluster {
   workers: SupervisedProcess[] = [];
   api!: SupervisedProcess;
   databaseUrl = '';
+  /** The processes' namespaces and veths (with `network`). */
+  network: PodNetwork | undefined;
+  private static networks = 0;
 
   static async start(options: ChaosClusterOptions): Promise<ChaosCluster> {
     const cluster = new ChaosCluster();
@@ -275,6 +298,12 @@ export class ChaosCluster {
     }
     // The checker reads the primary directly (after a failover: the promoted one).
     this.database = this.checkerDb();
+    if (options.network) {
+      ChaosCluster.networks += 1;
+      this.network = PodNetwork.create(`n${ChaosCluster.networks}`);
+    }
+    const network = this.network;
+    const podFor = (name: string) => network?.addPod(name);
 
     const base = {
       DATABASE_URL: this.pgbouncer ? this.pgbouncer.urlFor(this.databaseUrl) : this.databaseUrl,
@@ -302,6 +331,7 @@ export class ChaosCluster {
             ...options.ingestEnv,
           },
           'ingest listening',
+          podFor(`ingest-${i}`),
         ),
       );
     }
@@ -351,6 +381,7 @@ export class ChaosCluster {
             ...options.workerEnv,
           },
           'worker started',
+          podFor(`worker-${i}`),
         ),
       );
     }
@@ -374,6 +405,7 @@ export class ChaosCluster {
         IDEMPOTENCY_KEY_LOCK_TIMEOUT_MS: String(chaosIdempotencyLockMs),
       },
       'api listening',
+      podFor('api'),
     );
     await Promise.all(this.processes().map((process) => process.start()));
   }
@@ -508,7 +540,7 @@ export class ChaosCluster {
     if (key !== null) headers.authorization = `Bearer ${key}`;
     if (options.body !== undefined) headers['content-type'] = 'application/json';
     const method = options.method ?? 'GET';
-    const sent = fetch(`http://127.0.0.1:${this.api.port}${path}`, {
+    const sent = fetch(`http://${this.api.host}:${this.api.port}${path}`, {
       method,
       headers,
       ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
@@ -541,5 +573,6 @@ export class ChaosCluster {
     await this.standby?.destroy().catch(() => undefined);
     for (const old of this.formerPrimaries) await old.destroy().catch(() => undefined);
     await this.postgres?.destroy().catch(() => undefined);
+    this.network?.destroy();
   }
 }
