@@ -7,6 +7,7 @@ import { type AppWebhookStats, checkAppWebhookInvariants } from '../support/app-
 import { repoRoot } from '../support/built-process';
 import { appWebhookScenarios } from './app-webhook-scenarios';
 import { idempotencyScenarios } from './idempotency-scenarios';
+import { partitionScenarios } from './partition-scenarios';
 import { poolerScenarios } from './pooler-scenarios';
 import { type ProfiledScenario, processFaultScenarios } from './process-fault-scenarios';
 import type { Profile, Scenario, ScenarioContext } from './scenario';
@@ -41,6 +42,7 @@ const allScenarios: ProfiledScenario[] = [
   ...idempotencyScenarios,
   ...appWebhookScenarios,
   ...poolerScenarios,
+  ...partitionScenarios,
 ];
 /**
  * The main cluster's processes each in a network namespace of their own (support/network.ts), where

@@ -40,6 +40,14 @@ export const shutdownTimeoutMs = 5_000;
 /** HTTP_HEADERS_TIMEOUT_MS / HTTP_REQUEST_TIMEOUT_MS of every process of the chaos cluster. */
 export const chaosHttpHeadersTimeoutMs = 5_000;
 export const chaosHttpRequestTimeoutMs = 10_000;
+/**
+ * DATABASE_QUERY_TIMEOUT_MS of every chaos process: a statement over a cut link fails (and its
+ * connection is dropped) after 10 s. Not lower: a frozen worker (paused-worker-lost-lock) holds a
+ * user's advisory lock up to 9 s, and the statements waiting for it are not lost.
+ */
+export const chaosQueryTimeoutMs = 10_000;
+/** INGEST_ANSWER_DEADLINE_MS of the chaos ingests: an event not stored within 4 s is answered 503. */
+export const chaosIngestAnswerDeadlineMs = 4_000;
 /** WORKER_LOCK_DURATION_MS of the chaos workers; the inbox worker's stalled check runs as often. */
 export const chaosWorkerLockMs = 2_000;
 /** IDEMPOTENCY_KEY_LOCK_TIMEOUT_MS of the chaos api (above its 2 s provider timeouts). */
@@ -313,6 +321,7 @@ export class ChaosCluster {
       SHUTDOWN_TIMEOUT_MS: String(shutdownTimeoutMs),
       HTTP_HEADERS_TIMEOUT_MS: String(chaosHttpHeadersTimeoutMs),
       HTTP_REQUEST_TIMEOUT_MS: String(chaosHttpRequestTimeoutMs),
+      DATABASE_QUERY_TIMEOUT_MS: String(chaosQueryTimeoutMs),
       PAYMENT_ENVIRONMENTS: 'production,sandbox',
       WALLET_LOW_BALANCE_THRESHOLD: String(chaosLowBalanceThreshold),
     };
@@ -328,6 +337,7 @@ export class ChaosCluster {
             INGEST_PORT: String(port),
             STRIPE_WEBHOOK_SECRETS: chaosStripeSecret,
             REVENUECAT_WEBHOOK_AUTH: chaosRevenueCatAuth,
+            INGEST_ANSWER_DEADLINE_MS: String(chaosIngestAnswerDeadlineMs),
             ...options.ingestEnv,
           },
           'ingest listening',

@@ -1,0 +1,219 @@
+// Network partitions, lossy and slow links between Tally's processes and Postgres (or PgBouncer)
+// and Redis, made with the main cluster's network namespaces (support/network.ts): a cut drops
+// every packet silently (a connection neither answers nor closes), then heals by deleting the rule.
+import type { ProfiledScenario } from './process-fault-scenarios';
+import { inInboxTransaction, sessionsOf } from './process-fault-scenarios';
+import type { ScenarioContext } from './scenario';
+import type { ChaosCluster, SupervisedProcess } from './support/chaos-cluster';
+import { purchaseStream } from './support/events';
+import { settle } from './support/invariants';
+import type { Peer, PodFault } from './support/network';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const size = (ctx: ScenarioContext, short: number, full: number) => (ctx.profile === 'full' ? full : short);
+
+/**
+ * How long a provider waits for an answer before it counts the delivery as failed. Neither
+ * Stripe's nor RevenueCat's is in /work/shared/docs/providers.md; Stripe's documentation speaks
+ * of "a few seconds" and a 10 s wait is the common figure, so 10 s is the bound here, and every
+ * answer during a partition must come well inside it (`promptAnswerMs`).
+ */
+export const providerTimeoutMs = 10_000;
+/**
+ * An answer during a partition is prompt when it comes within this: ingest's answer deadline
+ * (INGEST_ANSWER_DEADLINE_MS, 4 s in the chaos cluster) plus slack for a loaded 2-core machine.
+ */
+export const promptAnswerMs = 7_000;
+/**
+ * After healing, the backlog (every event of the scenario processed, every app webhook delivered)
+ * must drain within this: the providers' retry backoff (the simulator's, ≤ 1 s), a pooled
+ * connection's query timeout, BullMQ's stalled check and the relay's sweep, each a few seconds.
+ */
+export const drainBoundMs = 30_000;
+
+function services(cluster: ChaosCluster): { postgres: Peer; redis: Peer } {
+  return {
+    // Through PgBouncer the processes' "Postgres" is the pooler.
+    postgres: { port: cluster.pgbouncer ? cluster.pgbouncer.port : cluster.postgres.port, name: 'Postgres' },
+    redis: { port: cluster.redis.port, name: 'Redis' },
+  };
+}
+
+function podOf(process: SupervisedProcess) {
+  if (!process.pod) {
+    throw new Error(
+      `${process.name} runs on the host's network: partition scenarios need the cluster in network namespaces (root, iproute2, nftables; not CHAOS_NETWORK=0)`,
+    );
+  }
+  return process.pod;
+}
+
+interface PartitionPlan {
+  name: string;
+  /** Who is cut off, and from what. */
+  victims: (cluster: ChaosCluster) => SupervisedProcess[];
+  peers: (cluster: ChaosCluster) => Peer[];
+  /** Cut only once a worker of the victims is inside an inbox transaction (holding its locks). */
+  midTransaction?: boolean;
+  what: string;
+}
+
+/** Statuses and the slowest answer among the deliveries that started in [from, to). */
+function answersBetween(ctx: ScenarioContext, from: number, to: number) {
+  const timings = ctx.sim.timings.filter((timing) => timing.startedAt >= from && timing.startedAt < to);
+  const statuses: Record<string, number> = {};
+  for (const timing of timings) statuses[timing.status] = (statuses[timing.status] ?? 0) + 1;
+  const slow = timings.filter((timing) => timing.status === 0 || timing.ms > promptAnswerMs);
+  const maxMs = timings.reduce((max, timing) => Math.max(max, timing.ms), 0);
+  return { count: timings.length, statuses, slow, maxMs };
+}
+
+function restartsOf(cluster: ChaosCluster): Map<SupervisedProcess, number> {
+  return new Map(cluster.processes().map((process) => [process, process.restarts]));
+}
+
+/**
+ * Until `done`, `pending` rows of the scenario's events: polled after healing, so the drain
+ * time is measured from the heal to the moment nothing of the scenario is left in flight.
+ */
+async function drained(ctx: ScenarioContext, deliveries: Promise<void>, timeoutMs: number): Promise<string[]> {
+  const deadline = Date.now() + timeoutMs;
+  await Promise.race([deliveries, sleep(timeoutMs)]);
+  return settle(ctx.cluster.db, Math.max(0, deadline - Date.now()));
+}
+
+/**
+ * A stream of purchases paced over the whole scenario (before, during and after the cut); the
+ * cut lasts `cutMs`; then heal and measure how long the backlog takes to drain. Invariants of
+ * the issue besides those checked after every scenario: every answer during the partition prompt
+ * (a 5xx or a 200 within `promptAnswerMs`, never no answer within the provider's timeout), the
+ * drain within `drainBoundMs`, no process restarted.
+ */
+async function runPartition(ctx: ScenarioContext, plan: PartitionPlan, cutMs: number): Promise<void> {
+  const { cluster } = ctx;
+  const victims = plan.victims(cluster);
+  const peers = plan.peers(cluster);
+  const pods = victims.map(podOf);
+  const leadMs = 2_000;
+  const tailMs = 2_000;
+  const prefix = plan.name.replace(/[^a-z0-9]/g, '');
+  const users = Array.from({ length: 6 }, (_, i) => `${prefix}-u${i}`);
+  const count = Math.round(((leadMs + cutMs + tailMs) / 1_000) * size(ctx, 6, 8));
+  const { events, expected } = purchaseStream(ctx.rng, prefix, users, count);
+  for (const [user, balance] of expected) ctx.expected.set(user, (ctx.expected.get(user) ?? 0) + balance);
+  ctx.events.push(...events);
+  const restartsBefore = restartsOf(cluster);
+  const deliveries = ctx.sim.deliverAll(events, 8, leadMs + cutMs + tailMs);
+
+  await sleep(leadMs);
+  let trigger = 'timer';
+  if (plan.midTransaction) {
+    const deadline = Date.now() + 3_000;
+    search: while (Date.now() < deadline) {
+      for (const worker of victims) {
+        const sessions = await sessionsOf(ctx, worker).catch(() => []);
+        if (sessions === undefined) break search;
+        if (sessions.some(inInboxTransaction)) {
+          trigger = `${worker.name} inside an inbox transaction`;
+          break search;
+        }
+      }
+      await sleep(5);
+    }
+  }
+  const faults: PodFault[] = [];
+  const cutAt = Date.now();
+  let healAt = cutAt;
+  try {
+    for (const pod of pods) faults.push(pod.cut(peers));
+    await sleep(cutMs);
+  } finally {
+    for (const fault of faults) fault.heal();
+    healAt = Date.now();
+  }
+  ctx.faults.push(`${plan.what} cut for ${((healAt - cutAt) / 1_000).toFixed(1)} s (silent drop), then healed`);
+
+  const pending = await drained(ctx, deliveries, drainBoundMs);
+  const drainMs = Date.now() - healAt;
+  if (pending.length > 0) {
+    ctx.violations.push({
+      invariant: 'backlog drains after healing',
+      detail: `not drained ${drainBoundMs} ms after healing: ${pending.join(', ')}`,
+    });
+  }
+  await deliveries;
+  const during = answersBetween(ctx, cutAt, healAt);
+  for (const timing of during.slow.slice(0, 5)) {
+    ctx.violations.push({
+      invariant: 'prompt answers during a partition',
+      detail: `a delivery started ${timing.startedAt - cutAt} ms into the cut ${
+        timing.status === 0
+          ? `had no answer after ${timing.ms} ms`
+          : `was answered ${timing.status} after ${timing.ms} ms`
+      } (bound ${promptAnswerMs} ms, provider timeout ${providerTimeoutMs} ms)`,
+    });
+  }
+  if (during.slow.length > 5) {
+    ctx.violations.push({
+      invariant: 'prompt answers during a partition',
+      detail: `${during.slow.length} slow in all`,
+    });
+  }
+  const restarted = cluster
+    .processes()
+    .filter((process) => process.restarts !== restartsBefore.get(process))
+    .map((process) => process.name);
+  if (restarted.length > 0) {
+    ctx.violations.push({ invariant: 'no process restarted', detail: `restarted: ${restarted.join(', ')}` });
+  }
+  ctx.notes.push(
+    `cut ${plan.what} (trigger: ${trigger}) for ${healAt - cutAt} ms; ${during.count} deliveries started during it: ${JSON.stringify(
+      during.statuses,
+    )}, slowest answer ${during.maxMs} ms`,
+    `backlog drained ${drainMs} ms after healing (bound ${drainBoundMs} ms)`,
+  );
+}
+
+const plans: PartitionPlan[] = [
+  {
+    name: 'partition-workers-postgres',
+    victims: (cluster) => cluster.workers,
+    peers: (cluster) => [services(cluster).postgres],
+    midTransaction: true,
+    what: 'every worker ↔ Postgres',
+  },
+  {
+    name: 'partition-workers-redis',
+    victims: (cluster) => cluster.workers,
+    peers: (cluster) => [services(cluster).redis],
+    what: 'every worker ↔ Redis',
+  },
+  {
+    name: 'partition-ingest-redis',
+    victims: (cluster) => cluster.ingests,
+    peers: (cluster) => [services(cluster).redis],
+    what: 'every ingest ↔ Redis',
+  },
+  {
+    name: 'partition-ingest-postgres',
+    victims: (cluster) => cluster.ingests,
+    peers: (cluster) => [services(cluster).postgres],
+    what: 'every ingest ↔ Postgres',
+  },
+  {
+    name: 'partition-one-worker',
+    victims: (cluster) => cluster.workers.slice(0, 1),
+    peers: () => ['everything'],
+    midTransaction: true,
+    what: 'worker-0 ↔ everything',
+  },
+];
+
+/** The full profile: each partition 30 s. */
+const fullPartitions: ProfiledScenario[] = plans.map((plan) => ({
+  name: plan.name,
+  profiles: ['full'],
+  run: (ctx) => runPartition(ctx, plan, 30_000),
+}));
+
+export const partitionScenarios: ProfiledScenario[] = [...fullPartitions];
