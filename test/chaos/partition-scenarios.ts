@@ -1,6 +1,7 @@
 // Network partitions, lossy and slow links between Tally's processes and Postgres (or PgBouncer)
 // and Redis, made with the main cluster's network namespaces (support/network.ts): a cut drops
 // every packet silently (a connection neither answers nor closes), then heals by deleting the rule.
+import { sql } from 'kysely';
 import type { ProfiledScenario } from './process-fault-scenarios';
 import { inInboxTransaction, sessionsOf } from './process-fault-scenarios';
 import type { ScenarioContext } from './scenario';
@@ -48,12 +49,17 @@ function podOf(process: SupervisedProcess) {
   return process.pod;
 }
 
-interface PartitionPlan {
-  name: string;
+interface Cut {
   /** Who is cut off, and from what. */
   victims: (cluster: ChaosCluster) => SupervisedProcess[];
   peers: (cluster: ChaosCluster) => Peer[];
-  /** Cut only once a worker of the victims is inside an inbox transaction (holding its locks). */
+}
+
+interface PartitionPlan {
+  name: string;
+  /** Cut at once, healed at once. */
+  cuts: Cut[];
+  /** Cut only once a worker is inside an inbox transaction (holding its locks). */
   midTransaction?: boolean;
   what: string;
 }
@@ -66,6 +72,39 @@ function answersBetween(ctx: ScenarioContext, from: number, to: number) {
   const slow = timings.filter((timing) => timing.status === 0 || timing.ms > promptAnswerMs);
   const maxMs = timings.reduce((max, timing) => Math.max(max, timing.ms), 0);
   return { count: timings.length, statuses, slow, maxMs };
+}
+
+/** The scenario's inbox rows not processed yet, by status (the backlog the cut built). */
+async function inFlight(ctx: ScenarioContext): Promise<string> {
+  const ids = ctx.events.map((event) => event.id);
+  const { rows } = await sql<{ status: string; count: number }>`
+    SELECT status, count(*)::int AS count FROM inbox_events
+     WHERE provider_event_id = ANY(${ids}::text[]) GROUP BY status ORDER BY status`.execute(ctx.cluster.db);
+  const stored = rows.reduce((sum, row) => sum + row.count, 0);
+  return `${ctx.sim.accepted().length} events accepted, ${stored} rows ${JSON.stringify(
+    Object.fromEntries(rows.map((row) => [row.status, row.count])),
+  )}`;
+}
+
+/** Warning and error lines each process logged since `before`, counted by message (digits as N). */
+function warningsSince(cluster: ChaosCluster, before: Map<SupervisedProcess, number>): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const process of cluster.processes()) {
+    for (const line of process.output.slice(before.get(process) ?? 0).split('\n')) {
+      if (!line.startsWith('{')) continue;
+      try {
+        const entry = JSON.parse(line) as { level?: number; msg?: string; err?: { message?: string } };
+        if ((entry.level ?? 0) < 40) continue;
+        const key = `${process.name.replace(/-\d+$/, '')}: ${entry.msg}${
+          entry.err?.message ? ` (${entry.err.message.replace(/\d+/g, 'N').slice(0, 80)})` : ''
+        }`;
+        counts[key] = (counts[key] ?? 0) + 1;
+      } catch {
+        // A partial line.
+      }
+    }
+  }
+  return counts;
 }
 
 function restartsOf(cluster: ChaosCluster): Map<SupervisedProcess, number> {
@@ -91,9 +130,8 @@ async function drained(ctx: ScenarioContext, deliveries: Promise<void>, timeoutM
  */
 async function runPartition(ctx: ScenarioContext, plan: PartitionPlan, cutMs: number): Promise<void> {
   const { cluster } = ctx;
-  const victims = plan.victims(cluster);
-  const peers = plan.peers(cluster);
-  const pods = victims.map(podOf);
+  const cuts = plan.cuts.map((cut) => ({ victims: cut.victims(cluster), peers: cut.peers(cluster) }));
+  for (const cut of cuts) for (const victim of cut.victims) podOf(victim);
   const leadMs = 2_000;
   const tailMs = 2_000;
   const prefix = plan.name.replace(/[^a-z0-9]/g, '');
@@ -110,7 +148,7 @@ async function runPartition(ctx: ScenarioContext, plan: PartitionPlan, cutMs: nu
   if (plan.midTransaction) {
     const deadline = Date.now() + 3_000;
     search: while (Date.now() < deadline) {
-      for (const worker of victims) {
+      for (const worker of cluster.workers) {
         const sessions = await sessionsOf(ctx, worker).catch(() => []);
         if (sessions === undefined) break search;
         if (sessions.some(inInboxTransaction)) {
@@ -122,11 +160,14 @@ async function runPartition(ctx: ScenarioContext, plan: PartitionPlan, cutMs: nu
     }
   }
   const faults: PodFault[] = [];
+  const outputBefore = new Map(cluster.processes().map((process) => [process, process.output.length]));
   const cutAt = Date.now();
   let healAt = cutAt;
+  let backlog = '';
   try {
-    for (const pod of pods) faults.push(pod.cut(peers));
+    for (const cut of cuts) for (const victim of cut.victims) faults.push(podOf(victim).cut(cut.peers));
     await sleep(cutMs);
+    backlog = await inFlight(ctx);
   } finally {
     for (const fault of faults) fault.heal();
     healAt = Date.now();
@@ -170,44 +211,64 @@ async function runPartition(ctx: ScenarioContext, plan: PartitionPlan, cutMs: nu
     `cut ${plan.what} (trigger: ${trigger}) for ${healAt - cutAt} ms; ${during.count} deliveries started during it: ${JSON.stringify(
       during.statuses,
     )}, slowest answer ${during.maxMs} ms`,
-    `backlog drained ${drainMs} ms after healing (bound ${drainBoundMs} ms)`,
+    `backlog at the heal: ${backlog}; drained ${drainMs} ms after healing (bound ${drainBoundMs} ms)`,
+    `what the processes logged meanwhile: ${JSON.stringify(warningsSince(cluster, outputBefore))}`,
   );
 }
 
 const plans: PartitionPlan[] = [
   {
     name: 'partition-workers-postgres',
-    victims: (cluster) => cluster.workers,
-    peers: (cluster) => [services(cluster).postgres],
+    cuts: [{ victims: (cluster) => cluster.workers, peers: (cluster) => [services(cluster).postgres] }],
     midTransaction: true,
     what: 'every worker ↔ Postgres',
   },
   {
     name: 'partition-workers-redis',
-    victims: (cluster) => cluster.workers,
-    peers: (cluster) => [services(cluster).redis],
+    cuts: [{ victims: (cluster) => cluster.workers, peers: (cluster) => [services(cluster).redis] }],
     what: 'every worker ↔ Redis',
   },
   {
     name: 'partition-ingest-redis',
-    victims: (cluster) => cluster.ingests,
-    peers: (cluster) => [services(cluster).redis],
+    cuts: [{ victims: (cluster) => cluster.ingests, peers: (cluster) => [services(cluster).redis] }],
     what: 'every ingest ↔ Redis',
   },
   {
     name: 'partition-ingest-postgres',
-    victims: (cluster) => cluster.ingests,
-    peers: (cluster) => [services(cluster).postgres],
+    cuts: [{ victims: (cluster) => cluster.ingests, peers: (cluster) => [services(cluster).postgres] }],
     what: 'every ingest ↔ Postgres',
   },
   {
     name: 'partition-one-worker',
-    victims: (cluster) => cluster.workers.slice(0, 1),
-    peers: () => ['everything'],
+    cuts: [{ victims: (cluster) => cluster.workers.slice(0, 1), peers: () => ['everything'] }],
     midTransaction: true,
     what: 'worker-0 ↔ everything',
   },
 ];
+
+/**
+ * The short profile's (CI's) one partition, 12 s: every worker ↔ Postgres (mid-transaction),
+ * ingest-0 ↔ Postgres and ingest-1 ↔ Redis at once.
+ */
+const shortPartition: ProfiledScenario = {
+  name: 'partitions',
+  profiles: ['short'],
+  run: (ctx) =>
+    runPartition(
+      ctx,
+      {
+        name: 'partitions',
+        cuts: [
+          { victims: (cluster) => cluster.workers, peers: (cluster) => [services(cluster).postgres] },
+          { victims: (cluster) => cluster.ingests.slice(0, 1), peers: (cluster) => [services(cluster).postgres] },
+          { victims: (cluster) => cluster.ingests.slice(1, 2), peers: (cluster) => [services(cluster).redis] },
+        ],
+        midTransaction: true,
+        what: 'every worker ↔ Postgres, ingest-0 ↔ Postgres and ingest-1 ↔ Redis',
+      },
+      12_000,
+    ),
+};
 
 /** The full profile: each partition 30 s. */
 const fullPartitions: ProfiledScenario[] = plans.map((plan) => ({
@@ -216,4 +277,4 @@ const fullPartitions: ProfiledScenario[] = plans.map((plan) => ({
   run: (ctx) => runPartition(ctx, plan, 30_000),
 }));
 
-export const partitionScenarios: ProfiledScenario[] = [...fullPartitions];
+export const partitionScenarios: ProfiledScenario[] = [shortPartition, ...fullPartitions];
