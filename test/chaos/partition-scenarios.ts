@@ -31,6 +31,12 @@ export const promptAnswerMs = 7_000;
  * connection's query timeout, BullMQ's stalled check and the relay's sweep, each a few seconds.
  */
 export const drainBoundMs = 30_000;
+/**
+ * On a link that keeps losing packets the drain is bounded too, more loosely: at 30 % loss each
+ * TCP exchange is retransmitted on a backoff of seconds, and statements past the query timeout
+ * (10 s) drop their connection, whose reconnection is lossy as well. Measured: lossy-links' notes.
+ */
+export const lossyDrainBoundMs = 90_000;
 
 function services(cluster: ChaosCluster): { postgres: Peer; redis: Peer } {
   return {
@@ -278,3 +284,118 @@ const fullPartitions: ProfiledScenario[] = plans.map((plan) => ({
 }));
 
 export const partitionScenarios: ProfiledScenario[] = [shortPartition, ...fullPartitions];
+
+function percentile(values: number[], p: number): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] as number;
+}
+
+interface LinkPhase {
+  name: string;
+  /** % of packets dropped at random each way between every process and Postgres and Redis. */
+  lossPercent: number;
+  /** A tbf rate on every process's veth (both ends), or none. */
+  rate?: string;
+}
+
+/**
+ * Slow and lossy links for a whole run: phases of the same paced stream, first over clean links
+ * (the baseline), then with N % of the packets between every process and Postgres and Redis
+ * dropped at random (nft numgen), the last also limited by tbf. Per phase: the answers (all
+ * prompt), the delivery latency, and how long after its last delivery the backlog drained,
+ * against the clean phase's: the figures of how much slower it drains.
+ */
+const lossyLinks: ProfiledScenario = {
+  name: 'lossy-links',
+  profiles: ['full'],
+  async run(ctx) {
+    const { cluster } = ctx;
+    const processes = cluster.processes();
+    for (const process of processes) podOf(process);
+    const { postgres, redis } = services(cluster);
+    const phases: LinkPhase[] = [
+      { name: 'clean', lossPercent: 0 },
+      { name: '5 % loss', lossPercent: 5 },
+      { name: '15 % loss', lossPercent: 15 },
+      { name: '30 % loss', lossPercent: 30 },
+      { name: '1 mbit/s (tbf)', lossPercent: 0, rate: '1mbit' },
+    ];
+    const phaseMs = size(ctx, 6_000, 12_000);
+    const perPhase = Math.round((phaseMs / 1_000) * 6);
+    const restartsBefore = restartsOf(cluster);
+    const figures: string[] = [];
+    let baselineDrainMs = 0;
+    for (const [index, phase] of phases.entries()) {
+      const faults: PodFault[] = [];
+      try {
+        for (const process of processes) {
+          const pod = podOf(process);
+          if (phase.lossPercent > 0) faults.push(pod.loss([postgres, redis], phase.lossPercent));
+          if (phase.rate) faults.push(pod.bandwidth(phase.rate));
+        }
+        const prefix = `lossy${index}`;
+        const users = Array.from({ length: 6 }, (_, i) => `${prefix}-u${i}`);
+        const { events, expected } = purchaseStream(ctx.rng, prefix, users, perPhase);
+        for (const [user, balance] of expected) ctx.expected.set(user, (ctx.expected.get(user) ?? 0) + balance);
+        ctx.events.push(...events);
+        const startedAt = Date.now();
+        await ctx.sim.deliverAll(events, 8, phaseMs);
+        const deliveredAt = Date.now();
+        // The phase's own events drained (inbox rows and their app webhooks), links still faulty.
+        const outputBefore = new Map(processes.map((process) => [process, process.output.length]));
+        const pending = await settle(cluster.db, index === 0 ? drainBoundMs : lossyDrainBoundMs);
+        const drainMs = Date.now() - deliveredAt;
+        if (index === 0) baselineDrainMs = drainMs;
+        if (pending.length > 0) {
+          ctx.violations.push({
+            invariant: 'backlog drains on a lossy link',
+            detail: `${phase.name}: not drained ${
+              index === 0 ? drainBoundMs : lossyDrainBoundMs
+            } ms after the last delivery: ${pending.join(', ')}`,
+          });
+        }
+        const timings = ctx.sim.timings.filter(
+          (timing) => timing.startedAt >= startedAt && timing.startedAt < deliveredAt,
+        );
+        const slow = timings.filter((timing) => timing.status === 0 || timing.ms > promptAnswerMs);
+        if (slow.length > 0) {
+          ctx.violations.push({
+            invariant: 'prompt answers on a lossy link',
+            detail: `${phase.name}: ${slow.length} answers missing or past ${promptAnswerMs} ms (slowest ${Math.max(
+              ...slow.map((timing) => timing.ms),
+            )} ms)`,
+          });
+        }
+        const statuses: Record<string, number> = {};
+        for (const timing of timings) statuses[timing.status] = (statuses[timing.status] ?? 0) + 1;
+        const ms = timings.map((timing) => timing.ms);
+        figures.push(
+          `${phase.name}: ${events.length} events in ${timings.length} deliveries ${JSON.stringify(statuses)}, answer p50 ${percentile(
+            ms,
+            50,
+          )} ms, p99 ${percentile(ms, 99)} ms; drained ${drainMs} ms after the last delivery${
+            index > 0 && baselineDrainMs > 0 ? ` (${(drainMs / baselineDrainMs).toFixed(1)}× the clean phase's)` : ''
+          }; logged meanwhile ${JSON.stringify(warningsSince(cluster, outputBefore))}`,
+        );
+      } finally {
+        for (const fault of faults) fault.heal();
+      }
+      ctx.faults.push(
+        phase.lossPercent === 0
+          ? 'clean links (baseline)'
+          : `${phase.lossPercent} % random loss to Postgres and Redis${phase.rate ? `, tbf ${phase.rate}` : ''}`,
+      );
+    }
+    const restarted = processes.filter((process) => process.restarts !== restartsBefore.get(process));
+    if (restarted.length > 0) {
+      ctx.violations.push({
+        invariant: 'no process restarted',
+        detail: `restarted: ${restarted.map((process) => process.name).join(', ')}`,
+      });
+    }
+    ctx.notes.push(...figures);
+  },
+};
+
+partitionScenarios.push(lossyLinks);

@@ -49,7 +49,7 @@ export const chaosQueryTimeoutMs = 10_000;
 /** INGEST_ANSWER_DEADLINE_MS of the chaos ingests: an event not stored within 4 s is answered 503. */
 export const chaosIngestAnswerDeadlineMs = 4_000;
 /** WORKER_LOCK_DURATION_MS of the chaos workers; the inbox worker's stalled check runs as often. */
-export const chaosWorkerLockMs = 2_000;
+export const chaosWorkerLockMs = Number(process.env.CHAOS_WORKER_LOCK_MS ?? 2_000);
 /** IDEMPOTENCY_KEY_LOCK_TIMEOUT_MS of the chaos api (above its 2 s provider timeouts). */
 export const chaosIdempotencyLockMs = 3_000;
 /**
