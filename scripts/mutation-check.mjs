@@ -9,6 +9,13 @@ import { ensureBuilt, log, root } from './bootstrap.mjs';
 
 const mutations = [
   {
+    name: 'the partition harness cut lets packets through (every partition scenario would test nothing)',
+    file: 'test/chaos/support/network.ts',
+    from: '(match) => `${match} drop`, peers);',
+    to: '(match) => `${match} accept`, peers);',
+    tests: ['test/chaos/support/network.test'],
+  },
+  {
     name: 'a statement past its query timeout leaves its connection in the pool (the next statement queues behind the lost one)',
     file: 'packages/billing-core/src/db/create-db.ts',
     from: '        this.discarded = true;\n        (this.client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();\n',
