@@ -154,10 +154,14 @@ async function runPartition(ctx: ScenarioContext, plan: PartitionPlan, cutMs: nu
 
   await sleep(leadMs);
   let trigger = 'timer';
+  // The workers the cuts name (partition-one-worker: worker-0); the mid-transaction trigger
+  // waits for one of them, or any worker when none is cut.
+  const cutWorkers = cuts.flatMap((cut) => cut.victims).filter((victim) => cluster.workers.includes(victim));
+  let openTransactions = 0;
   if (plan.midTransaction) {
     const deadline = Date.now() + 3_000;
     search: while (Date.now() < deadline) {
-      for (const worker of cluster.workers) {
+      for (const worker of cutWorkers.length > 0 ? cutWorkers : cluster.workers) {
         const sessions = await sessionsOf(ctx, worker).catch(() => []);
         if (sessions === undefined) break search;
         if (sessions.some(inInboxTransaction)) {
@@ -168,14 +172,39 @@ async function runPartition(ctx: ScenarioContext, plan: PartitionPlan, cutMs: nu
       await sleep(5);
     }
   }
-  const faults: PodFault[] = [];
+  let faults: PodFault[] = [];
   const outputBefore = new Map(cluster.processes().map((process) => [process, process.output.length]));
-  const cutAt = Date.now();
+  // Workers first: an inbox transaction lasts milliseconds, each rule takes a few to install.
+  const ordered = cuts.flatMap((cut) => cut.victims.map((victim) => ({ victim, peers: cut.peers })));
+  ordered.sort((a, b) => Number(cluster.workers.includes(b.victim)) - Number(cluster.workers.includes(a.victim)));
+  /** The cut workers' sessions Postgres still shows inside a transaction (not through PgBouncer: ports end there). */
+  const openNow = async () => {
+    let open = 0;
+    for (const worker of cutWorkers) {
+      const sessions = await sessionsOf(ctx, worker).catch(() => undefined);
+      if (sessions) open += sessions.filter((session) => session.inTransaction).length;
+    }
+    return open;
+  };
+  const canSeeSessions = !cluster.pgbouncer && cutWorkers.length > 0;
+  let cutAt = Date.now();
   let healAt = cutAt;
   let backlog = '';
+  let tries = 0;
   try {
-    for (const cut of cuts) for (const victim of cut.victims) faults.push(podOf(victim).cut(cut.peers));
-    await sleep(cutMs);
+    // With `midTransaction`, a cut that froze no transaction is healed at once (the links were
+    // down ~50 ms: TCP retransmits) and tried again, up to 20 times.
+    for (;;) {
+      tries += 1;
+      cutAt = Date.now();
+      faults = ordered.map(({ victim, peers }) => podOf(victim).cut(peers));
+      await sleep(50);
+      openTransactions = canSeeSessions ? await openNow() : 0;
+      if (!plan.midTransaction || !canSeeSessions || openTransactions > 0 || tries >= 20) break;
+      for (const fault of faults) fault.heal();
+      await sleep(200);
+    }
+    await sleep(Math.max(0, cutMs - (Date.now() - cutAt)));
     backlog = await inFlight(ctx);
   } finally {
     for (const fault of faults) fault.heal();
@@ -217,7 +246,9 @@ async function runPartition(ctx: ScenarioContext, plan: PartitionPlan, cutMs: nu
     ctx.violations.push({ invariant: 'no process restarted', detail: `restarted: ${restarted.join(', ')}` });
   }
   ctx.notes.push(
-    `cut ${plan.what} (trigger: ${trigger}) for ${healAt - cutAt} ms; ${during.count} deliveries started during it: ${JSON.stringify(
+    `cut ${plan.what} (trigger: ${trigger}; the cut workers' sessions inside a transaction just after the cut: ${openTransactions}${
+      tries > 1 ? `, after ${tries} tries` : ''
+    }) for ${healAt - cutAt} ms; ${during.count} deliveries started during it: ${JSON.stringify(
       during.statuses,
     )}, slowest answer ${during.maxMs} ms`,
     `backlog at the heal: ${backlog}; drained ${drainMs} ms after healing (bound ${drainBoundMs} ms)`,
