@@ -9,6 +9,34 @@ import { ensureBuilt, log, root } from './bootstrap.mjs';
 
 const mutations = [
   {
+    name: 'the partition harness cut lets packets through (every partition scenario would test nothing)',
+    file: 'test/chaos/support/network.ts',
+    from: '(match) => `${match} drop`, peers);',
+    to: '(match) => `${match} accept`, peers);',
+    tests: ['test/chaos/support/network.test'],
+  },
+  {
+    name: 'a statement past its query timeout leaves its connection in the pool (the next statement queues behind the lost one)',
+    file: 'packages/billing-core/src/db/create-db.ts',
+    from: '        this.discarded = true;\n        (this.client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();\n',
+    to: '',
+    tests: ['test/e2e/silent-paths.int'],
+  },
+  {
+    name: 'ingest has no answer deadline (a webhook waits on an insert that never returns)',
+    file: 'apps/ingest/src/inbox-batcher.ts',
+    from: "          resolve({ kind: 'unavailable' });\n        }, deadlineMs);",
+    to: '        }, deadlineMs);',
+    tests: ['test/e2e/silent-paths.int'],
+  },
+  {
+    name: 'producer Redis connections without a command timeout (an enqueue over a silent path waits forever)',
+    file: 'packages/platform/src/queue/redis-connection.ts',
+    from: '          commandTimeout: settings.commandTimeoutMs ?? DEFAULT_REDIS_COMMAND_TIMEOUT_MS,\n',
+    to: '',
+    tests: ['test/e2e/silent-paths.int'],
+  },
+  {
     name: 'production reads .env.example (the demo secrets and switches fill what the operator left unset)',
     file: 'scripts/bootstrap.mjs',
     from: "  if (process.env.NODE_ENV === 'production') return",

@@ -45,6 +45,7 @@ runMain('api', async () => {
   const database = createDb<DB>({
     connectionString: config.DATABASE_URL,
     applicationName: 'tally-api',
+    queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
     preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
     onPreparedStatementsDisabled: (error) =>
       logger.warn(
@@ -54,7 +55,9 @@ runMain('api', async () => {
     onConnectionError: (error) =>
       logger.warn({ err: error }, 'database connection lost; requests answer 503 until it is back'),
   });
-  const redis = createRedisConnection(config.REDIS_URL, 'producer');
+  const redis = createRedisConnection(config.REDIS_URL, 'producer', {
+    commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
+  });
   const queue = createProducerQueue(redis, config.QUEUE_PREFIX, inboxRelaySource.queue);
   const studioQueue = createProducerQueue(redis, config.QUEUE_PREFIX, studioRelaySource.queue);
   const appWebhookQueue = createProducerQueue(redis, config.QUEUE_PREFIX, appWebhookSource.queue);

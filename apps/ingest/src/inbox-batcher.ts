@@ -28,6 +28,14 @@ export interface InboxBatcherOptions {
    * pending hand-offs, and the memory they hold, stay bounded.
    */
   maxPendingHandOffs?: number;
+  /**
+   * A request whose event is not stored by then is answered `unavailable` (503; the provider
+   * retries) instead of waiting on: a database behind a silent network path never answers, and a
+   * provider that times out first counts the delivery failed without Tally saying so
+   * (INGEST_ANSWER_DEADLINE_MS). An insert already sent may still commit: the retry is then a
+   * duplicate, answered 200. Unset: no deadline.
+   */
+  answerDeadlineMs?: number;
 }
 
 export interface InboxBatcher {
@@ -149,7 +157,34 @@ export function createInboxBatcher(options: InboxBatcherOptions): InboxBatcher {
   return {
     accept(draft) {
       return new Promise<AcceptWebhookResult>((resolve, reject) => {
-        queue.push({ draft, resolve, reject });
+        const deadlineMs = options.answerDeadlineMs;
+        if (deadlineMs === undefined) {
+          queue.push({ draft, resolve, reject });
+          schedule();
+          return;
+        }
+        const pending: Pending = {
+          draft,
+          resolve: (result) => {
+            clearTimeout(timer);
+            resolve(result);
+          },
+          reject: (error) => {
+            clearTimeout(timer);
+            reject(error);
+          },
+        };
+        const timer = setTimeout(() => {
+          // Not sent yet: it never will be. Sent: its batch may still commit (then a retry is a
+          // duplicate); either way this request is answered now.
+          queue = queue.filter((queued) => queued !== pending);
+          options.logger.warn(
+            { provider: draft.provider, providerEventId: draft.providerEventId, deadlineMs },
+            'event not stored within the answer deadline; answering 503',
+          );
+          resolve({ kind: 'unavailable' });
+        }, deadlineMs);
+        queue.push(pending);
         schedule();
       });
     },

@@ -40,6 +40,7 @@ runMain('worker', async () => {
   const database = createDb<DB>({
     connectionString: config.DATABASE_URL,
     applicationName: 'tally-worker',
+    queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
     preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
     onPreparedStatementsDisabled: (error) =>
       logger.warn(
@@ -96,6 +97,7 @@ runMain('worker', async () => {
     handlers,
     logger,
     redisUrl: config.REDIS_URL,
+    redisCommandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
     queuePrefix: config.QUEUE_PREFIX,
     roles: config.WORKER_ROLES,
     settings: workerSettingsFrom(config),
