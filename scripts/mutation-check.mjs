@@ -17,7 +17,7 @@ const mutations = [
   },
   {
     name: 'a statement past its query timeout leaves its connection in the pool (the next statement queues behind the lost one)',
-    file: 'packages/billing-core/src/db/create-db.ts',
+    file: 'packages/platform/src/db/create-db.ts',
     from: '        this.discarded = true;\n        (this.client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();\n',
     to: '',
     tests: ['test/e2e/silent-paths.int'],

@@ -1,11 +1,13 @@
+import { type DB, toStripeInboxDraftFromBody } from '@tally/billing-core';
+import { createTestDatabase, type TestDatabase } from '@tally/billing-core/testing';
 import {
   createDb,
+  createLogger,
+  createRedisConnection,
   isDatabaseUnavailableError,
   QUERY_READ_TIMEOUT_MESSAGE,
-  toStripeInboxDraftFromBody,
-} from '@tally/billing-core';
-import { createTestDatabase, type TestDatabase } from '@tally/billing-core/testing';
-import { createLogger, createRedisConnection, waitUntilReady } from '@tally/platform';
+  waitUntilReady,
+} from '@tally/platform';
 import { sql } from 'kysely';
 import { createInboxBatcher } from '../../apps/ingest/src/inbox-batcher';
 import { stripeTokenPackPayment } from '../support/events';
@@ -27,7 +29,7 @@ describe('silent paths end in a timeout, never a hang', () => {
   afterAll(() => database.drop());
 
   it('a statement past DATABASE_QUERY_TIMEOUT_MS fails as "database unavailable" and its connection is never reused', async () => {
-    const timed = createDb({ connectionString: database.url, maxConnections: 1, queryTimeoutMs: 300 });
+    const timed = createDb<DB>({ connectionString: database.url, maxConnections: 1, queryTimeoutMs: 300 });
     try {
       const { rows: before } = await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(timed.db);
       const started = Date.now();
@@ -48,8 +50,8 @@ describe('silent paths end in a timeout, never a hang', () => {
   }, 15_000);
 
   it('ingest answers unavailable past INGEST_ANSWER_DEADLINE_MS while its insert waits, and the retry is a duplicate once it committed', async () => {
-    const db = createDb({ connectionString: database.url, maxConnections: 4 });
-    const locker = createDb({ connectionString: database.url, maxConnections: 1 });
+    const db = createDb<DB>({ connectionString: database.url, maxConnections: 4 });
+    const locker = createDb<DB>({ connectionString: database.url, maxConnections: 1 });
     let release: () => void = () => undefined;
     const released = new Promise<void>((resolve) => {
       release = resolve;
