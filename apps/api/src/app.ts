@@ -25,6 +25,7 @@ import { createUserRoutes } from './http/user-scope';
 import { type AppWebhookRoutesDeps, createAppWebhookRoutes } from './routes/admin/app-webhook-routes';
 import { createAuditRoutes } from './routes/admin/audit-routes';
 import { createEventRoutes } from './routes/admin/event-routes';
+import { createHoldAdminRoutes } from './routes/admin/hold-routes';
 import { createLedgerAdminRoutes } from './routes/admin/ledger-routes';
 import { createLotAdminRoutes } from './routes/admin/lot-routes';
 import { createReconcileRoutes } from './routes/admin/reconcile-routes';
@@ -169,6 +170,7 @@ export function createApiApp(deps: ApiAppDeps): Express {
       admin.use(createLedgerAdminRoutes(deps));
       admin.use(createUserSupportRoutes(deps));
       admin.use(createLotAdminRoutes(deps));
+      admin.use(createHoldAdminRoutes(deps));
       admin.use(createReconcileRoutes(deps));
       admin.use(createAppWebhookRoutes(deps));
       app.use('/admin', admin);

@@ -9,6 +9,7 @@ const supportQuerySchema = z.object({
   ledgerLimit: z.coerce.number().int().min(1).max(1_000).default(100),
   studioLimit: z.coerce.number().int().min(1).max(1_000).default(50),
   historyLimit: z.coerce.number().int().min(1).max(1_000).default(50),
+  holdLimit: z.coerce.number().int().min(1).max(1_000).default(50),
 });
 
 /**
@@ -27,6 +28,7 @@ export function createUserSupportRoutes(deps: { db: Kysely<DB> }): Router {
         ledgerEntries: query.ledgerLimit,
         studioRequests: query.studioLimit,
         subscriptionHistory: query.historyLimit,
+        holds: query.holdLimit,
       },
     });
     res.json(view);

@@ -59,7 +59,7 @@ const holdBodySchema = z.object({
   reason: reasonSchema.optional(),
 });
 const captureBodySchema = z.object({ amount: amountSchema.optional() });
-const holdIdSchema = z.string().regex(/^hold_[0-9a-f]{24}$/, { message: 'must be a hold id (hold_…)' });
+export const holdIdSchema = z.string().regex(/^hold_[0-9a-f]{24}$/, { message: 'must be a hold id (hold_…)' });
 const holdsQuerySchema = z.object({
   status: z.enum(['held', 'captured', 'released', 'expired']).optional(),
   limit: z.coerce.number().int().min(1).max(500).default(100),
@@ -230,7 +230,8 @@ function placeAnswerOf(result: PlaceHoldResult): RouteAnswer {
   }
 }
 
-function endAnswerOf(result: EndHoldResult<CaptureAnswer | ReleaseAnswer>, holdId: string): RouteAnswer {
+/** The answer of a capture or release (the app's, and support's release: docs/interface.md). */
+export function endAnswerOf(result: EndHoldResult<CaptureAnswer | ReleaseAnswer>, holdId: string): RouteAnswer {
   switch (result.kind) {
     case 'ended':
     case 'already':
