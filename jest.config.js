@@ -8,6 +8,7 @@ module.exports = {
   transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }] },
   moduleNameMapper: {
     '^@tally/billing-core/testing$': '<rootDir>/packages/billing-core/src/testing/index.ts',
+    '^@tally/platform/(db|testing)$': '<rootDir>/packages/platform/src/$1/index.ts',
     '^@tally/([^/]+)$': '<rootDir>/packages/$1/src/index.ts',
   },
   globalSetup: '<rootDir>/test/global-setup.ts',

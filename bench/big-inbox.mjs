@@ -62,6 +62,7 @@ if (rounds * events + planEvents > historyUsers) {
 /** billing-core's built functions (the plans are of Tally's own statements, not copies of them). */
 const core = {
   ...(await import(path.join(root, 'packages/billing-core/dist/index.js'))),
+  ...(await import(path.join(root, 'packages/platform/dist/db/index.js'))),
   // Reconciliation's two look-back queries (reconcileStripe runs them after the Stripe API's backfill).
   ...(await import(path.join(root, 'packages/billing-core/dist/reconcile/find-stripe-events-without-rows.js'))),
   ...(await import(path.join(root, 'packages/billing-core/dist/reconcile/find-stripe-ledger-rows-without-event.js'))),

@@ -53,6 +53,9 @@ export function readSettings(env = process.env) {
 
 /** Tally's processes run with exactly this configuration (printed with the results). */
 export const tallyEnvironment = {
+  // A staging deployment: the bench's Stripe events are test-mode and its RevenueCat packs are
+  // unverified, both of which NODE_ENV=production refuses at start (docs/configuration.md).
+  NODE_ENV: 'staging',
   PAYMENT_ENVIRONMENTS: 'production,sandbox',
   LOG_LEVEL: 'warn',
 };

@@ -6,6 +6,7 @@
 // user and system CPU per event after the first 500. `checkout` (default this one) is the root of
 // a built checkout, so two builds can be compared one after the other on the same machine
 // (A/B of the engine's own CPU, which a loaded machine's drain rates cannot resolve).
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { revenueCatTokenPackEvents } from './lib/revenuecat-events.mjs';
@@ -15,6 +16,10 @@ import { root as here } from './lib/workspace.mjs';
 const [checkout = here, flow = 'revenuecat', eventsArg = '4000', usersArg = '2000'] = process.argv.slice(2);
 const require = createRequire(path.resolve(checkout, 'packages/billing-core/package.json'));
 const core = require(path.resolve(checkout, 'packages/billing-core/dist/index.js'));
+// The Postgres plumbing (createDb, migrate) is platform's; a checkout from before it moved there
+// has it in billing-core, whose migrate() then needs no folder.
+const platformDbPath = path.resolve(checkout, 'packages/platform/dist/db/index.js');
+const platformDb = existsSync(platformDbPath) ? require(platformDbPath) : core;
 const { sql } = require('kysely');
 const pg = require('pg');
 const events = Number(eventsArg);
@@ -27,8 +32,8 @@ await admin.query(`CREATE DATABASE ${name}`);
 const url = new URL(serverUrl.href);
 url.pathname = `/${name}`;
 try {
-  await core.migrate(url.href);
-  const database = core.createDb({ connectionString: url.href, maxConnections: 12, preparedStatements: true });
+  await platformDb.migrate(url.href, core.migrationsDir);
+  const database = platformDb.createDb({ connectionString: url.href, maxConnections: 12, preparedStatements: true });
   const { db } = database;
   const tag = `${process.pid}`;
   const drafts =

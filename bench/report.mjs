@@ -1,6 +1,7 @@
 // The bench's report: the targets judged against a run's figures, and the plain-text table of
 // every figure and ratio printed at the end of a run.
 import { formatTable, ratio, round } from './lib/stats.mjs';
+import { holdsReportRows } from './phases/holds.mjs';
 import { idempotencyReportRows } from './phases/idempotency.mjs';
 import { targets } from './targets.mjs';
 
@@ -139,6 +140,7 @@ export function formatReport(results) {
     ['Tally', `p50 ${f(e2e.tallyP50Ms, 1)}`, `p99 ${f(e2e.tallyP99Ms, 1)} ms`],
     ['bare pipeline', `p50 ${f(e2e.bareP50Ms, 1)}`, `p99 ${f(e2e.bareP99Ms, 1)} ms`],
     ...idempotencyReportRows(results.figures.idempotency),
+    ...holdsReportRows(results.figures.holds),
     ...appWebhookRows(appWebhooks, settings, f),
     ['Targets (ratios from this run)'],
     ...results.targets.map((t) => [

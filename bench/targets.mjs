@@ -120,6 +120,13 @@ export const targets = [
     op: '<=',
     bound: 1.1,
   },
+  // The round's hold + capture / debit, their median over the rounds (phases/holds.mjs).
+  {
+    name: 'hold + capture vs a plain debit: mean latency per operation, closed loop',
+    value: ['holds.holdCaptureOverDebitMeanMs'],
+    op: '<=',
+    bound: 2,
+  },
   // App webhooks (phases/app-webhooks.mjs): the drain target with APP_WEBHOOK_URL set, on that
   // phase's own backlog and same-run bare worker; on against off and the delivery rate, reported.
   {

@@ -8,12 +8,8 @@ import { mkdtempSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import {
-  localDatabaseServerUrl,
-  localRedisUrl,
-  prepareTemplateDatabase,
-  testDatabaseServerUrl,
-} from '../packages/billing-core/src/testing/test-services';
+import { localRedisUrl, prepareTemplateDatabase } from '../packages/billing-core/src/testing/test-services';
+import { localDatabaseServerUrl, testDatabaseServerUrl } from '../packages/platform/src/testing/test-database';
 import { PgBouncer } from './support/pgbouncer';
 
 type Stoppable = { stop(): Promise<unknown> };

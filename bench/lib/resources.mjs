@@ -1,5 +1,5 @@
 // The bench's private resources: databases named tally_bench_<run>_*, each created from a
-// template migrated with billing-core's migrate(), and Redis keys under bench queue prefixes.
+// template migrated with billing-core's migrations (platform's runner), and Redis keys under bench queue prefixes.
 // Everything is removed at the end, also after a failure or Ctrl-C.
 import { loadMigrate, pg, Redis } from './workspace.mjs';
 

@@ -19,10 +19,16 @@ export const pg = fromCore('pg');
 /** The Standard Webhooks reference library Tally signs with; the bench's receiver verifies with it. */
 export const { Webhook } = fromCore('standardwebhooks');
 
-/** billing-core's built migrate() (the bench runs after `tsc -b`). */
+/**
+ * The built migration runner (platform's migrate()) bound to billing-core's migrations folder
+ * (the bench runs after `tsc -b`).
+ */
 export async function loadMigrate() {
-  const core = await import(path.join(root, 'packages/billing-core/dist/db/migrate.js'));
-  return core.migrate ?? core.default.migrate;
+  const platformDb = await import(path.join(root, 'packages/platform/dist/db/migrate.js'));
+  const core = await import(path.join(root, 'packages/billing-core/dist/db/migrations-dir.js'));
+  const migrate = platformDb.migrate ?? platformDb.default.migrate;
+  const migrationsDir = core.migrationsDir ?? core.default.migrationsDir;
+  return (url) => migrate(url, migrationsDir);
 }
 
 /** billing-core's built advisory lock registry, for the baselines that take Tally's locks (after `tsc -b`). */

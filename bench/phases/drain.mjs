@@ -34,6 +34,8 @@ async function waitForProcessed(pool, expected, what, timeoutMs, table = 'inbox_
       first = { done: rows[0].done, cpuSeconds: handles.reduce((sum, handle) => sum + handle.cpuSeconds(), 0) };
     }
     if (rows[0].done + rows[0].failed >= expected) return { ...rows[0], first };
+    const dead = handles.find((handle) => handle.exited);
+    if (dead) throw new Error(`${what}: ${dead.name} exited before the drain ended:\n${dead.output()}`);
     if (Date.now() > deadline) throw new Error(`${what}: only ${rows[0].done} of ${expected} processed in time`);
     // Not more often: on the private cluster these counts are part of the CPU measured.
     await new Promise((resolve) => setTimeout(resolve, 500));

@@ -7,6 +7,7 @@ import { type AppWebhookStats, checkAppWebhookInvariants } from '../support/app-
 import { repoRoot } from '../support/built-process';
 import { appWebhookScenarios } from './app-webhook-scenarios';
 import { idempotencyScenarios } from './idempotency-scenarios';
+import { partitionScenarios } from './partition-scenarios';
 import { poolerScenarios } from './pooler-scenarios';
 import { type ProfiledScenario, processFaultScenarios } from './process-fault-scenarios';
 import type { Profile, Scenario, ScenarioContext } from './scenario';
@@ -16,6 +17,7 @@ import { canaryEmail, rawBodyCanary } from './support/events';
 import { hostileCanaries, sendHostileBurst } from './support/hostile-burst';
 import { checkInvariants, type LedgerCheckpoint, ledgerCheckpoint, PlanModel, settle } from './support/invariants';
 import { checkIdempotencyKeys } from './support/keyed-requests';
+import { networkFaultsAvailable } from './support/network';
 import { chaosSeed, Prng, scenarioStreams } from './support/prng';
 import { ProviderSimulator, signaturesSent } from './support/provider-simulator';
 import { finishRun, runInfo, type ScenarioResult, toMarkdown, writeReport } from './support/report';
@@ -40,7 +42,15 @@ const allScenarios: ProfiledScenario[] = [
   ...idempotencyScenarios,
   ...appWebhookScenarios,
   ...poolerScenarios,
+  ...partitionScenarios,
 ];
+/**
+ * The main cluster's processes each in a network namespace of their own (support/network.ts), where
+ * the machine allows it (root, iproute2, nftables); CHAOS_NETWORK=0 keeps them on the host's. The
+ * partition scenarios need it (they fail, saying why, without it).
+ */
+const networkCheck = networkFaultsAvailable();
+const networked = process.env.CHAOS_NETWORK !== '0' && networkCheck.ok;
 /** CHAOS_VIA_PGBOUNCER=1: the whole run through PgBouncer (with a synchronous standby to fail over to). */
 const viaPgBouncer = process.env.CHAOS_VIA_PGBOUNCER === '1';
 // A scenario limited to some profiles still runs whenever CHAOS_SCENARIOS names it.
@@ -68,8 +78,20 @@ describe(`chaos (seed ${seed}, ${runName})`, () => {
 
   beforeAll(async () => {
     const startedAt = Date.now();
-    mainCluster = await ChaosCluster.start({ ingests: 2, workers, pooled: viaPgBouncer, standby: viaPgBouncer });
-    process.stdout.write(`[chaos] cluster started in ${Date.now() - startedAt} ms\n`);
+    mainCluster = await ChaosCluster.start({
+      ingests: 2,
+      workers,
+      pooled: viaPgBouncer,
+      standby: viaPgBouncer,
+      network: networked,
+    });
+    process.stdout.write(
+      `[chaos] cluster started in ${Date.now() - startedAt} ms${
+        mainCluster.network
+          ? `, each process in a network namespace of its own (10.213.${mainCluster.network.block}.0/24)`
+          : `, on the host's network (${networkCheck.ok ? 'CHAOS_NETWORK=0' : networkCheck.reason}): no partition scenarios`
+      }\n`,
+    );
     checkpoints.set(mainCluster, await ledgerCheckpoint(mainCluster.db));
   }, 120_000);
 

@@ -53,7 +53,7 @@ interface Session {
 }
 
 /** The worker's Postgres sessions as pg_stat_activity shows them; undefined without /proc. */
-async function sessionsOf(ctx: ScenarioContext, worker: SupervisedProcess): Promise<Session[] | undefined> {
+export async function sessionsOf(ctx: ScenarioContext, worker: SupervisedProcess): Promise<Session[] | undefined> {
   const pid = worker.current?.pid;
   if (pid === undefined) return [];
   const ports = tcpPortsTo(pid, ctx.cluster.postgres.port);
@@ -69,7 +69,7 @@ async function sessionsOf(ctx: ScenarioContext, worker: SupervisedProcess): Prom
  * A session inside a transaction that is not one of the scheduled loops' (installments, studio
  * sweeper): in this scenario, processInboxEvents' (user/row lock, apply, mark finished).
  */
-const inInboxTransaction = (session: Session) =>
+export const inInboxTransaction = (session: Session) =>
   session.inTransaction && !/stripe_installments|studio_requests/i.test(session.query);
 
 /**
@@ -262,7 +262,7 @@ interface SlowSocket {
 }
 
 function openSlowSocket(kind: SlowKind, ingest: SupervisedProcess, provider: Provider): SlowSocket {
-  const socket = net.connect(ingest.port, '127.0.0.1');
+  const socket = net.connect(ingest.port, ingest.host);
   const slow: SlowSocket = {
     kind,
     ingest: ingest.name,

@@ -30,6 +30,7 @@ const adminRoutes: [method: string, route: string, concretePath: string][] = [
   ['POST', '/admin/reconcile/stripe', '/admin/reconcile/stripe'],
   ['POST', '/admin/users/:userId/grants', '/admin/users/u1/grants'],
   ['POST', '/admin/users/:userId/lots/:lotId/void', '/admin/users/u1/lots/1/void'],
+  ['POST', '/admin/users/:userId/holds/:holdId/release', '/admin/users/u1/holds/hold_000000000000000000000000/release'],
   ['GET', '/admin/audit', '/admin/audit'],
   ['GET', '/admin/app-webhooks/messages', '/admin/app-webhooks/messages'],
   ['GET', '/admin/app-webhooks/messages/:id', '/admin/app-webhooks/messages/msg_00000000000000000000000000000000'],

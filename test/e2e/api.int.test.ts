@@ -41,17 +41,22 @@ describe('the API', () => {
       source,
       amount,
       remaining,
+      held: 0,
       expiresAt: null,
       createdAt: expect.any(String),
     });
     expect(await (await stack.apiRequest('/v1/users/api-user/wallet')).json()).toEqual({
       userId: 'api-user',
       balance: 130,
+      held: 0,
+      available: 130,
       lots: [lot('test:api:1', 100, 80), lot('test:api:2', 50, 50)],
     });
     expect(await (await stack.apiRequest('/v1/users/nobody/wallet')).json()).toEqual({
       userId: 'nobody',
       balance: 0,
+      held: 0,
+      available: 0,
       lots: [],
     });
   });

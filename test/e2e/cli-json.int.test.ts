@@ -69,14 +69,23 @@ describe('the tally CLI: --json output parses, exit codes are 0 ok, 1 failure or
     return JSON.parse(result.stdout);
   };
 
-  it('events list, events show, user and ledger verify print JSON and exit 0', async () => {
+  it('events list, events show, user, hold release and ledger verify print JSON (exit 0; a refused release 1)', async () => {
     const list = await json(['events', 'list', '--json'], 0);
     expect(list.events.map((event: { id: number }) => event.id)).toEqual([parkedId, processedId]);
     expect(list.events[0]).toMatchObject({ status: 'failed', source: 'webhook', provider: 'revenuecat' });
     const shown = await json(['events', 'show', String(processedId), '--json'], 0);
     expect(shown).toMatchObject({ id: processedId, status: 'processed', raw_body: expect.any(String) });
     const user = await json(['user', 'cli-json-user', '--json'], 0);
-    expect(user).toMatchObject({ userId: 'cli-json-user', events: { total: 2 } });
+    expect(user).toMatchObject({
+      userId: 'cli-json-user',
+      events: { total: 2 },
+      wallet: { balance: 0, held: 0, available: 0 },
+      holds: { activeTotal: 0, items: [] },
+    });
+    // A release of a hold that is not the user's exits 1 with the JSON error (hold-surfaces.int releases real ones).
+    expect(await json(['hold', 'release', 'cli-json-user', 'hold_000000000000000000000000', '--json'], 1)).toEqual({
+      error: { code: 'not_found', message: 'no hold hold_000000000000000000000000 for this user' },
+    });
     expect(await json(['ledger', 'verify', '--json'], 0)).toMatchObject({ ok: true, discrepancies: [] });
   });
 
@@ -184,6 +193,7 @@ describe('the tally CLI: --json output parses, exit codes are 0 ok, 1 failure or
       ['events', 'list', '--json'],
       ['events', 'show', '1', '--json'],
       ['user', 'someone', '--json'],
+      ['hold', 'release', 'someone', 'hold_000000000000000000000000', '--json'],
       ['ledger', 'verify', '--json'],
       ['requeue', '1', '--json'],
       ['replay', '1', '--json'],

@@ -105,6 +105,7 @@ describe('@tally/client against a real api', () => {
     expect(poor.error).toEqual({
       error: { code: 'insufficient_balance', message: expect.any(String) },
       balance: 0,
+      available: 0,
       price: 5,
     });
 

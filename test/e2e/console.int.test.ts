@@ -629,4 +629,72 @@ describe('the console at /admin/console and the audit of admin actions', () => {
       await sql`DROP TABLE test_audit_refused`.execute(stack.db);
     }
   });
+  it('shows balance, held and available and the holds on the user page; Release ends an active hold (same-origin POST, audited, a repeat changes nothing), a captured hold has no button', async () => {
+    const userId = 'console-holds-user';
+    await grant(userId, 100, 'holds');
+    const place = async (amount: number, reference: string) => {
+      const placed = await stack.apiRequest(`/v1/users/${userId}/holds`, {
+        method: 'POST',
+        body: { amount, reference, expiresInSeconds: 600 },
+      });
+      expect(placed.status).toBe(201);
+      return (await readJson(placed)).id as string;
+    };
+    const active = await place(30, 'console-job-1');
+    const captured = await place(10, 'console-job-2');
+    expect(
+      (await stack.apiRequest(`/v1/users/${userId}/holds/${captured}/capture`, { method: 'POST', body: {} })).status,
+    ).toBe(200);
+    const pageOf = async () => {
+      const response = await consoleGet(`/users/${userId}`);
+      expect(response.status).toBe(200);
+      return response.text();
+    };
+    const before = await pageOf();
+    expect(before).toContain('<div class="value" id="balance">90</div>');
+    expect(before).toContain('<div class="value" id="held">30</div>');
+    expect(before).toContain('<div class="value" id="available">60</div>');
+    expect(before).toContain(`action="/admin/console/users/${userId}/holds/${active}/release"`);
+    expect(before).not.toContain(`/holds/${captured}/release`);
+    expect(before).toContain('console-job-2');
+
+    const cross = await consolePost(`/users/${userId}/holds/${active}/release`, {
+      origin: 'https://evil.example',
+      'sec-fetch-site': 'cross-site',
+    });
+    expect(cross.status).toBe(403);
+    const released = await consolePost(`/users/${userId}/holds/${active}/release`, sameOrigin());
+    expect({ status: released.status, location: released.headers.get('location') }).toEqual({
+      status: 303,
+      location: `/admin/console/users/${userId}?notice=hold_released#holds`,
+    });
+    const again = await consolePost(`/users/${userId}/holds/${active}/release`, sameOrigin());
+    expect(again.headers.get('location')).toBe(`/admin/console/users/${userId}?notice=hold_already_released#holds`);
+    const notActive = await consolePost(`/users/${userId}/holds/${captured}/release`, sameOrigin());
+    expect(notActive.headers.get('location')).toBe(`/admin/console/users/${userId}?notice=hold_not_active#holds`);
+    const after = await pageOf();
+    expect(after).toContain('<div class="value" id="held">0</div>');
+    expect(after).toContain('<div class="value" id="available">90</div>');
+    expect(after).not.toContain(`/holds/${active}/release`);
+    expect(
+      await stack.db
+        .selectFrom('holds')
+        .select(['id', 'status'])
+        .where('user_id', '=', userId)
+        .orderBy('created_at')
+        .execute(),
+    ).toEqual([
+      { id: active, status: 'released' },
+      { id: captured, status: 'captured' },
+    ]);
+    expect((await findWallet(stack.db, userId)).balance).toBe(90);
+    const rows = (await auditRows()).filter((row) => row.target_id === active || row.target_id === captured);
+    expect(
+      rows.map((row) => [row.action, row.surface, row.target_kind, row.target_id, row.status_code, row.outcome]),
+    ).toEqual([
+      ['hold.release', 'console', 'hold', active, 303, 'ok'],
+      ['hold.release', 'console', 'hold', active, 303, 'ok'],
+      ['hold.release', 'console', 'hold', captured, 303, 'hold_not_active'],
+    ]);
+  });
 });

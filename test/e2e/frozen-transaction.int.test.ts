@@ -1,5 +1,6 @@
-import { createDb, USER_LOCK_NAMESPACE } from '@tally/billing-core';
+import { type DB, USER_LOCK_NAMESPACE } from '@tally/billing-core';
 import { createTestDatabase, type TestDatabase } from '@tally/billing-core/testing';
+import { createDb } from '@tally/platform';
 import { sql } from 'kysely';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -18,8 +19,8 @@ describe('a transaction left idle by a frozen process', () => {
   afterAll(() => database.drop());
 
   it('is ended by Postgres after the idle-in-transaction timeout, releasing the user lock it held', async () => {
-    const frozen = createDb({ connectionString: database.url, maxConnections: 1, idleInTransactionTimeoutMs: 300 });
-    const other = createDb({ connectionString: database.url, maxConnections: 1 });
+    const frozen = createDb<DB>({ connectionString: database.url, maxConnections: 1, idleInTransactionTimeoutMs: 300 });
+    const other = createDb<DB>({ connectionString: database.url, maxConnections: 1 });
     try {
       let locked: () => void = () => undefined;
       const holding = new Promise<void>((resolve) => {
@@ -55,7 +56,7 @@ describe('a transaction left idle by a frozen process', () => {
   });
 
   it('sets the timeout inside every transaction only, never on the session a pooler would hand on', async () => {
-    const pooled = createDb({ connectionString: database.url, maxConnections: 1, idleInTransactionTimeoutMs: 300 });
+    const pooled = createDb<DB>({ connectionString: database.url, maxConnections: 1, idleInTransactionTimeoutMs: 300 });
     try {
       const show = sql<{ value: string }>`SELECT current_setting('idle_in_transaction_session_timeout') AS value`;
       const server = (await show.execute(database.db)).rows[0]?.value;

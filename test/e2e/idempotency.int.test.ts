@@ -210,7 +210,13 @@ describe('Idempotency-Key: a retried POST under /v1 never charges or creates twi
     expect(await answerOf(read)).toEqual({
       status: 200,
       replayed: null,
-      body: { userId, balance: 25, lots: [expect.objectContaining({ amount: 40, remaining: 25, expiresAt: null })] },
+      body: {
+        userId,
+        balance: 25,
+        held: 0,
+        available: 25,
+        lots: [expect.objectContaining({ amount: 40, remaining: 25, expiresAt: null })],
+      },
     });
     expect(countsMoved(before, await idempotencyCounts())).toEqual({
       executed: 0,

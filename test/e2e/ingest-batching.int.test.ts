@@ -1,5 +1,5 @@
 import {
-  createDb,
+  type DB,
   type InboxEventDraft,
   inboxJobId,
   inboxRelaySource,
@@ -8,7 +8,7 @@ import {
   toStripeInboxDraftFromBody,
 } from '@tally/billing-core';
 import { signal } from '@tally/billing-core/testing';
-import { createLogger, enqueueJobs } from '@tally/platform';
+import { createDb, createLogger, enqueueJobs } from '@tally/platform';
 import { sql } from 'kysely';
 import { createInboxBatcher } from '../../apps/ingest/src/inbox-batcher';
 import { revenueCatTokenPurchase, stripeTokenPackPayment } from '../support/events';
@@ -224,7 +224,7 @@ describe('ingest batching: one insert and one bulk enqueue for concurrent webhoo
    * keys waits on the unique index, mid-statement, until that session rolls back (afterwards).
    */
   async function whileKeysAreHeld(keys: string[], during: () => Promise<void>): Promise<void> {
-    const blocker = createDb({ connectionString: stack.database.url, maxConnections: 1 });
+    const blocker = createDb<DB>({ connectionString: stack.database.url, maxConnections: 1 });
     const ready = signal();
     const released = signal();
     const transaction = blocker.db
@@ -267,7 +267,7 @@ describe('ingest batching: one insert and one bulk enqueue for concurrent webhoo
     // deadlock_timeout by failing one of the two. In key order the batch holds nothing while it
     // waits for a, so the other session's insert of z goes through at once (lock_timeout 200 ms, under the 1 s deadlock_timeout).
     const keys = { a: 'evt_lockorder_a', z: 'evt_lockorder_z' };
-    const other = createDb({ connectionString: stack.database.url, maxConnections: 1 });
+    const other = createDb<DB>({ connectionString: stack.database.url, maxConnections: 1 });
     const aHeld = signal();
     const zWanted = signal();
     let zOutcome = 'not tried';

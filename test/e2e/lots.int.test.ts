@@ -80,6 +80,7 @@ describe('credit lots through the real flows', () => {
       source: `stripe:invoice:${invoiceId}`,
       amount: 100,
       remaining: 100,
+      held: 0,
       expiresAt,
       createdAt: expect.any(String),
     };
@@ -89,10 +90,17 @@ describe('credit lots through the real flows', () => {
       source: `stripe:payment:${paymentIntentId}`,
       amount: 100,
       remaining: 100,
+      held: 0,
       expiresAt: null,
       createdAt: expect.any(String),
     };
-    expect(await wallet(userId)).toEqual({ userId, balance: 200, lots: [subscriptionLot, packLot] });
+    expect(await wallet(userId)).toEqual({
+      userId,
+      balance: 200,
+      held: 0,
+      available: 200,
+      lots: [subscriptionLot, packLot],
+    });
     const [subId, packId] = (await wallet(userId)).lots.map((lot: Json) => lot.id);
 
     // Two full songs (15 each) after the free allowance: both from the expiring subscription lot.
@@ -112,6 +120,8 @@ describe('credit lots through the real flows', () => {
     expect(await wallet(userId)).toEqual({
       userId,
       balance: 170,
+      held: 0,
+      available: 170,
       lots: [{ ...subscriptionLot, remaining: 70 }, packLot],
     });
 
@@ -122,7 +132,13 @@ describe('credit lots through the real flows', () => {
       stripeRefundedCharge({ id: chargeId, paymentIntent: paymentIntentId }),
     );
     expect(await deliver(refund)).toMatchObject({ status: 'processed', outcome_code: 'refunded' });
-    expect(await wallet(userId)).toEqual({ userId, balance: 70, lots: [{ ...subscriptionLot, remaining: 70 }] });
+    expect(await wallet(userId)).toEqual({
+      userId,
+      balance: 70,
+      held: 0,
+      available: 70,
+      lots: [{ ...subscriptionLot, remaining: 70 }],
+    });
 
     // The first generation fails after its lot expired: its 15 return to that lot, expiry unchanged.
     const expired = new Date(Date.now() - 1_000);

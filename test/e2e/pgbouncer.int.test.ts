@@ -1,22 +1,24 @@
 import { randomBytes } from 'node:crypto';
-import {
-  claimLease,
-  createDb,
-  type Database,
-  inboxRelaySource,
-  migrate,
-  renewLease,
-  runWithLease,
-} from '@tally/billing-core';
+import { type DB, inboxRelaySource, migrationsDir } from '@tally/billing-core';
 import {
   createTestDatabase,
   signal,
   type TestDatabase,
-  testDatabaseServerUrl,
   testRedisUrl,
   uniqueQueuePrefix,
 } from '@tally/billing-core/testing';
-import { createProducerQueue, createRedisConnection, waitUntilReady } from '@tally/platform';
+import {
+  claimLease,
+  createDb,
+  createProducerQueue,
+  createRedisConnection,
+  type Database,
+  migrate,
+  renewLease,
+  runWithLease,
+  waitUntilReady,
+} from '@tally/platform';
+import { testDatabaseServerUrl } from '@tally/platform/testing';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { RunningProcess, runCli } from '../support/built-process';
@@ -50,9 +52,9 @@ describe('behind PgBouncer in transaction mode', () => {
   });
 
   describe('the lease that keeps scheduled work to one replica', () => {
-    let replicas: Database[];
+    let replicas: Database<DB>[];
     beforeAll(() => {
-      replicas = [0, 1].map(() => createDb({ connectionString: pooledUrl, maxConnections: 3 }));
+      replicas = [0, 1].map(() => createDb<DB>({ connectionString: pooledUrl, maxConnections: 3 }));
     });
     afterAll(() => Promise.all(replicas.map((replica) => replica.close())));
     const name = () => `test-lease-${randomBytes(4).toString('hex')}`;
@@ -70,7 +72,7 @@ describe('behind PgBouncer in transaction mode', () => {
     });
 
     it('is held by one replica while its work runs (renewed past the ttl), released when it ends, and taken over after a dead holder expires', async () => {
-      const [a, b] = replicas as [Database, Database];
+      const [a, b] = replicas as [Database<DB>, Database<DB>];
       const lease = name();
       const started = signal();
       const gate = signal();
@@ -117,7 +119,7 @@ describe('behind PgBouncer in transaction mode', () => {
     });
 
     it('tells a holder that stalled past its expiry that another took the lease meanwhile', async () => {
-      const [a, b] = replicas as [Database, Database];
+      const [a, b] = replicas as [Database<DB>, Database<DB>];
       const lease = name();
       const started = signal();
       const gate = signal();
@@ -145,7 +147,7 @@ describe('behind PgBouncer in transaction mode', () => {
   it('turns prepared statements off in a pool that finds a pooler cannot route them, and its statements keep running', async () => {
     const disabled: Error[] = [];
     const pools = [0, 1].map(() =>
-      createDb({
+      createDb<DB>({
         connectionString: pooledUrl,
         maxConnections: 2,
         preparedStatements: true,
@@ -160,7 +162,7 @@ describe('behind PgBouncer in transaction mode', () => {
       // last released one first; one CI run went 1,000 rounds without a mismatch), so in odd
       // rounds a third client holds a server in an open transaction meanwhile: the one the pools'
       // statements were just prepared on is then taken, and theirs land elsewhere.
-      const holder = createDb({ connectionString: pooledUrl, maxConnections: 1 });
+      const holder = createDb<DB>({ connectionString: pooledUrl, maxConnections: 1 });
       try {
         for (let round = 0; round < 200 && pools.some((pool) => pool.preparedStatements()); round += 1) {
           const run = () =>
@@ -201,11 +203,11 @@ describe('behind PgBouncer in transaction mode', () => {
       const direct = new URL(testDatabaseServerUrl());
       direct.pathname = `/${name}`;
       const pooled = bouncer.urlFor(direct.toString());
-      const [first, second] = await Promise.all([migrate(pooled), migrate(pooled)]);
+      const [first, second] = await Promise.all([migrate(pooled, migrationsDir), migrate(pooled, migrationsDir)]);
       const applied = [...first.applied, ...second.applied];
       expect(applied).toContain('0016_leases');
       expect(new Set(applied).size).toBe(applied.length);
-      expect((await migrate(pooled)).applied).toEqual([]);
+      expect((await migrate(pooled, migrationsDir)).applied).toEqual([]);
       // No advisory lock is held in that database: none stranded on a pooled server connection.
       const { rows } = await admin.query(
         `SELECT l.objid::bigint AS key FROM pg_locks l JOIN pg_database d ON d.oid = l.database

@@ -1,7 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { createDb, type Database, ensureDatabaseExists, inboxRelaySource, migrate } from '@tally/billing-core';
+import { type DB, inboxRelaySource, migrationsDir } from '@tally/billing-core';
 import { testRedisUrl, uniqueQueuePrefix } from '@tally/billing-core/testing';
-import { createProducerQueue, createRedisConnection, waitUntilReady } from '@tally/platform';
+import {
+  createDb,
+  createProducerQueue,
+  createRedisConnection,
+  type Database,
+  ensureDatabaseExists,
+  migrate,
+  waitUntilReady,
+} from '@tally/platform';
 import pg from 'pg';
 import { RunningProcess } from '../support/built-process';
 import { revenueCatTokenPurchase } from '../support/events';
@@ -59,7 +67,7 @@ async function deliverUntilAccepted(
 
 describe('a Postgres restart under load', () => {
   let server: DisposablePostgres;
-  let database: Database;
+  let database: Database<DB>;
   let processes: RunningProcess[] = [];
   const stopSenders = new AbortController();
   const queuePrefix = uniqueQueuePrefix();
@@ -88,8 +96,8 @@ describe('a Postgres restart under load', () => {
   it('keeps every process up, answers 503 while down, recovers readiness, and credits every accepted event exactly once', async () => {
     const url = server.url('tally');
     await ensureDatabaseExists(url);
-    await migrate(url);
-    database = createDb({ connectionString: url, maxConnections: 2 });
+    await migrate(url, migrationsDir);
+    database = createDb<DB>({ connectionString: url, maxConnections: 2 });
 
     const env = {
       DATABASE_URL: url,

@@ -173,9 +173,9 @@ describe('RevenueCat linked ids: a pack bought under any id the customer goes by
       { alias: known, user_id: known, inbox_event_id: first.id },
     ]);
 
-    expect(await walletBy(anonymous)).toEqual({ userId: anonymous, balance: 2400 });
-    expect(await walletBy(reinstalled)).toEqual({ userId: reinstalled, balance: 2400 });
-    expect(await walletBy(known)).toEqual({ userId: known, balance: 2400 });
+    expect(await walletBy(anonymous)).toEqual({ userId: anonymous, balance: 2400, held: 0, available: 2400 });
+    expect(await walletBy(reinstalled)).toEqual({ userId: reinstalled, balance: 2400, held: 0, available: 2400 });
+    expect(await walletBy(known)).toEqual({ userId: known, balance: 2400, held: 0, available: 2400 });
     const byAnonymous = await ledgerBy(anonymous);
     expect(byAnonymous).toEqual({ userId: anonymous, entries: expect.any(Array), nextCursor: null });
     expect(byAnonymous.entries.map((entry: Json) => [entry.reference, entry.amount, entry.balanceAfter])).toEqual([
@@ -230,7 +230,7 @@ describe('RevenueCat linked ids: a pack bought under any id the customer goes by
       { alias: known, user_id: known, inbox_event_id: purchase.id },
       { alias: oldAlias, user_id: known, inbox_event_id: purchase.id },
     ]);
-    expect(await walletBy(oldAlias)).toEqual({ userId: oldAlias, balance: 100 });
+    expect(await walletBy(oldAlias)).toEqual({ userId: oldAlias, balance: 100, held: 0, available: 100 });
     expect((await ledgerBy(oldAlias)).entries).toEqual([
       expect.objectContaining({ reference: 'revenuecat:event:rc-linked-old-alias', amount: 100, balanceAfter: 100 }),
     ]);
@@ -254,7 +254,7 @@ describe('RevenueCat linked ids: a pack bought under any id the customer goes by
       ['revenuecat:event:rc-linked-new', 100],
     ]);
     expect(await usersAmong([anonymous, named])).toEqual([named]);
-    expect(await walletBy(anonymous)).toEqual({ userId: anonymous, balance: 100 });
+    expect(await walletBy(anonymous)).toEqual({ userId: anonymous, balance: 100, held: 0, available: 100 });
 
     // Only anonymous ids (the app never logged in): the first one becomes the user (rule 4).
     const onlyAnonymous = ['$RCAnonymousID:0000000000000c02', '$RCAnonymousID:0000000000000c01'];
@@ -270,6 +270,11 @@ describe('RevenueCat linked ids: a pack bought under any id the customer goes by
     expect(anonymousPurchase).toMatchObject({ status: 'processed', outcome_code: 'credited' });
     expect(await usersAmong(onlyAnonymous)).toEqual([onlyAnonymous[0]]);
     expect((await linksTo(onlyAnonymous[0] as string)).map((link) => link.alias)).toEqual([...onlyAnonymous].sort());
-    expect(await walletBy(onlyAnonymous[1] as string)).toEqual({ userId: onlyAnonymous[1], balance: 100 });
+    expect(await walletBy(onlyAnonymous[1] as string)).toEqual({
+      userId: onlyAnonymous[1],
+      balance: 100,
+      held: 0,
+      available: 100,
+    });
   });
 });

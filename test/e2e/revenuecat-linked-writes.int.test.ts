@@ -20,6 +20,7 @@ const purchasedLot = (source: string, amount: number, remaining = amount) => ({
   source,
   amount,
   remaining,
+  held: 0,
   expiresAt: null,
   createdAt: expect.any(String),
 });
@@ -108,7 +109,13 @@ describe('RevenueCat linked ids: studio requests and top-ups under any linked id
     await linkByPurchase('rc-linked-writes-spend', anonymous, known);
     expect(await api(`/v1/users/${encodeURIComponent(anonymous)}/wallet`)).toEqual({
       status: 200,
-      body: { userId: anonymous, balance: 100, lots: [purchasedLot('revenuecat:event:rc-linked-writes-spend', 100)] },
+      body: {
+        userId: anonymous,
+        balance: 100,
+        held: 0,
+        available: 100,
+        lots: [purchasedLot('revenuecat:event:rc-linked-writes-spend', 100)],
+      },
     });
 
     // Three songs at once, two under the anonymous id and one under the known id: the user's two
@@ -166,6 +173,8 @@ describe('RevenueCat linked ids: studio requests and top-ups under any linked id
     expect((await api(`/v1/users/${encodeURIComponent(anonymous)}/wallet`)).body).toEqual({
       userId: anonymous,
       balance: 70,
+      held: 0,
+      available: 70,
       lots: [purchasedLot('revenuecat:event:rc-linked-writes-spend', 100, 70)],
     });
 
@@ -259,6 +268,8 @@ describe('RevenueCat linked ids: studio requests and top-ups under any linked id
     expect((await api(`/v1/users/${encodeURIComponent(anonymous)}/wallet`)).body).toEqual({
       userId: anonymous,
       balance: 200,
+      held: 0,
+      available: 200,
       lots: [
         purchasedLot('revenuecat:event:rc-linked-writes-topup', 100),
         purchasedLot(`stripe:payment:${paymentIntentId}`, 100),
@@ -434,7 +445,13 @@ describe('RevenueCat linked ids: studio requests and top-ups under any linked id
     ]);
     expect(await api(`/v1/users/${loner}/wallet`)).toEqual({
       status: 200,
-      body: { userId: loner, balance: 100, lots: [purchasedLot(`stripe:payment:${intent.id}`, 100)] },
+      body: {
+        userId: loner,
+        balance: 100,
+        held: 0,
+        available: 100,
+        lots: [purchasedLot(`stripe:payment:${intent.id}`, 100)],
+      },
     });
     expect(await api(`/v1/users/${'x'.repeat(256)}/studio/requests`)).toMatchObject({
       status: 400,

@@ -154,6 +154,7 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
     expect(refused.body).toEqual({
       error: { code: 'insufficient_balance', message: expect.any(String) },
       balance: 0,
+      available: 0,
       price: 5,
     });
 
@@ -185,8 +186,9 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
     const response = await post(userId, { kind: 'music', full: true, input: { prompt: 'a full song' } });
     expect(response.status).toBe(402);
     expect(await readJson(response)).toEqual({
-      error: { code: 'insufficient_balance', message: 'this request costs 15 tokens and the wallet holds 0' },
+      error: { code: 'insufficient_balance', message: 'this request costs 15 tokens and the wallet has 0 available' },
       balance: 0,
+      available: 0,
       price: 15,
     });
     const after = await stack.db.selectFrom('studio_requests').select('id').where('user_id', '=', userId).execute();

@@ -73,6 +73,7 @@ describe('the support view: GET /admin/users/{userId} and tally user <id>', () =
         'canonicalUserId',
         'disputes',
         'events',
+        'holds',
         'installments',
         'ledger',
         'linkedIds',
@@ -88,6 +89,8 @@ describe('the support view: GET /admin/users/{userId} and tally user <id>', () =
     expect(view.userId).toBe(userId);
     expect(view.wallet).toEqual({
       balance: 200,
+      held: 0,
+      available: 200,
       createdAt: expect.any(String),
       lots: [
         expect.objectContaining({
@@ -159,7 +162,8 @@ describe('the support view: GET /admin/users/{userId} and tally user <id>', () =
     expect(view).toEqual({
       userId: 'never-seen',
       canonicalUserId: 'never-seen',
-      wallet: { balance: 0, createdAt: null, lots: [] },
+      wallet: { balance: 0, held: 0, available: 0, createdAt: null, lots: [] },
+      holds: { activeTotal: 0, items: [] },
       events: { items: [], total: 0, truncated: false },
       ledger: { entries: [], total: 0, truncated: false, sum: 0, matchesBalance: true },
       subscription: null,
@@ -217,7 +221,7 @@ describe('the support view: GET /admin/users/{userId} and tally user <id>', () =
     expect(JSON.parse(json.stdout)).toEqual(api);
 
     const text = (await run([])).stdout;
-    expect(text).toContain('wallet balance 200; ledger sum 200 over 2 entries');
+    expect(text).toContain('wallet balance 200, held 0, available 200; ledger sum 200 over 2 entries');
     const lines = text.split('\n');
     const eventsHeader = lines.findIndex((line) => line.startsWith('ID') && line.includes('ATTENTION'));
     expect(eventsHeader).toBeGreaterThan(0);
@@ -368,7 +372,7 @@ describe('the support view of a user with a subscription from each source, payme
 
     expect(view.userId).toBe(anonymous);
     expect(view.canonicalUserId).toBe(userId);
-    expect(view.wallet).toEqual({ balance: 0, createdAt: expect.any(String), lots: [] });
+    expect(view.wallet).toEqual({ balance: 0, held: 0, available: 0, createdAt: expect.any(String), lots: [] });
 
     // Events under the alias (RevenueCat's app_user_id) and under the canonical id; the parked one first.
     expect(view.events.items[0]).toMatchObject({

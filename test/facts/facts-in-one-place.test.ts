@@ -39,7 +39,7 @@ describe('durations in SQL', () => {
     const idiom = /make_interval\(\s*secs\s*=>|\*\s*interval\s*'1 millisecond'|interval\s*'1 millisecond'\s*\*/;
     const sources = files.filter((file) => file.includes('/src/') && !/\.test\.ts$/.test(file));
     const strays = sources
-      .filter((file) => file !== path.join(root, 'packages/billing-core/src/db/sql-milliseconds.ts'))
+      .filter((file) => file !== path.join(root, 'packages/platform/src/db/sql-milliseconds.ts'))
       .filter((file) => idiom.test(readFileSync(file, 'utf8')))
       .map((file) => path.relative(root, file));
     expect(strays).toEqual([]);

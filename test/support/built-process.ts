@@ -30,10 +30,18 @@ export class RunningProcess {
   constructor(
     readonly app: TallyApp,
     env: Record<string, string>,
-    options: { viaRootScript?: boolean } = {},
+    options: {
+      viaRootScript?: boolean;
+      /**
+       * The command line that runs the process instead of `node <main>` (the chaos suite's pods:
+       * `ip netns exec <namespace> node <main>`, which execs, so the pid and signals stay the process's).
+       */
+      wrap?: (command: string, args: string[]) => [string, string[]];
+    } = {},
   ) {
     const args = options.viaRootScript ? [path.join(repoRoot, 'scripts/run.mjs'), app] : [builtMain(app)];
-    this.child = spawn(process.execPath, args, {
+    const [command, commandArgs] = options.wrap ? options.wrap(process.execPath, args) : [process.execPath, args];
+    this.child = spawn(command, commandArgs, {
       env: { PATH: process.env.PATH ?? '', ...env },
       cwd: options.viaRootScript ? repoRoot : path.join(repoRoot, 'test'),
     });

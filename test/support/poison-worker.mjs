@@ -4,8 +4,8 @@
 // test/e2e/poison.int.test.ts, which restarts it each time it dies, as Kubernetes would.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createDb, createInboxHandlers, exampleCatalogPath, loadCatalog } from '@tally/billing-core';
-import { createLogger } from '@tally/platform';
+import { createInboxHandlers, exampleCatalogPath, loadCatalog } from '@tally/billing-core';
+import { createDb, createLogger } from '@tally/platform';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const { startWorkerRuntime } = await import(path.join(root, 'apps/worker/dist/worker-runtime.js'));

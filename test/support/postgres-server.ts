@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -55,6 +55,10 @@ export class DisposablePostgres {
     const server = new DisposablePostgres(await DisposablePostgres.newDir(), await freePort());
     try {
       await runServerCommand('initdb', ['-D', server.dataDir, '-A', 'trust', '-U', 'postgres', '--no-sync']);
+      // The chaos suite's pods (test/chaos/support/network.ts) reach this server, which listens on
+      // 127.0.0.1 only, through a DNAT from their own 10.213.x.y addresses: trust them as initdb
+      // trusts 127.0.0.1. Nothing else can arrive from those addresses.
+      appendFileSync(path.join(server.dataDir, 'pg_hba.conf'), 'host all all 10.213.0.0/16 trust\n');
       await server.startServer();
     } catch (error) {
       await server.destroy();

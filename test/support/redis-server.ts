@@ -43,6 +43,10 @@ export class DisposableRedis {
         String(this.port),
         '--bind',
         '127.0.0.1',
+        // Listening on 127.0.0.1 only; the chaos suite's pods arrive from their own addresses
+        // through a DNAT (test/chaos/support/network.ts), which protected mode would refuse.
+        '--protected-mode',
+        'no',
         '--save',
         '',
         '--appendonly',

@@ -1,16 +1,10 @@
-import {
-  type AppWebhookOutbox,
-  type Catalog,
-  type DB,
-  isDatabaseUnavailableError,
-  queueCatalog,
-  type StripeApi,
-} from '@tally/billing-core';
+import { type AppWebhookOutbox, type Catalog, type DB, queueCatalog, type StripeApi } from '@tally/billing-core';
 import {
   createFailedAuthLimiter,
   createHealthRoutes,
   createServiceApp,
   type FailedAuthLimitSettings,
+  isDatabaseUnavailableError,
   type Logger,
   type ReadinessCheck,
   sendError,
@@ -33,11 +27,13 @@ import { createOpenApiRoutes } from './openapi/openapi-routes';
 import { type AppWebhookRoutesDeps, createAppWebhookRoutes } from './routes/admin/app-webhook-routes';
 import { createAuditRoutes } from './routes/admin/audit-routes';
 import { createEventRoutes } from './routes/admin/event-routes';
+import { createHoldAdminRoutes } from './routes/admin/hold-routes';
 import { createLedgerAdminRoutes } from './routes/admin/ledger-routes';
 import { createLotAdminRoutes } from './routes/admin/lot-routes';
 import { createReconcileRoutes } from './routes/admin/reconcile-routes';
 import { createUserSupportRoutes } from './routes/admin/user-support-routes';
 import { createGrantRoutes } from './routes/v1/grant-routes';
+import { createSpendingRoutes } from './routes/v1/spending-routes';
 import { createStudioRoutes, type StudioRouteDeps } from './routes/v1/studio-routes';
 import { createSubscriptionRoutes, type SubscriptionRoutesDeps } from './routes/v1/subscription-routes';
 import { createTopupRoutes } from './routes/v1/topup-routes';
@@ -72,6 +68,8 @@ export interface ApiAppDeps {
   queues: { connection: Redis; prefix: string };
   /** `Idempotency-Key` on /v1 POSTs: IDEMPOTENCY_KEY_LOCK_TIMEOUT_MS (docs/idempotency.md). */
   idempotency: { lockTimeoutMs: number };
+  /** Holds: HOLD_DEFAULT_TTL_SECONDS (default 900). */
+  holds?: { defaultTtlSeconds: number };
 }
 
 export const dashboardPath = '/admin/queues';
@@ -130,6 +128,14 @@ export function createApiApp(deps: ApiAppDeps): Express {
         createStudioRoutes({ db: deps.db, outbox: deps.outbox, ...deps.studio, idempotency }),
         createTopupRoutes({ ...deps, idempotency }),
         createGrantRoutes({ ...deps, idempotency }),
+        createSpendingRoutes({
+          db: deps.db,
+          outbox: deps.outbox,
+          idempotency,
+          catalog: deps.studio.catalog,
+          clock: deps.studio.clock,
+          ...(deps.holds ? { holdDefaultTtlSeconds: deps.holds.defaultTtlSeconds } : {}),
+        }),
       ];
       idempotency.requireEveryPost(userRouters);
       requireEveryRouteDescribed('/v1/users/{userId}', userRouters);
@@ -170,6 +176,7 @@ export function createApiApp(deps: ApiAppDeps): Express {
         createLedgerAdminRoutes(deps),
         createUserSupportRoutes(deps),
         createLotAdminRoutes(deps),
+        createHoldAdminRoutes(deps),
         createReconcileRoutes(deps),
         createAppWebhookRoutes(deps),
       ];

@@ -28,6 +28,8 @@ export const apiEnvSchema = baseEnvSchema
      * a retry could resume a request still waiting on Stripe or RevenueCat.
      */
     IDEMPOTENCY_KEY_LOCK_TIMEOUT_MS: positiveInt(60_000),
+    /** A hold's life when `POST /v1/users/{userId}/holds` names no expiresInSeconds (docs/holds.md): 1..86400. */
+    HOLD_DEFAULT_TTL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
     /**
      * Requests failing the key check (`/v1`, `/admin`, the dashboard) per client IP and window
      * before further failures answer 429 (0 = off); requests with a valid key are never limited.

@@ -1,8 +1,8 @@
 import {
   appWebhookSource,
-  createDb,
   createRevenueCatApiClient,
   createStripeApi,
+  type DB,
   exampleCatalogPath,
   inboxRelaySource,
   loadCatalog,
@@ -11,6 +11,7 @@ import {
 } from '@tally/billing-core';
 import {
   createCommittedRowsHandOff,
+  createDb,
   createLogger,
   createProducerQueue,
   createRedisConnection,
@@ -41,9 +42,10 @@ runMain('api', async () => {
     : undefined;
   const logger = createLogger({ name: 'api', level: config.LOG_LEVEL });
   const metrics = createApiMetrics();
-  const database = createDb({
+  const database = createDb<DB>({
     connectionString: config.DATABASE_URL,
     applicationName: 'tally-api',
+    queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
     preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
     onPreparedStatementsDisabled: (error) =>
       logger.warn(
@@ -53,7 +55,9 @@ runMain('api', async () => {
     onConnectionError: (error) =>
       logger.warn({ err: error }, 'database connection lost; requests answer 503 until it is back'),
   });
-  const redis = createRedisConnection(config.REDIS_URL, 'producer');
+  const redis = createRedisConnection(config.REDIS_URL, 'producer', {
+    commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
+  });
   const queue = createProducerQueue(redis, config.QUEUE_PREFIX, inboxRelaySource.queue);
   const studioQueue = createProducerQueue(redis, config.QUEUE_PREFIX, studioRelaySource.queue);
   const appWebhookQueue = createProducerQueue(redis, config.QUEUE_PREFIX, appWebhookSource.queue);
@@ -108,6 +112,7 @@ runMain('api', async () => {
     catalog,
     stripe,
     queues: { connection: redis, prefix: config.QUEUE_PREFIX },
+    holds: { defaultTtlSeconds: config.HOLD_DEFAULT_TTL_SECONDS },
     idempotency: { lockTimeoutMs: config.IDEMPOTENCY_KEY_LOCK_TIMEOUT_MS },
     readiness: {
       postgres: async () => {

@@ -12,6 +12,7 @@ import { runAppWebhooksList, runAppWebhooksRedeliver, runAppWebhooksShow } from 
 import { runEventsList, runReplay, runRequeue } from './commands/events';
 import { runEventsShow } from './commands/events-show';
 import { runGrant } from './commands/grant';
+import { runHoldRelease } from './commands/hold-release';
 import { runLedgerOpenLots } from './commands/ledger-open-lots';
 import { runLedgerVerify } from './commands/ledger-verify';
 import { runMigrate } from './commands/migrate';
@@ -94,6 +95,12 @@ function grantReference(value: string): string {
   return value;
 }
 
+function holdId(value: string): string {
+  if (!/^hold_[0-9a-f]{24}$/.test(value))
+    throw new InvalidArgumentError('expected a hold id (hold_ and 24 hex digits)');
+  return value;
+}
+
 function futureTime(value: string): Date {
   const time = new Date(value);
   if (!/^\d{4}-\d{2}-\d{2}T/.test(value) || Number.isNaN(time.getTime()) || time.getTime() <= Date.now()) {
@@ -112,6 +119,16 @@ program
   .option('--note <n>', 'why (kept in the audit row)')
   .option('--json', 'print JSON: {ledgerReference, lotId, amount, expiresAt, balance, alreadyGranted}')
   .action((userId: string, amount: number, options) => runGrant(userId, amount, options));
+
+const hold = program.command('hold').description('holds (docs/holds.md)');
+hold
+  .command('release')
+  .description("release a user's active hold (support; audited): its tokens are available again, no ledger row")
+  .argument('<userId>', 'the user id or any id linked to it')
+  .argument('<holdId>', 'the hold id (hold_…)', holdId)
+  .option('--note <n>', 'why (kept in the audit row)')
+  .option('--json', 'print JSON: {id, status, available, alreadyReleased}')
+  .action((userId: string, id: string, options) => runHoldRelease(userId, id, options));
 
 program
   .command('requeue')
@@ -167,7 +184,7 @@ program
 program
   .command('user')
   .description(
-    'support view of one user: events (needing attention first), ledger and balance, subscription and history, payments, refunds, top-ups, installments, emails, studio requests, linked ids',
+    'support view of one user: balance, held and available, lots, holds, events (needing attention first), ledger, subscription and history, payments, refunds, top-ups, installments, emails, studio requests, linked ids',
   )
   .argument('<userId>', 'the user id or any id linked to it (RevenueCat app_user_id or alias, Stripe metadata.user_id)')
   .option('--json', 'print JSON (the same shape as GET /admin/users/{userId})')
@@ -175,6 +192,7 @@ program
   .option('--ledger-limit <n>', 'at most this many ledger entries', positiveInt, 100)
   .option('--studio-limit <n>', 'at most this many studio requests', positiveInt, 50)
   .option('--history-limit <n>', 'at most this many subscription history rows', positiveInt, 50)
+  .option('--hold-limit <n>', 'at most this many holds (active first, then the newest ended)', positiveInt, 50)
   .action((userId: string, options) => runUser(userId, options));
 
 program

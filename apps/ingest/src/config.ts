@@ -28,6 +28,12 @@ export const ingestEnvSchema = baseEnvSchema
      * through idle spells (the pool's minimum), so at most 10.
      */
     INGEST_BATCH_CONCURRENCY: positiveInt(4).pipe(z.number().max(10)),
+    /**
+     * A webhook whose event is not stored by then is answered 503 (the provider retries): below
+     * the providers' own timeouts, so a database behind a silent network path gets a prompt
+     * answer, never a hang (inbox-batcher.ts).
+     */
+    INGEST_ANSWER_DEADLINE_MS: positiveInt(5_000),
     /** Webhooks failing authentication per client IP and window before 429s (0 = off); valid ones are never limited. */
     WEBHOOK_FAILED_AUTH_LIMIT: z.coerce.number().int().min(0).default(30),
     WEBHOOK_FAILED_AUTH_WINDOW_MS: positiveInt(60_000),

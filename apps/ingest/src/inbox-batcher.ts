@@ -28,6 +28,14 @@ export interface InboxBatcherOptions {
    * pending hand-offs, and the memory they hold, stay bounded.
    */
   maxPendingHandOffs?: number;
+  /**
+   * A request whose event is not stored by then is answered `unavailable` (503; the provider
+   * retries) instead of waiting on: a database behind a silent network path never answers, and a
+   * provider that times out first counts the delivery failed without Tally saying so
+   * (INGEST_ANSWER_DEADLINE_MS). An insert already sent may still commit: the retry is then a
+   * duplicate, answered 200. Unset: no deadline.
+   */
+  answerDeadlineMs?: number;
 }
 
 export interface InboxBatcher {
@@ -44,24 +52,14 @@ interface Pending {
 }
 
 /**
- * Micro-batching of webhook inserts with no added latency at low load: a draft that arrives while
- * fewer than `maxConcurrentBatches` inserts are in flight is flushed at the end of the current
- * event-loop turn (together with any other request parsed in the same turn); drafts that arrive
- * while every slot is busy accumulate and go together as soon as a slot frees up. Under load the
- * batches grow by themselves; idle, a batch is one request.
- *
- * Each batch is ONE multi-row insert (recordInboxEvents, one commit) and ONE bulk enqueue. A
- * request's promise resolves only after its own row was committed, so its 200 is never sent for
- * an uncommitted row. Per-request outcomes follow recordInboxEvents: database unreachable → that
- * batch's requests are all `unavailable` (503, the provider retries); a row-level failure fails
- * only its request.
- *
- * The answer does not wait for the bulk enqueue (up to `maxPendingHandOffs` of them): the
- * committed row is the record, and the queue only learns of it. Nothing can be lost in between,
- * because each row is written with enqueued_at = now(): if the process dies before the hand-off,
- * the relay finds the row once that stamp is stale; if Redis refuses the hand-off, the rows are
- * released to the relay at once (enqueued_at cleared). A worker never sees a job before its row
- * is committed, since the hand-off starts after the commit. drain() waits for the hand-offs too.
+ * Micro-batches webhook inserts with no added latency at low load: a draft is flushed at the end
+ * of the event-loop turn while fewer than `maxConcurrentBatches` inserts are in flight, and drafts
+ * that arrive while every slot is busy go together when one frees, so batches grow with the load.
+ * A batch is ONE multi-row insert (recordInboxEvents, one commit) and ONE bulk enqueue; a request
+ * resolves only after its own row committed (a 503 for the whole batch when the database is
+ * unreachable, a row-level failure fails only its request). The answer does not wait for the
+ * enqueue (up to `maxPendingHandOffs` of them): each row is written with enqueued_at = now(), so
+ * the relay finds a row whose hand-off was lost. drain() waits for the hand-offs too.
  */
 export function createInboxBatcher(options: InboxBatcherOptions): InboxBatcher {
   const { maxBatchSize, maxConcurrentBatches: maxConcurrent } = options;
@@ -159,7 +157,34 @@ export function createInboxBatcher(options: InboxBatcherOptions): InboxBatcher {
   return {
     accept(draft) {
       return new Promise<AcceptWebhookResult>((resolve, reject) => {
-        queue.push({ draft, resolve, reject });
+        const deadlineMs = options.answerDeadlineMs;
+        if (deadlineMs === undefined) {
+          queue.push({ draft, resolve, reject });
+          schedule();
+          return;
+        }
+        const pending: Pending = {
+          draft,
+          resolve: (result) => {
+            clearTimeout(timer);
+            resolve(result);
+          },
+          reject: (error) => {
+            clearTimeout(timer);
+            reject(error);
+          },
+        };
+        const timer = setTimeout(() => {
+          // Not sent yet: it never will be. Sent: its batch may still commit (then a retry is a
+          // duplicate); either way this request is answered now.
+          queue = queue.filter((queued) => queued !== pending);
+          options.logger.warn(
+            { provider: draft.provider, providerEventId: draft.providerEventId, deadlineMs },
+            'event not stored within the answer deadline; answering 503',
+          );
+          resolve({ kind: 'unavailable' });
+        }, deadlineMs);
+        queue.push(pending);
         schedule();
       });
     },

@@ -1,5 +1,6 @@
-import { createDb, exampleCatalogPath, inboxRelaySource, loadCatalog } from '@tally/billing-core';
+import { type DB, exampleCatalogPath, inboxRelaySource, loadCatalog } from '@tally/billing-core';
 import {
+  createDb,
   createLogger,
   createProducerQueue,
   createRedisConnection,
@@ -25,9 +26,10 @@ runMain('ingest', async () => {
   loadCatalog(config.CATALOG_PATH ?? exampleCatalogPath);
   const logger = createLogger({ name: 'ingest', level: config.LOG_LEVEL });
   const metrics = createIngestMetrics();
-  const database = createDb({
+  const database = createDb<DB>({
     connectionString: config.DATABASE_URL,
     applicationName: 'tally-ingest',
+    queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
     preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
     onPreparedStatementsDisabled: (error) =>
       logger.warn(
@@ -40,7 +42,9 @@ runMain('ingest', async () => {
     onConnectionError: (error) =>
       logger.warn({ err: error }, 'database connection lost; webhooks answer 503 until it is back'),
   });
-  const redis = createRedisConnection(config.REDIS_URL, 'producer');
+  const redis = createRedisConnection(config.REDIS_URL, 'producer', {
+    commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
+  });
   const queue = createProducerQueue(redis, config.QUEUE_PREFIX, inboxRelaySource.queue);
   if (!(await waitUntilReady(redis, 5_000))) {
     logger.warn('Redis is not reachable yet; accepted events wait for the relay until it is');
@@ -69,6 +73,7 @@ runMain('ingest', async () => {
     logger,
     maxBatchSize: config.INGEST_BATCH_MAX_SIZE,
     maxConcurrentBatches: config.INGEST_BATCH_CONCURRENCY,
+    answerDeadlineMs: config.INGEST_ANSWER_DEADLINE_MS,
   });
   const app = createIngestApp({
     inbox,

@@ -1,16 +1,17 @@
 import {
   createAiStudioClient,
   createAppWebhookSender,
-  createDb,
   createInboxHandlers,
   createRevenueCatApiClient,
   createStripeApi,
+  type DB,
   exampleCatalogPath,
   loadCatalog,
   type ProviderPorts,
 } from '@tally/billing-core';
 import {
   ConfigError,
+  createDb,
   createHealthRoutes,
   createLogger,
   createServiceApp,
@@ -36,9 +37,10 @@ runMain('worker', async () => {
   }
   const catalog = loadCatalog(config.CATALOG_PATH ?? exampleCatalogPath);
   const logger = createLogger({ name: 'worker', level: config.LOG_LEVEL });
-  const database = createDb({
+  const database = createDb<DB>({
     connectionString: config.DATABASE_URL,
     applicationName: 'tally-worker',
+    queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
     preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
     onPreparedStatementsDisabled: (error) =>
       logger.warn(
@@ -95,6 +97,7 @@ runMain('worker', async () => {
     handlers,
     logger,
     redisUrl: config.REDIS_URL,
+    redisCommandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
     queuePrefix: config.QUEUE_PREFIX,
     roles: config.WORKER_ROLES,
     settings: workerSettingsFrom(config),

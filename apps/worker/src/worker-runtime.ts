@@ -21,6 +21,8 @@ export interface WorkerRuntimeOptions {
   handlers: InboxHandlers;
   logger: Logger;
   redisUrl: string;
+  /** REDIS_COMMAND_TIMEOUT_MS of the producer connection (the relay's and sweepers' enqueues). */
+  redisCommandTimeoutMs?: number;
   queuePrefix: string;
   /** Which consumers and loops this process runs (WORKER_ROLES). */
   roles: readonly WorkerRole[];
@@ -57,7 +59,9 @@ export function startWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntime
   const roles = (Object.keys(workerRoleTable) as WorkerRole[]).filter((role) => options.roles.includes(role));
   const metrics = createWorkerMetrics(workerMetricFamiliesOf(roles));
   const workerConnection = createRedisConnection(options.redisUrl, 'worker');
-  const producerConnection = createRedisConnection(options.redisUrl, 'producer');
+  const producerConnection = createRedisConnection(options.redisUrl, 'producer', {
+    commandTimeoutMs: options.redisCommandTimeoutMs,
+  });
   const queues = new Map<string, ProducerQueue<unknown>>();
   const producerQueue = <Payload>(definition: QueueDefinition<Payload>): ProducerQueue<Payload> => {
     const existing =

@@ -42,16 +42,23 @@ export class BillingError extends Error {
   }
 }
 
-/** A debit asked for more tokens than the wallet holds. */
+/**
+ * A debit asked for more tokens than the wallet can spend. `available` is what it could have had:
+ * the tokens neither held nor (for a spend) in an expired lot; `balance` the figure the message
+ * names (the same, unless a caller says otherwise).
+ */
 export class InsufficientBalanceError extends BillingError {
+  readonly available: number;
   constructor(
     readonly userId: string,
     readonly balance: number,
     readonly requested: number,
+    available?: number,
   ) {
     super('insufficient_balance', `wallet ${userId} holds ${balance} tokens, ${requested} requested`, {
       retryable: false,
     });
+    this.available = available ?? balance;
   }
 }
 

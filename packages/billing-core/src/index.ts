@@ -1,6 +1,7 @@
 export * from './app-webhooks/app-webhook-body';
 export * from './app-webhooks/app-webhook-message-types';
 export * from './app-webhooks/app-webhook-source';
+export * from './app-webhooks/create-app-webhook-sender';
 export * from './app-webhooks/deliver-app-webhook-message';
 export * from './app-webhooks/list-app-webhook-messages';
 export * from './app-webhooks/prune-app-webhook-messages';
@@ -17,11 +18,8 @@ export type { CatalogData, Plan, TokenPack } from './catalog/catalog-schema';
 export * from './clock';
 export * from './contracts/queues';
 export * from './db/advisory-locks';
-export * from './db/create-db';
-export * from './db/database-errors';
 export * from './db/lease-names';
-export * from './db/migrate';
-export * from './db/run-with-lease';
+export * from './db/migrations-dir';
 export type {
   AdminAuditRow,
   AdminSurface,
@@ -30,6 +28,8 @@ export type {
   AppWebhookMessageType,
   DB,
   EmailOutboxRow,
+  HoldRow,
+  HoldStatus,
   IdempotencyKeyRow,
   IdempotencyRecoveryPoint,
   InboxEventRow,
@@ -51,6 +51,7 @@ export {
   appWebhookMessageStatuses,
   appWebhookMessageTypes,
   defaultPaymentEnvironments,
+  holdStatuses,
   idempotencyRecoveryPoints,
   inboxSources,
   inboxStatuses,
@@ -65,6 +66,10 @@ export * from './email/send-outbox-email';
 export * from './errors';
 export * from './grants/grant-tokens';
 export * from './grants/void-lot';
+export * from './holds/end-hold';
+export * from './holds/list-holds';
+export * from './holds/lock-wallet-funds';
+export * from './holds/place-hold';
 export * from './idempotency/advance-idempotency-key';
 export * from './idempotency/claim-idempotency-key';
 export * from './idempotency/fingerprint-request-body';
@@ -89,6 +94,7 @@ export * from './inbox/requeue-inbox-events';
 export * from './inbox/to-inbox-event-view';
 export * from './installments/grant-due-installments';
 export { ensureWallet } from './ledger/ensure-wallet';
+export * from './ledger/held-tokens';
 export * from './ledger/open-missing-lots';
 export * from './ledger/post-ledger-entry';
 export * from './ledger/read-wallet';
@@ -97,7 +103,6 @@ export * from './lot-expiry/expire-lots';
 export * from './operations/ledger-totals';
 export * from './operations/read-hourly-activity';
 export * from './operations/read-operational-counts';
-export * from './outbox/app-webhook-outbox';
 export type { AiStudioService } from './ports/ai-studio-service';
 export type { AppWebhookAttempt, AppWebhookDelivery, AppWebhookSender } from './ports/app-webhook-sender';
 export type { Mailer } from './ports/mailer';
@@ -111,7 +116,6 @@ export type {
 export type { StripeApi } from './ports/stripe-api';
 export * from './provider-data/payment-environment';
 export * from './providers/ai-studio/create-ai-studio-client';
-export * from './providers/app-webhooks/create-app-webhook-sender';
 export * from './providers/create-inbox-handlers';
 export * from './providers/revenuecat/revenuecat-api-client';
 export {
@@ -130,6 +134,8 @@ export * from './relay/durable-row-source';
 export * from './retention/prune-idempotency-keys';
 export * from './retention/prune-inbox-raw-bodies';
 export * from './scheduling/backoff';
+export * from './spending/check-spend';
+export * from './spending/debit-tokens';
 export * from './studio/ai-studio-errors';
 export * from './studio/claim-studio-request';
 export * from './studio/complete-studio-request';
@@ -154,6 +160,7 @@ export * from './support/find-user-support-view';
 export type * from './support/user-support-view';
 export * from './topups/confirm-topup';
 export * from './topups/create-topup';
+export * from './unit-of-work/app-webhook-outbox';
 export * from './unit-of-work/unit-of-work';
 export * from './users/link-user-ids';
 export * from './users/lock-user';

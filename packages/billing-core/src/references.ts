@@ -19,6 +19,8 @@ export const referencePrefixes = {
   grant: 'grant:',
   adminGrant: 'admin:grant:',
   lot: 'lot:',
+  debit: 'debit:',
+  hold: 'hold:',
 } as const;
 
 /**
@@ -65,6 +67,15 @@ export const references = {
    * later expire at the next sweep under `lot:{lotId}:expired:{n}`, n = 2, 3, … (the lot's n-th
    * expiry entry, counted from its draws under the wallet lock).
    */
+  /** An app's debit (`POST /v1/users/{userId}/debits`), by the app's reference. */
+  debit: (reference: string) => `${referencePrefixes.debit}${reference}`,
+  /** A hold's capture: the one debit of what it captured (`POST .../holds/{id}/capture`). */
+  holdCapture: (holdId: string) => `${referencePrefixes.hold}${holdId}:capture`,
+  /**
+   * What a hold frees when it ends (release, capture for less, expiry) that settles a take-back
+   * shortfall recorded while it was active (negative; see recoverShortfallsFromHold).
+   */
+  holdReleaseRecovered: (holdId: string) => `${referencePrefixes.hold}${holdId}:release:recovered`,
   lotExpired: (lotId: number | string, n = 1) =>
     n === 1 ? `${referencePrefixes.lot}${lotId}:expired` : `${referencePrefixes.lot}${lotId}:expired:${n}`,
 } as const;

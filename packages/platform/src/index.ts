@@ -1,6 +1,7 @@
 export * from './config/env';
 export * from './config/production-configuration';
 export * from './config/provider-api-settings';
+export * from './db';
 export * from './http/create-service-app';
 export * from './http/health-routes';
 export * from './http/json-errors';

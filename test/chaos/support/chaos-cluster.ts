@@ -1,4 +1,5 @@
-import { createDb, type Database, ensureDatabaseExists, migrate } from '@tally/billing-core';
+import { type DB, migrationsDir } from '@tally/billing-core';
+import { createDb, type Database, ensureDatabaseExists, migrate } from '@tally/platform';
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { RunningProcess, type TallyApp } from '../../support/built-process';
@@ -11,6 +12,7 @@ import { freePort } from '../../support/ports';
 import { DisposablePostgres } from '../../support/postgres-server';
 import { DisposableRedis } from '../../support/redis-server';
 import { KeyedRequestLog } from './keyed-requests';
+import { type Pod, PodNetwork } from './network';
 
 export const chaosStripeSecret = 'whsec_chaos_current_secret';
 export const chaosRevenueCatAuth = 'Bearer rc_chaos_webhook_auth';
@@ -39,8 +41,16 @@ export const shutdownTimeoutMs = 5_000;
 /** HTTP_HEADERS_TIMEOUT_MS / HTTP_REQUEST_TIMEOUT_MS of every process of the chaos cluster. */
 export const chaosHttpHeadersTimeoutMs = 5_000;
 export const chaosHttpRequestTimeoutMs = 10_000;
+/**
+ * DATABASE_QUERY_TIMEOUT_MS of every chaos process: a statement over a cut link fails (and its
+ * connection is dropped) after 10 s. Not lower: a frozen worker (paused-worker-lost-lock) holds a
+ * user's advisory lock up to 9 s, and the statements waiting for it are not lost.
+ */
+export const chaosQueryTimeoutMs = 10_000;
+/** INGEST_ANSWER_DEADLINE_MS of the chaos ingests: an event not stored within 4 s is answered 503. */
+export const chaosIngestAnswerDeadlineMs = 4_000;
 /** WORKER_LOCK_DURATION_MS of the chaos workers; the inbox worker's stalled check runs as often. */
-export const chaosWorkerLockMs = 2_000;
+export const chaosWorkerLockMs = Number(process.env.CHAOS_WORKER_LOCK_MS ?? 2_000);
 /** IDEMPOTENCY_KEY_LOCK_TIMEOUT_MS of the chaos api (above its 2 s provider timeouts). */
 export const chaosIdempotencyLockMs = 3_000;
 /**
@@ -81,7 +91,16 @@ export class SupervisedProcess {
     readonly port: number,
     private readonly env: Record<string, string>,
     private readonly readyLog: string,
-  ) {}
+    /** The network namespace it runs in (a cluster with `network`), else the host's. */
+    readonly pod?: Pod,
+  ) {
+    if (pod) this.env = Object.fromEntries(Object.entries(env).map(([name, value]) => [name, pod.rewrite(value)]));
+  }
+
+  /** Where the test reaches its HTTP port: the pod's address, or 127.0.0.1. */
+  get host(): string {
+    return this.pod?.address ?? '127.0.0.1';
+  }
 
   /** Starts an incarnation and resolves once it logged that it is ready. */
   async start(): Promise<void> {
@@ -90,7 +109,12 @@ export class SupervisedProcess {
   }
 
   private spawn(): void {
-    const child = new RunningProcess(this.app, this.env);
+    const pod = this.pod;
+    const child = new RunningProcess(
+      this.app,
+      this.env,
+      pod ? { wrap: (command, args) => pod.wrap(command, args) } : {},
+    );
     this.current = child;
     // A process killed before it was ready just never becomes ready; the restart takes over.
     child.waitForLog(this.readyLog, 60_000).then(
@@ -201,6 +225,11 @@ export interface ChaosClusterOptions {
    * once the standby has flushed it. Only with `pooled` (the failover repoints PgBouncer).
    */
   standby?: boolean;
+  /**
+   * Every process in a network namespace of its own (network.ts), so partition scenarios can cut,
+   * thin and slow the links between chosen processes and Postgres, PgBouncer or Redis.
+   */
+  network?: boolean;
 }
 
 /**
@@ -221,7 +250,7 @@ export class ChaosCluster {
   receiver!: AppWebhookReceiver;
   /** Every POST under /v1 sent through `apiRequest`, keyed or not, with its answers. */
   readonly keyed = new KeyedRequestLog();
-  database!: Database;
+  database!: Database<DB>;
   stripe!: FakeStripe;
   revenueCat!: FakeRevenueCat;
   ai!: FakeAiStudio;
@@ -229,6 +258,9 @@ export class ChaosCluster {
   workers: SupervisedProcess[] = [];
   api!: SupervisedProcess;
   databaseUrl = '';
+  /** The processes' namespaces and veths (with `network`). */
+  network: PodNetwork | undefined;
+  private static networks = 0;
 
   static async start(options: ChaosClusterOptions): Promise<ChaosCluster> {
     const cluster = new ChaosCluster();
@@ -256,7 +288,7 @@ export class ChaosCluster {
     ]);
     this.databaseUrl = this.postgres.url('tally');
     await ensureDatabaseExists(this.databaseUrl);
-    await migrate(this.databaseUrl);
+    await migrate(this.databaseUrl, migrationsDir);
     if (options.standby) {
       if (!options.pooled) throw new Error('a standby needs the pooler (the failover repoints it)');
       this.standby = await DisposablePostgres.standbyOf(this.postgres);
@@ -275,6 +307,12 @@ export class ChaosCluster {
     }
     // The checker reads the primary directly (after a failover: the promoted one).
     this.database = this.checkerDb();
+    if (options.network) {
+      ChaosCluster.networks += 1;
+      this.network = PodNetwork.create(`n${ChaosCluster.networks}`);
+    }
+    const network = this.network;
+    const podFor = (name: string) => network?.addPod(name);
 
     const base = {
       DATABASE_URL: this.pgbouncer ? this.pgbouncer.urlFor(this.databaseUrl) : this.databaseUrl,
@@ -284,6 +322,7 @@ export class ChaosCluster {
       SHUTDOWN_TIMEOUT_MS: String(shutdownTimeoutMs),
       HTTP_HEADERS_TIMEOUT_MS: String(chaosHttpHeadersTimeoutMs),
       HTTP_REQUEST_TIMEOUT_MS: String(chaosHttpRequestTimeoutMs),
+      DATABASE_QUERY_TIMEOUT_MS: String(chaosQueryTimeoutMs),
       PAYMENT_ENVIRONMENTS: 'production,sandbox',
       WALLET_LOW_BALANCE_THRESHOLD: String(chaosLowBalanceThreshold),
     };
@@ -299,9 +338,11 @@ export class ChaosCluster {
             INGEST_PORT: String(port),
             STRIPE_WEBHOOK_SECRETS: chaosStripeSecret,
             REVENUECAT_WEBHOOK_AUTH: chaosRevenueCatAuth,
+            INGEST_ANSWER_DEADLINE_MS: String(chaosIngestAnswerDeadlineMs),
             ...options.ingestEnv,
           },
           'ingest listening',
+          podFor(`ingest-${i}`),
         ),
       );
     }
@@ -351,6 +392,7 @@ export class ChaosCluster {
             ...options.workerEnv,
           },
           'worker started',
+          podFor(`worker-${i}`),
         ),
       );
     }
@@ -374,12 +416,13 @@ export class ChaosCluster {
         IDEMPOTENCY_KEY_LOCK_TIMEOUT_MS: String(chaosIdempotencyLockMs),
       },
       'api listening',
+      podFor('api'),
     );
     await Promise.all(this.processes().map((process) => process.start()));
   }
 
-  private checkerDb(): Database {
-    return createDb({
+  private checkerDb(): Database<DB> {
+    return createDb<DB>({
       connectionString: this.postgres.url('tally'),
       maxConnections: 4,
       applicationName: 'chaos-checker',
@@ -394,7 +437,7 @@ export class ChaosCluster {
   private async makeStandbySynchronous(): Promise<void> {
     // The standby retries its lost primary every 200 ms (default 5 s): a promotion does not wait
     // out the retry in progress.
-    const standbyAdmin = createDb({
+    const standbyAdmin = createDb<DB>({
       connectionString: this.standby?.url() ?? '',
       maxConnections: 1,
       applicationName: 'chaos-admin',
@@ -405,7 +448,7 @@ export class ChaosCluster {
     } finally {
       await standbyAdmin.close();
     }
-    const admin = createDb({
+    const admin = createDb<DB>({
       connectionString: this.postgres.url(),
       maxConnections: 1,
       applicationName: 'chaos-admin',
@@ -508,7 +551,7 @@ export class ChaosCluster {
     if (key !== null) headers.authorization = `Bearer ${key}`;
     if (options.body !== undefined) headers['content-type'] = 'application/json';
     const method = options.method ?? 'GET';
-    const sent = fetch(`http://127.0.0.1:${this.api.port}${path}`, {
+    const sent = fetch(`http://${this.api.host}:${this.api.port}${path}`, {
       method,
       headers,
       ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
@@ -541,5 +584,6 @@ export class ChaosCluster {
     await this.standby?.destroy().catch(() => undefined);
     for (const old of this.formerPrimaries) await old.destroy().catch(() => undefined);
     await this.postgres?.destroy().catch(() => undefined);
+    this.network?.destroy();
   }
 }

@@ -48,8 +48,8 @@ export async function sendHostileBurst(
   };
 
   for (const [index, ingest] of cluster.ingests.entries()) {
-    const stripe = `http://127.0.0.1:${ingest.port}/webhooks/stripe`;
-    const revenueCat = `http://127.0.0.1:${ingest.port}/webhooks/revenuecat`;
+    const stripe = `http://${ingest.host}:${ingest.port}/webhooks/stripe`;
+    const revenueCat = `http://${ingest.host}:${ingest.port}/webhooks/revenuecat`;
     const body = JSON.stringify({ ...hostileBody(`evt_hostile_${index}`), note: hostileCanaries.body });
     const json = { 'content-type': 'application/json' };
     const wrong = hmac(hostileCanaries.wrongStripeSecret, `${now}.${body}`);
@@ -95,7 +95,7 @@ export async function sendHostileBurst(
     });
   }
 
-  const api = `http://127.0.0.1:${cluster.api.port}`;
+  const api = `http://${cluster.api.host}:${cluster.api.port}`;
   const apiCall = async (name: string, path: string, key: string | undefined, init: RequestInit = {}) => {
     let status = 0;
     try {

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 
 /**
  * The local ports of the TCP connections process `pid` holds to `remotePort` on this machine
- * (Linux: its socket inodes from /proc/<pid>/fd matched against /proc/net/tcp{,6}). Postgres
+ * (Linux: its socket inodes from /proc/<pid>/fd matched against /proc/<pid>/net/tcp{,6}). Postgres
  * shows the same port as `pg_stat_activity.client_port`, which is how the chaos suite tells one
  * worker's database sessions from another's (they all use the application name `tally-worker`).
  * Returns undefined where /proc is not readable (not Linux).
@@ -23,7 +23,8 @@ export function tcpPortsTo(pid: number, remotePort: number): Set<number> | undef
     return undefined;
   }
   const ports = new Set<number>();
-  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+  // The process's own view (its network namespace: a chaos pod's differs from the test's).
+  for (const table of [`/proc/${pid}/net/tcp`, `/proc/${pid}/net/tcp6`]) {
     let text: string;
     try {
       text = readFileSync(table, 'utf8');

@@ -63,7 +63,7 @@ export class ProviderSimulator {
   }
 
   /** One POST; the status, or 0 when no answer came. */
-  async postOnce(event: SimulatedEvent, port: number): Promise<number> {
+  async postOnce(event: SimulatedEvent, ingest: { host: string; port: number }): Promise<number> {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (event.provider === 'stripe') headers['stripe-signature'] = stripeSignature(event.body);
     else headers.authorization = chaosRevenueCatAuth;
@@ -71,7 +71,7 @@ export class ProviderSimulator {
     const startedAt = Date.now();
     let status = 0;
     try {
-      const response = await fetch(`http://127.0.0.1:${port}/webhooks/${event.provider}`, {
+      const response = await fetch(`http://${ingest.host}:${ingest.port}/webhooks/${event.provider}`, {
         method: 'POST',
         headers,
         body: event.body,
@@ -92,7 +92,7 @@ export class ProviderSimulator {
     const deadline = Date.now() + this.retryDeadlineMs;
     for (let attempt = 0; ; attempt += 1) {
       const ingest = this.rng.pick(this.cluster.ingests);
-      const status = await this.postOnce(event, ingest.port);
+      const status = await this.postOnce(event, ingest);
       record.answers.push(status);
       if (status === 200) {
         record.accepted = true;

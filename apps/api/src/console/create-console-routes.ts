@@ -37,6 +37,7 @@ import { auditAnswerKey, runAuditedRequest } from '../http/audit-admin-actions';
 import { adminGrantBodySchema, grantAnswerOf } from '../http/grant-body';
 import { cursorSchema, eventIdSchema, userIdSchema } from '../http/params';
 import { type AppWebhookActionDeps, deliverMessage, redeliverOneMessage } from '../routes/admin/app-webhook-actions';
+import { runHoldRelease } from '../routes/admin/hold-actions';
 import {
   deliver,
   type InboxActionDeps,
@@ -45,6 +46,7 @@ import {
   requeueOneEvent,
 } from '../routes/admin/inbox-actions';
 import { type LotActionDeps, runAdminGrant, runLotVoid, voidAnswerOf } from '../routes/admin/lot-actions';
+import { endAnswerOf, holdIdSchema } from '../routes/v1/spending-routes';
 import { consoleCss } from './console-css';
 import { html, queryString } from './html';
 import { consoleBase, page } from './layout';
@@ -225,6 +227,27 @@ export function createConsoleRoutes(deps: ConsoleDeps): Router {
     const back = `${consoleBase}/users/${encodeURIComponent(userId.data)}`;
     const notice = result.kind === 'not-found' ? 'lot_not_found' : result.kind.replace('-', '_');
     res.redirect(303, `${withNotice(back, notice)}#lots`);
+  });
+
+  // Release of one hold, one transaction with its audit row (runHoldRelease), as the admin API's.
+  router.post('/users/:userId/holds/:holdId/release', async (req, res) => {
+    const userId = userIdSchema.safeParse(req.params.userId);
+    const holdId = holdIdSchema.safeParse(req.params.holdId);
+    if (!userId.success || !holdId.success) return badRequest(res, send);
+    const result = await runHoldRelease(req, res, deps, { userId: userId.data, holdId: holdId.data }, (result) => ({
+      statusCode: 303,
+      body: endAnswerOf(result, holdId.data).body,
+    }));
+    const back = `${consoleBase}/users/${encodeURIComponent(userId.data)}`;
+    const notice =
+      result.kind === 'ended'
+        ? 'hold_released'
+        : result.kind === 'already'
+          ? 'hold_already_released'
+          : result.kind === 'not-found'
+            ? 'hold_not_found'
+            : 'hold_not_active';
+    res.redirect(303, `${withNotice(back, notice)}#holds`);
   });
 
   router.get('/events', async (req, res) => {

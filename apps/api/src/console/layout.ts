@@ -154,6 +154,10 @@ export const notices: Record<string, { text: string; error?: boolean }> = {
   voided: { text: 'Voided: what was left of the lot was taken back (audited).' },
   already_voided: { text: 'Already voided: nothing more was taken.' },
   lot_not_found: { text: "That lot is not one of this user's.", error: true },
+  hold_released: { text: 'Released: the hold ended and its tokens are available again (audited).' },
+  hold_already_released: { text: 'Already released: nothing more was freed.' },
+  hold_not_active: { text: 'Not released: the hold was captured or has expired.', error: true },
+  hold_not_found: { text: "That hold is not one of this user's.", error: true },
 };
 
 export function messageLink(id: string): Html {

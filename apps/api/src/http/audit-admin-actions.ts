@@ -85,6 +85,16 @@ const namedRoutes: Record<string, NamedRoute> = {
     target: { kind: 'credit_lot', param: 'lotId' },
     oneTransaction: true,
   },
+  'POST /admin/users/:userId/holds/:holdId/release': {
+    action: adminActions.holdRelease,
+    target: { kind: 'hold', param: 'holdId' },
+    oneTransaction: true,
+  },
+  'POST /admin/console/users/:userId/holds/:holdId/release': {
+    action: adminActions.holdRelease,
+    target: { kind: 'hold', param: 'holdId' },
+    oneTransaction: true,
+  },
   'PUT /admin/queues/api/queues/:queueName/:jobId/retry': {
     action: adminActions.queueRetryJob,
     target: { kind: 'queue_job', param: 'jobId' },

@@ -14,11 +14,13 @@ import { type AnswerDoc, errorBodySchema, errorDoc, type RouteDoc } from '../htt
 import { appWebhookRouteDocs } from '../routes/admin/app-webhook-routes';
 import { auditRouteDocs } from '../routes/admin/audit-routes';
 import { eventRouteDocs } from '../routes/admin/event-routes';
+import { holdAdminRouteDocs } from '../routes/admin/hold-routes';
 import { ledgerAdminRouteDocs } from '../routes/admin/ledger-routes';
 import { lotAdminRouteDocs } from '../routes/admin/lot-routes';
 import { reconcileRouteDocs } from '../routes/admin/reconcile-routes';
 import { userSupportRouteDocs } from '../routes/admin/user-support-routes';
 import { grantRouteDocs } from '../routes/v1/grant-routes';
+import { spendingRouteDocs } from '../routes/v1/spending-routes';
 import { studioRouteDocs } from '../routes/v1/studio-routes';
 import { subscriptionRouteDocs } from '../routes/v1/subscription-routes';
 import { topupRouteDocs } from '../routes/v1/topup-routes';
@@ -31,12 +33,14 @@ export const routeDocs: readonly RouteDoc[] = [
   ...studioRouteDocs,
   ...topupRouteDocs,
   ...grantRouteDocs,
+  ...spendingRouteDocs,
   ...auditRouteDocs,
   ...eventRouteDocs,
   ...ledgerAdminRouteDocs,
 
   ...userSupportRouteDocs,
   ...lotAdminRouteDocs,
+  ...holdAdminRouteDocs,
   ...reconcileRouteDocs,
   ...appWebhookRouteDocs,
 ];

@@ -2,7 +2,7 @@ import {
   type AppWebhookMessageType,
   adminActions,
   appWebhookSource,
-  type Database,
+  type DB,
   findAppWebhookMessage,
   listAppWebhookMessages,
   parseWebhookId,
@@ -12,7 +12,14 @@ import {
   toAppWebhookBody,
   toAppWebhookMessageView,
 } from '@tally/billing-core';
-import { createProducerQueue, createRedisConnection, handOffRows, parseEnv, waitUntilReady } from '@tally/platform';
+import {
+  createProducerQueue,
+  createRedisConnection,
+  type Database,
+  handOffRows,
+  parseEnv,
+  waitUntilReady,
+} from '@tally/platform';
 import type { z } from 'zod';
 import { cliAuditRecord } from './audit-cli-action';
 import { eventsEnvSchema } from './events';
@@ -146,7 +153,7 @@ export async function runAppWebhooksRedeliver(id: string, options: { json?: bool
 /** Hands the rows to the app-webhooks queue; when Redis does not answer in time they are left to the relay. */
 async function handOffOnce(
   env: z.output<typeof eventsEnvSchema>,
-  db: Database['db'],
+  db: Database<DB>['db'],
   ids: number[],
 ): Promise<{ enqueued: number; alreadyQueued: number; deferred: number }> {
   const redis = createRedisConnection(env.REDIS_URL, 'producer');

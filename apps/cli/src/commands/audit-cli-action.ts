@@ -1,5 +1,6 @@
 import { userInfo } from 'node:os';
-import { type AdminActionRecord, type Database, recordAdminAction } from '@tally/billing-core';
+import { type AdminActionRecord, type DB, recordAdminAction } from '@tally/billing-core';
+import type { Database } from '@tally/platform';
 
 type CliRecord = Omit<AdminActionRecord, 'surface' | 'actor' | 'keyFingerprint' | 'method' | 'path' | 'statusCode'>;
 
@@ -17,7 +18,7 @@ export function cliAuditRecord(record: CliRecord): AdminActionRecord {
  * Records a CLI command that spans more than a transaction (reconcile): a `started` row before it
  * acts (the command stops if that row cannot be written), then one with what it answered.
  */
-export function auditCliAction(db: Database['db'], record: CliRecord): Promise<number> {
+export function auditCliAction(db: Database<DB>['db'], record: CliRecord): Promise<number> {
   return recordAdminAction(db, cliAuditRecord(record));
 }
 

@@ -1,6 +1,6 @@
 import {
   adminActions,
-  type Database,
+  type DB,
   type InboxStatus,
   inboxRelaySource,
   listInboxEvents,
@@ -15,6 +15,7 @@ import {
   baseEnvSchema,
   createProducerQueue,
   createRedisConnection,
+  type Database,
   handOffRows,
   parseEnv,
   waitUntilReady,
@@ -116,7 +117,7 @@ export async function runRequeue(inboxEventId: number, options: { json?: boolean
  */
 export async function handOffOnce(
   env: z.output<typeof eventsEnvSchema>,
-  db: Database['db'],
+  db: Database<DB>['db'],
   ids: number[],
 ): Promise<{ enqueued: number; deferred: number; queueError?: string }> {
   const redis = createRedisConnection(env.REDIS_URL, 'producer');

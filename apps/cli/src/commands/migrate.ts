@@ -1,5 +1,5 @@
-import { ensureDatabaseExists, migrate } from '@tally/billing-core';
-import { baseEnvSchema, parseEnv } from '@tally/platform';
+import { migrationsDir } from '@tally/billing-core';
+import { baseEnvSchema, ensureDatabaseExists, migrate, parseEnv } from '@tally/platform';
 import { namingPostgres } from './unreachable-server';
 
 /**
@@ -24,7 +24,7 @@ export async function runMigrate(options: { createDatabase: boolean }): Promise<
       if (options.createDatabase && (await ensureDatabaseExists(url))) {
         process.stdout.write('created the database\n');
       }
-      const result = await migrate(url);
+      const result = await migrate(url, migrationsDir);
       for (const version of result.applied) process.stdout.write(`applied ${version}\n`);
       process.stdout.write(
         result.applied.length === 0

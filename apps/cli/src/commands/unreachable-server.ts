@@ -1,4 +1,5 @@
-import { createDb, type Database, isDatabaseUnavailableError } from '@tally/billing-core';
+import type { DB } from '@tally/billing-core';
+import { createDb, type Database, isDatabaseUnavailableError } from '@tally/platform';
 
 export type UnreachableServerCode =
   | 'postgres_unreachable'
@@ -86,10 +87,10 @@ export async function namingPostgres<T>(
 /** Opens a small pool for one command, runs `work` with it (Postgres failures named), and closes it. */
 export async function withDatabase<T>(
   databaseUrl: string,
-  work: (db: Database['db']) => Promise<T>,
+  work: (db: Database<DB>['db']) => Promise<T>,
   maxConnections = 1,
 ): Promise<T> {
-  const database = createDb({ connectionString: databaseUrl, maxConnections });
+  const database = createDb<DB>({ connectionString: databaseUrl, maxConnections });
   try {
     return await namingPostgres(databaseUrl, () => work(database.db));
   } finally {

@@ -90,7 +90,7 @@ export function formatSupportView(view: UserSupportView): string {
       : `user ${view.userId} (linked to canonical user ${view.canonicalUserId})`,
   );
   out.push(
-    `wallet balance ${view.wallet.balance}; ledger sum ${view.ledger.sum} over ${view.ledger.total} entries${
+    `wallet balance ${view.wallet.balance}, held ${view.wallet.held}, available ${view.wallet.available}; ledger sum ${view.ledger.sum} over ${view.ledger.total} entries${
       view.ledger.matchesBalance ? '' : '  MISMATCH: the balance differs from the ledger sum'
     }`,
   );
@@ -105,6 +105,26 @@ export function formatSupportView(view: UserSupportView): string {
         String(lot.amount),
         String(lot.remaining),
         lot.expiresAt === null ? 'never' : iso(lot.expiresAt),
+      ]),
+    ),
+  );
+  out.push(
+    '',
+    `holds (${view.holds.items.length} shown, ${view.holds.activeTotal} active; active first, then the newest ended)`,
+  );
+  out.push(
+    formatTable(
+      ['HOLD', 'STATUS', 'AMOUNT', 'CAPTURED', 'RELEASED', 'EXPIRES', 'REFERENCE', 'REASON', 'LOTS (LOT:TOKENS)'],
+      view.holds.items.map((hold) => [
+        hold.id,
+        hold.status,
+        String(hold.amount),
+        hold.captured === null ? '-' : String(hold.captured),
+        hold.released === null ? '-' : String(hold.released),
+        iso(hold.expiresAt),
+        hold.reference,
+        hold.reason,
+        hold.lots.map((lot) => `${lot.lotId}:${lot.amount}`).join(' ') || '-',
       ]),
     ),
   );
@@ -293,7 +313,14 @@ export function formatSupportView(view: UserSupportView): string {
 /** `tally user <id> [--json]`: the support view of one user, read from the database. */
 export async function runUser(
   userId: string,
-  options: { json?: boolean; eventLimit: number; ledgerLimit: number; studioLimit: number; historyLimit: number },
+  options: {
+    json?: boolean;
+    eventLimit: number;
+    ledgerLimit: number;
+    studioLimit: number;
+    historyLimit: number;
+    holdLimit: number;
+  },
 ): Promise<void> {
   const { DATABASE_URL } = parseEnv(baseEnvSchema.pick({ DATABASE_URL: true }), process.env);
   await withDatabase(DATABASE_URL, async (db) => {
@@ -303,6 +330,7 @@ export async function runUser(
         ledgerEntries: options.ledgerLimit,
         studioRequests: options.studioLimit,
         subscriptionHistory: options.historyLimit,
+        holds: options.holdLimit,
       },
     });
     process.stdout.write(options.json ? `${JSON.stringify(view, null, 2)}\n` : formatSupportView(view));

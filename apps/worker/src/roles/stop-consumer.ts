@@ -12,8 +12,7 @@ const START_SETTLE_MS = 1_000;
  * unfinished jobs are retried by another worker. A consumer stopped right after it started is
  * first given START_SETTLE_MS to finish starting, as closeProducerQueues does for queues: BullMQ's
  * close drops its connections' error listeners without waiting for their start-up, whose failure
- * on the closed connection then crashed the process (exit 1 in chaos `sigterm-under-load`, a
- * worker SIGTERMed 68 ms after it started).
+ * on the closed connection would then crash the process.
  */
 export function consumerHandle(worker: Worker, drainTimeoutMs: number, logger: Logger): RoleHandle {
   return {

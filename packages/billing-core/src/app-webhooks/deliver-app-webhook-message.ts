@@ -1,6 +1,6 @@
+import { sqlMilliseconds } from '@tally/platform/db';
 import { type Kysely, sql } from 'kysely';
 import type { AppWebhookMessageRow, DB } from '../db/schema';
-import { sqlMilliseconds } from '../db/sql-milliseconds';
 import { toErrorText } from '../errors';
 import type { AppWebhookSender } from '../ports/app-webhook-sender';
 import { toAppWebhookBody } from './app-webhook-body';

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { plainLots, postLedgerEntry } from '../ledger/post-ledger-entry';
-import type { AppWebhookOutbox } from '../outbox/app-webhook-outbox';
 import { createTestDatabase, type TestDatabase } from '../testing/test-services';
+import type { AppWebhookOutbox } from '../unit-of-work/app-webhook-outbox';
 import { inUnitOfWork } from '../unit-of-work/unit-of-work';
 import {
   walletBalanceLowDataSchema,

@@ -14,6 +14,7 @@ export const adminActions = {
   queueRetryAll: 'queue.retry_all',
   userGrant: 'user.grant',
   lotVoid: 'lot.void',
+  holdRelease: 'hold.release',
 } as const;
 
 export type AdminActionName = (typeof adminActions)[keyof typeof adminActions];

@@ -1,15 +1,18 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import * as plumbingLocks from '@tally/platform/db';
 import * as advisoryLocks from './advisory-locks';
 
 const root = path.resolve(__dirname, '../../../..');
-// The registry itself, this test, and the mutation check (it quotes the registry to break it on purpose).
+// The two registries (the domain's and the plumbing's), this test, and the mutation check (it
+// quotes the registry to break it on purpose).
 const exempt = new Set([
   path.join(__dirname, 'advisory-locks.ts'),
+  path.join(root, 'packages/platform/src/db/advisory-locks.ts'),
   __filename,
   path.join(root, 'scripts/mutation-check.mjs'),
 ]);
-const registry = Object.entries(advisoryLocks);
+const registry = [...Object.entries(advisoryLocks), ['MIGRATION_LOCK_KEY', plumbingLocks.MIGRATION_LOCK_KEY] as const];
 
 /** Every source file of the repository (apps, packages, tests, scripts, bench). */
 function sourceFiles(dir: string): string[] {

@@ -1,7 +1,7 @@
 /**
- * Every Postgres advisory lock key Tally takes, in one registry, so that no two uses share a key
- * by accident (advisory-locks.test.ts proves the keys distinct and that no other source file
- * spells one out). Two forms exist:
+ * Every Postgres advisory lock key of the domain, in one registry, so that no two uses share a key
+ * by accident (advisory-locks.test.ts proves these keys and the plumbing's, MIGRATION_LOCK_KEY of
+ * @tally/platform/db, distinct, and that no other source file spells one out). Two forms exist:
  * - a NAMESPACE is the first half of a per-entity lock, `pg_advisory_xact_lock(namespace,
  *   hashtext(id))` (two int4 halves), held until the transaction ends;
  * - a KEY is a whole singleton lock, `pg_advisory_xact_lock(key)` (one bigint).
@@ -24,12 +24,6 @@ export const STUDIO_LOCK_NAMESPACE = 7_411_005;
  * a concurrent attempt of the same key answers 409 instead of waiting; takeIdempotencyKeyInTransaction).
  */
 export const IDEMPOTENCY_KEY_LOCK_NAMESPACE = 7_411_006;
-
-/**
- * Transaction lock of `migrate`, taken by each migration's transaction: one process applies a
- * given migration at a time.
- */
-export const MIGRATION_LOCK_KEY = 7_411_020;
 
 // Retired: 7_411_030 (a session try-lock of scheduled Stripe reconciliations, replaced by the
 // lease RECONCILE_STRIPE_LEASE in lease-names.ts; session locks do not survive PgBouncer).

@@ -1,7 +1,8 @@
+import { migrate } from '@tally/platform/db';
 import pg from 'pg';
 import { outcomeCodes } from '../inbox/outcome-codes';
 import { createDatabaseMigratedBefore } from '../testing/test-services';
-import { migrate } from './migrate';
+import { migrationsDir } from './migrations-dir';
 
 /** Migration 0026: one outcome code for a partial refund, in every stored row. */
 describe('migration 0026 (one partial refund outcome code)', () => {
@@ -44,7 +45,7 @@ describe('migration 0026 (one partial refund outcome code)', () => {
     await insertFinished('stripe-partial', 'stripe', 'partially_refunded');
     await insertFinished('rc-full', 'revenuecat', 'refunded');
 
-    await migrate(url);
+    await migrate(url, migrationsDir);
     expect(await codes()).toEqual({
       'rc-partial': 'partially_refunded',
       'stripe-partial': 'partially_refunded',

@@ -1,6 +1,7 @@
+import { migrate } from '@tally/platform/db';
 import pg from 'pg';
 import { createDatabaseMigratedBefore } from '../testing/test-services';
-import { migrate } from './migrate';
+import { migrationsDir } from './migrations-dir';
 
 /** Migration 0012: one payment environment vocabulary in inbox_events.environment. */
 describe('migration 0012 (payment environment vocabulary)', () => {
@@ -45,7 +46,7 @@ describe('migration 0012 (payment environment vocabulary)', () => {
     // An environment RevenueCat does not document: the policy has always treated it as sandbox.
     await insertLegacy('rc-staging', 'revenuecat', false, 'STAGING');
 
-    await migrate(url);
+    await migrate(url, migrationsDir);
     expect(await environments()).toEqual({
       'stripe-live': [true, 'production'],
       'stripe-test': [false, 'sandbox'],

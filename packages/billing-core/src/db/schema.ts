@@ -110,6 +110,45 @@ export interface LedgerDrawsTable {
   amount: number;
 }
 
+export const holdStatuses = ['held', 'captured', 'released'] as const;
+/** The stored status; a `held` hold past expires_at is expired (docs/holds.md): no stored `expired`. */
+export type HoldStatus = (typeof holdStatuses)[number];
+
+/** Tokens reserved before work whose cost is known at the end (migration 0029, docs/holds.md). */
+export interface HoldsTable {
+  /** Public id: `hold_` + 24 hex characters. */
+  id: string;
+  user_id: string;
+  /** The app's reference, unique per user. */
+  reference: string;
+  amount: number;
+  reason: string;
+  status: ColumnType<HoldStatus, HoldStatus | undefined, HoldStatus>;
+  expires_at: DbTime;
+  /** What the capture debited; NULL unless captured. */
+  captured: number | null;
+  /** What the capture or release freed; NULL while open (and for an expired hold). */
+  released: number | null;
+  /** The capture's ledger reference (`hold:{id}:capture`). */
+  ledger_reference: string | null;
+  /** The user's latest ledger entry id at placement (the shortfall rule's marker). */
+  ledger_marker: number;
+  /** The wallet's balance and available right after the capture or release (its answer, repeated). */
+  answer_balance: number | null;
+  answer_available: number | null;
+  created_at: DbTime;
+  /** When the hold ended (captured, released, or an expired hold settled); NULL while open. */
+  settled_at: DbTimeNullable;
+}
+
+/** A lot a hold reserves, in the draw order at placement (position). */
+export interface HoldLotsTable {
+  hold_id: string;
+  lot_id: number;
+  position: number;
+  amount: number;
+}
+
 export const studioRequestStatuses = ['received', 'processing', 'completed', 'failed'] as const;
 export type StudioRequestStatus = (typeof studioRequestStatuses)[number];
 export type StudioKind = 'image_edit' | 'music';
@@ -272,6 +311,8 @@ export interface DB {
   ledger_entries: LedgerEntriesTable;
   credit_lots: CreditLotsTable;
   ledger_draws: LedgerDrawsTable;
+  holds: HoldsTable;
+  hold_lots: HoldLotsTable;
   token_refunds: TokenRefundsTable;
   revenuecat_pack_transactions: RevenueCatPackTransactionsTable;
   stripe_disputes: StripeDisputesTable;
@@ -307,6 +348,7 @@ export type LedgerEntryRow = Selectable<LedgerEntriesTable>;
 export type WalletRow = Selectable<WalletsTable>;
 export type CreditLotRow = Selectable<CreditLotsTable>;
 export type LedgerDrawRow = Selectable<LedgerDrawsTable>;
+export type HoldRow = Selectable<HoldsTable>;
 export type SubscriptionRow = Selectable<SubscriptionsTable>;
 export type SubscriptionHistoryRow = Selectable<SubscriptionHistoryTable>;
 export type StudioRequestRow = Selectable<StudioRequestsTable>;

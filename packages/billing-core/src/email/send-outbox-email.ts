@@ -1,6 +1,6 @@
+import { sqlMilliseconds } from '@tally/platform/db';
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../db/schema';
-import { sqlMilliseconds } from '../db/sql-milliseconds';
 import { toErrorText } from '../errors';
 import type { Mailer } from '../ports/mailer';
 import { type BackoffSettings, computeBackoffDelayMs } from '../scheduling/backoff';

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { heldByLot, readWalletFunds } from '../ledger/held-tokens';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import { references } from '../references';
 import type { UnitOfWork } from '../unit-of-work/unit-of-work';
@@ -20,7 +21,7 @@ export type VoidLotResult =
   | { kind: 'not-found' };
 
 /**
- * Takes back what is left of one lot (support's void, docs/lots.md "Grants") under
+ * Takes back what is left of one lot and not held (support's void, docs/lots.md "Grants") under
  * `lot:{lotId}:voided`, in the caller's unit of work. The wallet row is locked first (as every
  * writer of lots does), so the remainder read is the one the take-back moves; the take-back starts
  * at the lot itself (`fromLotOf` its source) and takes at most the balance, never below zero. A
@@ -32,12 +33,15 @@ export async function voidLot(
 ): Promise<VoidLotResult> {
   const { trx } = uow;
   const reference = references.lotVoided(request.lotId);
-  const wallet = await sql<{ balance: number }>`
-    SELECT balance FROM wallets WHERE user_id = ${request.userId} FOR UPDATE`.execute(trx);
-  const lots = await sql<{ source: string; remaining: number }>`
-    SELECT source, remaining FROM credit_lots WHERE id = ${request.lotId} AND user_id = ${request.userId}`.execute(trx);
+  const funds = await readWalletFunds(trx, request.userId, { lock: true });
+  // The lot's unheld remainder: what active holds reserve of it stays (docs/holds.md).
+  const lots = await sql<{ source: string; remaining: number; held: number }>`
+    WITH held AS (${heldByLot(request.userId)})
+    SELECT l.source, l.remaining, coalesce(h.held, 0)::bigint AS held
+      FROM credit_lots l LEFT JOIN held h ON h.lot_id = l.id
+     WHERE l.id = ${request.lotId} AND l.user_id = ${request.userId}`.execute(trx);
   const lot = lots.rows[0];
-  const balance = Number(wallet.rows[0]?.balance ?? 0);
+  const balance = funds.balance;
   if (!lot) return { kind: 'not-found' };
   const previous = await trx
     .selectFrom('ledger_entries')
@@ -55,7 +59,7 @@ export async function voidLot(
       },
     };
   }
-  const take = Math.min(Number(lot.remaining), balance);
+  const take = Math.min(Number(lot.remaining) - Number(lot.held), funds.available);
   if (take <= 0) {
     return { kind: 'voided', answer: { lotId: request.lotId, ledgerReference: reference, taken: 0, balance } };
   }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { sqlMilliseconds } from '@tally/platform/db';
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../db/schema';
-import { sqlMilliseconds } from '../db/sql-milliseconds';
 import type { IdempotencyClaim, IdempotencyKeyVerdict, IdempotentRequestFingerprint } from './idempotency-types';
 import { readIdempotencyKeyVerdict } from './stored-idempotency-key';
 

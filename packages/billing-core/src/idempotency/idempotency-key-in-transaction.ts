@@ -1,7 +1,7 @@
+import { sqlMilliseconds } from '@tally/platform/db';
 import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
 import { IDEMPOTENCY_KEY_LOCK_NAMESPACE } from '../db/advisory-locks';
 import type { DB } from '../db/schema';
-import { sqlMilliseconds } from '../db/sql-milliseconds';
 import { assertFinalAnswer, finishedKey } from './finish-idempotency-key';
 import {
   AnsweredByIdempotencyKeyError,

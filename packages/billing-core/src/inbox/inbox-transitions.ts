@@ -1,8 +1,7 @@
+import { precompiledSql, sqlMilliseconds } from '@tally/platform/db';
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { USER_LOCK_NAMESPACE } from '../db/advisory-locks';
-import { precompiledSql } from '../db/precompiled-sql';
 import type { DB, InboxEventRow } from '../db/schema';
-import { sqlMilliseconds } from '../db/sql-milliseconds';
 import { userLocksInKeyOrder } from '../db/user-lock-order';
 import { ERROR_TEXT_MAX_LENGTH } from '../errors';
 import type { HandlerResult } from './inbox-handler';

@@ -1,10 +1,10 @@
+import { commitWith, rollbackWith, type TransactionDecision } from '@tally/platform/db';
 import type { Kysely, Transaction } from 'kysely';
 import { type Clock, systemClock } from '../clock';
-import { commitWith, rollbackWith, type TransactionDecision } from '../db/run-in-transaction';
 import type { DB, InboxEventRow } from '../db/schema';
 import { ERROR_TEXT_MAX_LENGTH, isRetryable, RetryLaterError, toErrorText } from '../errors';
-import type { AppWebhookOutbox } from '../outbox/app-webhook-outbox';
 import { type BackoffSettings, computeBackoffDelayMs } from '../scheduling/backoff';
+import type { AppWebhookOutbox } from '../unit-of-work/app-webhook-outbox';
 import { runInUnitOfWork } from '../unit-of-work/unit-of-work';
 import { lockUsers, UserLockOrderError } from '../users/lock-user';
 import type { HandlerContext, InboxHandlers } from './inbox-handler';
@@ -91,31 +91,11 @@ interface Engine extends InboxProcessorDeps {
 }
 
 /**
- * Processes inbox rows: the engine's one entry point (a single event is a batch of one). Safe to
- * call any number of times, concurrently, from any replica; results come back in the order of
- * `inboxEventIds`. `facts` are those of the jobs that carry the events (planAttempt decides).
- *
- * A first run (planAttempt: `one-transaction`) opens ONE transaction for all the events: the
- * advisory locks of their users in key order, the rows, then each fresh row whose handler needs no
- * provider read (`prepareWithoutIo`) applied in id order, and every applied row marked finished
- * with its attempt counted, conditionally (still `received`, no attempt spent). It commits only
- * when every mark held. Anything else (a handler that fails or asks to wait, a mark that did not
- * hold, any database error) rolls it ALL back: a batch of several then runs each event again as a
- * batch of one, and a batch of one records what it met (a failure counted once, a deferral) or,
- * for a mark that did not hold, claims. Rows the transaction did not apply claim.
- *
- * The claimed attempt: claim (received → processing, attempts + 1 when the attempt starts, parked
- * as `attempts_exhausted` past the cap), the provider reads outside any transaction, then one
- * transaction takes the user's lock and the row lock, re-checks the row, applies and marks it.
- * Effects and the mark commit together; money is fenced again by ledger references.
- *
- * Outcomes: finished (processed/ignored with a code); deferred ("retry later": the attempt given
- * back, next_attempt_at set, parked as `waited_too_long` past the maximum wait); failed (error
- * kept, next_attempt_at after backoff; parked at once for a non-retryable error or when the budget
- * is spent). The row carries the schedule; the caller only delays its job to match. Never throws
- * for a handler failure; throws only when the database itself fails.
- *
- * This module runs the plan; the locks and the conditional updates are in inbox-transitions.ts.
+ * Processes inbox rows: the engine's one entry point (a single event is a batch of one), safe to
+ * call concurrently from any replica; results come back in the order of `inboxEventIds`. It runs
+ * the plan planAttempt makes of `facts` (one transaction for a first run, else the claimed
+ * attempt) and records each outcome (docs/engine.md#one-attempt-path); the locks and conditional
+ * updates are in inbox-transitions.ts. Throws only when the database itself fails.
  */
 export async function processInboxEvents(
   deps: InboxProcessorDeps,

@@ -1,5 +1,5 @@
+import { isDatabaseUnavailableError } from '@tally/platform/db';
 import type { Kysely } from 'kysely';
-import { isDatabaseUnavailableError } from '../db/database-errors';
 import type { DB } from '../db/schema';
 import type { InboxEventDraft } from './inbox-event-draft';
 import { insertInboxRows, type RecordInboxEventResult, recordInboxEvent } from './record-inbox-event';
@@ -53,9 +53,7 @@ export async function recordInboxEvents(
 
   // One order for every batch: concurrent batches (this process's and other ingest replicas')
   // that share keys then take their index-entry locks in the same order and wait for each other
-  // instead of deadlocking. In arrival order, a redelivery storm made them deadlock: each
-  // deadlock cost a second, failed the batch into the one-by-one fallback, and the answers fell
-  // behind the providers' timeouts (the chaos suite's duplicate-storm).
+  // instead of deadlocking (in arrival order, a redelivery storm deadlocks them).
   unique.sort(compareKeys);
   let inserted: { id: number; provider: string; provider_event_id: string }[];
   try {

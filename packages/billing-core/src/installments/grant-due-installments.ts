@@ -1,6 +1,6 @@
+import { sqlMilliseconds } from '@tally/platform/db';
 import { sql } from 'kysely';
 import type { StripeInstallmentRow } from '../db/schema';
-import { sqlMilliseconds } from '../db/sql-milliseconds';
 import { LedgerReferenceConflictError, toErrorText } from '../errors';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import { references } from '../references';

@@ -1,7 +1,8 @@
+import { createDb, type Database, migrate } from '@tally/platform/db';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { createDb } from '../db/create-db';
-import { migrate } from '../db/migrate';
+import { migrationsDir } from '../db/migrations-dir';
+import type { DB } from '../db/schema';
 import { InsufficientBalanceError } from '../errors';
 import { testOutbox } from '../testing/test-outbox';
 import { createDatabaseMigratedBefore, createTestDatabase, type TestDatabase } from '../testing/test-services';
@@ -169,7 +170,7 @@ describe('credit lots: every credit creates a lot, every debit draws in the fixe
 describe('migration 0027 on a database with balances', () => {
   let migrated: Awaited<ReturnType<typeof createDatabaseMigratedBefore>>;
   let url: string;
-  let database: ReturnType<typeof createDb> | undefined;
+  let database: Database<DB> | undefined;
 
   beforeAll(async () => {
     // A database of the release before lots: migrated to 0026.
@@ -199,10 +200,10 @@ describe('migration 0027 on a database with balances', () => {
       await oldCodeEntry('old-a', 'test:old:a2', -20);
       await oldCodeEntry('old-b', 'test:old:b1', 40);
 
-      const after = await migrate(url);
+      const after = await migrate(url, migrationsDir);
       // 0027 first, then the migrations that landed after it (0028: expiry).
       expect(after.applied[0]).toBe('0027_credit_lots');
-      database = createDb({ connectionString: url, maxConnections: 4 });
+      database = createDb<DB>({ connectionString: url, maxConnections: 4 });
       const db = database.db;
       // Before any posting: ledger verify names the wallets without their opening lot.
       expect((await verifyLedger(db)).discrepancies.map((d) => [d.userId, d.problem])).toEqual([

@@ -1,6 +1,7 @@
-import { sql, type Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import type { DB, LedgerEntryRow, LotCategory } from '../db/schema';
 import { InsufficientBalanceError } from '../errors';
+import { heldByLot } from './held-tokens';
 
 /**
  * When a credit's lot expires: a time, never (null), or a whole number of months after a time
@@ -10,33 +11,18 @@ import { InsufficientBalanceError } from '../errors';
 export type LotExpiry = Date | null | { months: number; after: Date | 'now' };
 
 /**
- * What a ledger entry does to the wallet's lots (docs/lots.md). Every posting says it: a credit
- * without its lot does not compile.
- *
- * - `credit`: creates one lot of the entry's amount, its source the entry's reference. Token
- *   packs and top-ups are `purchased` and never expire; period credits and installments are
- *   `subscription`; grants are `promotional`.
- * - `spend`: a debit the user chose (a studio request): draws in the draw order from lots that
- *   have not expired (`expires_at > now()` by the database clock); fails with
- *   InsufficientBalanceError when those hold too little, even if expired tokens are still in the
- *   balance.
- * - `take-back`: a debit Tally imposes (refunds, disputes, recovered shortfalls): first from the lot
- *   credited under `fromLotOf` (the payment's ledger reference), then in the draw order, then from
- *   expired lots (their tokens are still in the balance until the sweep).
- * - `give-back`: a credit that returns what the debit under `of` drew, to the lots it drew from
- *   (never extending an expiry: an expired lot keeps its expiry); what those lots cannot take back
- *   (a debit from before lots) becomes a never-expiring `purchased` lot under the entry's reference.
- * - `expire`: the expiry sweeper's debit (expireDueLots): takes exactly the entry's amount from the
- *   one lot `lotId`, recorded as the entry's draw.
- *
- * A credit's `rolloverMax` (default 0) is the price's: what of its unspent tokens the sweeper
- * carries into a new lot when it expires (subscription lots only).
+ * What a ledger entry does to the wallet's lots, one kind per posting (docs/lots.md: `credit`,
+ * `spend`, `take-back`, `give-back`, `expire`): a credit without its lot does not compile. A
+ * credit's `rolloverMax` (default 0) is what of its unspent tokens the sweeper carries into a new
+ * lot when it expires (subscription lots only).
  */
 export type LotMovement =
   | { kind: 'credit'; category: LotCategory; expiresAt: LotExpiry; rolloverMax?: number }
   | { kind: 'spend' }
   | { kind: 'expire'; lotId: number }
   | { kind: 'take-back'; fromLotOf?: string }
+  /** A hold's capture (docs/holds.md): draws exactly from the lots the hold reserved, even one that expired. */
+  | { kind: 'capture'; holdId: string }
   | { kind: 'give-back'; of: string };
 
 export function openingLotSource(userId: string): string {
@@ -52,13 +38,6 @@ export function assertMovementFits(movement: LotMovement, amount: number): void 
   if (credit !== amount > 0) {
     throw new RangeError(`a ${movement.kind} moves lots the other way than a ledger amount of ${amount}`);
   }
-}
-
-interface LockedLot {
-  id: number;
-  amount: number;
-  remaining: number;
-  expired: boolean;
 }
 
 /**
@@ -90,6 +69,9 @@ export async function applyLotMovement(
     case 'spend':
     case 'take-back':
       await draw(trx, userId, -entry.amount, movement, entry.id);
+      return;
+    case 'capture':
+      await drawHold(trx, movement.holdId, -entry.amount, entry.id);
       return;
     case 'give-back':
       await giveBack(trx, entry, movement.of);
@@ -156,9 +138,64 @@ function expiryOf(expiry: LotExpiry) {
   return sql`(${base} + make_interval(months => ${expiry.months}))`;
 }
 
+/** A lot a draw can take from, in the draw order, with what of it no active hold reserves. */
+export interface DrawableLot {
+  id: number;
+  free: number;
+}
+
 /**
- * Takes `need` tokens from the user's lots (locked in id order, then ordered for drawing) and
- * records them as the entry's draws (none for a gap without an entry).
+ * The user's lots a draw can take from, in the order it takes them, each with its unheld part
+ * (`remaining` less what active holds reserve): for a `spend` (and a new hold) only lots that
+ * have not expired; for a `take-back` also expired ones (after the rest), the lot `preferred`
+ * created first. With `lock`, the lots are locked in id order (the caller holds the wallet row).
+ * The one query behind spends, take-backs, hold placement and `check`, so they cannot disagree.
+ */
+export async function listDrawableLots(
+  db: Kysely<DB>,
+  userId: string,
+  options: { spend: boolean; preferred?: string | null; lock: boolean },
+): Promise<DrawableLot[]> {
+  const preferred = options.preferred ?? null;
+  const lock = options.lock ? sql`FOR UPDATE` : sql``;
+  const lots = await sql<DrawableLot>`
+    WITH locked AS MATERIALIZED (
+      SELECT id, amount, remaining, expires_at, draw_rank, source,
+             (expires_at IS NOT NULL AND expires_at <= now()) AS expired
+        FROM credit_lots
+       WHERE user_id = ${userId} AND remaining > 0
+       ORDER BY id
+         ${lock}),
+    held AS (${heldByLot(userId)})
+    SELECT l.id, l.remaining - coalesce(h.held, 0) AS free
+      FROM locked l LEFT JOIN held h ON h.lot_id = l.id
+     WHERE NOT (${options.spend} AND l.expired) AND l.remaining > coalesce(h.held, 0)
+     ORDER BY (l.source = ${preferred}) IS TRUE DESC, l.expired, l.expires_at NULLS LAST, l.draw_rank, l.id`.execute(
+    db,
+  );
+  return lots.rows.map((lot) => ({ id: Number(lot.id), free: Number(lot.free) }));
+}
+
+/** Takes up to `need` from the lots in their order: the draws, and what is left untaken. */
+export function allocateDraws(
+  lots: DrawableLot[],
+  need: number,
+): { draws: { lotId: number; amount: number }[]; left: number } {
+  const draws: { lotId: number; amount: number }[] = [];
+  let left = need;
+  for (const lot of lots) {
+    if (left === 0) break;
+    const take = Math.min(left, lot.free);
+    if (take <= 0) continue;
+    draws.push({ lotId: lot.id, amount: take });
+    left -= take;
+  }
+  return { draws, left };
+}
+
+/**
+ * Takes `need` tokens from the user's lots (locked in id order, then ordered for drawing; never
+ * what active holds reserve) and records them as the entry's draws (none for a gap without an entry).
  */
 async function draw(
   trx: Transaction<DB>,
@@ -167,33 +204,42 @@ async function draw(
   movement: { kind: 'spend' } | { kind: 'take-back'; fromLotOf?: string },
   entryId: number | null,
 ): Promise<void> {
-  const spend = movement.kind === 'spend';
-  const preferred = movement.kind === 'take-back' ? (movement.fromLotOf ?? null) : null;
-  const lots = await sql<LockedLot & { preferred: boolean }>`
-    WITH locked AS MATERIALIZED (
-      SELECT id, amount, remaining, expires_at, draw_rank, source,
-             (expires_at IS NOT NULL AND expires_at <= now()) AS expired
-        FROM credit_lots
-       WHERE user_id = ${userId} AND remaining > 0
-       ORDER BY id
-         FOR UPDATE)
-    SELECT id, amount, remaining, expired, (source = ${preferred}) IS TRUE AS preferred
-      FROM locked
-     WHERE NOT (${spend} AND expired)
-     ORDER BY (source = ${preferred}) IS TRUE DESC, expired, expires_at NULLS LAST, draw_rank, id`.execute(trx);
-  const draws: { lotId: number; amount: number }[] = [];
-  let left = need;
-  for (const lot of lots.rows) {
-    if (left === 0) break;
-    const take = Math.min(left, Number(lot.remaining));
-    draws.push({ lotId: Number(lot.id), amount: take });
-    left -= take;
-  }
+  const lots = await listDrawableLots(trx, userId, {
+    spend: movement.kind === 'spend',
+    preferred: movement.kind === 'take-back' ? (movement.fromLotOf ?? null) : null,
+    lock: true,
+  });
+  const { draws, left } = allocateDraws(lots, need);
   if (left > 0) {
-    throw new InsufficientBalanceError(userId, need - left, need);
+    const drawable = need - left;
+    throw new InsufficientBalanceError(userId, drawable, need, drawable);
   }
   await moveLots(trx, draws, -1);
   if (entryId !== null) await recordDraws(trx, entryId, draws);
+}
+
+/**
+ * A capture's draws: `need` tokens from the lots the hold reserved, in their order (the hold's
+ * reservation guarantees they are there: every other draw leaves reserved tokens alone). The
+ * caller holds the wallet lock and has checked `need` is at most the hold's amount.
+ */
+async function drawHold(trx: Transaction<DB>, holdId: string, need: number, entryId: number): Promise<void> {
+  const reserved = await sql<{ lot_id: number; amount: number }>`
+    WITH locked AS MATERIALIZED (
+      SELECT l.id FROM credit_lots l
+       WHERE l.id IN (SELECT lot_id FROM hold_lots WHERE hold_id = ${holdId})
+       ORDER BY l.id
+         FOR UPDATE)
+    SELECT hl.lot_id, hl.amount FROM hold_lots hl JOIN locked l ON l.id = hl.lot_id
+     WHERE hl.hold_id = ${holdId}
+     ORDER BY hl.position`.execute(trx);
+  const { draws, left } = allocateDraws(
+    reserved.rows.map((lot) => ({ id: Number(lot.lot_id), free: Number(lot.amount) })),
+    need,
+  );
+  if (left > 0) throw new Error(`hold ${holdId} reserves less than the ${need} tokens its capture draws`);
+  await moveLots(trx, draws, -1);
+  await recordDraws(trx, entryId, draws);
 }
 
 /** Returns a give-back to the lots the original debit drew from, in the order it drew them. */

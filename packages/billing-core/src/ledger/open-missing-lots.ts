@@ -1,5 +1,5 @@
+import { commitWith, runInTransaction } from '@tally/platform/db';
 import { type Kysely, sql } from 'kysely';
-import { commitWith, runInTransaction } from '../db/run-in-transaction';
 import type { DB } from '../db/schema';
 import { openingLotSource } from './lots';
 

@@ -1,5 +1,5 @@
+import { precompiledSql } from '@tally/platform/db';
 import { sql, type Transaction } from 'kysely';
-import { precompiledSql } from '../db/precompiled-sql';
 import type { DB, LedgerEntryRow } from '../db/schema';
 import { InsufficientBalanceError, LedgerReferenceConflictError } from '../errors';
 import type { UnitOfWork, UnitOfWorkOutbox } from '../unit-of-work/unit-of-work';

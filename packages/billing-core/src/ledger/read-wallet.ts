@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB, LedgerEntryRow, LotCategory } from '../db/schema';
+import { heldByLot } from './held-tokens';
 
 /** A lot with tokens left (docs/lots.md). */
 export interface LotView {
@@ -8,6 +9,8 @@ export interface LotView {
   source: string;
   amount: number;
   remaining: number;
+  /** What of `remaining` active holds reserve (docs/holds.md). */
+  held: number;
   expiresAt: Date | null;
   createdAt: Date;
 }
@@ -23,25 +26,33 @@ export async function findWallet(db: Kysely<DB>, userId: string): Promise<Wallet
   return { userId, balance: row?.balance ?? 0 };
 }
 
-/** A user's lots with tokens left, in the draw order. */
+/** A user's lots with tokens left, in the draw order, each with what active holds reserve of it. */
 export async function listLots(db: Kysely<DB>, userId: string): Promise<LotView[]> {
-  const rows = await db
-    .selectFrom('credit_lots')
-    .select(['id', 'category', 'source', 'amount', 'remaining', 'expires_at', 'created_at'])
-    .where('user_id', '=', userId)
-    .where('remaining', '>', 0)
-    .orderBy(sql`expires_at NULLS LAST`)
-    .orderBy('draw_rank')
-    .orderBy('id')
-    .execute();
-  return rows.map((lot) => ({
-    id: lot.id,
+  const rows = await sql<{
+    id: number;
+    category: LotCategory;
+    source: string;
+    amount: number;
+    remaining: number;
+    held: number;
+    expires_at: Date | null;
+    created_at: Date;
+  }>`
+    WITH held AS (${heldByLot(userId)})
+    SELECT l.id, l.category, l.source, l.amount, l.remaining, coalesce(h.held, 0)::bigint AS held,
+           l.expires_at, l.created_at
+      FROM credit_lots l LEFT JOIN held h ON h.lot_id = l.id
+     WHERE l.user_id = ${userId} AND l.remaining > 0
+     ORDER BY l.expires_at NULLS LAST, l.draw_rank, l.id`.execute(db);
+  return rows.rows.map((lot) => ({
+    id: Number(lot.id),
     category: lot.category,
     source: lot.source,
-    amount: lot.amount,
-    remaining: lot.remaining,
-    expiresAt: lot.expires_at,
-    createdAt: lot.created_at,
+    amount: Number(lot.amount),
+    remaining: Number(lot.remaining),
+    held: Number(lot.held),
+    expiresAt: lot.expires_at === null ? null : new Date(lot.expires_at),
+    createdAt: new Date(lot.created_at),
   }));
 }
 

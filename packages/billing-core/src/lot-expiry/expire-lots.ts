@@ -1,6 +1,8 @@
 import { sql, type Transaction } from 'kysely';
 import { writeAppWebhookMessage } from '../app-webhooks/write-app-webhook-message';
 import type { DB } from '../db/schema';
+import { settleLapsedHolds } from '../holds/lock-wallet-funds';
+import { activeHold, heldByLot } from '../ledger/held-tokens';
 import { closeLotGap, moveLots } from '../ledger/lots';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import { lotSources, references } from '../references';
@@ -48,12 +50,17 @@ interface DueLot {
 export async function expireDueLots(deps: UnitOfWorkDeps, options: { batchSize: number }): Promise<CreditExpiryResult> {
   return inUnitOfWork(deps, async (uow) => {
     const { trx } = uow;
+    // A lot whose tokens are all held is not due (nothing of it can expire until the hold ends):
+    // left out here, it cannot fill a batch that moves nothing and starve the wallets behind it.
     const wallets = await sql<{ user_id: string; balance: number }>`
       SELECT user_id, balance FROM wallets
        WHERE user_id IN (
-         SELECT user_id FROM credit_lots
-          WHERE remaining > 0 AND expires_at IS NOT NULL AND expires_at <= now()
-          ORDER BY expires_at
+         SELECT l.user_id FROM credit_lots l
+          WHERE l.remaining > 0 AND l.expires_at IS NOT NULL AND l.expires_at <= now()
+            AND l.remaining > (
+              SELECT coalesce(sum(hl.amount), 0) FROM hold_lots hl JOIN holds h ON h.id = hl.hold_id
+               WHERE hl.lot_id = l.id AND ${activeHold('h')})
+          ORDER BY l.expires_at
           LIMIT ${options.batchSize})
        ORDER BY user_id
          FOR UPDATE SKIP LOCKED`.execute(trx);
@@ -75,17 +82,20 @@ export async function expireDueLots(deps: UnitOfWorkDeps, options: { batchSize: 
   });
 }
 
-/** The wallet's lots past expires_at with tokens left, locked in id order (the wallet row is held). */
+/** The wallet's lots past expires_at with tokens left, locked in id order (the wallet row is held), each with what active holds reserve of it. */
 async function lockDueLots(trx: Transaction<DB>, userId: string): Promise<DueLot[]> {
   const lots = await sql<DueLot>`
-    SELECT id, category, remaining, rollover_max, expires_at,
-           -- What of the lot is held and so does not expire. Holds are not built yet: when they
-           -- land, this is the sum of the lot's open holds (the one place the sweeper reads it).
-           0::bigint AS held
-      FROM credit_lots
-     WHERE user_id = ${userId} AND remaining > 0 AND expires_at IS NOT NULL AND expires_at <= now()
-     ORDER BY id
-       FOR UPDATE`.execute(trx);
+    WITH due AS MATERIALIZED (
+      SELECT id, category, remaining, rollover_max, expires_at
+        FROM credit_lots
+       WHERE user_id = ${userId} AND remaining > 0 AND expires_at IS NOT NULL AND expires_at <= now()
+       ORDER BY id
+         FOR UPDATE),
+    held AS (${heldByLot(userId)})
+    -- What of the lot active holds reserve does not expire: held tokens do not expire while held.
+    SELECT d.id, d.category, d.remaining, d.rollover_max, d.expires_at, coalesce(h.held, 0)::bigint AS held
+      FROM due d LEFT JOIN held h ON h.lot_id = d.id
+     ORDER BY d.id`.execute(trx);
   return lots.rows;
 }
 
@@ -168,7 +178,34 @@ export async function noticeExpiringLots(
   });
 }
 
-/** One sweep: the notices, then the expiries, each pass repeated while a batch comes back full. */
+/**
+ * Settles holds that lapsed (past expires_at, never captured or released) on wallets nobody has
+ * locked since (settleLapsedHolds, which the next operation on the wallet would run anyway): not
+ * needed for `held` to be right (a lapsed hold stopped counting at its expires_at), but it lets
+ * what a lapsed hold frees settle a take-back's shortfall before those tokens expire or are spent,
+ * and keeps the open-holds index small. Wallets claimed FOR UPDATE SKIP LOCKED, in one unit of work.
+ */
+export async function settleLapsedHoldsPass(
+  deps: UnitOfWorkDeps,
+  options: { batchSize: number },
+): Promise<{ wallets: number; settled: number }> {
+  return inUnitOfWork(deps, async (uow) => {
+    const wallets = await sql<{ user_id: string }>`
+      SELECT user_id FROM wallets
+       WHERE user_id IN (
+         SELECT user_id FROM holds
+          WHERE status = 'held' AND settled_at IS NULL AND expires_at <= now()
+          ORDER BY expires_at
+          LIMIT ${options.batchSize})
+       ORDER BY user_id
+         FOR UPDATE SKIP LOCKED`.execute(uow.trx);
+    let settled = 0;
+    for (const wallet of wallets.rows) settled += await settleLapsedHolds(uow, wallet.user_id);
+    return { wallets: wallets.rows.length, settled };
+  });
+}
+
+/** One sweep: the notices, lapsed holds, then the expiries, each pass repeated while a batch comes back full. */
 export async function sweepCreditExpiry(
   deps: UnitOfWorkDeps,
   options: CreditExpiryOptions,
@@ -180,10 +217,14 @@ export async function sweepCreditExpiry(
     if (pass.wallets < options.batchSize || pass.notices === 0) break;
   }
   for (;;) {
+    const pass = await settleLapsedHoldsPass(deps, options);
+    if (pass.wallets < options.batchSize || pass.settled === 0) break;
+  }
+  for (;;) {
     const pass = await expireDueLots(deps, options);
     total.expired += pass.expired;
     total.rolledOver += pass.rolledOver;
-    // A full batch that moved nothing (its lots all held, once holds exist) waits for the next tick.
+    // A full batch that moved nothing (a lot held between the claim and its lock) waits for the next tick.
     if (pass.wallets < options.batchSize || pass.expired + pass.rolledOver === 0) break;
   }
   return total;

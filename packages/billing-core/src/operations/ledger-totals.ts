@@ -42,34 +42,12 @@ type GroupRow = {
 const MAX_CHECKPOINTS = 64;
 
 /**
- * The ledger totals of the metrics scrape without a scan of the whole ledger at every scrape
- * (a second or more on ten million entries, every 15 s, on the one writer). The ledger is
- * append-only (a trigger rejects UPDATE, DELETE and TRUNCATE), so the totals of the entries up to
- * some id never change once every entry up to it is committed: those are kept in memory as the
- * settled base, and each read sums only the entries after it (a range of the primary key).
- *
- * Ids are drawn before their transactions commit, so an id below one already seen can still
- * appear. A range is folded into the base only once no transaction that could hold an id in it
- * is still running. An id up to the largest one a read saw (M) that the read did not see was
- * drawn before M was (the identity hands ids out in order, cache 1), so before that read's
- * snapshot, by a transaction that had its transaction id by then (every ledger writer locks the
- * wallet row, which assigns it, before it inserts the entry). So each read also assigns itself a
- * transaction id (`pg_current_xact_id()`, evaluated after the statement's snapshot was taken):
- * ids are assigned in increasing order, so it is above that writer's. A later read whose
- * snapshot's xmin is at least that id folds the entries up to M: xmin <= xmax, so that snapshot's
- * xmax is above every id below it, each of which is therefore either listed in its xip (and then
- * not below xmin) or finished. The snapshot's own xmax would not do as the bound: on Postgres 14+
- * it is the latest *completed* transaction id + 1, so a writer that got its id after the last
- * completion and still runs is at or above it, is not in xip and holds no xmin back (the fold
- * would pass its entry, which would then never be counted). The price is one transaction id and
- * one commit record per read (a scrape every 15 s), and the read needs the primary (a standby
- * cannot assign ids). A long transaction only holds the fold back: the reads sum more entries
- * meanwhile, and stay exact.
- *
- * Every read is one statement: the fold of a range the previous read proved settled comes from
- * the same rows. One reader per process (its base lives in memory); a process's first read and
- * its first fold (normally the next read) each scan the ledger once. The totals match a full
- * GROUP BY of the same moment.
+ * The ledger totals of the metrics scrape without a scan of the whole ledger: the append-only
+ * ledger's totals up to a settled id are kept in memory and each read (one statement) sums only
+ * the entries after it. A range is folded into that base only once a later snapshot's xmin reaches
+ * the transaction id the read that saw it assigned itself (`pg_current_xact_id()`), so no writer
+ * that could still commit an id in it is running; why not the snapshot's xmax, and what it costs:
+ * docs/operations.md (ledger totals). One reader per process; the totals match a full GROUP BY.
  */
 export function createLedgerTotalsReader(): LedgerTotalsReader {
   const base = new Map<string, LedgerTotal>();

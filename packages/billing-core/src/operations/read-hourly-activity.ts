@@ -35,9 +35,8 @@ export interface HourlyActivity {
  *
  * The three big series are index-only counts per hour (no function of each row to compute), so no
  * scan grows with the tables' size: the cost follows the window's rows and the rows failed now.
- * The hours come from an integer series, whose row count the planner knows (a timestamp series is
- * guessed at 1,000 rows, which made the statement's estimate big enough to JIT-compile it: seconds
- * instead of milliseconds on a busy day; bench/console-overview.mjs).
+ * The hours come from an integer series, whose row count the planner knows (it guesses a
+ * timestamp series at 1,000 rows, an estimate big enough to JIT-compile the statement).
  */
 export async function readHourlyActivity(db: Kysely<DB>): Promise<HourlyActivity[]> {
   const rows = await hourlyActivityQuery().execute(db);

@@ -1,5 +1,5 @@
+import { precompiledSql } from '@tally/platform/db';
 import { sql } from 'kysely';
-import { precompiledSql } from '../db/precompiled-sql';
 import type { LotCategory, PaymentKind, PaymentRow } from '../db/schema';
 import { ensureWallet } from '../ledger/ensure-wallet';
 import type { LotExpiry } from '../ledger/lots';

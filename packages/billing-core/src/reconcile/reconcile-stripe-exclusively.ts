@@ -1,5 +1,5 @@
+import { runWithLease } from '@tally/platform/db';
 import { RECONCILE_STRIPE_LEASE } from '../db/lease-names';
-import { runWithLease } from '../db/run-with-lease';
 import {
   type ReconcileStripeDeps,
   type ReconcileStripeOptions,

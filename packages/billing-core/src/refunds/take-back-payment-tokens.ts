@@ -1,5 +1,6 @@
 import { sql, type Transaction } from 'kysely';
 import type { DB, PaymentRow, TakeBackSource } from '../db/schema';
+import { readWalletFunds } from '../ledger/held-tokens';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import type { UnitOfWork } from '../unit-of-work/unit-of-work';
 import { recordTakeBackShortfall } from './take-back-shortfalls';
@@ -82,9 +83,10 @@ export interface PaymentTakeBack {
 
 /**
  * The one way Stripe money is taken back from a wallet (refunds of packs and invoices,
- * chargebacks): takes `min(owed, balance)` under the reference and records the rest as the
+ * chargebacks): takes `min(owed, available)` (the balance less what active holds reserve) under the reference and records the rest as the
  * payment's shortfall (already spent, shown to support; also in take_back_shortfalls, which a
- * failed generation in flight at this moment settles, see recoverShortfallsFromStudioRefund).
+ * failed generation in flight at this moment settles, see recoverShortfallsFromStudioRefund, as
+ * does what an active hold frees when it ends, see recoverShortfallsFromHold).
  * The payment's `tokens_refunded` and
  * `refund_shortfall` count every take-back, so the next one owes only what is left.
  *
@@ -98,13 +100,10 @@ export async function takeBackPaymentTokens(
   const { trx } = uow;
   const { payment } = takeBack;
   const owed = Math.max(0, takeBack.owed);
-  const wallet = await trx
-    .selectFrom('wallets')
-    .select('balance')
-    .where('user_id', '=', payment.user_id)
-    .forUpdate()
-    .executeTakeFirst();
-  const taken = Math.min(owed, wallet?.balance ?? 0);
+  // What active holds reserve is never taken (docs/holds.md): it waits for the hold's end, when
+  // what the hold frees settles this shortfall first (the hold's marker is before this one's).
+  const funds = await readWalletFunds(trx, payment.user_id, { lock: true });
+  const taken = Math.min(owed, Math.max(0, funds.available));
   const shortfall = owed - taken;
   if (taken > 0) {
     await postLedgerEntry(uow, {

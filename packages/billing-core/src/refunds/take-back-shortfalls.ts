@@ -1,5 +1,6 @@
 import { sql, type Transaction } from 'kysely';
 import type { DB, TakeBackSource } from '../db/schema';
+import { readWalletFunds } from '../ledger/held-tokens';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import { references } from '../references';
 import type { UnitOfWork } from '../unit-of-work/unit-of-work';
@@ -82,18 +83,76 @@ export async function recoverShortfallsFromStudioRefund(
   uow: UnitOfWork,
   refund: { userId: string; requestPublicId: string; debitEntryId: number; refundedTokens: number },
 ): Promise<number> {
+  return recoverShortfalls(uow, {
+    userId: refund.userId,
+    sinceEntryId: refund.debitEntryId,
+    tokens: refund.refundedTokens,
+    reference: references.studioRefundRecovered(refund.requestPublicId),
+  });
+}
+
+/**
+ * What a hold frees when it ends (released, captured for less, or expired) are tokens no
+ * take-back could take while it was active (docs/holds.md "The shortfall rule"): if a take-back
+ * ran while the hold was active (its marker is at or after the hold's `ledger_marker`), they
+ * settle its open shortfall first, under `hold:{id}:release:recovered` (only a shortfall recorded
+ * before the hold's expires_at: a later take-back saw the tokens free). At most `freedTokens`
+ * and at most what the wallet has available. The caller holds the wallet lock and has already
+ * ended the hold (its tokens are no longer held). Once per hold: a hold ends once, and the
+ * reference is unique. Returns the tokens recovered.
+ */
+export async function recoverShortfallsFromHold(
+  uow: UnitOfWork,
+  hold: { userId: string; holdId: string; ledgerMarker: number; expiresAt: Date; freedTokens: number },
+): Promise<number> {
+  if (hold.freedTokens <= 0) return 0;
+  return recoverShortfalls(uow, {
+    userId: hold.userId,
+    sinceEntryId: hold.ledgerMarker,
+    // A take-back after the hold lapsed (but before it was settled) saw its tokens free and took
+    // them itself: its shortfall is not this hold's to settle. A take-back decides what is held by
+    // its transaction's now(), which is also its shortfall's created_at.
+    recordedBefore: hold.expiresAt,
+    tokens: hold.freedTokens,
+    // Read only when there is a shortfall to settle (the common case has none).
+    capTokens: async () => Math.max(0, (await readWalletFunds(uow.trx, hold.userId, { lock: false })).available),
+    reference: references.holdReleaseRecovered(hold.holdId),
+  });
+}
+
+/**
+ * Settles, with `tokens` that have just come back to the wallet, the user's open shortfalls of
+ * take-backs that ran at or after `sinceEntryId` (their marker) and, with `recordedBefore`,
+ * before that time, oldest first, under one debit
+ * `reference` (a take-back of the unheld lots). The take-back's own records move with it (the
+ * payment's `tokens_refunded`/`refund_shortfall`, the dispute's `tokens_taken`, the token
+ * refund's `tokens_taken`). Returns the tokens recovered.
+ */
+async function recoverShortfalls(
+  uow: UnitOfWork,
+  recovery: {
+    userId: string;
+    sinceEntryId: number;
+    recordedBefore?: Date;
+    tokens: number;
+    /** At most this many (asked only when a shortfall is open). */
+    capTokens?: () => Promise<number>;
+    reference: string;
+  },
+): Promise<number> {
   const { trx } = uow;
-  const open = await trx
+  if (recovery.tokens <= 0) return 0;
+  let query = trx
     .selectFrom('take_back_shortfalls')
     .selectAll()
-    .where('user_id', '=', refund.userId)
+    .where('user_id', '=', recovery.userId)
     .where('closed_at', 'is', null)
-    .where('last_ledger_entry_id', '>=', refund.debitEntryId)
-    .whereRef('recovered', '<', 'shortfall')
-    .orderBy('id')
-    .forUpdate()
-    .execute();
-  let remaining = refund.refundedTokens;
+    .where('last_ledger_entry_id', '>=', recovery.sinceEntryId)
+    .whereRef('recovered', '<', 'shortfall');
+  if (recovery.recordedBefore) query = query.where('created_at', '<', recovery.recordedBefore);
+  const open = await query.orderBy('id').forUpdate().execute();
+  if (open.length === 0) return 0;
+  let remaining = recovery.capTokens ? Math.min(recovery.tokens, await recovery.capTokens()) : recovery.tokens;
   let recovered = 0;
   for (const row of open) {
     if (remaining <= 0) break;
@@ -109,8 +168,8 @@ export async function recoverShortfallsFromStudioRefund(
   }
   if (recovered > 0) {
     await postLedgerEntry(uow, {
-      userId: refund.userId,
-      reference: references.studioRefundRecovered(refund.requestPublicId),
+      userId: recovery.userId,
+      reference: recovery.reference,
       amount: -recovered,
       reason: 'take_back_recovered',
       lots: { kind: 'take-back' },

@@ -1,7 +1,7 @@
+import { sqlMilliseconds } from '@tally/platform/db';
 import { type Kysely, sql } from 'kysely';
 import type { CatalogQueue } from '../contracts/queues';
 import type { DB } from '../db/schema';
-import { sqlMilliseconds } from '../db/sql-milliseconds';
 
 export interface RelayClaimOptions {
   /** A row due this long without its job having run (hand-off failed, Redis lost it) is enqueued again. */

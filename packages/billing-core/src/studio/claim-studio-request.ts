@@ -1,6 +1,6 @@
+import { sqlMilliseconds } from '@tally/platform/db';
 import { type Kysely, sql } from 'kysely';
 import type { DB, StudioRequestRow } from '../db/schema';
-import { sqlMilliseconds } from '../db/sql-milliseconds';
 
 /**
  * received → processing, attempts + 1 (an attempt counts when it starts). Only a `received` row

@@ -4,6 +4,7 @@ import type { Catalog } from '../catalog/catalog';
 import type { Clock } from '../clock';
 import type { DB, StudioRequestRow } from '../db/schema';
 import { InsufficientBalanceError } from '../errors';
+import { lockWalletFunds } from '../holds/lock-wallet-funds';
 import {
   answerAfterConflict,
   keptAnswerInsert,
@@ -20,6 +21,7 @@ import { references } from '../references';
 import { inUnitOfWork, type UnitOfWorkDeps } from '../unit-of-work/unit-of-work';
 import { lockStudioUser, studioUserLock } from './lock-studio-user';
 import { priceStudioRequest, type StudioRequestSpec, toUtcDay } from './price-studio-request';
+import { decideStudioCharge } from './studio-charge';
 
 export interface CreateStudioRequestInput extends StudioRequestSpec {
   /**
@@ -41,34 +43,17 @@ export type CreateStudioRequestResult =
   /** `answerKept`: the finished key (the answer of the receipt) committed with the request and its debit. */
   | { kind: 'created'; request: StudioRequestRow; answerKept: boolean }
   /** Nothing was written: no request row, no ledger row. */
-  | { kind: 'insufficient-balance'; balance: number; price: number }
+  | { kind: 'insufficient-balance'; balance: number; available: number; price: number }
   /** The key answers instead of this attempt (replay, 422, 409): nothing was written. */
   | { kind: 'answered-by-key'; verdict: IdempotencyKeyVerdict };
 
 /**
- * Creates an AI Studio request and pays for it, in one transaction: the request row and its
- * debit (`studio:{publicId}:debit`) commit together or not at all. The caller enqueues the
- * generation after commit (the row is written with enqueued_at set; a failed hand-off is
- * released for the relay).
- *
- * Free allowance: per user, kind and UTC day (the injected clock decides the day), counting free
- * requests that did not fail, so a failed free generation gives its slot back. A per-user
- * advisory lock, the transaction's first statement, serialises the count and the insert: two
- * concurrent free requests cannot both take the last slot. Past the allowance the catalog price
- * is debited through postLedgerEntry, which re-checks the balance under the wallet lock; when it
- * is short the whole transaction rolls back and the result is `insufficient-balance`.
- *
- * Not idempotent by itself (each call is a new request). With `idempotency` (the API's
- * `Idempotency-Key`, docs/idempotency.md) nothing is claimed before the transaction and the key
- * costs no statement of its own: the first statement takes a try-lock on the key along with the
- * user lock (takeIdempotencyKeyInTransaction: a concurrent attempt of the key is refused at
- * once), and the insert of the request row writes the finished key, the answer of `receipt`, in
- * the same statement. The request, its debit and the answer a retry replays commit together or
- * not at all, so a process that dies after the commit and before answering cannot make a retry
- * charge again, and one that dies before it leaves nothing. When the unique (user, key) refuses
- * the key (a retry of a used key; another attempt that committed it after this one's try-lock),
- * the transaction rolls back before any debit and the result is `answered-by-key` with what the
- * stored key says. Throws InvalidStudioRequestError for a request the catalog does not price.
+ * Creates an AI Studio request and pays for it in one transaction (the row and its debit
+ * `studio:{publicId}:debit`, or a free slot of the per-user, kind and UTC-day allowance, counted
+ * under the user's advisory lock); the caller enqueues the generation after commit. With
+ * `idempotency` the key is taken and its answer written in the same transaction
+ * (docs/idempotency.md#the-studio-post-the-key-inside-the-requests-transaction), so a retry never
+ * charges twice. Throws InvalidStudioRequestError for a request the catalog does not price.
  */
 export async function createStudioRequest(
   deps: UnitOfWorkDeps & { catalog: Catalog; clock: Clock },
@@ -87,20 +72,11 @@ export async function createStudioRequest(
         await lockStudioUser(trx, request.userId);
       }
       await ensureWallet(uow, request.userId);
-      const used = await trx
-        .selectFrom('studio_requests')
-        .select((eb) => eb.fn.countAll<number>().as('count'))
-        .where('user_id', '=', request.userId)
-        .where('usage_day', '=', usageDay)
-        .where('kind', '=', price.allowanceKind)
-        .where('free_tier', '=', true)
-        .where('status', '<>', 'failed')
-        .executeTakeFirstOrThrow();
-      const freeTier = Number(used.count) < price.allowancePerDay;
+      const { freeTier, tokens } = await decideStudioCharge(trx, { userId: request.userId, usageDay, price });
       const receipt: StudioRequestReceipt = {
         public_id: randomUUID(),
         status: 'received',
-        tokens_charged: freeTier ? 0 : price.priceTokens,
+        tokens_charged: tokens,
         free_tier: freeTier,
       };
       const values = {
@@ -137,6 +113,17 @@ export async function createStudioRequest(
         if (decided !== 'kept') throw new AnsweredByIdempotencyKeyError(decided);
       }
       if (!freeTier) {
+        // The wallet lock first, settling lapsed holds; the debit spends only what no active hold
+        // reserves (its 402 looks at `available`).
+        const funds = await lockWalletFunds(uow, request.userId);
+        if (funds.available < price.priceTokens) {
+          throw new InsufficientBalanceError(
+            request.userId,
+            funds.balance,
+            price.priceTokens,
+            Math.max(0, funds.available),
+          );
+        }
         await postLedgerEntry(uow, {
           userId: request.userId,
           reference: references.studioDebit(row.public_id),
@@ -150,7 +137,12 @@ export async function createStudioRequest(
     return { kind: 'created', request: created, answerKept: idempotency !== undefined };
   } catch (error) {
     if (error instanceof InsufficientBalanceError) {
-      return { kind: 'insufficient-balance', balance: error.balance, price: price.priceTokens };
+      return {
+        kind: 'insufficient-balance',
+        balance: error.balance,
+        available: error.available,
+        price: price.priceTokens,
+      };
     }
     if (error instanceof AnsweredByIdempotencyKeyError) return { kind: 'answered-by-key', verdict: error.verdict };
     throw error;

@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { DB, StudioRequestRow, StudioRequestStatus } from '../db/schema';
 import { BillingError, isRetryable, NotConfiguredError, toErrorText } from '../errors';
-import type { AppWebhookOutbox } from '../outbox/app-webhook-outbox';
 import type { AiStudioService } from '../ports/ai-studio-service';
 import { type BackoffSettings, computeBackoffDelayMs } from '../scheduling/backoff';
+import type { AppWebhookOutbox } from '../unit-of-work/app-webhook-outbox';
 import { claimStudioRequest, rescheduleStudioRequest } from './claim-studio-request';
 import { completeStudioRequest } from './complete-studio-request';
 import { failStudioRequest } from './fail-studio-request';

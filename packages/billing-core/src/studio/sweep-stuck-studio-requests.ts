@@ -1,5 +1,5 @@
+import { sqlMilliseconds } from '@tally/platform/db';
 import { sql } from 'kysely';
-import { sqlMilliseconds } from '../db/sql-milliseconds';
 import { inUnitOfWork, type UnitOfWorkDeps } from '../unit-of-work/unit-of-work';
 import { failStudioRequestInTransaction } from './fail-studio-request';
 import type { RefundStudioRequestResult } from './refund-studio-request';

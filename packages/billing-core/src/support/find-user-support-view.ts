@@ -3,6 +3,7 @@ import type { DB } from '../db/schema';
 import { findSupportSubject } from './find-support-subject';
 import { readDisputesSection } from './read-disputes-section';
 import { readEventsSection } from './read-events-section';
+import { readHoldsSection } from './read-holds-section';
 import { readInstallmentsSection } from './read-installments-section';
 import { readLedgerSection } from './read-ledger-section';
 import { readLinkedIdsSection } from './read-linked-ids-section';
@@ -19,6 +20,7 @@ export const defaultSupportViewLimits: SupportViewLimits = {
   ledgerEntries: 100,
   studioRequests: 50,
   subscriptionHistory: 50,
+  holds: 50,
 };
 
 /**
@@ -46,6 +48,7 @@ export async function findUserSupportView(
         userId,
         canonicalUserId: subject.userId,
         wallet,
+        holds: await readHoldsSection(trx, subject, limits.holds),
         events: await readEventsSection(trx, subject, limits.events),
         ledger: await readLedgerSection(trx, subject, {
           limit: limits.ledgerEntries,

@@ -1,4 +1,5 @@
 import type { Provider, SubscriptionSource } from '../db/schema';
+import type { HoldView } from '../holds/list-holds';
 import type { InboxEventView } from '../inbox/to-inbox-event-view';
 import type { LotView } from '../ledger/read-wallet';
 
@@ -13,6 +14,8 @@ export interface UserSupportView {
   /** The canonical user it is linked to (`user_aliases`), or the id itself; every section reads this user. */
   canonicalUserId: string;
   wallet: SupportWallet;
+  /** Holds (docs/holds.md): the active ones first, then the newest ended ones (limited). */
+  holds: SupportHolds;
   /** Inbox events naming the user or any of its aliases: errors first (parked, then retrying or waiting), then newest. */
   events: SupportEvents;
   /** Ledger entries newest first; `sum` covers every entry, not only those listed. */
@@ -56,6 +59,8 @@ export interface SupportViewLimits {
   ledgerEntries: number;
   studioRequests: number;
   subscriptionHistory: number;
+  /** Holds shown: the active ones first, then the newest ended ones up to this many in all. */
+  holds: number;
   /**
    * Keyset paging of the ledger: only entries with an id below this (the page after the last id
    * shown). Served by `ledger_entries_user_idx (user_id, id)`, so a page costs the same on a user
@@ -67,9 +72,23 @@ export interface SupportViewLimits {
 /** The wallet row; a user without one shows balance 0 and no creation date. */
 export interface SupportWallet {
   balance: number;
+  /** What the user's active holds reserve (docs/holds.md). */
+  held: number;
+  /** `balance − held`: what a debit or a new hold can use now. */
+  available: number;
   createdAt: Date | null;
   /** Its lots with tokens left, in the draw order (docs/lots.md). */
   lots: LotView[];
+}
+
+/** A hold as support sees it: the API's hold and the lots it reserves (in the draw order at placement). */
+export type SupportHold = HoldView & { lots: { lotId: number; amount: number }[] };
+
+export interface SupportHolds {
+  /** Every active hold of the user (those listed may be fewer). */
+  activeTotal: number;
+  /** Active holds first (newest first), then ended ones (captured, released, expired), newest first. */
+  items: SupportHold[];
 }
 
 /** Whether an event needs attention, in the order support reads them. */

@@ -1,4 +1,4 @@
-import type { AppWebhookOutbox } from '../outbox/app-webhook-outbox';
+import type { AppWebhookOutbox } from '../unit-of-work/app-webhook-outbox';
 
 /**
  * The outbox of a process with neither WALLET_LOW_BALANCE_THRESHOLD nor APP_WEBHOOK_URL: messages

@@ -3,39 +3,21 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { cp, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createDb, type Database, ensureDatabaseExists, migrate } from '@tally/platform/db';
+import { databaseUrl, testDatabaseServerUrl, testPoolerServerUrl, withAdminClient } from '@tally/platform/testing';
 import pg from 'pg';
-import { createDb, type Database } from '../db/create-db';
-import { ensureDatabaseExists, migrate, migrationsDir } from '../db/migrate';
+import { migrationsDir } from '../db/migrations-dir';
+import type { DB } from '../db/schema';
 
 /**
- * Test services: real Postgres and Redis. TEST_DATABASE_URL / TEST_REDIS_URL win; otherwise the
- * local defaults. (The Jest global setup starts containers and sets these variables when neither
- * answers and Docker is available.)
+ * Test services: real Postgres and Redis. The Postgres server is @tally/platform/testing's
+ * (TEST_DATABASE_URL, TEST_POOLER_URL); TEST_REDIS_URL wins over the local Redis. (The Jest global
+ * setup starts containers and sets these variables when neither answers and Docker is available.)
  */
-export const localDatabaseServerUrl = 'postgres://postgres@127.0.0.1:5432/postgres';
 export const localRedisUrl = 'redis://127.0.0.1:6379';
-
-export function testDatabaseServerUrl(): string {
-  return process.env.TEST_DATABASE_URL ?? localDatabaseServerUrl;
-}
-
-/**
- * TEST_POOLER_URL: a PgBouncer (transaction mode) in front of the test server, set by the Jest
- * global setup when TEST_VIA_PGBOUNCER=1. Test databases are then reached through it: every
- * service a test file starts uses the pooler, as a scaled deployment does.
- */
-export function testPoolerServerUrl(): string | undefined {
-  return process.env.TEST_POOLER_URL || undefined;
-}
 
 export function testRedisUrl(): string {
   return process.env.TEST_REDIS_URL ?? localRedisUrl;
-}
-
-function withDatabase(serverUrl: string, name: string): string {
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
 }
 
 /** The template's name changes whenever a migration file does, so stale templates are never used. */
@@ -47,18 +29,6 @@ export function templateDatabaseName(): string {
   return `tally_test_template_${hash.digest('hex').slice(0, 12)}`;
 }
 
-async function withAdminClient<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: testDatabaseServerUrl() });
-  // A lost connection fails the query in flight; unhandled, pg's 'error' event would kill Jest.
-  client.on('error', () => undefined);
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
-
 /** Creates and migrates the template database once; later test files clone it. */
 export async function prepareTemplateDatabase(): Promise<string> {
   const name = templateDatabaseName();
@@ -68,7 +38,7 @@ export async function prepareTemplateDatabase(): Promise<string> {
     // Build under a temporary name and rename, so a crash never leaves a half-migrated template.
     const building = `${name}_build_${randomBytes(3).toString('hex')}`;
     await client.query(`CREATE DATABASE ${pg.escapeIdentifier(building)}`);
-    await migrate(withDatabase(testDatabaseServerUrl(), building));
+    await migrate(databaseUrl(testDatabaseServerUrl(), building), migrationsDir);
     try {
       await client.query(`ALTER DATABASE ${pg.escapeIdentifier(building)} RENAME TO ${pg.escapeIdentifier(name)}`);
     } catch (error) {
@@ -79,7 +49,7 @@ export async function prepareTemplateDatabase(): Promise<string> {
   return name;
 }
 
-export interface TestDatabase extends Database {
+export interface TestDatabase extends Database<DB> {
   /** What services use: through the pooler when TEST_POOLER_URL is set, else directUrl. */
   url: string;
   /** The database on the Postgres server itself (migrations, DATABASE_MIGRATION_URL). */
@@ -96,12 +66,12 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   await withAdminClient((client) =>
     client.query(`CREATE DATABASE ${pg.escapeIdentifier(name)} TEMPLATE ${pg.escapeIdentifier(template)}`),
   );
-  const directUrl = withDatabase(testDatabaseServerUrl(), name);
+  const directUrl = databaseUrl(testDatabaseServerUrl(), name);
   const pooler = testPoolerServerUrl();
-  const url = pooler ? withDatabase(pooler, name) : directUrl;
+  const url = pooler ? databaseUrl(pooler, name) : directUrl;
   // Prepared statements as a process on a direct connection runs them (the default), and off
   // through the pooler (PgBouncer 1.18 cannot route them), as docs/scaling.md says to configure.
-  const database = createDb({ connectionString: url, maxConnections: 20, preparedStatements: !pooler });
+  const database = createDb<DB>({ connectionString: url, maxConnections: 20, preparedStatements: !pooler });
   return {
     ...database,
     url,
@@ -125,7 +95,7 @@ export async function createDatabaseMigratedBefore(
   version: string,
 ): Promise<{ url: string; applied: string[]; drop(): Promise<void> }> {
   const name = `tally_test_before_${version}_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
-  const url = withDatabase(testDatabaseServerUrl(), name);
+  const url = databaseUrl(testDatabaseServerUrl(), name);
   const dir = await mkdtemp(path.join(tmpdir(), `tally-migrations-before-${version}-`));
   try {
     for (const file of await readdir(migrationsDir)) {

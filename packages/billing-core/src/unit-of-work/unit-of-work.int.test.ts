@@ -1,8 +1,8 @@
 import type { Transaction } from 'kysely';
 import type { DB } from '../db/schema';
 import { plainLots, postLedgerEntry } from '../ledger/post-ledger-entry';
-import type { AppWebhookOutbox } from '../outbox/app-webhook-outbox';
 import { createTestDatabase, type TestDatabase } from '../testing/test-services';
+import type { AppWebhookOutbox } from './app-webhook-outbox';
 import { inUnitOfWork, type UnitOfWork } from './unit-of-work';
 
 describe('the unit of work', () => {

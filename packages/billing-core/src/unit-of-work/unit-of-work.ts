@@ -1,8 +1,8 @@
+import { commitWith, runInTransaction, type TransactionDecision } from '@tally/platform/db';
 import type { Kysely, Transaction } from 'kysely';
 import { type Clock, systemClock } from '../clock';
-import { commitWith, runInTransaction, type TransactionDecision } from '../db/run-in-transaction';
 import type { DB } from '../db/schema';
-import type { AppWebhookOutbox } from '../outbox/app-webhook-outbox';
+import type { AppWebhookOutbox } from './app-webhook-outbox';
 
 /** What the writers of app webhook messages see of their unit of work's outbox. */
 export interface UnitOfWorkOutbox {

@@ -1,5 +1,5 @@
+import { precompiledSql } from '@tally/platform/db';
 import { type Kysely, sql, type Transaction } from 'kysely';
-import { precompiledSql } from '../db/precompiled-sql';
 import type { DB } from '../db/schema';
 import { ensureWalletCtes, markWalletEnsured } from '../ledger/ensure-wallet';
 import type { UnitOfWork } from '../unit-of-work/unit-of-work';

@@ -79,11 +79,18 @@ export const appWebhookUrlSetting = z
 export const baseEnvSchema = z.object({
   DATABASE_URL: postgresUrl,
   /**
-   * Named prepared statements for the statements a process repeats (billing-core's createDb).
+   * Named prepared statements for the statements a process repeats (createDb, db/create-db.ts).
    * Set false behind a pooler that cannot route them (PgBouncer before 1.21 in transaction mode).
    */
   DATABASE_PREPARED_STATEMENTS: booleanFlag(true),
   REDIS_URL: redisUrl,
+  /**
+   * A statement not answered by then fails and its connection is destroyed (a silent network
+   * path: billing-core's createDb, `queryTimeoutMs`); 0 = never.
+   */
+  DATABASE_QUERY_TIMEOUT_MS: z.coerce.number().int().min(0).default(30_000),
+  /** A producer's Redis command (an enqueue) not answered by then fails; the relay enqueues later. */
+  REDIS_COMMAND_TIMEOUT_MS: positiveInt(2_000),
   QUEUE_PREFIX: z
     .string()
     .default('tally')

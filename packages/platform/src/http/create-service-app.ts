@@ -44,8 +44,7 @@ export function staticHeadersOf(middleware: RequestHandler): ReadonlyArray<reado
 
 /**
  * helmet's headers set from a list built once: helmet itself runs a dozen middleware functions
- * per request and builds the CSP text anew each time (about 1.5 % of ingest's CPU per webhook,
- * bench/README.md "Where the time went"), for headers that never change.
+ * per request and builds the CSP text anew each time, for headers that never change.
  */
 function setStaticHeaders(headers: ReadonlyArray<readonly [string, string]>): RequestHandler {
   return (_req, res, next) => {

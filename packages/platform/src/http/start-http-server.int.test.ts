@@ -21,7 +21,9 @@ describe('startHttpServer close under keep-alive load', () => {
       setTimeout(() => res.end('done'), 50);
     });
     // keepAliveTimeout as in production (5 s): idle-timing-out alone would hold close() that long.
-    const running = await startHttpServer(app, 0, { host: '127.0.0.1', keepAliveTimeoutMs: 5_000 });
+    // A keep-alive timeout longer than the test's own (60 s): close() can only settle in time if the
+    // answers' Connection: close lets the socket go, never by waiting for the keep-alive to lapse.
+    const running = await startHttpServer(app, 0, { host: '127.0.0.1', keepAliveTimeoutMs: 600_000 });
     // One keep-alive connection that is never idle: the client sends its next request as soon as
     // the head of the previous answer arrives, while that answer's body is still being written,
     // as a busy provider does. It stops when told Connection: close, or after 300 requests (15 s).
@@ -103,7 +105,9 @@ describe('startHttpServer close under keep-alive load', () => {
       workArrived.fire();
       res.json({ ok: true });
     });
-    const running = await startHttpServer(app, 0, { host: '127.0.0.1', keepAliveTimeoutMs: 5_000 });
+    // A keep-alive timeout longer than the test's own (60 s): close() can only settle in time if the
+    // answers' Connection: close lets the socket go, never by waiting for the keep-alive to lapse.
+    const running = await startHttpServer(app, 0, { host: '127.0.0.1', keepAliveTimeoutMs: 600_000 });
     // One keep-alive connection: a request still being answered when close() is called, and the
     // client's next request sent on the same connection right after close() began (so it arrives
     // while the server is closing, on a connection that is never idle in between).
@@ -117,13 +121,11 @@ describe('startHttpServer close under keep-alive load', () => {
     socket.write('GET /slow HTTP/1.1\r\nHost: x\r\n\r\n');
     await slowArrived.fired;
 
-    const started = Date.now();
     const closed = running.close();
     socket.write('GET /work HTTP/1.1\r\nHost: x\r\n\r\n');
     await workArrived.fired;
     finishSlow.fire();
     await closed;
-    const closeMs = Date.now() - started;
     await socketClosed;
 
     const answers = received
@@ -132,8 +134,5 @@ describe('startHttpServer close under keep-alive load', () => {
       .map((answer) => `${answer.slice(0, 3)} ${/\r\nconnection: ([^\r]+)/i.exec(answer)?.[1]}`);
     // The first answer was begun before close(); the second tells the client to close.
     expect(answers).toEqual(['200 keep-alive', '200 close']);
-    // Nothing else may hold the server: without Connection: close the socket would stay open
-    // until the 5 s keep-alive timeout.
-    expect(closeMs).toBeLessThan(1_000);
   });
 });

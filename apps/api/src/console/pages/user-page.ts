@@ -42,19 +42,22 @@ export function userPage(data: UserPageData): string {
 ${view.userId !== view.canonicalUserId ? html`<p class="muted">Searched as <code>${view.userId}</code>, linked to this user.</p>` : ''}
 <div class="cards">
   <div class="card"><div class="value" id="balance">${view.wallet.balance}</div><div class="label">balance (tokens)</div></div>
+  <div class="card"><div class="value" id="held">${view.wallet.held}</div><div class="label">held by ${view.holds.activeTotal} active holds</div></div>
+  <div class="card"><div class="value" id="available">${view.wallet.available}</div><div class="label">available (balance − held)</div></div>
   <div class="card"><div class="value">${view.ledger.total}</div><div class="label">ledger entries</div></div>
   <div class="card"><div class="value ${view.ledger.matchesBalance ? 'good' : 'bad'}">${view.ledger.matchesBalance ? 'yes' : 'NO'}</div><div class="label">balance = sum of entries (${view.ledger.sum})</div></div>
   <div class="card"><div class="value ${attention > 0 ? 'bad' : ''}">${attention}</div><div class="label">events needing attention</div></div>
 </div>
 <h2 id="lots">Lots (in the order a debit draws them)</h2>
 ${table(
-  ['Lot', 'Category', 'Source', 'Amount', 'Remaining', 'Expires', ''],
+  ['Lot', 'Category', 'Source', 'Amount', 'Remaining', 'Held', 'Expires', ''],
   view.wallet.lots.map((lot) => [
     lot.id,
     lot.category,
     html`<span class="mono">${lot.source}</span>`,
     lot.amount,
     lot.remaining,
+    lot.held,
     lot.expiresAt ? time(lot.expiresAt) : 'never',
     html`<form class="inline" method="post" action="${userPath}/lots/${lot.id}/void"><button type="submit" aria-label="Void lot ${lot.id}">Void</button></form>`,
   ]),
@@ -67,6 +70,26 @@ ${table(
   <label for="g-note">Note<input id="g-note" name="note" required></label>
   <button type="submit" class="primary">Grant tokens</button>
 </form>
+<h2 id="holds">Holds (active first, then the newest ended)</h2>
+<p class="muted">${view.holds.items.length} shown, ${view.holds.activeTotal} active. Releasing a hold makes its tokens available again (no ledger row; audited).</p>
+${table(
+  ['Hold', 'Status', 'Amount', 'Captured', 'Released', 'Expires', 'Reference', 'Reason', 'Lots reserved', ''],
+  view.holds.items.map((hold) => [
+    html`<span class="mono">${hold.id}</span>`,
+    statusText(hold.status),
+    hold.amount,
+    hold.captured ?? '–',
+    hold.released ?? '–',
+    time(hold.expiresAt),
+    html`<span class="mono">${hold.reference}</span>`,
+    hold.reason,
+    hold.lots.map((lot) => `${lot.lotId}: ${lot.amount}`).join(', ') || '–',
+    hold.status === 'held'
+      ? html`<form class="inline" method="post" action="${userPath}/holds/${hold.id}/release"><button type="submit" aria-label="Release hold ${hold.id}">Release</button></form>`
+      : '',
+  ]),
+  'holds',
+)}
 <h2>Balance over time</h2>
 ${lineChart(
   data.series.map((point) => ({ at: point.at, value: point.balance, min: point.min, max: point.max })),

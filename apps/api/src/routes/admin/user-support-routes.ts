@@ -10,6 +10,7 @@ const supportQuerySchema = z.object({
   ledgerLimit: z.coerce.number().int().min(1).max(1_000).default(100),
   studioLimit: z.coerce.number().int().min(1).max(1_000).default(50),
   historyLimit: z.coerce.number().int().min(1).max(1_000).default(50),
+  holdLimit: z.coerce.number().int().min(1).max(1_000).default(50),
 });
 
 /** A section described by its fields' names only (docs/operations.md has each section's shape). */
@@ -22,7 +23,13 @@ const section = z.looseObject({});
 const supportViewSchema = z.strictObject({
   userId: z.string(),
   canonicalUserId: z.string(),
-  wallet: z.looseObject({ balance: z.number().int(), lots: z.array(section) }),
+  wallet: z.looseObject({
+    balance: z.number().int(),
+    held: z.number().int(),
+    available: z.number().int(),
+    lots: z.array(section),
+  }),
+  holds: z.looseObject({ activeTotal: z.number().int(), items: z.array(section) }),
   events: z.looseObject({ items: z.array(section), total: z.number().int(), truncated: z.boolean() }),
   ledger: z.looseObject({ entries: z.array(section), total: z.number().int(), truncated: z.boolean() }),
   subscription: section.nullable(),
@@ -65,6 +72,7 @@ export function createUserSupportRoutes(deps: { db: Kysely<DB> }): Router {
         ledgerEntries: query.ledgerLimit,
         studioRequests: query.studioLimit,
         subscriptionHistory: query.historyLimit,
+        holds: query.holdLimit,
       },
     });
     // The sections are described by name (supportViewSchema): the view has each of them.

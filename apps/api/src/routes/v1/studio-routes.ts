@@ -79,6 +79,7 @@ const createdAnswerSchema = z.strictObject({
 const insufficientBalanceSchema = z.strictObject({
   error: z.strictObject({ code: z.literal('insufficient_balance'), message: z.string() }),
   balance: z.number().int(),
+  available: z.number().int().describe('what the request could spend: balance less active holds and expired lots'),
   price: z.number().int(),
 });
 
@@ -198,9 +199,10 @@ export function createStudioRoutes(deps: StudioRouteDeps): Router {
           body: {
             error: {
               code: 'insufficient_balance',
-              message: `this request costs ${created.price} tokens and the wallet holds ${created.balance}`,
+              message: `this request costs ${created.price} tokens and the wallet has ${created.available} available`,
             },
             balance: created.balance,
+            available: created.available,
             price: created.price,
           } satisfies z.input<typeof insufficientBalanceSchema>,
         };

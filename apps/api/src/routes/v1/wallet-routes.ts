@@ -1,4 +1,11 @@
-import { type DB, findWallet, type LotView, listLedgerEntries, listLots, lotCategories } from '@tally/billing-core';
+import {
+  type DB,
+  type LotView,
+  listLedgerEntries,
+  listLots,
+  lotCategories,
+  readWalletFunds,
+} from '@tally/billing-core';
 import { Router } from 'express';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
@@ -15,6 +22,7 @@ export const lotAnswerSchema = z.strictObject({
   source: z.string(),
   amount: z.number().int(),
   remaining: z.number().int(),
+  held: z.number().int().describe('what active holds reserve of this lot (docs/holds.md)'),
   expiresAt: z.iso.datetime().nullable(),
   createdAt: z.iso.datetime(),
 });
@@ -22,6 +30,8 @@ export const lotAnswerSchema = z.strictObject({
 const walletAnswerSchema = z.strictObject({
   userId: z.string(),
   balance: z.number().int(),
+  held: z.number().int().describe('the sum of active holds'),
+  available: z.number().int().describe('balance - held: what debits, studio requests and new holds can use'),
   lots: z.array(lotAnswerSchema),
 });
 
@@ -69,10 +79,15 @@ export function createWalletRoutes(deps: { db: Kysely<DB> }): Router {
 
   router.get('/wallet', async (_req, res) => {
     const { userId, requestedId } = userScopeOf(res);
-    const [wallet, lots] = await Promise.all([findWallet(deps.db, userId), listLots(deps.db, userId)]);
+    const [funds, lots] = await Promise.all([
+      readWalletFunds(deps.db, userId, { lock: false }),
+      listLots(deps.db, userId),
+    ]);
     const answer: z.input<typeof walletAnswerSchema> = {
       userId: requestedId,
-      balance: wallet.balance,
+      balance: funds.balance,
+      held: funds.held,
+      available: funds.available,
       lots: lots.map(lotAnswerOf),
     };
     res.json(answer);
@@ -111,6 +126,7 @@ export function lotAnswerOf(lot: LotView): z.input<typeof lotAnswerSchema> {
     source: lot.source,
     amount: lot.amount,
     remaining: lot.remaining,
+    held: lot.held,
     expiresAt: lot.expiresAt?.toISOString() ?? null,
     createdAt: lot.createdAt.toISOString(),
   };

@@ -24,27 +24,11 @@ export const PURCHASE_VERIFICATION_WINDOW_MS = 60 * 60_000;
 type Verification = { kind: 'verified'; transactionId: string; confirmedIds: string[] } | { kind: 'not-a-pack' };
 
 /**
- * NON_RENEWING_PURCHASE of a catalog token pack: credits the pack once per store transaction
- * (`transaction_id`), under `revenuecat:event:{id}`, to the canonical user of the ids linked.
- * The fence is revenuecat_pack_transactions (primary key on the store transaction, claimed in the
- * crediting transaction): a redelivery or replay posts nothing, and another event id naming a
- * transaction already credited is ignored (`transaction_already_credited`), in both modes. An
- * event without a usable `transaction_id` parks `invalid_event`.
- *
- * With `verifyPurchases` (REVENUECAT_VERIFY_PURCHASES, on everywhere but the local demo), the
- * webhook body is a claim, not proof: RevenueCat's Authorization value is a static secret, so a
- * leaked one could mint tokens. prepare (outside any transaction) re-reads
- * `GET /v1/subscribers/{app_user_id}` and credits only when `non_subscriptions[product_id]` lists
- * a purchase whose `store_transaction_id` is the event's `transaction_id`. Not listed yet → retry
- * later; still not listed an hour after the event was received (the handler's clock) → parked
- * `purchase_not_found`. A read answered 201 (RevenueCat created the customer, so it had no
- * purchases) parks at once. Only the ids that read confirms are linked (revenueCatConfirmedIds),
- * never the body's `original_app_user_id` or `aliases`, so a forged body cannot move a genuine
- * purchase's credit to another user's wallet.
- *
- * Without verification (the demo) the body alone decides the credit, but it links nothing: the pack
- * credits the user its `app_user_id` already reaches (its own, or the one a confirmed link points
- * it at), never a user named only by the body's other ids.
+ * NON_RENEWING_PURCHASE of a catalog token pack: credits it once per store transaction (fenced by
+ * revenuecat_pack_transactions), under `revenuecat:event:{id}`, to the canonical user. With
+ * `verifyPurchases` the body is only a claim: prepare re-reads the subscriber and credits only a
+ * purchase it lists (retry later, then `purchase_not_found`), linking only the ids that read
+ * confirms; without it the body decides but links nothing (docs/revenuecat.md, token packs).
  */
 export function createTokenPackPurchaseRoute(deps: {
   catalog: Catalog;

@@ -32,30 +32,12 @@ type ChargeInvoice =
   | { kind: 'failed'; error: unknown };
 
 /**
- * `charge.refunded`, fully or partly refunded, of a one-off pack (token pack or top-up) or of a
- * subscription invoice.
- *
- * Stripe's charge carries the cumulative `amount_refunded` (since API 2022-11-15 it no longer
- * carries the refunds themselves), so each event states how much of the charge is refunded so
- * far. The tokens the refunds reverse are proportional: `floor(granted × amount_refunded /
- * amount)`, all of them once the charge is fully refunded, where `granted` is what the payment has
- * granted so far (paymentGrantsOf: for an annual invoice, its first twelfth and the installments
- * already granted; a full refund first voids the ones not granted, a partial one first scales
- * them to their share of the money not refunded, see refundTargetOf). What an event
- * owes is that target minus what earlier take-backs of the payment accounted for (taken back +
- * shortfall); takeBackPaymentTokens takes what the wallet holds, never below zero.
- *
- * One ledger debit per refund step: `stripe:refund:{chargeId}` for the step that completes the
- * refund (unchanged for a charge refunded in one go), `stripe:refund:{chargeId}:{amountRefunded}`
- * for a partial step (each refund moves the cumulative amount, so this names the refund). The
- * payment row is locked and carries `amount_refunded_minor`, so a redelivered, replayed or stale
- * (smaller cumulative amount) event takes nothing.
- *
- * An invoice's payment is recorded under the invoice id, not the intent, so the invoice is found
- * from the charge (older API shape) or through the intent's InvoicePayment (current shape; see
- * ChargeInvoice). A charge of an invoice Tally has not recorded (yet) waits for it ("retry later",
- * parked as `waited_too_long` if it never comes), as the refund of a pack not recorded yet does:
- * Stripe does not order deliveries, and dropping it would lose the take-back for good.
+ * `charge.refunded` of a one-off pack (token pack or top-up) or of a subscription invoice: takes
+ * back `floor(granted × amount_refunded / amount)` tokens less what earlier take-backs of the
+ * payment accounted for, one debit per refund step (`stripe:refund:{chargeId}` for the step that
+ * completes it, `…:{amountRefunded}` for a partial one), under the payment row's lock so a
+ * redelivered or stale event takes nothing; a charge of a payment not recorded yet waits for it
+ * (docs/stripe.md, refunds).
  */
 export function createChargeRefundedRoute(deps: { ports: ProviderPorts }) {
   return defineRoute<StripeEvent, ChargeInvoice>({

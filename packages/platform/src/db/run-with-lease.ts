@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { type Kysely, sql } from 'kysely';
-import type { DB } from './schema';
 import { sqlMilliseconds } from './sql-milliseconds';
 
+// Leases are rows of the table `leases` (name text primary key, holder text, acquired_at and
+// expires_at timestamptz), which the application's migrations create (billing-core's 0016_leases.sql).
+
 export interface LeaseOptions {
-  /** The lease's name: one of lease-names.ts. */
+  /** The lease's name: one of the application's registry (billing-core's db/lease-names.ts). */
   name: string;
   /** How long a claim or a renewal holds the lease; a holder that stops renewing loses it after this. */
   ttlMs: number;
@@ -29,7 +31,7 @@ export function newLeaseHolder(): string {
  * holds it or the last holder's expiry has passed (a conditional upsert, so of any number of
  * concurrent claims exactly one wins). One statement, no session state: safe behind PgBouncer.
  */
-export async function claimLease(db: Kysely<DB>, name: string, holder: string, ttlMs: number): Promise<boolean> {
+export async function claimLease<DB>(db: Kysely<DB>, name: string, holder: string, ttlMs: number): Promise<boolean> {
   const { rows } = await sql<{ holder: string }>`
     INSERT INTO leases AS l (name, holder, acquired_at, expires_at)
     VALUES (${name}, ${holder}, now(), now() + ${sqlMilliseconds(ttlMs)})
@@ -41,7 +43,7 @@ export async function claimLease(db: Kysely<DB>, name: string, holder: string, t
 }
 
 /** Extends `holder`'s lease by ttlMs from now; false when the lease is no longer its own. */
-export async function renewLease(db: Kysely<DB>, name: string, holder: string, ttlMs: number): Promise<boolean> {
+export async function renewLease<DB>(db: Kysely<DB>, name: string, holder: string, ttlMs: number): Promise<boolean> {
   const result = await sql`
     UPDATE leases SET expires_at = now() + ${sqlMilliseconds(ttlMs)}
      WHERE name = ${name} AND holder = ${holder}`.execute(db);
@@ -52,7 +54,7 @@ export async function renewLease(db: Kysely<DB>, name: string, holder: string, t
  * Gives the lease up if `holder` still has it, so the next claim need not wait for the expiry.
  * False when it was no longer `holder`'s (it expired and another claimed it meanwhile).
  */
-export async function releaseLease(db: Kysely<DB>, name: string, holder: string): Promise<boolean> {
+export async function releaseLease<DB>(db: Kysely<DB>, name: string, holder: string): Promise<boolean> {
   const result = await sql`DELETE FROM leases WHERE name = ${name} AND holder = ${holder}`.execute(db);
   return (result.numAffectedRows ?? 0n) > 0n;
 }
@@ -66,7 +68,7 @@ export async function releaseLease(db: Kysely<DB>, name: string, holder: string)
  * mutual-exclusion guarantee for money). A failed renewal (database briefly away) is retried on
  * the next tick. Rethrows what `work` throws (after releasing).
  */
-export async function runWithLease<T>(
+export async function runWithLease<DB, T>(
   db: Kysely<DB>,
   options: LeaseOptions,
   work: () => Promise<T>,

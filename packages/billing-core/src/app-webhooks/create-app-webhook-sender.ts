@@ -1,5 +1,5 @@
 import { Webhook } from 'standardwebhooks';
-import type { AppWebhookSender } from '../../ports/app-webhook-sender';
+import type { AppWebhookSender } from '../ports/app-webhook-sender';
 
 export interface AppWebhookSenderOptions {
   /** APP_WEBHOOK_URL. */

@@ -1,5 +1,4 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { DB } from './schema';
 
 /** What a unit of work decided about its writes; the value goes back to the caller either way. */
 export type TransactionDecision<T> = { kind: 'commit'; value: T } | { kind: 'rollback'; value: T };
@@ -18,7 +17,7 @@ export const rollbackWith = <T>(value: T): TransactionDecision<T> => ({ kind: 'r
  * rollback decision leaves it as a private value thrown past Kysely (not an Error: no stack is
  * captured), which rolls back and is turned back into the decision's value here.
  */
-export async function runInTransaction<T>(
+export async function runInTransaction<DB, T>(
   db: Kysely<DB>,
   work: (trx: Transaction<DB>) => Promise<TransactionDecision<T>>,
 ): Promise<T> {

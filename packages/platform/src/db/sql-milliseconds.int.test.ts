@@ -1,11 +1,11 @@
 import { sql } from 'kysely';
-import { createTestDatabase, type TestDatabase } from '../testing/test-services';
+import { createEmptyTestDatabase, type EmptyTestDatabase } from '../testing/test-database';
 import { sqlMilliseconds } from './sql-milliseconds';
 
 describe('sqlMilliseconds', () => {
-  let database: TestDatabase;
+  let database: EmptyTestDatabase;
   beforeAll(async () => {
-    database = await createTestDatabase();
+    database = await createEmptyTestDatabase();
   });
   afterAll(async () => {
     await database.drop();

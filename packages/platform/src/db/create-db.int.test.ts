@@ -1,13 +1,13 @@
 import { sql } from 'kysely';
-import { createTestDatabase, type TestDatabase } from '../testing/test-services';
+import { createEmptyTestDatabase, type EmptyTestDatabase } from '../testing/test-database';
 import { createDb } from './create-db';
 import { isDatabaseUnavailableError } from './database-errors';
 import { PREPARE_AFTER } from './prepared-statements';
 
 describe('createDb', () => {
-  let database: TestDatabase;
+  let database: EmptyTestDatabase;
   beforeAll(async () => {
-    database = await createTestDatabase();
+    database = await createEmptyTestDatabase();
   });
   afterAll(() => database.drop());
 

@@ -22,9 +22,9 @@ export function isDatabaseUnavailableError(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string' && (unavailableCodes.has(code) || code.startsWith('08'))) return true;
-  // pg reports a connection lost mid-query, a client used after its connection broke and a
-  // connection timeout by message only.
-  return /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED|connection error and is not queryable/i.test(
+  // pg reports a connection lost mid-query, a client used after its connection broke, a
+  // connection timeout and a statement past its query_timeout (create-db.ts) by message only.
+  return /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED|connection error and is not queryable|Query read timeout|Postgres connection has been discarded/i.test(
     error.message,
   );
 }

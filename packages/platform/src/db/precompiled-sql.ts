@@ -1,28 +1,18 @@
 import { CompiledQuery, type Kysely, type QueryResult, type RawBuilder, type Transaction } from 'kysely';
 import { PooledConnection } from './create-db';
-import type { DB } from './schema';
 
 /**
- * A statement of the hot path whose SQL text is compiled once, not on every execution.
- *
- * Kysely's `sql` template builds an operation tree and compiles it to text on every `execute`
- * (about 3 µs a statement, and a new string each time, which the prepared-statement naming then
- * has to hash whole); the worker runs five to seven such statements per inbox event. Here the
- * template is written exactly as before, but it is compiled once, on first use, with a slot in
- * place of every value: the text is the one Kysely always produced (same parameters, same
- * numbering, so the same prepared statement and plan), and each execution only fills the
- * parameters from `values` in the slots' order and runs the text: in an open transaction of a
- * createDb pool on its connection directly (openConnectionOf), otherwise through Kysely's
- * executor (`executeQuery`, which refuses a transaction that has ended).
- *
- * The template must be a pure function of its slots: every `${}` is a slot read from the
- * argument (`s.userId`, or `s[0]` for positional values) or a fragment built from slots; no
- * value may decide the text (a fragment chosen by a value needs one statement per variant). A
- * template that interpolates anything else than slots is refused at its first compile.
+ * A statement of the hot path whose SQL text is compiled once, on first use, with a slot in place
+ * of every value (Kysely's `sql` compiles the same text anew on every `execute`): each execution
+ * fills the parameters from `values` in the slots' order and runs the text, on the open
+ * transaction's connection directly (openConnectionOf) or through Kysely's executor.
+ * The template must be a pure function of its slots: every `${}` is a slot (`s.userId`, `s[0]`)
+ * or a fragment built from slots, never a value that decides the text; any other interpolation is
+ * refused at its first compile.
  */
 export function precompiledSql<V extends object, R = Record<string, unknown>>(
   template: (slots: { readonly [K in keyof V]: V[K] }) => RawBuilder<unknown>,
-): (db: Kysely<DB> | Transaction<DB>, values: V) => Promise<QueryResult<R>> {
+): <DB>(db: Kysely<DB> | Transaction<DB>, values: V) => Promise<QueryResult<R>> {
   let compiled: Compiled<V> | undefined;
   return async (db, values) => {
     compiled ??= compileWithSlots(db, template);
@@ -35,7 +25,7 @@ export function precompiledSql<V extends object, R = Record<string, unknown>>(
     // (the driver reads only sql and parameters; no plugin reads the node or the id).
     const query: CompiledQuery<R> = { sql: compiled.sql, parameters, query: compiled.query, queryId: compiled.queryId };
     if (db.isTransaction) {
-      const connection = await openConnectionOf(db as Transaction<DB>);
+      const connection = await openConnectionOf(db as Transaction<unknown>);
       if (connection !== undefined) return connection.executeQuery<R>(query);
     }
     return db.executeQuery<R>(query);
@@ -50,9 +40,9 @@ export function precompiledSql<V extends object, R = Record<string, unknown>>(
  * through Kysely, which refuses a transaction that has ended. Undefined too for a connection
  * createDb did not make.
  */
-const openConnections = new WeakMap<Transaction<DB>, { connection: PooledConnection; epoch: number }>();
+const openConnections = new WeakMap<Transaction<unknown>, { connection: PooledConnection; epoch: number }>();
 
-async function openConnectionOf(trx: Transaction<DB>): Promise<PooledConnection | undefined> {
+async function openConnectionOf(trx: Transaction<unknown>): Promise<PooledConnection | undefined> {
   const known = openConnections.get(trx);
   if (known !== undefined) {
     const { connection, epoch } = known;
@@ -78,7 +68,7 @@ function isSlot(value: unknown): value is Slot {
   return typeof value === 'object' && value !== null && SLOT in value;
 }
 
-function compileWithSlots<V extends object>(
+function compileWithSlots<V extends object, DB>(
   db: Kysely<DB> | Transaction<DB>,
   template: (slots: { readonly [K in keyof V]: V[K] }) => RawBuilder<unknown>,
 ): Compiled<V> {

@@ -1,14 +1,14 @@
 import { sql } from 'kysely';
-import { createTestDatabase, type TestDatabase } from '../testing/test-services';
+import { createEmptyTestDatabase, type EmptyTestDatabase } from '../testing/test-database';
 import { createDb, type Database } from './create-db';
 import { commitWith, rollbackWith, runInTransaction } from './run-in-transaction';
 
 describe('runInTransaction', () => {
-  let database: TestDatabase;
+  let database: EmptyTestDatabase;
   // One connection: a transaction that did not give its connection back would hang the next one.
-  let single: Database;
+  let single: Database<unknown>;
   beforeAll(async () => {
-    database = await createTestDatabase();
+    database = await createEmptyTestDatabase();
     await sql`CREATE TABLE transaction_probe (label text NOT NULL)`.execute(database.db);
     single = createDb({
       connectionString: database.url,

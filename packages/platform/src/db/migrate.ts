@@ -4,9 +4,6 @@ import path from 'node:path';
 import pg from 'pg';
 import { MIGRATION_LOCK_KEY } from './advisory-locks';
 
-/** The folder of numbered plain-SQL migrations shipped with billing-core. */
-export const migrationsDir = path.resolve(__dirname, '../../migrations');
-
 const MIGRATION_FILE = /^(\d{4})_[a-z0-9_]+\.sql$/;
 
 export interface MigrationResult {
@@ -54,7 +51,8 @@ async function readMigrations(dir: string): Promise<MigrationFile[]> {
 }
 
 /**
- * Applies pending migrations in order, each in its own transaction that first takes the
+ * Applies the pending migrations of `dir` (numbered plain-SQL files, `0001_name.sql`; the
+ * application passes its own folder) in order, each in its own transaction that first takes the
  * transaction-scoped advisory lock MIGRATION_LOCK_KEY and then re-reads whether that migration is
  * applied, so several processes (a Kubernetes Job and a developer, two test workers) can run it
  * at once and each migration is applied once. No session state (no session lock that a
@@ -62,7 +60,7 @@ async function readMigrations(dir: string): Promise<MigrationFile[]> {
  * should still name the server directly: DDL may outlast a pooler's query timeouts. Idempotent.
  * Throws MigrationChecksumError when an applied file was edited.
  */
-export async function migrate(connectionString: string, dir = migrationsDir): Promise<MigrationResult> {
+export async function migrate(connectionString: string, dir: string): Promise<MigrationResult> {
   const migrations = await readMigrations(dir);
   const client = createMigrationClient(connectionString);
   await client.connect();

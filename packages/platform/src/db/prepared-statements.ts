@@ -3,29 +3,12 @@ import pg from 'pg';
 
 /**
  * Named prepared statements for the statements a process runs again and again (createDb's
- * `preparedStatements`, DATABASE_PREPARED_STATEMENTS). Without a name node-postgres sends the
- * whole SQL text on every execution and Postgres parses and plans it anew each time: on the
- * inbox hot path that planning was about a quarter of Postgres's time per event (bench/README.md,
- * "Where the time went"). With a name, a connection sends the text once (Parse) and afterwards
- * only Bind/Execute, and Postgres reuses the plan (a generic one once it is no worse).
- *
- * Which statements: a text with parameters, once the pool has seen it `PREPARE_AFTER` times;
- * at most `MAX_NAMED` texts per pool and `MAX_PER_CONNECTION` named statements per connection
- * (psycopg's threshold/maximum design), so ad-hoc texts (an `IN (…)` of any length, an admin
- * filter) never pile up on the server. A text's name is a hash of it, so a name always means the
- * same text on any connection.
- *
- * Two recoveries keep it safe:
- * - A migration that changes the row type a prepared statement returns (a column added to a
- *   table read with `*`) makes Postgres refuse it ("cached plan must not change result type",
- *   0A000). That connection then uses a new name for the text (the old statement stays until the
- *   connection closes); a statement outside a transaction is retried at once, one inside fails
- *   its transaction once, as any database error does (the inbox engine retries the attempt).
- * - A transaction pooler that cannot route named statements (PgBouncer before 1.21, or without
- *   `max_prepared_statements`) answers "prepared statement … does not exist" (26000) or "… already
- *   exists" (42P05): the whole pool stops naming statements at once and says so through
- *   `onDisabled`; the statement is retried unnamed when it was outside a transaction.
- *   DATABASE_PREPARED_STATEMENTS=false avoids even that first failure (docs/scaling.md).
+ * `preparedStatements`, DATABASE_PREPARED_STATEMENTS; docs/scaling.md#prepared-statements): a
+ * text with parameters is named, by a hash of it, once the pool has seen it `PREPARE_AFTER` times,
+ * at most `MAX_NAMED` texts per pool and `MAX_PER_CONNECTION` per connection. A result type
+ * changed by a migration (0A000) makes that connection rename the text; a pooler that cannot route
+ * named statements (26000, 42P05) turns naming off for the whole pool (`onDisabled`). Either way a
+ * statement outside a transaction is retried at once, one inside fails its transaction once.
  */
 export const PREPARE_AFTER = 3;
 export const MAX_NAMED = 500;

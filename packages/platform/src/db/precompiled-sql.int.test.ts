@@ -1,12 +1,12 @@
 import { sql } from 'kysely';
-import { createTestDatabase, type TestDatabase } from '../testing/test-services';
+import { createEmptyTestDatabase, type EmptyTestDatabase } from '../testing/test-database';
 import { createDb } from './create-db';
 import { precompiledSql } from './precompiled-sql';
 
 describe('precompiledSql', () => {
-  let database: TestDatabase;
+  let database: EmptyTestDatabase;
   beforeAll(async () => {
-    database = await createTestDatabase();
+    database = await createEmptyTestDatabase();
   });
   afterAll(() => database.drop());
 

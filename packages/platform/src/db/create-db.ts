@@ -10,7 +10,6 @@ import {
 } from 'kysely';
 import pg from 'pg';
 import { namingClient, StatementNames } from './prepared-statements';
-import type { DB } from './schema';
 
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
@@ -51,6 +50,15 @@ export interface CreateDbOptions {
   idleTimeoutMs?: number;
   /** How long a request waits for a free or new connection before failing. */
   connectionTimeoutMs?: number;
+  /**
+   * How long a statement waits for its answer before it fails (pg's client-side `query_timeout`)
+   * and its connection is destroyed, as lost: the caller sees a database-unavailable error
+   * (isDatabaseUnavailableError). What it guards against is a silent network path (a partition,
+   * a dead host): the connection neither answers nor closes, and TCP alone would wait for its
+   * retransmissions to give up, about 15 minutes on Linux. DATABASE_QUERY_TIMEOUT_MS; default
+   * 30 s, above any statement Tally runs (lock waits included); 0 turns it off.
+   */
+  queryTimeoutMs?: number;
   applicationName?: string;
   /**
    * Told about every lost connection (a restart, a failover, a network cut), for logs. The
@@ -80,8 +88,18 @@ export interface CreateDbOptions {
 }
 
 export const DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000;
+export const DEFAULT_QUERY_TIMEOUT_MS = 30_000;
+/**
+ * TCP keepalive on every connection, first probe after this long idle: a pooled connection whose
+ * peer vanished (a partition, a dead pooler) is found out while it sits idle, instead of by the
+ * next statement that uses it.
+ */
+export const DATABASE_KEEPALIVE_IDLE_MS = 10_000;
+/** pg's error for a statement past its query_timeout (isDatabaseUnavailableError knows it). */
+export const QUERY_READ_TIMEOUT_MESSAGE = 'Query read timeout';
 
-export interface Database {
+/** A pool and its Kysely instance, typed by the application's schema `DB`. */
+export interface Database<DB> {
   db: Kysely<DB>;
   pool: pg.Pool;
   /** Whether statements are still being prepared (false when off, or turned off by a pooler). */
@@ -126,7 +144,19 @@ export class PooledConnection implements DatabaseConnection {
 
   async executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
     if (this.discarded) throw new Error('Postgres connection has been discarded');
-    const result = await this.client.query(compiledQuery.sql, [...compiledQuery.parameters]);
+    let result: pg.QueryResult | pg.QueryResult[];
+    try {
+      result = await this.client.query(compiledQuery.sql, [...compiledQuery.parameters]);
+    } catch (error) {
+      if (error instanceof Error && error.message === QUERY_READ_TIMEOUT_MESSAGE) {
+        // The statement may still be on its way or running: this connection's protocol state is
+        // unknown, so it is never used again. Destroying its socket fails whatever else waits on
+        // it; the release that follows drops it from the pool.
+        this.discarded = true;
+        (this.client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+      }
+      throw error;
+    }
     // A multi-statement text (beginSql's) answers an array of results: no rows, as in Kysely.
     const { command, rowCount, rows } = result as Partial<pg.QueryResult>;
     if (command === 'ROLLBACK' || command === 'COMMIT') return { rows: [{ command }] as R[] };
@@ -240,7 +270,7 @@ class SessionFreeDialect extends PostgresDialect {
  * `preparedStatements` is on, no named prepared statement, so `connectionString` may point at
  * PgBouncer in transaction mode.
  */
-export function createDb(options: CreateDbOptions): Database {
+export function createDb<DB>(options: CreateDbOptions): Database<DB> {
   const names = new StatementNames(options.preparedStatements ?? false, options.onPreparedStatementsDisabled);
   const pool = new pg.Pool({
     Client: names.enabled ? namingClient(names) : pg.Client,
@@ -249,6 +279,9 @@ export function createDb(options: CreateDbOptions): Database {
     min: options.minConnections ?? 0,
     idleTimeoutMillis: options.idleTimeoutMs ?? 10_000,
     connectionTimeoutMillis: options.connectionTimeoutMs ?? 5_000,
+    query_timeout: (options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS) || undefined,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: DATABASE_KEEPALIVE_IDLE_MS,
     application_name: options.applicationName ?? 'tally',
     types,
   });

@@ -1,0 +1,41 @@
+import {
+  type EndHoldResult,
+  handOffCommitted,
+  openUnitOfWork,
+  type ReleaseAnswer,
+  releaseHold,
+  resolveUserId,
+  type UnitOfWork,
+} from '@tally/billing-core';
+import type { Request, Response } from 'express';
+import { runAuditedRequest } from '../../http/audit-admin-actions';
+import type { LotActionDeps } from './lot-actions';
+
+/**
+ * Support's release of one hold (admin API and console): `releaseHold` for the canonical user of
+ * the path's id, in one transaction with the request's audit row (`hold.release`). It answers as
+ * the app's release does (a released hold answers its first release; captured or expired is 409
+ * hold_not_active). What the freed tokens settle of a take-back shortfall is posted in that
+ * transaction; its app webhooks are handed off after the commit.
+ */
+export async function runHoldRelease(
+  req: Request,
+  res: Response,
+  deps: LotActionDeps,
+  request: { userId: string; holdId: string },
+  answerOf: (result: EndHoldResult<ReleaseAnswer>) => { statusCode: number; body: unknown },
+): Promise<EndHoldResult<ReleaseAnswer>> {
+  let uow: UnitOfWork | undefined;
+  const result = await runAuditedRequest(
+    req,
+    res,
+    deps.db,
+    async (trx) => {
+      uow = openUnitOfWork(trx, deps.outbox);
+      return releaseHold(uow, { userId: await resolveUserId(trx, request.userId), holdId: request.holdId });
+    },
+    answerOf,
+  );
+  await handOffCommitted(deps.outbox, uow);
+  return result;
+}

@@ -1,0 +1,165 @@
+import { sql } from 'kysely';
+import type { HoldRow } from '../db/schema';
+import { postLedgerEntry } from '../ledger/post-ledger-entry';
+import { references } from '../references';
+import { recoverShortfallsFromHold } from '../refunds/take-back-shortfalls';
+import type { UnitOfWork } from '../unit-of-work/unit-of-work';
+import { lockWalletFunds } from './lock-wallet-funds';
+
+export interface CaptureAnswer {
+  id: string;
+  status: 'captured';
+  captured: number;
+  released: number;
+  ledgerReference: string;
+  /** The wallet's balance and available right after the capture. */
+  balance: number;
+  available: number;
+}
+
+export interface ReleaseAnswer {
+  id: string;
+  status: 'released';
+  /** The wallet's available right after the release. */
+  available: number;
+}
+
+export type EndHoldResult<Answer> =
+  | { kind: 'ended'; answer: Answer }
+  /** Ended the same way before: the first answer, nothing moved now. */
+  | { kind: 'already'; answer: Answer }
+  /** Released, captured (for a release), or expired: 409 hold_not_active. */
+  | { kind: 'not-active'; status: 'captured' | 'released' | 'expired' }
+  /** No such hold for this user. */
+  | { kind: 'not-found' }
+  /** A capture of more than the hold reserves. */
+  | { kind: 'too-much'; amount: number };
+
+function captureAnswerOf(hold: HoldRow): CaptureAnswer {
+  return {
+    id: hold.id,
+    status: 'captured',
+    captured: Number(hold.captured),
+    released: Number(hold.released),
+    ledgerReference: hold.ledger_reference ?? references.holdCapture(hold.id),
+    balance: Number(hold.answer_balance),
+    available: Number(hold.answer_available),
+  };
+}
+
+/**
+ * Captures a hold (docs/holds.md): one debit `hold:{id}:capture` of `amount` (default the whole
+ * hold; at most it), drawn exactly from the lots the hold reserved (even one that expired while
+ * held); the rest is freed, and settles first a take-back shortfall recorded while the hold was
+ * active. Under the wallet lock (lockWalletFunds), so concurrent captures serialize. The hold's
+ * status is the capture's fence: a second capture finds it `captured` and answers the first
+ * capture's answer (stored on the row), posting nothing; the ledger reference is a second fence.
+ * A released or expired hold answers `not-active`.
+ */
+export async function captureHold(
+  uow: UnitOfWork,
+  request: { userId: string; holdId: string; amount?: number | undefined },
+): Promise<EndHoldResult<CaptureAnswer>> {
+  const funds = await lockWalletFunds(uow, request.userId, { holdId: request.holdId });
+  const { hold } = funds;
+  if (!hold) return { kind: 'not-found' };
+  if (hold.status === 'captured') return { kind: 'already', answer: captureAnswerOf(hold) };
+  if (hold.status === 'released') return { kind: 'not-active', status: 'released' };
+  if (hold.expired) return { kind: 'not-active', status: 'expired' };
+  const amount = Number(hold.amount);
+  const captured = request.amount ?? amount;
+  if (captured > amount) return { kind: 'too-much', amount };
+
+  const reference = references.holdCapture(hold.id);
+  const posted = await postLedgerEntry(uow, {
+    userId: request.userId,
+    reference,
+    amount: -captured,
+    reason: hold.reason,
+    lots: { kind: 'capture', holdId: hold.id },
+  });
+  // The status above is the fence: a posted capture always finds its hold captured.
+  if (posted.kind !== 'posted') throw new Error(`hold ${hold.id} is held but its capture ${reference} is posted`);
+  return {
+    kind: 'ended',
+    answer: captureAnswerOf(
+      await endHold(
+        uow,
+        hold,
+        { status: 'captured', captured, released: amount - captured, reference },
+        { balance: posted.entry.balance_after, held: funds.held, shortfallsOpen: funds.shortfallsOpen },
+      ),
+    ),
+  };
+}
+
+/**
+ * Releases a hold (docs/holds.md): its tokens are unheld again (no ledger row), and settle first
+ * a take-back shortfall recorded while it was active. Under the wallet lock. Releasing again
+ * answers the first release; a captured or expired hold answers `not-active`. Also support's
+ * release (admin API, console), audited by the caller.
+ */
+export async function releaseHold(
+  uow: UnitOfWork,
+  request: { userId: string; holdId: string },
+): Promise<EndHoldResult<ReleaseAnswer>> {
+  const funds = await lockWalletFunds(uow, request.userId, { holdId: request.holdId });
+  const { hold } = funds;
+  if (!hold) return { kind: 'not-found' };
+  const answerOf = (row: HoldRow): ReleaseAnswer => ({
+    id: row.id,
+    status: 'released',
+    available: Number(row.answer_available),
+  });
+  if (hold.status === 'released') return { kind: 'already', answer: answerOf(hold) };
+  if (hold.status === 'captured') return { kind: 'not-active', status: 'captured' };
+  if (hold.expired) return { kind: 'not-active', status: 'expired' };
+  const ended = await endHold(
+    uow,
+    hold,
+    { status: 'released', captured: null, released: Number(hold.amount), reference: null },
+    funds,
+  );
+  return { kind: 'ended', answer: answerOf(ended) };
+}
+
+/**
+ * Marks the hold ended (it stops counting in `held` at once) with the answer a repeat returns
+ * (the wallet's balance and available right after), then lets what it frees settle an open
+ * shortfall; only when that moved tokens is the answer written again. `funds`: the wallet as
+ * lockWalletFunds read it, `balance` the balance after the capture's debit (if any).
+ */
+async function endHold(
+  uow: UnitOfWork,
+  hold: HoldRow,
+  end: { status: 'captured' | 'released'; captured: number | null; released: number; reference: string | null },
+  funds: { balance: number; held: number; shortfallsOpen: boolean },
+): Promise<HoldRow> {
+  const { trx } = uow;
+  const held = funds.held - Number(hold.amount);
+  const ended = await sql<HoldRow>`
+    UPDATE holds SET status = ${end.status}, captured = ${end.captured}, released = ${end.released},
+                     ledger_reference = ${end.reference}, settled_at = now(),
+                     answer_balance = ${funds.balance}, answer_available = ${funds.balance - held}
+     WHERE id = ${hold.id} RETURNING *`.execute(trx);
+  // No shortfall open (read under the lock; only a take-back, which needs the lock, opens one): nothing to settle.
+  const recovered = !funds.shortfallsOpen
+    ? 0
+    : await recoverShortfallsFromHold(uow, {
+        userId: hold.user_id,
+        holdId: hold.id,
+        ledgerMarker: Number(hold.ledger_marker),
+        expiresAt: new Date(hold.expires_at),
+        freedTokens: end.released,
+      });
+  const row =
+    recovered === 0
+      ? ended.rows[0]
+      : (
+          await sql<HoldRow>`
+            UPDATE holds SET answer_balance = ${funds.balance - recovered}, answer_available = ${funds.balance - recovered - held}
+             WHERE id = ${hold.id} RETURNING *`.execute(trx)
+        ).rows[0];
+  if (!row) throw new Error(`hold ${hold.id} vanished`);
+  return row;
+}

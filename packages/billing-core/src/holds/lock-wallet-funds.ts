@@ -1,0 +1,87 @@
+import { sql } from 'kysely';
+import type { HoldRow } from '../db/schema';
+import { activeHold, fundsOf, readWalletFunds, type WalletFunds } from '../ledger/held-tokens';
+import { recoverShortfallsFromHold } from '../refunds/take-back-shortfalls';
+import type { UnitOfWork } from '../unit-of-work/unit-of-work';
+
+/** A hold as its operation reads it under the wallet lock, with `expired` by the database clock. */
+export type LockedHold = HoldRow & { expired: boolean };
+
+export interface LockedFunds extends WalletFunds {
+  /** Whether the user has a take-back shortfall still open (what a hold frees may settle it). */
+  shortfallsOpen: boolean;
+  /** The hold asked for (by id or by reference), when it exists for this user. */
+  hold: LockedHold | undefined;
+}
+
+/**
+ * Locks the user's wallet row (FOR UPDATE: every writer of holds and lots takes it first, so
+ * concurrent holds, captures and spends of one wallet serialize), then reads in ONE more
+ * statement (after the lock is granted, so it sees what the lock's previous holder committed)
+ * what active holds reserve, whether holds lapsed unsettled, whether a shortfall is open, and the
+ * hold the operation is about; settles lapsed holds (settleLapsedHolds) if any; answers the funds
+ * as they are now. Every hold operation, app debit and studio debit starts with it.
+ */
+export async function lockWalletFunds(
+  uow: UnitOfWork,
+  userId: string,
+  about: { holdId: string } | { holdReference: string } | null = null,
+): Promise<LockedFunds> {
+  const { trx } = uow;
+  const wallet = await sql<{ balance: number }>`
+    SELECT balance FROM wallets WHERE user_id = ${userId} FOR UPDATE`.execute(trx);
+  const balance = Number(wallet.rows[0]?.balance ?? 0);
+  const which =
+    about === null
+      ? sql`FALSE`
+      : 'holdId' in about
+        ? sql`h.id = ${about.holdId}`
+        : sql`h.reference = ${about.holdReference}`;
+  const read = await sql<
+    { held: number; lapsed: boolean; shortfalls_open: boolean } & { [K in keyof LockedHold]: LockedHold[K] | null }
+  >`
+    SELECT (SELECT coalesce(sum(a.amount), 0) FROM holds a WHERE a.user_id = ${userId} AND ${activeHold('a')})::bigint AS held,
+           EXISTS (SELECT 1 FROM holds l
+                    WHERE l.user_id = ${userId} AND l.status = 'held' AND l.settled_at IS NULL
+                      AND l.expires_at <= now()) AS lapsed,
+           EXISTS (SELECT 1 FROM take_back_shortfalls s
+                    WHERE s.user_id = ${userId} AND s.closed_at IS NULL AND s.recovered < s.shortfall) AS shortfalls_open,
+           x.*
+      FROM (SELECT 1) AS one
+      LEFT JOIN (SELECT h.*, (h.status = 'held' AND h.expires_at <= now()) AS expired
+                   FROM holds h WHERE h.user_id = ${userId} AND ${which}) AS x ON TRUE`.execute(trx);
+  const row = read.rows[0];
+  if (!row) throw new Error(`the funds of ${userId} cannot be read`);
+  const { held, lapsed, shortfalls_open: shortfallsOpen, ...holdColumns } = row;
+  const hold = holdColumns.id === null ? undefined : (holdColumns as LockedHold);
+  if (!lapsed) return { ...fundsOf(balance, Number(held)), shortfallsOpen, hold };
+  // A lapsed hold already stopped counting; only a recovery it made moves the funds.
+  await settleLapsedHolds(uow, userId);
+  return { ...(await readWalletFunds(trx, userId, { lock: false })), shortfallsOpen, hold };
+}
+
+/**
+ * Ends the user's holds that passed expires_at and are not settled yet (docs/holds.md): they
+ * stopped counting at expires_at already (the active-hold predicate), with no ledger row; this
+ * only marks them settled (out of the open-holds index) and lets what each frees settle a
+ * take-back shortfall recorded while it was active (recoverShortfallsFromHold), oldest hold
+ * first. Needs the wallet lock. Lazy: run by the next operation that locks the wallet here, and
+ * by the expiry sweeper for wallets nobody touches. Returns the holds settled.
+ */
+export async function settleLapsedHolds(uow: UnitOfWork, userId: string): Promise<number> {
+  const lapsed = await sql<{ id: string; amount: number; ledger_marker: number; expires_at: Date }>`
+    UPDATE holds SET settled_at = now()
+     WHERE user_id = ${userId} AND status = 'held' AND settled_at IS NULL AND expires_at <= now()
+    RETURNING id, amount, ledger_marker, expires_at`.execute(uow.trx);
+  const holds = [...lapsed.rows].sort((a, b) => Number(a.ledger_marker) - Number(b.ledger_marker));
+  for (const hold of holds) {
+    await recoverShortfallsFromHold(uow, {
+      userId,
+      holdId: hold.id,
+      ledgerMarker: Number(hold.ledger_marker),
+      expiresAt: new Date(hold.expires_at),
+      freedTokens: Number(hold.amount),
+    });
+  }
+  return holds.length;
+}

@@ -1,0 +1,78 @@
+import type { Kysely } from 'kysely';
+import type { Catalog } from '../catalog/catalog';
+import type { Clock } from '../clock';
+import type { DB, StudioKind } from '../db/schema';
+import { readWalletFunds } from '../ledger/held-tokens';
+import { listDrawableLots } from '../ledger/lots';
+import { priceStudioRequest, toUtcDay } from '../studio/price-studio-request';
+import { decideStudioCharge } from '../studio/studio-charge';
+
+/** What `check` prices: a number of tokens, or the next studio request of a kind. */
+export type CheckStudioKind = 'image_edit' | 'music_clip' | 'music_full';
+
+export interface SpendCheck {
+  allowed: boolean;
+  /** The tokens the spend would debit (a studio request: its cost, 0 on the free tier). */
+  amount: number;
+  balance: number;
+  held: number;
+  available: number;
+  /** Studio only: the price, and whether the free allowance covers the next request. */
+  cost?: number;
+  freeTier?: boolean;
+}
+
+/**
+ * Whether a spend of `amount` (or the next studio request of `studioKind`) would go through now
+ * (`GET /v1/users/{userId}/check`), without locking or writing anything. It asks the same
+ * functions the real spend does: the lots a spend can draw (listDrawableLots: unheld and not
+ * expired) and, for a studio request, the free allowance decision (decideStudioCharge) and the
+ * catalog price (priceStudioRequest). A debit or request made right after, with nothing in
+ * between, does what this says.
+ */
+export async function checkSpend(
+  deps: { db: Kysely<DB>; catalog: Catalog; clock: Clock },
+  request: { userId: string } & ({ amount: number } | { studioKind: CheckStudioKind }),
+): Promise<SpendCheck> {
+  const { db } = deps;
+  const funds = await readWalletFunds(db, request.userId, { lock: false });
+  let amount: number;
+  let studio: { cost: number; freeTier: boolean } | undefined;
+  if ('studioKind' in request) {
+    const price = priceStudioRequest(deps.catalog.data.studio, studioSpecOf(deps.catalog, request.studioKind));
+    const charge = await decideStudioCharge(db, {
+      userId: request.userId,
+      usageDay: toUtcDay(deps.clock.now()),
+      price,
+    });
+    amount = charge.tokens;
+    studio = { cost: price.priceTokens, freeTier: charge.freeTier };
+  } else {
+    amount = request.amount;
+  }
+  const drawable =
+    amount === 0
+      ? 0
+      : (await listDrawableLots(db, request.userId, { spend: true, lock: false })).reduce(
+          (sum, lot) => sum + lot.free,
+          0,
+        );
+  return {
+    allowed: amount === 0 || (funds.available >= amount && drawable >= amount),
+    amount,
+    balance: funds.balance,
+    held: funds.held,
+    available: funds.available,
+    ...studio,
+  };
+}
+
+/** The studio request a `check` kind stands for (a clip's price does not depend on its length). */
+function studioSpecOf(
+  catalog: Catalog,
+  kind: CheckStudioKind,
+): { kind: StudioKind; durationSeconds?: number; full?: boolean } {
+  if (kind === 'image_edit') return { kind: 'image_edit' };
+  if (kind === 'music_full') return { kind: 'music', full: true };
+  return { kind: 'music', durationSeconds: catalog.data.studio.musicClipMaxSeconds };
+}
