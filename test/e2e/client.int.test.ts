@@ -51,6 +51,50 @@ describe('@tally/client against a real api', () => {
     expect(ledger.data?.nextCursor).toBeNull();
   });
 
+  it('debits, holds, captures, releases and checks, typed', async () => {
+    const client = stack.client();
+    const userId = newUser('spend');
+    await client.POST('/v1/users/{userId}/grants', {
+      params: { path: { userId } },
+      body: { amount: 100, reference: `fund-${userId}` },
+    });
+    const debit = await client.POST('/v1/users/{userId}/debits', {
+      params: { path: { userId } },
+      body: { amount: 10, reference: `boost-${userId}` },
+    });
+    expect(debit.response.status).toBe(201);
+    const ledgerReference: string | undefined = debit.data?.ledgerReference;
+    expect([ledgerReference, debit.data?.balance, debit.data?.available]).toEqual([`debit:boost-${userId}`, 90, 90]);
+
+    const hold = await client.POST('/v1/users/{userId}/holds', {
+      params: { path: { userId } },
+      body: { amount: 30, reference: `llm-${userId}`, expiresInSeconds: 600 },
+    });
+    expect([hold.response.status, hold.data?.status, hold.data?.available]).toEqual([201, 'held', 60]);
+    const holdId = hold.data?.id ?? '';
+    const check = await client.GET('/v1/users/{userId}/check', {
+      params: { path: { userId }, query: { amount: 61 } },
+    });
+    expect(check.data).toEqual({ allowed: false, amount: 61, balance: 90, held: 30, available: 60 });
+    const capture = await client.POST('/v1/users/{userId}/holds/{holdId}/capture', {
+      params: { path: { userId, holdId } },
+      body: { amount: 12 },
+    });
+    expect(capture.data).toMatchObject({ status: 'captured', captured: 12, released: 18, balance: 78, available: 78 });
+    const late = await client.POST('/v1/users/{userId}/holds/{holdId}/release', {
+      params: { path: { userId, holdId } },
+    });
+    const lateCode: string | undefined = late.error?.error.code;
+    expect([late.response.status, lateCode]).toEqual([409, 'hold_not_active']);
+    const read = await client.GET('/v1/users/{userId}/holds/{holdId}', { params: { path: { userId, holdId } } });
+    expect(read.data).toMatchObject({ id: holdId, status: 'captured', captured: 12 });
+    const short = await client.POST('/v1/users/{userId}/debits', {
+      params: { path: { userId } },
+      body: { amount: 1000, reference: `big-${userId}` },
+    });
+    expect([short.response.status, short.error?.error.code]).toEqual([402, 'insufficient_balance']);
+  });
+
   it('starts and reads a studio request, typed', async () => {
     const client = stack.client();
     const userId = newUser('studio');
