@@ -385,6 +385,10 @@ export class ChaosCluster {
             STUDIO_STUCK_AFTER_MS: '5000',
             INSTALLMENTS_INTERVAL_MS: '500',
             INSTALLMENTS_PROCESSING_STALE_AFTER_MS: '4000',
+            // The credit-expiry sweeper (a role of every worker): lots granted with an expiry a few
+            // seconds out expire while the money-paths scenario's holds and captures run.
+            CREDIT_EXPIRY_INTERVAL_MS: '500',
+            CREDIT_EXPIRY_BATCH_SIZE: '5',
             APP_WEBHOOK_URL: this.receiver.url,
             APP_WEBHOOK_SECRETS: chaosAppWebhookSecrets.join(','),
             APP_WEBHOOK_TIMEOUT_MS: String(chaosAppWebhookTimeoutMs),
