@@ -260,21 +260,24 @@ export async function checkMoneyOutcomes(ctx: ScenarioContext, ops: MoneyOp[]): 
   return violations;
 }
 
-/** What the api answered to requests sent while it was cut off from Postgres: each prompt, a 5xx or a success. */
+/**
+ * What the api answered to requests in flight while it was cut off from Postgres (sent before the
+ * cut or during it): each prompt, a 5xx or a success, within `promptAnswerMs`.
+ */
 function partitionAnswers(ops: MoneyOp[], windows: { from: number; to: number; what: string }[]) {
   const violations: Violation[] = [];
   const figures: string[] = [];
   for (const window of windows) {
     const during = ops
       .flatMap((op) => [...op.attempts, ...(op.again ? [op.again] : [])].map((attempt) => ({ op, attempt })))
-      .filter(({ attempt }) => attempt.startedAt >= window.from && attempt.startedAt < window.to);
+      .filter(({ attempt }) => attempt.startedAt < window.to && attempt.startedAt + attempt.ms > window.from);
     const statuses: Record<string, number> = {};
     for (const { attempt } of during) statuses[attempt.status] = (statuses[attempt.status] ?? 0) + 1;
     const slow = during.filter(({ attempt }) => attempt.status === 0 || attempt.ms > promptAnswerMs);
     for (const { op, attempt } of slow.slice(0, 5)) {
       violations.push({
         invariant: 'prompt answers during a partition',
-        detail: `${window.what}: ${op.kind} ${op.user} started ${attempt.startedAt - window.from} ms into the cut ${
+        detail: `${window.what}: ${op.kind} ${op.user} sent ${attempt.startedAt - window.from} ms after the cut began ${
           attempt.status === 0
             ? `had no answer after ${attempt.ms} ms`
             : `answered ${attempt.status} after ${attempt.ms} ms`
@@ -283,7 +286,7 @@ function partitionAnswers(ops: MoneyOp[], windows: { from: number; to: number; w
     }
     const maxMs = during.reduce((max, { attempt }) => Math.max(max, attempt.ms), 0);
     figures.push(
-      `${window.what} for ${window.to - window.from} ms: ${during.length} requests sent during it ${JSON.stringify(statuses)}, slowest ${maxMs} ms`,
+      `${window.what} for ${window.to - window.from} ms: ${during.length} requests in flight during it ${JSON.stringify(statuses)}, slowest ${maxMs} ms`,
     );
   }
   return { violations, figures };
@@ -294,7 +297,7 @@ const moneyPaths: ProfiledScenario = {
   async run(ctx) {
     const { cluster } = ctx;
     const prefix = 'money';
-    const durationMs = size(ctx, 12_000, 60_000);
+    const durationMs = size(ctx, 16_000, 60_000);
     const users: UserState[] = Array.from({ length: size(ctx, 6, 12) }, (_, i) => ({
       user: `${prefix}-u${i}`,
       open: [],
@@ -421,11 +424,12 @@ const moneyPaths: ProfiledScenario = {
             [55_000, killApi],
           ]
         : [
-            [1_500, killApi],
-            [3_000, killWorker],
-            [4_500, () => cutApi('hold', 2_500)],
-            [7_500, () => cutApi('capture', 2_500)],
-            [10_500, () => crashPostgres(1_000)],
+            // Each cut's requests are answered up to ~7 s after it began: the next fault waits for that.
+            [1_000, killApi],
+            [2_000, killWorker],
+            [3_000, () => cutApi('hold', 2_500)],
+            [10_000, () => cutApi('capture', 2_500)],
+            [16_500, () => crashPostgres(1_000)],
           ];
     const faults = (async () => {
       for (const [ms, fault] of schedule) {
