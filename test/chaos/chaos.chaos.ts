@@ -7,6 +7,7 @@ import { type AppWebhookStats, checkAppWebhookInvariants } from '../support/app-
 import { repoRoot } from '../support/built-process';
 import { appWebhookScenarios } from './app-webhook-scenarios';
 import { idempotencyScenarios } from './idempotency-scenarios';
+import { moneyScenarios } from './money-scenarios';
 import { partitionScenarios } from './partition-scenarios';
 import { poolerScenarios } from './pooler-scenarios';
 import { type ProfiledScenario, processFaultScenarios } from './process-fault-scenarios';
@@ -43,6 +44,7 @@ const allScenarios: ProfiledScenario[] = [
   ...appWebhookScenarios,
   ...poolerScenarios,
   ...partitionScenarios,
+  ...moneyScenarios,
 ];
 /**
  * The main cluster's processes each in a network namespace of their own (support/network.ts), where

@@ -41,7 +41,8 @@ export const drainBoundMs = 30_000;
 export const lossyDrainBoundMs = 60_000;
 export const lossyMeasureMs = 60_000;
 
-function services(cluster: ChaosCluster): { postgres: Peer; redis: Peer } {
+/** What the processes reach as Postgres (PgBouncer, when pooled) and as Redis: the peers a cut names. */
+export function services(cluster: ChaosCluster): { postgres: Peer; redis: Peer } {
   return {
     // Through PgBouncer the processes' "Postgres" is the pooler.
     postgres: { port: cluster.pgbouncer ? cluster.pgbouncer.port : cluster.postgres.port, name: 'Postgres' },

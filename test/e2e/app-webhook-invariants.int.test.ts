@@ -1,6 +1,8 @@
 import {
   type AppWebhookMessageRow,
   createAppWebhookSender,
+  expireDueLots,
+  grantTokens,
   inUnitOfWork,
   plainLots,
   postLedgerEntry,
@@ -69,6 +71,28 @@ describe('app webhook invariants (what the chaos suite checks after every scenar
     const { violations, stats } = await checkAppWebhookInvariants(db(), receiver);
     expect(violations).toEqual([]);
     expect(stats).toMatchObject({ messages: 3, delivered: 3, failed: 0, received: 4, acceptedTwice: 1 });
+  });
+
+  it("hold for a lot's expiry announced as wallet.credits_expired, and report it announced as a debit", async () => {
+    // A grant whose lot expired a second ago, then the sweeper's expiry of it (reason credits_expired).
+    await inUnitOfWork({ db: db(), outbox: testOutbox }, (uow) =>
+      grantTokens(uow, {
+        userId: 'inv-expiry',
+        reference: 'grant:inv-expiry',
+        amount: 30,
+        reason: 'grant',
+        expiresAt: new Date(Date.now() - 1_000),
+      }),
+    );
+    await expireDueLots({ db: db(), outbox: testOutbox }, { batchSize: 10 });
+    const messages = await messagesOf('inv-expiry');
+    expect(messages.map((message) => message.type)).toEqual(['wallet.credited', 'wallet.credits_expired']);
+    for (const message of messages) await deliver(message);
+    expect(await check()).toEqual([]);
+    // The same entry announced as a plain debit is another entry's message.
+    await sql`UPDATE app_webhook_messages SET type = 'wallet.debited' WHERE type = 'wallet.credits_expired'
+               AND user_id = 'inv-expiry'`.execute(db());
+    expect(invariants(await check())).toContain('one wallet.* message per ledger entry');
   });
 
   it("report one user's messages delivered out of order, but not a failed one's successor", async () => {

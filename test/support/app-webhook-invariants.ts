@@ -20,26 +20,25 @@ export interface AppWebhookViolation {
  */
 export async function walletMessageViolations(db: Kysely<DB>, limit = 5): Promise<AppWebhookViolation[]> {
   const violations: AppWebhookViolation[] = [];
-  const { rows: entries } = await sql<{ id: number; reference: string; messages: number; mismatched: boolean }>`
-    SELECT l.id, l.reference, count(m.id)::int AS messages,
-           coalesce(bool_or(m.type <> CASE WHEN l.amount > 0 THEN 'wallet.credited' ELSE 'wallet.debited' END
+  // A lot's expiry (reason credits_expired) is announced as wallet.credits_expired, which names
+  // its lot and the balance after, not before (ledger-entry-messages.ts).
+  const mismatch = sql`coalesce(bool_or(m.type <> CASE WHEN l.reason = 'credits_expired' THEN 'wallet.credits_expired'
+                                        WHEN l.amount > 0 THEN 'wallet.credited' ELSE 'wallet.debited' END
                     OR m.user_id <> l.user_id
                     OR (m.data ->> 'userId') <> l.user_id
                     OR (m.data ->> 'reference') <> l.reference
                     OR (m.data ->> 'amount')::bigint <> l.amount
-                    OR (m.data ->> 'balanceBefore')::bigint <> l.balance_before
-                    OR (m.data ->> 'balanceAfter')::bigint <> l.balance_after), false) AS mismatched
+                    OR (l.reason <> 'credits_expired' AND (m.data ->> 'balanceBefore')::bigint IS DISTINCT FROM l.balance_before)
+                    OR (l.reason = 'credits_expired' AND (m.data ->> 'lotId') IS NULL)
+                    OR (m.data ->> 'balanceAfter')::bigint <> l.balance_after), false)`;
+  const { rows: entries } = await sql<{ id: number; reference: string; messages: number; mismatched: boolean }>`
+    SELECT l.id, l.reference, count(m.id)::int AS messages,
+           ${mismatch} AS mismatched
       FROM ledger_entries l
       LEFT JOIN app_webhook_messages m ON m.ledger_entry_id = l.id
      GROUP BY l.id, l.reference
     HAVING count(m.id) <> 1
-        OR coalesce(bool_or(m.type <> CASE WHEN l.amount > 0 THEN 'wallet.credited' ELSE 'wallet.debited' END
-                    OR m.user_id <> l.user_id
-                    OR (m.data ->> 'userId') <> l.user_id
-                    OR (m.data ->> 'reference') <> l.reference
-                    OR (m.data ->> 'amount')::bigint <> l.amount
-                    OR (m.data ->> 'balanceBefore')::bigint <> l.balance_before
-                    OR (m.data ->> 'balanceAfter')::bigint <> l.balance_after), false)
+        OR ${mismatch}
      ORDER BY l.id LIMIT ${limit}`.execute(db);
   for (const row of entries) {
     violations.push({
@@ -51,7 +50,7 @@ export async function walletMessageViolations(db: Kysely<DB>, limit = 5): Promis
   }
   const { rows: orphans } = await sql<{ id: number; type: string; ledger_entry_id: number | null }>`
     SELECT m.id, m.type, m.ledger_entry_id FROM app_webhook_messages m
-     WHERE m.type IN ('wallet.credited', 'wallet.debited')
+     WHERE m.type IN ('wallet.credited', 'wallet.debited', 'wallet.credits_expired')
        AND NOT EXISTS (SELECT 1 FROM ledger_entries l WHERE l.id = m.ledger_entry_id)
      ORDER BY m.id LIMIT ${limit}`.execute(db);
   for (const row of orphans) {
@@ -99,12 +98,16 @@ async function flowMessageViolations(db: Kysely<DB>, limit = 5): Promise<AppWebh
         SELECT p.type, p.data FROM app_webhook_messages p
          WHERE p.user_id = m.user_id AND p.id < m.id ORDER BY p.id DESC LIMIT 1) prev ON true
      WHERE m.type = 'wallet.balance_low'
-       AND (prev.type IS DISTINCT FROM 'wallet.debited'
+       AND (prev.type IS NULL OR prev.type NOT IN ('wallet.debited', 'wallet.credits_expired')
             OR (prev.data ->> 'balanceAfter') <> (m.data ->> 'balance')
-            OR (prev.data ->> 'balanceBefore')::bigint < (m.data ->> 'threshold')::bigint
+            -- wallet.credits_expired names no balanceBefore: the balance after less the (negative) amount.
+            OR coalesce((prev.data ->> 'balanceBefore')::bigint,
+                        (prev.data ->> 'balanceAfter')::bigint - (prev.data ->> 'amount')::bigint)
+               < (m.data ->> 'threshold')::bigint
             OR (m.data ->> 'balance')::bigint >= (m.data ->> 'threshold')::bigint)
      ORDER BY m.id LIMIT ${limit}`.execute(db);
-  for (const row of low) orphan(`wallet.balance_low ${row.id} (balance ${row.balance}) follows no debit crossing it`);
+  for (const row of low)
+    orphan(`wallet.balance_low ${row.id} (balance ${row.balance}) follows no debit or expiry crossing it`);
   const { rows: subscriptions } = await sql<{ id: number; user_id: string }>`
     SELECT m.id, m.user_id FROM app_webhook_messages m
      WHERE m.type = 'subscription.updated'

@@ -47,6 +47,16 @@ export const chaosHttpRequestTimeoutMs = 10_000;
  * user's advisory lock up to 9 s, and the statements waiting for it are not lost.
  */
 export const chaosQueryTimeoutMs = 10_000;
+/**
+ * DATABASE_QUERY_TIMEOUT_MS of the chaos api: the api has no answer deadline of its own, so a call
+ * in flight on a pooled connection when its link to Postgres is cut is answered (503) only when
+ * its statement times out. 4 s: so that a call waiting on a statement and then on a new connection
+ * (the pool's 5 s connect timeout) is still answered within the app's 10 s client timeout
+ * (money-paths, docs/reliability.md). At 10 s (the workers' value) such calls got no answer in 10 s.
+ */
+export const chaosApiQueryTimeoutMs = 4_000;
+/** The app's client timeout in `apiRequest`: a call not answered by then counts as no answer (status 0). */
+export const chaosApiClientTimeoutMs = 10_000;
 /** INGEST_ANSWER_DEADLINE_MS of the chaos ingests: an event not stored within 4 s is answered 503. */
 export const chaosIngestAnswerDeadlineMs = 4_000;
 /** WORKER_LOCK_DURATION_MS of the chaos workers; the inbox worker's stalled check runs as often. */
@@ -385,6 +395,10 @@ export class ChaosCluster {
             STUDIO_STUCK_AFTER_MS: '5000',
             INSTALLMENTS_INTERVAL_MS: '500',
             INSTALLMENTS_PROCESSING_STALE_AFTER_MS: '4000',
+            // The credit-expiry sweeper (a role of every worker): lots granted with an expiry a few
+            // seconds out expire while the money-paths scenario's holds and captures run.
+            CREDIT_EXPIRY_INTERVAL_MS: '500',
+            CREDIT_EXPIRY_BATCH_SIZE: '5',
             APP_WEBHOOK_URL: this.receiver.url,
             APP_WEBHOOK_SECRETS: chaosAppWebhookSecrets.join(','),
             APP_WEBHOOK_TIMEOUT_MS: String(chaosAppWebhookTimeoutMs),
@@ -404,6 +418,7 @@ export class ChaosCluster {
       {
         ...base,
         API_PORT: String(apiPort),
+        DATABASE_QUERY_TIMEOUT_MS: String(chaosApiQueryTimeoutMs),
         APP_API_KEYS: chaosAppKey,
         ADMIN_API_KEYS: chaosAdminKey,
         STRIPE_SECRET_KEY: chaosStripeApiKey,
@@ -555,7 +570,7 @@ export class ChaosCluster {
       method,
       headers,
       ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
-      signal: AbortSignal.timeout(10_000),
+      signal: AbortSignal.timeout(chaosApiClientTimeoutMs),
     });
     return method === 'POST' && path.startsWith('/v1/') && key !== null
       ? this.keyed.record(path, options.body, headers['idempotency-key'], sent)

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { DB } from '@tally/billing-core';
+import { type DB, verifyLedger } from '@tally/billing-core';
 import { type Kysely, sql } from 'kysely';
 import type { SimulatedEvent } from './provider-simulator';
 
@@ -356,6 +356,60 @@ export async function checkInvariants(input: InvariantInput): Promise<InvariantR
     SELECT e.id::text FROM email_outbox e JOIN payments p ON p.id = e.payment_id
      WHERE e.user_id <> p.user_id OR e.to_address IS DISTINCT FROM p.customer_email LIMIT 5`.execute(db);
   for (const row of emailMismatches) fail('email = its payment', `email ${row.id} differs from its payment`);
+
+  // 7c. The lots and holds (docs/lots.md, docs/holds.md). `ledger verify` clean: every wallet's
+  // balance is the sum of its lots' remaining, every lot's remaining within 0 and its amount,
+  // every debit drew exactly its amount from lots.
+  const verification = await verifyLedger(db, { limit: 5 });
+  for (const discrepancy of verification.discrepancies) {
+    fail(`ledger verify: ${discrepancy.problem}`, `${discrepancy.userId}: ${discrepancy.detail}`);
+  }
+  // No hold captured twice: a captured hold has exactly one `hold:{id}:capture`, of what it
+  // captured (at most its amount: the table's check), and no other hold has one.
+  const { rows: captures } = await sql<{
+    id: string;
+    status: string;
+    captured: string | null;
+    entries: number;
+    debited: string | null;
+  }>`
+    SELECT h.id, h.status, h.captured::text, count(l.id)::int AS entries, (-sum(l.amount))::text AS debited
+      FROM holds h LEFT JOIN ledger_entries l ON l.reference = 'hold:' || h.id || ':capture'
+     GROUP BY h.id, h.status, h.captured
+    HAVING count(l.id) <> (CASE WHEN h.status = 'captured' THEN 1 ELSE 0 END)
+        OR (h.status = 'captured' AND (-sum(l.amount)) IS DISTINCT FROM h.captured)
+     LIMIT 5`.execute(db);
+  for (const row of captures) {
+    fail(
+      'a hold captured once, for what it captured',
+      `${row.id} is ${row.status} (captured ${row.captured}) with ${row.entries} capture entries debiting ${row.debited}`,
+    );
+  }
+  // A capture draws only from the lots its hold reserved, at most what it reserved of each.
+  const { rows: strayDraws } = await sql<{ id: string; lot_id: string; drawn: string; reserved: string | null }>`
+    SELECT h.id, d.lot_id::text, d.amount::text AS drawn, hl.amount::text AS reserved
+      FROM holds h
+      JOIN ledger_entries l ON l.reference = 'hold:' || h.id || ':capture'
+      JOIN ledger_draws d ON d.ledger_entry_id = l.id
+      LEFT JOIN hold_lots hl ON hl.hold_id = h.id AND hl.lot_id = d.lot_id
+     WHERE hl.amount IS NULL OR d.amount > hl.amount
+     LIMIT 5`.execute(db);
+  for (const row of strayDraws) {
+    fail(
+      'a capture draws what its hold reserved',
+      `${row.id} drew ${row.drawn} from lot ${row.lot_id}, which it reserved ${row.reserved ?? 'nothing'} of`,
+    );
+  }
+  // No held token expired or taken back: every lot still has what the active holds reserve of it.
+  const { rows: underHeld } = await sql<{ lot_id: string; remaining: string; reserved: string }>`
+    SELECT c.id::text AS lot_id, c.remaining::text, sum(hl.amount)::text AS reserved
+      FROM holds h JOIN hold_lots hl ON hl.hold_id = h.id JOIN credit_lots c ON c.id = hl.lot_id
+     WHERE h.status = 'held' AND h.settled_at IS NULL AND h.expires_at > now()
+     GROUP BY c.id, c.remaining HAVING c.remaining < sum(hl.amount)
+     LIMIT 5`.execute(db);
+  for (const row of underHeld) {
+    fail('held tokens stay', `lot ${row.lot_id} has ${row.remaining} left, active holds reserve ${row.reserved} of it`);
+  }
 
   // 8. Final balances equal the model's.
   let appliedTwice = 0;
