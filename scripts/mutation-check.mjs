@@ -9,6 +9,13 @@ import { ensureBuilt, log, root } from './bootstrap.mjs';
 
 const mutations = [
   {
+    name: 'the api has no answer deadline (an app call waits on a database that does not answer)',
+    file: 'apps/api/src/app.ts',
+    from: '      if (deps.answerDeadlineMs !== undefined) v1.use(answerDeadline(deps.answerDeadlineMs));\n',
+    to: '',
+    tests: ['test/e2e/api-answer-deadline.int'],
+  },
+  {
     name: 'the partition harness cut lets packets through (every partition scenario would test nothing)',
     file: 'test/chaos/support/network.ts',
     from: '(match) => `${match} drop`, peers);',

@@ -110,6 +110,8 @@ export interface TestStackOptions {
   verifyRevenueCatPurchases?: boolean;
   /** The api's failure-only key-check limiter (off unless given). */
   apiFailedAuthLimit?: { limit: number; windowMs: number };
+  /** API_ANSWER_DEADLINE_MS of the api (default none). */
+  apiAnswerDeadlineMs?: number;
   http?: Omit<HttpServerOptions, 'host'>;
   /** WALLET_LOW_BALANCE_THRESHOLD of the api, the workers and stack.transaction (default unset). */
   lowBalanceThreshold?: number;
@@ -182,6 +184,7 @@ export class TestStack {
    */
   verifyRevenueCatPurchases = false;
   apiFailedAuthLimit: { limit: number; windowMs: number } | undefined;
+  apiAnswerDeadlineMs: number | undefined;
   /** WALLET_LOW_BALANCE_THRESHOLD of every process of the stack. */
   lowBalanceThreshold: number | undefined;
   private apiAppWebhookHandOff: CommittedRowsHandOff | undefined;
@@ -206,6 +209,7 @@ export class TestStack {
     if (options.verifyRevenueCatPurchases !== undefined)
       stack.verifyRevenueCatPurchases = options.verifyRevenueCatPurchases;
     stack.apiFailedAuthLimit = options.apiFailedAuthLimit;
+    stack.apiAnswerDeadlineMs = options.apiAnswerDeadlineMs;
     stack.lowBalanceThreshold = options.lowBalanceThreshold;
     stack.loggers = options.loggers ?? {};
     stack.apiReadiness = options.apiReadiness ?? {};
@@ -311,6 +315,7 @@ export class TestStack {
         appApiKeys: [appKey],
         adminApiKeys: [adminKey],
         ...(this.apiFailedAuthLimit ? { failedAuthLimit: this.apiFailedAuthLimit } : {}),
+        ...(this.apiAnswerDeadlineMs !== undefined ? { answerDeadlineMs: this.apiAnswerDeadlineMs } : {}),
         enqueue: (ids) => handOffRows(this.queue, inboxRelaySource, this.db, ids),
         enqueueAppWebhooks: (ids) => handOffRows(this.appWebhookQueue, appWebhookSource, this.db, ids),
         queues: { connection: this.producer, prefix: this.prefix },

@@ -17,6 +17,7 @@ import { consoleHeaders, createConsoleRoutes } from './console/create-console-ro
 import { createQueueDashboard, type QueueDashboard } from './dashboard/create-queue-dashboard';
 import { createEmailRetryReset } from './dashboard/email-retry-reset';
 import { createInboxRetryReset } from './dashboard/inbox-retry-reset';
+import { answerDeadline, answeredAtDeadline } from './http/answer-deadline';
 import { auditAdminActions } from './http/audit-admin-actions';
 import { createIdempotentPosts } from './http/idempotency';
 import { requireAdminKeyOrBasic } from './http/require-admin-key-or-basic';
@@ -70,6 +71,8 @@ export interface ApiAppDeps {
   idempotency: { lockTimeoutMs: number };
   /** Holds: HOLD_DEFAULT_TTL_SECONDS (default 900). */
   holds?: { defaultTtlSeconds: number };
+  /** API_ANSWER_DEADLINE_MS: a /v1 call unanswered this long is answered 503 (none when unset). */
+  answerDeadlineMs?: number;
 }
 
 export const dashboardPath = '/admin/queues';
@@ -113,6 +116,7 @@ export function createApiApp(deps: ApiAppDeps): Express {
       });
       const v1 = express.Router();
       v1.use(requireBearer(deps.appApiKeys, 'app', refuseFailedAuth));
+      if (deps.answerDeadlineMs !== undefined) v1.use(answerDeadline(deps.answerDeadlineMs));
       // Every /v1 route is about one user and is mounted here, under /users/:userId, where the id
       // is resolved to its canonical user once; a new route belongs in one of these routers.
       // Every POST among them wraps its handler in `idempotency` (claimed, or inTransaction for a
@@ -187,6 +191,11 @@ export function createApiApp(deps: ApiAppDeps): Express {
 
       // A database that cannot be reached (restart, failover) is a 503 the caller may retry, not a 500.
       app.use((error: unknown, req: Request, res: Response, next: NextFunction) => {
+        // A GET that answers after its deadline's 503 (http/answer-deadline.ts): nothing to send.
+        if (answeredAtDeadline(res)) {
+          req.log.warn({ err: error, path: req.path }, 'answered after API_ANSWER_DEADLINE_MS');
+          return;
+        }
         if (!isDatabaseUnavailableError(error)) return next(error);
         req.log.warn({ err: error, path: req.path }, 'database unavailable');
         if (!res.headersSent) {

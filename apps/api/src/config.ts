@@ -28,6 +28,12 @@ export const apiEnvSchema = baseEnvSchema
      * a retry could resume a request still waiting on Stripe or RevenueCat.
      */
     IDEMPOTENCY_KEY_LOCK_TIMEOUT_MS: positiveInt(60_000),
+    /**
+     * A /v1 call not answered within this is answered 503 database_unavailable (docs/configuration.md
+     * "Timeouts"); the subscription sync and the top-ups, which wait on a provider, stop it once
+     * their user is resolved.
+     */
+    API_ANSWER_DEADLINE_MS: positiveInt(5_000),
     /** A hold's life when `POST /v1/users/{userId}/holds` names no expiresInSeconds (docs/holds.md): 1..86400. */
     HOLD_DEFAULT_TTL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
     /**

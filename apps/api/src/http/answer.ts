@@ -21,6 +21,8 @@ export function errorAnswer(status: number, code: string, message: string): Rout
 }
 
 export function sendAnswer(res: Response, answer: RouteAnswer): void {
+  // Answered 503 at API_ANSWER_DEADLINE_MS (http/answer-deadline.ts): this answer comes too late.
+  if (res.headersSent) return;
   if (answer.headers) res.set(answer.headers);
   res.status(answer.status).json(answer.body);
 }

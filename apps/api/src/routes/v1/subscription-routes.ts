@@ -17,6 +17,7 @@ import { Router } from 'express';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import { errorAnswer, type RouteAnswer } from '../../http/answer';
+import { withoutAnswerDeadline } from '../../http/answer-deadline';
 import { httpStatusByBillingErrorCode } from '../../http/billing-error-statuses';
 import type { IdempotentPosts } from '../../http/idempotency';
 import { answerDoc, errorDoc, type RouteDoc, retryAfterHeader } from '../../http/route-doc';
@@ -110,6 +111,7 @@ export function createSubscriptionRoutes(deps: SubscriptionRoutesDeps): Router {
   // A re-read of RevenueCat, idempotent on its own: its answer is kept after it.
   router.post(
     '/subscription/sync',
+    withoutAnswerDeadline,
     deps.idempotency.claimed(async (_req, res) => {
       const { userId, requestedId } = userScopeOf(res);
       const settings = deps.subscriptions;

@@ -15,6 +15,7 @@ import { Router } from 'express';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import { errorAnswer, type RouteAnswer } from '../../http/answer';
+import { withoutAnswerDeadline } from '../../http/answer-deadline';
 import { httpStatusByBillingErrorCode } from '../../http/billing-error-statuses';
 import type { IdempotentPosts } from '../../http/idempotency';
 import { parseOrAnswer } from '../../http/params';
@@ -125,6 +126,7 @@ export function createTopupRoutes(deps: {
   // The pending row commits with the key's recovery point, the intent's id with its answer.
   router.post(
     '/topups',
+    withoutAnswerDeadline,
     deps.idempotency.claimed(async (req, res, claim) => {
       const { userId } = userScopeOf(res);
       const body = parseOrAnswer(createSchema, req.body ?? {});
@@ -145,6 +147,7 @@ export function createTopupRoutes(deps: {
   // Idempotent on its own (the pending → paid transition): its answer is kept after it.
   router.post(
     '/topups/:reference/confirm',
+    withoutAnswerDeadline,
     deps.idempotency.claimed(async (req, res) => {
       const { userId } = userScopeOf(res);
       const reference = parseOrAnswer(referenceSchema, req.params.reference);
