@@ -48,13 +48,11 @@ export const chaosHttpRequestTimeoutMs = 10_000;
  */
 export const chaosQueryTimeoutMs = 10_000;
 /**
- * DATABASE_QUERY_TIMEOUT_MS of the chaos api: the api has no answer deadline of its own, so a call
- * in flight on a pooled connection when its link to Postgres is cut is answered (503) only when
- * its statement times out. 4 s: so that a call waiting on a statement and then on a new connection
- * (the pool's 5 s connect timeout) is still answered within the app's 10 s client timeout
- * (money-paths, docs/reliability.md). At 10 s (the workers' value) such calls got no answer in 10 s.
+ * API_ANSWER_DEADLINE_MS of the chaos api: a call the database does not answer (its link cut) is
+ * answered 503 at 4 s, well within the app's 10 s client timeout (money-paths, docs/reliability.md),
+ * whatever its statement and connect timeouts.
  */
-export const chaosApiQueryTimeoutMs = 4_000;
+export const chaosApiAnswerDeadlineMs = 4_000;
 /** The app's client timeout in `apiRequest`: a call not answered by then counts as no answer (status 0). */
 export const chaosApiClientTimeoutMs = 10_000;
 /** INGEST_ANSWER_DEADLINE_MS of the chaos ingests: an event not stored within 4 s is answered 503. */
@@ -418,7 +416,7 @@ export class ChaosCluster {
       {
         ...base,
         API_PORT: String(apiPort),
-        DATABASE_QUERY_TIMEOUT_MS: String(chaosApiQueryTimeoutMs),
+        API_ANSWER_DEADLINE_MS: String(chaosApiAnswerDeadlineMs),
         APP_API_KEYS: chaosAppKey,
         ADMIN_API_KEYS: chaosAdminKey,
         STRIPE_SECRET_KEY: chaosStripeApiKey,
