@@ -59,6 +59,13 @@ const mutations = [
     tests: ['test/e2e/production-configuration.int'],
   },
   {
+    name: 'the app webhook checker takes a message committed after its read for a phantom (a live sweeper fails chaos runs)',
+    file: 'test/support/app-webhook-invariants.ts',
+    from: '  if (uuids.length === 0) return [];',
+    to: '  if (uuids.length >= 0) return [];',
+    tests: ['test/e2e/app-webhook-invariants.int'],
+  },
+  {
     name: 'app webhook per-user order gate removed (a later message of a user delivered while an earlier one is pending)',
     file: 'packages/billing-core/src/app-webhooks/deliver-app-webhook-message.ts',
     from: "                  AND earlier.status IN ('pending', 'processing'))`;",
