@@ -150,6 +150,15 @@ export const defaultIngestBatching = {
 const silent = createLogger({ name: 'test', level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
 /**
+ * Webhook posts to ingest close their connection after the answer. fetch keeps a connection idle
+ * until the server's keep-alive hint (5 s) less about a second, checked on a coarse timer; on a
+ * machine at a load of 12 or more, this process (which runs ingest too) fell behind by more than
+ * that margin, so a post went out on a connection ingest had just closed and failed with
+ * ECONNRESET (five suites of one loaded CI run). A provider retries such a post; a test would not.
+ */
+const oneConnectionPerRequest = { connection: 'close' } as const;
+
+/**
  * The whole Tally stack in-process against real Postgres and Redis: a database of its own, a
  * queue prefix of its own, ingest and api on ephemeral ports, and workers started on demand.
  */
@@ -442,13 +451,13 @@ export class TestStack {
   }
 
   postRevenueCat(body: string, authorization: string | null = revenueCatAuth, contentType = 'application/json') {
-    const headers: Record<string, string> = { 'content-type': contentType };
+    const headers: Record<string, string> = { 'content-type': contentType, ...oneConnectionPerRequest };
     if (authorization !== null) headers.authorization = authorization;
     return fetch(`http://127.0.0.1:${this.ingest.port}/webhooks/revenuecat`, { method: 'POST', headers, body });
   }
 
   postStripe(body: string, signature: string | null, contentType = 'application/json') {
-    const headers: Record<string, string> = { 'content-type': contentType };
+    const headers: Record<string, string> = { 'content-type': contentType, ...oneConnectionPerRequest };
     if (signature !== null) headers['stripe-signature'] = signature;
     return fetch(`http://127.0.0.1:${this.ingest.port}/webhooks/stripe`, { method: 'POST', headers, body });
   }
