@@ -34,6 +34,9 @@ export function readSettings(env = process.env) {
     // with its own defaults (WORKER_CONCURRENCY 32, first runs coalesced into 2 transactions)
     // unless BENCH_TALLY_CONCURRENCY sets its concurrency.
     workerConcurrency: num('BENCH_BASELINE_CONCURRENCY', 8),
+    // The minimal worker also runs at this concurrency (Tally's default): its figure is the
+    // better of the two (a target's baseline at its best, not at a setting that suits Tally).
+    minimalHighConcurrency: num('BENCH_MINIMAL_HIGH_CONCURRENCY', 32),
     tallyWorkerConcurrency: env.BENCH_TALLY_CONCURRENCY ? Number(env.BENCH_TALLY_CONCURRENCY) : 'default',
     creditPgbenchSeconds: num('BENCH_CREDIT_PGBENCH_SECONDS', smoke ? 2 : 8),
     e2eSeconds: num('BENCH_E2E_SECONDS', smoke ? 1 : 8),
@@ -219,15 +222,15 @@ export function createBenchContext(env = process.env) {
     return { handle, url: `http://127.0.0.1:${port}/webhooks/stripe` };
   }
 
-  function startMinimalWorker(databaseUrl, prefix, flow) {
+  function startMinimalWorker(databaseUrl, prefix, flow, concurrency = settings.workerConcurrency) {
     return startNode(
-      `minimal-worker-${flow}`,
+      `minimal-worker-${flow}-${concurrency}`,
       path.join(root, 'bench/baselines/minimal-worker.mjs'),
       {
         DATABASE_URL: databaseUrl,
         REDIS_URL: redisUrl,
         QUEUE_PREFIX: prefix,
-        CONCURRENCY: String(settings.workerConcurrency),
+        CONCURRENCY: String(concurrency),
         FLOW: flow,
       },
       [],

@@ -46,6 +46,9 @@ export function formatReport(results) {
   const e2e = results.figures.endToEnd ?? {};
   const appWebhooks = results.figures.appWebhooks ?? {};
   const fixed = ingest.fixedRate ?? {};
+  // The minimal worker's two concurrencies (the drain targets take the better of the two).
+  const byConcurrency = drain.minimalEventsPerSecondByConcurrency ?? {};
+  const [low, high] = [settings.workerConcurrency, settings.minimalHighConcurrency];
   const f = (value, digits = 0) => (Number.isFinite(value) ? String(round(value, digits)) : 'n/a');
   const rows = [
     [
@@ -122,10 +125,16 @@ export function formatReport(results) {
     ['Drain per flow: events/s, Postgres CPU ms per event (private cluster: every process of it)'],
     ...[
       ['Tally, Stripe packs', drain.tallyOneWorkerEventsPerSecond, 'tally1'],
-      ['minimal worker, Stripe packs', drain.minimalStripeEventsPerSecond, 'minimalStripe'],
+      [`minimal worker, Stripe packs, concurrency ${low}`, byConcurrency.stripe?.[low], 'minimalStripe'],
+      [`minimal worker, Stripe packs, concurrency ${high}`, byConcurrency.stripe?.[high], 'minimalStripeHigh'],
       ['pgbench minimal tx, Stripe packs', drain.pgbenchMinimalStripeTps, 'pgbenchMinimalStripe'],
       ['Tally, RevenueCat packs', drain.tallyRevenueCatEventsPerSecond, 'tallyRevenueCat'],
-      ['minimal worker, RevenueCat packs', drain.minimalRevenueCatEventsPerSecond, 'minimalRevenueCat'],
+      [`minimal worker, RevenueCat packs, concurrency ${low}`, byConcurrency.revenueCat?.[low], 'minimalRevenueCat'],
+      [
+        `minimal worker, RevenueCat packs, concurrency ${high}`,
+        byConcurrency.revenueCat?.[high],
+        'minimalRevenueCatHigh',
+      ],
       ['pgbench minimal tx, RevenueCat packs', drain.pgbenchMinimalRevenueCatTps, 'pgbenchMinimalRevenueCat'],
     ].map(([label, rate, key]) => {
       const profile = drain.profile?.[key];

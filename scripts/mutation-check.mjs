@@ -930,8 +930,22 @@ const mutations = [
   {
     name: 'lots: a posting does not move its lots',
     file: 'packages/billing-core/src/ledger/post-ledger-entry.ts',
-    from: '    await applyLotMovement(trx, outcome.entry, posting.lots);',
+    from: '    await applyLotMovement(trx, outcome.entry, posting.lots, outcome.lots);',
     to: '',
+    tests: ['packages/billing-core/src/ledger/lots.int'],
+  },
+  {
+    name: "lots: the posting's statement takes the lots as matching the balance without summing them (no gap closed)",
+    file: 'packages/billing-core/src/ledger/post-ledger-entry.ts',
+    from: 'AND w.balance = (SELECT coalesce(sum(remaining), 0) FROM credit_lots',
+    to: 'AND w.balance >= (SELECT coalesce(sum(remaining), 0) FROM credit_lots',
+    tests: ['packages/billing-core/src/ledger/lots.int'],
+  },
+  {
+    name: "lots: the posting's statement inserts a credit's lot without the lots matching the balance (no gap closed)",
+    file: 'packages/billing-core/src/ledger/post-ledger-entry.ts',
+    from: 'WHERE ${s.lotCategory}::text IS NOT NULL AND l.lots_match',
+    to: 'WHERE ${s.lotCategory}::text IS NOT NULL',
     tests: ['packages/billing-core/src/ledger/lots.int'],
   },
   {

@@ -111,9 +111,10 @@ function logDrain(log, label, rate) {
 
 /**
  * The minimal same-guarantee worker (baselines/minimal-worker.mjs) draining a backlog of the
- * flow in its own one-index inbox, in one process with the same concurrency as Tally's worker.
+ * flow in its own one-index inbox, in one process at `concurrency` (the baselines' 8, or 32:
+ * the drain's figure is the better of the two).
  */
-async function minimalDrain(ctx, label, flow) {
+async function minimalDrain(ctx, label, flow, concurrency) {
   const { settings, resources, log, checkpoint, redisUrl } = ctx;
   const databaseUrl = await resources.database(label);
   const prefix = resources.prefix(label);
@@ -130,10 +131,12 @@ async function minimalDrain(ctx, label, flow) {
       withJobs: true,
     });
     await checkpoint(pool);
-    log(`drain ${label}: ${settings.drainEvents} rows and jobs written; starting the minimal ${flow} worker`);
+    log(
+      `drain ${label}: ${settings.drainEvents} rows and jobs written; starting the minimal ${flow} worker (concurrency ${concurrency})`,
+    );
     const redisCpuAtStart = await redisCpuSeconds(ctx.redisUrl);
     const profile = await profileStart(ctx.postgres, pool);
-    const handle = ctx.startMinimalWorker(databaseUrl, prefix, flow);
+    const handle = ctx.startMinimalWorker(databaseUrl, prefix, flow, concurrency);
     const { first } = await waitForProcessed(
       pool,
       settings.drainEvents,
@@ -143,6 +146,7 @@ async function minimalDrain(ctx, label, flow) {
       [handle],
     );
     const rate = await drainRate(pool, 'minimal_inbox');
+    rate.concurrency = concurrency;
     rate.workerPeakRssMb = [handle.peakRssMb()];
     Object.assign(rate, await drainCpu(ctx, pool, [handle], rate.events, redisCpuAtStart, first));
     await handle.stop();
@@ -398,6 +402,8 @@ export async function drainPhase(ctx) {
     tallyRevenueCat: [],
     minimalStripe: [],
     minimalRevenueCat: [],
+    minimalStripeHigh: [],
+    minimalRevenueCatHigh: [],
     pgbenchMinimalStripe: [],
     pgbenchMinimalRevenueCat: [],
   };
@@ -406,6 +412,8 @@ export async function drainPhase(ctx) {
     'minimalStripe',
     'tallyRevenueCat',
     'minimalRevenueCat',
+    'minimalStripeHigh',
+    'minimalRevenueCatHigh',
     'pgbenchMinimalStripe',
     'pgbenchMinimalRevenueCat',
     'bare',
@@ -431,9 +439,10 @@ export async function drainPhase(ctx) {
         );
       } else if (target === 'tallyRevenueCat') {
         rounds[target].push(await tallyDrain(ctx, `drain-tallyrc-${pass}`, 1, 'revenuecat'));
-      } else if (target === 'minimalStripe' || target === 'minimalRevenueCat') {
-        const flow = target === 'minimalStripe' ? 'stripe' : 'revenuecat';
-        rounds[target].push(await minimalDrain(ctx, `drain-min-${flow}-${pass}`, flow));
+      } else if (target.startsWith('minimal')) {
+        const flow = target.startsWith('minimalStripe') ? 'stripe' : 'revenuecat';
+        const concurrency = target.endsWith('High') ? settings.minimalHighConcurrency : settings.workerConcurrency;
+        rounds[target].push(await minimalDrain(ctx, `drain-min-${flow}-${concurrency}-${pass}`, flow, concurrency));
       } else if (target === 'pgbenchMinimalStripe' || target === 'pgbenchMinimalRevenueCat') {
         const flow = target === 'pgbenchMinimalStripe' ? 'stripe' : 'revenuecat';
         rounds[target].push(await minimalPgbench(ctx, `drain-pgbmin-${flow}-${pass}`, flow));
@@ -450,6 +459,11 @@ export async function drainPhase(ctx) {
     }
   }
   const m = (list) => median(list.map((entry) => entry.eventsPerSecond));
+  // The minimal worker at its better concurrency (NaN when neither ran; the one that ran otherwise).
+  const better = (low, high) => {
+    const rates = [m(low), m(high)].filter(Number.isFinite);
+    return rates.length === 0 ? Number.NaN : Math.max(...rates);
+  };
   const figures = {
     events: settings.drainEvents,
     users: settings.drainUsers,
@@ -459,8 +473,19 @@ export async function drainPhase(ctx) {
     bareTwoWorkersEventsPerSecond: m(rounds.bare2),
     pgbenchCreditTps: median(rounds.pgbenchCredit.map((entry) => entry.tps)),
     tallyRevenueCatEventsPerSecond: m(rounds.tallyRevenueCat),
-    minimalStripeEventsPerSecond: m(rounds.minimalStripe),
-    minimalRevenueCatEventsPerSecond: m(rounds.minimalRevenueCat),
+    minimalStripeEventsPerSecond: better(rounds.minimalStripe, rounds.minimalStripeHigh),
+    minimalRevenueCatEventsPerSecond: better(rounds.minimalRevenueCat, rounds.minimalRevenueCatHigh),
+    // Both concurrencies of the minimal worker (the baselines' and minimalHighConcurrency).
+    minimalEventsPerSecondByConcurrency: {
+      stripe: {
+        [settings.workerConcurrency]: m(rounds.minimalStripe),
+        [settings.minimalHighConcurrency]: m(rounds.minimalStripeHigh),
+      },
+      revenueCat: {
+        [settings.workerConcurrency]: m(rounds.minimalRevenueCat),
+        [settings.minimalHighConcurrency]: m(rounds.minimalRevenueCatHigh),
+      },
+    },
     pgbenchMinimalStripeTps: median(rounds.pgbenchMinimalStripe.map((entry) => entry.tps)),
     pgbenchMinimalRevenueCatTps: median(rounds.pgbenchMinimalRevenueCat.map((entry) => entry.tps)),
     // Postgres CPU ms per event (the private cluster's, or the live backends' on a shared server).
@@ -470,6 +495,8 @@ export async function drainPhase(ctx) {
         'tallyRevenueCat',
         'minimalStripe',
         'minimalRevenueCat',
+        'minimalStripeHigh',
+        'minimalRevenueCatHigh',
         'pgbenchMinimalStripe',
         'pgbenchMinimalRevenueCat',
         'bare',

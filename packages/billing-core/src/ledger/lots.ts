@@ -41,19 +41,38 @@ export function assertMovementFits(movement: LotMovement, amount: number): void 
 }
 
 /**
+ * What postLedgerEntry's statement found and did about the wallet's lots before this entry.
+ * `matchBalance`: the lots held exactly the balance the entry started from, so there is no gap to
+ * close. The statement reads the lots in its snapshot and the wallet at its latest version (FOR
+ * UPDATE); it says they match only when the wallet row is also the snapshot's version (same
+ * xmin: nothing changed the balance since the snapshot) and the snapshot's lots sum to it. Lots
+ * committed after the snapshot cannot break that: every transaction that writes a wallet's lots
+ * commits only with them summing to its balance (credit_lots_sum_trg), which did not move.
+ * `creditLotCreated`: a credit's lot is already inserted (only when they matched). Otherwise
+ * applyLotMovement re-reads the lots in a statement of its own, as before.
+ */
+export interface LotsBeforeEntry {
+  matchBalance: boolean;
+  creditLotCreated: boolean;
+}
+
+/**
  * Applies a posted entry to the wallet's lots, in the entry's transaction, under the wallet's row
  * lock (postLedgerEntry took it). Lots are locked in id order. First it closes any gap between the
  * balance before the entry and the lots (a balance from before lots, or an entry old code posted
  * without lots): a positive gap goes to the opening lot, a negative one is taken in the take-back
- * order without draws. The deferred trigger credit_lots_sum_trg checks the result at COMMIT.
+ * order without draws; `before` (postLedgerEntry's statement) can say there is none, and that a
+ * credit's lot is in already. The deferred trigger credit_lots_sum_trg checks the result at COMMIT.
  */
 export async function applyLotMovement(
   trx: Transaction<DB>,
   entry: LedgerEntryRow,
   movement: LotMovement,
+  before: LotsBeforeEntry = { matchBalance: false, creditLotCreated: false },
 ): Promise<void> {
   const userId = entry.user_id;
-  await closeLotGap(trx, userId, entry.balance_before);
+  if (movement.kind === 'credit' && before.creditLotCreated) return;
+  if (!before.matchBalance) await closeLotGap(trx, userId, entry.balance_before);
 
   switch (movement.kind) {
     case 'credit':
@@ -93,8 +112,10 @@ export async function applyLotMovement(
  * row lock (postLedgerEntry's statement, or the expiry sweeper's claim).
  */
 export async function closeLotGap(trx: Transaction<DB>, userId: string, balance: number): Promise<void> {
+  // remaining > 0: the draw-order index's lots (an empty lot adds nothing), not the user's whole history.
   const held = await sql<{ total: number }>`
-    SELECT coalesce(sum(remaining), 0)::bigint AS total FROM credit_lots WHERE user_id = ${userId}`.execute(trx);
+    SELECT coalesce(sum(remaining), 0)::bigint AS total FROM credit_lots
+     WHERE user_id = ${userId} AND remaining > 0`.execute(trx);
   const gap = balance - Number(held.rows[0]?.total ?? 0);
   if (gap > 0) {
     await sql`

@@ -5,7 +5,7 @@ import { InsufficientBalanceError, LedgerReferenceConflictError } from '../error
 import type { UnitOfWork, UnitOfWorkOutbox } from '../unit-of-work/unit-of-work';
 import { ensureWallet } from './ensure-wallet';
 import { ledgerEntryMessagesCte } from './ledger-entry-messages';
-import { applyLotMovement, assertMovementFits, type LotMovement } from './lots';
+import { applyLotMovement, assertMovementFits, type LotExpiry, type LotMovement, type LotsBeforeEntry } from './lots';
 
 export { closeLotGap, createLot, type LotExpiry, type LotMovement, openingLotSource, plainLots } from './lots';
 
@@ -64,8 +64,9 @@ export async function postLedgerEntry(uow: UnitOfWork, posting: LedgerPosting): 
     if (!outcome) throw new Error(`wallet ${posting.userId} was created but cannot be locked`);
   }
   if (outcome.kind === 'posted') {
-    // Under the wallet lock the statement took: the entry's lots move in the same transaction.
-    await applyLotMovement(trx, outcome.entry, posting.lots);
+    // Under the wallet lock the statement took: the entry's lots move in the same transaction
+    // (a credit's lot, when the statement found the lots matching the balance, is already in).
+    await applyLotMovement(trx, outcome.entry, posting.lots, outcome.lots);
     outbox.written(outcome.messageIds);
     return { kind: 'posted', entry: outcome.entry };
   }
@@ -81,8 +82,11 @@ export async function postLedgerEntry(uow: UnitOfWork, posting: LedgerPosting): 
 }
 
 type LockedInsert =
-  /** The entry this statement inserted, and the ids of its messages (for the hand-off after commit). */
-  | { kind: 'posted'; entry: LedgerEntryRow; messageIds: number[] }
+  /**
+   * The entry this statement inserted, the ids of its messages (for the hand-off after commit),
+   * and what the statement already did to the wallet's lots (LotsBeforeEntry).
+   */
+  | { kind: 'posted'; entry: LedgerEntryRow; messageIds: number[]; lots: LotsBeforeEntry }
   /** An entry already posted under the reference: nothing was inserted. */
   | { kind: 'existing'; entry: LedgerEntryRow }
   /** Nothing inserted and nothing found: the balance would go below zero, or a concurrent insert won. */
@@ -101,6 +105,8 @@ async function lockWalletAndInsert(
   outbox: UnitOfWorkOutbox,
   posting: LedgerPosting,
 ): Promise<LockedInsert | undefined> {
+  const credit = posting.lots.kind === 'credit' ? posting.lots : null;
+  const expiry = credit ? lotExpirySlots(credit.expiresAt) : { lotExpiresAt: null, lotMonths: null, lotAfter: null };
   const rows = await lockWalletAndInsertSql(trx, {
     userId: posting.userId,
     reference: posting.reference,
@@ -111,6 +117,9 @@ async function lockWalletAndInsert(
     lowBalanceThreshold: outbox.lowBalanceThreshold,
     // The expiry sweeper's entry is announced as wallet.credits_expired (with its lot), not wallet.debited.
     expiredLotId: posting.lots.kind === 'expire' ? posting.lots.lotId : null,
+    lotCategory: credit ? credit.category : null,
+    ...expiry,
+    lotRolloverMax: credit?.rolloverMax ?? 0,
   });
   const row = rows.rows[0];
   if (!row) return undefined;
@@ -130,7 +139,22 @@ async function lockWalletAndInsert(
   } as LedgerEntryRow;
   if (kind === 'existing') return { kind, entry };
   // int8[] comes back as strings (the pool's int8 parser covers scalars only); ids stay far below 2^53.
-  return { kind, entry, messageIds: (messageIds ?? []).map(Number) };
+  return {
+    kind,
+    entry,
+    messageIds: (messageIds ?? []).map(Number),
+    lots: { matchBalance: row.lots_match === true, creditLotCreated: row.lot_id !== null },
+  };
+}
+
+/** A credit's LotExpiry as the statement's three slots (the same meaning as lots.ts's expiryOf). */
+function lotExpirySlots(expiry: LotExpiry): {
+  lotExpiresAt: Date | null;
+  lotMonths: number | null;
+  lotAfter: Date | null;
+} {
+  if (expiry === null || expiry instanceof Date) return { lotExpiresAt: expiry, lotMonths: null, lotAfter: null };
+  return { lotExpiresAt: null, lotMonths: expiry.months, lotAfter: expiry.after === 'now' ? null : expiry.after };
 }
 
 function alreadyPosted(entry: LedgerEntryRow, posting: LedgerPosting): PostLedgerEntryResult {
@@ -152,6 +176,8 @@ type LockedInsertRow = {
   kind: 'posted' | 'existing' | 'none';
   wallet_balance: number;
   app_webhook_message_ids: string[] | null;
+  lots_match: boolean | null;
+  lot_id: string | null;
 } & {
   [K in keyof LedgerEntryRow]: LedgerEntryRow[K] | null;
 };
@@ -167,12 +193,27 @@ const lockWalletAndInsertSql = precompiledSql<
     handsOff: boolean;
     lowBalanceThreshold: number | undefined;
     expiredLotId: number | null;
+    /** A credit's lot (null for any other movement): created by the statement when the lots match. */
+    lotCategory: string | null;
+    lotExpiresAt: Date | null;
+    lotMonths: number | null;
+    lotAfter: Date | null;
+    lotRolloverMax: number;
   },
   LockedInsertRow
 >(
+  // `lots_match`: the wallet's lots held exactly its balance before this entry (LotsBeforeEntry
+  // says why the statement's snapshot can tell); a credit's lot is then inserted here too.
   (s) => sql`
     WITH wallet AS MATERIALIZED (
-      SELECT balance FROM wallets WHERE user_id = ${s.userId} FOR UPDATE),
+      SELECT balance, xmin AS version FROM wallets WHERE user_id = ${s.userId} FOR UPDATE),
+    snapshot_wallet AS MATERIALIZED (
+      SELECT xmin AS version FROM wallets WHERE user_id = ${s.userId}),
+    lots AS MATERIALIZED (
+      SELECT (w.version = sw.version
+              AND w.balance = (SELECT coalesce(sum(remaining), 0) FROM credit_lots
+                                WHERE user_id = ${s.userId} AND remaining > 0)) AS lots_match
+        FROM wallet w, snapshot_wallet sw),
     existing AS MATERIALIZED (
       SELECT id, user_id, reference, amount, balance_before, balance_after, reason, inbox_event_id, created_at
         FROM ledger_entries WHERE reference = ${s.reference}),
@@ -184,17 +225,27 @@ const lockWalletAndInsertSql = precompiledSql<
        WHERE w.balance + ${s.amount} >= 0 AND NOT EXISTS (SELECT 1 FROM existing)
       ON CONFLICT (reference) DO NOTHING
       RETURNING *),
-    ${ledgerEntryMessagesCte({ handsOff: s.handsOff, lowBalanceThreshold: s.lowBalanceThreshold }, s.expiredLotId)}
+    ${ledgerEntryMessagesCte({ handsOff: s.handsOff, lowBalanceThreshold: s.lowBalanceThreshold }, s.expiredLotId)},
+    lot AS (
+      INSERT INTO credit_lots (user_id, category, source, amount, remaining, expires_at, rollover_max)
+      SELECT e.user_id, ${s.lotCategory}::text, e.reference, e.amount, e.amount,
+             CASE WHEN ${s.lotMonths}::int IS NULL THEN ${s.lotExpiresAt}::timestamptz
+                  ELSE coalesce(${s.lotAfter}::timestamptz, now()) + make_interval(months => ${s.lotMonths}::int) END,
+             ${s.lotRolloverMax}::int
+        FROM entry e, lots l
+       WHERE ${s.lotCategory}::text IS NOT NULL AND l.lots_match
+      RETURNING id)
     SELECT 'posted' AS kind, w.balance AS wallet_balance, e.id, e.user_id, e.reference, e.amount,
            e.balance_before, e.balance_after, e.reason, e.inbox_event_id, e.created_at,
-           (SELECT array_agg(id ORDER BY id) FROM entry_messages) AS app_webhook_message_ids
+           (SELECT array_agg(id ORDER BY id) FROM entry_messages) AS app_webhook_message_ids,
+           (SELECT lots_match FROM lots) AS lots_match, (SELECT id FROM lot) AS lot_id
       FROM wallet w, entry e
     UNION ALL
     SELECT 'existing', w.balance, x.id, x.user_id, x.reference, x.amount, x.balance_before, x.balance_after,
-           x.reason, x.inbox_event_id, x.created_at, NULL
+           x.reason, x.inbox_event_id, x.created_at, NULL, NULL, NULL
       FROM wallet w, existing x
     UNION ALL
-    SELECT 'none', w.balance, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+    SELECT 'none', w.balance, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
       FROM wallet w
      WHERE NOT EXISTS (SELECT 1 FROM entry) AND NOT EXISTS (SELECT 1 FROM existing)`,
 );
