@@ -235,7 +235,8 @@ export function useWebhookRoutes(app: Router, deps: WebhookRouteDeps): void {
         return sendError(res, 503, 'not_configured', 'Stripe webhooks are not configured');
       }
       const check = verifyStripeSignature({
-        rawBody: body.raw,
+        // The text the SDK would decode the bytes to (fatal UTF-8 succeeded, BOM dropped alike).
+        rawBody: body.text,
         header: req.get('stripe-signature'),
         secrets: deps.stripeWebhookSecrets,
         toleranceSeconds: deps.stripeToleranceSeconds,
