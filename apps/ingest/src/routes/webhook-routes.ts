@@ -226,31 +226,35 @@ export function useWebhookRoutes(app: Router, deps: WebhookRouteDeps): void {
 
   app.post(
     '/webhooks/stripe',
-    webhookRoute('stripe', () => false, async (req, res) => {
-      const body = readRawBody(req, res, 'stripe', deps.metrics);
-      if (!body) return;
-      if (deps.stripeWebhookSecrets.length === 0) {
-        deps.metrics.webhookRequests.inc({ provider: 'stripe', outcome: 'unavailable' });
-        req.log.error('a Stripe webhook arrived but STRIPE_WEBHOOK_SECRETS is empty');
-        return sendError(res, 503, 'not_configured', 'Stripe webhooks are not configured');
-      }
-      const check = verifyStripeSignature({
-        // The text the SDK would decode the bytes to (fatal UTF-8 succeeded, BOM dropped alike).
-        rawBody: body.text,
-        header: req.get('stripe-signature'),
-        secrets: deps.stripeWebhookSecrets,
-        toleranceSeconds: deps.stripeToleranceSeconds,
-        nowMs: nowMs(),
-      });
-      if (!check.ok) {
-        return refuseFailedAuth(req, res, 'stripe', () => {
-          deps.metrics.webhookRequests.inc({ provider: 'stripe', outcome: 'bad_signature' });
-          req.log.warn({ provider: 'stripe', reason: check.reason }, 'webhook signature rejected');
-          sendError(res, 400, 'invalid_signature', check.reason);
+    webhookRoute(
+      'stripe',
+      () => false,
+      async (req, res) => {
+        const body = readRawBody(req, res, 'stripe', deps.metrics);
+        if (!body) return;
+        if (deps.stripeWebhookSecrets.length === 0) {
+          deps.metrics.webhookRequests.inc({ provider: 'stripe', outcome: 'unavailable' });
+          req.log.error('a Stripe webhook arrived but STRIPE_WEBHOOK_SECRETS is empty');
+          return sendError(res, 503, 'not_configured', 'Stripe webhooks are not configured');
+        }
+        const check = verifyStripeSignature({
+          // The text the SDK would decode the bytes to (fatal UTF-8 succeeded, BOM dropped alike).
+          rawBody: body.text,
+          header: req.get('stripe-signature'),
+          secrets: deps.stripeWebhookSecrets,
+          toleranceSeconds: deps.stripeToleranceSeconds,
+          nowMs: nowMs(),
         });
-      }
-      await store('stripe', req, res, () => toStripeInboxDraftFromBody(body.text));
-    }),
+        if (!check.ok) {
+          return refuseFailedAuth(req, res, 'stripe', () => {
+            deps.metrics.webhookRequests.inc({ provider: 'stripe', outcome: 'bad_signature' });
+            req.log.warn({ provider: 'stripe', reason: check.reason }, 'webhook signature rejected');
+            sendError(res, 400, 'invalid_signature', check.reason);
+          });
+        }
+        await store('stripe', req, res, () => toStripeInboxDraftFromBody(body.text));
+      },
+    ),
   );
 
   app.post(

@@ -43,7 +43,15 @@ describe('Stripe-Signature verification', () => {
       const asText = verifyStripeSignature({ rawBody: decoded, header, secrets: [secret], toleranceSeconds, nowMs });
       expect(asText).toEqual(asBytes);
     }
-    expect(verifyStripeSignature({ rawBody: text, header: sign({ payload: text }), secrets: [secret], toleranceSeconds, nowMs })).toEqual({ ok: true });
+    expect(
+      verifyStripeSignature({
+        rawBody: text,
+        header: sign({ payload: text }),
+        secrets: [secret],
+        toleranceSeconds,
+        nowMs,
+      }),
+    ).toEqual({ ok: true });
   });
 
   it('accepts a header signed with any configured secret during a rotation', () => {
