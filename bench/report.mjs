@@ -77,6 +77,11 @@ export function formatReport(results) {
       `req/s; closed-loop p50 ${f(ingest.tallyClosedLoopP50Ms)} ms, p99 ${f(ingest.tallyClosedLoopP99Ms)} ms`,
     ],
     [
+      'Tally ingest server CPU',
+      f(ingest.tallyServerCpuUsPerAccepted),
+      `µs per accepted request (HTTP floor server ${f(ingest.floorServerCpuUsPerRequest)} µs per answer)`,
+    ],
+    [
       'Tally ingest (duplicates)',
       f(ingest.tallyDuplicateRps),
       `req/s; closed-loop p50 ${f(ingest.tallyDuplicateClosedLoopP50Ms)} ms, p99 ${f(ingest.tallyDuplicateClosedLoopP99Ms)} ms`,

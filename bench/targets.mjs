@@ -8,7 +8,13 @@ export const targets = [
     name: 'ingest max vs HTTP floor (verify + parse, no database)',
     ratio: ['ingest.tallyRps', 'ingest.floorRps'],
     op: '>=',
-    bound: 0.7,
+    bound: 0.6,
+  },
+  {
+    name: "ingest CPU per accepted request vs the HTTP floor's",
+    ratio: ['ingest.tallyServerCpuUsPerAccepted', 'ingest.floorServerCpuUsPerRequest'],
+    op: '<=',
+    bound: 1.6,
   },
   { name: 'ingest max vs bare INSERT', ratio: ['ingest.tallyRps', 'ingest.bareInsertRps'], op: 'report', bound: null },
   {

@@ -150,6 +150,12 @@ export async function ingestPhase(ctx) {
     tallyDuplicateClosedLoopP50Ms: median(max.tallyDuplicate.map((entry) => entry.p50)),
     tallyDuplicateClosedLoopP99Ms: median(max.tallyDuplicate.map((entry) => entry.p99)),
     tallyMeanBatchRows: median(max.tally.map((entry) => entry.batches?.meanRows ?? Number.NaN)),
+    // The ingest process's own CPU per accepted request against the floor server's per answer
+    // (a target: on 2 shared cores the server's CPU per request is what sets its rate).
+    tallyServerCpuUsPerAccepted: median(
+      max.tally.map((entry) => (entry.cpuPerRequest.serverUs * (entry.ok + entry.non2xx)) / Math.max(1, entry.ok)),
+    ),
+    floorServerCpuUsPerRequest: median(max.floor.map((entry) => entry.cpuPerRequest.serverUs)),
     // Median CPU µs per request of each process, per target (report only: where the time goes).
     cpuPerRequest: Object.fromEntries(
       ['bareInsert', 'bareAdd', 'floor', 'tally'].map((target) => [

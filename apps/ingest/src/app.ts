@@ -7,7 +7,7 @@ import {
 } from '@tally/platform';
 import type { Express } from 'express';
 import { type IngestMetrics, providerLabelOf } from './ingest-metrics';
-import { createWebhookRoutes, type WebhookRouteDeps } from './routes/webhook-routes';
+import { useWebhookRoutes, type WebhookRouteDeps } from './routes/webhook-routes';
 
 export interface IngestAppDeps extends WebhookRouteDeps {
   logger: Logger;
@@ -23,8 +23,9 @@ export function createIngestApp(deps: IngestAppDeps): Express {
   const app = createServiceApp({
     logger: deps.logger,
     routes: (app) => {
-      // Webhooks first: every webhook would otherwise walk the health router's layers.
-      app.use(createWebhookRoutes(deps));
+      // Webhooks first, on the app itself: every webhook would otherwise walk the health router's
+      // layers, or a router of its own.
+      useWebhookRoutes(app, deps);
       app.use(
         createHealthRoutes({
           checks: deps.readiness,

@@ -6,7 +6,7 @@ import {
   toStripeInboxDraftFromBody,
 } from '@tally/billing-core';
 import { createFailedAuthLimiter, type Logger, matchesAnySecret, sendError } from '@tally/platform';
-import express, { type NextFunction, type Request, type Response, Router } from 'express';
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import type { InboxBatcher } from '../inbox-batcher';
 import { type IngestMetrics, providerLabelOf } from '../ingest-metrics';
 import { verifyStripeSignature } from '../verify/verify-stripe-signature';
@@ -36,26 +36,39 @@ export interface WebhookRouteDeps {
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * What is refused before the body is read, in one middleware (each Express layer costs the hot
- * path a little): 415 unless the request declares a JSON body; 413 at once for a body whose
- * declared Content-Length is already over the limit. body-parser would read (drain) the whole
- * declared body before answering, so a slow client declaring a huge body would hold its socket
- * until the request timeout. The connection is closed after the 413 (the unread body cannot be
- * skipped). Encoded bodies are left to the parser: the limit applies to their inflated size.
+ * What is refused before the body is read (true: answered): 415 unless the request declares a
+ * JSON body; 413 at once for a body whose declared Content-Length is already over the limit.
+ * body-parser would read (drain) the whole declared body before answering, so a slow client
+ * declaring a huge body would hold its socket until the request timeout. The connection is closed
+ * after the 413 (the unread body cannot be skipped). Encoded bodies are left to the parser: the
+ * limit applies to their inflated size.
  */
 function refuseBeforeReading(provider: Provider, metrics: IngestMetrics, limitBytes: number) {
-  return (req: Request, res: Response, next: NextFunction) => {
-    if (req.is('application/json') === false) {
+  return (req: Request, res: Response): boolean => {
+    if (!declaresJson(req)) {
       metrics.webhookRequests.inc({ provider, outcome: 'unsupported_media_type' });
-      return sendError(res, 415, 'unsupported_media_type', 'webhooks must be sent as application/json');
+      sendError(res, 415, 'unsupported_media_type', 'webhooks must be sent as application/json');
+      return true;
     }
     const declared = Number(req.headers['content-length']);
     const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
-    if (encoding !== 'identity' || !Number.isFinite(declared) || declared <= limitBytes) return next();
+    if (encoding !== 'identity' || !Number.isFinite(declared) || declared <= limitBytes) return false;
     metrics.webhookRequests.inc({ provider, outcome: 'too_large' });
     res.setHeader('Connection', 'close');
     sendError(res, 413, 'payload_too_large', 'request body is too large');
+    return true;
   };
+}
+
+/**
+ * Whether the request may carry a JSON body: `req.is('application/json')` is not false. The two
+ * Content-Types providers send are matched as strings first (the same answer, without parsing
+ * the media type).
+ */
+function declaresJson(req: Request): boolean {
+  const type = req.headers['content-type'];
+  if (type === 'application/json' || type === 'application/json; charset=utf-8') return true;
+  return req.is('application/json') !== false;
 }
 
 /**
@@ -133,12 +146,35 @@ function failedAuthLimiter(deps: WebhookRouteDeps) {
   return (req: Request, res: Response, _provider: Provider, reject: () => void) => refuse(req, res, reject);
 }
 
-export function createWebhookRoutes(deps: WebhookRouteDeps): Router {
-  const router = Router();
+/**
+ * Adds POST /webhooks/stripe and /webhooks/revenuecat to `app`. Each route is ONE handler (its
+ * steps called in turn, not as Express layers, each of which costs every request a router step):
+ * the checks before the body is read, the raw body, then the webhook itself.
+ */
+export function useWebhookRoutes(app: Router, deps: WebhookRouteDeps): void {
   const refuseFailedAuth = failedAuthLimiter(deps);
   const nowMs = deps.nowMs ?? Date.now;
   const rawJson = express.raw({ type: 'application/json', limit: deps.bodyLimitBytes });
   const count = outcomeCounter(deps.metrics);
+
+  /**
+   * A webhook route: `before` (true: answered), the checks before reading, the raw body read
+   * (its errors go to the error handler), then `handle`, whose failures go there too.
+   */
+  function webhookRoute(
+    provider: Provider,
+    before: (req: Request, res: Response) => boolean,
+    handle: (req: Request, res: Response) => Promise<void>,
+  ) {
+    const refuse = refuseBeforeReading(provider, deps.metrics, deps.bodyLimitBytes);
+    return (req: Request, res: Response, next: NextFunction): void => {
+      if (before(req, res) || refuse(req, res)) return;
+      rawJson(req, res, (error?: unknown) => {
+        if (error) return next(error);
+        handle(req, res).catch(next);
+      });
+    };
+  }
 
   /**
    * Only a body the inbox cannot key (no usable event id or type, or not a JSON object) is
@@ -188,63 +224,67 @@ export function createWebhookRoutes(deps: WebhookRouteDeps): Router {
     }
   }
 
-  router.post(
+  app.post(
     '/webhooks/stripe',
-    refuseBeforeReading('stripe', deps.metrics, deps.bodyLimitBytes),
-    rawJson,
-    async (req, res) => {
-      const body = readRawBody(req, res, 'stripe', deps.metrics);
-      if (!body) return;
-      if (deps.stripeWebhookSecrets.length === 0) {
-        deps.metrics.webhookRequests.inc({ provider: 'stripe', outcome: 'unavailable' });
-        req.log.error('a Stripe webhook arrived but STRIPE_WEBHOOK_SECRETS is empty');
-        return sendError(res, 503, 'not_configured', 'Stripe webhooks are not configured');
-      }
-      const check = verifyStripeSignature({
-        rawBody: body.raw,
-        header: req.get('stripe-signature'),
-        secrets: deps.stripeWebhookSecrets,
-        toleranceSeconds: deps.stripeToleranceSeconds,
-        nowMs: nowMs(),
-      });
-      if (!check.ok) {
-        return refuseFailedAuth(req, res, 'stripe', () => {
-          deps.metrics.webhookRequests.inc({ provider: 'stripe', outcome: 'bad_signature' });
-          req.log.warn({ provider: 'stripe', reason: check.reason }, 'webhook signature rejected');
-          sendError(res, 400, 'invalid_signature', check.reason);
+    webhookRoute(
+      'stripe',
+      () => false,
+      async (req, res) => {
+        const body = readRawBody(req, res, 'stripe', deps.metrics);
+        if (!body) return;
+        if (deps.stripeWebhookSecrets.length === 0) {
+          deps.metrics.webhookRequests.inc({ provider: 'stripe', outcome: 'unavailable' });
+          req.log.error('a Stripe webhook arrived but STRIPE_WEBHOOK_SECRETS is empty');
+          return sendError(res, 503, 'not_configured', 'Stripe webhooks are not configured');
+        }
+        const check = verifyStripeSignature({
+          // The text the SDK would decode the bytes to (fatal UTF-8 succeeded, BOM dropped alike).
+          rawBody: body.text,
+          header: req.get('stripe-signature'),
+          secrets: deps.stripeWebhookSecrets,
+          toleranceSeconds: deps.stripeToleranceSeconds,
+          nowMs: nowMs(),
         });
-      }
-      await store('stripe', req, res, () => toStripeInboxDraftFromBody(body.text));
-    },
+        if (!check.ok) {
+          return refuseFailedAuth(req, res, 'stripe', () => {
+            deps.metrics.webhookRequests.inc({ provider: 'stripe', outcome: 'bad_signature' });
+            req.log.warn({ provider: 'stripe', reason: check.reason }, 'webhook signature rejected');
+            sendError(res, 400, 'invalid_signature', check.reason);
+          });
+        }
+        await store('stripe', req, res, () => toStripeInboxDraftFromBody(body.text));
+      },
+    ),
   );
 
-  router.post(
+  app.post(
     '/webhooks/revenuecat',
-    // Authorization is checked before the body is read: an unauthenticated sender gets nothing parsed.
-    (req, res, next) => {
-      if (deps.revenueCatAuthorizations.length === 0) {
-        deps.metrics.webhookRequests.inc({ provider: 'revenuecat', outcome: 'unavailable' });
-        req.log.error('a RevenueCat webhook arrived but REVENUECAT_WEBHOOK_AUTH is empty');
-        return sendError(res, 503, 'not_configured', 'RevenueCat webhooks are not configured');
-      }
-      // RevenueCat sends the configured value verbatim (no HMAC, no timestamp).
-      if (!matchesAnySecret(req.get('authorization'), deps.revenueCatAuthorizations)) {
-        return refuseFailedAuth(req, res, 'revenuecat', () => {
-          deps.metrics.webhookRequests.inc({ provider: 'revenuecat', outcome: 'unauthorized' });
-          req.log.warn({ provider: 'revenuecat' }, 'webhook authorization rejected');
-          sendError(res, 401, 'unauthorized', 'missing or wrong Authorization header');
-        });
-      }
-      next();
-    },
-    refuseBeforeReading('revenuecat', deps.metrics, deps.bodyLimitBytes),
-    rawJson,
-    async (req, res) => {
-      const body = readRawBody(req, res, 'revenuecat', deps.metrics);
-      if (!body) return;
-      await store('revenuecat', req, res, () => toRevenueCatInboxDraftFromBody(body.text));
-    },
+    webhookRoute(
+      'revenuecat',
+      // Authorization is checked before the body is read: an unauthenticated sender gets nothing parsed.
+      (req, res) => {
+        if (deps.revenueCatAuthorizations.length === 0) {
+          deps.metrics.webhookRequests.inc({ provider: 'revenuecat', outcome: 'unavailable' });
+          req.log.error('a RevenueCat webhook arrived but REVENUECAT_WEBHOOK_AUTH is empty');
+          sendError(res, 503, 'not_configured', 'RevenueCat webhooks are not configured');
+          return true;
+        }
+        // RevenueCat sends the configured value verbatim (no HMAC, no timestamp).
+        if (!matchesAnySecret(req.get('authorization'), deps.revenueCatAuthorizations)) {
+          refuseFailedAuth(req, res, 'revenuecat', () => {
+            deps.metrics.webhookRequests.inc({ provider: 'revenuecat', outcome: 'unauthorized' });
+            req.log.warn({ provider: 'revenuecat' }, 'webhook authorization rejected');
+            sendError(res, 401, 'unauthorized', 'missing or wrong Authorization header');
+          });
+          return true;
+        }
+        return false;
+      },
+      async (req, res) => {
+        const body = readRawBody(req, res, 'revenuecat', deps.metrics);
+        if (!body) return;
+        await store('revenuecat', req, res, () => toRevenueCatInboxDraftFromBody(body.text));
+      },
+    ),
   );
-
-  return router;
 }

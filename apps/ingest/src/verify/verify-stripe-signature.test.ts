@@ -34,6 +34,26 @@ describe('Stripe-Signature verification', () => {
     expect(verify(sign())).toEqual({ ok: true });
   });
 
+  it('judges a body passed as the text ingest decoded exactly as its bytes (multi-byte, BOM)', () => {
+    const text = JSON.stringify({ id: 'evt_unit_text', object: 'event', type: 'x', data: { name: 'Zoë 🎵' } });
+    const bytes = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text)]);
+    const decoded = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    for (const header of [sign({ payload: text }), sign({ payload: `${text} ` })]) {
+      const asBytes = verifyStripeSignature({ rawBody: bytes, header, secrets: [secret], toleranceSeconds, nowMs });
+      const asText = verifyStripeSignature({ rawBody: decoded, header, secrets: [secret], toleranceSeconds, nowMs });
+      expect(asText).toEqual(asBytes);
+    }
+    expect(
+      verifyStripeSignature({
+        rawBody: text,
+        header: sign({ payload: text }),
+        secrets: [secret],
+        toleranceSeconds,
+        nowMs,
+      }),
+    ).toEqual({ ok: true });
+  });
+
   it('accepts a header signed with any configured secret during a rotation', () => {
     expect(verify(sign({ secret: previousSecret }), body, [secret, previousSecret])).toEqual({ ok: true });
   });

@@ -16,7 +16,12 @@ export type SignatureCheck = { ok: true } | { ok: false; reason: string };
 const signature = Stripe.webhooks.signature;
 
 export function verifyStripeSignature(options: {
-  rawBody: Buffer;
+  /**
+   * The body's bytes, or its text as the route decoded it (UTF-8, a leading BOM dropped): the
+   * text stripe-node itself decodes bytes to (TextDecoder) and signs over, so either is checked
+   * alike; passing the text spares the SDK a second decode of the body.
+   */
+  rawBody: Uint8Array | string;
   header: string | undefined;
   secrets: readonly string[];
   toleranceSeconds: number;

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Express as ExpressApp, Request, RequestHandler } from 'express';
+import type { Express as ExpressApp, Request, Response } from 'express';
 import type { Logger } from 'pino';
 
 declare global {
@@ -60,6 +60,15 @@ export function requestIdOf(incoming: string | string[] | undefined): string {
  * anything can answer) and `req.log`, `logger`'s child bound to `requestId`, built on first use.
  */
 export function useRequestIds(app: ExpressApp, logger: Logger): void {
+  bindRequestLog(app, logger);
+  app.use((req, res, next) => {
+    assignRequestId(req, res);
+    next();
+  });
+}
+
+/** `req.log` on every request of `app`: `logger`'s child bound to `requestId`, built on first use. */
+export function bindRequestLog(app: ExpressApp, logger: Logger): void {
   Object.defineProperty(app.request, 'log', {
     configurable: true,
     get(this: Request): Logger {
@@ -68,12 +77,11 @@ export function useRequestIds(app: ExpressApp, logger: Logger): void {
       return child;
     },
   });
-  app.use(assignRequestId);
 }
 
-const assignRequestId: RequestHandler = (req, res, next) => {
+/** The request's id (`req.requestId`) and its `Request-Id` answer header; call before anything answers. */
+export function assignRequestId(req: Request, res: Response): void {
   const id = requestIdOf(req.headers['x-request-id']);
   req.requestId = id;
   res.setHeader(requestIdHeader, id);
-  next();
-};
+}

@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 
 const quietPaths = new Set(['/healthz', '/readyz', '/metrics']);
@@ -17,8 +17,17 @@ const quietPaths = new Set(['/healthz', '/readyz', '/metrics']);
  * When info is off (LOG_LEVEL=warn, as under load tests) a request costs one level check.
  */
 export function createRequestLogger(logger: Logger): RequestHandler {
+  const logAccess = createAccessLog(logger);
   return (req, res, next) => {
-    if (!logger.isLevelEnabled('info') || quietPaths.has(req.path)) return next();
+    logAccess(req, res);
+    next();
+  };
+}
+
+/** The access log of createRequestLogger as a plain step (no `next`), for a frame that runs several. */
+export function createAccessLog(logger: Logger): (req: Request, res: Response) => void {
+  return (req, res) => {
+    if (!logger.isLevelEnabled('info') || quietPaths.has(req.path)) return;
     const started = process.hrtime.bigint();
     const fields = () => ({
       requestId: req.requestId,
@@ -35,6 +44,5 @@ export function createRequestLogger(logger: Logger): RequestHandler {
     res.once('close', () => {
       if (!finished) logger.info(fields(), 'request aborted');
     });
-    next();
   };
 }
