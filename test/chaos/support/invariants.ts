@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { type DB, verifyLedger } from '@tally/billing-core';
 import { type Kysely, sql } from 'kysely';
+import type { ChaosCluster } from './chaos-cluster';
 import type { SimulatedEvent } from './provider-simulator';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -87,6 +88,40 @@ export async function settle(
     }
     if (Date.now() > deadline) return pending;
     await sleep(250);
+  }
+}
+
+/** How a worker stopped for the checks (`ChaosCluster.quiesce`). */
+export interface QuietStop {
+  name: string;
+  exit: { code: number | null; signal: NodeJS.Signals | null };
+  ms: number;
+}
+
+/**
+ * Settles (`settle`, everything), then stops every worker cleanly (`cluster.quiesce`) and looks
+ * again: what a worker wrote between the settle and its stop (its loops run on their own: a lot
+ * that came due, a hold that lapsed) is still in flight with nobody to deliver it, so the workers
+ * are woken, the cluster settles again, and they are stopped again, up to `rounds` times. Ends
+ * with the workers stopped (`cluster.wake()` starts them) and what was still in flight (empty:
+ * settled and quiet: nothing can write while the checks read, and nothing acknowledged was held
+ * back by the stop, as a clean stop commits or rolls back what it was doing).
+ */
+export async function settleAndQuiesce(
+  cluster: Pick<ChaosCluster, 'db' | 'quiesce' | 'wake'>,
+  timeoutMs: number,
+  rounds = 3,
+): Promise<{ pending: string[]; stops: QuietStop[]; rounds: number }> {
+  const deadline = Date.now() + timeoutMs;
+  const stops: QuietStop[] = [];
+  let pending: string[] = [];
+  for (let round = 1; ; round += 1) {
+    pending = await settle(cluster.db, Math.max(0, deadline - Date.now()));
+    stops.push(...(await cluster.quiesce()));
+    if (pending.length > 0) return { pending, stops, rounds: round };
+    pending = await settle(cluster.db, 0);
+    if (pending.length === 0 || round >= rounds) return { pending, stops, rounds: round };
+    await cluster.wake();
   }
 }
 
