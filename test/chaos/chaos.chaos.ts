@@ -21,6 +21,7 @@ import {
   type LedgerCheckpoint,
   ledgerCheckpoint,
   PlanModel,
+  settle,
   settleAndQuiesce,
 } from './support/invariants';
 import { checkIdempotencyKeys } from './support/keyed-requests';
