@@ -3,9 +3,11 @@
 // reproduces a run; CHAOS_SCENARIOS=a,b runs only those; CHAOS_VIA_PGBOUNCER=1 runs every process
 // through PgBouncer (with a synchronous standby). The full profile, unless CHAOS_VIA_PGBOUNCER is
 // set, runs twice: direct, then once more through PgBouncer. CHAOS_RECORD=1 then writes the
-// reports into docs/reliability.md ("Latest full run", scripts/chaos-record.mjs). Extra arguments
-// go to Jest.
-import { spawnSync } from 'node:child_process';
+// reports into docs/reliability.md ("Latest full run", scripts/chaos-record.mjs). CHAOS_STARVE=<n>
+// runs the suite on a starved machine: n busy loops (one process each, at normal priority) for the
+// whole run, stopped at its end whatever happened (and each stops by itself once this process is
+// gone, or after an hour). Extra arguments go to Jest.
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ensureBuilt, ensureInstalled, log, root } from './bootstrap.mjs';
@@ -23,6 +25,26 @@ const passes =
       : ['0'];
 // Both passes replay the same seed (printed by the first when none is given).
 const seed = process.env.CHAOS_SEED ?? String(Math.floor(Math.random() * 2 ** 31));
+// Each loop spins and checks every few million iterations that its parent is still this process
+// (a killed run leaves none behind) and that its hour is not up.
+const busyLoop = `const parent = process.ppid, end = Date.now() + 3600000;
+for (;;) { for (let i = 0; i < 5e6; i += 1); if (process.ppid !== parent || Date.now() > end) process.exit(0); }`;
+const starve = Number(process.env.CHAOS_STARVE ?? 0);
+const loops = Array.from({ length: Number.isInteger(starve) && starve > 0 ? starve : 0 }, () =>
+  spawn(process.execPath, ['-e', busyLoop], { stdio: 'ignore' }),
+);
+const stopLoops = () => {
+  for (const loop of loops) if (loop.exitCode === null && loop.signalCode === null) loop.kill('SIGKILL');
+};
+process.on('exit', stopLoops);
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(signal, () => {
+    stopLoops();
+    process.exit(1);
+  });
+}
+if (loops.length > 0)
+  log(`${loops.length} busy loops started (CHAOS_STARVE): pids ${loops.map((loop) => loop.pid).join(' ')}`);
 let status = 0;
 for (const via of passes) {
   log(`chaos suite (profile ${profile}${via === '1' ? ', through PgBouncer' : ''})`);
@@ -38,6 +60,7 @@ for (const via of passes) {
   );
   if ((jest.status ?? 1) !== 0) status = jest.status ?? 1;
 }
+stopLoops();
 if (process.env.CHAOS_RECORD === '1') {
   const reports = passes
     .map((via) => path.join(root, 'test-output', `chaos-${seed}${via === '1' ? '-pgbouncer' : ''}.md`))

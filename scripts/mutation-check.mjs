@@ -9,6 +9,13 @@ import { ensureBuilt, log, root } from './bootstrap.mjs';
 
 const mutations = [
   {
+    name: 'a shutdown step waits without its budget (a worker cut off from Postgres or Redis overruns SHUTDOWN_TIMEOUT_MS and exits 1)',
+    file: 'packages/platform/src/lifecycle/stop-within.ts',
+    from: "const outcome = await withTimeout(stopped, leftMs, 'budget spent').then(",
+    to: 'const outcome = await stopped.then(',
+    tests: ['packages/platform/src/lifecycle/stop-within.test'],
+  },
+  {
     name: 'the api has no answer deadline (an app call waits on a database that does not answer)',
     file: 'apps/api/src/app.ts',
     from: '      if (deps.answerDeadlineMs !== undefined) v1.use(answerDeadline(deps.answerDeadlineMs));\n',

@@ -13,10 +13,17 @@ import { poolerScenarios } from './pooler-scenarios';
 import { type ProfiledScenario, processFaultScenarios } from './process-fault-scenarios';
 import type { Profile, Scenario, ScenarioContext } from './scenario';
 import { scenarios } from './scenarios';
-import { ChaosCluster, chaosRevenueCatAuth, chaosSecrets } from './support/chaos-cluster';
+import { ChaosCluster, chaosRevenueCatAuth, chaosSecrets, shutdownTimeoutMs } from './support/chaos-cluster';
 import { canaryEmail, rawBodyCanary } from './support/events';
 import { hostileCanaries, sendHostileBurst } from './support/hostile-burst';
-import { checkInvariants, type LedgerCheckpoint, ledgerCheckpoint, PlanModel, settle } from './support/invariants';
+import {
+  checkInvariants,
+  type LedgerCheckpoint,
+  ledgerCheckpoint,
+  PlanModel,
+  settle,
+  settleAndQuiesce,
+} from './support/invariants';
 import { checkIdempotencyKeys } from './support/keyed-requests';
 import { networkFaultsAvailable } from './support/network';
 import { chaosSeed, Prng, scenarioStreams } from './support/prng';
@@ -101,8 +108,9 @@ describe(`chaos (seed ${seed}, ${runName})`, () => {
     const finished = finishRun(run);
     const file = writeReport(repoRoot, finished, results);
     process.stdout.write(`\n${toMarkdown(finished, results)}\n[chaos] report: ${file}\n`);
-    // When something broke, every process's output (every incarnation) next to the report.
-    if (results.some((result) => !result.invariantsHeld)) {
+    // When something broke (or with CHAOS_LOGS=1), every process's output (every incarnation)
+    // next to the report.
+    if (results.some((result) => !result.invariantsHeld) || process.env.CHAOS_LOGS === '1') {
       const dir = file.replace(/\.md$/, '-logs');
       mkdirSync(dir, { recursive: true });
       for (const [label, cluster] of [
@@ -148,6 +156,7 @@ describe(`chaos (seed ${seed}, ${runName})`, () => {
         notes: [],
         events: [],
         violations: [],
+        quietChecks: [],
       };
       const started = Date.now();
       const deadlocksBefore = deadlocksOf(cluster);
@@ -167,7 +176,17 @@ describe(`chaos (seed ${seed}, ${runName})`, () => {
       await cluster.allReady().catch((error) => {
         failure ??= error;
       });
-      const pending = await settle(cluster.db, 90_000);
+      // Settled; for a scenario that asks for it, quiet too: the workers stopped cleanly, so no loop
+      // writes while the checks read (the credit-expiry sweeper expires lots as they come due).
+      const quiet = scenario.quiesceBeforeChecks
+        ? await settleAndQuiesce(cluster, 90_000)
+        : { pending: await settle(cluster.db, 90_000), stops: [], rounds: 1 };
+      const pending = quiet.pending;
+      for (const quietCheck of ctx.quietChecks) {
+        await quietCheck().catch((error) => {
+          failure ??= error;
+        });
+      }
       const check = await checkInvariants({
         db: cluster.db,
         accepted: ctx.sim.accepted(),
@@ -179,6 +198,11 @@ describe(`chaos (seed ${seed}, ${runName})`, () => {
       checkpoints.set(cluster, check.checkpoint);
       const webhooks = await checkAppWebhookInvariants(cluster.db, cluster.receiver);
       const keys = await checkIdempotencyKeys(cluster.db, cluster.keyed, cluster.stripe);
+      // The checks are done: the workers run again for what comes next.
+      const woken = await cluster.wake().then(
+        () => undefined,
+        (error: unknown) => String(error),
+      );
       const before = webhookStats.get(cluster);
       webhookStats.set(cluster, webhooks.stats);
       const appWebhooks = {
@@ -194,6 +218,14 @@ describe(`chaos (seed ${seed}, ${runName})`, () => {
       const violations = [...ctx.violations, ...check.violations, ...webhooks.violations, ...keys.violations];
       if (pending.length > 0)
         violations.push({ invariant: 'settles', detail: `still in flight: ${pending.join(', ')}` });
+      const unclean = quiet.stops.filter((stop) => stop.exit.code !== 0 || stop.ms > shutdownTimeoutMs);
+      if (unclean.length > 0) {
+        violations.push({
+          invariant: 'workers stop cleanly before the checks',
+          detail: unclean.map((stop) => `${stop.name} exit ${JSON.stringify(stop.exit)} in ${stop.ms} ms`).join('; '),
+        });
+      }
+      if (woken) violations.push({ invariant: 'workers start again after the checks', detail: woken });
       const unaccepted = [...ctx.sim.records.values()].filter((record) => !record.accepted);
       if (unaccepted.length > 0) {
         violations.push({
@@ -210,7 +242,18 @@ describe(`chaos (seed ${seed}, ${runName})`, () => {
             .map((exit) => `${process.name} ${JSON.stringify(exit)}`),
         );
       if (crashes.length > 0) violations.push({ invariant: 'no process crashed', detail: crashes.join('; ') });
-      ctx.notes.push(`answers: ${JSON.stringify(ctx.sim.answerCounts())}`);
+      ctx.notes.push(
+        `answers: ${JSON.stringify(ctx.sim.answerCounts())}`,
+        ...(quiet.stops.length > 0
+          ? [
+              `quiet for the checks: the workers stopped on SIGTERM in ${quiet.stops
+                .map((stop) => `${stop.ms} ms`)
+                .join(
+                  ', ',
+                )}${quiet.rounds > 1 ? ` (${quiet.rounds} rounds: something was written after a settle)` : ''}`,
+            ]
+          : []),
+      );
       // Not an invariant (Postgres breaks a deadlock by failing one transaction, which is retried),
       // but each costs deadlock_timeout (1 s) of waiting.
       const deadlocks = deadlocksOf(cluster) - deadlocksBefore;

@@ -11,7 +11,14 @@ import { services } from './partition-scenarios';
 import type { ProfiledScenario } from './process-fault-scenarios';
 import type { ScenarioContext } from './scenario';
 import { chaosApiClientTimeoutMs, chaosIdempotencyLockMs } from './support/chaos-cluster';
-import { rcPurchase, rcRefund, stripePackPaid, stripePackRefunded } from './support/events';
+import {
+  rcPurchase,
+  rcRefund,
+  stripeDisputeEvent,
+  stripeDisputeState,
+  stripePackPaid,
+  stripePackRefunded,
+} from './support/events';
 import type { Violation } from './support/invariants';
 import { isFinal } from './support/keyed-requests';
 import type { PodFault } from './support/network';
@@ -301,12 +308,303 @@ function partitionAnswers(ops: MoneyOp[], windows: { from: number; to: number; w
   return { violations, figures };
 }
 
+/**
+ * A chargeback of one Stripe pack during the faults: just before it, a hold takes most of what
+ * the wallet has available (so the take-back finds little free and records a shortfall); the
+ * dispute's `created`, `funds_withdrawn` and a resend of it under a new event id race each other;
+ * once the dispute is applied the hold is released, captured in part, or left to lapse (what it
+ * frees settles the shortfall first); some disputes are then won (`funds_reinstated`, sent twice).
+ */
+interface Chargeback {
+  user: string;
+  dispute: { id: string; charge: string; paymentIntent: string };
+  atMs: number;
+  reinstate: boolean;
+  holdEnd: 'release' | 'capture' | 'lapse';
+  /** The hold placed just before the dispute (none when nothing was available). */
+  hold?: MoneyOp;
+  /** Its release or capture, sent once the dispute's row was committed. */
+  end?: MoneyOp;
+  /** The dispute's row appeared (ms after the scenario started), or never. */
+  appliedAtMs?: number;
+  events: SimulatedEvent[];
+}
+
+function planChargeback(rng: Prng, prefix: string, n: number, user: string, atMs: number): Chargeback {
+  return {
+    user,
+    dispute: { id: `dp_${prefix}_${n}`, charge: `ch_${prefix}_${n}`, paymentIntent: `pi_${prefix}_${n}` },
+    atMs,
+    reinstate: rng.chance(0.35),
+    holdEnd: rng.pick(['release', 'capture', 'lapse'] as const),
+    events: [],
+  };
+}
+
+async function untilRow(query: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await query().catch(() => false)) return true;
+    await sleep(100);
+  }
+  return false;
+}
+
+async function runChargeback(
+  ctx: ScenarioContext,
+  chargeback: Chargeback,
+  ops: MoneyOp[],
+  started: number,
+): Promise<void> {
+  const { cluster } = ctx;
+  const { db } = cluster;
+  const { user, dispute } = chargeback;
+  await sleep(Math.max(0, started + chargeback.atMs - Date.now()));
+  // The pack is credited first (Stripe disputes a charge that succeeded).
+  await untilRow(
+    async () =>
+      (
+        await sql<{
+          n: number;
+        }>`SELECT count(*)::int AS n FROM ledger_entries WHERE reference = ${`stripe:payment:${dispute.paymentIntent}`}`.execute(
+          db,
+        )
+      ).rows[0]?.n === 1,
+    60_000,
+  );
+  const base = `/v1/users/${user}`;
+  // What the wallet has available right now, as the api's 402 to a hold it cannot cover says (read
+  // just before the real hold, so the user's own calls move it as little as possible meanwhile).
+  const probe: MoneyOp = {
+    kind: 'hold',
+    user,
+    key: `cb-probe-${dispute.id}-k`,
+    path: `${base}/holds`,
+    body: { amount: 1_000_000, reference: `cb-probe-${dispute.id}`, expiresInSeconds: 60 },
+    amount: 1_000_000,
+    reference: `cb-probe-${dispute.id}`,
+    attempts: [],
+  };
+  ops.push(probe);
+  probe.final = await untilFinal(ctx, probe, probe.key);
+  const available =
+    probe.final?.status === 402 ? Number((JSON.parse(probe.final.body) as { available?: number }).available ?? 0) : 0;
+  if (available > 1) {
+    const amount = Math.max(1, available - ctx.rng.int(0, 20));
+    const reference = `cb-hold-${dispute.id}`;
+    const hold: MoneyOp = {
+      kind: 'hold',
+      user,
+      key: `${reference}-k`,
+      path: `${base}/holds`,
+      body: { amount, reference, expiresInSeconds: chargeback.holdEnd === 'lapse' ? ctx.rng.int(3, 5) : 60 },
+      amount,
+      reference,
+      attempts: [],
+    };
+    ops.push(hold);
+    chargeback.hold = hold;
+    hold.final = await untilFinal(ctx, hold, hold.key);
+  }
+  const send = (events: SimulatedEvent[]) => {
+    chargeback.events.push(...events);
+    ctx.events.push(...events);
+    return ctx.sim.deliverAll(events, events.length);
+  };
+  cluster.stripe.putDispute(stripeDisputeState(dispute, 'withdrawn'));
+  await send([
+    stripeDisputeEvent(`evt_${dispute.id}_created`, 'created', dispute),
+    stripeDisputeEvent(`evt_${dispute.id}_withdrawn`, 'funds_withdrawn', dispute),
+    stripeDisputeEvent(`evt_${dispute.id}_withdrawn_resent`, 'funds_withdrawn', dispute),
+  ]);
+  const applied = await untilRow(
+    async () =>
+      (await db.selectFrom('stripe_disputes').select('dispute_id').where('dispute_id', '=', dispute.id).execute())
+        .length === 1,
+    60_000,
+  );
+  if (applied) chargeback.appliedAtMs = Date.now() - started;
+  const holdId = is2xx(chargeback.hold?.final)
+    ? (JSON.parse(chargeback.hold?.final?.body ?? '{}') as { id?: string }).id
+    : undefined;
+  if (applied && holdId && chargeback.hold && chargeback.holdEnd !== 'lapse') {
+    const held = chargeback.hold.amount;
+    const capture = chargeback.holdEnd === 'capture' && held > 1;
+    const amount = capture ? ctx.rng.int(1, held - 1) : held;
+    const end: MoneyOp = {
+      kind: capture ? 'capture' : 'release',
+      user,
+      key: `cb-end-${dispute.id}-k`,
+      path: `${base}/holds/${holdId}/${capture ? 'capture' : 'release'}`,
+      body: capture ? { amount } : {},
+      amount,
+      holdId,
+      attempts: [],
+    };
+    ops.push(end);
+    chargeback.end = end;
+    end.final = await untilFinal(ctx, end, end.key);
+  }
+  if (chargeback.reinstate) {
+    cluster.stripe.putDispute(stripeDisputeState(dispute, 'reinstated'));
+    await send([
+      stripeDisputeEvent(`evt_${dispute.id}_reinstated`, 'funds_reinstated', dispute),
+      stripeDisputeEvent(`evt_${dispute.id}_reinstated_resent`, 'funds_reinstated', dispute),
+    ]);
+  }
+}
+
+/**
+ * The chargebacks against the database, once quiet: each dispute applied once (one
+ * `stripe:dispute:{id}` entry at most, one `:reinstated` at most, one event applying each side,
+ * the others `dispute_already_applied` or moving nothing), owing the pack's 100 tokens; what it
+ * took is its entry plus what holds and refunds of in-flight debits recovered for it since
+ * (`tokens_taken`), and the rest is its open shortfall; a won one gave back exactly what it took
+ * and left nothing open. A hold that ended (released, or captured for less) after the dispute was
+ * applied, while the dispute's shortfall was open and the hold was active at the take-back, settled
+ * it first (`hold:{id}:release:recovered`). That it never took held tokens is invariant 13's (no
+ * entry, at any time, leaves a lot below what the holds active then reserve of it).
+ */
+export async function checkChargebacks(
+  ctx: ScenarioContext,
+  chargebacks: Chargeback[],
+): Promise<{ violations: Violation[]; notes: string[] }> {
+  const violations: Violation[] = [];
+  const fail = (detail: string) => {
+    if (violations.length < 20) violations.push({ invariant: 'chargebacks applied once, held tokens spared', detail });
+  };
+  if (chargebacks.length === 0) return { violations, notes: [] };
+  const { db } = ctx.cluster;
+  const ids = chargebacks.map((chargeback) => chargeback.dispute.id);
+  const disputes = await db
+    .selectFrom('stripe_disputes')
+    .select(['dispute_id', 'tokens_owed', 'tokens_taken', 'shortfall', 'tokens_reinstated', 'reinstated_at'])
+    .where('dispute_id', 'in', ids)
+    .execute();
+  const rowOf = new Map(disputes.map((row) => [row.dispute_id, row]));
+  const { rows: entries } = await sql<{ reference: string; amount: string; count: number }>`
+    SELECT reference, sum(amount)::text AS amount, count(*)::int AS count FROM ledger_entries
+     WHERE reference = ANY(${ids.flatMap((id) => [`stripe:dispute:${id}`, `stripe:dispute:${id}:reinstated`])}::text[])
+     GROUP BY reference`.execute(db);
+  const entryOf = new Map(entries.map((row) => [row.reference, row]));
+  const shortfalls = await db
+    .selectFrom('take_back_shortfalls')
+    .select(['id', 'source_id', 'shortfall', 'recovered', 'closed_at', 'last_ledger_entry_id', 'created_at'])
+    .where('source', '=', 'stripe_dispute')
+    .where('source_id', 'in', ids)
+    .execute();
+  const eventIds = chargebacks.flatMap((chargeback) => chargeback.events.map((event) => event.id));
+  const outcomes =
+    eventIds.length === 0
+      ? []
+      : await db
+          .selectFrom('inbox_events')
+          .select(['provider_event_id', 'status', 'outcome_code'])
+          .where('provider', '=', 'stripe')
+          .where('provider_event_id', 'in', eventIds)
+          .execute();
+  const outcomeOf = new Map(outcomes.map((row) => [row.provider_event_id, row]));
+  let withShortfall = 0;
+  let recoveredByHolds = 0;
+  let reinstated = 0;
+  for (const chargeback of chargebacks) {
+    const id = chargeback.dispute.id;
+    const label = `dispute ${id} (${chargeback.user})`;
+    const row = rowOf.get(id);
+    const applying = chargeback.events
+      .map((event) => outcomeOf.get(event.id)?.outcome_code)
+      .filter((code) => code === 'dispute_funds_withdrawn' || code === 'dispute_funds_reinstated');
+    for (const code of new Set(applying)) {
+      const times = applying.filter((other) => other === code).length;
+      if (times > 1) fail(`${label}: ${times} events applied as ${code}`);
+    }
+    if (!row) {
+      fail(`${label}: its funds_withdrawn was answered 200 and there is no stripe_disputes row`);
+      continue;
+    }
+    const taken = entryOf.get(`stripe:dispute:${id}`);
+    const given = entryOf.get(`stripe:dispute:${id}:reinstated`);
+    if ((taken?.count ?? 0) > 1 || (given?.count ?? 0) > 1)
+      fail(`${label}: ${taken?.count ?? 0} take-back and ${given?.count ?? 0} reinstatement entries`);
+    if (Number(row.tokens_owed) !== 100) fail(`${label}: owes ${row.tokens_owed} of a 100-token pack never refunded`);
+    const rows = shortfalls.filter((shortfall) => shortfall.source_id === id);
+    const recovered = rows.reduce((sum, shortfall) => sum + Number(shortfall.recovered), 0);
+    const tookAtOnce = -Number(taken?.amount ?? 0);
+    if (Number(row.tokens_taken) !== tookAtOnce + recovered)
+      fail(
+        `${label}: tokens_taken ${row.tokens_taken}, its entry took ${tookAtOnce} and ${recovered} were recovered for it`,
+      );
+    if (rows.length > 0) withShortfall += 1;
+    if (row.reinstated_at) {
+      reinstated += 1;
+      if (
+        Number(given?.amount ?? 0) !== Number(row.tokens_reinstated) ||
+        Number(row.tokens_reinstated) !== Number(row.tokens_taken)
+      )
+        fail(
+          `${label}: won, took ${row.tokens_taken}, reinstated ${row.tokens_reinstated}, gave back ${given?.amount ?? 0}`,
+        );
+      if (rows.some((shortfall) => shortfall.closed_at === null))
+        fail(`${label}: won, and a shortfall of it is still open`);
+    } else {
+      if (given) fail(`${label}: not won, and gave back ${given.amount}`);
+      const open = rows
+        .filter((shortfall) => shortfall.closed_at === null)
+        .reduce((sum, shortfall) => sum + Number(shortfall.shortfall) - Number(shortfall.recovered), 0);
+      if (open !== Number(row.shortfall)) fail(`${label}: shortfall ${row.shortfall}, its open shortfall rows ${open}`);
+    }
+    // The hold ended after the dispute was applied: what it freed settled the open shortfall of a
+    // take-back that ran while it was active.
+    const end = chargeback.end;
+    if (!end || !is2xx(end.final) || !end.holdId) continue;
+    const hold = await db
+      .selectFrom('holds')
+      .select(['id', 'ledger_marker', 'expires_at', 'captured', 'released', 'status'])
+      .where('id', '=', end.holdId)
+      .executeTakeFirst();
+    if (!hold) continue;
+    const recovery = await db
+      .selectFrom('ledger_entries')
+      .select('amount')
+      .where('reference', '=', `hold:${hold.id}:release:recovered`)
+      .executeTakeFirst();
+    const freed = Number(hold.released ?? 0);
+    if (recovery) {
+      recoveredByHolds += 1;
+      if (-Number(recovery.amount) > freed)
+        fail(`${label}: ${hold.id} freed ${freed} and recovered ${-Number(recovery.amount)}`);
+      continue;
+    }
+    const stillOwed = rows.filter(
+      (shortfall) =>
+        shortfall.closed_at === null &&
+        Number(shortfall.recovered) < Number(shortfall.shortfall) &&
+        Number(hold.ledger_marker) <= Number(shortfall.last_ledger_entry_id) &&
+        new Date(shortfall.created_at) < new Date(hold.expires_at),
+    );
+    if (freed > 0 && stillOwed.length > 0)
+      fail(
+        `${label}: ${hold.id} was active at the take-back, freed ${freed} when it was ${hold.status} after it, and settled none of the open shortfall`,
+      );
+  }
+  const notes = [
+    `${chargebacks.length} chargebacks: ${chargebacks.filter((chargeback) => chargeback.hold && is2xx(chargeback.hold.final)).length} met a hold placed just before (most of what was available), ${withShortfall} left a shortfall, ${recoveredByHolds} had it settled by the hold's end (${chargebacks
+      .map(
+        (chargeback) =>
+          `${chargeback.holdEnd}${chargeback.end ? ` ${chargeback.end.final?.status ?? 'no answer'}` : ''}`,
+      )
+      .join(
+        ', ',
+      )}), ${reinstated} won; applied at ${chargebacks.map((chargeback) => chargeback.appliedAtMs ?? 'never').join(', ')} ms`,
+  ];
+  return { violations, notes };
+}
+
 const moneyPaths: ProfiledScenario = {
   name: 'money-paths',
-  // Full profile only for now: the credit-expiry sweeper runs on after the settle, so the checks
-  // read a database it may still write (one CI run's false phantom messages, docs/reliability.md
-  // "The api cut off from Postgres"); back in the short profile once it is paused before them.
-  profiles: ['full'],
+  // Lots come due and holds lapse after the settle: the credit-expiry sweeper (every 500 ms in
+  // the chaos workers) would write while the checks read (one CI run's false phantom messages).
+  quiesceBeforeChecks: true,
   async run(ctx) {
     const { cluster } = ctx;
     const prefix = 'money';
@@ -366,6 +664,8 @@ const moneyPaths: ProfiledScenario = {
     // Token packs through ingest over the first half, then refunds of a third of them.
     const purchases: SimulatedEvent[] = [];
     const refunds: SimulatedEvent[] = [];
+    const chargebacks: Chargeback[] = [];
+    const disputePlan = ctx.rng.fork('chargebacks');
     for (let n = 0; n < size(ctx, 8, 30); n += 1) {
       const user = plan.pick(users).user;
       const refund = plan.chance(0.35);
@@ -377,6 +677,11 @@ const moneyPaths: ProfiledScenario = {
         purchases.push(stripePackPaid(`evt_${prefix}_${n}`, `pi_${prefix}_${n}`, user));
         if (refund)
           refunds.push(stripePackRefunded(`evt_${prefix}_${n}_refund`, `ch_${prefix}_${n}`, `pi_${prefix}_${n}`));
+        // Most packs not refunded are disputed (a chargeback), from the middle of the run on.
+        else if (disputePlan.chance(0.75))
+          chargebacks.push(
+            planChargeback(disputePlan, prefix, n, user, Math.floor(durationMs * disputePlan.int(30, 75)) / 100),
+          );
       }
     }
     ctx.events.push(...purchases, ...refunds);
@@ -450,11 +755,14 @@ const moneyPaths: ProfiledScenario = {
         await fault();
       }
     })();
-    await Promise.all([traffic, ingest, faults]);
+    const disputes = Promise.all(chargebacks.map((chargeback) => runChargeback(ctx, chargeback, ops, started)));
+    await Promise.all([traffic, ingest, faults, disputes]);
+    if (chargebacks.length > 0) ctx.faults.push('chargebacks (Stripe disputes) while holds reserve most of the wallet');
     ctx.faults = [...new Set(ctx.faults)];
 
     // Every call answered in the end; then its outcome against the database once everything
-    // settled (the harness settles after `run`; the lots and holds invariants run there too).
+    // settled and the workers (the credit-expiry sweeper among them) are stopped: the harness
+    // runs `quietChecks` then, before the lots and holds invariants.
     const unanswered = ops.filter((op) => !op.final);
     if (unanswered.length > 0) {
       ctx.violations.push({
@@ -465,7 +773,6 @@ const moneyPaths: ProfiledScenario = {
           .join(', ')})`,
       });
     }
-    ctx.violations.push(...(await checkMoneyOutcomes(ctx, ops)));
     const partition = partitionAnswers(ops, windows);
     ctx.violations.push(...partition.violations);
 
@@ -479,22 +786,30 @@ const moneyPaths: ProfiledScenario = {
     const attempts: Record<string, number> = {};
     for (const op of ops)
       for (const attempt of op.attempts) attempts[attempt.status] = (attempts[attempt.status] ?? 0) + 1;
-    const { rows: lots } = await sql<{ expired: number; holds: number; active: number }>`
-      SELECT (SELECT count(*)::int FROM ledger_entries WHERE user_id LIKE ${`${prefix}-%`} AND reference LIKE 'lot:%:expired%') AS expired,
-             (SELECT count(*)::int FROM holds WHERE user_id LIKE ${`${prefix}-%`}) AS holds,
-             (SELECT count(*)::int FROM holds WHERE user_id LIKE ${`${prefix}-%`} AND status = 'held' AND expires_at > now()) AS active`.execute(
-      cluster.db,
-    );
     ctx.notes.push(
       `${ops.length} app calls over ${users.length} users, final answers by kind ${JSON.stringify(byKind)}; every attempt ${JSON.stringify(attempts)}; ${
         ops.filter((op) => op.attempts.length > 1).length
       } retried with their key, ${ops.filter((op) => op.again).length} sent again under a new key`,
-      `${purchases.length} token packs and ${refunds.length} refunds through ingest; ${lots[0]?.expired ?? 0} lot expiries by the sweeper; ${
-        lots[0]?.holds ?? 0
-      } holds, ${lots[0]?.active ?? 0} still active at the end`,
       ...triggers,
       ...partition.figures,
     );
+    ctx.quietChecks.push(async () => {
+      ctx.violations.push(...(await checkMoneyOutcomes(ctx, ops)));
+      const disputeCheck = await checkChargebacks(ctx, chargebacks);
+      ctx.violations.push(...disputeCheck.violations);
+      ctx.notes.push(...disputeCheck.notes);
+      const { rows: lots } = await sql<{ expired: number; holds: number; active: number }>`
+      SELECT (SELECT count(*)::int FROM ledger_entries WHERE user_id LIKE ${`${prefix}-%`} AND reference LIKE 'lot:%:expired%') AS expired,
+             (SELECT count(*)::int FROM holds WHERE user_id LIKE ${`${prefix}-%`}) AS holds,
+             (SELECT count(*)::int FROM holds WHERE user_id LIKE ${`${prefix}-%`} AND status = 'held' AND expires_at > now()) AS active`.execute(
+        cluster.db,
+      );
+      ctx.notes.push(
+        `${purchases.length} token packs and ${refunds.length} refunds through ingest; ${lots[0]?.expired ?? 0} lot expiries by the sweeper; ${
+          lots[0]?.holds ?? 0
+        } holds, ${lots[0]?.active ?? 0} still active at the end`,
+      );
+    });
   },
 };
 

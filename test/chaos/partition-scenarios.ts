@@ -5,10 +5,11 @@ import { sql } from 'kysely';
 import type { ProfiledScenario } from './process-fault-scenarios';
 import { inInboxTransaction, sessionsOf } from './process-fault-scenarios';
 import type { ScenarioContext } from './scenario';
-import type { ChaosCluster, SupervisedProcess } from './support/chaos-cluster';
+import { type ChaosCluster, type SupervisedProcess, shutdownTimeoutMs } from './support/chaos-cluster';
 import { purchaseStream } from './support/events';
 import { settle } from './support/invariants';
 import type { Peer, PodFault } from './support/network';
+import { rerunEvidence } from './support/rerun-evidence';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const size = (ctx: ScenarioContext, short: number, full: number) => (ctx.profile === 'full' ? full : short);
@@ -318,7 +319,107 @@ const fullPartitions: ProfiledScenario[] = plans.map((plan) => ({
   run: (ctx) => runPartition(ctx, plan, 30_000),
 }));
 
-export const partitionScenarios: ProfiledScenario[] = [shortPartition, ...fullPartitions];
+/**
+ * A rolling deploy during a partition: a worker cut off receives SIGTERM. First worker-0 is cut
+ * from Postgres (its statements and connects hang), then worker-1 from Redis (its BullMQ
+ * connections hang), each for a second with the stream flowing before the SIGTERM, the other
+ * worker healthy. The cut worker must exit 0 within SHUTDOWN_TIMEOUT_MS (its own budget: the
+ * consumers' drain, the loops' ticks and the pool's close all bounded inside it); the pod's link is
+ * healed once it exited (a replaced pod gets a fresh network) and the supervisor starts it again.
+ * The jobs it held are re-run by the other worker (BullMQ's stalled check, `rerunEvidence`), none
+ * re-applied (no row ends `already_*`), nothing lost or doubled (the invariants).
+ */
+const partitionSigterm: ProfiledScenario = {
+  name: 'partition-sigterm',
+  async run(ctx) {
+    const { cluster } = ctx;
+    const [first, second] = cluster.workers;
+    if (!first || !second) throw new Error('partition-sigterm needs two workers');
+    podOf(first);
+    podOf(second);
+    const { postgres, redis } = services(cluster);
+    const prefix = 'psigterm';
+    const users = Array.from({ length: 6 }, (_, i) => `${prefix}-u${i}`);
+    const streamMs = 16_000;
+    const { events, expected } = purchaseStream(ctx.rng, prefix, users, Math.round((streamMs / 1_000) * 6));
+    for (const [user, balance] of expected) ctx.expected.set(user, (ctx.expected.get(user) ?? 0) + balance);
+    ctx.events.push(...events);
+    const sinceMs = Date.now();
+    const outputBefore = new Map(cluster.workers.map((worker) => [worker, worker.output.length]));
+    const deliveries = ctx.sim.deliverAll(events, 8, streamMs);
+    const phases = [
+      { victim: first, peer: postgres, what: `${first.name} ↔ Postgres` },
+      { victim: second, peer: redis, what: `${second.name} ↔ Redis` },
+    ];
+    for (const phase of phases) {
+      await sleep(2_000);
+      await phase.victim.ready();
+      const before = phase.victim.output.length;
+      const fault = podOf(phase.victim).cut([phase.peer]);
+      let stop: Awaited<ReturnType<SupervisedProcess['terminate']>> | undefined;
+      try {
+        await sleep(1_000);
+        stop = await phase.victim.terminate();
+      } finally {
+        fault.heal();
+      }
+      const logged = phase.victim.output
+        .slice(before)
+        .split('\n')
+        .filter((line) => line.startsWith('{') && !line.includes('"level":30'))
+        .map((line) => {
+          try {
+            const entry = JSON.parse(line) as { msg?: string; err?: { message?: string } };
+            return `${entry.msg}${entry.err?.message ? ` (${entry.err.message.slice(0, 80)})` : ''}`;
+          } catch {
+            return line.slice(0, 80);
+          }
+        });
+      ctx.faults.push(`SIGTERM of a worker cut off (${phase.what})`);
+      ctx.notes.push(
+        `${phase.what}: SIGTERM 1 s into the cut, exit ${JSON.stringify(stop.exit)} after ${stop.ms} ms (budget ${shutdownTimeoutMs} ms); it logged ${JSON.stringify(
+          [...new Set(logged)].slice(0, 8),
+        )}`,
+      );
+      if (stop.exit.code !== 0 || stop.ms > shutdownTimeoutMs) {
+        ctx.violations.push({
+          invariant: 'a cut-off worker stops within its SIGTERM budget',
+          detail: `${phase.what}: exit ${JSON.stringify(stop.exit)} after ${stop.ms} ms (SHUTDOWN_TIMEOUT_MS ${shutdownTimeoutMs})`,
+        });
+      }
+    }
+    await deliveries;
+    const pending = await settle(cluster.db, drainBoundMs);
+    if (pending.length > 0) {
+      ctx.violations.push({
+        invariant: 'backlog drains after the stops',
+        detail: `not drained ${drainBoundMs} ms after the stream: ${pending.join(', ')}`,
+      });
+    }
+    const evidence = await rerunEvidence(cluster, cluster.db, {
+      sinceMs,
+      outputBefore,
+      eventIds: events.map((event) => event.id),
+    });
+    const { rows: outcomes } = await sql<{ outcome: string; count: number }>`
+      SELECT status || '/' || coalesce(outcome_code, '-') AS outcome, count(*)::int AS count
+        FROM inbox_events WHERE provider_event_id = ANY(${events.map((event) => event.id)}::text[])
+       GROUP BY 1 ORDER BY 1`.execute(cluster.db);
+    ctx.notes.push(
+      `jobs the stopped workers held: ${evidence.stalledJobs} stalled and re-run by the other worker (${evidence.killedAfterCommit} had committed, ${evidence.killedBeforeCommit} applied by the re-run, ${evidence.unexplained} without a re-run line); ${evidence.rowsWithAttemptsOver1} rows run more than once (max attempts ${evidence.maxAttempts})`,
+      `inbox outcomes: ${JSON.stringify(Object.fromEntries(outcomes.map((row) => [row.outcome, row.count])))}`,
+    );
+    const reapplied = outcomes.filter((row) => row.outcome.includes('/already'));
+    if (reapplied.length > 0) {
+      ctx.violations.push({
+        invariant: "a stopped worker's jobs are re-run once",
+        detail: `a re-run re-applied finished rows: ${JSON.stringify(reapplied)}`,
+      });
+    }
+  },
+};
+
+export const partitionScenarios: ProfiledScenario[] = [shortPartition, partitionSigterm, ...fullPartitions];
 
 function percentile(values: number[], p: number): number {
   if (values.length === 0) return 0;

@@ -25,6 +25,12 @@ export interface ScenarioContext {
   events: SimulatedEvent[];
   /** Violations the scenario found itself (besides the invariants checked after it). */
   violations: Violation[];
+  /**
+   * The scenario's own checks that read the database, run by the harness once everything settled
+   * and the workers are stopped (nothing writes meanwhile), before the invariants. They report
+   * through `violations` and `notes`.
+   */
+  quietChecks: (() => Promise<void>)[];
 }
 
 export interface Scenario {
@@ -35,5 +41,12 @@ export interface Scenario {
    * (CHAOS_VIA_PGBOUNCER=1), else on a second cluster that has both, started when first needed.
    */
   needs?: 'pooler' | 'standby';
+  /**
+   * The workers are stopped cleanly once everything settled, before the checks (`settleAndQuiesce`),
+   * and started again after them: for a scenario whose data keeps the workers' loops writing after
+   * the settle (lots that come due, holds that lapse: the credit-expiry sweeper), so the checks read
+   * a database nothing writes. Others skip it: it costs two worker starts per scenario.
+   */
+  quiesceBeforeChecks?: boolean;
   run(ctx: ScenarioContext): Promise<void>;
 }

@@ -20,12 +20,19 @@ import {
   parseEnv,
   runMain,
   startHttpServer,
+  stopWithin,
 } from '@tally/platform';
 import { sql } from 'kysely';
 import { appWebhookConfigProblems, studioConfigProblems, workerEnvSchema } from './config';
 import { createMailer } from './email/create-mailer';
 import { workerSettingsFrom } from './settings-from-config';
 import { startWorkerRuntime } from './worker-runtime';
+
+/**
+ * The share of SHUTDOWN_TIMEOUT_MS the worker's stop may take before it abandons what still waits
+ * (stopWithin); the rest is margin for a starved process's late timers before runMain's deadline.
+ */
+const WORKER_STOP_BUDGET_SHARE = 0.8;
 
 // The composition root: the only place that reads process.env.
 runMain('worker', async () => {
@@ -175,10 +182,28 @@ runMain('worker', async () => {
   return {
     logger,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+    // Bounded within the budget (before runMain's hard deadline exits 1): cut off from Postgres or
+    // Redis, a loop's tick, a forced consumer close or the pool's end can wait on a link that never
+    // answers. What is still waiting then is abandoned, named in a warning, and the process exits 0.
     stop: async () => {
-      await runtime.stop();
-      await server.close();
-      await database.close();
+      await stopWithin(
+        Math.floor(config.SHUTDOWN_TIMEOUT_MS * WORKER_STOP_BUDGET_SHARE),
+        [
+          {
+            name: 'roles',
+            stop: () => runtime.stop(),
+            abandons:
+              'jobs still held are re-run by another worker once their lock expires; a transaction in flight rolls back when its connection closes',
+          },
+          { name: 'metrics server', stop: () => server.close(), abandons: 'open scrapes are cut' },
+          {
+            name: 'database pool',
+            stop: () => database.close(),
+            abandons: 'connections still in a statement close with the process; their transactions roll back',
+          },
+        ],
+        logger,
+      );
     },
   };
 });

@@ -9,6 +9,7 @@ export * from './http/request-id';
 export * from './http/request-logger';
 export * from './http/start-http-server';
 export * from './lifecycle/run-main';
+export * from './lifecycle/stop-within';
 export * from './lifecycle/with-timeout';
 export * from './logging/create-logger';
 export * from './metrics/create-registry';

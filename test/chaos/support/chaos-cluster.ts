@@ -89,6 +89,8 @@ export class SupervisedProcess {
   restarts = 0;
   crashes: { code: number | null; signal: NodeJS.Signals | null }[] = [];
   private supervising = true;
+  /** Stopped on purpose for a while (`suspend`): its exit is not restarted until `restart`. */
+  private suspended = false;
   private readyIncarnation: RunningProcess | undefined;
   /** The incarnation we SIGSTOPped and have not SIGCONTed yet. */
   private pausedIncarnation: RunningProcess | undefined;
@@ -135,11 +137,11 @@ export class SupervisedProcess {
       this.pastOutput += child.output;
       if (this.pausedIncarnation === child) this.pausedIncarnation = undefined;
       if (exit.signal !== 'SIGKILL' && exit.code !== 0) this.crashes.push(exit);
-      if (this.supervising && this.current === child) {
+      if (this.supervising && !this.suspended && this.current === child) {
         this.restarts += 1;
         // A supervisor's restart delay; the port is freed by then.
         setTimeout(() => {
-          if (this.supervising && this.current === child) this.spawn();
+          if (this.supervising && !this.suspended && this.current === child) this.spawn();
         }, 200);
       }
     });
@@ -201,6 +203,25 @@ export class SupervisedProcess {
     child.signal('SIGTERM');
     const exit = await child.exited;
     return { exit, ms: Date.now() - started };
+  }
+
+  /**
+   * SIGTERM and wait, like `terminate`, but the supervisor leaves it stopped (a scaled-down
+   * deployment) until `restart`. An exit other than 0 still counts as a crash.
+   */
+  async suspend(): Promise<{ exit: { code: number | null; signal: NodeJS.Signals | null }; ms: number }> {
+    this.suspended = true;
+    const child = this.current;
+    if (!child || child.exit) return { exit: child?.exit ?? { code: 0, signal: null }, ms: 0 };
+    return this.terminate();
+  }
+
+  /** Starts a suspended process again and waits until it is ready. */
+  async restart(): Promise<void> {
+    if (!this.suspended) return this.ready();
+    this.suspended = false;
+    if (!this.current || this.current.exit) this.spawn();
+    await this.ready();
   }
 
   get output(): string {
@@ -521,6 +542,24 @@ export class ChaosCluster {
 
   async allReady(): Promise<void> {
     await Promise.all(this.processes().map((process) => process.ready()));
+  }
+
+  /**
+   * Stops every worker cleanly at once (SIGTERM; the supervisor leaves them stopped), so nothing
+   * writes while the checks read: the workers are the only processes that write on their own (the
+   * credit-expiry sweeper, the relay, the installments and studio sweepers; ingest and the api
+   * write only when asked). Each loop finishes its tick and each consumer drains, so whatever they
+   * were doing is committed or rolled back, never frozen half-way. `wake` starts them again.
+   */
+  async quiesce(): Promise<
+    { name: string; exit: { code: number | null; signal: NodeJS.Signals | null }; ms: number }[]
+  > {
+    return Promise.all(this.workers.map(async (worker) => ({ name: worker.name, ...(await worker.suspend()) })));
+  }
+
+  /** The workers `quiesce` stopped, started again and ready. */
+  async wake(): Promise<void> {
+    await Promise.all(this.workers.map((worker) => worker.restart()));
   }
 
   /** Every log line of every process, every incarnation. */

@@ -1,4 +1,5 @@
 import {
+  stripeDispute,
   stripeEventBody,
   stripePackCheckout,
   stripePackIntent,
@@ -127,6 +128,39 @@ export function stripePackRefunded(eventId: string, chargeId: string, paymentInt
       eventId,
     }),
   };
+}
+
+/**
+ * A Stripe `charge.dispute.*` event of a pack's payment (`created`, `funds_withdrawn`,
+ * `funds_reinstated`), its object the dispute as the event's moment shows it. The worker re-reads
+ * the dispute from the fake Stripe (`putDispute`), whose state decides what is applied.
+ */
+export function stripeDisputeEvent(
+  eventId: string,
+  type: 'created' | 'funds_withdrawn' | 'funds_reinstated',
+  dispute: { id: string; charge: string; paymentIntent: string },
+): SimulatedEvent {
+  return {
+    provider: 'stripe',
+    id: eventId,
+    body: stripeEventBody(
+      `charge.dispute.${type}`,
+      stripeDispute({
+        ...dispute,
+        withdrawn: type === 'funds_withdrawn',
+        reinstated: type === 'funds_reinstated',
+      }),
+      { eventId },
+    ),
+  };
+}
+
+/** The dispute as Stripe's API answers it at a stage (`FakeStripe.putDispute`). */
+export function stripeDisputeState(
+  dispute: { id: string; charge: string; paymentIntent: string },
+  stage: 'created' | 'withdrawn' | 'reinstated',
+): Record<string, unknown> {
+  return stripeDispute({ ...dispute, withdrawn: stage === 'withdrawn', reinstated: stage === 'reinstated' });
 }
 
 /**

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { type DB, verifyLedger } from '@tally/billing-core';
 import { type Kysely, sql } from 'kysely';
+import type { ChaosCluster } from './chaos-cluster';
 import type { SimulatedEvent } from './provider-simulator';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -87,6 +88,40 @@ export async function settle(
     }
     if (Date.now() > deadline) return pending;
     await sleep(250);
+  }
+}
+
+/** How a worker stopped for the checks (`ChaosCluster.quiesce`). */
+export interface QuietStop {
+  name: string;
+  exit: { code: number | null; signal: NodeJS.Signals | null };
+  ms: number;
+}
+
+/**
+ * Settles (`settle`, everything), then stops every worker cleanly (`cluster.quiesce`) and looks
+ * again: what a worker wrote between the settle and its stop (its loops run on their own: a lot
+ * that came due, a hold that lapsed) is still in flight with nobody to deliver it, so the workers
+ * are woken, the cluster settles again, and they are stopped again, up to `rounds` times. Ends
+ * with the workers stopped (`cluster.wake()` starts them) and what was still in flight (empty:
+ * settled and quiet: nothing can write while the checks read, and nothing acknowledged was held
+ * back by the stop, as a clean stop commits or rolls back what it was doing).
+ */
+export async function settleAndQuiesce(
+  cluster: Pick<ChaosCluster, 'db' | 'quiesce' | 'wake'>,
+  timeoutMs: number,
+  rounds = 3,
+): Promise<{ pending: string[]; stops: QuietStop[]; rounds: number }> {
+  const deadline = Date.now() + timeoutMs;
+  const stops: QuietStop[] = [];
+  let pending: string[] = [];
+  for (let round = 1; ; round += 1) {
+    pending = await settle(cluster.db, Math.max(0, deadline - Date.now()));
+    stops.push(...(await cluster.quiesce()));
+    if (pending.length > 0) return { pending, stops, rounds: round };
+    pending = await settle(cluster.db, 0);
+    if (pending.length === 0 || round >= rounds) return { pending, stops, rounds: round };
+    await cluster.wake();
   }
 }
 
@@ -409,6 +444,50 @@ export async function checkInvariants(input: InvariantInput): Promise<InvariantR
      LIMIT 5`.execute(db);
   for (const row of underHeld) {
     fail('held tokens stay', `lot ${row.lot_id} has ${row.remaining} left, active holds reserve ${row.reserved} of it`);
+  }
+  // The same at every moment, not only at the end: no entry that took from a lot (a debit, a
+  // take-back such as a chargeback or a refund, an expiry, another hold's capture) left it below
+  // what the holds active at that entry reserve of it. A lot's remaining right after an entry is
+  // its remaining now less what every later entry moved; a hold was active at entry E when it was
+  // placed before E (its ledger_marker, read under the wallet lock, is below E's id), had not
+  // lapsed by E's transaction time (what E's own read of the active holds used), and was not
+  // captured by E or before it (its capture entry's id). Released holds are left out: the release
+  // writes no entry, and its time does not say on which side of E's lock it ran.
+  const { rows: heldTaken } = await sql<{
+    entry_id: string;
+    reference: string;
+    lot_id: string;
+    remaining_after: string;
+    reserved: string;
+  }>`
+    WITH moves AS (
+      SELECT d.lot_id, d.ledger_entry_id AS entry_id, e.reference, e.created_at,
+             CASE WHEN e.amount < 0 THEN -d.amount ELSE d.amount END AS delta
+        FROM ledger_draws d JOIN ledger_entries e ON e.id = d.ledger_entry_id),
+    after AS (
+      SELECT m.*, c.remaining - coalesce(sum(m.delta) OVER (
+               PARTITION BY m.lot_id ORDER BY m.entry_id DESC ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)
+               AS remaining_after
+        FROM moves m JOIN credit_lots c ON c.id = m.lot_id)
+    SELECT a.entry_id::text, a.reference, a.lot_id::text, a.remaining_after::text, r.reserved::text
+      FROM after a
+      CROSS JOIN LATERAL (
+        SELECT coalesce(sum(hl.amount), 0) AS reserved
+          FROM hold_lots hl JOIN holds h ON h.id = hl.hold_id
+         WHERE hl.lot_id = a.lot_id
+           AND h.status <> 'released'
+           AND h.ledger_marker < a.entry_id
+           AND h.expires_at > a.created_at
+           AND (h.ledger_reference IS NULL
+                OR (SELECT min(c.id) FROM ledger_entries c WHERE c.reference = h.ledger_reference) > a.entry_id)) r
+     WHERE a.delta < 0 AND a.remaining_after < r.reserved
+     ORDER BY a.entry_id
+     LIMIT 5`.execute(db);
+  for (const row of heldTaken) {
+    fail(
+      'held tokens never taken',
+      `${row.reference} (entry ${row.entry_id}) left lot ${row.lot_id} with ${row.remaining_after}, the holds active then reserved ${row.reserved} of it`,
+    );
   }
 
   // 8. Final balances equal the model's.

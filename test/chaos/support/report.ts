@@ -101,9 +101,9 @@ export function toMarkdown(run: RunInfo, results: ScenarioResult[]): string {
       run.viaPgBouncer ? ', every process through PgBouncer' : ''
     }`,
     '',
-    `Started ${run.startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC on ${os.cpus().length} cores; load average ${
-      run.loadAtStart
-    } at the start${run.loadAtEnd ? `, ${run.loadAtEnd} at the end` : ''}${
+    `Started ${run.startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC on ${os.cpus().length} cores${
+      process.env.CHAOS_STARVE ? `, ${process.env.CHAOS_STARVE} busy loops of CHAOS_STARVE running` : ''
+    }; load average ${run.loadAtStart} at the start${run.loadAtEnd ? `, ${run.loadAtEnd} at the end` : ''}${
       run.durationMs !== undefined ? `; ${(run.durationMs / 1000).toFixed(0)} s` : ''
     }. ${held} of ${results.length} scenarios held every invariant; ${total.events} events in ${
       total.deliveries
