@@ -1209,6 +1209,13 @@ const mutations = [
     tests: ['test/e2e/holds.int'],
   },
   {
+    name: 'holds: a RevenueCat pack refund takes held tokens (balance instead of available)',
+    file: 'packages/billing-core/src/refunds/refund-token-pack.ts',
+    from: 'const taken = Math.min(refund.tokensCredited, Math.max(0, funds.available));',
+    to: 'const taken = Math.min(refund.tokensCredited, Math.max(0, funds.balance));',
+    tests: ['test/e2e/revenuecat-token-refunds'],
+  },
+  {
     name: "holds: the expiry sweeper expires a lot's held part",
     file: 'packages/billing-core/src/lot-expiry/expire-lots.ts',
     from: 'd.expires_at, coalesce(h.held, 0)::bigint AS held',

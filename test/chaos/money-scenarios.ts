@@ -605,10 +605,6 @@ const moneyPaths: ProfiledScenario = {
   // Lots come due and holds lapse after the settle: the credit-expiry sweeper (every 500 ms in
   // the chaos workers) would write while the checks read (one CI run's false phantom messages).
   quiesceBeforeChecks: true,
-  // Full profile only until the parked RevenueCat refund of seed 1246161015 is explained: a pack's
-  // refund parked insufficient_balance ("wallet money-u2 holds 49 tokens, 100 requested") where a
-  // take-back takes at most what is available (docs/reliability.md, money-paths).
-  profiles: ['full'],
   async run(ctx) {
     const { cluster } = ctx;
     const prefix = 'money';

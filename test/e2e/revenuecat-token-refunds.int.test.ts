@@ -119,6 +119,46 @@ describe('RevenueCat token pack refunds', () => {
     ]);
   });
 
+  it('takes no token an active hold reserves: the rest is a shortfall the hold settles when released', async () => {
+    await stack.postRevenueCat(purchase('rc-held-buy', 'held-user', 'tx-held'));
+    await finished('rc-held-buy');
+    const placed = await stack.apiRequest('/v1/users/held-user/holds', {
+      method: 'POST',
+      body: { amount: 70, reference: 'render-1' },
+    });
+    expect(placed.status).toBe(201);
+    const holdId = ((await placed.json()) as { id: string }).id;
+
+    await stack.postRevenueCat(
+      tokenPackRefund({ id: 'rc-held-refund', userId: 'held-user', transactionId: 'tx-held' }),
+    );
+    expect(await finished('rc-held-refund')).toMatchObject({
+      status: 'processed',
+      outcome_code: 'partially_refunded',
+    });
+    // Only the 30 not held were taken; the 70 the hold reserves stay until it ends.
+    expect(await refundsOf('held-user')).toEqual([
+      expect.objectContaining({ tokens_credited: 100, tokens_taken: 30, shortfall: 70 }),
+    ]);
+    expect(await findWallet(stack.db, 'held-user')).toEqual({ userId: 'held-user', balance: 70 });
+
+    const released = await stack.apiRequest(`/v1/users/held-user/holds/${holdId}/release`, {
+      method: 'POST',
+      body: {},
+    });
+    expect(released.status).toBe(200);
+    expect(
+      (await ledgerOf(stack.db, 'held-user')).map((entry) => [entry.reference, entry.amount, entry.balance_after]),
+    ).toEqual([
+      ['revenuecat:event:rc-held-buy', 100, 100],
+      ['revenuecat:refund:tx-held', -30, 70],
+      [`hold:${holdId}:release:recovered`, -70, 0],
+    ]);
+    expect(await refundsOf('held-user')).toEqual([
+      expect.objectContaining({ tokens_credited: 100, tokens_taken: 100, shortfall: 0 }),
+    ]);
+  });
+
   it('waits for a purchase delivered after its refund, then takes the whole pack back', async () => {
     await stack.postRevenueCat(
       tokenPackRefund({ id: 'rc-early-refund', userId: 'early-user', transactionId: 'tx-early' }),

@@ -1,6 +1,7 @@
 import type { Selectable, Transaction } from 'kysely';
 import type { DB, Provider, TokenRefundsTable } from '../db/schema';
 import { ensureWallet } from '../ledger/ensure-wallet';
+import { readWalletFunds } from '../ledger/held-tokens';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import type { UnitOfWork } from '../unit-of-work/unit-of-work';
 import { recordTakeBackShortfall } from './take-back-shortfalls';
@@ -25,8 +26,9 @@ export type RefundTokenPackResult =
 
 /**
  * Takes a refunded pack's tokens back, inside the caller's transaction (which must hold the
- * user's lock). Takes what the wallet holds up to the credited amount, never below zero; the
- * rest is the shortfall, recorded on the token_refunds row for support.
+ * user's lock). Takes what the wallet has available (its balance less what active holds reserve)
+ * up to the credited amount, never below zero; the rest is the shortfall, recorded on the
+ * token_refunds row for support and in take_back_shortfalls (a hold's end settles it).
  *
  * Idempotent: the unique (provider, provider_refund_id) row is written first, so a second run
  * (redelivery, replay, another replica) takes nothing and answers `already-refunded` even if the
@@ -37,13 +39,10 @@ export async function refundTokenPack(uow: UnitOfWork, refund: TokenPackRefund):
   const existing = await findRefund(trx, refund);
   if (existing) return { kind: 'already-refunded', refund: existing };
   await ensureWallet(uow, refund.userId);
-  const wallet = await trx
-    .selectFrom('wallets')
-    .select('balance')
-    .where('user_id', '=', refund.userId)
-    .forUpdate()
-    .executeTakeFirstOrThrow();
-  const taken = Math.min(wallet.balance, refund.tokensCredited);
+  // What active holds reserve is never taken (docs/holds.md), as in takeBackPaymentTokens: the
+  // rest is the shortfall, settled first from what the hold frees when it ends.
+  const funds = await readWalletFunds(trx, refund.userId, { lock: true });
+  const taken = Math.min(refund.tokensCredited, Math.max(0, funds.available));
   const inserted = await trx
     .insertInto('token_refunds')
     .values({
