@@ -37,6 +37,27 @@ const mutations = [
     tests: ['test/e2e/silent-paths.int'],
   },
   {
+    name: 'ingest admission control admits everything (a storm past INGEST_MAX_IN_FLIGHT collapses into 408s)',
+    file: 'apps/ingest/src/routes/webhook-routes.ts',
+    from: '    if (inFlight >= max) {',
+    to: '    if (inFlight >= max && process.env.TALLY_MUTATION_NEVER_SET) {',
+    tests: ['test/e2e/ingest-admission.int'],
+  },
+  {
+    name: 'ingest admission control never frees the place of an answered webhook (ingest refuses everything once it has served the cap)',
+    file: 'apps/ingest/src/routes/webhook-routes.ts',
+    from: "    res.once('close', release);",
+    to: "    res.once('close', () => undefined);",
+    tests: ['test/e2e/ingest-admission.int'],
+  },
+  {
+    name: "Node's 408s and parse errors go uncounted and unlogged (the operator sees nothing of a timeout storm)",
+    file: 'packages/platform/src/http/start-http-server.ts',
+    from: "    if (settings.onClientError) server.on('clientError', clientErrorListener(settings.onClientError));\n",
+    to: '',
+    tests: ['test/e2e/ingest-admission.int'],
+  },
+  {
     name: 'ingest has no answer deadline (a webhook waits on an insert that never returns)',
     file: 'apps/ingest/src/inbox-batcher.ts',
     from: "          resolve({ kind: 'unavailable' });\n        }, deadlineMs);",

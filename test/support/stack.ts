@@ -25,6 +25,7 @@ import { createTallyClient, type TallyClient } from '@tally/client';
 import {
   type CommittedRowsHandOff,
   createCommittedRowsHandOff,
+  createClientErrorReporter,
   createLogger,
   createProducerQueue,
   createRedisConnection,
@@ -124,6 +125,8 @@ export interface TestStackOptions {
   loggers?: { ingest?: Logger; api?: Logger };
   /** Further /readyz checks of the api (a dependency that is down, for a 503). */
   apiReadiness?: Record<string, ReadinessCheck>;
+  /** INGEST_MAX_IN_FLIGHT of ingest (default the config's). */
+  ingestMaxInFlight?: number;
 }
 
 /** Tests accept both environments unless they test the policy itself. */
@@ -146,6 +149,7 @@ export const defaultIngestBatching = {
   maxBatchSize: ingestDefaults.INGEST_BATCH_MAX_SIZE,
   maxConcurrentBatches: ingestDefaults.INGEST_BATCH_CONCURRENCY,
 };
+const defaultIngestMaxInFlight = ingestDefaults.INGEST_MAX_IN_FLIGHT;
 
 const silent = createLogger({ name: 'test', level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
@@ -199,6 +203,7 @@ export class TestStack {
   private apiAppWebhookHandOff: CommittedRowsHandOff | undefined;
   private loggers: { ingest?: Logger; api?: Logger } = {};
   private apiReadiness: Record<string, ReadinessCheck> = {};
+  private ingestMaxInFlight = defaultIngestMaxInFlight;
   /**
    * The api's app webhook outbox (its threshold, and its hand-off with `appWebhookHandOff`); tests
    * that write money or messages directly use it through transaction() and outboxDeps().
@@ -222,6 +227,7 @@ export class TestStack {
     stack.lowBalanceThreshold = options.lowBalanceThreshold;
     stack.loggers = options.loggers ?? {};
     stack.apiReadiness = options.apiReadiness ?? {};
+    if (options.ingestMaxInFlight !== undefined) stack.ingestMaxInFlight = options.ingestMaxInFlight;
     await stack.init(options.appWebhookHandOff ?? false);
     return stack;
   }
@@ -309,11 +315,19 @@ export class TestStack {
         stripeToleranceSeconds: 300,
         revenueCatAuthorizations: ['Bearer rc_test_previous_auth', revenueCatAuth],
         bodyLimitBytes: 64 * 1024,
+        maxInFlight: this.ingestMaxInFlight,
         readiness: { postgres: readiness.postgres },
         informationalReadiness: { redis: readiness.redis },
       }),
       0,
-      { host: '127.0.0.1', ...this.http },
+      {
+        host: '127.0.0.1',
+        onClientError: createClientErrorReporter({
+          counter: this.ingestMetrics.clientErrors,
+          logger: this.loggers.ingest ?? silent,
+        }),
+        ...this.http,
+      },
     );
     this.api = await startHttpServer(
       createApiApp({

@@ -1,5 +1,5 @@
 import { revenueCatCustomersCreatedMetric } from '@tally/billing-core';
-import { createRegistry } from '@tally/platform';
+import { createClientErrorCounter, createRegistry } from '@tally/platform';
 import { Counter } from 'prom-client';
 
 /**
@@ -27,6 +27,7 @@ export function createApiMetrics() {
     registry,
     revenueCatCustomersCreated: new Counter({ ...revenueCatCustomersCreatedMetric, registers: [registry] }),
     idempotencyRequests,
+    clientErrors: createClientErrorCounter(registry),
   };
 }
 export type ApiMetrics = ReturnType<typeof createApiMetrics>;

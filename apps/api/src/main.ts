@@ -10,6 +10,7 @@ import {
   systemClock,
 } from '@tally/billing-core';
 import {
+  createClientErrorReporter,
   createCommittedRowsHandOff,
   createDb,
   createLogger,
@@ -128,6 +129,7 @@ runMain('api', async () => {
     headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
     requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
     keepAliveTimeoutMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    onClientError: createClientErrorReporter({ counter: metrics.clientErrors, logger }),
   });
   logProviderStatus(logger, [
     {

@@ -34,6 +34,14 @@ export const ingestEnvSchema = baseEnvSchema
      * answer, never a hang (inbox-batcher.ts).
      */
     INGEST_ANSWER_DEADLINE_MS: positiveInt(5_000),
+    /**
+     * Admission control: webhook requests in flight at once (headers read, not yet answered); over
+     * it a webhook is answered 503 `overloaded` with Retry-After at once (0 = no cap). 256 is
+     * about a quarter of a second of this process's maximum rate on a quiet 2-core machine, far
+     * above a healthy backlog, and few enough that a starved process still answers the admitted
+     * ones within the HTTP timeouts (docs/configuration.md).
+     */
+    INGEST_MAX_IN_FLIGHT: z.coerce.number().int().min(0).default(256),
     /** Webhooks failing authentication per client IP and window before 429s (0 = off); valid ones are never limited. */
     WEBHOOK_FAILED_AUTH_LIMIT: z.coerce.number().int().min(0).default(30),
     WEBHOOK_FAILED_AUTH_WINDOW_MS: positiveInt(60_000),

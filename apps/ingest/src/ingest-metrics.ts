@@ -1,6 +1,6 @@
 import { providers } from '@tally/billing-core';
-import { createRegistry } from '@tally/platform';
-import { Counter } from 'prom-client';
+import { createClientErrorCounter, createRegistry } from '@tally/platform';
+import { Counter, Gauge } from 'prom-client';
 
 export const webhookOutcomes = [
   'accepted',
@@ -12,6 +12,8 @@ export const webhookOutcomes = [
   'too_large',
   'aborted',
   'unavailable',
+  'overloaded',
+  'rate_limited',
   'error',
 ] as const;
 
@@ -31,6 +33,11 @@ export function createIngestMetrics() {
   });
   for (const provider of providers)
     for (const outcome of webhookOutcomes) webhookRequests.inc({ provider, outcome }, 0);
-  return { registry, webhookRequests };
+  const webhooksInFlight = new Gauge({
+    name: 'tally_webhooks_in_flight',
+    help: 'Webhook requests admitted and not yet answered (capped by INGEST_MAX_IN_FLIGHT)',
+    registers: [registry],
+  });
+  return { registry, webhookRequests, webhooksInFlight, clientErrors: createClientErrorCounter(registry) };
 }
 export type IngestMetrics = ReturnType<typeof createIngestMetrics>;

@@ -1,5 +1,6 @@
 import { type DB, exampleCatalogPath, inboxRelaySource, loadCatalog } from '@tally/billing-core';
 import {
+  createClientErrorReporter,
   createDb,
   createLogger,
   createProducerQueue,
@@ -83,6 +84,7 @@ runMain('ingest', async () => {
     stripeToleranceSeconds: config.STRIPE_WEBHOOK_TOLERANCE_SECONDS,
     revenueCatAuthorizations: config.REVENUECAT_WEBHOOK_AUTH,
     bodyLimitBytes: config.WEBHOOK_BODY_LIMIT_BYTES,
+    maxInFlight: config.INGEST_MAX_IN_FLIGHT,
     failedAuthLimit: { limit: config.WEBHOOK_FAILED_AUTH_LIMIT, windowMs: config.WEBHOOK_FAILED_AUTH_WINDOW_MS },
     readiness: {
       postgres: async () => {
@@ -99,6 +101,7 @@ runMain('ingest', async () => {
     headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
     requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
     keepAliveTimeoutMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    onClientError: createClientErrorReporter({ counter: metrics.clientErrors, logger }),
   });
   logger.info({ port: server.port }, 'ingest listening');
   return {

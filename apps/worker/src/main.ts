@@ -11,6 +11,7 @@ import {
 } from '@tally/billing-core';
 import {
   ConfigError,
+  createClientErrorReporter,
   createDb,
   createHealthRoutes,
   createLogger,
@@ -144,6 +145,7 @@ runMain('worker', async () => {
     headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
     requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
     keepAliveTimeoutMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    onClientError: createClientErrorReporter({ counter: runtime.metrics.clientErrors, logger }),
   });
   logProviderStatus(logger, [
     {

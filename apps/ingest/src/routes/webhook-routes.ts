@@ -5,7 +5,13 @@ import {
   toRevenueCatInboxDraftFromBody,
   toStripeInboxDraftFromBody,
 } from '@tally/billing-core';
-import { createFailedAuthLimiter, type Logger, matchesAnySecret, sendError } from '@tally/platform';
+import {
+  createFailedAuthLimiter,
+  createWindowedWarn,
+  type Logger,
+  matchesAnySecret,
+  sendError,
+} from '@tally/platform';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import type { InboxBatcher } from '../inbox-batcher';
 import { type IngestMetrics, providerLabelOf } from '../ingest-metrics';
@@ -31,6 +37,13 @@ export interface WebhookRouteDeps {
    * Unset or limit 0: off.
    */
   failedAuthLimit?: { limit: number; windowMs: number };
+  /**
+   * Admission control (INGEST_MAX_IN_FLIGHT): at most this many webhook requests in flight, from
+   * the route's first look at a request (its headers read) to its answer. Over it, a request is
+   * answered `503 overloaded` with `Retry-After: 1` at once, its body not parsed, nothing stored.
+   * Unset or 0: no cap.
+   */
+  maxInFlight?: number;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -147,6 +160,44 @@ function failedAuthLimiter(deps: WebhookRouteDeps) {
 }
 
 /**
+ * Admission control: true when the request may go on (it is then counted until its answer is
+ * done or its connection closes); false after answering 503 `overloaded`. Without it, a burst of
+ * more concurrent requests than the process can serve within the HTTP timeouts (a duplicate
+ * storm on a starved machine) makes every request wait behind all the others until Node answers
+ * them 408 together and none is stored: a congestion collapse the provider's retries refill. With
+ * it, the admitted ones finish and the rest get a prompt, cheap answer to retry
+ * (docs/reliability.md#starvation).
+ */
+function admissionControl(deps: WebhookRouteDeps) {
+  const max = deps.maxInFlight ?? 0;
+  if (max <= 0) return () => true;
+  let inFlight = 0;
+  const release = () => {
+    inFlight -= 1;
+    deps.metrics.webhooksInFlight.dec();
+  };
+  const warn = createWindowedWarn(
+    deps.logger,
+    'webhooks refused 503 overloaded: INGEST_MAX_IN_FLIGHT requests already in flight (providers retry)',
+    { fields: { maxInFlight: max } },
+  );
+  return (res: Response, provider: Provider): boolean => {
+    if (inFlight >= max) {
+      deps.metrics.webhookRequests.inc({ provider, outcome: 'overloaded' });
+      warn(provider);
+      // The body is left unread: Node discards it after the answer and keeps the connection.
+      res.setHeader('Retry-After', '1');
+      sendError(res, 503, 'overloaded', 'too many webhooks in flight; retry later');
+      return false;
+    }
+    inFlight += 1;
+    deps.metrics.webhooksInFlight.inc();
+    res.once('close', release);
+    return true;
+  };
+}
+
+/**
  * Adds POST /webhooks/stripe and /webhooks/revenuecat to `app`. Each route is ONE handler (its
  * steps called in turn, not as Express layers, each of which costs every request a router step):
  * the checks before the body is read, the raw body, then the webhook itself.
@@ -156,6 +207,7 @@ export function useWebhookRoutes(app: Router, deps: WebhookRouteDeps): void {
   const nowMs = deps.nowMs ?? Date.now;
   const rawJson = express.raw({ type: 'application/json', limit: deps.bodyLimitBytes });
   const count = outcomeCounter(deps.metrics);
+  const admit = admissionControl(deps);
 
   /**
    * A webhook route: `before` (true: answered), the checks before reading, the raw body read
@@ -168,7 +220,7 @@ export function useWebhookRoutes(app: Router, deps: WebhookRouteDeps): void {
   ) {
     const refuse = refuseBeforeReading(provider, deps.metrics, deps.bodyLimitBytes);
     return (req: Request, res: Response, next: NextFunction): void => {
-      if (before(req, res) || refuse(req, res)) return;
+      if (!admit(res, provider) || before(req, res) || refuse(req, res)) return;
       rawJson(req, res, (error?: unknown) => {
         if (error) return next(error);
         handle(req, res).catch(next);

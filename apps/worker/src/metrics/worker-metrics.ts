@@ -9,7 +9,7 @@ import {
   type StripeReconciliationReport,
   studioRequestStatuses,
 } from '@tally/billing-core';
-import { createRegistry } from '@tally/platform';
+import { createClientErrorCounter, createRegistry } from '@tally/platform';
 import { Counter, Gauge, Histogram, type Metric } from 'prom-client';
 
 export const reconcileFindingKinds = ['missing_events', 'events_without_rows', 'ledger_rows_without_event'] as const;
@@ -51,6 +51,8 @@ export function createWorkerMetrics(families: Iterable<WorkerMetricFamily>) {
   const metrics = {
     registry,
     families: enabled as ReadonlySet<WorkerMetricFamily>,
+    /** The metrics server's own (every role): what Node's HTTP layer ended before the app saw it. */
+    clientErrors: createClientErrorCounter(registry),
     inboxProcessingDuration: new Histogram({
       name: 'tally_inbox_processing_duration_seconds',
       help: 'Time to process one inbox event, by provider, type and outcome',

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
 import { ConfigError } from '../config/env';
+import { type ClientErrorReason, clientErrorListener } from './client-errors';
 
 export interface RunningServer {
   server: Server;
@@ -30,6 +31,12 @@ export interface HttpServerOptions {
    * on connections providers keep open.
    */
   keepAliveTimeoutMs?: number;
+  /**
+   * Told why Node's HTTP layer answered or closed a connection before the app saw a request
+   * (408 at the timeouts above, 431, 400, a reset); the answers stay Node's own. See
+   * createClientErrorReporter, which counts and logs them.
+   */
+  onClientError?: (reason: ClientErrorReason) => void;
 }
 
 export const defaultHttpServerTimeouts = {
@@ -74,6 +81,7 @@ export function startHttpServer(
     server.prependListener('request', (_req, res) => {
       if (closing && !res.headersSent) res.setHeader('connection', 'close');
     });
+    if (settings.onClientError) server.on('clientError', clientErrorListener(settings.onClientError));
     server.once('error', reject);
     server.once('listening', () => {
       resolve({
