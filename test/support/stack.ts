@@ -24,8 +24,8 @@ import { createTestDatabase, type TestDatabase, testRedisUrl, uniqueQueuePrefix 
 import { createTallyClient, type TallyClient } from '@tally/client';
 import {
   type CommittedRowsHandOff,
-  createCommittedRowsHandOff,
   createClientErrorReporter,
+  createCommittedRowsHandOff,
   createLogger,
   createProducerQueue,
   createRedisConnection,

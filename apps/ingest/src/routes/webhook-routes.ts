@@ -5,13 +5,7 @@ import {
   toRevenueCatInboxDraftFromBody,
   toStripeInboxDraftFromBody,
 } from '@tally/billing-core';
-import {
-  createFailedAuthLimiter,
-  createWindowedWarn,
-  type Logger,
-  matchesAnySecret,
-  sendError,
-} from '@tally/platform';
+import { createFailedAuthLimiter, createWindowedWarn, type Logger, matchesAnySecret, sendError } from '@tally/platform';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import type { InboxBatcher } from '../inbox-batcher';
 import { type IngestMetrics, providerLabelOf } from '../ingest-metrics';

@@ -21,7 +21,8 @@ export const clientErrorReasons: readonly ClientErrorReason[] = [
 
 function reasonOf(error: NodeJS.ErrnoException): ClientErrorReason {
   if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') return 'request_timeout';
-  if (error.code === 'HPE_HEADER_OVERFLOW' || error.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW') return 'headers_too_large';
+  if (error.code === 'HPE_HEADER_OVERFLOW' || error.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW')
+    return 'headers_too_large';
   // The client closing mid-request (EOF where the parser expected more) is a connection error.
   if (error.code === 'HPE_INVALID_EOF_STATE') return 'connection_error';
   if (typeof error.code === 'string' && error.code.startsWith('HPE_')) return 'malformed';
@@ -30,7 +31,10 @@ function reasonOf(error: NodeJS.ErrnoException): ClientErrorReason {
 
 const answers: Record<string, Buffer> = {
   ERR_HTTP_REQUEST_TIMEOUT: Buffer.from('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n', 'ascii'),
-  HPE_HEADER_OVERFLOW: Buffer.from('HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n', 'ascii'),
+  HPE_HEADER_OVERFLOW: Buffer.from(
+    'HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n',
+    'ascii',
+  ),
   HPE_CHUNK_EXTENSIONS_OVERFLOW: Buffer.from('HTTP/1.1 413 Payload Too Large\r\nConnection: close\r\n\r\n', 'ascii'),
 };
 const badRequest = Buffer.from('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n', 'ascii');
