@@ -2,10 +2,9 @@
 // `start:<name>` (scripts/stack.mjs, scripts/run.mjs), the bench, and — checked by
 // test/infra — the Kubernetes manifests and docker-compose.yml.
 //
-// ingest: a young generation of 4 MB semi-spaces instead of V8's default 16 MB. Ingest's
-// garbage is short-lived per-request buffers; smaller semi-spaces keep its peak RSS under
-// 200 MB at 50 concurrent connections (214 MB before, bench/README.md) with more, cheaper
-// scavenges and no measurable throughput cost in the bench.
+// ingest: 16 MB young-generation semi-spaces (stated explicitly) and a heap cap of 192 MB, 75 %
+// of the pod's 256 MiB limit, so V8 collects before the cgroup would kill the pod. Why those
+// values (and why the semi-spaces are no longer 4 MB): infra/README.md, "How the processes scale".
 // The list itself is node-flags.json, so the infra tests (TypeScript) read the same file.
 import { readFileSync } from 'node:fs';
 
