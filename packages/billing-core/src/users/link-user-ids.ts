@@ -80,28 +80,44 @@ export async function belongsToUser(
  * the same id wins, and this call's answer still names a user the id group reaches). Joins the
  * caller's transaction; creates the canonical user row.
  */
-export async function linkUserIds(
+export async function linkUserIds(uow: UnitOfWork, ids: readonly string[], options: LinkOptions = {}): Promise<string> {
+  const ordered = linkableIds(ids);
+  if (ordered.length === 0) throw new RangeError('linkUserIds needs at least one id');
+  // One round trip: each id's link, and whether it is a Tally user already.
+  const found = await findLinksSql(ordered.length)(uow.trx, ordered);
+  return linkFoundUserIds(uow, ordered, found.rows, options);
+}
+
+/** What findLinks reads of one id: its link (`link`, to `user_id`) or its user row (`user`). */
+export type FoundId = { kind: 'link' | 'user'; id: string; user_id: string };
+
+export interface LinkOptions {
+  inboxEventId?: number | null;
+  /**
+   * The caller is about to move the user's money: create the canonical user's empty wallet in
+   * the same statement as the user and the links (ensureWalletCtes), so the posting that
+   * follows finds it at once.
+   */
+  withWallet?: boolean;
+}
+
+/**
+ * linkUserIds after its look-up, for a caller that ran findLinksQuery for the ids `ordered`
+ * (linkableIds' answer, never empty) in the same transaction, within a statement of its own:
+ * picks the canonical user, then creates and links what is missing.
+ */
+export async function linkFoundUserIds(
   uow: UnitOfWork,
-  ids: readonly string[],
-  options: {
-    inboxEventId?: number | null;
-    /**
-     * The caller is about to move the user's money: create the canonical user's empty wallet in
-     * the same statement as the user and the links (ensureWalletCtes), so the posting that
-     * follows finds it at once.
-     */
-    withWallet?: boolean;
-  } = {},
+  ordered: readonly string[],
+  found: readonly FoundId[],
+  options: LinkOptions = {},
 ): Promise<string> {
   const { trx } = uow;
-  const ordered = linkableIds(ids);
   const first = ordered[0];
   if (first === undefined) throw new RangeError('linkUserIds needs at least one id');
-  // One round trip: each id's link, and whether it is a Tally user already.
-  const found = await findLinksSql(ordered.length)(trx, ordered);
   const linkOf = new Map<string, string>();
   const users = new Set<string>();
-  for (const row of found.rows) {
+  for (const row of found) {
     if (row.kind === 'link') linkOf.set(row.id, row.user_id);
     else users.add(row.id);
   }
@@ -136,8 +152,6 @@ export async function linkUserIds(
   return canonical;
 }
 
-type FoundId = { kind: 'link' | 'user'; id: string; user_id: string };
-
 /**
  * The look-up of linkUserIds, one precompiled statement per number of ids (db/precompiled-sql.ts).
  * (`IN` a list of parameters rather than `= ANY` an array: with an array Postgres expects ten
@@ -147,17 +161,25 @@ const findLinksByCount: ((trx: Transaction<DB>, ids: readonly string[]) => Promi
 function findLinksSql(count: number) {
   let statement = findLinksByCount[count];
   if (statement === undefined) {
-    statement = precompiledSql<readonly string[], FoundId>((s) => {
-      const list = sql.join(Array.from({ length: count }, (_, index) => s[index]));
-      return sql`
-        SELECT 'link' AS kind, alias AS id, user_id FROM user_aliases WHERE alias IN (${list})
-        UNION ALL
-        SELECT 'user', id, id FROM users WHERE id IN (${list})`;
-    });
+    statement = precompiledSql<readonly string[], FoundId>((s) =>
+      findLinksQuery(Array.from({ length: count }, (_, index) => s[index])),
+    );
     // Beyond a few ids (never seen from RevenueCat) the statement is compiled per call, as before.
     if (count <= 16) findLinksByCount[count] = statement;
   }
   return statement;
+}
+
+/**
+ * linkUserIds' look-up of `ids` (the rows of FoundId), also for a caller that runs it as a CTE
+ * of a bigger statement and hands its rows to linkFoundUserIds.
+ */
+export function findLinksQuery(ids: readonly unknown[]) {
+  const list = sql.join(ids);
+  return sql`
+        SELECT 'link' AS kind, alias AS id, user_id FROM user_aliases WHERE alias IN (${list})
+        UNION ALL
+        SELECT 'user', id, id FROM users WHERE id IN (${list})`;
 }
 
 type LinkValues = { canonical: string; inboxEventId: number | null; unlinked: readonly string[] };
