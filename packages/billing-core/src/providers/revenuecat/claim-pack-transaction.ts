@@ -1,8 +1,16 @@
 import { precompiledSql } from '@tally/platform/db';
 import { sql, type Transaction } from 'kysely';
 import type { DB } from '../../db/schema';
+import { markWalletEnsured } from '../../ledger/ensure-wallet';
 import type { UnitOfWork } from '../../unit-of-work/unit-of-work';
-import { type FoundId, findLinksQuery, linkableIds, linkFoundUserIds } from '../../users/link-user-ids';
+import {
+  type FoundId,
+  findLinksQuery,
+  type LinkValues,
+  linkableIds,
+  linkWriteCtes,
+  planLinks,
+} from '../../users/link-user-ids';
 
 /** A token pack credit's claim on a store transaction, without the user it credits. */
 export interface PackClaim {
@@ -31,22 +39,26 @@ export async function claimPackTransaction(
   trx: Transaction<DB>,
   claim: PackClaim & { userId: string },
 ): Promise<PackTransactionHolder> {
-  const inserted = (await claimSql(trx, claim)).rows[0];
-  if (inserted) return inserted;
-  // A statement of its own: its snapshot sees the row of a claimer that committed while the
-  // insert waited on the key.
+  return (await claimSql(trx, claim)).rows[0] ?? heldClaim(trx, claim);
+}
+
+/**
+ * The row of a claim that conflicted, in a statement of its own: its snapshot sees the row of a
+ * claimer that committed while the insert waited on the key.
+ */
+async function heldClaim(trx: Transaction<DB>, claim: PackClaim): Promise<PackTransactionHolder> {
   const holder = (await holderSql(trx, claim)).rows[0];
   if (!holder) throw new Error(`store transaction ${claim.transactionId} conflicted but its row cannot be read`);
   return holder;
 }
 
 /**
- * linkUserIds (withWallet) and then claimPackTransaction for the canonical user, in one round
- * trip in the common case: the look-up of the ids' links and, when every id is already linked to
- * one user (linkUserIds then writes nothing and answers that user), the claim for that user, in
- * one statement. Otherwise (an id to link, a user to create, or a claim that conflicted) the
- * claim runs on its own after the links, as claimPackTransaction. Answers the canonical user and
- * the row that holds the store transaction.
+ * linkUserIds (withWallet) and then claimPackTransaction for the canonical user, in two
+ * statements instead of three or four: the look-up of the ids' links with, when every id is
+ * already linked to one user (linkUserIds then writes nothing and answers that user), the claim
+ * for that user; otherwise linkUserIds' write (the user, its wallet, the links) with the claim
+ * for the canonical user it picked. A claim that conflicted is read in a statement of its own
+ * (claimPackTransaction). Answers the canonical user and the row that holds the store transaction.
  */
 export async function linkUserIdsAndClaimPack(
   uow: UnitOfWork,
@@ -62,20 +74,28 @@ export async function linkUserIdsAndClaimPack(
   let claimed: PackTransactionHolder | undefined;
   for (const row of rows) {
     if (row.kind === 'claimed') {
-      claimed = {
-        user_id: row.user_id,
-        inbox_event_id: row.inbox_event_id as number,
-        ledger_reference: row.ledger_reference as string,
-      };
-    } else found.push(row as FoundId);
+      claimed = { user_id: row.user_id, inbox_event_id: row.inbox_event_id, ledger_reference: row.ledger_reference };
+    } else found.push(row);
   }
-  const userId = await linkFoundUserIds(uow, ordered, found, { inboxEventId: claim.inboxEventId, withWallet: true });
-  if (claimed === undefined) return { userId, holder: await claimPackTransaction(uow.trx, { ...claim, userId }) };
-  // The statement claimed for the one user all ids are linked to: linkFoundUserIds' answer then.
-  if (claimed.user_id !== userId) {
-    throw new Error(`store transaction ${claim.transactionId} was claimed for ${claimed.user_id}, not ${userId}`);
+  const plan = planLinks(ordered, found);
+  if (plan.kind === 'linked') {
+    if (claimed === undefined)
+      return { userId: plan.userId, holder: await claimPackTransaction(uow.trx, { ...claim, userId: plan.userId }) };
+    // The statement claimed for the one user every id is linked to: the plan's user.
+    if (claimed.user_id !== plan.userId) {
+      throw new Error(
+        `store transaction ${claim.transactionId} was claimed for ${claimed.user_id}, not ${plan.userId}`,
+      );
+    }
+    return { userId: plan.userId, holder: claimed };
   }
-  return { userId, holder: claimed };
+  if (claimed !== undefined)
+    throw new Error(`store transaction ${claim.transactionId} was claimed before its ids were linked`);
+  const { canonical, unlinked } = plan;
+  const linkAndClaim = unlinked.length === 0 ? linkAndClaimSql.walletOnly : linkAndClaimSql.walletAndLinks;
+  const inserted = (await linkAndClaim(uow.trx, { ...claim, canonical, unlinked })).rows[0];
+  markWalletEnsured(uow, canonical);
+  return { userId: canonical, holder: inserted ?? (await heldClaim(uow.trx, claim)) };
 }
 
 /** A store transaction as RevenueCat bodies carry it (a string, or digits sent as a number); null otherwise. */
@@ -94,6 +114,22 @@ const claimSql = precompiledSql<PackClaim & { userId: string }, PackTransactionH
     ON CONFLICT (store_transaction_id) DO NOTHING
     RETURNING user_id, inbox_event_id, ledger_reference`,
 );
+
+/** linkUserIds' write (withWallet: the user and its wallet, and the links) and then the claim for the canonical user. */
+function linkAndClaimStatement(withLinks: boolean) {
+  return precompiledSql<PackClaim & LinkValues, PackTransactionHolder>(
+    (s) => sql`
+      WITH ${linkWriteCtes(s, true, withLinks)},
+      claim AS (
+        INSERT INTO revenuecat_pack_transactions
+          (store_transaction_id, user_id, product_id, ledger_reference, inbox_event_id, verified)
+        VALUES (${s.transactionId}, ${s.canonical}, ${s.productId}, ${s.reference}, ${s.inboxEventId}, ${s.verified})
+        ON CONFLICT (store_transaction_id) DO NOTHING
+        RETURNING user_id, inbox_event_id, ledger_reference)
+      SELECT user_id, inbox_event_id, ledger_reference FROM claim`,
+  );
+}
+const linkAndClaimSql = { walletOnly: linkAndClaimStatement(false), walletAndLinks: linkAndClaimStatement(true) };
 
 const holderSql = precompiledSql<{ transactionId: string }, PackTransactionHolder>(
   (s) => sql`
