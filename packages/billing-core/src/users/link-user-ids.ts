@@ -80,45 +80,44 @@ export async function belongsToUser(
  * the same id wins, and this call's answer still names a user the id group reaches). Joins the
  * caller's transaction; creates the canonical user row.
  */
-export async function linkUserIds(
-  uow: UnitOfWork,
-  ids: readonly string[],
-  options: {
-    inboxEventId?: number | null;
-    /**
-     * The caller is about to move the user's money: create the canonical user's empty wallet in
-     * the same statement as the user and the links (ensureWalletCtes), so the posting that
-     * follows finds it at once.
-     */
-    withWallet?: boolean;
-  } = {},
-): Promise<string> {
-  const { trx } = uow;
+export async function linkUserIds(uow: UnitOfWork, ids: readonly string[], options: LinkOptions = {}): Promise<string> {
   const ordered = linkableIds(ids);
-  const first = ordered[0];
-  if (first === undefined) throw new RangeError('linkUserIds needs at least one id');
+  if (ordered.length === 0) throw new RangeError('linkUserIds needs at least one id');
   // One round trip: each id's link, and whether it is a Tally user already.
-  const found = await findLinksSql(ordered.length)(trx, ordered);
-  const linkOf = new Map<string, string>();
-  const users = new Set<string>();
-  for (const row of found.rows) {
-    if (row.kind === 'link') linkOf.set(row.id, row.user_id);
-    else users.add(row.id);
-  }
-  // The common case: every id is already linked, all to one user (links are only ever made
-  // together with the user row, so that user exists).
-  const firstLink = linkOf.get(first);
-  if (firstLink !== undefined && ordered.every((id) => linkOf.get(id) === firstLink)) return firstLink;
-  const canonical =
-    ordered.map((id) => linkOf.get(id)).find((user) => user !== undefined) ??
-    ordered.find((id) => users.has(id)) ??
-    ordered.find((id) => !isAnonymousRevenueCatId(id)) ??
-    first;
+  const found = await findLinksSql(ordered.length)(uow.trx, ordered);
+  return linkFoundUserIds(uow, ordered, found.rows, options);
+}
 
+/** What findLinks reads of one id: its link (`link`, to `user_id`) or its user row (`user`). */
+export type FoundId = { kind: 'link' | 'user'; id: string; user_id: string };
+
+export interface LinkOptions {
+  inboxEventId?: number | null;
+  /**
+   * The caller is about to move the user's money: create the canonical user's empty wallet in
+   * the same statement as the user and the links (ensureWalletCtes), so the posting that
+   * follows finds it at once.
+   */
+  withWallet?: boolean;
+}
+
+/**
+ * linkUserIds after its look-up, for a caller that ran findLinksQuery for the ids `ordered`
+ * (linkableIds' answer, never empty) in the same transaction, within a statement of its own:
+ * picks the canonical user, then creates and links what is missing.
+ */
+async function linkFoundUserIds(
+  uow: UnitOfWork,
+  ordered: readonly string[],
+  found: readonly FoundId[],
+  options: LinkOptions = {},
+): Promise<string> {
+  const plan = planLinks(ordered, found);
+  if (plan.kind === 'linked') return plan.userId;
+  const { canonical, unlinked } = plan;
   // One statement: the canonical user (and, withWallet, its wallet) if missing, then every id not
   // linked yet linked to it (the foreign keys are checked at the end of the statement, when the
   // user row exists).
-  const unlinked = [canonical, ...ordered].filter((id, index, all) => !linkOf.has(id) && all.indexOf(id) === index);
   const withWallet = options.withWallet === true;
   const link = withWallet
     ? unlinked.length === 0
@@ -127,7 +126,7 @@ export async function linkUserIds(
     : unlinked.length === 0
       ? linkSql.userOnly
       : linkSql.userAndLinks;
-  await link(trx, {
+  await link(uow.trx, {
     canonical,
     inboxEventId: options.inboxEventId ?? null,
     unlinked,
@@ -136,7 +135,38 @@ export async function linkUserIds(
   return canonical;
 }
 
-type FoundId = { kind: 'link' | 'user'; id: string; user_id: string };
+/**
+ * What linkUserIds does after its look-up: `linked`, every id already linked to one user (that
+ * user exists: links are only ever made together with the user row), nothing to write; or
+ * `write`, the canonical user to create if missing and the ids to link to it (linkWriteCtes).
+ */
+export type LinkPlan =
+  | { kind: 'linked'; userId: string }
+  | { kind: 'write'; canonical: string; unlinked: readonly string[] };
+
+/** linkUserIds' choice of the canonical user (the rule order above) from its look-up's rows. */
+export function planLinks(ordered: readonly string[], found: readonly FoundId[]): LinkPlan {
+  const first = ordered[0];
+  if (first === undefined) throw new RangeError('linkUserIds needs at least one id');
+  const linkOf = new Map<string, string>();
+  const users = new Set<string>();
+  for (const row of found) {
+    if (row.kind === 'link') linkOf.set(row.id, row.user_id);
+    else users.add(row.id);
+  }
+  // The common case: every id is already linked, all to one user.
+  const firstLink = linkOf.get(first);
+  if (firstLink !== undefined && ordered.every((id) => linkOf.get(id) === firstLink)) {
+    return { kind: 'linked', userId: firstLink };
+  }
+  const canonical =
+    ordered.map((id) => linkOf.get(id)).find((user) => user !== undefined) ??
+    ordered.find((id) => users.has(id)) ??
+    ordered.find((id) => !isAnonymousRevenueCatId(id)) ??
+    first;
+  const unlinked = [canonical, ...ordered].filter((id, index, all) => !linkOf.has(id) && all.indexOf(id) === index);
+  return { kind: 'write', canonical, unlinked };
+}
 
 /**
  * The look-up of linkUserIds, one precompiled statement per number of ids (db/precompiled-sql.ts).
@@ -147,36 +177,55 @@ const findLinksByCount: ((trx: Transaction<DB>, ids: readonly string[]) => Promi
 function findLinksSql(count: number) {
   let statement = findLinksByCount[count];
   if (statement === undefined) {
-    statement = precompiledSql<readonly string[], FoundId>((s) => {
-      const list = sql.join(Array.from({ length: count }, (_, index) => s[index]));
-      return sql`
-        SELECT 'link' AS kind, alias AS id, user_id FROM user_aliases WHERE alias IN (${list})
-        UNION ALL
-        SELECT 'user', id, id FROM users WHERE id IN (${list})`;
-    });
+    statement = precompiledSql<readonly string[], FoundId>((s) =>
+      findLinksQuery(Array.from({ length: count }, (_, index) => s[index])),
+    );
     // Beyond a few ids (never seen from RevenueCat) the statement is compiled per call, as before.
     if (count <= 16) findLinksByCount[count] = statement;
   }
   return statement;
 }
 
-type LinkValues = { canonical: string; inboxEventId: number | null; unlinked: readonly string[] };
+/**
+ * linkUserIds' look-up of `ids` (the rows of FoundId), also for a caller that runs it as a CTE
+ * of a bigger statement and hands its rows to linkFoundUserIds.
+ */
+export function findLinksQuery(ids: readonly unknown[]) {
+  const list = sql.join(ids);
+  return sql`
+        SELECT 'link' AS kind, alias AS id, user_id FROM user_aliases WHERE alias IN (${list})
+        UNION ALL
+        SELECT 'user', id, id FROM users WHERE id IN (${list})`;
+}
 
-/** linkUserIds' write, precompiled per shape: the user alone or with its wallet, links or none. */
-function linkStatement(withWallet: boolean, withLinks: boolean) {
-  return precompiledSql<LinkValues>((s) => {
-    const userCtes = withWallet
-      ? ensureWalletCtes(s.canonical)
-      : sql`new_user AS (INSERT INTO users (id) VALUES (${s.canonical}) ON CONFLICT (id) DO NOTHING)`;
-    const newLinks = withLinks
-      ? sql`, new_links AS (
+export type LinkValues = { canonical: string; inboxEventId: number | null; unlinked: readonly string[] };
+
+/**
+ * linkUserIds' write as CTEs (`new_user`, with the wallet `new_wallet`, with links `new_links`)
+ * another statement can start with: the canonical user (and its wallet) if missing, then the
+ * ids not linked yet linked to it. The caller calls markWalletEnsured after, withWallet.
+ */
+export function linkWriteCtes(
+  s: { readonly [K in keyof LinkValues]: LinkValues[K] },
+  withWallet: boolean,
+  withLinks: boolean,
+) {
+  const userCtes = withWallet
+    ? ensureWalletCtes(s.canonical)
+    : sql`new_user AS (INSERT INTO users (id) VALUES (${s.canonical}) ON CONFLICT (id) DO NOTHING)`;
+  const newLinks = withLinks
+    ? sql`, new_links AS (
           INSERT INTO user_aliases (alias, user_id, inbox_event_id)
           SELECT alias, ${s.canonical}, ${s.inboxEventId}::bigint
             FROM unnest(${s.unlinked}::text[]) AS alias
           ON CONFLICT (alias) DO NOTHING)`
-      : sql``;
-    return sql`WITH ${userCtes}${newLinks} SELECT 1`;
-  });
+    : sql``;
+  return sql`${userCtes}${newLinks}`;
+}
+
+/** linkUserIds' write, precompiled per shape: the user alone or with its wallet, links or none. */
+function linkStatement(withWallet: boolean, withLinks: boolean) {
+  return precompiledSql<LinkValues>((s) => sql`WITH ${linkWriteCtes(s, withWallet, withLinks)} SELECT 1`);
 }
 const linkSql = {
   userOnly: linkStatement(false, false),

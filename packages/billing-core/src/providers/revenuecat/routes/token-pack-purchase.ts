@@ -6,9 +6,9 @@ import { postLedgerEntry } from '../../../ledger/post-ledger-entry';
 import type { ProviderPorts } from '../../../ports/provider-ports';
 import { references } from '../../../references';
 import type { UnitOfWork } from '../../../unit-of-work/unit-of-work';
-import { linkableIds, linkUserIds, revenueCatConfirmedIds } from '../../../users/link-user-ids';
+import { linkableIds, revenueCatConfirmedIds } from '../../../users/link-user-ids';
 import { defineRoute } from '../../shared/create-provider-handler';
-import { claimPackTransaction, toStoreTransactionId } from '../claim-pack-transaction';
+import { linkUserIdsAndClaimPack, toStoreTransactionId } from '../claim-pack-transaction';
 import type { RevenueCatEvent } from '../revenuecat-event';
 
 /**
@@ -46,7 +46,6 @@ export function createTokenPackPurchaseRoute(deps: {
     row: InboxEventRow,
     verification: Verification | undefined,
   ): Promise<HandlerResult> {
-    const { trx } = uow;
     const productId = event.product_id ?? '';
     const pack = packOf(event);
     if (!pack) return ignored('not_in_catalog', `product ${productId || '(none)'} is not a catalog token pack`);
@@ -58,12 +57,11 @@ export function createTokenPackPurchaseRoute(deps: {
     if (ids.length === 0) throw new InvalidEventError('NON_RENEWING_PURCHASE without app_user_id');
     const transactionId = verified?.transactionId ?? toStoreTransactionId(event.transaction_id);
     if (transactionId === null) throw new InvalidEventError('NON_RENEWING_PURCHASE without transaction_id');
-    // A purchase under an anonymous id or an old alias credits the user the ids are linked to.
-    const userId = await linkUserIds(uow, ids, { inboxEventId: row.id, withWallet: true });
     const reference = references.revenuecatEvent(event.id);
-    const claimed = await claimPackTransaction(trx, {
+    // A purchase under an anonymous id or an old alias credits the user the ids are linked to;
+    // the store transaction is claimed for that user (one statement when the ids are all linked).
+    const { userId, holder: claimed } = await linkUserIdsAndClaimPack(uow, ids, {
       transactionId,
-      userId,
       productId,
       reference,
       inboxEventId: row.id,
