@@ -45,18 +45,36 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
 }
 if (loops.length > 0)
   log(`${loops.length} busy loops started (CHAOS_STARVE): pids ${loops.map((loop) => loop.pid).join(' ')}`);
+// The harness plays the outside world (providers, the app, the fake AI service, SMTP), which in
+// production runs on other machines: under CHAOS_STARVE it runs at nice -10 and starts every
+// process under test at nice 0 again (TALLY_UNDER_TEST_NICE, test/support/under-test-priority.ts),
+// so the busy loops starve the machine under test, not the providers. CHAOS_STARVE_HARNESS=1
+// starves the harness too (how the first starved runs were made: the simulator's own requests
+// then went out late, docs/reliability.md#starvation).
+const raiseHarness = loops.length > 0 && process.env.CHAOS_STARVE_HARNESS !== '1';
+if (raiseHarness) log('the harness (the providers, the app) at nice -10; the processes under test at nice 0');
 let status = 0;
 for (const via of passes) {
   log(`chaos suite (profile ${profile}${via === '1' ? ', through PgBouncer' : ''})`);
+  const jestArgs = [
+    path.join(root, 'node_modules/jest/bin/jest.js'),
+    '-c',
+    path.join(root, 'jest.chaos.config.js'),
+    ...process.argv.slice(2),
+  ];
   const jest = spawnSync(
-    process.execPath,
-    [
-      path.join(root, 'node_modules/jest/bin/jest.js'),
-      '-c',
-      path.join(root, 'jest.chaos.config.js'),
-      ...process.argv.slice(2),
-    ],
-    { cwd: root, stdio: 'inherit', env: { ...process.env, CHAOS_SEED: seed, CHAOS_VIA_PGBOUNCER: via } },
+    raiseHarness ? 'nice' : process.execPath,
+    raiseHarness ? ['-n', '-10', process.execPath, ...jestArgs] : jestArgs,
+    {
+      cwd: root,
+      stdio: 'inherit',
+      env: {
+        ...process.env,
+        CHAOS_SEED: seed,
+        CHAOS_VIA_PGBOUNCER: via,
+        ...(raiseHarness ? { TALLY_UNDER_TEST_NICE: '10' } : {}),
+      },
+    },
   );
   if ((jest.status ?? 1) !== 0) status = jest.status ?? 1;
 }

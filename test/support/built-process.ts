@@ -1,6 +1,7 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { atNormalPriority } from './under-test-priority';
 
 export const repoRoot = path.resolve(__dirname, '../..');
 
@@ -40,7 +41,8 @@ export class RunningProcess {
     } = {},
   ) {
     const args = options.viaRootScript ? [path.join(repoRoot, 'scripts/run.mjs'), app] : [builtMain(app)];
-    const [command, commandArgs] = options.wrap ? options.wrap(process.execPath, args) : [process.execPath, args];
+    const [wrapped, wrappedArgs] = options.wrap ? options.wrap(process.execPath, args) : [process.execPath, args];
+    const [command, commandArgs] = atNormalPriority(wrapped, wrappedArgs);
     this.child = spawn(command, commandArgs, {
       env: { PATH: process.env.PATH ?? '', ...env },
       cwd: options.viaRootScript ? repoRoot : path.join(repoRoot, 'test'),
@@ -105,7 +107,7 @@ export function runCli(
   env: Record<string, string>,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [builtMain('cli'), ...args], {
+    const child = spawn(...atNormalPriority(process.execPath, [builtMain('cli'), ...args]), {
       env: { PATH: process.env.PATH ?? '', ...env },
       cwd: path.join(repoRoot, 'test'),
     });

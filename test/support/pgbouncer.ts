@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { freePort } from './ports';
+import { atNormalPriority } from './under-test-priority';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -117,7 +118,9 @@ export class PgBouncer {
   /** Starts an incarnation; true once it listens on the port (within 10 s), false if it exited or never did. */
   private async spawn(): Promise<boolean> {
     const asRoot = process.getuid?.() === 0 ? ['-u', 'nobody'] : [];
-    const child = spawn(pgBouncerBinary(), [...asRoot, this.iniPath], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(...atNormalPriority(pgBouncerBinary(), [...asRoot, this.iniPath]), {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     this.child = child;
     let own = '';
     const append = (chunk: Buffer) => {

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from './ports';
+import { atNormalPriority } from './under-test-priority';
 
 const run = promisify(execFile);
 const binDir = process.env.TEST_POSTGRES_BIN_DIR ?? '/usr/lib/postgresql/15/bin';
@@ -17,7 +18,9 @@ function isRoot(): boolean {
 /** Runs a Postgres binary, as the `postgres` user when the tests run as root. */
 async function runServerCommand(binary: string, args: string[]): Promise<string> {
   const file = path.join(binDir, binary);
-  const [command, commandArgs] = isRoot() ? ['runuser', ['-u', serverUser, '--', file, ...args]] : [file, args];
+  const [command, commandArgs] = atNormalPriority(
+    ...((isRoot() ? ['runuser', ['-u', serverUser, '--', file, ...args]] : [file, args]) as [string, string[]]),
+  );
   try {
     const { stdout } = await run(command, commandArgs, { timeout: 60_000 });
     return stdout;

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import net from 'node:net';
 import { freePort } from './ports';
+import { atNormalPriority } from './under-test-priority';
 
 /** Sends a raw PING and waits for +PONG; leaves no client or timer behind. */
 function answersPing(port: number): Promise<boolean> {
@@ -37,8 +38,7 @@ export class DisposableRedis {
 
   async startServer(): Promise<void> {
     this.process = spawn(
-      'redis-server',
-      [
+      ...atNormalPriority('redis-server', [
         '--port',
         String(this.port),
         '--bind',
@@ -53,7 +53,7 @@ export class DisposableRedis {
         'no',
         '--maxmemory-policy',
         'noeviction',
-      ],
+      ]),
       { stdio: 'ignore' },
     );
     const deadline = Date.now() + 10_000;

@@ -368,6 +368,11 @@ export class ChaosCluster {
             STRIPE_WEBHOOK_SECRETS: chaosStripeSecret,
             REVENUECAT_WEBHOOK_AUTH: chaosRevenueCatAuth,
             INGEST_ANSWER_DEADLINE_MS: String(chaosIngestAnswerDeadlineMs),
+            // CHAOS_INGEST_MAX_IN_FLIGHT: the ingests' admission cap (0: off), to compare a run with
+            // and without it (docs/reliability.md#starvation); unset, ingest's default.
+            ...(process.env.CHAOS_INGEST_MAX_IN_FLIGHT
+              ? { INGEST_MAX_IN_FLIGHT: process.env.CHAOS_INGEST_MAX_IN_FLIGHT }
+              : {}),
             ...options.ingestEnv,
           },
           'ingest listening',
