@@ -152,11 +152,15 @@ export function createBenchContext(env = process.env) {
     process.stderr.write(`[bench ${((Date.now() - startedAt) / 1000).toFixed(0).padStart(4)}s] ${message}\n`);
   }
 
-  async function startTallyIngest(databaseUrl, prefix) {
+  /**
+   * Experiments only (bench/ingest-cpu.mjs): `checkout`, the built ingest of another checkout;
+   * `nodeFlags`, other node flags than the launchers'; `extraEnv`, more settings.
+   */
+  async function startTallyIngest(databaseUrl, prefix, { checkout, name = 'tally-ingest', nodeFlags, extraEnv } = {}) {
     const port = await freePort();
     const handle = startNode(
-      'tally-ingest',
-      ingestMain,
+      name,
+      checkout ? path.join(checkout, 'apps/ingest/dist/main.js') : ingestMain,
       {
         ...tallyEnvironment,
         DATABASE_URL: databaseUrl,
@@ -166,9 +170,10 @@ export function createBenchContext(env = process.env) {
         STRIPE_WEBHOOK_SECRETS: secret,
         REVENUECAT_WEBHOOK_AUTH: revenueCatAuthorization,
         ...tallyIngestExtraEnv,
+        ...extraEnv,
       },
       [],
-      tallyIngestNodeFlags,
+      nodeFlags ?? tallyIngestNodeFlags,
     );
     await waitForHttp(handle, `http://127.0.0.1:${port}/healthz`);
     return {
@@ -210,14 +215,21 @@ export function createBenchContext(env = process.env) {
 
   async function startBareEndpoint(mode, databaseUrl, prefix) {
     const port = await freePort();
-    const handle = startNode(`bare-${mode}`, bareEndpoint, {
-      MODE: mode,
-      PORT: String(port),
-      DATABASE_URL: databaseUrl,
-      REDIS_URL: redisUrl,
-      QUEUE_PREFIX: prefix ?? '',
-      STRIPE_SECRET: secret,
-    });
+    const handle = startNode(
+      `bare-${mode}`,
+      bareEndpoint,
+      {
+        MODE: mode,
+        PORT: String(port),
+        DATABASE_URL: databaseUrl,
+        REDIS_URL: redisUrl,
+        QUEUE_PREFIX: prefix ?? '',
+        STRIPE_SECRET: secret,
+      },
+      [],
+      // Profiling only (not for figures): node flags for the bare endpoints, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
+      (env.BENCH_BASELINE_NODE_FLAGS ?? '').split(' ').filter(Boolean),
+    );
     await waitForHttp(handle, `http://127.0.0.1:${port}/healthz`);
     return { handle, url: `http://127.0.0.1:${port}/webhooks/stripe` };
   }

@@ -30,13 +30,19 @@ export function peakRssMb(pid) {
 
 /** CPU time (user + system) a live process has used, in seconds (Linux /proc; clock ticks of 10 ms). */
 export function cpuSeconds(pid) {
+  const { user, system } = cpuTimes(pid);
+  return user + system;
+}
+
+/** User and system CPU seconds a live process has used, apart (NaN when it is gone). */
+export function cpuTimes(pid) {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Fields after the command name (which may contain spaces) start after the last ')'.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
+    return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 };
   } catch {
-    return Number.NaN;
+    return { user: Number.NaN, system: Number.NaN };
   }
 }
 
@@ -73,6 +79,7 @@ export function startNode(name, script, env, args = [], nodeFlags = []) {
     },
     peakRssMb: () => peakRssMb(child.pid),
     cpuSeconds: () => cpuSeconds(child.pid),
+    cpuTimes: () => cpuTimes(child.pid),
     async stop(timeoutMs = 15_000) {
       if (exited) return exit;
       child.kill('SIGTERM');
