@@ -67,7 +67,7 @@ try {
   for (const name of names) {
     const m = (key) => median(runs[name].map((run) => run[key]));
     console.log(
-      `${name.padEnd(6)} ${round(m('rps'))} req/s; CPU µs per accepted request ${m('cpuUs')} (user ${m('userUs')}, system ${m('systemUs')})`,
+      `${name.padEnd(6)} ${round(m('rps'))} req/s; CPU µs per accepted request ${m('cpuUs')} (user ${m('userUs')}, system ${m('systemUs')}); peak RSS ${round(endpoints[name].handle.peakRssMb())} MB`,
     );
   }
   const floorCpu = median(runs.floor.map((run) => run.cpuUs));
