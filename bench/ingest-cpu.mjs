@@ -38,7 +38,12 @@ try {
   const names = Object.keys(endpoints);
   const count = Math.ceil(4000 * 1.6 * settings.maxSeconds) + settings.connections * 4;
   for (const name of names) {
-    await runClosedLoop({ url: endpoints[name].url, connections: settings.connections, durationSeconds: 2, items: ctx.events(count) });
+    await runClosedLoop({
+      url: endpoints[name].url,
+      connections: settings.connections,
+      durationSeconds: 2,
+      items: ctx.events(count),
+    });
   }
   const runs = Object.fromEntries(names.map((name) => [name, []]));
   for (let pass = 0; pass < rounds; pass += 1) {
