@@ -1410,6 +1410,27 @@ function guardPattern(from) {
   return new RegExp(words.join('\\s+'));
 }
 
+const usage = `usage: npm run test:mutations            every mutation: remove a guard, run its tests, expect a failure, restore
+       MUTATIONS=<part of a name> ...   only the mutations whose name contains it
+       MUTATIONS_DRY_RUN=1 ...          only check that every guard is still found (no file is edited)
+       node scripts/mutation-check.mjs --list   the mutations' names and the tests that must catch them`;
+const args = process.argv.slice(2);
+if (args.includes('--help') || args.includes('-h')) {
+  console.log(usage);
+  process.exit(0);
+}
+if (args.includes('--list')) {
+  for (const mutation of mutations)
+    console.log(`${mutation.name}\n    ${mutation.file} -> ${mutation.tests.join(' ')}`);
+  process.exit(0);
+}
+// Settings come from the environment; an argument here is a mistake, and the full check edits
+// the tree, so it does not start on one.
+if (args.length > 0) {
+  console.error(`unknown argument ${args[0]}\n${usage}`);
+  process.exit(2);
+}
+
 const only = process.env.MUTATIONS;
 let survived = 0;
 for (const mutation of mutations.filter((m) => !only || m.name.includes(only))) {
