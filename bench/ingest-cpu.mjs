@@ -25,7 +25,11 @@ try {
   };
   const flagsB = process.env.BENCH_INGEST_B_NODE_FLAGS?.split(' ').filter(Boolean);
   const envB = process.env.BENCH_INGEST_B_ENV
-    ? Object.fromEntries(process.env.BENCH_INGEST_B_ENV.split(',').map((pair) => pair.split('=')))
+    ? Object.fromEntries(
+        process.env.BENCH_INGEST_B_ENV.split(',')
+          .filter(Boolean)
+          .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+      )
     : undefined;
   if (checkoutB || flagsB || envB) {
     endpoints.B = await ctx.startTallyIngest(databaseUrl, resources.prefix('ingest-b'), {
