@@ -75,6 +75,23 @@ export function machine() {
 }
 
 /** Each round runs the targets in a different (rotated) order, so drift hits them alike. */
+/**
+ * An experiment's settings list, `K=V,K=V` (a value may contain '=', not ','), as an object; a
+ * pair without '=' is refused rather than read as a misspelt name.
+ */
+export function parseEnvList(name, text = '') {
+  return Object.fromEntries(
+    text
+      .split(',')
+      .filter(Boolean)
+      .map((pair) => {
+        const at = pair.indexOf('=');
+        if (at <= 0) throw new Error(`${name}: expected K=V,K=V, got "${pair}"`);
+        return [pair.slice(0, at), pair.slice(at + 1)];
+      }),
+  );
+}
+
 export function rotated(list, pass) {
   const shift = pass % list.length;
   return [...list.slice(shift), ...list.slice(0, shift)];
@@ -130,12 +147,7 @@ export function createBenchContext(env = process.env) {
   const bareEndpoint = path.join(root, 'bench/baselines/bare-endpoint.mjs');
   const bareWorker = path.join(root, 'bench/baselines/bare-worker.mjs');
   /** Experiments only (not for figures): extra environment for Tally's ingest, e.g. "INGEST_BATCH_CONCURRENCY=2". */
-  const tallyIngestExtraEnv = Object.fromEntries(
-    (env.BENCH_INGEST_ENV ?? '')
-      .split(',')
-      .filter(Boolean)
-      .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
-  );
+  const tallyIngestExtraEnv = parseEnvList('BENCH_INGEST_ENV', env.BENCH_INGEST_ENV);
   /**
    * Tally's ingest runs with the node flags every launcher gives it (scripts/node-flags.mjs);
    * BENCH_INGEST_NODE_FLAGS replaces them for experiments (not for figures).
@@ -200,12 +212,7 @@ export function createBenchContext(env = process.env) {
         // alone; the relay, email and other loops run in the scheduler deployment.
         WORKER_ROLES: 'inbox',
         // Experiments only (not for figures): `BENCH_TALLY_WORKER_ENV=K=V,K=V` adds worker settings.
-        ...Object.fromEntries(
-          (env.BENCH_TALLY_WORKER_ENV ?? '')
-            .split(',')
-            .filter(Boolean)
-            .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
-        ),
+        ...parseEnvList('BENCH_TALLY_WORKER_ENV', env.BENCH_TALLY_WORKER_ENV),
         ...extraEnv,
       },
       [],

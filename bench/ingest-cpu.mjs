@@ -7,7 +7,7 @@
 // rounds (default 5) in rotated order, on a private Postgres cluster when the binaries exist.
 // Prints every run and the medians: an A/B of ingest builds that does not need the whole bench
 // (whose ingest phase also runs the bare endpoints, pgbench and the fixed rates).
-import { createBenchContext, rotated } from './context.mjs';
+import { createBenchContext, parseEnvList, rotated } from './context.mjs';
 import { runClosedLoop } from './lib/closed-loop.mjs';
 import { median, round } from './lib/stats.mjs';
 
@@ -25,11 +25,7 @@ try {
   };
   const flagsB = process.env.BENCH_INGEST_B_NODE_FLAGS?.split(' ').filter(Boolean);
   const envB = process.env.BENCH_INGEST_B_ENV
-    ? Object.fromEntries(
-        process.env.BENCH_INGEST_B_ENV.split(',')
-          .filter(Boolean)
-          .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
-      )
+    ? parseEnvList('BENCH_INGEST_B_ENV', process.env.BENCH_INGEST_B_ENV)
     : undefined;
   if (checkoutB || flagsB || envB) {
     endpoints.B = await ctx.startTallyIngest(databaseUrl, resources.prefix('ingest-b'), {
