@@ -1,8 +1,7 @@
 // The minimal worker's side of the drain (baselines/minimal-worker.mjs): its one-index inbox
 // table, a backlog of rows and jobs, and pgbench running the same transaction on those rows.
 import { writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { scriptPath } from './pgbench.mjs';
 import { bullmq, loadAdvisoryLocks, Redis } from './workspace.mjs';
 
 /** One index: the primary key on the provider's event id, which is also the dedupe. */
@@ -46,7 +45,7 @@ export async function fillMinimalBacklog({ pool, redisUrl, prefix, flow, events,
  */
 export function minimalCreditScript(flow) {
   const { USER_LOCK_NAMESPACE } = loadAdvisoryLocks();
-  const file = path.join(tmpdir(), `tally-bench-minimal-${flow}-${process.pid}.sql`);
+  const file = scriptPath(`minimal-${flow}.sql`);
   const stripe = flow === 'stripe';
   // The row's columns, as fillMinimalBacklog wrote them (pgbench has no string parameters in
   // simple mode, so the values are derived from the row number like the fill did).

@@ -1,6 +1,6 @@
 // pgbench baselines: what Postgres itself does on this machine with the same statements.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { stripeTokenPackEvent } from './stripe-events.mjs';
@@ -14,12 +14,24 @@ export function pgbenchPath() {
   return which.status === 0 ? which.stdout.trim() : null;
 }
 
-const dir = mkdtempSync(path.join(tmpdir(), 'tally-bench-'));
+let dir;
+
+/**
+ * Where a pgbench script of this run goes: one temporary folder, made on first use and removed
+ * when the process exits (also after a failure: the bench exits through process.exit).
+ */
+export function scriptPath(name) {
+  if (dir === undefined) {
+    dir = mkdtempSync(path.join(tmpdir(), 'tally-bench-'));
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  }
+  return path.join(dir, name);
+}
 
 /** The one-row inbox insert, with a 3 KB body like the HTTP runs. */
 export function insertScript() {
   const body = stripeTokenPackEvent({ eventId: 'evt_pgbench', paymentIntentId: 'pi_pgbench', userId: 'bench-user-1' });
-  const file = path.join(dir, 'inbox-insert.sql');
+  const file = scriptPath('inbox-insert.sql');
   writeFileSync(
     file,
     [
@@ -39,7 +51,7 @@ export function insertScript() {
  */
 export function creditScript() {
   const { USER_LOCK_NAMESPACE } = loadAdvisoryLocks();
-  const file = path.join(dir, 'credit.sql');
+  const file = scriptPath('credit.sql');
   const user = `('bench-user-' || :uid)`;
   writeFileSync(
     file,
