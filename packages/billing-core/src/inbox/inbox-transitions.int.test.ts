@@ -70,7 +70,11 @@ describe('marking a batch finished over a backlog with stale statistics', () => 
       expect(read).toBeGreaterThanOrEqual(8);
       expect(read).toBeLessThanOrEqual(16);
     });
-    const rows = await database.db.selectFrom('inbox_events').select(['status', 'attempts']).where('id', 'in', ids).execute();
+    const rows = await database.db
+      .selectFrom('inbox_events')
+      .select(['status', 'attempts'])
+      .where('id', 'in', ids)
+      .execute();
     expect(rows).toEqual(ids.map(() => ({ status: 'processed', attempts: 1 })));
   });
 });
