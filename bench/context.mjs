@@ -74,7 +74,6 @@ export function machine() {
   };
 }
 
-/** Each round runs the targets in a different (rotated) order, so drift hits them alike. */
 /**
  * An experiment's settings list, `K=V,K=V` (a value may contain '=', not ','), as an object; a
  * pair without '=' is refused rather than read as a misspelt name.
@@ -92,6 +91,7 @@ export function parseEnvList(name, text = '') {
   );
 }
 
+/** Each round runs the targets in a different (rotated) order, so drift hits them alike. */
 export function rotated(list, pass) {
   const shift = pass % list.length;
   return [...list.slice(shift), ...list.slice(0, shift)];
