@@ -31,11 +31,12 @@ export function readSettings(env = process.env) {
     // Experiments: only these drain targets (comma list of drain.mjs's names), e.g. tally1,minimalStripe.
     drainTargets: env.BENCH_DRAIN_TARGETS ? env.BENCH_DRAIN_TARGETS.split(',') : null,
     // The baselines' concurrency (bare and minimal workers, pgbench clients). Tally's worker runs
-    // with its own defaults (WORKER_CONCURRENCY 32, first runs coalesced into 2 transactions)
+    // with its own defaults (WORKER_CONCURRENCY 64, first runs coalesced into 4 transactions)
     // unless BENCH_TALLY_CONCURRENCY sets its concurrency.
     workerConcurrency: num('BENCH_BASELINE_CONCURRENCY', 8),
-    // The minimal worker also runs at this concurrency (Tally's default): its figure is the
-    // better of the two (a target's baseline at its best, not at a setting that suits Tally).
+    // The minimal worker also runs at this concurrency (the issue's 32; 64, Tally's default, was
+    // no better: bench/README.md): its figure is the better of the two (a target's baseline at
+    // its best, not at a setting that suits Tally).
     minimalHighConcurrency: num('BENCH_MINIMAL_HIGH_CONCURRENCY', 32),
     tallyWorkerConcurrency: env.BENCH_TALLY_CONCURRENCY ? Number(env.BENCH_TALLY_CONCURRENCY) : 'default',
     creditPgbenchSeconds: num('BENCH_CREDIT_PGBENCH_SECONDS', smoke ? 2 : 8),

@@ -420,9 +420,11 @@ export async function drainPhase(ctx) {
     'tally2',
     'bare2',
   ];
-  const chosen = settings.drainTargets
-    ? settings.drainTargets.filter((target) => all.includes(parseDrainTarget(target).base))
-    : all;
+  const unknown = (settings.drainTargets ?? []).filter((target) => !all.includes(parseDrainTarget(target).base));
+  // A misspelt target used to be dropped without a word, and an experiment ran without it.
+  if (unknown.length > 0)
+    throw new Error(`BENCH_DRAIN_TARGETS: unknown ${unknown.join(', ')}; known: ${all.join(', ')}`);
+  const chosen = settings.drainTargets ?? all;
   const variants = {};
   for (let pass = 0; pass < settings.drainRounds; pass += 1) {
     for (const target of rotated(chosen, pass)) {

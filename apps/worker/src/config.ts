@@ -63,11 +63,11 @@ export const workerEnvSchema = baseEnvSchema
     /** Comma-separated roles (default all, which leaves out the opt-in roles). */
     WORKER_ROLES: workerRolesSetting,
     /** Inbox jobs one worker process runs at once; events of one user still apply one at a time. */
-    WORKER_CONCURRENCY: positiveInt(32),
+    WORKER_CONCURRENCY: positiveInt(64),
     /** Inbox first runs sharing one transaction at most (1: each alone); see docs/engine.md. */
     INBOX_BATCH_MAX_EVENTS: positiveInt(16),
     /** Inbox transactions a worker process keeps open at once; jobs beyond wait and share the next. */
-    INBOX_BATCH_TRANSACTIONS: positiveInt(2),
+    INBOX_BATCH_TRANSACTIONS: positiveInt(4),
     /** A dead worker's jobs wait this long before another replica takes them (BullMQ lock). */
     WORKER_LOCK_DURATION_MS: positiveInt(30_000),
     /** An inbox event is parked (status failed) once this many attempts have started and not succeeded. */
