@@ -34,9 +34,9 @@ export function readSettings(env = process.env) {
     // with its own defaults (WORKER_CONCURRENCY 64, first runs coalesced into 4 transactions)
     // unless BENCH_TALLY_CONCURRENCY sets its concurrency.
     workerConcurrency: num('BENCH_BASELINE_CONCURRENCY', 8),
-    // The minimal worker also runs at this concurrency (the 32; 64, Tally's default, was
-    // no better: bench/README.md): its figure is the better of the two (a target's baseline at
-    // its best, not at a setting that suits Tally).
+    // The minimal worker also runs at this concurrency (the 32; at 64, Tally's default, it
+    // drained as fast, within its rounds: bench/README.md): its figure is the better of the two
+    // (a target's baseline at its best, not at a setting that suits Tally).
     minimalHighConcurrency: num('BENCH_MINIMAL_HIGH_CONCURRENCY', 32),
     tallyWorkerConcurrency: env.BENCH_TALLY_CONCURRENCY ? Number(env.BENCH_TALLY_CONCURRENCY) : 'default',
     creditPgbenchSeconds: num('BENCH_CREDIT_PGBENCH_SECONDS', smoke ? 2 : 8),
