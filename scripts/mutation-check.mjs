@@ -9,6 +9,20 @@ import { ensureBuilt, log, root } from './bootstrap.mjs';
 
 const mutations = [
   {
+    name: 'the inbox lag alert adds the replicas up (every replica with the relay role reports the same oldest event)',
+    file: 'infra/monitoring/alerts.yml',
+    from: 'expr: max(tally_inbox_oldest_unprocessed_age_seconds) > 900',
+    to: 'expr: sum(tally_inbox_oldest_unprocessed_age_seconds) > 900',
+    tests: ['test/infra/alert-rules.test'],
+  },
+  {
+    name: 'the authentication alert loses its volume guard (a few forgeries among no traffic page someone)',
+    file: 'infra/monitoring/alerts.yml',
+    from: ') > 0.5\n          and\n',
+    to: ') > 0.5\n          or\n',
+    tests: ['test/infra/alert-rules.test'],
+  },
+  {
     name: 'a shutdown step waits without its budget (a worker cut off from Postgres or Redis overruns SHUTDOWN_TIMEOUT_MS and exits 1)',
     file: 'packages/platform/src/lifecycle/stop-within.ts',
     from: "const outcome = await withTimeout(stopped, leftMs, 'budget spent').then(",
