@@ -9,6 +9,22 @@ import { ensureBuilt, log, root } from './bootstrap.mjs';
 
 const mutations = [
   {
+    name: 'a grant ignores a field it does not take (a misspelt expires_at grants tokens that never expire)',
+    file: 'apps/api/src/http/grant-body.ts',
+    from: 'export const grantBodySchema = z.strictObject({',
+    to: 'export const grantBodySchema = z.object({',
+    build: true,
+    tests: ['test/e2e/unknown-fields.int'],
+  },
+  {
+    name: 'a release ignores its body (`{amount}` frees the whole hold without a word)',
+    file: 'apps/api/src/routes/v1/spending-routes.ts',
+    from: '      const body = parseOrAnswer(noBodySchema, req.body ?? {});\n      if (!body.ok) return body.answer;\n      const result = await inUnitOfWork(unit, (uow) => releaseHold(',
+    to: '      const result = await inUnitOfWork(unit, (uow) => releaseHold(',
+    build: true,
+    tests: ['test/e2e/unknown-fields.int'],
+  },
+  {
     name: 'the inbox lag alert adds the replicas up (every replica with the relay role reports the same oldest event)',
     file: 'infra/monitoring/alerts.yml',
     from: 'expr: max(tally_inbox_oldest_unprocessed_age_seconds) > 900',

@@ -491,7 +491,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description a body that is not JSON, or bad input */
+                /** @description a body with fields (the sync takes none) */
                 400: {
                     headers: {
                         /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
@@ -1525,7 +1525,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description a reference that is not tu_… */
+                /** @description a reference that is not tu_…, or a body with fields (a confirm takes none) */
                 400: {
                     headers: {
                         /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
@@ -2899,7 +2899,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description a malformed hold id */
+                /** @description a malformed hold id, or a body with fields (a release takes none) */
                 400: {
                     headers: {
                         /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
@@ -4249,7 +4249,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description an id that is not a positive whole number */
+                /** @description an id that is not a positive whole number, or a body with fields (this takes none) */
                 400: {
                     headers: {
                         /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
@@ -4432,7 +4432,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description an id that is not a positive whole number */
+                /** @description an id that is not a positive whole number, or a body with fields (this takes none) */
                 400: {
                     headers: {
                         /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
@@ -5144,7 +5144,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description a bad user or lot id */
+                /** @description a bad user or lot id, or a body with fields (a void takes none) */
                 400: {
                     headers: {
                         /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
@@ -5309,7 +5309,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description a malformed hold id */
+                /** @description a malformed hold id, or a body with fields (a release takes none) */
                 400: {
                     headers: {
                         /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
@@ -6017,7 +6017,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description an id that is not msg_ and 32 hex digits */
+                /** @description an id that is not msg_ and 32 hex digits, or a body with fields (this takes none) */
                 400: {
                     headers: {
                         /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */

@@ -29,10 +29,10 @@ const grantFields = {
 };
 
 /** `POST /v1/users/{userId}/grants`. */
-export const grantBodySchema = z.object({ ...grantFields, reference: grantReferenceSchema });
+export const grantBodySchema = z.strictObject({ ...grantFields, reference: grantReferenceSchema });
 
 /** `POST /admin/users/{userId}/grants`: the reference is optional (one is generated), plus a note. */
-export const adminGrantBodySchema = z.object({
+export const adminGrantBodySchema = z.strictObject({
   ...grantFields,
   reference: grantReferenceSchema.optional(),
   note: z

@@ -39,6 +39,25 @@ export const eventIdSchema = z
   .regex(/^[1-9][0-9]{0,14}$/, { message: 'event id must be a positive whole number' })
   .transform(Number);
 
+/**
+ * What a POST that takes no body accepts: nothing, or `{}`. A field sent to such a route is the
+ * caller's mistake said out loud (a release sent `{"amount": 5}` would otherwise release the whole
+ * hold without a word), as every body schema here is strict: a misspelt field (`expires_at` on a
+ * grant, `userid` in a requeue filter, `dryrun` on a reconcile) is a 400 naming it, never ignored
+ * into a grant that never expires or a bulk action on every row.
+ */
+export const noBodySchema = z.strictObject({});
+
+/** One zod issue as the 400's message says it: `path: message`, and an unknown field by name. */
+function issueText(issue: z.core.$ZodIssue): string {
+  const where = issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
+  if (issue.code === 'unrecognized_keys') {
+    const fields = issue.keys.map((key) => JSON.stringify(key)).join(', ');
+    return `${where}unknown field${issue.keys.length > 1 ? 's' : ''} ${fields}`;
+  }
+  return `${where}${issue.message}`;
+}
+
 /** Parses input with a schema, or gives the 400 naming the problems (for a route that returns its answer). */
 export function parseOrAnswer<S extends z.ZodType>(
   schema: S,
@@ -46,9 +65,7 @@ export function parseOrAnswer<S extends z.ZodType>(
 ): { ok: true; value: z.output<S> } | { ok: false; answer: RouteAnswer } {
   const parsed = schema.safeParse(input);
   if (parsed.success) return { ok: true, value: parsed.data };
-  const message = parsed.error.issues
-    .map((issue) => (issue.path.length > 0 ? `${issue.path.join('.')}: ${issue.message}` : issue.message))
-    .join('; ');
+  const message = parsed.error.issues.map(issueText).join('; ');
   return { ok: false, answer: errorAnswer(400, 'invalid_request', message) };
 }
 

@@ -11,7 +11,7 @@ import { sendError } from '@tally/platform';
 import { type Response, Router } from 'express';
 import { z } from 'zod';
 import { runAuditedRequest } from '../../http/audit-admin-actions';
-import { cursorSchema, limitSchema, parseOr400, userIdSchema } from '../../http/params';
+import { cursorSchema, limitSchema, noBodySchema, parseOr400, userIdSchema } from '../../http/params';
 import { answerDoc, errorDoc, nextCursorSchema, type RouteDoc } from '../../http/route-doc';
 import { type AppWebhookActionDeps, deliverMessage, redeliverOneMessage } from './app-webhook-actions';
 
@@ -82,7 +82,9 @@ export const appWebhookRouteDocs: RouteDoc[] = [
     params: messageParams,
     answers: {
       200: answerDoc('redelivering', redeliveredSchema),
-      400: badMessageId,
+      400: errorDoc('an id that is not msg_ and 32 hex digits, or a body with fields (this takes none)', [
+        'invalid_request',
+      ]),
       404: errorDoc('no such message', ['not_found']),
       409: errorDoc('the message is still pending', ['not_finished']),
     },
@@ -128,7 +130,7 @@ export function createAppWebhookRoutes(deps: AppWebhookRoutesDeps): Router {
   // One transaction with its audit row (runAuditedRequest); the message goes to its queue after it.
   router.post('/app-webhooks/messages/:id/redeliver', async (req, res) => {
     const uuid = messageUuidOr400(res, req.params.id);
-    if (uuid === undefined) return;
+    if (uuid === undefined || parseOr400(res, noBodySchema, req.body ?? {}) === undefined) return;
     const result = await runAuditedRequest(
       req,
       res,

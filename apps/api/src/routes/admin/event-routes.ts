@@ -15,7 +15,7 @@ import { type Request, type Response, Router } from 'express';
 import type { Transaction } from 'kysely';
 import { z } from 'zod';
 import { runAuditedRequest } from '../../http/audit-admin-actions';
-import { cursorSchema, eventIdSchema, limitSchema, parseOr400, userIdSchema } from '../../http/params';
+import { cursorSchema, eventIdSchema, limitSchema, noBodySchema, parseOr400, userIdSchema } from '../../http/params';
 import { answerDoc, errorDoc, nextCursorSchema, type RouteDoc } from '../../http/route-doc';
 import {
   deliver,
@@ -38,7 +38,7 @@ const listQuerySchema = z.object({
   limit: limitSchema,
   cursor: cursorSchema,
 });
-const requeueFilterSchema = z.object({
+const requeueFilterSchema = z.strictObject({
   provider: providerSchema.optional(),
   type: z.string().min(1).max(100).optional(),
   userId: userIdSchema.optional(),
@@ -90,6 +90,9 @@ const requeuedSchema = z.strictObject({ requeued: z.number().int(), ...handOffSc
 const replayedSchema = z.strictObject({ replayed: z.number().int(), ...handOffSchema });
 const eventParams = z.object({ id: eventIdSchema });
 const badId = errorDoc('an id that is not a positive whole number', ['invalid_request']);
+const badIdOrBody = errorDoc('an id that is not a positive whole number, or a body with fields (this takes none)', [
+  'invalid_request',
+]);
 
 export const eventRouteDocs: RouteDoc[] = [
   {
@@ -140,7 +143,7 @@ export const eventRouteDocs: RouteDoc[] = [
     params: eventParams,
     answers: {
       200: answerDoc('requeued', requeuedSchema),
-      400: badId,
+      400: badIdOrBody,
       404: errorDoc('no such event', ['not_found']),
       409: errorDoc('the event is not parked', ['not_parked']),
     },
@@ -152,7 +155,7 @@ export const eventRouteDocs: RouteDoc[] = [
     params: eventParams,
     answers: {
       200: answerDoc('replayed', replayedSchema),
-      400: badId,
+      400: badIdOrBody,
       404: errorDoc('no such event', ['not_found']),
       409: errorDoc('the event is not finished, or lost its raw body to retention', ['not_finished']),
     },
@@ -231,13 +234,13 @@ export function createEventRoutes(deps: InboxActionDeps): Router {
 
   router.post('/events/:id/requeue', async (req, res) => {
     const id = parseOr400(res, eventIdSchema, req.params.id);
-    if (id === undefined) return;
+    if (id === undefined || parseOr400(res, noBodySchema, req.body ?? {}) === undefined) return;
     await act(req, res, 'requeued', (trx) => requeueOneEvent(trx, id));
   });
 
   router.post('/events/:id/replay', async (req, res) => {
     const id = parseOr400(res, eventIdSchema, req.params.id);
-    if (id === undefined) return;
+    if (id === undefined || parseOr400(res, noBodySchema, req.body ?? {}) === undefined) return;
     await act(req, res, 'replayed', (trx) => replayOneEvent(trx, id));
   });
 

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { sendAnswer } from '../../http/answer';
 import { adminGrantBodySchema, grantAnswerDocs, grantAnswerOf } from '../../http/grant-body';
-import { eventIdSchema, parseOr400, userIdSchema } from '../../http/params';
+import { eventIdSchema, noBodySchema, parseOr400, userIdSchema } from '../../http/params';
 import { answerDoc, errorDoc, type RouteDoc } from '../../http/route-doc';
 import { type LotActionDeps, runAdminGrant, runLotVoid, voidAnswerOf, voidAnswerSchema } from './lot-actions';
 
@@ -22,7 +22,7 @@ export const lotAdminRouteDocs: RouteDoc[] = [
     params: z.object({ userId: userIdSchema, lotId: eventIdSchema }),
     answers: {
       200: answerDoc('voided (or voided before: the first void, `alreadyVoided: true`)', voidAnswerSchema),
-      400: errorDoc('a bad user or lot id', ['invalid_request']),
+      400: errorDoc('a bad user or lot id, or a body with fields (a void takes none)', ['invalid_request']),
       404: errorDoc('no such lot for this user', ['not_found']),
     },
   },
@@ -48,6 +48,7 @@ export function createLotAdminRoutes(deps: LotActionDeps): Router {
     const userId = parseOr400(res, userIdSchema, req.params.userId);
     const lotId = parseOr400(res, eventIdSchema, req.params.lotId);
     if (userId === undefined || lotId === undefined) return;
+    if (parseOr400(res, noBodySchema, req.body ?? {}) === undefined) return;
     const answer = voidAnswerOf(await runLotVoid(req, res, deps, { userId, lotId }, voidAnswerOf));
     res.status(answer.statusCode).json(answer.body);
   });

@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { parseOr400 } from '../../http/params';
 import { answerDoc, errorDoc, type RouteDoc } from '../../http/route-doc';
 
-const reconcileBodySchema = z.object({
+const reconcileBodySchema = z.strictObject({
   windowDays: z.number().positive().max(STRIPE_EVENTS_MAX_WINDOW_DAYS).default(DEFAULT_RECONCILE_WINDOW_DAYS),
   dryRun: z.boolean().default(false),
 });

@@ -27,7 +27,7 @@ import { z } from 'zod';
 import { errorAnswer, type RouteAnswer } from '../../http/answer';
 import { grantReferenceSchema, maxGrantAmount } from '../../http/grant-body';
 import type { IdempotentPosts } from '../../http/idempotency';
-import { parseOr400, parseOrAnswer } from '../../http/params';
+import { noBodySchema, parseOr400, parseOrAnswer } from '../../http/params';
 import { answerDoc, errorDoc, type RouteDoc } from '../../http/route-doc';
 import { userScopeOf } from '../../http/user-scope';
 
@@ -48,18 +48,18 @@ const reasonSchema = z
   .regex(/^[A-Za-z0-9._:-]{1,64}$/, { message: 'must be 1 to 64 characters of A-Z a-z 0-9 . _ : -' });
 const amountSchema = z.number().int().positive().max(maxGrantAmount);
 
-const debitBodySchema = z.object({
+const debitBodySchema = z.strictObject({
   amount: amountSchema,
   reference: grantReferenceSchema,
   reason: reasonSchema.optional(),
 });
-const holdBodySchema = z.object({
+const holdBodySchema = z.strictObject({
   amount: amountSchema,
   reference: grantReferenceSchema,
   expiresInSeconds: z.number().int().min(1).max(maxHoldTtlSeconds).optional(),
   reason: reasonSchema.optional(),
 });
-const captureBodySchema = z.object({ amount: amountSchema.optional() });
+const captureBodySchema = z.strictObject({ amount: amountSchema.optional() });
 export const holdIdSchema = z.string().regex(/^hold_[0-9a-f]{24}$/, { message: 'must be a hold id (hold_…)' });
 const holdsQuerySchema = z.object({
   status: z.enum(['held', 'captured', 'released', 'expired']).optional(),
@@ -137,7 +137,7 @@ const holdNotFoundDoc = errorDoc('no such hold for this user', ['not_found']);
 /** The answer of a capture or release, for the routes that answer one (the app's and support's). */
 export const releaseAnswerDocs = {
   200: answerDoc('released (or released before: the first answer again)', releaseAnswerSchema),
-  400: errorDoc('a malformed hold id', ['invalid_request']),
+  400: errorDoc('a malformed hold id, or a body with fields (a release takes none)', ['invalid_request']),
   404: holdNotFoundDoc,
   409: holdNotActiveDoc,
 };
@@ -299,6 +299,9 @@ export function createSpendingRoutes(deps: SpendingRouteDeps): Router {
       const { userId } = userScopeOf(res);
       const holdId = parseOrAnswer(holdIdSchema, req.params.holdId);
       if (!holdId.ok) return holdId.answer;
+      // A release frees the whole hold: `{"amount": …}` is refused, never read as a partial release.
+      const body = parseOrAnswer(noBodySchema, req.body ?? {});
+      if (!body.ok) return body.answer;
       const result = await inUnitOfWork(unit, (uow) => releaseHold(uow, { userId, holdId: holdId.value }));
       return endAnswerOf(result, holdId.value);
     }),

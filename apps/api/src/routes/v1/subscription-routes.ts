@@ -20,6 +20,7 @@ import { errorAnswer, type RouteAnswer } from '../../http/answer';
 import { withoutAnswerDeadline } from '../../http/answer-deadline';
 import { httpStatusByBillingErrorCode } from '../../http/billing-error-statuses';
 import type { IdempotentPosts } from '../../http/idempotency';
+import { noBodySchema, parseOrAnswer } from '../../http/params';
 import { answerDoc, errorDoc, type RouteDoc, retryAfterHeader } from '../../http/route-doc';
 import { userScopeOf } from '../../http/user-scope';
 
@@ -49,6 +50,7 @@ export const subscriptionRouteDocs: RouteDoc[] = [
     idempotent: true,
     answers: {
       200: answerDoc('what the re-read changed, and the subscription after it', syncAnswerSchema),
+      400: errorDoc('a body with fields (the sync takes none)', ['invalid_request']),
       404: errorDoc('an id RevenueCat never sent', ['unknown_user']),
       502: errorDoc('RevenueCat unreachable or refusing', ['revenuecat_unavailable', 'revenuecat_rejected']),
       503: {
@@ -112,8 +114,10 @@ export function createSubscriptionRoutes(deps: SubscriptionRoutesDeps): Router {
   router.post(
     '/subscription/sync',
     withoutAnswerDeadline,
-    deps.idempotency.claimed(async (_req, res) => {
+    deps.idempotency.claimed(async (req, res) => {
       const { userId, requestedId } = userScopeOf(res);
+      const body = parseOrAnswer(noBodySchema, req.body ?? {});
+      if (!body.ok) return body.answer;
       const settings = deps.subscriptions;
       if (!settings) return errorAnswer(503, 'not_configured', 'subscription sync is not configured');
       try {

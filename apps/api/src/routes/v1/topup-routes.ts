@@ -18,11 +18,11 @@ import { errorAnswer, type RouteAnswer } from '../../http/answer';
 import { withoutAnswerDeadline } from '../../http/answer-deadline';
 import { httpStatusByBillingErrorCode } from '../../http/billing-error-statuses';
 import type { IdempotentPosts } from '../../http/idempotency';
-import { parseOrAnswer } from '../../http/params';
+import { noBodySchema, parseOrAnswer } from '../../http/params';
 import { answerDoc, errorDoc, type RouteDoc, retryAfterHeader } from '../../http/route-doc';
 import { userScopeOf } from '../../http/user-scope';
 
-const createSchema = z.object({ packId: z.string().min(1).max(255) });
+const createSchema = z.strictObject({ packId: z.string().min(1).max(255) });
 const referenceSchema = z.string().regex(/^tu_[A-Za-z0-9]{8,64}$/);
 
 const startedAnswerSchema = z.strictObject({
@@ -68,7 +68,7 @@ export const topupRouteDocs: RouteDoc[] = [
     idempotent: true,
     answers: {
       200: answerDoc('paid and credited (once)', confirmedAnswerSchema),
-      400: errorDoc('a reference that is not tu_…', ['invalid_request']),
+      400: errorDoc('a reference that is not tu_…, or a body with fields (a confirm takes none)', ['invalid_request']),
       404: errorDoc('no such top-up for this user', ['topup_not_found']),
       409: answerDoc('the PaymentIntent has not succeeded (yet); retry after paying', notPaidSchema),
       502: errorDoc('Stripe is unavailable', providerErrors),
@@ -152,6 +152,8 @@ export function createTopupRoutes(deps: {
       const { userId } = userScopeOf(res);
       const reference = parseOrAnswer(referenceSchema, req.params.reference);
       if (!reference.ok) return reference.answer;
+      const body = parseOrAnswer(noBodySchema, req.body ?? {});
+      if (!body.ok) return body.answer;
       if (!deps.catalog) return errorAnswer(503, 'not_configured', 'top-ups are not configured');
       try {
         const confirmed = await confirmTopup(
