@@ -9,6 +9,13 @@ import { ensureBuilt, log, root } from './bootstrap.mjs';
 
 const mutations = [
   {
+    name: 'migration 0032 leaves raw bodies on pglz (the database spends a third to a half more CPU storing each compressed body)',
+    file: 'packages/billing-core/migrations/0032_inbox_raw_body_lz4.sql',
+    from: 'ALTER TABLE inbox_events ALTER COLUMN raw_body SET COMPRESSION lz4;',
+    to: 'NULL;',
+    tests: ['packages/billing-core/src/db/inbox-compression-migration.int'],
+  },
+  {
     name: 'a grant ignores a field it does not take (a misspelt expires_at grants tokens that never expire)',
     file: 'apps/api/src/http/grant-body.ts',
     from: 'export const grantBodySchema = z.strictObject({',
