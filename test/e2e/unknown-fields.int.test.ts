@@ -108,6 +108,25 @@ describe('request bodies: unknown fields are refused, not ignored', () => {
     ]);
   });
 
+  it('list filters: a parameter a list does not take is refused, never read as "no filter"', async () => {
+    const get = async (path: string) => {
+      const response = await stack.apiRequest(path);
+      return { status: response.status, body: await readJson(response) };
+    };
+    const userId = stripeId('user');
+    await post(`/v1/users/${userId}/grants`, { amount: 10, reference: 'filters' });
+    // Ignored, `user_id` would list every user's events to an operator looking at one user.
+    expect(await get(`/admin/events?user_id=${userId}`)).toEqual(refused('unknown parameter "user_id"'));
+    expect((await get(`/admin/events?userId=${userId}`)).status).toBe(200);
+    expect(await get(`/admin/app-webhooks/messages?user=${userId}`)).toEqual(refused('unknown parameter "user"'));
+    expect(await get('/admin/audit?target=x')).toEqual(refused('unknown parameter "target"'));
+    expect(await get(`/admin/users/${userId}?eventLimits=5`)).toEqual(refused('unknown parameter "eventLimits"'));
+    expect(await get(`/v1/users/${userId}/ledger?page=2`)).toEqual(refused('unknown parameter "page"'));
+    expect(await get(`/v1/users/${userId}/holds?state=held`)).toEqual(refused('unknown parameter "state"'));
+    expect(await get(`/v1/users/${userId}/studio/requests?status=done`)).toEqual(refused('unknown parameter "status"'));
+    expect((await get(`/v1/users/${userId}/ledger?limit=5`)).body.entries).toHaveLength(1);
+  });
+
   it('the app: top-up and subscription sync bodies are held to what they take', async () => {
     const userId = stripeId('user');
     expect(await post(`/v1/users/${userId}/topups`, { packId: 'tokens_100', quantity: 2 })).toEqual(

@@ -49,29 +49,38 @@ export const eventIdSchema = z
 export const noBodySchema = z.strictObject({});
 
 /** One zod issue as the 400's message says it: `path: message`, and an unknown field by name. */
-function issueText(issue: z.core.$ZodIssue): string {
+function issueText(issue: z.core.$ZodIssue, noun: string): string {
   const where = issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
   if (issue.code === 'unrecognized_keys') {
     const fields = issue.keys.map((key) => JSON.stringify(key)).join(', ');
-    return `${where}unknown field${issue.keys.length > 1 ? 's' : ''} ${fields}`;
+    return `${where}unknown ${noun}${issue.keys.length > 1 ? 's' : ''} ${fields}`;
   }
   return `${where}${issue.message}`;
 }
+
+/** What an input's unknown keys are called in a 400: a body's fields, a query's parameters. */
+type Noun = 'field' | 'parameter';
 
 /** Parses input with a schema, or gives the 400 naming the problems (for a route that returns its answer). */
 export function parseOrAnswer<S extends z.ZodType>(
   schema: S,
   input: unknown,
+  noun: Noun = 'field',
 ): { ok: true; value: z.output<S> } | { ok: false; answer: RouteAnswer } {
   const parsed = schema.safeParse(input);
   if (parsed.success) return { ok: true, value: parsed.data };
-  const message = parsed.error.issues.map(issueText).join('; ');
+  const message = parsed.error.issues.map((issue) => issueText(issue, noun)).join('; ');
   return { ok: false, answer: errorAnswer(400, 'invalid_request', message) };
 }
 
 /** Parses input with a schema or answers 400 naming the problems; returns undefined when it answered. */
-export function parseOr400<S extends z.ZodType>(res: Response, schema: S, input: unknown): z.output<S> | undefined {
-  const parsed = parseOrAnswer(schema, input);
+export function parseOr400<S extends z.ZodType>(
+  res: Response,
+  schema: S,
+  input: unknown,
+  noun: Noun = 'field',
+): z.output<S> | undefined {
+  const parsed = parseOrAnswer(schema, input, noun);
   if (parsed.ok) return parsed.value;
   sendAnswer(res, parsed.answer);
   return undefined;

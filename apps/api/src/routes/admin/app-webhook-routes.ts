@@ -15,7 +15,7 @@ import { cursorSchema, limitSchema, noBodySchema, parseOr400, userIdSchema } fro
 import { answerDoc, errorDoc, nextCursorSchema, type RouteDoc } from '../../http/route-doc';
 import { type AppWebhookActionDeps, deliverMessage, redeliverOneMessage } from './app-webhook-actions';
 
-const listQuerySchema = z.object({
+const listQuerySchema = z.strictObject({
   userId: userIdSchema.optional(),
   type: z.enum(appWebhookMessageTypes).optional(),
   status: z.enum(['pending', 'delivered', 'failed']).optional(),
@@ -108,7 +108,7 @@ export function createAppWebhookRoutes(deps: AppWebhookRoutesDeps): Router {
   const router = Router();
 
   router.get('/app-webhooks/messages', async (req, res) => {
-    const query = parseOr400(res, listQuerySchema, req.query);
+    const query = parseOr400(res, listQuerySchema, req.query, 'parameter');
     if (query === undefined) return;
     const page = await listAppWebhookMessages(deps.db, { ...query, beforeId: query.cursor });
     const answer: z.input<typeof messageListSchema> = {

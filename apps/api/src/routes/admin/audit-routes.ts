@@ -6,7 +6,7 @@ import { cursorSchema, limitSchema, parseOr400 } from '../../http/params';
 import { answerDoc, errorDoc, nextCursorSchema, type RouteDoc } from '../../http/route-doc';
 
 const auditQuerySchema = z
-  .object({
+  .strictObject({
     limit: limitSchema,
     cursor: cursorSchema,
     targetKind: z.string().min(1).max(100).optional(),
@@ -57,7 +57,7 @@ export const auditRouteDocs: RouteDoc[] = [
 export function createAuditRoutes(deps: { db: Kysely<DB> }): Router {
   const router = Router();
   router.get('/audit', async (req, res) => {
-    const query = parseOr400(res, auditQuerySchema, req.query);
+    const query = parseOr400(res, auditQuerySchema, req.query, 'parameter');
     if (query === undefined) return;
     const page = await listAdminActions(deps.db, {
       limit: query.limit,

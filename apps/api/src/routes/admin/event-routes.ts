@@ -29,7 +29,7 @@ const providerSchema = z.enum(providers);
 const outcomeCodeSchema = z
   .string()
   .regex(/^[a-z][a-z0-9_]{0,63}$/, 'an outcome code such as credited or invalid_event');
-const listQuerySchema = z.object({
+const listQuerySchema = z.strictObject({
   provider: providerSchema.optional(),
   type: z.string().min(1).max(100).optional(),
   status: z.enum(inboxStatuses).optional(),
@@ -196,7 +196,7 @@ export function createEventRoutes(deps: InboxActionDeps): Router {
   const done = (ids: number[]): InboxActionResult => ({ kind: 'done', ids });
 
   router.get('/events', async (req, res) => {
-    const query = parseOr400(res, listQuerySchema, req.query);
+    const query = parseOr400(res, listQuerySchema, req.query, 'parameter');
     if (query === undefined) return;
     const page = await listInboxEvents(deps.db, { ...query, outcomeCode: query.outcome, beforeId: query.cursor });
     const answer: z.input<typeof eventListSchema> = {

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { parseOr400, userIdSchema } from '../../http/params';
 import { answerDoc, errorDoc, type RouteDoc } from '../../http/route-doc';
 
-const supportQuerySchema = z.object({
+const supportQuerySchema = z.strictObject({
   eventLimit: z.coerce.number().int().min(1).max(1_000).default(100),
   ledgerLimit: z.coerce.number().int().min(1).max(1_000).default(100),
   studioLimit: z.coerce.number().int().min(1).max(1_000).default(50),
@@ -64,7 +64,7 @@ export function createUserSupportRoutes(deps: { db: Kysely<DB> }): Router {
   const router = Router();
   router.get('/users/:userId', async (req, res) => {
     const userId = parseOr400(res, userIdSchema, req.params.userId);
-    const query = parseOr400(res, supportQuerySchema, req.query);
+    const query = parseOr400(res, supportQuerySchema, req.query, 'parameter');
     if (userId === undefined || query === undefined) return;
     const view = await findUserSupportView(deps.db, userId, {
       limits: {

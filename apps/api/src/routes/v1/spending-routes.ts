@@ -61,7 +61,7 @@ const holdBodySchema = z.strictObject({
 });
 const captureBodySchema = z.strictObject({ amount: amountSchema.optional() });
 export const holdIdSchema = z.string().regex(/^hold_[0-9a-f]{24}$/, { message: 'must be a hold id (hold_…)' });
-const holdsQuerySchema = z.object({
+const holdsQuerySchema = z.strictObject({
   status: z.enum(['held', 'captured', 'released', 'expired']).optional(),
   limit: z.coerce.number().int().min(1).max(500).default(100),
 });
@@ -321,7 +321,7 @@ export function createSpendingRoutes(deps: SpendingRouteDeps): Router {
 
   router.get('/holds', async (req, res) => {
     const { userId, requestedId } = userScopeOf(res);
-    const query = parseOr400(res, holdsQuerySchema, req.query);
+    const query = parseOr400(res, holdsQuerySchema, req.query, 'parameter');
     if (query === undefined) return;
     const holds = await listHolds(deps.db, userId, { status: query.status, limit: query.limit });
     res.json({ userId: requestedId, holds: holds.map(holdAnswerOf) });
@@ -329,7 +329,7 @@ export function createSpendingRoutes(deps: SpendingRouteDeps): Router {
 
   router.get('/check', async (req, res) => {
     const { userId } = userScopeOf(res);
-    const query = parseOr400(res, checkQuerySchema, req.query);
+    const query = parseOr400(res, checkQuerySchema, req.query, 'parameter');
     if (query === undefined) return;
     const check: z.input<typeof checkAnswerSchema> = await checkSpend(
       { db: deps.db, catalog: deps.catalog, clock: deps.clock },

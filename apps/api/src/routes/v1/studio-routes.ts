@@ -44,7 +44,7 @@ const createBodySchema = z.strictObject({
 });
 
 /** `cursor` is an earlier page's nextCursor: the public id of that page's last request. */
-const listQuerySchema = z.object({ limit: limitSchema, cursor: z.string().min(1).optional() });
+const listQuerySchema = z.strictObject({ limit: limitSchema, cursor: z.string().min(1).optional() });
 
 const studioRequestViewSchema = z.strictObject({
   id: z.string(),
@@ -233,7 +233,7 @@ export function createStudioRoutes(deps: StudioRouteDeps): Router {
 
   router.get('/studio/requests', async (req, res) => {
     const { userId, requestedId } = userScopeOf(res);
-    const query = parseOr400(res, listQuerySchema, req.query);
+    const query = parseOr400(res, listQuerySchema, req.query, 'parameter');
     if (query === undefined) return;
     const page = await listStudioRequests(deps.db, userId, { limit: query.limit, after: query.cursor });
     if (!page) {

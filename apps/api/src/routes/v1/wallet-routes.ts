@@ -13,7 +13,7 @@ import { cursorSchema, limitSchema, parseOr400 } from '../../http/params';
 import { answerDoc, errorDoc, nextCursorSchema, type RouteDoc } from '../../http/route-doc';
 import { userScopeOf } from '../../http/user-scope';
 
-const ledgerQuerySchema = z.object({ limit: limitSchema, cursor: cursorSchema });
+const ledgerQuerySchema = z.strictObject({ limit: limitSchema, cursor: cursorSchema });
 
 /** A lot as the wallet (and the grant) answers it (docs/lots.md). */
 export const lotAnswerSchema = z.strictObject({
@@ -95,7 +95,7 @@ export function createWalletRoutes(deps: { db: Kysely<DB> }): Router {
 
   router.get('/ledger', async (req, res) => {
     const { userId, requestedId } = userScopeOf(res);
-    const query = parseOr400(res, ledgerQuerySchema, req.query);
+    const query = parseOr400(res, ledgerQuerySchema, req.query, 'parameter');
     if (query === undefined) return;
     const page = await listLedgerEntries(deps.db, userId, { limit: query.limit, beforeId: query.cursor });
     const answer: z.input<typeof ledgerAnswerSchema> = {
