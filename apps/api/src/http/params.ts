@@ -1,4 +1,4 @@
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import { z } from 'zod';
 import { errorAnswer, type RouteAnswer, sendAnswer } from './answer';
 
@@ -84,4 +84,9 @@ export function parseOr400<S extends z.ZodType>(
   if (parsed.ok) return parsed.value;
   sendAnswer(res, parsed.answer);
   return undefined;
+}
+
+/** For a POST that takes no body (noBodySchema): true once it answered the 400 for a body with fields. */
+export function refusedBodyFields(req: Request, res: Response): boolean {
+  return parseOr400(res, noBodySchema, req.body ?? {}) === undefined;
 }

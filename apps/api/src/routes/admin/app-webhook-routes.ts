@@ -11,7 +11,7 @@ import { sendError } from '@tally/platform';
 import { type Response, Router } from 'express';
 import { z } from 'zod';
 import { runAuditedRequest } from '../../http/audit-admin-actions';
-import { cursorSchema, limitSchema, noBodySchema, parseOr400, userIdSchema } from '../../http/params';
+import { cursorSchema, limitSchema, parseOr400, refusedBodyFields, userIdSchema } from '../../http/params';
 import { answerDoc, errorDoc, nextCursorSchema, type RouteDoc } from '../../http/route-doc';
 import { type AppWebhookActionDeps, deliverMessage, redeliverOneMessage } from './app-webhook-actions';
 
@@ -130,7 +130,7 @@ export function createAppWebhookRoutes(deps: AppWebhookRoutesDeps): Router {
   // One transaction with its audit row (runAuditedRequest); the message goes to its queue after it.
   router.post('/app-webhooks/messages/:id/redeliver', async (req, res) => {
     const uuid = messageUuidOr400(res, req.params.id);
-    if (uuid === undefined || parseOr400(res, noBodySchema, req.body ?? {}) === undefined) return;
+    if (uuid === undefined || refusedBodyFields(req, res)) return;
     const result = await runAuditedRequest(
       req,
       res,

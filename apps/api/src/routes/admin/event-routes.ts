@@ -15,7 +15,14 @@ import { type Request, type Response, Router } from 'express';
 import type { Transaction } from 'kysely';
 import { z } from 'zod';
 import { runAuditedRequest } from '../../http/audit-admin-actions';
-import { cursorSchema, eventIdSchema, limitSchema, noBodySchema, parseOr400, userIdSchema } from '../../http/params';
+import {
+  cursorSchema,
+  eventIdSchema,
+  limitSchema,
+  parseOr400,
+  refusedBodyFields,
+  userIdSchema,
+} from '../../http/params';
 import { answerDoc, errorDoc, nextCursorSchema, type RouteDoc } from '../../http/route-doc';
 import {
   deliver,
@@ -234,13 +241,13 @@ export function createEventRoutes(deps: InboxActionDeps): Router {
 
   router.post('/events/:id/requeue', async (req, res) => {
     const id = parseOr400(res, eventIdSchema, req.params.id);
-    if (id === undefined || parseOr400(res, noBodySchema, req.body ?? {}) === undefined) return;
+    if (id === undefined || refusedBodyFields(req, res)) return;
     await act(req, res, 'requeued', (trx) => requeueOneEvent(trx, id));
   });
 
   router.post('/events/:id/replay', async (req, res) => {
     const id = parseOr400(res, eventIdSchema, req.params.id);
-    if (id === undefined || parseOr400(res, noBodySchema, req.body ?? {}) === undefined) return;
+    if (id === undefined || refusedBodyFields(req, res)) return;
     await act(req, res, 'replayed', (trx) => replayOneEvent(trx, id));
   });
 

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { sendAnswer } from '../../http/answer';
-import { noBodySchema, parseOr400, userIdSchema } from '../../http/params';
+import { parseOr400, refusedBodyFields, userIdSchema } from '../../http/params';
 import type { RouteDoc } from '../../http/route-doc';
 import { endAnswerOf, holdIdSchema, releaseAnswerDocs } from '../v1/spending-routes';
 import { runHoldRelease } from './hold-actions';
@@ -27,7 +27,7 @@ export function createHoldAdminRoutes(deps: LotActionDeps): Router {
     const userId = parseOr400(res, userIdSchema, req.params.userId);
     if (userId === undefined) return;
     const holdId = parseOr400(res, holdIdSchema, req.params.holdId);
-    if (holdId === undefined || parseOr400(res, noBodySchema, req.body ?? {}) === undefined) return;
+    if (holdId === undefined || refusedBodyFields(req, res)) return;
     const answerOf = (result: Parameters<typeof endAnswerOf>[0]) => endAnswerOf(result, holdId);
     const result = await runHoldRelease(req, res, deps, { userId, holdId }, (result) => {
       const answer = answerOf(result);

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { sendAnswer } from '../../http/answer';
 import { adminGrantBodySchema, grantAnswerDocs, grantAnswerOf } from '../../http/grant-body';
-import { eventIdSchema, noBodySchema, parseOr400, userIdSchema } from '../../http/params';
+import { eventIdSchema, parseOr400, refusedBodyFields, userIdSchema } from '../../http/params';
 import { answerDoc, errorDoc, type RouteDoc } from '../../http/route-doc';
 import { type LotActionDeps, runAdminGrant, runLotVoid, voidAnswerOf, voidAnswerSchema } from './lot-actions';
 
@@ -48,7 +48,7 @@ export function createLotAdminRoutes(deps: LotActionDeps): Router {
     const userId = parseOr400(res, userIdSchema, req.params.userId);
     const lotId = parseOr400(res, eventIdSchema, req.params.lotId);
     if (userId === undefined || lotId === undefined) return;
-    if (parseOr400(res, noBodySchema, req.body ?? {}) === undefined) return;
+    if (refusedBodyFields(req, res)) return;
     const answer = voidAnswerOf(await runLotVoid(req, res, deps, { userId, lotId }, voidAnswerOf));
     res.status(answer.statusCode).json(answer.body);
   });
