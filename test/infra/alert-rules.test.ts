@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
-import { findPromtool } from './promql-check';
+import { itWithPromtool } from './promql-check';
 
 /**
  * The alert rules' behaviour under `promtool test rules`: for each alert whose expression does
@@ -272,27 +272,26 @@ describe('infra/monitoring/alerts.yml under promtool test rules', () => {
     expect(names.filter((name) => !covered.has(name) && !plainThresholds.includes(name))).toEqual([]);
   });
 
-  const promtool = findPromtool(root);
-  if (!promtool && process.env.CI !== 'true')
-    process.stderr.write(
-      '[alert-rules.test] promtool not found: `promtool test rules` skipped (.ci/run installs it)\n',
-    );
-  (promtool || process.env.CI === 'true' ? it : it.skip)('fires exactly the expected alerts in every case', () => {
-    expect(promtool).toBeDefined();
-    const dir = mkdtempSync(path.join(tmpdir(), 'tally-alert-tests-'));
-    try {
-      const file = path.join(dir, 'alerts.test.yml');
-      writeFileSync(file, stringify(promtoolTests()));
-      let output: string;
+  itWithPromtool(
+    root,
+    'alert-rules.test: promtool test rules',
+    'fires exactly the expected alerts in every case',
+    (promtool) => {
+      const dir = mkdtempSync(path.join(tmpdir(), 'tally-alert-tests-'));
       try {
-        output = execFileSync(promtool ?? 'promtool', ['test', 'rules', file], { encoding: 'utf8', stdio: 'pipe' });
-      } catch (error) {
-        const failed = error as { stdout?: string; stderr?: string };
-        throw new Error(`promtool test rules failed:\n${failed.stdout ?? ''}${failed.stderr ?? ''}`);
+        const file = path.join(dir, 'alerts.test.yml');
+        writeFileSync(file, stringify(promtoolTests()));
+        let output: string;
+        try {
+          output = execFileSync(promtool, ['test', 'rules', file], { encoding: 'utf8', stdio: 'pipe' });
+        } catch (error) {
+          const failed = error as { stdout?: string; stderr?: string };
+          throw new Error(`promtool test rules failed:\n${failed.stdout ?? ''}${failed.stderr ?? ''}`);
+        }
+        expect(output).toContain('SUCCESS');
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
       }
-      expect(output).toContain('SUCCESS');
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 });

@@ -8,7 +8,7 @@ import { createIngestMetrics } from '../../apps/ingest/src/ingest-metrics';
 import { createWorkerMetrics, workerMetricFamilies } from '../../apps/worker/src/metrics/worker-metrics';
 import {
   declaredMetricFamilies,
-  findPromtool,
+  itWithPromtool,
   parsePromQL,
   registeredMetricNames,
   withGrafanaVariables,
@@ -113,15 +113,8 @@ describe('infra/monitoring/alerts.yml', () => {
     expect(parsePromQL(String(alert?.expr)).metricNames).toEqual(['tally_app_webhook_messages_failed_total']);
   });
 
-  const promtool = findPromtool(root);
-  // CI installs promtool (.ci/run); elsewhere the check is skipped, and says so.
-  if (!promtool && process.env.CI !== 'true')
-    process.stderr.write(
-      '[monitoring.test] promtool not found: `promtool check rules` skipped (.ci/run installs it)\n',
-    );
-  (promtool || process.env.CI === 'true' ? it : it.skip)('passes `promtool check rules`', () => {
-    expect(promtool).toBeDefined();
-    const output = execFileSync(promtool ?? 'promtool', ['check', 'rules', alertsFile], { encoding: 'utf8' });
+  itWithPromtool(root, 'monitoring.test: promtool check rules', 'passes `promtool check rules`', (promtool) => {
+    const output = execFileSync(promtool, ['check', 'rules', alertsFile], { encoding: 'utf8' });
     expect(output).toContain(`SUCCESS: ${rules.length} rules found`);
   });
 });

@@ -62,6 +62,21 @@ export function registeredMetricNames(sourceFile: string): Set<string> {
 }
 
 /** promtool: $PROMTOOL, the copy .ci/run unpacks from Debian's prometheus package, or PATH. */
+/**
+ * A test that runs promtool: with it when it is found, required under CI (.ci/run installs it),
+ * skipped elsewhere with a line saying so. The test gets promtool's path.
+ */
+export function itWithPromtool(root: string, what: string, name: string, test: (promtool: string) => void): void {
+  const promtool = findPromtool(root);
+  if (!promtool && process.env.CI !== 'true') {
+    process.stderr.write(`[${what}] promtool not found: skipped (.ci/run installs it)\n`);
+  }
+  (promtool || process.env.CI === 'true' ? it : it.skip)(name, () => {
+    expect(promtool).toBeDefined();
+    test(promtool ?? 'promtool');
+  });
+}
+
 export function findPromtool(root: string): string | undefined {
   const candidates = [process.env.PROMTOOL, path.join(root, 'node_modules/.cache/promtool/usr/bin/promtool')];
   for (const candidate of candidates) if (candidate && existsSync(candidate)) return candidate;
