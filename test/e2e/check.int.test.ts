@@ -43,8 +43,22 @@ describe('check before spending', () => {
       available: 40,
     });
     expect((await post(`/v1/users/${userId}/debits`, { amount: 40, reference: 'd40' })).status).toBe(201);
-    for (const bad of ['amount=0', 'amount=abc', '', 'studioKind=video', 'amount=5&studioKind=image_edit']) {
-      expect((await check(userId, bad)).status).toBe(400);
+    // Each bad query answered with what is wrong with it.
+    const wholeTokens = 'amount: must be a whole number of tokens from 1 to 1000000000';
+    for (const [bad, message] of [
+      ['amount=0', wholeTokens],
+      ['amount=abc', wholeTokens],
+      ['amount=1.5', wholeTokens],
+      ['amount=1000000001', wholeTokens],
+      ['', 'give exactly one of amount and studioKind'],
+      ['amount=5&studioKind=image_edit', 'give exactly one of amount and studioKind'],
+      ['studioKind=video', 'studioKind: Invalid option: expected one of "image_edit"|"music_clip"|"music_full"'],
+      ['amount=5&x=1', 'unknown parameter "x"'],
+    ]) {
+      expect(await check(userId, bad as string)).toEqual({
+        status: 400,
+        body: { error: { code: 'invalid_request', message } },
+      });
     }
   });
 

@@ -65,12 +65,19 @@ const holdsQuerySchema = z.strictObject({
   status: z.enum(['held', 'captured', 'released', 'expired']).optional(),
   limit: z.coerce.number().int().min(1).max(500).default(100),
 });
-const checkAmountSchema = z.coerce.number().int().positive().max(maxGrantAmount);
+const wholeTokens = { error: `must be a whole number of tokens from 1 to ${maxGrantAmount}` };
+const checkAmountSchema = z.coerce
+  .number(wholeTokens)
+  .int(wholeTokens)
+  .positive(wholeTokens)
+  .max(maxGrantAmount, wholeTokens);
 const checkStudioKindSchema = z.enum(['image_edit', 'music_clip', 'music_full']);
-const checkQuerySchema = z.union([
-  z.object({ amount: checkAmountSchema }).strict(),
-  z.object({ studioKind: checkStudioKindSchema }).strict(),
-]);
+/** Exactly one of the two; each bad value named (a union would answer only "Invalid input"). */
+const checkQuerySchema = z
+  .strictObject({ amount: checkAmountSchema.optional(), studioKind: checkStudioKindSchema.optional() })
+  .refine((query) => (query.amount === undefined) !== (query.studioKind === undefined), {
+    message: 'give exactly one of amount and studioKind',
+  });
 
 const drawSchema = z.strictObject({ lotId: z.number().int(), amount: z.number().int() });
 const debitAnswerSchema = z.strictObject({
@@ -331,9 +338,10 @@ export function createSpendingRoutes(deps: SpendingRouteDeps): Router {
     const { userId } = userScopeOf(res);
     const query = parseOr400(res, checkQuerySchema, req.query, 'parameter');
     if (query === undefined) return;
+    const { amount, studioKind } = query;
     const check: z.input<typeof checkAnswerSchema> = await checkSpend(
       { db: deps.db, catalog: deps.catalog, clock: deps.clock },
-      { userId, ...query },
+      studioKind !== undefined ? { userId, studioKind } : { userId, amount: amount as number },
     );
     res.json(check);
   });
