@@ -26,7 +26,7 @@ const mutations = [
   {
     name: 'a release ignores its body (`{amount}` frees the whole hold without a word)',
     file: 'apps/api/src/routes/v1/spending-routes.ts',
-    from: '      const body = parseOrAnswer(noBodySchema, req.body ?? {});\n      if (!body.ok) return body.answer;\n      const result = await inUnitOfWork(unit, (uow) => releaseHold(',
+    from: '      const refused = bodyFieldsAnswer(req);\n      if (refused) return refused;\n      const result = await inUnitOfWork(unit, (uow) => releaseHold(',
     to: '      const result = await inUnitOfWork(unit, (uow) => releaseHold(',
     build: true,
     tests: ['test/e2e/unknown-fields.int'],

@@ -108,6 +108,29 @@ describe('request bodies: unknown fields are refused, not ignored', () => {
     ]);
   });
 
+  it('every POST the document describes without a body refuses one with a field (a new route cannot forget it)', async () => {
+    const document = await readJson(await stack.apiRequest('/openapi.json', { key: null }));
+    // Ids of the right shape (their checks come first), of nothing that exists: the body is refused before any look-up.
+    const ids: Record<string, string> = {
+      userId: stripeId('user'),
+      holdId: `hold_${'0'.repeat(24)}`,
+      id: '1',
+      lotId: '1',
+      reference: 'tu_abcdefgh12345678',
+    };
+    const bodiless = Object.entries(document.paths as Record<string, Record<string, { requestBody?: unknown }>>)
+      .filter(([, operations]) => operations.post !== undefined && operations.post.requestBody === undefined)
+      .map(([template]) =>
+        template
+          .replace('/messages/{id}', `/messages/msg_${'0'.repeat(32)}`)
+          .replace(/\{(\w+)\}/g, (_whole, name: string) => ids[name] ?? `{${name}}`),
+      );
+    expect(bodiless.length).toBeGreaterThanOrEqual(8);
+    const answers = [];
+    for (const path of bodiless) answers.push([path, await post(path, { x: 1 })]);
+    expect(answers).toEqual(bodiless.map((path) => [path, refused('unknown field "x"')]));
+  });
+
   it('list filters: a parameter a list does not take is refused, never read as "no filter"', async () => {
     const get = async (path: string) => {
       const response = await stack.apiRequest(path);

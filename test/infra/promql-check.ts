@@ -62,6 +62,17 @@ export function registeredMetricNames(sourceFile: string): Set<string> {
 }
 
 /** promtool: $PROMTOOL, the copy .ci/run unpacks from Debian's prometheus package, or PATH. */
+export function findPromtool(root: string): string | undefined {
+  const candidates = [process.env.PROMTOOL, path.join(root, 'node_modules/.cache/promtool/usr/bin/promtool')];
+  for (const candidate of candidates) if (candidate && existsSync(candidate)) return candidate;
+  try {
+    execFileSync('promtool', ['--version'], { stdio: 'ignore' });
+    return 'promtool';
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * A test that runs promtool: with it when it is found, required under CI (.ci/run installs it),
  * skipped elsewhere with a line saying so. The test gets promtool's path.
@@ -75,15 +86,4 @@ export function itWithPromtool(root: string, what: string, name: string, test: (
     expect(promtool).toBeDefined();
     test(promtool ?? 'promtool');
   });
-}
-
-export function findPromtool(root: string): string | undefined {
-  const candidates = [process.env.PROMTOOL, path.join(root, 'node_modules/.cache/promtool/usr/bin/promtool')];
-  for (const candidate of candidates) if (candidate && existsSync(candidate)) return candidate;
-  try {
-    execFileSync('promtool', ['--version'], { stdio: 'ignore' });
-    return 'promtool';
-  } catch {
-    return undefined;
-  }
 }

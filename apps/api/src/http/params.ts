@@ -86,7 +86,15 @@ export function parseOr400<S extends z.ZodType>(
   return undefined;
 }
 
-/** For a POST that takes no body (noBodySchema): true once it answered the 400 for a body with fields. */
+/** For a POST that takes no body (noBodySchema): the 400 for a body with fields, else undefined. */
+export function bodyFieldsAnswer(req: Request): RouteAnswer | undefined {
+  const parsed = parseOrAnswer(noBodySchema, req.body ?? {});
+  return parsed.ok ? undefined : parsed.answer;
+}
+
+/** bodyFieldsAnswer for a route that answers itself: true once it answered the 400. */
 export function refusedBodyFields(req: Request, res: Response): boolean {
-  return parseOr400(res, noBodySchema, req.body ?? {}) === undefined;
+  const refused = bodyFieldsAnswer(req);
+  if (refused) sendAnswer(res, refused);
+  return refused !== undefined;
 }

@@ -27,7 +27,7 @@ import { z } from 'zod';
 import { errorAnswer, type RouteAnswer } from '../../http/answer';
 import { grantReferenceSchema, maxGrantAmount } from '../../http/grant-body';
 import type { IdempotentPosts } from '../../http/idempotency';
-import { noBodySchema, parseOr400, parseOrAnswer } from '../../http/params';
+import { bodyFieldsAnswer, parseOr400, parseOrAnswer } from '../../http/params';
 import { answerDoc, errorDoc, type RouteDoc } from '../../http/route-doc';
 import { userScopeOf } from '../../http/user-scope';
 
@@ -307,8 +307,8 @@ export function createSpendingRoutes(deps: SpendingRouteDeps): Router {
       const holdId = parseOrAnswer(holdIdSchema, req.params.holdId);
       if (!holdId.ok) return holdId.answer;
       // A release frees the whole hold: `{"amount": …}` is refused, never read as a partial release.
-      const body = parseOrAnswer(noBodySchema, req.body ?? {});
-      if (!body.ok) return body.answer;
+      const refused = bodyFieldsAnswer(req);
+      if (refused) return refused;
       const result = await inUnitOfWork(unit, (uow) => releaseHold(uow, { userId, holdId: holdId.value }));
       return endAnswerOf(result, holdId.value);
     }),

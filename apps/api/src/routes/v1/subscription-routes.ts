@@ -20,7 +20,7 @@ import { errorAnswer, type RouteAnswer } from '../../http/answer';
 import { withoutAnswerDeadline } from '../../http/answer-deadline';
 import { httpStatusByBillingErrorCode } from '../../http/billing-error-statuses';
 import type { IdempotentPosts } from '../../http/idempotency';
-import { noBodySchema, parseOrAnswer } from '../../http/params';
+import { bodyFieldsAnswer } from '../../http/params';
 import { answerDoc, errorDoc, type RouteDoc, retryAfterHeader } from '../../http/route-doc';
 import { userScopeOf } from '../../http/user-scope';
 
@@ -116,8 +116,8 @@ export function createSubscriptionRoutes(deps: SubscriptionRoutesDeps): Router {
     withoutAnswerDeadline,
     deps.idempotency.claimed(async (req, res) => {
       const { userId, requestedId } = userScopeOf(res);
-      const body = parseOrAnswer(noBodySchema, req.body ?? {});
-      if (!body.ok) return body.answer;
+      const refused = bodyFieldsAnswer(req);
+      if (refused) return refused;
       const settings = deps.subscriptions;
       if (!settings) return errorAnswer(503, 'not_configured', 'subscription sync is not configured');
       try {

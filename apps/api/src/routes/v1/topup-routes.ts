@@ -18,7 +18,7 @@ import { errorAnswer, type RouteAnswer } from '../../http/answer';
 import { withoutAnswerDeadline } from '../../http/answer-deadline';
 import { httpStatusByBillingErrorCode } from '../../http/billing-error-statuses';
 import type { IdempotentPosts } from '../../http/idempotency';
-import { noBodySchema, parseOrAnswer } from '../../http/params';
+import { bodyFieldsAnswer, parseOrAnswer } from '../../http/params';
 import { answerDoc, errorDoc, type RouteDoc, retryAfterHeader } from '../../http/route-doc';
 import { userScopeOf } from '../../http/user-scope';
 
@@ -152,8 +152,8 @@ export function createTopupRoutes(deps: {
       const { userId } = userScopeOf(res);
       const reference = parseOrAnswer(referenceSchema, req.params.reference);
       if (!reference.ok) return reference.answer;
-      const body = parseOrAnswer(noBodySchema, req.body ?? {});
-      if (!body.ok) return body.answer;
+      const refused = bodyFieldsAnswer(req);
+      if (refused) return refused;
       if (!deps.catalog) return errorAnswer(503, 'not_configured', 'top-ups are not configured');
       try {
         const confirmed = await confirmTopup(
