@@ -9,6 +9,14 @@ import { ensureBuilt, log, root } from './bootstrap.mjs';
 
 const mutations = [
   {
+    name: "a one-id RevenueCat pack writes its id as a new user even when the id is linked (an anonymous id's purchase lands on a new user, not the one it was linked to)",
+    file: 'packages/billing-core/src/providers/revenuecat/claim-pack-transaction.ts',
+    from: 'fresh AS MATERIALIZED (SELECT ${s.id}::text AS id WHERE NOT EXISTS (SELECT 1 FROM found)),',
+    to: 'fresh AS MATERIALIZED (SELECT ${s.id}::text AS id),',
+    build: true,
+    tests: ['packages/billing-core/src/providers/revenuecat/claim-pack-transaction.int'],
+  },
+  {
     name: 'migration 0032 leaves raw bodies on pglz (the database spends a third to a half more CPU storing each compressed body)',
     file: 'packages/billing-core/migrations/0032_inbox_raw_body_lz4.sql',
     from: 'ALTER TABLE inbox_events ALTER COLUMN raw_body SET COMPRESSION lz4;',

@@ -91,4 +91,42 @@ describe('linkUserIdsAndClaimPack links as linkUserIds does and claims once per 
     expect((await claim(['claim-fresh', 'claim-legacy'], 'tx-claim-4', event)).holder.user_id).toBe('claim-legacy');
     expect(await aliasesOf('claim-legacy')).toEqual(['claim-fresh', 'claim-legacy']);
   });
+
+  describe('one id (one statement, seen before or not)', () => {
+    it('a user that exists without a link or a wallet: linked to itself, its wallet made, the claim for it', async () => {
+      await database.db.insertInto('users').values({ id: 'claim-one-legacy' }).execute();
+      const event = await inboxEvent('claim-one-legacy');
+      expect(await claim(['claim-one-legacy'], 'tx-one-1', event)).toEqual({
+        userId: 'claim-one-legacy',
+        holder: { user_id: 'claim-one-legacy', inbox_event_id: event, ledger_reference: `revenuecat:event:${event}` },
+      });
+      expect(await wallets('claim-one-legacy')).toEqual([{ user_id: 'claim-one-legacy', balance: 0 }]);
+      expect(await aliasesOf('claim-one-legacy')).toEqual(['claim-one-legacy']);
+    });
+
+    it('an id linked to another user: claimed for that user, nothing written for the id itself', async () => {
+      const anonymous = '$RCAnonymousID:0000000000000c02';
+      const first = await inboxEvent('claim-one-owner');
+      await claim(['claim-one-owner', anonymous], 'tx-one-2', first);
+      const event = await inboxEvent(anonymous);
+      expect(await claim([anonymous], 'tx-one-3', event)).toEqual({
+        userId: 'claim-one-owner',
+        holder: { user_id: 'claim-one-owner', inbox_event_id: event, ledger_reference: `revenuecat:event:${event}` },
+      });
+      expect(await database.db.selectFrom('users').select('id').where('id', '=', anonymous).execute()).toEqual([]);
+      expect(await wallets(anonymous)).toEqual([]);
+    });
+
+    it('the first two purchases of a new id at once: one user, one wallet, one link, each claim its own', async () => {
+      const [a, b] = [await inboxEvent('claim-one-race'), await inboxEvent('claim-one-race')];
+      const results = await Promise.all([
+        claim(['claim-one-race'], 'tx-one-4', a),
+        claim(['claim-one-race'], 'tx-one-5', b),
+      ]);
+      expect(results.map((result) => result.userId)).toEqual(['claim-one-race', 'claim-one-race']);
+      expect(results.map((result) => result.holder.inbox_event_id)).toEqual([a, b]);
+      expect(await wallets('claim-one-race')).toEqual([{ user_id: 'claim-one-race', balance: 0 }]);
+      expect(await aliasesOf('claim-one-race')).toEqual(['claim-one-race']);
+    });
+  });
 });

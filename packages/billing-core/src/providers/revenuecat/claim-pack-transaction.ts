@@ -53,8 +53,8 @@ async function heldClaim(trx: Transaction<DB>, claim: PackClaim): Promise<PackTr
 }
 
 /**
- * linkUserIds (withWallet) and then claimPackTransaction for the canonical user, in two
- * statements instead of three or four: the look-up of the ids' links with, when every id is
+ * linkUserIds (withWallet) and then claimPackTransaction for the canonical user, in one statement
+ * when the event names one id (linkOneIdAndClaimPack), else in two instead of three or four: the look-up of the ids' links with, when every id is
  * already linked to one user (linkUserIds then writes nothing and answers that user), the claim
  * for that user; otherwise linkUserIds' write (the user, its wallet, the links) with the claim
  * for the canonical user it picked. A claim that conflicted is read in a statement of its own
@@ -67,6 +67,7 @@ export async function linkUserIdsAndClaimPack(
 ): Promise<{ userId: string; holder: PackTransactionHolder }> {
   const ordered = linkableIds(ids);
   if (ordered.length === 0) throw new RangeError('linkUserIds needs at least one id');
+  if (ordered.length === 1) return linkOneIdAndClaimPack(uow, ordered[0] as string, claim);
   const values: FindAndClaimValues = { ...claim };
   for (let index = 0; index < ordered.length; index += 1) values[`id${index}`] = ordered[index] as string;
   const { rows } = await findLinksAndClaimSql(ordered.length)(uow.trx, values);
@@ -97,6 +98,76 @@ export async function linkUserIdsAndClaimPack(
   markWalletEnsured(uow, canonical);
   return { userId: canonical, holder: inserted ?? (await heldClaim(uow.trx, claim)) };
 }
+
+/**
+ * linkUserIdsAndClaimPack for an event that names one id, in ONE statement whether or not the id
+ * was seen before. With one id linkUserIds has only two answers: the user the id is linked to
+ * (nothing to write), or the id itself, created with its wallet if missing and linked to itself
+ * (planLinks: the only id is the first, and no other id can be linked or a user). So the
+ * statement decides in SQL what planLinks would and writes the user, wallet and link only when
+ * the id has no link yet, then claims for the user it answers. A claim that conflicted is read in
+ * a statement of its own, as above.
+ */
+async function linkOneIdAndClaimPack(
+  uow: UnitOfWork,
+  id: string,
+  claim: PackClaim,
+): Promise<{ userId: string; holder: PackTransactionHolder }> {
+  const { rows } = await linkOneAndClaimSql(uow.trx, { ...claim, id });
+  let userId: string | undefined;
+  let claimed: PackTransactionHolder | undefined;
+  for (const row of rows) {
+    if (row.kind === 'claimed') {
+      claimed = { user_id: row.user_id, inbox_event_id: row.inbox_event_id, ledger_reference: row.ledger_reference };
+    } else if (row.kind === 'link') userId = row.user_id;
+    else if (row.kind === 'created') {
+      userId = id;
+      markWalletEnsured(uow, id);
+    }
+  }
+  if (userId === undefined) throw new Error(`id ${id} was neither linked nor written`);
+  if (claimed !== undefined && claimed.user_id !== userId) {
+    throw new Error(`store transaction ${claim.transactionId} was claimed for ${claimed.user_id}, not ${userId}`);
+  }
+  return { userId, holder: claimed ?? (await heldClaim(uow.trx, claim)) };
+}
+
+type LinkOneRow =
+  | { kind: 'link'; user_id: string; inbox_event_id: null; ledger_reference: null }
+  | { kind: 'created'; user_id: string; inbox_event_id: null; ledger_reference: null }
+  | { kind: 'claimed'; user_id: string; inbox_event_id: number; ledger_reference: string };
+
+/**
+ * linkOneIdAndClaimPack's statement: the id's link (`link`, its user); without one (`fresh`), the
+ * user and its empty wallet if missing and the id linked to itself (`created`: the caller marks the
+ * wallet ensured); then the claim for the user so found (`claimed` when it inserted). The foreign
+ * keys of the wallet, the link and the claim are checked at the end of the statement, when the
+ * user row exists. A concurrent linker of the id wins the link (DO NOTHING), as with linkUserIds.
+ */
+const linkOneAndClaimSql = precompiledSql<PackClaim & { id: string }, LinkOneRow>(
+  (s) => sql`
+    WITH found AS MATERIALIZED (SELECT user_id FROM user_aliases WHERE alias = ${s.id}),
+    fresh AS MATERIALIZED (SELECT ${s.id}::text AS id WHERE NOT EXISTS (SELECT 1 FROM found)),
+    new_user AS (INSERT INTO users (id) SELECT id FROM fresh ON CONFLICT (id) DO NOTHING),
+    new_wallet AS (INSERT INTO wallets (user_id) SELECT id FROM fresh ON CONFLICT (user_id) DO NOTHING),
+    new_link AS (
+      INSERT INTO user_aliases (alias, user_id, inbox_event_id)
+      SELECT id, id, ${s.inboxEventId}::bigint FROM fresh
+      ON CONFLICT (alias) DO NOTHING),
+    claim AS (
+      INSERT INTO revenuecat_pack_transactions
+        (store_transaction_id, user_id, product_id, ledger_reference, inbox_event_id, verified)
+      SELECT ${s.transactionId}::text, user_id, ${s.productId}::text, ${s.reference}::text,
+             ${s.inboxEventId}::bigint, ${s.verified}::boolean
+        FROM (SELECT user_id FROM found UNION ALL SELECT id FROM fresh) AS claimer
+      ON CONFLICT (store_transaction_id) DO NOTHING
+      RETURNING user_id, inbox_event_id, ledger_reference)
+    SELECT 'link' AS kind, user_id, NULL::bigint AS inbox_event_id, NULL::text AS ledger_reference FROM found
+    UNION ALL
+    SELECT 'created', id, NULL::bigint, NULL::text FROM fresh
+    UNION ALL
+    SELECT 'claimed', user_id, inbox_event_id, ledger_reference FROM claim`,
+);
 
 /** A store transaction as RevenueCat bodies carry it (a string, or digits sent as a number); null otherwise. */
 export function toStoreTransactionId(value: unknown): string | null {
