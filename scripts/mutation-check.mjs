@@ -9,6 +9,14 @@ import { ensureBuilt, log, root } from './bootstrap.mjs';
 
 const mutations = [
   {
+    name: "a token pack's payment forgets its Stripe customer (the customer is never mapped to its user, and a payment naming another user is not reported)",
+    file: 'packages/billing-core/src/providers/stripe/routes/payment-intent-succeeded.ts',
+    from: '        stripeCustomerId: customerId,\n',
+    to: '',
+    build: true,
+    tests: ['test/e2e/stripe-payments.int'],
+  },
+  {
     name: "a one-id RevenueCat pack writes its id as a new user even when the id is linked (an anonymous id's purchase lands on a new user, not the one it was linked to)",
     file: 'packages/billing-core/src/providers/revenuecat/claim-pack-transaction.ts',
     from: 'fresh AS MATERIALIZED (SELECT ${s.id}::text AS id WHERE NOT EXISTS (SELECT 1 FROM found)),',

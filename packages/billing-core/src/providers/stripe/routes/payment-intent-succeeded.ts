@@ -6,7 +6,7 @@ import { stripeIdOf, stripeMetadataOf, stripeStringAt, stripeUserOf } from '../.
 import { references } from '../../../references';
 import { settleTopup } from '../../../topups/settle-topup';
 import { defineRoute } from '../../shared/create-provider-handler';
-import { rememberStripeCustomer, withCustomerMappingNote } from '../stripe-customers';
+import { withCustomerMappingNote } from '../stripe-customers';
 import type { StripeEvent } from '../stripe-event';
 
 /**
@@ -60,7 +60,7 @@ export function createPaymentIntentSucceededRoute(deps: { catalog: Catalog }) {
         );
       }
       const customerId = stripeIdOf(intent.customer);
-      const mapping = await rememberStripeCustomer(uow, customerId, userId);
+      // The customer is remembered in the payment's statement (one round trip fewer).
       const recorded = await recordPayment(uow, {
         providerPaymentId: paymentIntentId,
         userId,
@@ -75,12 +75,13 @@ export function createPaymentIntentSucceededRoute(deps: { catalog: Catalog }) {
         customerEmail: stripeStringAt(intent, 'receipt_email'),
         inboxEventId: row.id,
         email: tokenPackEmail(pack.tokens),
+        stripeCustomerId: customerId,
       });
       return withCustomerMappingNote(
         recorded.ledger.kind === 'posted'
           ? processed('credited', `credited ${pack.tokens} tokens (${pack.id})`)
           : processed('already_credited', `already credited (${recorded.ledger.entry.reference})`),
-        mapping,
+        recorded.customer,
         customerId,
         userId,
       );
