@@ -9,6 +9,14 @@ import { ensureBuilt, log, root } from './bootstrap.mjs';
 
 const mutations = [
   {
+    name: "a Checkout pack's payment forgets its Stripe customer (the customer is never mapped to its user)",
+    file: 'packages/billing-core/src/providers/stripe/routes/checkout-session-completed.ts',
+    from: '        stripeCustomerId: customerId,\n',
+    to: '',
+    build: true,
+    tests: ['test/e2e/stripe-payments.int'],
+  },
+  {
     name: "a token pack's payment forgets its Stripe customer (the customer is never mapped to its user, and a payment naming another user is not reported)",
     file: 'packages/billing-core/src/providers/stripe/routes/payment-intent-succeeded.ts',
     from: '        stripeCustomerId: customerId,\n',

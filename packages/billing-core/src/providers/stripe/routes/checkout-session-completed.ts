@@ -63,10 +63,15 @@ export function createCheckoutSessionRoute(deps: { catalog: Catalog; ports: Prov
       const userId = stripeUserOf(session);
       if (!userId) throw new InvalidEventError('checkout session carries no client_reference_id nor metadata.user_id');
       const customerId = stripeIdOf(session.customer);
-      const mapping = await rememberStripeCustomer(uow, customerId, userId);
-      const noted = (result: HandlerResult) => withCustomerMappingNote(result, mapping, customerId, userId);
+      // A pack's payment remembers the customer in its own statement (recordPayment); every other
+      // outcome remembers it here first.
+      const rememberedNote = async () => {
+        const mapping = await rememberStripeCustomer(uow, customerId, userId);
+        return (result: HandlerResult) => withCustomerMappingNote(result, mapping, customerId, userId);
+      };
 
       if (prepared.kind === 'subscription') {
+        const noted = await rememberedNote();
         if (prepared.subscription === null)
           return noted(processed('customer_remembered', 'subscription checkout without subscription'));
         const saved = await saveStripeSubscription(uow, {
@@ -89,7 +94,9 @@ export function createCheckoutSessionRoute(deps: { catalog: Catalog; ports: Prov
           .map((priceId) => deps.catalog.findTokenPackByStripePrice(priceId)?.id)
           .find((id) => id !== undefined) ??
         null;
-      if (packId === null) return noted(ignored('not_a_token_pack', 'checkout session sells no catalog token pack'));
+      if (packId === null) {
+        return (await rememberedNote())(ignored('not_a_token_pack', 'checkout session sells no catalog token pack'));
+      }
       const pack = deps.catalog.findTokenPackById(packId);
       if (!pack || pack.amountMinor === undefined || pack.currency === undefined) {
         throw new InvalidEventError(`checkout session names token pack ${packId}, which Stripe does not sell`);
@@ -118,11 +125,15 @@ export function createCheckoutSessionRoute(deps: { catalog: Catalog; ports: Prov
         customerEmail: email,
         inboxEventId: row.id,
         email: tokenPackEmail(pack.tokens),
+        stripeCustomerId: customerId,
       });
-      return noted(
+      return withCustomerMappingNote(
         recorded.ledger.kind === 'posted'
           ? processed('credited', `credited ${pack.tokens} tokens (${pack.id})`)
           : processed('already_credited', `already credited (${recorded.ledger.entry.reference})`),
+        recorded.customer,
+        customerId,
+        userId,
       );
     },
   });
