@@ -1,5 +1,5 @@
 import { precompiledSql } from '@tally/platform/db';
-import { sql, type Transaction } from 'kysely';
+import { type RawBuilder, sql, type Transaction } from 'kysely';
 import type { DB } from '../db/schema';
 import type { UnitOfWork } from '../unit-of-work/unit-of-work';
 
@@ -31,8 +31,16 @@ const ensureWalletSql = precompiledSql<{ userId: string }>((s) => sql`WITH ${ens
  * checked at the end of that statement, when the user row exists. Call markWalletEnsured after.
  */
 export function ensureWalletCtes(userId: string) {
-  return sql`new_user AS (INSERT INTO users (id) VALUES (${userId}) ON CONFLICT (id) DO NOTHING),
-    new_wallet AS (INSERT INTO wallets (user_id) VALUES (${userId}) ON CONFLICT (user_id) DO NOTHING)`;
+  return ensureWalletsCtes(sql`VALUES (${userId})`);
+}
+
+/**
+ * ensureWalletCtes for the users a query gives (one text column; `VALUES (…)` or a `SELECT`
+ * from an earlier CTE, so a statement can create them only when it needs them).
+ */
+export function ensureWalletsCtes(userIds: RawBuilder<unknown>) {
+  return sql`new_user AS (INSERT INTO users (id) ${userIds} ON CONFLICT (id) DO NOTHING),
+    new_wallet AS (INSERT INTO wallets (user_id) ${userIds} ON CONFLICT (user_id) DO NOTHING)`;
 }
 
 /**

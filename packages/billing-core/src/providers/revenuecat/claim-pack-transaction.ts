@@ -1,7 +1,7 @@
 import { precompiledSql } from '@tally/platform/db';
-import { sql, type Transaction } from 'kysely';
+import { type RawBuilder, sql, type Transaction } from 'kysely';
 import type { DB } from '../../db/schema';
-import { markWalletEnsured } from '../../ledger/ensure-wallet';
+import { ensureWalletsCtes, markWalletEnsured } from '../../ledger/ensure-wallet';
 import type { UnitOfWork } from '../../unit-of-work/unit-of-work';
 import {
   type FoundId,
@@ -148,20 +148,12 @@ const linkOneAndClaimSql = precompiledSql<PackClaim & { id: string }, LinkOneRow
   (s) => sql`
     WITH found AS MATERIALIZED (SELECT user_id FROM user_aliases WHERE alias = ${s.id}),
     fresh AS MATERIALIZED (SELECT ${s.id}::text AS id WHERE NOT EXISTS (SELECT 1 FROM found)),
-    new_user AS (INSERT INTO users (id) SELECT id FROM fresh ON CONFLICT (id) DO NOTHING),
-    new_wallet AS (INSERT INTO wallets (user_id) SELECT id FROM fresh ON CONFLICT (user_id) DO NOTHING),
+    ${ensureWalletsCtes(sql`SELECT id FROM fresh`)},
     new_link AS (
       INSERT INTO user_aliases (alias, user_id, inbox_event_id)
       SELECT id, id, ${s.inboxEventId}::bigint FROM fresh
       ON CONFLICT (alias) DO NOTHING),
-    claim AS (
-      INSERT INTO revenuecat_pack_transactions
-        (store_transaction_id, user_id, product_id, ledger_reference, inbox_event_id, verified)
-      SELECT ${s.transactionId}::text, user_id, ${s.productId}::text, ${s.reference}::text,
-             ${s.inboxEventId}::bigint, ${s.verified}::boolean
-        FROM (SELECT user_id FROM found UNION ALL SELECT id FROM fresh) AS claimer
-      ON CONFLICT (store_transaction_id) DO NOTHING
-      RETURNING user_id, inbox_event_id, ledger_reference)
+    claim AS (${claimFromSql(s, sql`(SELECT user_id FROM found UNION ALL SELECT id FROM fresh) AS claimer`)})
     SELECT 'link' AS kind, user_id, NULL::bigint AS inbox_event_id, NULL::text AS ledger_reference FROM found
     UNION ALL
     SELECT 'created', id, NULL::bigint, NULL::text FROM fresh
@@ -174,6 +166,21 @@ export function toStoreTransactionId(value: unknown): string | null {
   if (typeof value === 'string' && value.length > 0 && value.length <= 255) return value;
   if (typeof value === 'number' && Number.isSafeInteger(value)) return String(value);
   return null;
+}
+
+/**
+ * The claim's insert for the user a statement found (`users`: a row source whose column is
+ * `user_id`, one row or none), as the body of a `claim` CTE.
+ */
+function claimFromSql(s: { readonly [K in keyof PackClaim]: PackClaim[K] }, users: RawBuilder<unknown>) {
+  return sql`
+      INSERT INTO revenuecat_pack_transactions
+        (store_transaction_id, user_id, product_id, ledger_reference, inbox_event_id, verified)
+      SELECT ${s.transactionId}::text, user_id, ${s.productId}::text, ${s.reference}::text,
+             ${s.inboxEventId}::bigint, ${s.verified}::boolean
+        FROM ${users}
+      ON CONFLICT (store_transaction_id) DO NOTHING
+      RETURNING user_id, inbox_event_id, ledger_reference`;
 }
 
 /** claimPackTransaction's insert, compiled once (platform's precompiled-sql.ts). */
@@ -232,14 +239,7 @@ function findLinksAndClaimSql(count: number) {
         settled AS (
           SELECT min(user_id) AS user_id FROM found WHERE kind = 'link'
           HAVING count(*) = ${sql.lit(count)} AND count(DISTINCT user_id) = 1),
-        claim AS (
-          INSERT INTO revenuecat_pack_transactions
-            (store_transaction_id, user_id, product_id, ledger_reference, inbox_event_id, verified)
-          SELECT ${s.transactionId}::text, user_id, ${s.productId}::text, ${s.reference}::text,
-                 ${s.inboxEventId}::bigint, ${s.verified}::boolean
-            FROM settled
-          ON CONFLICT (store_transaction_id) DO NOTHING
-          RETURNING user_id, inbox_event_id, ledger_reference)
+        claim AS (${claimFromSql(s, sql`settled`)})
         SELECT kind, id, user_id, NULL::bigint AS inbox_event_id, NULL::text AS ledger_reference FROM found
         UNION ALL
         SELECT 'claimed', user_id, user_id, inbox_event_id, ledger_reference FROM claim`,
