@@ -1,0 +1,111 @@
+// `node bench/profile-summary.mjs <file> [top]`: where a profile's time or memory went, as the
+// bench README's "where the time goes" tables count it. Reads a V8 CPU profile (`.cpuprofile`,
+// from `--cpu-prof`) or a sampling heap profile (`.heapprofile`, from `--heap-prof` or from
+// `lib/allocation-sampling.cjs`), and prints:
+// - by owner: each sample given to the nearest frame above it (itself included) that belongs to a
+//   library (its package name under node_modules), to this workspace (`apps/ingest`,
+//   `packages/billing-core`, …) or to the bench; a sample with no such frame keeps Node's own
+//   module (`node:internal`) or V8's label (`(garbage collector)`, `writev`);
+// - by function: self time (or self bytes) of each function, with its owner and line.
+// Shares are of the busy time (idle samples left out) or of the sampled bytes.
+import { readFileSync } from 'node:fs';
+
+const [file, topArg = '30'] = process.argv.slice(2);
+if (!file) {
+  console.error('usage: node bench/profile-summary.mjs <file.cpuprofile|file.heapprofile> [top]');
+  process.exit(2);
+}
+const top = Number(topArg);
+const profile = JSON.parse(readFileSync(file, 'utf8'));
+
+/** The owner of a script URL: a package, a workspace folder, a bench file, or Node's module. */
+function ownerOf(url) {
+  if (!url) return null;
+  const library = url.match(/node_modules\/(?:\.pnpm\/[^/]+\/node_modules\/)?((?:@[^/]+\/)?[^/]+)/);
+  if (library) return library[1];
+  if (url.startsWith('node:')) return `node:${url.slice(5).split('/')[0]}`;
+  const workspace = url.match(/\/(apps|packages)\/([^/]+)\//);
+  if (workspace) return `${workspace[1]}/${workspace[2]}`;
+  const bench = url.match(/\/(bench\/.+)$/);
+  return bench ? bench[1] : url;
+}
+
+/** The nearest owner that is not Node's own module, walking from the frame to the root. */
+function nearestOwner(path) {
+  for (let i = path.length - 1; i >= 0; i -= 1) {
+    const owner = ownerOf(path[i].callFrame.url);
+    if (owner && !owner.startsWith('node:')) return owner;
+  }
+  const self = path[path.length - 1].callFrame;
+  return ownerOf(self.url) ?? (self.functionName || '(anonymous)');
+}
+
+function label(callFrame) {
+  const owner = ownerOf(callFrame.url) ?? '(native)';
+  return `${callFrame.functionName || '(anonymous)'} ${owner}:${callFrame.lineNumber + 1}`;
+}
+
+function add(map, key, value) {
+  map.set(key, (map.get(key) ?? 0) + value);
+}
+
+const byOwner = new Map();
+const byFunction = new Map();
+let total = 0;
+let idle = 0;
+let unit;
+
+if (Array.isArray(profile.nodes)) {
+  // CPU profile: a flat node list with child ids; samples are node ids, timeDeltas µs.
+  unit = 'µs';
+  const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
+  const parents = new Map();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parents.set(child, node.id);
+  const selfTime = new Map();
+  profile.samples.forEach((id, i) => {
+    add(selfTime, id, profile.timeDeltas[i] ?? 0);
+  });
+  for (const [id, time] of selfTime) {
+    const node = nodes.get(id);
+    if (node.callFrame.functionName === '(idle)') {
+      idle += time;
+      continue;
+    }
+    const path = [];
+    for (let at = node; at; at = nodes.get(parents.get(at.id))) path.unshift(at);
+    total += time;
+    add(byOwner, nearestOwner(path), time);
+    add(byFunction, label(node.callFrame), time);
+  }
+} else if (profile.head) {
+  // Sampling heap profile: a tree; selfSize is the bytes sampled at that allocation site.
+  unit = 'bytes';
+  const walk = (node, path) => {
+    const here = [...path, node];
+    if (node.selfSize > 0) {
+      total += node.selfSize;
+      add(byOwner, nearestOwner(here), node.selfSize);
+      add(byFunction, label(node.callFrame), node.selfSize);
+    }
+    for (const child of node.children ?? []) walk(child, here);
+  };
+  walk(profile.head, []);
+} else {
+  console.error(`${file}: neither a CPU profile nor a sampling heap profile`);
+  process.exit(2);
+}
+
+const amount = (value) => (unit === 'µs' ? `${(value / 1e6).toFixed(2)} s` : `${(value / 1e6).toFixed(1)} MB`);
+const show = (title, map) => {
+  console.log(`\n${title}`);
+  for (const [key, value] of [...map].sort((a, b) => b[1] - a[1]).slice(0, top)) {
+    console.log(`${((100 * value) / total).toFixed(1).padStart(6)} %  ${amount(value).padStart(9)}  ${key}`);
+  }
+};
+console.log(
+  unit === 'µs'
+    ? `${file}: busy ${amount(total)}, idle ${amount(idle)} (shares below are of the busy time)`
+    : `${file}: ${amount(total)} sampled (shares below are of the sampled bytes)`,
+);
+show('by owner (nearest library, workspace package or bench file above the sample)', byOwner);
+show(`by function (self ${unit === 'µs' ? 'time' : 'bytes'})`, byFunction);
