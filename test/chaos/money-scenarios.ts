@@ -86,6 +86,57 @@ async function untilFinal(ctx: ScenarioContext, op: MoneyOp, key: string): Promi
   return undefined;
 }
 
+/**
+ * When the last lot granted with an expiry, or the last short hold, of these ops comes due (epoch
+ * ms; 0 when none). A hold's expiry counts from its creation, at the latest its last answer.
+ * Holds of a minute or more are captured or released by the scenario, or outlast its checks.
+ */
+function latestDue(ops: MoneyOp[]): number {
+  let latest = 0;
+  for (const op of ops) {
+    const body = op.body as { expiresAt?: string; expiresInSeconds?: number };
+    if (op.kind === 'grant' && body.expiresAt) latest = Math.max(latest, Date.parse(body.expiresAt));
+    const last = op.attempts.at(-1);
+    if (op.kind === 'hold' && last && body.expiresInSeconds !== undefined && body.expiresInSeconds < 60)
+      latest = Math.max(latest, last.startedAt + last.ms + body.expiresInSeconds * 1000);
+  }
+  return latest;
+}
+
+/**
+ * Waits until `dueBy`, then until the sweeper has nothing left of this scenario's users to do: no
+ * lot past its expiry with tokens no active hold reserves (expireDueLots' own condition), no lapsed
+ * hold unsettled. Gives up after 30 s (the harness's rounds and checks then report what is left;
+ * `left` -1: the database could not be read).
+ */
+async function untilDueSwept(
+  ctx: ScenarioContext,
+  prefix: string,
+  dueBy: number,
+): Promise<{ left: number; waitedMs: number }> {
+  await sleep(Math.max(0, dueBy - Date.now()));
+  const from = Date.now();
+  for (;;) {
+    const users = `${prefix}-%`;
+    const left = await sql<{ left: number }>`
+      SELECT (SELECT count(*)::int FROM credit_lots l
+               WHERE l.user_id LIKE ${users} AND l.remaining > 0 AND l.expires_at IS NOT NULL
+                 AND l.expires_at <= now()
+                 AND l.remaining > (SELECT coalesce(sum(hl.amount), 0) FROM hold_lots hl JOIN holds h ON h.id = hl.hold_id
+                                     WHERE hl.lot_id = l.id AND h.status = 'held' AND h.settled_at IS NULL
+                                       AND h.expires_at > now()))
+           + (SELECT count(*)::int FROM holds
+               WHERE user_id LIKE ${users} AND status = 'held' AND settled_at IS NULL AND expires_at <= now()) AS left`
+      .execute(ctx.cluster.db)
+      .then(
+        (result) => result.rows[0]?.left ?? 0,
+        () => -1,
+      );
+    if (left === 0 || Date.now() - from > 30_000) return { left, waitedMs: Date.now() - from };
+    await sleep(250);
+  }
+}
+
 interface UserState {
   user: string;
   /** Holds placed and not yet captured or released by this scenario (they may have expired). */
@@ -758,6 +809,18 @@ const moneyPaths: ProfiledScenario = {
     const disputes = Promise.all(chargebacks.map((chargeback) => runChargeback(ctx, chargeback, ops, started)));
     await Promise.all([traffic, ingest, faults, disputes]);
     if (chargebacks.length > 0) ctx.faults.push('chargebacks (Stripe disputes) while holds reserve most of the wallet');
+    // The lots granted with an expiry and the short holds come due up to seconds after the last
+    // call, and the credit-expiry sweeper writes for each (the expiry entry and its message, a
+    // lapsed hold's settlement). Waited for here, all due and swept, so the harness's settle and
+    // stop have nothing left to race: otherwise a sweep can write between each settle and the
+    // workers' stop (settleAndQuiesce's three rounds ran out in one CI run, seed 1413720740).
+    const swept = await untilDueSwept(ctx, prefix, latestDue(ops));
+    if (swept.left !== 0)
+      ctx.notes.push(
+        swept.left < 0
+          ? `the sweep's progress could not be read for ${swept.waitedMs} ms after the last lot or hold came due`
+          : `${swept.left} lots or lapsed holds still unswept ${swept.waitedMs} ms after the last came due`,
+      );
     ctx.faults = [...new Set(ctx.faults)];
 
     // Every call answered in the end; then its outcome against the database once everything
