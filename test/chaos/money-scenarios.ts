@@ -116,8 +116,8 @@ async function untilDueSwept(
 ): Promise<{ left: number; waitedMs: number }> {
   await sleep(Math.max(0, dueBy - Date.now()));
   const from = Date.now();
+  const users = `${prefix}-%`;
   for (;;) {
-    const users = `${prefix}-%`;
     const left = await sql<{ left: number }>`
       SELECT (SELECT count(*)::int FROM credit_lots l
                WHERE l.user_id LIKE ${users} AND l.remaining > 0 AND l.expires_at IS NOT NULL
