@@ -8,7 +8,10 @@
 // - the collections of the same window by kind (count, total pause ms) and the process's CPU, in
 //   alloc-<pid>.json beside it.
 // The window starts ALLOCATION_SAMPLING_START_MS (default 30000) after start-up and lasts
-// ALLOCATION_SAMPLING_MS (default 6000). Sampling slows the process: profile, do not measure.
+// ALLOCATION_SAMPLING_MS (default 6000). ALLOCATION_SAMPLING_FREED=major keeps only the objects a
+// major collection freed (and the survivors): what outlived at least one scavenge, i.e. what the
+// young generation promoted or copied; the default, all, keeps everything allocated. Sampling
+// slows the process: profile, do not measure.
 const inspector = require('node:inspector');
 const { PerformanceObserver, constants } = require('node:perf_hooks');
 const { writeFileSync } = require('node:fs');
@@ -17,6 +20,7 @@ const path = require('node:path');
 const dir = process.env.ALLOCATION_SAMPLING_DIR ?? '/tmp';
 const startMs = Number(process.env.ALLOCATION_SAMPLING_START_MS ?? 30_000);
 const windowMs = Number(process.env.ALLOCATION_SAMPLING_MS ?? 6_000);
+const keepMinor = (process.env.ALLOCATION_SAMPLING_FREED ?? 'all') !== 'major';
 const kinds = {
   [constants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
   [constants.NODE_PERFORMANCE_GC_MAJOR]: 'major',
@@ -43,7 +47,7 @@ setTimeout(() => {
   recording = true;
   session.post(
     'HeapProfiler.startSampling',
-    { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true },
+    { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: keepMinor },
     (error) => {
       if (error) writeFileSync(path.join(dir, `alloc-${process.pid}.error`), String(error));
     },

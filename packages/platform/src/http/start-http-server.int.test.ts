@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import { IncomingMessage, ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import express from 'express';
 import { startHttpServer } from './start-http-server';
@@ -134,5 +135,58 @@ describe('startHttpServer close under keep-alive load', () => {
       .map((answer) => `${answer.slice(0, 3)} ${/\r\nconnection: ([^\r]+)/i.exec(answer)?.[1]}`);
     // The first answer was begun before close(); the second tells the client to close.
     expect(answers).toEqual(['200 keep-alive', '200 close']);
+  });
+});
+
+/**
+ * Express swaps the prototype of every request and response on arrival; on Node 20 that gave each
+ * response a hidden class of its own and kept whole requests alive through young-generation
+ * collections (bench/experiments.md, "Express's prototype swap"). startHttpServer has Node build
+ * them with Express's prototypes already, so the swap changes nothing.
+ */
+describe('startHttpServer request and response construction', () => {
+  it("builds every request and response with the app's Express prototypes, and Express works as before", async () => {
+    const app = express();
+    app.use(express.json());
+    app.post('/echo', (req, res) => {
+      res.status(201).json({ got: req.body, type: req.get('content-type'), secure: req.secure });
+    });
+    app.get('/plain', (_req, res) => {
+      res.type('text').send('plain');
+    });
+    const running = await startHttpServer(app, 0, '127.0.0.1');
+    const seen: boolean[][] = [];
+    // Before Express's own handler: what Node built, before Express could swap anything.
+    running.server.prependListener('request', (req, res) => {
+      seen.push([
+        Object.getPrototypeOf(req) === app.request,
+        Object.getPrototypeOf(res) === app.response,
+        req instanceof IncomingMessage,
+        res instanceof ServerResponse,
+      ]);
+    });
+    try {
+      const base = `http://127.0.0.1:${running.port}`;
+      const posted = await fetch(`${base}/echo`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ amount: 3 }),
+      });
+      expect(posted.status).toBe(201);
+      expect(await posted.json()).toEqual({ got: { amount: 3 }, type: 'application/json', secure: false });
+      const plain = await fetch(`${base}/plain`);
+      expect(plain.status).toBe(200);
+      expect(plain.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+      expect(await plain.text()).toBe('plain');
+      const missing = await fetch(`${base}/nowhere`);
+      expect(missing.status).toBe(404);
+      expect(seen).toEqual([
+        [true, true, true, true],
+        [true, true, true, true],
+        [true, true, true, true],
+      ]);
+    } finally {
+      await running.close();
+    }
   });
 });

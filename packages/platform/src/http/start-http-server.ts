@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, IncomingMessage, type Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
 import { ConfigError } from '../config/env';
@@ -46,6 +46,43 @@ export const defaultHttpServerTimeouts = {
 } as const;
 
 /**
+ * Node's request and response constructors for `app`: every request and response is born with
+ * Express's prototype for it (`app.request`, `app.response`; still an IncomingMessage and a
+ * ServerResponse underneath), so the `Object.setPrototypeOf` Express applies to each of them on
+ * arrival finds it in place and changes nothing.
+ *
+ * Changing an object's prototype after it was built is what that call costs: on Node 20 every
+ * request then got a hidden class (map) of its own, and whole requests (their parse trees, bodies,
+ * router closures) survived young-generation collections they were long done by, to be promoted
+ * and left to full collections. A bare Express endpoint answered about three times slower than the
+ * same endpoint with these constructors, and ingest spent most of its collection time on it
+ * (bench/experiments.md, "Express's prototype swap").
+ */
+export function expressMessageConstructors(app: Express): {
+  IncomingMessage: typeof IncomingMessage;
+  ServerResponse: typeof ServerResponse;
+} {
+  // Ordinary constructors whose `prototype` is Express's, running Node's own (plain functions, not
+  // classes, on Node 20 and 24) on the new object. Built as `new Request(socket)`, every request
+  // shares one initial map; Reflect.construct with a `new.target` like this was measured to give
+  // each object a map of its own again.
+  const NodeRequest = IncomingMessage as unknown as (this: unknown, ...args: unknown[]) => void;
+  const NodeResponse = ServerResponse as unknown as (this: unknown, ...args: unknown[]) => void;
+  function Request(this: unknown, ...args: unknown[]) {
+    NodeRequest.apply(this, args);
+  }
+  Request.prototype = app.request;
+  function Response(this: unknown, ...args: unknown[]) {
+    NodeResponse.apply(this, args);
+  }
+  Response.prototype = app.response;
+  return {
+    IncomingMessage: Request as unknown as typeof IncomingMessage,
+    ServerResponse: Response as unknown as typeof ServerResponse,
+  };
+}
+
+/**
  * Starts an HTTP server for an Express app with timeouts for slow clients. `options` may be a
  * host name (the former third argument).
  *
@@ -76,7 +113,16 @@ export function startHttpServer(
   const connectionsCheckingInterval = Math.min(5_000, Math.max(250, Math.floor(headersTimeout / 4)));
   return new Promise((resolve, reject) => {
     let closing = false;
-    const server = createServer({ headersTimeout, requestTimeout, keepAliveTimeout, connectionsCheckingInterval }, app);
+    const server = createServer(
+      {
+        headersTimeout,
+        requestTimeout,
+        keepAliveTimeout,
+        connectionsCheckingInterval,
+        ...expressMessageConstructors(app),
+      },
+      app,
+    );
     // Before the app sees the request, so the header is set before any answer is written.
     server.prependListener('request', (_req, res) => {
       if (closing && !res.headersSent) res.setHeader('connection', 'close');
