@@ -221,7 +221,8 @@ export function createBenchContext(env = process.env) {
     );
   }
 
-  async function startBareEndpoint(mode, databaseUrl, prefix) {
+  /** `extraEnv`: experiments only, e.g. EXPRESS_CONSTRUCTORS=1 (bare-endpoint.mjs). */
+  async function startBareEndpoint(mode, databaseUrl, prefix, extraEnv = {}) {
     const port = await freePort();
     const handle = startNode(
       `bare-${mode}`,
@@ -233,6 +234,7 @@ export function createBenchContext(env = process.env) {
         REDIS_URL: redisUrl,
         QUEUE_PREFIX: prefix ?? '',
         STRIPE_SECRET: secret,
+        ...extraEnv,
       },
       [],
       // Profiling only (not for figures): node flags for the bare endpoints, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".

@@ -72,6 +72,11 @@ export function formatReport(results) {
     ['bare Express INSERT + BullMQ add', f(ingest.bareAddRps), 'req/s'],
     ['HTTP floor (verify, parse, answer)', f(ingest.floorRps), 'req/s (no database)'],
     [
+      "HTTP floor with Tally's server constructors",
+      f(ingest.floorConstructorsRps),
+      `req/s; server ${f(ingest.floorConstructorsServerCpuUsPerRequest)} µs per answer (report only: Express's prototype swap made a no-op)`,
+    ],
+    [
       'Tally ingest (accepted)',
       f(ingest.tallyRps),
       `req/s; closed-loop p50 ${f(ingest.tallyClosedLoopP50Ms)} ms, p99 ${f(ingest.tallyClosedLoopP99Ms)} ms`,

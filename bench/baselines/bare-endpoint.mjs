@@ -5,9 +5,16 @@
 // No logging, no metrics, no batching. MODE=floor is the floor of any Express ingest that verifies
 // the signature: raw body, HMAC, JSON.parse, answer; no database, no queue.
 //
-// Env: PORT, DATABASE_URL, MODE (insert | insert-add | floor), REDIS_URL, QUEUE_PREFIX, STRIPE_SECRET, POOL_SIZE.
+// EXPRESS_CONSTRUCTORS=1 (experiments only, not the baselines' definition): the server builds its
+// requests and responses with Express's prototypes, as Tally's startHttpServer does
+// (expressMessageConstructors), so Express's per-request prototype swap is a no-op.
+//
+// Env: PORT, DATABASE_URL, MODE (insert | insert-add | floor), REDIS_URL, QUEUE_PREFIX, STRIPE_SECRET, POOL_SIZE,
+// EXPRESS_CONSTRUCTORS.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { bullmq, express, pg, Redis } from '../lib/workspace.mjs';
+import { createServer } from 'node:http';
+import path from 'node:path';
+import { bullmq, express, pg, Redis, root } from '../lib/workspace.mjs';
 
 const mode = process.env.MODE ?? 'insert';
 const secret = process.env.STRIPE_SECRET;
@@ -80,7 +87,11 @@ app.post('/webhooks/stripe', express.raw({ type: 'application/json', limit: 1024
   }
 });
 
-const server = app.listen(Number(process.env.PORT), '127.0.0.1');
+const constructors =
+  process.env.EXPRESS_CONSTRUCTORS === '1'
+    ? (await import(path.join(root, 'packages/platform/dist/http/start-http-server.js'))).default.expressMessageConstructors(app)
+    : {};
+const server = createServer(constructors, app).listen(Number(process.env.PORT), '127.0.0.1');
 server.keepAliveTimeout = 5000;
 const stop = async () => {
   server.close();

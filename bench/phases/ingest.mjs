@@ -70,10 +70,13 @@ export async function ingestPhase(ctx) {
   const bareAdd = await ctx.startBareEndpoint('insert-add', databaseUrl, resources.prefix('ingest-bare'));
   // The floor of any Express ingest that verifies the signature (no database, no queue).
   const floor = await ctx.startBareEndpoint('floor', databaseUrl);
-  const endpoints = { tally, bareInsert, bareAdd, floor };
+  // Report only: the same floor with Tally's server constructors (expressMessageConstructors), so
+  // Express's per-request prototype swap, which the floor above pays on Node 20, is a no-op.
+  const floorConstructors = await ctx.startBareEndpoint('floor', databaseUrl, undefined, { EXPRESS_CONSTRUCTORS: '1' });
+  const endpoints = { tally, bareInsert, bareAdd, floor, floorConstructors };
   // Every measured run starts after a CHECKPOINT (see checkpoint()): the runs share one database.
   const control = benchPool(databaseUrl);
-  const estimate = { tally: 3000, bareInsert: 3000, bareAdd: 3000, floor: 3000 };
+  const estimate = { tally: 3000, bareInsert: 3000, bareAdd: 3000, floor: 3000, floorConstructors: 3000 };
   const itemsFor = (name, seconds) =>
     events(Math.ceil(Math.max(estimate[name] ?? 3000, 500) * 1.6 * seconds) + settings.connections * 4);
 
@@ -88,10 +91,18 @@ export async function ingestPhase(ctx) {
     }
   }
 
-  const max = { pgbenchInsert: [], bareInsert: [], bareAdd: [], floor: [], tally: [], tallyDuplicate: [] };
+  const max = {
+    pgbenchInsert: [],
+    bareInsert: [],
+    bareAdd: [],
+    floor: [],
+    floorConstructors: [],
+    tally: [],
+    tallyDuplicate: [],
+  };
   const insert = insertScript();
   for (let pass = 0; pass < settings.rounds; pass += 1) {
-    for (const target of rotated(['pgbenchInsert', 'bareInsert', 'bareAdd', 'floor', 'tally'], pass)) {
+    for (const target of rotated(['pgbenchInsert', 'bareInsert', 'bareAdd', 'floor', 'floorConstructors', 'tally'], pass)) {
       await checkpoint(control);
       if (target === 'pgbenchInsert') {
         const result = await runPgbench({
@@ -143,6 +154,7 @@ export async function ingestPhase(ctx) {
     bareInsertRps: m(max.bareInsert),
     bareAddRps: m(max.bareAdd),
     floorRps: m(max.floor),
+    floorConstructorsRps: m(max.floorConstructors),
     tallyRps: m(max.tally),
     tallyDuplicateRps: m(max.tallyDuplicate),
     tallyClosedLoopP50Ms: median(max.tally.map((entry) => entry.p50)),
@@ -156,9 +168,10 @@ export async function ingestPhase(ctx) {
       max.tally.map((entry) => (entry.cpuPerRequest.serverUs * (entry.ok + entry.non2xx)) / Math.max(1, entry.ok)),
     ),
     floorServerCpuUsPerRequest: median(max.floor.map((entry) => entry.cpuPerRequest.serverUs)),
+    floorConstructorsServerCpuUsPerRequest: median(max.floorConstructors.map((entry) => entry.cpuPerRequest.serverUs)),
     // Median CPU µs per request of each process, per target (report only: where the time goes).
     cpuPerRequest: Object.fromEntries(
-      ['bareInsert', 'bareAdd', 'floor', 'tally'].map((target) => [
+      ['bareInsert', 'bareAdd', 'floor', 'floorConstructors', 'tally'].map((target) => [
         target,
         Object.fromEntries(
           ['serverUs', 'postgresUs', 'redisUs', 'generatorUs', 'machineUs'].map((key) => [
