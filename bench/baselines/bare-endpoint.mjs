@@ -89,7 +89,9 @@ app.post('/webhooks/stripe', express.raw({ type: 'application/json', limit: 1024
 
 const constructors =
   process.env.EXPRESS_CONSTRUCTORS === '1'
-    ? (await import(path.join(root, 'packages/platform/dist/http/start-http-server.js'))).default.expressMessageConstructors(app)
+    ? (
+        await import(path.join(root, 'packages/platform/dist/http/start-http-server.js'))
+      ).default.expressMessageConstructors(app)
     : {};
 const server = createServer(constructors, app).listen(Number(process.env.PORT), '127.0.0.1');
 server.keepAliveTimeout = 5000;

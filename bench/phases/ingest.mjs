@@ -102,7 +102,10 @@ export async function ingestPhase(ctx) {
   };
   const insert = insertScript();
   for (let pass = 0; pass < settings.rounds; pass += 1) {
-    for (const target of rotated(['pgbenchInsert', 'bareInsert', 'bareAdd', 'floor', 'floorConstructors', 'tally'], pass)) {
+    for (const target of rotated(
+      ['pgbenchInsert', 'bareInsert', 'bareAdd', 'floor', 'floorConstructors', 'tally'],
+      pass,
+    )) {
       await checkpoint(control);
       if (target === 'pgbenchInsert') {
         const result = await runPgbench({
