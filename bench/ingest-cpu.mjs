@@ -4,7 +4,7 @@
 // `BENCH_INGEST_B_NODE_FLAGS`, `BENCH_INGEST_B_ENV=K=V,K=V`; an empty checkout argument means
 // this one), and the HTTP floor (bench/baselines/bare-endpoint.mjs MODE=floor)
 // as the control (BENCH_INGEST_FLOOR_CONSTRUCTORS=1 adds the floor with Tally's server
-// constructors, `floorC`, reported beside it), closed loop at BENCH_CONNECTIONS (50) for BENCH_DURATION_SECONDS (8) each,
+// constructors, `floorConstructors`, as in the bench's ingest phase, reported beside it), closed loop at BENCH_CONNECTIONS (50) for BENCH_DURATION_SECONDS (8) each,
 // rounds (default 5) in rotated order, on a private Postgres cluster when the binaries exist.
 // Prints every run and the medians: an A/B of ingest builds that does not need the whole bench
 // (whose ingest phase also runs the bare endpoints, pgbench and the fixed rates).
@@ -23,7 +23,11 @@ try {
   const endpoints = {
     floor: await ctx.startBareEndpoint('floor', databaseUrl),
     ...(process.env.BENCH_INGEST_FLOOR_CONSTRUCTORS === '1'
-      ? { floorC: await ctx.startBareEndpoint('floor', databaseUrl, undefined, { EXPRESS_CONSTRUCTORS: '1' }) }
+      ? {
+          floorConstructors: await ctx.startBareEndpoint('floor', databaseUrl, undefined, {
+            EXPRESS_CONSTRUCTORS: '1',
+          }),
+        }
       : {}),
     A: await ctx.startTallyIngest(databaseUrl, resources.prefix('ingest-a'), { name: 'tally-ingest-a' }),
   };
