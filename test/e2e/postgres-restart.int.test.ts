@@ -65,6 +65,37 @@ async function deliverUntilAccepted(
   }
 }
 
+/**
+ * What the database's sessions, the inbox, the senders and the processes were doing: the message
+ * of a wait that timed out, so that a rare stall can be read from CI's output alone.
+ */
+async function describeStall(
+  client: pg.Client,
+  acceptedCount: number,
+  answers: number[],
+  ...children: RunningProcess[]
+): Promise<string> {
+  const sessions = await client
+    .query(
+      `SELECT application_name, state, wait_event_type, wait_event, xact_start IS NOT NULL AS in_transaction,
+        left(query, 100) AS query
+      FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
+      ORDER BY application_name, state`,
+    )
+    .then((result) => result.rows.map((row) => JSON.stringify(row)).join('\n'))
+    .catch((error: unknown) => `sessions unreadable: ${String(error)}`);
+  const inbox = await client
+    .query('SELECT status, count(*)::int AS count FROM inbox_events GROUP BY status ORDER BY status')
+    .then((result) => JSON.stringify(result.rows))
+    .catch((error: unknown) => `inbox unreadable: ${String(error)}`);
+  return [
+    `sessions:\n${sessions}`,
+    `inbox by status: ${inbox}`,
+    `accepted ${acceptedCount}; last answers: ${answers.slice(-20).join(', ')}`,
+    ...children.map((child) => `${child.app}:\n${child.tail(20)}`),
+  ].join('\n');
+}
+
 describe('a Postgres restart under load', () => {
   let server: DisposablePostgres;
   let database: Database<DB>;
@@ -190,7 +221,10 @@ describe('a Postgres restart under load', () => {
         return (rows[0]?.waiting ?? 0) >= 1;
       },
       60_000,
-    );
+    ).catch(async (error: Error) => {
+      // Seen once in CI and not reproduced since: say what every party was doing.
+      throw new Error(`${error.message}\n${await describeStall(blocker, accepted.length, answers, worker, ingest)}`);
+    });
 
     await server.stopServer('immediate');
     await blocker.end().catch(() => undefined);
