@@ -1,6 +1,6 @@
 // The bench's report: the targets judged against a run's figures, and the plain-text table of
 // every figure and ratio printed at the end of a run.
-import { formatTable, ratio, round } from './lib/stats.mjs';
+import { formatTable, median, ratio, round } from './lib/stats.mjs';
 import { holdsReportRows } from './phases/holds.mjs';
 import { idempotencyReportRows } from './phases/idempotency.mjs';
 import { targets } from './targets.mjs';
@@ -12,11 +12,33 @@ const figureAt = (figures, path) => {
   return value;
 };
 
+/** A figure's values round by round (`<phase>.byRound[<rest of the path>]`), or undefined. */
+const roundsAt = (figures, path) => {
+  const [phase, ...keys] = path.split('.');
+  const series = figures[phase]?.byRound?.[keys.join('.')];
+  return Array.isArray(series) ? series : undefined;
+};
+
+/**
+ * A ratio target's value: the median of the rounds' own ratios when both figures were measured
+ * round by round (rotated, so each round's contenders ran close together in time, as the
+ * idempotency and holds phases pair theirs), else the ratio of the two figures (medians).
+ */
+export function pairedRatio(figures, [numerator, denominator]) {
+  const ofMedians = ratio(figureAt(figures, numerator), figureAt(figures, denominator));
+  const a = roundsAt(figures, numerator);
+  const b = roundsAt(figures, denominator);
+  if (!a || !b || a.length === 0 || a.length !== b.length) return { value: ofMedians, ofMedians, perRound: null };
+  const perRound = a.map((value, pass) => ratio(value, b[pass]));
+  return { value: median(perRound), ofMedians, perRound };
+}
+
 /** Every target of targets.mjs with its value in this run and whether it was met (null: report only, or not measured). */
 export function evaluateTargets(figures, settings) {
   return targets.map(({ name, ratio: pair, value: paths, op, bound }) => {
-    const value = pair
-      ? ratio(figureAt(figures, pair[0]), figureAt(figures, pair[1]))
+    const paired = pair ? pairedRatio(figures, pair) : null;
+    const value = paired
+      ? paired.value
       : paths.length === 1
         ? figureAt(figures, paths[0])
         : Math.max(...paths.map((path) => figureAt(figures, path) ?? Number.NaN));
@@ -25,6 +47,9 @@ export function evaluateTargets(figures, settings) {
         .replace('{doubledClients}', String(settings.workerConcurrency * 2))
         .replace('{clients}', String(settings.workerConcurrency)),
       value: round(value, 2),
+      // The ratio of the medians and each round's ratio, for the record (null: not per round).
+      ratioOfMedians: paired?.perRound ? round(paired.ofMedians, 2) : null,
+      perRound: paired?.perRound?.map((each) => round(each, 2)) ?? null,
       target: bound === null ? 'report only' : `${op} ${bound}`,
       met:
         bound === null || !Number.isFinite(value)
@@ -161,11 +186,11 @@ export function formatReport(results) {
     ...idempotencyReportRows(results.figures.idempotency),
     ...holdsReportRows(results.figures.holds),
     ...appWebhookRows(appWebhooks, settings, f),
-    ['Targets (ratios from this run)'],
+    ["Targets (ratios from this run; per round: the median of the rounds' own ratios)"],
     ...results.targets.map((t) => [
       t.name,
       f(t.value, 2),
-      `${t.target}${t.met === null ? '' : t.met ? '  met' : '  MISSED'}`,
+      `${t.target}${t.met === null ? '' : t.met ? '  met' : '  MISSED'}${t.perRound ? `  (rounds ${t.perRound.map((each) => f(each, 2)).join(', ')}; ratio of medians ${f(t.ratioOfMedians, 2)})` : ''}`,
     ]),
   ];
   return formatTable(rows);

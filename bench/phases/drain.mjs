@@ -390,6 +390,39 @@ export async function bareDrain(ctx, label, workers = 1, options = {}) {
   }
 }
 
+/**
+ * Each round's figures of the drains, in round order (`rounds.drain` of a result): the rate and
+ * CPU targets take the median of the rounds' own ratios (report.mjs). The minimal worker's is the
+ * better of its two concurrencies in that round.
+ */
+export function drainByRound(rounds) {
+  const rates = (list = []) => list.map((entry) => entry.eventsPerSecond);
+  const tps = (list = []) => list.map((entry) => entry.tps);
+  const better = (low = [], high = []) =>
+    Array.from({ length: Math.max(low.length, high.length) }, (_, pass) => {
+      const found = [low[pass]?.eventsPerSecond, high[pass]?.eventsPerSecond].filter(Number.isFinite);
+      return found.length === 0 ? Number.NaN : Math.max(...found);
+    });
+  const postgres = (list = []) => list.map((entry) => entry.postgresCpuMsPerEvent);
+  return {
+    tallyOneWorkerEventsPerSecond: rates(rounds.tally1),
+    tallyTwoWorkersEventsPerSecond: rates(rounds.tally2),
+    bareWorkerEventsPerSecond: rates(rounds.bare),
+    bareTwoWorkersEventsPerSecond: rates(rounds.bare2),
+    pgbenchCreditTps: tps(rounds.pgbenchCredit),
+    pgbenchCreditDoubledClientsTps: tps(rounds.pgbenchCreditDoubled),
+    tallyRevenueCatEventsPerSecond: rates(rounds.tallyRevenueCat),
+    minimalStripeEventsPerSecond: better(rounds.minimalStripe, rounds.minimalStripeHigh),
+    minimalRevenueCatEventsPerSecond: better(rounds.minimalRevenueCat, rounds.minimalRevenueCatHigh),
+    pgbenchMinimalStripeTps: tps(rounds.pgbenchMinimalStripe),
+    pgbenchMinimalRevenueCatTps: tps(rounds.pgbenchMinimalRevenueCat),
+    'postgresCpuMsPerEvent.tally1': postgres(rounds.tally1),
+    'postgresCpuMsPerEvent.tallyRevenueCat': postgres(rounds.tallyRevenueCat),
+    'postgresCpuMsPerEvent.pgbenchMinimalStripe': postgres(rounds.pgbenchMinimalStripe),
+    'postgresCpuMsPerEvent.pgbenchMinimalRevenueCat': postgres(rounds.pgbenchMinimalRevenueCat),
+  };
+}
+
 export async function drainPhase(ctx) {
   const { settings } = ctx;
   const rounds = {
@@ -467,6 +500,7 @@ export async function drainPhase(ctx) {
     return rates.length === 0 ? Number.NaN : Math.max(...rates);
   };
   const figures = {
+    byRound: drainByRound(rounds),
     events: settings.drainEvents,
     users: settings.drainUsers,
     tallyOneWorkerEventsPerSecond: m(rounds.tally1),

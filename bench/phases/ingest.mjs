@@ -61,6 +61,28 @@ async function tallyBatches(pool) {
   }
 }
 
+/**
+ * Each round's figures of the closed-loop runs, in round order (`rounds.ingestMax` of a result):
+ * the rate targets take the median of the rounds' own ratios (report.mjs), since the contenders
+ * of one round ran minutes apart and the machine drifts between rounds.
+ */
+export function ingestByRound(max) {
+  const rates = (list = []) => list.map((entry) => entry.rps);
+  return {
+    pgbenchInsertTps: rates(max.pgbenchInsert),
+    bareInsertRps: rates(max.bareInsert),
+    bareAddRps: rates(max.bareAdd),
+    floorRps: rates(max.floor),
+    floorConstructorsRps: rates(max.floorConstructors),
+    tallyRps: rates(max.tally),
+    tallyDuplicateRps: rates(max.tallyDuplicate),
+    tallyServerCpuUsPerAccepted: max.tally.map(
+      (entry) => (entry.cpuPerRequest.serverUs * (entry.ok + entry.non2xx)) / Math.max(1, entry.ok),
+    ),
+    floorServerCpuUsPerRequest: max.floor.map((entry) => entry.cpuPerRequest.serverUs),
+  };
+}
+
 export async function ingestPhase(ctx) {
   const { settings, resources, log, events, checkpoint } = ctx;
   log('ingest: starting Tally ingest and the bare endpoints');
@@ -153,6 +175,7 @@ export async function ingestPhase(ctx) {
   }
   const m = (list) => median(list.map((entry) => entry.rps));
   const figures = {
+    byRound: ingestByRound(max),
     pgbenchInsertTps: m(max.pgbenchInsert),
     bareInsertRps: m(max.bareInsert),
     bareAddRps: m(max.bareAdd),
