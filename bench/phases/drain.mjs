@@ -4,7 +4,7 @@
 // peak RSS and CPU per event in the workers, Postgres and Redis. Returns its rounds and figures.
 
 import { readFileSync } from 'node:fs';
-import { rotated } from '../context.mjs';
+import { alternated } from '../context.mjs';
 import { runClosedLoop } from '../lib/closed-loop.mjs';
 import { fillMinimalBacklog, minimalCreditScript } from '../lib/minimal-inbox.mjs';
 import { liveBackendCpuSeconds, profileEnd, profileStart, sampleBusyConnections } from '../lib/pg-profile.mjs';
@@ -449,18 +449,22 @@ export async function drainPhase(ctx) {
     pgbenchMinimalStripe: [],
     pgbenchMinimalRevenueCat: [],
   };
+  // Each contender next to what it is compared with (context.mjs alternated keeps neighbours
+  // together in every round): Tally's one worker beside the minimal worker at concurrency 8 (the
+  // better one so far) and at 32, pgbench's minimal transaction, its two workers and the bare
+  // worker; the bare worker beside its second process; the RevenueCat pack contenders together.
   const all = [
-    'tally1',
+    'pgbenchMinimalStripe',
+    'minimalStripeHigh',
     'minimalStripe',
+    'tally1',
+    'tally2',
+    'bare',
+    'bare2',
     'tallyRevenueCat',
     'minimalRevenueCat',
-    'minimalStripeHigh',
     'minimalRevenueCatHigh',
-    'pgbenchMinimalStripe',
     'pgbenchMinimalRevenueCat',
-    'bare',
-    'tally2',
-    'bare2',
   ];
   const unknown = (settings.drainTargets ?? []).filter((target) => !all.includes(parseDrainTarget(target).base));
   // A misspelt target used to be dropped without a word, and an experiment ran without it.
@@ -469,7 +473,7 @@ export async function drainPhase(ctx) {
   const chosen = settings.drainTargets ?? all;
   const variants = {};
   for (let pass = 0; pass < settings.drainRounds; pass += 1) {
-    for (const target of rotated(chosen, pass)) {
+    for (const target of alternated(chosen, pass)) {
       const variant = parseDrainTarget(target);
       if (variant.name !== variant.base) {
         if (!['tally1', 'tally2', 'tallyRevenueCat'].includes(variant.base)) {
