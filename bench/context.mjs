@@ -31,7 +31,7 @@ export function readSettings(env = process.env) {
     // Experiments: only these drain targets (comma list of drain.mjs's names), e.g. tally1,minimalStripe.
     drainTargets: env.BENCH_DRAIN_TARGETS ? env.BENCH_DRAIN_TARGETS.split(',') : null,
     // The baselines' concurrency (bare and minimal workers, pgbench clients). Tally's worker runs
-    // with its own defaults (WORKER_CONCURRENCY 64, first runs coalesced into 4 transactions)
+    // with its own defaults (WORKER_CONCURRENCY 128, first runs coalesced into 4 transactions of up to 32)
     // unless BENCH_TALLY_CONCURRENCY sets its concurrency.
     workerConcurrency: num('BENCH_BASELINE_CONCURRENCY', 8),
     // The minimal worker also runs at this concurrency (the issue's 32; at 64, Tally's default, it

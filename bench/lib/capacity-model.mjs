@@ -4,7 +4,7 @@
 import { round } from './stats.mjs';
 
 /** The pool each process opens at most (docs/scaling.md, connection budget). */
-export const clientPool = { ingest: 10, worker: 80 };
+export const clientPool = { ingest: 10, worker: 144 };
 
 /**
  * Per-core figures of one flow from its measured costs (milliseconds per event):

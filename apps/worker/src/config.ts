@@ -63,9 +63,9 @@ export const workerEnvSchema = baseEnvSchema
     /** Comma-separated roles (default all, which leaves out the opt-in roles). */
     WORKER_ROLES: workerRolesSetting,
     /** Inbox jobs one worker process runs at once; events of one user still apply one at a time. */
-    WORKER_CONCURRENCY: positiveInt(64),
+    WORKER_CONCURRENCY: positiveInt(128),
     /** Inbox first runs sharing one transaction at most (1: each alone); see docs/engine.md. */
-    INBOX_BATCH_MAX_EVENTS: positiveInt(16),
+    INBOX_BATCH_MAX_EVENTS: positiveInt(32),
     /** Inbox transactions a worker process keeps open at once; jobs beyond wait and share the next. */
     INBOX_BATCH_TRANSACTIONS: positiveInt(4),
     /** A dead worker's jobs wait this long before another replica takes them (BullMQ lock). */

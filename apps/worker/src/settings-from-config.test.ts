@@ -60,8 +60,8 @@ describe('worker settings come from the config schema', () => {
       lockDurationMs: 30_000,
       drainTimeoutMs: 15_000,
       inbox: {
-        concurrency: 64,
-        batch: { maxEvents: 16, maxTransactions: 4 },
+        concurrency: 128,
+        batch: { maxEvents: 32, maxTransactions: 4 },
         maxAttempts: 15,
         backoff: { baseDelayMs: 5_000, maxDelayMs: 30 * 60_000 },
         retryLater: { baseDelayMs: 10_000, maxDelayMs: 10 * 60_000, maxWaitMs: 24 * 3600_000 },
