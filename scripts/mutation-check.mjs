@@ -40,6 +40,20 @@ const mutations = [
     tests: ['packages/billing-core/src/db/inbox-compression-migration.int'],
   },
   {
+    name: "migration 0033's wallet guard never fires (a balance written directly, outside a ledger insert, goes through)",
+    file: 'packages/billing-core/migrations/0033_fewer_checks_per_posting.sql',
+    from: 'NEW.balance IS DISTINCT FROM OLD.balance AND pg_trigger_depth() < 1)',
+    to: 'NEW.balance IS DISTINCT FROM OLD.balance AND pg_trigger_depth() < 0)',
+    tests: ['packages/billing-core/src/ledger/ledger.int', 'packages/billing-core/src/db/posting-guards.int'],
+  },
+  {
+    name: 'migration 0033 drops the foreign keys to inbox events but lets the events be deleted (a ledger entry names an event that is gone)',
+    file: 'packages/billing-core/migrations/0033_fewer_checks_per_posting.sql',
+    from: 'CREATE TRIGGER inbox_events_no_delete_trg\n  BEFORE DELETE ON inbox_events\n  FOR EACH STATEMENT EXECUTE FUNCTION inbox_events_reject_removal();\n',
+    to: '',
+    tests: ['packages/billing-core/src/db/posting-guards.int'],
+  },
+  {
     name: 'a grant ignores a field it does not take (a misspelt expires_at grants tokens that never expire)',
     file: 'apps/api/src/http/grant-body.ts',
     from: 'export const grantBodySchema = z.strictObject({',
