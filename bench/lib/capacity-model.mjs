@@ -2,9 +2,20 @@
 // of ingest, one worker process and one Postgres core carry, what N ingest and M worker replicas
 // need from Postgres, and the drain rate it predicts for a number of workers on a given machine.
 import { round } from './stats.mjs';
+import { loadWorkerConfig } from './workspace.mjs';
 
-/** The pool each process opens at most (docs/scaling.md, connection budget). */
-export const clientPool = { ingest: 10, worker: 144 };
+const workerConfig = loadWorkerConfig();
+
+/**
+ * The pool each process opens at most at its defaults (docs/scaling.md, connection budget): the
+ * worker's from its own formula (apps/worker/src/config.ts workerPoolSize), 144.
+ */
+export const clientPool = {
+  ingest: 10,
+  worker: workerConfig.workerPoolSize(
+    workerConfig.workerEnvSchema.parse({ DATABASE_URL: 'postgres://localhost/tally', REDIS_URL: 'redis://localhost' }),
+  ),
+};
 
 /**
  * Per-core figures of one flow from its measured costs (milliseconds per event):

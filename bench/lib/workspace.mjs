@@ -31,6 +31,11 @@ export async function loadMigrate() {
   return (url) => migrate(url, migrationsDir);
 }
 
+/** The worker's built config schema and pool formula (after `tsc -b`). */
+export function loadWorkerConfig() {
+  return fromWorker(path.join(root, 'apps/worker/dist/config.js'));
+}
+
 /** billing-core's built advisory lock registry, for the baselines that take Tally's locks (after `tsc -b`). */
 export function loadAdvisoryLocks() {
   return fromCore(path.join(root, 'packages/billing-core/dist/db/advisory-locks.js'));

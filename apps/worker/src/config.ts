@@ -165,6 +165,17 @@ export const workerEnvSchema = baseEnvSchema
 
 export type WorkerConfig = z.output<typeof workerEnvSchema>;
 
+/**
+ * The most database connections one worker process opens: one per inbox job, studio job and app
+ * webhook delivery it may run at once, and 4 for its loops. docs/scaling.md's connection budget
+ * and the bench's capacity model (bench/lib/capacity-model.mjs) take it from here.
+ */
+export function workerPoolSize(
+  config: Pick<WorkerConfig, 'WORKER_CONCURRENCY' | 'STUDIO_CONCURRENCY' | 'APP_WEBHOOK_CONCURRENCY'>,
+): number {
+  return config.WORKER_CONCURRENCY + config.STUDIO_CONCURRENCY + config.APP_WEBHOOK_CONCURRENCY + 4;
+}
+
 /** Cross-field checks of the app webhook settings; returns the problems (empty when valid). */
 export function appWebhookConfigProblems(config: WorkerConfig): string[] {
   const problems: string[] = [];

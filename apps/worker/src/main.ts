@@ -24,7 +24,7 @@ import {
   stopWithin,
 } from '@tally/platform';
 import { sql } from 'kysely';
-import { appWebhookConfigProblems, studioConfigProblems, workerEnvSchema } from './config';
+import { appWebhookConfigProblems, studioConfigProblems, workerEnvSchema, workerPoolSize } from './config';
 import { createMailer } from './email/create-mailer';
 import { workerSettingsFrom } from './settings-from-config';
 import { startWorkerRuntime } from './worker-runtime';
@@ -55,7 +55,7 @@ runMain('worker', async () => {
         { err: error },
         'the database pooler cannot route prepared statements: turned off (set DATABASE_PREPARED_STATEMENTS=false)',
       ),
-    maxConnections: config.WORKER_CONCURRENCY + config.STUDIO_CONCURRENCY + config.APP_WEBHOOK_CONCURRENCY + 4,
+    maxConnections: workerPoolSize(config),
     onConnectionError: (error) => logger.warn({ err: error }, 'database connection lost; jobs retry until it is back'),
   });
   // Provider API clients, the AI service and the mailer are built here from configuration as

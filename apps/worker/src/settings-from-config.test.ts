@@ -1,5 +1,5 @@
 import { parseEnv } from '@tally/platform';
-import { workerEnvSchema } from './config';
+import { workerEnvSchema, workerPoolSize } from './config';
 import { workerSettingsFrom } from './settings-from-config';
 
 const settingsOf = (env: Record<string, string>) =>
@@ -81,5 +81,14 @@ describe('worker settings come from the config schema', () => {
       retention: { intervalMs: 3600_000, retentionDays: 90, idempotencyKeyTtlHours: 24 },
       reconcile: { intervalMs: 3600_000, windowDays: 3 },
     });
+  });
+
+  it('opens at most the pool docs/scaling.md budgets: a connection per job of each kind, and 4 for the loops', () => {
+    const config = (env: Record<string, string>) =>
+      parseEnv(workerEnvSchema, { DATABASE_URL: 'postgres://localhost/tally', ...env });
+    expect(workerPoolSize(config({}))).toBe(144);
+    expect(
+      workerPoolSize(config({ WORKER_CONCURRENCY: '10', STUDIO_CONCURRENCY: '2', APP_WEBHOOK_CONCURRENCY: '3' })),
+    ).toBe(19);
   });
 });
