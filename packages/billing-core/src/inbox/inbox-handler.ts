@@ -1,5 +1,6 @@
 import type { Clock } from '../clock';
 import type { InboxEventRow, Provider } from '../db/schema';
+import type { LedgerPosting, PostLedgerEntryResult } from '../ledger/post-ledger-entry';
 import type { UnitOfWork } from '../unit-of-work/unit-of-work';
 import type { IgnoredOutcomeCode, ProcessedOutcomeCode } from './outcome-codes';
 
@@ -14,14 +15,33 @@ export type HandlerResult =
    * A prerequisite has not arrived yet: try again after `delayMs` (or a growing default). Does
    * not spend the failure budget; bounded by the engine's maximum wait.
    */
-  | { kind: 'retry-later'; reason: string; delayMs?: number };
+  | { kind: 'retry-later'; reason: string; delayMs?: number }
+  /**
+   * The event's effects end with one ledger posting, handed to the engine instead of made: the
+   * engine posts it in the same unit of work, right after the handler (with the other postings of
+   * a batch of first runs, in one statement when their wallets differ: postLedgerEntries), and
+   * `finish` says what the event came to from what the posting did. Everything else the handler
+   * wrote is already in the unit; a posting that fails rolls the unit back as a throw would.
+   */
+  | { kind: 'post'; posting: LedgerPosting; finish: (posted: PostLedgerEntryResult) => FinishedResult };
 
-export const processed = (code: ProcessedOutcomeCode, detail: string): HandlerResult => ({
+/** A result that finishes the event: what the engine marks (after a `post`, what `finish` said). */
+export type FinishedResult = Extract<HandlerResult, { kind: 'processed' | 'ignored' }>;
+
+export const processed = (code: ProcessedOutcomeCode, detail: string): FinishedResult => ({
   kind: 'processed',
   code,
   detail,
 });
-export const ignored = (code: IgnoredOutcomeCode, detail: string): HandlerResult => ({ kind: 'ignored', code, detail });
+export const ignored = (code: IgnoredOutcomeCode, detail: string): FinishedResult => ({
+  kind: 'ignored',
+  code,
+  detail,
+});
+export const postThen = (
+  posting: LedgerPosting,
+  finish: (posted: PostLedgerEntryResult) => FinishedResult,
+): HandlerResult => ({ kind: 'post', posting, finish });
 export const retryLater = (reason: string, delayMs?: number): HandlerResult =>
   delayMs === undefined ? { kind: 'retry-later', reason } : { kind: 'retry-later', reason, delayMs };
 

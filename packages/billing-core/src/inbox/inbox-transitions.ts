@@ -4,7 +4,7 @@ import { USER_LOCK_NAMESPACE } from '../db/advisory-locks';
 import type { DB, InboxEventRow } from '../db/schema';
 import { userLocksInKeyOrder } from '../db/user-lock-order';
 import { ERROR_TEXT_MAX_LENGTH } from '../errors';
-import type { HandlerResult } from './inbox-handler';
+import type { FinishedResult } from './inbox-handler';
 import type { ParkedOutcomeCode, ReceivedOutcomeCode } from './outcome-codes';
 
 /**
@@ -14,7 +14,7 @@ import type { ParkedOutcomeCode, ReceivedOutcomeCode } from './outcome-codes';
  * run got there first); the engine decides what that means. Schedules use the database clock.
  */
 
-export type FinishedResult = Extract<HandlerResult, { kind: 'processed' | 'ignored' }>;
+export type { FinishedResult };
 export type FinishedColumns = Pick<
   InboxEventRow,
   | 'status'

@@ -5,9 +5,10 @@ import type { DB, InboxEventRow } from '../db/schema';
 import { ERROR_TEXT_MAX_LENGTH, isRetryable, RetryLaterError, toErrorText } from '../errors';
 import { type BackoffSettings, computeBackoffDelayMs } from '../scheduling/backoff';
 import type { AppWebhookOutbox } from '../unit-of-work/app-webhook-outbox';
-import { runInUnitOfWork } from '../unit-of-work/unit-of-work';
+import { type PostLedgerEntryResult, postLedgerEntries, postLedgerEntry } from '../ledger/post-ledger-entry';
+import { runInUnitOfWork, type UnitOfWork } from '../unit-of-work/unit-of-work';
 import { lockUsers, UserLockOrderError } from '../users/lock-user';
-import type { HandlerContext, InboxHandlers } from './inbox-handler';
+import type { HandlerContext, HandlerResult, InboxHandlers } from './inbox-handler';
 import {
   claimInboxEvent,
   deferInboxEvent,
@@ -163,7 +164,7 @@ async function attemptTogether(engine: Engine, facts: JobFacts, ids: readonly nu
     return await runInUnitOfWork(
       { db: engine.db, outbox: engine.outbox, clock: engine.ctx.clock },
       async (uow): Promise<TransactionDecision<Together>> => {
-        const applied: { row: InboxEventRow; result: FinishedResult }[] = [];
+        const handled: { row: InboxEventRow; result: FinishedResult | PostResult }[] = [];
         for (const row of await readTogether(uow.trx, ids)) {
           if (planAttempt(facts, row) !== 'one-transaction') continue;
           const handler = engine.handlers[row.provider];
@@ -175,9 +176,11 @@ async function attemptTogether(engine: Engine, facts: JobFacts, ids: readonly nu
             const error = new RetryLaterError(result.reason, { delayMs: result.delayMs });
             return rollbackWith({ kind: 'rolled-back', cause: { kind: 'retry-later', row, error } });
           }
-          applied.push({ row, result });
+          handled.push({ row, result });
         }
-        if (applied.length === 0) return rollbackWith({ kind: 'applied', finished: new Map() });
+        if (handled.length === 0) return rollbackWith({ kind: 'applied', finished: new Map() });
+        // The handlers' postings, in one statement for distinct wallets (a batch of one: `applying` is its row).
+        const applied = await postTogether(uow, handled);
         const marked = await markTogether(uow.trx, applied);
         // A row another run claimed after our read: undo everything.
         if (marked.size !== applied.length) return rollbackWith({ kind: 'rolled-back', cause: claim });
@@ -198,6 +201,37 @@ async function attemptTogether(engine: Engine, facts: JobFacts, ids: readonly nu
       return { kind: 'rolled-back', cause: { kind: 'retry-later', row: applying, error } };
     return { kind: 'rolled-back', cause: { kind: 'failed', row: applying, error } };
   }
+}
+
+type PostResult = Extract<HandlerResult, { kind: 'post' }>;
+
+/**
+ * The postings the handlers handed over, made together (postLedgerEntries: one statement for
+ * those on distinct wallets), each row's posting in the rows' order; every row's finished result.
+ */
+async function postTogether(
+  uow: UnitOfWork,
+  handled: readonly { row: InboxEventRow; result: FinishedResult | PostResult }[],
+): Promise<{ row: InboxEventRow; result: FinishedResult }[]> {
+  const posts = handled.flatMap(({ result }) => (result.kind === 'post' ? [result] : []));
+  if (posts.length === 0) return handled as { row: InboxEventRow; result: FinishedResult }[];
+  const posted = await postLedgerEntries(
+    uow,
+    posts.map((post) => post.posting),
+  );
+  let next = 0;
+  return handled.map(({ row, result }) => {
+    if (result.kind !== 'post') return { row, result };
+    const outcome = posted[next] as PostLedgerEntryResult;
+    next += 1;
+    return { row, result: result.finish(outcome) };
+  });
+}
+
+/** A handler's result for one event made final: its posting, if it handed one over, made now. */
+async function settle(uow: UnitOfWork, result: FinishedResult | PostResult): Promise<FinishedResult> {
+  if (result.kind !== 'post') return result;
+  return result.finish(await postLedgerEntry(uow, result.posting));
 }
 
 /** The rows with their users locked: one event's user alone, or a batch's users in key order. */
@@ -291,14 +325,15 @@ async function runClaimedAttempt(engine: Engine, inboxEventId: number): Promise<
           if (row.status !== 'processing' && row.status !== 'received') {
             return rollbackWith({ kind: 'skipped', status: row.status });
           }
-          const result = await handler.apply(uow, claimed, prepared);
+          const handled = await handler.apply(uow, claimed, prepared);
           // "Retry later" from apply must leave no effect behind: roll the transaction back.
-          if (result.kind === 'retry-later') {
+          if (handled.kind === 'retry-later') {
             return rollbackWith({
               kind: 'retry-later',
-              error: new RetryLaterError(result.reason, { delayMs: result.delayMs }),
+              error: new RetryLaterError(handled.reason, { delayMs: handled.delayMs }),
             });
           }
+          const result = await settle(uow, handled);
           const finished = await markInboxEventFinished(trx, inboxEventId, result, 'claimed');
           if (!finished) throw new Error(`inbox event ${inboxEventId} changed under its row lock`);
           return commitWith({

@@ -1,5 +1,5 @@
 import { precompiledSql } from '@tally/platform/db';
-import { sql, type Transaction } from 'kysely';
+import { type RawBuilder, sql, type Transaction } from 'kysely';
 import type { DB, LedgerEntryRow } from '../db/schema';
 import { InsufficientBalanceError, LedgerReferenceConflictError } from '../errors';
 import type { UnitOfWork, UnitOfWorkOutbox } from '../unit-of-work/unit-of-work';
@@ -49,25 +49,83 @@ export type PostLedgerEntryResult =
  * debit would go below zero, and RangeError for a zero or non-integer amount.
  */
 export async function postLedgerEntry(uow: UnitOfWork, posting: LedgerPosting): Promise<PostLedgerEntryResult> {
+  assertPostable(posting);
+  // One round trip in the common case: lock the wallet, look the reference up and insert the entry
+  // with its messages, all in one statement. A wallet that does not exist yet is created, then
+  // the statement runs again.
+  let outcome = await lockWalletAndInsert(uow.trx, uow.outbox, posting);
+  if (!outcome) {
+    await ensureWallet(uow, posting.userId);
+    outcome = await lockWalletAndInsert(uow.trx, uow.outbox, posting);
+    if (!outcome) throw new Error(`wallet ${posting.userId} was created but cannot be locked`);
+  }
+  return finishPosting(uow, posting, outcome);
+}
+
+/**
+ * postLedgerEntry for each posting in order, in the caller's unit of work, with the same effects,
+ * answers (in the postings' order) and errors, but in fewer statements: postings on distinct
+ * wallets (and distinct references) share one posting statement. They go in rounds, each taking
+ * every posting whose wallet and reference no earlier posting still waits on, so a wallet's
+ * postings keep their order. A posting the shared statement could not settle (its wallet does
+ * not exist yet, a debit the balance does not cover, a reference another transaction posted after
+ * the statement's snapshot) runs again alone, as postLedgerEntry, which creates the wallet or
+ * throws as it does. The inbox engine posts a batch's postings this way (docs/engine.md).
+ */
+export async function postLedgerEntries(
+  uow: UnitOfWork,
+  postings: readonly LedgerPosting[],
+): Promise<PostLedgerEntryResult[]> {
+  for (const posting of postings) assertPostable(posting);
+  const results = new Array<PostLedgerEntryResult>(postings.length);
+  let waiting = postings.map((posting, index) => ({ posting, index }));
+  while (waiting.length > 0) {
+    const round: typeof waiting = [];
+    const later: typeof waiting = [];
+    const taken = new Set<string>();
+    for (const item of waiting) {
+      const { userId, reference } = item.posting;
+      const free = !taken.has(`u:${userId}`) && !taken.has(`r:${reference}`);
+      (free ? round : later).push(item);
+      taken.add(`u:${userId}`).add(`r:${reference}`);
+    }
+    if (round.length === 1) {
+      const [only] = round as [(typeof waiting)[number]];
+      results[only.index] = await postLedgerEntry(uow, only.posting);
+    } else {
+      const outcomes = await lockWalletsAndInsert(uow, round);
+      for (let position = 0; position < round.length; position += 1) {
+        const { posting, index } = round[position] as (typeof waiting)[number];
+        const outcome = outcomes[position];
+        results[index] =
+          outcome === undefined || outcome.kind === 'none'
+            ? await postLedgerEntry(uow, posting)
+            : await finishPosting(uow, posting, outcome);
+      }
+    }
+    waiting = later;
+  }
+  return results;
+}
+
+function assertPostable(posting: LedgerPosting): void {
   if (!Number.isSafeInteger(posting.amount) || posting.amount === 0) {
     throw new RangeError(`ledger amount must be a non-zero whole number of tokens, got ${posting.amount}`);
   }
   assertMovementFits(posting.lots, posting.amount);
-  // One round trip in the common case: lock the wallet, look the reference up and insert the entry
-  // with its messages, all in one statement. A wallet that does not exist yet is created, then
-  // the statement runs again.
-  const { trx, outbox } = uow;
-  let outcome = await lockWalletAndInsert(trx, outbox, posting);
-  if (!outcome) {
-    await ensureWallet(uow, posting.userId);
-    outcome = await lockWalletAndInsert(trx, outbox, posting);
-    if (!outcome) throw new Error(`wallet ${posting.userId} was created but cannot be locked`);
-  }
+}
+
+/** What postLedgerEntry does once the posting statement answered for a wallet that exists. */
+async function finishPosting(
+  uow: UnitOfWork,
+  posting: LedgerPosting,
+  outcome: LockedInsert,
+): Promise<PostLedgerEntryResult> {
   if (outcome.kind === 'posted') {
     // Under the wallet lock the statement took: the entry's lots move in the same transaction
     // (a credit's lot, when the statement found the lots matching the balance, is already in).
-    await applyLotMovement(trx, outcome.entry, posting.lots, outcome.lots);
-    outbox.written(outcome.messageIds);
+    await applyLotMovement(uow.trx, outcome.entry, posting.lots, outcome.lots);
+    uow.outbox.written(outcome.messageIds);
     return { kind: 'posted', entry: outcome.entry };
   }
   if (outcome.kind === 'existing') return alreadyPosted(outcome.entry, posting);
@@ -76,7 +134,7 @@ export async function postLedgerEntry(uow: UnitOfWork, posting: LedgerPosting): 
 
   // Another transaction committed the same reference (for another wallet) after this statement's
   // snapshot was taken: the insert found the conflict, the look-up could not see it.
-  const winner = await findEntryByReference(trx, posting.reference);
+  const winner = await findEntryByReference(uow.trx, posting.reference);
   if (!winner) throw new Error(`ledger reference ${posting.reference} conflicted but cannot be read`);
   return alreadyPosted(winner, posting);
 }
@@ -93,36 +151,55 @@ type LockedInsert =
   | { kind: 'none'; balance: number };
 
 /**
- * The wallet locked (FOR UPDATE, so balance_before is what every concurrent writer sees: a wallet
- * changed while the statement waited for the lock is read at its latest version), any entry already
- * posted under the reference read, and only when there is none and the balance stays at zero or
- * above, the entry inserted under ON CONFLICT (reference) DO NOTHING with its app webhook messages
- * (a message exists only for an entry this statement inserted). Undefined when the wallet does not
- * exist. The database trigger moves the wallet to balance_after at the end of the statement.
+ * The posting statement (postingStatement) for one posting: undefined when the wallet does not
+ * exist.
  */
 async function lockWalletAndInsert(
   trx: Transaction<DB>,
   outbox: UnitOfWorkOutbox,
   posting: LedgerPosting,
 ): Promise<LockedInsert | undefined> {
-  const credit = posting.lots.kind === 'credit' ? posting.lots : null;
-  const expiry = credit ? lotExpirySlots(credit.expiresAt) : { lotExpiresAt: null, lotMonths: null, lotAfter: null };
-  const rows = await lockWalletAndInsertSql(trx, {
-    userId: posting.userId,
-    reference: posting.reference,
-    amount: posting.amount,
-    reason: posting.reason,
-    inboxEventId: posting.inboxEventId ?? null,
+  const { rows } = await lockWalletAndInsertSql(trx, {
+    ...postingSlotsOf(posting),
     handsOff: outbox.handsOff,
     lowBalanceThreshold: outbox.lowBalanceThreshold,
-    // The expiry sweeper's entry is announced as wallet.credits_expired (with its lot), not wallet.debited.
-    expiredLotId: posting.lots.kind === 'expire' ? posting.lots.lotId : null,
-    lotCategory: credit ? credit.category : null,
-    ...expiry,
-    lotRolloverMax: credit?.rolloverMax ?? 0,
   });
-  const row = rows.rows[0];
-  if (!row) return undefined;
+  const row = rows[0];
+  return row === undefined ? undefined : lockedInsertOf(row);
+}
+
+/**
+ * The posting statement for several postings on distinct wallets and references: the outcome of
+ * each, by position (undefined where the wallet does not exist).
+ */
+async function lockWalletsAndInsert(
+  uow: UnitOfWork,
+  items: readonly { posting: LedgerPosting }[],
+): Promise<(LockedInsert | undefined)[]> {
+  const slots = items.map(({ posting }) => postingSlotsOf(posting));
+  const column = <K extends keyof PostingSlots>(key: K): PostingSlots[K][] => slots.map((slot) => slot[key]);
+  const { rows } = await lockWalletsAndInsertSql(uow.trx, {
+    userId: column('userId'),
+    reference: column('reference'),
+    amount: column('amount'),
+    reason: column('reason'),
+    inboxEventId: column('inboxEventId'),
+    expiredLotId: column('expiredLotId'),
+    lotCategory: column('lotCategory'),
+    lotExpiresAt: column('lotExpiresAt'),
+    lotMonths: column('lotMonths'),
+    lotAfter: column('lotAfter'),
+    lotRolloverMax: column('lotRolloverMax'),
+    handsOff: uow.outbox.handsOff,
+    lowBalanceThreshold: uow.outbox.lowBalanceThreshold,
+  });
+  const outcomes = new Array<LockedInsert | undefined>(items.length);
+  for (const row of rows) outcomes[row.position] = lockedInsertOf(row);
+  return outcomes;
+}
+
+/** A row of the posting statement's answer, as postLedgerEntry reads it. */
+function lockedInsertOf(row: LockedInsertRow): LockedInsert {
   const { kind, wallet_balance: balance, app_webhook_message_ids: messageIds } = row;
   if (kind === 'none') return { kind, balance };
   // The entry's columns by name (not a rest copy of the row: that is a slow copy of a wide object).
@@ -174,6 +251,8 @@ function findEntryByReference(trx: Transaction<DB>, reference: string): Promise<
 
 type LockedInsertRow = {
   kind: 'posted' | 'existing' | 'none';
+  /** The posting's position in the statement's input (0 for the statement of one). */
+  position: number;
   wallet_balance: number;
   app_webhook_message_ids: string[] | null;
   lots_match: boolean | null;
@@ -182,70 +261,143 @@ type LockedInsertRow = {
   [K in keyof LedgerEntryRow]: LedgerEntryRow[K] | null;
 };
 
-/** lockWalletAndInsert's statement, compiled once (db/precompiled-sql.ts): one per posting on the hot path. */
-const lockWalletAndInsertSql = precompiledSql<
-  {
-    userId: string;
-    reference: string;
-    amount: number;
-    reason: string;
-    inboxEventId: number | null;
-    handsOff: boolean;
-    lowBalanceThreshold: number | undefined;
-    expiredLotId: number | null;
-    /** A credit's lot (null for any other movement): created by the statement when the lots match. */
-    lotCategory: string | null;
-    lotExpiresAt: Date | null;
-    lotMonths: number | null;
-    lotAfter: Date | null;
-    lotRolloverMax: number;
-  },
-  LockedInsertRow
->(
-  // `lots_match`: the wallet's lots held exactly its balance before this entry (LotsBeforeEntry
-  // says why the statement's snapshot can tell); a credit's lot is then inserted here too.
-  (s) => sql`
-    WITH wallet AS MATERIALIZED (
-      SELECT balance, xmin AS version FROM wallets WHERE user_id = ${s.userId} FOR UPDATE),
+/** What the statement needs of one posting besides the entry's columns (lotSlotsOf). */
+interface PostingSlots {
+  userId: string;
+  reference: string;
+  amount: number;
+  reason: string;
+  inboxEventId: number | null;
+  /** The expiry sweeper's entry is announced as wallet.credits_expired (with its lot), not wallet.debited. */
+  expiredLotId: number | null;
+  /** A credit's lot (null for any other movement): created by the statement when the lots match. */
+  lotCategory: string | null;
+  lotExpiresAt: Date | null;
+  lotMonths: number | null;
+  lotAfter: Date | null;
+  lotRolloverMax: number;
+}
+
+/** The unit's outbox settings, the same for every posting of a statement. */
+interface OutboxSlots {
+  handsOff: boolean;
+  lowBalanceThreshold: number | undefined;
+}
+
+function postingSlotsOf(posting: LedgerPosting): PostingSlots {
+  const credit = posting.lots.kind === 'credit' ? posting.lots : null;
+  const expiry = credit ? lotExpirySlots(credit.expiresAt) : { lotExpiresAt: null, lotMonths: null, lotAfter: null };
+  return {
+    userId: posting.userId,
+    reference: posting.reference,
+    amount: posting.amount,
+    reason: posting.reason,
+    inboxEventId: posting.inboxEventId ?? null,
+    expiredLotId: posting.lots.kind === 'expire' ? posting.lots.lotId : null,
+    lotCategory: credit ? credit.category : null,
+    ...expiry,
+    lotRolloverMax: credit?.rolloverMax ?? 0,
+  };
+}
+
+/**
+ * The posting statement over `input`, a CTE of postings (one row per posting, at most one per
+ * wallet and per reference; columns user_id, reference, amount, reason, inbox_event_id,
+ * expired_lot_id, the lot's columns and `position`). Written once for both statements that run
+ * it: one posting (`lockWalletAndInsertSql`, its values as parameters) and several on distinct
+ * wallets (`lockWalletsAndInsertSql`, its values as arrays), so the two cannot drift apart.
+ *
+ * Per posting, what postLedgerEntry documents: the wallet locked (FOR UPDATE, in user order) and
+ * read at its latest version; `lots_match` when the wallet row is also the snapshot's version and
+ * the snapshot's lots sum to its balance (LotsBeforeEntry); any entry already posted under the
+ * reference read; and only when there is none and the balance stays at zero or above, the entry
+ * inserted under ON CONFLICT (reference) DO NOTHING, with its app webhook messages and, for a
+ * credit whose wallet's lots match, its lot. One answer row per posting whose wallet exists:
+ * `posted`, `existing` or `none`. The ledger trigger moves each wallet to its entry's
+ * balance_after at the end of the statement (one entry per wallet, so no entry of the statement
+ * depends on another's balance).
+ */
+function postingStatement(input: RawBuilder<unknown>, outbox: { readonly [K in keyof OutboxSlots]: OutboxSlots[K] }) {
+  return sql`
+    WITH input AS MATERIALIZED (${input}),
+    wallet AS MATERIALIZED (
+      SELECT user_id, balance, xmin AS version FROM wallets
+       WHERE user_id IN (SELECT user_id FROM input) ORDER BY user_id FOR UPDATE),
     snapshot_wallet AS MATERIALIZED (
-      SELECT xmin AS version FROM wallets WHERE user_id = ${s.userId}),
+      SELECT user_id, xmin AS version FROM wallets WHERE user_id IN (SELECT user_id FROM input)),
     lots AS MATERIALIZED (
-      SELECT (w.version = sw.version
-              AND w.balance = (SELECT coalesce(sum(remaining), 0) FROM credit_lots
-                                WHERE user_id = ${s.userId} AND remaining > 0)) AS lots_match
-        FROM wallet w, snapshot_wallet sw),
+      SELECT w.user_id,
+             (w.version = sw.version
+              AND w.balance = (SELECT coalesce(sum(remaining), 0) FROM credit_lots c
+                                WHERE c.user_id = w.user_id AND c.remaining > 0)) AS lots_match
+        FROM wallet w JOIN snapshot_wallet sw ON sw.user_id = w.user_id),
     existing AS MATERIALIZED (
       SELECT id, user_id, reference, amount, balance_before, balance_after, reason, inbox_event_id, created_at
-        FROM ledger_entries WHERE reference = ${s.reference}),
+        FROM ledger_entries WHERE reference IN (SELECT reference FROM input)),
     entry AS (
       INSERT INTO ledger_entries (user_id, reference, amount, balance_before, balance_after, reason, inbox_event_id)
-      SELECT ${s.userId}, ${s.reference}, ${s.amount}, w.balance, w.balance + ${s.amount}, ${s.reason},
-             ${s.inboxEventId}
-        FROM wallet w
-       WHERE w.balance + ${s.amount} >= 0 AND NOT EXISTS (SELECT 1 FROM existing)
+      SELECT i.user_id, i.reference, i.amount, w.balance, w.balance + i.amount, i.reason, i.inbox_event_id
+        FROM input i JOIN wallet w ON w.user_id = i.user_id
+       WHERE w.balance + i.amount >= 0 AND NOT EXISTS (SELECT 1 FROM existing x WHERE x.reference = i.reference)
+       ORDER BY i.position
       ON CONFLICT (reference) DO NOTHING
       RETURNING *),
-    ${ledgerEntryMessagesCte({ handsOff: s.handsOff, lowBalanceThreshold: s.lowBalanceThreshold }, s.expiredLotId)},
+    ${ledgerEntryMessagesCte(outbox)},
     lot AS (
       INSERT INTO credit_lots (user_id, category, source, amount, remaining, expires_at, rollover_max)
-      SELECT e.user_id, ${s.lotCategory}::text, e.reference, e.amount, e.amount,
-             CASE WHEN ${s.lotMonths}::int IS NULL THEN ${s.lotExpiresAt}::timestamptz
-                  ELSE coalesce(${s.lotAfter}::timestamptz, now()) + make_interval(months => ${s.lotMonths}::int) END,
-             ${s.lotRolloverMax}::int
-        FROM entry e, lots l
-       WHERE ${s.lotCategory}::text IS NOT NULL AND l.lots_match
-      RETURNING id)
-    SELECT 'posted' AS kind, w.balance AS wallet_balance, e.id, e.user_id, e.reference, e.amount,
+      SELECT e.user_id, i.lot_category, e.reference, e.amount, e.amount,
+             CASE WHEN i.lot_months IS NULL THEN i.lot_expires_at
+                  ELSE coalesce(i.lot_after, now()) + make_interval(months => i.lot_months) END,
+             i.lot_rollover_max
+        FROM entry e JOIN input i ON i.reference = e.reference JOIN lots l ON l.user_id = e.user_id
+       WHERE i.lot_category IS NOT NULL AND l.lots_match
+       ORDER BY e.id
+      RETURNING id, source)
+    SELECT 'posted' AS kind, i.position, w.balance AS wallet_balance, e.id, e.user_id, e.reference, e.amount,
            e.balance_before, e.balance_after, e.reason, e.inbox_event_id, e.created_at,
-           (SELECT array_agg(id ORDER BY id) FROM entry_messages) AS app_webhook_message_ids,
-           (SELECT lots_match FROM lots) AS lots_match, (SELECT id FROM lot) AS lot_id
-      FROM wallet w, entry e
+           (SELECT array_agg(m.id ORDER BY m.id) FROM entry_messages m WHERE m.user_id = e.user_id)
+             AS app_webhook_message_ids,
+           l.lots_match, (SELECT id FROM lot WHERE lot.source = e.reference) AS lot_id
+      FROM input i JOIN wallet w ON w.user_id = i.user_id JOIN entry e ON e.reference = i.reference
+      JOIN lots l ON l.user_id = i.user_id
     UNION ALL
-    SELECT 'existing', w.balance, x.id, x.user_id, x.reference, x.amount, x.balance_before, x.balance_after,
-           x.reason, x.inbox_event_id, x.created_at, NULL, NULL, NULL
-      FROM wallet w, existing x
+    SELECT 'existing', i.position, w.balance, x.id, x.user_id, x.reference, x.amount, x.balance_before,
+           x.balance_after, x.reason, x.inbox_event_id, x.created_at, NULL, NULL, NULL
+      FROM input i JOIN wallet w ON w.user_id = i.user_id JOIN existing x ON x.reference = i.reference
     UNION ALL
-    SELECT 'none', w.balance, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
-      FROM wallet w
-     WHERE NOT EXISTS (SELECT 1 FROM entry) AND NOT EXISTS (SELECT 1 FROM existing)`,
+    SELECT 'none', i.position, w.balance, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+      FROM input i JOIN wallet w ON w.user_id = i.user_id
+     WHERE NOT EXISTS (SELECT 1 FROM entry e WHERE e.reference = i.reference)
+       AND NOT EXISTS (SELECT 1 FROM existing x WHERE x.reference = i.reference)`;
+}
+
+/** The statement for one posting, compiled once (platform's precompiled-sql.ts): one per posting on the hot path. */
+const lockWalletAndInsertSql = precompiledSql<PostingSlots & OutboxSlots, LockedInsertRow>((s) =>
+  postingStatement(
+    sql`SELECT ${s.userId}::text AS user_id, ${s.reference}::text AS reference, ${s.amount}::bigint AS amount,
+               ${s.reason}::text AS reason, ${s.inboxEventId}::bigint AS inbox_event_id,
+               ${s.expiredLotId}::bigint AS expired_lot_id, ${s.lotCategory}::text AS lot_category,
+               ${s.lotExpiresAt}::timestamptz AS lot_expires_at, ${s.lotMonths}::int AS lot_months,
+               ${s.lotAfter}::timestamptz AS lot_after, ${s.lotRolloverMax}::int AS lot_rollover_max,
+               0 AS position`,
+    s,
+  ),
+);
+
+/** The postings' columns as the arrays of lockWalletsAndInsertSql, in input order. */
+type PostingArrays = { [K in keyof PostingSlots]: PostingSlots[K][] };
+
+/** The statement for several postings on distinct wallets (postLedgerEntries), compiled once. */
+const lockWalletsAndInsertSql = precompiledSql<PostingArrays & OutboxSlots, LockedInsertRow>((s) =>
+  postingStatement(
+    sql`SELECT user_id, reference, amount, reason, inbox_event_id, expired_lot_id, lot_category, lot_expires_at,
+               lot_months, lot_after, lot_rollover_max, (position - 1)::int AS position
+          FROM unnest(${s.userId}::text[], ${s.reference}::text[], ${s.amount}::bigint[], ${s.reason}::text[],
+                      ${s.inboxEventId}::bigint[], ${s.expiredLotId}::bigint[], ${s.lotCategory}::text[],
+                      ${s.lotExpiresAt}::timestamptz[], ${s.lotMonths}::int[], ${s.lotAfter}::timestamptz[],
+                      ${s.lotRolloverMax}::int[])
+               WITH ORDINALITY AS p (user_id, reference, amount, reason, inbox_event_id, expired_lot_id,
+                                     lot_category, lot_expires_at, lot_months, lot_after, lot_rollover_max, position)`,
+    s,
+  ),
 );

@@ -1,6 +1,6 @@
 import { precompiledSql } from '@tally/platform/db';
 import { sql } from 'kysely';
-import type { HandlerResult } from '../../inbox/inbox-handler';
+import type { FinishedResult, HandlerResult } from '../../inbox/inbox-handler';
 import { ensureWalletCtes, markWalletEnsured } from '../../ledger/ensure-wallet';
 import {
   customerMappingCtes,
@@ -50,8 +50,10 @@ export function withCustomerMappingNote(
   userId: string,
 ): HandlerResult {
   if (mapping.kind !== 'other-user' || result.kind === 'retry-later') return result;
-  return {
-    ...result,
-    detail: `${result.detail}; customer ${customerId} stays mapped to user ${mapping.userId}, not ${userId}`,
-  };
+  const note = (finished: FinishedResult): FinishedResult => ({
+    ...finished,
+    detail: `${finished.detail}; customer ${customerId} stays mapped to user ${mapping.userId}, not ${userId}`,
+  });
+  if (result.kind === 'post') return { ...result, finish: (posted) => note(result.finish(posted)) };
+  return note(result);
 }

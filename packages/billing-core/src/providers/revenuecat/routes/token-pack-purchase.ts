@@ -1,8 +1,7 @@
 import type { Catalog } from '../../../catalog/catalog';
 import type { InboxEventRow } from '../../../db/schema';
 import { InvalidEventError, NotConfiguredError, PurchaseNotFoundError, RetryLaterError } from '../../../errors';
-import { type HandlerContext, type HandlerResult, ignored, processed } from '../../../inbox/inbox-handler';
-import { postLedgerEntry } from '../../../ledger/post-ledger-entry';
+import { type HandlerContext, type HandlerResult, ignored, postThen, processed } from '../../../inbox/inbox-handler';
 import type { ProviderPorts } from '../../../ports/provider-ports';
 import { references } from '../../../references';
 import type { UnitOfWork } from '../../../unit-of-work/unit-of-work';
@@ -73,18 +72,22 @@ export function createTokenPackPurchaseRoute(deps: {
         `store transaction ${transactionId} was credited by inbox event ${claimed.inbox_event_id} (${claimed.ledger_reference})`,
       );
     }
-    const posted = await postLedgerEntry(uow, {
-      userId,
-      reference,
-      amount: pack.tokens,
-      reason: 'token_pack_purchase',
-      lots: { kind: 'credit', category: 'purchased', expiresAt: null },
-      inboxEventId: row.id,
-    });
+    // The credit is handed to the engine, which posts a batch's credits together.
     const listed = verified ? ', listed by RevenueCat' : '';
-    return posted.kind === 'posted'
-      ? processed('credited', `credited ${pack.tokens} tokens (${pack.id}${listed})`)
-      : processed('already_credited', `already credited (${posted.entry.reference})`);
+    return postThen(
+      {
+        userId,
+        reference,
+        amount: pack.tokens,
+        reason: 'token_pack_purchase',
+        lots: { kind: 'credit', category: 'purchased', expiresAt: null },
+        inboxEventId: row.id,
+      },
+      (posted) =>
+        posted.kind === 'posted'
+          ? processed('credited', `credited ${pack.tokens} tokens (${pack.id}${listed})`)
+          : processed('already_credited', `already credited (${posted.entry.reference})`),
+    );
   }
 
   if (!deps.verifyPurchases) {
