@@ -54,6 +54,28 @@ const mutations = [
     tests: ['packages/billing-core/src/db/posting-guards.int'],
   },
   {
+    name: 'postLedgerEntries posts one posting per statement (a batch of credits costs a statement each again)',
+    file: 'packages/billing-core/src/ledger/post-ledger-entry.ts',
+    from: '      const free = !taken.has(`u:${userId}`) && !taken.has(`r:${reference}`);',
+    to: '      const free = round.length === 0 && !taken.has(`u:${userId}`) && !taken.has(`r:${reference}`);',
+    tests: ['packages/billing-core/src/ledger/post-ledger-entries.int'],
+  },
+  {
+    name: "the shared posting statement gives each credit's lot the wrong posting's columns (lots no longer match their entries)",
+    file: 'packages/billing-core/src/ledger/post-ledger-entry.ts',
+    from: '        FROM entry e JOIN input i ON i.reference = e.reference JOIN lots l ON l.user_id = e.user_id',
+    to: '        FROM entry e JOIN input i ON true JOIN lots l ON l.user_id = e.user_id',
+    tests: ['packages/billing-core/src/ledger/post-ledger-entries.int'],
+  },
+  {
+    name: "the inbox engine posts a batch's handed-over credits one by one (a statement per event again)",
+    file: 'packages/billing-core/src/inbox/process-inbox-events.ts',
+    from: '  const posted = await postLedgerEntries(\n    uow,\n    posts.map((post) => post.posting),\n  );',
+    to: '  const posted: PostLedgerEntryResult[] = [];\n  for (const post of posts) posted.push(await postLedgerEntry(uow, post.posting));',
+    build: true,
+    tests: ['test/e2e/inbox-batch.int'],
+  },
+  {
     name: 'a grant ignores a field it does not take (a misspelt expires_at grants tokens that never expire)',
     file: 'apps/api/src/http/grant-body.ts',
     from: 'export const grantBodySchema = z.strictObject({',
@@ -1047,7 +1069,7 @@ const mutations = [
   {
     name: 'lots: a posting does not move its lots',
     file: 'packages/billing-core/src/ledger/post-ledger-entry.ts',
-    from: '    await applyLotMovement(trx, outcome.entry, posting.lots, outcome.lots);',
+    from: '    await applyLotMovement(uow.trx, outcome.entry, posting.lots, outcome.lots);',
     to: '',
     tests: ['packages/billing-core/src/ledger/lots.int'],
   },
@@ -1061,8 +1083,8 @@ const mutations = [
   {
     name: "lots: the posting's statement inserts a credit's lot without the lots matching the balance (no gap closed)",
     file: 'packages/billing-core/src/ledger/post-ledger-entry.ts',
-    from: 'WHERE ${s.lotCategory}::text IS NOT NULL AND l.lots_match',
-    to: 'WHERE ${s.lotCategory}::text IS NOT NULL',
+    from: 'WHERE i.lot_category IS NOT NULL AND l.lots_match',
+    to: 'WHERE i.lot_category IS NOT NULL',
     tests: ['packages/billing-core/src/ledger/lots.int'],
   },
   {

@@ -95,12 +95,43 @@ describe('inbox first runs coalesced into one transaction', () => {
     expect((await verifyLedger(stack.db)).ok).toBe(true);
   });
 
+  it("posts the batch's credits of distinct users in one statement, and each event still says what its own credit did", async () => {
+    // One user already has a wallet and lots; the other two are new (each wallet comes with its id's link).
+    const seeded = await recordPurchase('together-seed', 'together-user-a');
+    await processInboxEvents(stack.processorDeps(), [seeded], firstRun);
+    const ids = [
+      await recordPurchase('together-a', 'together-user-a'),
+      await recordPurchase('together-b', 'together-user-b'),
+      await recordPurchase('together-c', 'together-user-c'),
+    ];
+    const results = await processInboxEvents(stack.processorDeps(), ids, firstRun);
+    expect(results.map((result) => [result.kind, pathOf(result), 'code' in result ? result.code : null])).toEqual([
+      ['processed', 'batch', 'credited'],
+      ['processed', 'batch', 'credited'],
+      ['processed', 'batch', 'credited'],
+    ]);
+    const references = ['together-a', 'together-b', 'together-c'].map((id) => `revenuecat:event:${id}`);
+    // The command of the transaction that inserted each entry: one INSERT for the three.
+    const { rows } = await sql<{ n: number }>`
+      SELECT count(DISTINCT cmin::text)::int AS n FROM ledger_entries WHERE reference = ANY(${references}::text[])`.execute(
+      stack.db,
+    );
+    expect(rows[0]?.n).toBe(1);
+    expect(await ledgerOf(stack.db, 'together-user-a', ['reference', 'balance_before', 'balance_after'])).toEqual([
+      { reference: 'revenuecat:event:together-seed', balance_before: 0, balance_after: 100 },
+      { reference: 'revenuecat:event:together-a', balance_before: 100, balance_after: 200 },
+    ]);
+    expect(await findWallet(stack.db, 'together-user-b')).toEqual({ userId: 'together-user-b', balance: 100 });
+    expect(await findWallet(stack.db, 'together-user-c')).toEqual({ userId: 'together-user-c', balance: 100 });
+    expect((await verifyLedger(stack.db)).ok).toBe(true);
+  });
+
   it('rolls the whole batch back when one event fails: the others credit alone, the failure counts once', async () => {
     const good = await recordPurchase('batch-good', 'batch-good-user');
     const bad = await recordPurchase('batch-bad', 'batch-bad-user');
     const deps = withApply(async (apply, uow, row, prepared) => {
       const result = await apply(uow, row, prepared);
-      // Credits, then fails: nothing of it may stay.
+      // Writes its effects (the claim; its credit is handed back to the engine), then fails: nothing of it may stay.
       if (row.id === bad) throw new Error('failed after crediting, inside the transaction');
       return result;
     });

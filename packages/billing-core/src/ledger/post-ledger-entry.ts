@@ -67,10 +67,11 @@ export async function postLedgerEntry(uow: UnitOfWork, posting: LedgerPosting): 
  * answers (in the postings' order) and errors, but in fewer statements: postings on distinct
  * wallets (and distinct references) share one posting statement. They go in rounds, each taking
  * every posting whose wallet and reference no earlier posting still waits on, so a wallet's
- * postings keep their order. A posting the shared statement could not settle (its wallet does
- * not exist yet, a debit the balance does not cover, a reference another transaction posted after
- * the statement's snapshot) runs again alone, as postLedgerEntry, which creates the wallet or
- * throws as it does. The inbox engine posts a batch's postings this way (docs/engine.md).
+ * postings keep their order. A posting whose wallet does not exist yet runs alone
+ * (postLedgerEntry creates the wallet); the other answers are read as postLedgerEntry reads its
+ * own (a debit the balance does not cover throws, a reference another transaction posted after
+ * the statement's snapshot is looked up). The inbox engine posts a batch's postings this way
+ * (docs/engine.md).
  */
 export async function postLedgerEntries(
   uow: UnitOfWork,
@@ -97,10 +98,9 @@ export async function postLedgerEntries(
       for (let position = 0; position < round.length; position += 1) {
         const { posting, index } = round[position] as (typeof waiting)[number];
         const outcome = outcomes[position];
+        // No wallet yet: postLedgerEntry creates it.
         results[index] =
-          outcome === undefined || outcome.kind === 'none'
-            ? await postLedgerEntry(uow, posting)
-            : await finishPosting(uow, posting, outcome);
+          outcome === undefined ? await postLedgerEntry(uow, posting) : await finishPosting(uow, posting, outcome);
       }
     }
     waiting = later;

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import type { LotCategory, PaymentKind } from '../db/schema';
 import { ensureWalletCtes, markWalletEnsured } from '../ledger/ensure-wallet';
 import type { LotExpiry } from '../ledger/lots';
-import { type PostLedgerEntryResult, postLedgerEntry } from '../ledger/post-ledger-entry';
+import { type LedgerPosting, type PostLedgerEntryResult, postLedgerEntry } from '../ledger/post-ledger-entry';
 import type { UnitOfWork } from '../unit-of-work/unit-of-work';
 import { customerMappingCtes, customerMappingOf, type RememberStripeCustomerResult } from './stripe-customer-mapping';
 
@@ -35,11 +35,15 @@ export interface PaymentGrant {
  * `paymentId`: the payment row's id (this grant's, or the one recorded before); `customer`: what
  * remembering `stripeCustomerId` did (`none` without one).
  */
-export type RecordPaymentResult = {
+export type RecordPaymentResult = RecordedPayment & { ledger: PostLedgerEntryResult };
+
+/** recordPaymentBeforeCredit's answer: the payment row and the credit still to post. */
+export type RecordedPayment = {
   kind: 'recorded' | 'already-recorded';
   paymentId: number;
-  ledger: PostLedgerEntryResult;
   customer: RememberStripeCustomerResult;
+  /** The grant's credit (its reference, tokens and lot), for the caller to post in the same unit. */
+  credit: LedgerPosting;
 };
 
 /**
@@ -51,6 +55,16 @@ export type RecordPaymentResult = {
  * reference already credits a different user or amount.
  */
 export async function recordPayment(uow: UnitOfWork, grant: PaymentGrant): Promise<RecordPaymentResult> {
+  const recorded = await recordPaymentBeforeCredit(uow, grant);
+  return { ...recorded, ledger: await postLedgerEntry(uow, recorded.credit) };
+}
+
+/**
+ * recordPayment without its credit: the payment, its email row and the customer's mapping, and
+ * the credit to post (an inbox handler hands it to the engine with postThen, which posts a
+ * batch's credits together). The caller must post `credit` in the same unit of work.
+ */
+export async function recordPaymentBeforeCredit(uow: UnitOfWork, grant: PaymentGrant): Promise<RecordedPayment> {
   const { trx } = uow;
   // One statement before the posting: the user and its empty wallet if missing, the payment and
   // its email row (the email row exists only for a payment this statement inserted: a redelivery
@@ -89,14 +103,14 @@ export async function recordPayment(uow: UnitOfWork, grant: PaymentGrant): Promi
             ? undefined
             : { user_id: row.mapping_user_id, inserted: row.mapping_inserted === true },
         );
-  const ledger = await postLedgerEntry(uow, {
+  const credit: LedgerPosting = {
     userId: grant.userId,
     reference: grant.ledgerReference,
     amount: grant.tokens,
     reason: grant.ledgerReason,
     lots: { kind: 'credit', ...grant.lot },
     inboxEventId: grant.inboxEventId,
-  });
+  };
   if (row.payment_id === null) {
     const payment = await trx
       .selectFrom('payments')
@@ -104,9 +118,9 @@ export async function recordPayment(uow: UnitOfWork, grant: PaymentGrant): Promi
       .where('provider', '=', 'stripe')
       .where('provider_payment_id', '=', grant.providerPaymentId)
       .executeTakeFirstOrThrow();
-    return { kind: 'already-recorded', paymentId: payment.id, ledger, customer };
+    return { kind: 'already-recorded', paymentId: payment.id, customer, credit };
   }
-  return { kind: 'recorded', paymentId: row.payment_id, ledger, customer };
+  return { kind: 'recorded', paymentId: row.payment_id, customer, credit };
 }
 
 /** The insert's slots: the grant's payment fields and its email's subject and text. */

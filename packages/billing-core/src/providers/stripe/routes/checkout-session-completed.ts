@@ -1,7 +1,7 @@
 import type { Catalog } from '../../../catalog/catalog';
 import { InvalidEventError, NotConfiguredError } from '../../../errors';
-import { type HandlerResult, ignored, processed } from '../../../inbox/inbox-handler';
-import { recordPayment } from '../../../payments/record-payment';
+import { type HandlerResult, ignored, postThen, processed } from '../../../inbox/inbox-handler';
+import { recordPaymentBeforeCredit } from '../../../payments/record-payment';
 import type { ProviderPorts } from '../../../ports/provider-ports';
 import {
   checkoutLinePriceIdsOf,
@@ -111,7 +111,7 @@ export function createCheckoutSessionRoute(deps: { catalog: Catalog; ports: Prov
       }
       const details = session.customer_details;
       const email = details && typeof details === 'object' ? stripeStringAt(details as StripeJson, 'email') : null;
-      const recorded = await recordPayment(uow, {
+      const recorded = await recordPaymentBeforeCredit(uow, {
         providerPaymentId: paymentIntentId,
         userId,
         kind: 'token_pack',
@@ -127,10 +127,13 @@ export function createCheckoutSessionRoute(deps: { catalog: Catalog; ports: Prov
         email: tokenPackEmail(pack.tokens),
         stripeCustomerId: customerId,
       });
+      // The credit is handed to the engine, which posts a batch's credits together.
       return withCustomerMappingNote(
-        recorded.ledger.kind === 'posted'
-          ? processed('credited', `credited ${pack.tokens} tokens (${pack.id})`)
-          : processed('already_credited', `already credited (${recorded.ledger.entry.reference})`),
+        postThen(recorded.credit, (posted) =>
+          posted.kind === 'posted'
+            ? processed('credited', `credited ${pack.tokens} tokens (${pack.id})`)
+            : processed('already_credited', `already credited (${posted.entry.reference})`),
+        ),
         recorded.customer,
         customerId,
         userId,

@@ -1,7 +1,7 @@
 import type { Catalog } from '../../../catalog/catalog';
 import { InvalidEventError } from '../../../errors';
-import { ignored, processed } from '../../../inbox/inbox-handler';
-import { recordPayment } from '../../../payments/record-payment';
+import { ignored, postThen, processed } from '../../../inbox/inbox-handler';
+import { recordPaymentBeforeCredit } from '../../../payments/record-payment';
 import { stripeIdOf, stripeMetadataOf, stripeStringAt, stripeUserOf } from '../../../provider-data/stripe-objects';
 import { references } from '../../../references';
 import { settleTopup } from '../../../topups/settle-topup';
@@ -61,7 +61,7 @@ export function createPaymentIntentSucceededRoute(deps: { catalog: Catalog }) {
       }
       const customerId = stripeIdOf(intent.customer);
       // The customer is remembered in the payment's statement (one round trip fewer).
-      const recorded = await recordPayment(uow, {
+      const recorded = await recordPaymentBeforeCredit(uow, {
         providerPaymentId: paymentIntentId,
         userId,
         kind: 'token_pack',
@@ -77,10 +77,13 @@ export function createPaymentIntentSucceededRoute(deps: { catalog: Catalog }) {
         email: tokenPackEmail(pack.tokens),
         stripeCustomerId: customerId,
       });
+      // The credit is handed to the engine, which posts a batch's credits together.
       return withCustomerMappingNote(
-        recorded.ledger.kind === 'posted'
-          ? processed('credited', `credited ${pack.tokens} tokens (${pack.id})`)
-          : processed('already_credited', `already credited (${recorded.ledger.entry.reference})`),
+        postThen(recorded.credit, (posted) =>
+          posted.kind === 'posted'
+            ? processed('credited', `credited ${pack.tokens} tokens (${pack.id})`)
+            : processed('already_credited', `already credited (${posted.entry.reference})`),
+        ),
         recorded.customer,
         customerId,
         userId,
