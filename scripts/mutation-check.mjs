@@ -70,8 +70,16 @@ const mutations = [
   {
     name: "the inbox engine posts a batch's handed-over credits one by one (a statement per event again)",
     file: 'packages/billing-core/src/inbox/process-inbox-events.ts',
-    from: '  const posted = await postLedgerEntries(\n    uow,\n    posts.map((post) => post.posting),\n  );',
-    to: '  const posted: PostLedgerEntryResult[] = [];\n  for (const post of posts) posted.push(await postLedgerEntry(uow, post.posting));',
+    from: '    const posted = await postLedgerEntries(\n      uow,\n      pending.map(({ result }) => result.posting),\n    );',
+    to: '    const posted: PostLedgerEntryResult[] = [];\n    for (const { result } of pending) posted.push(await postLedgerEntry(uow, result.posting));',
+    build: true,
+    tests: ['test/e2e/inbox-batch.int'],
+  },
+  {
+    name: "the inbox engine runs every apply ahead of the batch's pending postings (an apply that reads the wallet misses the credits of the events before it)",
+    file: 'packages/billing-core/src/inbox/process-inbox-events.ts',
+    from: '          if (!handler.runsAheadOfPostings?.(local.prepared)) await postPending(uow, handled);\n',
+    to: '',
     build: true,
     tests: ['test/e2e/inbox-batch.int'],
   },

@@ -126,6 +126,51 @@ describe('inbox first runs coalesced into one transaction', () => {
     expect((await verifyLedger(stack.db)).ok).toBe(true);
   });
 
+  it('makes the pending credits before an apply that may read them, and only then', async () => {
+    const ids = [
+      await recordPurchase('ahead-1', 'ahead-user'),
+      await recordPurchase('ahead-2', 'ahead-user'),
+      await recordPurchase('ahead-3', 'ahead-user'),
+    ];
+    // The second event's apply says it may read what a posting writes (as an invoice or a top-up
+    // does): it must see the first event's credit. The third runs ahead (a pack): it sees the
+    // second's credit still pending.
+    const seen = new Map<number, number>();
+    const base = stack.processorDeps();
+    const handler = base.handlers.revenuecat;
+    const deps: InboxProcessorDeps = {
+      ...base,
+      handlers: {
+        ...base.handlers,
+        revenuecat: {
+          ...handler,
+          runsAheadOfPostings: (prepared) => handler.runsAheadOfPostings?.(prepared) === true && seen.size !== 1,
+          async apply(uow, row, prepared) {
+            const wallet = await uow.trx
+              .selectFrom('wallets')
+              .select('balance')
+              .where('user_id', '=', 'ahead-user')
+              .executeTakeFirst();
+            seen.set(row.id, wallet?.balance ?? 0);
+            return handler.apply(uow, row, prepared);
+          },
+        },
+      },
+    };
+    const results = await processInboxEvents(deps, ids, firstRun);
+    expect(results.map((result) => [result.kind, pathOf(result)])).toEqual([
+      ['processed', 'batch'],
+      ['processed', 'batch'],
+      ['processed', 'batch'],
+    ]);
+    expect(ids.map((id) => seen.get(id))).toEqual([0, 100, 100]);
+    expect(await ledgerOf(stack.db, 'ahead-user', ['reference', 'balance_after'])).toEqual([
+      { reference: 'revenuecat:event:ahead-1', balance_after: 100 },
+      { reference: 'revenuecat:event:ahead-2', balance_after: 200 },
+      { reference: 'revenuecat:event:ahead-3', balance_after: 300 },
+    ]);
+  });
+
   it('rolls the whole batch back when one event fails: the others credit alone, the failure counts once', async () => {
     const good = await recordPurchase('batch-good', 'batch-good-user');
     const bad = await recordPurchase('batch-bad', 'batch-bad-user');

@@ -39,6 +39,37 @@ export function revenueCatTokenPurchase(
   });
 }
 
+/** RevenueCat's refund of a consumable: a CANCELLATION of the pack's product naming the purchase's transaction. */
+export function revenueCatTokenPackRefund(options: {
+  id: string;
+  userId: string;
+  transactionId: string;
+  environment?: string;
+}) {
+  return JSON.stringify({
+    api_version: '1.0',
+    event: {
+      id: options.id,
+      type: 'CANCELLATION',
+      app_user_id: options.userId,
+      original_app_user_id: options.userId,
+      aliases: [options.userId],
+      product_id: 'tokens.100',
+      period_type: 'NORMAL',
+      purchased_at_ms: 1_700_000_000_000,
+      expiration_at_ms: null,
+      event_timestamp_ms: 1_700_000_500_000,
+      environment: options.environment ?? 'PRODUCTION',
+      store: 'APP_STORE',
+      transaction_id: options.transactionId,
+      original_transaction_id: options.transactionId,
+      cancel_reason: 'CUSTOMER_SUPPORT',
+      price: -4.99,
+      currency: 'USD',
+    },
+  });
+}
+
 /** A Stripe payment_intent.succeeded event for a catalog token pack. */
 export function stripeTokenPackPayment(
   options: { eventId?: string; paymentIntentId?: string; userId?: string; packId?: string; amount?: number } = {},

@@ -66,6 +66,14 @@ export interface InboxHandler<Prepared = unknown> {
    */
   prepareWithoutIo?(row: InboxEventRow, ctx: HandlerContext): { prepared: Prepared } | undefined;
   apply(uow: UnitOfWork, row: InboxEventRow, prepared: Prepared): Promise<HandlerResult>;
+  /**
+   * True when `apply` for this event reads nothing a ledger posting writes (ledger entries,
+   * wallets, lots, app webhook messages) and writes nothing whose order against a posting matters,
+   * so it may run while the postings earlier events of its batch handed over (`post`) are still
+   * pending. Otherwise (or left out) the engine makes those postings first: every apply sees the
+   * effects of the events before it, as if each had posted at once.
+   */
+  runsAheadOfPostings?(prepared: Prepared): boolean;
 }
 
 export type InboxHandlers = Record<Provider, InboxHandler<unknown>>;

@@ -171,6 +171,8 @@ async function attemptTogether(engine: Engine, facts: JobFacts, ids: readonly nu
           applying = row;
           const local = handler.prepareWithoutIo?.(row, engine.ctx);
           if (!local) continue;
+          // An apply that may read what a pending posting writes sees it made first.
+          if (!handler.runsAheadOfPostings?.(local.prepared)) await postPending(uow, handled);
           const result = await handler.apply(uow, row, local.prepared);
           if (result.kind === 'retry-later') {
             const error = new RetryLaterError(result.reason, { delayMs: result.delayMs });
@@ -179,8 +181,8 @@ async function attemptTogether(engine: Engine, facts: JobFacts, ids: readonly nu
           handled.push({ row, result });
         }
         if (handled.length === 0) return rollbackWith({ kind: 'applied', finished: new Map() });
-        // The handlers' postings, in one statement for distinct wallets (a batch of one: `applying` is its row).
-        const applied = await postTogether(uow, handled);
+        // The postings still pending; one that throws is charged to `applying` in a batch of one.
+        const applied = await postPending(uow, handled);
         const marked = await markTogether(uow.trx, applied);
         // A row another run claimed after our read: undo everything.
         if (marked.size !== applied.length) return rollbackWith({ kind: 'rolled-back', cause: claim });
@@ -206,26 +208,29 @@ async function attemptTogether(engine: Engine, facts: JobFacts, ids: readonly nu
 type PostResult = Extract<HandlerResult, { kind: 'post' }>;
 
 /**
- * The postings the handlers handed over, made together (postLedgerEntries: one statement for
- * those on distinct wallets), each row's posting in the rows' order; every row's finished result.
+ * Makes the postings handlers handed over and not made yet, together (postLedgerEntries: one
+ * statement for those on distinct wallets, each wallet's in the rows' order), and puts each
+ * row's finished result (its `finish` of what its posting did) in its place. Returns the rows.
  */
-async function postTogether(
+async function postPending(
   uow: UnitOfWork,
-  handled: readonly { row: InboxEventRow; result: FinishedResult | PostResult }[],
+  handled: { row: InboxEventRow; result: FinishedResult | PostResult }[],
 ): Promise<{ row: InboxEventRow; result: FinishedResult }[]> {
-  const posts = handled.flatMap(({ result }) => (result.kind === 'post' ? [result] : []));
-  if (posts.length === 0) return handled as { row: InboxEventRow; result: FinishedResult }[];
-  const posted = await postLedgerEntries(
-    uow,
-    posts.map((post) => post.posting),
+  const pending = handled.filter(
+    (item): item is { row: InboxEventRow; result: PostResult } => item.result.kind === 'post',
   );
-  let next = 0;
-  return handled.map(({ row, result }) => {
-    if (result.kind !== 'post') return { row, result };
-    const outcome = posted[next] as PostLedgerEntryResult;
-    next += 1;
-    return { row, result: result.finish(outcome) };
-  });
+  if (pending.length > 0) {
+    const posted = await postLedgerEntries(
+      uow,
+      pending.map(({ result }) => result.posting),
+    );
+    pending.forEach((item, index) => {
+      (item as { result: FinishedResult | PostResult }).result = item.result.finish(
+        posted[index] as PostLedgerEntryResult,
+      );
+    });
+  }
+  return handled as { row: InboxEventRow; result: FinishedResult }[];
 }
 
 /** A handler's result for one event made final: its posting, if it handed one over, made now. */

@@ -317,14 +317,25 @@ function postingSlotsOf(posting: LedgerPosting): PostingSlots {
  * balance_after at the end of the statement (one entry per wallet, so no entry of the statement
  * depends on another's balance).
  */
-function postingStatement(input: RawBuilder<unknown>, outbox: { readonly [K in keyof OutboxSlots]: OutboxSlots[K] }) {
+function postingStatement(statement: {
+  /** The postings: a query with input's columns. */
+  input: RawBuilder<unknown>;
+  /** How the postings' users and references are matched (`= $1`, `= ANY($1)`): index look-ups either way. */
+  userIs: RawBuilder<unknown>;
+  referenceIs: RawBuilder<unknown>;
+  /** Several postings: wallets locked in user order, entries and lots inserted in input order. */
+  many: boolean;
+  outbox: { readonly [K in keyof OutboxSlots]: OutboxSlots[K] };
+}) {
+  const { input, userIs, referenceIs, many, outbox } = statement;
+  const orderBy = (order: RawBuilder<unknown>) => (many ? sql`ORDER BY ${order}` : sql``);
   return sql`
-    WITH input AS MATERIALIZED (${input}),
+    WITH input AS ${many ? sql`MATERIALIZED` : sql`NOT MATERIALIZED`} (${input}),
     wallet AS MATERIALIZED (
       SELECT user_id, balance, xmin AS version FROM wallets
-       WHERE user_id IN (SELECT user_id FROM input) ORDER BY user_id FOR UPDATE),
+       WHERE user_id ${userIs} ${orderBy(sql`user_id`)} FOR UPDATE),
     snapshot_wallet AS MATERIALIZED (
-      SELECT user_id, xmin AS version FROM wallets WHERE user_id IN (SELECT user_id FROM input)),
+      SELECT user_id, xmin AS version FROM wallets WHERE user_id ${userIs}),
     lots AS MATERIALIZED (
       SELECT w.user_id,
              (w.version = sw.version
@@ -333,13 +344,13 @@ function postingStatement(input: RawBuilder<unknown>, outbox: { readonly [K in k
         FROM wallet w JOIN snapshot_wallet sw ON sw.user_id = w.user_id),
     existing AS MATERIALIZED (
       SELECT id, user_id, reference, amount, balance_before, balance_after, reason, inbox_event_id, created_at
-        FROM ledger_entries WHERE reference IN (SELECT reference FROM input)),
+        FROM ledger_entries WHERE reference ${referenceIs}),
     entry AS (
       INSERT INTO ledger_entries (user_id, reference, amount, balance_before, balance_after, reason, inbox_event_id)
       SELECT i.user_id, i.reference, i.amount, w.balance, w.balance + i.amount, i.reason, i.inbox_event_id
         FROM input i JOIN wallet w ON w.user_id = i.user_id
        WHERE w.balance + i.amount >= 0 AND NOT EXISTS (SELECT 1 FROM existing x WHERE x.reference = i.reference)
-       ORDER BY i.position
+       ${orderBy(sql`i.position`)}
       ON CONFLICT (reference) DO NOTHING
       RETURNING *),
     ${ledgerEntryMessagesCte(outbox)},
@@ -351,7 +362,7 @@ function postingStatement(input: RawBuilder<unknown>, outbox: { readonly [K in k
              i.lot_rollover_max
         FROM entry e JOIN input i ON i.reference = e.reference JOIN lots l ON l.user_id = e.user_id
        WHERE i.lot_category IS NOT NULL AND l.lots_match
-       ORDER BY e.id
+       ${orderBy(sql`e.id`)}
       RETURNING id, source)
     SELECT 'posted' AS kind, i.position, w.balance AS wallet_balance, e.id, e.user_id, e.reference, e.amount,
            e.balance_before, e.balance_after, e.reason, e.inbox_event_id, e.created_at,
@@ -373,15 +384,18 @@ function postingStatement(input: RawBuilder<unknown>, outbox: { readonly [K in k
 
 /** The statement for one posting, compiled once (platform's precompiled-sql.ts): one per posting on the hot path. */
 const lockWalletAndInsertSql = precompiledSql<PostingSlots & OutboxSlots, LockedInsertRow>((s) =>
-  postingStatement(
-    sql`SELECT ${s.userId}::text AS user_id, ${s.reference}::text AS reference, ${s.amount}::bigint AS amount,
+  postingStatement({
+    input: sql`SELECT ${s.userId}::text AS user_id, ${s.reference}::text AS reference, ${s.amount}::bigint AS amount,
                ${s.reason}::text AS reason, ${s.inboxEventId}::bigint AS inbox_event_id,
                ${s.expiredLotId}::bigint AS expired_lot_id, ${s.lotCategory}::text AS lot_category,
                ${s.lotExpiresAt}::timestamptz AS lot_expires_at, ${s.lotMonths}::int AS lot_months,
                ${s.lotAfter}::timestamptz AS lot_after, ${s.lotRolloverMax}::int AS lot_rollover_max,
                0 AS position`,
-    s,
-  ),
+    userIs: sql`= ${s.userId}`,
+    referenceIs: sql`= ${s.reference}`,
+    many: false,
+    outbox: s,
+  }),
 );
 
 /** The postings' columns as the arrays of lockWalletsAndInsertSql, in input order. */
@@ -389,8 +403,8 @@ type PostingArrays = { [K in keyof PostingSlots]: PostingSlots[K][] };
 
 /** The statement for several postings on distinct wallets (postLedgerEntries), compiled once. */
 const lockWalletsAndInsertSql = precompiledSql<PostingArrays & OutboxSlots, LockedInsertRow>((s) =>
-  postingStatement(
-    sql`SELECT user_id, reference, amount, reason, inbox_event_id, expired_lot_id, lot_category, lot_expires_at,
+  postingStatement({
+    input: sql`SELECT user_id, reference, amount, reason, inbox_event_id, expired_lot_id, lot_category, lot_expires_at,
                lot_months, lot_after, lot_rollover_max, (position - 1)::int AS position
           FROM unnest(${s.userId}::text[], ${s.reference}::text[], ${s.amount}::bigint[], ${s.reason}::text[],
                       ${s.inboxEventId}::bigint[], ${s.expiredLotId}::bigint[], ${s.lotCategory}::text[],
@@ -398,6 +412,9 @@ const lockWalletsAndInsertSql = precompiledSql<PostingArrays & OutboxSlots, Lock
                       ${s.lotRolloverMax}::int[])
                WITH ORDINALITY AS p (user_id, reference, amount, reason, inbox_event_id, expired_lot_id,
                                      lot_category, lot_expires_at, lot_months, lot_after, lot_rollover_max, position)`,
-    s,
-  ),
+    userIs: sql`= ANY(${s.userId}::text[])`,
+    referenceIs: sql`= ANY(${s.reference}::text[])`,
+    many: true,
+    outbox: s,
+  }),
 );

@@ -21,6 +21,13 @@ export interface EventRoute<E, P = undefined> {
    * is still ignored. `none`: the family applies nothing (test events).
    */
   environmentCheck?: EnvironmentCheck | ((event: E) => EnvironmentCheck);
+  /**
+   * `apply` reads nothing a ledger posting writes and writes nothing ordered against one
+   * (InboxHandler.runsAheadOfPostings): a batch's earlier postings may still be pending when it
+   * runs. Only for a route that hands its credit over (`postThen`) and reads its own fences; a
+   * function when that depends on the event.
+   */
+  runsAheadOfPostings?: boolean | ((event: E) => boolean);
 }
 
 export type EnvironmentCheck = 'event' | 'api' | 'none';
@@ -106,6 +113,13 @@ export function createProviderHandler<E>(spec: ProviderHandlerSpec<E>): InboxHan
     async apply(uow, row, prepared) {
       if (prepared.kind === 'decided') return prepared.result;
       return prepared.route.apply(uow, prepared.event, prepared.prepared, row);
+    },
+
+    runsAheadOfPostings(prepared) {
+      // A decided event applies nothing.
+      if (prepared.kind === 'decided') return true;
+      const declared = prepared.route.runsAheadOfPostings ?? false;
+      return typeof declared === 'function' ? declared(prepared.event) : declared;
     },
   };
 }

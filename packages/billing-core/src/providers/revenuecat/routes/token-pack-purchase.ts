@@ -92,11 +92,14 @@ export function createTokenPackPurchaseRoute(deps: {
 
   if (!deps.verifyPurchases) {
     return defineRoute<RevenueCatEvent, undefined>({
+      // Reads only its ids' links and its claim, and hands its credit over.
+      runsAheadOfPostings: true,
       apply: (uow, event, _prepared, row) => credit(uow, event, row, undefined),
     });
   }
 
   return defineRoute<RevenueCatEvent, Verification>({
+    runsAheadOfPostings: true,
     async prepare(event, row, ctx) {
       if (!packOf(event)) return { kind: 'not-a-pack' };
       const readId = readIdOf(event);

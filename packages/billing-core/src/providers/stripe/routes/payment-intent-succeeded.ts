@@ -19,6 +19,8 @@ import type { StripeEvent } from '../stripe-event';
  */
 export function createPaymentIntentSucceededRoute(deps: { catalog: Catalog }) {
   return defineRoute<StripeEvent, undefined>({
+    // A pack reads only its payment's fence and hands its credit over; a top-up posts at once.
+    runsAheadOfPostings: (event) => !stripeMetadataOf(event.data.object, 'topup_reference'),
     async apply(uow, event, _prepared, row) {
       const intent = event.data.object;
       const topupReference = stripeMetadataOf(intent, 'topup_reference');
