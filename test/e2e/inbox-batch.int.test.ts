@@ -6,13 +6,14 @@ import {
   processInboxEvents,
   recordInboxEvent,
   toRevenueCatInboxDraft,
+  toStripeInboxDraftFromBody,
   USER_LOCK_NAMESPACE,
   verifyLedger,
 } from '@tally/billing-core';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { firstRun } from '../support/engine';
-import { revenueCatTokenPurchase } from '../support/events';
+import { revenueCatTokenPurchase, stripeTokenPackPayment } from '../support/events';
 import { ledgerOf } from '../support/ledger';
 import { eventually, TestStack } from '../support/stack';
 
@@ -124,6 +125,27 @@ describe('inbox first runs coalesced into one transaction', () => {
     expect(await findWallet(stack.db, 'together-user-b')).toEqual({ userId: 'together-user-b', balance: 100 });
     expect(await findWallet(stack.db, 'together-user-c')).toEqual({ userId: 'together-user-c', balance: 100 });
     expect((await verifyLedger(stack.db)).ok).toBe(true);
+  });
+
+  it("posts a batch's Stripe pack credits in one statement too", async () => {
+    const ids: number[] = [];
+    for (const user of ['stripe-together-a', 'stripe-together-b', 'stripe-together-c']) {
+      const body = stripeTokenPackPayment({ eventId: `evt_${user}`, paymentIntentId: `pi_${user}`, userId: user });
+      const recorded = await recordInboxEvent(stack.db, toStripeInboxDraftFromBody(body));
+      if (recorded.kind !== 'recorded') throw new Error('expected a new row');
+      ids.push(recorded.inboxEventId);
+    }
+    const results = await processInboxEvents(stack.processorDeps(), ids, firstRun);
+    expect(results.map((result) => [result.kind, pathOf(result), 'code' in result ? result.code : null])).toEqual([
+      ['processed', 'batch', 'credited'],
+      ['processed', 'batch', 'credited'],
+      ['processed', 'batch', 'credited'],
+    ]);
+    const references = ['a', 'b', 'c'].map((user) => `stripe:payment:pi_stripe-together-${user}`);
+    const { rows } = await sql<{ n: number; entries: number }>`
+      SELECT count(DISTINCT cmin::text)::int AS n, count(*)::int AS entries
+        FROM ledger_entries WHERE reference = ANY(${references}::text[])`.execute(stack.db);
+    expect(rows[0]).toEqual({ n: 1, entries: 3 });
   });
 
   it('makes the pending credits before an apply that may read them, and only then', async () => {
