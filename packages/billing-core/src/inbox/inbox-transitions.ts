@@ -14,7 +14,6 @@ import type { ParkedOutcomeCode, ReceivedOutcomeCode } from './outcome-codes';
  * run got there first); the engine decides what that means. Schedules use the database clock.
  */
 
-export type { FinishedResult };
 export type FinishedColumns = Pick<
   InboxEventRow,
   | 'status'

@@ -8,12 +8,11 @@ import { type BackoffSettings, computeBackoffDelayMs } from '../scheduling/backo
 import type { AppWebhookOutbox } from '../unit-of-work/app-webhook-outbox';
 import { runInUnitOfWork, type UnitOfWork } from '../unit-of-work/unit-of-work';
 import { lockUsers, UserLockOrderError } from '../users/lock-user';
-import type { HandlerContext, HandlerResult, InboxHandlers } from './inbox-handler';
+import type { FinishedResult, HandlerContext, HandlerResult, InboxHandlers } from './inbox-handler';
 import {
   claimInboxEvent,
   deferInboxEvent,
   type FinishedColumns,
-  type FinishedResult,
   lockUserAndInboxEvent,
   lockUserAndReadInboxEvent,
   lockUsersAndReadInboxEvents,

@@ -261,7 +261,7 @@ type LockedInsertRow = {
   [K in keyof LedgerEntryRow]: LedgerEntryRow[K] | null;
 };
 
-/** What the statement needs of one posting besides the entry's columns (lotSlotsOf). */
+/** One posting as the posting statement's slots: the entry's columns, its expired lot and its credit's lot (postingSlotsOf). */
 interface PostingSlots {
   userId: string;
   reference: string;
