@@ -59,8 +59,13 @@ export const references = {
   grant: (reference: string) => `${referencePrefixes.grant}${reference}`,
   /** A grant by support (admin API, console, CLI), by its reference (given or generated). */
   adminGrant: (reference: string) => `${referencePrefixes.adminGrant}${reference}`,
-  /** What support's void of a lot took back. */
-  lotVoided: (lotId: number | string) => `${referencePrefixes.lot}${lotId}:voided`,
+  /**
+   * What a void of a lot took back: its first take `lot:{lotId}:voided`; tokens that come back to
+   * the voided lot later (a hold released, a give-back, a second void) `lot:{lotId}:voided:{n}`,
+   * n = 2, 3, … (the lot's `void_takes` + 1, under the wallet lock).
+   */
+  lotVoided: (lotId: number | string, n = 1) =>
+    n === 1 ? `${referencePrefixes.lot}${lotId}:voided` : `${referencePrefixes.lot}${lotId}:voided:${n}`,
   /**
    * The sweeper's expiry of what a lot had left at its expiresAt (reason `credits_expired`). The
    * first expiry of a lot is `lot:{lotId}:expired`; tokens a give-back returns to the expired lot

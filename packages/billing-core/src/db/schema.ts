@@ -101,6 +101,12 @@ export interface CreditLotsTable {
   rollover_max: ColumnType<number, number | undefined, number>;
   /** When wallet.credits_expiring was written for the lot; NULL: not yet (migration 0028). */
   expiry_notice_at: DbTimeNullable;
+  /** Since when the lot is voided (a standing state: tokens coming back to it are taken); NULL: not voided (migration 0034). */
+  voided_at: DbTimeNullable;
+  /** The void's entries so far: `lot:{id}:voided`, then `lot:{id}:voided:{n}` (migration 0034). */
+  void_takes: ColumnType<number, number | undefined, number>;
+  /** What of rollover_max the lot has carried into its rollover lot (migration 0034). */
+  rolled_over: ColumnType<number, number | undefined, number>;
 }
 
 /** What one ledger entry drew from (a debit) or returned to (a give-back) one lot; amount > 0. */
@@ -108,6 +114,8 @@ export interface LedgerDrawsTable {
   ledger_entry_id: number;
   lot_id: number;
   amount: number;
+  /** The draw's place among the entry's draws (0 first); NULL for draws written before migration 0034. */
+  position: number | null;
 }
 
 export const holdStatuses = ['held', 'captured', 'released'] as const;

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { HoldRow } from '../db/schema';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
+import { takeFreedVoidedTokens } from '../ledger/voided-lots';
 import { references } from '../references';
 import { recoverShortfallsFromHold } from '../refunds/take-back-shortfalls';
 import type { UnitOfWork } from '../unit-of-work/unit-of-work';
@@ -125,8 +126,9 @@ export async function releaseHold(
 
 /**
  * Marks the hold ended (it stops counting in `held` at once) with the answer a repeat returns
- * (the wallet's balance and available right after), then lets what it frees settle an open
- * shortfall; only when that moved tokens is the answer written again. `funds`: the wallet as
+ * (the wallet's balance and available right after), then takes what it frees on a voided lot
+ * and lets the rest settle an open shortfall; only when that moved tokens is the answer written
+ * again. `funds`: the wallet as
  * lockWalletFunds read it, `balance` the balance after the capture's debit (if any).
  */
 async function endHold(
@@ -142,6 +144,9 @@ async function endHold(
                      ledger_reference = ${end.reference}, settled_at = now(),
                      answer_balance = ${funds.balance}, answer_available = ${funds.balance - held}
      WHERE id = ${hold.id} RETURNING *`.execute(trx);
+  // What the hold frees on a voided lot is taken at once (docs/lots.md "Voids"); only the rest is the user's.
+  const voided =
+    end.released > 0 ? (await takeFreedVoidedTokens(uow, hold.user_id, { holdId: hold.id })).taken : 0;
   // No shortfall open (read under the lock; only a take-back, which needs the lock, opens one): nothing to settle.
   const recovered = !funds.shortfallsOpen
     ? 0
@@ -150,14 +155,15 @@ async function endHold(
         holdId: hold.id,
         ledgerMarker: Number(hold.ledger_marker),
         expiresAt: new Date(hold.expires_at),
-        freedTokens: end.released,
+        freedTokens: end.released - voided,
       });
+  const taken = voided + recovered;
   const row =
-    recovered === 0
+    taken === 0
       ? ended.rows[0]
       : (
           await sql<HoldRow>`
-            UPDATE holds SET answer_balance = ${funds.balance - recovered}, answer_available = ${funds.balance - recovered - held}
+            UPDATE holds SET answer_balance = ${funds.balance - taken}, answer_available = ${funds.balance - taken - held}
              WHERE id = ${hold.id} RETURNING *`.execute(trx)
         ).rows[0];
   if (!row) throw new Error(`hold ${hold.id} vanished`);

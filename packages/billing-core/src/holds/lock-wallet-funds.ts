@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { HoldRow } from '../db/schema';
 import { activeHold, fundsOf, readWalletFunds, type WalletFunds } from '../ledger/held-tokens';
+import { takeFreedVoidedTokens } from '../ledger/voided-lots';
 import { recoverShortfallsFromHold } from '../refunds/take-back-shortfalls';
 import type { UnitOfWork } from '../unit-of-work/unit-of-work';
 
@@ -63,8 +64,8 @@ export async function lockWalletFunds(
 /**
  * Ends the user's holds that passed expires_at and are not settled yet (docs/holds.md): they
  * stopped counting at expires_at already (the active-hold predicate), with no ledger row; this
- * only marks them settled (out of the open-holds index) and lets what each frees settle a
- * take-back shortfall recorded while it was active (recoverShortfallsFromHold), oldest hold
+ * only marks them settled (out of the open-holds index), takes what each frees on a voided lot
+ * (takeFreedVoidedTokens) and lets the rest settle a take-back shortfall recorded while it was active (recoverShortfallsFromHold), oldest hold
  * first. Needs the wallet lock. Lazy: run by the next operation that locks the wallet here, and
  * by the expiry sweeper for wallets nobody touches. Returns the holds settled.
  */
@@ -75,12 +76,14 @@ export async function settleLapsedHolds(uow: UnitOfWork, userId: string): Promis
     RETURNING id, amount, ledger_marker, expires_at`.execute(uow.trx);
   const holds = [...lapsed.rows].sort((a, b) => Number(a.ledger_marker) - Number(b.ledger_marker));
   for (const hold of holds) {
+    // What it frees on a voided lot is taken at once (docs/lots.md "Voids"); only the rest is the user's.
+    const voided = await takeFreedVoidedTokens(uow, userId, { holdId: hold.id });
     await recoverShortfallsFromHold(uow, {
       userId,
       holdId: hold.id,
       ledgerMarker: Number(hold.ledger_marker),
       expiresAt: new Date(hold.expires_at),
-      freedTokens: Number(hold.amount),
+      freedTokens: Number(hold.amount) - voided.taken,
     });
   }
   return holds.length;

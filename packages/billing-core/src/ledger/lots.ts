@@ -20,6 +20,8 @@ export type LotMovement =
   | { kind: 'credit'; category: LotCategory; expiresAt: LotExpiry; rolloverMax?: number }
   | { kind: 'spend' }
   | { kind: 'expire'; lotId: number }
+  /** A void's take (docs/lots.md "Voids"): exactly from the one voided lot, what of it no hold reserves. */
+  | { kind: 'void'; lotId: number }
   | { kind: 'take-back'; fromLotOf?: string }
   /** A hold's capture (docs/holds.md): draws exactly from the lots the hold reserved, even one that expired. */
   | { kind: 'capture'; holdId: string }
@@ -95,8 +97,9 @@ export async function applyLotMovement(
     case 'give-back':
       await giveBack(trx, entry, movement.of);
       return;
-    case 'expire': {
-      // Exactly from the one lot; the CHECK (remaining >= 0) refuses an expiry of more than it holds.
+    case 'expire':
+    case 'void': {
+      // Exactly from the one lot; the CHECK (remaining >= 0) refuses a take of more than it holds.
       const taken = [{ lotId: movement.lotId, amount: -entry.amount }];
       await moveLots(trx, taken, -1);
       await recordDraws(trx, entry.id, taken);
@@ -263,11 +266,15 @@ async function drawHold(trx: Transaction<DB>, holdId: string, need: number, entr
   await recordDraws(trx, entryId, draws);
 }
 
-/** Returns a give-back to the lots the original debit drew from, in the order it drew them. */
+/**
+ * Returns a give-back to the lots the original debit drew from, in the order it drew them (its
+ * draws' positions; a reinstatement's first draw is its payment's own lot), never more to a lot
+ * than the debit took from it nor past the lot's amount; what finds no room gets a lot of its own.
+ */
 async function giveBack(trx: Transaction<DB>, entry: LedgerEntryRow, of: string): Promise<void> {
   const drawn = await sql<{ lot_id: number; drawn: number; amount: number; remaining: number }>`
     WITH original AS (
-      SELECT d.lot_id, d.amount AS drawn
+      SELECT d.lot_id, d.amount AS drawn, d.position
         FROM ledger_draws d JOIN ledger_entries e ON e.id = d.ledger_entry_id
        WHERE e.reference = ${of} AND e.user_id = ${entry.user_id} AND e.amount < 0),
     locked AS MATERIALIZED (
@@ -277,7 +284,7 @@ async function giveBack(trx: Transaction<DB>, entry: LedgerEntryRow, of: string)
          FOR UPDATE)
     SELECT o.lot_id, o.drawn, l.amount, l.remaining
       FROM original o JOIN locked l ON l.id = o.lot_id
-     ORDER BY o.lot_id`.execute(trx);
+     ORDER BY o.position NULLS LAST, o.lot_id`.execute(trx);
   const returns: { lotId: number; amount: number }[] = [];
   let left = entry.amount;
   for (const lot of drawn.rows) {
@@ -315,7 +322,7 @@ async function recordDraws(trx: Transaction<DB>, entryId: number, draws: { lotId
   if (draws.length === 0) return;
   await trx
     .insertInto('ledger_draws')
-    .values(draws.map((d) => ({ ledger_entry_id: entryId, lot_id: d.lotId, amount: d.amount })))
+    .values(draws.map((d, position) => ({ ledger_entry_id: entryId, lot_id: d.lotId, amount: d.amount, position })))
     .execute();
 }
 

@@ -2,10 +2,11 @@ import { precompiledSql } from '@tally/platform/db';
 import { type RawBuilder, sql, type Transaction } from 'kysely';
 import type { DB, LedgerEntryRow } from '../db/schema';
 import { InsufficientBalanceError, LedgerReferenceConflictError } from '../errors';
-import type { UnitOfWork, UnitOfWorkOutbox } from '../unit-of-work/unit-of-work';
+import { atomically, type UnitOfWork, type UnitOfWorkOutbox } from '../unit-of-work/unit-of-work';
 import { ensureWallet } from './ensure-wallet';
 import { ledgerEntryMessagesCte } from './ledger-entry-messages';
 import { applyLotMovement, assertMovementFits, type LotExpiry, type LotMovement, type LotsBeforeEntry } from './lots';
+import { takeFreedVoidedTokens } from './voided-lots';
 
 export { closeLotGap, createLot, type LotExpiry, type LotMovement, openingLotSource, plainLots } from './lots';
 
@@ -28,7 +29,11 @@ export interface LedgerPosting {
 }
 
 export type PostLedgerEntryResult =
-  | { kind: 'posted'; entry: LedgerEntryRow }
+  /**
+   * `voidTaken`: of a give-back, what returned to voided lots and was taken again at once
+   * (takeFreedVoidedTokens, docs/lots.md "Voids"); the wallet gained only the rest.
+   */
+  | { kind: 'posted'; entry: LedgerEntryRow; voidTaken?: number }
   | { kind: 'already-posted'; entry: LedgerEntryRow };
 
 /**
@@ -72,12 +77,23 @@ export async function postLedgerEntry(uow: UnitOfWork, posting: LedgerPosting): 
  * own (a debit the balance does not cover throws, a reference another transaction posted after
  * the statement's snapshot is looked up). The inbox engine posts a batch's postings this way
  * (docs/engine.md).
+ *
+ * All or nothing: when one posting throws, none of the call's postings is kept (atomically: a
+ * savepoint), even if the caller catches the error and commits.
  */
 export async function postLedgerEntries(
   uow: UnitOfWork,
   postings: readonly LedgerPosting[],
 ): Promise<PostLedgerEntryResult[]> {
   for (const posting of postings) assertPostable(posting);
+  if (postings.length === 0) return [];
+  // One posting needs no savepoint: its statement inserts nothing when it answers a conflict or a
+  // shortfall, and an entry whose lots failed to move cannot commit (credit_lots_sum_trg).
+  if (postings.length === 1) return [await postLedgerEntry(uow, postings[0] as LedgerPosting)];
+  return atomically(uow, () => postInRounds(uow, postings));
+}
+
+async function postInRounds(uow: UnitOfWork, postings: readonly LedgerPosting[]): Promise<PostLedgerEntryResult[]> {
   const results = new Array<PostLedgerEntryResult>(postings.length);
   let waiting = postings.map((posting, index) => ({ posting, index }));
   while (waiting.length > 0) {
@@ -126,6 +142,11 @@ async function finishPosting(
     // (a credit's lot, when the statement found the lots matching the balance, is already in).
     await applyLotMovement(uow.trx, outcome.entry, posting.lots, outcome.lots);
     uow.outbox.written(outcome.messageIds);
+    if (posting.lots.kind === 'give-back') {
+      // A void is a standing state: what a give-back returns to a voided lot is taken at once.
+      const voided = await takeFreedVoidedTokens(uow, posting.userId, { entryId: outcome.entry.id });
+      return { kind: 'posted', entry: outcome.entry, voidTaken: voided.taken };
+    }
     return { kind: 'posted', entry: outcome.entry };
   }
   if (outcome.kind === 'existing') return alreadyPosted(outcome.entry, posting);

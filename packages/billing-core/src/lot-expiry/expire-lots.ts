@@ -33,6 +33,8 @@ interface DueLot {
   remaining: number;
   held: number;
   rollover_max: number;
+  /** What of rollover_max the lot has already carried (a hold that ended after its expiry frees more later). */
+  rolled_over: number;
   expires_at: Date;
 }
 
@@ -42,7 +44,7 @@ interface DueLot {
  * locked FOR UPDATE SKIP LOCKED (any number of replicas split the wallets; a wallet a posting
  * holds is taken by the next pass), then their due lots (every writer of lots holds the wallet
  * first, so this never deadlocks). Per lot: what is left and not held first rolls over (a
- * `subscription` lot with rolloverMax > 0, once: the rollover lot's source is unique), the rest is
+ * `subscription` lot, up to what is left of its rolloverMax: rollOver), the rest is
  * one ledger entry `lot:{lotId}:expired` (`:expired:{n}` for the lot's n-th), reason
  * `credits_expired`, drawn from the lot, announced as wallet.credits_expired. Idempotent: an
  * expired lot has nothing left, and the entry's reference is unique.
@@ -86,35 +88,41 @@ export async function expireDueLots(deps: UnitOfWorkDeps, options: { batchSize: 
 async function lockDueLots(trx: Transaction<DB>, userId: string): Promise<DueLot[]> {
   const lots = await sql<DueLot>`
     WITH due AS MATERIALIZED (
-      SELECT id, category, remaining, rollover_max, expires_at
+      SELECT id, category, remaining, rollover_max, rolled_over, expires_at
         FROM credit_lots
        WHERE user_id = ${userId} AND remaining > 0 AND expires_at IS NOT NULL AND expires_at <= now()
        ORDER BY id
          FOR UPDATE),
     held AS (${heldByLot(userId)})
     -- What of the lot active holds reserve does not expire: held tokens do not expire while held.
-    SELECT d.id, d.category, d.remaining, d.rollover_max, d.expires_at, coalesce(h.held, 0)::bigint AS held
+    SELECT d.id, d.category, d.remaining, d.rollover_max, d.rolled_over, d.expires_at, coalesce(h.held, 0)::bigint AS held
       FROM due d LEFT JOIN held h ON h.lot_id = d.id
      ORDER BY d.id`.execute(trx);
   return lots.rows;
 }
 
 /**
- * Carries up to the lot's rolloverMax of its expirable tokens into a new `subscription` lot
- * (source `lot:{lotId}:rollover`, expiring a period after this lot, rolloverMax 0 so it does not
- * roll over again). A move between lots: the balance does not change, so no ledger entry. Once
- * per lot: a second expiry of the same lot finds the source taken. Returns the tokens carried.
+ * Carries up to what is left of the lot's rollover allowance (rolloverMax less what it carried
+ * before) of its expirable tokens into its `subscription` rollover lot (source
+ * `lot:{lotId}:rollover`, expiring a period after this lot, rolloverMax 0 so it does not roll over
+ * again). The lot remembers what it carried (`rolled_over`), so tokens it frees after its expiry
+ * (a hold released, a late give-back) roll over too, into the same rollover lot, until the
+ * allowance is used (docs/lots.md "Expiry and rollover"). A move between lots: the balance does
+ * not change, so no ledger entry. Returns the tokens carried.
  */
 async function rollOver(trx: Transaction<DB>, userId: string, lot: DueLot, expirable: number): Promise<number> {
-  if (lot.category !== 'subscription' || Number(lot.rollover_max) <= 0) return 0;
-  const carried = Math.min(Number(lot.rollover_max), expirable);
-  const created = await sql<{ id: number }>`
+  if (lot.category !== 'subscription') return 0;
+  const carried = Math.min(Number(lot.rollover_max) - Number(lot.rolled_over), expirable);
+  if (carried <= 0) return 0;
+  await sql`
     INSERT INTO credit_lots (user_id, category, source, amount, remaining, expires_at, rollover_max)
     VALUES (${userId}, 'subscription', ${lotSources.rollover(lot.id)}, ${carried}, ${carried},
             ${lot.expires_at}::timestamptz + make_interval(months => ${ROLLOVER_MONTHS}), 0)
-    ON CONFLICT (source) DO NOTHING
-    RETURNING id`.execute(trx);
-  if (created.rows.length === 0) return 0;
+    ON CONFLICT (source) DO UPDATE
+      SET amount = credit_lots.amount + excluded.amount, remaining = credit_lots.remaining + excluded.remaining`.execute(
+    trx,
+  );
+  await sql`UPDATE credit_lots SET rolled_over = rolled_over + ${carried} WHERE id = ${lot.id}`.execute(trx);
   await moveLots(trx, [{ lotId: Number(lot.id), amount: carried }], -1);
   return carried;
 }

@@ -42,7 +42,8 @@ export async function refundStudioRequest(
       userId: debit.user_id,
       requestPublicId: request.publicId,
       debitEntryId: debit.id,
-      refundedTokens: -debit.amount,
+      // What came back to a voided lot was taken again at once: only the rest is there to settle with.
+      refundedTokens: -debit.amount - (posted.voidTaken ?? 0),
     });
   }
   await trx

@@ -1,5 +1,5 @@
 import { commitWith, runInTransaction, type TransactionDecision } from '@tally/platform/db';
-import type { Kysely, Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import { type Clock, systemClock } from '../clock';
 import type { DB } from '../db/schema';
 import type { AppWebhookOutbox } from './app-webhook-outbox';
@@ -19,6 +19,8 @@ export interface UnitOfWorkOutbox {
   readonly messageIds: readonly number[];
   /** Records messages written in this unit (handed off once it commits). */
   written(messageIds: readonly number[]): void;
+  /** Forgets the messages recorded after the first `count` (their rows were rolled back to a savepoint). */
+  forgetAfter(count: number): void;
 }
 
 /**
@@ -43,8 +45,9 @@ export interface UnitOfWork {
   readonly clock: Clock;
   /**
    * Users whose user and wallet rows this unit already ensured (ensureWallet, markWalletEnsured).
-   * Users and wallets are never deleted and Tally uses no savepoints, so once ensured in a
-   * transaction they exist until it ends: a second ensure costs no round trip.
+   * Users and wallets are never deleted, so once ensured in a transaction they exist until it
+   * ends (the one savepoint, atomically, forgets what it rolls back): a second ensure costs no
+   * round trip.
    */
   readonly walletsEnsured: Set<string>;
 }
@@ -66,6 +69,9 @@ export function openUnitOfWork(trx: Transaction<DB>, outbox: AppWebhookOutbox, c
       messageIds,
       written: (ids) => {
         messageIds.push(...ids);
+      },
+      forgetAfter: (count) => {
+        messageIds.length = Math.min(messageIds.length, count);
       },
     },
   };
@@ -110,4 +116,28 @@ export async function runInUnitOfWork<T>(
 /** One unit of work that commits unless `work` throws (see runInUnitOfWork). */
 export function inUnitOfWork<T>(deps: UnitOfWorkDeps, work: (uow: UnitOfWork) => Promise<T>): Promise<T> {
   return runInUnitOfWork(deps, async (uow) => commitWith(await work(uow)));
+}
+
+/**
+ * Runs `work` all or nothing inside the unit's transaction: under a savepoint, rolled back to it
+ * when `work` throws (the error is rethrown), with the unit's record of messages and ensured
+ * wallets put back as they were. A caller that catches the error and commits keeps nothing of
+ * `work`; the transaction stays usable. For writers that make several postings in one call
+ * (postLedgerEntries), where a failure part way would otherwise leave the earlier ones behind.
+ */
+export async function atomically<T>(uow: UnitOfWork, work: () => Promise<T>): Promise<T> {
+  const messages = uow.outbox.messageIds.length;
+  const ensured = new Set(uow.walletsEnsured);
+  await sql`SAVEPOINT tally_atomically`.execute(uow.trx);
+  let result: T;
+  try {
+    result = await work();
+  } catch (error) {
+    await sql`ROLLBACK TO SAVEPOINT tally_atomically`.execute(uow.trx);
+    uow.outbox.forgetAfter(messages);
+    for (const userId of uow.walletsEnsured) if (!ensured.has(userId)) uow.walletsEnsured.delete(userId);
+    throw error;
+  }
+  await sql`RELEASE SAVEPOINT tally_atomically`.execute(uow.trx);
+  return result;
 }

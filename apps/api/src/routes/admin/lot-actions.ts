@@ -77,7 +77,6 @@ export async function runLotVoid(
       return voidLot(uow, {
         userId: await resolveUserId(trx, request.userId),
         lotId: request.lotId,
-        reason: 'lot_voided',
       });
     },
     answerOf,
@@ -94,7 +93,7 @@ export const voidAnswerSchema = z.strictObject({
   alreadyVoided: z.boolean(),
 });
 
-/** The HTTP answer of a void: 200 with what it took (the first void's on a repeat), 404 for no such lot. */
+/** The HTTP answer of a void: 200 with what it took (on a repeat, what came back since), 404 for no such lot. */
 export function voidAnswerOf(result: VoidLotResult): AuditedAnswer {
   if (result.kind === 'not-found') {
     return { statusCode: 404, body: { error: { code: 'not_found', message: 'no such lot for this user' } } };
