@@ -29,10 +29,7 @@ export type VoidLotResult =
  * first (lockWalletFunds, which also settles lapsed holds), so the remainder read is the one the
  * take moves. Idempotent in effect: a void of a voided lot takes only what came back since.
  */
-export async function voidLot(
-  uow: UnitOfWork,
-  request: { userId: string; lotId: number },
-): Promise<VoidLotResult> {
+export async function voidLot(uow: UnitOfWork, request: { userId: string; lotId: number }): Promise<VoidLotResult> {
   const { trx } = uow;
   const funds = await lockWalletFunds(uow, request.userId);
   const lot = await sql<{ voided: boolean }>`

@@ -163,6 +163,61 @@ describe('postLedgerEntries', () => {
     expect(await findWallet(database.db, 'throw-a')).toEqual({ userId: 'throw-a', balance: 10 });
   });
 
+  it('keeps nothing of a call whose posting throws even when the caller catches the error and commits, and the unit stays usable', async () => {
+    await postOne(credit('caught-a', 'caught:seed', 10));
+    await postOne(credit('caught-other', 'caught:taken', 10));
+    const outbox: AppWebhookOutbox = { lowBalanceThreshold: undefined, handOff: undefined };
+    const { errors, messageIds } = await inUnitOfWork({ db: database.db, outbox }, async (uow) => {
+      const caught: unknown[] = [];
+      // The first round (b, a, c on distinct wallets) is one statement; a's conflict is found after it.
+      for (const postings of [
+        [
+          credit('caught-b', 'caught:b1', 5),
+          credit('caught-a', 'caught:taken', 10),
+          credit('caught-c', 'caught:c1', 5),
+        ],
+        // Two rounds (a twice): the first round posts, the second throws (a debit past zero).
+        [credit('caught-d', 'caught:d1', 5), credit('caught-a', 'caught:a1', 1), debit('caught-a', 'caught:a2', 50)],
+      ]) {
+        await postLedgerEntries(uow, postings).catch((error: unknown) => caught.push(error));
+      }
+      // The transaction is still usable after the caught errors.
+      await postLedgerEntry(uow, credit('caught-a', 'caught:after', 3));
+      return { errors: caught, messageIds: [...uow.outbox.messageIds] };
+    });
+    expect(errors.map((error) => (error as Error).constructor.name)).toEqual([
+      'LedgerReferenceConflictError',
+      'InsufficientBalanceError',
+    ]);
+    const written = await database.db
+      .selectFrom('ledger_entries')
+      .select(['reference', 'balance_after'])
+      .where('user_id', 'like', 'caught-%')
+      .orderBy('id')
+      .execute();
+    expect(written).toEqual([
+      { reference: 'caught:seed', balance_after: 10 },
+      { reference: 'caught:taken', balance_after: 10 },
+      { reference: 'caught:after', balance_after: 13 },
+    ]);
+    const lots = await database.db
+      .selectFrom('credit_lots')
+      .select('source')
+      .where('user_id', 'in', ['caught-b', 'caught-c', 'caught-d'])
+      .execute();
+    expect(lots).toEqual([]);
+    const messages = await database.db
+      .selectFrom('app_webhook_messages')
+      .select(['id', 'user_id'])
+      .where('user_id', 'like', 'caught-%')
+      .where('id', 'in', messageIds.length > 0 ? messageIds : [0])
+      .execute();
+    // The unit remembers only the messages that were committed: the one of `caught:after`.
+    expect(messages.map((m) => m.user_id)).toEqual(['caught-a']);
+    expect(messageIds).toHaveLength(1);
+    expect(await verifyLedger(database.db)).toMatchObject({ ok: true, discrepancies: [] });
+  });
+
   it('refuses a zero or fractional amount before writing anything', async () => {
     await expect(
       inUnitOfWork({ db: database.db, outbox: testOutbox }, (uow) =>

@@ -6,7 +6,6 @@ import { atomically, type UnitOfWork, type UnitOfWorkOutbox } from '../unit-of-w
 import { ensureWallet } from './ensure-wallet';
 import { ledgerEntryMessagesCte } from './ledger-entry-messages';
 import { applyLotMovement, assertMovementFits, type LotExpiry, type LotMovement, type LotsBeforeEntry } from './lots';
-import { takeFreedVoidedTokens } from './voided-lots';
 
 export { closeLotGap, createLot, type LotExpiry, type LotMovement, openingLotSource, plainLots } from './lots';
 
@@ -33,8 +32,7 @@ export type PostLedgerEntryResult =
    * `voidTaken`: of a give-back, what returned to voided lots and was taken again at once
    * (takeFreedVoidedTokens, docs/lots.md "Voids"); the wallet gained only the rest.
    */
-  | { kind: 'posted'; entry: LedgerEntryRow; voidTaken?: number }
-  | { kind: 'already-posted'; entry: LedgerEntryRow };
+  { kind: 'posted'; entry: LedgerEntryRow; voidTaken?: number } | { kind: 'already-posted'; entry: LedgerEntryRow };
 
 /**
  * Moves a wallet's balance by one ledger row, inside the caller's unit of work.
@@ -142,11 +140,6 @@ async function finishPosting(
     // (a credit's lot, when the statement found the lots matching the balance, is already in).
     await applyLotMovement(uow.trx, outcome.entry, posting.lots, outcome.lots);
     uow.outbox.written(outcome.messageIds);
-    if (posting.lots.kind === 'give-back') {
-      // A void is a standing state: what a give-back returns to a voided lot is taken at once.
-      const voided = await takeFreedVoidedTokens(uow, posting.userId, { entryId: outcome.entry.id });
-      return { kind: 'posted', entry: outcome.entry, voidTaken: voided.taken };
-    }
     return { kind: 'posted', entry: outcome.entry };
   }
   if (outcome.kind === 'existing') return alreadyPosted(outcome.entry, posting);

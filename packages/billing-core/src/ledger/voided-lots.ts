@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { references } from '../references';
 import type { UnitOfWork } from '../unit-of-work/unit-of-work';
 import { heldByLot } from './held-tokens';
+import { closeLotGap } from './lots';
 import { postLedgerEntry } from './post-ledger-entry';
 
 /** Where tokens came back to lots: the lots a hold reserved, or the lots a give-back entry returned to. */
@@ -29,13 +30,21 @@ export async function takeFreedVoidedTokens(
       : 'entryId' in freed
         ? sql`SELECT lot_id FROM ledger_draws WHERE ledger_entry_id = ${freed.entryId}`
         : sql`SELECT unnest(${[...freed.lotIds]}::bigint[])`;
-  const voided = await sql<{ id: number; unheld: number; void_takes: number }>`
-    WITH held AS (${heldByLot(userId)})
-    SELECT l.id, l.remaining - coalesce(h.held, 0) AS unheld, l.void_takes
-      FROM credit_lots l LEFT JOIN held h ON h.lot_id = l.id
-     WHERE l.id IN (${lotIds}) AND l.user_id = ${userId}
-       AND l.voided_at IS NOT NULL AND l.remaining > coalesce(h.held, 0)
-     ORDER BY l.id`.execute(trx);
+  const readVoided = () =>
+    sql<{ id: number; unheld: number; void_takes: number }>`
+      WITH held AS (${heldByLot(userId)})
+      SELECT l.id, l.remaining - coalesce(h.held, 0) AS unheld, l.void_takes
+        FROM credit_lots l LEFT JOIN held h ON h.lot_id = l.id
+       WHERE l.id IN (${lotIds}) AND l.user_id = ${userId}
+         AND l.voided_at IS NOT NULL AND l.remaining > coalesce(h.held, 0)
+       ORDER BY l.id`.execute(trx);
+  let voided = await readVoided();
+  if (voided.rows.length === 0) return { taken: 0, reference: null };
+  // Rare (a voided lot got tokens back): close a gap old code may have left between the balance
+  // and the lots first, so `remaining` is what the wallet really holds there.
+  const wallet = await sql<{ balance: number }>`SELECT balance FROM wallets WHERE user_id = ${userId}`.execute(trx);
+  await closeLotGap(trx, userId, Number(wallet.rows[0]?.balance ?? 0));
+  voided = await readVoided();
   let taken = 0;
   let reference: string | null = null;
   for (const lot of voided.rows) {

@@ -1,5 +1,5 @@
 import type { LedgerEntryRow } from '../db/schema';
-import { postLedgerEntry } from '../ledger/post-ledger-entry';
+import { postGiveBack } from '../ledger/give-back-tokens';
 import { references } from '../references';
 import { recoverShortfallsFromStudioRefund } from '../refunds/take-back-shortfalls';
 import type { UnitOfWork } from '../unit-of-work/unit-of-work';
@@ -28,12 +28,12 @@ export async function refundStudioRequest(
     .where('reference', '=', references.studioDebit(request.publicId))
     .executeTakeFirst();
   if (!debit) return { kind: 'no-debit' };
-  const posted = await postLedgerEntry(uow, {
+  const posted = await postGiveBack(uow, {
     userId: debit.user_id,
     reference: references.studioRefund(request.publicId),
     amount: -debit.amount,
     reason: 'studio_refund',
-    lots: { kind: 'give-back', of: debit.reference },
+    of: debit.reference,
   });
   if (posted.kind === 'posted') {
     // Tokens a refund or chargeback could not take because this debit held them come back now:
@@ -43,7 +43,7 @@ export async function refundStudioRequest(
       requestPublicId: request.publicId,
       debitEntryId: debit.id,
       // What came back to a voided lot was taken again at once: only the rest is there to settle with.
-      refundedTokens: -debit.amount - (posted.voidTaken ?? 0),
+      refundedTokens: -debit.amount - posted.voidTaken,
     });
   }
   await trx

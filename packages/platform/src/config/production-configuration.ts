@@ -10,37 +10,67 @@ import { z } from 'zod';
 export const nodeEnvSetting = z.string().optional();
 
 /**
- * The secrets `.env.example` and docker-compose.yml publish. Matched as substrings, so
- * `Bearer rc_demo_webhook_auth` and `rc_demo_webhook_auth` are both the demo value.
- * `production-configuration.test.ts` keeps this list equal to the secrets of `.env.example`.
+ * The public values `.env.example` and docker-compose.yml ship (the local demo's secrets and keys).
+ * Matched as substrings, so `Bearer rc_demo_webhook_auth` and `rc_demo_webhook_auth` are both
+ * the demo value. `production-configuration.test.ts` reads those files and fails when one of their
+ * secrets is missing here.
  */
 export const demoSecretValues = [
   'whsec_demo_tally_local_secret',
   'rc_demo_webhook_auth',
   'app_demo_key',
   'admin_demo_key',
+  'sk_test_demo',
+  // docker-compose.yml's database credentials, inside DATABASE_URL and DATABASE_MIGRATION_URL.
+  '//tally:tally@',
 ] as const;
 
-/** The variables that hold secrets a demo value could fill. */
-const secretListVariables = ['STRIPE_WEBHOOK_SECRETS', 'REVENUECAT_WEBHOOK_AUTH', 'APP_API_KEYS', 'ADMIN_API_KEYS'];
+/**
+ * What a template's placeholder holds (infra/k8s/secret.template.yaml: `whsec_REPLACE_ME`,
+ * `postgres://tally:REPLACE_ME@…`), matched as a substring in any case.
+ */
+export const placeholderMarker = 'REPLACE_ME';
+
+/**
+ * The one definition of a value production refuses: it contains a demo secret or a template's
+ * placeholder. `production-configuration.test.ts` reads every file that ships such values
+ * (`.env.example`, docker-compose.yml, infra/) and checks that each one is refused.
+ */
+export function demoOrPlaceholderOf(value: string): 'demo' | 'placeholder' | null {
+  if (value.toUpperCase().includes(placeholderMarker)) return 'placeholder';
+  if (demoSecretValues.some((demo) => value.includes(demo))) return 'demo';
+  return null;
+}
 
 export interface ConfigurationProblem {
   variable: string;
   message: string;
 }
 
+/** A variable's values as text: a string, a list of strings (secret rotation), a URL. */
+function textsOf(value: unknown): string[] {
+  if (typeof value === 'string') return [value];
+  if (value instanceof URL) return [value.href];
+  if (Array.isArray(value)) return value.filter((item): item is string => typeof item === 'string');
+  return [];
+}
+
 /**
- * What a production process must refuse in its parsed configuration: a demo secret in any secret
- * list it reads, purchases credited from the webhook body alone, and sandbox payments. Empty
- * outside production. Names the variable, never the value.
+ * What a production process must refuse in its parsed configuration: a demo secret or a
+ * template's placeholder in any variable it reads, purchases credited from the webhook body
+ * alone, and sandbox payments. Empty outside production. Names the variable, never the value.
  */
 export function demoConfigurationProblems(config: Record<string, unknown>): ConfigurationProblem[] {
   if (config.NODE_ENV !== 'production') return [];
   const problems: ConfigurationProblem[] = [];
-  for (const variable of secretListVariables) {
-    const values = config[variable];
-    if (!Array.isArray(values)) continue;
-    if (values.some((value) => demoSecretValues.some((demo) => String(value).includes(demo)))) {
+  for (const [variable, value] of Object.entries(config)) {
+    const kinds = new Set(textsOf(value).map(demoOrPlaceholderOf));
+    if (kinds.has('placeholder')) {
+      problems.push({
+        variable,
+        message: `holds a template placeholder (${placeholderMarker}); with NODE_ENV=production set the real value`,
+      });
+    } else if (kinds.has('demo')) {
       problems.push({
         variable,
         message: 'holds a public demo value from .env.example; with NODE_ENV=production set a secret of your own',

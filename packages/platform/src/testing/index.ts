@@ -1,1 +1,2 @@
+export * from './shipped-config-values';
 export * from './test-database';

@@ -3,6 +3,7 @@ import type { InboxEventRow, PaymentRow } from '../../../db/schema';
 import { InvalidEventError, NotConfiguredError } from '../../../errors';
 import { ignored, processed, retryLater } from '../../../inbox/inbox-handler';
 import { voidInvoiceInstallments } from '../../../installments/void-invoice-installments';
+import { postGiveBack } from '../../../ledger/give-back-tokens';
 import { postLedgerEntry } from '../../../ledger/post-ledger-entry';
 import { lockPayment } from '../../../payments/lock-payment';
 import type { ProviderPorts } from '../../../ports/provider-ports';
@@ -220,12 +221,12 @@ async function reinstate(
   const shortfallReleased = Math.min(record.shortfall, released);
   const givenBack = Math.min(record.tokens_taken, released - shortfallReleased);
   if (givenBack > 0) {
-    await postLedgerEntry(uow, {
+    await postGiveBack(uow, {
       userId: payment.user_id,
       reference: references.stripeDisputeReinstated(record.dispute_id),
       amount: givenBack,
       reason: 'stripe_dispute_reinstated',
-      lots: { kind: 'give-back', of: references.stripeDispute(record.dispute_id) },
+      of: references.stripeDispute(record.dispute_id),
       inboxEventId: row.id,
     });
   }
