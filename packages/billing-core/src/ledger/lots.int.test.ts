@@ -7,6 +7,7 @@ import { InsufficientBalanceError } from '../errors';
 import { testOutbox } from '../testing/test-outbox';
 import { createDatabaseMigratedBefore, createTestDatabase, type TestDatabase } from '../testing/test-services';
 import { inUnitOfWork } from '../unit-of-work/unit-of-work';
+import { postGiveBack } from './give-back-tokens';
 import type { LotMovement } from './lots';
 import { openMissingLots } from './open-missing-lots';
 import { postLedgerEntry } from './post-ledger-entry';
@@ -111,6 +112,39 @@ describe('credit lots: every credit creates a lot, every debit draws in the fixe
       }),
     ]);
     expect(await verifyLedger(db)).toMatchObject({ ok: true, discrepancies: [] });
+  });
+
+  it("a partial give-back returns to the lots in the order they were drawn: a reinstatement to its payment's own lot first", async () => {
+    const db = database.db;
+    // An older promotional lot (smaller id) and the payment's lot after it.
+    await post(db, 'order-back', 'test:back:promo', 10, promotional(null));
+    await post(db, 'order-back', 'stripe:payment:pi_back', 20, purchased);
+    // The chargeback takes from the payment's lot first (20), then the promotional one (5).
+    await post(db, 'order-back', 'stripe:dispute:dp_back', -25, {
+      kind: 'take-back',
+      fromLotOf: 'stripe:payment:pi_back',
+    });
+    expect(await drawsOf(db, 'stripe:dispute:dp_back')).toEqual([
+      { source: 'test:back:promo', amount: 5 },
+      { source: 'stripe:payment:pi_back', amount: 20 },
+    ]);
+    // Reinstated after a partial refund: 18 come back, all to the payment's lot (its draw came first).
+    await inUnitOfWork({ db, outbox: testOutbox }, (uow) =>
+      postGiveBack(uow, {
+        userId: 'order-back',
+        reference: 'stripe:dispute:dp_back:reinstated',
+        amount: 18,
+        reason: 'test',
+        of: 'stripe:dispute:dp_back',
+      }),
+    );
+    expect(await drawsOf(db, 'stripe:dispute:dp_back:reinstated')).toEqual([
+      { source: 'stripe:payment:pi_back', amount: 18 },
+    ]);
+    expect((await lotsOf(db, 'order-back')).map((lot) => [lot.source, lot.remaining])).toEqual([
+      ['test:back:promo', 5],
+      ['stripe:payment:pi_back', 18],
+    ]);
   });
 
   it('ten concurrent debits against lots that expire at that instant leave every invariant true', async () => {
