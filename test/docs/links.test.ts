@@ -10,7 +10,6 @@ const pages = [
     .filter((file) => file.endsWith('.md'))
     .map((file) => `docs/${file}`),
   'bench/README.md',
-  'bench/experiments.md',
   'infra/README.md',
 ];
 
