@@ -11,6 +11,7 @@ const pages = [
     .map((file) => `docs/${file}`),
   'bench/README.md',
   'infra/README.md',
+  'infra/postgres/README.md',
 ];
 
 /** Lines outside fenced code blocks. */
