@@ -11,7 +11,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ensureBuilt, ensureInstalled, log, root } from './bootstrap.mjs';
-import { recordInto, reportSection } from './chaos-record.mjs';
+import { recordInto, reportSection, runSection } from './chaos-record.mjs';
 
 ensureInstalled();
 log('build (tsc -b)');
@@ -86,10 +86,9 @@ if (process.env.CHAOS_RECORD === '1') {
   const doc = path.join(root, 'docs/reliability.md');
   writeFileSync(
     doc,
-    recordInto(
-      readFileSync(doc, 'utf8'),
-      reports.map((file) => reportSection(readFileSync(file, 'utf8'))),
-    ),
+    recordInto(readFileSync(doc, 'utf8'), [
+      runSection(reports.map((file) => reportSection(readFileSync(file, 'utf8')))),
+    ]),
   );
   log(`${reports.length} report(s) recorded in docs/reliability.md (Latest full run)`);
 }

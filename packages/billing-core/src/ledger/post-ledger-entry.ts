@@ -426,7 +426,7 @@ const lockWalletsAndInsertSql = precompiledSql<PostingArrays & OutboxSlots, Lock
                       ${s.lotRolloverMax}::int[])
                WITH ORDINALITY AS p (user_id, reference, amount, reason, inbox_event_id, expired_lot_id,
                                      lot_category, lot_expires_at, lot_months, lot_after, lot_rollover_max, position)`,
-    // Not `= ANY($1)`: its generic plan cost the drain 2.7 times the statement's time (bench/experiments.md).
+    // Not `= ANY($1)`: its generic plan cost the drain 2.7 times the statement's time (bench/experiments.md at 8899a13).
     userIs: sql`IN (SELECT user_id FROM input)`,
     referenceIs: sql`IN (SELECT reference FROM input)`,
     many: true,

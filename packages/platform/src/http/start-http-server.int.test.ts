@@ -141,7 +141,7 @@ describe('startHttpServer close under keep-alive load', () => {
 /**
  * Express swaps the prototype of every request and response on arrival; on Node 20 that gave each
  * response a hidden class of its own and kept whole requests alive through young-generation
- * collections (bench/experiments.md, "Express's prototype swap"). startHttpServer has Node build
+ * collections (bench/experiments.md at commit 8899a13, "Express's prototype swap"). startHttpServer has Node build
  * them with Express's prototypes already, so the swap changes nothing.
  */
 describe('startHttpServer request and response construction', () => {

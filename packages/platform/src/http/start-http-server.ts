@@ -56,7 +56,8 @@ export const defaultHttpServerTimeouts = {
  * router closures) survived young-generation collections they were long done by, to be promoted
  * and left to full collections. A bare Express endpoint answered about three times slower than the
  * same endpoint with these constructors, and ingest spent most of its collection time on it
- * (bench/experiments.md, "Express's prototype swap").
+ * (infra/README.md, "How the processes scale"; measured in bench/experiments.md at commit 8899a13,
+ * "Express's prototype swap").
  */
 export function expressMessageConstructors(app: Express): {
   IncomingMessage: typeof IncomingMessage;
