@@ -90,9 +90,8 @@ export const consoleHeaders = helmet({
 /**
  * The console at /admin/console (docs/console.md): server-rendered pages over the support view,
  * the inbox, the app-webhook messages, the metrics' reads and the audit, with requeue, replay,
- * redeliver and reconcile as POST forms.
- * Mount it behind `consoleHeaders`, `requireAdminKeyOrBasic` (Basic auth, same-origin POSTs) and
- * the audit.
+ * redeliver, grant, void, release and reconcile as POST forms, each audited (console-actions.ts).
+ * Mount it behind `consoleHeaders` and `requireAdminKeyOrBasic` (Basic auth, same-origin POSTs).
  */
 export function createConsoleRoutes(deps: ConsoleDeps): Router {
   const router = Router();
