@@ -22,6 +22,8 @@ import { auditAdminActions } from './http/audit-admin-actions';
 import { createIdempotentPosts } from './http/idempotency';
 import { requireAdminKeyOrBasic } from './http/require-admin-key-or-basic';
 import { requireBearer } from './http/require-bearer';
+import { requireJsonBody } from './http/require-json-body';
+import { answerTooManyFailedAttempts } from './http/too-many-failed-attempts';
 import { createUserRoutes } from './http/user-scope';
 import { requireEveryRouteDescribed } from './openapi/openapi-document';
 import { createOpenApiRoutes } from './openapi/openapi-routes';
@@ -111,11 +113,11 @@ export function createApiApp(deps: ApiAppDeps): Express {
 
       // One failure-only limiter for every key check of this process (per client IP): a valid
       // key never reaches it, so it never slows a valid caller.
-      const refuseFailedAuth = createFailedAuthLimiter(deps.failedAuthLimit, (_req, res) => {
-        sendError(res, 429, 'too_many_failed_attempts', 'too many requests failed authentication; retry later');
-      });
+      // Only requests that sent a key reach it: one that sent none is challenged, never counted.
+      const refuseFailedAuth = createFailedAuthLimiter(deps.failedAuthLimit, answerTooManyFailedAttempts);
       const v1 = express.Router();
       v1.use(requireBearer(deps.appApiKeys, 'app', refuseFailedAuth));
+      v1.use(requireJsonBody);
       if (deps.answerDeadlineMs !== undefined) v1.use(answerDeadline(deps.answerDeadlineMs));
       // Every /v1 route is about one user and is mounted here, under /users/:userId, where the id
       // is resolved to its canonical user once; a new route belongs in one of these routers.
@@ -173,6 +175,8 @@ export function createApiApp(deps: ApiAppDeps): Express {
 
       const admin = express.Router();
       admin.use(requireBearer(deps.adminApiKeys, 'admin', refuseFailedAuth));
+      // Before the audit: a body the routes cannot read is refused like a missing key, unrecorded.
+      admin.use(requireJsonBody);
       admin.use(audit('api'));
       const adminRouters = [
         createAuditRoutes(deps),
