@@ -37,8 +37,9 @@ export const apiEnvSchema = baseEnvSchema
     /** A hold's life when `POST /v1/users/{userId}/holds` names no expiresInSeconds (docs/holds.md): 1..86400. */
     HOLD_DEFAULT_TTL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
     /**
-     * Requests failing the key check (`/v1`, `/admin`, the dashboard) per client IP and window
-     * before further failures answer 429 (0 = off); requests with a valid key are never limited.
+     * Requests that sent a wrong key (`/v1`, `/admin`, the dashboard, the console) per client IP
+     * and window before further ones answer 429 (0 = off); requests with a valid key, or with
+     * none (the 401 challenge), are never counted or limited.
      */
     API_FAILED_AUTH_LIMIT: z.coerce.number().int().min(0).default(30),
     API_FAILED_AUTH_WINDOW_MS: positiveInt(60_000),
