@@ -2,6 +2,7 @@ import { defaultPaymentEnvironments, paymentEnvironments } from '@tally/billing-
 import {
   appWebhookUrlSetting,
   baseEnvSchema,
+  hostSetting,
   nodeEnvSetting,
   nonEmptyCsvList,
   paymentEnvironmentsSetting,
@@ -9,6 +10,7 @@ import {
   positiveInt,
   providerApiSettings,
   refuseDemoConfigurationInProduction,
+  serviceHostSetting,
   walletLowBalanceThresholdSetting,
 } from '@tally/platform';
 import { z } from 'zod';
@@ -17,6 +19,8 @@ export const apiEnvSchema = baseEnvSchema
   .extend({
     NODE_ENV: nodeEnvSetting,
     API_PORT: port(3001),
+    HOST: hostSetting,
+    API_HOST: serviceHostSetting,
     APP_API_KEYS: nonEmptyCsvList('app API key'),
     ADMIN_API_KEYS: nonEmptyCsvList('admin API key'),
     /** On-demand subscription sync: which environments' subscriptions count, and RevenueCat REST v1. */

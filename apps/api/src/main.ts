@@ -126,6 +126,7 @@ runMain('api', async () => {
     },
   });
   const server = await startHttpServer(app, config.API_PORT, {
+    host: config.API_HOST ?? config.HOST,
     headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
     requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
     keepAliveTimeoutMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
@@ -143,7 +144,7 @@ runMain('api', async () => {
       whenOff: 'POST /v1/users/{userId}/subscription/sync answers 503 not_configured (set REVENUECAT_API_KEY)',
     },
   ]);
-  logger.info({ port: server.port }, 'api listening');
+  logger.info({ host: server.host, port: server.port }, 'api listening');
   return {
     logger,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,

@@ -143,6 +143,7 @@ runMain('worker', async () => {
       ),
   });
   const server = await startHttpServer(app, config.WORKER_METRICS_PORT, {
+    host: config.WORKER_METRICS_HOST ?? config.HOST,
     headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
     requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
     keepAliveTimeoutMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
@@ -153,6 +154,7 @@ runMain('worker', async () => {
   if (unverifiedPacks) logger.warn(unverifiedPacks);
   logger.info(
     {
+      metricsHost: server.host,
       metricsPort: server.port,
       roles: config.WORKER_ROLES,
       concurrency: config.WORKER_CONCURRENCY,
