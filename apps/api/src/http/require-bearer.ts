@@ -23,8 +23,8 @@ export function refuseFailedCredentials(
   refuse: RefuseFailedAuth,
   challenge: () => void,
 ): void {
-  if ((req.get('authorization') ?? '').trim() === '') return challenge();
-  refuse(req, res, challenge);
+  if ((req.get('authorization') ?? '').trim() === '') challenge();
+  else refuse(req, res, challenge);
 }
 
 /**

@@ -13,10 +13,16 @@ export const jsonMediaType = 'application/json';
  * routes that take none may be called bare.
  */
 export function requireJsonBody(req: Request, res: Response, next: NextFunction): void {
-  if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') return next();
+  if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') {
+    next();
+    return;
+  }
   const length = req.get('content-length');
   const hasBody = req.get('transfer-encoding') !== undefined || (length !== undefined && length.trim() !== '0');
-  if (!hasBody || req.is(jsonMediaType)) return next();
+  if (!hasBody || req.is(jsonMediaType)) {
+    next();
+    return;
+  }
   const sent = req.get('content-type');
   sendError(
     res,

@@ -11,7 +11,8 @@ export const tooManyFailedAttemptsMessage = 'too many requests failed authentica
  */
 export function answerTooManyFailedAttempts(req: Request, res: Response): void {
   if (req.accepts(['application/json', 'text/html']) !== 'text/html') {
-    return sendError(res, 429, 'too_many_failed_attempts', tooManyFailedAttemptsMessage);
+    sendError(res, 429, 'too_many_failed_attempts', tooManyFailedAttemptsMessage);
+    return;
   }
   const retryAfter = Number(res.get('Retry-After'));
   const wait = Number.isFinite(retryAfter) && retryAfter > 0 ? `${retryAfter} seconds` : 'a minute';
