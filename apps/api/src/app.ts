@@ -13,6 +13,7 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { ApiMetrics } from './api-metrics';
+import { type AppWebhookDelivery, notConfiguredNote } from './app-webhook-delivery';
 import { consoleHeaders, createConsoleRoutes } from './console/create-console-routes';
 import { createQueueDashboard, type QueueDashboard } from './dashboard/create-queue-dashboard';
 import { createEmailRetryReset } from './dashboard/email-retry-reset';
@@ -56,6 +57,11 @@ export interface ApiAppDeps {
   /** The failure-only limiter of the key checks (API_FAILED_AUTH_*); none when left out. */
   failedAuthLimit?: FailedAuthLimitSettings;
   enqueue: (inboxEventIds: number[]) => Promise<{ enqueued: number; alreadyQueued: number; deferred: number }>;
+  /**
+   * `not_configured` when APP_WEBHOOK_URL is unset: the console, the admin message routes and the
+   * queue dashboard say messages are written, not delivered (default `on`).
+   */
+  appWebhookDelivery?: AppWebhookDelivery;
   /** Hands redelivered app webhook messages to their queue (the relay picks up what fails). */
   enqueueAppWebhooks: AppWebhookRoutesDeps['enqueueAppWebhooks'];
   readiness: Record<string, ReadinessCheck>;
@@ -95,6 +101,7 @@ export function createApiApp(deps: ApiAppDeps): Express {
       [queueCatalog.inbox.name]: createInboxRetryReset(deps.db),
       [queueCatalog.email.name]: createEmailRetryReset(deps.db),
     },
+    notes: deps.appWebhookDelivery === 'not_configured' ? { [queueCatalog.appWebhooks.name]: notConfiguredNote } : {},
   });
   const app = createServiceApp({
     logger: deps.logger,
@@ -168,6 +175,7 @@ export function createApiApp(deps: ApiAppDeps): Express {
           outbox: deps.outbox,
           enqueue: deps.enqueue,
           enqueueAppWebhooks: deps.enqueueAppWebhooks,
+          ...(deps.appWebhookDelivery ? { appWebhookDelivery: deps.appWebhookDelivery } : {}),
           stripe: deps.stripe,
           queues: dashboard.queues,
         }),

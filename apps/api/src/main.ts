@@ -27,6 +27,7 @@ import {
 import { sql } from 'kysely';
 import { createApiMetrics } from './api-metrics';
 import { closeApiApp, createApiApp } from './app';
+import { appWebhookDeliveryOf } from './app-webhook-delivery';
 import { apiEnvSchema } from './config';
 
 // The composition root: the only place that reads process.env.
@@ -87,6 +88,7 @@ runMain('api', async () => {
     failedAuthLimit: { limit: config.API_FAILED_AUTH_LIMIT, windowMs: config.API_FAILED_AUTH_WINDOW_MS },
     enqueue: (ids) => handOffRows(queue, inboxRelaySource, database.db, ids),
     enqueueAppWebhooks: (ids) => handOffRows(appWebhookQueue, appWebhookSource, database.db, ids),
+    appWebhookDelivery: appWebhookDeliveryOf(config.APP_WEBHOOK_URL),
     subscriptions: {
       catalog,
       policy: { paymentEnvironments: new Set(config.PAYMENT_ENVIRONMENTS), stripeConnectAccounts: new Set() },

@@ -130,6 +130,7 @@ export const consoleHeaders = helmet({
  */
 export function createConsoleRoutes(deps: ConsoleDeps): Router {
   const router = Router();
+  const delivery = deps.appWebhookDelivery ?? 'on';
   router.use(express.urlencoded({ extended: false, limit: '10kb' }));
   const send = (res: Response, body: string, status = 200) => {
     res.status(status).type('html').set('Cache-Control', 'no-store').send(body);
@@ -147,7 +148,7 @@ export function createConsoleRoutes(deps: ConsoleDeps): Router {
       readAppWebhookGauges(deps.db),
       readHourlyActivity(deps.db),
     ]);
-    send(res, overviewPage({ depths, oldestDueAgeSeconds, counts, appWebhooks, activity }));
+    send(res, overviewPage({ depths, oldestDueAgeSeconds, counts, appWebhooks, activity, delivery }));
   });
 
   router.get('/search', async (req, res) => {
@@ -182,6 +183,7 @@ export function createConsoleRoutes(deps: ConsoleDeps): Router {
       res,
       userPage({
         view,
+        delivery,
         series,
         messages: { items: messages.messages.map(toAppWebhookMessageView), more: messages.nextCursor !== null },
         ledgerCursor: cursor.data,
@@ -317,6 +319,7 @@ export function createConsoleRoutes(deps: ConsoleDeps): Router {
     send(
       res,
       messagesPage({
+        delivery,
         filter,
         messages: result.messages.map(toAppWebhookMessageView),
         nextCursor: result.nextCursor,
@@ -346,6 +349,7 @@ export function createConsoleRoutes(deps: ConsoleDeps): Router {
     send(
       res,
       messagePage({
+        delivery,
         message: view,
         body: toAppWebhookBody(message),
         ledgerEntryId: message.ledger_entry_id,

@@ -10,6 +10,7 @@ import {
 import { sendError } from '@tally/platform';
 import { type Response, Router } from 'express';
 import { z } from 'zod';
+import { appWebhookDeliveries } from '../../app-webhook-delivery';
 import { runAuditedRequest } from '../../http/audit-admin-actions';
 import { cursorSchema, limitSchema, parseOr400, refusedBodyFields, userIdSchema } from '../../http/params';
 import { answerDoc, errorDoc, nextCursorSchema, type RouteDoc } from '../../http/route-doc';
@@ -37,9 +38,17 @@ const messageViewSchema = z.strictObject({
   createdAt: z.iso.datetime(),
   deliveredAt: z.iso.datetime().nullable(),
 });
-const messageListSchema = z.strictObject({ messages: z.array(messageViewSchema), nextCursor: nextCursorSchema });
+const deliverySchema = z
+  .enum(appWebhookDeliveries)
+  .describe('not_configured: APP_WEBHOOK_URL is not set, so pending messages wait for it rather than for a retry');
+const messageListSchema = z.strictObject({
+  messages: z.array(messageViewSchema),
+  nextCursor: nextCursorSchema,
+  delivery: deliverySchema,
+});
 const messageWithBodySchema = messageViewSchema.extend({
   body: z.string().describe('the body as sent, byte for byte (what the signature covers)'),
+  delivery: deliverySchema,
 });
 const redeliveredSchema = z.strictObject({
   redelivered: z.literal(1),
@@ -114,6 +123,7 @@ export function createAppWebhookRoutes(deps: AppWebhookRoutesDeps): Router {
     const answer: z.input<typeof messageListSchema> = {
       messages: page.messages.map(toView),
       nextCursor: page.nextCursor === null ? null : String(page.nextCursor),
+      delivery: deps.appWebhookDelivery ?? 'on',
     };
     res.json(answer);
   });
@@ -123,7 +133,11 @@ export function createAppWebhookRoutes(deps: AppWebhookRoutesDeps): Router {
     if (uuid === undefined) return;
     const message = await findAppWebhookMessage(deps.db, uuid);
     if (!message) return sendError(res, 404, 'not_found', `app webhook message ${req.params.id} does not exist`);
-    const answer: z.input<typeof messageWithBodySchema> = { ...toView(message), body: toAppWebhookBody(message) };
+    const answer: z.input<typeof messageWithBodySchema> = {
+      ...toView(message),
+      body: toAppWebhookBody(message),
+      delivery: deps.appWebhookDelivery ?? 'on',
+    };
     res.json(answer);
   });
 
