@@ -775,6 +775,8 @@ describe('app-webhook messages without APP_WEBHOOK_URL: shown as not configured,
     }
     expect(shown.messages).toContain('class="status-pending"');
     expect(shown.overview).toContain('oldest pending message');
+    // Nothing parked and no studio request yet: each section says "None" once.
+    expect(shown.overview.match(/>None[^<]*<\/p>/g)).toEqual(['>None parked.</p>', '>None.</p>']);
     expect(shown.dashboard).not.toContain('APP_WEBHOOK_URL');
   });
 });
