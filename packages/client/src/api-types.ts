@@ -586,7 +586,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description a body sent with a Content-Type other than application/json (requireJsonBody) */
+                /** @description a body sent with a Content-Type other than application/json */
                 415: {
                     headers: {
                         /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
@@ -1010,7 +1010,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description a body sent with a Content-Type other than application/json (requireJsonBody) */
+                /** @description a body sent with a Content-Type other than application/json */
                 415: {
                     headers: {
                         /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
@@ -1413,7 +1413,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description a body sent with a Content-Type other than application/json (requireJsonBody) */
+                /** @description a body sent with a Content-Type other than application/json */
                 415: {
                     headers: {
                         /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
@@ -1684,7 +1684,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description a body sent with a Content-Type other than application/json (requireJsonBody) */
+                /** @description a body sent with a Content-Type other than application/json */
                 415: {
                     headers: {
                         /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
@@ -1960,7 +1960,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description a body sent with a Content-Type other than application/json (requireJsonBody) */
+                /** @description a body sent with a Content-Type other than application/json */
                 415: {
                     headers: {
                         /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
@@ -2243,7 +2243,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description a body sent with a Content-Type other than application/json (requireJsonBody) */
+                /** @description a body sent with a Content-Type other than application/json */
                 415: {
                     headers: {
                         /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
@@ -2654,7 +2654,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description a body sent with a Content-Type other than application/json (requireJsonBody) */
+                /** @description a body sent with a Content-Type other than application/json */
                 415: {
                     headers: {
                         /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
@@ -2905,7 +2905,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description a body sent with a Content-Type other than application/json (requireJsonBody) */
+                /** @description a body sent with a Content-Type other than application/json */
                 415: {
                     headers: {
                         /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
@@ -3146,7 +3146,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description a body sent with a Content-Type other than application/json (requireJsonBody) */
+                /** @description a body sent with a Content-Type other than application/json */
                 415: {
                     headers: {
                         /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
@@ -3977,7 +3977,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description a body sent with a Content-Type other than application/json (requireJsonBody) */
+                /** @description a body sent with a Content-Type other than application/json */
                 415: {
                     headers: {
                         /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
@@ -4155,7 +4155,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description a body sent with a Content-Type other than application/json (requireJsonBody) */
+                /** @description a body sent with a Content-Type other than application/json */
                 415: {
                     headers: {
                         /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
@@ -4539,7 +4539,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description a body sent with a Content-Type other than application/json (requireJsonBody) */
+                /** @description a body sent with a Content-Type other than application/json */
                 415: {
                     headers: {
                         /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
@@ -4739,7 +4739,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description a body sent with a Content-Type other than application/json (requireJsonBody) */
+                /** @description a body sent with a Content-Type other than application/json */
                 415: {
                     headers: {
                         /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
@@ -5284,7 +5284,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description a body sent with a Content-Type other than application/json (requireJsonBody) */
+                /** @description a body sent with a Content-Type other than application/json */
                 415: {
                     headers: {
                         /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
@@ -5468,7 +5468,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description a body sent with a Content-Type other than application/json (requireJsonBody) */
+                /** @description a body sent with a Content-Type other than application/json */
                 415: {
                     headers: {
                         /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
@@ -5667,7 +5667,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description a body sent with a Content-Type other than application/json (requireJsonBody) */
+                /** @description a body sent with a Content-Type other than application/json */
                 415: {
                     headers: {
                         /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
@@ -5865,7 +5865,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description a body sent with a Content-Type other than application/json (requireJsonBody) */
+                /** @description a body sent with a Content-Type other than application/json */
                 415: {
                     headers: {
                         /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
@@ -6419,7 +6419,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description a body sent with a Content-Type other than application/json (requireJsonBody) */
+                /** @description a body sent with a Content-Type other than application/json */
                 415: {
                     headers: {
                         /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */

@@ -87,9 +87,7 @@ function sharedAnswers(route: RouteDoc): Record<number, AnswerDoc> {
       'invalid_content_length',
     ]);
     answers[413] = errorDoc('a body over 100 kB', ['payload_too_large']);
-    answers[415] = errorDoc('a body sent with a Content-Type other than application/json (requireJsonBody)', [
-      'unsupported_media_type',
-    ]);
+    answers[415] = errorDoc('a body sent with a Content-Type other than application/json', ['unsupported_media_type']);
   }
   if (route.method === 'post' && surface === 'admin') {
     // auditAdminActions: every state-changing admin request writes its audit row first.
