@@ -1,6 +1,5 @@
 import { sendError } from '@tally/platform';
 import type { Request, Response } from 'express';
-import { escapeHtml } from '../console/html';
 
 export const tooManyFailedAttemptsMessage = 'too many requests failed authentication; retry later';
 
@@ -14,8 +13,9 @@ export function answerTooManyFailedAttempts(req: Request, res: Response): void {
     sendError(res, 429, 'too_many_failed_attempts', tooManyFailedAttemptsMessage);
     return;
   }
+  // A number or a fixed phrase: nothing from the request reaches the page.
   const retryAfter = Number(res.get('Retry-After'));
-  const wait = Number.isFinite(retryAfter) && retryAfter > 0 ? `${retryAfter} seconds` : 'a minute';
+  const wait = Number.isInteger(retryAfter) && retryAfter > 0 ? `${retryAfter} seconds` : 'a minute';
   res
     .status(429)
     .type('html')
@@ -32,7 +32,7 @@ export function answerTooManyFailedAttempts(req: Request, res: Response): void {
 <main>
 <h1>Too many wrong keys</h1>
 <p>This address sent a wrong key too many times, so Tally refuses its requests for now (<code>too_many_failed_attempts</code>).</p>
-<p>Try again in ${escapeHtml(wait)}: reload this page. The console and the queue dashboard take any user name and an admin key (<code>ADMIN_API_KEYS</code>) as the password.</p>
+<p>Try again in ${wait}: reload this page. The console and the queue dashboard take any user name and an admin key (<code>ADMIN_API_KEYS</code>) as the password.</p>
 </main>
 </body>
 </html>
