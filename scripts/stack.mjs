@@ -35,10 +35,19 @@ const settingOf = (app, schemaName, variable) => {
   const parsed = schema.shape[variable].safeParse(process.env[variable]);
   return parsed.success ? parsed.data : undefined;
 };
+/** Where /healthz is asked: the service's own interface, or the loopback for a wildcard one. */
+const probeHost = (host) => {
+  if (host === undefined || host === '0.0.0.0' || host === '::') return '127.0.0.1';
+  return host.includes(':') ? `[${host}]` : host;
+};
+const serviceOf = (name, app, schemaName, portVariable, hostVariable) => {
+  const host = settingOf(app, schemaName, hostVariable) ?? settingOf(app, schemaName, 'HOST');
+  return { name, host, port: settingOf(app, schemaName, portVariable) };
+};
 const services = [
-  { name: 'ingest', port: settingOf('ingest', 'ingestEnvSchema', 'INGEST_PORT') },
-  { name: 'api', port: settingOf('api', 'apiEnvSchema', 'API_PORT') },
-  { name: 'worker', port: settingOf('worker', 'workerEnvSchema', 'WORKER_METRICS_PORT') },
+  serviceOf('ingest', 'ingest', 'ingestEnvSchema', 'INGEST_PORT', 'INGEST_HOST'),
+  serviceOf('api', 'api', 'apiEnvSchema', 'API_PORT', 'API_HOST'),
+  serviceOf('worker', 'worker', 'workerEnvSchema', 'WORKER_METRICS_PORT', 'WORKER_METRICS_HOST'),
 ];
 // The services drain within SHUTDOWN_TIMEOUT_MS; give them that and a little more before SIGKILL.
 const stopDeadlineMs = (settingOf('worker', 'workerEnvSchema', 'SHUTDOWN_TIMEOUT_MS') ?? 0) + 5_000;
@@ -117,7 +126,7 @@ async function announceWhenHealthy() {
   while (pending.size > 0 && !stopping) {
     for (const service of [...pending]) {
       try {
-        const response = await fetch(`http://127.0.0.1:${service.port}/healthz`, {
+        const response = await fetch(`http://${probeHost(service.host)}:${service.port}/healthz`, {
           signal: AbortSignal.timeout(1_000),
         });
         await response.arrayBuffer();
@@ -134,8 +143,9 @@ async function announceWhenHealthy() {
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   if (stopping) return;
+  const at = (service) => `${service.host}:${service.port}`;
   log(
-    `stack running: ingest :${services[0].port}, api :${services[1].port}, worker metrics :${services[2].port} (Ctrl-C stops)`,
+    `stack running: ingest ${at(services[0])}, api ${at(services[1])}, worker metrics ${at(services[2])} (Ctrl-C stops)`,
   );
 }
 void announceWhenHealthy();

@@ -178,7 +178,7 @@ describe('the failure-only limiter on API keys (/v1, /admin, the dashboard)', ()
     ];
     expect(failures).toEqual([401, 401, 401]);
     expect(await valid()).toEqual([200, 200, 200]);
-    expect((await stack.apiRequest('/admin/events', { key: null })).status).toBe(401);
+    expect((await stack.apiRequest('/admin/events', { key: 'wrong-admin-key' })).status).toBe(401);
 
     // The limit (4) is reached: every further failure, on any surface, is a 429 with Retry-After.
     for (const attempt of [
@@ -193,5 +193,74 @@ describe('the failure-only limiter on API keys (/v1, /admin, the dashboard)', ()
     }
     // Valid keys from the same IP still pass, everywhere, as often as they like.
     for (let i = 0; i < 10; i += 1) expect(await valid()).toEqual([200, 200, 200]);
+  });
+});
+
+describe('the failure-only limiter counts only keys that were sent and wrong', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await TestStack.start({ apiFailedAuthLimit: { limit: 4, windowMs: 60_000 } });
+  });
+  afterAll(() => stack.stop());
+
+  const browserAccept = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8';
+  const get = (pathname: string, headers: Record<string, string> = {}) =>
+    fetch(`http://127.0.0.1:${stack.api.port}${pathname}`, { headers });
+
+  it("a browser's unauthenticated first requests never lock it out; wrong keys still do, and a locked-out browser gets a page it can show", async () => {
+    // What a browser sends before it has asked its user for credentials: every page, stylesheet
+    // and dashboard call once without any, many times over (one Bull Board load is about 14).
+    const anonymous = ['/admin/console', '/admin/console/console.css', '/admin/queues', '/admin/queues/api/queues'];
+    for (let round = 0; round < 15; round += 1) {
+      for (const pathname of anonymous) {
+        const response = await get(pathname, { accept: browserAccept });
+        expect({ pathname, status: response.status, challenge: response.headers.get('www-authenticate') }).toEqual({
+          pathname,
+          status: 401,
+          challenge: 'Basic realm="tally-admin"',
+        });
+        await response.arrayBuffer();
+      }
+      // /v1 and /admin without a key: challenged, not counted either.
+      expect((await stack.apiRequest('/v1/users/anon-user/wallet', { key: null })).status).toBe(401);
+      expect((await stack.apiRequest('/admin/events', { key: null })).status).toBe(401);
+    }
+    // 90 requests without credentials later, the browser's login goes through.
+    expect((await get('/admin/console', { authorization: basic('ops', adminKey), accept: browserAccept })).status).toBe(
+      200,
+    );
+
+    // Wrong keys count: the fifth wrong one is refused 429, as JSON for a script...
+    for (let attempt = 0; attempt < 4; attempt += 1) {
+      expect((await stack.apiRequest('/admin/events', { key: `wrong-${attempt}` })).status).toBe(401);
+    }
+    const limited = await stack.apiRequest('/admin/events', { key: 'wrong-again' });
+    expect(limited.status).toBe(429);
+    expect(await limited.json()).toEqual({
+      error: { code: 'too_many_failed_attempts', message: 'too many requests failed authentication; retry later' },
+    });
+
+    // ...and as an HTML page, with Retry-After, for a browser that sent a wrong password.
+    const page = await get('/admin/console', { authorization: basic('ops', 'wrong'), accept: browserAccept });
+    expect(page.status).toBe(429);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    const retryAfter = Number(page.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    const text = await page.text();
+    expect(text).toContain('<h1>Too many wrong keys</h1>');
+    expect(text).toContain(`Try again in ${retryAfter} seconds`);
+    expect(text).toContain('too_many_failed_attempts');
+
+    // While locked out, a request without credentials is still the challenge (the browser's prompt),
+    // and the admin key still passes.
+    const challenged = await get('/admin/console', { accept: browserAccept });
+    expect({ status: challenged.status, challenge: challenged.headers.get('www-authenticate') }).toEqual({
+      status: 401,
+      challenge: 'Basic realm="tally-admin"',
+    });
+    expect((await get('/admin/console', { authorization: basic('ops', adminKey), accept: browserAccept })).status).toBe(
+      200,
+    );
   });
 });

@@ -1,5 +1,6 @@
 import { plainLots, postLedgerEntry } from '@tally/billing-core';
 import { stripeTokenPackPayment } from '../support/events';
+import { checkApiAnswer } from '../support/openapi-answers';
 import { adminKey, appKey, readJson, TestStack } from '../support/stack';
 
 describe('the API', () => {
@@ -98,6 +99,47 @@ describe('the API', () => {
     expect(await response.json()).toEqual({
       error: { code: 'invalid_request', message: expect.stringContaining('limit') },
     });
+  });
+
+  it('answers 415 unsupported_media_type naming application/json for a POST body of another type (curl -d), and reads a JSON one', async () => {
+    const post = async (path: string, key: string, body: string | undefined, contentType?: string) => {
+      const headers: Record<string, string> = { authorization: `Bearer ${key}` };
+      if (contentType !== undefined) headers['content-type'] = contentType;
+      const response = await fetch(`http://127.0.0.1:${stack.api.port}${path}`, {
+        method: 'POST',
+        headers,
+        ...(body === undefined ? {} : { body }),
+      });
+      await checkApiAnswer('POST', path, response);
+      return { status: response.status, body: await response.json() };
+    };
+    const form = 'application/x-www-form-urlencoded';
+    // What `curl -d 'amount=5&reference=r1'` sends, to the app's and the operator's routes.
+    expect(await post('/v1/users/api-user/debits', appKey, 'amount=5&reference=r1', form)).toEqual({
+      status: 415,
+      body: {
+        error: {
+          code: 'unsupported_media_type',
+          message: `the body must be JSON sent with Content-Type: application/json (this request sent "${form}")`,
+        },
+      },
+    });
+    expect(await post('/admin/users/api-user/grants', adminKey, '{"amount":5}', 'text/plain')).toMatchObject({
+      status: 415,
+      body: { error: { code: 'unsupported_media_type' } },
+    });
+    // Nothing was debited or granted.
+    expect(await readJson(await stack.apiRequest('/v1/users/api-user/wallet'))).toMatchObject({ balance: 130 });
+    // JSON (with a charset too) is read; a POST that takes no body may still be sent bare.
+    expect(
+      await post('/v1/users/api-user/debits', appKey, '{"amount":5}', 'application/json; charset=utf-8'),
+    ).toMatchObject({ status: 400, body: { error: { code: 'invalid_request' } } });
+    expect(await post('/admin/events/999999/requeue', adminKey, undefined)).toMatchObject({
+      status: 404,
+      body: { error: { code: 'not_found' } },
+    });
+    // The key check comes first: a wrong key with a form body is a 401.
+    expect((await post('/v1/users/api-user/debits', 'wrong', 'amount=5', form)).status).toBe(401);
   });
 
   it('answers 400 invalid_request naming the rule when an event id in the path is not a positive whole number', async () => {

@@ -73,6 +73,7 @@ describe('the console in a real browser', () => {
         const overview = await page.goto(`${origin}/admin/console`);
         expect(overview?.status()).toBe(200);
         await page.getByRole('heading', { name: 'Overview' }).waitFor();
+        await page.screenshot({ path: path.join(outputDir, 'console-overview.png'), fullPage: true });
         await page.getByLabel('Search').focus();
         await page.keyboard.type(userId);
         await page.keyboard.press('Enter');
@@ -118,6 +119,31 @@ describe('the console in a real browser', () => {
         await page.getByRole('heading', { name: 'Raw body' }).waitFor();
         expect(await page.locator('pre').textContent()).toContain('"app_user_id": "browser-user"');
         await page.getByRole('cell', { name: 'inbox.requeue' }).waitFor();
+
+        // A user as RevenueCat names an anonymous one, with a hold and a grant under references as
+        // long as real ones: at 1,400 px the user page fits its width (long ids wrap in their
+        // cells), it never scrolls sideways.
+        const anonymous = '$RCAnonymousID:0f1e2d3c4b5a69788796a5b4c3d2e1f0';
+        await stack.postRevenueCat(revenueCatTokenPurchase({ id: 'rc-browser-anonymous', userId: anonymous }));
+        await eventually('the anonymous purchase to be credited', async () => {
+          const [credited] = await stack.inboxRows('revenuecat', 'rc-browser-anonymous');
+          return credited?.status === 'processed';
+        });
+        const anonymousPath = `/v1/users/${encodeURIComponent(anonymous)}`;
+        for (const [route, body] of [
+          ['holds', { amount: 10, reference: 'llm-completion-2026-12-06T23-59-59Z-req_0123456789abcdef01234567' }],
+          ['grants', { amount: 5, reference: 'welcome-bonus-campaign-2026-winter-cohort-b-0123456789abcdef' }],
+        ] as const) {
+          expect((await stack.apiRequest(`${anonymousPath}/${route}`, { method: 'POST', body })).status).toBe(201);
+        }
+        await page.setViewportSize({ width: 1400, height: 900 });
+        await page.goto(`${origin}/admin/console/users/${encodeURIComponent(anonymous)}`);
+        expect(await page.locator('#balance').textContent()).toBe('105');
+        const sideways = await page.evaluate<number>(
+          'document.documentElement.scrollWidth - document.documentElement.clientWidth',
+        );
+        expect({ width: 1400, sideways }).toEqual({ width: 1400, sideways: 0 });
+        await page.screenshot({ path: path.join(outputDir, 'console-user-1400.png'), fullPage: true });
 
         // Another site: the framed console does not render, and its form POST is refused.
         const port = (otherSite.address() as AddressInfo).port;

@@ -698,3 +698,85 @@ describe('the console at /admin/console and the audit of admin actions', () => {
     ]);
   });
 });
+
+describe('app-webhook messages without APP_WEBHOOK_URL: shown as not configured, not as a growing backlog', () => {
+  const stacks: Record<'on' | 'not_configured', TestStack | undefined> = { on: undefined, not_configured: undefined };
+  beforeAll(async () => {
+    stacks.on = await TestStack.start();
+    stacks.not_configured = await TestStack.start({ appWebhookDelivery: 'not_configured' });
+  });
+  afterAll(async () => {
+    await stacks.on?.stop();
+    await stacks.not_configured?.stop();
+  });
+
+  /** What each surface shows of one pending message (a grant's wallet.credited) under this configuration. */
+  async function surfacesOf(delivery: 'on' | 'not_configured') {
+    const stack = stacks[delivery];
+    if (!stack) throw new Error('no stack');
+    const userId = `unconfigured-${delivery}`;
+    const granted = await stack.apiRequest(`/v1/users/${userId}/grants`, {
+      method: 'POST',
+      body: { amount: 5, reference: `g-${delivery}` },
+    });
+    expect(granted.status).toBe(201);
+    const list = await readJson(await stack.apiRequest(`/admin/app-webhooks/messages?userId=${userId}`));
+    expect(list.messages).toEqual([expect.objectContaining({ type: 'wallet.credited', status: 'pending' })]);
+    const id = list.messages[0].id as string;
+    const one = await readJson(await stack.apiRequest(`/admin/app-webhooks/messages/${id}`));
+    const page = async (pathname: string) => {
+      const response = await fetch(`http://127.0.0.1:${stack.api.port}${pathname}`, {
+        headers: { authorization: basicAuth('ops', adminKey) },
+      });
+      expect({ pathname, status: response.status }).toEqual({ pathname, status: 200 });
+      return response.text();
+    };
+    const queues = JSON.parse(await page('/admin/queues/api/queues')) as {
+      queues: { name: string; description: string }[];
+    };
+    return {
+      api: { list: list.delivery, one: one.delivery, status: one.status },
+      overview: await page('/admin/console'),
+      messages: await page(`/admin/console/app-webhooks?userId=${userId}`),
+      message: await page(`/admin/console/app-webhooks/${id}`),
+      user: await page(`/admin/console/users/${userId}`),
+      dashboard: queues.queues.find((queue) => queue.name === 'app-webhooks')?.description,
+    };
+  }
+
+  it('the console, the admin API and the queue dashboard say the messages are not delivered for want of APP_WEBHOOK_URL', async () => {
+    const shown = await surfacesOf('not_configured');
+    // The admin API keeps the status the database holds and says why nothing moves.
+    expect(shown.api).toEqual({ list: 'not_configured', one: 'not_configured', status: 'pending' });
+    for (const [page, text] of Object.entries({
+      messages: shown.messages,
+      message: shown.message,
+      overview: shown.overview,
+    })) {
+      expect({ page, banner: text.includes('id="delivery-not-configured"') }).toEqual({ page, banner: true });
+    }
+    for (const text of [shown.messages, shown.message, shown.user]) {
+      expect(text).toContain('>not configured</span>');
+      expect(text).not.toContain('class="status-pending"');
+    }
+    expect(shown.messages).toContain('waits for APP_WEBHOOK_URL');
+    // No growing "oldest pending" age on the overview: the count says why.
+    expect(shown.overview).toContain('app-webhook messages not delivered: APP_WEBHOOK_URL is not set');
+    expect(shown.overview).not.toContain('oldest pending message');
+    expect(shown.dashboard).toMatch(/^not delivered: APP_WEBHOOK_URL is not set/);
+  });
+
+  it('with APP_WEBHOOK_URL the same message is pending, with its age, and no banner', async () => {
+    const shown = await surfacesOf('on');
+    expect(shown.api).toEqual({ list: 'on', one: 'on', status: 'pending' });
+    for (const text of [shown.messages, shown.message, shown.overview, shown.user]) {
+      expect(text).not.toContain('delivery-not-configured');
+      expect(text).not.toContain('>not configured</span>');
+    }
+    expect(shown.messages).toContain('class="status-pending"');
+    expect(shown.overview).toContain('oldest pending message');
+    // Nothing parked and no studio request yet: each section says "None" once.
+    expect(shown.overview.match(/>None[^<]*<\/p>/g)).toEqual(['>None parked.</p>', '>None.</p>']);
+    expect(shown.dashboard).not.toContain('APP_WEBHOOK_URL');
+  });
+});

@@ -45,6 +45,8 @@ describe('/docs, the API reference, in a real browser', () => {
           .catch((error) => {
             throw new Error(`${String(error)}\nproblems: ${problems.join('\n')}\nrequested: ${requested.join('\n')}`);
           });
+        // The title as Redoc shows it, with the version beside it: "Tally API (v1)", not "Tally API (1)".
+        expect(await page.locator('.api-info h1').first().textContent()).toBe('Tally API (v1)');
         // biome-ignore lint/performance/useDomNodeTextContent: playwright's innerText, the text as rendered (what a reader sees)
         const text = await page.locator('body').innerText();
         for (const route of apiRoutes) expect([route.path, text.includes(route.summary)]).toEqual([route.path, true]);

@@ -7,7 +7,7 @@ import { repoRoot } from '../support/built-process';
 import { freePort } from '../support/ports';
 import { eventually } from '../support/stack';
 
-/** True when something still listens on the port (the services bind 0.0.0.0). */
+/** True when something still listens on the port (on any address: Linux refuses 0.0.0.0 while 127.0.0.1 holds it). */
 function portInUse(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const server = net.createServer();

@@ -2,6 +2,8 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { createTestDatabase, type TestDatabase, testRedisUrl, uniqueQueuePrefix } from '@tally/billing-core/testing';
+import { RunningProcess } from '../support/built-process';
+import { connects, listeningAddresses, nonLoopbackAddress } from '../support/listening';
 
 const root = path.resolve(__dirname, '../..');
 
@@ -95,5 +97,84 @@ describe('processes', () => {
     expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' });
     expect(result.stdout).toContain(`"msg":"${app} stopped"`);
     expect(result.stdout).not.toContain('secret-value-never-logged');
+  });
+
+  describe("bind address: the loopback unless HOST or the service's own *_HOST says otherwise", () => {
+    const services = [
+      {
+        app: 'ingest',
+        ready: 'ingest listening',
+        portKey: 'port',
+        hostKey: 'host',
+        own: 'INGEST_HOST',
+        env: { INGEST_PORT: '0', REVENUECAT_WEBHOOK_AUTH: 'Bearer bind-test' },
+      },
+      {
+        app: 'api',
+        ready: 'api listening',
+        portKey: 'port',
+        hostKey: 'host',
+        own: 'API_HOST',
+        env: { API_PORT: '0', APP_API_KEYS: 'k1', ADMIN_API_KEYS: 'k2' },
+      },
+      {
+        app: 'worker',
+        ready: 'worker started',
+        portKey: 'metricsPort',
+        hostKey: 'metricsHost',
+        own: 'WORKER_METRICS_HOST',
+        env: { WORKER_METRICS_PORT: '0', WORKER_ROLES: 'relay' },
+      },
+    ] as const;
+    const elsewhere = nonLoopbackAddress();
+
+    /** Starts the built service with `extra`, and reports where it listens and who reaches it. */
+    async function bindingOf(service: (typeof services)[number], extra: Record<string, string>) {
+      const child = new RunningProcess(service.app, {
+        DATABASE_URL: database.url,
+        DATABASE_PREPARED_STATEMENTS: String(database.preparedStatements()),
+        REDIS_URL: testRedisUrl(),
+        QUEUE_PREFIX: uniqueQueuePrefix(),
+        ...service.env,
+        ...extra,
+      });
+      try {
+        const ready = await child.waitForLog(service.ready);
+        const port = Number(ready[service.portKey]);
+        return {
+          logged: ready[service.hostKey],
+          listening: listeningAddresses(port),
+          fromLoopback: await connects('127.0.0.1', port),
+          fromNetwork: elsewhere === undefined ? 'no other interface' : await connects(elsewhere, port),
+        };
+      } finally {
+        expect((await child.stop()).code).toBe(0);
+      }
+    }
+
+    it.each(services)('$app listens on 127.0.0.1 by default, unreachable from the network', async (service) => {
+      expect(await bindingOf(service, {})).toEqual({
+        logged: '127.0.0.1',
+        listening: ['127.0.0.1'],
+        fromLoopback: true,
+        fromNetwork: elsewhere === undefined ? 'no other interface' : false,
+      });
+    });
+
+    it.each(services)(
+      '$app listens on every interface with HOST=0.0.0.0, and on its own *_HOST over HOST',
+      async (service) => {
+        expect(await bindingOf(service, { HOST: '0.0.0.0' })).toEqual({
+          logged: '0.0.0.0',
+          listening: ['0.0.0.0'],
+          fromLoopback: true,
+          fromNetwork: elsewhere === undefined ? 'no other interface' : true,
+        });
+        expect(await bindingOf(service, { HOST: '0.0.0.0', [service.own]: '127.0.0.1' })).toMatchObject({
+          logged: '127.0.0.1',
+          listening: ['127.0.0.1'],
+        });
+      },
+    );
   });
 });

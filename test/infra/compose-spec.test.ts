@@ -125,4 +125,25 @@ describe('docker-compose.yml', () => {
     });
     expect(new Set(checked)).toEqual(new Set(['ingest', 'api', 'worker']));
   });
+
+  it("listens on the container's interface (HOST=0.0.0.0, the default being loopback) and publishes on the host's loopback only", () => {
+    const compose = parseDocument(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'), {
+      merge: true,
+    }).toJS() as {
+      services: Record<string, { command?: string[]; environment?: Record<string, string>; ports?: string[] }>;
+    };
+    const apps = Object.entries(compose.services).filter(([, service]) =>
+      (service.command ?? []).some((arg) => /^apps\/(ingest|api|worker)\/dist\/main\.js$/.test(arg)),
+    );
+    expect(apps.map(([name]) => name).sort()).toEqual(['api', 'ingest', 'worker']);
+    for (const [name, service] of apps) {
+      const environment = service.environment ?? {};
+      expect({ name, host: environment.HOST }).toEqual({ name, host: '0.0.0.0' });
+      for (const variable of ['INGEST_HOST', 'API_HOST', 'WORKER_METRICS_HOST']) {
+        expect({ name, variable, value: environment[variable] }).toEqual({ name, variable, value: undefined });
+      }
+      for (const mapping of service.ports ?? [])
+        expect({ name, mapping }).toEqual({ name, mapping: expect.stringMatching(/^127\.0\.0\.1:/) });
+    }
+  });
 });

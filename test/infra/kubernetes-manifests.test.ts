@@ -253,6 +253,36 @@ describe('infra/k8s', () => {
     expect(secrets.map((secret) => secret.metadata?.name).sort()).toEqual(['tally-pgbouncer-auth', 'tally-secrets']);
   });
 
+  it("every Tally Deployment listens on the pod's interface: HOST=0.0.0.0 from the ConfigMap, not overridden (the default is loopback)", () => {
+    const config = manifests.find((m) => m.file === 'infra/k8s/config/kustomization.yaml')?.doc as {
+      configMapGenerator: [{ name: string; literals: string[] }];
+    };
+    expect(config.configMapGenerator[0].literals).toContain('HOST=0.0.0.0');
+    const tally = deployments.filter((d) =>
+      (d.spec.template.spec.containers[0].args ?? []).some((arg) =>
+        /^apps\/(ingest|api|worker)\/dist\/main\.js$/.test(arg),
+      ),
+    );
+    expect(tally.length).toBe(5);
+    for (const d of tally) {
+      const [container] = d.spec.template.spec.containers;
+      expect({
+        name: d.metadata?.name,
+        configMaps: (container.envFrom ?? []).map((e) => e.configMapRef?.name),
+      }).toEqual({
+        name: d.metadata?.name,
+        configMaps: expect.arrayContaining([config.configMapGenerator[0].name]),
+      });
+      for (const variable of ['HOST', 'INGEST_HOST', 'API_HOST', 'WORKER_METRICS_HOST']) {
+        expect({ name: d.metadata?.name, variable, value: envOf(d, variable) }).toEqual({
+          name: d.metadata?.name,
+          variable,
+          value: undefined,
+        });
+      }
+    }
+  });
+
   it('ingest scales with a HorizontalPodAutoscaler, which owns its replica count', () => {
     const hpas = ofKind<Manifest & { spec: { scaleTargetRef: { kind: string; name: string }; minReplicas: number } }>(
       'HorizontalPodAutoscaler',

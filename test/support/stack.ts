@@ -127,6 +127,8 @@ export interface TestStackOptions {
   apiReadiness?: Record<string, ReadinessCheck>;
   /** INGEST_MAX_IN_FLIGHT of ingest (default the config's). */
   ingestMaxInFlight?: number;
+  /** The api's view of APP_WEBHOOK_URL: `not_configured` as when it is unset (default `on`). */
+  appWebhookDelivery?: 'on' | 'not_configured';
 }
 
 /** Tests accept both environments unless they test the policy itself. */
@@ -204,6 +206,7 @@ export class TestStack {
   private loggers: { ingest?: Logger; api?: Logger } = {};
   private apiReadiness: Record<string, ReadinessCheck> = {};
   private ingestMaxInFlight = defaultIngestMaxInFlight;
+  private appWebhookDelivery: 'on' | 'not_configured' = 'on';
   /**
    * The api's app webhook outbox (its threshold, and its hand-off with `appWebhookHandOff`); tests
    * that write money or messages directly use it through transaction() and outboxDeps().
@@ -228,6 +231,7 @@ export class TestStack {
     stack.loggers = options.loggers ?? {};
     stack.apiReadiness = options.apiReadiness ?? {};
     if (options.ingestMaxInFlight !== undefined) stack.ingestMaxInFlight = options.ingestMaxInFlight;
+    if (options.appWebhookDelivery !== undefined) stack.appWebhookDelivery = options.appWebhookDelivery;
     await stack.init(options.appWebhookHandOff ?? false);
     return stack;
   }
@@ -341,6 +345,7 @@ export class TestStack {
         ...(this.apiAnswerDeadlineMs !== undefined ? { answerDeadlineMs: this.apiAnswerDeadlineMs } : {}),
         enqueue: (ids) => handOffRows(this.queue, inboxRelaySource, this.db, ids),
         enqueueAppWebhooks: (ids) => handOffRows(this.appWebhookQueue, appWebhookSource, this.db, ids),
+        appWebhookDelivery: this.appWebhookDelivery,
         queues: { connection: this.producer, prefix: this.prefix },
         readiness: { ...readiness, ...this.apiReadiness },
         subscriptions: { catalog: this.catalog, policy: this.policy, revenueCat: this.ports.revenueCat },

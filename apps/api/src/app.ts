@@ -7,11 +7,11 @@ import {
   isDatabaseUnavailableError,
   type Logger,
   type ReadinessCheck,
-  sendError,
 } from '@tally/platform';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Redis } from 'ioredis';
 import type { ApiMetrics } from './api-metrics';
+import { notConfiguredNote } from './app-webhook-delivery';
 import { consoleHeaders, createConsoleRoutes } from './console/create-console-routes';
 import { createQueueDashboard, type QueueDashboard } from './dashboard/create-queue-dashboard';
 import { createEmailRetryReset } from './dashboard/email-retry-reset';
@@ -23,7 +23,9 @@ import { createIdempotentPosts } from './http/idempotency';
 import { mountRoutes } from './http/mount-routes';
 import { requireAdminKeyOrBasic } from './http/require-admin-key-or-basic';
 import { requireBearer } from './http/require-bearer';
+import { requireJsonBody } from './http/require-json-body';
 import type { RouteServices } from './http/route-services';
+import { answerTooManyFailedAttempts } from './http/too-many-failed-attempts';
 import { createUserRoutes } from './http/user-scope';
 import { createOpenApiRoutes } from './openapi/openapi-routes';
 import { adminRoutes, userRoutes } from './routes/api-routes';
@@ -65,6 +67,7 @@ export function createApiApp(deps: ApiAppDeps): Express {
       [queueCatalog.inbox.name]: createInboxRetryReset(deps.db),
       [queueCatalog.email.name]: createEmailRetryReset(deps.db),
     },
+    notes: deps.appWebhookDelivery === 'not_configured' ? { [queueCatalog.appWebhooks.name]: notConfiguredNote } : {},
   });
   const app = createServiceApp({
     logger: deps.logger,
@@ -83,11 +86,11 @@ export function createApiApp(deps: ApiAppDeps): Express {
 
       // One failure-only limiter for every key check of this process (per client IP): a valid
       // key never reaches it, so it never slows a valid caller.
-      const refuseFailedAuth = createFailedAuthLimiter(deps.failedAuthLimit, (_req, res) => {
-        sendError(res, 429, 'too_many_failed_attempts', 'too many requests failed authentication; retry later');
-      });
+      // Only requests that sent a key reach it: one that sent none is challenged, never counted.
+      const refuseFailedAuth = createFailedAuthLimiter(deps.failedAuthLimit, answerTooManyFailedAttempts);
       const v1 = express.Router();
       v1.use(requireBearer(deps.appApiKeys, 'app', refuseFailedAuth));
+      v1.use(requireJsonBody);
       if (deps.answerDeadlineMs !== undefined) v1.use(answerDeadline(deps.answerDeadlineMs));
       // Every /v1 route is about one user: defined in routes/v1 and listed in routes/api-routes.ts,
       // mounted under /users/:userId, where the id is resolved to its canonical user once. A POST
@@ -116,6 +119,7 @@ export function createApiApp(deps: ApiAppDeps): Express {
           outbox: deps.outbox,
           enqueue: deps.enqueue,
           enqueueAppWebhooks: deps.enqueueAppWebhooks,
+          ...(deps.appWebhookDelivery ? { appWebhookDelivery: deps.appWebhookDelivery } : {}),
           stripe: deps.stripe,
           queues: dashboard.queues,
         }),
@@ -123,6 +127,8 @@ export function createApiApp(deps: ApiAppDeps): Express {
 
       const admin = express.Router();
       admin.use(requireBearer(deps.adminApiKeys, 'admin', refuseFailedAuth));
+      // Before the routes and their audit: a body they cannot read is refused like a missing key, unrecorded.
+      admin.use(requireJsonBody);
       admin.use(mountRoutes(adminRoutes, mount));
       admin.use(auditUnmatched(deps.db, 'api'));
       app.use('/admin', admin);

@@ -2,6 +2,7 @@ import { defaultPaymentEnvironments, paymentEnvironments } from '@tally/billing-
 import {
   appWebhookUrlSetting,
   baseEnvSchema,
+  hostSetting,
   nodeEnvSetting,
   nonEmptyCsvList,
   paymentEnvironmentsSetting,
@@ -9,6 +10,7 @@ import {
   positiveInt,
   providerApiSettings,
   refuseDemoConfigurationInProduction,
+  serviceHostSetting,
   walletLowBalanceThresholdSetting,
 } from '@tally/platform';
 import { z } from 'zod';
@@ -17,6 +19,8 @@ export const apiEnvSchema = baseEnvSchema
   .extend({
     NODE_ENV: nodeEnvSetting,
     API_PORT: port(3001),
+    HOST: hostSetting,
+    API_HOST: serviceHostSetting,
     APP_API_KEYS: nonEmptyCsvList('app API key'),
     ADMIN_API_KEYS: nonEmptyCsvList('admin API key'),
     /** On-demand subscription sync: which environments' subscriptions count, and RevenueCat REST v1. */
@@ -37,8 +41,9 @@ export const apiEnvSchema = baseEnvSchema
     /** A hold's life when `POST /v1/users/{userId}/holds` names no expiresInSeconds (docs/holds.md): 1..86400. */
     HOLD_DEFAULT_TTL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
     /**
-     * Requests failing the key check (`/v1`, `/admin`, the dashboard) per client IP and window
-     * before further failures answer 429 (0 = off); requests with a valid key are never limited.
+     * Requests that sent a wrong key (`/v1`, `/admin`, the dashboard, the console) per client IP
+     * and window before further ones answer 429 (0 = off); requests with a valid key, or with
+     * none (the 401 challenge), are never counted or limited.
      */
     API_FAILED_AUTH_LIMIT: z.coerce.number().int().min(0).default(30),
     API_FAILED_AUTH_WINDOW_MS: positiveInt(60_000),

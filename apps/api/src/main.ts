@@ -27,6 +27,7 @@ import {
 import { sql } from 'kysely';
 import { createApiMetrics } from './api-metrics';
 import { closeApiApp, createApiApp } from './app';
+import { appWebhookDeliveryOf } from './app-webhook-delivery';
 import { apiEnvSchema } from './config';
 
 // The composition root: the only place that reads process.env.
@@ -87,6 +88,7 @@ runMain('api', async () => {
     failedAuthLimit: { limit: config.API_FAILED_AUTH_LIMIT, windowMs: config.API_FAILED_AUTH_WINDOW_MS },
     enqueue: (ids) => handOffRows(queue, inboxRelaySource, database.db, ids),
     enqueueAppWebhooks: (ids) => handOffRows(appWebhookQueue, appWebhookSource, database.db, ids),
+    appWebhookDelivery: appWebhookDeliveryOf(config.APP_WEBHOOK_URL),
     subscriptions: {
       catalog,
       policy: { paymentEnvironments: new Set(config.PAYMENT_ENVIRONMENTS), stripeConnectAccounts: new Set() },
@@ -126,6 +128,7 @@ runMain('api', async () => {
     },
   });
   const server = await startHttpServer(app, config.API_PORT, {
+    host: config.API_HOST ?? config.HOST,
     headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
     requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
     keepAliveTimeoutMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
@@ -143,7 +146,7 @@ runMain('api', async () => {
       whenOff: 'POST /v1/users/{userId}/subscription/sync answers 503 not_configured (set REVENUECAT_API_KEY)',
     },
   ]);
-  logger.info({ port: server.port }, 'api listening');
+  logger.info({ host: server.host, port: server.port }, 'api listening');
   return {
     logger,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,

@@ -1,10 +1,12 @@
 import {
   baseEnvSchema,
   csvList,
+  hostSetting,
   nodeEnvSetting,
   port,
   positiveInt,
   refuseDemoConfigurationInProduction,
+  serviceHostSetting,
 } from '@tally/platform';
 import { z } from 'zod';
 
@@ -12,6 +14,8 @@ export const ingestEnvSchema = baseEnvSchema
   .extend({
     NODE_ENV: nodeEnvSetting,
     INGEST_PORT: port(3000),
+    HOST: hostSetting,
+    INGEST_HOST: serviceHostSetting,
     STRIPE_WEBHOOK_SECRETS: csvList.refine((secrets) => secrets.every((secret) => secret.startsWith('whsec_')), {
       message: 'every Stripe webhook secret starts with whsec_',
     }),

@@ -98,12 +98,13 @@ runMain('ingest', async () => {
     },
   });
   const server = await startHttpServer(app, config.INGEST_PORT, {
+    host: config.INGEST_HOST ?? config.HOST,
     headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
     requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
     keepAliveTimeoutMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
     onClientError: createClientErrorReporter({ counter: metrics.clientErrors, logger }),
   });
-  logger.info({ port: server.port }, 'ingest listening');
+  logger.info({ host: server.host, port: server.port }, 'ingest listening');
   return {
     logger,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,

@@ -9,12 +9,14 @@ import {
   baseEnvSchema,
   booleanFlag,
   csvList,
+  hostSetting,
   nodeEnvSetting,
   paymentEnvironmentsSetting,
   port,
   positiveInt,
   providerApiSettings,
   refuseDemoConfigurationInProduction,
+  serviceHostSetting,
   walletLowBalanceThresholdSetting,
 } from '@tally/platform';
 import { z } from 'zod';
@@ -60,6 +62,8 @@ export const workerEnvSchema = baseEnvSchema
   .extend({
     NODE_ENV: nodeEnvSetting,
     WORKER_METRICS_PORT: port(9464),
+    HOST: hostSetting,
+    WORKER_METRICS_HOST: serviceHostSetting,
     /** Comma-separated roles (default all, which leaves out the opt-in roles). */
     WORKER_ROLES: workerRolesSetting,
     /** Inbox jobs one worker process runs at once; events of one user still apply one at a time. */

@@ -26,6 +26,7 @@ import {
 import { sql } from 'kysely';
 import { appWebhookConfigProblems, studioConfigProblems, workerEnvSchema, workerPoolSize } from './config';
 import { createMailer } from './email/create-mailer';
+import { unverifiedPacksWarning, workerProviderSwitches } from './provider-switches';
 import { workerSettingsFrom } from './settings-from-config';
 import { startWorkerRuntime } from './worker-runtime';
 
@@ -142,37 +143,18 @@ runMain('worker', async () => {
       ),
   });
   const server = await startHttpServer(app, config.WORKER_METRICS_PORT, {
+    host: config.WORKER_METRICS_HOST ?? config.HOST,
     headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
     requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
     keepAliveTimeoutMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
     onClientError: createClientErrorReporter({ counter: runtime.metrics.clientErrors, logger }),
   });
-  logProviderStatus(logger, [
-    {
-      name: 'stripe',
-      on: ports.stripe !== undefined,
-      whenOff: 'events that need the Stripe API park as not_configured (set STRIPE_SECRET_KEY)',
-    },
-    {
-      name: 'revenuecat',
-      on: ports.revenueCat !== undefined,
-      whenOff:
-        'subscription events and token packs (verified by its REST read) park as not_configured (set REVENUECAT_API_KEY)',
-    },
-    {
-      name: 'ai_studio',
-      on: ports.aiStudio !== undefined,
-      whenOff: 'generations fail as not_configured and are refunded (set AI_STUDIO_BASE_URL and AI_STUDIO_API_KEY)',
-    },
-    { name: 'smtp', on: config.SMTP_URL !== undefined, whenOff: 'emails are logged, not sent (set SMTP_URL)' },
-    {
-      name: 'app_webhooks',
-      on: config.APP_WEBHOOK_URL !== undefined,
-      whenOff: 'outbound messages are written, not delivered (set APP_WEBHOOK_URL)',
-    },
-  ]);
+  logProviderStatus(logger, workerProviderSwitches(config));
+  const unverifiedPacks = unverifiedPacksWarning(config);
+  if (unverifiedPacks) logger.warn(unverifiedPacks);
   logger.info(
     {
+      metricsHost: server.host,
       metricsPort: server.port,
       roles: config.WORKER_ROLES,
       concurrency: config.WORKER_CONCURRENCY,

@@ -586,6 +586,25 @@ export interface paths {
                         };
                     };
                 };
+                /** @description a body sent with a Content-Type other than application/json */
+                415: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unsupported_media_type";
+                                message: string;
+                            };
+                        };
+                    };
+                };
                 /** @description this Idempotency-Key was used with another method, path or body */
                 422: {
                     headers: {
@@ -991,6 +1010,25 @@ export interface paths {
                         };
                     };
                 };
+                /** @description a body sent with a Content-Type other than application/json */
+                415: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unsupported_media_type";
+                                message: string;
+                            };
+                        };
+                    };
+                };
                 /** @description this Idempotency-Key was used with another method, path or body */
                 422: {
                     headers: {
@@ -1375,6 +1413,25 @@ export interface paths {
                         };
                     };
                 };
+                /** @description a body sent with a Content-Type other than application/json */
+                415: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unsupported_media_type";
+                                message: string;
+                            };
+                        };
+                    };
+                };
                 /** @description this Idempotency-Key was used with another method, path or body */
                 422: {
                     headers: {
@@ -1622,6 +1679,25 @@ export interface paths {
                             error: {
                                 /** @enum {string} */
                                 code: "payload_too_large";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description a body sent with a Content-Type other than application/json */
+                415: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unsupported_media_type";
                                 message: string;
                             };
                         };
@@ -1879,6 +1955,25 @@ export interface paths {
                             error: {
                                 /** @enum {string} */
                                 code: "payload_too_large";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description a body sent with a Content-Type other than application/json */
+                415: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unsupported_media_type";
                                 message: string;
                             };
                         };
@@ -2143,6 +2238,25 @@ export interface paths {
                             error: {
                                 /** @enum {string} */
                                 code: "payload_too_large";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description a body sent with a Content-Type other than application/json */
+                415: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unsupported_media_type";
                                 message: string;
                             };
                         };
@@ -2540,6 +2654,25 @@ export interface paths {
                         };
                     };
                 };
+                /** @description a body sent with a Content-Type other than application/json */
+                415: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unsupported_media_type";
+                                message: string;
+                            };
+                        };
+                    };
+                };
                 /** @description this Idempotency-Key was used with another method, path or body */
                 422: {
                     headers: {
@@ -2772,6 +2905,25 @@ export interface paths {
                         };
                     };
                 };
+                /** @description a body sent with a Content-Type other than application/json */
+                415: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unsupported_media_type";
+                                message: string;
+                            };
+                        };
+                    };
+                };
                 /** @description this Idempotency-Key was used with another method, path or body */
                 422: {
                     headers: {
@@ -2989,6 +3141,25 @@ export interface paths {
                             error: {
                                 /** @enum {string} */
                                 code: "payload_too_large";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description a body sent with a Content-Type other than application/json */
+                415: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unsupported_media_type";
                                 message: string;
                             };
                         };
@@ -3806,6 +3977,23 @@ export interface paths {
                         };
                     };
                 };
+                /** @description a body sent with a Content-Type other than application/json */
+                415: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unsupported_media_type";
+                                message: string;
+                            };
+                        };
+                    };
+                };
                 /** @description this client failed authentication too often (API_FAILED_AUTH_*); retry later */
                 429: {
                     headers: {
@@ -3962,6 +4150,23 @@ export interface paths {
                             error: {
                                 /** @enum {string} */
                                 code: "payload_too_large";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description a body sent with a Content-Type other than application/json */
+                415: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unsupported_media_type";
                                 message: string;
                             };
                         };
@@ -4334,6 +4539,23 @@ export interface paths {
                         };
                     };
                 };
+                /** @description a body sent with a Content-Type other than application/json */
+                415: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unsupported_media_type";
+                                message: string;
+                            };
+                        };
+                    };
+                };
                 /** @description this client failed authentication too often (API_FAILED_AUTH_*); retry later */
                 429: {
                     headers: {
@@ -4512,6 +4734,23 @@ export interface paths {
                             error: {
                                 /** @enum {string} */
                                 code: "payload_too_large";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description a body sent with a Content-Type other than application/json */
+                415: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unsupported_media_type";
                                 message: string;
                             };
                         };
@@ -5045,6 +5284,23 @@ export interface paths {
                         };
                     };
                 };
+                /** @description a body sent with a Content-Type other than application/json */
+                415: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unsupported_media_type";
+                                message: string;
+                            };
+                        };
+                    };
+                };
                 /** @description this client failed authentication too often (API_FAILED_AUTH_*); retry later */
                 429: {
                     headers: {
@@ -5207,6 +5463,23 @@ export interface paths {
                             error: {
                                 /** @enum {string} */
                                 code: "payload_too_large";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description a body sent with a Content-Type other than application/json */
+                415: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unsupported_media_type";
                                 message: string;
                             };
                         };
@@ -5394,6 +5667,23 @@ export interface paths {
                         };
                     };
                 };
+                /** @description a body sent with a Content-Type other than application/json */
+                415: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unsupported_media_type";
+                                message: string;
+                            };
+                        };
+                    };
+                };
                 /** @description this client failed authentication too often (API_FAILED_AUTH_*); retry later */
                 429: {
                     headers: {
@@ -5575,6 +5865,23 @@ export interface paths {
                         };
                     };
                 };
+                /** @description a body sent with a Content-Type other than application/json */
+                415: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unsupported_media_type";
+                                message: string;
+                            };
+                        };
+                    };
+                };
                 /** @description this client failed authentication too often (API_FAILED_AUTH_*); retry later */
                 429: {
                     headers: {
@@ -5702,6 +6009,11 @@ export interface paths {
                                 deliveredAt: string | null;
                             }[];
                             nextCursor: string | null;
+                            /**
+                             * @description not_configured: APP_WEBHOOK_URL is not set, so pending messages wait for it rather than for a retry
+                             * @enum {string}
+                             */
+                            delivery: "on" | "not_configured";
                         };
                     };
                 };
@@ -5846,6 +6158,11 @@ export interface paths {
                             deliveredAt: string | null;
                             /** @description the body as sent, byte for byte (what the signature covers) */
                             body: string;
+                            /**
+                             * @description not_configured: APP_WEBHOOK_URL is not set, so pending messages wait for it rather than for a retry
+                             * @enum {string}
+                             */
+                            delivery: "on" | "not_configured";
                         };
                     };
                 };
@@ -6097,6 +6414,23 @@ export interface paths {
                             error: {
                                 /** @enum {string} */
                                 code: "payload_too_large";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description a body sent with a Content-Type other than application/json */
+                415: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unsupported_media_type";
                                 message: string;
                             };
                         };

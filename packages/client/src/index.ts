@@ -1,8 +1,8 @@
 import createClient, { type Client, type ClientOptions } from 'openapi-fetch';
 import { Webhook } from 'standardwebhooks';
-import type { paths, webhooks } from './api-types';
+import type { paths, webhooks } from './api-types.js';
 
-export type { paths, webhooks } from './api-types';
+export type { paths, webhooks } from './api-types.js';
 
 /** The typed client of the Tally API: `client.GET('/v1/users/{userId}/wallet', { params: { path: { userId } } })`. */
 export type TallyClient = Client<paths>;

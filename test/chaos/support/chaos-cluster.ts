@@ -344,6 +344,9 @@ export class ChaosCluster {
     const podFor = (name: string) => network?.addPod(name);
 
     const base = {
+      // Every interface: in a pod the test reaches a process at the pod's address, which a
+      // process on the default (127.0.0.1, the pod's own loopback) would not answer.
+      HOST: '0.0.0.0',
       DATABASE_URL: this.pgbouncer ? this.pgbouncer.urlFor(this.databaseUrl) : this.databaseUrl,
       REDIS_URL: this.redis.url,
       QUEUE_PREFIX: 'chaos',

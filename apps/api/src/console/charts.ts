@@ -50,7 +50,9 @@ export function barChart(bars: readonly { label: string; value: number }[], opti
   ${bars.map((bar, index) => {
     const barWidth = bar.value === 0 ? 0 : Math.max(2, (bar.value / top) * (width - labelWidth - 50));
     const y = index * row + 2;
-    return html`<text class="tick" x="${labelWidth - 6}" y="${y + 13}" text-anchor="end">${bar.label}</text>
+    // A label longer than its 150 px is cut with an ellipsis (its full text in a tooltip), never clipped at the edge.
+    const label = bar.label.length > 19 ? `${bar.label.slice(0, 18)}…` : bar.label;
+    return html`<text class="tick" x="${labelWidth - 6}" y="${y + 13}" text-anchor="end"><title>${bar.label}</title>${label}</text>
   <rect class="bar" x="${labelWidth}" y="${y + 2}" width="${barWidth.toFixed(1)}" height="${row - 6}"/>
   <text class="tick" x="${labelWidth + barWidth + 4}" y="${y + 13}">${bar.value}</text>`;
   })}

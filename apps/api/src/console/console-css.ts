@@ -22,6 +22,7 @@ a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible
   outline: 3px solid #f5a623; outline-offset: 2px; }
 table { border-collapse: collapse; width: 100%; background: #fff; border: 1px solid var(--line); font-size: 13px; }
 th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
+td .mono, td a, td code { overflow-wrap: anywhere; }
 th { background: #eef1f4; font-weight: 600; white-space: nowrap; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 code.wrap { overflow-wrap: anywhere; }
@@ -36,6 +37,7 @@ pre { background: #fff; border: 1px solid var(--line); padding: 10px; overflow: 
 .status-failed, .bad { color: var(--bad); font-weight: 600; }
 .status-received, .status-processing, .status-pending, .warn { color: var(--warn); font-weight: 600; }
 .status-processed, .status-delivered, .good { color: var(--good); }
+.status-not-configured { color: var(--muted); font-weight: 600; }
 .notice { background: #e7f3ea; border: 1px solid #9cc9a6; padding: 8px 12px; margin: 0 0 12px; }
 .notice.error { background: #fbeaea; border-color: #e3a3a3; }
 form.inline { display: inline; margin: 0; }

@@ -95,6 +95,7 @@ export const consoleHeaders = helmet({
  */
 export function createConsoleRoutes(deps: ConsoleDeps): Router {
   const router = Router();
+  const delivery = deps.appWebhookDelivery ?? 'on';
   router.use(express.urlencoded({ extended: false, limit: '10kb' }));
   const send = (res: Response, html: string, status = 200) => sendConsoleAnswer(res, { status, html });
 
@@ -110,7 +111,7 @@ export function createConsoleRoutes(deps: ConsoleDeps): Router {
       readAppWebhookGauges(deps.db),
       readHourlyActivity(deps.db),
     ]);
-    send(res, overviewPage({ depths, oldestDueAgeSeconds, counts, appWebhooks, activity }));
+    send(res, overviewPage({ depths, oldestDueAgeSeconds, counts, appWebhooks, activity, delivery }));
   });
 
   router.get('/search', async (req, res) => {
@@ -145,6 +146,7 @@ export function createConsoleRoutes(deps: ConsoleDeps): Router {
       res,
       userPage({
         view,
+        delivery,
         series,
         messages: { items: messages.messages.map(toAppWebhookMessageView), more: messages.nextCursor !== null },
         ledgerCursor: cursor.data,
@@ -194,6 +196,7 @@ export function createConsoleRoutes(deps: ConsoleDeps): Router {
     send(
       res,
       messagesPage({
+        delivery,
         filter,
         messages: result.messages.map(toAppWebhookMessageView),
         nextCursor: result.nextCursor,
@@ -223,6 +226,7 @@ export function createConsoleRoutes(deps: ConsoleDeps): Router {
     send(
       res,
       messagePage({
+        delivery,
         message: view,
         body: toAppWebhookBody(message),
         ledgerEntryId: message.ledger_entry_id,

@@ -1,4 +1,5 @@
 import type { AppWebhookMessageView, InboxEventView } from '@tally/billing-core';
+import { type AppWebhookDelivery, notConfiguredNote } from '../app-webhook-delivery';
 import { type Html, type HtmlValue, html, queryString } from './html';
 
 export const consoleBase = '/admin/console';
@@ -183,22 +184,48 @@ export const messageHeaders = [
   'Action',
 ];
 
+/**
+ * A message's status as the console shows it: a pending message while delivery is not configured
+ * (no APP_WEBHOOK_URL) waits for the URL, not for a retry, and says so.
+ */
+export function messageStatusText(
+  message: Pick<AppWebhookMessageView, 'status'>,
+  delivery: AppWebhookDelivery = 'on',
+): Html {
+  if (message.status === 'pending' && delivery === 'not_configured') {
+    return html`<span class="status-not-configured" title="${notConfiguredNote}">not configured</span>`;
+  }
+  return statusText(message.status);
+}
+
+/** The banner of a page listing messages while delivery is not configured. */
+export function notConfiguredBanner(delivery: AppWebhookDelivery = 'on'): Html {
+  if (delivery === 'on') return html``;
+  return html`<p class="notice error" id="delivery-not-configured"><strong>Not configured:</strong> <code>APP_WEBHOOK_URL</code> is not set, so messages are written but not delivered; pending ones wait, in order, until it is set on the api and the workers (the retention role deletes them after <code>APP_WEBHOOK_RETENTION_DAYS</code>).</p>`;
+}
+
 /** The rows of a message list, the same columns on the messages page and the user page. */
-export function messageRows(messages: readonly AppWebhookMessageView[], back: string): HtmlValue[][] {
+export function messageRows(
+  messages: readonly AppWebhookMessageView[],
+  back: string,
+  delivery: AppWebhookDelivery = 'on',
+): HtmlValue[][] {
   return messages.map((message) => [
     messageLink(message.id),
     message.type,
     userLink(message.userId),
-    statusText(message.status),
+    messageStatusText(message, delivery),
     message.attempts,
     message.lastStatusCode ?? '–',
     message.lastError ? html`<span class="bad">${clip(message.lastError, 120)}</span>` : '',
     time(message.createdAt),
     message.deliveredAt
       ? time(message.deliveredAt)
-      : message.nextAttemptAt
-        ? html`next ${time(message.nextAttemptAt)}`
-        : '–',
+      : message.status === 'pending' && delivery === 'not_configured'
+        ? 'waits for APP_WEBHOOK_URL'
+        : message.nextAttemptAt
+          ? html`next ${time(message.nextAttemptAt)}`
+          : '–',
     messageActions(message, back),
   ]);
 }

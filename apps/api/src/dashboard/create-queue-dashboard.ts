@@ -60,6 +60,8 @@ export function createQueueDashboard(deps: {
   /** Where the audit rows of its actions go. */
   db: Kysely<DB>;
   retryResets: Readonly<Record<string, RetryReset>>;
+  /** A line shown before a queue's description (a queue nothing consumes, and why). */
+  notes?: Readonly<Record<string, string>>;
 }): QueueDashboard {
   const definitions = Object.values(queueCatalog) as readonly CatalogQueue<unknown>[];
   const queues = new Map<string, ProducerQueue<unknown>>(
@@ -72,7 +74,7 @@ export function createQueueDashboard(deps: {
     queues: [...queues.values()].map(
       (queue) =>
         new BullMQAdapter(queue, {
-          description: describeRetention(queue.definition),
+          description: [deps.notes?.[queue.name], describeRetention(queue.definition)].filter(Boolean).join('. '),
           ...(deps.retryResets[queue.name] ? ({ allowCompletedRetries: false } as object) : {}),
         }),
     ),

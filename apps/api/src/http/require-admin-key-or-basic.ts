@@ -1,6 +1,6 @@
 import { matchesAnySecret, type RefuseFailedAuth, sendError } from '@tally/platform';
 import type { NextFunction, Request, Response } from 'express';
-import { bearerTokenOf, refuseAtOnce } from './require-bearer';
+import { bearerTokenOf, refuseAtOnce, refuseFailedCredentials } from './require-bearer';
 
 export const adminBasicRealm = 'tally-admin';
 
@@ -49,8 +49,9 @@ function isCrossSite(req: Request): boolean {
  * 401 unless the request carries an admin key, either as a bearer token (scripts) or as the
  * password of HTTP Basic auth with any username (a browser opening the dashboard). The 401 asks
  * for Basic credentials so a browser shows its login prompt. State-changing requests made with
- * Basic credentials must come from the same origin (403 otherwise). A refused request goes
- * through `refuse` (the failure-only limiter).
+ * Basic credentials must come from the same origin (403 otherwise). A request that sent wrong
+ * credentials goes through `refuse` (the failure-only limiter); one that sent none is only
+ * challenged, so a browser's unauthenticated first requests never lock it out.
  */
 export function requireAdminKeyOrBasic(keys: readonly string[], refuse: RefuseFailedAuth = refuseAtOnce) {
   return (req: Request, res: Response, next: NextFunction) => {
@@ -67,7 +68,7 @@ export function requireAdminKeyOrBasic(keys: readonly string[], refuse: RefuseFa
       }
       return next();
     }
-    refuse(req, res, () => {
+    refuseFailedCredentials(req, res, refuse, () => {
       res.set('WWW-Authenticate', `Basic realm="${adminBasicRealm}"`);
       sendError(res, 401, 'unauthorized', 'an admin key is required, as a bearer token or as the Basic auth password');
     });

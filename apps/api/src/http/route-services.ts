@@ -1,5 +1,6 @@
 import type { AppWebhookOutbox, Catalog, Clock, DB, EventPolicy, RevenueCatApi, StripeApi } from '@tally/billing-core';
 import type { Kysely } from 'kysely';
+import type { AppWebhookDelivery } from '../app-webhook-delivery';
 
 /** What a queue hand-off says: rows it could not hand over wait for the relay. */
 export type HandOff = (ids: number[]) => Promise<{ enqueued: number; alreadyQueued: number; deferred: number }>;
@@ -20,6 +21,11 @@ export interface RouteServices {
   enqueue: HandOff;
   /** Hands redelivered app webhook messages to their queue (the relay picks up what fails). */
   enqueueAppWebhooks: HandOff;
+  /**
+   * `not_configured` when APP_WEBHOOK_URL is unset: the console, the admin message routes and the
+   * queue dashboard say messages are written, not delivered (default `on`).
+   */
+  appWebhookDelivery?: AppWebhookDelivery;
   /** Subscription reads and the on-demand RevenueCat sync; without it the sync answers 503. */
   subscriptions?: { catalog: Catalog; policy: EventPolicy; revenueCat: RevenueCatApi | undefined } | undefined;
   /** AI Studio (and `check`): the catalog, the clock of the free allowance, the studio queue hand-off. */

@@ -36,6 +36,7 @@ function sharedAnswers(route: Route): Record<number, AnswerDoc> {
       'invalid_content_length',
     ]);
     answers[413] = errorDoc('a body over 100 kB', ['payload_too_large']);
+    answers[415] = errorDoc('a body sent with a Content-Type other than application/json', ['unsupported_media_type']);
   }
   if (route.method === 'post' && surface === 'admin') {
     // auditAdminActions: every state-changing admin request writes its audit row first.
@@ -194,7 +195,9 @@ export function buildOpenApiDocument(
     openapi: '3.1.0',
     info: {
       title: 'Tally API',
-      version: '1',
+      // Shown beside the title by /docs (Redoc): "Tally API (v1)", the version of the /v1 paths;
+      // a bare "1" read as a copy's number, "Tally API (1)".
+      version: 'v1',
       description:
         'The product API (/v1, app keys) and the operator API (/admin, admin keys) of Tally. Every answer ' +
         'carries Request-Id; every error is {"error":{"code","message"}}. The outbound app webhooks are under `webhooks`.',

@@ -81,6 +81,14 @@ describe('Stripe-Signature verification', () => {
     });
   });
 
+  it("answers the SDK's reason as one trimmed sentence (no trailing space, no newline)", () => {
+    expect(verify(sign({ secret: 'whsec_unit_other' }))).toEqual({
+      ok: false,
+      reason:
+        'No signatures found matching the expected signature for payload. Are you passing the raw request body you received from Stripe?',
+    });
+  });
+
   it('refuses a header with only a v0 signature (only v1 counts)', () => {
     const check = verify(sign({ scheme: 'v0' }));
     expect(check).toEqual({ ok: false, reason: expect.stringContaining('No signatures found') });

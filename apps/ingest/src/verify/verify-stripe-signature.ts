@@ -46,7 +46,9 @@ export function verifyStripeSignature(options: {
       signature.verifyHeader(rawBody, header, secret, toleranceSeconds, undefined, nowMs);
       return { ok: true };
     } catch (error) {
-      lastReason = error instanceof Error ? (error.message.split('\n')[0] ?? 'invalid signature') : 'invalid signature';
+      // The SDK's first line ends in a space before its newline: the answer's message is trimmed.
+      lastReason = error instanceof Error ? (error.message.split('\n')[0]?.trim() ?? '') : '';
+      if (lastReason === '') lastReason = 'invalid signature';
     }
   }
   return { ok: false, reason: lastReason };

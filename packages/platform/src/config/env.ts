@@ -49,6 +49,25 @@ const redisUrl = z
 
 export const port = (fallback: number) => z.coerce.number().int().min(0).max(65_535).default(fallback);
 
+/** The interface a service listens on when nothing says otherwise: this machine only. */
+export const loopbackHost = '127.0.0.1';
+
+const hostName = z
+  .string()
+  .trim()
+  .min(1)
+  .refine((value) => !/\s/.test(value), { message: 'must be an address or host name such as 127.0.0.1 or 0.0.0.0' });
+
+/**
+ * `HOST`: the interface ingest, the api and the worker's metrics port listen on. The loopback
+ * address by default, so a demo started with public keys is not reachable from the network;
+ * containers and pods set `0.0.0.0` (docker-compose.yml, infra/k8s) to be reached on theirs.
+ */
+export const hostSetting = hostName.default(loopbackHost);
+
+/** `INGEST_HOST`, `API_HOST`, `WORKER_METRICS_HOST`: one service's interface; unset, `HOST`'s. */
+export const serviceHostSetting = hostName.optional();
+
 export const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
 /** A `true`/`false` switch (exactly those words, so a typo fails the start instead of flipping it). */

@@ -1,18 +1,20 @@
 import { createServer, IncomingMessage, type Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
-import { ConfigError } from '../config/env';
+import { ConfigError, loopbackHost } from '../config/env';
 import { type ClientErrorReason, clientErrorListener } from './client-errors';
 
 export interface RunningServer {
   server: Server;
+  /** The address it listens on, as bound (`127.0.0.1`, `0.0.0.0`, `::`). */
+  host: string;
   port: number;
   /** Stops accepting connections and closes idle keep-alive sockets; waits for in-flight requests. */
   close(): Promise<void>;
 }
 
 export interface HttpServerOptions {
-  /** Interface to listen on. Default `0.0.0.0`. */
+  /** Interface to listen on. Default the loopback address (`loopbackHost`): nothing else reaches it. */
   host?: string;
   /**
    * Time a client has to send the complete request headers before the socket is answered 408
@@ -101,7 +103,7 @@ export function startHttpServer(
   options: HttpServerOptions | string = {},
 ): Promise<RunningServer> {
   const settings = typeof options === 'string' ? { host: options } : options;
-  const host = settings.host ?? '0.0.0.0';
+  const host = settings.host ?? loopbackHost;
   const headersTimeout = settings.headersTimeoutMs ?? defaultHttpServerTimeouts.headersTimeoutMs;
   const requestTimeout = settings.requestTimeoutMs ?? defaultHttpServerTimeouts.requestTimeoutMs;
   const keepAliveTimeout = settings.keepAliveTimeoutMs ?? defaultHttpServerTimeouts.keepAliveTimeoutMs;
@@ -134,6 +136,7 @@ export function startHttpServer(
     server.once('listening', () => {
       resolve({
         server,
+        host: (server.address() as AddressInfo).address,
         port: (server.address() as AddressInfo).port,
         close: () =>
           new Promise<void>((done) => {

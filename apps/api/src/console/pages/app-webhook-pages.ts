@@ -1,15 +1,17 @@
 import { type AdminActionView, type AppWebhookMessageView, appWebhookMessageTypes } from '@tally/billing-core';
+import type { AppWebhookDelivery } from '../../app-webhook-delivery';
 import { html, queryString } from '../html';
 import {
   consoleBase,
   messageActions,
   messageHeaders,
   messageRows,
+  messageStatusText,
+  notConfiguredBanner,
   notices,
   page,
   pager,
   prettyJson,
-  statusText,
   table,
   time,
   userLink,
@@ -26,6 +28,7 @@ export const messageStatuses = ['pending', 'delivered', 'failed'] as const;
 
 /** App-webhook messages newest first, filtered by status, type and user, with Redeliver buttons. */
 export function messagesPage(data: {
+  delivery: AppWebhookDelivery;
   filter: MessageFilter;
   messages: AppWebhookMessageView[];
   nextCursor: number | null;
@@ -41,6 +44,7 @@ export function messagesPage(data: {
     section: 'messages',
     notice: data.notice ? notices[data.notice] : undefined,
     body: html`
+${notConfiguredBanner(data.delivery)}
 <p class="muted">What Tally told the app (<code>APP_WEBHOOK_URL</code>), newest first. A failed message is kept with its attempts until it is redelivered; a delivered one may be redelivered too (same webhook-id: the app dedupes). JSON: <code>GET /admin/app-webhooks/messages</code>.</p>
 <form class="filters" method="get" action="${consoleBase}/app-webhooks">
   <label for="m-status">Status<select id="m-status" name="status">${option('', filter.status, 'any')}${messageStatuses.map((status) => option(status, filter.status))}</select></label>
@@ -49,7 +53,7 @@ export function messagesPage(data: {
   <button type="submit">Filter</button>
   <a href="${consoleBase}/app-webhooks">Clear</a>
 </form>
-${table(messageHeaders, messageRows(data.messages, here), 'app-webhook messages')}
+${table(messageHeaders, messageRows(data.messages, here, data.delivery), 'app-webhook messages')}
 ${pager('Message pages', {
   first: `${consoleBase}/app-webhooks${queryString({ ...filter })}`,
   paged: data.cursor !== undefined,
@@ -63,6 +67,7 @@ ${pager('Message pages', {
 
 /** One message: its delivery state and attempts, the body exactly as sent, and the audit of actions on it. */
 export function messagePage(data: {
+  delivery: AppWebhookDelivery;
   message: AppWebhookMessageView;
   body: string;
   ledgerEntryId: number | null;
@@ -76,9 +81,10 @@ export function messagePage(data: {
     section: 'messages',
     notice: data.notice ? notices[data.notice] : undefined,
     body: html`
+${message.status === 'pending' ? notConfiguredBanner(data.delivery) : ''}
 <p>${messageActions(message, here)}</p>
 <dl class="facts">
-  <dt>Status</dt><dd>${statusText(message.status)}</dd>
+  <dt>Status</dt><dd>${messageStatusText(message, data.delivery)}</dd>
   <dt>Attempts</dt><dd>${message.attempts} in its current schedule (a redeliver starts a new one)</dd>
   <dt>Last attempt</dt><dd>${message.lastStatusCode === null ? (message.attempts === 0 ? 'not sent yet' : 'no HTTP answer') : html`HTTP <code>${message.lastStatusCode}</code>`}</dd>
   <dt>Last error</dt><dd>${message.lastError ? html`<span class="bad">${message.lastError}</span>` : '–'}</dd>

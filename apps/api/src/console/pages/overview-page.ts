@@ -1,8 +1,9 @@
 import type { HourlyActivity, OperationalStates } from '@tally/billing-core';
 import type { queueDepthStates } from '@tally/platform';
+import type { AppWebhookDelivery } from '../../app-webhook-delivery';
 import { barChart, hourlyChart } from '../charts';
 import { html } from '../html';
-import { consoleBase, dashboardLink, page, table } from '../layout';
+import { consoleBase, dashboardLink, notConfiguredBanner, page, table } from '../layout';
 
 export interface OverviewData {
   depths: { queue: string; counts: Record<(typeof queueDepthStates)[number], number> }[];
@@ -12,6 +13,8 @@ export interface OverviewData {
   appWebhooks: { oldestPendingAgeSeconds: number; pending: number; failed: number };
   /** `readHourlyActivity`: the last 24 hours, hour by hour. */
   activity: HourlyActivity[];
+  /** Whether app-webhook messages are delivered (APP_WEBHOOK_URL). */
+  delivery: AppWebhookDelivery;
 }
 
 /** The overview: the numbers the metrics gauges show, read by the same queries at request time. */
@@ -33,9 +36,18 @@ export function overviewPage(data: OverviewData): string {
   ${card(failedJobs, 'failed jobs (all queues)', dashboardLink)}
   ${card(failedStudio, 'failed studio requests')}
   ${card(data.appWebhooks.failed, 'failed app-webhook messages', `${consoleBase}/app-webhooks?status=failed`)}
-  ${card(data.appWebhooks.pending, 'app-webhook messages pending', `${consoleBase}/app-webhooks?status=pending`)}
-  ${card(formatAge(data.appWebhooks.oldestPendingAgeSeconds), 'oldest pending message')}
+  ${
+    data.delivery === 'on'
+      ? html`${card(data.appWebhooks.pending, 'app-webhook messages pending', `${consoleBase}/app-webhooks?status=pending`)}
+  ${card(formatAge(data.appWebhooks.oldestPendingAgeSeconds), 'oldest pending message')}`
+      : card(
+          data.appWebhooks.pending,
+          'app-webhook messages not delivered: APP_WEBHOOK_URL is not set',
+          `${consoleBase}/app-webhooks?status=pending`,
+        )
+  }
 </div>
+${notConfiguredBanner(data.delivery)}
 <h2>Last 24 hours, per hour</h2>
 <div class="sparks">
   ${hourlyChart(series(data.activity, 'received'), { label: 'inbox events received' })}
@@ -59,10 +71,13 @@ export function overviewPage(data: OverviewData): string {
   </section>
   <section>
     <h2>Parked events by type</h2>
-    ${barChart(
-      data.counts.parked.map((row) => ({ label: `${row.provider} ${row.type}`, value: row.count })),
-      { label: 'parked inbox events by provider and type' },
-    )}
+    ${
+      data.counts.parked.length === 0
+        ? html`<p class="muted">None parked.</p>`
+        : html`${barChart(
+            data.counts.parked.map((row) => ({ label: `${row.provider} ${row.type}`, value: row.count })),
+            { label: 'parked inbox events by provider and type' },
+          )}
     ${table(
       ['Provider', 'Type', 'Count', ''],
       data.counts.parked.map((row) => [
@@ -72,7 +87,8 @@ export function overviewPage(data: OverviewData): string {
         html`<a href="${consoleBase}/events?status=failed&amp;provider=${row.provider}&amp;type=${encodeURIComponent(row.type)}">list</a>`,
       ]),
       'parked events by type',
-    )}
+    )}`
+    }
     <h2>Studio requests and installments by status</h2>
     ${barChart(
       [

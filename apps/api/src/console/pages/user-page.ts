@@ -1,4 +1,5 @@
 import type { AppWebhookMessageView, BalancePoint, UserSupportView } from '@tally/billing-core';
+import type { AppWebhookDelivery } from '../../app-webhook-delivery';
 import { lineChart } from '../charts';
 import { html } from '../html';
 import {
@@ -17,6 +18,8 @@ import {
 
 export interface UserPageData {
   view: UserSupportView;
+  /** Whether app-webhook messages are delivered (APP_WEBHOOK_URL). */
+  delivery: AppWebhookDelivery;
   series: BalancePoint[];
   /** The id of the last ledger entry shown when more follow (the next page's cursor). */
   ledgerNextCursor: number | null;
@@ -122,7 +125,7 @@ ${table(
 
 <h2 id="messages">App-webhook messages (newest first)</h2>
 <p class="muted">${data.messages.more ? `The newest ${data.messages.items.length} shown. ` : ''}<a href="${consoleBase}/app-webhooks?userId=${encodeURIComponent(view.canonicalUserId)}">All messages of this user</a></p>
-${table(messageHeaders, messageRows(data.messages.items, userPath), 'app-webhook messages of the user')}
+${table(messageHeaders, messageRows(data.messages.items, userPath, data.delivery), 'app-webhook messages of the user')}
 
 <h2>Subscription</h2>
 ${

@@ -1,8 +1,11 @@
 import { type AppWebhookMessageRow, type DB, redeliverAppWebhookMessage } from '@tally/billing-core';
 import type { Kysely } from 'kysely';
+import type { AppWebhookDelivery } from '../../app-webhook-delivery';
 
 export interface AppWebhookActionDeps {
   db: Kysely<DB>;
+  /** `not_configured` without APP_WEBHOOK_URL: messages are written, not delivered (default `on`). */
+  appWebhookDelivery?: AppWebhookDelivery;
   /** Hands redelivered messages to the app-webhooks queue; a failure leaves them for the relay. */
   enqueueAppWebhooks: (ids: number[]) => Promise<{ enqueued: number; alreadyQueued: number; deferred: number }>;
 }

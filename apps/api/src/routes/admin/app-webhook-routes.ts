@@ -9,6 +9,7 @@ import {
   toAppWebhookMessageView,
 } from '@tally/billing-core';
 import { z } from 'zod';
+import { appWebhookDeliveries } from '../../app-webhook-delivery';
 import { errorAnswer } from '../../http/answer';
 import { defineRoute } from '../../http/define-route';
 import { cursorSchema, limitSchema, userIdSchema } from '../../http/params';
@@ -35,9 +36,17 @@ const messageViewSchema = z.strictObject({
   createdAt: z.iso.datetime(),
   deliveredAt: z.iso.datetime().nullable(),
 });
-const messageListSchema = z.strictObject({ messages: z.array(messageViewSchema), nextCursor: nextCursorSchema });
+const deliverySchema = z
+  .enum(appWebhookDeliveries)
+  .describe('not_configured: APP_WEBHOOK_URL is not set, so pending messages wait for it rather than for a retry');
+const messageListSchema = z.strictObject({
+  messages: z.array(messageViewSchema),
+  nextCursor: nextCursorSchema,
+  delivery: deliverySchema,
+});
 const messageWithBodySchema = messageViewSchema.extend({
   body: z.string().describe('the body as sent, byte for byte (what the signature covers)'),
+  delivery: deliverySchema,
 });
 const redeliveredSchema = z.strictObject({
   redelivered: z.literal(1),
@@ -72,11 +81,12 @@ export const appWebhookRoutes = [
       200: answerDoc('a page of messages', messageListSchema),
       400: errorDoc('a bad filter', ['invalid_request']),
     },
-    handler: async ({ query }, { db }) => {
+    handler: async ({ query }, { db, appWebhookDelivery }) => {
       const page = await listAppWebhookMessages(db, { ...query, beforeId: query.cursor });
       const answer: z.input<typeof messageListSchema> = {
         messages: page.messages.map(toView),
         nextCursor: page.nextCursor === null ? null : String(page.nextCursor),
+        delivery: appWebhookDelivery ?? 'on',
       };
       return { status: 200, body: answer };
     },
@@ -91,10 +101,14 @@ export const appWebhookRoutes = [
       400: badMessageId,
       404: errorDoc('no such message', ['not_found']),
     },
-    handler: async ({ params }, { db }) => {
+    handler: async ({ params }, { db, appWebhookDelivery }) => {
       const message = await findAppWebhookMessage(db, params.id.uuid);
       if (!message) return errorAnswer(404, 'not_found', `app webhook message ${params.id.webhookId} does not exist`);
-      const answer: z.input<typeof messageWithBodySchema> = { ...toView(message), body: toAppWebhookBody(message) };
+      const answer: z.input<typeof messageWithBodySchema> = {
+        ...toView(message),
+        body: toAppWebhookBody(message),
+        delivery: appWebhookDelivery ?? 'on',
+      };
       return { status: 200, body: answer };
     },
   }),
