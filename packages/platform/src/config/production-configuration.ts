@@ -97,6 +97,7 @@ export function demoConfigurationProblems(config: Record<string, unknown>): Conf
 
 /** `superRefine` for an app's environment schema: every demo value or switch is an issue (exit 1). */
 export function refuseDemoConfigurationInProduction(config: Record<string, unknown>, ctx: z.RefinementCtx): void {
+  // guard: production-demo-config
   for (const problem of demoConfigurationProblems(config)) {
     ctx.addIssue({ code: 'custom', path: [problem.variable], message: problem.message });
   }
