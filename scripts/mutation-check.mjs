@@ -259,4 +259,4 @@ async function main(args) {
   process.exit(survived === 0 ? 0 : 1);
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1]).href) await main(process.argv.slice(2));
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main(process.argv.slice(2));
