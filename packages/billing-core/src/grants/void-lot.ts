@@ -32,6 +32,7 @@ export type VoidLotResult =
 export async function voidLot(uow: UnitOfWork, request: { userId: string; lotId: number }): Promise<VoidLotResult> {
   const { trx } = uow;
   const funds = await lockWalletFunds(uow, request.userId);
+  // guard: void-lot-owner
   const lot = await sql<{ voided: boolean }>`
     SELECT voided_at IS NOT NULL AS voided FROM credit_lots
      WHERE id = ${request.lotId} AND user_id = ${request.userId}`.execute(trx);
@@ -42,6 +43,7 @@ export async function voidLot(uow: UnitOfWork, request: { userId: string; lotId:
   }
   const { taken, reference } = await takeFreedVoidedTokens(uow, request.userId, { lotIds: [request.lotId] });
   return {
+    // guard: void-lot-repeat
     kind: found.voided ? 'already-voided' : 'voided',
     answer: {
       lotId: request.lotId,

@@ -64,6 +64,7 @@ export async function captureHold(
   const funds = await lockWalletFunds(uow, request.userId, { holdId: request.holdId });
   const { hold } = funds;
   if (!hold) return { kind: 'not-found' };
+  // guard: capture-fence
   if (hold.status === 'captured') return { kind: 'already', answer: captureAnswerOf(hold) };
   if (hold.status === 'released') return { kind: 'not-active', status: 'released' };
   if (hold.expired) return { kind: 'not-active', status: 'expired' };
@@ -154,6 +155,7 @@ async function endHold(
         holdId: hold.id,
         ledgerMarker: Number(hold.ledger_marker),
         expiresAt: new Date(hold.expires_at),
+        // guard: hold-end-frees-shortfall
         freedTokens: end.released - voided,
       });
   const taken = voided + recovered;
