@@ -158,10 +158,17 @@ export function planMutation(mutation, markers, tree) {
   return { file, original, mutated };
 }
 
-/** Every problem of the list against the tree: missing, duplicated, unused or inapplicable markers. */
+/** Every problem of the list against the tree: markers missing, duplicated, unused or inapplicable, tests missing. */
 export function checkMutations(mutations, tree) {
-  const markers = findMarkers(tree);
+  const files = markableFiles(tree);
+  const markers = findMarkers(tree, files);
   const problems = [];
+  // Jest takes each as a pattern of paths: one that matches no test file would "fail" every time.
+  const testFiles = files.filter((file) => file.endsWith('.test.ts'));
+  for (const { name, tests } of mutations) {
+    for (const test of tests.filter((pattern) => !testFiles.some((file) => new RegExp(pattern).test(file))))
+      problems.push(`mutation "${name}": its tests ${test} match no test file`);
+  }
   const plans = new Map();
   for (const mutation of mutations) {
     try {

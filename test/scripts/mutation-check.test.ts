@@ -32,19 +32,23 @@ interface Mutation {
   tests: string[];
 }
 
-const payOnce: Mutation = { guard: 'pay-once', del: true, tests: ['t'], name: 'pays twice' };
+const payOnce: Mutation = { guard: 'pay-once', del: true, tests: ['test/pay.test'], name: 'pays twice' };
 const payPositive: Mutation = {
   guard: 'pay-positive',
   from: 'amount > 0',
   to: 'true',
-  tests: ['t'],
+  tests: ['test/pay.test'],
   name: 'pays a negative amount',
 };
 
 /** Writes a tiny tree ({relative path: content}) with its scripts/mutations.mjs listing `mutations`. */
 function tree(files: Record<string, string>, mutations: Mutation[]): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'mutation-check-'));
-  const all = { ...files, 'scripts/mutations.mjs': `export const mutations = ${JSON.stringify(mutations)};\n` };
+  const all = {
+    ...files,
+    'test/pay.test.ts': "it('pays', () => undefined);\n",
+    'scripts/mutations.mjs': `export const mutations = ${JSON.stringify(mutations)};\n`,
+  };
   for (const [file, content] of Object.entries(all)) {
     mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
     writeFileSync(path.join(dir, file), content);
@@ -121,10 +125,22 @@ describe('the mutation check finds each guard by its marker', () => {
     const unused = dryRun({ 'src/pay.ts': payment }, [payOnce]);
     expect(unused.output).toContain('marker "guard: pay-positive" in src/pay.ts is named by no mutation');
     expect(unused.status).toBe(2);
-    const byText: Mutation = { file: 'src/pay.ts', from: 'amount > 0', to: 'true', tests: ['t'], name: 'by text' };
+    const byText: Mutation = {
+      file: 'src/pay.ts',
+      from: 'amount > 0',
+      to: 'true',
+      tests: ['test/pay.test'],
+      name: 'by text',
+    };
     const copiedText = dryRun({ 'src/pay.ts': payment }, [payOnce, payPositive, byText]);
     expect(copiedText.output).toContain('mutation "by text": names no guard');
     expect(copiedText.status).toBe(2);
+  });
+
+  it('fails on a mutation whose tests match no test file (Jest would exit 1 and the mutation look caught)', () => {
+    const gone = dryRun({ 'src/pay.ts': payment }, [payOnce, { ...payPositive, tests: ['test/gone.test'] }]);
+    expect(gone.output).toContain('mutation "pays a negative amount": its tests test/gone.test match no test file');
+    expect(gone.status).toBe(2);
   });
 
   it('keeps a mutation when its guard moves to another file and is reformatted, marker and all', () => {
@@ -137,7 +153,7 @@ describe('the mutation check finds each guard by its marker', () => {
     ].join('\n');
     const files = { 'src/pay.ts': payment.replace(/ {2}\/\/ guard: pay-positive\n/, ''), 'src/valid.ts': rewrapped };
     const run = dryRun(files, [payOnce, payPositive], ['--list']);
-    expect(run.output).toContain('pay-positive: pays a negative amount\n    src/valid.ts -> t');
+    expect(run.output).toContain('pay-positive: pays a negative amount\n    src/valid.ts -> test/pay.test');
     expect(run.status).toBe(0);
   });
 
@@ -151,9 +167,9 @@ describe('the mutation check finds each guard by its marker', () => {
     const mutations: Mutation[] = [
       payOnce,
       payPositive,
-      { guard: 'sql-check', del: true, tests: ['t'], name: 'no check' },
-      { guard: 'alert-a', from: '1 and', to: '1 or', tests: ['t'], name: 'or' },
-      { guard: 'doc-table', from: 'c, d', to: 'c', tests: ['t'], name: 'doc' },
+      { guard: 'sql-check', del: true, tests: ['test/pay.test'], name: 'no check' },
+      { guard: 'alert-a', from: '1 and', to: '1 or', tests: ['test/pay.test'], name: 'or' },
+      { guard: 'doc-table', from: 'c, d', to: 'c', tests: ['test/pay.test'], name: 'doc' },
     ];
     const { problems, plans } = mutatedSources(files, mutations);
     expect(problems).toEqual([]);
