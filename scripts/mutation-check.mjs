@@ -1,14 +1,11 @@
-// `npm run test:mutations`: proves the suite guards the engine's guarantees. Each mutation
-// (scripts/mutations.mjs) removes one guard from the source, runs the tests that should notice,
-// expects them to FAIL, and restores the file (also on Ctrl-C). Exit 1 if any mutation survives.
-//
-// A guard is found by its marker, a comment line right before the guarded code: `// guard: <name>`
-// (`-- guard:` in SQL, `# guard:` in YAML, `<!-- guard: <name> -->` in Markdown). The marked code
-// is the syntax node that starts first after the marker (a statement, a property, an argument...;
-// in SQL up to the line ending in `;`, in YAML the next key with its indented lines, in Markdown
-// the next block). A mutation deletes the marked lines (`del`) or replaces `from` with `to` where
-// `from` (whitespace ignored) starts in the marked code exactly once. Landed migrations are frozen
-// (migrate.ts checks their checksum), so their guards are named by `file` and text instead.
+// `npm run test:mutations` (docs/testing.md#mutation-check): each mutation of scripts/mutations.mjs
+// removes one guard, runs the tests that should notice, expects them to FAIL, and restores the file
+// (also on Ctrl-C); exit 1 if any survives. A guard is found by its marker, a comment line right
+// before the guarded code (`// guard: <name>`, `-- guard:` in SQL, `# guard:` in YAML,
+// `<!-- guard: <name> -->` in Markdown), which marks the code that starts first after it: the
+// syntax node starting there (TypeScript, JavaScript), up to the line ending in `;` (SQL), the key
+// with its indented lines (YAML), the block (Markdown). A landed migration cannot take a marker
+// (migrate() checks its checksum): its guards are named by `file` and text.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -124,26 +121,17 @@ export function planMutation(mutation, markers, tree) {
   const fail = (problem) => {
     throw new Error(`mutation "${mutation.name}": ${problem}`);
   };
-  let file = mutation.file;
-  let start = 0;
-  let end = Infinity;
-  let where = file;
-  if (mutation.guard) {
-    const places = markers.get(mutation.guard) ?? [];
-    if (places.length === 0) fail(`no marker "guard: ${mutation.guard}" in the tree`);
-    if (places.length > 1)
-      fail(`marker "guard: ${mutation.guard}" ${places.length} times: ${places.map((p) => p.file)}`);
-    file = places[0].file;
-    where = `the code marked "guard: ${mutation.guard}" in ${file}`;
-  } else if (!/(^|\/)migrations\/\d{4}_\w+\.sql$/.test(file ?? '')) {
+  const places = mutation.guard ? (markers.get(mutation.guard) ?? []) : [{ file: mutation.file }];
+  if (places.length === 0) fail(`no marker "guard: ${mutation.guard}" in the tree`);
+  if (places.length > 1) fail(`marker "guard: ${mutation.guard}" ${places.length} times: ${places.map((p) => p.file)}`);
+  if (!mutation.guard && !/(^|\/)migrations\/\d{4}_\w+\.sql$/.test(mutation.file ?? ''))
     fail('names no guard (only a landed migration, which cannot take a marker, is named by file and text)');
-  }
+  const { file, after } = places[0];
   const original = readFileSync(path.join(tree, file), 'utf8');
-  if (mutation.guard) {
-    ({ start, end } =
-      markedRegion(file, original, markers.get(mutation.guard)[0].after) ??
-      fail(`nothing after its marker in ${file}`));
-  }
+  const where = mutation.guard ? `the code marked "guard: ${mutation.guard}" in ${file}` : file;
+  const { start, end } = mutation.guard
+    ? (markedRegion(file, original, after) ?? fail(`nothing after its marker in ${file}`))
+    : { start: 0, end: Number.POSITIVE_INFINITY };
   if (mutation.del) {
     const lineStart = original.lastIndexOf('\n', start - 1) + 1;
     if (original.slice(lineStart, start).trim() !== '') fail(`${where} starts mid-line; delete no longer applies`);

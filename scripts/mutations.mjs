@@ -1,9 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: mutations name template-literal source text
-// The mutations of scripts/mutation-check.mjs (docs/testing.md#mutation-check), two lines each: the
-// guard's marker (`// guard: <name>` right before the guarded code; a frozen migration: its file),
-// what to do to the marked code (`del`: delete its lines; `from` -> `to`: replace that text,
-// whitespace ignored, which must start in the marked code once), `build` when the tests run the
-// compiled output, the tests that must fail, and what breaks.
+// scripts/mutation-check.mjs's list (docs/testing.md#mutation-check): the guard's marker (a landed
+// migration: its file); `del` deletes the marked code's lines, or `from` (whitespace ignored,
+// starting in the marked code once) becomes `to`; `build` when the tests run the compiled output.
 // biome-ignore format: one mutation in two lines
 export const mutations = [
   { guard: 'checkout-maps-stripe-customer', del: true, build: true, tests: ['test/e2e/stripe-payments.int'],
