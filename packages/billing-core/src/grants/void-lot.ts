@@ -38,6 +38,7 @@ export async function voidLot(uow: UnitOfWork, request: { userId: string; lotId:
      WHERE id = ${request.lotId} AND user_id = ${request.userId}`.execute(trx);
   const found = lot.rows[0];
   if (!found) return { kind: 'not-found' };
+  // guard: void-standing-state
   if (!found.voided) {
     await sql`UPDATE credit_lots SET voided_at = now() WHERE id = ${request.lotId}`.execute(trx);
   }

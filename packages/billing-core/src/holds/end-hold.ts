@@ -146,6 +146,7 @@ async function endHold(
                      answer_balance = ${funds.balance}, answer_available = ${funds.balance - held}
      WHERE id = ${hold.id} RETURNING *`.execute(trx);
   // What the hold frees on a voided lot is taken at once (docs/lots.md "Voids"); only the rest is the user's.
+  // guard: hold-end-takes-voided
   const voided = end.released > 0 ? (await takeFreedVoidedTokens(uow, hold.user_id, { holdId: hold.id })).taken : 0;
   // No shortfall open (read under the lock; only a take-back, which needs the lock, opens one): nothing to settle.
   const recovered = !funds.shortfallsOpen

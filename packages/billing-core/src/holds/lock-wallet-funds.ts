@@ -79,6 +79,7 @@ export async function settleLapsedHolds(uow: UnitOfWork, userId: string): Promis
   const holds = [...lapsed.rows].sort((a, b) => Number(a.ledger_marker) - Number(b.ledger_marker));
   for (const hold of holds) {
     // What it frees on a voided lot is taken at once (docs/lots.md "Voids"); only the rest is the user's.
+    // guard: lapsed-hold-takes-voided
     const voided = await takeFreedVoidedTokens(uow, userId, { holdId: hold.id });
     await recoverShortfallsFromHold(uow, {
       userId,

@@ -88,6 +88,7 @@ export async function postLedgerEntries(
   // One posting needs no savepoint: its statement inserts nothing when it answers a conflict or a
   // shortfall, and an entry whose lots failed to move cannot commit (credit_lots_sum_trg).
   if (postings.length === 1) return [await postLedgerEntry(uow, postings[0] as LedgerPosting)];
+  // guard: posting-batch-all-or-nothing
   return atomically(uow, () => postInRounds(uow, postings));
 }
 

@@ -37,6 +37,7 @@ export const placeholderMarker = 'REPLACE_ME';
  * (`.env.example`, docker-compose.yml, infra/) and checks that each one is refused.
  */
 export function demoOrPlaceholderOf(value: string): 'demo' | 'placeholder' | null {
+  // guard: production-placeholder
   if (value.toUpperCase().includes(placeholderMarker)) return 'placeholder';
   if (demoSecretValues.some((demo) => value.includes(demo))) return 'demo';
   return null;
