@@ -45,6 +45,7 @@ export async function checkSpend(
       usageDay: toUtcDay(deps.clock.now()),
       price,
     });
+    // guard: check-studio-allowance
     amount = charge.tokens;
     studio = { cost: price.priceTokens, freeTier: charge.freeTier };
   } else {

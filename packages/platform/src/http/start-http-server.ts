@@ -123,6 +123,7 @@ export function startHttpServer(
         requestTimeout,
         keepAliveTimeout,
         connectionsCheckingInterval,
+        // guard: http-message-constructors
         ...expressMessageConstructors(app),
       },
       app,
@@ -131,6 +132,7 @@ export function startHttpServer(
     server.prependListener('request', (_req, res) => {
       if (closing && !res.headersSent) res.setHeader('connection', 'close');
     });
+    // guard: http-client-error-listener
     if (settings.onClientError) server.on('clientError', clientErrorListener(settings.onClientError));
     server.once('error', reject);
     server.once('listening', () => {
