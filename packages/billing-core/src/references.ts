@@ -20,6 +20,7 @@ export const referencePrefixes = {
   adminGrant: 'admin:grant:',
   lot: 'lot:',
   debit: 'debit:',
+  usage: 'usage:',
   hold: 'hold:',
 } as const;
 
@@ -72,6 +73,8 @@ export const references = {
    * later expire at the next sweep under `lot:{lotId}:expired:{n}`, n = 2, 3, … (the lot's n-th
    * expiry entry, counted from its draws under the wallet lock).
    */
+  /** A priced use of a catalog feature (`POST /v1/users/{userId}/usage`), by the app's reference (docs/features.md). */
+  usage: (reference: string) => `${referencePrefixes.usage}${reference}`,
   /** An app's debit (`POST /v1/users/{userId}/debits`), by the app's reference. */
   debit: (reference: string) => `${referencePrefixes.debit}${reference}`,
   /** A hold's capture: the one debit of what it captured (`POST .../holds/{id}/capture`). */

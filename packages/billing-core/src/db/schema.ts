@@ -118,6 +118,30 @@ export interface LedgerDrawsTable {
   position: number | null;
 }
 
+/** One use of a priced catalog feature (migration 0036, docs/features.md). */
+export interface FeatureUsesTable {
+  id: Generated<number>;
+  user_id: string;
+  source: 'usage' | 'hold';
+  reference: string;
+  feature: string;
+  variant: string | null;
+  quantities: Record<string, number>;
+  prices: Record<string, number>;
+  per: number;
+  price_version: string;
+  cost: number;
+  free_tier: boolean;
+  allowance_group: string | null;
+  allowance_period: string | null;
+  given_back: ColumnType<boolean, boolean | undefined, boolean>;
+  ledger_reference: string | null;
+  answer_balance: number;
+  answer_available: number;
+  usage_day: ColumnType<string, string, string>;
+  created_at: DbTime;
+}
+
 export const holdStatuses = ['held', 'captured', 'released'] as const;
 /** The stored status; a `held` hold past expires_at is expired (docs/holds.md): no stored `expired`. */
 export type HoldStatus = (typeof holdStatuses)[number];
@@ -318,6 +342,7 @@ export interface DB {
   wallets: WalletsTable;
   ledger_entries: LedgerEntriesTable;
   credit_lots: CreditLotsTable;
+  feature_uses: FeatureUsesTable;
   ledger_draws: LedgerDrawsTable;
   holds: HoldsTable;
   hold_lots: HoldLotsTable;
