@@ -40,3 +40,7 @@ CREATE INDEX feature_uses_allowance_idx ON feature_uses (user_id, allowance_grou
   WHERE free_tier AND NOT given_back;
 CREATE INDEX feature_uses_user_day_idx ON feature_uses (user_id, usage_day);
 CREATE INDEX feature_uses_day_idx ON feature_uses (usage_day, feature);
+
+-- A studio request is a use of its feature (image_edit, music_clip, music_full): the allowance
+-- group it counted against (NULL on rows from before: their kind, `image_edit` or `music`, was it).
+ALTER TABLE studio_requests ADD COLUMN allowance_group text;

@@ -200,6 +200,8 @@ export interface StudioRequestsTable {
   free_tier: boolean;
   /** UTC day (YYYY-MM-DD) whose free allowance the request used or skipped. */
   usage_day: ColumnType<string, string, string>;
+  /** The allowance group the request counted against (migration 0036); NULL before: its kind. */
+  allowance_group: ColumnType<string | null, string | null | undefined, string | null>;
   status: ColumnType<StudioRequestStatus, StudioRequestStatus | undefined, StudioRequestStatus>;
   result: ColumnType<unknown, string | null | undefined, string | null>;
   error_code: string | null;

@@ -19,9 +19,9 @@ export interface FeatureCharge {
 /**
  * The free allowance decision (docs/features.md), the one function behind usage, holds by
  * estimate, `check` and AI Studio: per user, allowance group and period (UTC day or month), it
- * counts the free uses that were not given back (feature_uses) and, for a daily group named after
- * a studio kind (`image_edit`, `music`), the free studio requests of that day that did not fail, so
- * both paths share one allowance. A use is free while that count is below the allowance's uses.
+ * counts the free uses that were not given back (feature_uses) and the free studio requests of
+ * the period that did not fail (studio_requests, by the group each took), so both paths share one
+ * allowance. A use is free while that count is below the allowance's uses.
  * Callers that act on it hold the wallet lock (no two uses take the last free slot); `check`
  * reads it without.
  */
@@ -34,12 +34,12 @@ export async function decideFeatureCharge(
     return { freeTier: false, tokens: request.cost, allowance: allowance ? groupOf(allowance, request.at) : null };
   }
   const { group, period } = groupOf(allowance, request.at);
-  const studio =
-    allowance.per === 'day' && (group === 'image_edit' || group === 'music')
-      ? sql`(SELECT count(*) FROM studio_requests
-              WHERE user_id = ${request.userId} AND usage_day = ${period}::date AND kind = ${group}
-                AND free_tier AND status <> 'failed')`
-      : sql`0`;
+  const { from, to } = periodDays(allowance.per, period);
+  // Studio requests are uses of the studio features: counted by the group they took (rows from
+  // before migration 0036 by their kind, the group they had then).
+  const studio = sql`(SELECT count(*) FROM studio_requests
+              WHERE user_id = ${request.userId} AND usage_day >= ${from}::date AND usage_day < ${to}::date
+                AND coalesce(allowance_group, kind) = ${group} AND free_tier AND status <> 'failed')`;
   const used = await sql<{ used: number }>`
     SELECT ((SELECT count(*) FROM feature_uses
               WHERE user_id = ${request.userId} AND allowance_group = ${group} AND allowance_period = ${period}
@@ -50,4 +50,13 @@ export async function decideFeatureCharge(
 
 function groupOf(allowance: NonNullable<PricedFeature['freeAllowance']>, at: Date) {
   return { group: allowance.group, period: allowancePeriodOf(allowance.per, at) };
+}
+
+/** The first day of a period and the first day after it (UTC dates). */
+function periodDays(per: 'day' | 'month', period: string): { from: string; to: string } {
+  const from = per === 'day' ? period : `${period}-01`;
+  const next = new Date(`${from}T00:00:00Z`);
+  if (per === 'day') next.setUTCDate(next.getUTCDate() + 1);
+  else next.setUTCMonth(next.getUTCMonth() + 1);
+  return { from, to: next.toISOString().slice(0, 10) };
 }

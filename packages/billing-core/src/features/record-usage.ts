@@ -5,6 +5,7 @@ import { InsufficientBalanceError, LedgerReferenceConflictError } from '../error
 import { lockWalletFunds } from '../holds/lock-wallet-funds';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import { references } from '../references';
+import { lockStudioUser } from '../studio/lock-studio-user';
 import { inUnitOfWork, type UnitOfWork, type UnitOfWorkDeps } from '../unit-of-work/unit-of-work';
 import { decideFeatureCharge } from './decide-feature-charge';
 import { type PricedUsage, priceUsage, type UsageSpec } from './price-usage';
@@ -59,6 +60,9 @@ export async function recordUsage(
   } as const;
   try {
     return await inUnitOfWork(deps, async (uow) => {
+      // A use that may take a free slot serialises with the user's studio requests, which count
+      // against the same allowances under the studio lock (taken before the wallet's, as they do).
+      if (priced.feature.freeAllowance) await lockStudioUser(uow.trx, request.userId);
       const funds = await lockWalletFunds(uow, request.userId);
       const previous = await findUse(uow, request.reference);
       if (previous)

@@ -4,7 +4,7 @@ import type { Clock } from '../clock';
 import type { DB, StudioKind } from '../db/schema';
 import { readWalletFunds } from '../ledger/held-tokens';
 import { listDrawableLots } from '../ledger/lots';
-import { priceStudioRequest, toUtcDay } from '../studio/price-studio-request';
+import { priceStudioRequest } from '../studio/price-studio-request';
 import { decideStudioCharge } from '../studio/studio-charge';
 
 /** What `check` prices: a number of tokens, or the next studio request of a kind. */
@@ -39,12 +39,8 @@ export async function checkSpend(
   let amount: number;
   let studio: { cost: number; freeTier: boolean } | undefined;
   if ('studioKind' in request) {
-    const price = priceStudioRequest(deps.catalog.data.studio, studioSpecOf(deps.catalog, request.studioKind));
-    const charge = await decideStudioCharge(db, {
-      userId: request.userId,
-      usageDay: toUtcDay(deps.clock.now()),
-      price,
-    });
+    const price = priceStudioRequest(deps.catalog, studioSpecOf(deps.catalog, request.studioKind));
+    const charge = await decideStudioCharge(db, { userId: request.userId, at: deps.clock.now(), price });
     amount = charge.tokens;
     studio = { cost: price.priceTokens, freeTier: charge.freeTier };
   } else {
