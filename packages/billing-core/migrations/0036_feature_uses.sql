@@ -44,3 +44,27 @@ CREATE INDEX feature_uses_day_idx ON feature_uses (usage_day, feature);
 -- A studio request is a use of its feature (image_edit, music_clip, music_full): the allowance
 -- group it counted against (NULL on rows from before: their kind, `image_edit` or `music`, was it).
 ALTER TABLE studio_requests ADD COLUMN allowance_group text;
+
+-- Holds by estimate (docs/features.md): `priced` holds reserve a feature's estimated cost (0 for a
+-- use inside the free allowance: it reserves the use), keep their prices in feature_uses (source
+-- 'hold', reference the hold's id), and are captured at the actual cost at those prices: what the
+-- hold covers is captured, the excess is taken from what is available (`excess`), and what is
+-- still missing is recorded (`debt`, and a take-back shortfall of source 'priced_capture': the
+-- place debt will live). Old code never places a priced hold, so the relaxed CHECKs (NOT VALID
+-- here, validated by 0037) change nothing it writes. ACCESS EXCLUSIVE for an instant on holds and
+-- take_back_shortfalls; lock_timeout keeps it from queueing behind a long read.
+SET LOCAL lock_timeout = '5s';
+ALTER TABLE holds ADD COLUMN priced boolean NOT NULL DEFAULT false;
+ALTER TABLE holds ADD COLUMN excess bigint CONSTRAINT holds_excess_ck CHECK (excess >= 0);
+ALTER TABLE holds ADD COLUMN debt bigint CONSTRAINT holds_debt_ck CHECK (debt >= 0);
+ALTER TABLE holds DROP CONSTRAINT holds_amount_ck;
+ALTER TABLE holds ADD CONSTRAINT holds_amount_ck CHECK (amount > 0 OR (priced AND amount = 0)) NOT VALID;
+ALTER TABLE holds DROP CONSTRAINT holds_captured_ck;
+ALTER TABLE holds ADD CONSTRAINT holds_captured_ck
+  CHECK (captured >= 0 AND captured <= amount AND (captured > 0 OR priced)) NOT VALID;
+ALTER TABLE holds DROP CONSTRAINT holds_captured_ck2;
+ALTER TABLE holds ADD CONSTRAINT holds_captured_ck2
+  CHECK ((status = 'captured') = (captured IS NOT NULL AND ledger_reference IS NOT NULL)) NOT VALID;
+ALTER TABLE take_back_shortfalls DROP CONSTRAINT take_back_shortfalls_source_ck;
+ALTER TABLE take_back_shortfalls ADD CONSTRAINT take_back_shortfalls_source_ck
+  CHECK (source IN ('stripe_refund', 'stripe_dispute', 'revenuecat_refund', 'priced_capture')) NOT VALID;

@@ -171,6 +171,12 @@ export interface HoldsTable {
   created_at: DbTime;
   /** When the hold ended (captured, released, or an expired hold settled); NULL while open. */
   settled_at: DbTimeNullable;
+  /** Placed by a feature's estimate (docs/features.md): its use is in feature_uses (migration 0036). */
+  priced: ColumnType<boolean, boolean | undefined, boolean>;
+  /** A priced capture's cost past the hold, taken from what was available; NULL otherwise. */
+  excess: number | null;
+  /** What of that excess could not be taken (recorded as a shortfall, to be debt); NULL otherwise. */
+  debt: number | null;
 }
 
 /** A lot a hold reserves, in the draw order at placement (position). */
