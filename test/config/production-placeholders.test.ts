@@ -1,5 +1,4 @@
 import { shippedPlaceholders } from '@tally/platform/testing';
-import type { z } from 'zod';
 import { apiEnvSchema } from '../../apps/api/src/config';
 import { ingestEnvSchema } from '../../apps/ingest/src/config';
 import { workerEnvSchema } from '../../apps/worker/src/config';
@@ -11,7 +10,7 @@ import { workerEnvSchema } from '../../apps/worker/src/config';
  * stops a production process at start"). The placeholders are read from the files, so a new one
  * cannot slip in unchecked.
  */
-const apps: [string, z.ZodType][] = [
+const apps: [string, typeof ingestEnvSchema | typeof apiEnvSchema | typeof workerEnvSchema][] = [
   ['ingest', ingestEnvSchema],
   ['api', apiEnvSchema],
   ['worker', workerEnvSchema],

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { routeDocs } from '../../apps/api/src/openapi/openapi-document';
+import { apiRoutes } from '../../apps/api/src/routes/api-routes';
 import { chromiumPath, haveChromium, launchBrowser, runBrowserTest } from '../support/browser';
 import { TestStack } from '../support/stack';
 
@@ -47,7 +47,7 @@ describe('/docs, the API reference, in a real browser', () => {
           });
         // biome-ignore lint/performance/useDomNodeTextContent: playwright's innerText, the text as rendered (what a reader sees)
         const text = await page.locator('body').innerText();
-        for (const route of routeDocs) expect([route.path, text.includes(route.summary)]).toEqual([route.path, true]);
+        for (const route of apiRoutes) expect([route.path, text.includes(route.summary)]).toEqual([route.path, true]);
         for (const type of ['wallet.credited', 'subscription.updated', 'studio.request.failed']) {
           expect(text).toContain(type);
         }

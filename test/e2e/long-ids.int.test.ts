@@ -1,6 +1,6 @@
 import { findWallet, verifyLedger } from '@tally/billing-core';
 import { sql } from 'kysely';
-import { revenueCatTokenPurchase, revenueCatTokenPackRefund } from '../support/events';
+import { revenueCatTokenPackRefund, revenueCatTokenPurchase } from '../support/events';
 import type { FakeStripe } from '../support/fakes/fake-stripe';
 import { startStackWithFakeStripe, type TestStack } from '../support/stack';
 import { stripeDispute, stripeEventBody, stripePackIntent, stripeRefundedCharge } from '../support/stripe-events';
@@ -38,7 +38,10 @@ describe('outside ids of 255 characters', () => {
     const body = JSON.parse(revenueCatTokenPurchase({ id: buyId, userId }));
     body.event.transaction_id = transactionId;
     await stack.postRevenueCat(JSON.stringify(body));
-    expect(await stack.finishedInboxRow('revenuecat', buyId)).toMatchObject({ status: 'processed', outcome_code: 'credited' });
+    expect(await stack.finishedInboxRow('revenuecat', buyId)).toMatchObject({
+      status: 'processed',
+      outcome_code: 'credited',
+    });
 
     const refundId = long('rc-refund-');
     await stack.postRevenueCat(revenueCatTokenPackRefund({ id: refundId, userId, transactionId }));
@@ -75,7 +78,9 @@ describe('outside ids of 255 characters', () => {
     expect(refunded).toMatchObject({ status: 'processed' });
     const dispute = { id: ids.dispute, charge: ids.charge, paymentIntent: ids.paymentIntent };
     fake.putDispute(stripeDispute({ ...dispute, withdrawn: true }));
-    expect(await deliver('charge.dispute.funds_withdrawn', stripeDispute({ ...dispute, withdrawn: true }))).toMatchObject({
+    expect(
+      await deliver('charge.dispute.funds_withdrawn', stripeDispute({ ...dispute, withdrawn: true })),
+    ).toMatchObject({
       status: 'processed',
     });
     fake.putDispute(stripeDispute({ ...dispute, reinstated: true }));

@@ -1,4 +1,4 @@
-import { type AppWebhookOutbox, type Catalog, type DB, queueCatalog, type StripeApi } from '@tally/billing-core';
+import { queueCatalog } from '@tally/billing-core';
 import {
   createFailedAuthLimiter,
   createHealthRoutes,
@@ -11,66 +11,37 @@ import {
 } from '@tally/platform';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Redis } from 'ioredis';
-import type { Kysely } from 'kysely';
 import type { ApiMetrics } from './api-metrics';
 import { consoleHeaders, createConsoleRoutes } from './console/create-console-routes';
 import { createQueueDashboard, type QueueDashboard } from './dashboard/create-queue-dashboard';
 import { createEmailRetryReset } from './dashboard/email-retry-reset';
 import { createInboxRetryReset } from './dashboard/inbox-retry-reset';
+import { databaseUnavailableAnswer, sendAnswer } from './http/answer';
 import { answerDeadline, answeredAtDeadline } from './http/answer-deadline';
-import { auditAdminActions } from './http/audit-admin-actions';
+import { auditUnmatched } from './http/audit-admin-actions';
 import { createIdempotentPosts } from './http/idempotency';
+import { mountRoutes } from './http/mount-routes';
 import { requireAdminKeyOrBasic } from './http/require-admin-key-or-basic';
 import { requireBearer } from './http/require-bearer';
+import type { RouteServices } from './http/route-services';
 import { createUserRoutes } from './http/user-scope';
-import { requireEveryRouteDescribed } from './openapi/openapi-document';
 import { createOpenApiRoutes } from './openapi/openapi-routes';
-import { type AppWebhookRoutesDeps, createAppWebhookRoutes } from './routes/admin/app-webhook-routes';
-import { createAuditRoutes } from './routes/admin/audit-routes';
-import { createEventRoutes } from './routes/admin/event-routes';
-import { createHoldAdminRoutes } from './routes/admin/hold-routes';
-import { createLedgerAdminRoutes } from './routes/admin/ledger-routes';
-import { createLotAdminRoutes } from './routes/admin/lot-routes';
-import { createReconcileRoutes } from './routes/admin/reconcile-routes';
-import { createUserSupportRoutes } from './routes/admin/user-support-routes';
-import { createGrantRoutes } from './routes/v1/grant-routes';
-import { createSpendingRoutes } from './routes/v1/spending-routes';
-import { createStudioRoutes, type StudioRouteDeps } from './routes/v1/studio-routes';
-import { createSubscriptionRoutes, type SubscriptionRoutesDeps } from './routes/v1/subscription-routes';
-import { createTopupRoutes } from './routes/v1/topup-routes';
-import { createWalletRoutes } from './routes/v1/wallet-routes';
+import { adminRoutes, userRoutes } from './routes/api-routes';
 
-export interface ApiAppDeps {
-  db: Kysely<DB>;
-  /**
-   * How the api writes app webhook messages (studio debits, top-ups, subscription syncs): the
-   * low-balance threshold, and with APP_WEBHOOK_URL the hand-off to the app-webhooks queue after commit.
-   */
-  outbox: AppWebhookOutbox;
+/** What createApiApp needs: the routes' services (http/route-services.ts) and the app's own. */
+export interface ApiAppDeps extends RouteServices {
   logger: Logger;
   metrics: ApiMetrics;
   appApiKeys: readonly string[];
   adminApiKeys: readonly string[];
   /** The failure-only limiter of the key checks (API_FAILED_AUTH_*); none when left out. */
   failedAuthLimit?: FailedAuthLimitSettings;
-  enqueue: (inboxEventIds: number[]) => Promise<{ enqueued: number; alreadyQueued: number; deferred: number }>;
-  /** Hands redelivered app webhook messages to their queue (the relay picks up what fails). */
-  enqueueAppWebhooks: AppWebhookRoutesDeps['enqueueAppWebhooks'];
   readiness: Record<string, ReadinessCheck>;
   beforeScrape?: () => Promise<void>;
-  /** Subscription reads and the on-demand RevenueCat sync; without it those routes answer 503. */
-  subscriptions?: SubscriptionRoutesDeps['subscriptions'];
-  /** AI Studio: catalog, clock and the studio queue hand-off. */
-  studio: Omit<StudioRouteDeps, 'db' | 'outbox' | 'idempotency'>;
-  /** Top-ups need the catalog and the Stripe API; without them those routes answer 503. */
-  catalog?: Catalog;
-  stripe?: StripeApi | undefined;
   /** The Redis connection and prefix the queue dashboard (/admin/queues) reads the catalog queues with. */
   queues: { connection: Redis; prefix: string };
   /** `Idempotency-Key` on /v1 POSTs: IDEMPOTENCY_KEY_LOCK_TIMEOUT_MS (docs/idempotency.md). */
   idempotency: { lockTimeoutMs: number };
-  /** Holds: HOLD_DEFAULT_TTL_SECONDS (default 900). */
-  holds?: { defaultTtlSeconds: number };
   /** API_ANSWER_DEADLINE_MS: a /v1 call unanswered this long is answered 503 (none when unset). */
   answerDeadlineMs?: number;
 }
@@ -89,6 +60,7 @@ export function createApiApp(deps: ApiAppDeps): Express {
     connection: deps.queues.connection,
     prefix: deps.queues.prefix,
     basePath: dashboardPath,
+    db: deps.db,
     retryResets: {
       [queueCatalog.inbox.name]: createInboxRetryReset(deps.db),
       [queueCatalog.email.name]: createEmailRetryReset(deps.db),
@@ -117,50 +89,28 @@ export function createApiApp(deps: ApiAppDeps): Express {
       const v1 = express.Router();
       v1.use(requireBearer(deps.appApiKeys, 'app', refuseFailedAuth));
       if (deps.answerDeadlineMs !== undefined) v1.use(answerDeadline(deps.answerDeadlineMs));
-      // Every /v1 route is about one user and is mounted here, under /users/:userId, where the id
-      // is resolved to its canonical user once; a new route belongs in one of these routers.
-      // Every POST among them wraps its handler in `idempotency` (claimed, or inTransaction for a
-      // one-transaction use case): its Idempotency-Key is kept under the id as the path names it.
+      // Every /v1 route is about one user: defined in routes/v1 and listed in routes/api-routes.ts,
+      // mounted under /users/:userId, where the id is resolved to its canonical user once. A POST
+      // keeps its Idempotency-Key as its definition says, under the id as the path names it.
       const idempotency = createIdempotentPosts({
         db: deps.db,
         metrics: deps.metrics,
         lockTimeoutMs: deps.idempotency.lockTimeoutMs,
       });
-      const userRouters = [
-        createWalletRoutes(deps),
-        createSubscriptionRoutes({ ...deps, idempotency }),
-        createStudioRoutes({ db: deps.db, outbox: deps.outbox, ...deps.studio, idempotency }),
-        createTopupRoutes({ ...deps, idempotency }),
-        createGrantRoutes({ ...deps, idempotency }),
-        createSpendingRoutes({
-          db: deps.db,
-          outbox: deps.outbox,
-          idempotency,
-          catalog: deps.studio.catalog,
-          clock: deps.studio.clock,
-          ...(deps.holds ? { holdDefaultTtlSeconds: deps.holds.defaultTtlSeconds } : {}),
-        }),
-      ];
-      idempotency.requireEveryPost(userRouters);
-      requireEveryRouteDescribed('/v1/users/{userId}', userRouters);
-      v1.use(createUserRoutes(deps.db, userRouters));
+      const mount = { services: deps, idempotency, db: deps.db };
+      v1.use(createUserRoutes(deps.db, [mountRoutes(userRoutes, mount)]));
       app.use('/v1', v1);
 
-      // Every state-changing admin request that passed the key check is audited (auditAdminActions).
-      const audit = (surface: 'api' | 'console' | 'dashboard') => auditAdminActions({ db: deps.db, surface });
-      app.use(
-        dashboardPath,
-        requireAdminKeyOrBasic(deps.adminApiKeys, refuseFailedAuth),
-        audit('dashboard'),
-        dashboard.router,
-      );
+      // Every state-changing admin request that passed the key check is audited: the admin API's
+      // as its definition says, the console's and the dashboard's actions as they say, and one no
+      // route took as such (auditUnmatched).
+      app.use(dashboardPath, requireAdminKeyOrBasic(deps.adminApiKeys, refuseFailedAuth), dashboard.router);
       app.use(
         consolePath,
         consoleHeaders,
         requireAdminKeyOrBasic(deps.adminApiKeys, refuseFailedAuth),
         // The console's forms, parsed before the audit so a `started` row holds what was asked.
         express.urlencoded({ extended: false, limit: '10kb' }),
-        audit('console'),
         createConsoleRoutes({
           db: deps.db,
           outbox: deps.outbox,
@@ -173,20 +123,8 @@ export function createApiApp(deps: ApiAppDeps): Express {
 
       const admin = express.Router();
       admin.use(requireBearer(deps.adminApiKeys, 'admin', refuseFailedAuth));
-      admin.use(audit('api'));
-      const adminRouters = [
-        createAuditRoutes(deps),
-        createEventRoutes(deps),
-        createLedgerAdminRoutes(deps),
-        createUserSupportRoutes(deps),
-        createLotAdminRoutes(deps),
-        createHoldAdminRoutes(deps),
-        createReconcileRoutes(deps),
-        createAppWebhookRoutes(deps),
-      ];
-      // Every route of /v1 and /admin is in GET /openapi.json (openapi/openapi-document.ts).
-      requireEveryRouteDescribed('/admin', adminRouters);
-      for (const router of adminRouters) admin.use(router);
+      admin.use(mountRoutes(adminRoutes, mount));
+      admin.use(auditUnmatched(deps.db, 'api'));
       app.use('/admin', admin);
 
       // A database that cannot be reached (restart, failover) is a 503 the caller may retry, not a 500.
@@ -198,9 +136,7 @@ export function createApiApp(deps: ApiAppDeps): Express {
         }
         if (!isDatabaseUnavailableError(error)) return next(error);
         req.log.warn({ err: error, path: req.path }, 'database unavailable');
-        if (!res.headersSent) {
-          sendError(res, 503, 'database_unavailable', 'the database cannot be reached right now; retry later');
-        }
+        sendAnswer(res, databaseUnavailableAnswer);
       });
     },
   });

@@ -1,12 +1,13 @@
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import type { HookContext } from '@bull-board/api/typings/app';
-import { ExpressAdapter } from '@bull-board/express';
-import { type CatalogQueue, queueCatalog } from '@tally/billing-core';
+import { adminActions, type CatalogQueue, type DB, queueCatalog } from '@tally/billing-core';
 import { createProducerQueue, type ProducerQueue } from '@tally/platform';
 import type { Job } from 'bullmq';
 import type { Express } from 'express';
 import type { Redis } from 'ioredis';
+import type { Kysely } from 'kysely';
+import { AuditedExpressAdapter, type DashboardActions } from './audited-express-adapter';
 
 /** A job the dashboard is about to retry: its id and payload. */
 export interface RetriedJob {
@@ -33,11 +34,17 @@ export interface QueueDashboard {
 
 const RETRY_ONE = '/api/queues/:queueName/:jobId/retry';
 const RETRY_ALL = '/api/queues/:queueName/retry/:queueStatus';
+/** The dashboard's actions the audit names; every other one is audited under its route. */
+const namedActions: DashboardActions = {
+  [`put ${RETRY_ONE}`]: { action: adminActions.queueRetryJob, target: { kind: 'queue_job', param: 'jobId' } },
+  [`put ${RETRY_ALL}`]: { action: adminActions.queueRetryAll },
+};
 const PAGE_SIZE = 100;
 
 /**
  * Bull Board over every queue of the queue catalog (a queue added to the catalog shows up with no
- * change here). Mount it at `basePath` behind the admin key.
+ * change here). Mount it at `basePath` behind the admin key: its actions are audited
+ * (AuditedExpressAdapter), each recorded before it runs.
  *
  * Retry rule: for a queue with a RetryReset, retrying failed jobs first resets their rows (the
  * same conditional `failed → received` fresh start as requeue), then lets BullMQ move the jobs
@@ -50,6 +57,8 @@ export function createQueueDashboard(deps: {
   connection: Redis;
   prefix: string;
   basePath: string;
+  /** Where the audit rows of its actions go. */
+  db: Kysely<DB>;
   retryResets: Readonly<Record<string, RetryReset>>;
 }): QueueDashboard {
   const definitions = Object.values(queueCatalog) as readonly CatalogQueue<unknown>[];
@@ -57,7 +66,7 @@ export function createQueueDashboard(deps: {
     definitions.map((definition) => [definition.name, createProducerQueue(deps.connection, deps.prefix, definition)]),
   );
 
-  const serverAdapter = new ExpressAdapter();
+  const serverAdapter = new AuditedExpressAdapter({ db: deps.db, actions: namedActions });
   serverAdapter.setBasePath(deps.basePath);
   createBullBoard({
     queues: [...queues.values()].map(

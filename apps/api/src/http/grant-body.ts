@@ -1,7 +1,7 @@
 import type { GrantResult } from '@tally/billing-core';
 import { z } from 'zod';
 import { errorAnswer, type RouteAnswer } from './answer';
-import { answerDoc, errorDoc, type RouteDoc } from './route-doc';
+import { type AnswerDoc, answerDoc, errorDoc } from './route-doc';
 
 /** A grant's reference: 1 to 200 characters of `A-Z a-z 0-9 . _ : -` (docs/interface.md). */
 export const grantReferenceSchema = z
@@ -51,13 +51,13 @@ export const grantAnswerSchema = z.strictObject({
   balance: z.number().int().describe('the balance right after the grant (the same on every retry)'),
 });
 
-/** The answers of a grant route, for its RouteDoc. */
+/** The answers of a grant route, for its definition. */
 export const grantAnswerDocs = {
   201: answerDoc('granted: one promotional lot', grantAnswerSchema),
   200: answerDoc('the same grant was made before: nothing granted now, its first answer', grantAnswerSchema),
   400: errorDoc('a bad body or user id', ['invalid_request']),
   409: errorDoc('the reference granted another amount, expiry or user', ['reference_conflict']),
-} satisfies RouteDoc['answers'];
+} satisfies Record<number, AnswerDoc>;
 
 /** The HTTP answer of a grant: 201 granted, 200 the same grant before, 409 reference_conflict. */
 export function grantAnswerOf(result: GrantResult): RouteAnswer {

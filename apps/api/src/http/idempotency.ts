@@ -13,7 +13,7 @@ import {
   keepIdempotentAnswer,
   releaseIdempotencyKey,
 } from '@tally/billing-core';
-import type { Request, RequestHandler, Response, Router } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { Kysely } from 'kysely';
 import type { ApiMetrics } from '../api-metrics';
 import { errorAnswer, type RouteAnswer, sendAnswer } from './answer';
@@ -29,8 +29,9 @@ export interface AnsweredByKey {
 }
 
 /**
- * `Idempotency-Key` for a POST of the user routes (docs/idempotency.md): wraps the route's
- * handler, which returns its answer instead of sending it. Without the header the handler runs
+ * `Idempotency-Key` for a POST of the user routes (docs/idempotency.md), as its definition's
+ * `idempotency` says (http/mount-routes.ts applies it): wraps the route's handler, which returns
+ * its answer instead of sending it. Without the header the handler runs
  * and its answer is sent, as without the wrapper. With it: 400 unless it is 1 to 255 visible
  * ASCII characters; then the key, under (the path's user id, key) with the method, path and
  * body fingerprint, answers the request (a replay with `Idempotent-Replayed: true`, 422
@@ -64,12 +65,6 @@ export interface IdempotentPosts {
       key: IdempotentRequestKey | undefined,
     ) => Promise<RouteAnswer | AnsweredByKey>,
   ): RequestHandler;
-  /**
-   * Throws (at start, from createApiApp) for a POST route of `routers` whose handler neither
-   * `claimed` nor `inTransaction` made: a new POST route cannot forget its key. Reads the
-   * routers' own routes (not routers mounted inside them).
-   */
-  requireEveryPost(routers: readonly Router[]): void;
 }
 
 export interface IdempotentPostsDeps {
@@ -114,67 +109,49 @@ export function createIdempotentPosts(deps: IdempotentPostsDeps): IdempotentPost
       res.status(verdict.status).set(idempotentReplayedHeader, 'true').type('application/json').send(verdict.bodyJson);
     } else sendAnswer(res, verdictAnswers[verdict.kind]);
   };
-  const wrapped = new WeakSet<RequestHandler>();
-  const wraps = (handler: RequestHandler) => {
-    wrapped.add(handler);
-    return handler;
-  };
 
   return {
-    claimed: (handler) =>
-      wraps(async (req, res, next) => {
-        const request = requestOf(req, res);
-        if (request === null) return;
-        let claim: IdempotencyClaim | undefined;
-        if (request) {
-          const claimed = await claimIdempotencyKey(db, request, { lockTimeoutMs: deps.lockTimeoutMs });
-          if (claimed.kind !== 'execute') return sendVerdict(res, claimed);
-          metrics.idempotencyRequests.inc({ outcome: 'executed' });
-          claim = claimed.claim;
-        }
-        let answer: RouteAnswer;
-        try {
-          answer = await handler(req, res, claim);
-        } catch (error) {
-          if (claim) await releaseIdempotencyKey(db, claim).catch((failure: unknown) => warn(failure, req));
-          // Another attempt took the key over mid-request (createTopup's fenced writes): it runs the request now.
-          if (error instanceof IdempotencyLeaseLostError && !res.headersSent) return sendAnswer(res, inUseAnswer);
-          return next(error);
-        }
-        if (claim && !answer.kept) {
-          const final = isFinalAnswer(answer);
-          await (final ? finishIdempotencyKey(db, claim, answer) : releaseIdempotencyKey(db, claim)).catch(
-            (error: unknown) => warn(error, req),
-          );
-        }
-        sendAnswer(res, answer);
-      }),
-
-    inTransaction: (handler) =>
-      wraps(async (req, res) => {
-        const request = requestOf(req, res);
-        if (request === null) return;
-        const key = request && { request, lockTimeoutMs: deps.lockTimeoutMs };
-        // A throw goes to the error handlers: nothing was claimed, so nothing is released.
-        const answer = await handler(req, res, key);
-        if ('verdict' in answer) return sendVerdict(res, answer.verdict);
-        if (key && !answer.kept && isFinalAnswer(answer)) {
-          const kept = await keepIdempotentAnswer(db, key, answer).catch((error: unknown) => warn(error, req));
-          if (kept !== 'kept' && kept !== false) return sendVerdict(res, kept);
-        }
-        if (key) metrics.idempotencyRequests.inc({ outcome: 'executed' });
-        sendAnswer(res, answer);
-      }),
-
-    requireEveryPost: (routers) => {
-      for (const route of routers.flatMap((router) => router.stack.flatMap((layer) => layer.route ?? []))) {
-        const posts = route.stack.filter((layer) => layer.method === 'post');
-        if (posts.length > 0 && !posts.some((layer) => wrapped.has(layer.handle))) {
-          throw new Error(
-            `POST ${route.path} does not take ${idempotencyKeyHeader}: wrap its handler in idempotency.claimed or idempotency.inTransaction`,
-          );
-        }
+    claimed: (handler) => async (req, res, next) => {
+      const request = requestOf(req, res);
+      if (request === null) return;
+      let claim: IdempotencyClaim | undefined;
+      if (request) {
+        const claimed = await claimIdempotencyKey(db, request, { lockTimeoutMs: deps.lockTimeoutMs });
+        if (claimed.kind !== 'execute') return sendVerdict(res, claimed);
+        metrics.idempotencyRequests.inc({ outcome: 'executed' });
+        claim = claimed.claim;
       }
+      let answer: RouteAnswer;
+      try {
+        answer = await handler(req, res, claim);
+      } catch (error) {
+        if (claim) await releaseIdempotencyKey(db, claim).catch((failure: unknown) => warn(failure, req));
+        // Another attempt took the key over mid-request (createTopup's fenced writes): it runs the request now.
+        if (error instanceof IdempotencyLeaseLostError && !res.headersSent) return sendAnswer(res, inUseAnswer);
+        return next(error);
+      }
+      if (claim && !answer.kept) {
+        const final = isFinalAnswer(answer);
+        await (final ? finishIdempotencyKey(db, claim, answer) : releaseIdempotencyKey(db, claim)).catch(
+          (error: unknown) => warn(error, req),
+        );
+      }
+      sendAnswer(res, answer);
+    },
+
+    inTransaction: (handler) => async (req, res) => {
+      const request = requestOf(req, res);
+      if (request === null) return;
+      const key = request && { request, lockTimeoutMs: deps.lockTimeoutMs };
+      // A throw goes to the error handlers: nothing was claimed, so nothing is released.
+      const answer = await handler(req, res, key);
+      if ('verdict' in answer) return sendVerdict(res, answer.verdict);
+      if (key && !answer.kept && isFinalAnswer(answer)) {
+        const kept = await keepIdempotentAnswer(db, key, answer).catch((error: unknown) => warn(error, req));
+        if (kept !== 'kept' && kept !== false) return sendVerdict(res, kept);
+      }
+      if (key) metrics.idempotencyRequests.inc({ outcome: 'executed' });
+      sendAnswer(res, answer);
     },
   };
 }

@@ -1,4 +1,4 @@
-import type { Request, Response } from 'express';
+import type { Response } from 'express';
 import { z } from 'zod';
 import { errorAnswer, type RouteAnswer, sendAnswer } from './answer';
 
@@ -84,17 +84,4 @@ export function parseOr400<S extends z.ZodType>(
   if (parsed.ok) return parsed.value;
   sendAnswer(res, parsed.answer);
   return undefined;
-}
-
-/** For a POST that takes no body (noBodySchema): the 400 for a body with fields, else undefined. */
-export function bodyFieldsAnswer(req: Request): RouteAnswer | undefined {
-  const parsed = parseOrAnswer(noBodySchema, req.body ?? {});
-  return parsed.ok ? undefined : parsed.answer;
-}
-
-/** bodyFieldsAnswer for a route that answers itself: true once it answered the 400. */
-export function refusedBodyFields(req: Request, res: Response): boolean {
-  const refused = bodyFieldsAnswer(req);
-  if (refused) sendAnswer(res, refused);
-  return refused !== undefined;
 }

@@ -1,27 +1,11 @@
 import { z } from 'zod';
 
 /**
- * How a route describes itself for the OpenAPI document (`GET /openapi.json`, built by
- * openapi/openapi-document.ts). Each route module exports the docs of the routes it mounts, next to
- * them, made of the same zod schemas that parse its requests and type its answers; the document
- * builder adds what every route of a surface shares (the bearer scheme, 401/429/503, Request-Id,
- * Idempotency-Key on the /v1 POSTs).
+ * How a route's answer is described in the OpenAPI document (`GET /openapi.json`, built by
+ * openapi/openapi-document.ts from the definitions' `answers`), made of the same zod schemas the
+ * route builds its answers by. The document adds what every route of a surface shares (the bearer
+ * scheme, 401/429/503, Request-Id, the idempotency answers of the /v1 POSTs).
  */
-export interface RouteDoc {
-  method: 'get' | 'post';
-  /** The full OpenAPI path, parameters in braces: `/v1/users/{userId}/wallet`. */
-  path: `/v1/${string}` | `/admin/${string}`;
-  summary: string;
-  description?: string;
-  /** Path parameters other than the /v1 `{userId}`, which every /v1 route shares. */
-  params?: z.ZodObject;
-  query?: z.ZodType;
-  body?: z.ZodType;
-  /** A /v1 POST under `Idempotency-Key` (http/idempotency.ts). */
-  idempotent?: boolean;
-  answers: Record<number, AnswerDoc>;
-}
-
 export interface AnswerDoc {
   description: string;
   schema: z.ZodType;

@@ -17,11 +17,12 @@ export interface UserScope {
 /**
  * The one place the product API turns the `{userId}` of a path into a user. `routers` are
  * mounted under `/users/:userId` behind a middleware that validates the id (400 otherwise),
- * resolves it once and leaves the answer for `userScopeOf`. Their own paths are relative
- * (`/wallet`, `/studio/requests`), and without `mergeParams` Express gives them no `userId`
- * parameter at all (TypeScript rejects `req.params.userId` there too), so a route added to one of
- * them cannot act on the unresolved id by accident: a linked id (`$RCAnonymousID:…`, an old
- * login) reads and spends the wallet the reads show, not an empty one of its own.
+ * resolves it once and leaves the answer for `userScopeOf` (the mount hands it to each handler as
+ * `user`). Their own paths are relative (`/wallet`, `/studio/requests`), without `mergeParams`
+ * Express gives them no `userId` parameter at all, and a definition cannot declare `{userId}` as
+ * a parameter of its own (defineRoute), so a route cannot act on the unresolved id by accident: a
+ * linked id (`$RCAnonymousID:…`, an old login) reads and spends the wallet the reads show, not an
+ * empty one of its own.
  */
 export function createUserRoutes(db: Kysely<DB>, routers: readonly Router[]): Router {
   const router = Router();

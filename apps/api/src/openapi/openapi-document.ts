@@ -6,68 +6,17 @@ import {
 } from '@asteasolutions/zod-to-openapi';
 import { appWebhookDataSchemas, appWebhookMessageTypes } from '@tally/billing-core';
 import { requestIdHeader } from '@tally/platform';
-import type { Router } from 'express';
 import { z } from 'zod';
+import { type Route, userRoutePrefix } from '../http/define-route';
 import { idempotencyKeyHeader, idempotentReplayedHeader } from '../http/idempotency';
 import { userIdSchema } from '../http/params';
-import { type AnswerDoc, errorBodySchema, errorDoc, type RouteDoc } from '../http/route-doc';
-import { appWebhookRouteDocs } from '../routes/admin/app-webhook-routes';
-import { auditRouteDocs } from '../routes/admin/audit-routes';
-import { eventRouteDocs } from '../routes/admin/event-routes';
-import { holdAdminRouteDocs } from '../routes/admin/hold-routes';
-import { ledgerAdminRouteDocs } from '../routes/admin/ledger-routes';
-import { lotAdminRouteDocs } from '../routes/admin/lot-routes';
-import { reconcileRouteDocs } from '../routes/admin/reconcile-routes';
-import { userSupportRouteDocs } from '../routes/admin/user-support-routes';
-import { grantRouteDocs } from '../routes/v1/grant-routes';
-import { spendingRouteDocs } from '../routes/v1/spending-routes';
-import { studioRouteDocs } from '../routes/v1/studio-routes';
-import { subscriptionRouteDocs } from '../routes/v1/subscription-routes';
-import { topupRouteDocs } from '../routes/v1/topup-routes';
-import { walletRouteDocs } from '../routes/v1/wallet-routes';
-
-/** Every JSON route of /v1 and /admin, as each route module describes the routes it mounts. */
-export const routeDocs: readonly RouteDoc[] = [
-  ...walletRouteDocs,
-  ...subscriptionRouteDocs,
-  ...studioRouteDocs,
-  ...topupRouteDocs,
-  ...grantRouteDocs,
-  ...spendingRouteDocs,
-  ...auditRouteDocs,
-  ...eventRouteDocs,
-  ...ledgerAdminRouteDocs,
-
-  ...userSupportRouteDocs,
-  ...lotAdminRouteDocs,
-  ...holdAdminRouteDocs,
-  ...reconcileRouteDocs,
-  ...appWebhookRouteDocs,
-];
-
-/**
- * Throws (at start, from createApiApp) for a route of `routers`, mounted at `prefix`, that no
- * RouteDoc describes: a new route cannot reach /openapi.json's readers undescribed. Reads the
- * routers' own routes, as requireEveryPost does.
- */
-export function requireEveryRouteDescribed(prefix: '/v1/users/{userId}' | '/admin', routers: readonly Router[]): void {
-  const described = new Set(routeDocs.map((route) => `${route.method} ${route.path}`));
-  for (const route of routers.flatMap((router) => router.stack.flatMap((layer) => layer.route ?? []))) {
-    const path = `${prefix}${String(route.path)}`.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
-    for (const method of new Set(route.stack.map((layer) => layer.method))) {
-      if (method && !described.has(`${method} ${path}`)) {
-        throw new Error(
-          `${method.toUpperCase()} ${path} has no description: export its RouteDoc next to it and list it in openapi-document.ts`,
-        );
-      }
-    }
-  }
-}
+import { type AnswerDoc, errorBodySchema, errorDoc } from '../http/route-doc';
+import { apiRoutes } from '../routes/api-routes';
 
 const securitySchemes = { appKey: '/v1', adminKey: '/admin' } as const;
 
 /** Answers every route of a surface can give, besides its own (auth, the body parser, the database). */
-function sharedAnswers(route: RouteDoc): Record<number, AnswerDoc> {
+function sharedAnswers(route: Route): Record<number, AnswerDoc> {
   const surface = route.path.startsWith('/v1/') ? 'app' : 'admin';
   const answers: Record<number, AnswerDoc> = {
     400: errorDoc('a bad request (the URL holds a NUL, a bad parameter)', ['invalid_request']),
@@ -95,7 +44,7 @@ function sharedAnswers(route: RouteDoc): Record<number, AnswerDoc> {
       errorDoc('the audit row of this action could not be written; nothing was done', ['audit_unavailable']),
     );
   }
-  if (route.idempotent) {
+  if (route.idempotency) {
     answers[400] = merge(
       answers[400],
       errorDoc('an Idempotency-Key that is not 1 to 255 visible ASCII characters', ['invalid_idempotency_key']),
@@ -126,7 +75,7 @@ function merge(a: AnswerDoc | undefined, b: AnswerDoc): AnswerDoc {
 }
 
 /** A route's answers as the document gives them: its own joined with the shared ones. */
-export function answersOf(route: RouteDoc): Record<number, AnswerDoc> {
+export function answersOf(route: Route): Record<number, AnswerDoc> {
   const answers: Record<number, AnswerDoc> = { ...route.answers };
   for (const [status, shared] of Object.entries(sharedAnswers(route))) {
     answers[Number(status)] = merge(answers[Number(status)], shared);
@@ -134,13 +83,13 @@ export function answersOf(route: RouteDoc): Record<number, AnswerDoc> {
   return answers;
 }
 
-function responseOf(route: RouteDoc, answer: AnswerDoc): ResponseConfig {
+function responseOf(route: Route, answer: AnswerDoc): ResponseConfig {
   const headers: Record<string, z.ZodType> = {
     [requestIdHeader]: z
       .string()
       .describe("this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…)"),
   };
-  if (route.idempotent) {
+  if (route.idempotency) {
     headers[idempotentReplayedHeader] = z
       .literal('true')
       .optional()
@@ -155,13 +104,13 @@ function responseOf(route: RouteDoc, answer: AnswerDoc): ResponseConfig {
   };
 }
 
-function routeConfigOf(route: RouteDoc): RouteConfig {
-  const v1 = route.path.startsWith('/v1/');
-  const params = v1 ? z.object({ userId: userIdSchema, ...route.params?.shape }) : route.params;
+function routeConfigOf(route: Route): RouteConfig {
+  const v1 = route.path.startsWith(`${userRoutePrefix}/`);
+  const params = v1 ? z.object({ userId: userIdSchema, ...route.params }) : route.params && z.object(route.params);
   const request: NonNullable<RouteConfig['request']> = {};
   if (params) request.params = params;
   if (route.query) request.query = route.query as z.ZodObject;
-  if (route.idempotent) {
+  if (route.idempotency) {
     request.headers = z.object({
       [idempotencyKeyHeader]: z
         .string()
@@ -221,10 +170,13 @@ function registerAppWebhooks(registry: OpenAPIRegistry): void {
 }
 
 /**
- * The OpenAPI 3.1 document of the api (`GET /openapi.json`), generated from the zod schemas the
- * routes parse their input with and type their answers by (zod-to-openapi), never written by hand.
+ * The OpenAPI 3.1 document of the api (`GET /openapi.json`), generated from the route list
+ * (routes/api-routes.ts): the definitions' paths and the zod schemas they parse their input with
+ * and type their answers by (zod-to-openapi), never written by hand.
  */
-export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generateDocument']> {
+export function buildOpenApiDocument(
+  routes: readonly Route[] = apiRoutes,
+): ReturnType<OpenApiGeneratorV31['generateDocument']> {
   const registry = new OpenAPIRegistry();
   registry.registerComponent('securitySchemes', 'appKey', {
     type: 'http',
@@ -236,7 +188,7 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
     scheme: 'bearer',
     description: `An admin key (ADMIN_API_KEYS) as a bearer token, for ${securitySchemes.adminKey}.`,
   });
-  for (const route of routeDocs) registry.registerPath(routeConfigOf(route));
+  for (const route of routes) registry.registerPath(routeConfigOf(route));
   registerAppWebhooks(registry);
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',

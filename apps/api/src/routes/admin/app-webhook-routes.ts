@@ -1,5 +1,6 @@
 import {
   type AppWebhookMessageView,
+  adminActions,
   appWebhookMessageTypes,
   findAppWebhookMessage,
   listAppWebhookMessages,
@@ -7,13 +8,12 @@ import {
   toAppWebhookBody,
   toAppWebhookMessageView,
 } from '@tally/billing-core';
-import { sendError } from '@tally/platform';
-import { type Response, Router } from 'express';
 import { z } from 'zod';
-import { runAuditedRequest } from '../../http/audit-admin-actions';
-import { cursorSchema, limitSchema, parseOr400, refusedBodyFields, userIdSchema } from '../../http/params';
-import { answerDoc, errorDoc, nextCursorSchema, type RouteDoc } from '../../http/route-doc';
-import { type AppWebhookActionDeps, deliverMessage, redeliverOneMessage } from './app-webhook-actions';
+import { errorAnswer } from '../../http/answer';
+import { defineRoute } from '../../http/define-route';
+import { cursorSchema, limitSchema, userIdSchema } from '../../http/params';
+import { answerDoc, errorDoc, nextCursorSchema } from '../../http/route-doc';
+import { deliverMessage, redeliverOneMessage } from './app-webhook-actions';
 
 const listQuerySchema = z.strictObject({
   userId: userIdSchema.optional(),
@@ -22,8 +22,6 @@ const listQuerySchema = z.strictObject({
   limit: limitSchema,
   cursor: cursorSchema,
 });
-
-export type AppWebhookRoutesDeps = AppWebhookActionDeps;
 
 const messageViewSchema = z.strictObject({
   id: z.string().describe('the webhook-id: msg_ and 32 hex digits'),
@@ -48,13 +46,24 @@ const redeliveredSchema = z.strictObject({
   alreadyQueued: z.number().int(),
   deferred: z.number().int(),
 });
-const messageParams = z.object({ id: z.string() });
+/** A message's id in a path: its `msg_…` webhook-id, and the message uuid it names. */
+const messageIdSchema = z.string().transform((webhookId, context) => {
+  const uuid = parseWebhookId(webhookId);
+  if (uuid !== undefined) return { webhookId, uuid };
+  context.addIssue({ code: 'custom', message: 'a message id is msg_ and 32 hex digits (the webhook-id)' });
+  return z.NEVER;
+});
 const badMessageId = errorDoc('an id that is not msg_ and 32 hex digits', ['invalid_request']);
 const toView = (row: Parameters<typeof toAppWebhookMessageView>[0]): z.input<typeof messageViewSchema> =>
   toAppWebhookMessageView(row) satisfies AppWebhookMessageView;
 
-export const appWebhookRouteDocs: RouteDoc[] = [
-  {
+/**
+ * `GET /admin/app-webhooks/messages` (newest first, filters userId, type, status, cursor),
+ * `GET /admin/app-webhooks/messages/{id}` with the body as sent, and
+ * `POST /admin/app-webhooks/messages/{id}/redeliver` (delivered or failed messages; 409 while pending).
+ */
+export const appWebhookRoutes = [
+  defineRoute({
     method: 'get',
     path: '/admin/app-webhooks/messages',
     summary: 'Outbound app webhook messages, newest first',
@@ -63,23 +72,43 @@ export const appWebhookRouteDocs: RouteDoc[] = [
       200: answerDoc('a page of messages', messageListSchema),
       400: errorDoc('a bad filter', ['invalid_request']),
     },
-  },
-  {
+    handler: async ({ query }, { db }) => {
+      const page = await listAppWebhookMessages(db, { ...query, beforeId: query.cursor });
+      const answer: z.input<typeof messageListSchema> = {
+        messages: page.messages.map(toView),
+        nextCursor: page.nextCursor === null ? null : String(page.nextCursor),
+      };
+      return { status: 200, body: answer };
+    },
+  }),
+  defineRoute({
     method: 'get',
     path: '/admin/app-webhooks/messages/{id}',
     summary: 'One message, with the body as sent',
-    params: messageParams,
+    params: { id: messageIdSchema },
     answers: {
       200: answerDoc('the message', messageWithBodySchema),
       400: badMessageId,
       404: errorDoc('no such message', ['not_found']),
     },
-  },
-  {
+    handler: async ({ params }, { db }) => {
+      const message = await findAppWebhookMessage(db, params.id.uuid);
+      if (!message) return errorAnswer(404, 'not_found', `app webhook message ${params.id.webhookId} does not exist`);
+      const answer: z.input<typeof messageWithBodySchema> = { ...toView(message), body: toAppWebhookBody(message) };
+      return { status: 200, body: answer };
+    },
+  }),
+  // One transaction with its audit row; the message goes to its queue after it.
+  defineRoute({
     method: 'post',
     path: '/admin/app-webhooks/messages/{id}/redeliver',
     summary: 'Send a delivered or failed message again',
-    params: messageParams,
+    params: { id: messageIdSchema },
+    audit: {
+      action: adminActions.appWebhookRedeliver,
+      target: { kind: 'app_webhook_message', param: 'id' },
+      inTransaction: true,
+    },
     answers: {
       200: answerDoc('redelivering', redeliveredSchema),
       400: errorDoc('an id that is not msg_ and 32 hex digits, or a body with fields (this takes none)', [
@@ -88,67 +117,21 @@ export const appWebhookRouteDocs: RouteDoc[] = [
       404: errorDoc('no such message', ['not_found']),
       409: errorDoc('the message is still pending', ['not_finished']),
     },
-  },
+    handler: async ({ params, audited }, services) => {
+      const result = await audited(
+        (trx) => redeliverOneMessage(trx, params.id.uuid, params.id.webhookId),
+        (result) =>
+          result.kind === 'refused'
+            ? { statusCode: result.status, body: { error: { code: result.code, message: result.message } } }
+            : { statusCode: 200, body: { redelivered: 1, message: toView(result.message) } },
+      );
+      if (result.kind === 'refused') return errorAnswer(result.status, result.code, result.message);
+      const answer: z.input<typeof redeliveredSchema> = {
+        redelivered: 1,
+        message: toView(result.message),
+        ...(await deliverMessage(services, result.message)),
+      };
+      return { status: 200, body: answer };
+    },
+  }),
 ];
-
-/** The message uuid of a path's `msg_…` id, or a 400 saying what an id looks like. */
-function messageUuidOr400(res: Response, id: string | undefined): string | undefined {
-  const uuid = id === undefined ? undefined : parseWebhookId(id);
-  if (uuid === undefined)
-    sendError(res, 400, 'invalid_request', 'a message id is msg_ and 32 hex digits (the webhook-id)');
-  return uuid;
-}
-
-/**
- * `GET /admin/app-webhooks/messages` (newest first, filters userId, type, status, cursor),
- * `GET /admin/app-webhooks/messages/{id}` with the body as sent, and
- * `POST /admin/app-webhooks/messages/{id}/redeliver` (delivered or failed messages; 409 while pending).
- */
-export function createAppWebhookRoutes(deps: AppWebhookRoutesDeps): Router {
-  const router = Router();
-
-  router.get('/app-webhooks/messages', async (req, res) => {
-    const query = parseOr400(res, listQuerySchema, req.query, 'parameter');
-    if (query === undefined) return;
-    const page = await listAppWebhookMessages(deps.db, { ...query, beforeId: query.cursor });
-    const answer: z.input<typeof messageListSchema> = {
-      messages: page.messages.map(toView),
-      nextCursor: page.nextCursor === null ? null : String(page.nextCursor),
-    };
-    res.json(answer);
-  });
-
-  router.get('/app-webhooks/messages/:id', async (req, res) => {
-    const uuid = messageUuidOr400(res, req.params.id);
-    if (uuid === undefined) return;
-    const message = await findAppWebhookMessage(deps.db, uuid);
-    if (!message) return sendError(res, 404, 'not_found', `app webhook message ${req.params.id} does not exist`);
-    const answer: z.input<typeof messageWithBodySchema> = { ...toView(message), body: toAppWebhookBody(message) };
-    res.json(answer);
-  });
-
-  // One transaction with its audit row (runAuditedRequest); the message goes to its queue after it.
-  router.post('/app-webhooks/messages/:id/redeliver', async (req, res) => {
-    const uuid = messageUuidOr400(res, req.params.id);
-    if (uuid === undefined || refusedBodyFields(req, res)) return;
-    const result = await runAuditedRequest(
-      req,
-      res,
-      deps.db,
-      (trx) => redeliverOneMessage(trx, uuid, req.params.id),
-      (result) =>
-        result.kind === 'refused'
-          ? { statusCode: result.status, body: { error: { code: result.code, message: result.message } } }
-          : { statusCode: 200, body: { redelivered: 1, message: toView(result.message) } },
-    );
-    if (result.kind === 'refused') return sendError(res, result.status, result.code, result.message);
-    const answer: z.input<typeof redeliveredSchema> = {
-      redelivered: 1,
-      message: toView(result.message),
-      ...(await deliverMessage(deps, result.message)),
-    };
-    res.json(answer);
-  });
-
-  return router;
-}

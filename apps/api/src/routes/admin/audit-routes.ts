@@ -1,9 +1,8 @@
-import { adminSurfaces, type DB, listAdminActions } from '@tally/billing-core';
-import { Router } from 'express';
-import type { Kysely } from 'kysely';
+import { adminSurfaces, listAdminActions } from '@tally/billing-core';
 import { z } from 'zod';
-import { cursorSchema, limitSchema, parseOr400 } from '../../http/params';
-import { answerDoc, errorDoc, nextCursorSchema, type RouteDoc } from '../../http/route-doc';
+import { defineRoute } from '../../http/define-route';
+import { cursorSchema, limitSchema } from '../../http/params';
+import { answerDoc, errorDoc, nextCursorSchema } from '../../http/route-doc';
 
 const auditQuerySchema = z
   .strictObject({
@@ -37,8 +36,12 @@ const auditAnswerSchema = z.strictObject({
   nextCursor: nextCursorSchema,
 });
 
-export const auditRouteDocs: RouteDoc[] = [
-  {
+/**
+ * GET /admin/audit?limit&cursor&targetKind&targetId: operators' actions newest first
+ * (`{actions, nextCursor}`), from every surface. Read-only: nothing here writes or removes a row.
+ */
+export const auditRoutes = [
+  defineRoute({
     method: 'get',
     path: '/admin/audit',
     summary: "Operators' actions, newest first, from every surface",
@@ -47,31 +50,20 @@ export const auditRouteDocs: RouteDoc[] = [
       200: answerDoc('a page of audit rows', auditAnswerSchema),
       400: errorDoc('a bad filter', ['invalid_request']),
     },
-  },
+    handler: async ({ query }, { db }) => {
+      const page = await listAdminActions(db, {
+        limit: query.limit,
+        beforeId: query.cursor,
+        target:
+          query.targetKind !== undefined && query.targetId !== undefined
+            ? { kind: query.targetKind, id: query.targetId }
+            : undefined,
+      });
+      const answer: z.input<typeof auditAnswerSchema> = {
+        actions: page.actions,
+        nextCursor: page.nextCursor === null ? null : String(page.nextCursor),
+      };
+      return { status: 200, body: answer };
+    },
+  }),
 ];
-
-/**
- * GET /admin/audit?limit&cursor&targetKind&targetId: operators' actions newest first
- * (`{actions, nextCursor}`), from every surface. Read-only: nothing here writes or removes a row.
- */
-export function createAuditRoutes(deps: { db: Kysely<DB> }): Router {
-  const router = Router();
-  router.get('/audit', async (req, res) => {
-    const query = parseOr400(res, auditQuerySchema, req.query, 'parameter');
-    if (query === undefined) return;
-    const page = await listAdminActions(deps.db, {
-      limit: query.limit,
-      beforeId: query.cursor,
-      target:
-        query.targetKind !== undefined && query.targetId !== undefined
-          ? { kind: query.targetKind, id: query.targetId }
-          : undefined,
-    });
-    const answer: z.input<typeof auditAnswerSchema> = {
-      actions: page.actions,
-      nextCursor: page.nextCursor === null ? null : String(page.nextCursor),
-    };
-    res.json(answer);
-  });
-  return router;
-}

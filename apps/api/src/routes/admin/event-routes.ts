@@ -1,4 +1,5 @@
 import {
+  adminActions,
   type DB,
   findInboxEvent,
   inboxSources,
@@ -10,20 +11,13 @@ import {
   requeueInboxEvents,
   toInboxEventView,
 } from '@tally/billing-core';
-import { sendError } from '@tally/platform';
-import { type Request, type Response, Router } from 'express';
 import type { Transaction } from 'kysely';
 import { z } from 'zod';
-import { runAuditedRequest } from '../../http/audit-admin-actions';
-import {
-  cursorSchema,
-  eventIdSchema,
-  limitSchema,
-  parseOr400,
-  refusedBodyFields,
-  userIdSchema,
-} from '../../http/params';
-import { answerDoc, errorDoc, nextCursorSchema, type RouteDoc } from '../../http/route-doc';
+import { errorAnswer, type RouteAnswer } from '../../http/answer';
+import type { AuditedTransaction } from '../../http/audit-admin-actions';
+import { defineRoute } from '../../http/define-route';
+import { cursorSchema, eventIdSchema, limitSchema, userIdSchema } from '../../http/params';
+import { answerDoc, errorDoc, nextCursorSchema } from '../../http/route-doc';
 import {
   deliver,
   type InboxActionDeps,
@@ -95,79 +89,10 @@ const handOffSchema = {
 };
 const requeuedSchema = z.strictObject({ requeued: z.number().int(), ...handOffSchema });
 const replayedSchema = z.strictObject({ replayed: z.number().int(), ...handOffSchema });
-const eventParams = z.object({ id: eventIdSchema });
 const badId = errorDoc('an id that is not a positive whole number', ['invalid_request']);
 const badIdOrBody = errorDoc('an id that is not a positive whole number, or a body with fields (this takes none)', [
   'invalid_request',
 ]);
-
-export const eventRouteDocs: RouteDoc[] = [
-  {
-    method: 'get',
-    path: '/admin/events',
-    summary: 'Inbox events, newest first',
-    query: listQuerySchema,
-    answers: {
-      200: answerDoc('a page of events', eventListSchema),
-      400: errorDoc('a bad filter', ['invalid_request']),
-    },
-  },
-  {
-    method: 'post',
-    path: '/admin/events/requeue',
-    summary: 'Requeue parked (failed) events matching a filter',
-    body: requeueFilterSchema,
-    answers: {
-      200: answerDoc('what was requeued', requeuedSchema),
-      400: errorDoc('a bad filter', ['invalid_request']),
-    },
-  },
-  {
-    method: 'post',
-    path: '/admin/events/replay',
-    summary: 'Replay finished events matching a filter through the current handler',
-    body: replayFilterSchema,
-    answers: {
-      200: answerDoc('what was replayed', replayedSchema),
-      400: errorDoc('a bad filter', ['invalid_request']),
-    },
-  },
-  {
-    method: 'get',
-    path: '/admin/events/{id}',
-    summary: 'One inbox event with its raw body',
-    params: eventParams,
-    answers: {
-      200: answerDoc('the event', eventWithBodySchema),
-      400: badId,
-      404: errorDoc('no such event', ['not_found']),
-    },
-  },
-  {
-    method: 'post',
-    path: '/admin/events/{id}/requeue',
-    summary: 'Requeue one parked event',
-    params: eventParams,
-    answers: {
-      200: answerDoc('requeued', requeuedSchema),
-      400: badIdOrBody,
-      404: errorDoc('no such event', ['not_found']),
-      409: errorDoc('the event is not parked', ['not_parked']),
-    },
-  },
-  {
-    method: 'post',
-    path: '/admin/events/{id}/replay',
-    summary: 'Replay one finished event',
-    params: eventParams,
-    answers: {
-      200: answerDoc('replayed', replayedSchema),
-      400: badIdOrBody,
-      404: errorDoc('no such event', ['not_found']),
-      409: errorDoc('the event is not finished, or lost its raw body to retention', ['not_finished']),
-    },
-  },
-];
 
 /**
  * What an action answers as of its commit, which its audit row records: the ids it reset, or the
@@ -178,78 +103,123 @@ const committedAnswer = (result: InboxActionResult, verb: 'requeued' | 'replayed
     ? { statusCode: result.status, body: { error: { code: result.code, message: result.message } } }
     : { statusCode: 200, body: { [verb]: result.ids.length, ids: result.ids } };
 
+/** Runs an action in its transaction with its audit row, then hands the ids it reset to the queue. */
+async function act(
+  audited: AuditedTransaction,
+  deps: InboxActionDeps,
+  verb: 'requeued' | 'replayed',
+  run: (trx: Transaction<DB>) => Promise<InboxActionResult>,
+): Promise<RouteAnswer> {
+  const result = await audited(run, (result) => committedAnswer(result, verb));
+  if (result.kind === 'refused') return errorAnswer(result.status, result.code, result.message);
+  const handOff = await deliver(deps, result.ids);
+  const answer: z.input<typeof requeuedSchema> | z.input<typeof replayedSchema> =
+    verb === 'requeued'
+      ? { requeued: result.ids.length, ids: result.ids, ...handOff }
+      : { replayed: result.ids.length, ids: result.ids, ...handOff };
+  return { status: 200, body: answer };
+}
+const done = (ids: number[]): InboxActionResult => ({ kind: 'done', ids });
+
 /**
  * Admin views of the inbox and the operations that put parked events back to work. Each
- * operation is one transaction with its audit row (runAuditedRequest); the ids go to the queue after it.
+ * operation is one transaction with its audit row; the ids go to the queue after it.
  */
-export function createEventRoutes(deps: InboxActionDeps): Router {
-  const router = Router();
-  /** Runs an action in its transaction with its audit row, then hands the ids it reset to the queue. */
-  const act = async (
-    req: Request,
-    res: Response,
-    verb: 'requeued' | 'replayed',
-    run: (trx: Transaction<DB>) => Promise<InboxActionResult>,
-  ) => {
-    const result = await runAuditedRequest(req, res, deps.db, run, (result) => committedAnswer(result, verb));
-    if (result.kind === 'refused') return sendError(res, result.status, result.code, result.message);
-    const handOff = await deliver(deps, result.ids);
-    const answer: z.input<typeof requeuedSchema> | z.input<typeof replayedSchema> =
-      verb === 'requeued'
-        ? { requeued: result.ids.length, ids: result.ids, ...handOff }
-        : { replayed: result.ids.length, ids: result.ids, ...handOff };
-    res.json(answer);
-  };
-  const done = (ids: number[]): InboxActionResult => ({ kind: 'done', ids });
-
-  router.get('/events', async (req, res) => {
-    const query = parseOr400(res, listQuerySchema, req.query, 'parameter');
-    if (query === undefined) return;
-    const page = await listInboxEvents(deps.db, { ...query, outcomeCode: query.outcome, beforeId: query.cursor });
-    const answer: z.input<typeof eventListSchema> = {
-      events: page.events.map(toInboxEventView),
-      nextCursor: page.nextCursor === null ? null : String(page.nextCursor),
-    };
-    res.json(answer);
-  });
-
-  router.post('/events/requeue', async (req, res) => {
-    const filter = parseOr400(res, requeueFilterSchema, req.body ?? {});
-    if (filter === undefined) return;
-    await act(req, res, 'requeued', async (trx) =>
-      done(await requeueInboxEvents(trx, { ...filter, outcomeCode: filter.outcome })),
-    );
-  });
-
+export const eventRoutes = [
+  defineRoute({
+    method: 'get',
+    path: '/admin/events',
+    summary: 'Inbox events, newest first',
+    query: listQuerySchema,
+    answers: {
+      200: answerDoc('a page of events', eventListSchema),
+      400: errorDoc('a bad filter', ['invalid_request']),
+    },
+    handler: async ({ query }, { db }) => {
+      const page = await listInboxEvents(db, { ...query, outcomeCode: query.outcome, beforeId: query.cursor });
+      const answer: z.input<typeof eventListSchema> = {
+        events: page.events.map(toInboxEventView),
+        nextCursor: page.nextCursor === null ? null : String(page.nextCursor),
+      };
+      return { status: 200, body: answer };
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/admin/events/requeue',
+    summary: 'Requeue parked (failed) events matching a filter',
+    body: requeueFilterSchema,
+    audit: { action: adminActions.inboxRequeueByFilter, inTransaction: true },
+    answers: {
+      200: answerDoc('what was requeued', requeuedSchema),
+      400: errorDoc('a bad filter', ['invalid_request']),
+    },
+    handler: ({ body, audited }, services) =>
+      act(audited, services, 'requeued', async (trx) =>
+        done(await requeueInboxEvents(trx, { ...body, outcomeCode: body.outcome })),
+      ),
+  }),
   // Replay re-runs finished events through the current handler; references make it safe.
-  router.post('/events/replay', async (req, res) => {
-    const filter = parseOr400(res, replayFilterSchema, req.body ?? {});
-    if (filter === undefined) return;
-    await act(req, res, 'replayed', async (trx) =>
-      done(await replayInboxEvents(trx, { ...filter, outcomeCode: filter.outcome })),
-    );
-  });
-
-  router.get('/events/:id', async (req, res) => {
-    const id = parseOr400(res, eventIdSchema, req.params.id);
-    if (id === undefined) return;
-    const event = await findInboxEvent(deps.db, id);
-    if (!event) return sendError(res, 404, 'not_found', `inbox event ${id} does not exist`);
-    const answer: z.input<typeof eventWithBodySchema> = { ...toInboxEventView(event), rawBody: event.raw_body };
-    res.json(answer);
-  });
-
-  router.post('/events/:id/requeue', async (req, res) => {
-    const id = parseOr400(res, eventIdSchema, req.params.id);
-    if (id === undefined || refusedBodyFields(req, res)) return;
-    await act(req, res, 'requeued', (trx) => requeueOneEvent(trx, id));
-  });
-
-  router.post('/events/:id/replay', async (req, res) => {
-    const id = parseOr400(res, eventIdSchema, req.params.id);
-    if (id === undefined || refusedBodyFields(req, res)) return;
-    await act(req, res, 'replayed', (trx) => replayOneEvent(trx, id));
-  });
-
-  return router;
-}
+  defineRoute({
+    method: 'post',
+    path: '/admin/events/replay',
+    summary: 'Replay finished events matching a filter through the current handler',
+    body: replayFilterSchema,
+    audit: { action: adminActions.inboxReplayByFilter, inTransaction: true },
+    answers: {
+      200: answerDoc('what was replayed', replayedSchema),
+      400: errorDoc('a bad filter', ['invalid_request']),
+    },
+    handler: ({ body, audited }, services) =>
+      act(audited, services, 'replayed', async (trx) =>
+        done(await replayInboxEvents(trx, { ...body, outcomeCode: body.outcome })),
+      ),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/admin/events/{id}',
+    summary: 'One inbox event with its raw body',
+    params: { id: eventIdSchema },
+    answers: {
+      200: answerDoc('the event', eventWithBodySchema),
+      400: badId,
+      404: errorDoc('no such event', ['not_found']),
+    },
+    handler: async ({ params }, { db }) => {
+      const event = await findInboxEvent(db, params.id);
+      if (!event) return errorAnswer(404, 'not_found', `inbox event ${params.id} does not exist`);
+      const answer: z.input<typeof eventWithBodySchema> = { ...toInboxEventView(event), rawBody: event.raw_body };
+      return { status: 200, body: answer };
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/admin/events/{id}/requeue',
+    summary: 'Requeue one parked event',
+    params: { id: eventIdSchema },
+    audit: { action: adminActions.inboxRequeue, target: { kind: 'inbox_event', param: 'id' }, inTransaction: true },
+    answers: {
+      200: answerDoc('requeued', requeuedSchema),
+      400: badIdOrBody,
+      404: errorDoc('no such event', ['not_found']),
+      409: errorDoc('the event is not parked', ['not_parked']),
+    },
+    handler: ({ params, audited }, services) =>
+      act(audited, services, 'requeued', (trx) => requeueOneEvent(trx, params.id)),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/admin/events/{id}/replay',
+    summary: 'Replay one finished event',
+    params: { id: eventIdSchema },
+    audit: { action: adminActions.inboxReplay, target: { kind: 'inbox_event', param: 'id' }, inTransaction: true },
+    answers: {
+      200: answerDoc('replayed', replayedSchema),
+      400: badIdOrBody,
+      404: errorDoc('no such event', ['not_found']),
+      409: errorDoc('the event is not finished, or lost its raw body to retention', ['not_finished']),
+    },
+    handler: ({ params, audited }, services) =>
+      act(audited, services, 'replayed', (trx) => replayOneEvent(trx, params.id)),
+  }),
+];

@@ -7,8 +7,7 @@ import {
   resolveUserId,
   type UnitOfWork,
 } from '@tally/billing-core';
-import type { Request, Response } from 'express';
-import { runAuditedRequest } from '../../http/audit-admin-actions';
+import type { AuditAnswer, AuditedTransaction } from '../../http/audit-admin-actions';
 import type { LotActionDeps } from './lot-actions';
 
 /**
@@ -19,23 +18,16 @@ import type { LotActionDeps } from './lot-actions';
  * transaction; its app webhooks are handed off after the commit.
  */
 export async function runHoldRelease(
-  req: Request,
-  res: Response,
+  audited: AuditedTransaction,
   deps: LotActionDeps,
   request: { userId: string; holdId: string },
-  answerOf: (result: EndHoldResult<ReleaseAnswer>) => { statusCode: number; body: unknown },
+  answerOf: (result: EndHoldResult<ReleaseAnswer>) => AuditAnswer,
 ): Promise<EndHoldResult<ReleaseAnswer>> {
   let uow: UnitOfWork | undefined;
-  const result = await runAuditedRequest(
-    req,
-    res,
-    deps.db,
-    async (trx) => {
-      uow = openUnitOfWork(trx, deps.outbox);
-      return releaseHold(uow, { userId: await resolveUserId(trx, request.userId), holdId: request.holdId });
-    },
-    answerOf,
-  );
+  const result = await audited(async (trx) => {
+    uow = openUnitOfWork(trx, deps.outbox);
+    return releaseHold(uow, { userId: await resolveUserId(trx, request.userId), holdId: request.holdId });
+  }, answerOf);
   await handOffCommitted(deps.outbox, uow);
   return result;
 }

@@ -1,8 +1,7 @@
-import { type DB, type LedgerVerification, verifyLedger } from '@tally/billing-core';
-import { Router } from 'express';
-import type { Kysely } from 'kysely';
+import { type LedgerVerification, verifyLedger } from '@tally/billing-core';
 import { z } from 'zod';
-import { answerDoc, type RouteDoc } from '../../http/route-doc';
+import { defineRoute } from '../../http/define-route';
+import { answerDoc } from '../../http/route-doc';
 
 const verificationSchema = z.strictObject({
   ok: z.boolean(),
@@ -23,20 +22,16 @@ const verificationSchema = z.strictObject({
   ),
 });
 
-export const ledgerAdminRouteDocs: RouteDoc[] = [
-  {
+/** `GET /admin/ledger/verify`: the ledger's money invariants, checked (read-only). */
+export const ledgerAdminRoutes = [
+  defineRoute({
     method: 'get',
     path: '/admin/ledger/verify',
     summary: "Check the ledger's money invariants (read-only)",
     answers: { 200: answerDoc('the verification (`ok: false` with what differs)', verificationSchema) },
-  },
+    handler: async (_input, { db }) => {
+      const result: LedgerVerification = await verifyLedger(db);
+      return { status: 200, body: result satisfies z.input<typeof verificationSchema> };
+    },
+  }),
 ];
-
-export function createLedgerAdminRoutes(deps: { db: Kysely<DB> }): Router {
-  const router = Router();
-  router.get('/ledger/verify', async (_req, res) => {
-    const result: LedgerVerification = await verifyLedger(deps.db);
-    res.json(result satisfies z.input<typeof verificationSchema>);
-  });
-  return router;
-}

@@ -12,10 +12,9 @@ import {
   type VoidLotResult,
   voidLot,
 } from '@tally/billing-core';
-import type { Request, Response } from 'express';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import { runAuditedRequest } from '../../http/audit-admin-actions';
+import type { AuditAnswer, AuditedTransaction } from '../../http/audit-admin-actions';
 import type { adminGrantBodySchema } from '../../http/grant-body';
 
 export interface LotActionDeps {
@@ -23,64 +22,48 @@ export interface LotActionDeps {
   outbox: AppWebhookOutbox;
 }
 
-type AuditedAnswer = { statusCode: number; body: unknown };
-
 /**
  * Support's grant (admin API and console): a promotional lot under `admin:grant:{reference}` (a
  * generated reference when none is given), for the canonical user of the path's id, in one
  * transaction with the request's audit row; its wallet.credited is handed off after the commit.
  */
 export async function runAdminGrant(
-  req: Request,
-  res: Response,
+  audited: AuditedTransaction,
   deps: LotActionDeps,
   request: { userId: string; body: z.output<typeof adminGrantBodySchema> },
-  answerOf: (result: GrantResult) => AuditedAnswer,
+  answerOf: (result: GrantResult) => AuditAnswer,
 ): Promise<GrantResult> {
   const reference = request.body.reference ?? `support-${randomUUID()}`;
   let uow: UnitOfWork | undefined;
-  const result = await runAuditedRequest(
-    req,
-    res,
-    deps.db,
-    async (trx) => {
-      uow = openUnitOfWork(trx, deps.outbox);
-      return grantTokens(uow, {
-        userId: await resolveUserId(trx, request.userId),
-        reference: references.adminGrant(reference),
-        amount: request.body.amount,
-        reason: request.body.reason ?? 'admin_grant',
-        expiresAt: request.body.expiresAt ?? null,
-      });
-    },
-    answerOf,
-  );
+  const result = await audited(async (trx) => {
+    uow = openUnitOfWork(trx, deps.outbox);
+    return grantTokens(uow, {
+      userId: await resolveUserId(trx, request.userId),
+      reference: references.adminGrant(reference),
+      amount: request.body.amount,
+      reason: request.body.reason ?? 'admin_grant',
+      expiresAt: request.body.expiresAt ?? null,
+    });
+  }, answerOf);
   await handOffCommitted(deps.outbox, uow);
   return result;
 }
 
 /** Support's void of one lot (admin API and console), in one transaction with its audit row. */
 export async function runLotVoid(
-  req: Request,
-  res: Response,
+  audited: AuditedTransaction,
   deps: LotActionDeps,
   request: { userId: string; lotId: number },
-  answerOf: (result: VoidLotResult) => AuditedAnswer,
+  answerOf: (result: VoidLotResult) => AuditAnswer,
 ): Promise<VoidLotResult> {
   let uow: UnitOfWork | undefined;
-  const result = await runAuditedRequest(
-    req,
-    res,
-    deps.db,
-    async (trx) => {
-      uow = openUnitOfWork(trx, deps.outbox);
-      return voidLot(uow, {
-        userId: await resolveUserId(trx, request.userId),
-        lotId: request.lotId,
-      });
-    },
-    answerOf,
-  );
+  const result = await audited(async (trx) => {
+    uow = openUnitOfWork(trx, deps.outbox);
+    return voidLot(uow, {
+      userId: await resolveUserId(trx, request.userId),
+      lotId: request.lotId,
+    });
+  }, answerOf);
   await handOffCommitted(deps.outbox, uow);
   return result;
 }
@@ -94,7 +77,7 @@ export const voidAnswerSchema = z.strictObject({
 });
 
 /** The HTTP answer of a void: 200 with what it took (on a repeat, what came back since), 404 for no such lot. */
-export function voidAnswerOf(result: VoidLotResult): AuditedAnswer {
+export function voidAnswerOf(result: VoidLotResult): AuditAnswer {
   if (result.kind === 'not-found') {
     return { statusCode: 404, body: { error: { code: 'not_found', message: 'no such lot for this user' } } };
   }

@@ -1,17 +1,14 @@
 import {
+  adminActions,
   BillingError,
-  type DB,
   DEFAULT_RECONCILE_WINDOW_DAYS,
   reconcileStripe,
   STRIPE_EVENTS_MAX_WINDOW_DAYS,
-  type StripeApi,
 } from '@tally/billing-core';
-import { sendError } from '@tally/platform';
-import { Router } from 'express';
-import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import { parseOr400 } from '../../http/params';
-import { answerDoc, errorDoc, type RouteDoc } from '../../http/route-doc';
+import { errorAnswer } from '../../http/answer';
+import { defineRoute } from '../../http/define-route';
+import { answerDoc, errorDoc } from '../../http/route-doc';
 
 const reconcileBodySchema = z.strictObject({
   windowDays: z.number().positive().max(STRIPE_EVENTS_MAX_WINDOW_DAYS).default(DEFAULT_RECONCILE_WINDOW_DAYS),
@@ -54,12 +51,20 @@ const reportSchema = z.strictObject({
   ),
 });
 
-export const reconcileRouteDocs: RouteDoc[] = [
-  {
+/**
+ * POST /admin/reconcile/stripe `{windowDays?, dryRun?}`: compares Stripe's Events API with the
+ * inbox over the window, ingests missing events (marked backfill) and reports events processed
+ * without their rows and ledger rows without an event (docs/operations.md, "Stripe reconciliation
+ * and backfill"). 200 with the report (`ok: false` when anything was found); 503 when
+ * STRIPE_SECRET_KEY is not set. It spans calls to Stripe, so its audit row is written before it runs.
+ */
+export const reconcileRoutes = [
+  defineRoute({
     method: 'post',
     path: '/admin/reconcile/stripe',
     summary: "Compare Stripe's Events API with the inbox and backfill what is missing",
     body: reconcileBodySchema,
+    audit: { action: adminActions.reconcileStripe },
     answers: {
       200: answerDoc('the report (`ok: false` when anything was found)', reportSchema),
       400: errorDoc('a bad body', ['invalid_request']),
@@ -70,41 +75,22 @@ export const reconcileRouteDocs: RouteDoc[] = [
       ]),
       503: errorDoc('STRIPE_SECRET_KEY is not set', ['not_configured']),
     },
-  },
-];
-
-/**
- * POST /admin/reconcile/stripe `{windowDays?, dryRun?}`: compares Stripe's Events API with the
- * inbox over the window, ingests missing events (marked backfill) and reports events processed
- * without their rows and ledger rows without an event (docs/operations.md, "Stripe reconciliation
- * and backfill"). 200 with the
- * report (`ok: false` when anything was found); 503 when STRIPE_SECRET_KEY is not set.
- */
-export function createReconcileRoutes(deps: {
-  db: Kysely<DB>;
-  stripe?: StripeApi | undefined;
-  enqueue: (inboxEventIds: number[]) => Promise<unknown>;
-}): Router {
-  const router = Router();
-  router.post('/reconcile/stripe', async (req, res) => {
-    const body = parseOr400(res, reconcileBodySchema, req.body ?? {});
-    if (body === undefined) return;
-    if (!deps.stripe)
-      return sendError(res, 503, 'not_configured', 'the Stripe API is not configured (STRIPE_SECRET_KEY)');
-    try {
-      const report = await reconcileStripe(
-        { db: deps.db, stripe: deps.stripe, enqueue: deps.enqueue },
-        { windowDays: body.windowDays, dryRun: body.dryRun },
-      );
-      res.json(report satisfies z.input<typeof reportSchema>);
-    } catch (error) {
-      // Stripe unreachable, rate limiting or refusing the list: say so, nothing was half-done
-      // (rows already stored are complete inbox rows).
-      if (error instanceof BillingError && error.code !== 'invalid_window') {
-        return sendError(res, 502, error.code, error.message);
+    handler: async ({ body }, { db, stripe, enqueue }) => {
+      if (!stripe) return errorAnswer(503, 'not_configured', 'the Stripe API is not configured (STRIPE_SECRET_KEY)');
+      try {
+        const report = await reconcileStripe(
+          { db, stripe, enqueue },
+          { windowDays: body.windowDays, dryRun: body.dryRun },
+        );
+        return { status: 200, body: report satisfies z.input<typeof reportSchema> };
+      } catch (error) {
+        // Stripe unreachable, rate limiting or refusing the list: say so, nothing was half-done
+        // (rows already stored are complete inbox rows).
+        if (error instanceof BillingError && error.code !== 'invalid_window') {
+          return errorAnswer(502, error.code, error.message);
+        }
+        throw error;
       }
-      throw error;
-    }
-  });
-  return router;
-}
+    },
+  }),
+];

@@ -1,9 +1,8 @@
-import { type DB, findUserSupportView } from '@tally/billing-core';
-import { Router } from 'express';
-import type { Kysely } from 'kysely';
+import { findUserSupportView } from '@tally/billing-core';
 import { z } from 'zod';
-import { parseOr400, userIdSchema } from '../../http/params';
-import { answerDoc, errorDoc, type RouteDoc } from '../../http/route-doc';
+import { defineRoute } from '../../http/define-route';
+import { userIdSchema } from '../../http/params';
+import { answerDoc, errorDoc } from '../../http/route-doc';
 
 const supportQuerySchema = z.strictObject({
   eventLimit: z.coerce.number().int().min(1).max(1_000).default(100),
@@ -42,41 +41,33 @@ const supportViewSchema = z.strictObject({
   linkedIds: z.array(section),
 });
 
-export const userSupportRouteDocs: RouteDoc[] = [
-  {
+/**
+ * GET /admin/users/{userId}: everything support needs about one user, in one call (the shape is
+ * in docs/operations.md; dates are ISO strings). `tally user <id> --json` prints the same.
+ */
+export const userSupportRoutes = [
+  defineRoute({
     method: 'get',
     path: '/admin/users/{userId}',
     summary: 'Everything support needs about one user, in one call',
-    params: z.object({ userId: userIdSchema }),
+    params: { userId: userIdSchema },
     query: supportQuerySchema,
     answers: {
       200: answerDoc('the support view (an empty one for a user never seen)', supportViewSchema),
       400: errorDoc('a bad user id or limit', ['invalid_request']),
     },
-  },
+    handler: async ({ params, query }, { db }) => {
+      const view = await findUserSupportView(db, params.userId, {
+        limits: {
+          events: query.eventLimit,
+          ledgerEntries: query.ledgerLimit,
+          studioRequests: query.studioLimit,
+          subscriptionHistory: query.historyLimit,
+          holds: query.holdLimit,
+        },
+      });
+      // The sections are described by name (supportViewSchema): the view has each of them.
+      return { status: 200, body: view satisfies Record<keyof z.input<typeof supportViewSchema>, unknown> };
+    },
+  }),
 ];
-
-/**
- * GET /admin/users/{userId}: everything support needs about one user, in one call (the shape is
- * in docs/operations.md; dates are ISO strings). `tally user <id> --json` prints the same.
- */
-export function createUserSupportRoutes(deps: { db: Kysely<DB> }): Router {
-  const router = Router();
-  router.get('/users/:userId', async (req, res) => {
-    const userId = parseOr400(res, userIdSchema, req.params.userId);
-    const query = parseOr400(res, supportQuerySchema, req.query, 'parameter');
-    if (userId === undefined || query === undefined) return;
-    const view = await findUserSupportView(deps.db, userId, {
-      limits: {
-        events: query.eventLimit,
-        ledgerEntries: query.ledgerLimit,
-        studioRequests: query.studioLimit,
-        subscriptionHistory: query.historyLimit,
-        holds: query.holdLimit,
-      },
-    });
-    // The sections are described by name (supportViewSchema): the view has each of them.
-    res.json(view satisfies Record<keyof z.input<typeof supportViewSchema>, unknown>);
-  });
-  return router;
-}

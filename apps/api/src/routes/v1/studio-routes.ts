@@ -1,9 +1,5 @@
 import {
-  type AppWebhookOutbox,
-  type Catalog,
-  type Clock,
   createStudioRequest,
-  type DB,
   findStudioRequest,
   InvalidStudioRequestError,
   listStudioRequests,
@@ -11,27 +7,11 @@ import {
   type StudioRequestRow,
   studioRequestStatuses,
 } from '@tally/billing-core';
-import { sendError } from '@tally/platform';
-import { Router } from 'express';
-import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import { errorAnswer } from '../../http/answer';
-import type { IdempotentPosts } from '../../http/idempotency';
-import { containsNul, limitSchema, parseOr400, parseOrAnswer } from '../../http/params';
-import { answerDoc, errorDoc, type RouteDoc } from '../../http/route-doc';
-import { userScopeOf } from '../../http/user-scope';
-
-export interface StudioRouteDeps {
-  db: Kysely<DB>;
-  /** The debit's wallet.debited (and wallet.balance_low), handed off after the commit. */
-  outbox: AppWebhookOutbox;
-  catalog: Catalog;
-  /** Decides the UTC day of the free allowance (tests inject a fake one). */
-  clock: Clock;
-  /** Hands committed request rows to the studio queue; rows it cannot hand off go to the relay. */
-  enqueueStudio: (studioRequestIds: number[]) => Promise<{ deferred: number; error?: unknown }>;
-  idempotency: IdempotentPosts;
-}
+import { defineRoute } from '../../http/define-route';
+import { containsNul, limitSchema } from '../../http/params';
+import { answerDoc, errorDoc } from '../../http/route-doc';
 
 const createBodySchema = z.strictObject({
   kind: z.enum(['image_edit', 'music']),
@@ -89,41 +69,6 @@ const listAnswerSchema = z.strictObject({
   nextCursor: z.string().nullable(),
 });
 
-export const studioRouteDocs: RouteDoc[] = [
-  {
-    method: 'post',
-    path: '/v1/users/{userId}/studio/requests',
-    summary: 'Start a generation, paid with tokens or the free allowance',
-    body: createBodySchema,
-    idempotent: true,
-    answers: {
-      202: answerDoc('accepted: the request is queued and paid for', createdAnswerSchema),
-      400: errorDoc('a body the catalog does not price', ['invalid_request']),
-      402: answerDoc('the wallet holds less than the price; nothing was written', insufficientBalanceSchema),
-    },
-  },
-  {
-    method: 'get',
-    path: '/v1/users/{userId}/studio/requests/{requestId}',
-    summary: 'One studio request',
-    params: z.object({ requestId: z.string() }),
-    answers: {
-      200: answerDoc('the request', studioRequestViewSchema),
-      404: errorDoc('no such request for this user', ['not_found']),
-    },
-  },
-  {
-    method: 'get',
-    path: '/v1/users/{userId}/studio/requests',
-    summary: "The user's studio requests, newest first",
-    query: listQuerySchema,
-    answers: {
-      200: answerDoc('a page of requests', listAnswerSchema),
-      400: errorDoc('a bad limit or cursor', ['invalid_request']),
-    },
-  },
-];
-
 /**
  * The public view of a studio request: the public id, never the internal one (the list's cursor
  * too). `userId` is the user the request is filed under: the canonical user of the id it was made by.
@@ -167,25 +112,30 @@ function toCreatedAnswer(request: StudioRequestReceipt) {
 }
 
 /**
- * AI Studio: spend tokens (or the free allowance) on generations, and read them back. Mounted by
- * createUserRoutes: requests are made, paid for, counted against the allowance and listed as the
- * canonical user's, whichever linked id the path names.
+ * AI Studio: spend tokens (or the free allowance) on generations, and read them back. Requests
+ * are made, paid for, counted against the allowance and listed as the canonical user's,
+ * whichever linked id the path names.
  */
-export function createStudioRoutes(deps: StudioRouteDeps): Router {
-  const router = Router();
-
+export const studioRoutes = [
   // One transaction: the request row, its debit and the key's answer commit together.
-  router.post(
-    '/studio/requests',
-    deps.idempotency.inTransaction(async (req, res, key) => {
-      const { userId } = userScopeOf(res);
-      const body = parseOrAnswer(createBodySchema, req.body);
-      if (!body.ok) return body.answer;
+  defineRoute({
+    method: 'post',
+    path: '/v1/users/{userId}/studio/requests',
+    summary: 'Start a generation, paid with tokens or the free allowance',
+    body: createBodySchema,
+    idempotency: 'in-transaction',
+    answers: {
+      202: answerDoc('accepted: the request is queued and paid for', createdAnswerSchema),
+      400: errorDoc('a body the catalog does not price', ['invalid_request']),
+      402: answerDoc('the wallet holds less than the price; nothing was written', insufficientBalanceSchema),
+    },
+    handler: async ({ user, body, key, log }, services) => {
+      const { userId } = user;
       let created: Awaited<ReturnType<typeof createStudioRequest>>;
       try {
         created = await createStudioRequest(
-          deps,
-          { userId, ...body.value },
+          { db: services.db, outbox: services.outbox, ...services.studio },
+          { userId, ...body },
           key && { ...key, answer: toCreatedAnswer },
         );
       } catch (error) {
@@ -210,42 +160,53 @@ export function createStudioRoutes(deps: StudioRouteDeps): Router {
       const { request } = created;
       // After commit: the row is durable, so a queue outage only delays the generation (relay).
       try {
-        const handOff = await deps.enqueueStudio([request.id]);
+        const handOff = await services.studio.enqueueStudio([request.id]);
         if (handOff.deferred > 0) {
-          req.log.warn(
+          log.warn(
             { err: handOff.error, studioRequestId: request.public_id, userId },
             'studio enqueue failed; the relay will hand the request to the queue',
           );
         }
       } catch (error) {
-        req.log.warn({ err: error, studioRequestId: request.public_id, userId }, 'studio hand-off failed');
+        log.warn({ err: error, studioRequestId: request.public_id, userId }, 'studio hand-off failed');
       }
       return { ...toCreatedAnswer(request), kept: created.answerKept };
-    }),
-  );
-
-  router.get('/studio/requests/:requestId', async (req, res) => {
-    const { userId } = userScopeOf(res);
-    const row = await findStudioRequest(deps.db, userId, req.params.requestId);
-    if (!row) return sendError(res, 404, 'not_found', 'no such studio request for this user');
-    res.json(toStudioRequestView(row));
-  });
-
-  router.get('/studio/requests', async (req, res) => {
-    const { userId, requestedId } = userScopeOf(res);
-    const query = parseOr400(res, listQuerySchema, req.query, 'parameter');
-    if (query === undefined) return;
-    const page = await listStudioRequests(deps.db, userId, { limit: query.limit, after: query.cursor });
-    if (!page) {
-      return sendError(res, 400, 'invalid_request', "cursor: not a nextCursor from this user's studio requests");
-    }
-    const answer: z.input<typeof listAnswerSchema> = {
-      userId: requestedId,
-      requests: page.requests.map(toStudioRequestView),
-      nextCursor: page.nextCursor,
-    };
-    res.json(answer);
-  });
-
-  return router;
-}
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/v1/users/{userId}/studio/requests/{requestId}',
+    summary: 'One studio request',
+    params: { requestId: z.string() },
+    answers: {
+      200: answerDoc('the request', studioRequestViewSchema),
+      404: errorDoc('no such request for this user', ['not_found']),
+    },
+    handler: async ({ user, params }, { db }) => {
+      const row = await findStudioRequest(db, user.userId, params.requestId);
+      if (!row) return errorAnswer(404, 'not_found', 'no such studio request for this user');
+      return { status: 200, body: toStudioRequestView(row) };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/v1/users/{userId}/studio/requests',
+    summary: "The user's studio requests, newest first",
+    query: listQuerySchema,
+    answers: {
+      200: answerDoc('a page of requests', listAnswerSchema),
+      400: errorDoc('a bad limit or cursor', ['invalid_request']),
+    },
+    handler: async ({ user, query }, { db }) => {
+      const page = await listStudioRequests(db, user.userId, { limit: query.limit, after: query.cursor });
+      if (!page)
+        return errorAnswer(400, 'invalid_request', "cursor: not a nextCursor from this user's studio requests");
+      const answer: z.input<typeof listAnswerSchema> = {
+        userId: user.requestedId,
+        requests: page.requests.map(toStudioRequestView),
+        nextCursor: page.nextCursor,
+      };
+      return { status: 200, body: answer };
+    },
+  }),
+];

@@ -1,28 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import {
-  type AppWebhookOutbox,
   BillingError,
-  type Catalog,
-  type DB,
-  type EventPolicy,
   findSubscription,
   RetryLaterError,
-  type RevenueCatApi,
   subscriptionUpdatedDataSchema,
   syncRevenueCatSubscriptionOnDemand,
   systemClock,
 } from '@tally/billing-core';
-import { sendError } from '@tally/platform';
-import { Router } from 'express';
-import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import { errorAnswer, type RouteAnswer } from '../../http/answer';
-import { withoutAnswerDeadline } from '../../http/answer-deadline';
 import { httpStatusByBillingErrorCode } from '../../http/billing-error-statuses';
-import type { IdempotentPosts } from '../../http/idempotency';
-import { bodyFieldsAnswer } from '../../http/params';
-import { answerDoc, errorDoc, type RouteDoc, retryAfterHeader } from '../../http/route-doc';
-import { userScopeOf } from '../../http/user-scope';
+import { defineRoute } from '../../http/define-route';
+import { answerDoc, errorDoc, retryAfterHeader } from '../../http/route-doc';
 
 /** The subscription as the app sees it: the same shape as the data of `subscription.updated`. */
 const subscriptionAnswerSchema = subscriptionUpdatedDataSchema;
@@ -32,45 +21,6 @@ const syncAnswerSchema = z.strictObject({
   result: z.enum(['changed', 'already_synchronized', 'no_subscription', 'stale_read']),
   subscription: subscriptionAnswerSchema.omit({ userId: true }).nullable(),
 });
-
-export const subscriptionRouteDocs: RouteDoc[] = [
-  {
-    method: 'get',
-    path: '/v1/users/{userId}/subscription',
-    summary: "The user's subscription (RevenueCat or Stripe, the one that decides)",
-    answers: {
-      200: answerDoc('the subscription', subscriptionAnswerSchema),
-      404: errorDoc('the user has no subscription', ['not_found']),
-    },
-  },
-  {
-    method: 'post',
-    path: '/v1/users/{userId}/subscription/sync',
-    summary: 'Re-read the subscription from RevenueCat now',
-    idempotent: true,
-    answers: {
-      200: answerDoc('what the re-read changed, and the subscription after it', syncAnswerSchema),
-      400: errorDoc('a body with fields (the sync takes none)', ['invalid_request']),
-      404: errorDoc('an id RevenueCat never sent', ['unknown_user']),
-      502: errorDoc('RevenueCat unreachable or refusing', ['revenuecat_unavailable', 'revenuecat_rejected']),
-      503: {
-        ...errorDoc('not configured, or RevenueCat asked to slow down (Retry-After)', [
-          'not_configured',
-          'revenuecat_rate_limited',
-        ]),
-        headers: retryAfterHeader,
-      },
-    },
-  },
-];
-
-export interface SubscriptionRoutesDeps {
-  db: Kysely<DB>;
-  /** The sync's subscription.updated, handed off after the commit. */
-  outbox: AppWebhookOutbox;
-  subscriptions?: { catalog: Catalog; policy: EventPolicy; revenueCat: RevenueCatApi | undefined } | undefined;
-  idempotency: IdempotentPosts;
-}
 
 /** The answer to a sync failure: unknown user 404, not configured 503, RevenueCat 429 → 503 + Retry-After, unavailable or rejected 502. */
 function syncErrorAnswer(error: unknown): RouteAnswer {
@@ -87,43 +37,60 @@ function syncErrorAnswer(error: unknown): RouteAnswer {
 }
 
 /**
- * `GET /v1/users/{userId}/subscription` and `POST /v1/users/{userId}/subscription/sync`, mounted by
- * createUserRoutes. The sync reads RevenueCat by the canonical user, which is always an id RevenueCat
- * sent when the path's id is linked (links are made only from RevenueCat events' ids).
+ * `GET /v1/users/{userId}/subscription` and `POST /v1/users/{userId}/subscription/sync`. The sync
+ * reads RevenueCat by the canonical user, which is always an id RevenueCat sent when the path's id
+ * is linked (links are made only from RevenueCat events' ids).
  */
-export function createSubscriptionRoutes(deps: SubscriptionRoutesDeps): Router {
-  const router = Router();
-
-  router.get('/subscription', async (_req, res) => {
-    const { userId, requestedId } = userScopeOf(res);
-    const subscription = await findSubscription(deps.db, userId);
-    if (!subscription) return sendError(res, 404, 'not_found', `user ${requestedId} has no subscription`);
-    const { planId, status, expiresAt, store, autoRenew } = subscription;
-    const answer: z.input<typeof subscriptionAnswerSchema> = {
-      userId: requestedId,
-      planId,
-      status,
-      expiresAt,
-      store,
-      autoRenew,
-    };
-    res.json(answer);
-  });
-
+export const subscriptionRoutes = [
+  defineRoute({
+    method: 'get',
+    path: '/v1/users/{userId}/subscription',
+    summary: "The user's subscription (RevenueCat or Stripe, the one that decides)",
+    answers: {
+      200: answerDoc('the subscription', subscriptionAnswerSchema),
+      404: errorDoc('the user has no subscription', ['not_found']),
+    },
+    handler: async ({ user }, { db }) => {
+      const subscription = await findSubscription(db, user.userId);
+      if (!subscription) return errorAnswer(404, 'not_found', `user ${user.requestedId} has no subscription`);
+      const { planId, status, expiresAt, store, autoRenew } = subscription;
+      const answer: z.input<typeof subscriptionAnswerSchema> = {
+        userId: user.requestedId,
+        planId,
+        status,
+        expiresAt,
+        store,
+        autoRenew,
+      };
+      return { status: 200, body: answer };
+    },
+  }),
   // A re-read of RevenueCat, idempotent on its own: its answer is kept after it.
-  router.post(
-    '/subscription/sync',
-    withoutAnswerDeadline,
-    deps.idempotency.claimed(async (req, res) => {
-      const { userId, requestedId } = userScopeOf(res);
-      const refused = bodyFieldsAnswer(req);
-      if (refused) return refused;
-      const settings = deps.subscriptions;
-      if (!settings) return errorAnswer(503, 'not_configured', 'subscription sync is not configured');
+  defineRoute({
+    method: 'post',
+    path: '/v1/users/{userId}/subscription/sync',
+    summary: 'Re-read the subscription from RevenueCat now',
+    idempotency: 'claimed',
+    providerCall: true,
+    answers: {
+      200: answerDoc('what the re-read changed, and the subscription after it', syncAnswerSchema),
+      400: errorDoc('a body with fields (the sync takes none)', ['invalid_request']),
+      404: errorDoc('an id RevenueCat never sent', ['unknown_user']),
+      502: errorDoc('RevenueCat unreachable or refusing', ['revenuecat_unavailable', 'revenuecat_rejected']),
+      503: {
+        ...errorDoc('not configured, or RevenueCat asked to slow down (Retry-After)', [
+          'not_configured',
+          'revenuecat_rate_limited',
+        ]),
+        headers: retryAfterHeader,
+      },
+    },
+    handler: async ({ user }, { db, outbox, subscriptions }) => {
+      if (!subscriptions) return errorAnswer(503, 'not_configured', 'subscription sync is not configured');
       try {
         const { result, subscription } = await syncRevenueCatSubscriptionOnDemand(
-          { db: deps.db, outbox: deps.outbox, clock: systemClock, ...settings },
-          { userId, requestId: randomUUID() },
+          { db, outbox, clock: systemClock, ...subscriptions },
+          { userId: user.userId, requestId: randomUUID() },
         );
         const view = subscription && {
           planId: subscription.planId,
@@ -132,13 +99,15 @@ export function createSubscriptionRoutes(deps: SubscriptionRoutesDeps): Router {
           store: subscription.store,
           autoRenew: subscription.autoRenew,
         };
-        const answer: z.input<typeof syncAnswerSchema> = { userId: requestedId, result, subscription: view ?? null };
+        const answer: z.input<typeof syncAnswerSchema> = {
+          userId: user.requestedId,
+          result,
+          subscription: view ?? null,
+        };
         return { status: 200, body: answer };
       } catch (error) {
         return syncErrorAnswer(error);
       }
-    }),
-  );
-
-  return router;
-}
+    },
+  }),
+];

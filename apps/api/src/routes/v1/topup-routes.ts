@@ -1,26 +1,17 @@
 import {
-  type AppWebhookOutbox,
   BillingError,
-  type Catalog,
   confirmTopup,
   createTopup,
-  type DB,
   IdempotencyLeaseLostError,
   RetryLaterError,
   type StartedTopup,
-  type StripeApi,
   TopupNotPaidError,
 } from '@tally/billing-core';
-import { Router } from 'express';
-import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import { errorAnswer, type RouteAnswer } from '../../http/answer';
-import { withoutAnswerDeadline } from '../../http/answer-deadline';
 import { httpStatusByBillingErrorCode } from '../../http/billing-error-statuses';
-import type { IdempotentPosts } from '../../http/idempotency';
-import { bodyFieldsAnswer, parseOrAnswer } from '../../http/params';
-import { answerDoc, errorDoc, type RouteDoc, retryAfterHeader } from '../../http/route-doc';
-import { userScopeOf } from '../../http/user-scope';
+import { defineRoute } from '../../http/define-route';
+import { answerDoc, errorDoc, retryAfterHeader } from '../../http/route-doc';
 
 const createSchema = z.strictObject({ packId: z.string().min(1).max(255) });
 const referenceSchema = z.string().regex(/^tu_[A-Za-z0-9]{8,64}$/);
@@ -45,37 +36,6 @@ const unavailable = {
   ...errorDoc('top-ups are not configured, or Stripe asked to retry later', ['not_configured', 'retry_later']),
   headers: retryAfterHeader,
 };
-
-export const topupRouteDocs: RouteDoc[] = [
-  {
-    method: 'post',
-    path: '/v1/users/{userId}/topups',
-    summary: 'Start a top-up: a pending row and a Stripe PaymentIntent',
-    body: createSchema,
-    idempotent: true,
-    answers: {
-      201: answerDoc('started; pay with the client secret, then confirm', startedAnswerSchema),
-      400: errorDoc('a bad body or a pack the catalog does not have', ['invalid_request', 'unknown_pack']),
-      502: errorDoc('Stripe is unavailable', providerErrors),
-      503: unavailable,
-    },
-  },
-  {
-    method: 'post',
-    path: '/v1/users/{userId}/topups/{reference}/confirm',
-    summary: 'Credit a top-up once its PaymentIntent succeeded',
-    params: z.object({ reference: referenceSchema }),
-    idempotent: true,
-    answers: {
-      200: answerDoc('paid and credited (once)', confirmedAnswerSchema),
-      400: errorDoc('a reference that is not tu_…, or a body with fields (a confirm takes none)', ['invalid_request']),
-      404: errorDoc('no such top-up for this user', ['topup_not_found']),
-      409: answerDoc('the PaymentIntent has not succeeded (yet); retry after paying', notPaidSchema),
-      502: errorDoc('Stripe is unavailable', providerErrors),
-      503: unavailable,
-    },
-  },
-];
 
 /** The answer to a billing error, or undefined for one the caller rethrows. */
 function billingErrorAnswer(error: unknown): RouteAnswer | undefined {
@@ -109,65 +69,70 @@ function toStartedAnswer(topup: StartedTopup) {
 }
 
 /**
- * Stripe top-ups: `POST /users/{userId}/topups {packId}` starts one (pending row + PaymentIntent)
- * and `POST /users/{userId}/topups/{reference}/confirm` credits it once the intent succeeded.
- * Mounted by createUserRoutes: the top-up, the intent's `metadata.user_id` and the credit are the
- * canonical user's, whichever linked id the path names.
+ * Stripe top-ups: `POST /v1/users/{userId}/topups {packId}` starts one (pending row + PaymentIntent)
+ * and `POST /v1/users/{userId}/topups/{reference}/confirm` credits it once the intent succeeded. The
+ * top-up, the intent's `metadata.user_id` and the credit are the canonical user's, whichever
+ * linked id the path names.
  */
-export function createTopupRoutes(deps: {
-  db: Kysely<DB>;
-  /** The confirm's wallet.credited, handed off after the commit. */
-  outbox: AppWebhookOutbox;
-  catalog?: Catalog;
-  stripe?: StripeApi | undefined;
-  idempotency: IdempotentPosts;
-}): Router {
-  const router = Router();
+export const topupRoutes = [
   // The pending row commits with the key's recovery point, the intent's id with its answer.
-  router.post(
-    '/topups',
-    withoutAnswerDeadline,
-    deps.idempotency.claimed(async (req, res, claim) => {
-      const { userId } = userScopeOf(res);
-      const body = parseOrAnswer(createSchema, req.body ?? {});
-      if (!body.ok) return body.answer;
-      if (!deps.catalog) return errorAnswer(503, 'not_configured', 'top-ups are not configured');
+  defineRoute({
+    method: 'post',
+    path: '/v1/users/{userId}/topups',
+    summary: 'Start a top-up: a pending row and a Stripe PaymentIntent',
+    body: createSchema,
+    idempotency: 'claimed',
+    providerCall: true,
+    answers: {
+      201: answerDoc('started; pay with the client secret, then confirm', startedAnswerSchema),
+      400: errorDoc('a bad body or a pack the catalog does not have', ['invalid_request', 'unknown_pack']),
+      502: errorDoc('Stripe is unavailable', providerErrors),
+      503: unavailable,
+    },
+    handler: async ({ user, body, claim }, { db, catalog, stripe }) => {
+      if (!catalog) return errorAnswer(503, 'not_configured', 'top-ups are not configured');
       try {
         const topup = await createTopup(
-          { db: deps.db, catalog: deps.catalog, stripe: deps.stripe },
-          { userId, packId: body.value.packId },
+          { db, catalog, stripe },
+          { userId: user.userId, packId: body.packId },
           claim && { claim, answer: toStartedAnswer },
         );
         return { ...toStartedAnswer(topup), kept: claim !== undefined };
       } catch (error) {
         return orThrow(billingErrorAnswer(error), error);
       }
-    }),
-  );
+    },
+  }),
   // Idempotent on its own (the pending → paid transition): its answer is kept after it.
-  router.post(
-    '/topups/:reference/confirm',
-    withoutAnswerDeadline,
-    deps.idempotency.claimed(async (req, res) => {
-      const { userId } = userScopeOf(res);
-      const reference = parseOrAnswer(referenceSchema, req.params.reference);
-      if (!reference.ok) return reference.answer;
-      const refused = bodyFieldsAnswer(req);
-      if (refused) return refused;
-      if (!deps.catalog) return errorAnswer(503, 'not_configured', 'top-ups are not configured');
+  defineRoute({
+    method: 'post',
+    path: '/v1/users/{userId}/topups/{reference}/confirm',
+    summary: 'Credit a top-up once its PaymentIntent succeeded',
+    params: { reference: referenceSchema },
+    idempotency: 'claimed',
+    providerCall: true,
+    answers: {
+      200: answerDoc('paid and credited (once)', confirmedAnswerSchema),
+      400: errorDoc('a reference that is not tu_…, or a body with fields (a confirm takes none)', ['invalid_request']),
+      404: errorDoc('no such top-up for this user', ['topup_not_found']),
+      409: answerDoc('the PaymentIntent has not succeeded (yet); retry after paying', notPaidSchema),
+      502: errorDoc('Stripe is unavailable', providerErrors),
+      503: unavailable,
+    },
+    handler: async ({ user, params }, { db, outbox, catalog, stripe }) => {
+      if (!catalog) return errorAnswer(503, 'not_configured', 'top-ups are not configured');
       try {
         const confirmed = await confirmTopup(
-          { db: deps.db, outbox: deps.outbox, catalog: deps.catalog, stripe: deps.stripe },
-          { userId, reference: reference.value },
+          { db, outbox, catalog, stripe },
+          { userId: user.userId, reference: params.reference },
         );
         return { status: 200, body: confirmed satisfies z.input<typeof confirmedAnswerSchema> };
       } catch (error) {
         return orThrow(billingErrorAnswer(error), error);
       }
-    }),
-  );
-  return router;
-}
+    },
+  }),
+];
 
 function orThrow(answer: RouteAnswer | undefined, error: unknown): RouteAnswer {
   if (answer) return answer;

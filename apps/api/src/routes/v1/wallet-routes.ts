@@ -1,17 +1,8 @@
-import {
-  type DB,
-  type LotView,
-  listLedgerEntries,
-  listLots,
-  lotCategories,
-  readWalletFunds,
-} from '@tally/billing-core';
-import { Router } from 'express';
-import type { Kysely } from 'kysely';
+import { type LotView, listLedgerEntries, listLots, lotCategories, readWalletFunds } from '@tally/billing-core';
 import { z } from 'zod';
-import { cursorSchema, limitSchema, parseOr400 } from '../../http/params';
-import { answerDoc, errorDoc, nextCursorSchema, type RouteDoc } from '../../http/route-doc';
-import { userScopeOf } from '../../http/user-scope';
+import { defineRoute } from '../../http/define-route';
+import { cursorSchema, limitSchema } from '../../http/params';
+import { answerDoc, errorDoc, nextCursorSchema } from '../../http/route-doc';
 
 const ledgerQuerySchema = z.strictObject({ limit: limitSchema, cursor: cursorSchema });
 
@@ -54,14 +45,29 @@ const ledgerAnswerSchema = z.strictObject({
   nextCursor: nextCursorSchema,
 });
 
-export const walletRouteDocs: RouteDoc[] = [
-  {
+/** `GET /v1/users/{userId}/wallet` and `/ledger`. */
+export const walletRoutes = [
+  defineRoute({
     method: 'get',
     path: '/v1/users/{userId}/wallet',
     summary: "The user's balance and its lots",
     answers: { 200: answerDoc('the wallet (balance 0 and no lots for a user never seen)', walletAnswerSchema) },
-  },
-  {
+    handler: async ({ user }, { db }) => {
+      const [funds, lots] = await Promise.all([
+        readWalletFunds(db, user.userId, { lock: false }),
+        listLots(db, user.userId),
+      ]);
+      const answer: z.input<typeof walletAnswerSchema> = {
+        userId: user.requestedId,
+        balance: funds.balance,
+        held: funds.held,
+        available: funds.available,
+        lots: lots.map(lotAnswerOf),
+      };
+      return { status: 200, body: answer };
+    },
+  }),
+  defineRoute({
     method: 'get',
     path: '/v1/users/{userId}/ledger',
     summary: "The user's ledger, newest first",
@@ -70,53 +76,26 @@ export const walletRouteDocs: RouteDoc[] = [
       200: answerDoc('a page of entries', ledgerAnswerSchema),
       400: errorDoc('a bad limit or cursor', ['invalid_request']),
     },
-  },
+    handler: async ({ user, query }, { db }) => {
+      const page = await listLedgerEntries(db, user.userId, { limit: query.limit, beforeId: query.cursor });
+      const answer: z.input<typeof ledgerAnswerSchema> = {
+        userId: user.requestedId,
+        entries: page.entries.map((entry) => ({
+          reference: entry.reference,
+          amount: entry.amount,
+          balanceBefore: entry.balance_before,
+          balanceAfter: entry.balance_after,
+          reason: entry.reason,
+          createdAt: entry.created_at.toISOString(),
+          // A debit lists what it drew from each lot; a give-back what it returned (docs/lots.md).
+          ...(entry.amount < 0 || entry.draws.length > 0 ? { draws: entry.draws } : {}),
+        })),
+        nextCursor: page.nextCursor === null ? null : String(page.nextCursor),
+      };
+      return { status: 200, body: answer };
+    },
+  }),
 ];
-
-/** `GET /v1/users/{userId}/wallet` and `/ledger`; mounted by createUserRoutes (paths relative to the user). */
-export function createWalletRoutes(deps: { db: Kysely<DB> }): Router {
-  const router = Router();
-
-  router.get('/wallet', async (_req, res) => {
-    const { userId, requestedId } = userScopeOf(res);
-    const [funds, lots] = await Promise.all([
-      readWalletFunds(deps.db, userId, { lock: false }),
-      listLots(deps.db, userId),
-    ]);
-    const answer: z.input<typeof walletAnswerSchema> = {
-      userId: requestedId,
-      balance: funds.balance,
-      held: funds.held,
-      available: funds.available,
-      lots: lots.map(lotAnswerOf),
-    };
-    res.json(answer);
-  });
-
-  router.get('/ledger', async (req, res) => {
-    const { userId, requestedId } = userScopeOf(res);
-    const query = parseOr400(res, ledgerQuerySchema, req.query, 'parameter');
-    if (query === undefined) return;
-    const page = await listLedgerEntries(deps.db, userId, { limit: query.limit, beforeId: query.cursor });
-    const answer: z.input<typeof ledgerAnswerSchema> = {
-      userId: requestedId,
-      entries: page.entries.map((entry) => ({
-        reference: entry.reference,
-        amount: entry.amount,
-        balanceBefore: entry.balance_before,
-        balanceAfter: entry.balance_after,
-        reason: entry.reason,
-        createdAt: entry.created_at.toISOString(),
-        // A debit lists what it drew from each lot; a give-back what it returned (docs/lots.md).
-        ...(entry.amount < 0 || entry.draws.length > 0 ? { draws: entry.draws } : {}),
-      })),
-      nextCursor: page.nextCursor === null ? null : String(page.nextCursor),
-    };
-    res.json(answer);
-  });
-
-  return router;
-}
 
 /** A lot as the wallet answers it (docs/interface.md). */
 export function lotAnswerOf(lot: LotView): z.input<typeof lotAnswerSchema> {

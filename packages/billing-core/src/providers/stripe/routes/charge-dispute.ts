@@ -4,7 +4,6 @@ import { InvalidEventError, NotConfiguredError } from '../../../errors';
 import { ignored, processed, retryLater } from '../../../inbox/inbox-handler';
 import { voidInvoiceInstallments } from '../../../installments/void-invoice-installments';
 import { postGiveBack } from '../../../ledger/give-back-tokens';
-import { postLedgerEntry } from '../../../ledger/post-ledger-entry';
 import { lockPayment } from '../../../payments/lock-payment';
 import type { ProviderPorts } from '../../../ports/provider-ports';
 import { disputeFundsOf, type StripeJson, stripeIdOf, stripeStringAt } from '../../../provider-data/stripe-objects';

@@ -1,0 +1,37 @@
+import type { AppWebhookOutbox, Catalog, Clock, DB, EventPolicy, RevenueCatApi, StripeApi } from '@tally/billing-core';
+import type { Kysely } from 'kysely';
+
+/** What a queue hand-off says: rows it could not hand over wait for the relay. */
+export type HandOff = (ids: number[]) => Promise<{ enqueued: number; alreadyQueued: number; deferred: number }>;
+
+/**
+ * What route handlers are given besides their request (`handler(input, services)`): the one set
+ * of services every /v1 and /admin route draws from, so a definition stays a constant the
+ * OpenAPI document can read without them. createApiApp's deps are these and more.
+ */
+export interface RouteServices {
+  db: Kysely<DB>;
+  /**
+   * How the api writes app webhook messages (studio debits, top-ups, subscription syncs): the
+   * low-balance threshold, and with APP_WEBHOOK_URL the hand-off to the app-webhooks queue after commit.
+   */
+  outbox: AppWebhookOutbox;
+  /** Hands requeued and replayed inbox rows to their queue. */
+  enqueue: HandOff;
+  /** Hands redelivered app webhook messages to their queue (the relay picks up what fails). */
+  enqueueAppWebhooks: HandOff;
+  /** Subscription reads and the on-demand RevenueCat sync; without it the sync answers 503. */
+  subscriptions?: { catalog: Catalog; policy: EventPolicy; revenueCat: RevenueCatApi | undefined } | undefined;
+  /** AI Studio (and `check`): the catalog, the clock of the free allowance, the studio queue hand-off. */
+  studio: {
+    catalog: Catalog;
+    clock: Clock;
+    /** Hands committed request rows to the studio queue; rows it cannot hand off go to the relay. */
+    enqueueStudio: (studioRequestIds: number[]) => Promise<{ deferred: number; error?: unknown }>;
+  };
+  /** Top-ups need the catalog and the Stripe API; without them those routes answer 503. */
+  catalog?: Catalog;
+  stripe?: StripeApi | undefined;
+  /** Holds: HOLD_DEFAULT_TTL_SECONDS (default 900). */
+  holds?: { defaultTtlSeconds: number };
+}

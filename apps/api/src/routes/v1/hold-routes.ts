@@ -1,0 +1,141 @@
+import {
+  captureHold,
+  defaultHoldTtlSeconds,
+  findHold,
+  inUnitOfWork,
+  listHolds,
+  maxHoldTtlSeconds,
+  placeHold,
+  releaseHold,
+} from '@tally/billing-core';
+import { z } from 'zod';
+import { errorAnswer } from '../../http/answer';
+import { defineRoute } from '../../http/define-route';
+import { grantReferenceSchema } from '../../http/grant-body';
+import { answerDoc, errorDoc } from '../../http/route-doc';
+import {
+  captureAnswerSchema,
+  endAnswerOf,
+  holdAnswerOf,
+  holdAnswerSchema,
+  holdIdSchema,
+  holdNotActiveDoc,
+  holdNotFoundDoc,
+  placeAnswerOf,
+  placeAnswerSchema,
+  releaseAnswerDocs,
+} from './hold-answers';
+import { amountSchema, insufficientDoc, reasonSchema } from './spending-schemas';
+
+const holdBodySchema = z.strictObject({
+  amount: amountSchema,
+  reference: grantReferenceSchema,
+  expiresInSeconds: z.number().int().min(1).max(maxHoldTtlSeconds).optional(),
+  reason: reasonSchema.optional(),
+});
+const captureBodySchema = z.strictObject({ amount: amountSchema.optional() });
+const holdsQuerySchema = z.strictObject({
+  status: z.enum(['held', 'captured', 'released', 'expired']).optional(),
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+});
+
+/**
+ * The app's holds (docs/holds.md): `POST /holds`, `POST /holds/{holdId}/capture`,
+ * `POST /holds/{holdId}/release`, `GET /holds/{holdId}` and `GET /holds`, under the user. Every
+ * POST is idempotent on its own (the hold's reference, the hold's status) and claims its
+ * Idempotency-Key, which keeps the answer after it.
+ */
+export const holdRoutes = [
+  defineRoute({
+    method: 'post',
+    path: '/v1/users/{userId}/holds',
+    summary: 'Reserve tokens for work whose cost is known at the end (docs/holds.md)',
+    body: holdBodySchema,
+    idempotency: 'claimed',
+    answers: {
+      201: answerDoc('held', placeAnswerSchema),
+      200: answerDoc('the same reference held before: that hold', placeAnswerSchema),
+      400: errorDoc('a bad body', ['invalid_request']),
+      402: insufficientDoc,
+      409: errorDoc('the reference holds another amount', ['reference_conflict']),
+    },
+    handler: async ({ user, body }, { db, outbox, holds }) => {
+      const result = await inUnitOfWork({ db, outbox }, (uow) =>
+        placeHold(uow, {
+          userId: user.userId,
+          reference: body.reference,
+          amount: body.amount,
+          reason: body.reason ?? 'hold',
+          expiresInSeconds: body.expiresInSeconds ?? holds?.defaultTtlSeconds ?? defaultHoldTtlSeconds,
+        }),
+      );
+      return placeAnswerOf(result);
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/v1/users/{userId}/holds/{holdId}/capture',
+    summary: 'Capture a hold: one debit of at most the held amount, the rest freed',
+    params: { holdId: holdIdSchema },
+    body: captureBodySchema,
+    idempotency: 'claimed',
+    answers: {
+      200: answerDoc('captured (or captured before: the first answer again)', captureAnswerSchema),
+      400: errorDoc('a malformed hold id or body, or more than the hold', ['invalid_request']),
+      404: holdNotFoundDoc,
+      409: holdNotActiveDoc,
+    },
+    handler: async ({ user, params, body }, { db, outbox }) => {
+      const result = await inUnitOfWork({ db, outbox }, (uow) =>
+        captureHold(uow, { userId: user.userId, holdId: params.holdId, amount: body.amount }),
+      );
+      return endAnswerOf(result, params.holdId);
+    },
+  }),
+  // A release frees the whole hold: it takes no body, so `{"amount": …}` is refused, never read
+  // as a partial release.
+  defineRoute({
+    method: 'post',
+    path: '/v1/users/{userId}/holds/{holdId}/release',
+    summary: 'Release a hold: its tokens are available again, no ledger row',
+    params: { holdId: holdIdSchema },
+    idempotency: 'claimed',
+    answers: releaseAnswerDocs,
+    handler: async ({ user, params }, { db, outbox }) => {
+      const result = await inUnitOfWork({ db, outbox }, (uow) =>
+        releaseHold(uow, { userId: user.userId, holdId: params.holdId }),
+      );
+      return endAnswerOf(result, params.holdId);
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/v1/users/{userId}/holds/{holdId}',
+    summary: 'One hold',
+    params: { holdId: holdIdSchema },
+    answers: {
+      200: answerDoc('the hold', holdAnswerSchema),
+      400: errorDoc('a malformed hold id', ['invalid_request']),
+      404: holdNotFoundDoc,
+    },
+    handler: async ({ user, params }, { db }) => {
+      const hold = await findHold(db, user.userId, params.holdId);
+      if (!hold) return errorAnswer(404, 'not_found', `no hold ${params.holdId} for this user`);
+      return { status: 200, body: holdAnswerOf(hold) };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/v1/users/{userId}/holds',
+    summary: "The user's holds, newest first (status=held: the active ones)",
+    query: holdsQuerySchema,
+    answers: {
+      200: answerDoc('the holds', z.strictObject({ userId: z.string(), holds: z.array(holdAnswerSchema) })),
+      400: errorDoc('a bad status or limit', ['invalid_request']),
+    },
+    handler: async ({ user, query }, { db }) => {
+      const holds = await listHolds(db, user.userId, { status: query.status, limit: query.limit });
+      return { status: 200, body: { userId: user.requestedId, holds: holds.map(holdAnswerOf) } };
+    },
+  }),
+];
