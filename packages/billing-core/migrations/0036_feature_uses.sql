@@ -34,7 +34,8 @@ CREATE TABLE feature_uses (
   CONSTRAINT feature_uses_reference_uq UNIQUE (source, reference),
   CONSTRAINT feature_uses_free_ck CHECK (NOT free_tier OR cost = 0),
   CONSTRAINT feature_uses_allowance_ck CHECK ((allowance_group IS NULL) = (allowance_period IS NULL)),
-  CONSTRAINT feature_uses_ledger_ck CHECK ((cost > 0) = (ledger_reference IS NOT NULL))
+  -- A usage's cost is its one debit; a hold's is captured through the hold's own entries.
+  CONSTRAINT feature_uses_ledger_ck CHECK (source <> 'usage' OR (cost > 0) = (ledger_reference IS NOT NULL))
 );
 CREATE INDEX feature_uses_allowance_idx ON feature_uses (user_id, allowance_group, allowance_period)
   WHERE free_tier AND NOT given_back;
