@@ -52,6 +52,7 @@ export function loadEnvironment() {
     process.loadEnvFile(envFile);
     return '.env';
   }
+  // guard: env-example-not-in-production
   if (process.env.NODE_ENV === 'production') return 'nothing else (NODE_ENV=production never reads .env.example)';
   process.loadEnvFile(path.join(root, '.env.example'));
   return '.env.example (demo configuration)';

@@ -301,6 +301,7 @@ async function messagesWrittenAfterTheRead(
         .filter((uuid): uuid is string => uuid !== undefined),
     ),
   ];
+  // guard: webhook-checker-phantoms
   if (uuids.length === 0) return [];
   return db
     .selectFrom('app_webhook_messages')

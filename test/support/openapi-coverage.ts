@@ -49,6 +49,7 @@ export function reportOpenApiCoverage(dir: string, required: boolean): OpenApiCo
     `\nOpenAPI coverage of the e2e answers: ${coverage.routesAnswered} of ${coverage.routes} routes, ` +
       `${coverage.statusesAnswered} of ${coverage.statuses} described statuses\n`,
   );
+  // guard: openapi-coverage-required
   if (required && coverage.unanswered.length > 0) {
     throw new Error(
       `described routes no e2e suite got an answer from (test them through TestStack.apiRequest):\n  ${coverage.unanswered.join('\n  ')}`,

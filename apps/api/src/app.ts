@@ -88,6 +88,7 @@ export function createApiApp(deps: ApiAppDeps): Express {
       });
       const v1 = express.Router();
       v1.use(requireBearer(deps.appApiKeys, 'app', refuseFailedAuth));
+      // guard: api-answer-deadline
       if (deps.answerDeadlineMs !== undefined) v1.use(answerDeadline(deps.answerDeadlineMs));
       // Every /v1 route is about one user: defined in routes/v1 and listed in routes/api-routes.ts,
       // mounted under /users/:userId, where the id is resolved to its canonical user once. A POST

@@ -38,6 +38,7 @@ export function createIngestApp(deps: IngestAppDeps): Express {
     onFailure: (error, req, failure) => {
       const provider = providerLabelOf(req.path);
       deps.metrics.webhookRequests.inc({ provider, outcome: outcomeOf(failure) });
+      // guard: ingest-refusal-log-request-logger
       if (failure.status >= 500) req.log.error({ err: error, path: req.path }, 'unexpected error');
       else if (failure.code === 'request_aborted')
         req.log.info({ path: req.path, provider }, 'client aborted the request');

@@ -182,6 +182,7 @@ export function createInboxBatcher(options: InboxBatcherOptions): InboxBatcher {
             { provider: draft.provider, providerEventId: draft.providerEventId, deadlineMs },
             'event not stored within the answer deadline; answering 503',
           );
+          // guard: ingest-answer-deadline
           resolve({ kind: 'unavailable' });
         }, deadlineMs);
         queue.push(pending);

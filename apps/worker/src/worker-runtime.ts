@@ -56,6 +56,7 @@ export function workerMetricFamiliesOf(roles: Iterable<WorkerRole>): WorkerMetri
  * the table's order, on shared Redis connections. Registers the metric families of its roles only.
  */
 export function startWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntime {
+  // guard: worker-named-roles
   const roles = (Object.keys(workerRoleTable) as WorkerRole[]).filter((role) => options.roles.includes(role));
   const metrics = createWorkerMetrics(workerMetricFamiliesOf(roles));
   const workerConnection = createRedisConnection(options.redisUrl, 'worker');

@@ -29,6 +29,7 @@ ALTER TABLE credit_lots ADD CONSTRAINT credit_lots_rolled_over_ck CHECK (rolled_
 ALTER TABLE ledger_draws ADD COLUMN position integer;
 
 ALTER TABLE ledger_entries DROP CONSTRAINT ledger_entries_reference_ck;
+-- guard: long-outside-ids
 ALTER TABLE ledger_entries ADD CONSTRAINT ledger_entries_reference_ck CHECK (length(reference) BETWEEN 1 AND 512) NOT VALID;
 ALTER TABLE credit_lots DROP CONSTRAINT credit_lots_source_ck;
 ALTER TABLE credit_lots ADD CONSTRAINT credit_lots_source_ck CHECK (length(source) BETWEEN 1 AND 512) NOT VALID;

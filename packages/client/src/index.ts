@@ -71,6 +71,7 @@ export function verifyAppWebhook(
   let lastError: unknown;
   for (const secret of secrets) {
     try {
+      // guard: client-webhook-verify
       const event = new Webhook(secret).verify(payload, record) as Partial<AppWebhookEvent> | null;
       if (!event || typeof event.type !== 'string' || typeof event.data !== 'object' || event.data === null) {
         throw new AppWebhookVerificationError('the delivery is not a Tally message ({type, timestamp, data})');

@@ -168,6 +168,7 @@ export class Pod {
 
   /** Silently drops every packet between the process and `peers`, both ways, until healed. */
   cut(peers: Peer[]): PodFault {
+    // guard: chaos-partition-drop
     return this.rules(`${this.name} ✂ ${Pod.describe(peers)}`, (match) => `${match} drop`, peers);
   }
 

@@ -51,6 +51,7 @@ const reconcileFormSchema = z.object({
  * reconcile spans calls to Stripe, so its row is written before it runs.
  */
 export function addConsoleActions(router: Router, deps: ConsoleDeps, badRequest: () => ConsoleAnswer): void {
+  // guard: audit-console
   const action = (
     audit: AuditSpec,
     handle: (req: Request, audited: AuditedTransaction) => Promise<ConsoleAnswer>,
@@ -124,6 +125,7 @@ export function addConsoleActions(router: Router, deps: ConsoleDeps, badRequest:
   router.post(
     '/users/:userId/holds/:holdId/release',
     action(
+      // guard: audit-console-release-route
       { action: adminActions.holdRelease, target: { kind: 'hold', param: 'holdId' }, inTransaction: true },
       async (req, audited) => {
         const userId = userIdSchema.safeParse(req.params.userId);

@@ -77,6 +77,7 @@ export const consoleHeaders = helmet({
       styleSrc: ["'self'"],
       imgSrc: ["'self'", 'data:'],
       formAction: ["'self'"],
+      // guard: console-frame-ancestors
       frameAncestors: ["'none'"],
       baseUri: ["'none'"],
     },

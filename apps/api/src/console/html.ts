@@ -30,6 +30,7 @@ function render(value: HtmlValue): string {
   if (value === null || value === undefined || value === false) return '';
   if (value instanceof Html) return value.text;
   if (Array.isArray(value)) return value.map(render).join('');
+  // guard: console-escape-html
   return escapeHtml(String(value));
 }
 

@@ -78,6 +78,7 @@ export function auditedHandler<A>(
   const { db, spec } = options;
   return async (req: Request, res: Response) => {
     const identity = identityOf(req, options.surface, spec);
+    // guard: audit-started-row-http
     if (!spec?.inTransaction) {
       // Before the action: a name of the request's own when no definition names it.
       const planned = spec

@@ -20,6 +20,7 @@ export const httpStatusByBillingErrorCode = {
   topup_not_found: 404,
   topup_not_paid: 409,
   unknown_pack: 400,
+  // guard: billing-error-unknown-user
   unknown_user: 404,
   idempotency_key_in_use: 409,
   ai_unreachable: 502,

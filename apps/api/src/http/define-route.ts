@@ -125,6 +125,7 @@ export function defineRoute<
   if (named.join() !== declared.join()) {
     throw new Error(`${where}: its params (${declared.join(', ')}) are not its path's {${named.join('}, {')}}`);
   }
+  // guard: idempotency-every-post-wrapped
   if (route.method === 'post' && v1 && !route.idempotency) {
     throw new Error(`${where} does not say how it takes Idempotency-Key (idempotency: 'claimed' or 'in-transaction')`);
   }

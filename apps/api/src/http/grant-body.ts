@@ -16,6 +16,7 @@ const reasonSchema = z
   .regex(/^[A-Za-z0-9._:-]{1,64}$/, { message: 'must be 1 to 64 characters of A-Z a-z 0-9 . _ : -' });
 
 /** An ISO time after now (checked when the request is parsed). */
+// guard: grant-expiry-future
 const futureTimeSchema = z
   .string()
   .datetime({ offset: true })
@@ -29,6 +30,7 @@ const grantFields = {
 };
 
 /** `POST /v1/users/{userId}/grants`. */
+// guard: grant-body-strict
 export const grantBodySchema = z.strictObject({ ...grantFields, reference: grantReferenceSchema });
 
 /** `POST /admin/users/{userId}/grants`: the reference is optional (one is generated), plus a note. */
@@ -63,6 +65,7 @@ export const grantAnswerDocs = {
 export function grantAnswerOf(result: GrantResult): RouteAnswer {
   if (result.kind === 'conflict') return errorAnswer(409, 'reference_conflict', result.message);
   return {
+    // guard: grant-status-repeat
     status: result.kind === 'granted' ? 201 : 200,
     body: result.answer satisfies z.input<typeof grantAnswerSchema>,
   };

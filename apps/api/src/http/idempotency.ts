@@ -96,6 +96,7 @@ export function createIdempotentPosts(deps: IdempotentPostsDeps): IdempotentPost
     // request and its retry would make the retry a new key and run it twice.
     const { requestedId } = userScopeOf(res);
     return {
+      // guard: idempotency-requested-user
       userId: requestedId,
       key,
       method: req.method,
@@ -127,9 +128,11 @@ export function createIdempotentPosts(deps: IdempotentPostsDeps): IdempotentPost
       } catch (error) {
         if (claim) await releaseIdempotencyKey(db, claim).catch((failure: unknown) => warn(failure, req));
         // Another attempt took the key over mid-request (createTopup's fenced writes): it runs the request now.
+        // guard: idempotency-lease-lost-409
         if (error instanceof IdempotencyLeaseLostError && !res.headersSent) return sendAnswer(res, inUseAnswer);
         return next(error);
       }
+      // guard: idempotency-claimed-answer-kept
       if (claim && !answer.kept) {
         const final = isFinalAnswer(answer);
         await (final ? finishIdempotencyKey(db, claim, answer) : releaseIdempotencyKey(db, claim)).catch(
@@ -146,6 +149,7 @@ export function createIdempotentPosts(deps: IdempotentPostsDeps): IdempotentPost
       // A throw goes to the error handlers: nothing was claimed, so nothing is released.
       const answer = await handler(req, res, key);
       if ('verdict' in answer) return sendVerdict(res, answer.verdict);
+      // guard: idempotency-one-transaction-answer-kept
       if (key && !answer.kept && isFinalAnswer(answer)) {
         const kept = await keepIdempotentAnswer(db, key, answer).catch((error: unknown) => warn(error, req));
         if (kept !== 'kept' && kept !== false) return sendVerdict(res, kept);

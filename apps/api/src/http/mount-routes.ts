@@ -38,6 +38,7 @@ export function parseRouteInput(
     query = parsed.value;
   }
   let body: unknown;
+  // guard: release-body-fields
   const bodySchema: z.ZodType | undefined = route.body ?? (route.method === 'post' ? noBodySchema : undefined);
   if (bodySchema) {
     const parsed = parseOrAnswer(bodySchema, req.body ?? {});
@@ -98,6 +99,7 @@ function handlerOf(route: Route, deps: MountDeps): RequestHandler {
     return deps.idempotency.inTransaction((req, res, key) => run(req, res, { key }));
   }
   if (route.audit) {
+    // guard: audit-admin-api
     return auditedHandler(
       {
         db: deps.db,

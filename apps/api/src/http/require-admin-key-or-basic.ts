@@ -35,6 +35,7 @@ export function basicUserOf(req: Request): string | undefined {
 function isCrossSite(req: Request): boolean {
   const fetchSite = req.get('sec-fetch-site');
   const origin = req.get('origin');
+  // guard: console-same-origin-no-headers
   if (fetchSite === undefined && origin === undefined) return true;
   if (fetchSite !== undefined && fetchSite !== 'same-origin' && fetchSite !== 'none') return true;
   if (origin === undefined || origin === 'null') return origin === 'null';
@@ -57,6 +58,7 @@ export function requireAdminKeyOrBasic(keys: readonly string[], refuse: RefuseFa
     if (matchesAnySecret(bearerTokenOf(req), keys)) return next();
     if (matchesAnySecret(basicPasswordOf(req), keys)) {
       const safe = req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS';
+      // guard: console-same-origin
       if (!safe && isCrossSite(req)) {
         return sendError(
           res,

@@ -188,6 +188,7 @@ export function buildOpenApiDocument(
     scheme: 'bearer',
     description: `An admin key (ADMIN_API_KEYS) as a bearer token, for ${securitySchemes.adminKey}.`,
   });
+  // guard: openapi-route-described
   for (const route of routes) registry.registerPath(routeConfigOf(route));
   registerAppWebhooks(registry);
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({

@@ -19,6 +19,7 @@ export function readRedocBundle(): string {
   const bundle = readFileSync(redocBundlePath, 'utf8');
   if (!bundle.includes(redocCdnLogo))
     throw new Error(`the Redoc bundle no longer loads ${redocCdnLogo}: check it for other addresses`);
+  // guard: redoc-logo
   return bundle.replaceAll(redocCdnLogo, logoPath);
 }
 

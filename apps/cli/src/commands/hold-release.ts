@@ -54,6 +54,7 @@ export async function runHoldRelease(
           action: adminActions.holdRelease,
           target: { kind: 'hold', id: holdId },
           request: { params: { userId, holdId }, body: { note: options.note } },
+          // guard: cli-release-audit-outcome
           outcome: refusal?.code ?? 'ok',
           answer: refusal === null && 'answer' in result ? result.answer : { error: refusal },
         });
@@ -65,6 +66,7 @@ export async function runHoldRelease(
       return;
     }
     if (options.json) {
+      // guard: cli-release-already
       printJson({ ...result.answer, alreadyReleased: result.kind === 'already' });
       return;
     }

@@ -40,6 +40,7 @@ export async function runReconcile(options: { days: number; dryRun?: boolean; js
       const request = { windowDays: options.days, dryRun: options.dryRun ?? false };
       // The run is audited before it starts (it spans Stripe calls, so no transaction can hold it
       // with its row): if the row cannot be written, nothing is reconciled.
+      // guard: audit-started-row-reconcile
       await auditCliAction(db, { action: adminActions.reconcileStripe, request, outcome: AUDIT_STARTED_OUTCOME });
       const report = await reconcileStripe({ db, stripe, enqueue: (ids) => handOffOnce(env, db, ids) }, request).catch(
         async (error: unknown) => {

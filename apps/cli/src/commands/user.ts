@@ -98,6 +98,7 @@ export function formatSupportView(view: UserSupportView): string {
   out.push(
     formatTable(
       ['LOT', 'CATEGORY', 'SOURCE', 'AMOUNT', 'REMAINING', 'EXPIRES'],
+      // guard: cli-user-lots
       view.wallet.lots.map((lot) => [
         String(lot.id),
         lot.category,
@@ -115,6 +116,7 @@ export function formatSupportView(view: UserSupportView): string {
   out.push(
     formatTable(
       ['HOLD', 'STATUS', 'AMOUNT', 'CAPTURED', 'RELEASED', 'EXPIRES', 'REFERENCE', 'REASON', 'LOTS (LOT:TOKENS)'],
+      // guard: cli-user-holds
       view.holds.items.map((hold) => [
         hold.id,
         hold.status,

@@ -176,6 +176,7 @@ function admissionControl(deps: WebhookRouteDeps) {
     { fields: { maxInFlight: max } },
   );
   return (res: Response, provider: Provider): boolean => {
+    // guard: ingest-admission-cap
     if (inFlight >= max) {
       deps.metrics.webhookRequests.inc({ provider, outcome: 'overloaded' });
       warn(provider);
@@ -186,6 +187,7 @@ function admissionControl(deps: WebhookRouteDeps) {
     }
     inFlight += 1;
     deps.metrics.webhooksInFlight.inc();
+    // guard: ingest-admission-release
     res.once('close', release);
     return true;
   };
@@ -294,6 +296,7 @@ export function useWebhookRoutes(app: Router, deps: WebhookRouteDeps): void {
         if (!check.ok) {
           return refuseFailedAuth(req, res, 'stripe', () => {
             deps.metrics.webhookRequests.inc({ provider: 'stripe', outcome: 'bad_signature' });
+            // guard: ingest-signature-log-request-logger
             req.log.warn({ provider: 'stripe', reason: check.reason }, 'webhook signature rejected');
             sendError(res, 400, 'invalid_signature', check.reason);
           });

@@ -35,6 +35,7 @@ export function verifyStripeSignature(options: {
   if (timestamp === undefined || !/^\d{1,12}$/.test(timestamp)) {
     return { ok: false, reason: 'Stripe-Signature has no timestamp' };
   }
+  // guard: stripe-signature-future
   if (Number(timestamp) - Math.floor(nowMs / 1000) > toleranceSeconds) {
     return { ok: false, reason: 'signature timestamp is in the future beyond the tolerance' };
   }
@@ -43,6 +44,8 @@ export function verifyStripeSignature(options: {
   for (const secret of secrets) {
     try {
       // verifyHeader checks without parsing: the body is parsed once, for the draft.
+      // guard: stripe-signature-verify
+      // guard: stripe-signature-tolerance
       signature.verifyHeader(rawBody, header, secret, toleranceSeconds, undefined, nowMs);
       return { ok: true };
     } catch (error) {

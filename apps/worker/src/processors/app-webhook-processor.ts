@@ -65,6 +65,7 @@ export function createAppWebhookWorker(
         // job active, not delayed, and left it. Parked first, asked second, so one of the two
         // always sees the other: a finished predecessor never leaves this message waiting out
         // its delay.
+        // guard: app-webhook-blocked-recheck
         if (!(await isAppWebhookMessageBlocked(deps.db, appWebhookMessageId))) {
           await job.promote().catch(() => undefined);
         }

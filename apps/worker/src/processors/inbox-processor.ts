@@ -128,6 +128,7 @@ export function createInboxWorker(
           { ...log(), ...rowLog(result.row), outcome: 'deferred', delayMs: result.delayMs, reason: result.reason },
           'inbox event waits for a prerequisite; retrying later',
         );
+        // guard: retry-later-delay
         await job.moveToDelayed(Date.now() + result.delayMs, token);
         throw new DelayedError();
       }
@@ -161,6 +162,7 @@ export function createInboxWorker(
         } else {
           deps.logger.warn(fields, result.parked ? 'inbox event parked' : 'inbox event failed; will retry');
         }
+        // guard: failed-job-backoff
         if (result.parked) {
           deps.metrics.inboxParked.inc({ provider: row.provider, code: result.code });
           throw new UnrecoverableError(`parked (${result.code}) after ${row.attempts} attempts: ${message}`);

@@ -16,6 +16,7 @@ export const emailRole: WorkerRoleDefinition = {
         maxAttempts,
         backoff,
         // The relay hands back rows stuck in processing after this long; the claim must take them.
+        // guard: email-stale-window
         processingStaleAfterMs: settings.relay.processingStaleAfterMs,
       },
       { connection: workerConnection, prefix: queuePrefix, concurrency, lockDurationMs: settings.lockDurationMs },

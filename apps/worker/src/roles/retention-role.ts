@@ -16,6 +16,7 @@ export const retentionRole: WorkerRoleDefinition = {
         {
           ...settings.retention,
           appWebhooks: {
+            // guard: retention-days-setting
             retentionDays: settings.appWebhooks.retentionDays,
             undelivered: ports.appWebhookSender === undefined,
           },

@@ -90,6 +90,7 @@ async function claimMessage(
  */
 function claimable(processingStaleAfterMs: number) {
   const processingStale = sql`now() - ${sqlMilliseconds(processingStaleAfterMs)}`;
+  // guard: app-webhook-user-order
   return sql<boolean>`((m.status = 'pending' AND (m.next_attempt_at IS NULL OR m.next_attempt_at <= now()))
               OR (m.status = 'processing' AND m.updated_at < ${processingStale}))
          AND NOT EXISTS (
@@ -172,6 +173,7 @@ function finish(
   attempts: number,
   values: Finish,
 ): Promise<AppWebhookMessageRow | undefined> {
+  // guard: app-webhook-attempt-fence
   return db
     .updateTable('app_webhook_messages')
     .set({ ...values, updated_at: sql<Date>`now()` })
@@ -242,6 +244,7 @@ async function whyNotClaimed(
        WHERE m.id = ${messageId}`.execute(db)
   ).rows[0];
   if (!row || (row.status !== 'pending' && row.status !== 'processing')) return { kind: 'not-claimed', messageId };
+  // guard: app-webhook-claimable-retry
   if (row.claimable) return { kind: 'claimable' };
   if (row.blocked_by !== null) {
     const wait = Math.ceil(row.blocker_due_in_ms ?? 0) + BLOCKED_RECHECK_MIN_MS;

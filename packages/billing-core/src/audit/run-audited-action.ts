@@ -17,6 +17,7 @@ export async function runAuditedAction<T>(
 ): Promise<{ result: T; auditId: number }> {
   return runInTransaction(db, async (trx) => {
     const result = await act(trx);
+    // guard: audit-row-in-transaction
     const auditId = await recordAdminAction(trx, describe(result));
     return commitWith({ result, auditId });
   });

@@ -17,6 +17,7 @@
 export const USER_LOCK_NAMESPACE = 7_411_001;
 
 /** Per user: the creation of one user's AI Studio requests (`lockStudioUser`). */
+// guard: studio-lock-namespace
 export const STUDIO_LOCK_NAMESPACE = 7_411_005;
 
 /**

@@ -12,6 +12,8 @@ import { type RawBuilder, sql } from 'kysely';
  * half (USER_LOCK_NAMESPACE, passed in so precompiled statements can make it a slot).
  */
 export function userLocksInKeyOrder(namespace: unknown, userIds: RawBuilder<unknown>): RawBuilder<unknown> {
+  // guard: user-locks-key-order
+  // guard: batch-user-locks
   return sql`SELECT pg_advisory_xact_lock(${namespace}, keys.key)::text AS locked
     FROM (SELECT DISTINCT hashtext(users.user_id) AS key FROM (${userIds}) AS users
            WHERE users.user_id IS NOT NULL ORDER BY 1) AS keys`;

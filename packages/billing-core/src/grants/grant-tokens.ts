@@ -52,6 +52,7 @@ export async function grantTokens(uow: UnitOfWork, grant: TokenGrant): Promise<G
       lots: { kind: 'credit', category: 'promotional', expiresAt: grant.expiresAt },
     });
   } catch (error) {
+    // guard: grant-reference-conflict
     if (error instanceof LedgerReferenceConflictError && error.reference === grant.reference) {
       return { kind: 'conflict', message: `reference ${grant.reference} already granted another amount or user` };
     }
@@ -70,6 +71,7 @@ export async function grantTokens(uow: UnitOfWork, grant: TokenGrant): Promise<G
     balance: posted.entry.balance_after,
   };
   if (posted.kind === 'posted') return { kind: 'granted', answer };
+  // guard: grant-expiry-mismatch
   if ((expiresAt?.getTime() ?? null) !== (grant.expiresAt?.getTime() ?? null)) {
     return { kind: 'conflict', message: `reference ${grant.reference} already granted with another expiry` };
   }

@@ -32,16 +32,19 @@ export type VoidLotResult =
 export async function voidLot(uow: UnitOfWork, request: { userId: string; lotId: number }): Promise<VoidLotResult> {
   const { trx } = uow;
   const funds = await lockWalletFunds(uow, request.userId);
+  // guard: void-lot-owner
   const lot = await sql<{ voided: boolean }>`
     SELECT voided_at IS NOT NULL AS voided FROM credit_lots
      WHERE id = ${request.lotId} AND user_id = ${request.userId}`.execute(trx);
   const found = lot.rows[0];
   if (!found) return { kind: 'not-found' };
+  // guard: void-standing-state
   if (!found.voided) {
     await sql`UPDATE credit_lots SET voided_at = now() WHERE id = ${request.lotId}`.execute(trx);
   }
   const { taken, reference } = await takeFreedVoidedTokens(uow, request.userId, { lotIds: [request.lotId] });
   return {
+    // guard: void-lot-repeat
     kind: found.voided ? 'already-voided' : 'voided',
     answer: {
       lotId: request.lotId,

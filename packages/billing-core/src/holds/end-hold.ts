@@ -64,6 +64,7 @@ export async function captureHold(
   const funds = await lockWalletFunds(uow, request.userId, { holdId: request.holdId });
   const { hold } = funds;
   if (!hold) return { kind: 'not-found' };
+  // guard: capture-fence
   if (hold.status === 'captured') return { kind: 'already', answer: captureAnswerOf(hold) };
   if (hold.status === 'released') return { kind: 'not-active', status: 'released' };
   if (hold.expired) return { kind: 'not-active', status: 'expired' };
@@ -145,6 +146,7 @@ async function endHold(
                      answer_balance = ${funds.balance}, answer_available = ${funds.balance - held}
      WHERE id = ${hold.id} RETURNING *`.execute(trx);
   // What the hold frees on a voided lot is taken at once (docs/lots.md "Voids"); only the rest is the user's.
+  // guard: hold-end-takes-voided
   const voided = end.released > 0 ? (await takeFreedVoidedTokens(uow, hold.user_id, { holdId: hold.id })).taken : 0;
   // No shortfall open (read under the lock; only a take-back, which needs the lock, opens one): nothing to settle.
   const recovered = !funds.shortfallsOpen
@@ -154,6 +156,7 @@ async function endHold(
         holdId: hold.id,
         ledgerMarker: Number(hold.ledger_marker),
         expiresAt: new Date(hold.expires_at),
+        // guard: hold-end-frees-shortfall
         freedTokens: end.released - voided,
       });
   const taken = voided + recovered;

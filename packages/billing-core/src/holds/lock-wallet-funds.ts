@@ -29,6 +29,7 @@ export async function lockWalletFunds(
   about: { holdId: string } | { holdReference: string } | null = null,
 ): Promise<LockedFunds> {
   const { trx } = uow;
+  // guard: hold-wallet-lock
   const wallet = await sql<{ balance: number }>`
     SELECT balance FROM wallets WHERE user_id = ${userId} FOR UPDATE`.execute(trx);
   const balance = Number(wallet.rows[0]?.balance ?? 0);
@@ -38,6 +39,7 @@ export async function lockWalletFunds(
       : 'holdId' in about
         ? sql`h.id = ${about.holdId}`
         : sql`h.reference = ${about.holdReference}`;
+  // guard: hold-shortfalls-open
   const read = await sql<
     { held: number; lapsed: boolean; shortfalls_open: boolean } & { [K in keyof LockedHold]: LockedHold[K] | null }
   >`
@@ -77,12 +79,14 @@ export async function settleLapsedHolds(uow: UnitOfWork, userId: string): Promis
   const holds = [...lapsed.rows].sort((a, b) => Number(a.ledger_marker) - Number(b.ledger_marker));
   for (const hold of holds) {
     // What it frees on a voided lot is taken at once (docs/lots.md "Voids"); only the rest is the user's.
+    // guard: lapsed-hold-takes-voided
     const voided = await takeFreedVoidedTokens(uow, userId, { holdId: hold.id });
     await recoverShortfallsFromHold(uow, {
       userId,
       holdId: hold.id,
       ledgerMarker: Number(hold.ledger_marker),
       expiresAt: new Date(hold.expires_at),
+      // guard: lapsed-hold-frees-shortfall
       freedTokens: Number(hold.amount) - voided.taken,
     });
   }

@@ -58,6 +58,7 @@ export async function claimIdempotencyKey(
           .whereRef('idempotency_keys.request_hash', '=', 'excluded.request_hash')
           .where((eb) =>
             eb.or([
+              // guard: idempotency-lease
               eb('idempotency_keys.locked_at', 'is', null),
               eb('idempotency_keys.locked_at', '<', sql<Date>`now() - ${sqlMilliseconds(options.lockTimeoutMs)}`),
             ]),

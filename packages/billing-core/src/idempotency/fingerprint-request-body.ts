@@ -21,5 +21,6 @@ export function toCanonicalJson(value: unknown): string {
  * JSON. No body and a JSON `null` body are one fingerprint.
  */
 export function fingerprintRequestBody(body: unknown): string {
+  // guard: idempotency-body-fingerprint
   return createHash('sha256').update(toCanonicalJson(body)).digest('hex');
 }

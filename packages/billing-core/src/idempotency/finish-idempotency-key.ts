@@ -10,6 +10,7 @@ import { type IdempotencyClaim, IdempotencyLeaseLostError, type IdempotentAnswer
  * (BillingError: `409 topup_not_paid` while the PaymentIntent has not succeeded) are retryable.
  */
 export function isFinalAnswer(answer: { status: number; retryable?: boolean | undefined }): boolean {
+  // guard: idempotency-final-answer
   return answer.status < 500 && !answer.retryable;
 }
 

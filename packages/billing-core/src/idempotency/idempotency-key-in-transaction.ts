@@ -30,6 +30,7 @@ export async function takeIdempotencyKeyInTransaction(
   const { request } = key;
   // A user id may hold spaces, a key may not: "<user> <key>" names one pair. The subquery with
   // the volatile try-lock is evaluated once (Postgres does not pull it up), before the CASE.
+  // guard: studio-key-try-lock
   const { rows } = await sql<{ acquired: boolean }>`
     SELECT attempt.acquired, CASE WHEN attempt.acquired THEN ${options.thenLock ?? sql`NULL`} END AS then_locked
       FROM (SELECT pg_try_advisory_xact_lock(${IDEMPOTENCY_KEY_LOCK_NAMESPACE},
@@ -84,6 +85,7 @@ export async function answerAfterConflict(
     .where('request_hash', '=', request.requestHash)
     .where((eb) =>
       eb.or([
+        // guard: studio-key-lease
         eb('locked_at', 'is', null),
         eb('locked_at', '<', sql<Date>`now() - ${sqlMilliseconds(key.lockTimeoutMs)}`),
       ]),

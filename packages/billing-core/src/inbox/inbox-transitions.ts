@@ -37,6 +37,7 @@ export async function claimInboxEvent(
   maxAttempts: number,
 ): Promise<InboxEventRow | undefined> {
   const exhausted = sql<boolean>`attempts >= ${maxAttempts}`;
+  // guard: attempts-counted-at-claim
   const rows = await sql<InboxEventRow>`
     UPDATE inbox_events SET
       status = CASE WHEN ${exhausted} THEN 'failed' ELSE 'processing' END,
@@ -78,6 +79,7 @@ const readWithUserLock = precompiledSql<
   { namespace: number; inboxEventId: number },
   InboxEventRow & { user_locked: unknown }
 >(
+  // guard: inbox-user-lock-first-run
   (s) => sql`
     SELECT *, pg_advisory_xact_lock(${s.namespace}, hashtext(user_id))::text AS user_locked
       FROM inbox_events WHERE id = ${s.inboxEventId}`,
@@ -94,6 +96,7 @@ export async function lockUserAndInboxEvent(
   inboxEventId: number,
   userId: string | null,
 ): Promise<{ status: InboxEventRow['status'] }> {
+  // guard: inbox-user-lock-claimed
   const rows = await sql<{ status: InboxEventRow['status'] }>`
     WITH user_lock AS MATERIALIZED (
       SELECT pg_advisory_xact_lock(${USER_LOCK_NAMESPACE}, hashtext(${userId}::text)) WHERE ${userId}::text IS NOT NULL)
@@ -327,6 +330,7 @@ const markManyFinished = precompiledSql<
   { ids: number[]; statuses: string[]; codes: string[]; details: string[] },
   { id: number; attempts: number; processed_at: Date }
 >(
+  // guard: batch-finish-conditional
   (s) => sql`
     UPDATE inbox_events SET
       status = mark.status,

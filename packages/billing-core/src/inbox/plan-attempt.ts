@@ -25,6 +25,7 @@ export type AttemptLane = 'first-runs' | 'stalled' | 'alone';
 
 export function laneOf(facts: JobFacts): AttemptLane {
   if (isFirstRun(facts)) return 'first-runs';
+  // guard: stalled-lane
   if (facts.stalls > 0) return 'stalled';
   return 'alone';
 }
@@ -51,6 +52,7 @@ export function planAttempt(
   facts: JobFacts,
   row: Pick<InboxEventRow, 'status' | 'attempts'> | undefined | 'unread',
 ): AttemptPlan {
+  // guard: first-run-only-once
   if (!isFirstRun(facts)) return 'claim';
   if (row === 'unread') return 'one-transaction';
   return row !== undefined && row.status === 'received' && row.attempts === 0 ? 'one-transaction' : 'claim';

@@ -171,10 +171,13 @@ async function attemptTogether(engine: Engine, facts: JobFacts, ids: readonly nu
           const local = handler.prepareWithoutIo?.(row, engine.ctx);
           if (!local) continue;
           // An apply that may read what a pending posting writes sees it made first.
+          // guard: inbox-postings-before-apply
           if (!handler.runsAheadOfPostings?.(local.prepared)) await postPending(uow, handled);
+          // guard: batch-apply-failure-rollback
           const result = await handler.apply(uow, row, local.prepared);
           if (result.kind === 'retry-later') {
             const error = new RetryLaterError(result.reason, { delayMs: result.delayMs });
+            // guard: retry-later-rollback-first-run
             return rollbackWith({ kind: 'rolled-back', cause: { kind: 'retry-later', row, error } });
           }
           handled.push({ row, result });
@@ -219,6 +222,7 @@ async function postPending(
     (item): item is { row: InboxEventRow; result: PostResult } => item.result.kind === 'post',
   );
   if (pending.length > 0) {
+    // guard: inbox-batch-postings
     const posted = await postLedgerEntries(
       uow,
       pending.map(({ result }) => result.posting),
@@ -332,6 +336,7 @@ async function runClaimedAttempt(engine: Engine, inboxEventId: number): Promise<
           const handled = await handler.apply(uow, claimed, prepared);
           // "Retry later" from apply must leave no effect behind: roll the transaction back.
           if (handled.kind === 'retry-later') {
+            // guard: retry-later-rollback-claimed
             return rollbackWith({
               kind: 'retry-later',
               error: new RetryLaterError(handled.reason, { delayMs: handled.delayMs }),
@@ -354,6 +359,7 @@ async function runClaimedAttempt(engine: Engine, inboxEventId: number): Promise<
         applied = await apply();
         break;
       } catch (error) {
+        // guard: lock-order-retry
         if (!(error instanceof UserLockOrderError) || pass >= maxLockOrderPasses) throw error;
         alsoLock = [...new Set([...alsoLock, ...error.userIds])];
       }

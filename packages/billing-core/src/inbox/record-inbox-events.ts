@@ -54,6 +54,7 @@ export async function recordInboxEvents(
   // One order for every batch: concurrent batches (this process's and other ingest replicas')
   // that share keys then take their index-entry locks in the same order and wait for each other
   // instead of deadlocking (in arrival order, a redelivery storm deadlocks them).
+  // guard: ingest-batch-key-order
   unique.sort(compareKeys);
   let inserted: { id: number; provider: string; provider_event_id: string }[];
   try {

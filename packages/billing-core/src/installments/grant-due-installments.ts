@@ -35,6 +35,7 @@ export async function grantDueInstallments(
   options: GrantInstallmentsOptions,
 ): Promise<GrantInstallmentsResult> {
   const { db } = deps;
+  // guard: installment-stale-after-sql
   const stale = sql`now() - ${sqlMilliseconds(options.processingStaleAfterMs)}`;
   const claimed = await sql<StripeInstallmentRow>`
     UPDATE stripe_installments SET
@@ -61,6 +62,7 @@ export async function grantDueInstallments(
       result.failed += 1;
       // A reference conflict (the reference already posts another user or amount) can never
       // succeed: park the row at once with the conflict as its error instead of retrying it.
+      // guard: installment-conflict-parked
       const conflict = error instanceof LedgerReferenceConflictError;
       await db
         .updateTable('stripe_installments')
@@ -103,6 +105,7 @@ async function grantInstallment(
     const posted = await postLedgerEntry(uow, {
       userId: row.user_id,
       reference: references.stripeInstallment(row.id),
+      // guard: installment-grant-claimed-tokens
       amount: tokens,
       reason: 'subscription_installment',
       lots: {

@@ -20,9 +20,11 @@ export async function scaleInvoiceInstallments(
 ): Promise<number> {
   if (payment.kind !== 'subscription_invoice' || money.amount <= 0) return 0;
   const remaining = Math.max(0, money.amount - money.amountRefunded);
+  // guard: installment-scale-scheduled-only
   const scaled = await trx
     .updateTable('stripe_installments')
     .set({
+      // guard: installment-scale-from-full
       tokens: sql<number>`(full_tokens * ${remaining}::bigint) / ${money.amount}::bigint`,
       updated_at: sql`now()`,
     })

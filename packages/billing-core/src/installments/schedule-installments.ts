@@ -31,7 +31,9 @@ export async function scheduleInstallments(
     due_at: sql<Date>`now() + make_interval(months => ${index + 1})`,
     // Month n's grant expires when month n + 1 is due; the last one a month after its own.
     lot_expires_at:
+      // guard: installment-lot-period-end
       input.creditsExpire === 'period_end' ? sql<Date>`now() + make_interval(months => ${index + 2})` : null,
+    // guard: installment-lot-rollover
     lot_rollover_max: input.rolloverMax ?? 0,
   }));
   const inserted = await trx

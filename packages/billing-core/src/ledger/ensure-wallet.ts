@@ -1,3 +1,4 @@
+// guard: billing-core-platform-db-import
 import { precompiledSql } from '@tally/platform/db';
 import { type RawBuilder, sql, type Transaction } from 'kysely';
 import type { DB } from '../db/schema';

@@ -21,6 +21,7 @@ export async function postGiveBack(
   const { of, ...rest } = posting;
   const posted = await postLedgerEntry(uow, { ...rest, lots: { kind: 'give-back', of } });
   if (posted.kind !== 'posted') return posted;
+  // guard: give-back-takes-voided
   const voided = await takeFreedVoidedTokens(uow, posting.userId, { entryId: posted.entry.id });
   return { kind: 'posted', entry: posted.entry, voidTaken: voided.taken };
 }

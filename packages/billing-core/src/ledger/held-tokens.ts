@@ -10,6 +10,7 @@ import type { DB } from '../db/schema';
  */
 export function activeHold(alias: string): RawBuilder<boolean> {
   const h = sql.ref(alias);
+  // guard: active-hold-expiry
   return sql<boolean>`(${h}.status = 'held' AND ${h}.settled_at IS NULL AND ${h}.expires_at > now())`;
 }
 

@@ -13,6 +13,8 @@ import type { UnitOfWorkOutbox } from '../unit-of-work/unit-of-work';
  */
 export function ledgerEntryMessagesCte(outbox: Pick<UnitOfWorkOutbox, 'lowBalanceThreshold' | 'handsOff'>) {
   const limit = outbox.lowBalanceThreshold ?? null;
+  // guard: wallet-messages-written
+  // guard: wallet-payload-reason
   return sql`entry_messages AS (
     INSERT INTO app_webhook_messages (user_id, type, ledger_entry_id, data, created_at, enqueued_at)
     SELECT e.user_id, m.type, m.ledger_entry_id, m.data, e.created_at, CASE WHEN ${outbox.handsOff}::boolean THEN now() END

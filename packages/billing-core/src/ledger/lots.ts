@@ -101,6 +101,7 @@ export async function applyLotMovement(
     case 'void': {
       // Exactly from the one lot; the CHECK (remaining >= 0) refuses a take of more than it holds.
       const taken = [{ lotId: movement.lotId, amount: -entry.amount }];
+      // guard: expiry-takes-lot
       await moveLots(trx, taken, -1);
       await recordDraws(trx, entry.id, taken);
       return;
@@ -120,6 +121,8 @@ export async function closeLotGap(trx: Transaction<DB>, userId: string, balance:
     SELECT coalesce(sum(remaining), 0)::bigint AS total FROM credit_lots
      WHERE user_id = ${userId} AND remaining > 0`.execute(trx);
   const gap = balance - Number(held.rows[0]?.total ?? 0);
+  // guard: lots-opening-lot
+  // guard: lots-old-debit
   if (gap > 0) {
     await sql`
       INSERT INTO credit_lots (user_id, category, source, amount, remaining, expires_at)
@@ -182,6 +185,10 @@ export async function listDrawableLots(
 ): Promise<DrawableLot[]> {
   const preferred = options.preferred ?? null;
   const lock = options.lock ? sql`FOR UPDATE` : sql``;
+  // guard: lots-spend-skips-expired
+  // guard: lots-draw-order
+  // guard: lots-take-back-payment-first
+  // guard: lots-draw-excludes-held
   const lots = await sql<DrawableLot>`
     WITH locked AS MATERIALIZED (
       SELECT id, amount, remaining, expires_at, draw_rank, source,
@@ -236,6 +243,7 @@ async function draw(
   const { draws, left } = allocateDraws(lots, need);
   if (left > 0) {
     const drawable = need - left;
+    // guard: lots-spend-refused
     throw new InsufficientBalanceError(userId, drawable, need, drawable);
   }
   await moveLots(trx, draws, -1);
@@ -272,6 +280,7 @@ async function drawHold(trx: Transaction<DB>, holdId: string, need: number, entr
  * than the debit took from it nor past the lot's amount; what finds no room gets a lot of its own.
  */
 async function giveBack(trx: Transaction<DB>, entry: LedgerEntryRow, of: string): Promise<void> {
+  // guard: lots-give-back-drawn
   const drawn = await sql<{ lot_id: number; drawn: number; amount: number; remaining: number }>`
     WITH original AS (
       SELECT d.lot_id, d.amount AS drawn, d.position

@@ -14,6 +14,7 @@ import { openingLotSource } from './lots';
  */
 export async function openMissingLots(db: Kysely<DB>, options: { batchSize: number }): Promise<number> {
   return runInTransaction(db, async (trx) => {
+    // guard: backfill-opening-lots
     const gaps = await sql<{ user_id: string; gap: number }>`
       SELECT w.user_id, (w.balance - coalesce(
                (SELECT sum(remaining) FROM credit_lots l WHERE l.user_id = w.user_id), 0))::bigint AS gap

@@ -88,6 +88,7 @@ export async function postLedgerEntries(
   // One posting needs no savepoint: its statement inserts nothing when it answers a conflict or a
   // shortfall, and an entry whose lots failed to move cannot commit (credit_lots_sum_trg).
   if (postings.length === 1) return [await postLedgerEntry(uow, postings[0] as LedgerPosting)];
+  // guard: posting-batch-all-or-nothing
   return atomically(uow, () => postInRounds(uow, postings));
 }
 
@@ -100,6 +101,7 @@ async function postInRounds(uow: UnitOfWork, postings: readonly LedgerPosting[])
     const taken = new Set<string>();
     for (const item of waiting) {
       const { userId, reference } = item.posting;
+      // guard: posting-batch-round
       const free = !taken.has(`u:${userId}`) && !taken.has(`r:${reference}`);
       (free ? round : later).push(item);
       taken.add(`u:${userId}`).add(`r:${reference}`);
@@ -138,6 +140,7 @@ async function finishPosting(
   if (outcome.kind === 'posted') {
     // Under the wallet lock the statement took: the entry's lots move in the same transaction
     // (a credit's lot, when the statement found the lots matching the balance, is already in).
+    // guard: posting-moves-lots
     await applyLotMovement(uow.trx, outcome.entry, posting.lots, outcome.lots);
     uow.outbox.written(outcome.messageIds);
     return { kind: 'posted', entry: outcome.entry };
@@ -249,6 +252,7 @@ function lotExpirySlots(expiry: LotExpiry): {
 }
 
 function alreadyPosted(entry: LedgerEntryRow, posting: LedgerPosting): PostLedgerEntryResult {
+  // guard: ledger-reference-conflict
   if (entry.user_id !== posting.userId || entry.amount !== posting.amount) {
     throw new LedgerReferenceConflictError(
       posting.reference,
@@ -307,6 +311,7 @@ function postingSlotsOf(posting: LedgerPosting): PostingSlots {
     amount: posting.amount,
     reason: posting.reason,
     inboxEventId: posting.inboxEventId ?? null,
+    // guard: expiry-entry-message
     expiredLotId: posting.lots.kind === 'expire' ? posting.lots.lotId : null,
     lotCategory: credit ? credit.category : null,
     ...expiry,
@@ -343,6 +348,9 @@ function postingStatement(statement: {
 }) {
   const { input, userIs, referenceIs, many, outbox } = statement;
   const orderBy = (order: RawBuilder<unknown>) => (many ? sql`ORDER BY ${order}` : sql``);
+  // guard: posting-lot-join
+  // guard: posting-lots-sum
+  // guard: posting-credit-lot-match
   return sql`
     WITH input AS ${many ? sql`MATERIALIZED` : sql`NOT MATERIALIZED`} (${input}),
     wallet AS MATERIALIZED (

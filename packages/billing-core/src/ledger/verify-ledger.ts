@@ -45,6 +45,7 @@ export async function verifyLedger(db: Kysely<DB>, options: { limit?: number } =
      LIMIT ${limit}
   `.execute(db);
 
+  // guard: verify-wallet-lots
   const lots = await sql<{ user_id: string; balance: number; remaining: number }>`
     SELECT w.user_id, w.balance, coalesce(l.remaining, 0)::bigint AS remaining
       FROM wallets w
@@ -58,6 +59,7 @@ export async function verifyLedger(db: Kysely<DB>, options: { limit?: number } =
      WHERE remaining < 0 OR remaining > amount
      LIMIT ${limit}
   `.execute(db);
+  // guard: verify-debit-draws
   const draws = await sql<{ user_id: string; reference: string; amount: number; drawn: number }>`
     SELECT e.user_id, e.reference, e.amount, d.drawn
       FROM (SELECT ledger_entry_id, sum(amount)::bigint AS drawn FROM ledger_draws GROUP BY ledger_entry_id) d

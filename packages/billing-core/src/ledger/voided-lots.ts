@@ -43,6 +43,7 @@ export async function takeFreedVoidedTokens(
   // Rare (a voided lot got tokens back): close a gap old code may have left between the balance
   // and the lots first, so `remaining` is what the wallet really holds there.
   const wallet = await sql<{ balance: number }>`SELECT balance FROM wallets WHERE user_id = ${userId}`.execute(trx);
+  // guard: void-lot-available
   await closeLotGap(trx, userId, Number(wallet.rows[0]?.balance ?? 0));
   voided = await readVoided();
   let taken = 0;

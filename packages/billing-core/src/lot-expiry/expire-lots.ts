@@ -54,6 +54,7 @@ export async function expireDueLots(deps: UnitOfWorkDeps, options: { batchSize: 
     const { trx } = uow;
     // A lot whose tokens are all held is not due (nothing of it can expire until the hold ends):
     // left out here, it cannot fill a batch that moves nothing and starve the wallets behind it.
+    // guard: expiry-skip-locked
     const wallets = await sql<{ user_id: string; balance: number }>`
       SELECT user_id, balance FROM wallets
        WHERE user_id IN (
@@ -86,6 +87,8 @@ export async function expireDueLots(deps: UnitOfWorkDeps, options: { batchSize: 
 
 /** The wallet's lots past expires_at with tokens left, locked in id order (the wallet row is held), each with what active holds reserve of it. */
 async function lockDueLots(trx: Transaction<DB>, userId: string): Promise<DueLot[]> {
+  // guard: expiry-due-lots
+  // guard: expiry-excludes-held
   const lots = await sql<DueLot>`
     WITH due AS MATERIALIZED (
       SELECT id, category, remaining, rollover_max, rolled_over, expires_at
@@ -112,8 +115,10 @@ async function lockDueLots(trx: Transaction<DB>, userId: string): Promise<DueLot
  */
 async function rollOver(trx: Transaction<DB>, userId: string, lot: DueLot, expirable: number): Promise<number> {
   if (lot.category !== 'subscription') return 0;
+  // guard: rollover-max
   const carried = Math.min(Number(lot.rollover_max) - Number(lot.rolled_over), expirable);
   if (carried <= 0) return 0;
+  // guard: rollover-once
   await sql`
     INSERT INTO credit_lots (user_id, category, source, amount, remaining, expires_at, rollover_max)
     VALUES (${userId}, 'subscription', ${lotSources.rollover(lot.id)}, ${carried}, ${carried},
@@ -136,6 +141,7 @@ async function postExpiry(uow: UnitOfWork, userId: string, lot: DueLot, tokens: 
      WHERE d.lot_id = ${lot.id} AND e.reason = 'credits_expired'`.execute(uow.trx);
   const posted = await postLedgerEntry(uow, {
     userId,
+    // guard: expiry-reference-count
     reference: references.lotExpired(lot.id, Number(earlier.rows[0]?.count ?? 0) + 1),
     amount: -tokens,
     reason: 'credits_expired',
@@ -157,6 +163,8 @@ export async function noticeExpiringLots(
   return inUnitOfWork(deps, async (uow) => {
     const { trx } = uow;
     const window = sql`now() + make_interval(hours => ${options.noticeHours})`;
+    // guard: expiring-notice-once
+    // guard: expiring-notice-window
     const due = sql`remaining > 0 AND expires_at IS NOT NULL AND expires_at > now() AND expires_at <= ${window}
       AND expiry_notice_at IS NULL`;
     const wallets = await sql<{ user_id: string }>`

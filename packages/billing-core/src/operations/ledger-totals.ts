@@ -78,9 +78,11 @@ export function createLedgerTotalsReader(): LedgerTotalsReader {
       // The newest range the last read found settled (its xmin at least the id the range's read
       // assigned itself): every transaction that could hold an id in it had finished before that
       // read, so this read sees the range whole and folds it from its own rows.
+      // guard: ledger-totals-wait-checkpoints
       const foldUpTo = checkpoints.filter((checkpoint) => checkpoint.assignedAfter <= lastXmin).at(-1)?.maxId ?? after;
       // One statement: the entries after the base, marked by whether they fold, the snapshot that
       // saw them, and a transaction id assigned after that snapshot.
+      // guard: ledger-totals-assigned-id
       const { rows } = await sql<{ live: GroupRow[] | null; xmin: string; assigned: string }>`
         WITH live AS (
           SELECT CASE WHEN amount > 0 THEN 'credit' ELSE 'debit' END AS direction, reason,

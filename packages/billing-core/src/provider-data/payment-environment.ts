@@ -29,5 +29,6 @@ export function toPaymentEnvironment(livemode: boolean | null): PaymentEnvironme
 
 /** The environment an inbox row came from, as ingest stored it. Null when the event did not say. */
 export function paymentEnvironmentOf(row: Pick<InboxEventRow, 'environment'>): PaymentEnvironment | null {
+  // guard: payment-environment-read
   return row.environment;
 }

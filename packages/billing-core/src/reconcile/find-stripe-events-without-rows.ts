@@ -42,6 +42,7 @@ export async function findStripeEventsWithoutRows(
   windowStart: Date,
   limit: number,
 ): Promise<EventWithoutRows[]> {
+  // guard: reconcile-ledger-entry-check
   const result = await sql<{
     id: number;
     provider_event_id: string;

@@ -30,6 +30,9 @@ export async function findStripeLedgerRowsWithoutEvent(
   olderThan: Date,
   limit: number,
 ): Promise<LedgerRowWithoutEvent[]> {
+  // guard: reconcile-stripe-rows
+  // guard: reconcile-row-by-event
+  // guard: reconcile-row-by-invoice
   const result = await sql<{ id: number; reference: string; user_id: string; amount: number; created_at: Date }>`
     SELECT l.id, l.reference, l.user_id, l.amount, l.created_at
       FROM ledger_entries l

@@ -85,6 +85,7 @@ export async function reconcileStripe(
   if (!(windowDays > 0 && windowDays <= STRIPE_EVENTS_MAX_WINDOW_DAYS)) throw new ReconcileWindowError(windowDays);
   const dryRun = options.dryRun ?? false;
   const maxReported = options.maxReported ?? 1_000;
+  // guard: reconcile-clock
   const now = (deps.clock ?? systemClock).now();
   const windowStart = new Date(now.getTime() - windowDays * DAY_MS);
   const ledgerGraceMs = options.ledgerGraceMs ?? 10 * 60_000;

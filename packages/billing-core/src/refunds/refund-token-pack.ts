@@ -42,6 +42,7 @@ export async function refundTokenPack(uow: UnitOfWork, refund: TokenPackRefund):
   // What active holds reserve is never taken (docs/holds.md), as in takeBackPaymentTokens: the
   // rest is the shortfall, settled first from what the hold frees when it ends.
   const funds = await readWalletFunds(trx, refund.userId, { lock: true });
+  // guard: pack-refund-available
   const taken = Math.min(refund.tokensCredited, Math.max(0, funds.available));
   const inserted = await trx
     .insertInto('token_refunds')

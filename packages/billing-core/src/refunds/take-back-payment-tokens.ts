@@ -60,6 +60,7 @@ export function refundTargetOf(
   const refunded = Math.min(refund.amountRefunded, refund.amount);
   const share = Number((BigInt(grants.grantedAtFullShare) * BigInt(refunded)) / BigInt(refund.amount));
   const keptBack = grants.grantedAtFullShare - grants.granted;
+  // guard: refund-target-kept-back
   return Math.min(grants.granted, Math.max(0, share - keptBack));
 }
 
@@ -103,6 +104,7 @@ export async function takeBackPaymentTokens(
   // What active holds reserve is never taken (docs/holds.md): it waits for the hold's end, when
   // what the hold frees settles this shortfall first (the hold's marker is before this one's).
   const funds = await readWalletFunds(trx, payment.user_id, { lock: true });
+  // guard: take-back-available
   const taken = Math.min(owed, Math.max(0, funds.available));
   const shortfall = owed - taken;
   if (taken > 0) {

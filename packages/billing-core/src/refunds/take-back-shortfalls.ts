@@ -149,6 +149,7 @@ async function recoverShortfalls(
     .where('closed_at', 'is', null)
     .where('last_ledger_entry_id', '>=', recovery.sinceEntryId)
     .whereRef('recovered', '<', 'shortfall');
+  // guard: shortfall-recorded-before
   if (recovery.recordedBefore) query = query.where('created_at', '<', recovery.recordedBefore);
   const open = await query.orderBy('id').forUpdate().execute();
   if (open.length === 0) return 0;

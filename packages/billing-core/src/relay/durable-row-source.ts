@@ -66,6 +66,7 @@ export function createDurableRowSource<Payload>(spec: {
       const stale = sql`now() - ${sqlMilliseconds(options.staleAfterMs)}`;
       const processingStale = sql`now() - ${sqlMilliseconds(options.processingStaleAfterMs)}`;
       const stuckInProcessing =
+        // guard: relay-stuck-recovery
         spec.processingStatus === undefined
           ? sql`false`
           : sql`(status = ${spec.processingStatus}

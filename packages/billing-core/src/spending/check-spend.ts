@@ -59,6 +59,7 @@ export async function checkSpend(
       cost: priced.usage.cost,
       at: deps.clock.now(),
     });
+    // guard: check-studio-allowance
     amount = charge.tokens;
     studio = { cost: charge.tokens, freeTier: charge.freeTier };
   } else if ('studioKind' in request) {

@@ -64,6 +64,7 @@ async function debitInUnit(uow: UnitOfWork, request: DebitRequest): Promise<Debi
     .selectAll()
     .where('reference', '=', request.reference)
     .executeTakeFirst();
+  // guard: debit-reference-fence
   if (previous) {
     if (previous.user_id !== request.userId || previous.amount !== -request.amount) {
       return { kind: 'conflict', message: `reference ${request.reference} already debited another amount or user` };

@@ -107,6 +107,7 @@ export async function createStudioRequest(
               ...(await trx.insertInto('studio_requests').values(values).returningAll().executeTakeFirstOrThrow()),
               key_kept: null,
             };
+      // guard: studio-key-kept
       if (idempotency && answer && !keyKept) {
         // A key stands under (user, key) (a retry of a used key, or another attempt committed it
         // after this one took the try-lock): it answers and this one rolls back, unless it is a

@@ -35,6 +35,7 @@ export async function refundStudioRequest(
     reason: 'studio_refund',
     of: debit.reference,
   });
+  // guard: studio-refund-settles-shortfall
   if (posted.kind === 'posted') {
     // Tokens a refund or chargeback could not take because this debit held them come back now:
     // they settle that shortfall instead of staying in the wallet (docs/stripe.md).

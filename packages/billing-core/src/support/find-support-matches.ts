@@ -52,6 +52,7 @@ export async function findSupportMatches(db: Kysely<DB>, text: string, limit = 2
       .where('user_id', '=', q)
       .limit(1)
       .executeTakeFirst();
+    // guard: console-search-inbox-user
     if (filed) users.push({ userId: q, via: 'inbox event' });
   }
 

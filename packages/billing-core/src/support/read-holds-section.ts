@@ -19,7 +19,9 @@ export async function readHoldsSection(
   const active = await listHolds(trx, userId, { status: 'held', limit });
   const count = await sql<{ total: number }>`
     SELECT count(*)::int AS total FROM holds h WHERE h.user_id = ${userId} AND ${activeHold('h')}`.execute(trx);
+  // guard: support-holds-limit
   const rest = limit - active.length;
+  // guard: support-holds-ended-only
   const ended =
     rest <= 0
       ? []
@@ -30,6 +32,7 @@ export async function readHoldsSection(
              ORDER BY h.created_at DESC, h.id
              LIMIT ${rest}`.execute(trx)
         ).rows.map(toHoldView);
+  // guard: support-holds-active-first
   const shown = [...active, ...ended];
   const lots =
     shown.length === 0

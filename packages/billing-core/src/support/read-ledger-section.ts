@@ -18,6 +18,7 @@ export async function readLedgerSection(
     .where('user_id', '=', userId)
     .executeTakeFirstOrThrow();
   let page = trx.selectFrom('ledger_entries').selectAll().where('user_id', '=', userId);
+  // guard: support-ledger-cursor
   if (beforeId !== undefined) page = page.where('id', '<', beforeId);
   const rows = await page.orderBy('id', 'desc').limit(limit).execute();
   const total = Number(totals.count);

@@ -15,6 +15,7 @@ export async function readWalletSection(trx: Transaction<DB>, { userId }: Suppor
   return {
     balance: wallet?.balance ?? 0,
     held: funds.held,
+    // guard: support-view-available
     available: (wallet?.balance ?? 0) - funds.held,
     createdAt: wallet?.created_at ?? null,
     lots: await listLots(trx, userId),

@@ -109,6 +109,7 @@ export async function runInUnitOfWork<T>(
     return decision;
   });
   // runInTransaction returned: a commit decision has committed (a failed COMMIT throws).
+  // guard: app-webhook-handoff
   if (committing) await handOffCommitted(deps.outbox, uow);
   return value;
 }

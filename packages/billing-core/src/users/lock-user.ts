@@ -38,6 +38,8 @@ export async function lockUsers(trx: Transaction<DB>, userIds: Iterable<string>)
   const ids = [...new Set(userIds)];
   if (ids.length === 0) return;
   // pg_locks shows a two-int4 advisory lock as (classid, objid, objsubid 2), objid unsigned.
+  // guard: user-lock-below-held
+  // guard: user-lock-namespace-registry
   const { rows } = await sql<{ in_order: boolean }>`
     WITH held AS MATERIALIZED (
       SELECT max(CASE WHEN objid::bigint > 2147483647 THEN objid::bigint - 4294967296 ELSE objid::bigint END) AS top

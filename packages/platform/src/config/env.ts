@@ -113,6 +113,7 @@ export function paymentEnvironmentsSetting<const Environment extends string>(
   environments: readonly [Environment, ...Environment[]],
   byDefault: readonly [Environment, ...Environment[]],
 ) {
+  // guard: payment-environments-default
   return csvList
     .transform((list) => (list.length === 0 ? [...byDefault] : list))
     .pipe(z.array(z.enum(environments, { message: `each value is ${environments.join(' or ')}` })));

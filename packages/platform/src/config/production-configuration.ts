@@ -37,6 +37,7 @@ export const placeholderMarker = 'REPLACE_ME';
  * (`.env.example`, docker-compose.yml, infra/) and checks that each one is refused.
  */
 export function demoOrPlaceholderOf(value: string): 'demo' | 'placeholder' | null {
+  // guard: production-placeholder
   if (value.toUpperCase().includes(placeholderMarker)) return 'placeholder';
   if (demoSecretValues.some((demo) => value.includes(demo))) return 'demo';
   return null;
@@ -97,6 +98,7 @@ export function demoConfigurationProblems(config: Record<string, unknown>): Conf
 
 /** `superRefine` for an app's environment schema: every demo value or switch is an issue (exit 1). */
 export function refuseDemoConfigurationInProduction(config: Record<string, unknown>, ctx: z.RefinementCtx): void {
+  // guard: production-demo-config
   for (const problem of demoConfigurationProblems(config)) {
     ctx.addIssue({ code: 'custom', path: [problem.variable], message: problem.message });
   }

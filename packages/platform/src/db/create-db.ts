@@ -122,6 +122,7 @@ export function beginSql(idleInTransactionTimeoutMs: number): string {
       `idleInTransactionTimeoutMs must be a non-negative integer, got ${idleInTransactionTimeoutMs}`,
     );
   }
+  // guard: idle-in-transaction-timeout
   return idleInTransactionTimeoutMs === 0
     ? 'begin'
     : `begin; set local idle_in_transaction_session_timeout = ${idleInTransactionTimeoutMs}`;
@@ -152,6 +153,7 @@ export class PooledConnection implements DatabaseConnection {
         // The statement may still be on its way or running: this connection's protocol state is
         // unknown, so it is never used again. Destroying its socket fails whatever else waits on
         // it; the release that follows drops it from the pool.
+        // guard: query-timeout-discard
         this.discarded = true;
         (this.client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
       }

@@ -68,6 +68,7 @@ export async function migrate(connectionString: string, dir: string): Promise<Mi
   const locked = async <T>(work: () => Promise<T>): Promise<T> => {
     await client.query('BEGIN');
     try {
+      // guard: migration-lock
       await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
       const value = await work();
       await client.query('COMMIT');

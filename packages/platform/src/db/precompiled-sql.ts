@@ -19,6 +19,7 @@ export function precompiledSql<V extends object, R = Record<string, unknown>>(
     const { slots } = compiled;
     const parameters = new Array<unknown>(slots.length);
     for (let index = 0; index < slots.length; index += 1) {
+      // guard: precompiled-slot-order
       parameters[index] = (values as Record<keyof V, unknown>)[slots[index] as keyof V];
     }
     // What CompiledQuery.raw makes, without freezing a new query node and id per execution
@@ -46,6 +47,7 @@ async function openConnectionOf(trx: Transaction<unknown>): Promise<PooledConnec
   const known = openConnections.get(trx);
   if (known !== undefined) {
     const { connection, epoch } = known;
+    // guard: precompiled-transaction-epoch
     return connection.inTransaction && connection.epoch === epoch ? connection : undefined;
   }
   const connection = await trx.getExecutor().provideConnection(async (found) => found);

@@ -24,6 +24,7 @@ export async function runInTransaction<DB, T>(
   try {
     return await db.transaction().execute(async (trx) => {
       const decision = await work(trx);
+      // guard: rollback-decision
       if (decision.kind === 'rollback') throw new RollbackDecided(decision.value);
       return decision.value;
     });

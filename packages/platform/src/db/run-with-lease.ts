@@ -32,6 +32,7 @@ export function newLeaseHolder(): string {
  * concurrent claims exactly one wins). One statement, no session state: safe behind PgBouncer.
  */
 export async function claimLease<DB>(db: Kysely<DB>, name: string, holder: string, ttlMs: number): Promise<boolean> {
+  // guard: lease-expiry-condition
   const { rows } = await sql<{ holder: string }>`
     INSERT INTO leases AS l (name, holder, acquired_at, expires_at)
     VALUES (${name}, ${holder}, now(), now() + ${sqlMilliseconds(ttlMs)})

@@ -8,5 +8,6 @@ import { type RawBuilder, sql } from 'kysely';
  * use `make_interval(hours => …)` and the like directly.
  */
 export function sqlMilliseconds(ms: number): RawBuilder<string> {
+  // guard: sql-milliseconds-seconds
   return sql<string>`make_interval(secs => ${ms / 1000})`;
 }

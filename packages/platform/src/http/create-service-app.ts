@@ -101,6 +101,7 @@ export function createServiceApp(options: {
     jsonErrorHandler(
       options.onFailure ??
         ((error, req, failure) => {
+          // guard: error-log-request-logger
           if (failure.status >= 500) req.log.error({ err: error, path: req.path }, 'unexpected error');
         }),
     ),

@@ -44,6 +44,7 @@ export function createHealthRoutes(options: {
             const result: ReadinessResult = timedOut ? 'timeout' : 'unavailable';
             // Through the request's logger (its requestId) in a createServiceApp app.
             if (options.logger)
+              // guard: readiness-log-request-logger
               (req.log ?? options.logger).warn({ err: error, check: name, result }, 'readiness check failed');
             return [name, result] as const;
           }

@@ -20,6 +20,7 @@ declare global {
 export const requestIdHeader = 'Request-Id';
 
 /** An incoming `X-Request-Id` is kept when it is 1 to 128 visible ASCII characters. */
+// guard: request-id-pattern
 const keptRequestId = /^[\x21-\x7E]{1,128}$/;
 
 const idsPerBatch = 256;
@@ -47,11 +48,13 @@ export function newRequestId(): string {
   }
   const start = nextInBatch * idLength;
   nextInBatch += 1;
+  // guard: request-id-unique
   return batch.slice(start, start + idLength);
 }
 
 /** The id of a request: its `X-Request-Id` when that is 1 to 128 visible ASCII characters, else a new one. */
 export function requestIdOf(incoming: string | string[] | undefined): string {
+  // guard: request-id-incoming
   return typeof incoming === 'string' && keptRequestId.test(incoming) ? incoming : newRequestId();
 }
 
@@ -72,6 +75,7 @@ export function bindRequestLog(app: ExpressApp, logger: Logger): void {
   Object.defineProperty(app.request, 'log', {
     configurable: true,
     get(this: Request): Logger {
+      // guard: request-id-logger
       const child = logger.child({ requestId: this.requestId });
       Object.defineProperty(this, 'log', { value: child, configurable: true });
       return child;
@@ -83,5 +87,6 @@ export function bindRequestLog(app: ExpressApp, logger: Logger): void {
 export function assignRequestId(req: Request, res: Response): void {
   const id = requestIdOf(req.headers['x-request-id']);
   req.requestId = id;
+  // guard: request-id-header
   res.setHeader(requestIdHeader, id);
 }

@@ -30,6 +30,7 @@ export function createAccessLog(logger: Logger): (req: Request, res: Response) =
     if (!logger.isLevelEnabled('info') || quietPaths.has(req.path)) return;
     const started = process.hrtime.bigint();
     const fields = () => ({
+      // guard: access-log-request-id
       requestId: req.requestId,
       req: { method: req.method, url: req.originalUrl },
       res: { statusCode: res.statusCode },

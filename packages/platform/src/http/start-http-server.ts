@@ -121,6 +121,7 @@ export function startHttpServer(
         requestTimeout,
         keepAliveTimeout,
         connectionsCheckingInterval,
+        // guard: http-message-constructors
         ...expressMessageConstructors(app),
       },
       app,
@@ -129,6 +130,7 @@ export function startHttpServer(
     server.prependListener('request', (_req, res) => {
       if (closing && !res.headersSent) res.setHeader('connection', 'close');
     });
+    // guard: http-client-error-listener
     if (settings.onClientError) server.on('clientError', clientErrorListener(settings.onClientError));
     server.once('error', reject);
     server.once('listening', () => {

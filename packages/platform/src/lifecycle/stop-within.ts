@@ -24,6 +24,7 @@ export async function stopWithin(budgetMs: number, steps: StopStep[], logger: Lo
   for (const step of steps) {
     const leftMs = Math.max(0, deadline - Date.now());
     const stopped = step.stop();
+    // guard: shutdown-step-budget
     const outcome = await withTimeout(stopped, leftMs, 'budget spent').then(
       () => 'stopped' as const,
       (error: unknown) => (error instanceof Error && error.message === 'budget spent' ? ('abandoned' as const) : error),

@@ -31,6 +31,7 @@ export function createRedisConnection(
           maxRetriesPerRequest: 1,
           enableOfflineQueue: false,
           connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
+          // guard: redis-command-timeout
           commandTimeout: settings.commandTimeoutMs ?? DEFAULT_REDIS_COMMAND_TIMEOUT_MS,
         };
   const redis = new Redis(url, {

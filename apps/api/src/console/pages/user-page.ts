@@ -38,6 +38,7 @@ export function userPage(data: UserPageData): string {
     title: `User ${view.canonicalUserId}`,
     section: 'user',
     notice: data.notice ? notices[data.notice] : undefined,
+    // guard: console-grant-reference
     body: html`
 ${view.userId !== view.canonicalUserId ? html`<p class="muted">Searched as <code>${view.userId}</code>, linked to this user.</p>` : ''}
 <div class="cards">
@@ -84,6 +85,7 @@ ${table(
     html`<span class="mono">${hold.reference}</span>`,
     hold.reason,
     hold.lots.map((lot) => `${lot.lotId}: ${lot.amount}`).join(', ') || '–',
+    // guard: console-release-button
     hold.status === 'held'
       ? html`<form class="inline" method="post" action="${userPath}/holds/${hold.id}/release"><button type="submit" aria-label="Release hold ${hold.id}">Release</button></form>`
       : '',

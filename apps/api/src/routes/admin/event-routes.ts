@@ -26,6 +26,7 @@ import {
   requeueOneEvent,
 } from './inbox-actions';
 
+// guard: admin-provider-list
 const providerSchema = z.enum(providers);
 const outcomeCodeSchema = z
   .string()

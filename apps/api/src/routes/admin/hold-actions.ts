@@ -25,7 +25,9 @@ export async function runHoldRelease(
 ): Promise<EndHoldResult<ReleaseAnswer>> {
   let uow: UnitOfWork | undefined;
   const result = await audited(async (trx) => {
+    // guard: support-release-in-audit-transaction
     uow = openUnitOfWork(trx, deps.outbox);
+    // guard: support-release-resolves-user
     return releaseHold(uow, { userId: await resolveUserId(trx, request.userId), holdId: request.holdId });
   }, answerOf);
   await handOffCommitted(deps.outbox, uow);

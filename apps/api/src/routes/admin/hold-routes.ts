@@ -14,6 +14,7 @@ export const holdAdminRoutes = [
     path: '/admin/users/{userId}/holds/{holdId}/release',
     summary: "Support's release of a hold (audited), answering as the app's release does",
     params: { userId: userIdSchema, holdId: holdIdSchema },
+    // guard: audit-admin-release-route
     audit: { action: adminActions.holdRelease, target: { kind: 'hold', param: 'holdId' }, inTransaction: true },
     answers: releaseAnswerDocs,
     handler: async ({ params, audited }, services) => {

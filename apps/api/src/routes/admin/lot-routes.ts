@@ -16,6 +16,7 @@ export const lotAdminRoutes = [
     summary: "Support's grant of promotional tokens (a reference is generated when none is given)",
     params: { userId: userIdSchema },
     body: adminGrantBodySchema,
+    // guard: audit-admin-grant-route
     audit: { action: adminActions.userGrant, target: { kind: 'user', param: 'userId' }, inTransaction: true },
     answers: grantAnswerDocs,
     handler: async ({ params, body, audited }, services) => {

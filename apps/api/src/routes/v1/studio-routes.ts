@@ -78,6 +78,7 @@ export function toStudioRequestView(row: StudioRequestRow): z.input<typeof studi
     id: row.public_id,
     userId: row.user_id,
     kind: row.kind,
+    // guard: studio-answer-schema
     durationSeconds: row.duration_seconds,
     full: row.full,
     status: row.status,
@@ -136,6 +137,7 @@ export const studioRoutes = [
         created = await createStudioRequest(
           { db: services.db, outbox: services.outbox, ...services.studio },
           { userId, ...body },
+          // guard: studio-answer-with-commit
           key && { ...key, answer: toCreatedAnswer },
         );
       } catch (error) {

@@ -53,6 +53,7 @@ function billingErrorAnswer(error: unknown): RouteAnswer | undefined {
     answer.headers = { 'retry-after': String(Math.ceil(error.delayMs / 1000)) };
   }
   // A retry may get another answer (409 topup_not_paid until the intent succeeded): not final.
+  // guard: topup-retryable-answer
   return { ...answer, retryable: error.retryable };
 }
 

@@ -50,6 +50,7 @@ export const walletRoutes = [
   defineRoute({
     method: 'get',
     path: '/v1/users/{userId}/wallet',
+    // guard: wallet-route-summary
     summary: "The user's balance and its lots",
     answers: { 200: answerDoc('the wallet (balance 0 and no lots for a user never seen)', walletAnswerSchema) },
     handler: async ({ user }, { db }) => {

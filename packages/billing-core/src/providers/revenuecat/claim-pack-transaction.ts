@@ -145,6 +145,7 @@ type LinkOneRow =
  * user row exists. A concurrent linker of the id wins the link (DO NOTHING), as with linkUserIds.
  */
 const linkOneAndClaimSql = precompiledSql<PackClaim & { id: string }, LinkOneRow>(
+  // guard: revenuecat-pack-linked-id
   (s) => sql`
     WITH found AS MATERIALIZED (SELECT user_id FROM user_aliases WHERE alias = ${s.id}),
     fresh AS MATERIALIZED (SELECT ${s.id}::text AS id WHERE NOT EXISTS (SELECT 1 FROM found)),

@@ -75,6 +75,7 @@ export function createSubscriptionEventsRoute(deps: { catalog: Catalog; ports: P
       if (prepared.reads.length === 0) return ignored('no_user', `${event.type} names no app user id`);
       const linked: { userId: string; read: RevenueCatSubscriberRead }[] = [];
       for (const { readId, read } of prepared.reads) {
+        // guard: revenuecat-subscription-confirmed-ids
         const ids = revenueCatConfirmedIds(readId, read.subscriber);
         linked.push({ userId: await linkUserIds(uow, ids, { inboxEventId: row.id }), read });
       }

@@ -52,6 +52,7 @@ export function createTokenPackPurchaseRoute(deps: {
     // Linked: the ids RevenueCat's read confirmed; unverified (the demo), the body's id alone,
     // which still reaches the user a confirmed link made before points it at.
     const readId = readIdOf(event);
+    // guard: revenuecat-pack-confirmed-ids
     const ids = verified ? verified.confirmedIds : readId === undefined ? [] : [readId];
     if (ids.length === 0) throw new InvalidEventError('NON_RENEWING_PURCHASE without app_user_id');
     const transactionId = verified?.transactionId ?? toStoreTransactionId(event.transaction_id);
@@ -66,6 +67,7 @@ export function createTokenPackPurchaseRoute(deps: {
       inboxEventId: row.id,
       verified: verified !== undefined,
     });
+    // guard: revenuecat-transaction-claim
     if (claimed.inbox_event_id !== row.id) {
       return ignored(
         'transaction_already_credited',
@@ -116,6 +118,7 @@ export function createTokenPackPurchaseRoute(deps: {
       const listed = (read.subscriber.non_subscriptions?.[productId] ?? []).some(
         (purchase) => purchase.store_transaction_id === transactionId,
       );
+      // guard: revenuecat-pack-listed
       if (listed) {
         return { kind: 'verified', transactionId, confirmedIds: revenueCatConfirmedIds(readId, read.subscriber) };
       }

@@ -40,6 +40,7 @@ export function createTokenPackRefundRoute(deps: { catalog: Catalog }) {
       const result = await refundTokenPack(uow, {
         provider: 'revenuecat',
         providerRefundId: transactionId,
+        // guard: revenuecat-refund-credited-user
         userId: credit.user_id,
         packId: pack.id,
         creditReference: credit.ledger_reference,

@@ -91,6 +91,7 @@ export function createDisputeFundsRoute(deps: { ports: ProviderPorts }) {
           const invoicePayment = await lockPayment(trx, read.invoice.invoiceId);
           // A dispute of an invoice whose invoice.paid has not been applied yet waits for it too.
           if (invoicePayment?.kind !== 'subscription_invoice') {
+            // guard: dispute-waits-for-invoice
             return retryLater(`invoice ${read.invoice.invoiceId} of dispute ${disputeId} is not recorded yet`);
           }
           payment = invoicePayment;
@@ -216,8 +217,11 @@ async function reinstate(
     amount: payment.amount_minor,
     amountRefunded: payment.amount_refunded_minor,
   });
+  // guard: reinstatement-minus-refunds
   const released = Math.min(record.tokens_owed, Math.max(0, tokensAccountedOf(payment) - refundsTake));
+  // guard: reinstatement-shortfall-released
   const shortfallReleased = Math.min(record.shortfall, released);
+  // guard: reinstatement-given-back
   const givenBack = Math.min(record.tokens_taken, released - shortfallReleased);
   if (givenBack > 0) {
     await postGiveBack(uow, {
@@ -246,6 +250,7 @@ async function reinstate(
     .execute();
   await releaseTakeBackShortfall(trx, { source: 'stripe_dispute', sourceId: record.dispute_id }, shortfallReleased);
   const keptForRefunds = record.tokens_taken - givenBack;
+  // guard: reinstatement-refunded-installments
   if (payment.kind !== 'subscription_invoice' || refundedInFull) return { givenBack, keptForRefunds, rescheduled: 0 };
   const subscription = await trx
     .selectFrom('stripe_installments')

@@ -69,6 +69,7 @@ export function createChargeRefundedRoute(deps: { ports: ProviderPorts }) {
         if (invoicePayment?.kind === 'subscription_invoice') {
           return refundPayment(uow, { payment: invoicePayment, charge, chargeId, row });
         }
+        // guard: refund-waits-for-invoice
         return retryLater(`invoice ${chargeInvoice.invoiceId} of charge ${chargeId} is not recorded yet`);
       }
       // Stripe does not order deliveries: the refund of a pack can arrive before the
@@ -117,7 +118,9 @@ async function refundPayment(
       `payment ${paymentId} already accounts for ${payment.amount_refunded_minor} refunded (event says ${refundedMinor})`,
     );
   }
+  // guard: full-refund-voids-installments
   const voided = full ? await voidInvoiceInstallments(trx, payment, null) : 0;
+  // guard: partial-refund-scales-installments
   const scaled = full
     ? 0
     : await scaleInvoiceInstallments(trx, payment, { amount: amount as number, amountRefunded: refundedMinor });

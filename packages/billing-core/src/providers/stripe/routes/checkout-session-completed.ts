@@ -125,6 +125,7 @@ export function createCheckoutSessionRoute(deps: { catalog: Catalog; ports: Prov
         customerEmail: email,
         inboxEventId: row.id,
         email: tokenPackEmail(pack.tokens),
+        // guard: checkout-maps-stripe-customer
         stripeCustomerId: customerId,
       });
       // The credit is handed to the engine, which posts a batch's credits together.

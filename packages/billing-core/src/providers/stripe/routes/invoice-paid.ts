@@ -63,6 +63,7 @@ export function createInvoicePaidRoute(deps: { catalog: Catalog }) {
       const tokens = annual ? match.price.creditsPerPeriod / 12 : match.price.creditsPerPeriod;
       // creditsExpire period_end: a monthly grant expires at its invoice line's period end, an
       // annual plan's first twelfth when the first installment is due (a month from now).
+      // guard: invoice-lot-period-end
       const expiring = match.price.creditsExpire === 'period_end';
       const lineEnd = invoiceLinePeriodEndOf(invoice, match.price.priceId);
       if (expiring && !annual && lineEnd === null) {
@@ -80,6 +81,7 @@ export function createInvoicePaidRoute(deps: { catalog: Catalog }) {
         tokens,
         ledgerReason: annual ? 'subscription_annual_first_installment' : 'subscription_period',
         // rolloverMax only matters for a lot that expires (the sweeper rolls it over then).
+        // guard: invoice-lot-rollover
         lot: { category: 'subscription', expiresAt: lotExpiry, rolloverMax: match.price.rolloverMax },
         customerEmail: stripeStringAt(invoice, 'customer_email'),
         inboxEventId: row.id,

@@ -77,6 +77,7 @@ export function createPaymentIntentSucceededRoute(deps: { catalog: Catalog }) {
         customerEmail: stripeStringAt(intent, 'receipt_email'),
         inboxEventId: row.id,
         email: tokenPackEmail(pack.tokens),
+        // guard: token-pack-maps-stripe-customer
         stripeCustomerId: customerId,
       });
       // The credit is handed to the engine, which posts a batch's credits together.
