@@ -59,12 +59,12 @@ export async function checkSpend(
       cost: priced.usage.cost,
       at: deps.clock.now(),
     });
-    // guard: check-studio-allowance
     amount = charge.tokens;
     studio = { cost: charge.tokens, freeTier: charge.freeTier };
   } else if ('studioKind' in request) {
     const price = priceStudioRequest(deps.catalog, studioSpecOf(deps.catalog, request.studioKind));
     const charge = await decideStudioCharge(db, { userId: request.userId, at: deps.clock.now(), price });
+    // guard: check-studio-allowance
     amount = charge.tokens;
     studio = { cost: price.priceTokens, freeTier: charge.freeTier };
   } else {
