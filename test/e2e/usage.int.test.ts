@@ -168,4 +168,35 @@ describe('usage priced by the catalog', () => {
     expect((await check('amount=1&feature=video')).body.error.code).toBe('invalid_request');
     expect((await check('feature=video&colour=red')).body.error.code).toBe('invalid_request');
   });
+
+  it('holds by estimate over HTTP: captured below, at and above the estimate and past what is available', async () => {
+    const userId = stripeId('user');
+    await grant(userId, 40);
+    const place = (body: Json) => post(`/v1/users/${userId}/holds`, body);
+    const capture = (holdId: string, body: Json) => post(`/v1/users/${userId}/holds/${holdId}/capture`, body);
+    const estimate = await place({ feature: 'video', quantity: 10, reference: 'render-1' });
+    expect(estimate).toMatchObject({ status: 201, body: { amount: 20, status: 'held', available: 20 } });
+    expect(await place({ feature: 'video', quantity: 10, reference: 'render-1' })).toMatchObject({
+      status: 200,
+      body: { id: estimate.body.id },
+    });
+    expect((await place({ feature: 'video', quantity: 11, reference: 'render-1' })).body.error.code).toBe(
+      'reference_conflict',
+    );
+    expect((await capture(estimate.body.id, { amount: 5 })).body.error.code).toBe('invalid_request');
+    expect(await capture(estimate.body.id, { quantity: 7 })).toMatchObject({
+      status: 200,
+      body: { captured: 14, released: 6, cost: 14, quantities: { second: 7 }, excess: 0, debt: 0, balance: 26 },
+    });
+    const second = await place({ feature: 'video', quantity: 5, reference: 'render-2' });
+    // 30 seconds: 10 held, 16 of the 50 excess available, 34 owed; the capture never fails for its price.
+    expect(await capture(second.body.id, { quantity: 30 })).toMatchObject({
+      status: 200,
+      body: { captured: 10, cost: 60, excess: 16, debt: 34, balance: 0, available: 0 },
+    });
+    const amountHold = await place({ amount: 1, reference: 'plain-1' });
+    expect(amountHold.status).toBe(402);
+    expect((await place({ amount: 1, feature: 'video', reference: 'both' })).body.error.code).toBe('invalid_request');
+    expect((await place({ feature: 'hologram', reference: 'h-1' })).body.error.code).toBe('unknown_feature');
+  });
 });

@@ -67,6 +67,7 @@ export * from './errors';
 export * from './features/decide-feature-charge';
 export * from './features/feature-table';
 export * from './features/price-usage';
+export * from './features/priced-holds';
 export * from './features/record-usage';
 export * from './grants/grant-tokens';
 export * from './grants/void-lot';

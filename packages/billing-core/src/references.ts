@@ -83,6 +83,11 @@ export const references = {
    * What a hold frees when it ends (release, capture for less, expiry) that settles a take-back
    * shortfall recorded while it was active (negative; see recoverShortfallsFromHold).
    */
+  /**
+   * A capture of a hold by estimate past what the hold reserved: the excess, taken from what was
+   * available (docs/features.md).
+   */
+  holdExcess: (holdId: string) => `${referencePrefixes.hold}${holdId}:excess`,
   holdReleaseRecovered: (holdId: string) => `${referencePrefixes.hold}${holdId}:release:recovered`,
   lotExpired: (lotId: number | string, n = 1) =>
     n === 1 ? `${referencePrefixes.lot}${lotId}:expired` : `${referencePrefixes.lot}${lotId}:expired:${n}`,

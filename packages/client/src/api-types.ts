@@ -2392,7 +2392,17 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        amount: number;
+                        /** @description tokens to reserve (or feature: a hold by estimate) */
+                        amount?: number;
+                        /** @description a catalog feature: the hold reserves the estimate's cost (docs/features.md) */
+                        feature?: string;
+                        variant?: string;
+                        /** @description the estimate of the feature's one meter */
+                        quantity?: number;
+                        /** @description the estimate per meter */
+                        quantities?: {
+                            [key: string]: number;
+                        };
                         reference: string;
                         expiresInSeconds?: number;
                         reason?: string;
@@ -2444,7 +2454,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description a bad body */
+                /** @description a bad body, or an unknown feature, variant or meter (the known ones named) */
                 400: {
                     headers: {
                         /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
@@ -2457,7 +2467,7 @@ export interface paths {
                         "application/json": {
                             error: {
                                 /** @enum {string} */
-                                code: "invalid_request" | "malformed_json" | "unsupported_encoding" | "request_aborted" | "invalid_content_length" | "invalid_idempotency_key";
+                                code: "invalid_request" | "unknown_feature" | "malformed_json" | "unsupported_encoding" | "request_aborted" | "invalid_content_length" | "invalid_idempotency_key";
                                 message: string;
                             };
                         };
@@ -2502,7 +2512,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description the reference holds another amount */
+                /** @description the reference holds another amount or estimate */
                 409: {
                     headers: {
                         /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
@@ -2650,7 +2660,14 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** @description an amount hold: at most the held amount (default all) */
                         amount?: number;
+                        /** @description a hold by estimate: the actual quantity of its feature's one meter */
+                        quantity?: number;
+                        /** @description a hold by estimate: the actual quantity per meter */
+                        quantities?: {
+                            [key: string]: number;
+                        };
                     };
                 };
             };
@@ -2674,10 +2691,20 @@ export interface paths {
                             ledgerReference: string;
                             balance: number;
                             available: number;
+                            /** @description a hold by estimate: the actual cost at the hold's prices */
+                            cost?: number;
+                            /** @description a hold by estimate: the actual quantities */
+                            quantities?: {
+                                [key: string]: number;
+                            };
+                            /** @description a hold by estimate: the cost past the hold, taken from what was available */
+                            excess?: number;
+                            /** @description a hold by estimate: what of the excess could not be taken (owed) */
+                            debt?: number;
                         };
                     };
                 };
-                /** @description a malformed hold id or body, or more than the hold */
+                /** @description a malformed hold id or body, more than the hold, or an unknown meter */
                 400: {
                     headers: {
                         /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
@@ -2690,7 +2717,7 @@ export interface paths {
                         "application/json": {
                             error: {
                                 /** @enum {string} */
-                                code: "invalid_request" | "malformed_json" | "unsupported_encoding" | "request_aborted" | "invalid_content_length" | "invalid_idempotency_key";
+                                code: "invalid_request" | "unknown_feature" | "malformed_json" | "unsupported_encoding" | "request_aborted" | "invalid_content_length" | "invalid_idempotency_key";
                                 message: string;
                             };
                         };

@@ -328,7 +328,8 @@ export interface StripeDisputesTable {
   reinstated_at: DbTimeNullable;
 }
 
-export type TakeBackSource = 'stripe_refund' | 'stripe_dispute' | 'revenuecat_refund';
+/** What recorded a shortfall: a take-back, or a priced capture past what was available (migration 0036). */
+export type TakeBackSource = 'stripe_refund' | 'stripe_dispute' | 'revenuecat_refund' | 'priced_capture';
 
 /** What take-backs could not take, and what failed generations' refunds settled of it (migration 0014). */
 export interface TakeBackShortfallsTable {

@@ -55,6 +55,36 @@ export function priceUsage(table: ReadonlyMap<string, PricedFeature>, spec: Usag
     variantKey = spec.variant;
   }
   const prices = feature.variants.get(variantKey) ?? {};
+  const cost = costAtPrices({ feature: feature.id, prices, per: feature.per, unit: feature.unit }, spec);
+  if (cost.kind !== 'priced') return cost;
+  const charged = Object.fromEntries(Object.keys(cost.quantities).map((meter) => [meter, prices[meter] ?? 0]));
+  return {
+    kind: 'priced',
+    feature,
+    usage: {
+      feature: feature.id,
+      variant: variantKey === '' ? null : variantKey,
+      quantities: cost.quantities,
+      prices: charged,
+      per: feature.per,
+      cost: cost.cost,
+    },
+  };
+}
+
+/**
+ * What quantities cost at given prices (a variant's, or the ones a hold by estimate kept):
+ * `ceil(Σ quantity × price / per)` in integers. `quantity` is for one meter (default 1 when the
+ * unit is a use); `quantities` must name only priced meters. Pure.
+ */
+export function costAtPrices(
+  priced: { feature: string; prices: Readonly<Record<string, number>>; per: number; unit?: string },
+  spec: { quantity?: number | undefined; quantities?: Readonly<Record<string, number>> | undefined },
+):
+  | { kind: 'priced'; quantities: Record<string, number>; cost: number }
+  | { kind: 'unknown'; message: string; known: string[] }
+  | { kind: 'invalid'; message: string } {
+  const { prices } = priced;
   const meters = Object.keys(prices);
   if (spec.quantity !== undefined && spec.quantities !== undefined) {
     return { kind: 'invalid', message: 'give quantity or quantities, not both' };
@@ -64,20 +94,26 @@ export function priceUsage(table: ReadonlyMap<string, PricedFeature>, spec: Usag
     quantities = { ...spec.quantities };
     const unknown = Object.keys(quantities).filter((meter) => !(meter in prices));
     if (unknown.length > 0) {
-      return { kind: 'unknown', message: `feature ${feature.id} has no meter "${unknown[0]}"`, known: meters.sort() };
+      return {
+        kind: 'unknown',
+        message: `feature ${priced.feature} has no meter "${unknown[0]}"`,
+        known: meters.sort(),
+      };
     }
     if (Object.keys(quantities).length === 0) return { kind: 'invalid', message: 'quantities names no meter' };
   } else {
     if (meters.length !== 1) {
       return {
         kind: 'unknown',
-        message: `feature ${feature.id} has several meters: give quantities`,
+        message: `feature ${priced.feature} has several meters: give quantities`,
         known: meters.sort(),
       };
     }
-    const quantity = spec.quantity ?? (feature.unit === 'use' ? 1 : undefined);
-    if (quantity === undefined) return { kind: 'invalid', message: `give the quantity of ${feature.unit}s used` };
-    quantities = { [meters[0] as string]: quantity };
+    const meter = meters[0] as string;
+    const quantity = spec.quantity ?? ((priced.unit ?? meter) === 'use' ? 1 : undefined);
+    if (quantity === undefined)
+      return { kind: 'invalid', message: `give the quantity of ${priced.unit ?? meter}s used` };
+    quantities = { [meter]: quantity };
   }
   let total = 0;
   for (const [meter, quantity] of Object.entries(quantities)) {
@@ -87,18 +123,6 @@ export function priceUsage(table: ReadonlyMap<string, PricedFeature>, spec: Usag
     total += quantity * (prices[meter] ?? 0);
   }
   if (!Number.isSafeInteger(total)) return { kind: 'invalid', message: 'the quantities are too large' };
-  const charged = Object.fromEntries(Object.keys(quantities).map((meter) => [meter, prices[meter] ?? 0]));
-  return {
-    kind: 'priced',
-    feature,
-    usage: {
-      feature: feature.id,
-      variant: variantKey === '' ? null : variantKey,
-      quantities,
-      prices: charged,
-      per: feature.per,
-      // Whole tokens, rounded up, in integers (a float division can round onto a whole number).
-      cost: Number((BigInt(total) + BigInt(feature.per) - 1n) / BigInt(feature.per)),
-    },
-  };
+  // Whole tokens, rounded up, in integers (a float division can round onto a whole number).
+  return { kind: 'priced', quantities, cost: Number((BigInt(total) + BigInt(priced.per) - 1n) / BigInt(priced.per)) };
 }
