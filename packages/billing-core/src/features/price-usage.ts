@@ -124,5 +124,6 @@ export function costAtPrices(
   }
   if (!Number.isSafeInteger(total)) return { kind: 'invalid', message: 'the quantities are too large' };
   // Whole tokens, rounded up, in integers (a float division can round onto a whole number).
+  // guard: usage-cost-rounds-up
   return { kind: 'priced', quantities, cost: Number((BigInt(total) + BigInt(priced.per) - 1n) / BigInt(priced.per)) };
 }

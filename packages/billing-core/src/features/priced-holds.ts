@@ -171,6 +171,7 @@ export async function capturePricedHold(
         (sum, lot) => sum + lot.free,
         0,
       );
+      // guard: priced-capture-excess-available
       excess = Math.min(wanted, spendable, Math.max(0, balance - (funds.held - amount)));
       if (excess > 0) {
         const posted = await postLedgerEntry(uow, {

@@ -65,6 +65,7 @@ export async function recordUsage(
       if (priced.feature.freeAllowance) await lockStudioUser(uow.trx, request.userId);
       const funds = await lockWalletFunds(uow, request.userId);
       const previous = await findUse(uow, request.reference);
+      // guard: usage-reference-fence
       if (previous)
         return sameUse(previous, request.userId, priced.usage) ? answerOf(uow, previous, 'already-recorded') : conflict;
       const at = uow.clock.now();

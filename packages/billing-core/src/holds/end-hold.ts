@@ -154,6 +154,7 @@ export async function endHold(
                      answer_balance = ${funds.balance}, answer_available = ${funds.balance - held}
      WHERE id = ${hold.id} RETURNING *`.execute(trx);
   // A released hold by estimate gives its use back: it no longer counts against the free allowance.
+  // guard: released-hold-gives-use-back
   if (hold.priced && end.status === 'released') await giveBackHoldUses(uow, [hold.id]);
   // What the hold frees on a voided lot is taken at once (docs/lots.md "Voids"); only the rest is the user's.
   // guard: hold-end-takes-voided
