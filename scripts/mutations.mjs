@@ -444,4 +444,12 @@ export const mutations = [
     name: "production accepts the Kubernetes template's placeholders (whsec_REPLACE_ME signs a pack anyone can forge)" },
   { guard: 'long-outside-ids', from: 'BETWEEN 1 AND 512', to: 'BETWEEN 1 AND 255', tests: ['test/e2e/long-ids.int'],
     name: 'ledger references keep their 255-character limit (a RevenueCat pack with a 238-255 character transaction id is credited but can never be refunded)' },
+  { guard: 'usage-reference-fence', del: true, tests: ['packages/billing-core/src/features/record-usage.int'],
+    name: 'a usage retried under its reference charges again (the reference no longer fences it)' },
+  { guard: 'usage-cost-rounds-up', from: '(BigInt(total) + BigInt(priced.per) - 1n) / BigInt(priced.per)', to: 'BigInt(total) / BigInt(priced.per)', tests: ['packages/billing-core/src/features/price-usage.test'],
+    name: 'a usage cost rounds down (1,200 input tokens at 1 per 1,000 cost 1, not 2)' },
+  { guard: 'released-hold-gives-use-back', del: true, tests: ['packages/billing-core/src/features/priced-holds.int'],
+    name: 'a released hold by estimate keeps its free use (the allowance counts work that never happened)' },
+  { guard: 'priced-capture-excess-available', from: 'Math.min(wanted, spendable, Math.max(0, balance - (funds.held - amount)))', to: 'wanted', tests: ['packages/billing-core/src/features/priced-holds.int'],
+    name: 'a priced capture takes its whole excess whatever is available (the capture fails for its price, or takes held tokens)' },
 ];

@@ -50,8 +50,8 @@ describe('check before spending', () => {
       ['amount=abc', wholeTokens],
       ['amount=1.5', wholeTokens],
       ['amount=1000000001', wholeTokens],
-      ['', 'give exactly one of amount and studioKind'],
-      ['amount=5&studioKind=image_edit', 'give exactly one of amount and studioKind'],
+      ['', 'give exactly one of amount, studioKind and feature'],
+      ['amount=5&studioKind=image_edit', 'give exactly one of amount, studioKind and feature'],
       ['studioKind=video', 'studioKind: Invalid option: expected one of "image_edit"|"music_clip"|"music_full"'],
       ['amount=5&x=1', 'unknown parameter "x"'],
     ]) {

@@ -20,6 +20,7 @@ export const referencePrefixes = {
   adminGrant: 'admin:grant:',
   lot: 'lot:',
   debit: 'debit:',
+  usage: 'usage:',
   hold: 'hold:',
 } as const;
 
@@ -72,6 +73,8 @@ export const references = {
    * later expire at the next sweep under `lot:{lotId}:expired:{n}`, n = 2, 3, … (the lot's n-th
    * expiry entry, counted from its draws under the wallet lock).
    */
+  /** A priced use of a catalog feature (`POST /v1/users/{userId}/usage`), by the app's reference (docs/features.md). */
+  usage: (reference: string) => `${referencePrefixes.usage}${reference}`,
   /** An app's debit (`POST /v1/users/{userId}/debits`), by the app's reference. */
   debit: (reference: string) => `${referencePrefixes.debit}${reference}`,
   /** A hold's capture: the one debit of what it captured (`POST .../holds/{id}/capture`). */
@@ -80,6 +83,11 @@ export const references = {
    * What a hold frees when it ends (release, capture for less, expiry) that settles a take-back
    * shortfall recorded while it was active (negative; see recoverShortfallsFromHold).
    */
+  /**
+   * A capture of a hold by estimate past what the hold reserved: the excess, taken from what was
+   * available (docs/features.md).
+   */
+  holdExcess: (holdId: string) => `${referencePrefixes.hold}${holdId}:excess`,
   holdReleaseRecovered: (holdId: string) => `${referencePrefixes.hold}${holdId}:release:recovered`,
   lotExpired: (lotId: number | string, n = 1) =>
     n === 1 ? `${referencePrefixes.lot}${lotId}:expired` : `${referencePrefixes.lot}${lotId}:expired:${n}`,

@@ -2506,7 +2506,17 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        amount: number;
+                        /** @description tokens to reserve (or feature: a hold by estimate) */
+                        amount?: number;
+                        /** @description a catalog feature: the hold reserves the estimate's cost (docs/features.md) */
+                        feature?: string;
+                        variant?: string;
+                        /** @description the estimate of the feature's one meter */
+                        quantity?: number;
+                        /** @description the estimate per meter */
+                        quantities?: {
+                            [key: string]: number;
+                        };
                         reference: string;
                         expiresInSeconds?: number;
                         reason?: string;
@@ -2558,7 +2568,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description a bad body */
+                /** @description a bad body, or an unknown feature, variant or meter (the known ones named) */
                 400: {
                     headers: {
                         /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
@@ -2571,7 +2581,7 @@ export interface paths {
                         "application/json": {
                             error: {
                                 /** @enum {string} */
-                                code: "invalid_request" | "malformed_json" | "unsupported_encoding" | "request_aborted" | "invalid_content_length" | "invalid_idempotency_key";
+                                code: "invalid_request" | "unknown_feature" | "malformed_json" | "unsupported_encoding" | "request_aborted" | "invalid_content_length" | "invalid_idempotency_key";
                                 message: string;
                             };
                         };
@@ -2616,7 +2626,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description the reference holds another amount */
+                /** @description the reference holds another amount or estimate */
                 409: {
                     headers: {
                         /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
@@ -2783,7 +2793,14 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** @description an amount hold: at most the held amount (default all) */
                         amount?: number;
+                        /** @description a hold by estimate: the actual quantity of its feature's one meter */
+                        quantity?: number;
+                        /** @description a hold by estimate: the actual quantity per meter */
+                        quantities?: {
+                            [key: string]: number;
+                        };
                     };
                 };
             };
@@ -2807,10 +2824,20 @@ export interface paths {
                             ledgerReference: string;
                             balance: number;
                             available: number;
+                            /** @description a hold by estimate: the actual cost at the hold's prices */
+                            cost?: number;
+                            /** @description a hold by estimate: the actual quantities */
+                            quantities?: {
+                                [key: string]: number;
+                            };
+                            /** @description a hold by estimate: the cost past the hold, taken from what was available */
+                            excess?: number;
+                            /** @description a hold by estimate: what of the excess could not be taken (owed) */
+                            debt?: number;
                         };
                     };
                 };
-                /** @description a malformed hold id or body, or more than the hold */
+                /** @description a malformed hold id or body, more than the hold, or an unknown meter */
                 400: {
                     headers: {
                         /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
@@ -2823,7 +2850,7 @@ export interface paths {
                         "application/json": {
                             error: {
                                 /** @enum {string} */
-                                code: "invalid_request" | "malformed_json" | "unsupported_encoding" | "request_aborted" | "invalid_content_length" | "invalid_idempotency_key";
+                                code: "invalid_request" | "unknown_feature" | "malformed_json" | "unsupported_encoding" | "request_aborted" | "invalid_content_length" | "invalid_idempotency_key";
                                 message: string;
                             };
                         };
@@ -3419,14 +3446,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Whether a spend of amount, or the next studio request of studioKind, would go through now */
+        /** Whether a spend of amount, the next studio request of studioKind, or the next usage of a feature would go through now */
         get: {
             parameters: {
                 query?: {
-                    /** @description tokens a debit or hold would need (or studioKind) */
+                    /** @description tokens a debit or hold would need (or studioKind, or feature) */
                     amount?: number;
-                    /** @description the next studio request of this kind (or amount) */
+                    /** @description the next studio request of this kind (or amount, or feature) */
                     studioKind?: "image_edit" | "music_clip" | "music_full";
+                    /** @description the next usage of this catalog feature (docs/features.md); meters as quantities[meter]=n */
+                    feature?: string;
+                    /** @description feature only: its variant */
+                    variant?: string;
+                    /** @description feature only: the quantity of its one meter */
+                    quantity?: number | null;
                 };
                 header?: never;
                 path: {
@@ -3436,7 +3469,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description the check (free allowance included for a studio kind) */
+                /** @description the check (free allowance included for a studio kind or a feature) */
                 200: {
                     headers: {
                         /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
@@ -3451,14 +3484,14 @@ export interface paths {
                             balance: number;
                             held: number;
                             available: number;
-                            /** @description studioKind only: the price of the next request of that kind */
+                            /** @description studioKind: the price of the next request of that kind; feature: what its next usage would charge */
                             cost?: number;
-                            /** @description studioKind only: whether the free allowance covers it */
+                            /** @description studioKind and feature: whether the free allowance covers it */
                             freeTier?: boolean;
                         };
                     };
                 };
-                /** @description neither amount nor studioKind, both, or a bad value */
+                /** @description not exactly one of amount, studioKind and feature, a bad value, or an unknown feature */
                 400: {
                     headers: {
                         /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
@@ -3469,7 +3502,7 @@ export interface paths {
                         "application/json": {
                             error: {
                                 /** @enum {string} */
-                                code: "invalid_request";
+                                code: "invalid_request" | "unknown_feature";
                                 message: string;
                             };
                         };
@@ -3547,6 +3580,295 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/users/{userId}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Record a use of a catalog feature, priced by the catalog (docs/features.md) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description 1 to 255 visible ASCII characters: a retry with the same key gets the first answer (docs/idempotency.md) */
+                    "Idempotency-Key"?: string;
+                };
+                path: {
+                    userId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description a feature of the catalog */
+                        feature: string;
+                        /** @description the variant, for a feature priced by variant */
+                        variant?: string;
+                        /** @description the feature's one meter (default 1 for a feature counted in uses) */
+                        quantity?: number;
+                        /** @description a quantity per meter */
+                        quantities?: {
+                            [key: string]: number;
+                        };
+                        reference: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description the same reference and usage recorded before: its answer, nothing more charged */
+                200: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description usage:{reference} */
+                            ledgerReference: string;
+                            feature: string;
+                            variant: string | null;
+                            quantities: {
+                                [key: string]: number;
+                            };
+                            /** @description tokens charged: 0 inside the free allowance */
+                            cost: number;
+                            freeTier: boolean;
+                            /** @description the catalog's version the use was priced at */
+                            priceVersion: string;
+                            /** @description the balance right after the use (the same on every retry) */
+                            balance: number;
+                            available: number;
+                            /** @description what the debit drew from each lot, in the order drawn */
+                            draws: {
+                                lotId: number;
+                                amount: number;
+                            }[];
+                        };
+                    };
+                };
+                /** @description recorded and charged */
+                201: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description usage:{reference} */
+                            ledgerReference: string;
+                            feature: string;
+                            variant: string | null;
+                            quantities: {
+                                [key: string]: number;
+                            };
+                            /** @description tokens charged: 0 inside the free allowance */
+                            cost: number;
+                            freeTier: boolean;
+                            /** @description the catalog's version the use was priced at */
+                            priceVersion: string;
+                            /** @description the balance right after the use (the same on every retry) */
+                            balance: number;
+                            available: number;
+                            /** @description what the debit drew from each lot, in the order drawn */
+                            draws: {
+                                lotId: number;
+                                amount: number;
+                            }[];
+                        };
+                    };
+                };
+                /** @description a bad body, or an unknown feature, variant or meter (the known ones named) */
+                400: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "invalid_request" | "unknown_feature" | "malformed_json" | "unsupported_encoding" | "request_aborted" | "invalid_content_length" | "invalid_idempotency_key";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description no valid app key as a bearer token */
+                401: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unauthorized";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description available is short of the cost (both in the answer) */
+                402: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "insufficient_balance";
+                                message: string;
+                            };
+                            cost: number;
+                            available: number;
+                        };
+                    };
+                };
+                /** @description the reference recorded another usage */
+                409: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "reference_conflict" | "idempotency_key_in_use";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description a body over 100 kB */
+                413: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "payload_too_large";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description this Idempotency-Key was used with another method, path or body */
+                422: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "idempotency_key_reused";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description this client failed authentication too often (API_FAILED_AUTH_*); retry later */
+                429: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "too_many_failed_attempts";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description an unexpected failure (logged with the Request-Id) */
+                500: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "internal_error";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description the database cannot be reached right now; retry later */
+                503: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "database_unavailable";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;

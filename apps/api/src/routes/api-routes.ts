@@ -12,6 +12,7 @@ import { spendingRoutes } from './v1/spending-routes';
 import { studioRoutes } from './v1/studio-routes';
 import { subscriptionRoutes } from './v1/subscription-routes';
 import { topupRoutes } from './v1/topup-routes';
+import { usageRoutes } from './v1/usage-routes';
 import { walletRoutes } from './v1/wallet-routes';
 
 /**
@@ -26,6 +27,7 @@ export const userRoutes: readonly Route[] = [
   ...topupRoutes,
   ...grantRoutes,
   ...spendingRoutes,
+  ...usageRoutes,
 ];
 
 /** Every JSON route of the operator API, `/admin/…` (admin keys, every POST audited): as userRoutes. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { checkFeatures, featureSchema } from './feature-schema';
 
 const productId = z.string().trim().min(1).max(255);
 const positiveTokens = z.number().int().positive();
@@ -47,8 +48,13 @@ export const catalogSchema = z
     plans: z.array(planSchema),
     tokenPacks: z.array(tokenPackSchema),
     studio: studioSchema,
+    /** What the app spends tokens on, priced here (docs/features.md). */
+    features: z.array(featureSchema).default([]),
+    /** Names the prices; default the first 12 hex of the catalog file's SHA-256 (toCatalog). */
+    version: z.string().trim().min(1).max(64).optional(),
   })
   .superRefine((catalog, ctx) => {
+    checkFeatures(catalog.features, ctx, ['features']);
     const seen = new Map<string, string>();
     const claim = (kind: string, key: string, owner: string, path: (string | number)[]) => {
       const id = `${kind}:${key}`;

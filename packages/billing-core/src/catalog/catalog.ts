@@ -1,6 +1,8 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { featureTableOf, type PricedFeature } from '../features/feature-table';
 import { type CatalogData, catalogSchema, type Plan, type StripePrice, type TokenPack } from './catalog-schema';
 
 /** The documented example catalog that ships with Tally and is the default CATALOG_PATH. */
@@ -13,6 +15,10 @@ export class CatalogError extends Error {
 /** The product catalog with the look-ups the handlers need. Immutable once loaded. */
 export interface Catalog {
   readonly data: CatalogData;
+  /** Names the prices: the catalog's `version`, else the first 12 hex of its file's SHA-256. */
+  readonly version: string;
+  /** Every priced feature by id, the studio section's kinds included (features/feature-table.ts). */
+  readonly features: ReadonlyMap<string, PricedFeature>;
   findTokenPackByRevenueCatProduct(productId: string): TokenPack | undefined;
   findTokenPackById(packId: string): TokenPack | undefined;
   findPlanByRevenueCatProduct(productId: string): Plan | undefined;
@@ -21,7 +27,11 @@ export interface Catalog {
   findTokenPackByStripePrice(priceId: string): TokenPack | undefined;
 }
 
-export function toCatalog(input: unknown, source = 'catalog'): Catalog {
+/**
+ * Validates a catalog and builds its look-ups. `text`: the file's bytes as read, for the default
+ * version (without it, the JSON of `input`).
+ */
+export function toCatalog(input: unknown, source = 'catalog', text?: string): Catalog {
   const parsed = catalogSchema.safeParse(input);
   if (!parsed.success) {
     throw new CatalogError(`${source} is not a valid catalog:\n${z.prettifyError(parsed.error)}`);
@@ -45,8 +55,16 @@ export function toCatalog(input: unknown, source = 'catalog'): Catalog {
   for (const pack of data.tokenPacks) {
     if (pack.stripePriceId !== undefined) packsByStripePrice.set(pack.stripePriceId, pack);
   }
+  const version =
+    data.version ??
+    createHash('sha256')
+      .update(text ?? JSON.stringify(input))
+      .digest('hex')
+      .slice(0, 12);
   return {
     data,
+    version,
+    features: featureTableOf(data),
     findPlanByStripePrice: (priceId) => plansByStripePrice.get(priceId),
     findTokenPackByStripePrice: (priceId) => packsByStripePrice.get(priceId),
     findTokenPackByRevenueCatProduct: (productId) => packsByRevenueCatProduct.get(productId),
@@ -71,5 +89,5 @@ export function loadCatalog(filePath: string): Catalog {
   } catch (error) {
     throw new CatalogError(`catalog ${filePath} is not JSON: ${(error as Error).message}`);
   }
-  return toCatalog(json, `catalog ${filePath}`);
+  return toCatalog(json, `catalog ${filePath}`, text);
 }

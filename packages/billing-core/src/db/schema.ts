@@ -118,6 +118,30 @@ export interface LedgerDrawsTable {
   position: number | null;
 }
 
+/** One use of a priced catalog feature (migration 0036, docs/features.md). */
+export interface FeatureUsesTable {
+  id: Generated<number>;
+  user_id: string;
+  source: 'usage' | 'hold';
+  reference: string;
+  feature: string;
+  variant: string | null;
+  quantities: Record<string, number>;
+  prices: Record<string, number>;
+  per: number;
+  price_version: string;
+  cost: number;
+  free_tier: boolean;
+  allowance_group: string | null;
+  allowance_period: string | null;
+  given_back: ColumnType<boolean, boolean | undefined, boolean>;
+  ledger_reference: string | null;
+  answer_balance: number;
+  answer_available: number;
+  usage_day: ColumnType<string, string, string>;
+  created_at: DbTime;
+}
+
 export const holdStatuses = ['held', 'captured', 'released'] as const;
 /** The stored status; a `held` hold past expires_at is expired (docs/holds.md): no stored `expired`. */
 export type HoldStatus = (typeof holdStatuses)[number];
@@ -147,6 +171,12 @@ export interface HoldsTable {
   created_at: DbTime;
   /** When the hold ended (captured, released, or an expired hold settled); NULL while open. */
   settled_at: DbTimeNullable;
+  /** Placed by a feature's estimate (docs/features.md): its use is in feature_uses (migration 0036). */
+  priced: ColumnType<boolean, boolean | undefined, boolean>;
+  /** A priced capture's cost past the hold, taken from what was available; NULL otherwise. */
+  excess: number | null;
+  /** What of that excess could not be taken (recorded as a shortfall, to be debt); NULL otherwise. */
+  debt: number | null;
 }
 
 /** A lot a hold reserves, in the draw order at placement (position). */
@@ -176,6 +206,8 @@ export interface StudioRequestsTable {
   free_tier: boolean;
   /** UTC day (YYYY-MM-DD) whose free allowance the request used or skipped. */
   usage_day: ColumnType<string, string, string>;
+  /** The allowance group the request counted against (migration 0036); NULL before: its kind. */
+  allowance_group: ColumnType<string | null, string | null | undefined, string | null>;
   status: ColumnType<StudioRequestStatus, StudioRequestStatus | undefined, StudioRequestStatus>;
   result: ColumnType<unknown, string | null | undefined, string | null>;
   error_code: string | null;
@@ -296,7 +328,8 @@ export interface StripeDisputesTable {
   reinstated_at: DbTimeNullable;
 }
 
-export type TakeBackSource = 'stripe_refund' | 'stripe_dispute' | 'revenuecat_refund';
+/** What recorded a shortfall: a take-back, or a priced capture past what was available (migration 0036). */
+export type TakeBackSource = 'stripe_refund' | 'stripe_dispute' | 'revenuecat_refund' | 'priced_capture';
 
 /** What take-backs could not take, and what failed generations' refunds settled of it (migration 0014). */
 export interface TakeBackShortfallsTable {
@@ -318,6 +351,7 @@ export interface DB {
   wallets: WalletsTable;
   ledger_entries: LedgerEntriesTable;
   credit_lots: CreditLotsTable;
+  feature_uses: FeatureUsesTable;
   ledger_draws: LedgerDrawsTable;
   holds: HoldsTable;
   hold_lots: HoldLotsTable;

@@ -5,6 +5,7 @@ import { takeFreedVoidedTokens } from '../ledger/voided-lots';
 import { references } from '../references';
 import { recoverShortfallsFromHold } from '../refunds/take-back-shortfalls';
 import type { UnitOfWork } from '../unit-of-work/unit-of-work';
+import { giveBackHoldUses } from './give-back-hold-uses';
 import { lockWalletFunds } from './lock-wallet-funds';
 
 export interface CaptureAnswer {
@@ -36,6 +37,11 @@ export type EndHoldResult<Answer> =
   /** A capture of more than the hold reserves. */
   | { kind: 'too-much'; amount: number };
 
+export type CaptureHoldResult =
+  | EndHoldResult<CaptureAnswer>
+  /** An amount capture of a hold placed by a feature's estimate (it takes the actual quantities). */
+  | { kind: 'priced' };
+
 function captureAnswerOf(hold: HoldRow): CaptureAnswer {
   return {
     id: hold.id,
@@ -60,7 +66,7 @@ function captureAnswerOf(hold: HoldRow): CaptureAnswer {
 export async function captureHold(
   uow: UnitOfWork,
   request: { userId: string; holdId: string; amount?: number | undefined },
-): Promise<EndHoldResult<CaptureAnswer>> {
+): Promise<CaptureHoldResult> {
   const funds = await lockWalletFunds(uow, request.userId, { holdId: request.holdId });
   const { hold } = funds;
   if (!hold) return { kind: 'not-found' };
@@ -68,6 +74,8 @@ export async function captureHold(
   if (hold.status === 'captured') return { kind: 'already', answer: captureAnswerOf(hold) };
   if (hold.status === 'released') return { kind: 'not-active', status: 'released' };
   if (hold.expired) return { kind: 'not-active', status: 'expired' };
+  // A hold by estimate is captured by its actual quantities (capturePricedHold), never by an amount.
+  if (hold.priced) return { kind: 'priced' };
   const amount = Number(hold.amount);
   const captured = request.amount ?? amount;
   if (captured > amount) return { kind: 'too-much', amount };
@@ -132,7 +140,7 @@ export async function releaseHold(
  * again. `funds`: the wallet as
  * lockWalletFunds read it, `balance` the balance after the capture's debit (if any).
  */
-async function endHold(
+export async function endHold(
   uow: UnitOfWork,
   hold: HoldRow,
   end: { status: 'captured' | 'released'; captured: number | null; released: number; reference: string | null },
@@ -145,6 +153,9 @@ async function endHold(
                      ledger_reference = ${end.reference}, settled_at = now(),
                      answer_balance = ${funds.balance}, answer_available = ${funds.balance - held}
      WHERE id = ${hold.id} RETURNING *`.execute(trx);
+  // A released hold by estimate gives its use back: it no longer counts against the free allowance.
+  // guard: released-hold-gives-use-back
+  if (hold.priced && end.status === 'released') await giveBackHoldUses(uow, [hold.id]);
   // What the hold frees on a voided lot is taken at once (docs/lots.md "Voids"); only the rest is the user's.
   // guard: hold-end-takes-voided
   const voided = end.released > 0 ? (await takeFreedVoidedTokens(uow, hold.user_id, { holdId: hold.id })).taken : 0;

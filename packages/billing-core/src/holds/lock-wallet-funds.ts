@@ -4,6 +4,7 @@ import { activeHold, fundsOf, readWalletFunds, type WalletFunds } from '../ledge
 import { takeFreedVoidedTokens } from '../ledger/voided-lots';
 import { recoverShortfallsFromHold } from '../refunds/take-back-shortfalls';
 import type { UnitOfWork } from '../unit-of-work/unit-of-work';
+import { giveBackHoldUses } from './give-back-hold-uses';
 
 /** A hold as its operation reads it under the wallet lock, with `expired` by the database clock. */
 export type LockedHold = HoldRow & { expired: boolean };
@@ -72,10 +73,15 @@ export async function lockWalletFunds(
  * by the expiry sweeper for wallets nobody touches. Returns the holds settled.
  */
 export async function settleLapsedHolds(uow: UnitOfWork, userId: string): Promise<number> {
-  const lapsed = await sql<{ id: string; amount: number; ledger_marker: number; expires_at: Date }>`
+  const lapsed = await sql<{ id: string; amount: number; ledger_marker: number; expires_at: Date; priced: boolean }>`
     UPDATE holds SET settled_at = now()
      WHERE user_id = ${userId} AND status = 'held' AND settled_at IS NULL AND expires_at <= now()
-    RETURNING id, amount, ledger_marker, expires_at`.execute(uow.trx);
+    RETURNING id, amount, ledger_marker, expires_at, priced`.execute(uow.trx);
+  // A lapsed hold by estimate gives its use back, as a released one does.
+  await giveBackHoldUses(
+    uow,
+    lapsed.rows.filter((hold) => hold.priced).map((hold) => hold.id),
+  );
   const holds = [...lapsed.rows].sort((a, b) => Number(a.ledger_marker) - Number(b.ledger_marker));
   for (const hold of holds) {
     // What it frees on a voided lot is taken at once (docs/lots.md "Voids"); only the rest is the user's.

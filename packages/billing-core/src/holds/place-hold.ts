@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { sqlMilliseconds } from '@tally/platform/db';
 import { sql } from 'kysely';
 import type { HoldRow } from '../db/schema';
+import type { WalletFunds } from '../ledger/held-tokens';
 import { allocateDraws, listDrawableLots } from '../ledger/lots';
 import type { UnitOfWork } from '../unit-of-work/unit-of-work';
 import { type HoldView, type HoldViewStatus, holdViewColumns, toHoldView } from './list-holds';
@@ -47,7 +48,6 @@ export function newHoldId(): string {
  * (the unique (user_id, reference) backs it). No ledger row: a hold moves no money until captured.
  */
 export async function placeHold(uow: UnitOfWork, placement: HoldPlacement): Promise<PlaceHoldResult> {
-  const { trx } = uow;
   const funds = await lockWalletFunds(uow, placement.userId, { holdReference: placement.reference });
   const existing = funds.hold;
   if (existing) {
@@ -60,9 +60,23 @@ export async function placeHold(uow: UnitOfWork, placement: HoldPlacement): Prom
       available: funds.available,
     };
   }
+  return reserveHold(uow, funds, placement);
+}
+
+/**
+ * Reserves a new hold under the wallet lock the caller took (`funds` as lockWalletFunds read
+ * them, no hold under the reference): placeHold's second half, and a priced hold's
+ * (placePricedHold; `priced`, whose amount may be 0: a free use reserves the use, no tokens).
+ */
+export async function reserveHold(
+  uow: UnitOfWork,
+  funds: WalletFunds,
+  placement: HoldPlacement & { priced?: boolean },
+): Promise<PlaceHoldResult> {
+  const { trx } = uow;
   const insufficient = { kind: 'insufficient', requested: placement.amount } as const;
   if (funds.available < placement.amount) return { ...insufficient, available: Math.max(0, funds.available) };
-  const lots = await listDrawableLots(trx, placement.userId, { spend: true, lock: true });
+  const lots = placement.amount === 0 ? [] : await listDrawableLots(trx, placement.userId, { spend: true, lock: true });
   const { draws, left } = allocateDraws(lots, placement.amount);
   // Available counts tokens of an expired lot the sweeper has not taken yet; they cannot be held.
   if (left > 0) return { ...insufficient, available: placement.amount - left };
@@ -75,9 +89,9 @@ export async function placeHold(uow: UnitOfWork, placement: HoldPlacement): Prom
     WITH marker AS (
       SELECT coalesce(max(id), 0) AS id FROM ledger_entries WHERE user_id = ${placement.userId}),
     h AS (
-      INSERT INTO holds (id, user_id, reference, amount, reason, expires_at, ledger_marker)
+      INSERT INTO holds (id, user_id, reference, amount, reason, expires_at, ledger_marker, priced)
       SELECT ${id}, ${placement.userId}, ${placement.reference}, ${placement.amount}, ${placement.reason},
-             now() + ${sqlMilliseconds(placement.expiresInSeconds * 1000)}, marker.id
+             now() + ${sqlMilliseconds(placement.expiresInSeconds * 1000)}, marker.id, ${placement.priced ?? false}
         FROM marker
       RETURNING *),
     lots AS (

@@ -190,6 +190,10 @@ async function settleSource(trx: Transaction<DB>, source: TakeBackSource, source
       })
       .where('id', '=', paymentId)
       .execute();
+  if (source === 'priced_capture') {
+    // A priced capture's shortfall has no payment or refund record to move: the hold says what it owed.
+    return;
+  }
   if (source === 'stripe_refund') {
     await moveOnPayment(Number(sourceId));
   } else if (source === 'stripe_dispute') {

@@ -2,9 +2,11 @@ import type { Kysely } from 'kysely';
 import type { Catalog } from '../catalog/catalog';
 import type { Clock } from '../clock';
 import type { DB, StudioKind } from '../db/schema';
+import { decideFeatureCharge } from '../features/decide-feature-charge';
+import { priceUsage, type UsageSpec } from '../features/price-usage';
 import { readWalletFunds } from '../ledger/held-tokens';
 import { listDrawableLots } from '../ledger/lots';
-import { priceStudioRequest, toUtcDay } from '../studio/price-studio-request';
+import { priceStudioRequest } from '../studio/price-studio-request';
 import { decideStudioCharge } from '../studio/studio-charge';
 
 /** What `check` prices: a number of tokens, or the next studio request of a kind. */
@@ -17,10 +19,18 @@ export interface SpendCheck {
   balance: number;
   held: number;
   available: number;
-  /** Studio only: the price, and whether the free allowance covers the next request. */
+  /**
+   * Studio: the price, and whether the free allowance covers the next request. A feature: what
+   * the next usage of it would charge (0 inside the free allowance), and whether the allowance covers it.
+   */
   cost?: number;
   freeTier?: boolean;
 }
+
+/** A check of a feature the catalog does not know (or a bad quantity): 400, as the usage would answer. */
+export type FeatureCheckRefusal =
+  | { kind: 'unknown-feature'; message: string; known: string[] }
+  | { kind: 'invalid'; message: string };
 
 /**
  * Whether a spend of `amount` (or the next studio request of `studioKind`) would go through now
@@ -32,19 +42,28 @@ export interface SpendCheck {
  */
 export async function checkSpend(
   deps: { db: Kysely<DB>; catalog: Catalog; clock: Clock },
-  request: { userId: string } & ({ amount: number } | { studioKind: CheckStudioKind }),
-): Promise<SpendCheck> {
+  request: { userId: string } & ({ amount: number } | { studioKind: CheckStudioKind } | { feature: UsageSpec }),
+): Promise<SpendCheck | FeatureCheckRefusal> {
   const { db } = deps;
   const funds = await readWalletFunds(db, request.userId, { lock: false });
   let amount: number;
   let studio: { cost: number; freeTier: boolean } | undefined;
-  if ('studioKind' in request) {
-    const price = priceStudioRequest(deps.catalog.data.studio, studioSpecOf(deps.catalog, request.studioKind));
-    const charge = await decideStudioCharge(db, {
+  if ('feature' in request) {
+    // The same pricing and allowance decision as recordUsage (features/record-usage.ts).
+    const priced = priceUsage(deps.catalog.features, request.feature);
+    if (priced.kind === 'unknown') return { kind: 'unknown-feature', message: priced.message, known: priced.known };
+    if (priced.kind === 'invalid') return priced;
+    const charge = await decideFeatureCharge(db, {
       userId: request.userId,
-      usageDay: toUtcDay(deps.clock.now()),
-      price,
+      feature: priced.feature,
+      cost: priced.usage.cost,
+      at: deps.clock.now(),
     });
+    amount = charge.tokens;
+    studio = { cost: charge.tokens, freeTier: charge.freeTier };
+  } else if ('studioKind' in request) {
+    const price = priceStudioRequest(deps.catalog, studioSpecOf(deps.catalog, request.studioKind));
+    const charge = await decideStudioCharge(db, { userId: request.userId, at: deps.clock.now(), price });
     // guard: check-studio-allowance
     amount = charge.tokens;
     studio = { cost: price.priceTokens, freeTier: charge.freeTier };

@@ -60,8 +60,9 @@ export async function createStudioRequest(
   request: CreateStudioRequestInput,
   idempotency?: IdempotencyInTransaction<StudioRequestReceipt>,
 ): Promise<CreateStudioRequestResult> {
-  const price = priceStudioRequest(deps.catalog.data.studio, request);
-  const usageDay = toUtcDay(deps.clock.now());
+  const price = priceStudioRequest(deps.catalog, request);
+  const at = deps.clock.now();
+  const usageDay = toUtcDay(at);
   try {
     const created = await inUnitOfWork(deps, async (uow) => {
       const { trx } = uow;
@@ -72,7 +73,7 @@ export async function createStudioRequest(
         await lockStudioUser(trx, request.userId);
       }
       await ensureWallet(uow, request.userId);
-      const { freeTier, tokens } = await decideStudioCharge(trx, { userId: request.userId, usageDay, price });
+      const { freeTier, tokens, allowanceGroup } = await decideStudioCharge(trx, { userId: request.userId, at, price });
       const receipt: StudioRequestReceipt = {
         public_id: randomUUID(),
         status: 'received',
@@ -88,6 +89,7 @@ export async function createStudioRequest(
         input: JSON.stringify(request.input ?? null),
         price_tokens: price.priceTokens,
         usage_day: usageDay,
+        allowance_group: allowanceGroup,
         enqueued_at: sql<Date>`now()`,
       } satisfies InsertObject<DB, 'studio_requests'>;
       // With a key, the same statement writes the finished key (`kept`): no statement of its own.

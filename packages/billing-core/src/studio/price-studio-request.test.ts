@@ -1,29 +1,32 @@
+import { toCatalog } from '../catalog/catalog';
 import { InvalidStudioRequestError, priceStudioRequest, toUtcDay } from './price-studio-request';
 
-const studio = {
-  freeDailyAllowance: { image_edit: 5, music: 2 },
-  prices: { image_edit: 5, music_clip: 6, music_full: 15 },
-  musicClipMaxSeconds: 30,
-};
+const studio = toCatalog({
+  plans: [],
+  tokenPacks: [],
+  studio: {
+    freeDailyAllowance: { image_edit: 5, music: 2 },
+    prices: { image_edit: 5, music_clip: 6, music_full: 15 },
+    musicClipMaxSeconds: 30,
+  },
+});
 
 describe('priceStudioRequest', () => {
   it('prices image edits, clips up to the limit and full songs from the catalog', () => {
-    expect(priceStudioRequest(studio, { kind: 'image_edit' })).toEqual({
+    expect(priceStudioRequest(studio, { kind: 'image_edit' })).toMatchObject({
       priceKey: 'image_edit',
       priceTokens: 5,
-      allowanceKind: 'image_edit',
-      allowancePerDay: 5,
+      feature: { freeAllowance: { per: 'day', uses: 5, group: 'image_edit' } },
     });
-    expect(priceStudioRequest(studio, { kind: 'music', durationSeconds: 30 })).toEqual({
+    expect(priceStudioRequest(studio, { kind: 'music', durationSeconds: 30 })).toMatchObject({
       priceKey: 'music_clip',
       priceTokens: 6,
-      allowanceKind: 'music',
-      allowancePerDay: 2,
+      feature: { freeAllowance: { per: 'day', uses: 2, group: 'music' } },
     });
     expect(priceStudioRequest(studio, { kind: 'music', full: true, durationSeconds: 240 })).toMatchObject({
       priceKey: 'music_full',
       priceTokens: 15,
-      allowanceKind: 'music',
+      feature: { freeAllowance: { group: 'music' } },
     });
   });
 

@@ -1,6 +1,8 @@
-import type { CatalogData } from '../catalog/catalog-schema';
+import type { Catalog } from '../catalog/catalog';
 import type { StudioKind } from '../db/schema';
 import { BillingError } from '../errors';
+import type { PricedFeature } from '../features/feature-table';
+import { priceUsage } from '../features/price-usage';
 
 export interface StudioRequestSpec {
   kind: StudioKind;
@@ -10,14 +12,15 @@ export interface StudioRequestSpec {
   full?: boolean | undefined;
 }
 
-export type StudioPriceKey = keyof CatalogData['studio']['prices'];
+/** The feature a studio request is a use of. */
+export type StudioPriceKey = 'image_edit' | 'music_clip' | 'music_full';
 
 export interface StudioPrice {
   priceKey: StudioPriceKey;
+  /** The feature's price of one use (features/price-usage.ts). */
   priceTokens: number;
-  /** The free daily allowance this request draws on (`freeDailyAllowance[kind]`). */
-  allowanceKind: StudioKind;
-  allowancePerDay: number;
+  /** The feature, for the allowance decision (decideStudioCharge). */
+  feature: PricedFeature;
 }
 
 /** The request asks for something the catalog does not sell (a clip over the limit, a full image edit). */
@@ -28,21 +31,27 @@ export class InvalidStudioRequestError extends BillingError {
 }
 
 /**
- * What a generation costs, from the catalog: an image edit; a music clip up to
- * musicClipMaxSeconds; a full song (`full: true`). Clips and full songs share the `music` free
- * allowance. Pure. Throws InvalidStudioRequestError for a request the catalog does not price.
+ * What a generation costs: an image edit, a music clip up to the studio section's
+ * musicClipMaxSeconds, or a full song (`full: true`) is one use of the feature `image_edit`,
+ * `music_clip` or `music_full`, priced by the one pricing path of every feature (priceUsage over
+ * the catalog's feature table, where the studio section is read as those features, clips and full
+ * songs sharing the `music` allowance). Pure. Throws InvalidStudioRequestError for a request the
+ * catalog does not price.
  */
-export function priceStudioRequest(studio: CatalogData['studio'], spec: StudioRequestSpec): StudioPrice {
+export function priceStudioRequest(catalog: Pick<Catalog, 'data' | 'features'>, spec: StudioRequestSpec): StudioPrice {
+  const priceKey = studioFeatureOf(catalog.data.studio.musicClipMaxSeconds, spec);
+  const priced = priceUsage(catalog.features, { feature: priceKey });
+  if (priced.kind !== 'priced')
+    throw new InvalidStudioRequestError(`the catalog cannot price ${priceKey}: ${priced.message}`);
+  return { priceKey, priceTokens: priced.usage.cost, feature: priced.feature };
+}
+
+function studioFeatureOf(musicClipMaxSeconds: number, spec: StudioRequestSpec): StudioPriceKey {
   if (spec.kind === 'image_edit') {
     if (spec.full !== undefined || spec.durationSeconds !== undefined) {
       throw new InvalidStudioRequestError('durationSeconds and full apply to music only');
     }
-    return {
-      priceKey: 'image_edit',
-      priceTokens: studio.prices.image_edit,
-      allowanceKind: 'image_edit',
-      allowancePerDay: studio.freeDailyAllowance.image_edit,
-    };
+    return 'image_edit';
   }
   if (
     spec.durationSeconds !== undefined &&
@@ -50,17 +59,16 @@ export function priceStudioRequest(studio: CatalogData['studio'], spec: StudioRe
   ) {
     throw new InvalidStudioRequestError('durationSeconds must be a positive whole number');
   }
-  const music = { allowanceKind: 'music' as const, allowancePerDay: studio.freeDailyAllowance.music };
-  if (spec.full === true) return { ...music, priceKey: 'music_full', priceTokens: studio.prices.music_full };
+  if (spec.full === true) return 'music_full';
   if (spec.durationSeconds === undefined) {
     throw new InvalidStudioRequestError('a music clip needs durationSeconds (or full: true for a full song)');
   }
-  if (spec.durationSeconds > studio.musicClipMaxSeconds) {
+  if (spec.durationSeconds > musicClipMaxSeconds) {
     throw new InvalidStudioRequestError(
-      `a music clip lasts at most ${studio.musicClipMaxSeconds} s; ask for full: true for a full song`,
+      `a music clip lasts at most ${musicClipMaxSeconds} s; ask for full: true for a full song`,
     );
   }
-  return { ...music, priceKey: 'music_clip', priceTokens: studio.prices.music_clip };
+  return 'music_clip';
 }
 
 /** The UTC calendar day (YYYY-MM-DD) of an instant: the free allowance resets at UTC midnight. */

@@ -1,4 +1,11 @@
-import type { CaptureAnswer, EndHoldResult, HoldView, PlaceHoldResult, ReleaseAnswer } from '@tally/billing-core';
+import type {
+  CaptureAnswer,
+  CapturePricedHoldResult,
+  EndHoldResult,
+  HoldView,
+  PlacePricedHoldResult,
+  ReleaseAnswer,
+} from '@tally/billing-core';
 import { z } from 'zod';
 import { errorAnswer, type RouteAnswer } from '../../http/answer';
 import { answerDoc, errorDoc } from '../../http/route-doc';
@@ -37,6 +44,14 @@ export const captureAnswerSchema = z.strictObject({
   ledgerReference: z.string(),
   balance: z.number().int(),
   available: z.number().int(),
+  cost: z.number().int().optional().describe("a hold by estimate: the actual cost at the hold's prices"),
+  quantities: z.record(z.string(), z.number().int()).optional().describe('a hold by estimate: the actual quantities'),
+  excess: z
+    .number()
+    .int()
+    .optional()
+    .describe('a hold by estimate: the cost past the hold, taken from what was available'),
+  debt: z.number().int().optional().describe('a hold by estimate: what of the excess could not be taken (owed)'),
 });
 const releaseAnswerSchema = z.strictObject({
   id: z.string(),
@@ -71,8 +86,16 @@ export function holdAnswerOf(hold: HoldView): z.input<typeof holdAnswerSchema> {
   };
 }
 
-export function placeAnswerOf(result: PlaceHoldResult): RouteAnswer {
+export function placeAnswerOf(result: PlacePricedHoldResult): RouteAnswer {
   switch (result.kind) {
+    case 'unknown-feature':
+      return errorAnswer(
+        400,
+        'unknown_feature',
+        `${result.message}${result.known.length > 0 ? `; known: ${result.known.join(', ')}` : ''}`,
+      );
+    case 'invalid':
+      return errorAnswer(400, 'invalid_request', result.message);
     case 'placed':
     case 'existing': {
       const { id, reference, amount, status, expiresAt } = holdAnswerOf(result.hold);
@@ -102,5 +125,27 @@ export function endAnswerOf(result: EndHoldResult<CaptureAnswer | ReleaseAnswer>
       return errorAnswer(404, 'not_found', `no hold ${holdId} for this user`);
     case 'too-much':
       return errorAnswer(400, 'invalid_request', `amount: at most the held ${result.amount} tokens can be captured`);
+  }
+}
+
+/** The answer of a capture of a hold by estimate (its actual cost, excess and debt added). */
+export function pricedCaptureAnswerOf(result: CapturePricedHoldResult, holdId: string): RouteAnswer {
+  switch (result.kind) {
+    case 'not-priced':
+      return errorAnswer(
+        400,
+        'invalid_request',
+        `hold ${holdId} holds an amount: capture it with amount, not quantities`,
+      );
+    case 'unknown-feature':
+      return errorAnswer(
+        400,
+        'unknown_feature',
+        `${result.message}${result.known.length > 0 ? `; known: ${result.known.join(', ')}` : ''}`,
+      );
+    case 'invalid':
+      return errorAnswer(400, 'invalid_request', result.message);
+    default:
+      return endAnswerOf(result, holdId);
   }
 }

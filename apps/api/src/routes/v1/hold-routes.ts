@@ -1,11 +1,13 @@
 import {
   captureHold,
+  capturePricedHold,
   defaultHoldTtlSeconds,
   findHold,
   inUnitOfWork,
   listHolds,
   maxHoldTtlSeconds,
   placeHold,
+  placePricedHold,
   releaseHold,
 } from '@tally/billing-core';
 import { z } from 'zod';
@@ -23,17 +25,42 @@ import {
   holdNotFoundDoc,
   placeAnswerOf,
   placeAnswerSchema,
+  pricedCaptureAnswerOf,
   releaseAnswerDocs,
 } from './hold-answers';
 import { amountSchema, insufficientDoc, reasonSchema } from './spending-schemas';
 
-const holdBodySchema = z.strictObject({
-  amount: amountSchema,
-  reference: grantReferenceSchema,
-  expiresInSeconds: z.number().int().min(1).max(maxHoldTtlSeconds).optional(),
-  reason: reasonSchema.optional(),
-});
-const captureBodySchema = z.strictObject({ amount: amountSchema.optional() });
+const nameSchema = z.string().min(1).max(64);
+const quantitySchema = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+const quantitiesSchema = z.record(nameSchema, quantitySchema);
+const holdBodySchema = z
+  .strictObject({
+    amount: amountSchema.optional().describe('tokens to reserve (or feature: a hold by estimate)'),
+    feature: nameSchema
+      .optional()
+      .describe("a catalog feature: the hold reserves the estimate's cost (docs/features.md)"),
+    variant: nameSchema.optional(),
+    quantity: quantitySchema.optional().describe("the estimate of the feature's one meter"),
+    quantities: quantitiesSchema.optional().describe('the estimate per meter'),
+    reference: grantReferenceSchema,
+    expiresInSeconds: z.number().int().min(1).max(maxHoldTtlSeconds).optional(),
+    reason: reasonSchema.optional(),
+  })
+  .refine((body) => (body.amount === undefined) !== (body.feature === undefined), {
+    message: 'give exactly one of amount and feature',
+  })
+  .refine((body) => body.feature !== undefined || (body.variant ?? body.quantity ?? body.quantities) === undefined, {
+    message: 'variant, quantity and quantities go with feature',
+  });
+const captureBodySchema = z
+  .strictObject({
+    amount: amountSchema.optional().describe('an amount hold: at most the held amount (default all)'),
+    quantity: quantitySchema.optional().describe("a hold by estimate: the actual quantity of its feature's one meter"),
+    quantities: quantitiesSchema.optional().describe('a hold by estimate: the actual quantity per meter'),
+  })
+  .refine((body) => body.amount === undefined || (body.quantity ?? body.quantities) === undefined, {
+    message: 'an amount, or the actual quantities of a hold by estimate, not both',
+  });
 const holdsQuerySchema = z.strictObject({
   status: z.enum(['held', 'captured', 'released', 'expired']).optional(),
   limit: z.coerce.number().int().min(1).max(500).default(100),
@@ -55,21 +82,32 @@ export const holdRoutes = [
     answers: {
       201: answerDoc('held', placeAnswerSchema),
       200: answerDoc('the same reference held before: that hold', placeAnswerSchema),
-      400: errorDoc('a bad body', ['invalid_request']),
+      400: errorDoc('a bad body, or an unknown feature, variant or meter (the known ones named)', [
+        'invalid_request',
+        'unknown_feature',
+      ]),
       402: insufficientDoc,
-      409: errorDoc('the reference holds another amount', ['reference_conflict']),
+      409: errorDoc('the reference holds another amount or estimate', ['reference_conflict']),
     },
-    handler: async ({ user, body }, { db, outbox, holds }) => {
-      const result = await inUnitOfWork({ db, outbox }, (uow) =>
-        placeHold(uow, {
-          userId: user.userId,
-          reference: body.reference,
-          amount: body.amount,
-          reason: body.reason ?? 'hold',
-          expiresInSeconds: body.expiresInSeconds ?? holds?.defaultTtlSeconds ?? defaultHoldTtlSeconds,
-        }),
-      );
-      return placeAnswerOf(result);
+    handler: async ({ user, body }, { db, outbox, holds, studio }) => {
+      const placement = {
+        userId: user.userId,
+        reference: body.reference,
+        reason: body.reason ?? 'hold',
+        expiresInSeconds: body.expiresInSeconds ?? holds?.defaultTtlSeconds ?? defaultHoldTtlSeconds,
+      };
+      if (body.feature !== undefined) {
+        const spec = {
+          feature: body.feature,
+          variant: body.variant,
+          quantity: body.quantity,
+          quantities: body.quantities,
+        };
+        const deps = { db, outbox, clock: studio.clock, catalog: studio.catalog };
+        return placeAnswerOf(await placePricedHold(deps, { ...placement, spec }));
+      }
+      const amount = body.amount as number;
+      return placeAnswerOf(await inUnitOfWork({ db, outbox }, (uow) => placeHold(uow, { ...placement, amount })));
     },
   }),
   defineRoute({
@@ -81,14 +119,31 @@ export const holdRoutes = [
     idempotency: 'claimed',
     answers: {
       200: answerDoc('captured (or captured before: the first answer again)', captureAnswerSchema),
-      400: errorDoc('a malformed hold id or body, or more than the hold', ['invalid_request']),
+      400: errorDoc('a malformed hold id or body, more than the hold, or an unknown meter', [
+        'invalid_request',
+        'unknown_feature',
+      ]),
       404: holdNotFoundDoc,
       409: holdNotActiveDoc,
     },
     handler: async ({ user, params, body }, { db, outbox }) => {
+      if (body.quantity !== undefined || body.quantities !== undefined) {
+        const result = await capturePricedHold(
+          { db, outbox },
+          { userId: user.userId, holdId: params.holdId, quantity: body.quantity, quantities: body.quantities },
+        );
+        return pricedCaptureAnswerOf(result, params.holdId);
+      }
       const result = await inUnitOfWork({ db, outbox }, (uow) =>
         captureHold(uow, { userId: user.userId, holdId: params.holdId, amount: body.amount }),
       );
+      if (result.kind === 'priced') {
+        return errorAnswer(
+          400,
+          'invalid_request',
+          `hold ${params.holdId} is held by estimate: capture it with quantity or quantities`,
+        );
+      }
       return endAnswerOf(result, params.holdId);
     },
   }),

@@ -19,18 +19,59 @@ const checkAmountSchema = z.coerce
   .positive(wholeTokens)
   .max(maxGrantAmount, wholeTokens);
 const checkStudioKindSchema = z.enum(['image_edit', 'music_clip', 'music_full']);
+const quantityParam = z.coerce
+  .number({ error: 'must be a whole number of zero or more' })
+  .int({ error: 'must be a whole number of zero or more' })
+  .min(0, { error: 'must be a whole number of zero or more' });
 /**
- * Exactly one of the two; each bad value named (a union would answer only "Invalid input", and
- * OpenAPI parameters cannot carry one: the document lists both as optional).
+ * Exactly one of amount, studioKind and feature; each bad value named (a union would answer only
+ * "Invalid input", and OpenAPI parameters cannot carry one: the document lists all as optional).
+ * A feature's meters come as `quantities[meter]=n` (the query parser keeps the brackets in the
+ * name), the only other names allowed.
  */
 const checkQuerySchema = z
-  .strictObject({
-    amount: checkAmountSchema.optional().describe('tokens a debit or hold would need (or studioKind)'),
-    studioKind: checkStudioKindSchema.optional().describe('the next studio request of this kind (or amount)'),
+  .object({
+    amount: checkAmountSchema.optional().describe('tokens a debit or hold would need (or studioKind, or feature)'),
+    studioKind: checkStudioKindSchema
+      .optional()
+      .describe('the next studio request of this kind (or amount, or feature)'),
+    feature: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .describe('the next usage of this catalog feature (docs/features.md); meters as quantities[meter]=n'),
+    variant: z.string().min(1).max(64).optional().describe('feature only: its variant'),
+    quantity: quantityParam.optional().describe('feature only: the quantity of its one meter'),
   })
-  .refine((query) => (query.amount === undefined) !== (query.studioKind === undefined), {
-    message: 'give exactly one of amount and studioKind',
+  .catchall(z.unknown())
+  .superRefine((query, ctx) => {
+    const given = [query.amount, query.studioKind, query.feature].filter((value) => value !== undefined).length;
+    if (given !== 1) ctx.addIssue({ code: 'custom', message: 'give exactly one of amount, studioKind and feature' });
+    for (const name of Object.keys(query)) {
+      if (['amount', 'studioKind', 'feature', 'variant', 'quantity'].includes(name)) continue;
+      if (!/^quantities\[[A-Za-z0-9._-]{1,64}\]$/.test(name) || query.feature === undefined) {
+        ctx.addIssue({ code: 'custom', message: `unknown parameter "${name}"` });
+      } else if (!quantityParam.safeParse(query[name]).success) {
+        ctx.addIssue({ code: 'custom', path: [name], message: 'must be a whole number of zero or more' });
+      }
+    }
   });
+
+/** A feature check's usage spec from the query (`quantities[meter]=n` gathered). */
+function featureSpecOf(query: z.output<typeof checkQuerySchema>) {
+  const quantities = Object.fromEntries(
+    Object.entries(query)
+      .map(([name, value]) => [/^quantities\[(.+)\]$/.exec(name)?.[1], Number(value)] as const)
+      .filter((entry): entry is [string, number] => entry[0] !== undefined),
+  );
+  return {
+    feature: query.feature as string,
+    variant: query.variant,
+    quantity: query.quantity,
+    quantities: Object.keys(quantities).length > 0 ? quantities : undefined,
+  };
+}
 
 const drawSchema = z.strictObject({ lotId: z.number().int(), amount: z.number().int() });
 const debitAnswerSchema = z.strictObject({
@@ -46,8 +87,12 @@ const checkAnswerSchema = z.strictObject({
   balance: z.number().int(),
   held: z.number().int(),
   available: z.number().int(),
-  cost: z.number().int().optional().describe('studioKind only: the price of the next request of that kind'),
-  freeTier: z.boolean().optional().describe('studioKind only: whether the free allowance covers it'),
+  cost: z
+    .number()
+    .int()
+    .optional()
+    .describe('studioKind: the price of the next request of that kind; feature: what its next usage would charge'),
+  freeTier: z.boolean().optional().describe('studioKind and feature: whether the free allowance covers it'),
 });
 
 function debitAnswerOf(result: DebitResult): RouteAnswer {
@@ -102,21 +147,36 @@ export const spendingRoutes = [
   defineRoute({
     method: 'get',
     path: '/v1/users/{userId}/check',
-    summary: 'Whether a spend of amount, or the next studio request of studioKind, would go through now',
+    summary:
+      'Whether a spend of amount, the next studio request of studioKind, or the next usage of a feature would go through now',
     query: checkQuerySchema,
     answers: {
-      200: answerDoc('the check (free allowance included for a studio kind)', checkAnswerSchema),
-      400: errorDoc('neither amount nor studioKind, both, or a bad value', ['invalid_request']),
+      200: answerDoc('the check (free allowance included for a studio kind or a feature)', checkAnswerSchema),
+      400: errorDoc('not exactly one of amount, studioKind and feature, a bad value, or an unknown feature', [
+        'invalid_request',
+        'unknown_feature',
+      ]),
     },
     handler: async ({ user, query }, { db, studio }) => {
-      const { amount, studioKind } = query;
-      const check: z.input<typeof checkAnswerSchema> = await checkSpend(
+      const { amount, studioKind, feature } = query;
+      const check = await checkSpend(
         { db, catalog: studio.catalog, clock: studio.clock },
-        studioKind !== undefined
-          ? { userId: user.userId, studioKind }
-          : { userId: user.userId, amount: amount as number },
+        feature !== undefined
+          ? { userId: user.userId, feature: featureSpecOf(query) }
+          : studioKind !== undefined
+            ? { userId: user.userId, studioKind }
+            : { userId: user.userId, amount: amount as number },
       );
-      return { status: 200, body: check };
+      if ('kind' in check) {
+        return check.kind === 'invalid'
+          ? errorAnswer(400, 'invalid_request', check.message)
+          : errorAnswer(
+              400,
+              'unknown_feature',
+              `${check.message}${check.known.length > 0 ? `; known: ${check.known.join(', ')}` : ''}`,
+            );
+      }
+      return { status: 200, body: check satisfies z.input<typeof checkAnswerSchema> };
     },
   }),
 ];

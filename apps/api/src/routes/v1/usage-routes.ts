@@ -1,0 +1,109 @@
+import { type RecordUsageResult, recordUsage } from '@tally/billing-core';
+import { z } from 'zod';
+import { errorAnswer, type RouteAnswer } from '../../http/answer';
+import { defineRoute } from '../../http/define-route';
+import { grantReferenceSchema } from '../../http/grant-body';
+import { answerDoc, errorDoc } from '../../http/route-doc';
+
+const nameSchema = z.string().min(1).max(64);
+const quantitySchema = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+const usageBodySchema = z
+  .strictObject({
+    feature: nameSchema.describe('a feature of the catalog'),
+    variant: nameSchema.optional().describe('the variant, for a feature priced by variant'),
+    quantity: quantitySchema.optional().describe("the feature's one meter (default 1 for a feature counted in uses)"),
+    quantities: z.record(nameSchema, quantitySchema).optional().describe('a quantity per meter'),
+    reference: grantReferenceSchema,
+  })
+  .refine((body) => body.quantity === undefined || body.quantities === undefined, {
+    message: 'give quantity or quantities, not both',
+  });
+
+const drawSchema = z.strictObject({ lotId: z.number().int(), amount: z.number().int() });
+const usageAnswerSchema = z.strictObject({
+  ledgerReference: z.string().describe('usage:{reference}'),
+  feature: z.string(),
+  variant: z.string().nullable(),
+  quantities: z.record(z.string(), z.number().int()),
+  cost: z.number().int().describe('tokens charged: 0 inside the free allowance'),
+  freeTier: z.boolean(),
+  priceVersion: z.string().describe("the catalog's version the use was priced at"),
+  balance: z.number().int().describe('the balance right after the use (the same on every retry)'),
+  available: z.number().int(),
+  draws: z.array(drawSchema).describe('what the debit drew from each lot, in the order drawn'),
+});
+const insufficientUsageSchema = z.strictObject({
+  error: z.strictObject({ code: z.literal('insufficient_balance'), message: z.string() }),
+  cost: z.number().int(),
+  available: z.number().int(),
+});
+
+function usageAnswerOf(result: RecordUsageResult): RouteAnswer {
+  switch (result.kind) {
+    case 'recorded':
+      return { status: 201, body: result.answer satisfies z.input<typeof usageAnswerSchema> };
+    case 'already-recorded':
+      return { status: 200, body: result.answer satisfies z.input<typeof usageAnswerSchema> };
+    case 'conflict':
+      return errorAnswer(409, 'reference_conflict', result.message);
+    case 'unknown-feature':
+      return errorAnswer(
+        400,
+        'unknown_feature',
+        `${result.message}${result.known.length > 0 ? `; known: ${result.known.join(', ')}` : ''}`,
+      );
+    case 'invalid':
+      return errorAnswer(400, 'invalid_request', result.message);
+    case 'insufficient':
+      return {
+        status: 402,
+        body: {
+          error: {
+            code: 'insufficient_balance',
+            message: `the use costs ${result.cost} tokens and the wallet has ${result.available} available`,
+          },
+          cost: result.cost,
+          available: result.available,
+        } satisfies z.input<typeof insufficientUsageSchema>,
+      };
+  }
+}
+
+/**
+ * Priced usage (docs/features.md): `POST /usage` records one use of a catalog feature, priced by
+ * the catalog, under `usage:{reference}` (the reference is its fence, with or without an
+ * Idempotency-Key, which claims the answer after it).
+ */
+export const usageRoutes = [
+  defineRoute({
+    method: 'post',
+    path: '/v1/users/{userId}/usage',
+    summary: 'Record a use of a catalog feature, priced by the catalog (docs/features.md)',
+    body: usageBodySchema,
+    idempotency: 'claimed',
+    answers: {
+      201: answerDoc('recorded and charged', usageAnswerSchema),
+      200: answerDoc(
+        'the same reference and usage recorded before: its answer, nothing more charged',
+        usageAnswerSchema,
+      ),
+      400: errorDoc('a bad body, or an unknown feature, variant or meter (the known ones named)', [
+        'invalid_request',
+        'unknown_feature',
+      ]),
+      402: answerDoc('available is short of the cost (both in the answer)', insufficientUsageSchema),
+      409: errorDoc('the reference recorded another usage', ['reference_conflict']),
+    },
+    handler: async ({ user, body }, { db, outbox, studio }) => {
+      const result = await recordUsage(
+        { db, outbox, clock: studio.clock, catalog: studio.catalog },
+        {
+          userId: user.userId,
+          reference: body.reference,
+          spec: { feature: body.feature, variant: body.variant, quantity: body.quantity, quantities: body.quantities },
+        },
+      );
+      return usageAnswerOf(result);
+    },
+  }),
+];

@@ -1,0 +1,199 @@
+import { sql } from 'kysely';
+import type { Catalog } from '../catalog/catalog';
+import type { FeatureUsesTable } from '../db/schema';
+import { InsufficientBalanceError, LedgerReferenceConflictError } from '../errors';
+import { lockWalletFunds } from '../holds/lock-wallet-funds';
+import { postLedgerEntry } from '../ledger/post-ledger-entry';
+import { references } from '../references';
+import { lockStudioUser } from '../studio/lock-studio-user';
+import { inUnitOfWork, type UnitOfWork, type UnitOfWorkDeps } from '../unit-of-work/unit-of-work';
+import { decideFeatureCharge } from './decide-feature-charge';
+import { type PricedUsage, priceUsage, type UsageSpec } from './price-usage';
+
+export interface UsageAnswer {
+  ledgerReference: string;
+  feature: string;
+  variant: string | null;
+  quantities: Record<string, number>;
+  /** Tokens charged: 0 on the free tier. */
+  cost: number;
+  freeTier: boolean;
+  priceVersion: string;
+  /** The balance right after the usage (the same on every retry). */
+  balance: number;
+  available: number;
+  draws: { lotId: number; amount: number }[];
+}
+
+export type RecordUsageResult =
+  | { kind: 'recorded'; answer: UsageAnswer }
+  /** The reference recorded the same usage before: nothing charged now, the first answer. */
+  | { kind: 'already-recorded'; answer: UsageAnswer }
+  /** The reference recorded another usage or user (409 reference_conflict). */
+  | { kind: 'conflict'; message: string }
+  /** An unknown feature, variant or meter (400 unknown_feature, naming the known ones). */
+  | { kind: 'unknown-feature'; message: string; known: string[] }
+  | { kind: 'invalid'; message: string }
+  /** Short: nothing charged (402 insufficient_balance with cost and available). */
+  | { kind: 'insufficient'; cost: number; available: number };
+
+/**
+ * Records one use of a catalog feature (docs/features.md, `POST /v1/users/{userId}/usage`): prices
+ * it from the catalog (priceUsage), decides the free allowance (decideFeatureCharge), debits the
+ * cost from what is available under `usage:{reference}` (a spend in the draw order) and keeps the
+ * use with its quantities, prices and the catalog's version, all in one unit of work under the
+ * wallet lock. The reference is the fence: the same usage again answers the first answer and
+ * charges nothing; another usage or user under it is a conflict (the unique (source, reference)
+ * backs it against a twin of another user). Short of `available` it records nothing.
+ */
+export async function recordUsage(
+  deps: UnitOfWorkDeps & { catalog: Catalog },
+  request: { userId: string; reference: string; spec: UsageSpec },
+): Promise<RecordUsageResult> {
+  const priced = priceUsage(deps.catalog.features, request.spec);
+  if (priced.kind === 'unknown') return { kind: 'unknown-feature', message: priced.message, known: priced.known };
+  if (priced.kind === 'invalid') return priced;
+  const ledgerReference = references.usage(request.reference);
+  const conflict = {
+    kind: 'conflict',
+    message: `reference ${request.reference} already recorded another usage or user`,
+  } as const;
+  try {
+    return await inUnitOfWork(deps, async (uow) => {
+      // A use that may take a free slot serialises with the user's studio requests, which count
+      // against the same allowances under the studio lock (taken before the wallet's, as they do).
+      if (priced.feature.freeAllowance) await lockStudioUser(uow.trx, request.userId);
+      const funds = await lockWalletFunds(uow, request.userId);
+      const previous = await findUse(uow, request.reference);
+      // guard: usage-reference-fence
+      if (previous)
+        return sameUse(previous, request.userId, priced.usage) ? answerOf(uow, previous, 'already-recorded') : conflict;
+      const at = uow.clock.now();
+      const charge = await decideFeatureCharge(uow.trx, {
+        userId: request.userId,
+        feature: priced.feature,
+        cost: priced.usage.cost,
+        at,
+      });
+      if (funds.available < charge.tokens) {
+        return { kind: 'insufficient', cost: charge.tokens, available: Math.max(0, funds.available) } as const;
+      }
+      let balance = funds.balance;
+      if (charge.tokens > 0) {
+        const posted = await postLedgerEntry(uow, {
+          userId: request.userId,
+          reference: ledgerReference,
+          amount: -charge.tokens,
+          reason: 'usage',
+          lots: { kind: 'spend' },
+        });
+        balance = posted.entry.balance_after;
+      }
+      const inserted = await uow.trx
+        .insertInto('feature_uses')
+        .values({
+          user_id: request.userId,
+          source: 'usage',
+          reference: request.reference,
+          feature: priced.usage.feature,
+          variant: priced.usage.variant,
+          quantities: JSON.stringify(priced.usage.quantities) as never,
+          prices: JSON.stringify(priced.usage.prices) as never,
+          per: priced.usage.per,
+          price_version: deps.catalog.version,
+          cost: charge.tokens,
+          free_tier: charge.freeTier,
+          allowance_group: charge.allowance?.group ?? null,
+          allowance_period: charge.allowance?.period ?? null,
+          ledger_reference: charge.tokens > 0 ? ledgerReference : null,
+          answer_balance: balance,
+          answer_available: balance - funds.held,
+          usage_day: at.toISOString().slice(0, 10),
+        })
+        .onConflict((oc) => oc.constraint('feature_uses_reference_uq').doNothing())
+        .returningAll()
+        .executeTakeFirst();
+      // Another user's use took the reference since the look-up: roll this one back (its debit too).
+      if (!inserted)
+        throw new LedgerReferenceConflictError(
+          ledgerReference,
+          { userId: '?', amount: 0 },
+          { userId: request.userId, amount: -charge.tokens },
+        );
+      return answerOf(uow, inserted, 'recorded');
+    });
+  } catch (error) {
+    // The spend's own check (an expired lot's tokens count in available but cannot be spent).
+    if (error instanceof InsufficientBalanceError) {
+      return { kind: 'insufficient', cost: priced.usage.cost, available: error.available };
+    }
+    if (error instanceof LedgerReferenceConflictError && error.reference === ledgerReference) return conflict;
+    throw error;
+  }
+}
+
+function findUse(uow: UnitOfWork, reference: string) {
+  return uow.trx
+    .selectFrom('feature_uses')
+    .selectAll()
+    .where('source', '=', 'usage')
+    .where('reference', '=', reference)
+    .executeTakeFirst();
+}
+
+/** The same usage: the user, feature, variant and quantities of the first (prices may have changed since). */
+function sameUse(
+  row: { user_id: string; feature: string; variant: string | null; quantities: Record<string, number> },
+  userId: string,
+  usage: PricedUsage,
+): boolean {
+  const a = Object.entries(row.quantities).sort(([x], [y]) => x.localeCompare(y));
+  const b = Object.entries(usage.quantities).sort(([x], [y]) => x.localeCompare(y));
+  return (
+    row.user_id === userId &&
+    row.feature === usage.feature &&
+    row.variant === usage.variant &&
+    JSON.stringify(a) === JSON.stringify(b)
+  );
+}
+
+async function answerOf(
+  uow: UnitOfWork,
+  row: {
+    reference: string;
+    feature: string;
+    variant: string | null;
+    quantities: Record<string, number>;
+    cost: number | string;
+    free_tier: boolean;
+    price_version: string;
+    answer_balance: number | string;
+    answer_available: number | string;
+    ledger_reference: string | null;
+  },
+  kind: 'recorded' | 'already-recorded',
+): Promise<RecordUsageResult> {
+  const draws =
+    row.ledger_reference === null
+      ? []
+      : (
+          await sql<{ lot_id: number; amount: number }>`
+            SELECT d.lot_id, d.amount FROM ledger_draws d JOIN ledger_entries e ON e.id = d.ledger_entry_id
+             WHERE e.reference = ${row.ledger_reference} ORDER BY d.position NULLS LAST, d.lot_id`.execute(uow.trx)
+        ).rows.map((d) => ({ lotId: Number(d.lot_id), amount: Number(d.amount) }));
+  return {
+    kind,
+    answer: {
+      ledgerReference: references.usage(row.reference),
+      feature: row.feature,
+      variant: row.variant,
+      quantities: row.quantities,
+      cost: Number(row.cost),
+      freeTier: row.free_tier,
+      priceVersion: row.price_version,
+      balance: Number(row.answer_balance),
+      available: Number(row.answer_available),
+      draws,
+    },
+  };
+}
