@@ -3791,6 +3791,25 @@ export interface paths {
                         };
                     };
                 };
+                /** @description a body sent with a Content-Type other than application/json */
+                415: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unsupported_media_type";
+                                message: string;
+                            };
+                        };
+                    };
+                };
                 /** @description this Idempotency-Key was used with another method, path or body */
                 422: {
                     headers: {
