@@ -199,4 +199,65 @@ describe('usage priced by the catalog', () => {
     expect((await place({ amount: 1, feature: 'video', reference: 'both' })).body.error.code).toBe('invalid_request');
     expect((await place({ feature: 'hologram', reference: 'h-1' })).body.error.code).toBe('unknown_feature');
   });
+
+  it('reports uses per UTC day and feature from the kept rows, for a user and across users', async () => {
+    const [userA, userB] = [stripeId('user'), stripeId('user')];
+    await grant(userA, 100);
+    await grant(userB, 100);
+    await use(userA, { feature: 'video', quantity: 3, reference: `${userA}-v1` });
+    await use(userA, { feature: 'video', quantity: 4, reference: `${userA}-v2` });
+    await use(userA, { feature: 'caption', reference: `${userA}-c1` });
+    await use(userB, { feature: 'video', quantity: 1, reference: `${userB}-v1` });
+    // A hold by estimate counts once captured; a released one never.
+    const captured = await post(`/v1/users/${userA}/holds`, {
+      feature: 'chat',
+      variant: 'small',
+      quantities: { input: 1000, output: 0 },
+      reference: `${userA}-h1`,
+    });
+    await post(`/v1/users/${userA}/holds/${captured.body.id}/capture`, { quantities: { input: 2000, output: 500 } });
+    const released = await post(`/v1/users/${userA}/holds`, {
+      feature: 'video',
+      quantity: 2,
+      reference: `${userA}-h2`,
+    });
+    await post(`/v1/users/${userA}/holds/${released.body.id}/release`, {});
+    const today = new Date().toISOString().slice(0, 10);
+    const report = await answer(await stack.apiRequest(`/v1/users/${userA}/usage?from=${today}&to=${today}`));
+    expect(report).toEqual({
+      status: 200,
+      body: {
+        userId: userA,
+        days: [
+          { date: today, feature: 'caption', variant: null, uses: 1, freeUses: 1, quantities: { use: 1 }, tokens: 0 },
+          {
+            date: today,
+            feature: 'chat',
+            variant: 'small',
+            uses: 1,
+            freeUses: 0,
+            quantities: { input: 2000, output: 500 },
+            tokens: 3,
+          },
+          { date: today, feature: 'video', variant: null, uses: 2, freeUses: 0, quantities: { second: 7 }, tokens: 14 },
+        ],
+      },
+    });
+    const across = await answer(await stack.apiRequest(`/admin/usage?from=${today}&to=${today}&feature=video`));
+    expect(across.status).toBe(200);
+    const video = across.body.days.find((d: Json) => d.feature === 'video');
+    expect(video).toMatchObject({ date: today, uses: expect.any(Number), users: expect.any(Number) });
+    expect(video.users).toBeGreaterThanOrEqual(2);
+    expect(across.body.days.every((d: Json) => d.feature === 'video')).toBe(true);
+    for (const bad of [
+      'from=2031-01-02&to=2031-01-01',
+      'from=2030-01-01&to=2031-01-02',
+      'from=today&to=2031-01-01',
+      `from=${today}`,
+    ]) {
+      expect((await answer(await stack.apiRequest(`/v1/users/${userA}/usage?${bad}`))).body.error.code).toBe(
+        'invalid_request',
+      );
+    }
+  });
 });

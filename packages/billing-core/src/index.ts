@@ -69,6 +69,7 @@ export * from './features/feature-table';
 export * from './features/price-usage';
 export * from './features/priced-holds';
 export * from './features/record-usage';
+export * from './features/usage-report';
 export * from './grants/grant-tokens';
 export * from './grants/void-lot';
 export * from './holds/end-hold';

@@ -3593,7 +3593,138 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** The user's uses per UTC day and feature (docs/features.md "Reports") */
+        get: {
+            parameters: {
+                query: {
+                    from: string;
+                    to: string;
+                };
+                header?: never;
+                path: {
+                    userId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the days with uses */
+                200: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            userId: string;
+                            days: {
+                                /** @description the UTC day */
+                                date: string;
+                                feature: string;
+                                variant: string | null;
+                                /** @description uses that succeeded (usages, captured holds by estimate, studio requests that did not fail) */
+                                uses: number;
+                                freeUses: number;
+                                /** @description each meter's quantities summed */
+                                quantities: {
+                                    [key: string]: number;
+                                };
+                                /** @description tokens charged */
+                                tokens: number;
+                                /** @description the admin report: distinct users */
+                                users?: number;
+                            }[];
+                        };
+                    };
+                };
+                /** @description a bad date, from after to, or more than 366 days */
+                400: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "invalid_request";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description no valid app key as a bearer token */
+                401: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unauthorized";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description this client failed authentication too often (API_FAILED_AUTH_*); retry later */
+                429: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "too_many_failed_attempts";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description an unexpected failure (logged with the Request-Id) */
+                500: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "internal_error";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description the database cannot be reached right now; retry later */
+                503: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "database_unavailable";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
         put?: never;
         /** Record a use of a catalog feature, priced by the catalog (docs/features.md) */
         post: {
@@ -6830,6 +6961,151 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Uses per UTC day and feature across users, with the distinct users of each */
+        get: {
+            parameters: {
+                query: {
+                    from: string;
+                    to: string;
+                    feature?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the days with uses */
+                200: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            days: {
+                                /** @description the UTC day */
+                                date: string;
+                                feature: string;
+                                variant: string | null;
+                                /** @description uses that succeeded (usages, captured holds by estimate, studio requests that did not fail) */
+                                uses: number;
+                                freeUses: number;
+                                /** @description each meter's quantities summed */
+                                quantities: {
+                                    [key: string]: number;
+                                };
+                                /** @description tokens charged */
+                                tokens: number;
+                                /** @description the admin report: distinct users */
+                                users?: number;
+                            }[];
+                        };
+                    };
+                };
+                /** @description a bad date, from after to, or more than 366 days */
+                400: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "invalid_request";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description no valid admin key as a bearer token */
+                401: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unauthorized";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description this client failed authentication too often (API_FAILED_AUTH_*); retry later */
+                429: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "too_many_failed_attempts";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description an unexpected failure (logged with the Request-Id) */
+                500: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "internal_error";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description the database cannot be reached right now; retry later */
+                503: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "database_unavailable";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;

@@ -6,6 +6,7 @@ import { holdAdminRoutes } from './admin/hold-routes';
 import { ledgerAdminRoutes } from './admin/ledger-routes';
 import { lotAdminRoutes } from './admin/lot-routes';
 import { reconcileRoutes } from './admin/reconcile-routes';
+import { usageAdminRoutes } from './admin/usage-routes';
 import { userSupportRoutes } from './admin/user-support-routes';
 import { grantRoutes } from './v1/grant-routes';
 import { spendingRoutes } from './v1/spending-routes';
@@ -40,6 +41,7 @@ export const adminRoutes: readonly Route[] = [
   ...holdAdminRoutes,
   ...reconcileRoutes,
   ...appWebhookRoutes,
+  ...usageAdminRoutes,
 ];
 
 /** Both lists, in the document's order. */

@@ -1,4 +1,4 @@
-import { type RecordUsageResult, recordUsage } from '@tally/billing-core';
+import { maxUsageReportDays, type RecordUsageResult, recordUsage, reportUsage } from '@tally/billing-core';
 import { z } from 'zod';
 import { errorAnswer, type RouteAnswer } from '../../http/answer';
 import { defineRoute } from '../../http/define-route';
@@ -31,6 +31,27 @@ const usageAnswerSchema = z.strictObject({
   balance: z.number().int().describe('the balance right after the use (the same on every retry)'),
   available: z.number().int(),
   draws: z.array(drawSchema).describe('what the debit drew from each lot, in the order drawn'),
+});
+const dateSchema = z.iso.date({ error: 'must be a UTC date YYYY-MM-DD' });
+/** `from` and `to`, UTC dates, both included, at most maxUsageReportDays apart. */
+export const usageRangeSchema = z
+  .strictObject({ from: dateSchema, to: dateSchema })
+  .refine((range) => range.from <= range.to, { message: 'from is after to' })
+  .refine((range) => (Date.parse(range.to) - Date.parse(range.from)) / 86_400_000 < maxUsageReportDays, {
+    message: `a report covers at most ${maxUsageReportDays} days`,
+  });
+export const usageDaySchema = z.strictObject({
+  date: z.string().describe('the UTC day'),
+  feature: z.string(),
+  variant: z.string().nullable(),
+  uses: z
+    .number()
+    .int()
+    .describe('uses that succeeded (usages, captured holds by estimate, studio requests that did not fail)'),
+  freeUses: z.number().int(),
+  quantities: z.record(z.string(), z.number().int()).describe("each meter's quantities summed"),
+  tokens: z.number().int().describe('tokens charged'),
+  users: z.number().int().optional().describe('the admin report: distinct users'),
 });
 const insufficientUsageSchema = z.strictObject({
   error: z.strictObject({ code: z.literal('insufficient_balance'), message: z.string() }),
@@ -104,6 +125,20 @@ export const usageRoutes = [
         },
       );
       return usageAnswerOf(result);
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/v1/users/{userId}/usage',
+    summary: 'The user\'s uses per UTC day and feature (docs/features.md "Reports")',
+    query: usageRangeSchema,
+    answers: {
+      200: answerDoc('the days with uses', z.strictObject({ userId: z.string(), days: z.array(usageDaySchema) })),
+      400: errorDoc('a bad date, from after to, or more than 366 days', ['invalid_request']),
+    },
+    handler: async ({ user, query }, { db }) => {
+      const days = await reportUsage(db, { userId: user.userId, from: query.from, to: query.to });
+      return { status: 200, body: { userId: user.requestedId, days } };
     },
   }),
 ];
