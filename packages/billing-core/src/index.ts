@@ -15,10 +15,12 @@ export * from './audit/record-admin-action';
 export * from './audit/run-audited-action';
 export * from './catalog/catalog';
 export type { CatalogData, Plan, TokenPack } from './catalog/catalog-schema';
+export * from './catalog/feature-table';
 export * from './clock';
 export * from './contracts/queues';
 export * from './db/advisory-locks';
 export * from './db/lease-names';
+export * from './db/lock-studio-user';
 export * from './db/migrations-dir';
 export type {
   AdminAuditRow,
@@ -65,7 +67,6 @@ export * from './email/requeue-outbox-emails';
 export * from './email/send-outbox-email';
 export * from './errors';
 export * from './features/decide-feature-charge';
-export * from './features/feature-table';
 export * from './features/price-usage';
 export * from './features/priced-holds';
 export * from './features/record-usage';
@@ -148,7 +149,6 @@ export * from './studio/complete-studio-request';
 export * from './studio/create-studio-request';
 export * from './studio/fail-studio-request';
 export * from './studio/find-studio-requests';
-export * from './studio/lock-studio-user';
 export * from './studio/price-studio-request';
 export * from './studio/process-studio-request';
 export * from './studio/refund-studio-request';

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { featureTableOf, type PricedFeature } from '../features/feature-table';
 import { type CatalogData, catalogSchema, type Plan, type StripePrice, type TokenPack } from './catalog-schema';
+import { featureTableOf, type PricedFeature } from './feature-table';
 
 /** The documented example catalog that ships with Tally and is the default CATALOG_PATH. */
 export const exampleCatalogPath = path.resolve(__dirname, '../../catalog.example.json');

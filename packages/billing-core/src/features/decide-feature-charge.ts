@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
+import type { PricedFeature } from '../catalog/feature-table';
 import type { DB } from '../db/schema';
-import type { PricedFeature } from './feature-table';
 
 /** The allowance period an instant falls in: its UTC day (`YYYY-MM-DD`) or calendar month (`YYYY-MM`). */
 export function allowancePeriodOf(per: 'day' | 'month', at: Date): string {

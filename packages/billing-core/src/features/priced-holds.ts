@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Catalog } from '../catalog/catalog';
+import { lockStudioUser } from '../db/lock-studio-user';
 import type { HoldRow } from '../db/schema';
 import { type CaptureAnswer, type EndHoldResult, endHold } from '../holds/end-hold';
 import { toHoldView } from '../holds/list-holds';
@@ -9,7 +10,6 @@ import { listDrawableLots } from '../ledger/lots';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import { references } from '../references';
 import { recordTakeBackShortfall } from '../refunds/take-back-shortfalls';
-import { lockStudioUser } from '../studio/lock-studio-user';
 import { inUnitOfWork, type UnitOfWork, type UnitOfWorkDeps } from '../unit-of-work/unit-of-work';
 import { decideFeatureCharge } from './decide-feature-charge';
 import { costAtPrices, priceUsage, type UsageSpec } from './price-usage';

@@ -1,11 +1,11 @@
 import { sql } from 'kysely';
 import type { Catalog } from '../catalog/catalog';
+import { lockStudioUser } from '../db/lock-studio-user';
 import type { FeatureUsesTable } from '../db/schema';
 import { InsufficientBalanceError, LedgerReferenceConflictError } from '../errors';
 import { lockWalletFunds } from '../holds/lock-wallet-funds';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import { references } from '../references';
-import { lockStudioUser } from '../studio/lock-studio-user';
 import { inUnitOfWork, type UnitOfWork, type UnitOfWorkDeps } from '../unit-of-work/unit-of-work';
 import { decideFeatureCharge } from './decide-feature-charge';
 import { type PricedUsage, priceUsage, type UsageSpec } from './price-usage';

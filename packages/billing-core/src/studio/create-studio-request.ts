@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type InsertObject, sql } from 'kysely';
 import type { Catalog } from '../catalog/catalog';
 import type { Clock } from '../clock';
+import { lockStudioUser, studioUserLock } from '../db/lock-studio-user';
 import type { DB, StudioRequestRow } from '../db/schema';
 import { InsufficientBalanceError } from '../errors';
 import { lockWalletFunds } from '../holds/lock-wallet-funds';
@@ -19,7 +20,6 @@ import { ensureWallet } from '../ledger/ensure-wallet';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import { references } from '../references';
 import { inUnitOfWork, type UnitOfWorkDeps } from '../unit-of-work/unit-of-work';
-import { lockStudioUser, studioUserLock } from './lock-studio-user';
 import { priceStudioRequest, type StudioRequestSpec, toUtcDay } from './price-studio-request';
 import { decideStudioCharge } from './studio-charge';
 

@@ -1,7 +1,7 @@
 import type { Catalog } from '../catalog/catalog';
+import type { PricedFeature } from '../catalog/feature-table';
 import type { StudioKind } from '../db/schema';
 import { BillingError } from '../errors';
-import type { PricedFeature } from '../features/feature-table';
 import { priceUsage } from '../features/price-usage';
 
 export interface StudioRequestSpec {

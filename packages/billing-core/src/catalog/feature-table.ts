@@ -1,5 +1,5 @@
-import type { CatalogData } from '../catalog/catalog-schema';
-import type { FreeAllowance } from '../catalog/feature-schema';
+import type { CatalogData } from './catalog-schema';
+import type { FreeAllowance } from './feature-schema';
 
 /** A feature as pricing reads it: every variant as a price per meter (a feature with one `price` has one variant, ''). */
 export interface PricedFeature {

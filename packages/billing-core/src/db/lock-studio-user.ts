@@ -1,6 +1,6 @@
 import { sql, type Transaction } from 'kysely';
-import { STUDIO_LOCK_NAMESPACE } from '../db/advisory-locks';
-import type { DB } from '../db/schema';
+import { STUDIO_LOCK_NAMESPACE } from './advisory-locks';
+import type { DB } from './schema';
 
 /**
  * Takes the per-user studio lock until the transaction ends. It serialises the creation of one
