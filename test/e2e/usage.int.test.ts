@@ -1,4 +1,5 @@
 import { verifyLedger } from '@tally/billing-core';
+import { runCli } from '../support/built-process';
 import { ledgerOf } from '../support/ledger';
 import { type Json, readJson, TestStack } from '../support/stack';
 import { stripeId } from '../support/stripe-events';

@@ -20,6 +20,7 @@ import { printJson } from './commands/output';
 import { runReconcile } from './commands/reconcile';
 import { runSendSample } from './commands/send-sample';
 import { ServerUnreachableError } from './commands/unreachable-server';
+import { runUsage } from './commands/usage';
 import { runUser } from './commands/user';
 
 function positiveInt(value: string): number {
@@ -162,6 +163,22 @@ ledger
   .option('--batch-size <n>', 'wallets per short transaction', positiveInt, 500)
   .option('--json', 'print JSON')
   .action((options: { batchSize: number; json?: boolean }) => runLedgerOpenLots(options));
+
+program
+  .command('usage [userId]')
+  .description(
+    "uses per UTC day and feature (docs/features.md): a user's (any id Tally has seen for them), or across users with --feature to narrow",
+  )
+  .option('--from <date>', 'first UTC day, YYYY-MM-DD (default: 6 days before --to)')
+  .option('--to <date>', 'last UTC day, YYYY-MM-DD (default: today)')
+  .option('--feature <id>', 'only this feature')
+  .option(
+    '--json',
+    'print JSON: {userId?, from, to, days: [{date, feature, variant, uses, freeUses, quantities, tokens, users?}]}',
+  )
+  .action((userId: string | undefined, options: { from?: string; to?: string; feature?: string; json?: boolean }) =>
+    runUsage(userId, options),
+  );
 
 function windowDays(value: string): number {
   const parsed = Number(value);
