@@ -1,7 +1,8 @@
 import { verifyLedger } from '@tally/billing-core';
 import { runCli } from '../support/built-process';
 import { ledgerOf } from '../support/ledger';
-import { type Json, readJson, TestStack } from '../support/stack';
+import { basicAuth } from '../support/parked-events';
+import { adminKey, type Json, readJson, TestStack } from '../support/stack';
 import { stripeId } from '../support/stripe-events';
 
 /**

@@ -64,14 +64,16 @@ export function shortDate(date: Date): string {
 }
 
 /**
- * A small column chart of counts per hour (the overview's last 24 hours): one column per hour,
- * oldest on the left, the peak marked, each column titled with its hour and count (a tooltip, and
+ * A small column chart of counts per hour (the overview's last 24 hours), or per UTC day (`per:
+ * 'day'`, the overview's tokens per feature): one column per hour or day, oldest on the left, the peak marked, each column titled with its hour and count (a tooltip, and
  * what a screen reader reads with the label). `tone: 'bad'` draws it in the error colour.
  */
 export function hourlyChart(
   points: readonly { hour: Date; value: number }[],
-  options: { label: string; tone?: 'bad' },
+  options: { label: string; tone?: 'bad'; per?: 'hour' | 'day' },
 ): Html {
+  const per = options.per ?? 'hour';
+  const when = per === 'hour' ? hourText : (date: Date) => shortDate(date);
   const width = 250;
   const height = 84;
   const pad = { left: 30, right: 4, top: 8, bottom: 18 };
@@ -81,7 +83,10 @@ export function hourlyChart(
   const slot = (width - pad.left - pad.right) / Math.max(1, points.length);
   const plotHeight = height - pad.top - pad.bottom;
   const first = points[0];
-  const label = `${options.label}: ${total} in the last ${points.length} h, at most ${peak} in an hour`;
+  const label =
+    per === 'hour'
+      ? `${options.label}: ${total} in the last ${points.length} h, at most ${peak} in an hour`
+      : `${options.label}: ${total} in the last ${points.length} days, at most ${peak} in a day`;
   return html`<figure class="spark">
 <svg class="chart" role="img" aria-label="${label}" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}">
   <title>${label}</title>
@@ -90,10 +95,10 @@ export function hourlyChart(
   <text class="tick" x="${pad.left - 4}" y="${pad.top + plotHeight}" text-anchor="end">0</text>
   ${points.map((point, index) => {
     const barHeight = point.value === 0 ? 0 : Math.max(1.5, (point.value / top) * plotHeight);
-    return html`<rect class="bar${options.tone === 'bad' ? ' bad' : ''}" x="${(pad.left + index * slot + 1).toFixed(1)}" y="${(pad.top + plotHeight - barHeight).toFixed(1)}" width="${Math.max(1, slot - 2).toFixed(1)}" height="${barHeight.toFixed(1)}"><title>${hourText(point.hour)}: ${point.value}</title></rect>`;
+    return html`<rect class="bar${options.tone === 'bad' ? ' bad' : ''}" x="${(pad.left + index * slot + 1).toFixed(1)}" y="${(pad.top + plotHeight - barHeight).toFixed(1)}" width="${Math.max(1, slot - 2).toFixed(1)}" height="${barHeight.toFixed(1)}"><title>${when(point.hour)}: ${point.value}</title></rect>`;
   })}
-  <text class="tick" x="${pad.left}" y="${height - 4}">${first ? hourText(first.hour) : ''}</text>
-  <text class="tick" x="${width - pad.right}" y="${height - 4}" text-anchor="end">now</text>
+  <text class="tick" x="${pad.left}" y="${height - 4}">${first ? when(first.hour) : ''}</text>
+  <text class="tick" x="${width - pad.right}" y="${height - 4}" text-anchor="end">${per === 'hour' ? 'now' : 'today'}</text>
 </svg>
 <figcaption><strong>${total}</strong> ${options.label}</figcaption>
 </figure>`;

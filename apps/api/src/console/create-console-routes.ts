@@ -16,6 +16,7 @@ import {
   readAppWebhookGauges,
   readHourlyActivity,
   readOperationalStates,
+  reportUsage,
   toAppWebhookBody,
   toAppWebhookMessageView,
   toInboxEventView,
@@ -112,7 +113,22 @@ export function createConsoleRoutes(deps: ConsoleDeps): Router {
       readAppWebhookGauges(deps.db),
       readHourlyActivity(deps.db),
     ]);
-    send(res, overviewPage({ depths, oldestDueAgeSeconds, counts, appWebhooks, activity, delivery }));
+    const dates = Array.from({ length: 14 }, (_, i) =>
+      new Date(Date.now() - (13 - i) * 86_400_000).toISOString().slice(0, 10),
+    );
+    const usageDays = await reportUsage(deps.db, { userId: null, from: dates[0] as string, to: dates[13] as string });
+    send(
+      res,
+      overviewPage({
+        depths,
+        oldestDueAgeSeconds,
+        counts,
+        appWebhooks,
+        activity,
+        delivery,
+        usage: { days: usageDays, dates },
+      }),
+    );
   });
 
   router.get('/search', async (req, res) => {
@@ -139,9 +155,12 @@ export function createConsoleRoutes(deps: ConsoleDeps): Router {
     });
     const more = view.ledger.entries.length > LEDGER_PAGE_SIZE;
     view.ledger.entries = view.ledger.entries.slice(0, LEDGER_PAGE_SIZE);
-    const [series, messages] = await Promise.all([
+    const usageTo = new Date().toISOString().slice(0, 10);
+    const usageFrom = new Date(Date.now() - 29 * 86_400_000).toISOString().slice(0, 10);
+    const [series, messages, usage] = await Promise.all([
       findBalanceSeries(deps.db, view.canonicalUserId),
       listAppWebhookMessages(deps.db, { userId: view.canonicalUserId, limit: USER_MESSAGES }),
+      reportUsage(deps.db, { userId: view.canonicalUserId, from: usageFrom, to: usageTo }),
     ]);
     send(
       res,
@@ -149,6 +168,7 @@ export function createConsoleRoutes(deps: ConsoleDeps): Router {
         view,
         delivery,
         series,
+        usage,
         messages: { items: messages.messages.map(toAppWebhookMessageView), more: messages.nextCursor !== null },
         ledgerCursor: cursor.data,
         ledgerNextCursor: more ? (view.ledger.entries[view.ledger.entries.length - 1]?.id ?? null) : null,

@@ -1,4 +1,4 @@
-import type { HourlyActivity, OperationalStates } from '@tally/billing-core';
+import type { HourlyActivity, OperationalStates, UsageDay } from '@tally/billing-core';
 import type { queueDepthStates } from '@tally/platform';
 import type { AppWebhookDelivery } from '../../app-webhook-delivery';
 import { barChart, hourlyChart } from '../charts';
@@ -15,6 +15,8 @@ export interface OverviewData {
   activity: HourlyActivity[];
   /** Whether app-webhook messages are delivered (APP_WEBHOOK_URL). */
   delivery: AppWebhookDelivery;
+  /** `reportUsage` across users over `usageDays` (oldest first), for the tokens spent per feature per day. */
+  usage: { days: UsageDay[]; dates: string[] };
 }
 
 /** The overview: the numbers the metrics gauges show, read by the same queries at request time. */
@@ -56,6 +58,8 @@ ${notConfiguredBanner(data.delivery)}
   ${hourlyChart(series(data.activity, 'messagesDelivered'), { label: 'app-webhook messages delivered' })}
   ${hourlyChart(series(data.activity, 'messagesFailed'), { label: 'app-webhook messages failed (still failed)', tone: 'bad' })}
 </div>
+<h2>Tokens spent per feature per day</h2>
+${usageCharts(data.usage)}
 <div class="grid2">
   <section>
     <h2>Queue depths</h2>
@@ -112,4 +116,23 @@ function formatAge(seconds: number): string {
   if (seconds < 120) return `${Math.round(seconds)} s`;
   if (seconds < 7_200) return `${Math.round(seconds / 60)} min`;
   return `${Math.round(seconds / 3_600)} h`;
+}
+
+/** One daily chart per feature of the tokens its uses charged, over the report's dates (no uses: a line saying so). */
+function usageCharts(usage: OverviewData['usage']) {
+  const features = [...new Set(usage.days.map((day) => day.feature))].sort();
+  if (features.length === 0) return html`<p class="muted">No priced use in the last ${usage.dates.length} days.</p>`;
+  return html`<div class="sparks">
+  ${features.map((feature) =>
+    hourlyChart(
+      usage.dates.map((date) => ({
+        hour: new Date(`${date}T00:00:00Z`),
+        value: usage.days
+          .filter((day) => day.feature === feature && day.date === date)
+          .reduce((sum, day) => sum + day.tokens, 0),
+      })),
+      { label: `tokens spent on ${feature}`, per: 'day' },
+    ),
+  )}
+</div>`;
 }

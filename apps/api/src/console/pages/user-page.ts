@@ -1,4 +1,4 @@
-import type { AppWebhookMessageView, BalancePoint, UserSupportView } from '@tally/billing-core';
+import type { AppWebhookMessageView, BalancePoint, UsageDay, UserSupportView } from '@tally/billing-core';
 import type { AppWebhookDelivery } from '../../app-webhook-delivery';
 import { lineChart } from '../charts';
 import { html } from '../html';
@@ -21,6 +21,8 @@ export interface UserPageData {
   /** Whether app-webhook messages are delivered (APP_WEBHOOK_URL). */
   delivery: AppWebhookDelivery;
   series: BalancePoint[];
+  /** `reportUsage` of the last 30 UTC days: summed per feature and variant on the page. */
+  usage: UsageDay[];
   /** The id of the last ledger entry shown when more follow (the next page's cursor). */
   ledgerNextCursor: number | null;
   ledgerCursor: number | undefined;
@@ -249,6 +251,21 @@ ${table(
   ]),
   'installments',
 )}
+<h2>Usage per feature (last 30 days)</h2>
+${table(
+  ['Feature', 'Variant', 'Uses', 'Free uses', 'Quantities', 'Tokens'],
+  usagePerFeature(data.usage).map((row) => [
+    row.feature,
+    row.variant ?? '',
+    row.uses,
+    row.freeUses,
+    html`<span class="mono">${Object.entries(row.quantities)
+      .map(([meter, n]) => `${meter} ${n}`)
+      .join(', ')}</span>`,
+    row.tokens,
+  ]),
+  'priced uses',
+)}
 <h2>Studio requests (${view.studioRequests.total})</h2>
 ${table(
   ['Request', 'Kind', 'Status', 'Tokens charged', 'Free tier', 'Attempts', 'Error', 'Refunded', 'Created'],
@@ -278,4 +295,28 @@ ${table(
   'linked ids',
 )}`,
   });
+}
+
+/** The report's days summed per feature and variant (the page shows the 30 days as one row each). */
+function usagePerFeature(days: readonly UsageDay[]): Omit<UsageDay, 'date' | 'users'>[] {
+  const rows = new Map<string, Omit<UsageDay, 'date' | 'users'>>();
+  for (const day of days) {
+    const key = `${day.feature}\u0000${day.variant ?? ''}`;
+    const row = rows.get(key) ?? {
+      feature: day.feature,
+      variant: day.variant,
+      uses: 0,
+      freeUses: 0,
+      quantities: {},
+      tokens: 0,
+    };
+    row.uses += day.uses;
+    row.freeUses += day.freeUses;
+    row.tokens += day.tokens;
+    for (const [meter, n] of Object.entries(day.quantities)) row.quantities[meter] = (row.quantities[meter] ?? 0) + n;
+    rows.set(key, row);
+  }
+  return [...rows.values()].sort(
+    (a, b) => a.feature.localeCompare(b.feature) || (a.variant ?? '').localeCompare(b.variant ?? ''),
+  );
 }
