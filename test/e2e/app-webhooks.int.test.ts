@@ -311,6 +311,8 @@ describe('outbound app webhooks: one signed message per change, at least once, i
       await stack.apiRequest(`/admin/app-webhooks/messages?userId=${userId}&status=failed`),
     );
     expect(listed).toEqual({
+      // APP_WEBHOOK_URL is set for this stack: messages are delivered (not `not_configured`).
+      delivery: 'on',
       messages: [
         {
           id,
