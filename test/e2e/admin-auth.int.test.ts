@@ -18,6 +18,7 @@ const adminRoutes: [method: string, route: string, concretePath: string][] = [
   ['POST', '/admin/events/:id/requeue', '/admin/events/1/requeue'],
   ['POST', '/admin/events/:id/replay', '/admin/events/1/replay'],
   ['GET', '/admin/ledger/verify', '/admin/ledger/verify'],
+  ['GET', '/admin/usage', '/admin/usage?from=2031-01-01&to=2031-01-02'],
   ['GET', '/admin/users/:userId', '/admin/users/u1'],
   ['POST', '/admin/reconcile/stripe', '/admin/reconcile/stripe'],
   ['POST', '/admin/users/:userId/grants', '/admin/users/u1/grants'],
