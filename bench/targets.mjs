@@ -140,6 +140,32 @@ export const targets = [
     op: '<=',
     bound: 2,
   },
+  // Priced usage (issue 57, docs/features.md): a usage against a plain debit, a hold by estimate +
+  // capture against an amount hold + capture (phases/holds.mjs), the median of the rounds' ratios.
+  {
+    name: 'usage vs a plain debit: mean latency per operation, closed loop',
+    value: ['holds.usageOverDebitMeanMs'],
+    op: '<=',
+    bound: 1.15,
+  },
+  {
+    name: 'usage vs a plain debit: Postgres CPU per operation',
+    ratio: ['holds.usage.postgresCpuMsPerOperation', 'holds.debit.postgresCpuMsPerOperation'],
+    op: '<=',
+    bound: 1.15,
+  },
+  {
+    name: 'priced hold + capture vs an amount hold + capture: mean latency per operation, closed loop',
+    value: ['holds.pricedOverAmountHoldMeanMs'],
+    op: '<=',
+    bound: 1.15,
+  },
+  {
+    name: 'priced hold + capture vs an amount hold + capture: Postgres CPU per operation',
+    ratio: ['holds.pricedHoldCapture.postgresCpuMsPerOperation', 'holds.holdCapture.postgresCpuMsPerOperation'],
+    op: '<=',
+    bound: 1.15,
+  },
   // App webhooks (phases/app-webhooks.mjs): the drain target with APP_WEBHOOK_URL set, on that
   // phase's own backlog and same-run bare worker; on against off and the delivery rate, reported.
   {

@@ -4,7 +4,11 @@
 // - debit: `POST /v1/users/{u}/debits {amount: 1, reference}` (one request, one ledger entry);
 // - holdCapture: `POST /v1/users/{u}/holds {amount: 2, reference}` then
 //   `POST /v1/users/{u}/holds/{id}/capture {amount: 1}` (two requests, one ledger entry, the
-//   rest freed): what an app does around a call whose cost it learns at the end.
+//   rest freed): what an app does around a call whose cost it learns at the end;
+// - usage: `POST /v1/users/{u}/usage {feature: 'video', quantity: 1, reference}` (the example
+//   catalog's 2 tokens a second: priced by the catalog, one ledger entry; docs/features.md);
+// - pricedHoldCapture: `POST /v1/users/{u}/holds {feature: 'video', quantity: 2, reference}` then
+//   `…/capture {quantity: 1}`: a hold by estimate captured at the actual cost.
 // Rounds alternate the order (debit first in even rounds), each run after a CHECKPOINT; per
 // round the ratio of the mean operation latency (holdCapture / debit), the target its median
 // (at most 2). Per operation it also reports the api's CPU and, on the private cluster,
@@ -120,15 +124,33 @@ async function runOperations({ apiUrl, appKey, users, connections, seconds, cont
       if (contender === 'debit') {
         const debit = await postJson(agent, target, appKey, `/v1/users/${user}/debits`, { amount: 1, reference });
         if (debit.status !== 201) failed += 1;
+      } else if (contender === 'usage') {
+        const usage = await postJson(agent, target, appKey, `/v1/users/${user}/usage`, {
+          feature: 'video',
+          quantity: 1,
+          reference,
+        });
+        if (usage.status !== 201) failed += 1;
       } else {
-        const hold = await postJson(agent, target, appKey, `/v1/users/${user}/holds`, { amount: 2, reference });
+        const priced = contender === 'pricedHoldCapture';
+        const hold = await postJson(
+          agent,
+          target,
+          appKey,
+          `/v1/users/${user}/holds`,
+          priced ? { feature: 'video', quantity: 2, reference } : { amount: 2, reference },
+        );
         if (hold.status !== 201 || !hold.body?.id) {
           failed += 1;
           continue;
         }
-        const capture = await postJson(agent, target, appKey, `/v1/users/${user}/holds/${hold.body.id}/capture`, {
-          amount: 1,
-        });
+        const capture = await postJson(
+          agent,
+          target,
+          appKey,
+          `/v1/users/${user}/holds/${hold.body.id}/capture`,
+          priced ? { quantity: 1 } : { amount: 1 },
+        );
         if (capture.status !== 200) failed += 1;
       }
       latencies.push(performance.now() - began);
@@ -151,7 +173,7 @@ async function runOperations({ apiUrl, appKey, users, connections, seconds, cont
   };
 }
 
-const contenders = ['debit', 'holdCapture'];
+const contenders = ['debit', 'holdCapture', 'usage', 'pricedHoldCapture'];
 
 export async function holdsPhase(ctx) {
   const { resources, log, checkpoint, runId } = ctx;
@@ -214,6 +236,8 @@ export async function holdsPhase(ctx) {
         pair[contender] = run;
       }
       pair.holdCaptureOverDebitMeanMs = ratio(pair.holdCapture.meanMs, pair.debit.meanMs);
+      pair.usageOverDebitMeanMs = ratio(pair.usage.meanMs, pair.debit.meanMs);
+      pair.pricedOverAmountHoldMeanMs = ratio(pair.pricedHoldCapture.meanMs, pair.holdCapture.meanMs);
       rounds.push(pair);
       log(
         `holds round ${pass + 1}: ${contenders
@@ -221,7 +245,9 @@ export async function holdsPhase(ctx) {
             (contender) =>
               `${contender} mean ${pair[contender].meanMs.toFixed(1)} ms (${Math.round(pair[contender].opsPerSecond)} ops/s; CPU ms/op api ${pair[contender].apiCpuMsPerOperation}, Postgres ${pair[contender].postgresCpuMsPerOperation ?? 'n/a'}; ${pair[contender].statementsPerOperation ?? 'n/a'} statements)`,
           )
-          .join(', ')}; hold+capture/debit ${pair.holdCaptureOverDebitMeanMs.toFixed(3)}`,
+          .join(
+            ', ',
+          )}; hold+capture/debit ${pair.holdCaptureOverDebitMeanMs.toFixed(3)}, usage/debit ${pair.usageOverDebitMeanMs.toFixed(3)}, priced/amount hold+capture ${pair.pricedOverAmountHoldMeanMs.toFixed(3)}`,
       );
     }
     const check = (
@@ -254,6 +280,8 @@ export async function holdsPhase(ctx) {
     rounds: settings.rounds,
     seconds: settings.seconds,
     holdCaptureOverDebitMeanMs: round(median(rounds.map((run) => run.holdCaptureOverDebitMeanMs)), 3),
+    usageOverDebitMeanMs: round(median(rounds.map((run) => run.usageOverDebitMeanMs)), 3),
+    pricedOverAmountHoldMeanMs: round(median(rounds.map((run) => run.pricedOverAmountHoldMeanMs)), 3),
   };
   for (const contender of contenders) {
     figures[contender] = Object.fromEntries(
@@ -283,6 +311,12 @@ export function holdsReportRows(figures) {
   rows.push([
     "hold + capture / debit, mean latency, median of the rounds' ratios",
     f(figures.holdCaptureOverDebitMeanMs, 3),
+    '',
+  ]);
+  rows.push(["usage / debit, mean latency, median of the rounds' ratios", f(figures.usageOverDebitMeanMs, 3), '']);
+  rows.push([
+    "priced hold + capture / amount hold + capture, mean latency, median of the rounds' ratios",
+    f(figures.pricedOverAmountHoldMeanMs, 3),
     '',
   ]);
   return rows;

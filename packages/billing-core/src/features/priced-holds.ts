@@ -62,30 +62,16 @@ export async function placePricedHold(
       reason: request.reason,
       expiresInSeconds: request.expiresInSeconds,
       priced: true,
+      // The hold's use, in the hold's own statement.
+      alongside: (holdId, available) => sql`
+        INSERT INTO feature_uses (user_id, source, reference, feature, variant, quantities, prices, per, price_version,
+                                  cost, free_tier, allowance_group, allowance_period, answer_balance, answer_available,
+                                  usage_day)
+        VALUES (${request.userId}, 'hold', ${holdId}, ${usage.feature}, ${usage.variant},
+                ${JSON.stringify(usage.quantities)}::jsonb, ${JSON.stringify(usage.prices)}::jsonb, ${usage.per},
+                ${deps.catalog.version}, ${charge.tokens}, ${charge.freeTier}, ${charge.allowance?.group ?? null},
+                ${charge.allowance?.period ?? null}, ${funds.balance}, ${available}, ${at.toISOString().slice(0, 10)}::date)`,
     });
-    if (placed.kind !== 'placed') return placed;
-    await uow.trx
-      .insertInto('feature_uses')
-      .values({
-        user_id: request.userId,
-        source: 'hold',
-        reference: placed.hold.id,
-        feature: usage.feature,
-        variant: usage.variant,
-        quantities: JSON.stringify(usage.quantities) as never,
-        prices: JSON.stringify(usage.prices) as never,
-        per: usage.per,
-        price_version: deps.catalog.version,
-        cost: charge.tokens,
-        free_tier: charge.freeTier,
-        allowance_group: charge.allowance?.group ?? null,
-        allowance_period: charge.allowance?.period ?? null,
-        ledger_reference: null,
-        answer_balance: funds.balance,
-        answer_available: placed.available,
-        usage_day: at.toISOString().slice(0, 10),
-      })
-      .execute();
     return placed;
   });
 }
@@ -162,7 +148,14 @@ export async function capturePricedHold(
     const ended = await endHold(
       uow,
       hold,
-      { status: 'captured', captured, released: amount - captured, reference },
+      // Within the estimate (the common case) excess and debt are 0, written as the hold ends.
+      {
+        status: 'captured',
+        captured,
+        released: amount - captured,
+        reference,
+        ...(wanted === 0 ? { excess: 0, debt: 0 } : {}),
+      },
       { balance, held: funds.held, shortfallsOpen: funds.shortfallsOpen },
     );
     let excess = 0;
@@ -195,11 +188,15 @@ export async function capturePricedHold(
       });
     }
     const heldAfter = funds.held - amount;
-    const answered = wanted > 0 ? sql`, answer_balance = ${balance}, answer_available = ${balance - heldAfter}` : sql``;
-    const final = (
-      await sql<HoldRow>`UPDATE holds SET excess = ${excess}, debt = ${debt} ${answered}
-                          WHERE id = ${hold.id} RETURNING *`.execute(uow.trx)
-    ).rows[0];
+    const final =
+      wanted === 0
+        ? ended
+        : (
+            await sql<HoldRow>`
+              UPDATE holds SET excess = ${excess}, debt = ${debt},
+                               answer_balance = ${balance}, answer_available = ${balance - heldAfter}
+               WHERE id = ${hold.id} RETURNING *`.execute(uow.trx)
+          ).rows[0];
     const updatedUse = await uow.trx
       .updateTable('feature_uses')
       .set({ quantities: JSON.stringify(actual.quantities) as never, cost })

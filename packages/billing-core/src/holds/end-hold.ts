@@ -143,7 +143,15 @@ export async function releaseHold(
 export async function endHold(
   uow: UnitOfWork,
   hold: HoldRow,
-  end: { status: 'captured' | 'released'; captured: number | null; released: number; reference: string | null },
+  end: {
+    status: 'captured' | 'released';
+    captured: number | null;
+    released: number;
+    reference: string | null;
+    /** A priced capture's excess and debt, when known as it ends (capturePricedHold). */
+    excess?: number;
+    debt?: number;
+  },
   funds: { balance: number; held: number; shortfallsOpen: boolean },
 ): Promise<HoldRow> {
   const { trx } = uow;
@@ -151,6 +159,7 @@ export async function endHold(
   const ended = await sql<HoldRow>`
     UPDATE holds SET status = ${end.status}, captured = ${end.captured}, released = ${end.released},
                      ledger_reference = ${end.reference}, settled_at = now(),
+                     excess = ${end.excess ?? null}, debt = ${end.debt ?? null},
                      answer_balance = ${funds.balance}, answer_available = ${funds.balance - held}
      WHERE id = ${hold.id} RETURNING *`.execute(trx);
   // A released hold by estimate gives its use back: it no longer counts against the free allowance.

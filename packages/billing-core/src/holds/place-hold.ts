@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { sqlMilliseconds } from '@tally/platform/db';
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import type { HoldRow } from '../db/schema';
 import type { WalletFunds } from '../ledger/held-tokens';
 import { allocateDraws, listDrawableLots } from '../ledger/lots';
@@ -71,7 +71,11 @@ export async function placeHold(uow: UnitOfWork, placement: HoldPlacement): Prom
 export async function reserveHold(
   uow: UnitOfWork,
   funds: WalletFunds,
-  placement: HoldPlacement & { priced?: boolean },
+  placement: HoldPlacement & {
+    priced?: boolean;
+    /** A statement written in the same round trip as the hold (a priced hold's use): given the new hold's id and available. */
+    alongside?: (holdId: string, available: number) => RawBuilder<unknown>;
+  },
 ): Promise<PlaceHoldResult> {
   const { trx } = uow;
   const insufficient = { kind: 'insufficient', requested: placement.amount } as const;
@@ -98,6 +102,7 @@ export async function reserveHold(
       INSERT INTO hold_lots (hold_id, lot_id, position, amount)
       SELECT h.id, r.lot_id, r.position - 1, r.amount
         FROM h, unnest(${lotIds}::bigint[], ${amounts}::bigint[]) WITH ORDINALITY AS r (lot_id, amount, position))
+    ${placement.alongside ? sql`, alongside AS (${placement.alongside(id, funds.available - placement.amount)})` : sql``}
     SELECT ${holdViewColumns} FROM h`.execute(trx);
   const row = inserted.rows[0];
   if (!row) throw new Error(`hold ${id} was not inserted`);
