@@ -126,8 +126,10 @@ export interface FeatureUsesTable {
   reference: string;
   feature: string;
   variant: string | null;
-  quantities: Record<string, number>;
-  prices: Record<string, number>;
+  /** jsonb `{meter: quantity}`, read back parsed (features/feature-use-row.ts types it). */
+  quantities: unknown;
+  /** jsonb `{meter: price}`. */
+  prices: unknown;
   per: number;
   price_version: string;
   cost: number;

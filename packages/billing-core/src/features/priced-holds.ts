@@ -12,6 +12,7 @@ import { references } from '../references';
 import { recordTakeBackShortfall } from '../refunds/take-back-shortfalls';
 import { inUnitOfWork, type UnitOfWork, type UnitOfWorkDeps } from '../unit-of-work/unit-of-work';
 import { decideFeatureCharge } from './decide-feature-charge';
+import { meterMap } from './meter-map';
 import { costAtPrices, priceUsage, type UsageSpec } from './price-usage';
 
 type Deps = UnitOfWorkDeps & { catalog: Catalog };
@@ -197,24 +198,24 @@ export async function capturePricedHold(
                                answer_balance = ${balance}, answer_available = ${balance - heldAfter}
                WHERE id = ${hold.id} RETURNING *`.execute(uow.trx)
           ).rows[0];
-    const updatedUse = await uow.trx
+    await uow.trx
       .updateTable('feature_uses')
-      .set({ quantities: JSON.stringify(actual.quantities) as never, cost })
+      .set({ quantities: JSON.stringify(actual.quantities), cost })
       .where('source', '=', 'hold')
       .where('reference', '=', hold.id)
-      .returning(['feature', 'quantities', 'cost'])
-      .executeTakeFirstOrThrow();
-    return { kind: 'ended', answer: pricedAnswerOf(final ?? ended, updatedUse) };
+      .execute();
+    return { kind: 'ended', answer: pricedAnswerOf(final ?? ended, { quantities: actual.quantities, cost }) };
   });
 }
 
-function holdUseOf(uow: UnitOfWork, holdId: string) {
-  return uow.trx
+async function holdUseOf(uow: UnitOfWork, holdId: string) {
+  const row = await uow.trx
     .selectFrom('feature_uses')
     .select(['feature', 'variant', 'quantities', 'prices', 'per', 'cost', 'free_tier'])
     .where('source', '=', 'hold')
     .where('reference', '=', holdId)
     .executeTakeFirst();
+  return row && { ...row, quantities: meterMap(row.quantities), prices: meterMap(row.prices) };
 }
 
 function pricedAnswerOf(

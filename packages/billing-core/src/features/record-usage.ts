@@ -8,6 +8,7 @@ import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import { references } from '../references';
 import { inUnitOfWork, type UnitOfWork, type UnitOfWorkDeps } from '../unit-of-work/unit-of-work';
 import { decideFeatureCharge } from './decide-feature-charge';
+import { meterMap } from './meter-map';
 import { type PricedUsage, priceUsage, type UsageSpec } from './price-usage';
 
 export interface UsageAnswer {
@@ -97,8 +98,8 @@ export async function recordUsage(
           reference: request.reference,
           feature: priced.usage.feature,
           variant: priced.usage.variant,
-          quantities: JSON.stringify(priced.usage.quantities) as never,
-          prices: JSON.stringify(priced.usage.prices) as never,
+          quantities: JSON.stringify(priced.usage.quantities),
+          prices: JSON.stringify(priced.usage.prices),
           per: priced.usage.per,
           price_version: deps.catalog.version,
           cost: charge.tokens,
@@ -120,7 +121,7 @@ export async function recordUsage(
           { userId: '?', amount: 0 },
           { userId: request.userId, amount: -charge.tokens },
         );
-      return answerOf(uow, inserted, 'recorded');
+      return answerOf(uow, { ...inserted, quantities: meterMap(inserted.quantities) }, 'recorded');
     });
   } catch (error) {
     // The spend's own check (an expired lot's tokens count in available but cannot be spent).
@@ -132,13 +133,14 @@ export async function recordUsage(
   }
 }
 
-function findUse(uow: UnitOfWork, reference: string) {
-  return uow.trx
+async function findUse(uow: UnitOfWork, reference: string) {
+  const row = await uow.trx
     .selectFrom('feature_uses')
     .selectAll()
     .where('source', '=', 'usage')
     .where('reference', '=', reference)
     .executeTakeFirst();
+  return row && { ...row, quantities: meterMap(row.quantities) };
 }
 
 /** The same usage: the user, feature, variant and quantities of the first (prices may have changed since). */
