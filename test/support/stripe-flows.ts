@@ -1,6 +1,6 @@
 import type { FakeStripe } from './fakes/fake-stripe';
 import type { TestStack } from './stack';
-import { stripeEventBody, stripeId, stripeInvoice, stripeSubscription } from './stripe-events';
+import { stripeAnnualInvoice, stripeEventBody, stripeId, stripeSubscription } from './stripe-events';
 
 /**
  * An annual premium subscription for `userId`, created and then its first invoice paid, each event
@@ -17,16 +17,7 @@ export async function subscribeAnnualAndPayFirstInvoice(stack: TestStack, fake: 
     stripeEventBody('customer.subscription.created', { id: subscriptionId, object: 'subscription', customer }),
   );
   await deliver(
-    stripeEventBody(
-      'invoice.paid',
-      stripeInvoice({
-        id: invoiceId,
-        subscription: subscriptionId,
-        customer,
-        priceId: 'price_premium_annual',
-        amountPaid: 9990,
-      }),
-    ),
+    stripeEventBody('invoice.paid', stripeAnnualInvoice({ id: invoiceId, subscription: subscriptionId, customer })),
   );
   return { customer, subscriptionId, invoiceId };
 }

@@ -1,7 +1,7 @@
-import { plainLots, postLedgerEntry } from '@tally/billing-core';
 import { stripeTokenPackPayment } from '../../support/events';
 import { checkApiAnswer } from '../../support/openapi-answers';
 import { adminKey, appKey, readJson, TestStack } from '../../support/stack';
+import { suiteStack } from '../../support/suite';
 
 describe('the API', () => {
   let stack: TestStack;
@@ -12,9 +12,7 @@ describe('the API', () => {
       ['test:api:2', 50],
       ['test:api:3', -20],
     ] as const) {
-      await stack.transaction((uow) =>
-        postLedgerEntry(uow, { userId: 'api-user', reference, amount, reason: 'test', lots: plainLots(amount) }),
-      );
+      await stack.postPlainEntry({ userId: 'api-user', reference, amount, reason: 'test' });
     }
   });
   afterAll(() => stack.stop());
@@ -189,11 +187,7 @@ describe('the API', () => {
 });
 
 describe('the admin event list filtered by outcome', () => {
-  let stack: TestStack;
-  beforeAll(async () => {
-    stack = await TestStack.start();
-  });
-  afterAll(() => stack.stop());
+  const stack = suiteStack();
 
   type Listed = { id: number; providerEventId: string; status: string; outcome: { code: string } | null };
   const list = async (query: string) => {

@@ -1,52 +1,28 @@
 import {
   claimIdempotencyKey,
-  createStripeApi,
   fingerprintRequestBody,
   lockStudioUser,
-  plainLots,
-  postLedgerEntry,
   STUDIO_LOCK_NAMESPACE,
 } from '@tally/billing-core';
 import { sql } from 'kysely';
 import { idempotencyOutcomes } from '../../../apps/api/src/api-metrics';
-import { FakeStripe } from '../../support/fakes/fake-stripe';
-import { eventually, type Json, readJson, TestStack } from '../../support/stack';
+import { eventually, type Json, readJson } from '../../support/stack';
+import { suiteStackWithFakeStripe } from '../../support/suite';
 
 /** The api's Stripe client gives up after this; the fake stalls longer once to play a lost answer. */
 const STRIPE_TIMEOUT_MS = 3_000;
 
 describe('Idempotency-Key: a retried POST under /v1 never charges or creates twice', () => {
-  let stack: TestStack;
-  let fake: FakeStripe;
   let seq = 0;
 
-  beforeAll(async () => {
-    fake = await FakeStripe.start();
-    stack = await TestStack.start({
-      ports: {
-        stripe: createStripeApi({ secretKey: 'sk_test_fake', apiBaseUrl: fake.baseUrl, timeoutMs: STRIPE_TIMEOUT_MS }),
-      },
-    });
-  });
-  afterAll(async () => {
-    await stack.stop();
-    await fake.stop();
-  });
+  const { stack, fake } = suiteStackWithFakeStripe({ stripeTimeoutMs: STRIPE_TIMEOUT_MS });
   afterEach(() => stack.stopWorkers());
 
   const newUser = () => `idem-user-${++seq}-${Date.now().toString(36)}`;
   const newKey = () => `key-${++seq}-${Math.random().toString(36).slice(2)}`;
 
   const grant = (userId: string, amount: number) =>
-    stack.transaction((uow) =>
-      postLedgerEntry(uow, {
-        userId,
-        reference: `test:grant:${userId}:${amount}`,
-        amount,
-        reason: 'test_grant',
-        lots: plainLots(amount),
-      }),
-    );
+    stack.postPlainEntry({ userId, reference: `test:grant:${userId}:${amount}`, amount, reason: 'test_grant' });
 
   const studioPath = (userId: string) => `/v1/users/${userId}/studio/requests`;
   const fullSong = { kind: 'music', durationSeconds: 120, full: true, input: { prompt: 'a song' } };

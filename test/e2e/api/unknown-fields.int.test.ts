@@ -1,5 +1,6 @@
-import { type Json, readJson, startStackWithFakeStripe, type TestStack } from '../../support/stack';
+import { type Json, readJson } from '../../support/stack';
 import { stripeId } from '../../support/stripe-events';
+import { suiteStackWithFakeStripe } from '../../support/suite';
 
 /**
  * A field the route does not take is a 400 naming it, never ignored (docs/interface.md, "Bodies"):
@@ -9,12 +10,7 @@ import { stripeId } from '../../support/stripe-events';
  * Each refusal leaves nothing behind, over HTTP against real Postgres.
  */
 describe('request bodies: unknown fields are refused, not ignored', () => {
-  let stack: TestStack;
-
-  beforeAll(async () => {
-    ({ stack } = await startStackWithFakeStripe());
-  });
-  afterAll(() => stack.stop());
+  const { stack } = suiteStackWithFakeStripe();
 
   const post = async (path: string, body?: Json) => {
     const response = await stack.apiRequest(path, { method: 'POST', ...(body === undefined ? {} : { body }) });

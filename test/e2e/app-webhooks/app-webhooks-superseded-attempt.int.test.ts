@@ -1,10 +1,4 @@
-import {
-  createAppWebhookSender,
-  deliverAppWebhookMessage,
-  plainLots,
-  postLedgerEntry,
-  toWebhookId,
-} from '@tally/billing-core';
+import { createAppWebhookSender, deliverAppWebhookMessage, toWebhookId } from '@tally/billing-core';
 import { signal } from '@tally/billing-core/testing';
 import { sql } from 'kysely';
 import { AppWebhookReceiver, newWebhookSecret } from '../../support/fakes/app-webhook-receiver';
@@ -31,15 +25,7 @@ describe('outbound app webhooks: a superseded attempt records nothing', () => {
 
   it("an old attempt's late failure neither puts the message back to pending nor hides the newer attempt's delivery", async () => {
     const userId = `awh-superseded-${Date.now().toString(36)}`;
-    await stack.transaction((uow) =>
-      postLedgerEntry(uow, {
-        userId,
-        reference: `test:awh:${userId}`,
-        amount: 9,
-        reason: 'test_grant',
-        lots: plainLots(9),
-      }),
-    );
+    await stack.postPlainEntry({ userId, reference: `test:awh:${userId}`, amount: 9, reason: 'test_grant' });
     const { id: messageId } = await stack.db
       .selectFrom('app_webhook_messages')
       .select('id')

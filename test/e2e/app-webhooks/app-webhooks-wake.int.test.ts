@@ -1,4 +1,4 @@
-import { appWebhookSource, createAppWebhookSender, plainLots, postLedgerEntry } from '@tally/billing-core';
+import { appWebhookSource, createAppWebhookSender } from '@tally/billing-core';
 import { testRedisUrl } from '@tally/billing-core/testing';
 import { createLogger, createProducerQueue, createRedisConnection, enqueueJob } from '@tally/platform';
 import type { Redis } from 'ioredis';
@@ -90,15 +90,12 @@ describe('outbound app webhooks: a predecessor finishing while its successor is 
   const twoMessagesFirstWaiting = async (label: string) => {
     const userId = `awh-${label}-${Date.now().toString(36)}`;
     for (const n of [1, 2]) {
-      await stack.transaction((uow) =>
-        postLedgerEntry(uow, {
-          userId,
-          reference: `test:awh-${label}:${userId}:${n}`,
-          amount: 5,
-          reason: 'test_grant',
-          lots: plainLots(5),
-        }),
-      );
+      await stack.postPlainEntry({
+        userId,
+        reference: `test:awh-${label}:${userId}:${n}`,
+        amount: 5,
+        reason: 'test_grant',
+      });
     }
     const [first, second] = await stack.db
       .selectFrom('app_webhook_messages')

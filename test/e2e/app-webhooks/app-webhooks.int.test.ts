@@ -3,8 +3,6 @@ import {
   createAppWebhookSender,
   createRevenueCatApiClient,
   createStripeApi,
-  plainLots,
-  postLedgerEntry,
   pruneAppWebhookMessages,
   toWebhookId,
 } from '@tally/billing-core';
@@ -99,15 +97,7 @@ describe('outbound app webhooks: one signed message per change, at least once, i
 
   // Written as the stack's api writes (no hand-off in this file: the relay hands these off).
   const grant = (userId: string, amount: number, tag: string) =>
-    stack.transaction((uow) =>
-      postLedgerEntry(uow, {
-        userId,
-        reference: `test:awh:${userId}:${tag}`,
-        amount,
-        reason: 'test_grant',
-        lots: plainLots(amount),
-      }),
-    );
+    stack.postPlainEntry({ userId, reference: `test:awh:${userId}:${tag}`, amount, reason: 'test_grant' });
 
   const studioRequest = async (userId: string, body: Json) => {
     const response = await stack.apiRequest(`/v1/users/${userId}/studio/requests`, { method: 'POST', body });

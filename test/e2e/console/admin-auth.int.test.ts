@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { adminRoutes as adminRouteList } from '../../../apps/api/src/routes/api-routes';
-import { adminKey, appKey, type Json, readJson, TestStack } from '../../support/stack';
+import { adminKey, appKey, type Json, readJson } from '../../support/stack';
+import { suiteStack } from '../../support/suite';
 
 /** Every route of the admin API's list (routes/api-routes.ts), its path as Express matches it. */
 function declaredAdminRoutes(): string[] {
@@ -36,11 +37,7 @@ const adminRoutes: [method: string, route: string, concretePath: string][] = [
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 
 describe('admin authentication: every /admin route, the dashboard and the console refuse missing, wrong and app keys', () => {
-  let stack: TestStack;
-  beforeAll(async () => {
-    stack = await TestStack.start();
-  });
-  afterAll(() => stack.stop());
+  const stack = suiteStack();
 
   it('the table below covers every route the admin API defines', () => {
     expect(adminRoutes.map(([method, route]) => `${method} ${route}`).sort()).toEqual(declaredAdminRoutes());
@@ -102,11 +99,7 @@ describe('admin authentication: every /admin route, the dashboard and the consol
 });
 
 describe('ledger verification reports a tampered balance', () => {
-  let stack: TestStack;
-  beforeAll(async () => {
-    stack = await TestStack.start();
-  });
-  afterAll(() => stack.stop());
+  const stack = suiteStack();
 
   it('GET /admin/ledger/verify names the wallet whose balance no longer matches its entries', async () => {
     await stack.db.transaction().execute(async (trx) => {
@@ -155,11 +148,7 @@ describe('ledger verification reports a tampered balance', () => {
 });
 
 describe('the failure-only limiter on API keys (/v1, /admin, the dashboard)', () => {
-  let stack: TestStack;
-  beforeAll(async () => {
-    stack = await TestStack.start({ apiFailedAuthLimit: { limit: 4, windowMs: 60_000 } });
-  });
-  afterAll(() => stack.stop());
+  const stack = suiteStack({ apiFailedAuthLimit: { limit: 4, windowMs: 60_000 } });
 
   const dashboard = (authorization: string) =>
     fetch(`http://127.0.0.1:${stack.api.port}/admin/queues/api/queues`, { headers: { authorization } });
@@ -197,11 +186,7 @@ describe('the failure-only limiter on API keys (/v1, /admin, the dashboard)', ()
 });
 
 describe('the failure-only limiter counts only keys that were sent and wrong', () => {
-  let stack: TestStack;
-  beforeAll(async () => {
-    stack = await TestStack.start({ apiFailedAuthLimit: { limit: 4, windowMs: 60_000 } });
-  });
-  afterAll(() => stack.stop());
+  const stack = suiteStack({ apiFailedAuthLimit: { limit: 4, windowMs: 60_000 } });
 
   const browserAccept = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8';
   const get = (pathname: string, headers: Record<string, string> = {}) =>

@@ -1,19 +1,13 @@
 import { sql } from 'kysely';
 import { runCli } from '../../support/built-process';
-import { type FakeStripe, fakeStripeSecretKey } from '../../support/fakes/fake-stripe';
+import { fakeStripeSecretKey } from '../../support/fakes/fake-stripe';
 import { basicAuth } from '../../support/parked-events';
-import { adminKey, readJson, signStripe, startStackWithFakeStripe, type TestStack } from '../../support/stack';
+import { adminKey, readJson, signStripe } from '../../support/stack';
 import { stripeEventBody, stripeId, stripePackIntent } from '../../support/stripe-events';
+import { suiteStackWithFakeStripe } from '../../support/suite';
 
 describe('the console over Stripe: search by a Stripe id, reconciliation from its form', () => {
-  let stack: TestStack;
-  let fake: FakeStripe;
-
-  beforeAll(async () => {
-    ({ stack, fake } = await startStackWithFakeStripe());
-    stack.startWorker();
-  });
-  afterAll(() => stack.stop());
+  const { stack, fake } = suiteStackWithFakeStripe({ worker: {} });
 
   const consoleFetch = (path: string, init: RequestInit = {}) =>
     fetch(`http://127.0.0.1:${stack.api.port}/admin/console${path}`, {

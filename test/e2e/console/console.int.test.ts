@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { findWallet, inboxJobId, linkUserIds, plainLots, postLedgerEntry, toWebhookId } from '@tally/billing-core';
+import { findWallet, inboxJobId, linkUserIds, toWebhookId } from '@tally/billing-core';
 import { sql } from 'kysely';
 import { deliveringTo } from '../../support/app-webhook-worker';
 import { runCli } from '../../support/built-process';
@@ -32,15 +32,7 @@ describe('the console at /admin/console and the audit of admin actions', () => {
   const deliveringWorker = () =>
     stack.startWorker(deliveringTo(receiver, { roles: ['relay', 'app-webhooks'], retryScheduleMs: [50, 50] }));
   const grant = (userId: string, amount: number, tag: string) =>
-    stack.transaction((uow) =>
-      postLedgerEntry(uow, {
-        userId,
-        reference: `test:console:${userId}:${tag}`,
-        amount,
-        reason: 'test_grant',
-        lots: plainLots(amount),
-      }),
-    );
+    stack.postPlainEntry({ userId, reference: `test:console:${userId}:${tag}`, amount, reason: 'test_grant' });
   const messagesOf = (userId: string) =>
     stack.db.selectFrom('app_webhook_messages').selectAll().where('user_id', '=', userId).orderBy('id').execute();
 

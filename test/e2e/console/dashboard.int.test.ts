@@ -3,7 +3,8 @@ import path from 'node:path';
 import { findWallet, inboxJobId, queueCatalog } from '@tally/billing-core';
 import { chromiumPath, haveChromium, launchBrowser, runBrowserTest } from '../../support/browser';
 import { basicAuth as basic, parkTokenPurchase, startBrokenRevenueCatWorker } from '../../support/parked-events';
-import { adminKey, appKey, eventually, TestStack } from '../../support/stack';
+import { adminKey, appKey, eventually } from '../../support/stack';
+import { suiteStack } from '../../support/suite';
 
 const outputDir = path.join(__dirname, '..', '..', '..', 'test-output');
 
@@ -14,12 +15,7 @@ if (!runBrowserTest) {
 }
 
 describe('the queue dashboard at /admin/queues', () => {
-  let stack: TestStack;
-
-  beforeAll(async () => {
-    stack = await TestStack.start();
-  });
-  afterAll(() => stack.stop());
+  const stack = suiteStack();
   afterEach(() => stack.stopWorkers());
 
   const dashboard = (headers: Record<string, string> = {}, subPath = '') =>

@@ -2,27 +2,19 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { createRevenueCatApiClient, type Provider, plainLots, postLedgerEntry } from '@tally/billing-core';
+import type { Provider } from '@tally/billing-core';
 import { revenueCatTokenPurchase, stripeTokenPackPayment } from '../../support/events';
-import { daysFromNow, FakeRevenueCat, fakeRevenueCatApiKey } from '../../support/fakes/fake-revenuecat';
-import type { FakeStripe } from '../../support/fakes/fake-stripe';
+import { daysFromNow } from '../../support/fakes/fake-revenuecat';
 import { revenueCatSubscriptionEvent } from '../../support/revenuecat-events';
+import { appKey, eventually, type Json, readJson, signStripe, TestStack } from '../../support/stack';
 import {
-  appKey,
-  eventually,
-  type Json,
-  readJson,
-  signStripe,
-  startStackWithFakeStripe,
-  TestStack,
-} from '../../support/stack';
-import {
+  stripeAnnualInvoice,
   stripeEventBody,
-  stripeInvoice,
   stripePackIntent,
   stripeRefundedCharge,
   stripeSubscription,
 } from '../../support/stripe-events';
+import { suiteStackWithFakes } from '../../support/suite';
 
 const root = path.resolve(__dirname, '../../..');
 const cli = path.join(root, 'apps', 'cli', 'dist', 'main.js');
@@ -232,9 +224,7 @@ describe('the support view: GET /admin/users/{userId} and tally user <id>', () =
 });
 
 describe('the support view of a user with a subscription from each source, payments, refunds and aliases', () => {
-  let stack: TestStack;
-  let revenueCat: FakeRevenueCat;
-  let stripe: FakeStripe;
+  const { stack, stripe, revenueCat } = suiteStackWithFakes({ revenueCatTimeoutMs: 5_000, worker: {} });
   const userId = 'full-support-user';
   const anonymous = '$RCAnonymousID:00000000feedbeef';
   const customer = 'cus_full_support';
@@ -256,18 +246,6 @@ describe('the support view of a user with a subscription from each source, payme
   };
 
   beforeAll(async () => {
-    revenueCat = await FakeRevenueCat.start();
-    ({ stack, fake: stripe } = await startStackWithFakeStripe({
-      ports: {
-        revenueCat: createRevenueCatApiClient({
-          apiKey: fakeRevenueCatApiKey,
-          baseUrl: revenueCat.baseUrl,
-          timeoutMs: 5_000,
-        }),
-      },
-    }));
-    stack.startWorker();
-
     // RevenueCat: the app bought the subscription while anonymous, then renewed it (two history rows).
     revenueCat.setSubscriber(userId, { 'premium.monthly': { expires_date: firstExpiry, store: 'app_store' } }, [
       anonymous,
@@ -308,29 +286,12 @@ describe('the support view of a user with a subscription from each source, payme
     );
     expect(
       await postStripe(
-        stripeEventBody(
-          'invoice.paid',
-          stripeInvoice({
-            id: invoiceId,
-            subscription: subscriptionId,
-            customer,
-            priceId: 'price_premium_annual',
-            amountPaid: 9990,
-          }),
-        ),
+        stripeEventBody('invoice.paid', stripeAnnualInvoice({ id: invoiceId, subscription: subscriptionId, customer })),
       ),
     ).toMatchObject({ outcome_code: 'credited' });
 
     // The user spends 170 of 200 tokens, then the pack is refunded: 30 back, 70 short.
-    await stack.transaction((uow) =>
-      postLedgerEntry(uow, {
-        userId,
-        reference: 'test:full:spend',
-        amount: -170,
-        reason: 'spend',
-        lots: plainLots(-170),
-      }),
-    );
+    await stack.postPlainEntry({ userId, reference: 'test:full:spend', amount: -170, reason: 'spend' });
     expect(
       await postStripe(
         stripeEventBody('charge.refunded', stripeRefundedCharge({ id: chargeId, paymentIntent: paymentIntentId })),
@@ -359,10 +320,6 @@ describe('the support view of a user with a subscription from each source, payme
       ),
     ).toMatchObject({ status: 'failed', outcome_code: 'invalid_event' });
     await stack.stopWorkers();
-  });
-  afterAll(async () => {
-    await stack.stop();
-    await revenueCat.stop();
   });
 
   it('shows everything in one call when asked by an alias: errors first, both subscription sources with history, payments with the refund shortfall and email, refunds, top-ups, installments, studio requests, linked ids', async () => {

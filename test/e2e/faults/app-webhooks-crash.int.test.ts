@@ -1,4 +1,4 @@
-import { createAppWebhookSender, plainLots, postLedgerEntry, toWebhookId } from '@tally/billing-core';
+import { createAppWebhookSender, toWebhookId } from '@tally/billing-core';
 import { testRedisUrl } from '@tally/billing-core/testing';
 import { RunningProcess } from '../../support/built-process';
 import { AppWebhookReceiver, newWebhookSecret } from '../../support/fakes/app-webhook-receiver';
@@ -28,15 +28,7 @@ describe('outbound app webhooks: a worker killed mid-delivery', () => {
 
   it('delivers the message again under the same webhook-id after the worker died waiting for the answer', async () => {
     const userId = `awh-crash-${Date.now().toString(36)}`;
-    await stack.transaction((uow) =>
-      postLedgerEntry(uow, {
-        userId,
-        reference: `test:awh:${userId}`,
-        amount: 9,
-        reason: 'test_grant',
-        lots: plainLots(9),
-      }),
-    );
+    await stack.postPlainEntry({ userId, reference: `test:awh:${userId}`, amount: 9, reason: 'test_grant' });
     receiver.answers.push({ kind: 'hang' });
 
     dying = new RunningProcess('worker', {

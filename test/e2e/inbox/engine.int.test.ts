@@ -2,8 +2,6 @@ import {
   findWallet,
   type InboxHandlers,
   inboxJobId,
-  plainLots,
-  postLedgerEntry,
   RetryLaterError,
   references,
   retryLater,
@@ -15,7 +13,8 @@ import { revenueCatTokenPurchase } from '../../support/events';
 import { inboxHistoryOf, recordInboxHistory, retriesBeforeDue } from '../../support/inbox-history';
 import { ledgerOf } from '../../support/ledger';
 import { captureLogs, logLevels } from '../../support/log-capture';
-import { eventually, type Json, TestStack } from '../../support/stack';
+import { eventually, type Json } from '../../support/stack';
+import { suiteStack } from '../../support/suite';
 
 /** Wraps the real handlers so a test can watch or steer the RevenueCat one. */
 function wrapRevenueCat(real: InboxHandlers, wrap: Partial<InboxHandlers['revenuecat']>): InboxHandlers {
@@ -26,12 +25,7 @@ function wrapRevenueCat(real: InboxHandlers, wrap: Partial<InboxHandlers['revenu
 }
 
 describe('the engine the flows plug into', () => {
-  let stack: TestStack;
-
-  beforeAll(async () => {
-    stack = await TestStack.start();
-  });
-  afterAll(() => stack.stop());
+  const stack = suiteStack();
   afterEach(() => stack.stopWorkers());
 
   const findRow = (providerEventId: string) => stack.inboxRow('revenuecat', providerEventId);
@@ -162,15 +156,12 @@ describe('the engine the flows plug into', () => {
 
   it('parks an event whose reference already posts another amount, and says why', async () => {
     // A bug elsewhere already used this event's reference for a different amount.
-    await stack.transaction((uow) =>
-      postLedgerEntry(uow, {
-        userId: 'conflict-user',
-        reference: references.revenuecatEvent('rc-conflict-1'),
-        amount: 7,
-        reason: 'manual_adjustment',
-        lots: plainLots(7),
-      }),
-    );
+    await stack.postPlainEntry({
+      userId: 'conflict-user',
+      reference: references.revenuecatEvent('rc-conflict-1'),
+      amount: 7,
+      reason: 'manual_adjustment',
+    });
     const worker = stack.startWorker();
     await stack.postRevenueCat(revenueCatTokenPurchase({ id: 'rc-conflict-1', userId: 'conflict-user' }));
     const parked = await eventually('the conflicting event to park', async () => {
@@ -201,15 +192,12 @@ describe('the engine the flows plug into', () => {
 
   it('parks an event whose reference already posts the same amount to another user, and says why', async () => {
     // The same reference and amount, but another user's wallet: never "already posted".
-    await stack.transaction((uow) =>
-      postLedgerEntry(uow, {
-        userId: 'conflict-other-user',
-        reference: references.revenuecatEvent('rc-conflict-2'),
-        amount: 100,
-        reason: 'manual_adjustment',
-        lots: plainLots(100),
-      }),
-    );
+    await stack.postPlainEntry({
+      userId: 'conflict-other-user',
+      reference: references.revenuecatEvent('rc-conflict-2'),
+      amount: 100,
+      reason: 'manual_adjustment',
+    });
     const worker = stack.startWorker();
     await stack.postRevenueCat(revenueCatTokenPurchase({ id: 'rc-conflict-2', userId: 'conflict-user-2' }));
     const parked = await eventually('the conflicting event to park', async () => {

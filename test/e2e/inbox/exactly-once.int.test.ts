@@ -8,15 +8,11 @@ import {
 import { firstRun, processOne, retryRun } from '../../support/engine';
 import { revenueCatTokenPurchase } from '../../support/events';
 import { ledgerOf } from '../../support/ledger';
-import { eventually, TestStack } from '../../support/stack';
+import { eventually } from '../../support/stack';
+import { suiteStack } from '../../support/suite';
 
 describe('exactly-once effects under at-least-once delivery', () => {
-  let stack: TestStack;
-
-  beforeAll(async () => {
-    stack = await TestStack.start();
-  });
-  afterAll(() => stack.stop());
+  const stack = suiteStack();
   afterEach(() => stack.stopWorkers());
 
   async function recordPurchase(id: string, userId: string): Promise<number> {

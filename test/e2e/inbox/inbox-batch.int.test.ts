@@ -15,7 +15,8 @@ import pg from 'pg';
 import { firstRun } from '../../support/engine';
 import { revenueCatTokenPurchase, stripeTokenPackPayment } from '../../support/events';
 import { ledgerOf } from '../../support/ledger';
-import { eventually, TestStack } from '../../support/stack';
+import { eventually } from '../../support/stack';
+import { suiteStack } from '../../support/suite';
 
 /**
  * processInboxEvents with first-run facts: several first runs in one transaction (docs/engine.md,
@@ -23,12 +24,7 @@ import { eventually, TestStack } from '../../support/stack';
  * results.
  */
 describe('inbox first runs coalesced into one transaction', () => {
-  let stack: TestStack;
-
-  beforeAll(async () => {
-    stack = await TestStack.start();
-  });
-  afterAll(() => stack.stop());
+  const stack = suiteStack();
 
   async function recordPurchase(id: string, userId: string): Promise<number> {
     const body = revenueCatTokenPurchase({ id, userId });

@@ -2,16 +2,13 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { findWallet } from '@tally/billing-core';
 import { revenueCatTokenPurchase } from '../../support/events';
-import { eventually, TestStack } from '../../support/stack';
+import { eventually } from '../../support/stack';
+import { suiteStack } from '../../support/suite';
 
 const poisonWorker = path.join(__dirname, '../../support/poison-worker.mjs');
 
 describe('poison events', () => {
-  let stack: TestStack;
-  beforeAll(async () => {
-    stack = await TestStack.start();
-  });
-  afterAll(() => stack.stop());
+  const stack = suiteStack();
 
   /**
    * Starts the poison worker under a supervisor that restarts it whenever it dies (as Kubernetes

@@ -1,7 +1,8 @@
 import { findWallet, type InboxHandlers, InvalidEventError, inboxJobId } from '@tally/billing-core';
 import { revenueCatTokenPurchase } from '../../support/events';
 import { inboxHistoryOf, recordInboxHistory, retriesBeforeDue } from '../../support/inbox-history';
-import { eventually, TestStack } from '../../support/stack';
+import { eventually } from '../../support/stack';
+import { suiteStack } from '../../support/suite';
 
 /**
  * A RevenueCat handler whose provider read fails while `failing` is true, as when RevenueCat's
@@ -28,12 +29,7 @@ function flakyHandlers(
 }
 
 describe('processing failures: retries, parking and requeue', () => {
-  let stack: TestStack;
-
-  beforeAll(async () => {
-    stack = await TestStack.start();
-  });
-  afterAll(() => stack.stop());
+  const stack = suiteStack();
   afterEach(() => stack.stopWorkers());
 
   const findRow = (providerEventId: string) => stack.inboxRow('revenuecat', providerEventId);

@@ -2,21 +2,16 @@ import { postLedgerEntry } from '@tally/billing-core';
 import { sql } from 'kysely';
 import { runCli } from '../../support/built-process';
 import { basicAuth } from '../../support/parked-events';
-import { adminKey, type Json, readJson, startStackWithFakeStripe, type TestStack } from '../../support/stack';
+import { adminKey, type Json, readJson } from '../../support/stack';
 import { stripeEventBody, stripeId, stripePackIntent } from '../../support/stripe-events';
+import { suiteStackWithFakeStripe } from '../../support/suite';
 
 /**
  * Grants (docs/lots.md "Grants"), over HTTP against real Postgres: the app's grant fenced by its
  * reference, support's grant and void through the admin API and the console, each audited.
  */
 describe('grants of promotional tokens and voids of lots', () => {
-  let stack: TestStack;
-
-  beforeAll(async () => {
-    ({ stack } = await startStackWithFakeStripe());
-    stack.startWorker({ concurrency: 2 });
-  });
-  afterAll(() => stack.stop());
+  const { stack } = suiteStackWithFakeStripe({ worker: { concurrency: 2 } });
 
   const inAnHour = () => new Date(Date.now() + 3600_000).toISOString();
   const grant = (userId: string, body: Json, headers: Record<string, string> = {}) =>
@@ -335,11 +330,7 @@ describe('grants of promotional tokens and voids of lots', () => {
 });
 
 describe('tally grant and tally user (the CLI, against the database)', () => {
-  let stack: TestStack;
-  beforeAll(async () => {
-    ({ stack } = await startStackWithFakeStripe());
-  });
-  afterAll(() => stack.stop());
+  const { stack } = suiteStackWithFakeStripe();
 
   it('grants once per reference with its audit row in the same transaction, refuses another amount, and tally user lists the lots', async () => {
     const env = { DATABASE_URL: stack.database.url };

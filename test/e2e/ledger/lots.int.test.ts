@@ -1,7 +1,6 @@
 import { claimStudioRequest, failStudioRequest, grantDueInstallments, verifyLedger } from '@tally/billing-core';
 import { sql } from 'kysely';
-import type { FakeStripe } from '../../support/fakes/fake-stripe';
-import { eventually, type Json, readJson, startStackWithFakeStripe, type TestStack } from '../../support/stack';
+import { eventually, type Json, readJson } from '../../support/stack';
 import {
   stripeDispute,
   stripeEventBody,
@@ -11,6 +10,7 @@ import {
   stripeRefundedCharge,
   stripeSubscription,
 } from '../../support/stripe-events';
+import { suiteStackWithFakeStripe } from '../../support/suite';
 
 /**
  * Credits that expire (docs/lots.md), end to end: signed webhooks through ingest and the real
@@ -18,14 +18,7 @@ import {
  * give back to them, and the wallet answers them in the draw order.
  */
 describe('credit lots through the real flows', () => {
-  let stack: TestStack;
-  let fake: FakeStripe;
-
-  beforeAll(async () => {
-    ({ stack, fake } = await startStackWithFakeStripe());
-    stack.startWorker({ concurrency: 4 });
-  });
-  afterAll(() => stack.stop());
+  const { stack, fake } = suiteStackWithFakeStripe({ worker: { concurrency: 4 } });
 
   const deliver = async (body: string) => stack.finishedInboxRow('stripe', await stack.deliverStripe(body));
   const wallet = async (userId: string): Promise<Json> =>

@@ -5,20 +5,17 @@ import { stripeTokenPackPayment } from '../../support/events';
 import { type FakeStripe, fakeStripeSecretKey } from '../../support/fakes/fake-stripe';
 import { eventually, signStripe, startStackWithFakeStripe, TestStack } from '../../support/stack';
 import {
+  stripeAnnualInvoice,
   stripeEventBody,
   stripeId,
-  stripeInvoice,
   stripePackIntent,
   stripeRefundedCharge,
   stripeSubscription,
 } from '../../support/stripe-events';
+import { suiteStack } from '../../support/suite';
 
 describe('metrics: each process shows what it moves, from zero', () => {
-  let stack: TestStack;
-  beforeAll(async () => {
-    stack = await TestStack.start();
-  });
-  afterAll(() => stack.stop());
+  const stack = suiteStack();
 
   it('ingest exports webhook counters at zero before any webhook, and no worker families', async () => {
     const text = await (await fetch(`http://127.0.0.1:${stack.ingest.port}/metrics`)).text();
@@ -45,11 +42,7 @@ describe('metrics: each process shows what it moves, from zero', () => {
 });
 
 describe('metrics: the operations series exist from zero and move when events flow', () => {
-  let stack: TestStack;
-  beforeAll(async () => {
-    stack = await TestStack.start();
-  });
-  afterAll(() => stack.stop());
+  const stack = suiteStack();
 
   const value = (text: string, series: string) => {
     const line = text.split('\n').find((candidate) => candidate.startsWith(`${series} `));
@@ -313,13 +306,7 @@ describe("metrics: the built worker's /metrics over HTTP moves with a refund, an
       await stack.deliverStripe(
         stripeEventBody(
           'invoice.paid',
-          stripeInvoice({
-            id: stripeId('in'),
-            subscription: subscriptionId,
-            customer,
-            priceId: 'price_premium_annual',
-            amountPaid: 9990,
-          }),
+          stripeAnnualInvoice({ id: stripeId('in'), subscription: subscriptionId, customer }),
         ),
       ),
     );

@@ -1,17 +1,13 @@
-import { createAppWebhookSender, type Provider, plainLots, postLedgerEntry } from '@tally/billing-core';
+import { createAppWebhookSender, type Provider } from '@tally/billing-core';
 import { sql } from 'kysely';
 import { workerEnvSchema } from '../../../apps/worker/src/config';
 import { workerSettingsFrom } from '../../../apps/worker/src/settings-from-config';
 import { newWebhookSecret } from '../../support/fakes/app-webhook-receiver';
 import { freePort } from '../../support/ports';
-import { TestStack } from '../../support/stack';
+import { suiteStack } from '../../support/suite';
 
 describe('retention: raw bodies of old finished events are pruned, rows and ledger stay; old app webhook messages go', () => {
-  let stack: TestStack;
-  beforeAll(async () => {
-    stack = await TestStack.start();
-  });
-  afterAll(() => stack.stop());
+  const stack = suiteStack();
 
   /** An inbox row in a given state, finished `daysAgo` days ago (by the database clock). */
   const row = async (
@@ -125,15 +121,12 @@ describe('retention: raw bodies of old finished events are pruned, rows and ledg
     } as const;
     const ids: Record<string, number> = {};
     for (const [name, [status, daysAgo]] of Object.entries(ages)) {
-      const entry = await stack.transaction((uow) =>
-        postLedgerEntry(uow, {
-          userId,
-          reference: `test:retention:${name}`,
-          amount: 1,
-          reason: 'test_grant',
-          lots: plainLots(1),
-        }),
-      );
+      const entry = await stack.postPlainEntry({
+        userId,
+        reference: `test:retention:${name}`,
+        amount: 1,
+        reason: 'test_grant',
+      });
       const message = await stack.db
         .updateTable('app_webhook_messages')
         .set({

@@ -1,10 +1,10 @@
-import { createRevenueCatApiClient, findWallet } from '@tally/billing-core';
+import { findWallet } from '@tally/billing-core';
 import { processOne } from '../../support/engine';
 import { revenueCatTokenPurchase } from '../../support/events';
-import { daysFromNow, FakeRevenueCat, fakeRevenueCatApiKey } from '../../support/fakes/fake-revenuecat';
+import { daysFromNow } from '../../support/fakes/fake-revenuecat';
 import { ledgerColumns, ledgerOf } from '../../support/ledger';
 import { revenueCatSubscriptionEvent } from '../../support/revenuecat-events';
-import { TestStack } from '../../support/stack';
+import { suiteStack, suiteStackWithFakeRevenueCat } from '../../support/suite';
 
 const columns = [...ledgerColumns, 'inbox_event_id'] as const;
 
@@ -18,26 +18,7 @@ const columns = [...ledgerColumns, 'inbox_event_id'] as const;
  * HTTP.
  */
 describe('RevenueCat links only the ids its REST read confirms', () => {
-  let fake: FakeRevenueCat;
-  let stack: TestStack;
-
-  beforeAll(async () => {
-    fake = await FakeRevenueCat.start();
-    stack = await TestStack.start({
-      ports: {
-        revenueCat: createRevenueCatApiClient({
-          apiKey: fakeRevenueCatApiKey,
-          baseUrl: fake.baseUrl,
-          timeoutMs: 2_000,
-        }),
-      },
-      verifyRevenueCatPurchases: true,
-    });
-  });
-  afterAll(async () => {
-    await stack.stop();
-    await fake.stop();
-  });
+  const { stack, fake } = suiteStackWithFakeRevenueCat({ verifyRevenueCatPurchases: true });
 
   async function run(body: string) {
     expect((await stack.postRevenueCat(body)).status).toBe(200);
@@ -184,12 +165,7 @@ describe('RevenueCat links only the ids its REST read confirms', () => {
  * never a user the body names only in `original_app_user_id` or `aliases`.
  */
 describe('RevenueCat with verification off links no id from a body', () => {
-  let stack: TestStack;
-
-  beforeAll(async () => {
-    stack = await TestStack.start({ verifyRevenueCatPurchases: false });
-  });
-  afterAll(() => stack.stop());
+  const stack = suiteStack({ verifyRevenueCatPurchases: false });
 
   it("a pack naming another user in original_app_user_id and aliases credits its app_user_id's own wallet and links nothing", async () => {
     const buyer = 'demo-link-buyer';

@@ -1,8 +1,7 @@
-import { createRevenueCatApiClient } from '@tally/billing-core';
 import { revenueCatTokenPurchase } from '../../support/events';
-import { FakeRevenueCat, fakeRevenueCatApiKey } from '../../support/fakes/fake-revenuecat';
 import { ledgerColumns, ledgerOf } from '../../support/ledger';
-import { type Json, readJson, TestStack } from '../../support/stack';
+import { type Json, readJson } from '../../support/stack';
+import { suiteStackWithFakeRevenueCat } from '../../support/suite';
 
 /** The ledger columns these tests compare: the usual ones, plus whose entry it is and which event posted it. */
 const linkedLedgerColumns = [...ledgerColumns, 'user_id', 'inbox_event_id'] as const;
@@ -17,26 +16,10 @@ const linkedLedgerColumns = [...ledgerColumns, 'user_id', 'inbox_event_id'] as c
  * webhooks) and the real worker.
  */
 describe('RevenueCat linked ids: a pack bought under any id the customer goes by credits one user', () => {
-  let stack: TestStack;
-  let revenueCat: FakeRevenueCat;
-
-  beforeAll(async () => {
-    revenueCat = await FakeRevenueCat.start();
-    stack = await TestStack.start({
-      ports: {
-        revenueCat: createRevenueCatApiClient({
-          apiKey: fakeRevenueCatApiKey,
-          baseUrl: revenueCat.baseUrl,
-          timeoutMs: 5_000,
-        }),
-      },
-      verifyRevenueCatPurchases: true,
-    });
-    stack.startWorker();
-  });
-  afterAll(async () => {
-    await stack.stop();
-    await revenueCat.stop();
+  const { stack, fake: revenueCat } = suiteStackWithFakeRevenueCat({
+    verifyRevenueCatPurchases: true,
+    revenueCatTimeoutMs: 5_000,
+    worker: {},
   });
 
   /**

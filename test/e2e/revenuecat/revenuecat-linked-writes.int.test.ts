@@ -1,10 +1,9 @@
-import { createRevenueCatApiClient } from '@tally/billing-core';
 import { revenueCatTokenPurchase } from '../../support/events';
-import { daysFromNow, FakeRevenueCat, fakeRevenueCatApiKey } from '../../support/fakes/fake-revenuecat';
-import type { FakeStripe } from '../../support/fakes/fake-stripe';
+import { daysFromNow } from '../../support/fakes/fake-revenuecat';
 import { ledgerOf } from '../../support/ledger';
-import { type Json, readJson, startStackWithFakeStripe, type TestStack } from '../../support/stack';
+import { type Json, readJson } from '../../support/stack';
 import { stripeEventBody } from '../../support/stripe-events';
+import { suiteStackWithFakes } from '../../support/suite';
 
 /**
  * The write side of linked ids: every /v1/users/{userId}/… route resolves the path's id to its
@@ -26,28 +25,11 @@ const purchasedLot = (source: string, amount: number, remaining = amount) => ({
 });
 
 describe('RevenueCat linked ids: studio requests and top-ups under any linked id spend and credit one user', () => {
-  let stack: TestStack;
-  let stripe: FakeStripe;
-  let revenueCat: FakeRevenueCat;
-
-  beforeAll(async () => {
-    revenueCat = await FakeRevenueCat.start();
-    ({ stack, fake: stripe } = await startStackWithFakeStripe({
-      ports: {
-        revenueCat: createRevenueCatApiClient({
-          apiKey: fakeRevenueCatApiKey,
-          baseUrl: revenueCat.baseUrl,
-          timeoutMs: 5_000,
-        }),
-      },
-      verifyRevenueCatPurchases: true,
-    }));
-    // Inbox and relay only: studio requests stay `received`, so balances show only what the API did.
-    stack.startWorker();
-  });
-  afterAll(async () => {
-    await stack.stop();
-    await revenueCat.stop();
+  // Inbox and relay only: studio requests stay `received`, so balances show only what the API did.
+  const { stack, stripe, revenueCat } = suiteStackWithFakes({
+    verifyRevenueCatPurchases: true,
+    revenueCatTimeoutMs: 5_000,
+    worker: {},
   });
 
   /**

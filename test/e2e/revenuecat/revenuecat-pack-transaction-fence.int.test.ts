@@ -2,7 +2,8 @@ import { findWallet, lockUsers, verifyLedger } from '@tally/billing-core';
 import { sql } from 'kysely';
 import { revenueCatTokenPurchase } from '../../support/events';
 import { ledgerColumns, ledgerOf } from '../../support/ledger';
-import { eventually, TestStack } from '../../support/stack';
+import { eventually } from '../../support/stack';
+import { suiteStack } from '../../support/suite';
 
 const columns = [...ledgerColumns, 'inbox_event_id'] as const;
 
@@ -14,12 +15,7 @@ const columns = [...ledgerColumns, 'inbox_event_id'] as const;
  * real ingest and the real workers.
  */
 describe('RevenueCat token packs: one credit per store transaction, with verification off', () => {
-  let stack: TestStack;
-
-  beforeAll(async () => {
-    stack = await TestStack.start({ verifyRevenueCatPurchases: false });
-  });
-  afterAll(() => stack.stop());
+  const stack = suiteStack({ verifyRevenueCatPurchases: false });
   afterEach(() => stack.stopWorkers());
 
   const deliver = async (body: string) => {

@@ -1,9 +1,8 @@
-import { createRevenueCatApiClient, findWallet } from '@tally/billing-core';
+import { findWallet } from '@tally/billing-core';
 import { processOne } from '../../support/engine';
 import { revenueCatTokenPurchase } from '../../support/events';
 import { FakeClock } from '../../support/fakes/fake-clock';
-import { FakeRevenueCat, fakeRevenueCatApiKey } from '../../support/fakes/fake-revenuecat';
-import { TestStack } from '../../support/stack';
+import { suiteStackWithFakeRevenueCat } from '../../support/suite';
 
 /** A NON_RENEWING_PURCHASE of tokens.100 naming one store transaction. */
 function purchase(id: string, userId: string, transactionId: string) {
@@ -19,27 +18,8 @@ function purchase(id: string, userId: string, transactionId: string) {
  * processed by the engine with a clock the test sets, against the fake RevenueCat over HTTP.
  */
 describe('RevenueCat token pack verification', () => {
-  let fake: FakeRevenueCat;
-  let stack: TestStack;
+  const { stack, fake } = suiteStackWithFakeRevenueCat({ verifyRevenueCatPurchases: true });
   const clock = new FakeClock();
-
-  beforeAll(async () => {
-    fake = await FakeRevenueCat.start();
-    stack = await TestStack.start({
-      ports: {
-        revenueCat: createRevenueCatApiClient({
-          apiKey: fakeRevenueCatApiKey,
-          baseUrl: fake.baseUrl,
-          timeoutMs: 2_000,
-        }),
-      },
-      verifyRevenueCatPurchases: true,
-    });
-  });
-  afterAll(async () => {
-    await stack.stop();
-    await fake.stop();
-  });
   afterEach(() => clock.reset());
 
   async function store(body: string): Promise<number> {

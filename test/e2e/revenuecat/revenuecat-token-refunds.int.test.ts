@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import { revenueCatTokenPurchase, revenueCatTokenPackRefund as tokenPackRefund } from '../../support/events';
 import { ledgerOf } from '../../support/ledger';
 import { eventually, TestStack } from '../../support/stack';
+import { suiteStack } from '../../support/suite';
 
 function purchase(id: string, userId: string, transactionId: string) {
   const body = JSON.parse(revenueCatTokenPurchase({ id, userId }));
@@ -11,12 +12,7 @@ function purchase(id: string, userId: string, transactionId: string) {
 }
 
 describe('RevenueCat token pack refunds', () => {
-  let stack: TestStack;
-  beforeAll(async () => {
-    stack = await TestStack.start();
-    stack.startWorker({ retryLater: { baseDelayMs: 100, maxDelayMs: 200, maxWaitMs: 60_000 } });
-  });
-  afterAll(() => stack.stop());
+  const stack = suiteStack({ worker: { retryLater: { baseDelayMs: 100, maxDelayMs: 200, maxWaitMs: 60_000 } } });
 
   const finished = (providerEventId: string) => stack.finishedInboxRow('revenuecat', providerEventId);
   const refundsOf = (userId: string) =>
@@ -38,16 +34,7 @@ describe('RevenueCat token pack refunds', () => {
     await stack.postRevenueCat(purchase('rc-refund-buy', 'refund-user', 'tx-refund-1'));
     await finished('rc-refund-buy');
     // The user spends 60 of the 100 tokens (a debit through the ledger, as AI Studio would).
-    const { plainLots, postLedgerEntry } = await import('@tally/billing-core');
-    await stack.transaction((uow) =>
-      postLedgerEntry(uow, {
-        userId: 'refund-user',
-        reference: 'test:spend:1',
-        amount: -60,
-        reason: 'test_spend',
-        lots: plainLots(-60),
-      }),
-    );
+    await stack.postPlainEntry({ userId: 'refund-user', reference: 'test:spend:1', amount: -60, reason: 'test_spend' });
 
     const refund = tokenPackRefund({ id: 'rc-refund-1', userId: 'refund-user', transactionId: 'tx-refund-1' });
     await stack.postRevenueCat(refund);

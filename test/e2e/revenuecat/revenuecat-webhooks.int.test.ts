@@ -2,18 +2,13 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { findWallet, verifyLedger } from '@tally/billing-core';
 import { revenueCatTokenPurchase } from '../../support/events';
-import { eventually, readJson, TestStack } from '../../support/stack';
+import { eventually, readJson } from '../../support/stack';
+import { suiteStack } from '../../support/suite';
 
 const fixtures = path.resolve(__dirname, '../../fixtures/revenuecat');
 
 describe('RevenueCat webhooks', () => {
-  let stack: TestStack;
-
-  beforeAll(async () => {
-    stack = await TestStack.start();
-    stack.startWorker();
-  });
-  afterAll(() => stack.stop());
+  const stack = suiteStack({ worker: {} });
 
   const rowsFor = (providerEventId: string) => stack.inboxRows('revenuecat', providerEventId);
 

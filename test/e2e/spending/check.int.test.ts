@@ -1,18 +1,14 @@
 import { verifyLedger } from '@tally/billing-core';
-import { type Json, readJson, TestStack } from '../../support/stack';
+import { type Json, readJson } from '../../support/stack';
 import { stripeId } from '../../support/stripe-events';
+import { suiteStack } from '../../support/suite';
 
 /**
  * `GET /v1/users/{userId}/check` (docs/holds.md "Check"), over HTTP against real Postgres: what it
  * says is what the next debit, hold or studio request then does, the free allowance included.
  */
 describe('check before spending', () => {
-  let stack: TestStack;
-
-  beforeAll(async () => {
-    stack = await TestStack.start();
-  });
-  afterAll(() => stack.stop());
+  const stack = suiteStack();
   beforeEach(() => stack.clock.reset());
   afterEach(async () => {
     expect(await verifyLedger(stack.db)).toMatchObject({ ok: true, discrepancies: [] });

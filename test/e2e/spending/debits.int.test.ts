@@ -1,7 +1,8 @@
 import { verifyLedger, walletEntryDataSchema } from '@tally/billing-core';
 import { ledgerOf } from '../../support/ledger';
-import { type Json, readJson, TestStack } from '../../support/stack';
+import { type Json, readJson } from '../../support/stack';
 import { stripeId } from '../../support/stripe-events';
+import { suiteStack } from '../../support/suite';
 
 /**
  * App debits (`POST /v1/users/{userId}/debits`, docs/holds.md "Debits"), over HTTP against real
@@ -9,12 +10,7 @@ import { stripeId } from '../../support/stripe-events';
  * tokens are not spendable.
  */
 describe('debits from the app', () => {
-  let stack: TestStack;
-
-  beforeAll(async () => {
-    stack = await TestStack.start();
-  });
-  afterAll(() => stack.stop());
+  const stack = suiteStack();
   afterEach(async () => {
     expect(await verifyLedger(stack.db)).toMatchObject({ ok: true, discrepancies: [] });
   });

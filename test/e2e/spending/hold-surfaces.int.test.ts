@@ -1,8 +1,9 @@
 import { linkUserIds, verifyLedger } from '@tally/billing-core';
 import { sql } from 'kysely';
 import { runCli } from '../../support/built-process';
-import { eventually, type Json, readJson, TestStack } from '../../support/stack';
+import { eventually, type Json, readJson } from '../../support/stack';
 import { stripeId } from '../../support/stripe-events';
+import { suiteStack } from '../../support/suite';
 
 // The CLI test starts several CLI processes (about 1 s each on an idle machine, far more under load).
 jest.setTimeout(180_000);
@@ -14,12 +15,7 @@ jest.setTimeout(180_000);
  * The console's Release button is tested in console.int.test.ts.
  */
 describe('holds in the support view, the admin API and the CLI', () => {
-  let stack: TestStack;
-
-  beforeAll(async () => {
-    stack = await TestStack.start();
-  });
-  afterAll(() => stack.stop());
+  const stack = suiteStack();
   afterEach(async () => {
     expect(await verifyLedger(stack.db)).toMatchObject({ ok: true, discrepancies: [] });
   });

@@ -1,7 +1,8 @@
 import { verifyLedger } from '@tally/billing-core';
 import { ledgerOf } from '../../support/ledger';
-import { type Json, readJson, TestStack } from '../../support/stack';
+import { type Json, readJson } from '../../support/stack';
 import { stripeId } from '../../support/stripe-events';
+import { suiteStack } from '../../support/suite';
 
 /**
  * Priced usage over HTTP (`POST /v1/users/{userId}/usage`, docs/features.md) against real Postgres,
@@ -9,12 +10,7 @@ import { stripeId } from '../../support/stripe-events';
  * meters; caption and summary sharing the `text` group's two free uses a day).
  */
 describe('usage priced by the catalog', () => {
-  let stack: TestStack;
-
-  beforeAll(async () => {
-    stack = await TestStack.start();
-  });
-  afterAll(() => stack.stop());
+  const stack = suiteStack();
   afterEach(async () => {
     expect(await verifyLedger(stack.db)).toMatchObject({ ok: true, discrepancies: [] });
   });

@@ -7,20 +7,13 @@ import {
 } from '@tally/billing-core';
 import { handOffRows } from '@tally/platform';
 import { sql } from 'kysely';
-import type { FakeStripe } from '../../support/fakes/fake-stripe';
 import { ledgerOf } from '../../support/ledger';
-import { type Json, readJson, signStripe, startStackWithFakeStripe, type TestStack } from '../../support/stack';
+import { type Json, readJson, signStripe } from '../../support/stack';
 import { stripeEventBody, stripeId, stripePackIntent } from '../../support/stripe-events';
+import { suiteStackWithFakeStripe } from '../../support/suite';
 
 describe('Stripe reconciliation: backfill from the Events API and money rows checked against events', () => {
-  let stack: TestStack;
-  let fake: FakeStripe;
-
-  beforeAll(async () => {
-    ({ stack, fake } = await startStackWithFakeStripe());
-    stack.startWorker();
-  });
-  afterAll(() => stack.stop());
+  const { stack, fake } = suiteStackWithFakeStripe({ worker: {} });
 
   /** A pack purchase Stripe knows about (listed by the Events API), as a body. */
   const packEvent = (userId: string, paymentIntentId: string) => {

@@ -1,7 +1,6 @@
-import { createStripeApi, grantDueInstallments, plainLots, postLedgerEntry } from '@tally/billing-core';
+import { grantDueInstallments } from '@tally/billing-core';
 import { sql } from 'kysely';
-import { FakeStripe } from '../../support/fakes/fake-stripe';
-import { eventually, readJson, signStripe, TestStack } from '../../support/stack';
+import { eventually, readJson, signStripe } from '../../support/stack';
 import {
   stripeDispute,
   stripeEventBody,
@@ -11,6 +10,7 @@ import {
 } from '../../support/stripe-events';
 import { subscribeAnnualAndPayFirstInvoice } from '../../support/stripe-flows';
 import { stripeStateOf } from '../../support/stripe-state';
+import { quickRetryLater, suiteStackWithFakeStripe } from '../../support/suite';
 
 /**
  * Chargebacks (`charge.dispute.funds_withdrawn` / `funds_reinstated`) and refunds of subscription
@@ -18,33 +18,12 @@ import { stripeStateOf } from '../../support/stripe-state';
  * HTTP, which answers `GET /v1/disputes/{id}` with the dispute as it stands.
  */
 describe('Stripe chargebacks and subscription invoice refunds', () => {
-  let stack: TestStack;
-  let fake: FakeStripe;
-
-  beforeAll(async () => {
-    fake = await FakeStripe.start();
-    stack = await TestStack.start({
-      ports: { stripe: createStripeApi({ secretKey: 'sk_test_fake', apiBaseUrl: fake.baseUrl, timeoutMs: 5_000 }) },
-    });
-    stack.startWorker({ retryLater: { baseDelayMs: 100, maxDelayMs: 300, maxWaitMs: 60_000 } });
-  });
-  afterAll(async () => {
-    await stack.stop();
-    await fake.stop();
-  });
+  const { stack, fake } = suiteStackWithFakeStripe({ worker: { retryLater: quickRetryLater } });
 
   const post = (body: string) => stack.deliverStripe(body);
   const finished = (eventId: string) => stack.finishedInboxRow('stripe', eventId);
   const spend = (userId: string, tokens: number) =>
-    stack.transaction((uow) =>
-      postLedgerEntry(uow, {
-        userId,
-        reference: `test:spend:${stripeId('s')}`,
-        amount: -tokens,
-        reason: 'test_spend',
-        lots: plainLots(-tokens),
-      }),
-    );
+    stack.postPlainEntry({ userId, reference: `test:spend:${stripeId('s')}`, amount: -tokens, reason: 'test_spend' });
   const disputeRow = (disputeId: string) =>
     stack.db
       .selectFrom('stripe_disputes')

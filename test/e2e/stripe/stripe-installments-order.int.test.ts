@@ -1,9 +1,8 @@
 import { grantDueInstallments } from '@tally/billing-core';
 import { sql } from 'kysely';
-import type { FakeStripe } from '../../support/fakes/fake-stripe';
-import { startStackWithFakeStripe, type TestStack } from '../../support/stack';
-import { stripeEventBody, stripeId, stripeInvoice, stripeSubscription } from '../../support/stripe-events';
+import { stripeAnnualInvoice, stripeEventBody, stripeId, stripeSubscription } from '../../support/stripe-events';
 import { stripeStateOf } from '../../support/stripe-state';
+import { quickRetryLater, suiteStackWithFakeStripe } from '../../support/suite';
 
 /**
  * Regression for the chaos suite's stripe-subscription-lifecycles scenario (seed 2): an annual
@@ -11,13 +10,7 @@ import { stripeStateOf } from '../../support/stripe-state';
  * later event voided, so a deleted subscription went on being credited every month.
  */
 describe('an annual invoice applied after its subscription was deleted', () => {
-  let stack: TestStack;
-  let fake: FakeStripe;
-  beforeAll(async () => {
-    ({ stack, fake } = await startStackWithFakeStripe());
-    stack.startWorker({ retryLater: { baseDelayMs: 100, maxDelayMs: 300, maxWaitMs: 60_000 } });
-  });
-  afterAll(() => stack.stop());
+  const { stack, fake } = suiteStackWithFakeStripe({ worker: { retryLater: quickRetryLater } });
 
   const post = (body: string) => stack.deliverStripe(body);
   const finished = (eventId: string) => stack.finishedInboxRow('stripe', eventId);
@@ -40,13 +33,7 @@ describe('an annual invoice applied after its subscription was deleted', () => {
     });
     const invoice = stripeEventBody(
       'invoice.paid',
-      stripeInvoice({
-        id: invoiceId,
-        subscription: subscriptionId,
-        customer,
-        priceId: 'price_premium_annual',
-        amountPaid: 9990,
-      }),
+      stripeAnnualInvoice({ id: invoiceId, subscription: subscriptionId, customer }),
     );
     const [first, second] = order === 'deleted first' ? [deleted, invoice] : [invoice, deleted];
     const firstId = await post(first);

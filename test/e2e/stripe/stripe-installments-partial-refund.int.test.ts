@@ -8,11 +8,10 @@ import {
   sql,
   type UnknownRow,
 } from 'kysely';
-import type { FakeStripe } from '../../support/fakes/fake-stripe';
-import { startStackWithFakeStripe, type TestStack } from '../../support/stack';
 import { stripeDispute, stripeEventBody, stripeId, stripeRefundedCharge } from '../../support/stripe-events';
 import { subscribeAnnualAndPayFirstInvoice } from '../../support/stripe-flows';
 import { stripeStateOf } from '../../support/stripe-state';
+import { quickRetryLater, suiteStackWithFakeStripe } from '../../support/suite';
 
 /**
  * Issue 30, item 2: a partial refund of an annual invoice (9990, 1200 tokens: 100 with the invoice
@@ -22,13 +21,7 @@ import { stripeStateOf } from '../../support/stripe-state';
  * real ingest, the worker, the installment loop and the fake Stripe over HTTP.
  */
 describe('a partial refund of an annual invoice', () => {
-  let stack: TestStack;
-  let fake: FakeStripe;
-  beforeAll(async () => {
-    ({ stack, fake } = await startStackWithFakeStripe());
-    stack.startWorker({ retryLater: { baseDelayMs: 100, maxDelayMs: 300, maxWaitMs: 60_000 } });
-  });
-  afterAll(() => stack.stop());
+  const { stack, fake } = suiteStackWithFakeStripe({ worker: { retryLater: quickRetryLater } });
 
   const loop = { batchSize: 50, processingStaleAfterMs: 60_000, maxAttempts: 5 };
   const deliver = async (type: string, object: Record<string, unknown>) =>

@@ -1,6 +1,4 @@
-import { plainLots, postLedgerEntry } from '@tally/billing-core';
-import type { FakeStripe } from '../../support/fakes/fake-stripe';
-import { eventually, readJson, signStripe, startStackWithFakeStripe, TestStack } from '../../support/stack';
+import { eventually, readJson, signStripe, TestStack } from '../../support/stack';
 import {
   stripeEventBody,
   stripeId,
@@ -9,16 +7,10 @@ import {
   stripeRefundedCharge,
 } from '../../support/stripe-events';
 import { stripeStateOf } from '../../support/stripe-state';
+import { suiteStackWithFakeStripe } from '../../support/suite';
 
 describe('Stripe one-off payments, top-ups and refunds', () => {
-  let stack: TestStack;
-  let fake: FakeStripe;
-
-  beforeAll(async () => {
-    ({ stack, fake } = await startStackWithFakeStripe());
-    stack.startWorker({ concurrency: 8 });
-  });
-  afterAll(() => stack.stop());
+  const { stack, fake } = suiteStackWithFakeStripe({ worker: { concurrency: 8 } });
 
   const post = (body: string) => stack.deliverStripe(body);
   const finished = (eventId: string) => stack.finishedInboxRow('stripe', eventId);
@@ -232,15 +224,7 @@ describe('Stripe one-off payments, top-ups and refunds', () => {
       ),
     );
     // The user spends 70 of the 100 tokens.
-    await stack.transaction((uow) =>
-      postLedgerEntry(uow, {
-        userId,
-        reference: `test:spend:${userId}`,
-        amount: -70,
-        reason: 'studio_debit',
-        lots: plainLots(-70),
-      }),
-    );
+    await stack.postPlainEntry({ userId, reference: `test:spend:${userId}`, amount: -70, reason: 'studio_debit' });
     const refunds = [0, 1].map(() =>
       stripeEventBody('charge.refunded', stripeRefundedCharge({ id: chargeId, paymentIntent: paymentIntentId })),
     );
@@ -291,9 +275,7 @@ describe('Stripe one-off payments, top-ups and refunds', () => {
       ),
     );
     const spend = (reference: string, amount: number) =>
-      stack.transaction((uow) =>
-        postLedgerEntry(uow, { userId, reference, amount, reason: 'test_adjustment', lots: plainLots(amount) }),
-      );
+      stack.postPlainEntry({ userId, reference, amount, reason: 'test_adjustment' });
     const refund = (amountRefunded: number) =>
       stripeEventBody(
         'charge.refunded',

@@ -1,25 +1,19 @@
-import type { FakeStripe } from '../../support/fakes/fake-stripe';
-import { eventually, startStackWithFakeStripe, type TestStack } from '../../support/stack';
+import { eventually } from '../../support/stack';
 import {
+  stripeAnnualInvoice,
   stripeDispute,
   stripeEventBody,
   stripeId,
-  stripeInvoice,
   stripePackIntent,
   stripeRefundedCharge,
   stripeSubscription,
 } from '../../support/stripe-events';
 import { stripeStateOf } from '../../support/stripe-state';
+import { quickRetryLater, suiteStackWithFakeStripe } from '../../support/suite';
 
 /** Regression for the chaos suite's stripe-out-of-order-refunds scenario (seed 42). */
 describe('a Stripe refund or chargeback delivered before the payment it refers to', () => {
-  let stack: TestStack;
-  let fake: FakeStripe;
-  beforeAll(async () => {
-    ({ stack, fake } = await startStackWithFakeStripe());
-    stack.startWorker({ retryLater: { baseDelayMs: 100, maxDelayMs: 300, maxWaitMs: 60_000 } });
-  });
-  afterAll(() => stack.stop());
+  const { stack, fake } = suiteStackWithFakeStripe({ worker: { retryLater: quickRetryLater } });
 
   const post = (body: string) => stack.deliverStripe(body);
   const row = async (eventId: string) => (await stack.inboxRows('stripe', eventId))[0];
@@ -90,13 +84,7 @@ describe('a Stripe refund or chargeback delivered before the payment it refers t
     );
     const invoicePaid = stripeEventBody(
       'invoice.paid',
-      stripeInvoice({
-        id: invoiceId,
-        subscription: subscriptionId,
-        customer,
-        priceId: 'price_premium_annual',
-        amountPaid: 9990,
-      }),
+      stripeAnnualInvoice({ id: invoiceId, subscription: subscriptionId, customer }),
     );
     let takeBackId: string;
     if (first === 'nothing') {

@@ -1,7 +1,5 @@
-import { grantDueInstallments, plainLots, postLedgerEntry } from '@tally/billing-core';
+import { grantDueInstallments } from '@tally/billing-core';
 import { sql } from 'kysely';
-import type { FakeStripe } from '../../support/fakes/fake-stripe';
-import { startStackWithFakeStripe, type TestStack } from '../../support/stack';
 import {
   stripeDispute,
   stripeEventBody,
@@ -11,6 +9,7 @@ import {
 } from '../../support/stripe-events';
 import { subscribeAnnualAndPayFirstInvoice } from '../../support/stripe-flows';
 import { stripeStateOf } from '../../support/stripe-state';
+import { quickRetryLater, suiteStackWithFakeStripe } from '../../support/suite';
 
 /**
  * Issue 30, item 1: a chargeback and a refund of the same payment, in either order. A
@@ -20,26 +19,12 @@ import { stripeStateOf } from '../../support/stripe-state';
  * (signed), the worker, and the fake Stripe over HTTP answering the dispute re-reads.
  */
 describe('a payment both disputed and refunded', () => {
-  let stack: TestStack;
-  let fake: FakeStripe;
-  beforeAll(async () => {
-    ({ stack, fake } = await startStackWithFakeStripe());
-    stack.startWorker({ retryLater: { baseDelayMs: 100, maxDelayMs: 300, maxWaitMs: 60_000 } });
-  });
-  afterAll(() => stack.stop());
+  const { stack, fake } = suiteStackWithFakeStripe({ worker: { retryLater: quickRetryLater } });
 
   const deliver = async (type: string, object: Record<string, unknown>) =>
     stack.finishedInboxRow('stripe', await stack.deliverStripe(stripeEventBody(type, object)));
   const spend = (userId: string, tokens: number) =>
-    stack.transaction((uow) =>
-      postLedgerEntry(uow, {
-        userId,
-        reference: `test:spend:${stripeId('s')}`,
-        amount: -tokens,
-        reason: 'test_spend',
-        lots: plainLots(-tokens),
-      }),
-    );
+    stack.postPlainEntry({ userId, reference: `test:spend:${stripeId('s')}`, amount: -tokens, reason: 'test_spend' });
 
   /** A 100-token pack of `amount` paid and credited. */
   async function buyPack(userId: string, amount: number) {

@@ -2,8 +2,6 @@ import {
   createInboxHandlers,
   grantDueInstallments,
   type InboxHandler,
-  plainLots,
-  postLedgerEntry,
   recordInboxEvent,
   STRIPE_API_VERSION,
   saveStripeSubscription,
@@ -11,9 +9,9 @@ import {
 } from '@tally/billing-core';
 import { sql } from 'kysely';
 import { processOne } from '../../support/engine';
-import type { FakeStripe } from '../../support/fakes/fake-stripe';
-import { eventually, readJson, startStackWithFakeStripe, type TestStack } from '../../support/stack';
+import { eventually, readJson } from '../../support/stack';
 import {
+  stripeAnnualInvoice,
   stripeEventBody,
   stripeId,
   stripeInvoice,
@@ -23,16 +21,10 @@ import {
 } from '../../support/stripe-events';
 import { subscribeAnnualAndPayFirstInvoice } from '../../support/stripe-flows';
 import { stripeStateOf } from '../../support/stripe-state';
+import { quickRetryLater, suiteStackWithFakeStripe } from '../../support/suite';
 
 describe('Stripe subscriptions', () => {
-  let stack: TestStack;
-  let fake: FakeStripe;
-
-  beforeAll(async () => {
-    ({ stack, fake } = await startStackWithFakeStripe());
-    stack.startWorker({ retryLater: { baseDelayMs: 100, maxDelayMs: 300, maxWaitMs: 60_000 } });
-  });
-  afterAll(() => stack.stop());
+  const { stack, fake } = suiteStackWithFakeStripe({ worker: { retryLater: quickRetryLater } });
 
   const post = (body: string) => stack.deliverStripe(body);
   const finished = (eventId: string) => stack.finishedInboxRow('stripe', eventId);
@@ -263,16 +255,7 @@ describe('Stripe subscriptions', () => {
     );
     // The same invoice delivered under two event ids.
     const paid = () =>
-      stripeEventBody(
-        'invoice.paid',
-        stripeInvoice({
-          id: invoiceId,
-          subscription: subscriptionId,
-          customer,
-          priceId: 'price_premium_annual',
-          amountPaid: 9990,
-        }),
-      );
+      stripeEventBody('invoice.paid', stripeAnnualInvoice({ id: invoiceId, subscription: subscriptionId, customer }));
     expect(await finished(await post(paid()))).toMatchObject({ status: 'processed', outcome_code: 'credited' });
     expect(await finished(await post(paid()))).toMatchObject({ status: 'processed', outcome_code: 'already_credited' });
 
@@ -469,15 +452,12 @@ describe('Stripe subscriptions', () => {
       .executeTakeFirstOrThrow();
     // The installment's reference already credits someone else: no retry can ever grant it.
     const reference = `stripe:installment:${due.id}`;
-    await stack.transaction((uow) =>
-      postLedgerEntry(uow, {
-        userId: otherUser,
-        reference,
-        amount: 100,
-        reason: 'test_conflicting_grant',
-        lots: plainLots(100),
-      }),
-    );
+    await stack.postPlainEntry({
+      userId: otherUser,
+      reference: reference,
+      amount: 100,
+      reason: 'test_conflicting_grant',
+    });
     const pass = () =>
       grantDueInstallments(stack.outboxDeps(), { batchSize: 50, processingStaleAfterMs: 0, maxAttempts: 10 });
     expect(await pass()).toEqual({ claimed: 1, granted: 0, alreadyGranted: 0, failed: 1 });
@@ -888,13 +868,7 @@ describe('Stripe subscriptions', () => {
     ).toMatchObject({ outcome_code: 'subscription_synced' });
     const invoiceRow = await recordRow(
       'invoice.paid',
-      stripeInvoice({
-        id: invoiceId,
-        subscription: subscriptionId,
-        customer,
-        priceId: 'price_premium_annual',
-        amountPaid: 9990,
-      }),
+      stripeAnnualInvoice({ id: invoiceId, subscription: subscriptionId, customer }),
     );
     const deletionRow = await recordRow('customer.subscription.deleted', {
       id: subscriptionId,
@@ -1002,7 +976,7 @@ describe('Stripe subscriptions', () => {
       'the invoice to finish or wait for a lock',
       async () => invoicing.settled || (await lockWaiters()) >= 1,
     );
-    commit.open();
+    await commit.open();
     const [deletion, invoice] = await Promise.all([deleting.promise, invoicing.promise]);
     await expectCanceledWithNothingScheduled(userId, subscriptionId, invoiceId);
     expect(deletion).toMatchObject({ kind: 'processed', code: 'subscription_synced' });

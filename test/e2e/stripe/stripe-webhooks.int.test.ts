@@ -2,16 +2,11 @@ import { findWallet } from '@tally/billing-core';
 import Stripe from 'stripe';
 import { stripeTokenPackPayment } from '../../support/events';
 import { ledgerOf } from '../../support/ledger';
-import { eventually, readJson, signStripe, stripeOldSecret, stripeSecret, TestStack } from '../../support/stack';
+import { eventually, readJson, signStripe, stripeOldSecret, stripeSecret } from '../../support/stack';
+import { suiteStack } from '../../support/suite';
 
 describe('Stripe webhooks', () => {
-  let stack: TestStack;
-
-  beforeAll(async () => {
-    stack = await TestStack.start();
-    stack.startWorker();
-  });
-  afterAll(() => stack.stop());
+  const stack = suiteStack({ worker: {} });
 
   const rowsFor = (providerEventId: string) => stack.inboxRows('stripe', providerEventId);
 

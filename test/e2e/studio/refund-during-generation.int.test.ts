@@ -1,7 +1,8 @@
-import { failStudioRequest, plainLots, postLedgerEntry } from '@tally/billing-core';
-import { readJson, TestStack } from '../../support/stack';
+import { failStudioRequest } from '@tally/billing-core';
+import { readJson } from '../../support/stack';
 import { stripeEventBody, stripeId, stripePackIntent, stripeRefundedCharge } from '../../support/stripe-events';
 import { stripeStateOf } from '../../support/stripe-state';
+import { suiteStack } from '../../support/suite';
 
 /**
  * A pack refunded while an AI Studio debit is in flight: the take-back finds the debited tokens
@@ -12,12 +13,7 @@ import { stripeStateOf } from '../../support/stripe-state';
  * studio consumer and the sweeper call.
  */
 describe('a refund while a generation is in flight', () => {
-  let stack: TestStack;
-  beforeAll(async () => {
-    stack = await TestStack.start();
-    stack.startWorker();
-  });
-  afterAll(() => stack.stop());
+  const stack = suiteStack({ worker: {} });
 
   const finished = (eventId: string) => stack.finishedInboxRow('stripe', eventId);
   async function buyPack(userId: string) {
@@ -103,15 +99,7 @@ describe('a refund while a generation is in flight', () => {
     const userId = stripeId('user');
     const firstPack = await buyPack(userId);
     // 70 tokens consumed for good (a completed generation, say), then the pack is refunded.
-    await stack.transaction((uow) =>
-      postLedgerEntry(uow, {
-        userId,
-        reference: `test:spend:${userId}`,
-        amount: -70,
-        reason: 'test_spend',
-        lots: plainLots(-70),
-      }),
-    );
+    await stack.postPlainEntry({ userId, reference: `test:spend:${userId}`, amount: -70, reason: 'test_spend' });
     expect((await refundPack(firstPack)).outcome_detail).toContain('shortfall 70');
 
     await buyPack(userId);

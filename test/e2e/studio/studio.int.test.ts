@@ -47,15 +47,7 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
   const newUser = () => `studio-user-${++userSeq}-${Date.now().toString(36)}`;
 
   const grant = (userId: string, amount: number) =>
-    stack.transaction((uow) =>
-      postLedgerEntry(uow, {
-        userId,
-        reference: `test:grant:${userId}:${amount}`,
-        amount,
-        reason: 'test_grant',
-        lots: plainLots(amount),
-      }),
-    );
+    stack.postPlainEntry({ userId, reference: `test:grant:${userId}:${amount}`, amount, reason: 'test_grant' });
 
   const post = (userId: string, body: unknown) =>
     stack.apiRequest(`/v1/users/${userId}/studio/requests`, { method: 'POST', body });

@@ -1,9 +1,8 @@
 import { findWallet, verifyLedger } from '@tally/billing-core';
 import { sql } from 'kysely';
 import { revenueCatTokenPackRefund, revenueCatTokenPurchase } from '../../support/events';
-import type { FakeStripe } from '../../support/fakes/fake-stripe';
-import { startStackWithFakeStripe, type TestStack } from '../../support/stack';
 import { stripeDispute, stripeEventBody, stripePackIntent, stripeRefundedCharge } from '../../support/stripe-events';
+import { quickRetryLater, suiteStackWithFakeStripe } from '../../support/suite';
 
 /**
  * Every reference or lot source built from an outside id fits its column (product.md "What a void
@@ -15,13 +14,7 @@ import { stripeDispute, stripeEventBody, stripePackIntent, stripeRefundedCharge 
 const long = (prefix: string) => `${prefix}${'x'.repeat(255 - prefix.length)}`;
 
 describe('outside ids of 255 characters', () => {
-  let stack: TestStack;
-  let fake: FakeStripe;
-  beforeAll(async () => {
-    ({ stack, fake } = await startStackWithFakeStripe());
-    stack.startWorker({ retryLater: { baseDelayMs: 100, maxDelayMs: 300, maxWaitMs: 60_000 } });
-  });
-  afterAll(() => stack.stop());
+  const { stack, fake } = suiteStackWithFakeStripe({ worker: { retryLater: quickRetryLater } });
 
   const references = (userId: string) =>
     stack.db

@@ -1,7 +1,8 @@
 import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
 import { revenueCatTokenPurchase, stripeTokenPackPayment } from '../../support/events';
-import { eventually, readJson, revenueCatAuth, signStripe, TestStack } from '../../support/stack';
+import { eventually, readJson, revenueCatAuth, signStripe, type TestStack } from '../../support/stack';
+import { suiteStack } from '../../support/suite';
 
 const headersTimeoutMs = 1_000;
 const requestTimeoutMs = 2_000;
@@ -35,12 +36,7 @@ async function webhookOutcomes(stack: TestStack, provider: string): Promise<Reco
 }
 
 describe('slow and vanishing clients', () => {
-  let stack: TestStack;
-
-  beforeAll(async () => {
-    stack = await TestStack.start({ http: { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs: 500 } });
-  });
-  afterAll(() => stack.stop());
+  const stack = suiteStack({ http: { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs: 500 } });
 
   it('disconnects clients that never finish their headers within the timeout, serving real webhooks meanwhile', async () => {
     const stalled = await openRawClient(stack.ingest.port);
