@@ -441,6 +441,16 @@ export class TestStack {
     return runtime;
   }
 
+  /**
+   * Starts a worker that runs only the loop of `role` (the credit-expiry sweeper, the installments…)
+   * and returns that loop's runOnce, for a test to run it by hand.
+   */
+  startLoop(role: WorkerRole, settings: WorkerSettings = {}): () => Promise<void> {
+    const loop = this.startWorker({ ...settings, roles: [role] }).loops[role];
+    if (!loop) throw new Error(`the ${role} role has no loop`);
+    return () => loop.runOnce();
+  }
+
   /** The inbox rows stored for one provider event id (0 or 1: the unique index keeps it so). */
   inboxRows(provider: Provider, providerEventId: string) {
     return this.db

@@ -1,4 +1,4 @@
-import type { RetryLaterSettings } from '@tally/billing-core';
+import { type RetryLaterSettings, verifyLedger } from '@tally/billing-core';
 import { FakeRevenueCat } from './fakes/fake-revenuecat';
 import { FakeStripe } from './fakes/fake-stripe';
 import { TestStack, type TestStackOptions, type WorkerSettings } from './stack';
@@ -81,4 +81,11 @@ export function suiteStackWithFakes(
 async function begin(stack: TestStack, { worker, redisUrl: _url, http: _http, ...options }: SuiteStackOptions) {
   await stack.begin(options);
   if (worker) stack.startWorker(worker);
+}
+
+/** Ends every test of the describe block with the ledger verified clean (lots, balances, draws). */
+export function verifyLedgerAfterEach(stack: TestStack): void {
+  afterEach(async () => {
+    expect(await verifyLedger(stack.db)).toMatchObject({ ok: true, discrepancies: [] });
+  });
 }

@@ -1,6 +1,7 @@
 import { postLedgerEntry } from '@tally/billing-core';
 import { sql } from 'kysely';
 import { runCli } from '../../support/built-process';
+import { ledgerOf, lotsOf } from '../../support/ledger';
 import { basicAuth } from '../../support/parked-events';
 import { adminKey, type Json, readJson } from '../../support/stack';
 import { stripeEventBody, stripeId, stripePackIntent } from '../../support/stripe-events';
@@ -17,20 +18,8 @@ describe('grants of promotional tokens and voids of lots', () => {
   const grant = (userId: string, body: Json, headers: Record<string, string> = {}) =>
     stack.apiRequest(`/v1/users/${userId}/grants`, { method: 'POST', body, headers });
   const answer = async (response: Response) => ({ status: response.status, body: await readJson(response) });
-  const lotRows = (userId: string) =>
-    stack.db
-      .selectFrom('credit_lots')
-      .select(['id', 'category', 'source', 'amount', 'remaining', 'expires_at'])
-      .where('user_id', '=', userId)
-      .orderBy('id')
-      .execute();
-  const entries = (userId: string) =>
-    stack.db
-      .selectFrom('ledger_entries')
-      .select(['reference', 'amount', 'balance_after', 'reason'])
-      .where('user_id', '=', userId)
-      .orderBy('id')
-      .execute();
+  const lotRows = (userId: string) => lotsOf(stack.db, userId);
+  const entries = (userId: string) => ledgerOf(stack.db, userId, ['reference', 'amount', 'balance_after', 'reason']);
   const balance = async (userId: string) =>
     (await stack.db.selectFrom('wallets').select('balance').where('user_id', '=', userId).executeTakeFirst())
       ?.balance ?? 0;

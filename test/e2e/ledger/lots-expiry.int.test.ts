@@ -9,15 +9,11 @@ import {
 } from '@tally/billing-core';
 import { sql } from 'kysely';
 import pg from 'pg';
-import type { FakeStripe } from '../../support/fakes/fake-stripe';
-import { eventually, type Json, readJson, startStackWithFakeStripe, type TestStack } from '../../support/stack';
-import {
-  stripeEventBody,
-  stripeId,
-  stripeInvoice,
-  stripePackIntent,
-  stripeSubscription,
-} from '../../support/stripe-events';
+import { drawsOf, ledgerOf, lotColumns, lotsOf } from '../../support/ledger';
+import { type Json, readJson } from '../../support/stack';
+import { stripeEventBody, stripeId, stripePackIntent } from '../../support/stripe-events';
+import { daysAhead, replayStripeEvents, subscribeUntil } from '../../support/stripe-flows';
+import { suiteStackWithFakeStripe } from '../../support/suite';
 
 /**
  * The credit expiry sweeper (docs/lots.md "Expiry and rollover"), end to end: lots made by signed
@@ -25,43 +21,16 @@ import {
  * (runOnce), time moved by setting `expires_at` in the past by SQL.
  */
 describe('credit lots expire through the sweeper', () => {
-  let stack: TestStack;
-  let fake: FakeStripe;
+  const { stack, fake } = suiteStackWithFakeStripe({ worker: { concurrency: 4, roles: ['inbox', 'relay'] } });
   let sweep: () => Promise<void>;
-
-  beforeAll(async () => {
-    ({ stack, fake } = await startStackWithFakeStripe());
-    stack.startWorker({ concurrency: 4, roles: ['inbox', 'relay'] });
-    const sweeper = stack.startWorker({ roles: ['credit-expiry'] });
-    sweep = async () => {
-      const loop = sweeper.loops['credit-expiry'];
-      if (!loop) throw new Error('the credit-expiry role has no loop');
-      await loop.runOnce();
-    };
+  beforeAll(() => {
+    sweep = stack.startLoop('credit-expiry');
   });
-  afterAll(() => stack.stop());
 
   const deliver = async (body: string) => stack.finishedInboxRow('stripe', await stack.deliverStripe(body));
-  const lotRows = (userId: string) =>
-    stack.db
-      .selectFrom('credit_lots')
-      .select(['id', 'category', 'source', 'amount', 'remaining', 'expires_at', 'rollover_max'])
-      .where('user_id', '=', userId)
-      .orderBy('id')
-      .execute();
-  const ledgerRows = (userId: string) =>
-    stack.db
-      .selectFrom('ledger_entries')
-      .select(['reference', 'amount', 'balance_after', 'reason'])
-      .where('user_id', '=', userId)
-      .orderBy('id')
-      .execute();
-  const drawRows = (userId: string) =>
-    sql<{ reference: string; lot_id: number; amount: number }>`
-      SELECT e.reference, d.lot_id, d.amount FROM ledger_draws d JOIN ledger_entries e ON e.id = d.ledger_entry_id
-       WHERE e.user_id = ${userId} ORDER BY d.ledger_entry_id, d.lot_id`
-      .execute(stack.db)
-      .then((result) => result.rows);
+  const lotRows = (userId: string) => lotsOf(stack.db, userId, [...lotColumns, 'rollover_max']);
+  const ledgerRows = (userId: string) => ledgerOf(stack.db, userId, ['reference', 'amount', 'balance_after', 'reason']);
+  const drawRows = (userId: string) => drawsOf(stack.db, userId);
   const messageRows = (userId: string) =>
     stack.db
       .selectFrom('app_webhook_messages')
@@ -79,21 +48,8 @@ describe('credit lots expire through the sweeper', () => {
   const expireNow = (lotId: number) =>
     sql`UPDATE credit_lots SET expires_at = now() - interval '1 second' WHERE id = ${lotId}`.execute(stack.db);
 
-  const subscribe = async (userId: string, priceId: string, periodEnd: number) => {
-    const customer = stripeId('cus');
-    const subscriptionId = stripeId('sub');
-    const invoiceId = stripeId('in');
-    fake.putSubscription(stripeSubscription({ id: subscriptionId, customer, priceId, userId, periodEnd }));
-    const bodies = [
-      stripeEventBody('customer.subscription.created', { id: subscriptionId, object: 'subscription', customer }),
-      stripeEventBody(
-        'invoice.paid',
-        stripeInvoice({ id: invoiceId, subscription: subscriptionId, customer, priceId, amountPaid: 999, periodEnd }),
-      ),
-    ];
-    for (const body of bodies) expect(await deliver(body)).toMatchObject({ status: 'processed' });
-    return { invoiceId, bodies };
-  };
+  const subscribe = (userId: string, priceId: string, periodEnd: number) =>
+    subscribeUntil(stack, fake, { userId, priceId, periodEnd });
 
   it("a monthly invoice's period_end credits get one wallet.credits_expiring notice, then expire at the period end in one credits_expired entry announced as wallet.credits_expired, while a pack's never expire; sweeping and replaying again change nothing", async () => {
     const userId = stripeId('user');
@@ -165,26 +121,14 @@ describe('credit lots expire through the sweeper', () => {
 
     // A second sweep and a replay of every event change nothing.
     await sweep();
-    for (const body of [...bodies, pack]) {
-      const [row] = await stack.inboxRows('stripe', JSON.parse(body).id);
-      const replays = row?.replays ?? 0;
-      expect((await stack.apiRequest(`/admin/events/${row?.id}/replay`, { method: 'POST' })).status).toBe(200);
-      await eventually('the replay to finish', async () => {
-        const [again] = await stack.inboxRows('stripe', JSON.parse(body).id);
-        return again?.status === 'processed' && again.replays === replays + 1 ? again : undefined;
-      });
-    }
+    await replayStripeEvents(stack, [...bodies, pack]);
     await sweep();
     expect(await stateOf(userId)).toEqual(expired);
   });
 
   it('a rollover carries at most rolloverMax into a subscription lot that expires a period later and does not roll over again; the expiry takes the rest', async () => {
     const userId = stripeId('user');
-    const { invoiceId } = await subscribe(
-      userId,
-      'price_premium_monthly_rollover',
-      Math.floor(Date.now() / 1000) + 30 * 24 * 3600,
-    );
+    const { invoiceId } = await subscribe(userId, 'price_premium_monthly_rollover', daysAhead(30));
     const [lot] = await lotRows(userId);
     if (!lot) throw new Error('the invoice created no lot');
     expect(lot).toMatchObject({ source: `stripe:invoice:${invoiceId}`, amount: 100, rollover_max: 30 });
@@ -237,11 +181,7 @@ describe('credit lots expire through the sweeper', () => {
 
   it("an annual plan's monthly grants expire in turn: the first twelfth when installment 1 is due, installment 1 after it", async () => {
     const userId = stripeId('user');
-    const { invoiceId } = await subscribe(
-      userId,
-      'price_premium_annual_expiring',
-      Math.floor(Date.now() / 1000) + 365 * 24 * 3600,
-    );
+    const { invoiceId } = await subscribe(userId, 'price_premium_annual_expiring', daysAhead(365));
     await sql`UPDATE stripe_installments SET due_at = now() - interval '1 second'
               WHERE invoice_id = ${invoiceId} AND sequence = 1`.execute(stack.db);
     await grantDueInstallments(stack.outboxDeps(), { batchSize: 10, processingStaleAfterMs: 60_000, maxAttempts: 5 });
@@ -266,11 +206,7 @@ describe('credit lots expire through the sweeper', () => {
 
   it("an annual plan's installment lots roll over as the invoice's first twelfth does", async () => {
     const userId = stripeId('user');
-    const { invoiceId } = await subscribe(
-      userId,
-      'price_premium_annual_rollover',
-      Math.floor(Date.now() / 1000) + 365 * 24 * 3600,
-    );
+    const { invoiceId } = await subscribe(userId, 'price_premium_annual_rollover', daysAhead(365));
     await sql`UPDATE stripe_installments SET due_at = now() - interval '1 second'
               WHERE invoice_id = ${invoiceId} AND sequence = 1`.execute(stack.db);
     await grantDueInstallments(stack.outboxDeps(), { batchSize: 10, processingStaleAfterMs: 60_000, maxAttempts: 5 });
@@ -293,7 +229,7 @@ describe('credit lots expire through the sweeper', () => {
 
   it("a failed generation's refund returns its tokens to the expired lot it drew from, and they expire at the next sweep under lot:{id}:expired:2", async () => {
     const userId = stripeId('user');
-    await subscribe(userId, 'price_premium_monthly_expiring', Math.floor(Date.now() / 1000) + 30 * 24 * 3600);
+    await subscribe(userId, 'price_premium_monthly_expiring', daysAhead(30));
     const [lot] = await lotRows(userId);
     if (!lot) throw new Error('the invoice created no lot');
     const spend = async (charged: number) => {
@@ -347,7 +283,7 @@ describe('credit lots expire through the sweeper', () => {
   it('sweepers never wait behind a wallet a posting holds, and several at once expire each lot once', async () => {
     const users = [1, 2, 3, 4].map(() => stripeId('user'));
     for (const userId of users) {
-      await subscribe(userId, 'price_premium_monthly_expiring', Math.floor(Date.now() / 1000) + 30 * 24 * 3600);
+      await subscribe(userId, 'price_premium_monthly_expiring', daysAhead(30));
     }
     const lotIds = [];
     for (const userId of users) {

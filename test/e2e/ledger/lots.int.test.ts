@@ -1,15 +1,15 @@
 import { claimStudioRequest, failStudioRequest, grantDueInstallments, verifyLedger } from '@tally/billing-core';
 import { sql } from 'kysely';
-import { eventually, type Json, readJson } from '../../support/stack';
+import { drawsOf, lotsOf } from '../../support/ledger';
+import { type Json, readJson } from '../../support/stack';
 import {
   stripeDispute,
   stripeEventBody,
   stripeId,
-  stripeInvoice,
   stripePackIntent,
   stripeRefundedCharge,
-  stripeSubscription,
 } from '../../support/stripe-events';
+import { daysAhead, replayStripeEvents, subscribeUntil } from '../../support/stripe-flows';
 import { suiteStackWithFakeStripe } from '../../support/suite';
 
 /**
@@ -25,39 +25,15 @@ describe('credit lots through the real flows', () => {
     readJson(await stack.apiRequest(`/v1/users/${userId}/wallet`));
   const ledger = async (userId: string): Promise<Json[]> =>
     (await readJson(await stack.apiRequest(`/v1/users/${userId}/ledger?limit=100`))).entries;
-  const lotRows = (userId: string) =>
-    stack.db
-      .selectFrom('credit_lots')
-      .select(['id', 'category', 'source', 'amount', 'remaining', 'expires_at'])
-      .where('user_id', '=', userId)
-      .orderBy('id')
-      .execute();
-  const drawRows = (userId: string) =>
-    sql<{ reference: string; lot_id: number; amount: number }>`
-      SELECT e.reference, d.lot_id, d.amount FROM ledger_draws d JOIN ledger_entries e ON e.id = d.ledger_entry_id
-       WHERE e.user_id = ${userId} ORDER BY d.ledger_entry_id, d.lot_id`
-      .execute(stack.db)
-      .then((result) => result.rows);
+  const lotRows = (userId: string) => lotsOf(stack.db, userId);
+  const drawRows = (userId: string) => drawsOf(stack.db, userId);
 
-  const subscribe = async (userId: string, priceId: string, periodEnd: number) => {
-    const customer = stripeId('cus');
-    const subscriptionId = stripeId('sub');
-    const invoiceId = stripeId('in');
-    fake.putSubscription(stripeSubscription({ id: subscriptionId, customer, priceId, userId, periodEnd }));
-    const bodies = [
-      stripeEventBody('customer.subscription.created', { id: subscriptionId, object: 'subscription', customer }),
-      stripeEventBody(
-        'invoice.paid',
-        stripeInvoice({ id: invoiceId, subscription: subscriptionId, customer, priceId, amountPaid: 999, periodEnd }),
-      ),
-    ];
-    for (const body of bodies) expect(await deliver(body)).toMatchObject({ status: 'processed' });
-    return { invoiceId, bodies };
-  };
+  const subscribe = (userId: string, priceId: string, periodEnd: number) =>
+    subscribeUntil(stack, fake, { userId, priceId, periodEnd });
 
   it('a period_end invoice lot expires at its line period end, a pack never; a studio debit draws the subscription lot first; a pack refund takes from its own lot; a failed generation gives back to the lots it drew, an expired one included; replaying every event changes nothing', async () => {
     const userId = stripeId('user');
-    const periodEnd = Math.floor(Date.now() / 1000) + 30 * 24 * 3600;
+    const periodEnd = daysAhead(30);
     const { invoiceId, bodies } = await subscribe(userId, 'price_premium_monthly_expiring', periodEnd);
     const paymentIntentId = stripeId('pi');
     const pack = stripeEventBody(
@@ -184,15 +160,7 @@ describe('credit lots through the real flows', () => {
 
     // Replaying every event of the user changes nothing: lots, draws, balance.
     const before = { lots: await lotRows(userId), draws: await drawRows(userId), wallet: await wallet(userId) };
-    for (const body of [...bodies, pack, refund]) {
-      const [row] = await stack.inboxRows('stripe', JSON.parse(body).id);
-      const replays = row?.replays ?? 0;
-      expect((await stack.apiRequest(`/admin/events/${row?.id}/replay`, { method: 'POST' })).status).toBe(200);
-      await eventually('the replay to finish', async () => {
-        const [again] = await stack.inboxRows('stripe', JSON.parse(body).id);
-        return again?.status === 'processed' && again.replays === replays + 1 ? again : undefined;
-      });
-    }
+    await replayStripeEvents(stack, [...bodies, pack, refund]);
     expect({ lots: await lotRows(userId), draws: await drawRows(userId), wallet: await wallet(userId) }).toEqual(
       before,
     );
@@ -201,11 +169,7 @@ describe('credit lots through the real flows', () => {
 
   it("a chargeback takes from the disputed pack's lot first, and a won dispute gives back to that lot", async () => {
     const userId = stripeId('user');
-    const { invoiceId } = await subscribe(
-      userId,
-      'price_premium_monthly_expiring',
-      Math.floor(Date.now() / 1000) + 30 * 24 * 3600,
-    );
+    const { invoiceId } = await subscribe(userId, 'price_premium_monthly_expiring', daysAhead(30));
     const paymentIntent = stripeId('pi');
     const charge = stripeId('ch');
     const pack = stripeEventBody(
@@ -244,11 +208,7 @@ describe('credit lots through the real flows', () => {
 
   it("an annual plan's monthly grants each expire when the next is due, the last a month after its own", async () => {
     const userId = stripeId('user');
-    const { invoiceId } = await subscribe(
-      userId,
-      'price_premium_annual_expiring',
-      Math.floor(Date.now() / 1000) + 365 * 24 * 3600,
-    );
+    const { invoiceId } = await subscribe(userId, 'price_premium_annual_expiring', daysAhead(365));
     const installments = await stack.db
       .selectFrom('stripe_installments')
       .select(['id', 'sequence', 'due_at', 'lot_expires_at'])

@@ -2,6 +2,7 @@ import { findWallet } from '@tally/billing-core';
 import { processOne } from '../../support/engine';
 import { revenueCatTokenPurchase } from '../../support/events';
 import { FakeClock } from '../../support/fakes/fake-clock';
+import { ledgerOf } from '../../support/ledger';
 import { suiteStackWithFakeRevenueCat } from '../../support/suite';
 
 /** A NON_RENEWING_PURCHASE of tokens.100 naming one store transaction. */
@@ -31,13 +32,7 @@ describe('RevenueCat token pack verification', () => {
     return row.id;
   }
   const run = (inboxEventId: number) => processOne(stack.processorDeps({ clock }), inboxEventId);
-  const ledgerOf = (userId: string) =>
-    stack.db
-      .selectFrom('ledger_entries')
-      .select(['reference', 'amount', 'balance_after', 'reason'])
-      .where('user_id', '=', userId)
-      .orderBy('id')
-      .execute();
+  const ledger = (userId: string) => ledgerOf(stack.db, userId, ['reference', 'amount', 'balance_after', 'reason']);
   const rowOf = (inboxEventId: number) =>
     stack.db
       .selectFrom('inbox_events')
@@ -59,7 +54,7 @@ describe('RevenueCat token pack verification', () => {
     expect(parked).toMatchObject({ kind: 'failed', parked: true, code: 'purchase_not_found' });
 
     expect(await rowOf(id)).toMatchObject({ status: 'failed', outcome_code: 'purchase_not_found' });
-    expect(await ledgerOf('forge-victim')).toEqual([]);
+    expect(await ledger('forge-victim')).toEqual([]);
     expect(await findWallet(stack.db, 'forge-victim')).toEqual({ userId: 'forge-victim', balance: 0 });
     expect(fake.callsFor('forge-victim')).toBe(3);
   });
@@ -74,7 +69,7 @@ describe('RevenueCat token pack verification', () => {
     expect(replay.status).toBe(200);
     expect(await run(id)).toMatchObject({ kind: 'processed', code: 'already_credited' });
 
-    expect(await ledgerOf('genuine-user')).toEqual([
+    expect(await ledger('genuine-user')).toEqual([
       { reference: 'revenuecat:event:rc-genuine-1', amount: 100, balance_after: 100, reason: 'token_pack_purchase' },
     ]);
     expect(
@@ -100,14 +95,14 @@ describe('RevenueCat token pack verification', () => {
     const id = await store(purchase('rc-lag-1', 'lagging-user', 'tx-lag-1'));
     expect(await run(id)).toMatchObject({ kind: 'deferred' });
     expect(await run(id)).toMatchObject({ kind: 'deferred' });
-    expect(await ledgerOf('lagging-user')).toEqual([]);
+    expect(await ledger('lagging-user')).toEqual([]);
     expect(await rowOf(id)).toMatchObject({ status: 'received', outcome_code: 'waiting' });
 
     fake.addNonSubscription('lagging-user', 'tokens.100', 'tx-lag-1');
     expect(await run(id)).toMatchObject({ kind: 'processed', code: 'credited' });
     expect(await run(id)).toEqual({ kind: 'skipped', status: 'processed' });
     expect(fake.callsFor('lagging-user')).toBe(3);
-    expect(await ledgerOf('lagging-user')).toEqual([
+    expect(await ledger('lagging-user')).toEqual([
       { reference: 'revenuecat:event:rc-lag-1', amount: 100, balance_after: 100, reason: 'token_pack_purchase' },
     ]);
   });
@@ -118,7 +113,7 @@ describe('RevenueCat token pack verification', () => {
     expect(await run(genuine)).toMatchObject({ kind: 'processed', code: 'credited' });
     const forged = await store(purchase('rc-reuse-forged', 'reuse-user', 'tx-reuse-1'));
     expect(await run(forged)).toMatchObject({ kind: 'ignored', code: 'transaction_already_credited' });
-    expect(await ledgerOf('reuse-user')).toEqual([
+    expect(await ledger('reuse-user')).toEqual([
       {
         reference: 'revenuecat:event:rc-reuse-genuine',
         amount: 100,
@@ -132,7 +127,7 @@ describe('RevenueCat token pack verification', () => {
     const id = await store(purchase('rc-unknown-1', 'nobody-at-revenuecat', 'tx-unknown-1'));
     expect(await run(id)).toMatchObject({ kind: 'failed', parked: true, code: 'purchase_not_found' });
     expect(fake.unknownRequested).toContain('nobody-at-revenuecat');
-    expect(await ledgerOf('nobody-at-revenuecat')).toEqual([]);
+    expect(await ledger('nobody-at-revenuecat')).toEqual([]);
   });
 
   it('does not credit a pack listed under another product or another transaction', async () => {
@@ -140,6 +135,6 @@ describe('RevenueCat token pack verification', () => {
     fake.addNonSubscription('mismatch-user', 'tokens.100', 'tx-mismatch-other');
     const id = await store(purchase('rc-mismatch-1', 'mismatch-user', 'tx-mismatch-1'));
     expect(await run(id)).toMatchObject({ kind: 'deferred' });
-    expect(await ledgerOf('mismatch-user')).toEqual([]);
+    expect(await ledger('mismatch-user')).toEqual([]);
   });
 });

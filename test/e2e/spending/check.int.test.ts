@@ -1,7 +1,7 @@
-import { verifyLedger } from '@tally/billing-core';
-import { type Json, readJson } from '../../support/stack';
+import { answerOf, postAnswer } from '../../support/requests';
+import type { Json } from '../../support/stack';
 import { stripeId } from '../../support/stripe-events';
-import { suiteStack } from '../../support/suite';
+import { suiteStack, verifyLedgerAfterEach } from '../../support/suite';
 
 /**
  * `GET /v1/users/{userId}/check` (docs/holds.md "Check"), over HTTP against real Postgres: what it
@@ -10,14 +10,11 @@ import { suiteStack } from '../../support/suite';
 describe('check before spending', () => {
   const stack = suiteStack();
   beforeEach(() => stack.clock.reset());
-  afterEach(async () => {
-    expect(await verifyLedger(stack.db)).toMatchObject({ ok: true, discrepancies: [] });
-  });
+  verifyLedgerAfterEach(stack);
 
-  const answer = async (response: Response) => ({ status: response.status, body: await readJson(response) });
-  const post = (path: string, body: Json) => stack.apiRequest(path, { method: 'POST', body }).then(answer);
+  const post = (path: string, body: Json) => postAnswer(stack, path, body);
   const check = async (userId: string, query: string) =>
-    answer(await stack.apiRequest(`/v1/users/${userId}/check?${query}`));
+    answerOf(await stack.apiRequest(`/v1/users/${userId}/check?${query}`));
   const grant = (userId: string, amount: number) =>
     post(`/v1/users/${userId}/grants`, { amount, reference: `g-${stripeId('r')}` });
 

@@ -1,8 +1,9 @@
-import { verifyLedger, walletEntryDataSchema } from '@tally/billing-core';
+import { walletEntryDataSchema } from '@tally/billing-core';
 import { ledgerOf } from '../../support/ledger';
-import { type Json, readJson } from '../../support/stack';
+import { grantOverApi, postAnswer } from '../../support/requests';
+import type { Json } from '../../support/stack';
 import { stripeId } from '../../support/stripe-events';
-import { suiteStack } from '../../support/suite';
+import { suiteStack, verifyLedgerAfterEach } from '../../support/suite';
 
 /**
  * App debits (`POST /v1/users/{userId}/debits`, docs/holds.md "Debits"), over HTTP against real
@@ -11,18 +12,11 @@ import { suiteStack } from '../../support/suite';
  */
 describe('debits from the app', () => {
   const stack = suiteStack();
-  afterEach(async () => {
-    expect(await verifyLedger(stack.db)).toMatchObject({ ok: true, discrepancies: [] });
-  });
+  verifyLedgerAfterEach(stack);
 
-  const answer = async (response: Response) => ({ status: response.status, body: await readJson(response) });
   const post = (path: string, body: Json, headers: Record<string, string> = {}) =>
-    stack.apiRequest(path, { method: 'POST', body, headers }).then(answer);
-  const grant = async (userId: string, amount: number) => {
-    const granted = await post(`/v1/users/${userId}/grants`, { amount, reference: `g-${stripeId('r')}` });
-    expect(granted.status).toBe(201);
-    return granted.body.lotId as number;
-  };
+    postAnswer(stack, path, body, headers);
+  const grant = (userId: string, amount: number) => grantOverApi(stack, userId, amount);
   const debit = (userId: string, body: Json, headers: Record<string, string> = {}) =>
     post(`/v1/users/${userId}/debits`, body, headers);
   const ledger = async (userId: string) =>

@@ -1,9 +1,10 @@
-import { linkUserIds, verifyLedger } from '@tally/billing-core';
+import { linkUserIds } from '@tally/billing-core';
 import { sql } from 'kysely';
 import { runCli } from '../../support/built-process';
-import { eventually, type Json, readJson } from '../../support/stack';
+import { grantOverApi, postAnswer, untilDatabaseClockPast } from '../../support/requests';
+import { type Json, readJson } from '../../support/stack';
 import { stripeId } from '../../support/stripe-events';
-import { suiteStack } from '../../support/suite';
+import { suiteStack, verifyLedgerAfterEach } from '../../support/suite';
 
 // The CLI test starts several CLI processes (about 1 s each on an idle machine, far more under load).
 jest.setTimeout(180_000);
@@ -16,17 +17,10 @@ jest.setTimeout(180_000);
  */
 describe('holds in the support view, the admin API and the CLI', () => {
   const stack = suiteStack();
-  afterEach(async () => {
-    expect(await verifyLedger(stack.db)).toMatchObject({ ok: true, discrepancies: [] });
-  });
+  verifyLedgerAfterEach(stack);
 
-  const answer = async (response: Response) => ({ status: response.status, body: await readJson(response) });
-  const post = (path: string, body: Json = {}) => stack.apiRequest(path, { method: 'POST', body }).then(answer);
-  const grant = async (userId: string, amount: number) => {
-    const granted = await post(`/v1/users/${userId}/grants`, { amount, reference: `g-${stripeId('r')}` });
-    expect(granted.status).toBe(201);
-    return granted.body.lotId as number;
-  };
+  const post = (path: string, body: Json = {}) => postAnswer(stack, path, body);
+  const grant = (userId: string, amount: number) => grantOverApi(stack, userId, amount);
   const hold = async (userId: string, amount: number, reference: string, expiresInSeconds = 600) => {
     const placed = await post(`/v1/users/${userId}/holds`, { amount, reference, expiresInSeconds });
     expect(placed.status).toBe(201);
@@ -42,13 +36,7 @@ describe('holds in the support view, the admin API and the CLI', () => {
       .execute();
   const holdRow = (holdId: string) =>
     stack.db.selectFrom('holds').select(['status', 'released']).where('id', '=', holdId).executeTakeFirstOrThrow();
-  const untilPast = (expiresAt: string) =>
-    eventually(
-      `the database clock past ${expiresAt}`,
-      async () =>
-        (await sql<{ past: boolean }>`SELECT now() > ${expiresAt}::timestamptz AS past`.execute(stack.db)).rows[0]
-          ?.past,
-    );
+  const untilPast = (expiresAt: string) => untilDatabaseClockPast(stack.db, expiresAt);
 
   it("support's release answers like the app's (a repeat answers the first release, captured is 409 hold_not_active, another user's hold 404), audited as hold.release", async () => {
     const userId = stripeId('user');

@@ -1,9 +1,10 @@
 import { verifyLedger, walletEntryDataSchema } from '@tally/billing-core';
 import { sql } from 'kysely';
-import type { FakeStripe } from '../../support/fakes/fake-stripe';
 import { ledgerOf } from '../../support/ledger';
-import { eventually, type Json, readJson, startStackWithFakeStripe, type TestStack } from '../../support/stack';
+import { grantOverApi, postAnswer, untilDatabaseClockPast } from '../../support/requests';
+import { type Json, readJson } from '../../support/stack';
 import { stripeDispute, stripeEventBody, stripeId, stripePackIntent } from '../../support/stripe-events';
+import { suiteStackWithFakeStripe } from '../../support/suite';
 
 /**
  * Holds (docs/holds.md), over HTTP against real Postgres: placement under the wallet lock,
@@ -11,21 +12,11 @@ import { stripeDispute, stripeEventBody, stripeId, stripePackIntent } from '../.
  * expiry sweeper leaving held tokens alone, and a chargeback waiting for the hold's end.
  */
 describe('holds: reserve, capture, release, expire', () => {
-  let stack: TestStack;
-  let fake: FakeStripe;
+  const { stack, fake } = suiteStackWithFakeStripe({ worker: { concurrency: 2, roles: ['inbox', 'relay'] } });
   let sweep: () => Promise<void>;
-
-  beforeAll(async () => {
-    ({ stack, fake } = await startStackWithFakeStripe());
-    stack.startWorker({ concurrency: 2, roles: ['inbox', 'relay'] });
-    const sweeper = stack.startWorker({ roles: ['credit-expiry'] });
-    sweep = async () => {
-      const loop = sweeper.loops['credit-expiry'];
-      if (!loop) throw new Error('the credit-expiry role has no loop');
-      await loop.runOnce();
-    };
+  beforeAll(() => {
+    sweep = stack.startLoop('credit-expiry');
   });
-  afterAll(() => stack.stop());
 
   // Every test ends with the ledger clean: lots within bounds, balance = sum(remaining), draws = amounts.
   afterEach(async () => {
@@ -34,18 +25,9 @@ describe('holds: reserve, capture, release, expire', () => {
     expect(admin).toMatchObject({ ok: true });
   });
 
-  const answer = async (response: Response) => ({ status: response.status, body: await readJson(response) });
   const post = (path: string, body: Json = {}, headers: Record<string, string> = {}) =>
-    stack.apiRequest(path, { method: 'POST', body, headers }).then(answer);
-  const grant = async (userId: string, amount: number, expiresAt?: string) => {
-    const granted = await post(`/v1/users/${userId}/grants`, {
-      amount,
-      reference: `g-${stripeId('r')}`,
-      ...(expiresAt ? { expiresAt } : {}),
-    });
-    expect(granted.status).toBe(201);
-    return granted.body.lotId as number;
-  };
+    postAnswer(stack, path, body, headers);
+  const grant = (userId: string, amount: number, expiresAt?: string) => grantOverApi(stack, userId, amount, expiresAt);
   const hold = (userId: string, body: Json, headers: Record<string, string> = {}) =>
     post(`/v1/users/${userId}/holds`, body, headers);
   const capture = (userId: string, holdId: string, body: Json = {}) =>
@@ -65,14 +47,7 @@ describe('holds: reserve, capture, release, expire', () => {
         SELECT d.lot_id, d.amount FROM ledger_draws d JOIN ledger_entries e ON e.id = d.ledger_entry_id
          WHERE e.reference = ${reference} ORDER BY d.lot_id`.execute(stack.db)
     ).rows.map((row) => ({ lotId: Number(row.lot_id), amount: Number(row.amount) }));
-  /** Waits until the database clock is past the hold's expiresAt (polled, never assumed). */
-  const untilPast = (expiresAt: string) =>
-    eventually(
-      `the database clock past ${expiresAt}`,
-      async () =>
-        (await sql<{ past: boolean }>`SELECT now() > ${expiresAt}::timestamptz AS past`.execute(stack.db)).rows[0]
-          ?.past,
-    );
+  const untilPast = (expiresAt: string) => untilDatabaseClockPast(stack.db, expiresAt);
 
   it('ten concurrent holds of 30 on a balance of 100 give exactly three; the rest are 402 with what is available', async () => {
     const userId = stripeId('user');

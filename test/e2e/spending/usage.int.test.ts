@@ -1,8 +1,8 @@
-import { verifyLedger } from '@tally/billing-core';
 import { ledgerOf } from '../../support/ledger';
-import { type Json, readJson } from '../../support/stack';
+import { answerOf, grantOverApi, postAnswer } from '../../support/requests';
+import type { Json } from '../../support/stack';
 import { stripeId } from '../../support/stripe-events';
-import { suiteStack } from '../../support/suite';
+import { suiteStack, verifyLedgerAfterEach } from '../../support/suite';
 
 /**
  * Priced usage over HTTP (`POST /v1/users/{userId}/usage`, docs/features.md) against real Postgres,
@@ -11,18 +11,11 @@ import { suiteStack } from '../../support/suite';
  */
 describe('usage priced by the catalog', () => {
   const stack = suiteStack();
-  afterEach(async () => {
-    expect(await verifyLedger(stack.db)).toMatchObject({ ok: true, discrepancies: [] });
-  });
+  verifyLedgerAfterEach(stack);
 
-  const answer = async (response: Response) => ({ status: response.status, body: await readJson(response) });
   const post = (path: string, body: Json, headers: Record<string, string> = {}) =>
-    stack.apiRequest(path, { method: 'POST', body, headers }).then(answer);
-  const grant = async (userId: string, amount: number) => {
-    const granted = await post(`/v1/users/${userId}/grants`, { amount, reference: `g-${stripeId('r')}` });
-    expect(granted.status).toBe(201);
-    return granted.body.lotId as number;
-  };
+    postAnswer(stack, path, body, headers);
+  const grant = (userId: string, amount: number) => grantOverApi(stack, userId, amount);
   const use = (userId: string, body: Json, headers: Record<string, string> = {}) =>
     post(`/v1/users/${userId}/usage`, body, headers);
 
@@ -131,7 +124,7 @@ describe('usage priced by the catalog', () => {
   it('check agrees with the next usage: free, charged, short, unknown', async () => {
     const userId = stripeId('user');
     await grant(userId, 7);
-    const check = async (query: string) => answer(await stack.apiRequest(`/v1/users/${userId}/check?${query}`));
+    const check = async (query: string) => answerOf(await stack.apiRequest(`/v1/users/${userId}/check?${query}`));
     const agree = async (query: string, body: Json) => {
       const checked = await check(query);
       const used = await use(userId, body);
