@@ -9,6 +9,7 @@ import { revenueCatTokenPurchase } from '../../support/events';
 import { AppWebhookReceiver, newWebhookSecret } from '../../support/fakes/app-webhook-receiver';
 import { parkTokenPurchase, startBrokenRevenueCatWorker } from '../../support/parked-events';
 import { adminKey, eventually, type Json, readJson, TestStack } from '../../support/stack';
+import { untilAppWebhookMessage } from '../../support/waits';
 
 const outputDir = path.join(__dirname, '..', '..', '..', 'test-output');
 
@@ -204,16 +205,11 @@ describe('the console in a real browser', () => {
         deliveringTo(receiver, { roles: ['inbox', 'relay', 'app-webhooks'], retryScheduleMs: [50, 50] }),
       );
       await stack.postRevenueCat(revenueCatTokenPurchase({ id: 'rc-browser-msg', userId }));
-      const failed = await eventually(
+      const failed = await untilAppWebhookMessage(
+        stack.db,
+        userId,
+        'failed',
         'the credit message to fail for good',
-        async () => {
-          const row = await stack.db
-            .selectFrom('app_webhook_messages')
-            .selectAll()
-            .where('user_id', '=', userId)
-            .executeTakeFirst();
-          return row?.status === 'failed' ? row : undefined;
-        },
         20_000,
       );
       const id = toWebhookId(failed.message_id);

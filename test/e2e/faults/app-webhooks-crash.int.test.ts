@@ -3,6 +3,7 @@ import { testRedisUrl } from '@tally/billing-core/testing';
 import { RunningProcess } from '../../support/built-process';
 import { AppWebhookReceiver, newWebhookSecret } from '../../support/fakes/app-webhook-receiver';
 import { eventually, TestStack } from '../../support/stack';
+import { untilAppWebhookMessage } from '../../support/waits';
 
 /**
  * A real worker process (the built one) killed with SIGKILL while its delivery waits for the
@@ -68,16 +69,11 @@ describe('outbound app webhooks: a worker killed mid-delivery', () => {
         retentionDays: 30,
       },
     });
-    const delivered = await eventually(
+    const delivered = await untilAppWebhookMessage(
+      stack.db,
+      userId,
+      'delivered',
       'the message to be delivered by the live worker',
-      async () => {
-        const row = await stack.db
-          .selectFrom('app_webhook_messages')
-          .selectAll()
-          .where('user_id', '=', userId)
-          .executeTakeFirst();
-        return row?.status === 'delivered' ? row : undefined;
-      },
       20_000,
     );
     expect(delivered).toMatchObject({ attempts: 2, last_status_code: 204, last_error: null });

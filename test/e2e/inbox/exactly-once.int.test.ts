@@ -10,6 +10,7 @@ import { revenueCatTokenPurchase } from '../../support/events';
 import { ledgerOf } from '../../support/ledger';
 import { eventually } from '../../support/stack';
 import { suiteStack } from '../../support/suite';
+import { untilInboxRows } from '../../support/waits';
 
 describe('exactly-once effects under at-least-once delivery', () => {
   const stack = suiteStack();
@@ -138,14 +139,12 @@ describe('exactly-once effects under at-least-once delivery', () => {
       ids.map((id) => stack.postRevenueCat(revenueCatTokenPurchase({ id, userId: 'fleet-user' }))),
     );
     expect(responses.every((response) => response.status === 200)).toBe(true);
-    await eventually('all 40 events to be processed', async () => {
-      const rows = await stack.db
-        .selectFrom('inbox_events')
-        .select('status')
-        .where('user_id', '=', 'fleet-user')
-        .execute();
-      return rows.length === 40 && rows.every((row) => row.status === 'processed');
-    });
+    await untilInboxRows(
+      stack.db,
+      { userId: 'fleet-user' },
+      { status: 'processed', count: 40 },
+      'all 40 events to be processed',
+    );
     const ledger = await ledgerOf(stack.db, 'fleet-user', ['balance_before', 'balance_after']);
     expect(ledger).toEqual(
       Array.from({ length: 40 }, (_, i) => ({ balance_before: i * 100, balance_after: (i + 1) * 100 })),

@@ -3,6 +3,7 @@ import { revenueCatTokenPurchase } from '../../support/events';
 import { inboxHistoryOf, recordInboxHistory, retriesBeforeDue } from '../../support/inbox-history';
 import { eventually } from '../../support/stack';
 import { suiteStack } from '../../support/suite';
+import { untilInboxRows } from '../../support/waits';
 
 /**
  * A RevenueCat handler whose provider read fails while `failing` is true, as when RevenueCat's
@@ -155,14 +156,12 @@ describe('processing failures: retries, parking and requeue', () => {
     for (const id of ['rc-batch-1', 'rc-batch-2']) {
       await stack.postRevenueCat(revenueCatTokenPurchase({ id, userId: 'batch-user' }));
     }
-    await eventually('both events to be parked', async () => {
-      const rows = await stack.db
-        .selectFrom('inbox_events')
-        .select('status')
-        .where('user_id', '=', 'batch-user')
-        .execute();
-      return rows.length === 2 && rows.every((row) => row.status === 'failed');
-    });
+    await untilInboxRows(
+      stack.db,
+      { userId: 'batch-user' },
+      { status: 'failed', count: 2 },
+      'both events to be parked',
+    );
     state.failing = false;
     const response = await stack.apiRequest('/admin/events/requeue', {
       method: 'POST',
@@ -170,14 +169,7 @@ describe('processing failures: retries, parking and requeue', () => {
     });
     expect(response.status).toBe(200);
     expect(await response.json()).toMatchObject({ requeued: 2, enqueued: 2, deferred: 0 });
-    await eventually('both events to be processed', async () => {
-      const rows = await stack.db
-        .selectFrom('inbox_events')
-        .select('status')
-        .where('user_id', '=', 'batch-user')
-        .execute();
-      return rows.every((row) => row.status === 'processed');
-    });
+    await untilInboxRows(stack.db, { userId: 'batch-user' }, { status: 'processed' }, 'both events to be processed');
     expect(await findWallet(stack.db, 'batch-user')).toEqual({ userId: 'batch-user', balance: 200 });
 
     const processed = await findRow('rc-batch-1');

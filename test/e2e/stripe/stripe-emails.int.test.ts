@@ -6,6 +6,7 @@ import { LocalSmtp } from '../../support/fakes/local-smtp';
 import { adminKey, eventually, signStripe, startStackWithFakeStripe, type TestStack } from '../../support/stack';
 import { stripeEventBody, stripeId, stripePackIntent } from '../../support/stripe-events';
 import { stripeStateOf } from '../../support/stripe-state';
+import { untilEmail } from '../../support/waits';
 
 describe('Stripe confirmation emails', () => {
   let stack: TestStack;
@@ -50,14 +51,7 @@ describe('Stripe confirmation emails', () => {
       );
       expect((await stack.postStripe(body, signStripe(body))).status).toBe(200);
     }
-    const email = await eventually('the email to be sent', async () => {
-      const row = await stack.db
-        .selectFrom('email_outbox')
-        .selectAll()
-        .where('user_id', '=', userId)
-        .executeTakeFirst();
-      return row?.status === 'sent' ? row : undefined;
-    });
+    const email = await untilEmail(stack.db, userId, 'sent', 'the email to be sent');
     expect(email).toMatchObject({ to_address: 'buyer@example.com', attempts: 3, subject: 'Your token purchase' });
     expect(email.last_error).toBeNull();
     expect(smtp.refused).toBe(2);
@@ -100,14 +94,7 @@ describe('Stripe confirmation emails', () => {
         stripePackIntent({ id: paymentIntentId, userId, customer, email: address }),
       ),
     );
-    const parked = await eventually('the email to be parked after its attempts', async () => {
-      const row = await stack.db
-        .selectFrom('email_outbox')
-        .selectAll()
-        .where('user_id', '=', userId)
-        .executeTakeFirst();
-      return row?.status === 'failed' ? row : undefined;
-    });
+    const parked = await untilEmail(stack.db, userId, 'failed', 'the email to be parked after its attempts');
     expect(parked).toMatchObject({ attempts: 2, to_address: address, sent_at: null });
     expect(parked.last_error).toContain('mailbox temporarily unavailable');
     const before = await stripeStateOf(stack.db, userId);

@@ -4,6 +4,7 @@ import { stripeTokenPackPayment } from '../../support/events';
 import { ledgerOf } from '../../support/ledger';
 import { eventually, readJson, signStripe, stripeOldSecret, stripeSecret } from '../../support/stack';
 import { suiteStack } from '../../support/suite';
+import { untilInboxRows } from '../../support/waits';
 
 describe('Stripe webhooks', () => {
   const stack = suiteStack({ worker: {} });
@@ -60,14 +61,12 @@ describe('Stripe webhooks', () => {
       const body = stripeTokenPackPayment({ eventId, paymentIntentId: 'pi_same', userId: 'stripe-user-2' });
       expect((await stack.postStripe(body, signStripe(body))).status).toBe(200);
     }
-    await eventually('both events to finish', async () => {
-      const rows = await stack.db
-        .selectFrom('inbox_events')
-        .select('status')
-        .where('provider_payment_intent_id', '=', 'pi_same')
-        .execute();
-      return rows.length === 2 && rows.every((row) => row.status === 'processed');
-    });
+    await untilInboxRows(
+      stack.db,
+      { paymentIntentId: 'pi_same' },
+      { status: 'processed', count: 2 },
+      'both events to finish',
+    );
     const ledger = await ledgerOf(stack.db, 'stripe-user-2', ['reference', 'amount']);
     expect(ledger).toEqual([{ reference: 'stripe:payment:pi_same', amount: 100 }]);
   });
