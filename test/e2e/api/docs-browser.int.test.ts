@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { apiRoutes } from '../../../apps/api/src/routes/api-routes';
 import { chromiumPath, haveChromium, launchBrowser, runBrowserTest } from '../../support/browser';
-import { TestStack } from '../../support/stack';
+import { suiteStack } from '../../support/suite';
 
 const outputDir = path.join(__dirname, '..', '..', '..', 'test-output');
 
@@ -13,13 +13,7 @@ if (!runBrowserTest) {
 }
 
 describe('/docs, the API reference, in a real browser', () => {
-  let stack: TestStack;
-  beforeAll(async () => {
-    stack = await TestStack.start();
-  });
-  afterAll(async () => {
-    await stack?.stop();
-  });
+  const stack = suiteStack();
 
   (runBrowserTest ? it : it.skip)(
     'renders every route and the app webhooks from /openapi.json, asking nothing of another origin',

@@ -4,16 +4,11 @@ import path from 'node:path';
 import { buildOpenApiDocument } from '../../../apps/api/src/openapi/openapi-document';
 import { matchAnswer } from '../../support/openapi-answers';
 import { openApiCoverage, reportOpenApiCoverage } from '../../support/openapi-coverage';
-import { readJson, TestStack } from '../../support/stack';
+import { readJson } from '../../support/stack';
+import { suiteStack } from '../../support/suite';
 
 describe('GET /openapi.json, and every e2e answer matched against it', () => {
-  let stack: TestStack;
-  beforeAll(async () => {
-    stack = await TestStack.start();
-  });
-  afterAll(async () => {
-    await stack?.stop();
-  });
+  const stack = suiteStack();
 
   it('serves the document without a key, with a Request-Id', async () => {
     const response = await fetch(`http://127.0.0.1:${stack.api.port}/openapi.json`);

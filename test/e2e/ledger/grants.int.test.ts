@@ -1,5 +1,6 @@
 import { postLedgerEntry } from '@tally/billing-core';
 import { sql } from 'kysely';
+import { auditOf } from '../../support/audit';
 import { runCli } from '../../support/built-process';
 import { ledgerOf, lotsOf } from '../../support/ledger';
 import { basicAuth } from '../../support/parked-events';
@@ -23,13 +24,7 @@ describe('grants of promotional tokens and voids of lots', () => {
   const balance = async (userId: string) =>
     (await stack.db.selectFrom('wallets').select('balance').where('user_id', '=', userId).executeTakeFirst())
       ?.balance ?? 0;
-  const auditRows = (action: string) =>
-    stack.db
-      .selectFrom('admin_audit')
-      .select(['action', 'surface', 'target_kind', 'target_id', 'status_code', 'outcome'])
-      .where('action', '=', action)
-      .orderBy('id')
-      .execute();
+  const auditRows = (action: string) => auditOf(stack.db, { action });
 
   it('a grant retried with its reference grants once (with or without an Idempotency-Key), another amount or expiry is 409 reference_conflict, and bad bodies are 400', async () => {
     const userId = stripeId('user');
@@ -349,12 +344,7 @@ describe('tally grant and tally user (the CLI, against the database)', () => {
       .where('user_id', '=', userId)
       .execute();
     expect(ledger).toEqual([{ reference: 'admin:grant:ticket-77', amount: 25, reason: 'admin_grant' }]);
-    const audit = await stack.db
-      .selectFrom('admin_audit')
-      .select(['action', 'surface', 'target_id', 'outcome'])
-      .where('target_id', '=', userId)
-      .orderBy('id')
-      .execute();
+    const audit = await auditOf(stack.db, { targetIds: [userId] }, ['action', 'surface', 'target_id', 'outcome']);
     expect(audit).toEqual([
       { action: 'user.grant', surface: 'cli', target_id: userId, outcome: 'ok' },
       { action: 'user.grant', surface: 'cli', target_id: userId, outcome: 'ok' },

@@ -1,14 +1,8 @@
-import { TestStack } from '../../support/stack';
+import { suiteStack } from '../../support/suite';
 
 /** startWorkerRuntime runs the roles it is given from the role table, and no other. */
 describe('worker runtime: roles from the table', () => {
-  let stack: TestStack;
-  beforeAll(async () => {
-    stack = await TestStack.start();
-  });
-  afterAll(async () => {
-    await stack.stop();
-  });
+  const stack = suiteStack();
 
   it('starts the loops of the named roles only, and stop() ends them', async () => {
     const loops = stack.startWorker({ roles: ['retention', 'installments'] });

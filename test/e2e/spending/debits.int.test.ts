@@ -1,5 +1,5 @@
 import { walletEntryDataSchema } from '@tally/billing-core';
-import { ledgerOf } from '../../support/ledger';
+import { ledgerOf, lotsOf } from '../../support/ledger';
 import { grantOverApi, postAnswer } from '../../support/requests';
 import type { Json } from '../../support/stack';
 import { stripeId } from '../../support/stripe-events';
@@ -128,12 +128,7 @@ describe('debits from the app', () => {
     ]);
     const captured = await post(`/v1/users/${userId}/holds/${held.body.id}/capture`, {});
     expect(captured).toMatchObject({ status: 200, body: { captured: 20, balance: 60, available: 60 } });
-    const lots = await stack.db
-      .selectFrom('credit_lots')
-      .select(['id', 'remaining'])
-      .where('user_id', '=', userId)
-      .orderBy('id')
-      .execute();
+    const lots = await lotsOf(stack.db, userId, ['id', 'remaining']);
     expect(lots).toEqual([
       { id: soon.body.lotId, remaining: 0 },
       { id: never, remaining: 60 },

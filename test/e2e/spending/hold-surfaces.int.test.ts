@@ -1,5 +1,6 @@
 import { linkUserIds } from '@tally/billing-core';
 import { sql } from 'kysely';
+import { auditOf } from '../../support/audit';
 import { runCli } from '../../support/built-process';
 import { grantOverApi, postAnswer, untilDatabaseClockPast } from '../../support/requests';
 import { type Json, readJson } from '../../support/stack';
@@ -27,13 +28,7 @@ describe('holds in the support view, the admin API and the CLI', () => {
     return placed.body.id as string;
   };
   const adminRelease = (userId: string, holdId: string) => post(`/admin/users/${userId}/holds/${holdId}/release`);
-  const auditOf = (holdIds: string[]) =>
-    stack.db
-      .selectFrom('admin_audit')
-      .select(['action', 'surface', 'target_kind', 'target_id', 'status_code', 'outcome'])
-      .where('target_id', 'in', holdIds)
-      .orderBy('id')
-      .execute();
+  const auditOfHolds = (holdIds: string[]) => auditOf(stack.db, { targetIds: holdIds });
   const holdRow = (holdId: string) =>
     stack.db.selectFrom('holds').select(['status', 'released']).where('id', '=', holdId).executeTakeFirstOrThrow();
   const untilPast = (expiresAt: string) => untilDatabaseClockPast(stack.db, expiresAt);
@@ -75,7 +70,7 @@ describe('holds in the support view, the admin API and the CLI', () => {
         (row) => row.reference,
       ),
     ).toEqual([expect.stringMatching(/^grant:/), `hold:${c}:capture`]);
-    expect(await auditOf([a, c, otherHold])).toEqual([
+    expect(await auditOfHolds([a, c, otherHold])).toEqual([
       { action: 'hold.release', surface: 'api', target_kind: 'hold', target_id: a, status_code: 200, outcome: 'ok' },
       { action: 'hold.release', surface: 'api', target_kind: 'hold', target_id: a, status_code: 200, outcome: 'ok' },
       {
@@ -117,13 +112,13 @@ describe('holds in the support view, the admin API and the CLI', () => {
       await sql`INSERT INTO test_hold_audit_refused VALUES (${holdId})`.execute(stack.db);
       expect((await adminRelease(encodeURIComponent(alias), holdId)).status).toBe(500);
       expect(await holdRow(holdId)).toEqual({ status: 'held', released: null });
-      expect(await auditOf([holdId])).toEqual([]);
+      expect(await auditOfHolds([holdId])).toEqual([]);
       await sql`DELETE FROM test_hold_audit_refused`.execute(stack.db);
       expect(await adminRelease(encodeURIComponent(alias), holdId)).toEqual({
         status: 200,
         body: { id: holdId, status: 'released', available: 50 },
       });
-      expect(await auditOf([holdId])).toEqual([expect.objectContaining({ target_id: holdId, outcome: 'ok' })]);
+      expect(await auditOfHolds([holdId])).toEqual([expect.objectContaining({ target_id: holdId, outcome: 'ok' })]);
     } finally {
       await sql`DROP TRIGGER test_refuse_hold_audit_trg ON admin_audit`.execute(stack.db);
       await sql`DROP FUNCTION test_refuse_hold_audit()`.execute(stack.db);
@@ -258,19 +253,14 @@ describe('holds in the support view, the admin API and the CLI', () => {
       available: 55,
     });
     expect(
-      (await auditOf([toRelease, captured, kept])).map((row) => [row.surface, row.target_id, row.outcome]),
+      (await auditOfHolds([toRelease, captured, kept])).map((row) => [row.surface, row.target_id, row.outcome]),
     ).toEqual([
       ['cli', toRelease, 'ok'],
       ['cli', toRelease, 'ok'],
       ['cli', captured, 'hold_not_active'],
       ['cli', kept, 'ok'],
     ]);
-    const note = await stack.db
-      .selectFrom('admin_audit')
-      .select(['action', 'request'])
-      .where('target_id', '=', toRelease)
-      .orderBy('id')
-      .executeTakeFirstOrThrow();
+    const [note] = await auditOf(stack.db, { targetIds: [toRelease] }, ['action', 'request']);
     expect(note).toMatchObject({
       action: 'hold.release',
       request: expect.objectContaining({ body: { note: 'ticket 9' } }),

@@ -14,18 +14,13 @@ import { createInboxBatcher } from '../../../apps/ingest/src/inbox-batcher';
 import { revenueCatTokenPurchase, stripeTokenPackPayment } from '../../support/events';
 import { DisposableRedis } from '../../support/redis-server';
 import { defaultIngestBatching, eventually, readJson, signStripe, TestStack } from '../../support/stack';
+import { suiteStack } from '../../support/suite';
 
 const silent = createLogger({ name: 'test', level: 'silent' });
 const stripeDraft = (eventId: string) => toStripeInboxDraftFromBody(stripeTokenPackPayment({ eventId }));
 
 describe('ingest batching: one insert and one bulk enqueue for concurrent webhooks, each answer after its own commit', () => {
-  let stack: TestStack;
-  beforeAll(async () => {
-    stack = await TestStack.start();
-  });
-  afterAll(async () => {
-    await stack.stop();
-  });
+  const stack = suiteStack();
 
   /** A batcher on the stack's database and queue that records every bulk enqueue it makes. */
   function batcher(maxConcurrentBatches = 1) {

@@ -1,6 +1,7 @@
 import { findWallet, verifyLedger } from '@tally/billing-core';
 import { sql } from 'kysely';
 import { revenueCatTokenPackRefund, revenueCatTokenPurchase } from '../../support/events';
+import { lotsOf } from '../../support/ledger';
 import { stripeDispute, stripeEventBody, stripePackIntent, stripeRefundedCharge } from '../../support/stripe-events';
 import { quickRetryLater, suiteStackWithFakeStripe } from '../../support/suite';
 
@@ -90,12 +91,7 @@ describe('outside ids of 255 characters', () => {
       { reference: `stripe:dispute:${ids.dispute}`, amount: -50, balance_after: 7 },
       { reference: `stripe:dispute:${ids.dispute}:reinstated`, amount: 50, balance_after: 57 },
     ]);
-    const lots = await stack.db
-      .selectFrom('credit_lots')
-      .select(['source', 'remaining'])
-      .where('user_id', '=', userId)
-      .orderBy('id')
-      .execute();
+    const lots = await lotsOf(stack.db, userId, ['source', 'remaining']);
     expect(lots).toEqual([
       { source: `stripe:payment:${ids.paymentIntent}`, remaining: 50 },
       { source: `lot:opening:${userId}`, remaining: 7 },
