@@ -56,6 +56,20 @@ function anchorsOf(markdown: string): Set<string> {
   return anchors;
 }
 
+/** A path under the repository, or a last segment with `*` matching a file of its folder. */
+function matchesAFile(named: string): boolean {
+  if (existsSync(path.join(root, named))) return true;
+  const folder = path.join(root, path.dirname(named));
+  const last = path.basename(named);
+  if (!last.includes('*') || !existsSync(folder)) return false;
+  const pattern = new RegExp(`^${last.split('*').map(escapeRegExp).join('.*')}$`);
+  return readdirSync(folder).some((file) => pattern.test(file));
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
+}
+
 describe('documentation links', () => {
   it('point at files and headings that exist', () => {
     const broken: string[] = [];
@@ -82,6 +96,22 @@ describe('documentation links', () => {
       }
     }
     expect(broken).toEqual([]);
+    expect(checked).toBeGreaterThan(50);
+  });
+
+  it('name test files and folders that exist (`test/…` in code spans, `*` as a wildcard)', () => {
+    const missing: string[] = [];
+    let checked = 0;
+    for (const page of pages) {
+      for (const line of proseOf(readFileSync(path.join(root, page), 'utf8'))) {
+        for (const match of line.matchAll(/`(test\/[^`\s]+)`/g)) {
+          const named = match[1] ?? '';
+          checked += 1;
+          if (!matchesAFile(named)) missing.push(`${page}: ${named}`);
+        }
+      }
+    }
+    expect(missing).toEqual([]);
     expect(checked).toBeGreaterThan(50);
   });
 

@@ -350,7 +350,7 @@ describe('infra/k8s', () => {
     });
     expect(Object.values(rolesByDeployment).flat().sort()).toEqual([...workerRoles].sort());
     // Two replicas for availability, reconcile included: a pass holds a lease in Postgres
-    // and the other replica skips (test/e2e/reconcile-loop.int.test.ts proves it).
+    // and the other replica skips (test/e2e/stripe/reconcile-loop.int.test.ts proves it).
     expect(deployment('tally-worker-scheduler').spec.replicas).toBe(2);
   });
 });

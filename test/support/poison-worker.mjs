@@ -1,7 +1,7 @@
 // A worker process whose RevenueCat handler kills the process (SIGKILL, no chance to record
 // anything) for events whose id starts with "poison-": an event that crashes its worker. Built
 // from the compiled worker runtime exactly as apps/worker's main composes it; run by
-// test/e2e/poison.int.test.ts, which restarts it each time it dies, as Kubernetes would.
+// test/e2e/inbox/poison.int.test.ts, which restarts it each time it dies, as Kubernetes would.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInboxHandlers, exampleCatalogPath, loadCatalog } from '@tally/billing-core';

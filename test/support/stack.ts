@@ -14,6 +14,8 @@ import {
   loadCatalog,
   type Provider,
   type ProviderPorts,
+  plainLots,
+  postLedgerEntry,
   type RetryLaterSettings,
   type StudioJob,
   studioRelaySource,
@@ -221,19 +223,27 @@ export class TestStack {
   /** `http` sets the slow-client timeouts of the ingest and api servers (production defaults otherwise). */
   static async start(options: TestStackOptions = {}): Promise<TestStack> {
     const stack = new TestStack(options.redisUrl, options.http);
-    if (options.ports) stack.ports = options.ports;
-    if (options.policy) stack.policy = options.policy;
-    if (options.verifyRevenueCatPurchases !== undefined)
-      stack.verifyRevenueCatPurchases = options.verifyRevenueCatPurchases;
-    stack.apiFailedAuthLimit = options.apiFailedAuthLimit;
-    stack.apiAnswerDeadlineMs = options.apiAnswerDeadlineMs;
-    stack.lowBalanceThreshold = options.lowBalanceThreshold;
-    stack.loggers = options.loggers ?? {};
-    stack.apiReadiness = options.apiReadiness ?? {};
-    if (options.ingestMaxInFlight !== undefined) stack.ingestMaxInFlight = options.ingestMaxInFlight;
-    if (options.appWebhookDelivery !== undefined) stack.appWebhookDelivery = options.appWebhookDelivery;
-    await stack.init(options.appWebhookHandOff ?? false);
+    await stack.begin(options);
     return stack;
+  }
+
+  /**
+   * Starts a stack made with `new TestStack(redisUrl, http)` (the rest of `options`): suite.ts makes
+   * the object when a describe block is declared and starts it in the block's beforeAll.
+   */
+  async begin(options: Omit<TestStackOptions, 'redisUrl' | 'http'> = {}): Promise<void> {
+    if (options.ports) this.ports = options.ports;
+    if (options.policy) this.policy = options.policy;
+    if (options.verifyRevenueCatPurchases !== undefined)
+      this.verifyRevenueCatPurchases = options.verifyRevenueCatPurchases;
+    this.apiFailedAuthLimit = options.apiFailedAuthLimit;
+    this.apiAnswerDeadlineMs = options.apiAnswerDeadlineMs;
+    this.lowBalanceThreshold = options.lowBalanceThreshold;
+    this.loggers = options.loggers ?? {};
+    this.apiReadiness = options.apiReadiness ?? {};
+    if (options.ingestMaxInFlight !== undefined) this.ingestMaxInFlight = options.ingestMaxInFlight;
+    if (options.appWebhookDelivery !== undefined) this.appWebhookDelivery = options.appWebhookDelivery;
+    await this.init(options.appWebhookHandOff ?? false);
   }
 
   /** The handlers a worker's composition root would build from the stack's ports and policy. */
@@ -268,6 +278,14 @@ export class TestStack {
   /** One unit of work with the api's outbox, for tests that post ledger entries or messages directly. */
   transaction<T>(work: (uow: UnitOfWork) => Promise<T>): Promise<T> {
     return inUnitOfWork({ db: this.db, outbox: this.outbox }, work);
+  }
+
+  /**
+   * Posts one ledger entry of plain lots (a test's own grant, or a spend from the oldest lots) in a
+   * unit of work of its own, through the ledger as every write of money goes.
+   */
+  postPlainEntry(entry: { userId: string; reference: string; amount: number; reason: string }) {
+    return this.transaction((uow) => postLedgerEntry(uow, { ...entry, lots: plainLots(entry.amount) }));
   }
 
   get db() {
@@ -421,6 +439,16 @@ export class TestStack {
     });
     this.workers.push(runtime);
     return runtime;
+  }
+
+  /**
+   * Starts a worker that runs only the loop of `role` (the credit-expiry sweeper, the installments…)
+   * and returns that loop's runOnce, for a test to run it by hand.
+   */
+  startLoop(role: WorkerRole, settings: WorkerSettings = {}): () => Promise<void> {
+    const loop = this.startWorker({ ...settings, roles: [role] }).loops[role];
+    if (!loop) throw new Error(`the ${role} role has no loop`);
+    return () => loop.runOnce();
   }
 
   /** The inbox rows stored for one provider event id (0 or 1: the unique index keeps it so). */

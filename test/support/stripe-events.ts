@@ -60,6 +60,11 @@ export function stripeSubscription(options: {
   };
 }
 
+/** The paid first invoice of an annual premium subscription (9990: its first twelfth credited, eleven scheduled). */
+export function stripeAnnualInvoice(options: { id: string; subscription: string; customer: string }) {
+  return stripeInvoice({ ...options, priceId: 'price_premium_annual', amountPaid: 9990 });
+}
+
 /** A paid subscription invoice in the current shape (subscription under parent.subscription_details). */
 export function stripeInvoice(options: {
   id: string;

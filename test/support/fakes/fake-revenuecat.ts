@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { RevenueCatSubscription } from '@tally/billing-core';
+import { createRevenueCatApiClient, type RevenueCatApi, type RevenueCatSubscription } from '@tally/billing-core';
 import { ProviderFaults } from './provider-faults';
 
 /** A scripted answer the fake gives instead of the subscriber (once per script entry). */
@@ -61,6 +61,11 @@ export class FakeRevenueCat {
 
   get baseUrl(): string {
     return `http://127.0.0.1:${this.port}`;
+  }
+
+  /** Tally's RevenueCat port (the real REST client) pointed at this fake. */
+  api(timeoutMs = 2_000): RevenueCatApi {
+    return createRevenueCatApiClient({ apiKey: fakeRevenueCatApiKey, baseUrl: this.baseUrl, timeoutMs });
   }
 
   /**
@@ -156,7 +161,8 @@ export class FakeRevenueCat {
     return total;
   }
 
-  private async listen(): Promise<void> {
+  /** Starts a fake made with `new FakeRevenueCat()` on a free port (what start() does). */
+  async listen(): Promise<void> {
     this.server = createServer((req, res) => {
       this.handle(req, res).catch(() => {
         if (!res.headersSent) res.writeHead(500);

@@ -43,12 +43,17 @@ export class FakeStripe {
 
   static async start(): Promise<FakeStripe> {
     const fake = new FakeStripe();
-    fake.server = createServer((req, res) => {
-      void fake.handle(req, res);
-    });
-    await new Promise<void>((resolve) => fake.server.listen(0, '127.0.0.1', resolve));
-    fake.port = (fake.server.address() as AddressInfo).port;
+    await fake.listen();
     return fake;
+  }
+
+  /** Starts a fake made with `new FakeStripe()` on a free port (what start() does). */
+  async listen(): Promise<void> {
+    this.server = createServer((req, res) => {
+      void this.handle(req, res);
+    });
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.port = (this.server.address() as AddressInfo).port;
   }
 
   get baseUrl(): string {
