@@ -1,4 +1,3 @@
-import { verifyLedger } from '@tally/billing-core';
 import { runCli } from '../../support/built-process';
 import { ledgerOf } from '../../support/ledger';
 import { basicAuth } from '../../support/parked-events';
@@ -242,6 +241,33 @@ describe('usage priced by the catalog', () => {
     expect(video).toMatchObject({ date: today, uses: expect.any(Number), users: expect.any(Number) });
     expect(video.users).toBeGreaterThanOrEqual(2);
     expect(across.body.days.every((d: Json) => d.feature === 'video')).toBe(true);
+    // The console shows the user's uses per feature, and the overview the tokens per feature per day.
+    const consolePage = async (path: string) =>
+      (
+        await fetch(`http://127.0.0.1:${stack.api.port}/admin/console${path}`, {
+          headers: { authorization: basicAuth('support', adminKey) },
+        })
+      ).text();
+    const userPage = await consolePage(`/users/${userA}`);
+    expect(userPage).toContain('Usage per feature (last 30 days)');
+    expect(userPage).toMatch(
+      /<td>video<\/td>\s*<td><\/td>\s*<td>2<\/td>\s*<td>0<\/td>\s*<td><span class="mono">second 7<\/span><\/td>\s*<td class="num">14<\/td>/,
+    );
+    const overview = await consolePage('');
+    expect(overview).toContain('Tokens spent per feature per day');
+    expect(overview).toMatch(/tokens spent on video: \d+ in the last 14 days/);
+    // The CLI prints the same report.
+    const cli = await runCli(['usage', userA, '--from', today, '--to', today, '--json'], {
+      DATABASE_URL: stack.database.url,
+    });
+    expect({ code: cli.code, report: JSON.parse(cli.stdout) }).toEqual({
+      code: 0,
+      report: { userId: userA, from: today, to: today, days: report.body.days },
+    });
+    const refused = await runCli(['usage', userA, '--from', '2031-01-02', '--to', '2031-01-01'], {
+      DATABASE_URL: stack.database.url,
+    });
+    expect({ code: refused.code, stderr: refused.stderr }).toEqual({ code: 1, stderr: '--from is after --to\n' });
     for (const bad of [
       'from=2031-01-02&to=2031-01-01',
       'from=2030-01-01&to=2031-01-02',

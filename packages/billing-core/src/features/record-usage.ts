@@ -1,7 +1,6 @@
 import { sql } from 'kysely';
 import type { Catalog } from '../catalog/catalog';
 import { lockStudioUser } from '../db/lock-studio-user';
-import type { FeatureUsesTable } from '../db/schema';
 import { InsufficientBalanceError, LedgerReferenceConflictError } from '../errors';
 import { lockWalletFunds } from '../holds/lock-wallet-funds';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
