@@ -146,6 +146,14 @@ describe('the engine the flows plug into', () => {
     expect(applied).toBe(parked.deferrals);
     expect(await ledgerOf(stack.db, 'forever-user')).toEqual([]);
     expect(await findWallet(stack.db, 'forever-user')).toEqual({ userId: 'forever-user', balance: 0 });
+    // The pack hands its credit over, so what its apply wrote is the store transaction's fence:
+    // rolled back with the rest.
+    const fences = await stack.db
+      .selectFrom('revenuecat_pack_transactions')
+      .select('store_transaction_id')
+      .where('inbox_event_id', '=', parked.id)
+      .execute();
+    expect(fences).toEqual([]);
     const job = await stack.queue.getJob(inboxJobId(parked.id));
     expect(await job?.getState()).toBe('failed');
   });

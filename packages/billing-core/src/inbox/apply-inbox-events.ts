@@ -49,7 +49,7 @@ export type RollbackCause =
 const claim: RollbackCause = { kind: 'claim' };
 
 /**
- * The engine's one transaction body, for every attempt (docs/engine.md#one-attempt): the users'
+ * The engine's one transaction body, for every attempt (docs/engine.md#one-attempt-path): the users'
  * advisory locks in the one order and the rows (claimed rows also row-locked), then each event in
  * id order (one user's events see each other's effects) applied, the postings its handler handed
  * over made by the ledger (pendingPostings: a batch's together, before any apply that touches

@@ -13,7 +13,7 @@ export type { InboxProcessorDeps, ProcessInboxEventResult, RetryLaterSettings } 
  * Processes inbox rows: the engine's one entry point (a single event is a batch of one), safe to
  * call concurrently from any replica; results come back in the order of `inboxEventIds`. Every
  * attempt runs one path (runAttempt): the claim first when planAttempt says so, the one
- * transaction (applyInboxEvents), then the outcome recorded (docs/engine.md#one-attempt). How the
+ * transaction (applyInboxEvents), then the outcome recorded (docs/engine.md#one-attempt-path). How the
  * ids were gathered is the caller's business: first runs share one transaction, claimed events
  * run one each. Throws only when the database itself fails.
  */
