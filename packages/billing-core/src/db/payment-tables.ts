@@ -63,9 +63,12 @@ export interface StripeCustomersTable {
 export type PaymentKind = 'token_pack' | 'topup' | 'subscription_invoice';
 export type PaymentStatus = 'succeeded' | 'partially_refunded' | 'refunded';
 
+/** Payments are Stripe's (the provider list itself is `providers`, db/schema.ts). */
+type PaymentProvider = 'stripe';
+
 export interface PaymentsTable {
   id: Generated<number>;
-  provider: ColumnType<'stripe', 'stripe' | undefined, 'stripe'>;
+  provider: ColumnType<PaymentProvider, PaymentProvider | undefined, PaymentProvider>;
   provider_payment_id: string;
   user_id: string;
   kind: PaymentKind;
