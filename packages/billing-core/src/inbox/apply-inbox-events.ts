@@ -93,11 +93,15 @@ export async function applyInboxEvents(engine: Engine, attempt: AttemptEvents): 
           }
           applying = row;
           // An apply that may read what a pending posting writes sees it made first.
+          // guard: inbox-postings-before-apply
           if (ready.touchesLedger) await postings.post();
+          // guard: batch-apply-failure-rollback
           const result = await engine.handlers[row.provider].apply(uow, row, ready.prepared);
           // "Retry later" from apply must leave no effect behind: roll the transaction back.
           if (result.kind === 'retry-later') {
             const error = new RetryLaterError(result.reason, { delayMs: result.delayMs });
+            // guard: retry-later-rollback-first-run
+            // guard: retry-later-rollback-claimed
             return rollbackWith({ kind: 'rolled-back', cause: { kind: 'retry-later', row, error } });
           }
           applied.push({

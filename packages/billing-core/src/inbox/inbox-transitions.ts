@@ -37,6 +37,7 @@ export async function claimInboxEvent(
   maxAttempts: number,
 ): Promise<InboxEventRow | undefined> {
   const exhausted = sql<boolean>`attempts >= ${maxAttempts}`;
+  // guard: attempts-counted-at-claim
   const rows = await sql<InboxEventRow>`
     UPDATE inbox_events SET
       status = CASE WHEN ${exhausted} THEN 'failed' ELSE 'processing' END,
@@ -181,6 +182,8 @@ export async function lockUsersAndReadInboxEvents(
 /** lockUsersAndReadInboxEvents' statement, written once for both forms. */
 const readInboxEventsWithUserLocks = (lockRows: boolean) =>
   precompiledSql<{ namespace: number; inboxEventIds: readonly number[]; alsoLock: readonly string[] }, InboxEventRow>(
+    // guard: inbox-user-lock-first-run
+    // guard: inbox-user-lock-claimed
     (s) => sql`
     WITH user_locks AS MATERIALIZED (${userLocksInKeyOrder(
       s.namespace,
@@ -248,6 +251,7 @@ const markFinished = (firstAttempt: boolean) =>
     { ids: number[]; statuses: string[]; codes: string[]; details: string[] },
     { id: number; attempts: number; processed_at: Date }
   >(
+    // guard: batch-finish-conditional
     (s) => sql`
     UPDATE inbox_events SET
       status = mark.status,
@@ -261,10 +265,10 @@ const markFinished = (firstAttempt: boolean) =>
       attempts = inbox_events.attempts${firstAttempt ? sql` + 1` : sql``}
     FROM unnest(${s.ids}::bigint[], ${s.statuses}::text[], ${s.codes}::text[], ${s.details}::text[])
            AS mark (id, status, code, detail)
-    WHERE inbox_events.id = mark.id AND ${
+    ${
       firstAttempt
-        ? sql`(inbox_events.status = 'received' AND inbox_events.attempts = 0) IS TRUE`
-        : sql`(inbox_events.status IN ('received', 'processing')) IS TRUE`
+        ? sql`WHERE inbox_events.id = mark.id AND (inbox_events.status = 'received' AND inbox_events.attempts = 0) IS TRUE`
+        : sql`WHERE inbox_events.id = mark.id AND (inbox_events.status IN ('received', 'processing')) IS TRUE`
     }
     RETURNING inbox_events.id, inbox_events.attempts, inbox_events.processed_at`,
   );

@@ -78,6 +78,7 @@ async function runAttempt(
     outcome = await applyInboxEvents(engine, events(alsoLock));
     const cause = outcome.kind === 'rolled-back' ? outcome.cause : undefined;
     if (cause?.kind !== 'retry-later' || !(cause.error instanceof UserLockOrderError)) break;
+    // guard: lock-order-retry
     if (pass >= maxLockOrderPasses) break;
     alsoLock = [...new Set([...alsoLock, ...cause.error.userIds])];
   }

@@ -39,6 +39,7 @@ export function pendingPostings(uow: UnitOfWork): PendingPostings {
       if (pending.length === 0) return;
       const batch = pending;
       pending = [];
+      // guard: inbox-batch-postings
       const posted = await postLedgerEntries(
         uow,
         batch.map((item) => item.posting),

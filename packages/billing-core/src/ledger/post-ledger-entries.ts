@@ -27,6 +27,7 @@ export async function postLedgerEntries(
   // One posting needs no savepoint: its statement inserts nothing when it answers a conflict or a
   // shortfall, and an entry whose lots failed to move cannot commit (credit_lots_sum_trg).
   if (postings.length === 1) return [await postLedgerEntry(uow, postings[0] as LedgerPosting)];
+  // guard: posting-batch-all-or-nothing
   return atomically(uow, () => postInRounds(uow, postings));
 }
 
@@ -39,6 +40,7 @@ async function postInRounds(uow: UnitOfWork, postings: readonly LedgerPosting[])
     const taken = new Set<string>();
     for (const item of waiting) {
       const { userId, reference } = item.posting;
+      // guard: posting-batch-round
       const free = !taken.has(`u:${userId}`) && !taken.has(`r:${reference}`);
       (free ? round : later).push(item);
       taken.add(`u:${userId}`).add(`r:${reference}`);

@@ -20,6 +20,7 @@ export async function finishPosting(
   if (outcome.kind === 'posted') {
     // Under the wallet lock the statement took: the entry's lots move in the same transaction
     // (a credit's lot, when the statement found the lots matching the balance, is already in).
+    // guard: posting-moves-lots
     await applyLotMovement(uow.trx, outcome.entry, posting.lots, outcome.lots);
     uow.outbox.written(outcome.messageIds);
     return { kind: 'posted', entry: outcome.entry };
@@ -37,6 +38,7 @@ export async function finishPosting(
 
 /** The same reference is an answer only for the same user and amount; anything else is loud. */
 function alreadyPosted(entry: LedgerEntryRow, posting: LedgerPosting): PostLedgerEntryResult {
+  // guard: ledger-reference-conflict
   if (entry.user_id !== posting.userId || entry.amount !== posting.amount) {
     throw new LedgerReferenceConflictError(
       posting.reference,

@@ -150,6 +150,7 @@ function postingSlotsOf(posting: LedgerPosting): PostingSlots {
     amount: posting.amount,
     reason: posting.reason,
     inboxEventId: posting.inboxEventId ?? null,
+    // guard: expiry-entry-message
     expiredLotId: posting.lots.kind === 'expire' ? posting.lots.lotId : null,
     lotCategory: credit ? credit.category : null,
     ...expiry,
@@ -186,6 +187,9 @@ function postingStatement(statement: {
 }) {
   const { input, userIs, referenceIs, many, outbox } = statement;
   const orderBy = (order: RawBuilder<unknown>) => (many ? sql`ORDER BY ${order}` : sql``);
+  // guard: posting-lot-join
+  // guard: posting-lots-sum
+  // guard: posting-credit-lot-match
   return sql`
     WITH input AS ${many ? sql`MATERIALIZED` : sql`NOT MATERIALIZED`} (${input}),
     wallet AS MATERIALIZED (
