@@ -1,4 +1,7 @@
 import {
+  type HandlerContext,
+  type InboxEventRow,
+  type InboxHandler,
   type InboxProcessorDeps,
   type JobFacts,
   type ProcessInboxEventResult,
@@ -19,4 +22,24 @@ export async function processOne(
   const [result] = await processInboxEvents(deps, [inboxEventId], facts);
   if (result === undefined) throw new Error(`no result for inbox event ${inboxEventId}`);
   return result;
+}
+
+/**
+ * `handler`'s prepare as if it read its provider first (every attempt then claims): `before` runs
+ * in that read, outside any transaction (it may count calls, throw or wait), then the real
+ * prepare and read.
+ */
+export function withProviderRead(
+  handler: InboxHandler,
+  before: (row: InboxEventRow, ctx: HandlerContext) => Promise<void>,
+): InboxHandler['prepare'] {
+  return (row, ctx) => ({
+    kind: 'read',
+    touchesLedger: true,
+    async read() {
+      await before(row, ctx);
+      const preparation = handler.prepare(row, ctx);
+      return preparation.kind === 'ready' ? preparation.prepared : preparation.read();
+    },
+  });
 }

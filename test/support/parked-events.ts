@@ -1,4 +1,5 @@
 import { type InboxHandlers, InvalidEventError } from '@tally/billing-core';
+import { withProviderRead } from './engine';
 import { revenueCatTokenPurchase } from './events';
 import { eventually, type TestStack } from './stack';
 
@@ -12,11 +13,10 @@ export function startBrokenRevenueCatWorker(stack: TestStack): { fix(): void } {
   const handlers: InboxHandlers = {
     ...real,
     revenuecat: {
-      // No prepareWithoutIo: every attempt goes through the broken prepare.
-      async prepare(row, ctx) {
+      // A provider read: every attempt goes through the broken prepare.
+      prepare: withProviderRead(real.revenuecat, async () => {
         if (state.broken) throw new InvalidEventError('simulated handler bug');
-        return real.revenuecat.prepare(row, ctx);
-      },
+      }),
       apply: real.revenuecat.apply,
     },
   };

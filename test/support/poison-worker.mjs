@@ -21,8 +21,9 @@ const real = createInboxHandlers({
   verifyRevenueCatPurchases: false,
 });
 // POISON_IN=prepare (default): the kill comes from the provider-read step, outside any
-// transaction. POISON_IN=apply: from inside the apply transaction, with the real handler's
-// prepareWithoutIo kept, so the event's first run is the one-transaction attempt.
+// transaction (a prepare that reads its provider, so every attempt claims). POISON_IN=apply: from
+// inside the apply transaction, with the real handler's prepare kept, so the event's first run is
+// the one-transaction attempt.
 const poisoned = (row) => row.provider_event_id.startsWith('poison-');
 // POISON_NEIGHBOUR_APPLY_MS: every other event's apply takes this long (inside its transaction),
 // and POISON_KILL_AFTER_MS: the poison event kills the process this long into its apply. With the
@@ -50,10 +51,15 @@ const handlers =
     : {
         ...real,
         revenuecat: {
-          async prepare(row, ctx) {
-            if (poisoned(row)) process.kill(process.pid, 'SIGKILL');
-            return real.revenuecat.prepare(row, ctx);
-          },
+          prepare: (row, ctx) => ({
+            kind: 'read',
+            touchesLedger: true,
+            async read() {
+              if (poisoned(row)) process.kill(process.pid, 'SIGKILL');
+              const preparation = real.revenuecat.prepare(row, ctx);
+              return preparation.kind === 'ready' ? preparation.prepared : preparation.read();
+            },
+          }),
           apply: real.revenuecat.apply,
         },
       };

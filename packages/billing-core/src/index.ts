@@ -103,6 +103,7 @@ export * from './installments/grant-due-installments';
 export { ensureWallet } from './ledger/ensure-wallet';
 export * from './ledger/held-tokens';
 export * from './ledger/open-missing-lots';
+export * from './ledger/post-ledger-entries';
 export * from './ledger/post-ledger-entry';
 export * from './ledger/read-wallet';
 export * from './ledger/verify-ledger';

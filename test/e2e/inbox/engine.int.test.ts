@@ -8,7 +8,7 @@ import {
   toCatalog,
 } from '@tally/billing-core';
 import { sql } from 'kysely';
-import { processOne } from '../../support/engine';
+import { processOne, withProviderRead } from '../../support/engine';
 import { revenueCatTokenPurchase } from '../../support/events';
 import { inboxHistoryOf, recordInboxHistory, retriesBeforeDue } from '../../support/inbox-history';
 import { ledgerOf } from '../../support/ledger';
@@ -18,10 +18,7 @@ import { suiteStack } from '../../support/suite';
 
 /** Wraps the real handlers so a test can watch or steer the RevenueCat one. */
 function wrapRevenueCat(real: InboxHandlers, wrap: Partial<InboxHandlers['revenuecat']>): InboxHandlers {
-  // A wrapped prepare stands for a provider read: the event can no longer be prepared without I/O.
-  const { prepareWithoutIo, ...rest } = real.revenuecat;
-  const local = wrap.prepare || !prepareWithoutIo ? {} : { prepareWithoutIo };
-  return { ...real, revenuecat: { ...rest, ...local, ...wrap } };
+  return { ...real, revenuecat: { ...real.revenuecat, ...wrap } };
 }
 
 describe('the engine the flows plug into', () => {
@@ -39,15 +36,14 @@ describe('the engine the flows plug into', () => {
       logger: logs.logger,
       maxAttempts: 2,
       handlers: wrapRevenueCat(real, {
-        async prepare(row, ctx) {
+        prepare: withProviderRead(real.revenuecat, async () => {
           state.calls += 1;
           if (state.waitsLeft > 0) {
             state.waitsLeft -= 1;
             // From a provider read (outside the transaction), like a 429 with Retry-After.
             throw new RetryLaterError('subscription not known yet', { delayMs: 150 });
           }
-          return real.revenuecat.prepare(row, ctx);
-        },
+        }),
       }),
     });
     await stack.postRevenueCat(revenueCatTokenPurchase({ id: 'rc-wait-1', userId: 'wait-user' }));
@@ -150,6 +146,14 @@ describe('the engine the flows plug into', () => {
     expect(applied).toBe(parked.deferrals);
     expect(await ledgerOf(stack.db, 'forever-user')).toEqual([]);
     expect(await findWallet(stack.db, 'forever-user')).toEqual({ userId: 'forever-user', balance: 0 });
+    // The pack hands its credit over, so what its apply wrote is the store transaction's fence:
+    // rolled back with the rest.
+    const fences = await stack.db
+      .selectFrom('revenuecat_pack_transactions')
+      .select('store_transaction_id')
+      .where('inbox_event_id', '=', parked.id)
+      .execute();
+    expect(fences).toEqual([]);
     const job = await stack.queue.getJob(inboxJobId(parked.id));
     expect(await job?.getState()).toBe('failed');
   });
@@ -312,20 +316,21 @@ describe('the engine the flows plug into', () => {
     "applies one user's events one at a time across replicas, and different users' in parallel: %s",
     async (_path, reads, coalesced) => {
       const real = stack.handlers();
-      // Wrapping prepare stands for a provider read: every attempt then claims first. Each path
-      // counts its own calls, so the test knows which one ran.
+      // A provider read in prepare: every attempt then claims first. Each path counts its own
+      // calls (the read; a ready prepare of a row no attempt claimed: the one transaction's), so
+      // the test knows which one ran.
       let viaPath = 0;
       const read: Partial<InboxHandlers['revenuecat']> = reads
         ? {
-            async prepare(row, ctx) {
+            prepare: withProviderRead(real.revenuecat, async () => {
               viaPath += 1;
-              return real.revenuecat.prepare(row, ctx);
-            },
+            }),
           }
         : {
-            prepareWithoutIo(row, ctx) {
-              viaPath += 1;
-              return real.revenuecat.prepareWithoutIo?.(row, ctx);
+            prepare(row, ctx) {
+              const preparation = real.revenuecat.prepare(row, ctx);
+              if (preparation.kind === 'ready' && row.attempts === 0) viaPath += 1;
+              return preparation;
             },
           };
       const running = new Map<string, number>();

@@ -162,7 +162,10 @@ describe('inbox first runs coalesced into one transaction', () => {
         ...base.handlers,
         revenuecat: {
           ...handler,
-          runsAheadOfPostings: (prepared) => handler.runsAheadOfPostings?.(prepared) === true && seen.size !== 1,
+          prepare(row, ctx) {
+            const preparation = handler.prepare(row, ctx);
+            return { ...preparation, touchesLedger: preparation.touchesLedger || seen.size === 1 };
+          },
           async apply(uow, row, prepared) {
             const wallet = await uow.trx
               .selectFrom('wallets')

@@ -1,4 +1,5 @@
 import { findWallet, type InboxHandlers, InvalidEventError, inboxJobId } from '@tally/billing-core';
+import { withProviderRead } from '../../support/engine';
 import { revenueCatTokenPurchase } from '../../support/events';
 import { inboxHistoryOf, recordInboxHistory, retriesBeforeDue } from '../../support/inbox-history';
 import { eventually } from '../../support/stack';
@@ -16,14 +17,13 @@ function flakyHandlers(
   return {
     ...real,
     revenuecat: {
-      async prepare(row, ctx) {
+      prepare: withProviderRead(real.revenuecat, async () => {
         state.calls += 1;
         if (state.failing) {
           if (state.retryable === false) throw new InvalidEventError('this event can never be applied');
           throw new Error(`provider unavailable (call ${state.calls})`);
         }
-        return real.revenuecat.prepare(row, ctx);
-      },
+      }),
       apply: real.revenuecat.apply,
     },
   };

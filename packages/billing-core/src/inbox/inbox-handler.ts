@@ -17,11 +17,11 @@ export type HandlerResult =
    */
   | { kind: 'retry-later'; reason: string; delayMs?: number }
   /**
-   * The event's effects end with one ledger posting, handed to the engine instead of made: the
-   * engine posts it in the same unit of work, right after the handler (with the other postings of
-   * a batch of first runs, in one statement when their wallets differ: postLedgerEntries), and
-   * `finish` says what the event came to from what the posting did. Everything else the handler
-   * wrote is already in the unit; a posting that fails rolls the unit back as a throw would.
+   * The event's effects end with one ledger posting, handed over instead of made: it is posted in
+   * the same unit of work before the event is marked (the ledger groups a unit's pending postings:
+   * ledger/pending-postings.ts), and `finish` says what the event came to from the posting's
+   * answer. Everything else the handler wrote is already in the unit; a posting that fails rolls
+   * the unit back as a throw would.
    */
   | { kind: 'post'; posting: LedgerPosting; finish: (posted: PostLedgerEntryResult) => FinishedResult };
 
@@ -50,30 +50,34 @@ export interface HandlerContext {
 }
 
 /**
+ * What `prepare` found. `ready`: what apply needs is in hand (no provider read), so the event's
+ * first run may be applied inside the transaction that reads it. `read`: apply needs a provider
+ * read first; the engine claims the event, then runs `read` outside any transaction.
+ */
+export type Preparation<Prepared> = (
+  | { kind: 'ready'; prepared: Prepared }
+  | { kind: 'read'; read: () => Promise<Prepared> }
+) & {
+  /**
+   * Whether apply may read or write what a ledger posting writes (ledger entries, wallets, lots,
+   * app webhook messages) other than through the posting it hands over. When true, every posting
+   * handed over before it in the unit is made first, so apply sees the events before it as if
+   * each had posted at once; false only for an apply that reads its own fences and hands its
+   * posting over.
+   */
+  touchesLedger: boolean;
+};
+
+/**
  * One provider's handler, split in two so that provider reads never run inside a transaction:
- * `prepare` may call external APIs (outside any transaction) and returns what `apply` needs;
- * `apply` writes every effect inside the unit of work whose transaction also marks the row
- * finished (the unit's clock is the context's clock). Both
- * must be safe to run again for the same row. Either may throw RetryLaterError.
+ * `prepare` is pure (parse, policy, which route) and says whether a provider read is needed
+ * (Preparation); `apply` writes every effect inside the unit of work whose transaction also marks
+ * the row finished (the unit's clock is the context's clock). Both must be safe to run again for
+ * the same row. Either (and `read`) may throw RetryLaterError.
  */
 export interface InboxHandler<Prepared = unknown> {
-  prepare(row: InboxEventRow, ctx: HandlerContext): Promise<Prepared>;
-  /**
-   * What `prepare` would return, when getting it needs no external call (no provider read):
-   * `{ prepared }`; otherwise `undefined`. Lets the engine run such an event's first attempt as
-   * one transaction (see processInboxEvents). Synchronous on purpose: it runs inside that
-   * transaction, so it must not wait on anything. Leave it out to always prepare outside.
-   */
-  prepareWithoutIo?(row: InboxEventRow, ctx: HandlerContext): { prepared: Prepared } | undefined;
+  prepare(row: InboxEventRow, ctx: HandlerContext): Preparation<Prepared>;
   apply(uow: UnitOfWork, row: InboxEventRow, prepared: Prepared): Promise<HandlerResult>;
-  /**
-   * True when `apply` for this event reads nothing a ledger posting writes (ledger entries,
-   * wallets, lots, app webhook messages) and writes nothing whose order against a posting matters,
-   * so it may run while the postings earlier events of its batch handed over (`post`) are still
-   * pending. Otherwise (or left out) the engine makes those postings first: every apply sees the
-   * effects of the events before it, as if each had posted at once.
-   */
-  runsAheadOfPostings?(prepared: Prepared): boolean;
 }
 
 export type InboxHandlers = Record<Provider, InboxHandler<unknown>>;

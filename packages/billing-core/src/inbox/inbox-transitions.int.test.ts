@@ -63,6 +63,7 @@ describe('marking a batch finished over a backlog with stale statistics', () => 
           inboxEventId,
           result: { kind: 'processed' as const, code: 'credited' as const, detail: 'stale statistics test' },
         })),
+        'first-attempt',
       );
       const read = (await inboxRowsRead(trx)) - before;
       expect([...marked.keys()].sort((a, b) => a - b)).toEqual(ids);

@@ -55,83 +55,6 @@ export async function claimInboxEvent(
 }
 
 /**
- * The one-transaction attempt's first statement: the whole row, read once by its primary key, and
- * in the same statement the user's advisory lock on the row's own user_id (it never changes after
- * insert; none when null: the lock function is strict). The row is the statement's snapshot,
- * taken before any wait for the lock, as the other user's work is not needed here: the final mark
- * is conditional (still `received`, no attempt spent), and every statement after this one sees
- * what the lock's previous holder committed. No row lock: an attempt that turns out to need the
- * claimed path writes nothing at all.
- */
-export async function lockUserAndReadInboxEvent(
-  trx: Transaction<DB>,
-  inboxEventId: number,
-): Promise<InboxEventRow | undefined> {
-  const rows = await readWithUserLock(trx, { namespace: USER_LOCK_NAMESPACE, inboxEventId });
-  const found = rows.rows[0];
-  if (!found) return undefined;
-  const { user_locked: _lock, ...row } = found;
-  return row;
-}
-
-// Precompiled (db/precompiled-sql.ts): these run once per event on the hot path.
-const readWithUserLock = precompiledSql<
-  { namespace: number; inboxEventId: number },
-  InboxEventRow & { user_locked: unknown }
->(
-  // guard: inbox-user-lock-first-run
-  (s) => sql`
-    SELECT *, pg_advisory_xact_lock(${s.namespace}, hashtext(user_id))::text AS user_locked
-      FROM inbox_events WHERE id = ${s.inboxEventId}`,
-);
-
-/**
- * In one round trip: the user's advisory lock (events of one user apply one at a time, different
- * users in parallel), then the row lock. The lock is a one-time filter evaluated before the scan,
- * so every transaction takes the two in the same order (user, then row) and cannot deadlock.
- * Throws when the row does not exist (rows are never deleted while a run holds their id).
- */
-export async function lockUserAndInboxEvent(
-  trx: Transaction<DB>,
-  inboxEventId: number,
-  userId: string | null,
-): Promise<{ status: InboxEventRow['status'] }> {
-  // guard: inbox-user-lock-claimed
-  const rows = await sql<{ status: InboxEventRow['status'] }>`
-    WITH user_lock AS MATERIALIZED (
-      SELECT pg_advisory_xact_lock(${USER_LOCK_NAMESPACE}, hashtext(${userId}::text)) WHERE ${userId}::text IS NOT NULL)
-    SELECT status FROM inbox_events
-     WHERE id = ${inboxEventId} AND (SELECT count(*) FROM user_lock) >= 0
-       FOR UPDATE`.execute(trx);
-  const row = rows.rows[0];
-  if (!row) throw new Error(`inbox event ${inboxEventId} disappeared`);
-  return row;
-}
-
-/**
- * Marks the row finished, in the transaction that applied its effects. `claimed`: the row is
- * ours (locked, claimed by this run). `first-attempt`: only a row still `received` with no attempt
- * spent, and the attempt is counted here. Undefined when the condition did not hold.
- */
-export async function markInboxEventFinished(
-  trx: Transaction<DB>,
-  inboxEventId: number,
-  result: FinishedResult,
-  mode: 'claimed' | 'first-attempt',
-): Promise<FinishedColumns | undefined> {
-  const firstAttempt = mode === 'first-attempt';
-  const rows = await markFinished(trx, {
-    status: result.kind,
-    code: result.code,
-    detail: result.detail,
-    firstAttempt,
-    inboxEventId,
-  });
-  const row = rows.rows[0];
-  return row === undefined ? undefined : finishedColumnsOf(result, row);
-}
-
-/**
  * A finished row's columns from what its finishing statement returned: only what the statement
  * decided comes back (every column of a result costs the client a field to describe and parse);
  * the rest is what it set. processed_at and updated_at are both now(), the transaction's timestamp.
@@ -149,26 +72,6 @@ function finishedColumnsOf(result: FinishedResult, row: { attempts: number; proc
     updated_at: new Date(row.processed_at.getTime()),
   };
 }
-
-const markFinished = precompiledSql<
-  { status: string; code: string; detail: string; firstAttempt: boolean; inboxEventId: number },
-  { attempts: number; processed_at: Date }
->(
-  (s) => sql`
-    UPDATE inbox_events SET
-      status = ${s.status},
-      outcome_code = ${s.code},
-      outcome_detail = ${s.detail},
-      last_error = NULL,
-      next_attempt_at = NULL,
-      waiting_since = NULL,
-      processed_at = now(),
-      updated_at = now(),
-      attempts = CASE WHEN ${s.firstAttempt} THEN attempts + 1 ELSE attempts END
-    WHERE id = ${s.inboxEventId}
-      AND (NOT ${s.firstAttempt} OR (status = 'received' AND attempts = 0))
-    RETURNING attempts, processed_at`,
-);
 
 export interface InboxDeferral {
   /** Why the event waits (already truncated); kept as outcome_detail. */
@@ -253,38 +156,52 @@ export async function readInboxEventStatus(
 }
 
 /**
- * The first statement of a batch of first runs (process-inbox-events.ts): the advisory locks
- * of every user the rows name and of the canonical user each of those ids is linked to (a handler
- * that locks the linked user, lockUser, then finds it held), taken in the one order
- * (userLocksInKeyOrder) so that two batches, or a batch and any other transaction, cannot wait on
- * each other in a cycle; then the rows, by primary key, in id order. As for the one-event read,
- * the rows may be read from a snapshot older than a lock's previous holder's commit: only the
- * conditional mark (markInboxEventsFinished) decides, and every later statement sees that commit.
+ * The first statement of an attempt's transaction (process-inbox-events.ts), for one event or
+ * many alike: the advisory locks of every user the rows name, of the canonical user each of
+ * those ids is linked to (a handler that locks the linked user, lockUser, then finds it held) and
+ * of `alsoLock`, taken in the one order (userLocksInKeyOrder) so that two attempts, or an attempt
+ * and any other transaction, cannot wait on each other in a cycle; then the rows, by primary key,
+ * in id order. The locks are a one-time filter evaluated before the scan.
+ *
+ * `lockRows` false (first runs): no row lock, and the rows may be read from a snapshot older than
+ * a lock's previous holder's commit: only the conditional mark (markInboxEventsFinished) decides,
+ * and every later statement sees that commit; an attempt that turns out to need the claim writes
+ * nothing at all. `lockRows` true (claimed rows): each row locked FOR UPDATE and read at its
+ * latest version, so a claim made meanwhile waits for this transaction.
  */
 export async function lockUsersAndReadInboxEvents(
   trx: Transaction<DB>,
   inboxEventIds: readonly number[],
+  { alsoLock = [], lockRows }: { alsoLock?: readonly string[]; lockRows: boolean },
 ): Promise<InboxEventRow[]> {
-  const rows = await readWithUserLocks(trx, { namespace: USER_LOCK_NAMESPACE, inboxEventIds });
-  return rows.rows.map(({ users_locked: _locks, ...row }) => row);
+  const read = lockRows ? readLockedWithUserLocks : readWithUserLocks;
+  const rows = await read(trx, { namespace: USER_LOCK_NAMESPACE, inboxEventIds, alsoLock });
+  return rows.rows;
 }
 
-const readWithUserLocks = precompiledSql<
-  { namespace: number; inboxEventIds: readonly number[] },
-  InboxEventRow & { users_locked: unknown }
->(
-  (s) => sql`
+/** lockUsersAndReadInboxEvents' statement, written once for both forms. */
+const readInboxEventsWithUserLocks = (lockRows: boolean) =>
+  precompiledSql<{ namespace: number; inboxEventIds: readonly number[]; alsoLock: readonly string[] }, InboxEventRow>(
+    // guard: inbox-user-lock-first-run
+    // guard: inbox-user-lock-claimed
+    (s) => sql`
     WITH user_locks AS MATERIALIZED (${userLocksInKeyOrder(
       s.namespace,
       sql`SELECT user_id FROM inbox_events WHERE id = ANY(${s.inboxEventIds}::bigint[])
           UNION ALL
           SELECT aliases.user_id FROM inbox_events JOIN user_aliases AS aliases ON aliases.alias = inbox_events.user_id
-           WHERE inbox_events.id = ANY(${s.inboxEventIds}::bigint[])`,
+           WHERE inbox_events.id = ANY(${s.inboxEventIds}::bigint[])
+          UNION ALL
+          SELECT unnest(${s.alsoLock}::text[])`,
     )})
-    SELECT *, (SELECT count(*) FROM user_locks) AS users_locked
-      FROM inbox_events WHERE id = ANY(${s.inboxEventIds}::bigint[])
-     ORDER BY id`,
-);
+    SELECT * FROM inbox_events
+     WHERE id = ANY(${s.inboxEventIds}::bigint[]) AND (SELECT count(*) FROM user_locks) >= 0
+     ORDER BY id${lockRows ? sql` FOR UPDATE` : sql``}`,
+  );
+
+// Precompiled (db/precompiled-sql.ts): these run once per attempt on the hot path.
+const readWithUserLocks = readInboxEventsWithUserLocks(false);
+const readLockedWithUserLocks = readInboxEventsWithUserLocks(true);
 
 /** One row's finish in markInboxEventsFinished. */
 export interface FinishMark {
@@ -293,16 +210,19 @@ export interface FinishMark {
 }
 
 /**
- * Marks the batch's rows finished in one statement, in the transaction that applied their
- * effects, each as markInboxEventFinished's `first-attempt` mode does: only a row still
- * `received` with no attempt spent, the attempt counted here. Returns the rows it marked; a row
- * missing from the answer did not meet the condition (the caller then rolls the batch back).
+ * Marks an attempt's rows finished in one statement, in the transaction that applied their
+ * effects. `first-attempt`: only a row still `received` with no attempt spent, the attempt
+ * counted here. `claimed`: a row this run claimed and holds locked (still `processing` or
+ * `received`), its attempt counted by the claim. Returns the rows it marked; a row missing from
+ * the answer did not meet the condition (the caller then rolls the attempt back).
  */
 export async function markInboxEventsFinished(
   trx: Transaction<DB>,
   marks: readonly FinishMark[],
+  mode: 'first-attempt' | 'claimed',
 ): Promise<Map<number, FinishedColumns>> {
-  const rows = await markManyFinished(trx, {
+  const mark = mode === 'first-attempt' ? markFirstAttemptsFinished : markClaimedFinished;
+  const rows = await mark(trx, {
     ids: marks.map((mark) => mark.inboxEventId),
     statuses: marks.map((mark) => mark.result.kind),
     codes: marks.map((mark) => mark.result.code),
@@ -326,12 +246,13 @@ export async function markInboxEventsFinished(
  * primary key is the only index left, whatever the statistics say. The condition still filters
  * each row, and is checked again on the newest version of a row another transaction changed.
  */
-const markManyFinished = precompiledSql<
-  { ids: number[]; statuses: string[]; codes: string[]; details: string[] },
-  { id: number; attempts: number; processed_at: Date }
->(
-  // guard: batch-finish-conditional
-  (s) => sql`
+const markFinished = (firstAttempt: boolean) =>
+  precompiledSql<
+    { ids: number[]; statuses: string[]; codes: string[]; details: string[] },
+    { id: number; attempts: number; processed_at: Date }
+  >(
+    // guard: batch-finish-conditional
+    (s) => sql`
     UPDATE inbox_events SET
       status = mark.status,
       outcome_code = mark.code,
@@ -341,9 +262,16 @@ const markManyFinished = precompiledSql<
       waiting_since = NULL,
       processed_at = now(),
       updated_at = now(),
-      attempts = inbox_events.attempts + 1
+      attempts = inbox_events.attempts${firstAttempt ? sql` + 1` : sql``}
     FROM unnest(${s.ids}::bigint[], ${s.statuses}::text[], ${s.codes}::text[], ${s.details}::text[])
            AS mark (id, status, code, detail)
-    WHERE inbox_events.id = mark.id AND (inbox_events.status = 'received' AND inbox_events.attempts = 0) IS TRUE
+    ${
+      firstAttempt
+        ? sql`WHERE inbox_events.id = mark.id AND (inbox_events.status = 'received' AND inbox_events.attempts = 0) IS TRUE`
+        : sql`WHERE inbox_events.id = mark.id AND (inbox_events.status IN ('received', 'processing')) IS TRUE`
+    }
     RETURNING inbox_events.id, inbox_events.attempts, inbox_events.processed_at`,
-);
+  );
+
+const markFirstAttemptsFinished = markFinished(true);
+const markClaimedFinished = markFinished(false);

@@ -33,8 +33,8 @@ export function laneOf(facts: JobFacts): AttemptLane {
 /**
  * How an event's attempt runs:
  * - `one-transaction`: user lock, read, apply and the finished mark with its attempt counted, in
- *   one transaction (shared with the other first runs of a batch), when the handler needs no
- *   provider read (`prepareWithoutIo`); otherwise, or when the mark does not hold, it claims;
+ *   one transaction (shared with the other first runs of a batch), when the handler's prepare is
+ *   `ready` (no provider read); otherwise, or when the mark does not hold, it claims;
  * - `claim`: the claim first (attempts + 1, committed: an event that kills its worker still spends
  *   its budget), the provider reads outside any transaction, then apply and mark.
  */

@@ -5,7 +5,8 @@ import { testOutbox } from '../testing/test-outbox';
 import { createTestDatabase, type TestDatabase } from '../testing/test-services';
 import type { AppWebhookOutbox } from '../unit-of-work/app-webhook-outbox';
 import { inUnitOfWork } from '../unit-of-work/unit-of-work';
-import { type LedgerPosting, plainLots, postLedgerEntries, postLedgerEntry } from './post-ledger-entry';
+import { postLedgerEntries } from './post-ledger-entries';
+import { type LedgerPosting, plainLots, postLedgerEntry } from './post-ledger-entry';
 import { findWallet, listLedgerEntries } from './read-wallet';
 import { verifyLedger } from './verify-ledger';
 

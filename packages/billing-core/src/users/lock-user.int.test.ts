@@ -99,6 +99,7 @@ describe('user locks are taken in one order on every path, so two transactions n
       lockUsersAndReadInboxEvents(
         trx,
         events.map((event) => event.id),
+        { lockRows: false },
       ),
     );
     await untilWaiting(1, release);
@@ -156,8 +157,7 @@ describe('user locks are taken in one order on every path, so two transactions n
     const applies: string[] = [];
     // As token-pack refunds and subscription events do: the linked (canonical) user's lock, after the event's.
     const handler: InboxHandler<undefined> = {
-      prepare: async () => undefined,
-      prepareWithoutIo: () => ({ prepared: undefined }),
+      prepare: () => ({ kind: 'ready', prepared: undefined, touchesLedger: true }),
       async apply(uow) {
         await lockUsers(uow.trx, [linkedUser]);
         applies.push('applied');

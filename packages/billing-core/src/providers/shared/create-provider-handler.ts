@@ -1,6 +1,6 @@
 import type { InboxEventRow } from '../../db/schema';
 import { InvalidEventError } from '../../errors';
-import type { HandlerContext, HandlerResult, InboxHandler } from '../../inbox/inbox-handler';
+import type { HandlerContext, HandlerResult, InboxHandler, Preparation } from '../../inbox/inbox-handler';
 import { ignored } from '../../inbox/inbox-handler';
 import { type EventPolicy, paymentEnvironmentOf } from '../../provider-data/payment-environment';
 import type { UnitOfWork } from '../../unit-of-work/unit-of-work';
@@ -23,9 +23,9 @@ export interface EventRoute<E, P = undefined> {
   environmentCheck?: EnvironmentCheck | ((event: E) => EnvironmentCheck);
   /**
    * `apply` reads nothing a ledger posting writes and writes nothing ordered against one
-   * (InboxHandler.runsAheadOfPostings): a batch's earlier postings may still be pending when it
-   * runs. Only for a route that hands its credit over (`postThen`) and reads its own fences; a
-   * function when that depends on the event.
+   * (Preparation.touchesLedger false): postings handed over before it in the unit may still be
+   * pending when it runs. Only for a route that hands its credit over (`postThen`) and reads its
+   * own fences; a function when that depends on the event.
    */
   runsAheadOfPostings?: boolean | ((event: E) => boolean);
 }
@@ -61,65 +61,56 @@ type Prepared<E> =
  */
 export function createProviderHandler<E>(spec: ProviderHandlerSpec<E>): InboxHandler<Prepared<E>> {
   /** Parse and policy: everything before the route's own provider reads. Pure, no I/O. */
-  function decide(row: InboxEventRow): Prepared<E> | { kind: 'needs-read'; event: E; route: EventRoute<E, unknown> } {
+  function prepare(row: InboxEventRow, ctx: HandlerContext): Preparation<Prepared<E>> {
     if (row.raw_body === null) {
       throw new InvalidEventError('the raw body was pruned by retention; this event cannot be run again');
     }
     const event = spec.parse(row.raw_body);
     const type = spec.typeOf(event);
     const route = spec.routes[type] ?? spec.fallback;
+    const decided = (result: HandlerResult): Preparation<Prepared<E>> => ({
+      kind: 'ready',
+      prepared: { kind: 'decided', result },
+      // A decided event applies nothing.
+      touchesLedger: false,
+    });
     const account = spec.connectAccountOf?.(event) ?? null;
     if (account !== null && !spec.policy.stripeConnectAccounts.has(account)) {
-      return { kind: 'decided', result: ignored('connect_account', `event of connected account ${account}`) };
+      return decided(ignored('connect_account', `event of connected account ${account}`));
     }
     const declared = route.environmentCheck ?? 'event';
     const check = route === spec.fallback ? 'none' : typeof declared === 'function' ? declared(event) : declared;
     if (check !== 'none') {
       const environment = paymentEnvironmentOf(row);
       if (environment === null && check === 'event') {
-        return {
-          kind: 'decided',
-          result: ignored('unknown_environment', 'the event names no environment; nothing is applied'),
-        };
+        return decided(ignored('unknown_environment', 'the event names no environment; nothing is applied'));
       }
       if (environment !== null && !spec.policy.paymentEnvironments.has(environment)) {
-        return {
-          kind: 'decided',
-          result: ignored(
+        return decided(
+          ignored(
             'other_environment',
             `${environment} event; this deployment accepts ${[...spec.policy.paymentEnvironments].join(', ')}`,
           ),
-        };
+        );
       }
     }
-    if (route.prepare) return { kind: 'needs-read', event, route };
-    return { kind: 'route', event, route, prepared: undefined };
+    const ahead = route.runsAheadOfPostings ?? false;
+    const touchesLedger = !(typeof ahead === 'function' ? ahead(event) : ahead);
+    const { prepare: read } = route;
+    if (read === undefined)
+      return { kind: 'ready', prepared: { kind: 'route', event, route, prepared: undefined }, touchesLedger };
+    return {
+      kind: 'read',
+      read: async () => ({ kind: 'route', event, route, prepared: await read(event, row, ctx) }),
+      touchesLedger,
+    };
   }
 
   return {
-    async prepare(row, ctx): Promise<Prepared<E>> {
-      const decided = decide(row);
-      if (decided.kind !== 'needs-read') return decided;
-      const { event, route } = decided;
-      const prepared = route.prepare ? await route.prepare(event, row, ctx) : undefined;
-      return { kind: 'route', event, route, prepared };
-    },
-
-    prepareWithoutIo(row) {
-      const decided = decide(row);
-      return decided.kind === 'needs-read' ? undefined : { prepared: decided };
-    },
-
+    prepare,
     async apply(uow, row, prepared) {
       if (prepared.kind === 'decided') return prepared.result;
       return prepared.route.apply(uow, prepared.event, prepared.prepared, row);
-    },
-
-    runsAheadOfPostings(prepared) {
-      // A decided event applies nothing.
-      if (prepared.kind === 'decided') return true;
-      const declared = prepared.route.runsAheadOfPostings ?? false;
-      return typeof declared === 'function' ? declared(prepared.event) : declared;
     },
   };
 }

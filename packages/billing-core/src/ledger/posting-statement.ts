@@ -1,0 +1,282 @@
+import { precompiledSql } from '@tally/platform/db';
+import { type RawBuilder, sql, type Transaction } from 'kysely';
+import type { DB, LedgerEntryRow } from '../db/schema';
+import type { UnitOfWork, UnitOfWorkOutbox } from '../unit-of-work/unit-of-work';
+import { ledgerEntryMessagesCte } from './ledger-entry-messages';
+import type { LedgerPosting } from './ledger-posting';
+import type { LotExpiry, LotsBeforeEntry } from './lots';
+
+/**
+ * The posting statement (postingStatement) and its two compiled forms: one posting
+ * (lockWalletAndInsert, postLedgerEntry) and several on distinct wallets (lockWalletsAndInsert,
+ * postLedgerEntries). What a posting's answer means is read in posting-answers.ts.
+ */
+
+export type LockedInsert =
+  /**
+   * The entry this statement inserted, the ids of its messages (for the hand-off after commit),
+   * and what the statement already did to the wallet's lots (LotsBeforeEntry).
+   */
+  | { kind: 'posted'; entry: LedgerEntryRow; messageIds: number[]; lots: LotsBeforeEntry }
+  /** An entry already posted under the reference: nothing was inserted. */
+  | { kind: 'existing'; entry: LedgerEntryRow }
+  /** Nothing inserted and nothing found: the balance would go below zero, or a concurrent insert won. */
+  | { kind: 'none'; balance: number };
+
+/**
+ * The posting statement (postingStatement) for one posting: undefined when the wallet does not
+ * exist.
+ */
+export async function lockWalletAndInsert(
+  trx: Transaction<DB>,
+  outbox: UnitOfWorkOutbox,
+  posting: LedgerPosting,
+): Promise<LockedInsert | undefined> {
+  const { rows } = await lockWalletAndInsertSql(trx, {
+    ...postingSlotsOf(posting),
+    handsOff: outbox.handsOff,
+    lowBalanceThreshold: outbox.lowBalanceThreshold,
+  });
+  const row = rows[0];
+  return row === undefined ? undefined : lockedInsertOf(row);
+}
+
+/**
+ * The posting statement for several postings on distinct wallets and references: the outcome of
+ * each, by position (undefined where the wallet does not exist).
+ */
+export async function lockWalletsAndInsert(
+  uow: UnitOfWork,
+  items: readonly { posting: LedgerPosting }[],
+): Promise<(LockedInsert | undefined)[]> {
+  const slots = items.map(({ posting }) => postingSlotsOf(posting));
+  const column = <K extends keyof PostingSlots>(key: K): PostingSlots[K][] => slots.map((slot) => slot[key]);
+  const { rows } = await lockWalletsAndInsertSql(uow.trx, {
+    userId: column('userId'),
+    reference: column('reference'),
+    amount: column('amount'),
+    reason: column('reason'),
+    inboxEventId: column('inboxEventId'),
+    expiredLotId: column('expiredLotId'),
+    lotCategory: column('lotCategory'),
+    lotExpiresAt: column('lotExpiresAt'),
+    lotMonths: column('lotMonths'),
+    lotAfter: column('lotAfter'),
+    lotRolloverMax: column('lotRolloverMax'),
+    handsOff: uow.outbox.handsOff,
+    lowBalanceThreshold: uow.outbox.lowBalanceThreshold,
+  });
+  const outcomes = new Array<LockedInsert | undefined>(items.length);
+  for (const row of rows) outcomes[row.position] = lockedInsertOf(row);
+  return outcomes;
+}
+
+/** A row of the posting statement's answer, as postLedgerEntry reads it. */
+function lockedInsertOf(row: LockedInsertRow): LockedInsert {
+  const { kind, wallet_balance: balance, app_webhook_message_ids: messageIds } = row;
+  if (kind === 'none') return { kind, balance };
+  // The entry's columns by name (not a rest copy of the row: that is a slow copy of a wide object).
+  const entry = {
+    id: row.id,
+    user_id: row.user_id,
+    reference: row.reference,
+    amount: row.amount,
+    balance_before: row.balance_before,
+    balance_after: row.balance_after,
+    reason: row.reason,
+    inbox_event_id: row.inbox_event_id,
+    created_at: row.created_at,
+  } as LedgerEntryRow;
+  if (kind === 'existing') return { kind, entry };
+  // int8[] comes back as strings (the pool's int8 parser covers scalars only); ids stay far below 2^53.
+  return {
+    kind,
+    entry,
+    messageIds: (messageIds ?? []).map(Number),
+    lots: { matchBalance: row.lots_match === true, creditLotCreated: row.lot_id !== null },
+  };
+}
+
+/** A credit's LotExpiry as the statement's three slots (the same meaning as lots.ts's expiryOf). */
+function lotExpirySlots(expiry: LotExpiry): {
+  lotExpiresAt: Date | null;
+  lotMonths: number | null;
+  lotAfter: Date | null;
+} {
+  if (expiry === null || expiry instanceof Date) return { lotExpiresAt: expiry, lotMonths: null, lotAfter: null };
+  return { lotExpiresAt: null, lotMonths: expiry.months, lotAfter: expiry.after === 'now' ? null : expiry.after };
+}
+type LockedInsertRow = {
+  kind: 'posted' | 'existing' | 'none';
+  /** The posting's position in the statement's input (0 for the statement of one). */
+  position: number;
+  wallet_balance: number;
+  app_webhook_message_ids: string[] | null;
+  lots_match: boolean | null;
+  lot_id: string | null;
+} & {
+  [K in keyof LedgerEntryRow]: LedgerEntryRow[K] | null;
+};
+
+/** One posting as the posting statement's slots: the entry's columns, its expired lot and its credit's lot (postingSlotsOf). */
+interface PostingSlots {
+  userId: string;
+  reference: string;
+  amount: number;
+  reason: string;
+  inboxEventId: number | null;
+  /** The expiry sweeper's entry is announced as wallet.credits_expired (with its lot), not wallet.debited. */
+  expiredLotId: number | null;
+  /** A credit's lot (null for any other movement): created by the statement when the lots match. */
+  lotCategory: string | null;
+  lotExpiresAt: Date | null;
+  lotMonths: number | null;
+  lotAfter: Date | null;
+  lotRolloverMax: number;
+}
+
+/** The unit's outbox settings, the same for every posting of a statement. */
+interface OutboxSlots {
+  handsOff: boolean;
+  lowBalanceThreshold: number | undefined;
+}
+
+function postingSlotsOf(posting: LedgerPosting): PostingSlots {
+  const credit = posting.lots.kind === 'credit' ? posting.lots : null;
+  const expiry = credit ? lotExpirySlots(credit.expiresAt) : { lotExpiresAt: null, lotMonths: null, lotAfter: null };
+  return {
+    userId: posting.userId,
+    reference: posting.reference,
+    amount: posting.amount,
+    reason: posting.reason,
+    inboxEventId: posting.inboxEventId ?? null,
+    // guard: expiry-entry-message
+    expiredLotId: posting.lots.kind === 'expire' ? posting.lots.lotId : null,
+    lotCategory: credit ? credit.category : null,
+    ...expiry,
+    lotRolloverMax: credit?.rolloverMax ?? 0,
+  };
+}
+
+/**
+ * The posting statement over `input`, a CTE of postings (one row per posting, at most one per
+ * wallet and per reference; columns user_id, reference, amount, reason, inbox_event_id,
+ * expired_lot_id, the lot's columns and `position`). Written once for both statements that run
+ * it: one posting (`lockWalletAndInsertSql`, its values as parameters) and several on distinct
+ * wallets (`lockWalletsAndInsertSql`, its values as arrays), so the two cannot drift apart.
+ *
+ * Per posting, what postLedgerEntry documents: the wallet locked (FOR UPDATE, in user order) and
+ * read at its latest version; `lots_match` when the wallet row is also the snapshot's version and
+ * the snapshot's lots sum to its balance (LotsBeforeEntry); any entry already posted under the
+ * reference read; and only when there is none and the balance stays at zero or above, the entry
+ * inserted under ON CONFLICT (reference) DO NOTHING, with its app webhook messages and, for a
+ * credit whose wallet's lots match, its lot. One answer row per posting whose wallet exists:
+ * `posted`, `existing` or `none`. The ledger trigger moves each wallet to its entry's
+ * balance_after at the end of the statement (one entry per wallet, so no entry of the statement
+ * depends on another's balance).
+ */
+function postingStatement(statement: {
+  /** The postings: a query with input's columns. */
+  input: RawBuilder<unknown>;
+  /** How wallets and entries are matched to the postings' users and references (`= $1`, `IN (SELECT … FROM input)`). */
+  userIs: RawBuilder<unknown>;
+  referenceIs: RawBuilder<unknown>;
+  /** Several postings: wallets locked in user order, entries and lots inserted in input order. */
+  many: boolean;
+  outbox: { readonly [K in keyof OutboxSlots]: OutboxSlots[K] };
+}) {
+  const { input, userIs, referenceIs, many, outbox } = statement;
+  const orderBy = (order: RawBuilder<unknown>) => (many ? sql`ORDER BY ${order}` : sql``);
+  // guard: posting-lot-join
+  // guard: posting-lots-sum
+  // guard: posting-credit-lot-match
+  return sql`
+    WITH input AS ${many ? sql`MATERIALIZED` : sql`NOT MATERIALIZED`} (${input}),
+    wallet AS MATERIALIZED (
+      SELECT user_id, balance, xmin AS version FROM wallets
+       WHERE user_id ${userIs} ${orderBy(sql`user_id`)} FOR UPDATE),
+    snapshot_wallet AS MATERIALIZED (
+      SELECT user_id, xmin AS version FROM wallets WHERE user_id ${userIs}),
+    lots AS MATERIALIZED (
+      SELECT w.user_id,
+             (w.version = sw.version
+              AND w.balance = (SELECT coalesce(sum(remaining), 0) FROM credit_lots c
+                                WHERE c.user_id = w.user_id AND c.remaining > 0)) AS lots_match
+        FROM wallet w JOIN snapshot_wallet sw ON sw.user_id = w.user_id),
+    existing AS MATERIALIZED (
+      SELECT id, user_id, reference, amount, balance_before, balance_after, reason, inbox_event_id, created_at
+        FROM ledger_entries WHERE reference ${referenceIs}),
+    entry AS (
+      INSERT INTO ledger_entries (user_id, reference, amount, balance_before, balance_after, reason, inbox_event_id)
+      SELECT i.user_id, i.reference, i.amount, w.balance, w.balance + i.amount, i.reason, i.inbox_event_id
+        FROM input i JOIN wallet w ON w.user_id = i.user_id
+       WHERE w.balance + i.amount >= 0 AND NOT EXISTS (SELECT 1 FROM existing x WHERE x.reference = i.reference)
+       ${orderBy(sql`i.position`)}
+      ON CONFLICT (reference) DO NOTHING
+      RETURNING *),
+    ${ledgerEntryMessagesCte(outbox)},
+    lot AS (
+      INSERT INTO credit_lots (user_id, category, source, amount, remaining, expires_at, rollover_max)
+      SELECT e.user_id, i.lot_category, e.reference, e.amount, e.amount,
+             CASE WHEN i.lot_months IS NULL THEN i.lot_expires_at
+                  ELSE coalesce(i.lot_after, now()) + make_interval(months => i.lot_months) END,
+             i.lot_rollover_max
+        FROM entry e JOIN input i ON i.reference = e.reference JOIN lots l ON l.user_id = e.user_id
+       WHERE i.lot_category IS NOT NULL AND l.lots_match
+       ${orderBy(sql`e.id`)}
+      RETURNING id, source)
+    SELECT 'posted' AS kind, i.position, w.balance AS wallet_balance, e.id, e.user_id, e.reference, e.amount,
+           e.balance_before, e.balance_after, e.reason, e.inbox_event_id, e.created_at,
+           (SELECT array_agg(m.id ORDER BY m.id) FROM entry_messages m WHERE m.user_id = e.user_id)
+             AS app_webhook_message_ids,
+           l.lots_match, (SELECT id FROM lot WHERE lot.source = e.reference) AS lot_id
+      FROM input i JOIN wallet w ON w.user_id = i.user_id JOIN entry e ON e.reference = i.reference
+      JOIN lots l ON l.user_id = i.user_id
+    UNION ALL
+    SELECT 'existing', i.position, w.balance, x.id, x.user_id, x.reference, x.amount, x.balance_before,
+           x.balance_after, x.reason, x.inbox_event_id, x.created_at, NULL, NULL, NULL
+      FROM input i JOIN wallet w ON w.user_id = i.user_id JOIN existing x ON x.reference = i.reference
+    UNION ALL
+    SELECT 'none', i.position, w.balance, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+      FROM input i JOIN wallet w ON w.user_id = i.user_id
+     WHERE NOT EXISTS (SELECT 1 FROM entry e WHERE e.reference = i.reference)
+       AND NOT EXISTS (SELECT 1 FROM existing x WHERE x.reference = i.reference)`;
+}
+
+/** The statement for one posting, compiled once (platform's precompiled-sql.ts): one per posting on the hot path. */
+const lockWalletAndInsertSql = precompiledSql<PostingSlots & OutboxSlots, LockedInsertRow>((s) =>
+  postingStatement({
+    input: sql`SELECT ${s.userId}::text AS user_id, ${s.reference}::text AS reference, ${s.amount}::bigint AS amount,
+               ${s.reason}::text AS reason, ${s.inboxEventId}::bigint AS inbox_event_id,
+               ${s.expiredLotId}::bigint AS expired_lot_id, ${s.lotCategory}::text AS lot_category,
+               ${s.lotExpiresAt}::timestamptz AS lot_expires_at, ${s.lotMonths}::int AS lot_months,
+               ${s.lotAfter}::timestamptz AS lot_after, ${s.lotRolloverMax}::int AS lot_rollover_max,
+               0 AS position`,
+    userIs: sql`= ${s.userId}`,
+    referenceIs: sql`= ${s.reference}`,
+    many: false,
+    outbox: s,
+  }),
+);
+
+/** The postings' columns as the arrays of lockWalletsAndInsertSql, in input order. */
+type PostingArrays = { [K in keyof PostingSlots]: PostingSlots[K][] };
+
+/** The statement for several postings on distinct wallets (postLedgerEntries), compiled once. */
+const lockWalletsAndInsertSql = precompiledSql<PostingArrays & OutboxSlots, LockedInsertRow>((s) =>
+  postingStatement({
+    input: sql`SELECT user_id, reference, amount, reason, inbox_event_id, expired_lot_id, lot_category, lot_expires_at,
+               lot_months, lot_after, lot_rollover_max, (position - 1)::int AS position
+          FROM unnest(${s.userId}::text[], ${s.reference}::text[], ${s.amount}::bigint[], ${s.reason}::text[],
+                      ${s.inboxEventId}::bigint[], ${s.expiredLotId}::bigint[], ${s.lotCategory}::text[],
+                      ${s.lotExpiresAt}::timestamptz[], ${s.lotMonths}::int[], ${s.lotAfter}::timestamptz[],
+                      ${s.lotRolloverMax}::int[])
+               WITH ORDINALITY AS p (user_id, reference, amount, reason, inbox_event_id, expired_lot_id,
+                                     lot_category, lot_expires_at, lot_months, lot_after, lot_rollover_max, position)`,
+    // Not `= ANY($1)`: its generic plan cost the drain 2.7 times the statement's time (bench/experiments.md).
+    userIs: sql`IN (SELECT user_id FROM input)`,
+    referenceIs: sql`IN (SELECT reference FROM input)`,
+    many: true,
+    outbox: s,
+  }),
+);
