@@ -17,6 +17,11 @@ export const walletEntryDataSchema = z.strictObject({
   reason: z.string().min(1),
   /** The entry's created_at, ISO 8601 in UTC to the millisecond. */
   createdAt: z.iso.datetime({ precision: 3 }),
+  /** A usage's or a priced capture's debit (docs/features.md): the feature, its variant, the quantities and the cost. */
+  feature: z.string().min(1).optional(),
+  variant: z.string().min(1).nullable().optional(),
+  quantities: z.record(z.string(), z.number().int().nonnegative()).optional(),
+  cost: z.number().int().nonnegative().optional(),
 });
 export type WalletEntryData = z.infer<typeof walletEntryDataSchema>;
 

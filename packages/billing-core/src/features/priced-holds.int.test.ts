@@ -111,6 +111,19 @@ describe('holds by estimate, captured at the actual cost', () => {
       .execute();
     expect(entries.map((e) => e.amount)).toEqual([-12, -10, -10, -8]);
     expect(entries[3]?.reference).toBe(`hold:${above.hold.id}:excess`);
+    const excessMessage = await database.db
+      .selectFrom('app_webhook_messages')
+      .select('data')
+      .where('type', '=', 'wallet.debited')
+      .where(sql<boolean>`data->>'reference' = ${`hold:${above.hold.id}:excess`}`)
+      .executeTakeFirstOrThrow();
+    expect(excessMessage.data).toMatchObject({
+      amount: -8,
+      feature: 'video',
+      variant: null,
+      quantities: { second: 9 },
+      cost: 18,
+    });
     expect(await funds('est-a')).toEqual({ balance: 60, held: 0, available: 60 });
   });
 

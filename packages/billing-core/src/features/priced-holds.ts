@@ -141,6 +141,7 @@ export async function capturePricedHold(
         amount: -captured,
         reason: hold.reason,
         lots: { kind: 'capture', holdId: hold.id },
+        messageData: { feature: use.feature, variant: use.variant, quantities: actual.quantities, cost },
       });
       balance = posted.entry.balance_after;
     }
@@ -174,6 +175,7 @@ export async function capturePricedHold(
           amount: -excess,
           reason: hold.reason,
           lots: { kind: 'spend' },
+          messageData: { feature: use.feature, variant: use.variant, quantities: actual.quantities, cost },
         });
         balance = posted.entry.balance_after;
       }

@@ -88,6 +88,31 @@ describe('recordUsage: the catalog prices what the app spends', () => {
       { reference: 'usage:v1', amount: -14, reason: 'usage' },
       { reference: 'usage:c1', amount: -2, reason: 'usage' },
     ]);
+    // Each usage's wallet.debited carries the feature, its variant, the quantities and the cost.
+    const debited = await database.db
+      .selectFrom('app_webhook_messages')
+      .select('data')
+      .where('user_id', '=', 'usage-shapes')
+      .where('type', '=', 'wallet.debited')
+      .orderBy('id')
+      .execute();
+    expect(debited.map((m) => m.data)).toEqual([
+      expect.objectContaining({
+        reference: 'usage:v1',
+        amount: -14,
+        feature: 'video',
+        variant: null,
+        quantities: { second: 7 },
+        cost: 14,
+      }),
+      expect.objectContaining({
+        reference: 'usage:c1',
+        feature: 'chat',
+        variant: 'small',
+        quantities: { input: 1200, output: 300 },
+        cost: 2,
+      }),
+    ]);
     const rows = await database.db
       .selectFrom('feature_uses')
       .select(['reference', 'quantities', 'prices', 'per', 'price_version', 'cost'])

@@ -86,6 +86,12 @@ export async function recordUsage(
           amount: -charge.tokens,
           reason: 'usage',
           lots: { kind: 'spend' },
+          messageData: {
+            feature: priced.usage.feature,
+            variant: priced.usage.variant,
+            quantities: priced.usage.quantities,
+            cost: charge.tokens,
+          },
         });
         balance = posted.entry.balance_after;
       }

@@ -6,7 +6,8 @@ import type { UnitOfWorkOutbox } from '../unit-of-work/unit-of-work';
  * `entry` (the ledger rows that statement inserted: none when the reference was already posted,
  * so a replay writes no message) and `input` (the postings, one row per reference, with the
  * expired lot of an expiry entry in `expired_lot_id`). One `wallet.credited` or `wallet.debited`
- * per entry (an expiry entry: `wallet.credits_expired`, with its lot), and a `wallet.balance_low`
+ * per entry (an expiry entry: `wallet.credits_expired`, with its lot; a posting's `message_data`,
+ * a usage's feature fields, added to its data), and a `wallet.balance_low`
  * after it when the entry takes the balance from at least the outbox's threshold to below it.
  * Returns each message's id and user (the statement reads them from `entry_messages`). The caller
  * holds the wallets' locks (postLedgerEntry's statement takes them before the insert).
@@ -31,6 +32,7 @@ export function ledgerEntryMessagesCte(outbox: Pick<UnitOfWorkOutbox, 'lowBalanc
                              'balanceBefore', e.balance_before, 'balanceAfter', e.balance_after,
                              'reason', e.reason,
                              'createdAt', to_char(e.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+          || coalesce(i.message_data, '{}'::jsonb)
         END),
        (2, 'wallet.balance_low', NULL::bigint,
         jsonb_build_object('userId', e.user_id, 'balance', e.balance_after, 'threshold', ${limit}::bigint))

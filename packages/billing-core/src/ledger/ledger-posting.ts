@@ -13,6 +13,11 @@ export interface LedgerPosting {
   /** The inbox event that caused this entry, when there is one. */
   inboxEventId?: number | null;
   /**
+   * Fields added to the entry's wallet.debited / wallet.credited data (a usage's or a priced
+   * capture's `feature, variant, quantities, cost`: docs/app-webhooks.md). JSON values only.
+   */
+  messageData?: Readonly<Record<string, unknown>> | undefined;
+  /**
    * What the entry does to the wallet's lots (docs/lots.md): a credit names its lot (category,
    * expiry), a debit whether it is a spend or a take-back, a give-back the debit it returns.
    * Required: forgetting a credit's lot is a compile error.

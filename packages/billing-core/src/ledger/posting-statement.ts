@@ -57,6 +57,7 @@ export async function lockWalletsAndInsert(
     amount: column('amount'),
     reason: column('reason'),
     inboxEventId: column('inboxEventId'),
+    messageData: column('messageData'),
     expiredLotId: column('expiredLotId'),
     lotCategory: column('lotCategory'),
     lotExpiresAt: column('lotExpiresAt'),
@@ -125,6 +126,8 @@ interface PostingSlots {
   amount: number;
   reason: string;
   inboxEventId: number | null;
+  /** The posting's messageData as JSON text (null: none). */
+  messageData: string | null;
   /** The expiry sweeper's entry is announced as wallet.credits_expired (with its lot), not wallet.debited. */
   expiredLotId: number | null;
   /** A credit's lot (null for any other movement): created by the statement when the lots match. */
@@ -150,6 +153,7 @@ function postingSlotsOf(posting: LedgerPosting): PostingSlots {
     amount: posting.amount,
     reason: posting.reason,
     inboxEventId: posting.inboxEventId ?? null,
+    messageData: posting.messageData === undefined ? null : JSON.stringify(posting.messageData),
     // guard: expiry-entry-message
     expiredLotId: posting.lots.kind === 'expire' ? posting.lots.lotId : null,
     lotCategory: credit ? credit.category : null,
@@ -248,7 +252,7 @@ const lockWalletAndInsertSql = precompiledSql<PostingSlots & OutboxSlots, Locked
   postingStatement({
     input: sql`SELECT ${s.userId}::text AS user_id, ${s.reference}::text AS reference, ${s.amount}::bigint AS amount,
                ${s.reason}::text AS reason, ${s.inboxEventId}::bigint AS inbox_event_id,
-               ${s.expiredLotId}::bigint AS expired_lot_id, ${s.lotCategory}::text AS lot_category,
+               ${s.messageData}::jsonb AS message_data, ${s.expiredLotId}::bigint AS expired_lot_id, ${s.lotCategory}::text AS lot_category,
                ${s.lotExpiresAt}::timestamptz AS lot_expires_at, ${s.lotMonths}::int AS lot_months,
                ${s.lotAfter}::timestamptz AS lot_after, ${s.lotRolloverMax}::int AS lot_rollover_max,
                0 AS position`,
@@ -265,13 +269,14 @@ type PostingArrays = { [K in keyof PostingSlots]: PostingSlots[K][] };
 /** The statement for several postings on distinct wallets (postLedgerEntries), compiled once. */
 const lockWalletsAndInsertSql = precompiledSql<PostingArrays & OutboxSlots, LockedInsertRow>((s) =>
   postingStatement({
-    input: sql`SELECT user_id, reference, amount, reason, inbox_event_id, expired_lot_id, lot_category, lot_expires_at,
-               lot_months, lot_after, lot_rollover_max, (position - 1)::int AS position
+    input: sql`SELECT user_id, reference, amount, reason, inbox_event_id, message_data, expired_lot_id, lot_category,
+               lot_expires_at, lot_months, lot_after, lot_rollover_max, (position - 1)::int AS position
           FROM unnest(${s.userId}::text[], ${s.reference}::text[], ${s.amount}::bigint[], ${s.reason}::text[],
-                      ${s.inboxEventId}::bigint[], ${s.expiredLotId}::bigint[], ${s.lotCategory}::text[],
+                      ${s.inboxEventId}::bigint[], ${s.messageData}::jsonb[], ${s.expiredLotId}::bigint[],
+                      ${s.lotCategory}::text[],
                       ${s.lotExpiresAt}::timestamptz[], ${s.lotMonths}::int[], ${s.lotAfter}::timestamptz[],
                       ${s.lotRolloverMax}::int[])
-               WITH ORDINALITY AS p (user_id, reference, amount, reason, inbox_event_id, expired_lot_id,
+               WITH ORDINALITY AS p (user_id, reference, amount, reason, inbox_event_id, message_data, expired_lot_id,
                                      lot_category, lot_expires_at, lot_months, lot_after, lot_rollover_max, position)`,
     // Not `= ANY($1)`: its generic plan cost the drain 2.7 times the statement's time (bench/experiments.md).
     userIs: sql`IN (SELECT user_id FROM input)`,
