@@ -7157,6 +7157,12 @@ export interface webhooks {
                             reason: string;
                             /** Format: date-time */
                             createdAt: string;
+                            feature?: string;
+                            variant?: string | null;
+                            quantities?: {
+                                [key: string]: number;
+                            };
+                            cost?: number;
                         };
                     };
                 };
@@ -7227,6 +7233,12 @@ export interface webhooks {
                             reason: string;
                             /** Format: date-time */
                             createdAt: string;
+                            feature?: string;
+                            variant?: string | null;
+                            quantities?: {
+                                [key: string]: number;
+                            };
+                            cost?: number;
                         };
                     };
                 };
