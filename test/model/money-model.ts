@@ -483,6 +483,19 @@ export function disputeReinstated(w: ModelWallet, paymentKey: number): Answer {
   return { status: 200, body: { outcome: 'dispute_funds_reinstated' } };
 }
 
+/**
+ * A spend or a hold needs `available` and then lots it can draw. The 402's `available` is the
+ * wallet's, except when the tokens are there but not spendable (an expired lot the sweeper has not
+ * taken yet): then it is what could be drawn (docs/lots.md: "a spend past the spendable tokens").
+ */
+function shortOf(w: ModelWallet, amount: number): Answer | null {
+  const available = availableOf(w);
+  if (amount > available) return { status: 402, body: { code: 'insufficient_balance', available: Math.max(0, available) } };
+  const free = spendable(w).reduce((s, x) => s + x.free, 0);
+  if (amount > free) return { status: 402, body: { code: 'insufficient_balance', available: free } };
+  return null;
+}
+
 export function debit(w: ModelWallet, reference: string, amount: number): Answer {
   settleLapsed(w);
   const before = w.debits.find((d) => d.reference === reference);
@@ -493,8 +506,8 @@ export function debit(w: ModelWallet, reference: string, amount: number): Answer
       body: { amount, balance: before.balanceAfter, available: availableOf(w), draws: before.draws },
     };
   }
-  const free = spendable(w).reduce((s, x) => s + x.free, 0);
-  if (amount > free) return { status: 402, body: { code: 'insufficient_balance', available: availableOf(w) } };
+  const short = shortOf(w, amount);
+  if (short) return short;
   const draws = takeFrom(
     w,
     spendable(w).map((x) => x.lot),
@@ -502,15 +515,17 @@ export function debit(w: ModelWallet, reference: string, amount: number): Answer
   );
   w.entries += 1;
   const balance = balanceOf(w);
+  // The answer lists what it drew from each lot; the contract gives the list no order.
+  draws.sort((a, b) => a.lot - b.lot);
   w.debits.push({ reference, amount, balanceAfter: balance, draws });
   return { status: 201, body: { amount, balance, available: availableOf(w), draws } };
 }
 
 export function placeHold(w: ModelWallet, reference: string, amount: number, ttlMs: number): Answer & { hold?: number } {
   settleLapsed(w);
+  const short = shortOf(w, amount);
+  if (short) return short;
   const free = spendable(w);
-  if (amount > free.reduce((s, x) => s + x.free, 0))
-    return { status: 402, body: { code: 'insufficient_balance', available: availableOf(w) } };
   const lots: Draw[] = [];
   let left = amount;
   for (const { lot, free: f } of free) {

@@ -299,7 +299,9 @@ export class RealUser {
       if (key === 'code') body.code = json.error?.code;
       else if (key === 'lot') body.lot = this.lotKeyOf(json.lotId);
       else if (key === 'draws')
-        body.draws = (json.draws as Json[] | undefined)?.map((d) => ({ lot: this.lotKeyOf(d.lotId), amount: d.amount }));
+        body.draws = (json.draws as Json[] | undefined)
+          ?.map((d) => ({ lot: this.lotKeyOf(d.lotId), amount: d.amount }))
+          .sort((a, b) => String(a.lot).localeCompare(String(b.lot), 'en', { numeric: true }));
       else body[key] = json[key];
     }
     return { status: real.status, body };
