@@ -11,7 +11,7 @@ export interface ModelCheckSize {
   mode: 'sequential' | 'concurrent';
 }
 
-export function sizeFromEnv(defaults: { runs: number; steps: number }): ModelCheckSize {
+export function sizeFromEnv(defaults: { runs: number; steps: number }, mode: string): ModelCheckSize {
   const int = (name: string, fallback: number) => {
     const raw = process.env[name];
     if (raw === undefined || raw === '') return fallback;
@@ -19,8 +19,7 @@ export function sizeFromEnv(defaults: { runs: number; steps: number }): ModelChe
     if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a whole number, not ${raw}`);
     return value;
   };
-  const mode = process.env.MODEL_MODE ?? 'sequential';
-  if (mode !== 'sequential' && mode !== 'concurrent') throw new Error(`MODEL_MODE is sequential or concurrent`);
+  if (mode !== 'sequential' && mode !== 'concurrent') throw new Error('MODEL_MODE is sequential or concurrent');
   return {
     runs: int('MODEL_RUNS', defaults.runs),
     steps: int('MODEL_STEPS', defaults.steps),
