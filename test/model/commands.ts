@@ -444,7 +444,7 @@ export async function runBatch(world: World, batch: Batch): Promise<void> {
   const before = structuredClone(user.w);
   const actuals = await Promise.all(planned.map(({ command, op }) => command.real(user.real, op, before)));
   world.steps += batch.commands.length;
-  const wallet = await user.real.wallet();
+  const answer = await user.real.walletAnswer();
   const tried: string[] = [];
   for (const order of permutations(planned.map((_, i) => i))) {
     const w = structuredClone(before);
@@ -459,11 +459,12 @@ export async function runBatch(world: World, batch: Batch): Promise<void> {
       const id = actuals[i]?.json?.id;
       if (outcome.hold !== undefined && id) holdIds.set(outcome.hold, id);
     }
+    // Pair the lots as this order made them, then read the answers and the wallet through it.
+    const lotProblems = await user.real.mapLots(w);
     const answersMatch = outcomes.every((outcome, i) =>
       same(user.real.project(actuals[i] as { status: number; json: Json }, outcome.answer), outcome.answer),
     );
-    const lotProblems = await user.real.mapLots(w);
-    if (answersMatch && lotProblems.length === 0 && same(wallet, M.walletView(w))) {
+    if (answersMatch && lotProblems.length === 0 && same(user.real.walletView(answer), M.walletView(w))) {
       user.w = w;
       for (const [key, id] of holdIds) user.real.holdIds.set(key, id);
       return;
@@ -473,6 +474,6 @@ export async function runBatch(world: World, batch: Batch): Promise<void> {
   throw new Divergence(
     `after ${batch} (user ${user.real.userId}): no sequential order explains it\n  system answers ${JSON.stringify(
       actuals.map((a) => ({ status: a.status, json: a.json })),
-    )}\n  system wallet ${JSON.stringify(wallet)}\n  ${tried.join('\n  ')}`,
+    )}\n  system wallet ${JSON.stringify(answer)}\n  ${tried.join('\n  ')}`,
   );
 }

@@ -24,7 +24,8 @@ describe('the money rules, checked against the real system after every operation
 
   const modes = process.env.MODEL_MODE ? [process.env.MODEL_MODE] : ['sequential', 'concurrent'];
   for (const mode of modes) {
-    const size = sizeFromEnv({ runs: 20, steps: 25 }, mode);
+    // The CI size (both modes within two minutes on a 2-core machine, docs/model-check.md).
+    const size = sizeFromEnv(mode === 'sequential' ? { runs: 30, steps: 30 } : { runs: 10, steps: 20 }, mode);
     it(`${mode}: ${size.runs} sequences of at most ${size.steps} commands agree with the model`, async () => {
       const result = await runModelCheck(system, size);
       results.push(result);

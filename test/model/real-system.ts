@@ -274,8 +274,16 @@ export class RealUser {
 
   /** The wallet as the api answers it, in the model's words (lot ids as model keys). */
   async wallet() {
+    return this.walletView(await this.walletAnswer());
+  }
+
+  async walletAnswer(): Promise<Json> {
     const response = await this.stack.apiRequest(`/v1/users/${this.userId}/wallet`);
-    const body: Json = await response.json();
+    return response.json();
+  }
+
+  /** A wallet answer with the lots named by the model's keys (as paired by the last mapLots). */
+  walletView(body: Json) {
     return {
       balance: body.balance,
       held: body.held,
