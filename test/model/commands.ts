@@ -182,6 +182,30 @@ export class Dispute extends MoneyCommand {
   }
 }
 
+/** The dispute's next step as Stripe orders it: withdrawn first, reinstated (won) once withdrawn. */
+export class DisputeNext extends MoneyCommand {
+  constructor(readonly payment: number) {
+    super();
+  }
+  applies(w: M.ModelWallet) {
+    return w.payments.length > 0;
+  }
+  plan(w: M.ModelWallet): Op {
+    const payment = pick(w.payments, this.payment) as M.ModelPayment;
+    return { kind: 'dispute', payment: payment.key, reinstated: payment.dispute !== null };
+  }
+  model(w: M.ModelWallet, op: Op) {
+    const payment = op.payment as number;
+    return { answer: op.reinstated ? M.disputeReinstated(w, payment) : M.disputeWithdrawn(w, payment) };
+  }
+  real(u: RealUser, op: Op) {
+    return u.dispute(op.payment as number, op.reinstated as boolean);
+  }
+  toString() {
+    return `new DisputeNext(${this.payment})`;
+  }
+}
+
 export class Debit extends MoneyCommand {
   override concurrent = true;
   constructor(readonly amount: number) {
@@ -299,9 +323,15 @@ export class Void extends MoneyCommand {
   }
 }
 
-/** Time passes (every user of the sequence sees it: it moves the whole database). */
+/**
+ * Time passes (every user of the sequence sees it: it moves the whole database), then, with
+ * `sweep`, the sweeper runs once, as the worker's credit-expiry role does every minute.
+ */
 export class Advance extends MoneyCommand {
-  constructor(readonly hours: number) {
+  constructor(
+    readonly hours: number,
+    readonly sweep = false,
+  ) {
     super();
   }
   applies() {
@@ -312,14 +342,46 @@ export class Advance extends MoneyCommand {
   }
   model(w: M.ModelWallet) {
     M.advance(w, hours(this.hours));
+    if (this.sweep) M.sweep(w);
     return { answer: { status: 200, body: {} } };
   }
   async real(u: RealUser) {
     await u.real.advance(hours(this.hours));
+    if (this.sweep) await u.real.sweep();
     return { status: 200, json: {} };
   }
   toString() {
-    return `new Advance(${this.hours})`;
+    return `new Advance(${this.hours}, ${this.sweep})`;
+  }
+}
+
+/**
+ * Time passes until the next thing expires (the soonest expiry of a lot with tokens left or of an
+ * active hold, at least an hour), then the sweeper runs if `sweep`: the instants where expiries
+ * meet holds and voids, which fixed steps rarely land between.
+ */
+export class AdvanceToNextExpiry extends MoneyCommand {
+  constructor(readonly sweep: boolean) {
+    super();
+  }
+  applies() {
+    return true;
+  }
+  plan(w: M.ModelWallet): Op {
+    return { kind: 'advance', ms: M.untilNextExpiry(w) };
+  }
+  model(w: M.ModelWallet, op: Op) {
+    M.advance(w, op.ms as number);
+    if (this.sweep) M.sweep(w);
+    return { answer: { status: 200, body: {} } };
+  }
+  async real(u: RealUser, op: Op) {
+    await u.real.advance(op.ms as number);
+    if (this.sweep) await u.real.sweep();
+    return { status: 200, json: {} };
+  }
+  toString() {
+    return `new AdvanceToNextExpiry(${this.sweep})`;
   }
 }
 
@@ -371,7 +433,8 @@ export async function compare(
   if (!same(wallet, view)) {
     problems.push(`wallet: system ${JSON.stringify(wallet)}\n        model  ${JSON.stringify(view)}`);
   }
-  if (problems.length > 0) throw new Divergence(`after ${what} (user ${user.real.userId}):\n  ${problems.join('\n  ')}`);
+  if (problems.length > 0)
+    throw new Divergence(`after ${what} (user ${user.real.userId}):\n  ${problems.join('\n  ')}`);
 }
 
 /** One command against one user, sequentially: model, system, compare. */
@@ -386,7 +449,9 @@ export async function runOne(world: World, command: MoneyCommand): Promise<void>
   for (const other of world.users) {
     if (other === user) continue;
     if (command instanceof Advance) M.advance(other.w, hours(command.hours));
-    if (command instanceof Sweep) M.sweep(other.w);
+    if (command instanceof AdvanceToNextExpiry) M.advance(other.w, op.ms as number);
+    const sweeps = command instanceof Advance || command instanceof AdvanceToNextExpiry ? command.sweep : false;
+    if (command instanceof Sweep || sweeps) M.sweep(other.w);
   }
   const actual = await command.real(user.real, op, before);
   if (outcome.hold !== undefined && actual.json?.id) user.real.holdIds.set(outcome.hold, actual.json.id);

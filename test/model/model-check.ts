@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import * as C from './commands';
 import { emptyWallet } from './money-model';
-import { RealSystem, RealUser } from './real-system';
+import { type RealSystem, RealUser } from './real-system';
 
 /** `MODEL_RUNS`, `MODEL_STEPS`, `MODEL_SEED`, `MODEL_MODE` (sequential | concurrent), read once. */
 export interface ModelCheckSize {
@@ -29,26 +29,55 @@ export function sizeFromEnv(defaults: { runs: number; steps: number }, mode: str
 }
 
 const index = fc.nat({ max: 7 });
-const tokens = fc.integer({ min: 1, max: 120 });
+/** Small amounts, and ones near a lot's size (100): a hold of most of a lot is where its expiry meets it. */
+const tokens = fc.oneof(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 60, max: 110 }));
 
-/** One user's commands, each as it runs alone. */
+/**
+ * One user's commands, each as it runs alone. Some appear twice: fast-check picks among the entries
+ * evenly, and the holes found so far sat where holds, subscription lots, time and the sweeper meet.
+ */
 function soloCommands() {
-  return [
-    fc
-      .tuple(tokens, fc.option(fc.constantFrom(1, 2, 5, 24, 48, 720), { nil: null }), fc.boolean())
-      .map(([amount, expires, admin]) => new C.Grant(amount, expires, admin)),
-    fc.constant(null).map(() => new C.PayPack()),
-    fc.constantFrom(1, 5, 24, 720).map((h) => new C.PayInvoice(h)),
-    fc.tuple(index, fc.constantFrom(100, 250, 499)).map(([p, amount]) => new C.Refund(p, amount)),
-    fc.tuple(index, fc.boolean()).map(([p, reinstated]) => new C.Dispute(p, reinstated)),
-    tokens.map((amount) => new C.Debit(amount)),
-    fc.tuple(tokens, fc.constantFrom(1, 2, 5, 24)).map(([amount, ttl]) => new C.Hold(amount, ttl)),
-    fc.tuple(index, fc.option(tokens, { nil: undefined })).map(([h, amount]) => new C.Capture(h, amount)),
-    index.map((h) => new C.Release(h)),
-    index.map((l) => new C.Void(l)),
-    fc.constantFrom(1, 2, 5, 24, 72, 720).map((h) => new C.Advance(h)),
-    fc.constant(null).map(() => new C.Sweep()),
+  const invoice = fc.constantFrom(1, 2, 720).map((h) => new C.PayInvoice(h));
+  const hold = fc
+    .tuple(fc.oneof(tokens, fc.integer({ min: 71, max: 99 })), fc.constantFrom(1, 5, 5, 24))
+    .map(([amount, ttl]) => new C.Hold(amount, ttl));
+  const release = index.map((h) => new C.Release(h));
+  const advance = fc
+    .tuple(fc.constantFrom(1, 1, 2, 5, 24, 72, 720), fc.boolean())
+    .map(([h, sweep]) => new C.Advance(h, sweep));
+  const sweep = fc.constant(null).map(() => new C.Sweep());
+  // Payment indices small: most sequences have one or two packs, and a hole needs the same one thrice.
+  const refund = fc
+    .tuple(fc.nat({ max: 1 }), fc.constantFrom(100, 250, 499))
+    .map(([p, amount]) => new C.Refund(p, amount));
+  const dispute = fc.tuple(fc.nat({ max: 1 }), fc.boolean()).map(([p, reinstated]) => new C.Dispute(p, reinstated));
+  const disputeNext = fc.nat({ max: 1 }).map((p) => new C.DisputeNext(p));
+  const nextExpiry = fc.constantFrom(true, true, false).map((sweeps) => new C.AdvanceToNextExpiry(sweeps));
+  const grant = fc
+    .tuple(tokens, fc.option(fc.constantFrom(1, 2, 5, 24, 48, 720), { nil: null }), fc.boolean())
+    .map(([amount, expires, admin]) => new C.Grant(amount, expires, admin));
+  const pack = fc.constant(null).map(() => new C.PayPack());
+  const debit = tokens.map((amount) => new C.Debit(amount));
+  const capture = fc.tuple(index, fc.option(tokens, { nil: undefined })).map(([h, amount]) => new C.Capture(h, amount));
+  const voidLot = index.map((l) => new C.Void(l));
+  // [command, weight]: fast-check picks among the entries evenly, so an entry n times is n times as likely.
+  const weighted: [fc.Arbitrary<C.MoneyCommand>, number][] = [
+    [invoice, 3],
+    [hold, 3],
+    [nextExpiry, 3],
+    [release, 1],
+    [advance, 1],
+    [sweep, 1],
+    [grant, 1],
+    [pack, 1],
+    [refund, 2],
+    [dispute, 1],
+    [disputeNext, 2],
+    [debit, 1],
+    [capture, 1],
+    [voidLot, 1],
   ];
+  return weighted.flatMap(([arbitrary, weight]) => Array.from({ length: weight }, () => arbitrary));
 }
 
 /** The api calls that lock the wallet, for batches sent at once. */
@@ -65,7 +94,7 @@ function concurrentCommand() {
 
 const USERS_CONCURRENT = 3;
 
-function commandsFor(mode: ModelCheckSize['mode'], steps: number) {
+export function commandsFor(mode: ModelCheckSize['mode'], steps: number) {
   if (mode === 'sequential') return fc.commands(soloCommands(), { maxCommands: steps, size: 'max' });
   const onUser = (user: number) =>
     fc.oneof(...soloCommands()).map((command) => Object.assign(command, { user }) as C.MoneyCommand);
@@ -75,10 +104,10 @@ function commandsFor(mode: ModelCheckSize['mode'], steps: number) {
       for (const command of commands) command.user = user;
       return Object.assign(new C.Batch(commands), { user }) as C.MoneyCommand;
     });
-  return fc.commands(
-    [fc.nat({ max: USERS_CONCURRENT - 1 }).chain(onUser), batch, batch],
-    { maxCommands: steps, size: 'max' },
-  );
+  return fc.commands([fc.nat({ max: USERS_CONCURRENT - 1 }).chain(onUser), batch, batch], {
+    maxCommands: steps,
+    size: 'max',
+  });
 }
 
 export function newWorld(system: RealSystem, users: number): C.World {
@@ -98,16 +127,18 @@ async function verifyClean(world: C.World) {
 }
 
 /** Runs one sequence of commands against fresh users (what a pasted counterexample calls). */
-export async function replaySequence(
-  system: RealSystem,
-  commands: C.MoneyCommand[],
-  users = 1,
-): Promise<C.World> {
+export async function replaySequence(system: RealSystem, commands: C.MoneyCommand[], users = 1): Promise<C.World> {
   const world = newWorld(system, users);
   for (const command of commands) if (command.check(world)) await command.run(world, world);
   await verifyClean(world);
   return world;
 }
+
+/** MODEL_VERBOSE=1: a line per sequence (shrinking included) on stderr. */
+const progress = (line: string) => {
+  if (process.env.MODEL_VERBOSE) process.stderr.write(`${line}\n`);
+};
+const firstLine = (error: unknown) => String(error instanceof Error ? error.message : error).split('\n')[0];
 
 export interface ModelCheckResult {
   sequences: number;
@@ -115,6 +146,8 @@ export interface ModelCheckResult {
   divergences: number;
   seed: number;
   report: string;
+  /** How many sequences reached each situation a hole was once found in (the model's `seen`). */
+  reached: Record<string, number>;
 }
 
 /**
@@ -126,19 +159,27 @@ export async function runModelCheck(system: RealSystem, size: ModelCheckSize): P
   const users = size.mode === 'sequential' ? 1 : USERS_CONCURRENT;
   let sequences = 0;
   let commands = 0;
+  const reached: Record<string, number> = {};
   const property = fc.asyncProperty(commandsFor(size.mode, size.steps), async (cmds) => {
     const world = newWorld(system, users);
     sequences += 1;
+    const started = Date.now();
     try {
       await fc.asyncModelRun(() => ({ model: world, real: world }), cmds);
       await verifyClean(world);
+      progress(`sequence ${sequences}: ${world.steps} commands in ${Date.now() - started} ms, agreed`);
+    } catch (error) {
+      progress(`sequence ${sequences}: ${world.steps} commands in ${Date.now() - started} ms, ${firstLine(error)}`);
+      throw error;
     } finally {
       commands += world.steps;
+      const seen = new Set(world.users.flatMap((user) => Object.keys(user.w.seen)));
+      for (const what of seen) reached[what] = (reached[what] ?? 0) + 1;
     }
   });
   const details = await fc.check(property, { numRuns: size.runs, seed: size.seed, endOnFailure: false });
   if (!details.failed) {
-    return { sequences, commands, divergences: 0, seed: size.seed, report: '' };
+    return { sequences, commands, divergences: 0, seed: size.seed, report: '', reached };
   }
   const shrunk = details.counterexample
     ? [...(details.counterexample[0] as Iterable<{ hasRan: boolean; cmd: C.MoneyCommand }>)]
@@ -160,5 +201,5 @@ export async function runModelCheck(system: RealSystem, size: ModelCheckSize): P
     `  ]${users > 1 ? `, ${users}` : ''});`,
     '});',
   ].join('\n');
-  return { sequences, commands, divergences: 1, seed: size.seed, report };
+  return { sequences, commands, divergences: 1, seed: size.seed, report, reached };
 }

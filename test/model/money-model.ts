@@ -71,6 +71,8 @@ export interface ModelDispute {
   shortfall: number;
   reinstated: boolean;
   tokensReinstated: number;
+  /** A refund came after the withdrawal (the order of the hole "a dispute won then refunded"). */
+  refundedSince: boolean;
   /** What the withdrawal's entry drew, in the order drawn (the payment's own lot first). */
   draws: Draw[];
 }
@@ -112,6 +114,8 @@ export interface ModelWallet {
   grants: ModelGrant[];
   debits: ModelDebit[];
   entries: number;
+  /** How often the sequence reached each situation where a hole was once found (the run's coverage). */
+  seen: Record<string, number>;
 }
 
 /** What a command answers, reduced to what the contract fixes. */
@@ -138,6 +142,7 @@ export function emptyWallet(now: number): ModelWallet {
     grants: [],
     debits: [],
     entries: 0,
+    seen: {},
   };
 }
 
@@ -201,6 +206,10 @@ export function walletView(w: ModelWallet) {
 /** An instant of the model as the system under test stores it (ISO). */
 export const systemTime = (w: ModelWallet, at: number) => new Date(at - w.shift).toISOString();
 
+const saw = (w: ModelWallet, what: string) => {
+  w.seen[what] = (w.seen[what] ?? 0) + 1;
+};
+
 // ---------------------------------------------------------------- moving tokens
 
 function newLot(w: ModelWallet, lot: Omit<ModelLot, 'key' | 'remaining' | 'rolledOver' | 'rolloverKey' | 'voided'>) {
@@ -263,9 +272,7 @@ function takeVoidedRemainders(w: ModelWallet, only?: number): number {
  * what was freed and what is available, in one take-back entry.
  */
 function recoverShortfalls(w: ModelWallet, hold: ModelHold, freed: number) {
-  const open = w.shortfalls.filter(
-    (s) => s.open > 0 && s.marker >= hold.marker && s.createdAt < hold.expiresAt,
-  );
+  const open = w.shortfalls.filter((s) => s.open > 0 && s.marker >= hold.marker && s.createdAt < hold.expiresAt);
   if (open.length === 0 || freed <= 0) return;
   let budget = Math.min(freed, availableOf(w));
   let recovered = 0;
@@ -285,6 +292,7 @@ function recoverShortfalls(w: ModelWallet, hold: ModelHold, freed: number) {
     }
   }
   if (recovered > 0) {
+    saw(w, 'a hold settled a shortfall');
     const drawn = takeFrom(w, takeBackOrder(w, null), recovered);
     const got = drawn.reduce((s, d) => s + d.amount, 0);
     if (got !== recovered) throw new Error('model: a recovery found less than available');
@@ -294,11 +302,9 @@ function recoverShortfalls(w: ModelWallet, hold: ModelHold, freed: number) {
 
 /** The end of a hold frees `freed` tokens of its lots (the part not captured): voided ones are taken. */
 function applyHoldEnd(w: ModelWallet, hold: ModelHold, freedByLot: Draw[]) {
-  const onVoided = freedByLot
-    .filter((d) => lotOf(w, d.lot).voided)
-    .reduce((sum, d) => sum + d.amount, 0);
+  const onVoided = freedByLot.filter((d) => lotOf(w, d.lot).voided).reduce((sum, d) => sum + d.amount, 0);
   const freed = freedByLot.reduce((sum, d) => sum + d.amount, 0);
-  takeVoidedRemainders(w);
+  if (takeVoidedRemainders(w) > 0) saw(w, 'a hold on a voided lot ended');
   recoverShortfalls(w, hold, freed - onVoided);
 }
 
@@ -410,6 +416,7 @@ export function refund(w: ModelWallet, paymentKey: number, amountRefundedMinor: 
   if (!p) throw new Error('model: no payment');
   if (amountRefundedMinor <= p.amountRefundedMinor) return { status: 200, body: { outcome: 'already_refunded' } };
   p.amountRefundedMinor = amountRefundedMinor;
+  if (p.dispute && !p.dispute.reinstated) p.dispute.refundedSince = true;
   const owed = refundTarget(p) - (p.tokensRefunded + p.refundShortfall);
   if (owed > 0) takeBack(w, p, owed, 'refund');
   return {
@@ -421,7 +428,15 @@ export function refund(w: ModelWallet, paymentKey: number, amountRefundedMinor: 
 function withdraw(w: ModelWallet, p: ModelPayment) {
   const owed = Math.max(0, p.granted - (p.tokensRefunded + p.refundShortfall));
   const { draws, taken } = takeBack(w, p, owed, 'dispute');
-  p.dispute = { owed, taken, shortfall: owed - taken, reinstated: false, tokensReinstated: 0, draws };
+  p.dispute = {
+    owed,
+    taken,
+    shortfall: owed - taken,
+    reinstated: false,
+    tokensReinstated: 0,
+    draws,
+    refundedSince: false,
+  };
 }
 
 /** `charge.dispute.funds_withdrawn`: everything the payment granted that no refund accounted for. */
@@ -457,6 +472,7 @@ export function disputeReinstated(w: ModelWallet, paymentKey: number): Answer {
     toForgive -= x;
   }
   const giveBack = Math.min(release - forgiven, d.taken);
+  if (d.refundedSince) saw(w, 'a dispute refunded, then won');
   p.tokensRefunded -= giveBack;
   d.tokensReinstated = giveBack;
   if (giveBack > 0) {
@@ -490,7 +506,8 @@ export function disputeReinstated(w: ModelWallet, paymentKey: number): Answer {
  */
 function shortOf(w: ModelWallet, amount: number): Answer | null {
   const available = availableOf(w);
-  if (amount > available) return { status: 402, body: { code: 'insufficient_balance', available: Math.max(0, available) } };
+  if (amount > available)
+    return { status: 402, body: { code: 'insufficient_balance', available: Math.max(0, available) } };
   const free = spendable(w).reduce((s, x) => s + x.free, 0);
   if (amount > free) return { status: 402, body: { code: 'insufficient_balance', available: free } };
   return null;
@@ -521,7 +538,12 @@ export function debit(w: ModelWallet, reference: string, amount: number): Answer
   return { status: 201, body: { amount, balance, available: availableOf(w), draws } };
 }
 
-export function placeHold(w: ModelWallet, reference: string, amount: number, ttlMs: number): Answer & { hold?: number } {
+export function placeHold(
+  w: ModelWallet,
+  reference: string,
+  amount: number,
+  ttlMs: number,
+): Answer & { hold?: number } {
   settleLapsed(w);
   const short = shortOf(w, amount);
   if (short) return short;
@@ -555,7 +577,10 @@ export function captureHold(w: ModelWallet, holdKey: number, amount: number | un
   const hold = w.holds[holdKey];
   if (!hold) throw new Error('model: no hold');
   if (hold.status === 'captured')
-    return { status: 200, body: { status: 'captured', captured: hold.captured, released: hold.amount - hold.captured } };
+    return {
+      status: 200,
+      body: { status: 'captured', captured: hold.captured, released: hold.amount - hold.captured },
+    };
   if (hold.status === 'released' || hold.expiresAt <= w.now) return { status: 409, body: { code: 'hold_not_active' } };
   const captured = amount ?? hold.amount;
   if (captured > hold.amount) return { status: 400, body: { code: 'invalid_request' } };
@@ -604,6 +629,15 @@ export function voidLot(w: ModelWallet, lotKey: number): Answer {
   return { status: 200, body: { taken, balance: balanceOf(w), alreadyVoided } };
 }
 
+/** From now to the soonest expiry still ahead (a lot with tokens left, an active hold); an hour if none. */
+export function untilNextExpiry(w: ModelWallet): number {
+  const ahead = [
+    ...w.lots.filter((lot) => lot.remaining > 0 && lot.expiresAt !== null).map((lot) => lot.expiresAt as number),
+    ...w.holds.filter((hold) => isActive(w, hold)).map((hold) => hold.expiresAt),
+  ].filter((at) => at > w.now);
+  return ahead.length === 0 ? HOUR_MS : Math.max(HOUR_MS, Math.min(...ahead) - w.now);
+}
+
 export function advance(w: ModelWallet, ms: number) {
   w.now += ms;
   w.shift += ms;
@@ -639,6 +673,7 @@ export function sweep(w: ModelWallet) {
     if (expirable <= 0) continue;
     const roll = lot.category === 'subscription' ? Math.min(expirable, lot.rolloverMax - lot.rolledOver) : 0;
     if (roll > 0) {
+      if (lot.rolledOver > 0) saw(w, 'a lot rolled over again');
       lot.remaining -= roll;
       lot.rolledOver += roll;
       if (lot.rolloverKey === null) {

@@ -25,11 +25,13 @@ describe('the money rules, checked against the real system after every operation
   const modes = process.env.MODEL_MODE ? [process.env.MODEL_MODE] : ['sequential', 'concurrent'];
   for (const mode of modes) {
     // The CI size (both modes within two minutes on a 2-core machine, docs/model-check.md).
-    const size = sizeFromEnv(mode === 'sequential' ? { runs: 30, steps: 30 } : { runs: 10, steps: 20 }, mode);
+    const size = sizeFromEnv(mode === 'sequential' ? { runs: 50, steps: 50 } : { runs: 10, steps: 20 }, mode);
     it(`${mode}: ${size.runs} sequences of at most ${size.steps} commands agree with the model`, async () => {
       const result = await runModelCheck(system, size);
       results.push(result);
       if (result.report) process.stdout.write(`${result.report}\n`);
+      const reached = Object.entries(result.reached).map(([what, n]) => `${what}: ${n}`);
+      process.stdout.write(`${mode}: sequences that reached ${reached.join('; ') || 'none of the situations'}\n`);
       process.stdout.write(
         `${mode}: ${result.sequences} sequences, ${result.commands} commands, ${result.divergences} divergences (seed ${result.seed})\n`,
       );
