@@ -415,6 +415,7 @@ export function refund(w: ModelWallet, paymentKey: number, amountRefundedMinor: 
   const p = w.payments[paymentKey];
   if (!p) throw new Error('model: no payment');
   if (amountRefundedMinor <= p.amountRefundedMinor) return { status: 200, body: { outcome: 'already_refunded' } };
+  settleLapsed(w);
   p.amountRefundedMinor = amountRefundedMinor;
   if (p.dispute && !p.dispute.reinstated) p.dispute.refundedSince = true;
   const owed = refundTarget(p) - (p.tokensRefunded + p.refundShortfall);
@@ -425,7 +426,12 @@ export function refund(w: ModelWallet, paymentKey: number, amountRefundedMinor: 
   };
 }
 
+/**
+ * A take-back first applies the end of holds that lapsed (what they freed on a voided lot is not
+ * the user's: "taken at once"), then takes what the payment owes.
+ */
 function withdraw(w: ModelWallet, p: ModelPayment) {
+  settleLapsed(w);
   const owed = Math.max(0, p.granted - (p.tokensRefunded + p.refundShortfall));
   const { draws, taken } = takeBack(w, p, owed, 'dispute');
   p.dispute = {
