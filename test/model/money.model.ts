@@ -25,7 +25,7 @@ describe('the money rules, checked against the real system after every operation
   const modes = process.env.MODEL_MODE ? [process.env.MODEL_MODE] : ['sequential', 'concurrent'];
   for (const mode of modes) {
     // The CI size (both modes within two minutes on a 2-core machine, docs/model-check.md).
-    const size = sizeFromEnv(mode === 'sequential' ? { runs: 50, steps: 50 } : { runs: 10, steps: 20 }, mode);
+    const size = sizeFromEnv(mode === 'sequential' ? { runs: 50, steps: 50 } : { runs: 15, steps: 30 }, mode);
     it(`${mode}: ${size.runs} sequences of at most ${size.steps} commands agree with the model`, async () => {
       const result = await runModelCheck(system, size);
       results.push(result);
