@@ -1,5 +1,6 @@
 import type { Catalog } from '../../../catalog/catalog';
 import { InvalidEventError } from '../../../errors';
+import { lockWalletFunds } from '../../../holds/lock-wallet-funds';
 import { processed, retryLater } from '../../../inbox/inbox-handler';
 import { references } from '../../../references';
 import { refundTokenPack } from '../../../refunds/refund-token-pack';
@@ -36,6 +37,10 @@ export function createTokenPackRefundRoute(deps: { catalog: Catalog }) {
         .executeTakeFirst();
       if (!credit) return retryLater(`the purchase of transaction ${transactionId} has not been credited yet`);
       await lockUser(trx, credit.user_id);
+      // A hold that lapsed unsettled on a voided lot left tokens there that are not the user's: settle
+      // lapsed holds first (their voided part taken, the rest settling older shortfalls), so the
+      // take-back never takes them as the user's (docs/lots.md "Voids"). Locks the wallet, as the refund would.
+      await lockWalletFunds(uow, credit.user_id);
 
       const result = await refundTokenPack(uow, {
         provider: 'revenuecat',

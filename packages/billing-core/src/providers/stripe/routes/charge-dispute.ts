@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { InboxEventRow, PaymentRow } from '../../../db/schema';
 import { InvalidEventError, NotConfiguredError } from '../../../errors';
+import { lockWalletFunds } from '../../../holds/lock-wallet-funds';
 import { ignored, processed, retryLater } from '../../../inbox/inbox-handler';
 import { voidInvoiceInstallments } from '../../../installments/void-invoice-installments';
 import { postGiveBack } from '../../../ledger/give-back-tokens';
@@ -116,6 +117,11 @@ export function createDisputeFundsRoute(deps: { ports: ProviderPorts }) {
         const voided = await voidInvoiceInstallments(trx, payment, disputeId);
         const granted = await tokensGrantedByPayment(trx, payment);
         const owed = Math.max(0, granted - tokensAccountedOf(payment));
+        // A hold that lapsed unsettled on a voided lot left tokens there that are not the user's: settle
+        // lapsed holds first (their voided part taken, the rest settling older shortfalls), so the
+        // take-back never takes them as the user's (docs/lots.md "Voids"). Locks the wallet, after the
+        // payment, in the order the take-back takes them anyway.
+        await lockWalletFunds(uow, payment.user_id);
         const { taken, shortfall } = await takeBackPaymentTokens(uow, {
           payment,
           owed,

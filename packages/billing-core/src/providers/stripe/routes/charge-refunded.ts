@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { InboxEventRow, PaymentRow } from '../../../db/schema';
 import { InvalidEventError } from '../../../errors';
+import { lockWalletFunds } from '../../../holds/lock-wallet-funds';
 import { type HandlerResult, ignored, processed, retryLater } from '../../../inbox/inbox-handler';
 import { scaleInvoiceInstallments } from '../../../installments/scale-invoice-installments';
 import { voidInvoiceInstallments } from '../../../installments/void-invoice-installments';
@@ -129,6 +130,11 @@ async function refundPayment(
   const target = refundTargetOf(grants, { full, amount: amount ?? 0, amountRefunded: refundedMinor });
   const owed = Math.max(0, target - tokensAccountedOf(payment));
   const reference = full ? references.stripeRefund(chargeId) : references.stripePartialRefund(chargeId, refundedMinor);
+  // A hold that lapsed unsettled on a voided lot left tokens there that are not the user's: settle
+  // lapsed holds first (their voided part taken, the rest settling older shortfalls), so the
+  // take-back never takes them as the user's (docs/lots.md "Voids"). Locks the wallet, after the
+  // payment, in the order the take-back takes them anyway.
+  await lockWalletFunds(uow, payment.user_id);
   const { taken, shortfall } = await takeBackPaymentTokens(uow, {
     payment,
     owed,

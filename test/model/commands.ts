@@ -1,0 +1,544 @@
+import { isDeepStrictEqual } from 'node:util';
+import type { Json } from '../support/stack';
+import * as M from './money-model';
+import type { RealSystem, RealUser } from './real-system';
+
+/**
+ * The commands of the model check. Each is generated with indices, not ids (a hold, a lot, a
+ * payment of the sequence so far, taken modulo how many exist), so a shrunk sequence stays
+ * meaningful; `plan` turns it into an operation on the model's keys just before it runs. Its
+ * toString() renders the call that builds it, so a shrunk sequence pastes into a test.
+ */
+
+export interface Op {
+  kind: string;
+  [field: string]: unknown;
+}
+
+export interface Outcome {
+  answer: M.Answer;
+  /** A hold the operation placed (its model key), to pair with the real hold id. */
+  hold?: number;
+}
+
+export interface World {
+  users: { w: M.ModelWallet; real: RealUser; next: number }[];
+  system: RealSystem;
+  /** Commands run so far (for the report). */
+  steps: number;
+  /** The commands of the current sequence that ran, in order. */
+  executed: MoneyCommand[];
+}
+
+export abstract class MoneyCommand {
+  /** Which user of the sequence it acts on (0 in the sequential mode). */
+  user = 0;
+  abstract applies(w: M.ModelWallet): boolean;
+  /** fast-check's: a command whose target does not exist yet is skipped. */
+  check(world: World): boolean {
+    const user = world.users[this.user];
+    return user !== undefined && this.applies(user.w);
+  }
+  async run(world: World, _real: World): Promise<void> {
+    world.executed.push(this);
+    await runOne(world, this);
+  }
+  abstract plan(w: M.ModelWallet, reference: string): Op;
+  /** Runs on a copy of the model in a batch's search, so it must not reach outside `w`. */
+  abstract model(w: M.ModelWallet, op: Op): Outcome;
+  abstract real(u: RealUser, op: Op, w: M.ModelWallet): Promise<{ status: number; json: Json }>;
+  /** Whether it takes part in concurrent batches (an api call that locks the wallet). */
+  concurrent = false;
+  abstract toString(): string;
+}
+
+const hours = (h: number) => h * M.HOUR_MS;
+const pick = <T>(items: T[], index: number): T | undefined =>
+  items.length === 0 ? undefined : items[index % items.length];
+
+export class Grant extends MoneyCommand {
+  override concurrent = true;
+  constructor(
+    readonly amount: number,
+    readonly expiresInHours: number | null,
+    readonly admin: boolean,
+  ) {
+    super();
+  }
+  applies() {
+    return true;
+  }
+  plan(w: M.ModelWallet, reference: string): Op {
+    return {
+      kind: 'grant',
+      reference,
+      expiresAt: this.expiresInHours === null ? null : w.now + hours(this.expiresInHours),
+    };
+  }
+  model(w: M.ModelWallet, op: Op) {
+    return {
+      answer: M.grant(w, {
+        reference: op.reference as string,
+        admin: this.admin,
+        amount: this.amount,
+        expiresAt: op.expiresAt as number | null,
+      }),
+    };
+  }
+  real(u: RealUser, op: Op, w: M.ModelWallet) {
+    const expiresAt = op.expiresAt === null ? null : M.systemTime(w, op.expiresAt as number);
+    return u.grant(op.reference as string, this.amount, expiresAt, this.admin);
+  }
+  toString() {
+    return `new Grant(${this.amount}, ${this.expiresInHours}, ${this.admin})`;
+  }
+}
+
+export class PayPack extends MoneyCommand {
+  applies() {
+    return true;
+  }
+  plan(): Op {
+    return { kind: 'pack' };
+  }
+  model(w: M.ModelWallet) {
+    return { answer: M.payPack(w).answer };
+  }
+  real(u: RealUser) {
+    return u.payPack();
+  }
+  toString() {
+    return 'new PayPack()';
+  }
+}
+
+export class PayInvoice extends MoneyCommand {
+  constructor(readonly periodHours: number) {
+    super();
+  }
+  applies() {
+    return true;
+  }
+  plan(w: M.ModelWallet): Op {
+    return { kind: 'invoice', periodEnd: w.now + hours(this.periodHours) };
+  }
+  model(w: M.ModelWallet, op: Op) {
+    return { answer: M.payInvoice(w, op.periodEnd as number) };
+  }
+  real(u: RealUser, op: Op, w: M.ModelWallet) {
+    return u.payInvoice(((op.periodEnd as number) - w.shift) / 1000);
+  }
+  toString() {
+    return `new PayInvoice(${this.periodHours})`;
+  }
+}
+
+export class Refund extends MoneyCommand {
+  constructor(
+    readonly payment: number,
+    readonly amountRefundedMinor: number,
+  ) {
+    super();
+  }
+  applies(w: M.ModelWallet) {
+    return w.payments.length > 0;
+  }
+  plan(w: M.ModelWallet): Op {
+    return { kind: 'refund', payment: (pick(w.payments, this.payment) as M.ModelPayment).key };
+  }
+  model(w: M.ModelWallet, op: Op) {
+    return { answer: M.refund(w, op.payment as number, this.amountRefundedMinor) };
+  }
+  real(u: RealUser, op: Op) {
+    return u.refund(op.payment as number, this.amountRefundedMinor);
+  }
+  toString() {
+    return `new Refund(${this.payment}, ${this.amountRefundedMinor})`;
+  }
+}
+
+export class Dispute extends MoneyCommand {
+  constructor(
+    readonly payment: number,
+    readonly reinstated: boolean,
+  ) {
+    super();
+  }
+  applies(w: M.ModelWallet) {
+    return w.payments.length > 0;
+  }
+  plan(w: M.ModelWallet): Op {
+    return { kind: 'dispute', payment: (pick(w.payments, this.payment) as M.ModelPayment).key };
+  }
+  model(w: M.ModelWallet, op: Op) {
+    const payment = op.payment as number;
+    return { answer: this.reinstated ? M.disputeReinstated(w, payment) : M.disputeWithdrawn(w, payment) };
+  }
+  real(u: RealUser, op: Op) {
+    return u.dispute(op.payment as number, this.reinstated);
+  }
+  toString() {
+    return `new Dispute(${this.payment}, ${this.reinstated})`;
+  }
+}
+
+/** The dispute's next step as Stripe orders it: withdrawn first, reinstated (won) once withdrawn. */
+export class DisputeNext extends MoneyCommand {
+  constructor(readonly payment: number) {
+    super();
+  }
+  applies(w: M.ModelWallet) {
+    return w.payments.length > 0;
+  }
+  plan(w: M.ModelWallet): Op {
+    const payment = pick(w.payments, this.payment) as M.ModelPayment;
+    return { kind: 'dispute', payment: payment.key, reinstated: payment.dispute !== null };
+  }
+  model(w: M.ModelWallet, op: Op) {
+    const payment = op.payment as number;
+    return { answer: op.reinstated ? M.disputeReinstated(w, payment) : M.disputeWithdrawn(w, payment) };
+  }
+  real(u: RealUser, op: Op) {
+    return u.dispute(op.payment as number, op.reinstated as boolean);
+  }
+  toString() {
+    return `new DisputeNext(${this.payment})`;
+  }
+}
+
+export class Debit extends MoneyCommand {
+  override concurrent = true;
+  constructor(readonly amount: number) {
+    super();
+  }
+  applies() {
+    return true;
+  }
+  plan(_w: M.ModelWallet, reference: string): Op {
+    return { kind: 'debit', reference };
+  }
+  model(w: M.ModelWallet, op: Op) {
+    return { answer: M.debit(w, op.reference as string, this.amount) };
+  }
+  real(u: RealUser, op: Op) {
+    return u.debit(op.reference as string, this.amount);
+  }
+  toString() {
+    return `new Debit(${this.amount})`;
+  }
+}
+
+export class Hold extends MoneyCommand {
+  override concurrent = true;
+  constructor(
+    readonly amount: number,
+    readonly ttlHours: number,
+  ) {
+    super();
+  }
+  applies() {
+    return true;
+  }
+  plan(_w: M.ModelWallet, reference: string): Op {
+    return { kind: 'hold', reference };
+  }
+  model(w: M.ModelWallet, op: Op) {
+    const placed = M.placeHold(w, op.reference as string, this.amount, hours(this.ttlHours));
+    return { answer: { status: placed.status, body: placed.body }, hold: placed.hold };
+  }
+  real(u: RealUser, op: Op) {
+    return u.hold(op.reference as string, this.amount, this.ttlHours * 3600);
+  }
+  toString() {
+    return `new Hold(${this.amount}, ${this.ttlHours})`;
+  }
+}
+
+export class Capture extends MoneyCommand {
+  override concurrent = true;
+  constructor(
+    readonly hold: number,
+    readonly amount: number | undefined,
+  ) {
+    super();
+  }
+  applies(w: M.ModelWallet) {
+    return w.holds.length > 0;
+  }
+  plan(w: M.ModelWallet): Op {
+    return { kind: 'capture', hold: (pick(w.holds, this.hold) as M.ModelHold).key };
+  }
+  model(w: M.ModelWallet, op: Op) {
+    return { answer: M.captureHold(w, op.hold as number, this.amount) };
+  }
+  real(u: RealUser, op: Op) {
+    return u.capture(op.hold as number, this.amount);
+  }
+  toString() {
+    return `new Capture(${this.hold}, ${this.amount})`;
+  }
+}
+
+export class Release extends MoneyCommand {
+  override concurrent = true;
+  constructor(readonly hold: number) {
+    super();
+  }
+  applies(w: M.ModelWallet) {
+    return w.holds.length > 0;
+  }
+  plan(w: M.ModelWallet): Op {
+    return { kind: 'release', hold: (pick(w.holds, this.hold) as M.ModelHold).key };
+  }
+  model(w: M.ModelWallet, op: Op) {
+    return { answer: M.releaseHold(w, op.hold as number) };
+  }
+  real(u: RealUser, op: Op) {
+    return u.release(op.hold as number);
+  }
+  toString() {
+    return `new Release(${this.hold})`;
+  }
+}
+
+export class Void extends MoneyCommand {
+  override concurrent = true;
+  constructor(readonly lot: number) {
+    super();
+  }
+  applies(w: M.ModelWallet) {
+    return w.lots.length > 0;
+  }
+  plan(w: M.ModelWallet): Op {
+    return { kind: 'void', lot: (pick(w.lots, this.lot) as M.ModelLot).key };
+  }
+  model(w: M.ModelWallet, op: Op) {
+    return { answer: M.voidLot(w, op.lot as number) };
+  }
+  real(u: RealUser, op: Op) {
+    return u.void(op.lot as number);
+  }
+  toString() {
+    return `new Void(${this.lot})`;
+  }
+}
+
+/**
+ * Time passes (every user of the sequence sees it: it moves the whole database), then, with
+ * `sweep`, the sweeper runs once, as the worker's credit-expiry role does every minute.
+ */
+export class Advance extends MoneyCommand {
+  constructor(
+    readonly hours: number,
+    readonly sweep = false,
+  ) {
+    super();
+  }
+  applies() {
+    return true;
+  }
+  plan(): Op {
+    return { kind: 'advance' };
+  }
+  model(w: M.ModelWallet) {
+    M.advance(w, hours(this.hours));
+    if (this.sweep) M.sweep(w);
+    return { answer: { status: 200, body: {} } };
+  }
+  async real(u: RealUser) {
+    await u.real.advance(hours(this.hours));
+    if (this.sweep) await u.real.sweep();
+    return { status: 200, json: {} };
+  }
+  toString() {
+    return `new Advance(${this.hours}, ${this.sweep})`;
+  }
+}
+
+/**
+ * Time passes until the next thing expires (the soonest expiry of a lot with tokens left or of an
+ * active hold, at least an hour), then the sweeper runs if `sweep`: the instants where expiries
+ * meet holds and voids, which fixed steps rarely land between.
+ */
+export class AdvanceToNextExpiry extends MoneyCommand {
+  constructor(readonly sweep: boolean) {
+    super();
+  }
+  applies() {
+    return true;
+  }
+  plan(w: M.ModelWallet): Op {
+    return { kind: 'advance', ms: M.untilNextExpiry(w) };
+  }
+  model(w: M.ModelWallet, op: Op) {
+    M.advance(w, op.ms as number);
+    if (this.sweep) M.sweep(w);
+    return { answer: { status: 200, body: {} } };
+  }
+  async real(u: RealUser, op: Op) {
+    await u.real.advance(op.ms as number);
+    if (this.sweep) await u.real.sweep();
+    return { status: 200, json: {} };
+  }
+  toString() {
+    return `new AdvanceToNextExpiry(${this.sweep})`;
+  }
+}
+
+export class Sweep extends MoneyCommand {
+  applies() {
+    return true;
+  }
+  plan(): Op {
+    return { kind: 'sweep' };
+  }
+  model(w: M.ModelWallet) {
+    M.sweep(w);
+    return { answer: { status: 200, body: {} } };
+  }
+  async real(u: RealUser) {
+    await u.real.sweep();
+    return { status: 200, json: {} };
+  }
+  toString() {
+    return 'new Sweep()';
+  }
+}
+
+export class Divergence extends Error {}
+
+/**
+ * Deep equality of plain JSON values. Answers parsed by fetch are built in Node's own realm, not
+ * in Jest's sandbox, so their prototypes differ from the model's objects: compare them re-parsed.
+ */
+export const same = (a: unknown, b: unknown) =>
+  isDeepStrictEqual(JSON.parse(JSON.stringify(a) ?? 'null'), JSON.parse(JSON.stringify(b) ?? 'null'));
+
+/** Compares what the system did with what the model says, after one command of one user. */
+export async function compare(
+  what: string,
+  user: { w: M.ModelWallet; real: RealUser },
+  expected: M.Answer | null,
+  actual: { status: number; json: Json } | null,
+): Promise<void> {
+  const problems: string[] = await user.real.mapLots(user.w);
+  if (expected && actual) {
+    const projected = user.real.project(actual, expected);
+    if (!same(projected, expected)) {
+      problems.push(`answer: system ${JSON.stringify(projected)}, model ${JSON.stringify(expected)}`);
+    }
+  }
+  const wallet = await user.real.wallet();
+  const view = M.walletView(user.w);
+  if (!same(wallet, view)) {
+    problems.push(`wallet: system ${JSON.stringify(wallet)}\n        model  ${JSON.stringify(view)}`);
+  }
+  if (problems.length > 0)
+    throw new Divergence(`after ${what} (user ${user.real.userId}):\n  ${problems.join('\n  ')}`);
+}
+
+/** One command against one user, sequentially: model, system, compare. */
+export async function runOne(world: World, command: MoneyCommand): Promise<void> {
+  const user = world.users[command.user];
+  if (!user) throw new Error('no such user');
+  const op = command.plan(user.w, `${user.real.userId}.${user.next++}`);
+  const before = structuredClone(user.w);
+  const outcome = command.model(user.w, op);
+  // Advancing time moves every user's clock (the model of each), as it moves the whole database.
+  // Time and the sweeper act on the whole database: every user of the sequence sees them.
+  for (const other of world.users) {
+    if (other === user) continue;
+    if (command instanceof Advance) M.advance(other.w, hours(command.hours));
+    if (command instanceof AdvanceToNextExpiry) M.advance(other.w, op.ms as number);
+    const sweeps = command instanceof Advance || command instanceof AdvanceToNextExpiry ? command.sweep : false;
+    if (command instanceof Sweep || sweeps) M.sweep(other.w);
+  }
+  const actual = await command.real(user.real, op, before);
+  if (outcome.hold !== undefined && actual.json?.id) user.real.holdIds.set(outcome.hold, actual.json.id);
+  world.steps += 1;
+  const targets = command instanceof Advance || command instanceof Sweep ? world.users : [user];
+  for (const target of targets) {
+    await compare(command.toString(), target, target === user ? outcome.answer : null, target === user ? actual : null);
+  }
+}
+
+function permutations<T>(items: T[]): T[][] {
+  if (items.length <= 1) return [items];
+  return items.flatMap((item, i) =>
+    permutations([...items.slice(0, i), ...items.slice(i + 1)]).map((rest) => [item, ...rest]),
+  );
+}
+
+/**
+ * Two to four commands on one user sent at once. The wallet lock serializes them, so what the
+ * system answered and the state it ends in must equal SOME sequential order of the batch applied
+ * to the model: every order is tried (at most 24).
+ */
+export class Batch extends MoneyCommand {
+  constructor(readonly commands: MoneyCommand[]) {
+    super();
+  }
+  applies(w: M.ModelWallet) {
+    return this.commands.every((c) => c.applies(w));
+  }
+  override async run(world: World): Promise<void> {
+    world.executed.push(this);
+    await runBatch(world, this);
+  }
+  plan(): Op {
+    return { kind: 'batch' };
+  }
+  model(): Outcome {
+    throw new Error('a batch runs through runBatch');
+  }
+  real(): Promise<{ status: number; json: Json }> {
+    throw new Error('a batch runs through runBatch');
+  }
+  toString() {
+    return `new Batch(${this.user}, [${this.commands.map(String).join(', ')}])`;
+  }
+}
+
+export async function runBatch(world: World, batch: Batch): Promise<void> {
+  const user = world.users[batch.user];
+  if (!user) throw new Error('no such user');
+  const planned = batch.commands.map((command) => ({
+    command,
+    op: command.plan(user.w, `${user.real.userId}.${user.next++}`),
+  }));
+  const before = structuredClone(user.w);
+  const actuals = await Promise.all(planned.map(({ command, op }) => command.real(user.real, op, before)));
+  world.steps += batch.commands.length;
+  const answer = await user.real.walletAnswer();
+  const tried: string[] = [];
+  for (const order of permutations(planned.map((_, i) => i))) {
+    const w = structuredClone(before);
+    const outcomes: Outcome[] = [];
+    for (const i of order) {
+      const item = planned[i] as (typeof planned)[number];
+      outcomes[i] = item.command.model(w, item.op);
+    }
+    // Holds placed in this order get the model keys of this order: pair them with the answers first.
+    const holdIds = new Map(user.real.holdIds);
+    for (const [i, outcome] of outcomes.entries()) {
+      const id = actuals[i]?.json?.id;
+      if (outcome.hold !== undefined && id) holdIds.set(outcome.hold, id);
+    }
+    // Pair the lots as this order made them, then read the answers and the wallet through it.
+    const lotProblems = await user.real.mapLots(w);
+    const answersMatch = outcomes.every((outcome, i) =>
+      same(user.real.project(actuals[i] as { status: number; json: Json }, outcome.answer), outcome.answer),
+    );
+    if (answersMatch && lotProblems.length === 0 && same(user.real.walletView(answer), M.walletView(w))) {
+      user.w = w;
+      for (const [key, id] of holdIds) user.real.holdIds.set(key, id);
+      return;
+    }
+    tried.push(`order ${order.join(',')}: model ${JSON.stringify(outcomes.map((o) => o.answer))}`);
+  }
+  throw new Divergence(
+    `after ${batch} (user ${user.real.userId}): no sequential order explains it\n  system answers ${JSON.stringify(
+      actuals.map((a) => ({ status: a.status, json: a.json })),
+    )}\n  system wallet ${JSON.stringify(answer)}\n  ${tried.join('\n  ')}`,
+  );
+}

@@ -1,0 +1,707 @@
+/**
+ * A pure model of one user's money, written from the contract (the product spec's "Credits that
+ * expire (lots)", "Spending from the app", "Refunds and chargebacks" and "What a void means, what
+ * a rollover keeps"; docs/lots.md and docs/holds.md for what those pages pin down further). It
+ * shares no code with the implementation: no import from billing-core, no SQL.
+ *
+ * Time: instants are milliseconds in the model's frame. The system under test sees the same
+ * instants moved back by `shift` (the test moves time by moving every stored time back, see
+ * docs/model-check.md), which matters for one thing only: "a month later" is a calendar month in
+ * the frame the database computes it in.
+ */
+
+export type Category = 'promotional' | 'subscription' | 'purchased';
+
+export interface ModelLot {
+  key: number;
+  category: Category;
+  /** Where the lot came from, in the model's own words (mapped to the real `source` by the driver). */
+  origin: Origin;
+  amount: number;
+  remaining: number;
+  expiresAt: number | null;
+  rolloverMax: number;
+  rolledOver: number;
+  /** The key of the lot this one rolled over into. */
+  rolloverKey: number | null;
+  voided: boolean;
+}
+
+export type Origin =
+  | { kind: 'grant'; reference: string }
+  | { kind: 'admin-grant'; reference: string }
+  | { kind: 'payment'; payment: number }
+  | { kind: 'invoice'; invoice: number }
+  | { kind: 'rollover'; of: number }
+  | { kind: 'give-back'; payment: number };
+
+export interface Draw {
+  lot: number;
+  amount: number;
+}
+
+export interface ModelHold {
+  key: number;
+  reference: string;
+  amount: number;
+  expiresAt: number;
+  status: 'held' | 'captured' | 'released';
+  /** A lapsed hold whose end has been applied (its freed tokens settled). */
+  settled: boolean;
+  lots: Draw[];
+  /** Ledger entries of the user when it was placed (the shortfall rule's marker). */
+  marker: number;
+  captured: number;
+}
+
+export interface ModelPayment {
+  key: number;
+  lot: number;
+  granted: number;
+  amountMinor: number;
+  amountRefundedMinor: number;
+  tokensRefunded: number;
+  refundShortfall: number;
+  dispute: ModelDispute | null;
+}
+
+export interface ModelDispute {
+  owed: number;
+  taken: number;
+  shortfall: number;
+  reinstated: boolean;
+  tokensReinstated: number;
+  /** A refund came after the withdrawal (the order of the hole "a dispute won then refunded"). */
+  refundedSince: boolean;
+  /** What the withdrawal's entry drew, in the order drawn (the payment's own lot first). */
+  draws: Draw[];
+}
+
+export interface ModelShortfall {
+  payment: number;
+  kind: 'refund' | 'dispute';
+  open: number;
+  /** Ledger entries of the user right after the take-back that recorded it. */
+  marker: number;
+  createdAt: number;
+}
+
+export interface ModelGrant {
+  reference: string;
+  admin: boolean;
+  amount: number;
+  expiresAt: number | null;
+  lot: number;
+  balanceAfter: number;
+}
+
+export interface ModelDebit {
+  reference: string;
+  amount: number;
+  balanceAfter: number;
+  draws: Draw[];
+}
+
+export interface ModelWallet {
+  now: number;
+  /** How far the system's frame is behind the model's (the total of every advance). */
+  shift: number;
+  lots: ModelLot[];
+  holds: ModelHold[];
+  payments: ModelPayment[];
+  invoices: number;
+  shortfalls: ModelShortfall[];
+  grants: ModelGrant[];
+  debits: ModelDebit[];
+  entries: number;
+  /** How often the sequence reached each situation where a hole was once found (the run's coverage). */
+  seen: Record<string, number>;
+}
+
+/** What a command answers, reduced to what the contract fixes. */
+export interface Answer {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+export const HOUR_MS = 3_600_000;
+const PACK_TOKENS = 100;
+const PACK_AMOUNT_MINOR = 499;
+const PERIOD_TOKENS = 100;
+const ROLLOVER_MAX = 30;
+
+export function emptyWallet(now: number): ModelWallet {
+  return {
+    now,
+    shift: 0,
+    lots: [],
+    holds: [],
+    payments: [],
+    invoices: 0,
+    shortfalls: [],
+    grants: [],
+    debits: [],
+    entries: 0,
+    seen: {},
+  };
+}
+
+// ---------------------------------------------------------------- reading
+
+export const balanceOf = (w: ModelWallet) => w.lots.reduce((sum, lot) => sum + lot.remaining, 0);
+const isActive = (w: ModelWallet, hold: ModelHold) => hold.status === 'held' && hold.expiresAt > w.now;
+export const heldOn = (w: ModelWallet, lotKey: number) =>
+  w.holds
+    .filter((hold) => isActive(w, hold))
+    .flatMap((hold) => hold.lots)
+    .filter((draw) => draw.lot === lotKey)
+    .reduce((sum, draw) => sum + draw.amount, 0);
+export const heldOf = (w: ModelWallet) =>
+  w.holds.filter((hold) => isActive(w, hold)).reduce((sum, hold) => sum + hold.amount, 0);
+export const availableOf = (w: ModelWallet) => balanceOf(w) - heldOf(w);
+const unheld = (w: ModelWallet, lot: ModelLot) => lot.remaining - heldOn(w, lot.key);
+const isExpired = (w: ModelWallet, lot: ModelLot) => lot.expiresAt !== null && lot.expiresAt <= w.now;
+const rank: Record<Category, number> = { promotional: 0, subscription: 1, purchased: 2 };
+
+/** The draw order: soonest expiry first (never last), promotional, subscription, purchased, oldest first. */
+export function inDrawOrder(lots: ModelLot[]): ModelLot[] {
+  return [...lots].sort(
+    (a, b) =>
+      (a.expiresAt ?? Number.POSITIVE_INFINITY) - (b.expiresAt ?? Number.POSITIVE_INFINITY) ||
+      rank[a.category] - rank[b.category] ||
+      a.key - b.key,
+  );
+}
+
+export const lotOf = (w: ModelWallet, key: number) => {
+  const lot = w.lots.find((l) => l.key === key);
+  if (!lot) throw new Error(`model: no lot ${key}`);
+  return lot;
+};
+
+/** What a spend or a new hold can draw: the unheld part of lots not expired (a voided lot keeps none). */
+const spendable = (w: ModelWallet) =>
+  inDrawOrder(w.lots.filter((lot) => !isExpired(w, lot) && !lot.voided)).map((lot) => ({
+    lot,
+    free: unheld(w, lot),
+  }));
+
+/** The wallet as `GET /v1/users/{userId}/wallet` shows it. */
+export function walletView(w: ModelWallet) {
+  return {
+    balance: balanceOf(w),
+    held: heldOf(w),
+    available: availableOf(w),
+    lots: inDrawOrder(w.lots.filter((lot) => lot.remaining > 0)).map((lot) => ({
+      lot: lot.key,
+      category: lot.category,
+      amount: lot.amount,
+      remaining: lot.remaining,
+      held: heldOn(w, lot.key),
+      expiresAt: lot.expiresAt === null ? null : systemTime(w, lot.expiresAt),
+    })),
+  };
+}
+
+/** An instant of the model as the system under test stores it (ISO). */
+export const systemTime = (w: ModelWallet, at: number) => new Date(at - w.shift).toISOString();
+
+const saw = (w: ModelWallet, what: string) => {
+  w.seen[what] = (w.seen[what] ?? 0) + 1;
+};
+
+// ---------------------------------------------------------------- moving tokens
+
+function newLot(w: ModelWallet, lot: Omit<ModelLot, 'key' | 'remaining' | 'rolledOver' | 'rolloverKey' | 'voided'>) {
+  const key = w.lots.length === 0 ? 1 : Math.max(...w.lots.map((l) => l.key)) + 1;
+  const created: ModelLot = { ...lot, key, remaining: lot.amount, rolledOver: 0, rolloverKey: null, voided: false };
+  w.lots.push(created);
+  return created;
+}
+
+/** Takes up to `want` from the lots' unheld parts in the order given; returns the draws. */
+function takeFrom(w: ModelWallet, lots: ModelLot[], want: number): Draw[] {
+  const draws: Draw[] = [];
+  let left = want;
+  for (const lot of lots) {
+    if (left <= 0) break;
+    const take = Math.min(left, unheld(w, lot));
+    if (take <= 0) continue;
+    lot.remaining -= take;
+    left -= take;
+    const same = draws.find((d) => d.lot === lot.key);
+    if (same) same.amount += take;
+    else draws.push({ lot: lot.key, amount: take });
+  }
+  return draws;
+}
+
+/**
+ * A take-back's order: the payment's own lot first, then the draw order over lots not expired,
+ * then the expired ones (their tokens are still in the balance). Never a held token, never a
+ * voided lot's (those are not the user's).
+ */
+function takeBackOrder(w: ModelWallet, firstLot: number | null): ModelLot[] {
+  const candidates = w.lots.filter((lot) => !lot.voided);
+  const first = candidates.filter((lot) => lot.key === firstLot);
+  const rest = candidates.filter((lot) => lot.key !== firstLot);
+  return [
+    ...first,
+    ...inDrawOrder(rest.filter((lot) => !isExpired(w, lot))),
+    ...inDrawOrder(rest.filter((lot) => isExpired(w, lot))),
+  ];
+}
+
+/** A void is a standing state: whatever is unheld in a voided lot is taken at once, one entry per lot. */
+function takeVoidedRemainders(w: ModelWallet, only?: number): number {
+  let taken = 0;
+  for (const lot of w.lots) {
+    if (!lot.voided || (only !== undefined && lot.key !== only)) continue;
+    const take = unheld(w, lot);
+    if (take <= 0) continue;
+    lot.remaining -= take;
+    w.entries += 1;
+    taken += take;
+  }
+  return taken;
+}
+
+/**
+ * Tokens a hold frees (released, captured for less, lapsed) settle the open shortfalls of
+ * take-backs that ran while it was active (holds.md "The shortfall rule"), oldest first, at most
+ * what was freed and what is available, in one take-back entry.
+ */
+function recoverShortfalls(w: ModelWallet, hold: ModelHold, freed: number) {
+  const open = w.shortfalls.filter((s) => s.open > 0 && s.marker >= hold.marker && s.createdAt < hold.expiresAt);
+  if (open.length === 0 || freed <= 0) return;
+  let budget = Math.min(freed, availableOf(w));
+  let recovered = 0;
+  for (const shortfall of open) {
+    const take = Math.min(budget, shortfall.open);
+    if (take <= 0) break;
+    budget -= take;
+    recovered += take;
+    shortfall.open -= take;
+    const payment = w.payments.find((p) => p.key === shortfall.payment);
+    if (!payment) throw new Error('model: shortfall of no payment');
+    payment.tokensRefunded += take;
+    payment.refundShortfall -= take;
+    if (shortfall.kind === 'dispute' && payment.dispute) {
+      payment.dispute.taken += take;
+      payment.dispute.shortfall -= take;
+    }
+  }
+  if (recovered > 0) {
+    saw(w, 'a hold settled a shortfall');
+    const drawn = takeFrom(w, takeBackOrder(w, null), recovered);
+    const got = drawn.reduce((s, d) => s + d.amount, 0);
+    if (got !== recovered) throw new Error('model: a recovery found less than available');
+    w.entries += 1;
+  }
+}
+
+/** The end of a hold frees `freed` tokens of its lots (the part not captured): voided ones are taken. */
+function applyHoldEnd(w: ModelWallet, hold: ModelHold, freedByLot: Draw[]) {
+  const onVoided = freedByLot.filter((d) => lotOf(w, d.lot).voided).reduce((sum, d) => sum + d.amount, 0);
+  const freed = freedByLot.reduce((sum, d) => sum + d.amount, 0);
+  if (takeVoidedRemainders(w) > 0) saw(w, 'a hold on a voided lot ended');
+  recoverShortfalls(w, hold, freed - onVoided);
+}
+
+/** Applies the end of every hold that lapsed and was not settled yet (the next wallet operation does). */
+export function settleLapsed(w: ModelWallet) {
+  for (const hold of w.holds) {
+    if (hold.status !== 'held' || hold.settled || hold.expiresAt > w.now) continue;
+    hold.settled = true;
+    applyHoldEnd(w, hold, hold.lots);
+  }
+}
+
+// ---------------------------------------------------------------- commands
+
+export function grant(
+  w: ModelWallet,
+  g: { reference: string; admin: boolean; amount: number; expiresAt: number | null },
+): Answer {
+  const before = w.grants.find((x) => x.reference === g.reference && x.admin === g.admin);
+  const ledgerReference = `${g.admin ? 'admin:grant' : 'grant'}:${g.reference}`;
+  if (before) {
+    if (before.amount !== g.amount || before.expiresAt !== g.expiresAt)
+      return { status: 409, body: { code: 'reference_conflict' } };
+    return {
+      status: 200,
+      body: grantBody(w, ledgerReference, before.lot, before.amount, before.expiresAt, before.balanceAfter),
+    };
+  }
+  const lot = newLot(w, {
+    category: 'promotional',
+    origin: { kind: g.admin ? 'admin-grant' : 'grant', reference: g.reference },
+    amount: g.amount,
+    expiresAt: g.expiresAt,
+    rolloverMax: 0,
+  });
+  w.entries += 1;
+  const balance = balanceOf(w);
+  w.grants.push({ ...g, lot: lot.key, balanceAfter: balance });
+  return { status: 201, body: grantBody(w, ledgerReference, lot.key, g.amount, g.expiresAt, balance) };
+}
+
+const grantBody = (
+  w: ModelWallet,
+  ledgerReference: string,
+  lot: number,
+  amount: number,
+  expiresAt: number | null,
+  balance: number,
+) => ({ ledgerReference, lot, amount, expiresAt: expiresAt === null ? null : systemTime(w, expiresAt), balance });
+
+/** A Stripe pack paid (tokens_100): a purchased lot that never expires. */
+export function payPack(w: ModelWallet): { answer: Answer; payment: number } {
+  const key = w.payments.length;
+  const lot = newLot(w, {
+    category: 'purchased',
+    origin: { kind: 'payment', payment: key },
+    amount: PACK_TOKENS,
+    expiresAt: null,
+    rolloverMax: 0,
+  });
+  w.entries += 1;
+  w.payments.push({
+    key,
+    lot: lot.key,
+    granted: PACK_TOKENS,
+    amountMinor: PACK_AMOUNT_MINOR,
+    amountRefundedMinor: 0,
+    tokensRefunded: 0,
+    refundShortfall: 0,
+    dispute: null,
+  });
+  return { answer: { status: 200, body: { outcome: 'credited' } }, payment: key };
+}
+
+/** A paid invoice of the rollover price: period credits that expire at the period end. */
+export function payInvoice(w: ModelWallet, periodEnd: number): Answer {
+  const invoice = w.invoices;
+  w.invoices += 1;
+  newLot(w, {
+    category: 'subscription',
+    origin: { kind: 'invoice', invoice },
+    amount: PERIOD_TOKENS,
+    expiresAt: periodEnd,
+    rolloverMax: ROLLOVER_MAX,
+  });
+  w.entries += 1;
+  return { status: 200, body: { outcome: 'credited' } };
+}
+
+const refundTarget = (p: ModelPayment) =>
+  p.amountRefundedMinor >= p.amountMinor ? p.granted : Math.floor((p.granted * p.amountRefundedMinor) / p.amountMinor);
+
+/** Takes `owed` back for a payment: what is available, the rest a shortfall. */
+function takeBack(w: ModelWallet, p: ModelPayment, owed: number, kind: 'refund' | 'dispute') {
+  const draws = takeFrom(w, takeBackOrder(w, p.lot), owed);
+  const taken = draws.reduce((s, d) => s + d.amount, 0);
+  if (taken > 0) w.entries += 1;
+  p.tokensRefunded += taken;
+  p.refundShortfall += owed - taken;
+  if (owed - taken > 0) {
+    w.shortfalls.push({ payment: p.key, kind, open: owed - taken, marker: w.entries, createdAt: w.now });
+  }
+  return { draws, taken };
+}
+
+/** `charge.refunded` with the charge's cumulative amount refunded. */
+export function refund(w: ModelWallet, paymentKey: number, amountRefundedMinor: number): Answer {
+  const p = w.payments[paymentKey];
+  if (!p) throw new Error('model: no payment');
+  if (amountRefundedMinor <= p.amountRefundedMinor) return { status: 200, body: { outcome: 'already_refunded' } };
+  settleLapsed(w);
+  p.amountRefundedMinor = amountRefundedMinor;
+  if (p.dispute && !p.dispute.reinstated) p.dispute.refundedSince = true;
+  const owed = refundTarget(p) - (p.tokensRefunded + p.refundShortfall);
+  if (owed > 0) takeBack(w, p, owed, 'refund');
+  return {
+    status: 200,
+    body: { outcome: amountRefundedMinor >= p.amountMinor ? 'refunded' : 'partially_refunded' },
+  };
+}
+
+/**
+ * A take-back first applies the end of holds that lapsed (what they freed on a voided lot is not
+ * the user's: "taken at once"), then takes what the payment owes.
+ */
+function withdraw(w: ModelWallet, p: ModelPayment) {
+  settleLapsed(w);
+  const owed = Math.max(0, p.granted - (p.tokensRefunded + p.refundShortfall));
+  const { draws, taken } = takeBack(w, p, owed, 'dispute');
+  p.dispute = {
+    owed,
+    taken,
+    shortfall: owed - taken,
+    reinstated: false,
+    tokensReinstated: 0,
+    draws,
+    refundedSince: false,
+  };
+}
+
+/** `charge.dispute.funds_withdrawn`: everything the payment granted that no refund accounted for. */
+export function disputeWithdrawn(w: ModelWallet, paymentKey: number): Answer {
+  const p = w.payments[paymentKey];
+  if (!p) throw new Error('model: no payment');
+  if (p.dispute) return { status: 200, body: { outcome: 'dispute_already_applied' } };
+  withdraw(w, p);
+  return { status: 200, body: { outcome: 'dispute_funds_withdrawn' } };
+}
+
+/**
+ * `charge.dispute.funds_reinstated`: gives back exactly what was taken, but a payment never ends
+ * up having given more than it still pays for: only what the refunds do not take back, first
+ * forgiving the shortfall, then returning tokens to the lots the withdrawal drew, in its order.
+ */
+export function disputeReinstated(w: ModelWallet, paymentKey: number): Answer {
+  const p = w.payments[paymentKey];
+  if (!p) throw new Error('model: no payment');
+  if (p.dispute?.reinstated) return { status: 200, body: { outcome: 'dispute_already_applied' } };
+  if (!p.dispute) withdraw(w, p);
+  const d = p.dispute as ModelDispute;
+  d.reinstated = true;
+  const release = Math.min(Math.max(0, p.tokensRefunded + p.refundShortfall - refundTarget(p)), d.owed);
+  const forgiven = Math.min(release, d.shortfall);
+  d.shortfall -= forgiven;
+  p.refundShortfall -= forgiven;
+  let toForgive = forgiven;
+  for (const s of w.shortfalls) {
+    if (s.payment !== p.key || s.kind !== 'dispute') continue;
+    const x = Math.min(toForgive, s.open);
+    s.open -= x;
+    toForgive -= x;
+  }
+  const giveBack = Math.min(release - forgiven, d.taken);
+  if (d.refundedSince) saw(w, 'a dispute refunded, then won');
+  p.tokensRefunded -= giveBack;
+  d.tokensReinstated = giveBack;
+  if (giveBack > 0) {
+    let left = giveBack;
+    for (const draw of d.draws) {
+      const lot = lotOf(w, draw.lot);
+      const back = Math.min(left, draw.amount, lot.amount - lot.remaining);
+      if (back <= 0) continue;
+      lot.remaining += back;
+      left -= back;
+    }
+    w.entries += 1;
+    if (left > 0) {
+      newLot(w, {
+        category: 'purchased',
+        origin: { kind: 'give-back', payment: p.key },
+        amount: left,
+        expiresAt: null,
+        rolloverMax: 0,
+      });
+    }
+    takeVoidedRemainders(w);
+  }
+  return { status: 200, body: { outcome: 'dispute_funds_reinstated' } };
+}
+
+/**
+ * A spend or a hold needs `available` and then lots it can draw. The 402's `available` is the
+ * wallet's, except when the tokens are there but not spendable (an expired lot the sweeper has not
+ * taken yet): then it is what could be drawn (docs/lots.md: "a spend past the spendable tokens").
+ */
+function shortOf(w: ModelWallet, amount: number): Answer | null {
+  const available = availableOf(w);
+  if (amount > available)
+    return { status: 402, body: { code: 'insufficient_balance', available: Math.max(0, available) } };
+  const free = spendable(w).reduce((s, x) => s + x.free, 0);
+  if (amount > free) return { status: 402, body: { code: 'insufficient_balance', available: free } };
+  return null;
+}
+
+export function debit(w: ModelWallet, reference: string, amount: number): Answer {
+  settleLapsed(w);
+  const before = w.debits.find((d) => d.reference === reference);
+  if (before) {
+    if (before.amount !== amount) return { status: 409, body: { code: 'reference_conflict' } };
+    return {
+      status: 200,
+      body: { amount, balance: before.balanceAfter, available: availableOf(w), draws: before.draws },
+    };
+  }
+  const short = shortOf(w, amount);
+  if (short) return short;
+  const draws = takeFrom(
+    w,
+    spendable(w).map((x) => x.lot),
+    amount,
+  );
+  w.entries += 1;
+  const balance = balanceOf(w);
+  // The answer lists what it drew from each lot; the contract gives the list no order.
+  draws.sort((a, b) => a.lot - b.lot);
+  w.debits.push({ reference, amount, balanceAfter: balance, draws });
+  return { status: 201, body: { amount, balance, available: availableOf(w), draws } };
+}
+
+export function placeHold(
+  w: ModelWallet,
+  reference: string,
+  amount: number,
+  ttlMs: number,
+): Answer & { hold?: number } {
+  settleLapsed(w);
+  const short = shortOf(w, amount);
+  if (short) return short;
+  const free = spendable(w);
+  const lots: Draw[] = [];
+  let left = amount;
+  for (const { lot, free: f } of free) {
+    const take = Math.min(left, f);
+    if (take <= 0) continue;
+    lots.push({ lot: lot.key, amount: take });
+    left -= take;
+    if (left === 0) break;
+  }
+  const key = w.holds.length;
+  w.holds.push({
+    key,
+    reference,
+    amount,
+    expiresAt: w.now + ttlMs,
+    status: 'held',
+    settled: false,
+    lots,
+    marker: w.entries,
+    captured: 0,
+  });
+  return { status: 201, body: { status: 'held', amount, available: availableOf(w) }, hold: key };
+}
+
+export function captureHold(w: ModelWallet, holdKey: number, amount: number | undefined): Answer {
+  settleLapsed(w);
+  const hold = w.holds[holdKey];
+  if (!hold) throw new Error('model: no hold');
+  if (hold.status === 'captured')
+    return {
+      status: 200,
+      body: { status: 'captured', captured: hold.captured, released: hold.amount - hold.captured },
+    };
+  if (hold.status === 'released' || hold.expiresAt <= w.now) return { status: 409, body: { code: 'hold_not_active' } };
+  const captured = amount ?? hold.amount;
+  if (captured > hold.amount) return { status: 400, body: { code: 'invalid_request' } };
+  // The capture draws exactly from what the hold reserved, in its order; the rest is freed.
+  const freedByLot: Draw[] = [];
+  let left = captured;
+  for (const draw of hold.lots) {
+    const take = Math.min(left, draw.amount);
+    left -= take;
+    lotOf(w, draw.lot).remaining -= take;
+    if (draw.amount - take > 0) freedByLot.push({ lot: draw.lot, amount: draw.amount - take });
+  }
+  hold.status = 'captured';
+  hold.captured = captured;
+  if (captured > 0) w.entries += 1;
+  applyHoldEnd(w, hold, freedByLot);
+  return {
+    status: 200,
+    body: {
+      status: 'captured',
+      captured,
+      released: hold.amount - captured,
+      balance: balanceOf(w),
+      available: availableOf(w),
+    },
+  };
+}
+
+export function releaseHold(w: ModelWallet, holdKey: number): Answer {
+  settleLapsed(w);
+  const hold = w.holds[holdKey];
+  if (!hold) throw new Error('model: no hold');
+  if (hold.status === 'released') return { status: 200, body: { status: 'released' } };
+  if (hold.status === 'captured' || hold.expiresAt <= w.now) return { status: 409, body: { code: 'hold_not_active' } };
+  hold.status = 'released';
+  applyHoldEnd(w, hold, hold.lots);
+  return { status: 200, body: { status: 'released', available: availableOf(w) } };
+}
+
+export function voidLot(w: ModelWallet, lotKey: number): Answer {
+  settleLapsed(w);
+  const lot = lotOf(w, lotKey);
+  const alreadyVoided = lot.voided;
+  lot.voided = true;
+  const taken = takeVoidedRemainders(w, lotKey);
+  return { status: 200, body: { taken, balance: balanceOf(w), alreadyVoided } };
+}
+
+/** From now to the soonest expiry still ahead (a lot with tokens left, an active hold); an hour if none. */
+export function untilNextExpiry(w: ModelWallet): number {
+  const ahead = [
+    ...w.lots.filter((lot) => lot.remaining > 0 && lot.expiresAt !== null).map((lot) => lot.expiresAt as number),
+    ...w.holds.filter((hold) => isActive(w, hold)).map((hold) => hold.expiresAt),
+  ].filter((at) => at > w.now);
+  return ahead.length === 0 ? HOUR_MS : Math.max(HOUR_MS, Math.min(...ahead) - w.now);
+}
+
+export function advance(w: ModelWallet, ms: number) {
+  w.now += ms;
+  w.shift += ms;
+}
+
+/** Postgres's `timestamptz + interval '1 month'` in UTC: the same day next month, clamped to its end. */
+function monthLater(ms: number): number {
+  const d = new Date(ms);
+  const year = d.getUTCFullYear() + (d.getUTCMonth() === 11 ? 1 : 0);
+  const month = (d.getUTCMonth() + 1) % 12;
+  const lastDay = new Date(Date.UTC(year, month + 1, 0)).getUTCDate();
+  return Date.UTC(
+    year,
+    month,
+    Math.min(d.getUTCDate(), lastDay),
+    d.getUTCHours(),
+    d.getUTCMinutes(),
+    d.getUTCSeconds(),
+    d.getUTCMilliseconds(),
+  );
+}
+
+/**
+ * The expiry sweeper: lapsed holds settled, then every lot that reached its expiry with unheld
+ * tokens, oldest first: up to what its rollover allowance still allows goes to its rollover lot
+ * (one per lot, a month after it, never rolling over again), the rest expires.
+ */
+export function sweep(w: ModelWallet) {
+  settleLapsed(w);
+  for (const lot of [...w.lots].sort((a, b) => a.key - b.key)) {
+    if (!isExpired(w, lot)) continue;
+    const expirable = unheld(w, lot);
+    if (expirable <= 0) continue;
+    const roll = lot.category === 'subscription' ? Math.min(expirable, lot.rolloverMax - lot.rolledOver) : 0;
+    if (roll > 0) {
+      if (lot.rolledOver > 0) saw(w, 'a lot rolled over again');
+      lot.remaining -= roll;
+      lot.rolledOver += roll;
+      if (lot.rolloverKey === null) {
+        const expiresAt = monthLater((lot.expiresAt as number) - w.shift) + w.shift;
+        const created = newLot(w, {
+          category: 'subscription',
+          origin: { kind: 'rollover', of: lot.key },
+          amount: roll,
+          expiresAt,
+          rolloverMax: 0,
+        });
+        lot.rolloverKey = created.key;
+      } else {
+        const into = lotOf(w, lot.rolloverKey);
+        into.amount += roll;
+        into.remaining += roll;
+      }
+    }
+    const rest = expirable - roll;
+    if (rest > 0) {
+      lot.remaining -= rest;
+      w.entries += 1;
+    }
+  }
+}

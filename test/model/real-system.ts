@@ -1,0 +1,317 @@
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { FakeStripe } from '../support/fakes/fake-stripe';
+import { type Json, startStackWithFakeStripe, type TestStack } from '../support/stack';
+import {
+  stripeDispute,
+  stripeEventBody,
+  stripeId,
+  stripeInvoice,
+  stripePackIntent,
+  stripeRefundedCharge,
+  stripeSubscription,
+} from '../support/stripe-events';
+import type { Answer, ModelWallet, Origin } from './money-model';
+
+/**
+ * The real Tally the model is checked against: the in-process stack of test/support/stack.ts
+ * (ingest and api over HTTP, a worker for the inbox, the credit-expiry role's sweeper run by hand,
+ * a fake Stripe over HTTP for the re-reads), on one database for the whole run. Each sequence
+ * plays one or more users of its own (fresh ids), so sequences never see each other's money.
+ */
+export class RealSystem {
+  private constructor(
+    readonly stack: TestStack,
+    readonly fake: FakeStripe,
+    private readonly sweeper: () => Promise<void>,
+  ) {}
+
+  static async start(): Promise<RealSystem> {
+    const { stack, fake } = await startStackWithFakeStripe();
+    stack.startWorker({ concurrency: 4, roles: ['inbox', 'relay'] });
+    const expiry = stack.startWorker({ roles: ['credit-expiry'] });
+    return new RealSystem(stack, fake, async () => {
+      const loop = expiry.loops['credit-expiry'];
+      if (!loop) throw new Error('the credit-expiry role has no loop');
+      await loop.runOnce();
+    });
+  }
+
+  stop() {
+    return this.stack.stop();
+  }
+
+  /** The credit-expiry role's pass, as the worker runs it every CREDIT_EXPIRY_INTERVAL_MS. */
+  sweep() {
+    return this.sweeper();
+  }
+
+  /**
+   * "Time passes by `ms`": every stored time of the database moves back by `ms`, so the database's
+   * now() and the processes' clocks (both the real time) see that much more time gone by since
+   * anything was written. Test-only SQL over every timestamp column of every table; triggers are
+   * off for its transaction (session_replication_role) because the ledger refuses updates, and
+   * the shift changes no amount. No production code path can move time.
+   */
+  async advance(ms: number): Promise<void> {
+    const columns = await sql<{ table_name: string; column_name: string }>`
+      SELECT table_name, column_name FROM information_schema.columns
+       WHERE table_schema = 'public' AND data_type IN ('timestamp with time zone', 'timestamp without time zone')
+         AND table_name IN (SELECT table_name FROM information_schema.tables
+                             WHERE table_schema = 'public' AND table_type = 'BASE TABLE')
+       ORDER BY table_name, column_name`.execute(this.stack.db);
+    const byTable = new Map<string, string[]>();
+    for (const { table_name, column_name } of columns.rows) {
+      byTable.set(table_name, [...(byTable.get(table_name) ?? []), column_name]);
+    }
+    await this.stack.db.transaction().execute(async (trx) => {
+      await sql`SET LOCAL session_replication_role = replica`.execute(trx);
+      for (const [table, names] of byTable) {
+        const sets = names.map((name) => `"${name}" = "${name}" - ${ms} * interval '1 millisecond'`).join(', ');
+        await sql.raw(`UPDATE "${table}" SET ${sets}`).execute(trx);
+      }
+    });
+  }
+
+  async verifyLedger(): Promise<Json> {
+    const response = await this.stack.apiRequest('/admin/ledger/verify');
+    return response.json();
+  }
+}
+
+interface PaymentIds {
+  paymentIntent: string;
+  charge: string;
+  dispute: string;
+}
+
+/** One user of one sequence: the real ids behind the model's keys. */
+export class RealUser {
+  readonly userId = `model_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
+  /** The real lot id of each model lot key. */
+  readonly lotIds = new Map<number, number>();
+  readonly holdIds = new Map<number, string>();
+  readonly payments: PaymentIds[] = [];
+  readonly invoices: string[] = [];
+  private subscription: { id: string; customer: string } | null = null;
+
+  constructor(readonly real: RealSystem) {}
+
+  private get stack() {
+    return this.real.stack;
+  }
+
+  private async answerOf(response: Response): Promise<{ status: number; json: Json }> {
+    const text = await response.text();
+    return { status: response.status, json: text ? JSON.parse(text) : null };
+  }
+
+  post(path: string, body?: unknown) {
+    return this.stack
+      .apiRequest(path, { method: 'POST', ...(body !== undefined ? { body } : {}) })
+      .then((r) => this.answerOf(r));
+  }
+
+  grant(reference: string, amount: number, expiresAt: string | null, admin: boolean) {
+    const path = admin ? `/admin/users/${this.userId}/grants` : `/v1/users/${this.userId}/grants`;
+    return this.post(path, { reference, amount, ...(expiresAt ? { expiresAt } : {}) });
+  }
+
+  debit(reference: string, amount: number) {
+    return this.post(`/v1/users/${this.userId}/debits`, { reference, amount });
+  }
+
+  hold(reference: string, amount: number, expiresInSeconds: number) {
+    return this.post(`/v1/users/${this.userId}/holds`, { reference, amount, expiresInSeconds });
+  }
+
+  capture(holdKey: number, amount: number | undefined) {
+    return this.post(
+      `/v1/users/${this.userId}/holds/${this.holdId(holdKey)}/capture`,
+      amount === undefined ? {} : { amount },
+    );
+  }
+
+  release(holdKey: number) {
+    return this.post(`/v1/users/${this.userId}/holds/${this.holdId(holdKey)}/release`);
+  }
+
+  void(lotKey: number) {
+    const lotId = this.lotIds.get(lotKey);
+    if (lotId === undefined) throw new Error(`no real lot for model lot ${lotKey}`);
+    return this.post(`/admin/users/${this.userId}/lots/${lotId}/void`);
+  }
+
+  private holdId(key: number) {
+    const id = this.holdIds.get(key);
+    if (!id) throw new Error(`no real hold for model hold ${key}`);
+    return id;
+  }
+
+  private async deliver(type: string, object: Record<string, unknown>) {
+    const eventId = await this.stack.deliverStripe(stripeEventBody(type, object));
+    const row = await this.stack.finishedInboxRow('stripe', eventId);
+    return { status: 200, json: { outcome: row.outcome_code, status: row.status } };
+  }
+
+  async payPack() {
+    const ids = { paymentIntent: stripeId('pi'), charge: stripeId('ch'), dispute: stripeId('dp') };
+    this.payments.push(ids);
+    return this.deliver(
+      'payment_intent.succeeded',
+      stripePackIntent({ id: ids.paymentIntent, userId: this.userId, customer: stripeId('cus') }),
+    );
+  }
+
+  refund(payment: number, amountRefunded: number) {
+    const ids = this.paymentIds(payment);
+    return this.deliver(
+      'charge.refunded',
+      stripeRefundedCharge({ id: ids.charge, paymentIntent: ids.paymentIntent, amount: 499, amountRefunded }),
+    );
+  }
+
+  dispute(payment: number, reinstated: boolean) {
+    const ids = this.paymentIds(payment);
+    const dispute = stripeDispute({
+      id: ids.dispute,
+      charge: ids.charge,
+      paymentIntent: ids.paymentIntent,
+      amount: 499,
+      withdrawn: true,
+      reinstated,
+    });
+    this.real.fake.putDispute(dispute);
+    return this.deliver(reinstated ? 'charge.dispute.funds_reinstated' : 'charge.dispute.funds_withdrawn', dispute);
+  }
+
+  private paymentIds(key: number) {
+    const ids = this.payments[key];
+    if (!ids) throw new Error(`no real payment for model payment ${key}`);
+    return ids;
+  }
+
+  /** A paid invoice of `price_premium_monthly_rollover` whose period ends at `periodEnd` (unix seconds). */
+  async payInvoice(periodEnd: number) {
+    const priceId = 'price_premium_monthly_rollover';
+    if (!this.subscription) {
+      this.subscription = { id: stripeId('sub'), customer: stripeId('cus') };
+      const { id, customer } = this.subscription;
+      this.real.fake.putSubscription(stripeSubscription({ id, customer, priceId, userId: this.userId, periodEnd }));
+      const created = await this.deliver('customer.subscription.created', { id, object: 'subscription', customer });
+      if (created.json.status !== 'processed') throw new Error(`subscription not saved: ${JSON.stringify(created)}`);
+    }
+    const { id: subscription, customer } = this.subscription;
+    const invoiceId = stripeId('in');
+    this.invoices.push(invoiceId);
+    return this.deliver(
+      'invoice.paid',
+      stripeInvoice({
+        id: invoiceId,
+        subscription,
+        customer,
+        priceId,
+        amountPaid: 999,
+        periodEnd,
+        billingReason: this.invoices.length === 1 ? 'subscription_create' : 'subscription_cycle',
+      }),
+    );
+  }
+
+  /** The source a model lot's origin has in the real system. */
+  sourceOf(origin: Origin): string {
+    switch (origin.kind) {
+      case 'grant':
+        return `grant:${origin.reference}`;
+      case 'admin-grant':
+        return `admin:grant:${origin.reference}`;
+      case 'payment':
+        return `stripe:payment:${this.paymentIds(origin.payment).paymentIntent}`;
+      case 'invoice':
+        return `stripe:invoice:${this.invoices[origin.invoice]}`;
+      case 'rollover':
+        return `lot:${this.lotIds.get(origin.of)}:rollover`;
+      case 'give-back':
+        return `stripe:dispute:${this.paymentIds(origin.payment).dispute}:reinstated`;
+    }
+  }
+
+  /**
+   * Pairs the real lots with the model's (both in creation order) and checks each pair's source
+   * and category: a lot the system made that the model did not (or the other way) is a divergence.
+   */
+  async mapLots(model: ModelWallet): Promise<string[]> {
+    const rows = await this.stack.db
+      .selectFrom('credit_lots')
+      .select(['id', 'category', 'source'])
+      .where('user_id', '=', this.userId)
+      .orderBy('id')
+      .execute();
+    const lots = [...model.lots].sort((a, b) => a.key - b.key);
+    const problems: string[] = [];
+    for (const [index, row] of rows.entries()) {
+      const lot = lots[index];
+      if (!lot) {
+        problems.push(`the system has a lot the model has not: ${row.category} ${row.source}`);
+        continue;
+      }
+      this.lotIds.set(lot.key, Number(row.id));
+      const source = this.sourceOf(lot.origin);
+      if (row.source !== source || row.category !== lot.category) {
+        problems.push(`lot ${lot.key}: system ${row.category} ${row.source}, model ${lot.category} ${source}`);
+      }
+    }
+    for (const lot of lots.slice(rows.length)) {
+      problems.push(`the model has a lot the system has not: ${lot.category} ${this.sourceOf(lot.origin)}`);
+    }
+    return problems;
+  }
+
+  lotKeyOf(id: number): number | string {
+    for (const [key, realId] of this.lotIds) if (realId === id) return key;
+    return `real:${id}`;
+  }
+
+  /** The wallet as the api answers it, in the model's words (lot ids as model keys). */
+  async wallet() {
+    return this.walletView(await this.walletAnswer());
+  }
+
+  async walletAnswer(): Promise<Json> {
+    const response = await this.stack.apiRequest(`/v1/users/${this.userId}/wallet`);
+    return response.json();
+  }
+
+  /** A wallet answer with the lots named by the model's keys (as paired by the last mapLots). */
+  walletView(body: Json) {
+    return {
+      balance: body.balance,
+      held: body.held,
+      available: body.available,
+      lots: (body.lots as Json[]).map((lot) => ({
+        lot: this.lotKeyOf(lot.id),
+        category: lot.category,
+        amount: lot.amount,
+        remaining: lot.remaining,
+        held: lot.held,
+        expiresAt: lot.expiresAt,
+      })),
+    };
+  }
+
+  /** A real answer reduced to the fields the model's answer names (lot ids as model keys). */
+  project(real: { status: number; json: Json }, expected: Answer): Answer {
+    const body: Record<string, unknown> = {};
+    const json = real.json ?? {};
+    for (const key of Object.keys(expected.body)) {
+      if (key === 'code') body.code = json.error?.code;
+      else if (key === 'lot') body.lot = this.lotKeyOf(json.lotId);
+      else if (key === 'draws')
+        body.draws = (json.draws as Json[] | undefined)
+          ?.map((d) => ({ lot: this.lotKeyOf(d.lotId), amount: d.amount }))
+          .sort((a, b) => String(a.lot).localeCompare(String(b.lot), 'en', { numeric: true }));
+      else body[key] = json[key];
+    }
+    return { status: real.status, body };
+  }
+}
