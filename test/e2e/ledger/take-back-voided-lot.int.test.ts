@@ -1,8 +1,8 @@
 import { verifyLedger } from '@tally/billing-core';
 import { sql } from 'kysely';
-import type { FakeStripe } from '../support/fakes/fake-stripe';
-import { type Json, readJson, startStackWithFakeStripe, type TestStack } from '../support/stack';
-import { stripeDispute, stripeEventBody, stripeId, stripePackIntent } from '../support/stripe-events';
+import type { FakeStripe } from '../../support/fakes/fake-stripe';
+import { type Json, readJson, startStackWithFakeStripe, type TestStack } from '../../support/stack';
+import { stripeDispute, stripeEventBody, stripeId, stripePackIntent } from '../../support/stripe-events';
 
 /**
  * Found by the model check (docs/model-check.md): a hold on a lot that support voided lapses, and
