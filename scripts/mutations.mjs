@@ -452,4 +452,8 @@ export const mutations = [
     name: 'a released hold by estimate keeps its free use (the allowance counts work that never happened)' },
   { guard: 'priced-capture-excess-available', from: 'Math.min(wanted, spendable, Math.max(0, balance - (funds.held - amount)))', to: 'wanted', tests: ['packages/billing-core/src/features/priced-holds.int'],
     name: 'a priced capture takes its whole excess whatever is available (the capture fails for its price, or takes held tokens)' },
+  { guard: 'refund-settles-lapsed-holds', del: true, tests: ['test/e2e/ledger/take-back-voided-lot.int'],
+    name: "a refund takes a voided lot's tokens, freed by a lapsed hold not settled yet, as the user's (its shortfall comes out short)" },
+  { guard: 'dispute-settles-lapsed-holds', del: true, tests: ['test/e2e/ledger/take-back-voided-lot.int'],
+    name: "a chargeback takes a voided lot's tokens, freed by a lapsed hold not settled yet, as the user's (the user keeps tokens of a charged-back pack)" },
 ];

@@ -121,6 +121,7 @@ export function createDisputeFundsRoute(deps: { ports: ProviderPorts }) {
         // lapsed holds first (their voided part taken, the rest settling older shortfalls), so the
         // take-back never takes them as the user's (docs/lots.md "Voids"). Locks the wallet, after the
         // payment, in the order the take-back takes them anyway.
+        // guard: dispute-settles-lapsed-holds
         await lockWalletFunds(uow, payment.user_id);
         const { taken, shortfall } = await takeBackPaymentTokens(uow, {
           payment,
