@@ -12,3 +12,9 @@ export function meterMap(value: unknown): Record<string, number> {
   }
   return Object.fromEntries(entries) as Record<string, number>;
 }
+
+/** The same meters with the same quantities, whatever their order. */
+export function sameMeters(a: Readonly<Record<string, number>>, b: Readonly<Record<string, number>>): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((meter) => a[meter] === b[meter]);
+}

@@ -257,5 +257,19 @@ describe('holds by estimate, captured at the actual cost', () => {
       kind: 'unknown-feature',
       known: ['second'],
     });
+    // Captured (its use now holds the actual quantities), a retry of the placement still answers the hold.
+    expect(await capture('est-ref', first.hold.id, { quantity: 5 })).toMatchObject({
+      kind: 'ended',
+      answer: { cost: 10 },
+    });
+    expect(
+      await placePricedHold(deps(), {
+        userId: 'est-ref',
+        reference: 'r-1',
+        spec: { feature: 'video', quantity: 3 },
+        reason: 'x',
+        expiresInSeconds: 600,
+      }),
+    ).toMatchObject({ kind: 'existing', hold: { id: first.hold.id, status: 'captured' } });
   });
 });

@@ -12,7 +12,7 @@ import { references } from '../references';
 import { recordTakeBackShortfall } from '../refunds/take-back-shortfalls';
 import { inUnitOfWork, type UnitOfWork, type UnitOfWorkDeps } from '../unit-of-work/unit-of-work';
 import { decideFeatureCharge } from './decide-feature-charge';
-import { meterMap } from './meter-map';
+import { meterMap, sameMeters } from './meter-map';
 import { costAtPrices, priceUsage, type UsageSpec } from './price-usage';
 
 type Deps = UnitOfWorkDeps & { catalog: Catalog };
@@ -45,11 +45,13 @@ export async function placePricedHold(
     const existing = funds.hold;
     if (existing) {
       const use = existing.priced ? await holdUseOf(uow, existing.id) : undefined;
+      // A captured hold's use holds the actual quantities, no longer the estimate: its feature and
+      // variant still say whether the retry is the same placement.
       const same =
         use !== undefined &&
         use.feature === usage.feature &&
         use.variant === usage.variant &&
-        sameQuantities(use.quantities, usage.quantities);
+        (existing.status === 'captured' || sameMeters(use.quantities, usage.quantities));
       if (!same) return { kind: 'conflict', message: `reference ${request.reference} already holds another estimate` };
       const view = toHoldView({ ...existing, view_status: existing.expired ? 'expired' : existing.status });
       return { kind: 'existing', hold: view, available: funds.available };
@@ -237,9 +239,4 @@ function pricedAnswerOf(
     excess: Number(hold.excess ?? 0),
     debt: Number(hold.debt ?? 0),
   };
-}
-
-function sameQuantities(a: Record<string, number>, b: Record<string, number>): boolean {
-  const keys = Object.keys(a).sort();
-  return JSON.stringify(keys) === JSON.stringify(Object.keys(b).sort()) && keys.every((k) => a[k] === b[k]);
 }

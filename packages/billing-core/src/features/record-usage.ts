@@ -7,7 +7,7 @@ import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import { references } from '../references';
 import { inUnitOfWork, type UnitOfWork, type UnitOfWorkDeps } from '../unit-of-work/unit-of-work';
 import { decideFeatureCharge } from './decide-feature-charge';
-import { meterMap } from './meter-map';
+import { meterMap, sameMeters } from './meter-map';
 import { type PricedUsage, priceUsage, type UsageSpec } from './price-usage';
 
 export interface UsageAnswer {
@@ -154,13 +154,11 @@ function sameUse(
   userId: string,
   usage: PricedUsage,
 ): boolean {
-  const a = Object.entries(row.quantities).sort(([x], [y]) => x.localeCompare(y));
-  const b = Object.entries(usage.quantities).sort(([x], [y]) => x.localeCompare(y));
   return (
     row.user_id === userId &&
     row.feature === usage.feature &&
     row.variant === usage.variant &&
-    JSON.stringify(a) === JSON.stringify(b)
+    sameMeters(row.quantities, usage.quantities)
   );
 }
 

@@ -9,7 +9,7 @@ import type {
 import { z } from 'zod';
 import { errorAnswer, type RouteAnswer } from '../../http/answer';
 import { answerDoc, errorDoc } from '../../http/route-doc';
-import { insufficientAnswer } from './spending-schemas';
+import { insufficientAnswer, unknownFeatureAnswer } from './spending-schemas';
 
 /** A hold's id in a path: `hold_` and 24 hex digits. */
 export const holdIdSchema = z.string().regex(/^hold_[0-9a-f]{24}$/, { message: 'must be a hold id (hold_…)' });
@@ -89,11 +89,7 @@ export function holdAnswerOf(hold: HoldView): z.input<typeof holdAnswerSchema> {
 export function placeAnswerOf(result: PlacePricedHoldResult): RouteAnswer {
   switch (result.kind) {
     case 'unknown-feature':
-      return errorAnswer(
-        400,
-        'unknown_feature',
-        `${result.message}${result.known.length > 0 ? `; known: ${result.known.join(', ')}` : ''}`,
-      );
+      return unknownFeatureAnswer(result);
     case 'invalid':
       return errorAnswer(400, 'invalid_request', result.message);
     case 'placed':
@@ -138,11 +134,7 @@ export function pricedCaptureAnswerOf(result: CapturePricedHoldResult, holdId: s
         `hold ${holdId} holds an amount: capture it with amount, not quantities`,
       );
     case 'unknown-feature':
-      return errorAnswer(
-        400,
-        'unknown_feature',
-        `${result.message}${result.known.length > 0 ? `; known: ${result.known.join(', ')}` : ''}`,
-      );
+      return unknownFeatureAnswer(result);
     case 'invalid':
       return errorAnswer(400, 'invalid_request', result.message);
     default:

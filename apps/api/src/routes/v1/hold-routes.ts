@@ -28,18 +28,22 @@ import {
   pricedCaptureAnswerOf,
   releaseAnswerDocs,
 } from './hold-answers';
-import { amountSchema, insufficientDoc, reasonSchema } from './spending-schemas';
+import {
+  amountSchema,
+  featureNameSchema,
+  insufficientDoc,
+  quantitiesSchema,
+  quantitySchema,
+  reasonSchema,
+} from './spending-schemas';
 
-const nameSchema = z.string().min(1).max(64);
-const quantitySchema = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
-const quantitiesSchema = z.record(nameSchema, quantitySchema);
 const holdBodySchema = z
   .strictObject({
     amount: amountSchema.optional().describe('tokens to reserve (or feature: a hold by estimate)'),
-    feature: nameSchema
+    feature: featureNameSchema
       .optional()
       .describe("a catalog feature: the hold reserves the estimate's cost (docs/features.md)"),
-    variant: nameSchema.optional(),
+    variant: featureNameSchema.optional(),
     quantity: quantitySchema.optional().describe("the estimate of the feature's one meter"),
     quantities: quantitiesSchema.optional().describe('the estimate per meter'),
     reference: grantReferenceSchema,

@@ -5,7 +5,13 @@ import { defineRoute } from '../../http/define-route';
 import { grantReferenceSchema, maxGrantAmount } from '../../http/grant-body';
 import { answerDoc, errorDoc } from '../../http/route-doc';
 import { holdRoutes } from './hold-routes';
-import { amountSchema, insufficientAnswer, insufficientDoc, reasonSchema } from './spending-schemas';
+import {
+  amountSchema,
+  insufficientAnswer,
+  insufficientDoc,
+  reasonSchema,
+  unknownFeatureAnswer,
+} from './spending-schemas';
 
 const debitBodySchema = z.strictObject({
   amount: amountSchema,
@@ -170,11 +176,7 @@ export const spendingRoutes = [
       if ('kind' in check) {
         return check.kind === 'invalid'
           ? errorAnswer(400, 'invalid_request', check.message)
-          : errorAnswer(
-              400,
-              'unknown_feature',
-              `${check.message}${check.known.length > 0 ? `; known: ${check.known.join(', ')}` : ''}`,
-            );
+          : unknownFeatureAnswer(check);
       }
       return { status: 200, body: check satisfies z.input<typeof checkAnswerSchema> };
     },

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { RouteAnswer } from '../../http/answer';
+import { errorAnswer, type RouteAnswer } from '../../http/answer';
 import { maxGrantAmount } from '../../http/grant-body';
 import { answerDoc } from '../../http/route-doc';
 
@@ -27,4 +27,16 @@ export function insufficientAnswer(available: number, requested: number): RouteA
       available,
     } satisfies z.input<typeof insufficientSchema>,
   };
+}
+
+/** A feature, variant or meter name as the body names it (the catalog checks it exists). */
+export const featureNameSchema = z.string().min(1).max(64);
+/** A quantity of a meter: a whole number of zero or more. */
+export const quantitySchema = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+export const quantitiesSchema = z.record(featureNameSchema, quantitySchema);
+
+/** The 400 of an unknown feature, variant or meter, naming the known ones (docs/features.md). */
+export function unknownFeatureAnswer(refusal: { message: string; known: readonly string[] }): RouteAnswer {
+  const known = refusal.known.length > 0 ? `; known: ${refusal.known.join(', ')}` : '';
+  return errorAnswer(400, 'unknown_feature', `${refusal.message}${known}`);
 }

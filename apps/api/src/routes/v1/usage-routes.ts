@@ -4,15 +4,14 @@ import { errorAnswer, type RouteAnswer } from '../../http/answer';
 import { defineRoute } from '../../http/define-route';
 import { grantReferenceSchema } from '../../http/grant-body';
 import { answerDoc, errorDoc } from '../../http/route-doc';
+import { featureNameSchema, quantitiesSchema, quantitySchema, unknownFeatureAnswer } from './spending-schemas';
 
-const nameSchema = z.string().min(1).max(64);
-const quantitySchema = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 const usageBodySchema = z
   .strictObject({
-    feature: nameSchema.describe('a feature of the catalog'),
-    variant: nameSchema.optional().describe('the variant, for a feature priced by variant'),
+    feature: featureNameSchema.describe('a feature of the catalog'),
+    variant: featureNameSchema.optional().describe('the variant, for a feature priced by variant'),
     quantity: quantitySchema.optional().describe("the feature's one meter (default 1 for a feature counted in uses)"),
-    quantities: z.record(nameSchema, quantitySchema).optional().describe('a quantity per meter'),
+    quantities: quantitiesSchema.optional().describe('a quantity per meter'),
     reference: grantReferenceSchema,
   })
   .refine((body) => body.quantity === undefined || body.quantities === undefined, {
@@ -68,11 +67,7 @@ function usageAnswerOf(result: RecordUsageResult): RouteAnswer {
     case 'conflict':
       return errorAnswer(409, 'reference_conflict', result.message);
     case 'unknown-feature':
-      return errorAnswer(
-        400,
-        'unknown_feature',
-        `${result.message}${result.known.length > 0 ? `; known: ${result.known.join(', ')}` : ''}`,
-      );
+      return unknownFeatureAnswer(result);
     case 'invalid':
       return errorAnswer(400, 'invalid_request', result.message);
     case 'insufficient':
