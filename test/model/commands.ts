@@ -324,6 +324,149 @@ export class Void extends MoneyCommand {
 }
 
 /**
+ * The uses the sequences make, by index (so a shrunk sequence reads as a list of numbers): every
+ * price shape of the example catalog (per unit, per 1,000 with two meters and its rounding up, per
+ * use inside a shared free allowance), zero quantities, and one too dear for most wallets.
+ */
+export const SPECS: M.UseSpec[] = [
+  { feature: 'video', variant: null, quantities: { second: 0 } },
+  { feature: 'video', variant: null, quantities: { second: 1 } },
+  { feature: 'video', variant: null, quantities: { second: 7 } },
+  { feature: 'video', variant: null, quantities: { second: 40 } },
+  { feature: 'chat', variant: 'small', quantities: { input: 300, output: 700 } },
+  { feature: 'chat', variant: 'large', quantities: { input: 1500, output: 2000 } },
+  { feature: 'chat', variant: 'large', quantities: { input: 20000, output: 5000 } },
+  { feature: 'chat', variant: 'small', quantities: { input: 0, output: 0 } },
+  { feature: 'caption', variant: null, quantities: { use: 1 } },
+  { feature: 'summary', variant: null, quantities: { use: 1 } },
+  { feature: 'caption', variant: null, quantities: { use: 2 } },
+];
+const specAt = (index: number) => SPECS[index % SPECS.length] as M.UseSpec;
+
+export class Usage extends MoneyCommand {
+  override concurrent = true;
+  constructor(readonly spec: number) {
+    super();
+  }
+  applies() {
+    return true;
+  }
+  plan(_w: M.ModelWallet, reference: string): Op {
+    return { kind: 'usage', reference, spec: specAt(this.spec) };
+  }
+  model(w: M.ModelWallet, op: Op) {
+    return { answer: M.usage(w, op.reference as string, op.spec as M.UseSpec) };
+  }
+  real(u: RealUser, op: Op) {
+    return u.usage(op.reference as string, op.spec as M.UseSpec);
+  }
+  toString() {
+    return `new Usage(${this.spec})`;
+  }
+}
+
+/** A usage sent again under its reference: the same body (its first answer, nothing charged) or another (409). */
+export class UsageAgain extends MoneyCommand {
+  override concurrent = true;
+  constructor(
+    readonly use: number,
+    readonly sameBody: boolean,
+  ) {
+    super();
+  }
+  applies(w: M.ModelWallet) {
+    return w.uses.some((use) => use.reference !== null);
+  }
+  plan(w: M.ModelWallet): Op {
+    const use = pick(
+      w.uses.filter((u) => u.reference !== null),
+      this.use,
+    ) as M.ModelUse;
+    const other = use.spec.feature === 'video' && use.spec.quantities.second === 3 ? 1 : 3;
+    const spec = this.sameBody ? use.spec : { feature: 'video', variant: null, quantities: { second: other } };
+    return { kind: 'usage', reference: use.reference, spec };
+  }
+  model(w: M.ModelWallet, op: Op) {
+    return { answer: M.usage(w, op.reference as string, op.spec as M.UseSpec) };
+  }
+  real(u: RealUser, op: Op) {
+    return u.usage(op.reference as string, op.spec as M.UseSpec);
+  }
+  toString() {
+    return `new UsageAgain(${this.use}, ${this.sameBody})`;
+  }
+}
+
+export class PricedHold extends MoneyCommand {
+  override concurrent = true;
+  constructor(
+    readonly spec: number,
+    readonly ttlHours: number,
+  ) {
+    super();
+  }
+  applies() {
+    return true;
+  }
+  plan(_w: M.ModelWallet, reference: string): Op {
+    return { kind: 'priced-hold', reference, spec: specAt(this.spec) };
+  }
+  model(w: M.ModelWallet, op: Op) {
+    const placed = M.placePricedHold(w, op.reference as string, op.spec as M.UseSpec, hours(this.ttlHours));
+    return { answer: { status: placed.status, body: placed.body }, hold: placed.hold };
+  }
+  real(u: RealUser, op: Op) {
+    return u.pricedHold(op.reference as string, op.spec as M.UseSpec, this.ttlHours * 3600);
+  }
+  toString() {
+    return `new PricedHold(${this.spec}, ${this.ttlHours})`;
+  }
+}
+
+/**
+ * A capture by the actual quantities: the estimate's, scaled by `tenths`/10 (0: nothing used, 10:
+ * the estimate, 100: ten times it), of a hold by estimate when there is one; of an amount hold:
+ * quantities it refuses.
+ */
+export class PricedCapture extends MoneyCommand {
+  override concurrent = true;
+  constructor(
+    readonly hold: number,
+    readonly tenths: number,
+  ) {
+    super();
+  }
+  applies(w: M.ModelWallet) {
+    return w.holds.length > 0;
+  }
+  plan(w: M.ModelWallet): Op {
+    // A hold by estimate when there is one (an amount hold's 400 is also reached by Capture).
+    const priced = w.holds.filter((h) => h.use !== null);
+    const hold = pick(priced.length > 0 ? priced : w.holds, this.hold) as M.ModelHold;
+    const use = hold.use === null ? undefined : w.uses[hold.use];
+    const quantities =
+      use === undefined
+        ? null
+        : Object.fromEntries(
+            Object.entries(use.spec.quantities).map(([meter, q]) => [meter, Math.floor((q * this.tenths) / 10)]),
+          );
+    return { kind: 'priced-capture', hold: hold.key, quantities };
+  }
+  model(w: M.ModelWallet, op: Op) {
+    // Of an amount hold the model answers 400 whatever the quantities (after settling lapsed holds, as the lock does).
+    return {
+      answer: M.capturePricedHold(w, op.hold as number, (op.quantities as Record<string, number> | null) ?? {}),
+    };
+  }
+  real(u: RealUser, op: Op) {
+    return u.pricedCapture(op.hold as number, op.quantities as Record<string, number> | null);
+  }
+  toString() {
+    return `new PricedCapture(${this.hold}, ${this.tenths})`;
+  }
+}
+
+/**
  * Time passes (every user of the sequence sees it: it moves the whole database), then, with
  * `sweep`, the sweeper runs once, as the worker's credit-expiry role does every minute.
  */

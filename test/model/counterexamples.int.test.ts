@@ -6,6 +6,7 @@ import {
   Hold,
   PayInvoice,
   PayPack,
+  PricedHold,
   Refund,
   Release,
   Void,
@@ -52,6 +53,37 @@ describe('sequences the model check found', () => {
       new Advance(1, false),
       new DisputeNext(0),
       new Release(1),
+    ]);
+  });
+
+  it('a hold by estimate that costs nothing, on a user with no wallet yet, is held (seed 1)', async () => {
+    await replaySequence(system, [new PricedHold(0, 1)]);
+  });
+
+  it('tokens a lapsed hold frees into a rollover lot that has expired too expire in the same sweep (seed 7)', async () => {
+    await replaySequence(system, [
+      new PayInvoice(1),
+      new Hold(71, 24),
+      new AdvanceToNextExpiry(true),
+      new AdvanceToNextExpiry(false),
+      new AdvanceToNextExpiry(true),
+    ]);
+  });
+
+  it('a rollover lot made already expired (its lot freed tokens over a month late) expires in the same sweep (seed 7)', async () => {
+    await replaySequence(system, [
+      new PayInvoice(2),
+      new PricedHold(0, 1),
+      new PayInvoice(720),
+      new Hold(1, 5),
+      new AdvanceToNextExpiry(true),
+      new Void(0),
+      new PayInvoice(720),
+      new AdvanceToNextExpiry(true),
+      new AdvanceToNextExpiry(true),
+      new AdvanceToNextExpiry(true),
+      new Advance(1, false),
+      new AdvanceToNextExpiry(true),
     ]);
   });
 });

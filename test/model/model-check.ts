@@ -60,6 +60,13 @@ function soloCommands() {
   const debit = tokens.map((amount) => new C.Debit(amount));
   const capture = fc.tuple(index, fc.option(tokens, { nil: undefined })).map(([h, amount]) => new C.Capture(h, amount));
   const voidLot = index.map((l) => new C.Void(l));
+  const spec = fc.nat({ max: C.SPECS.length - 1 });
+  const usage = spec.map((s) => new C.Usage(s));
+  const usageAgain = fc.tuple(index, fc.boolean()).map(([u, same]) => new C.UsageAgain(u, same));
+  const pricedHold = fc.tuple(spec, fc.constantFrom(1, 5, 24)).map(([s, ttl]) => new C.PricedHold(s, ttl));
+  const pricedCapture = fc
+    .tuple(index, fc.constantFrom(0, 5, 10, 15, 30, 100, 100))
+    .map(([h, tenths]) => new C.PricedCapture(h, tenths));
   // [command, weight]: fast-check picks among the entries evenly, so an entry n times is n times as likely.
   const weighted: [fc.Arbitrary<C.MoneyCommand>, number][] = [
     [invoice, 3],
@@ -76,6 +83,10 @@ function soloCommands() {
     [debit, 1],
     [capture, 1],
     [voidLot, 1],
+    [usage, 2],
+    [usageAgain, 1],
+    [pricedHold, 3],
+    [pricedCapture, 3],
   ];
   return weighted.flatMap(([arbitrary, weight]) => Array.from({ length: weight }, () => arbitrary));
 }
@@ -89,6 +100,10 @@ function concurrentCommand() {
     index.map((h) => new C.Release(h)),
     index.map((l) => new C.Void(l)),
     tokens.map((amount) => new C.Grant(amount, null, false)),
+    fc.nat({ max: C.SPECS.length - 1 }).map((s) => new C.Usage(s)),
+    fc.tuple(index, fc.boolean()).map(([u, same]) => new C.UsageAgain(u, same)),
+    fc.nat({ max: C.SPECS.length - 1 }).map((s) => new C.PricedHold(s, 24)),
+    fc.tuple(index, fc.constantFrom(0, 10, 100)).map(([h, tenths]) => new C.PricedCapture(h, tenths)),
   );
 }
 

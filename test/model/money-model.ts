@@ -10,6 +10,8 @@
  * the frame the database computes it in.
  */
 
+import { costOf, featureOf } from './model-catalog';
+
 export type Category = 'promotional' | 'subscription' | 'purchased';
 
 export interface ModelLot {
@@ -52,6 +54,10 @@ export interface ModelHold {
   /** Ledger entries of the user when it was placed (the shortfall rule's marker). */
   marker: number;
   captured: number;
+  /** A hold by estimate: the key of its use (`uses`); captured by quantities at its prices. */
+  use: number | null;
+  /** A priced capture's answer, kept: a second capture answers it again. */
+  pricedAnswer: Record<string, unknown> | null;
 }
 
 export interface ModelPayment {
@@ -78,8 +84,9 @@ export interface ModelDispute {
 }
 
 export interface ModelShortfall {
-  payment: number;
-  kind: 'refund' | 'dispute';
+  /** The payment a take-back of it recorded it for; null for a priced capture's. */
+  payment: number | null;
+  kind: 'refund' | 'dispute' | 'priced';
   open: number;
   /** Ledger entries of the user right after the take-back that recorded it. */
   marker: number;
@@ -102,6 +109,32 @@ export interface ModelDebit {
   draws: Draw[];
 }
 
+/**
+ * A use of a feature (a usage, or a hold by estimate): what it cost, whether the free allowance
+ * covered it, and the UTC day it fell in as the system sees it (see `systemDay`).
+ */
+export interface ModelUse {
+  key: number;
+  /** The usage's reference; null for a hold's use. */
+  reference: string | null;
+  spec: UseSpec;
+  cost: number;
+  freeTier: boolean;
+  /** The model instant it was made (its day is read through the shift, like every stored time). */
+  at: number;
+  /** A released or lapsed hold gives its use back: it no longer counts against the allowance. */
+  givenBack: boolean;
+  /** A usage's first answer (a retry answers it again). */
+  answer: Record<string, unknown> | null;
+}
+
+/** A feature, its variant (or null) and the quantity of each meter. */
+export interface UseSpec {
+  feature: string;
+  variant: string | null;
+  quantities: Record<string, number>;
+}
+
 export interface ModelWallet {
   now: number;
   /** How far the system's frame is behind the model's (the total of every advance). */
@@ -113,6 +146,7 @@ export interface ModelWallet {
   shortfalls: ModelShortfall[];
   grants: ModelGrant[];
   debits: ModelDebit[];
+  uses: ModelUse[];
   entries: number;
   /** How often the sequence reached each situation where a hole was once found (the run's coverage). */
   seen: Record<string, number>;
@@ -141,6 +175,7 @@ export function emptyWallet(now: number): ModelWallet {
     shortfalls: [],
     grants: [],
     debits: [],
+    uses: [],
     entries: 0,
     seen: {},
   };
@@ -282,6 +317,7 @@ function recoverShortfalls(w: ModelWallet, hold: ModelHold, freed: number) {
     budget -= take;
     recovered += take;
     shortfall.open -= take;
+    if (shortfall.kind === 'priced') continue;
     const payment = w.payments.find((p) => p.key === shortfall.payment);
     if (!payment) throw new Error('model: shortfall of no payment');
     payment.tokensRefunded += take;
@@ -313,6 +349,7 @@ export function settleLapsed(w: ModelWallet) {
   for (const hold of w.holds) {
     if (hold.status !== 'held' || hold.settled || hold.expiresAt > w.now) continue;
     hold.settled = true;
+    giveBackUse(w, hold);
     applyHoldEnd(w, hold, hold.lots);
   }
 }
@@ -551,6 +588,17 @@ export function placeHold(
   ttlMs: number,
 ): Answer & { hold?: number } {
   settleLapsed(w);
+  return reserve(w, reference, amount, ttlMs, null);
+}
+
+/** A hold of `amount` (a hold by estimate: its use's key), from the spendable lots in the draw order. */
+function reserve(
+  w: ModelWallet,
+  reference: string,
+  amount: number,
+  ttlMs: number,
+  use: number | null,
+): Answer & { hold?: number } {
   const short = shortOf(w, amount);
   if (short) return short;
   const free = spendable(w);
@@ -574,6 +622,8 @@ export function placeHold(
     lots,
     marker: w.entries,
     captured: 0,
+    use,
+    pricedAnswer: null,
   });
   return { status: 201, body: { status: 'held', amount, available: availableOf(w) }, hold: key };
 }
@@ -588,20 +638,11 @@ export function captureHold(w: ModelWallet, holdKey: number, amount: number | un
       body: { status: 'captured', captured: hold.captured, released: hold.amount - hold.captured },
     };
   if (hold.status === 'released' || hold.expiresAt <= w.now) return { status: 409, body: { code: 'hold_not_active' } };
+  // A hold by estimate is captured by its actual quantities, never by an amount.
+  if (hold.use !== null) return { status: 400, body: { code: 'invalid_request' } };
   const captured = amount ?? hold.amount;
   if (captured > hold.amount) return { status: 400, body: { code: 'invalid_request' } };
-  // The capture draws exactly from what the hold reserved, in its order; the rest is freed.
-  const freedByLot: Draw[] = [];
-  let left = captured;
-  for (const draw of hold.lots) {
-    const take = Math.min(left, draw.amount);
-    left -= take;
-    lotOf(w, draw.lot).remaining -= take;
-    if (draw.amount - take > 0) freedByLot.push({ lot: draw.lot, amount: draw.amount - take });
-  }
-  hold.status = 'captured';
-  hold.captured = captured;
-  if (captured > 0) w.entries += 1;
+  const freedByLot = captureFromHold(w, hold, captured);
   applyHoldEnd(w, hold, freedByLot);
   return {
     status: 200,
@@ -615,6 +656,22 @@ export function captureHold(w: ModelWallet, holdKey: number, amount: number | un
   };
 }
 
+/** Captures `captured` of a hold: drawn exactly from what it reserved, in its order; returns what is freed. */
+function captureFromHold(w: ModelWallet, hold: ModelHold, captured: number): Draw[] {
+  const freedByLot: Draw[] = [];
+  let left = captured;
+  for (const draw of hold.lots) {
+    const take = Math.min(left, draw.amount);
+    left -= take;
+    lotOf(w, draw.lot).remaining -= take;
+    if (draw.amount - take > 0) freedByLot.push({ lot: draw.lot, amount: draw.amount - take });
+  }
+  hold.status = 'captured';
+  hold.captured = captured;
+  if (captured > 0) w.entries += 1;
+  return freedByLot;
+}
+
 export function releaseHold(w: ModelWallet, holdKey: number): Answer {
   settleLapsed(w);
   const hold = w.holds[holdKey];
@@ -622,6 +679,7 @@ export function releaseHold(w: ModelWallet, holdKey: number): Answer {
   if (hold.status === 'released') return { status: 200, body: { status: 'released' } };
   if (hold.status === 'captured' || hold.expiresAt <= w.now) return { status: 409, body: { code: 'hold_not_active' } };
   hold.status = 'released';
+  giveBackUse(w, hold);
   applyHoldEnd(w, hold, hold.lots);
   return { status: 200, body: { status: 'released', available: availableOf(w) } };
 }
@@ -633,6 +691,154 @@ export function voidLot(w: ModelWallet, lotKey: number): Answer {
   lot.voided = true;
   const taken = takeVoidedRemainders(w, lotKey);
   return { status: 200, body: { taken, balance: balanceOf(w), alreadyVoided } };
+}
+
+// ---------------------------------------------------------------- features and prices
+
+const DAY_MS = 24 * HOUR_MS;
+/** The UTC day an instant falls in as the system sees it (its stored times are moved back by `shift`). */
+const systemDay = (w: ModelWallet, at: number) => Math.floor((at - w.shift) / DAY_MS);
+
+/**
+ * The free allowance (product.md "Features and prices"): a use is free while the free uses of its
+ * group in the system's UTC day, not given back (a released or lapsed hold's), are fewer than the
+ * allowance's uses. One decision for usage and holds by estimate.
+ */
+function decideCharge(w: ModelWallet, spec: UseSpec): { cost: number; freeTier: boolean } {
+  const cost = costOf(spec);
+  const allowance = featureOf(spec.feature).allowance;
+  if (!allowance) return { cost, freeTier: false };
+  const today = systemDay(w, w.now);
+  const used = w.uses.filter(
+    (use) =>
+      use.freeTier &&
+      !use.givenBack &&
+      featureOf(use.spec.feature).allowance?.group === allowance.group &&
+      systemDay(w, use.at) === today,
+  ).length;
+  if (used >= allowance.uses) return { cost, freeTier: false };
+  saw(w, used > 0 ? 'a group shared its free allowance' : 'a free use');
+  return { cost: 0, freeTier: true };
+}
+
+const sameSpec = (a: UseSpec, b: UseSpec) =>
+  a.feature === b.feature &&
+  a.variant === b.variant &&
+  JSON.stringify(Object.entries(a.quantities).sort()) === JSON.stringify(Object.entries(b.quantities).sort());
+
+function newUse(w: ModelWallet, use: Omit<ModelUse, 'key' | 'givenBack'>): ModelUse {
+  const created = { ...use, key: w.uses.length, givenBack: false };
+  w.uses.push(created);
+  return created;
+}
+
+function giveBackUse(w: ModelWallet, hold: ModelHold) {
+  if (hold.use === null) return;
+  const use = w.uses[hold.use];
+  if (!use) throw new Error('model: a hold of no use');
+  if (use.freeTier) saw(w, 'a hold gave its free use back');
+  use.givenBack = true;
+}
+
+/** `POST …/usage`: priced, the allowance decided, the cost spent like a debit (a free or zero cost posts nothing). */
+export function usage(w: ModelWallet, reference: string, spec: UseSpec): Answer {
+  settleLapsed(w);
+  const before = w.uses.find((use) => use.reference === reference);
+  if (before) {
+    if (!sameSpec(before.spec, spec)) return { status: 409, body: { code: 'reference_conflict' } };
+    saw(w, 'a usage retried');
+    return { status: 200, body: before.answer ?? {} };
+  }
+  const charge = decideCharge(w, spec);
+  const short = shortOf(w, charge.cost);
+  if (short)
+    return { status: 402, body: { code: 'insufficient_balance', cost: charge.cost, available: short.body.available } };
+  const draws = takeFrom(
+    w,
+    spendable(w).map((x) => x.lot),
+    charge.cost,
+  );
+  if (charge.cost > 0) w.entries += 1;
+  draws.sort((a, b) => a.lot - b.lot);
+  const answer = {
+    feature: spec.feature,
+    variant: spec.variant,
+    quantities: spec.quantities,
+    cost: charge.cost,
+    freeTier: charge.freeTier,
+    balance: balanceOf(w),
+    available: availableOf(w),
+    draws,
+  };
+  newUse(w, { reference, spec, cost: charge.cost, freeTier: charge.freeTier, at: w.now, answer });
+  return { status: 201, body: answer };
+}
+
+/** `POST …/holds` by estimate: the estimate priced and the allowance decided as for a usage; the hold reserves its cost. */
+export function placePricedHold(
+  w: ModelWallet,
+  reference: string,
+  spec: UseSpec,
+  ttlMs: number,
+): Answer & { hold?: number } {
+  settleLapsed(w);
+  const charge = decideCharge(w, spec);
+  const key = w.uses.length;
+  const placed = reserve(w, reference, charge.cost, ttlMs, key);
+  if (placed.hold !== undefined) {
+    newUse(w, { reference: null, spec, cost: charge.cost, freeTier: charge.freeTier, at: w.now, answer: null });
+  }
+  return placed;
+}
+
+/**
+ * `POST …/holds/{id}/capture` with the actual quantities: their cost at the hold's prices (0 for a
+ * free use); what the hold covers is captured and the rest freed; past it, the excess is taken from
+ * what can be spent now, and what is still missing is owed (a shortfall the next freed hold may settle).
+ */
+export function capturePricedHold(w: ModelWallet, holdKey: number, quantities: Record<string, number>): Answer {
+  settleLapsed(w);
+  const hold = w.holds[holdKey];
+  if (!hold) throw new Error('model: no hold');
+  if (hold.use === null) return { status: 400, body: { code: 'invalid_request' } };
+  if (hold.status === 'captured') return { status: 200, body: hold.pricedAnswer ?? {} };
+  if (hold.status === 'released' || hold.expiresAt <= w.now) return { status: 409, body: { code: 'hold_not_active' } };
+  const use = w.uses[hold.use];
+  if (!use) throw new Error('model: a hold of no use');
+  const actual = { ...use.spec, quantities };
+  const cost = use.freeTier ? 0 : costOf(actual);
+  const captured = Math.min(cost, hold.amount);
+  saw(w, use.freeTier ? 'a free hold by estimate captured' : 'a hold by estimate captured');
+  applyHoldEnd(w, hold, captureFromHold(w, hold, captured));
+  const wanted = cost - captured;
+  let excess = 0;
+  if (wanted > 0) {
+    const free = spendable(w).reduce((sum, x) => sum + x.free, 0);
+    excess = Math.min(wanted, free, Math.max(0, availableOf(w)));
+    takeFrom(
+      w,
+      spendable(w).map((x) => x.lot),
+      excess,
+    );
+    if (excess > 0) w.entries += 1;
+    saw(w, excess < wanted ? 'a priced capture left debt' : 'a priced capture took an excess');
+  }
+  const debt = wanted - excess;
+  if (debt > 0) w.shortfalls.push({ payment: null, kind: 'priced', open: debt, marker: w.entries, createdAt: w.now });
+  use.spec = actual;
+  use.cost = cost;
+  hold.pricedAnswer = {
+    status: 'captured',
+    captured,
+    released: hold.amount - captured,
+    cost,
+    quantities,
+    excess,
+    debt,
+    balance: balanceOf(w),
+    available: availableOf(w),
+  };
+  return { status: 200, body: hold.pricedAnswer };
 }
 
 /** From now to the soonest expiry still ahead (a lot with tokens left, an active hold); an hour if none. */
@@ -673,7 +879,10 @@ function monthLater(ms: number): number {
  */
 export function sweep(w: ModelWallet) {
   settleLapsed(w);
-  for (const lot of [...w.lots].sort((a, b) => a.key - b.key)) {
+  // In key order, including a rollover lot made in this pass (keys grow with creation, and a
+  // rollover lot comes after its lot): one made already expired expires in the same pass.
+  for (let index = 0; index < w.lots.length; index += 1) {
+    const lot = w.lots[index] as ModelLot;
     if (!isExpired(w, lot)) continue;
     const expirable = unheld(w, lot);
     if (expirable <= 0) continue;

@@ -11,7 +11,18 @@ import {
   stripeRefundedCharge,
   stripeSubscription,
 } from '../support/stripe-events';
-import type { Answer, ModelWallet, Origin } from './money-model';
+import type { Answer, ModelWallet, Origin, UseSpec } from './money-model';
+
+/** One meter as `quantity`, several as `quantities`: as an app sends them. */
+const quantityBody = (quantities: Record<string, number>) => {
+  const meters = Object.entries(quantities);
+  return meters.length === 1 ? { quantity: (meters[0] as [string, number])[1] } : { quantities };
+};
+const specBody = (spec: UseSpec) => ({
+  feature: spec.feature,
+  ...(spec.variant === null ? {} : { variant: spec.variant }),
+  ...quantityBody(spec.quantities),
+});
 
 /**
  * The real Tally the model is checked against: the in-process stack of test/support/stack.ts
@@ -70,6 +81,16 @@ export class RealSystem {
         const sets = names.map((name) => `"${name}" = "${name}" - ${ms} * interval '1 millisecond'`).join(', ');
         await sql.raw(`UPDATE "${table}" SET ${sets}`).execute(trx);
       }
+      // The UTC day (and allowance period) a use fell in is stored as a date or text beside its
+      // created_at: moved with it, so a free allowance resets when the moved time crosses a day.
+      await sql`
+        UPDATE feature_uses
+           SET usage_day = (created_at AT TIME ZONE 'UTC')::date,
+               allowance_period = CASE length(allowance_period)
+                                    WHEN 10 THEN to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')
+                                    WHEN 7 THEN to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM')
+                                  END`.execute(trx);
+      await sql`UPDATE studio_requests SET usage_day = (created_at AT TIME ZONE 'UTC')::date`.execute(trx);
     });
   }
 
@@ -129,6 +150,22 @@ export class RealUser {
     return this.post(
       `/v1/users/${this.userId}/holds/${this.holdId(holdKey)}/capture`,
       amount === undefined ? {} : { amount },
+    );
+  }
+
+  usage(reference: string, spec: UseSpec) {
+    return this.post(`/v1/users/${this.userId}/usage`, { reference, ...specBody(spec) });
+  }
+
+  pricedHold(reference: string, spec: UseSpec, expiresInSeconds: number) {
+    return this.post(`/v1/users/${this.userId}/holds`, { reference, expiresInSeconds, ...specBody(spec) });
+  }
+
+  /** A capture by quantities (`null`: of an amount hold, which refuses them). */
+  pricedCapture(holdKey: number, quantities: Record<string, number> | null) {
+    return this.post(
+      `/v1/users/${this.userId}/holds/${this.holdId(holdKey)}/capture`,
+      quantities === null ? { quantity: 1 } : quantityBody(quantities),
     );
   }
 

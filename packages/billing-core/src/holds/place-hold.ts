@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { sqlMilliseconds } from '@tally/platform/db';
 import { type RawBuilder, sql } from 'kysely';
 import type { HoldRow } from '../db/schema';
+import { ensureWalletCtes, markWalletEnsured } from '../ledger/ensure-wallet';
 import type { WalletFunds } from '../ledger/held-tokens';
 import { allocateDraws, listDrawableLots } from '../ledger/lots';
 import type { UnitOfWork } from '../unit-of-work/unit-of-work';
@@ -86,11 +87,15 @@ export async function reserveHold(
   if (left > 0) return { ...insufficient, available: placement.amount - left };
 
   const id = newHoldId();
+  // A hold of 0 (a free use, an estimate that costs nothing) can be a new user's first act: the
+  // statement then creates the user and wallet the hold's row references (a hold of tokens has them).
+  // guard: zero-hold-creates-wallet
+  const wallet = placement.amount === 0 ? sql`${ensureWalletCtes(placement.userId)},` : sql``;
   // The hold, its marker and its lots in one statement.
   const lotIds = draws.map((d) => d.lotId);
   const amounts = draws.map((d) => d.amount);
   const inserted = await sql<HoldRow & { view_status: HoldViewStatus }>`
-    WITH marker AS (
+    WITH ${wallet} marker AS (
       SELECT coalesce(max(id), 0) AS id FROM ledger_entries WHERE user_id = ${placement.userId}),
     h AS (
       INSERT INTO holds (id, user_id, reference, amount, reason, expires_at, ledger_marker, priced)
@@ -106,5 +111,6 @@ export async function reserveHold(
     SELECT ${holdViewColumns} FROM h`.execute(trx);
   const row = inserted.rows[0];
   if (!row) throw new Error(`hold ${id} was not inserted`);
+  if (placement.amount === 0) markWalletEnsured(uow, placement.userId);
   return { kind: 'placed', hold: toHoldView(row), available: funds.available - placement.amount };
 }

@@ -71,13 +71,24 @@ export async function expireDueLots(deps: UnitOfWorkDeps, options: { batchSize: 
     for (const wallet of wallets.rows) {
       // A gap an old replica left (entries without lots) is closed first, so `remaining` is true.
       await closeLotGap(trx, wallet.user_id, Number(wallet.balance));
-      for (const lot of await lockDueLots(trx, wallet.user_id)) {
-        const expirable = Number(lot.remaining) - Number(lot.held);
-        if (expirable <= 0) continue;
-        const rolled = await rollOver(trx, wallet.user_id, lot, expirable);
-        result.rolledOver += rolled;
-        if (expirable - rolled > 0 && (await postExpiry(uow, wallet.user_id, lot, expirable - rolled))) {
-          result.expired += 1;
+      // Tokens a lot frees after its expiry roll into its rollover lot, which may itself have
+      // expired by now: a second look at the due lots expires them in this pass too (a rollover
+      // lot never rolls over, so two looks are enough).
+      // guard: expiry-second-look
+      for (let look = 0, rolledIntoExpired = true; look < 2 && rolledIntoExpired; look += 1) {
+        rolledIntoExpired = false;
+        for (const lot of await lockDueLots(trx, wallet.user_id)) {
+          const expirable = Number(lot.remaining) - Number(lot.held);
+          if (expirable <= 0) continue;
+          const rolled = await rollOver(trx, wallet.user_id, lot, expirable);
+          result.rolledOver += rolled.carried;
+          rolledIntoExpired ||= rolled.intoExpired;
+          if (
+            expirable - rolled.carried > 0 &&
+            (await postExpiry(uow, wallet.user_id, lot, expirable - rolled.carried))
+          ) {
+            result.expired += 1;
+          }
         }
       }
     }
@@ -111,25 +122,31 @@ async function lockDueLots(trx: Transaction<DB>, userId: string): Promise<DueLot
  * again). The lot remembers what it carried (`rolled_over`), so tokens it frees after its expiry
  * (a hold released, a late give-back) roll over too, into the same rollover lot, until the
  * allowance is used (docs/lots.md "Expiry and rollover"). A move between lots: the balance does
- * not change, so no ledger entry. Returns the tokens carried.
+ * not change, so no ledger entry. Returns the tokens carried and whether the rollover lot has
+ * expired already (a hold on this lot outlived it).
  */
-async function rollOver(trx: Transaction<DB>, userId: string, lot: DueLot, expirable: number): Promise<number> {
-  if (lot.category !== 'subscription') return 0;
+async function rollOver(
+  trx: Transaction<DB>,
+  userId: string,
+  lot: DueLot,
+  expirable: number,
+): Promise<{ carried: number; intoExpired: boolean }> {
+  const none = { carried: 0, intoExpired: false };
+  if (lot.category !== 'subscription') return none;
   // guard: rollover-max
   const carried = Math.min(Number(lot.rollover_max) - Number(lot.rolled_over), expirable);
-  if (carried <= 0) return 0;
+  if (carried <= 0) return none;
   // guard: rollover-once
-  await sql`
+  const into = await sql<{ expired: boolean }>`
     INSERT INTO credit_lots (user_id, category, source, amount, remaining, expires_at, rollover_max)
     VALUES (${userId}, 'subscription', ${lotSources.rollover(lot.id)}, ${carried}, ${carried},
             ${lot.expires_at}::timestamptz + make_interval(months => ${ROLLOVER_MONTHS}), 0)
     ON CONFLICT (source) DO UPDATE
-      SET amount = credit_lots.amount + excluded.amount, remaining = credit_lots.remaining + excluded.remaining`.execute(
-    trx,
-  );
+      SET amount = credit_lots.amount + excluded.amount, remaining = credit_lots.remaining + excluded.remaining
+    RETURNING expires_at <= now() AS expired`.execute(trx);
   await sql`UPDATE credit_lots SET rolled_over = rolled_over + ${carried} WHERE id = ${lot.id}`.execute(trx);
   await moveLots(trx, [{ lotId: Number(lot.id), amount: carried }], -1);
-  return carried;
+  return { carried, intoExpired: into.rows[0]?.expired === true };
 }
 
 /** Posts the lot's expiry entry for `tokens`; false when its reference was already posted. */
