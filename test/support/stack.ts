@@ -3,6 +3,7 @@ import {
   type AppWebhookOutbox,
   appWebhookSource,
   type Catalog,
+  type DebtPolicy,
   createInboxHandlers,
   type EventPolicy,
   exampleCatalogPath,
@@ -118,6 +119,8 @@ export interface TestStackOptions {
   http?: Omit<HttpServerOptions, 'host'>;
   /** WALLET_LOW_BALANCE_THRESHOLD of the api, the workers and stack.transaction (default unset). */
   lowBalanceThreshold?: number;
+  /** DEBT_POLICY of the api, the workers and stack.transaction (default `settle`). */
+  debtPolicy?: DebtPolicy;
   /**
    * The api hands the messages it writes to the app-webhooks queue after commit, as with
    * APP_WEBHOOK_URL set (default false: they wait for the relay). Workers do when given a sender.
@@ -204,6 +207,8 @@ export class TestStack {
   apiAnswerDeadlineMs: number | undefined;
   /** WALLET_LOW_BALANCE_THRESHOLD of every process of the stack. */
   lowBalanceThreshold: number | undefined;
+  /** DEBT_POLICY of every process of the stack. */
+  debtPolicy: DebtPolicy = 'settle';
   private apiAppWebhookHandOff: CommittedRowsHandOff | undefined;
   private loggers: { ingest?: Logger; api?: Logger } = {};
   private apiReadiness: Record<string, ReadinessCheck> = {};
@@ -239,6 +244,7 @@ export class TestStack {
     this.apiFailedAuthLimit = options.apiFailedAuthLimit;
     this.apiAnswerDeadlineMs = options.apiAnswerDeadlineMs;
     this.lowBalanceThreshold = options.lowBalanceThreshold;
+    if (options.debtPolicy) this.debtPolicy = options.debtPolicy;
     this.loggers = options.loggers ?? {};
     this.apiReadiness = options.apiReadiness ?? {};
     if (options.ingestMaxInFlight !== undefined) this.ingestMaxInFlight = options.ingestMaxInFlight;
@@ -309,7 +315,11 @@ export class TestStack {
           logger: silent,
         })
       : undefined;
-    this.outbox = { lowBalanceThreshold: this.lowBalanceThreshold, handOff: this.apiAppWebhookHandOff?.handOff };
+    this.outbox = {
+      lowBalanceThreshold: this.lowBalanceThreshold,
+      handOff: this.apiAppWebhookHandOff?.handOff,
+      debtPolicy: this.debtPolicy,
+    };
     const readiness = {
       postgres: async () => {
         await sql`SELECT 1`.execute(this.db);
@@ -424,6 +434,7 @@ export class TestStack {
           retryScheduleMs: settings.appWebhooks?.retryScheduleMs ?? defaults.appWebhooks.retryScheduleMs,
           retentionDays: settings.appWebhooks?.retentionDays ?? defaults.appWebhooks.retentionDays,
           lowBalanceThreshold: settings.appWebhooks?.lowBalanceThreshold ?? this.lowBalanceThreshold,
+          debtPolicy: this.debtPolicy,
         },
         retention: settings.retention ?? defaults.retention,
         reconcile: settings.reconcile

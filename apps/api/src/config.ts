@@ -2,6 +2,7 @@ import { defaultPaymentEnvironments, paymentEnvironments } from '@tally/billing-
 import {
   appWebhookUrlSetting,
   baseEnvSchema,
+  debtPolicySetting,
   hostSetting,
   nodeEnvSetting,
   nonEmptyCsvList,
@@ -49,6 +50,7 @@ export const apiEnvSchema = baseEnvSchema
     API_FAILED_AUTH_WINDOW_MS: positiveInt(60_000),
     /** The api posts ledger entries too (studio debits, top-ups): docs/app-webhooks.md. */
     WALLET_LOW_BALANCE_THRESHOLD: walletLowBalanceThresholdSetting,
+    DEBT_POLICY: debtPolicySetting,
     /**
      * Set (as on the workers): the messages the api writes are handed to the app-webhooks queue
      * right after their commit. Unset: they wait for the relay (which, without it, is off).

@@ -80,7 +80,11 @@ runMain('api', async () => {
 
   const app = createApiApp({
     db: database.db,
-    outbox: { lowBalanceThreshold: config.WALLET_LOW_BALANCE_THRESHOLD, handOff: appWebhookHandOff?.handOff },
+    outbox: {
+      lowBalanceThreshold: config.WALLET_LOW_BALANCE_THRESHOLD,
+      handOff: appWebhookHandOff?.handOff,
+      debtPolicy: config.DEBT_POLICY,
+    },
     logger,
     metrics,
     appApiKeys: config.APP_API_KEYS,

@@ -17,6 +17,7 @@ import {
   providerApiSettings,
   refuseDemoConfigurationInProduction,
   serviceHostSetting,
+  debtPolicySetting,
   walletLowBalanceThresholdSetting,
 } from '@tally/platform';
 import { z } from 'zod';
@@ -150,6 +151,7 @@ export const workerEnvSchema = baseEnvSchema
     /** Delivered messages are deleted this long after delivery (role 'retention'). */
     APP_WEBHOOK_RETENTION_DAYS: positiveInt(30),
     WALLET_LOW_BALANCE_THRESHOLD: walletLowBalanceThresholdSetting,
+    DEBT_POLICY: debtPolicySetting,
     // Operations (docs/operations.md): raw-body retention (role 'retention') and Stripe reconciliation
     // (role 'reconcile', opt-in: it runs only when WORKER_ROLES names it).
     INBOX_RAW_BODY_RETENTION_DAYS: positiveInt(90),

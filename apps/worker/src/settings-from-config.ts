@@ -58,6 +58,7 @@ export function workerSettingsFrom(config: WorkerConfig): WorkerRuntimeSettings 
       retryScheduleMs: config.APP_WEBHOOK_RETRY_SCHEDULE_MS,
       retentionDays: config.APP_WEBHOOK_RETENTION_DAYS,
       lowBalanceThreshold: config.WALLET_LOW_BALANCE_THRESHOLD,
+      debtPolicy: config.DEBT_POLICY,
     },
     retention: {
       intervalMs: config.RETENTION_INTERVAL_MS,

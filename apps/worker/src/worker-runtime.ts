@@ -84,6 +84,7 @@ export function startWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntime
   const outbox: AppWebhookOutbox = {
     lowBalanceThreshold: options.settings.appWebhooks.lowBalanceThreshold,
     handOff: appWebhookHandOff?.handOff,
+    debtPolicy: options.settings.appWebhooks.debtPolicy,
   };
   const context = {
     db: options.db,

@@ -100,6 +100,7 @@ export * from './inbox/replay-inbox-events';
 export * from './inbox/requeue-inbox-events';
 export * from './inbox/to-inbox-event-view';
 export * from './installments/grant-due-installments';
+export * from './ledger/debt';
 export { ensureWallet } from './ledger/ensure-wallet';
 export * from './ledger/held-tokens';
 export * from './ledger/open-missing-lots';

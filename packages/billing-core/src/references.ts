@@ -22,6 +22,7 @@ export const referencePrefixes = {
   debit: 'debit:',
   usage: 'usage:',
   hold: 'hold:',
+  debt: 'debt:',
 } as const;
 
 /**
@@ -80,15 +81,17 @@ export const references = {
   /** A hold's capture: the one debit of what it captured (`POST .../holds/{id}/capture`). */
   holdCapture: (holdId: string) => `${referencePrefixes.hold}${holdId}:capture`,
   /**
-   * What a hold frees when it ends (release, capture for less, expiry) that settles a take-back
-   * shortfall recorded while it was active (negative; see recoverShortfallsFromHold).
-   */
-  /**
    * A capture of a hold by estimate past what the hold reserved: the excess, taken from what was
    * available (docs/features.md).
    */
   holdExcess: (holdId: string) => `${referencePrefixes.hold}${holdId}:excess`,
+  /**
+   * What a hold frees when it ends (release, capture for less, expiry) that settles a take-back
+   * shortfall recorded while it was active (negative; see recoverShortfallsFromHold).
+   */
   holdReleaseRecovered: (holdId: string) => `${referencePrefixes.hold}${holdId}:release:recovered`,
+  /** What a paid credit settled of the wallet's debt, taken from the credit's lot (docs/debt.md). */
+  debtSettled: (creditReference: string) => `${referencePrefixes.debt}${creditReference}:settled`,
   lotExpired: (lotId: number | string, n = 1) =>
     n === 1 ? `${referencePrefixes.lot}${lotId}:expired` : `${referencePrefixes.lot}${lotId}:expired:${n}`,
 } as const;

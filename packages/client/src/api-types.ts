@@ -35,6 +35,8 @@ export interface paths {
                             held: number;
                             /** @description balance - held: what debits, studio requests and new holds can use */
                             available: number;
+                            /** @description tokens owed: what take-backs and priced captures could not take; the next paid credit settles it (docs/debt.md) */
+                            debt: number;
                             lots: {
                                 id: number;
                                 /** @enum {string} */
@@ -1837,6 +1839,8 @@ export interface paths {
                         reason?: string;
                         /** Format: date-time */
                         expiresAt?: string | null;
+                        /** @description settle the wallet's debt first from this grant, as a paid credit does (default false: docs/debt.md) */
+                        settlesDebt?: boolean;
                         reference: string;
                     };
                 };
@@ -1858,8 +1862,10 @@ export interface paths {
                             amount: number;
                             /** Format: date-time */
                             expiresAt: string | null;
-                            /** @description the balance right after the grant (the same on every retry) */
+                            /** @description the balance right after the grant and what it settled (the same on every retry) */
                             balance: number;
+                            /** @description what of the grant settled the wallet's debt (0 without settlesDebt) */
+                            debtSettled: number;
                         };
                     };
                 };
@@ -1879,8 +1885,10 @@ export interface paths {
                             amount: number;
                             /** Format: date-time */
                             expiresAt: string | null;
-                            /** @description the balance right after the grant (the same on every retry) */
+                            /** @description the balance right after the grant and what it settled (the same on every retry) */
                             balance: number;
+                            /** @description what of the grant settled the wallet's debt (0 without settlesDebt) */
+                            debtSettled: number;
                         };
                     };
                 };
@@ -5463,6 +5471,12 @@ export interface paths {
                                 lots: {
                                     [key: string]: unknown;
                                 }[];
+                                /** @description tokens owed (docs/debt.md) */
+                                debt: number;
+                                /** @description what made the debt and what settled it, oldest first */
+                                debts: {
+                                    [key: string]: unknown;
+                                }[];
                             } & {
                                 [key: string]: unknown;
                             };
@@ -5644,6 +5658,8 @@ export interface paths {
                         reason?: string;
                         /** Format: date-time */
                         expiresAt?: string | null;
+                        /** @description settle the wallet's debt first from this grant, as a paid credit does (default false: docs/debt.md) */
+                        settlesDebt?: boolean;
                         reference?: string;
                         note?: string;
                     };
@@ -5664,8 +5680,10 @@ export interface paths {
                             amount: number;
                             /** Format: date-time */
                             expiresAt: string | null;
-                            /** @description the balance right after the grant (the same on every retry) */
+                            /** @description the balance right after the grant and what it settled (the same on every retry) */
                             balance: number;
+                            /** @description what of the grant settled the wallet's debt (0 without settlesDebt) */
+                            debtSettled: number;
                         };
                     };
                 };
@@ -5683,8 +5701,10 @@ export interface paths {
                             amount: number;
                             /** Format: date-time */
                             expiresAt: string | null;
-                            /** @description the balance right after the grant (the same on every retry) */
+                            /** @description the balance right after the grant and what it settled (the same on every retry) */
                             balance: number;
+                            /** @description what of the grant settled the wallet's debt (0 without settlesDebt) */
+                            debtSettled: number;
                         };
                     };
                 };

@@ -49,6 +49,7 @@ describe('the API', () => {
       balance: 130,
       held: 0,
       available: 130,
+      debt: 0,
       lots: [lot('test:api:1', 100, 80), lot('test:api:2', 50, 50)],
     });
     expect(await (await stack.apiRequest('/v1/users/nobody/wallet')).json()).toEqual({
@@ -56,6 +57,7 @@ describe('the API', () => {
       balance: 0,
       held: 0,
       available: 0,
+      debt: 0,
       lots: [],
     });
   });

@@ -191,6 +191,7 @@ describe('Idempotency-Key: a retried POST under /v1 never charges or creates twi
         balance: 25,
         held: 0,
         available: 25,
+        debt: 0,
         lots: [expect.objectContaining({ amount: 40, remaining: 25, expiresAt: null })],
       },
     });

@@ -33,7 +33,14 @@ describe('grants of promotional tokens and voids of lots', () => {
     const lots = await lotRows(userId);
     expect(first).toEqual({
       status: 201,
-      body: { ledgerReference: 'grant:referral:abc', lotId: lots[0]?.id, amount: 50, expiresAt, balance: 50 },
+      body: {
+        ledgerReference: 'grant:referral:abc',
+        lotId: lots[0]?.id,
+        amount: 50,
+        expiresAt,
+        balance: 50,
+        debtSettled: 0,
+      },
     });
     expect(await answer(await grant(userId, { amount: 50, reference: 'referral:abc', expiresAt }))).toEqual({
       status: 200,
@@ -330,6 +337,7 @@ describe('tally grant and tally user (the CLI, against the database)', () => {
       amount: 25,
       expiresAt,
       balance: 25,
+      debtSettled: 0,
       alreadyGranted: false,
     });
     const again = await runCli([...args, '--json'], env);

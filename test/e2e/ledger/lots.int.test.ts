@@ -68,6 +68,7 @@ describe('credit lots through the real flows', () => {
       balance: 200,
       held: 0,
       available: 200,
+      debt: 0,
       lots: [subscriptionLot, packLot],
     });
     const [subId, packId] = (await wallet(userId)).lots.map((lot: Json) => lot.id);
@@ -91,6 +92,7 @@ describe('credit lots through the real flows', () => {
       balance: 170,
       held: 0,
       available: 170,
+      debt: 0,
       lots: [{ ...subscriptionLot, remaining: 70 }, packLot],
     });
 
@@ -106,6 +108,7 @@ describe('credit lots through the real flows', () => {
       balance: 70,
       held: 0,
       available: 70,
+      debt: 0,
       lots: [{ ...subscriptionLot, remaining: 70 }],
     });
 

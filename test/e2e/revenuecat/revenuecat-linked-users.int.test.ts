@@ -156,9 +156,15 @@ describe('RevenueCat linked ids: a pack bought under any id the customer goes by
       { alias: known, user_id: known, inbox_event_id: first.id },
     ]);
 
-    expect(await walletBy(anonymous)).toEqual({ userId: anonymous, balance: 2400, held: 0, available: 2400 });
-    expect(await walletBy(reinstalled)).toEqual({ userId: reinstalled, balance: 2400, held: 0, available: 2400 });
-    expect(await walletBy(known)).toEqual({ userId: known, balance: 2400, held: 0, available: 2400 });
+    expect(await walletBy(anonymous)).toEqual({ userId: anonymous, balance: 2400, held: 0, available: 2400, debt: 0 });
+    expect(await walletBy(reinstalled)).toEqual({
+      userId: reinstalled,
+      balance: 2400,
+      held: 0,
+      available: 2400,
+      debt: 0,
+    });
+    expect(await walletBy(known)).toEqual({ userId: known, balance: 2400, held: 0, available: 2400, debt: 0 });
     const byAnonymous = await ledgerBy(anonymous);
     expect(byAnonymous).toEqual({ userId: anonymous, entries: expect.any(Array), nextCursor: null });
     expect(byAnonymous.entries.map((entry: Json) => [entry.reference, entry.amount, entry.balanceAfter])).toEqual([
@@ -213,7 +219,7 @@ describe('RevenueCat linked ids: a pack bought under any id the customer goes by
       { alias: known, user_id: known, inbox_event_id: purchase.id },
       { alias: oldAlias, user_id: known, inbox_event_id: purchase.id },
     ]);
-    expect(await walletBy(oldAlias)).toEqual({ userId: oldAlias, balance: 100, held: 0, available: 100 });
+    expect(await walletBy(oldAlias)).toEqual({ userId: oldAlias, balance: 100, held: 0, available: 100, debt: 0 });
     expect((await ledgerBy(oldAlias)).entries).toEqual([
       expect.objectContaining({ reference: 'revenuecat:event:rc-linked-old-alias', amount: 100, balanceAfter: 100 }),
     ]);
@@ -237,7 +243,7 @@ describe('RevenueCat linked ids: a pack bought under any id the customer goes by
       ['revenuecat:event:rc-linked-new', 100],
     ]);
     expect(await usersAmong([anonymous, named])).toEqual([named]);
-    expect(await walletBy(anonymous)).toEqual({ userId: anonymous, balance: 100, held: 0, available: 100 });
+    expect(await walletBy(anonymous)).toEqual({ userId: anonymous, balance: 100, held: 0, available: 100, debt: 0 });
 
     // Only anonymous ids (the app never logged in): the first one becomes the user (rule 4).
     const onlyAnonymous = ['$RCAnonymousID:0000000000000c02', '$RCAnonymousID:0000000000000c01'];
@@ -258,6 +264,7 @@ describe('RevenueCat linked ids: a pack bought under any id the customer goes by
       balance: 100,
       held: 0,
       available: 100,
+      debt: 0,
     });
   });
 });

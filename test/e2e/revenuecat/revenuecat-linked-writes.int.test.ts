@@ -96,6 +96,7 @@ describe('RevenueCat linked ids: studio requests and top-ups under any linked id
         balance: 100,
         held: 0,
         available: 100,
+        debt: 0,
         lots: [purchasedLot('revenuecat:event:rc-linked-writes-spend', 100)],
       },
     });
@@ -157,6 +158,7 @@ describe('RevenueCat linked ids: studio requests and top-ups under any linked id
       balance: 70,
       held: 0,
       available: 70,
+      debt: 0,
       lots: [purchasedLot('revenuecat:event:rc-linked-writes-spend', 100, 70)],
     });
 
@@ -252,6 +254,7 @@ describe('RevenueCat linked ids: studio requests and top-ups under any linked id
       balance: 200,
       held: 0,
       available: 200,
+      debt: 0,
       lots: [
         purchasedLot('revenuecat:event:rc-linked-writes-topup', 100),
         purchasedLot(`stripe:payment:${paymentIntentId}`, 100),
@@ -432,6 +435,7 @@ describe('RevenueCat linked ids: studio requests and top-ups under any linked id
         balance: 100,
         held: 0,
         available: 100,
+        debt: 0,
         lots: [purchasedLot(`stripe:payment:${intent.id}`, 100)],
       },
     });

@@ -190,7 +190,7 @@ describe('holds in the support view, the admin API and the CLI', () => {
     expect((await stack.apiRequest(`/admin/users/${userId}?holdLimit=0`)).status).toBe(400);
     const nobody = await readJson(await stack.apiRequest(`/admin/users/${stripeId('user')}`));
     expect({ wallet: nobody.wallet, holds: nobody.holds }).toEqual({
-      wallet: { balance: 0, held: 0, available: 0, createdAt: null, lots: [] },
+      wallet: { balance: 0, held: 0, available: 0, createdAt: null, lots: [], debt: 0, debts: [] },
       holds: { activeTotal: 0, items: [] },
     });
   });

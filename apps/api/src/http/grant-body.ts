@@ -27,6 +27,10 @@ const grantFields = {
   amount: z.number().int().positive().max(maxGrantAmount),
   reason: reasonSchema.optional(),
   expiresAt: futureTimeSchema.nullish(),
+  settlesDebt: z
+    .boolean()
+    .optional()
+    .describe("settle the wallet's debt first from this grant, as a paid credit does (default false: docs/debt.md)"),
 };
 
 /** `POST /v1/users/{userId}/grants`. */
@@ -50,7 +54,8 @@ export const grantAnswerSchema = z.strictObject({
   lotId: z.number().int(),
   amount: z.number().int(),
   expiresAt: z.iso.datetime().nullable(),
-  balance: z.number().int().describe('the balance right after the grant (the same on every retry)'),
+  balance: z.number().int().describe('the balance right after the grant and what it settled (the same on every retry)'),
+  debtSettled: z.number().int().describe("what of the grant settled the wallet's debt (0 without settlesDebt)"),
 });
 
 /** The answers of a grant route, for its definition. */

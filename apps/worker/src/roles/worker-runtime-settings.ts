@@ -1,4 +1,4 @@
-import type { BackoffSettings, RetryLaterSettings } from '@tally/billing-core';
+import type { BackoffSettings, DebtPolicy, RetryLaterSettings } from '@tally/billing-core';
 import type { CreditExpiryLoopOptions } from '../loops/credit-expiry-loop';
 import type { InstallmentsLoopOptions } from '../loops/installments-loop';
 import type { ReconcileLoopOptions } from '../loops/reconcile-loop';
@@ -39,6 +39,8 @@ export interface WorkerRuntimeSettings {
     retryScheduleMs: readonly number[];
     retentionDays: number;
     lowBalanceThreshold: number | undefined;
+    /** DEBT_POLICY of the money the roles write (docs/debt.md). */
+    debtPolicy: DebtPolicy;
   };
   retention: RetentionLoopOptions;
   reconcile: ReconcileLoopOptions;

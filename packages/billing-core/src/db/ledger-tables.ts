@@ -12,6 +12,8 @@ export interface UsersTable {
 export interface WalletsTable {
   user_id: string;
   balance: ColumnType<number, number | undefined, number>;
+  /** Open debt (migration 0039): kept by the trigger on take_back_shortfalls, never written directly. */
+  debt: ColumnType<number, never, never>;
   created_at: DbTime;
   updated_at: DbTime;
 }

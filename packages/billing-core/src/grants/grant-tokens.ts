@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { LedgerReferenceConflictError } from '../errors';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
+import { references } from '../references';
 import type { UnitOfWork } from '../unit-of-work/unit-of-work';
 
 /** A grant of promotional tokens (docs/lots.md "Grants"): from the app or from support. */
@@ -15,6 +16,8 @@ export interface TokenGrant {
   reason: string;
   /** When the lot expires; null: never. */
   expiresAt: Date | null;
+  /** Settles the wallet's debt first, as a paid credit does (docs/debt.md); promotional grants do not by default. */
+  settlesDebt?: boolean;
 }
 
 export interface GrantAnswer {
@@ -22,8 +25,10 @@ export interface GrantAnswer {
   lotId: number;
   amount: number;
   expiresAt: string | null;
-  /** The balance right after the grant (the same answer on every retry). */
+  /** The balance right after the grant and what it settled (the same answer on every retry). */
   balance: number;
+  /** What of the grant settled the wallet's debt (`debt:{reference}:settled`; 0 without `settlesDebt`). */
+  debtSettled: number;
 }
 
 export type GrantResult =
@@ -50,6 +55,7 @@ export async function grantTokens(uow: UnitOfWork, grant: TokenGrant): Promise<G
       amount: grant.amount,
       reason: grant.reason,
       lots: { kind: 'credit', category: 'promotional', expiresAt: grant.expiresAt },
+      settlesDebt: grant.settlesDebt === true,
     });
   } catch (error) {
     // guard: grant-reference-conflict
@@ -58,8 +64,16 @@ export async function grantTokens(uow: UnitOfWork, grant: TokenGrant): Promise<G
     }
     throw error;
   }
-  const lot = await sql<{ id: number; expires_at: Date | null }>`
-    SELECT id, expires_at FROM credit_lots WHERE source = ${grant.reference}`.execute(uow.trx);
+  const lot = await sql<{
+    id: number;
+    expires_at: Date | null;
+    settled: number | null;
+    settled_balance: number | null;
+  }>`
+    SELECT l.id, l.expires_at, -s.amount AS settled, s.balance_after AS settled_balance
+      FROM credit_lots l
+      LEFT JOIN ledger_entries s ON s.reference = ${references.debtSettled(grant.reference)}
+     WHERE l.source = ${grant.reference}`.execute(uow.trx);
   const row = lot.rows[0];
   if (!row) throw new Error(`grant ${grant.reference} has no lot`);
   const expiresAt = row.expires_at === null ? null : new Date(row.expires_at);
@@ -68,7 +82,8 @@ export async function grantTokens(uow: UnitOfWork, grant: TokenGrant): Promise<G
     lotId: Number(row.id),
     amount: posted.entry.amount,
     expiresAt: expiresAt?.toISOString() ?? null,
-    balance: posted.entry.balance_after,
+    balance: Number(row.settled_balance ?? posted.entry.balance_after),
+    debtSettled: Number(row.settled ?? 0),
   };
   if (posted.kind === 'posted') return { kind: 'granted', answer };
   // guard: grant-expiry-mismatch

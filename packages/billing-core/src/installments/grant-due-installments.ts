@@ -114,6 +114,7 @@ async function grantInstallment(
         expiresAt: row.lot_expires_at,
         rolloverMax: row.lot_rollover_max,
       },
+      settlesDebt: true,
     });
     return posted.kind;
   });

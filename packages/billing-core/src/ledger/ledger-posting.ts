@@ -23,6 +23,11 @@ export interface LedgerPosting {
    * Required: forgetting a credit's lot is a compile error.
    */
   lots: LotMovement;
+  /**
+   * A paid credit (a pack, a top-up, period credits, an installment; a grant that asks): once
+   * posted, it settles the wallet's debt first under DEBT_POLICY=settle (settleDebtFromCredit).
+   */
+  settlesDebt?: boolean;
 }
 
 /** The answer to one posting: an idempotent replay is an answer (`already-posted`), not an error. */

@@ -2,6 +2,7 @@ import type { Transaction } from 'kysely';
 import type { DB, LedgerEntryRow } from '../db/schema';
 import { InsufficientBalanceError, LedgerReferenceConflictError } from '../errors';
 import type { UnitOfWork } from '../unit-of-work/unit-of-work';
+import { settleDebtFromCredit } from './debt';
 import type { LedgerPosting, PostLedgerEntryResult } from './ledger-posting';
 import { applyLotMovement } from './lots';
 import type { LockedInsert } from './posting-statement';
@@ -23,6 +24,8 @@ export async function finishPosting(
     // guard: posting-moves-lots
     await applyLotMovement(uow.trx, outcome.entry, posting.lots, outcome.lots);
     uow.outbox.written(outcome.messageIds);
+    // guard: paid-credit-settles-debt
+    if (posting.settlesDebt) await settleDebtFromCredit(uow, posting, outcome.walletDebt);
     return { kind: 'posted', entry: outcome.entry };
   }
   if (outcome.kind === 'existing') return alreadyPosted(outcome.entry, posting);

@@ -17,7 +17,7 @@ export type LockedInsert =
    * The entry this statement inserted, the ids of its messages (for the hand-off after commit),
    * and what the statement already did to the wallet's lots (LotsBeforeEntry).
    */
-  | { kind: 'posted'; entry: LedgerEntryRow; messageIds: number[]; lots: LotsBeforeEntry }
+  | { kind: 'posted'; entry: LedgerEntryRow; messageIds: number[]; lots: LotsBeforeEntry; walletDebt: number }
   /** An entry already posted under the reference: nothing was inserted. */
   | { kind: 'existing'; entry: LedgerEntryRow }
   /** Nothing inserted and nothing found: the balance would go below zero, or a concurrent insert won. */
@@ -95,6 +95,7 @@ function lockedInsertOf(row: LockedInsertRow): LockedInsert {
     entry,
     messageIds: (messageIds ?? []).map(Number),
     lots: { matchBalance: row.lots_match === true, creditLotCreated: row.lot_id !== null },
+    walletDebt: Number(row.wallet_debt ?? 0),
   };
 }
 
@@ -112,6 +113,8 @@ type LockedInsertRow = {
   /** The posting's position in the statement's input (0 for the statement of one). */
   position: number;
   wallet_balance: number;
+  /** The wallet's debt as locked (a posted entry's row only). */
+  wallet_debt: number | null;
   app_webhook_message_ids: string[] | null;
   lots_match: boolean | null;
   lot_id: string | null;
@@ -197,7 +200,7 @@ function postingStatement(statement: {
   return sql`
     WITH input AS ${many ? sql`MATERIALIZED` : sql`NOT MATERIALIZED`} (${input}),
     wallet AS MATERIALIZED (
-      SELECT user_id, balance, xmin AS version FROM wallets
+      SELECT user_id, balance, debt, xmin AS version FROM wallets
        WHERE user_id ${userIs} ${orderBy(sql`user_id`)} FOR UPDATE),
     snapshot_wallet AS MATERIALIZED (
       SELECT user_id, xmin AS version FROM wallets WHERE user_id ${userIs}),
@@ -233,15 +236,15 @@ function postingStatement(statement: {
            e.balance_before, e.balance_after, e.reason, e.inbox_event_id, e.created_at,
            (SELECT array_agg(m.id ORDER BY m.id) FROM entry_messages m WHERE m.user_id = e.user_id)
              AS app_webhook_message_ids,
-           l.lots_match, (SELECT id FROM lot WHERE lot.source = e.reference) AS lot_id
+           l.lots_match, (SELECT id FROM lot WHERE lot.source = e.reference) AS lot_id, w.debt AS wallet_debt
       FROM input i JOIN wallet w ON w.user_id = i.user_id JOIN entry e ON e.reference = i.reference
       JOIN lots l ON l.user_id = i.user_id
     UNION ALL
     SELECT 'existing', i.position, w.balance, x.id, x.user_id, x.reference, x.amount, x.balance_before,
-           x.balance_after, x.reason, x.inbox_event_id, x.created_at, NULL, NULL, NULL
+           x.balance_after, x.reason, x.inbox_event_id, x.created_at, NULL, NULL, NULL, NULL
       FROM input i JOIN wallet w ON w.user_id = i.user_id JOIN existing x ON x.reference = i.reference
     UNION ALL
-    SELECT 'none', i.position, w.balance, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+    SELECT 'none', i.position, w.balance, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
       FROM input i JOIN wallet w ON w.user_id = i.user_id
      WHERE NOT EXISTS (SELECT 1 FROM entry e WHERE e.reference = i.reference)
        AND NOT EXISTS (SELECT 1 FROM existing x WHERE x.reference = i.reference)`;

@@ -110,6 +110,8 @@ export async function recordPaymentBeforeCredit(uow: UnitOfWork, grant: PaymentG
     reason: grant.ledgerReason,
     lots: { kind: 'credit', ...grant.lot },
     inboxEventId: grant.inboxEventId,
+    // A paid credit: it settles the wallet's debt first (docs/debt.md).
+    settlesDebt: true,
   };
   if (row.payment_id === null) {
     const payment = await trx

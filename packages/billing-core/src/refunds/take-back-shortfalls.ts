@@ -1,5 +1,6 @@
 import { sql, type Transaction } from 'kysely';
 import type { DB, TakeBackSource } from '../db/schema';
+import { settleSource } from '../ledger/debt';
 import { readWalletFunds } from '../ledger/held-tokens';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import { references } from '../references';
@@ -177,38 +178,4 @@ async function recoverShortfalls(
     });
   }
   return recovered;
-}
-
-async function settleSource(trx: Transaction<DB>, source: TakeBackSource, sourceId: string, tokens: number) {
-  const moveOnPayment = (paymentId: number) =>
-    trx
-      .updateTable('payments')
-      .set({
-        tokens_refunded: sql`tokens_refunded + ${tokens}`,
-        refund_shortfall: sql`refund_shortfall - ${tokens}`,
-        updated_at: sql`now()`,
-      })
-      .where('id', '=', paymentId)
-      .execute();
-  if (source === 'priced_capture') {
-    // A priced capture's shortfall has no payment or refund record to move: the hold says what it owed.
-    return;
-  }
-  if (source === 'stripe_refund') {
-    await moveOnPayment(Number(sourceId));
-  } else if (source === 'stripe_dispute') {
-    const dispute = await trx
-      .updateTable('stripe_disputes')
-      .set({ tokens_taken: sql`tokens_taken + ${tokens}` })
-      .where('dispute_id', '=', sourceId)
-      .returning('payment_id')
-      .executeTakeFirstOrThrow();
-    await moveOnPayment(dispute.payment_id);
-  } else {
-    await trx
-      .updateTable('token_refunds')
-      .set({ tokens_taken: sql`tokens_taken + ${tokens}` })
-      .where('id', '=', Number(sourceId))
-      .execute();
-  }
 }

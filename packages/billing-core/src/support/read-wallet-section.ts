@@ -8,10 +8,16 @@ import type { SupportSubject, SupportWallet } from './user-support-view';
 export async function readWalletSection(trx: Transaction<DB>, { userId }: SupportSubject): Promise<SupportWallet> {
   const wallet = await trx
     .selectFrom('wallets')
-    .select(['balance', 'created_at'])
+    .select(['balance', 'debt', 'created_at'])
     .where('user_id', '=', userId)
     .executeTakeFirst();
   const funds = await readWalletFunds(trx, userId, { lock: false });
+  const debts = await trx
+    .selectFrom('take_back_shortfalls')
+    .select(['id', 'source', 'source_id', 'take_back_reference', 'shortfall', 'recovered', 'closed_at', 'created_at'])
+    .where('user_id', '=', userId)
+    .orderBy('id')
+    .execute();
   return {
     balance: wallet?.balance ?? 0,
     held: funds.held,
@@ -19,5 +25,16 @@ export async function readWalletSection(trx: Transaction<DB>, { userId }: Suppor
     available: (wallet?.balance ?? 0) - funds.held,
     createdAt: wallet?.created_at ?? null,
     lots: await listLots(trx, userId),
+    debt: Number(wallet?.debt ?? 0),
+    debts: debts.map((row) => ({
+      id: Number(row.id),
+      source: row.source,
+      sourceId: row.source_id,
+      takeBackReference: row.take_back_reference,
+      owed: Number(row.shortfall),
+      settled: Number(row.recovered),
+      closedAt: row.closed_at,
+      createdAt: row.created_at,
+    })),
   };
 }

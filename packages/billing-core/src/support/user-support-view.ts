@@ -79,6 +79,27 @@ export interface SupportWallet {
   createdAt: Date | null;
   /** Its lots with tokens left, in the draw order (docs/lots.md). */
   lots: LotView[];
+  /** Tokens owed (docs/debt.md): the open part of `debts`. */
+  debt: number;
+  /** What made the debt and what settled it, oldest first: every take-back or priced capture that could not take all. */
+  debts: SupportDebt[];
+}
+
+/** One source of debt (a take_back_shortfalls row): what could not be taken, and what of it was settled since. */
+export interface SupportDebt {
+  id: number;
+  /** `stripe_refund`, `stripe_dispute`, `revenuecat_refund` or `priced_capture`. */
+  source: string;
+  sourceId: string;
+  /** The ledger entry of the take-back (or the priced capture's excess) that fell short. */
+  takeBackReference: string;
+  /** What could not be taken. */
+  owed: number;
+  /** What later credits, freed holds and failed generations' refunds settled of it. */
+  settled: number;
+  /** Closed: forgiven (a chargeback won) or settled in full. */
+  closedAt: Date | null;
+  createdAt: Date;
 }
 
 /** A hold as support sees it: the API's hold and the lots it reserves (in the draw order at placement). */

@@ -19,4 +19,14 @@ export interface AppWebhookOutbox {
    * relay finds new messages on its next pass (or, without APP_WEBHOOK_URL, nothing delivers them).
    */
   readonly handOff: ((messageIds: readonly number[]) => Promise<void> | undefined) | undefined;
+  /**
+   * DEBT_POLICY (docs/debt.md): whether a paid credit settles the wallet's debt first (`settle`,
+   * the default when absent) or debt is only recorded (`forgive`). A setting of the process's
+   * money writes that travels with the outbox's into every unit of work (the ledger reads it
+   * there, as it reads the low-balance threshold).
+   */
+  readonly debtPolicy?: DebtPolicy;
 }
+
+/** DEBT_POLICY's values (docs/debt.md). */
+export type DebtPolicy = 'settle' | 'forgive';

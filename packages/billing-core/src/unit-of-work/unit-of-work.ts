@@ -2,7 +2,7 @@ import { commitWith, runInTransaction, type TransactionDecision } from '@tally/p
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { type Clock, systemClock } from '../clock';
 import type { DB } from '../db/schema';
-import type { AppWebhookOutbox } from './app-webhook-outbox';
+import type { AppWebhookOutbox, DebtPolicy } from './app-webhook-outbox';
 
 /** What the writers of app webhook messages see of their unit of work's outbox. */
 export interface UnitOfWorkOutbox {
@@ -50,6 +50,8 @@ export interface UnitOfWork {
    * round trip.
    */
   readonly walletsEnsured: Set<string>;
+  /** DEBT_POLICY of the process (AppWebhookOutbox.debtPolicy; `settle` when not given). */
+  readonly debtPolicy: DebtPolicy;
 }
 
 /**
@@ -63,6 +65,7 @@ export function openUnitOfWork(trx: Transaction<DB>, outbox: AppWebhookOutbox, c
     trx,
     clock,
     walletsEnsured: new Set(),
+    debtPolicy: outbox.debtPolicy ?? 'settle',
     outbox: {
       lowBalanceThreshold: outbox.lowBalanceThreshold,
       handsOff: outbox.handOff !== undefined,

@@ -86,6 +86,14 @@ export const optionalPositiveInt = z.coerce.number().int().positive().optional()
 export const walletLowBalanceThresholdSetting = optionalPositiveInt;
 
 /**
+ * `DEBT_POLICY` (api and worker: both post paid credits; docs/debt.md): `settle` (default) has the
+ * next paid credit settle the wallet's debt first; `forgive` records debt and never settles it.
+ */
+export const debtPolicySetting = z
+  .enum(['settle', 'forgive'], { message: 'must be settle or forgive' })
+  .default('settle');
+
+/**
  * `APP_WEBHOOK_URL` (worker: where messages are delivered; api and worker: whether the messages a
  * process writes are handed to the app-webhooks queue right after their commit). Unset: messages
  * are written, not delivered.

@@ -50,6 +50,7 @@ ${view.userId !== view.canonicalUserId ? html`<p class="muted">Searched as <code
   <div class="card"><div class="value" id="balance">${view.wallet.balance}</div><div class="label">balance (tokens)</div></div>
   <div class="card"><div class="value" id="held">${view.wallet.held}</div><div class="label">held by ${view.holds.activeTotal} active holds</div></div>
   <div class="card"><div class="value" id="available">${view.wallet.available}</div><div class="label">available (balance − held)</div></div>
+  <div class="card"><div class="value ${view.wallet.debt > 0 ? 'bad' : ''}" id="debt">${view.wallet.debt}</div><div class="label"><a href="#debt-sources">debt</a> (owed: settled by the next paid credit)</div></div>
   <div class="card"><div class="value">${view.ledger.total}</div><div class="label">ledger entries</div></div>
   <div class="card"><div class="value ${view.ledger.matchesBalance ? 'good' : 'bad'}">${view.ledger.matchesBalance ? 'yes' : 'NO'}</div><div class="label">balance = sum of entries (${view.ledger.sum})</div></div>
   <div class="card"><div class="value ${attention > 0 ? 'bad' : ''}">${attention}</div><div class="label">events needing attention</div></div>
@@ -69,6 +70,25 @@ ${table(
   ]),
   'lots with tokens left',
 )}
+${
+  view.wallet.debts.length === 0
+    ? ''
+    : html`<h2 id="debt-sources">Debt: what made it, what settled it</h2>
+${table(
+  ['Source', 'Of', 'Take-back', 'Owed', 'Settled', 'Open', 'Since', 'Closed'],
+  view.wallet.debts.map((debt) => [
+    debt.source,
+    html`<span class="mono">${debt.sourceId}</span>`,
+    html`<span class="mono">${debt.takeBackReference}</span>`,
+    debt.owed,
+    debt.settled,
+    debt.closedAt ? 0 : debt.owed - debt.settled,
+    time(debt.createdAt),
+    debt.closedAt ? time(debt.closedAt) : '–',
+  ]),
+  'sources of debt',
+)}`
+}
 <form class="filters" method="post" action="${userPath}/grants" aria-label="Grant tokens">
   <input type="hidden" name="reference" value="${data.grantReference}">
   <label for="g-amount">Tokens<input id="g-amount" name="amount" inputmode="numeric" required></label>

@@ -43,6 +43,7 @@ export async function runAdminGrant(
       amount: request.body.amount,
       reason: request.body.reason ?? 'admin_grant',
       expiresAt: request.body.expiresAt ?? null,
+      settlesDebt: request.body.settlesDebt ?? false,
     });
   }, answerOf);
   await handOffCommitted(deps.outbox, uow);

@@ -27,6 +27,8 @@ const supportViewSchema = z.strictObject({
     held: z.number().int(),
     available: z.number().int(),
     lots: z.array(section),
+    debt: z.number().int().describe('tokens owed (docs/debt.md)'),
+    debts: z.array(section).describe('what made the debt and what settled it, oldest first'),
   }),
   holds: z.looseObject({ activeTotal: z.number().int(), items: z.array(section) }),
   events: z.looseObject({ items: z.array(section), total: z.number().int(), truncated: z.boolean() }),

@@ -24,6 +24,7 @@ export const grantRoutes = [
           amount: body.amount,
           reason: body.reason ?? 'grant',
           expiresAt: body.expiresAt ?? null,
+          settlesDebt: body.settlesDebt ?? false,
         }),
       );
       return grantAnswerOf(result);

@@ -1,4 +1,11 @@
-import { type LotView, listLedgerEntries, listLots, lotCategories, readWalletFunds } from '@tally/billing-core';
+import {
+  type LotView,
+  listLedgerEntries,
+  listLots,
+  lotCategories,
+  readDebt,
+  readWalletFunds,
+} from '@tally/billing-core';
 import { z } from 'zod';
 import { defineRoute } from '../../http/define-route';
 import { cursorSchema, limitSchema } from '../../http/params';
@@ -23,6 +30,12 @@ const walletAnswerSchema = z.strictObject({
   balance: z.number().int(),
   held: z.number().int().describe('the sum of active holds'),
   available: z.number().int().describe('balance - held: what debits, studio requests and new holds can use'),
+  debt: z
+    .number()
+    .int()
+    .describe(
+      'tokens owed: what take-backs and priced captures could not take; the next paid credit settles it (docs/debt.md)',
+    ),
   lots: z.array(lotAnswerSchema),
 });
 
@@ -54,15 +67,17 @@ export const walletRoutes = [
     summary: "The user's balance and its lots",
     answers: { 200: answerDoc('the wallet (balance 0 and no lots for a user never seen)', walletAnswerSchema) },
     handler: async ({ user }, { db }) => {
-      const [funds, lots] = await Promise.all([
+      const [funds, lots, debt] = await Promise.all([
         readWalletFunds(db, user.userId, { lock: false }),
         listLots(db, user.userId),
+        readDebt(db, user.userId),
       ]);
       const answer: z.input<typeof walletAnswerSchema> = {
         userId: user.requestedId,
         balance: funds.balance,
         held: funds.held,
         available: funds.available,
+        debt,
         lots: lots.map(lotAnswerOf),
       };
       return { status: 200, body: answer };

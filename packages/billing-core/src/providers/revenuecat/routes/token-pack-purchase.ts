@@ -84,6 +84,7 @@ export function createTokenPackPurchaseRoute(deps: {
         reason: 'token_pack_purchase',
         lots: { kind: 'credit', category: 'purchased', expiresAt: null },
         inboxEventId: row.id,
+        settlesDebt: true,
       },
       (posted) =>
         posted.kind === 'posted'

@@ -1,0 +1,101 @@
+import { type Kysely, sql, type Transaction } from 'kysely';
+import type { DB, TakeBackSource } from '../db/schema';
+import { references } from '../references';
+import type { UnitOfWork } from '../unit-of-work/unit-of-work';
+import type { LedgerPosting } from './ledger-posting';
+import { applyLotMovement } from './lots';
+import { lockWalletAndInsert } from './posting-statement';
+
+/** The wallet's open debt (0 for a user never seen): what take-backs and priced captures could not take. */
+export async function readDebt(db: Kysely<DB>, userId: string): Promise<number> {
+  const row = await db.selectFrom('wallets').select('debt').where('user_id', '=', userId).executeTakeFirst();
+  return Number(row?.debt ?? 0);
+}
+
+/**
+ * Settles the wallet's debt from a credit just posted (docs/debt.md "Settlement"): the credit's lot
+ * was created whole; one entry `debt:{creditReference}:settled` (reason `debt_settled`) takes
+ * `min(debt, credit)` from that lot, and the open debt rows (take_back_shortfalls) it settles,
+ * oldest first, record it (`recovered`, which moves the wallet's `debt` through the rows'
+ * trigger), as do the take-backs' own records (settleSource). In the credit's transaction, under
+ * the wallet lock the credit's posting took. Runs only for a posting that says `settlesDebt`
+ * (paid credits; a grant that asks for it) and was posted now: a replayed credit settles
+ * nothing again, and the settlement's reference is unique besides. Returns the tokens settled.
+ */
+export async function settleDebtFromCredit(
+  uow: UnitOfWork,
+  credit: Pick<LedgerPosting, 'userId' | 'reference' | 'amount'>,
+  walletDebt: number,
+): Promise<number> {
+  // guard: debt-policy-forgive
+  if (walletDebt <= 0 || uow.debtPolicy !== 'settle' || credit.amount <= 0) return 0;
+  const { trx } = uow;
+  const open = await sql<{ id: number; source: TakeBackSource; source_id: string; open: number }>`
+    SELECT id, source, source_id, (shortfall - recovered)::bigint AS open
+      FROM take_back_shortfalls
+     WHERE user_id = ${credit.userId} AND closed_at IS NULL AND recovered < shortfall
+     ORDER BY id
+       FOR UPDATE`.execute(trx);
+  // guard: debt-settles-at-most-credit
+  let left = Math.min(credit.amount, walletDebt);
+  let settled = 0;
+  for (const row of open.rows) {
+    if (left <= 0) break;
+    const tokens = Math.min(left, Number(row.open));
+    left -= tokens;
+    settled += tokens;
+    await sql`UPDATE take_back_shortfalls SET recovered = recovered + ${tokens} WHERE id = ${row.id}`.execute(trx);
+    await settleSource(trx, row.source, row.source_id, tokens);
+  }
+  if (settled === 0) return 0;
+  const posting: LedgerPosting = {
+    userId: credit.userId,
+    reference: references.debtSettled(credit.reference),
+    amount: -settled,
+    reason: 'debt_settled',
+    lots: { kind: 'take-back', fromLotOf: credit.reference },
+  };
+  const outcome = await lockWalletAndInsert(trx, uow.outbox, posting);
+  // The credit just posted under the same lock holds at least `settled` more than before, and the
+  // reference is new with the credit: anything but a posted entry is a broken invariant.
+  if (outcome?.kind !== 'posted') throw new Error(`debt settlement ${posting.reference} was not posted`);
+  await applyLotMovement(trx, outcome.entry, posting.lots, outcome.lots);
+  uow.outbox.written(outcome.messageIds);
+  return settled;
+}
+
+/**
+ * A settled debt row's take-back records move with it: the payment's `tokens_refunded` and
+ * `refund_shortfall`, the dispute's `tokens_taken`, the token refund's `tokens_taken` (so a
+ * reinstatement still gives back exactly what was taken). A priced capture's has none.
+ */
+export async function settleSource(trx: Transaction<DB>, source: TakeBackSource, sourceId: string, tokens: number) {
+  const moveOnPayment = (paymentId: number) =>
+    trx
+      .updateTable('payments')
+      .set({
+        tokens_refunded: sql`tokens_refunded + ${tokens}`,
+        refund_shortfall: sql`refund_shortfall - ${tokens}`,
+        updated_at: sql`now()`,
+      })
+      .where('id', '=', paymentId)
+      .execute();
+  if (source === 'priced_capture') return;
+  if (source === 'stripe_refund') {
+    await moveOnPayment(Number(sourceId));
+  } else if (source === 'stripe_dispute') {
+    const dispute = await trx
+      .updateTable('stripe_disputes')
+      .set({ tokens_taken: sql`tokens_taken + ${tokens}` })
+      .where('dispute_id', '=', sourceId)
+      .returning('payment_id')
+      .executeTakeFirstOrThrow();
+    await moveOnPayment(dispute.payment_id);
+  } else {
+    await trx
+      .updateTable('token_refunds')
+      .set({ tokens_taken: sql`tokens_taken + ${tokens}` })
+      .where('id', '=', Number(sourceId))
+      .execute();
+  }
+}

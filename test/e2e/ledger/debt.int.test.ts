@@ -1,0 +1,225 @@
+import { verifyLedger } from '@tally/billing-core';
+import type { FakeStripe } from '../../support/fakes/fake-stripe';
+import { basicAuth } from '../../support/parked-events';
+import { answerOf, postAnswer } from '../../support/requests';
+import { adminKey, type Json, readJson, startStackWithFakeStripe, type TestStack } from '../../support/stack';
+import {
+  stripeDispute,
+  stripeEventBody,
+  stripeId,
+  stripePackIntent,
+  stripeRefundedCharge,
+} from '../../support/stripe-events';
+
+/**
+ * Debt (product spec "Debt: money owed is kept, not forgotten"; docs/debt.md): a pack refunded or
+ * charged back after it was spent leaves what could not be taken as the wallet's `debt`, and the
+ * next paid credit settles it first, once, in its own transaction. Through signed webhooks, the
+ * worker and the api, against real Postgres and Redis.
+ */
+describe('debt', () => {
+  let stack: TestStack;
+  let fake: FakeStripe;
+  beforeAll(async () => {
+    ({ stack, fake } = await startStackWithFakeStripe());
+    stack.startWorker();
+  });
+  afterAll(() => stack.stop());
+
+  const wallet = async (userId: string) =>
+    (await readJson(await stack.apiRequest(`/v1/users/${userId}/wallet`))) as Json;
+  const entries = (userId: string) =>
+    stack.db
+      .selectFrom('ledger_entries')
+      .select(['reference', 'amount', 'reason', 'balance_after'])
+      .where('user_id', '=', userId)
+      .orderBy('id')
+      .execute();
+  const deliver = async (type: string, object: Record<string, unknown>) =>
+    stack.finishedInboxRow('stripe', await stack.deliverStripe(stripeEventBody(type, object)));
+
+  /** A pack of 100 paid; returns its payment intent and charge ids. */
+  async function payPack(userId: string) {
+    const ids = { paymentIntent: stripeId('pi'), charge: stripeId('ch') };
+    const row = await deliver(
+      'payment_intent.succeeded',
+      stripePackIntent({ id: ids.paymentIntent, userId, customer: stripeId('cus') }),
+    );
+    expect(row).toMatchObject({ outcome_code: 'credited' });
+    return ids;
+  }
+
+  /** A pack paid, 80 of it spent, then refunded in full: 20 taken back, 80 owed. */
+  async function spentAndRefunded(userId: string) {
+    const first = await payPack(userId);
+    expect(
+      (await postAnswer(stack, `/v1/users/${userId}/debits`, { amount: 80, reference: `spent-${userId}` })).status,
+    ).toBe(201);
+    const refunded = await deliver(
+      'charge.refunded',
+      stripeRefundedCharge({ id: first.charge, paymentIntent: first.paymentIntent, amount: 499, amountRefunded: 499 }),
+    );
+    expect(refunded).toMatchObject({ status: 'processed' });
+    expect(await wallet(userId)).toMatchObject({ balance: 0, available: 0, debt: 80 });
+    return first;
+  }
+
+  it('a pack refunded after it was spent leaves debt, and the next pack settles it first, once', async () => {
+    const userId = `debt_${stripeId('u')}`;
+    const first = await spentAndRefunded(userId);
+    // Support sees what made it (the support view and the console's user page).
+    const before = (await readJson(await stack.apiRequest(`/admin/users/${userId}`))) as Json;
+    expect(before.wallet).toMatchObject({
+      debt: 80,
+      debts: [{ source: 'stripe_refund', takeBackReference: `stripe:refund:${first.charge}`, owed: 80, settled: 0 }],
+    });
+    const second = await payPack(userId);
+    const after = (await readJson(await stack.apiRequest(`/admin/users/${userId}`))) as Json;
+    expect(after.wallet).toMatchObject({ debt: 0, debts: [{ owed: 80, settled: 80, closedAt: null }] });
+    const consolePage = await fetch(`http://127.0.0.1:${stack.api.port}/admin/console/users/${userId}`, {
+      headers: { authorization: basicAuth('support', adminKey) },
+    });
+    const page = await consolePage.text();
+    expect(page).toContain('id="debt">0<');
+    expect(page).toContain(`stripe:refund:${first.charge}`);
+    expect(await wallet(userId)).toMatchObject({ balance: 20, debt: 0 });
+    const settled = (await entries(userId)).filter((e) => e.reason === 'debt_settled');
+    expect(settled).toEqual([
+      {
+        reference: `debt:stripe:payment:${second.paymentIntent}:settled`,
+        amount: -80,
+        reason: 'debt_settled',
+        balance_after: 20,
+      },
+    ]);
+    // The settlement came out of the new pack's lot, which the wallet shows with 20 left.
+    expect((await wallet(userId)).lots).toEqual([expect.objectContaining({ amount: 100, remaining: 20 })]);
+    // The refund's records moved with it: the payment gave back all it granted.
+    const payment = await stack.db
+      .selectFrom('payments')
+      .select(['tokens_refunded', 'refund_shortfall'])
+      .where('user_id', '=', userId)
+      .orderBy('id')
+      .executeTakeFirstOrThrow();
+    expect(payment).toEqual({ tokens_refunded: 100, refund_shortfall: 0 });
+    // A replay of the second pack settles nothing more.
+    const replay = await deliver(
+      'payment_intent.succeeded',
+      stripePackIntent({ id: second.paymentIntent, userId, customer: stripeId('cus') }),
+    );
+    expect(replay).toMatchObject({ status: 'processed' });
+    expect(await wallet(userId)).toMatchObject({ balance: 20, debt: 0 });
+    expect((await verifyLedger(stack.db)).ok).toBe(true);
+  });
+
+  it('ten concurrent credits settle the debt exactly once between them', async () => {
+    const userId = `debt_${stripeId('u')}`;
+    await spentAndRefunded(userId);
+    const grants = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        stack
+          .apiRequest(`/v1/users/${userId}/grants`, {
+            method: 'POST',
+            body: { amount: 30, reference: `settling-${userId}-${i}`, settlesDebt: true },
+          })
+          .then(answerOf),
+      ),
+    );
+    expect(grants.map((g) => g.status)).toEqual(Array(10).fill(201));
+    // 80 owed: the first three grants in lock order settle 30, 30 and 20; the rest settle nothing.
+    expect(grants.map((g) => g.body.debtSettled).sort((a, b) => b - a)).toEqual([30, 30, 20, 0, 0, 0, 0, 0, 0, 0]);
+    expect(await wallet(userId)).toMatchObject({ balance: 300 - 80, debt: 0 });
+    const settled = (await entries(userId)).filter((e) => e.reason === 'debt_settled');
+    expect(settled.reduce((sum, e) => sum + e.amount, 0)).toBe(-80);
+  });
+
+  it('a promotional grant settles nothing unless it says settlesDebt', async () => {
+    const userId = `debt_${stripeId('u')}`;
+    await spentAndRefunded(userId);
+    const plain = await postAnswer(stack, `/v1/users/${userId}/grants`, { amount: 50, reference: `promo-${userId}` });
+    expect(plain).toMatchObject({ status: 201, body: { balance: 50, debtSettled: 0 } });
+    expect(await wallet(userId)).toMatchObject({ balance: 50, debt: 80 });
+    const settling = await postAnswer(stack, `/v1/users/${userId}/grants`, {
+      amount: 50,
+      reference: `promo-settles-${userId}`,
+      settlesDebt: true,
+    });
+    expect(settling).toMatchObject({ status: 201, body: { balance: 50, debtSettled: 50 } });
+    expect(await wallet(userId)).toMatchObject({ balance: 50, debt: 30 });
+    // Retried, the same grant answers the same and settles nothing more.
+    const again = await postAnswer(stack, `/v1/users/${userId}/grants`, {
+      amount: 50,
+      reference: `promo-settles-${userId}`,
+      settlesDebt: true,
+    });
+    expect(again).toMatchObject({ status: 200, body: { balance: 50, debtSettled: 50 } });
+    expect(await wallet(userId)).toMatchObject({ balance: 50, debt: 30 });
+  });
+
+  it('a dispute won after its debt was settled gives back what was taken, no token created', async () => {
+    const userId = `debt_${stripeId('u')}`;
+    const first = await payPack(userId);
+    expect(
+      (await postAnswer(stack, `/v1/users/${userId}/debits`, { amount: 80, reference: `spent-${userId}` })).status,
+    ).toBe(201);
+    const disputeId = stripeId('dp');
+    const dispute = (reinstated: boolean) =>
+      stripeDispute({
+        id: disputeId,
+        charge: first.charge,
+        paymentIntent: first.paymentIntent,
+        withdrawn: true,
+        reinstated,
+      });
+    fake.putDispute(dispute(false));
+    expect(await deliver('charge.dispute.funds_withdrawn', dispute(false))).toMatchObject({ status: 'processed' });
+    expect(await wallet(userId)).toMatchObject({ balance: 0, debt: 80 });
+    await payPack(userId);
+    expect(await wallet(userId)).toMatchObject({ balance: 20, debt: 0 });
+    fake.putDispute(dispute(true));
+    expect(await deliver('charge.dispute.funds_reinstated', dispute(true))).toMatchObject({ status: 'processed' });
+    // Two packs paid, 80 spent: 120, and nothing owed. The reinstatement gave back the 100 the
+    // payment had taken: 20 by the withdrawal, 80 by the settlement (its records moved with it).
+    expect(await wallet(userId)).toMatchObject({ balance: 120, debt: 0 });
+    const lots = (await wallet(userId)).lots as Json[];
+    expect(lots.reduce((sum: number, lot: Json) => sum + lot.remaining, 0)).toBe(120);
+    const reinstated = (await entries(userId)).filter((e) => e.reference === `stripe:dispute:${disputeId}:reinstated`);
+    expect(reinstated).toEqual([expect.objectContaining({ amount: 100, balance_after: 120 })]);
+    expect((await verifyLedger(stack.db)).ok).toBe(true);
+  });
+});
+
+describe('debt under DEBT_POLICY=forgive', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    ({ stack } = await startStackWithFakeStripe({ debtPolicy: 'forgive' }));
+    stack.startWorker();
+  });
+  afterAll(() => stack.stop());
+
+  it('records debt and never settles it from later credits', async () => {
+    const userId = `debt_${stripeId('u')}`;
+    const deliver = async (type: string, object: Record<string, unknown>) =>
+      stack.finishedInboxRow('stripe', await stack.deliverStripe(stripeEventBody(type, object)));
+    const ids = { paymentIntent: stripeId('pi'), charge: stripeId('ch') };
+    await deliver('payment_intent.succeeded', stripePackIntent({ id: ids.paymentIntent, userId, customer: 'cus_x' }));
+    expect(
+      (await postAnswer(stack, `/v1/users/${userId}/debits`, { amount: 80, reference: `spent-${userId}` })).status,
+    ).toBe(201);
+    await deliver(
+      'charge.refunded',
+      stripeRefundedCharge({ id: ids.charge, paymentIntent: ids.paymentIntent, amount: 499, amountRefunded: 499 }),
+    );
+    await deliver('payment_intent.succeeded', stripePackIntent({ id: stripeId('pi'), userId, customer: 'cus_x' }));
+    const settling = await postAnswer(stack, `/v1/users/${userId}/grants`, {
+      amount: 10,
+      reference: `asks-${userId}`,
+      settlesDebt: true,
+    });
+    expect(settling).toMatchObject({ status: 201, body: { debtSettled: 0 } });
+    expect((await readJson(await stack.apiRequest(`/v1/users/${userId}/wallet`))) as Json).toMatchObject({
+      balance: 110,
+      debt: 80,
+    });
+  });
+});
