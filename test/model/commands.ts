@@ -62,6 +62,7 @@ export class Grant extends MoneyCommand {
     readonly amount: number,
     readonly expiresInHours: number | null,
     readonly admin: boolean,
+    readonly settlesDebt = false,
   ) {
     super();
   }
@@ -82,15 +83,16 @@ export class Grant extends MoneyCommand {
         admin: this.admin,
         amount: this.amount,
         expiresAt: op.expiresAt as number | null,
+        settlesDebt: this.settlesDebt,
       }),
     };
   }
   real(u: RealUser, op: Op, w: M.ModelWallet) {
     const expiresAt = op.expiresAt === null ? null : M.systemTime(w, op.expiresAt as number);
-    return u.grant(op.reference as string, this.amount, expiresAt, this.admin);
+    return u.grant(op.reference as string, this.amount, expiresAt, this.admin, this.settlesDebt);
   }
   toString() {
-    return `new Grant(${this.amount}, ${this.expiresInHours}, ${this.admin})`;
+    return `new Grant(${this.amount}, ${this.expiresInHours}, ${this.admin}${this.settlesDebt ? ', true' : ''})`;
   }
 }
 

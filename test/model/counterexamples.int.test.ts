@@ -6,6 +6,7 @@ import {
   Hold,
   PayInvoice,
   PayPack,
+  PricedCapture,
   PricedHold,
   Refund,
   Release,
@@ -84,6 +85,15 @@ describe('sequences the model check found', () => {
       new AdvanceToNextExpiry(true),
       new Advance(1, false),
       new AdvanceToNextExpiry(true),
+    ]);
+  });
+
+  it("a priced capture's debt is settled by the next period's credits (found with the settlement removed, seed 11)", async () => {
+    await replaySequence(system, [
+      new PayInvoice(1),
+      new PricedHold(2, 1),
+      new PricedCapture(0, 100),
+      new PayInvoice(1),
     ]);
   });
 });

@@ -54,8 +54,8 @@ function soloCommands() {
   const disputeNext = fc.nat({ max: 1 }).map((p) => new C.DisputeNext(p));
   const nextExpiry = fc.constantFrom(true, true, false).map((sweeps) => new C.AdvanceToNextExpiry(sweeps));
   const grant = fc
-    .tuple(tokens, fc.option(fc.constantFrom(1, 2, 5, 24, 48, 720), { nil: null }), fc.boolean())
-    .map(([amount, expires, admin]) => new C.Grant(amount, expires, admin));
+    .tuple(tokens, fc.option(fc.constantFrom(1, 2, 5, 24, 48, 720), { nil: null }), fc.boolean(), fc.boolean())
+    .map(([amount, expires, admin, settles]) => new C.Grant(amount, expires, admin, settles));
   const pack = fc.constant(null).map(() => new C.PayPack());
   const debit = tokens.map((amount) => new C.Debit(amount));
   const capture = fc.tuple(index, fc.option(tokens, { nil: undefined })).map(([h, amount]) => new C.Capture(h, amount));
@@ -99,7 +99,7 @@ function concurrentCommand() {
     fc.tuple(index, fc.option(tokens, { nil: undefined })).map(([h, amount]) => new C.Capture(h, amount)),
     index.map((h) => new C.Release(h)),
     index.map((l) => new C.Void(l)),
-    tokens.map((amount) => new C.Grant(amount, null, false)),
+    fc.tuple(tokens, fc.boolean()).map(([amount, settles]) => new C.Grant(amount, null, false, settles)),
     fc.nat({ max: C.SPECS.length - 1 }).map((s) => new C.Usage(s)),
     fc.tuple(index, fc.boolean()).map(([u, same]) => new C.UsageAgain(u, same)),
     fc.nat({ max: C.SPECS.length - 1 }).map((s) => new C.PricedHold(s, 24)),

@@ -98,8 +98,10 @@ export interface ModelGrant {
   admin: boolean;
   amount: number;
   expiresAt: number | null;
+  settlesDebt: boolean;
   lot: number;
   balanceAfter: number;
+  debtSettled: number;
 }
 
 export interface ModelDebit {
@@ -227,6 +229,7 @@ export function walletView(w: ModelWallet) {
     balance: balanceOf(w),
     held: heldOf(w),
     available: availableOf(w),
+    debt: debtOf(w),
     lots: inDrawOrder(w.lots.filter((lot) => lot.remaining > 0)).map((lot) => ({
       lot: lot.key,
       category: lot.category,
@@ -309,13 +312,27 @@ function takeVoidedRemainders(w: ModelWallet, only?: number): number {
 function recoverShortfalls(w: ModelWallet, hold: ModelHold, freed: number) {
   const open = w.shortfalls.filter((s) => s.open > 0 && s.marker >= hold.marker && s.createdAt < hold.expiresAt);
   if (open.length === 0 || freed <= 0) return;
-  let budget = Math.min(freed, availableOf(w));
-  let recovered = 0;
+  const recovered = settleShortfalls(w, open, Math.min(freed, availableOf(w)));
+  if (recovered > 0) {
+    saw(w, 'a hold settled a shortfall');
+    const drawn = takeFrom(w, takeBackOrder(w, null), recovered);
+    const got = drawn.reduce((s, d) => s + d.amount, 0);
+    if (got !== recovered) throw new Error('model: a recovery found less than available');
+    w.entries += 1;
+  }
+}
+
+/**
+ * Settles up to `budget` of the given open shortfalls, oldest first; the take-backs' records move
+ * with what is settled (the payment's tokens refunded and shortfall, the dispute's taken). Returns
+ * what was settled (the caller takes it from the wallet in one entry).
+ */
+function settleShortfalls(w: ModelWallet, open: ModelShortfall[], budget: number): number {
+  let settled = 0;
   for (const shortfall of open) {
-    const take = Math.min(budget, shortfall.open);
+    const take = Math.min(budget - settled, shortfall.open);
     if (take <= 0) break;
-    budget -= take;
-    recovered += take;
+    settled += take;
     shortfall.open -= take;
     if (shortfall.kind === 'priced') continue;
     const payment = w.payments.find((p) => p.key === shortfall.payment);
@@ -327,13 +344,27 @@ function recoverShortfalls(w: ModelWallet, hold: ModelHold, freed: number) {
       payment.dispute.shortfall -= take;
     }
   }
-  if (recovered > 0) {
-    saw(w, 'a hold settled a shortfall');
-    const drawn = takeFrom(w, takeBackOrder(w, null), recovered);
-    const got = drawn.reduce((s, d) => s + d.amount, 0);
-    if (got !== recovered) throw new Error('model: a recovery found less than available');
-    w.entries += 1;
-  }
+  return settled;
+}
+
+/** The wallet's debt: what take-backs and priced captures could not take and nothing settled since. */
+export const debtOf = (w: ModelWallet) => w.shortfalls.reduce((sum, s) => sum + s.open, 0);
+
+/**
+ * A paid credit (a pack, period credits) or a grant that asks settles the debt first (DEBT_POLICY
+ * settle): its lot is created whole, then one entry takes `min(debt, credit)` from that lot.
+ */
+function settleDebtFrom(w: ModelWallet, lot: ModelLot): number {
+  const settled = settleShortfalls(
+    w,
+    w.shortfalls.filter((s) => s.open > 0),
+    Math.min(debtOf(w), lot.amount),
+  );
+  if (settled <= 0) return 0;
+  saw(w, 'a credit settled debt');
+  lot.remaining -= settled;
+  w.entries += 1;
+  return settled;
 }
 
 /** The end of a hold frees `freed` tokens of its lots (the part not captured): voided ones are taken. */
@@ -358,7 +389,7 @@ export function settleLapsed(w: ModelWallet) {
 
 export function grant(
   w: ModelWallet,
-  g: { reference: string; admin: boolean; amount: number; expiresAt: number | null },
+  g: { reference: string; admin: boolean; amount: number; expiresAt: number | null; settlesDebt: boolean },
 ): Answer {
   const before = w.grants.find((x) => x.reference === g.reference && x.admin === g.admin);
   const ledgerReference = `${g.admin ? 'admin:grant' : 'grant'}:${g.reference}`;
@@ -367,7 +398,15 @@ export function grant(
       return { status: 409, body: { code: 'reference_conflict' } };
     return {
       status: 200,
-      body: grantBody(w, ledgerReference, before.lot, before.amount, before.expiresAt, before.balanceAfter),
+      body: grantBody(
+        w,
+        ledgerReference,
+        before.lot,
+        before.amount,
+        before.expiresAt,
+        before.balanceAfter,
+        before.debtSettled,
+      ),
     };
   }
   const lot = newLot(w, {
@@ -378,9 +417,10 @@ export function grant(
     rolloverMax: 0,
   });
   w.entries += 1;
+  const debtSettled = g.settlesDebt ? settleDebtFrom(w, lot) : 0;
   const balance = balanceOf(w);
-  w.grants.push({ ...g, lot: lot.key, balanceAfter: balance });
-  return { status: 201, body: grantBody(w, ledgerReference, lot.key, g.amount, g.expiresAt, balance) };
+  w.grants.push({ ...g, lot: lot.key, balanceAfter: balance, debtSettled });
+  return { status: 201, body: grantBody(w, ledgerReference, lot.key, g.amount, g.expiresAt, balance, debtSettled) };
 }
 
 const grantBody = (
@@ -390,7 +430,15 @@ const grantBody = (
   amount: number,
   expiresAt: number | null,
   balance: number,
-) => ({ ledgerReference, lot, amount, expiresAt: expiresAt === null ? null : systemTime(w, expiresAt), balance });
+  debtSettled: number,
+) => ({
+  ledgerReference,
+  lot,
+  amount,
+  expiresAt: expiresAt === null ? null : systemTime(w, expiresAt),
+  balance,
+  debtSettled,
+});
 
 /** A Stripe pack paid (tokens_100): a purchased lot that never expires. */
 export function payPack(w: ModelWallet): { answer: Answer; payment: number } {
@@ -403,6 +451,7 @@ export function payPack(w: ModelWallet): { answer: Answer; payment: number } {
     rolloverMax: 0,
   });
   w.entries += 1;
+  settleDebtFrom(w, lot);
   w.payments.push({
     key,
     lot: lot.key,
@@ -420,7 +469,7 @@ export function payPack(w: ModelWallet): { answer: Answer; payment: number } {
 export function payInvoice(w: ModelWallet, periodEnd: number): Answer {
   const invoice = w.invoices;
   w.invoices += 1;
-  newLot(w, {
+  const lot = newLot(w, {
     category: 'subscription',
     origin: { kind: 'invoice', invoice },
     amount: PERIOD_TOKENS,
@@ -428,6 +477,7 @@ export function payInvoice(w: ModelWallet, periodEnd: number): Answer {
     rolloverMax: ROLLOVER_MAX,
   });
   w.entries += 1;
+  settleDebtFrom(w, lot);
   return { status: 200, body: { outcome: 'credited' } };
 }
 

@@ -133,9 +133,14 @@ export class RealUser {
       .then((r) => this.answerOf(r));
   }
 
-  grant(reference: string, amount: number, expiresAt: string | null, admin: boolean) {
+  grant(reference: string, amount: number, expiresAt: string | null, admin: boolean, settlesDebt: boolean) {
     const path = admin ? `/admin/users/${this.userId}/grants` : `/v1/users/${this.userId}/grants`;
-    return this.post(path, { reference, amount, ...(expiresAt ? { expiresAt } : {}) });
+    return this.post(path, {
+      reference,
+      amount,
+      ...(expiresAt ? { expiresAt } : {}),
+      ...(settlesDebt ? { settlesDebt } : {}),
+    });
   }
 
   debit(reference: string, amount: number) {
@@ -325,6 +330,7 @@ export class RealUser {
       balance: body.balance,
       held: body.held,
       available: body.available,
+      debt: body.debt,
       lots: (body.lots as Json[]).map((lot) => ({
         lot: this.lotKeyOf(lot.id),
         category: lot.category,

@@ -77,6 +77,7 @@ describe('worker settings come from the config schema', () => {
         retryScheduleMs: [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
         retentionDays: 30,
         lowBalanceThreshold: undefined,
+        debtPolicy: 'settle',
       },
       retention: { intervalMs: 3600_000, retentionDays: 90, idempotencyKeyTtlHours: 24 },
       reconcile: { intervalMs: 3600_000, windowDays: 3 },
