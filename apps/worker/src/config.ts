@@ -9,6 +9,7 @@ import {
   baseEnvSchema,
   booleanFlag,
   csvList,
+  debtPolicySetting,
   hostSetting,
   nodeEnvSetting,
   paymentEnvironmentsSetting,
@@ -17,7 +18,6 @@ import {
   providerApiSettings,
   refuseDemoConfigurationInProduction,
   serviceHostSetting,
-  debtPolicySetting,
   walletLowBalanceThresholdSetting,
 } from '@tally/platform';
 import { z } from 'zod';
