@@ -12,16 +12,22 @@ SET LOCAL lock_timeout = '5s';
 ALTER TABLE wallets ADD COLUMN debt bigint NOT NULL DEFAULT 0;
 ALTER TABLE wallets ADD CONSTRAINT wallets_debt_ck CHECK (debt >= 0) NOT VALID;
 
+-- What support forgave of a row (POST /admin/users/{userId}/debt/forgive, audited). A row's open
+-- debt is shortfall - recovered - forgiven; a row with nothing open is closed.
+ALTER TABLE take_back_shortfalls ADD COLUMN forgiven bigint NOT NULL DEFAULT 0;
+ALTER TABLE take_back_shortfalls
+  ADD CONSTRAINT take_back_shortfalls_forgiven_ck CHECK (forgiven >= 0 AND recovered + forgiven <= shortfall) NOT VALID;
+
 CREATE FUNCTION take_back_shortfalls_debt() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   before_open bigint := 0;
   after_open bigint := 0;
 BEGIN
   IF TG_OP = 'UPDATE' AND OLD.closed_at IS NULL THEN
-    before_open := OLD.shortfall - OLD.recovered;
+    before_open := OLD.shortfall - OLD.recovered - OLD.forgiven;
   END IF;
   IF NEW.closed_at IS NULL THEN
-    after_open := NEW.shortfall - NEW.recovered;
+    after_open := NEW.shortfall - NEW.recovered - NEW.forgiven;
   END IF;
   IF after_open <> before_open THEN
     UPDATE wallets SET debt = debt + (after_open - before_open) WHERE user_id = NEW.user_id;
@@ -31,7 +37,7 @@ END;
 $$;
 
 CREATE TRIGGER take_back_shortfalls_debt
-  AFTER INSERT OR UPDATE OF shortfall, recovered, closed_at ON take_back_shortfalls
+  AFTER INSERT OR UPDATE OF shortfall, recovered, forgiven, closed_at ON take_back_shortfalls
   FOR EACH ROW EXECUTE FUNCTION take_back_shortfalls_debt();
 
 -- A shortfall row moves to another user never; deleting one would forget debt.
@@ -46,6 +52,6 @@ CREATE TRIGGER take_back_shortfalls_keep
 
 UPDATE wallets w
    SET debt = s.open
-  FROM (SELECT user_id, sum(shortfall - recovered) AS open
+  FROM (SELECT user_id, sum(shortfall - recovered - forgiven) AS open
           FROM take_back_shortfalls WHERE closed_at IS NULL GROUP BY user_id) s
  WHERE w.user_id = s.user_id AND s.open > 0;

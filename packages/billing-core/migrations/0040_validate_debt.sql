@@ -1,2 +1,3 @@
--- Validates 0039's CHECK (VALIDATE CONSTRAINT takes SHARE UPDATE EXCLUSIVE: reads and writes go on).
+-- Validates 0039's CHECKs (VALIDATE CONSTRAINT takes SHARE UPDATE EXCLUSIVE: reads and writes go on).
 ALTER TABLE wallets VALIDATE CONSTRAINT wallets_debt_ck;
+ALTER TABLE take_back_shortfalls VALIDATE CONSTRAINT take_back_shortfalls_forgiven_ck;

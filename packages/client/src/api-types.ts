@@ -6036,6 +6036,180 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/users/{userId}/debt/forgive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Forgive a user's debt (all of it, or an amount), audited */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    userId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description tokens to forgive (default all of the debt); more than the debt forgives the debt */
+                        amount?: number;
+                        /** @description why: kept in the audit row */
+                        note: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description forgiven (0 when the user owed nothing) */
+                200: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            userId: string;
+                            /** @description tokens forgiven now (0 when there was no debt) */
+                            forgiven: number;
+                            /** @description the debt left */
+                            debt: number;
+                        };
+                    };
+                };
+                /** @description a bad user id or body (the note is required) */
+                400: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "invalid_request" | "malformed_json" | "unsupported_encoding" | "request_aborted" | "invalid_content_length";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description no valid admin key as a bearer token */
+                401: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unauthorized";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description a body over 100 kB */
+                413: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "payload_too_large";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description a body sent with a Content-Type other than application/json */
+                415: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unsupported_media_type";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description this client failed authentication too often (API_FAILED_AUTH_*); retry later */
+                429: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "too_many_failed_attempts";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description an unexpected failure (logged with the Request-Id) */
+                500: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "internal_error";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description the database cannot be reached right now; retry later */
+                503: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "database_unavailable" | "audit_unavailable";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/users/{userId}/holds/{holdId}/release": {
         parameters: {
             query?: never;

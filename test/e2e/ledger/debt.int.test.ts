@@ -1,4 +1,5 @@
 import { verifyLedger } from '@tally/billing-core';
+import { auditOf } from '../../support/audit';
 import type { FakeStripe } from '../../support/fakes/fake-stripe';
 import { basicAuth } from '../../support/parked-events';
 import { answerOf, postAnswer } from '../../support/requests';
@@ -154,6 +155,45 @@ describe('debt', () => {
     });
     expect(again).toMatchObject({ status: 200, body: { balance: 50, debtSettled: 50 } });
     expect(await wallet(userId)).toMatchObject({ balance: 50, debt: 30 });
+  });
+
+  it("support's forgive takes debt off the wallet, oldest first, audited with its note; no token moves", async () => {
+    const userId = `debt_${stripeId('u')}`;
+    await spentAndRefunded(userId);
+    const forgive = (body: Json) => postAnswer(stack, `/admin/users/${userId}/debt/forgive`, body);
+    expect((await forgive({ amount: 30 })).status).toBe(400); // the note is required
+    expect(await forgive({ amount: 30, note: 'goodwill, ticket 12' })).toEqual({
+      status: 200,
+      body: { userId, forgiven: 30, debt: 50 },
+    });
+    expect(await wallet(userId)).toMatchObject({ balance: 0, debt: 50 });
+    // All of the rest (more than is owed forgives what is owed).
+    expect(await forgive({ amount: 500, note: 'closing the account' })).toEqual({
+      status: 200,
+      body: { userId, forgiven: 50, debt: 0 },
+    });
+    expect(await forgive({ note: 'again' })).toEqual({ status: 200, body: { userId, forgiven: 0, debt: 0 } });
+    const support = (await readJson(await stack.apiRequest(`/admin/users/${userId}`))) as Json;
+    expect(support.wallet.debts).toEqual([expect.objectContaining({ owed: 80, settled: 0, forgiven: 80 })]);
+    // The next pack is credited whole: nothing is owed any more.
+    await payPack(userId);
+    expect(await wallet(userId)).toMatchObject({ balance: 100, debt: 0 });
+    const audit = await auditOf(stack.db, { targetIds: [userId] }, ['action', 'status_code', 'request']);
+    expect(audit.filter((row) => row.action === 'debt.forgive')).toEqual([
+      { action: 'debt.forgive', status_code: 400, request: expect.anything() },
+      {
+        action: 'debt.forgive',
+        status_code: 200,
+        request: expect.objectContaining({ body: { amount: 30, note: 'goodwill, ticket 12' } }),
+      },
+      {
+        action: 'debt.forgive',
+        status_code: 200,
+        request: expect.objectContaining({ body: { amount: 500, note: 'closing the account' } }),
+      },
+      { action: 'debt.forgive', status_code: 200, request: expect.objectContaining({ body: { note: 'again' } }) },
+    ]);
+    expect((await verifyLedger(stack.db)).ok).toBe(true);
   });
 
   it('a dispute won after its debt was settled gives back what was taken, no token created', async () => {

@@ -1,6 +1,7 @@
 import type { Route } from '../http/define-route';
 import { appWebhookRoutes } from './admin/app-webhook-routes';
 import { auditRoutes } from './admin/audit-routes';
+import { debtAdminRoutes } from './admin/debt-routes';
 import { eventRoutes } from './admin/event-routes';
 import { holdAdminRoutes } from './admin/hold-routes';
 import { ledgerAdminRoutes } from './admin/ledger-routes';
@@ -38,6 +39,7 @@ export const adminRoutes: readonly Route[] = [
   ...ledgerAdminRoutes,
   ...userSupportRoutes,
   ...lotAdminRoutes,
+  ...debtAdminRoutes,
   ...holdAdminRoutes,
   ...reconcileRoutes,
   ...appWebhookRoutes,

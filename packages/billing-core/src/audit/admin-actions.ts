@@ -15,6 +15,7 @@ export const adminActions = {
   userGrant: 'user.grant',
   lotVoid: 'lot.void',
   holdRelease: 'hold.release',
+  debtForgive: 'debt.forgive',
 } as const;
 
 export type AdminActionName = (typeof adminActions)[keyof typeof adminActions];

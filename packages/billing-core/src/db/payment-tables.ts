@@ -48,6 +48,8 @@ export interface TakeBackShortfallsTable {
   take_back_reference: string;
   shortfall: number;
   recovered: ColumnType<number, number | undefined, number>;
+  /** What support forgave of it (migration 0039; POST /admin/users/{userId}/debt/forgive). */
+  forgiven: ColumnType<number, never, number>;
   last_ledger_entry_id: number;
   closed_at: DbTimeNullable;
   created_at: DbTime;

@@ -49,7 +49,7 @@ export async function lockWalletFunds(
                     WHERE l.user_id = ${userId} AND l.status = 'held' AND l.settled_at IS NULL
                       AND l.expires_at <= now()) AS lapsed,
            EXISTS (SELECT 1 FROM take_back_shortfalls s
-                    WHERE s.user_id = ${userId} AND s.closed_at IS NULL AND s.recovered < s.shortfall) AS shortfalls_open,
+                    WHERE s.user_id = ${userId} AND s.closed_at IS NULL AND s.recovered + s.forgiven < s.shortfall) AS shortfalls_open,
            x.*
       FROM (SELECT 1) AS one
       LEFT JOIN (SELECT h.*, (h.status = 'held' AND h.expires_at <= now()) AS expired

@@ -31,9 +31,9 @@ export async function settleDebtFromCredit(
   if (walletDebt <= 0 || uow.debtPolicy !== 'settle' || credit.amount <= 0) return 0;
   const { trx } = uow;
   const open = await sql<{ id: number; source: TakeBackSource; source_id: string; open: number }>`
-    SELECT id, source, source_id, (shortfall - recovered)::bigint AS open
+    SELECT id, source, source_id, (shortfall - recovered - forgiven)::bigint AS open
       FROM take_back_shortfalls
-     WHERE user_id = ${credit.userId} AND closed_at IS NULL AND recovered < shortfall
+     WHERE user_id = ${credit.userId} AND closed_at IS NULL AND recovered + forgiven < shortfall
      ORDER BY id
        FOR UPDATE`.execute(trx);
   // guard: debt-settles-at-most-credit
@@ -62,6 +62,40 @@ export async function settleDebtFromCredit(
   await applyLotMovement(trx, outcome.entry, posting.lots, outcome.lots);
   uow.outbox.written(outcome.messageIds);
   return settled;
+}
+
+/**
+ * Support forgives `amount` of the user's debt (all of it when absent), oldest rows first, under
+ * the wallet lock (docs/debt.md "Forgiving"): each row's `forgiven` grows (its trigger moves the
+ * wallet's debt), no token moves and the take-backs' records stay as they are (the refund still
+ * took what it took; the rest is no longer owed). The caller audits it in the same transaction.
+ * Returns what was forgiven and the debt left.
+ */
+export async function forgiveDebt(
+  uow: UnitOfWork,
+  request: { userId: string; amount?: number | undefined },
+): Promise<{ forgiven: number; debt: number }> {
+  const { trx } = uow;
+  const wallet = await sql<{ debt: number }>`
+    SELECT debt FROM wallets WHERE user_id = ${request.userId} FOR UPDATE`.execute(trx);
+  const debt = Number(wallet.rows[0]?.debt ?? 0);
+  let left = Math.min(request.amount ?? debt, debt);
+  let forgiven = 0;
+  if (left <= 0) return { forgiven: 0, debt };
+  const open = await sql<{ id: number; open: number }>`
+    SELECT id, (shortfall - recovered - forgiven)::bigint AS open FROM take_back_shortfalls
+     WHERE user_id = ${request.userId} AND closed_at IS NULL AND recovered + forgiven < shortfall
+     ORDER BY id
+       FOR UPDATE`.execute(trx);
+  for (const row of open.rows) {
+    if (left <= 0) break;
+    const tokens = Math.min(left, Number(row.open));
+    left -= tokens;
+    forgiven += tokens;
+    // guard: forgive-row-forgiven
+    await sql`UPDATE take_back_shortfalls SET forgiven = forgiven + ${tokens} WHERE id = ${row.id}`.execute(trx);
+  }
+  return { forgiven, debt: debt - forgiven };
 }
 
 /**

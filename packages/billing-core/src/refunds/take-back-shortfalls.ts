@@ -47,7 +47,7 @@ export async function releaseTakeBackShortfall(
 ): Promise<void> {
   const open = await trx
     .selectFrom('take_back_shortfalls')
-    .select(['id', 'shortfall', 'recovered'])
+    .select(['id', 'shortfall', 'recovered', 'forgiven'])
     .where('source', '=', source.source)
     .where('source_id', '=', source.sourceId)
     .where('closed_at', 'is', null)
@@ -56,7 +56,7 @@ export async function releaseTakeBackShortfall(
     .execute();
   let remaining = tokens;
   for (const row of open) {
-    const left = row.shortfall - row.recovered;
+    const left = row.shortfall - row.recovered - row.forgiven;
     const released = Math.min(remaining, left);
     remaining -= released;
     await trx
@@ -149,7 +149,7 @@ async function recoverShortfalls(
     .where('user_id', '=', recovery.userId)
     .where('closed_at', 'is', null)
     .where('last_ledger_entry_id', '>=', recovery.sinceEntryId)
-    .whereRef('recovered', '<', 'shortfall');
+    .where(sql<boolean>`recovered + forgiven < shortfall`);
   // guard: shortfall-recorded-before
   if (recovery.recordedBefore) query = query.where('created_at', '<', recovery.recordedBefore);
   const open = await query.orderBy('id').forUpdate().execute();
@@ -158,7 +158,7 @@ async function recoverShortfalls(
   let recovered = 0;
   for (const row of open) {
     if (remaining <= 0) break;
-    const tokens = Math.min(remaining, row.shortfall - row.recovered);
+    const tokens = Math.min(remaining, row.shortfall - row.recovered - row.forgiven);
     remaining -= tokens;
     recovered += tokens;
     await trx

@@ -14,7 +14,17 @@ export async function readWalletSection(trx: Transaction<DB>, { userId }: Suppor
   const funds = await readWalletFunds(trx, userId, { lock: false });
   const debts = await trx
     .selectFrom('take_back_shortfalls')
-    .select(['id', 'source', 'source_id', 'take_back_reference', 'shortfall', 'recovered', 'closed_at', 'created_at'])
+    .select([
+      'id',
+      'source',
+      'source_id',
+      'take_back_reference',
+      'shortfall',
+      'recovered',
+      'forgiven',
+      'closed_at',
+      'created_at',
+    ])
     .where('user_id', '=', userId)
     .orderBy('id')
     .execute();
@@ -33,6 +43,7 @@ export async function readWalletSection(trx: Transaction<DB>, { userId }: Suppor
       takeBackReference: row.take_back_reference,
       owed: Number(row.shortfall),
       settled: Number(row.recovered),
+      forgiven: Number(row.forgiven),
       closedAt: row.closed_at,
       createdAt: row.created_at,
     })),

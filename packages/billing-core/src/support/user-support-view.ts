@@ -97,6 +97,8 @@ export interface SupportDebt {
   owed: number;
   /** What later credits, freed holds and failed generations' refunds settled of it. */
   settled: number;
+  /** What support forgave of it. */
+  forgiven: number;
   /** Closed: forgiven (a chargeback won) or settled in full. */
   closedAt: Date | null;
   createdAt: Date;

@@ -75,14 +75,15 @@ ${
     ? ''
     : html`<h2 id="debt-sources">Debt: what made it, what settled it</h2>
 ${table(
-  ['Source', 'Of', 'Take-back', 'Owed', 'Settled', 'Open', 'Since', 'Closed'],
+  ['Source', 'Of', 'Take-back', 'Owed', 'Settled', 'Forgiven', 'Open', 'Since', 'Closed'],
   view.wallet.debts.map((debt) => [
     debt.source,
     html`<span class="mono">${debt.sourceId}</span>`,
     html`<span class="mono">${debt.takeBackReference}</span>`,
     debt.owed,
     debt.settled,
-    debt.closedAt ? 0 : debt.owed - debt.settled,
+    debt.forgiven,
+    debt.closedAt ? 0 : debt.owed - debt.settled - debt.forgiven,
     time(debt.createdAt),
     debt.closedAt ? time(debt.closedAt) : '–',
   ]),
