@@ -325,6 +325,29 @@ export class Void extends MoneyCommand {
   }
 }
 
+/** Support forgives the debt: `amount` of it, or all of it (null). */
+export class Forgive extends MoneyCommand {
+  override concurrent = true;
+  constructor(readonly amount: number | null) {
+    super();
+  }
+  applies() {
+    return true;
+  }
+  plan(): Op {
+    return { kind: 'forgive' };
+  }
+  model(w: M.ModelWallet) {
+    return { answer: M.forgiveDebt(w, this.amount) };
+  }
+  real(u: RealUser) {
+    return u.forgive(this.amount);
+  }
+  toString() {
+    return `new Forgive(${this.amount})`;
+  }
+}
+
 /**
  * The uses the sequences make, by index (so a shrunk sequence reads as a list of numbers): every
  * price shape of the example catalog (per unit, per 1,000 with two meters and its rounding up, per

@@ -61,6 +61,7 @@ function soloCommands() {
   const capture = fc.tuple(index, fc.option(tokens, { nil: undefined })).map(([h, amount]) => new C.Capture(h, amount));
   const voidLot = index.map((l) => new C.Void(l));
   const spec = fc.nat({ max: C.SPECS.length - 1 });
+  const forgive = fc.option(fc.integer({ min: 1, max: 60 }), { nil: null }).map((amount) => new C.Forgive(amount));
   const usage = spec.map((s) => new C.Usage(s));
   const usageAgain = fc.tuple(index, fc.boolean()).map(([u, same]) => new C.UsageAgain(u, same));
   const pricedHold = fc.tuple(spec, fc.constantFrom(1, 5, 24)).map(([s, ttl]) => new C.PricedHold(s, ttl));
@@ -87,6 +88,7 @@ function soloCommands() {
     [usageAgain, 1],
     [pricedHold, 3],
     [pricedCapture, 3],
+    [forgive, 1],
   ];
   return weighted.flatMap(([arbitrary, weight]) => Array.from({ length: weight }, () => arbitrary));
 }
@@ -104,6 +106,7 @@ function concurrentCommand() {
     fc.tuple(index, fc.boolean()).map(([u, same]) => new C.UsageAgain(u, same)),
     fc.nat({ max: C.SPECS.length - 1 }).map((s) => new C.PricedHold(s, 24)),
     fc.tuple(index, fc.constantFrom(0, 10, 100)).map(([h, tenths]) => new C.PricedCapture(h, tenths)),
+    fc.option(fc.integer({ min: 1, max: 60 }), { nil: null }).map((amount) => new C.Forgive(amount)),
   );
 }
 

@@ -367,6 +367,23 @@ function settleDebtFrom(w: ModelWallet, lot: ModelLot): number {
   return settled;
 }
 
+/**
+ * Support forgives `amount` of the debt (all when null), oldest first: the debt goes down, no token
+ * moves, the take-backs' own records stay.
+ */
+export function forgiveDebt(w: ModelWallet, amount: number | null): Answer {
+  const debt = debtOf(w);
+  let left = Math.min(amount ?? debt, debt);
+  const forgiven = left;
+  for (const shortfall of w.shortfalls) {
+    const take = Math.min(left, shortfall.open);
+    shortfall.open -= take;
+    left -= take;
+  }
+  if (forgiven > 0) saw(w, 'support forgave debt');
+  return { status: 200, body: { forgiven, debt: debt - forgiven } };
+}
+
 /** The end of a hold frees `freed` tokens of its lots (the part not captured): voided ones are taken. */
 function applyHoldEnd(w: ModelWallet, hold: ModelHold, freedByLot: Draw[]) {
   const onVoided = freedByLot.filter((d) => lotOf(w, d.lot).voided).reduce((sum, d) => sum + d.amount, 0);

@@ -158,6 +158,13 @@ export class RealUser {
     );
   }
 
+  forgive(amount: number | null) {
+    return this.post(`/admin/users/${this.userId}/debt/forgive`, {
+      ...(amount === null ? {} : { amount }),
+      note: 'model check',
+    });
+  }
+
   usage(reference: string, spec: UseSpec) {
     return this.post(`/v1/users/${this.userId}/usage`, { reference, ...specBody(spec) });
   }
