@@ -466,6 +466,8 @@ export const mutations = [
     name: "support's forgive is audited under another action's name (the audit no longer tells a forgive from a grant)" },
   { guard: 'forgive-row-forgiven', from: 'SET forgiven = forgiven + ${tokens}', to: 'SET forgiven = forgiven', tests: ['test/e2e/ledger/debt.int'],
     name: 'a forgive answers what it forgave but the debt stays (the next pack still settles it)' },
+  { guard: 'debt-changed-recorded', del: true, tests: ['test/e2e/ledger/debt.int'],
+    name: 'a take-back that leaves debt tells the app nothing (no wallet.debt_changed)' },
   { guard: 'refund-settles-lapsed-holds', del: true, tests: ['test/e2e/ledger/take-back-voided-lot.int'],
     name: "a refund takes a voided lot's tokens, freed by a lapsed hold not settled yet, as the user's (its shortfall comes out short)" },
   { guard: 'dispute-settles-lapsed-holds', del: true, tests: ['test/e2e/ledger/take-back-voided-lot.int'],

@@ -50,6 +50,13 @@ CREATE TRIGGER take_back_shortfalls_keep
   BEFORE DELETE OR UPDATE OF user_id ON take_back_shortfalls
   FOR EACH ROW EXECUTE FUNCTION take_back_shortfalls_keep();
 
+-- wallet.debt_changed (docs/app-webhooks.md): written by the ledger with every change of debt.
+ALTER TABLE app_webhook_messages DROP CONSTRAINT app_webhook_messages_type_ck;
+ALTER TABLE app_webhook_messages ADD CONSTRAINT app_webhook_messages_type_ck CHECK (type IN (
+  'wallet.credited', 'wallet.debited', 'wallet.balance_low', 'subscription.updated',
+  'studio.request.completed', 'studio.request.failed',
+  'wallet.credits_expiring', 'wallet.credits_expired', 'wallet.debt_changed')) NOT VALID;
+
 UPDATE wallets w
    SET debt = s.open
   FROM (SELECT user_id, sum(shortfall - recovered - forgiven) AS open

@@ -6636,7 +6636,7 @@ export interface paths {
             parameters: {
                 query?: {
                     userId?: string;
-                    type?: "wallet.credited" | "wallet.debited" | "wallet.balance_low" | "subscription.updated" | "studio.request.completed" | "studio.request.failed" | "wallet.credits_expiring" | "wallet.credits_expired";
+                    type?: "wallet.credited" | "wallet.debited" | "wallet.balance_low" | "subscription.updated" | "studio.request.completed" | "studio.request.failed" | "wallet.credits_expiring" | "wallet.credits_expired" | "wallet.debt_changed";
                     status?: "pending" | "delivered" | "failed";
                     limit?: number;
                     cursor?: number;
@@ -6660,7 +6660,7 @@ export interface paths {
                                 /** @description the webhook-id: msg_ and 32 hex digits */
                                 id: string;
                                 /** @enum {string} */
-                                type: "wallet.credited" | "wallet.debited" | "wallet.balance_low" | "subscription.updated" | "studio.request.completed" | "studio.request.failed" | "wallet.credits_expiring" | "wallet.credits_expired";
+                                type: "wallet.credited" | "wallet.debited" | "wallet.balance_low" | "subscription.updated" | "studio.request.completed" | "studio.request.failed" | "wallet.credits_expiring" | "wallet.credits_expired" | "wallet.debt_changed";
                                 userId: string;
                                 /** @enum {string} */
                                 status: "pending" | "delivered" | "failed";
@@ -6809,7 +6809,7 @@ export interface paths {
                             /** @description the webhook-id: msg_ and 32 hex digits */
                             id: string;
                             /** @enum {string} */
-                            type: "wallet.credited" | "wallet.debited" | "wallet.balance_low" | "subscription.updated" | "studio.request.completed" | "studio.request.failed" | "wallet.credits_expiring" | "wallet.credits_expired";
+                            type: "wallet.credited" | "wallet.debited" | "wallet.balance_low" | "subscription.updated" | "studio.request.completed" | "studio.request.failed" | "wallet.credits_expiring" | "wallet.credits_expired" | "wallet.debt_changed";
                             userId: string;
                             /** @enum {string} */
                             status: "pending" | "delivered" | "failed";
@@ -6980,7 +6980,7 @@ export interface paths {
                                 /** @description the webhook-id: msg_ and 32 hex digits */
                                 id: string;
                                 /** @enum {string} */
-                                type: "wallet.credited" | "wallet.debited" | "wallet.balance_low" | "subscription.updated" | "studio.request.completed" | "studio.request.failed" | "wallet.credits_expiring" | "wallet.credits_expired";
+                                type: "wallet.credited" | "wallet.debited" | "wallet.balance_low" | "subscription.updated" | "studio.request.completed" | "studio.request.failed" | "wallet.credits_expiring" | "wallet.credits_expired" | "wallet.debt_changed";
                                 userId: string;
                                 /** @enum {string} */
                                 status: "pending" | "delivered" | "failed";
@@ -7847,6 +7847,73 @@ export interface webhooks {
                             amount: number;
                             balanceAfter: number;
                             reference: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description delivered: any 2xx answer ends the retries */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description not delivered: retried with backoff, then marked failed */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "wallet.debt_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** wallet.debt_changed: POSTed to APP_WEBHOOK_URL (Standard Webhooks; docs/app-webhooks.md) */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description msg_ and 32 hex digits, the same on every attempt of a message */
+                    "webhook-id": string;
+                    /** @description Unix seconds of this attempt */
+                    "webhook-timestamp": string;
+                    /** @description one v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}"> per secret, space separated */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "wallet.debt_changed";
+                        /**
+                         * Format: date-time
+                         * @description the ISO time of the change (the same on every attempt)
+                         */
+                        timestamp: string;
+                        data: {
+                            userId: string;
+                            debt: number;
+                            change: number;
+                            reason: string;
+                            reference: string | null;
                         };
                     };
                 };

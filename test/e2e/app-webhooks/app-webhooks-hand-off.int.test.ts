@@ -98,7 +98,8 @@ describe('outbound app webhooks: handed to the queue right after the commit, not
       });
     }
 
-    // The worker takes the refunded pack back (85 → 0): that crosses the worker's threshold.
+    // The worker takes the refunded pack back (85 → 0): that crosses the worker's threshold, and
+    // the 15 it could not take are the wallet's debt (wallet.debt_changed, docs/debt.md).
     const refund = stripeEventBody('charge.refunded', stripeRefundedCharge({ id: stripeId('ch'), paymentIntent }));
     expect((await stack.postStripe(refund, signStripe(refund))).status).toBe(200);
     await stack.finishedInboxRow('stripe', JSON.parse(refund).id);
@@ -112,6 +113,7 @@ describe('outbound app webhooks: handed to the queue right after the commit, not
       'studio.request.completed',
       'wallet.debited',
       'wallet.balance_low',
+      'wallet.debt_changed',
     ];
     const rows = await eventually(
       'every message to be delivered without a relay pass',

@@ -36,6 +36,17 @@ describe('debt', () => {
       .where('user_id', '=', userId)
       .orderBy('id')
       .execute();
+  /** The wallet.debt_changed messages of the user, in order. */
+  const debtMessages = async (userId: string) =>
+    (
+      await stack.db
+        .selectFrom('app_webhook_messages')
+        .select('data')
+        .where('user_id', '=', userId)
+        .where('type', '=', 'wallet.debt_changed')
+        .orderBy('id')
+        .execute()
+    ).map((row) => row.data as Json);
   const deliver = async (type: string, object: Record<string, unknown>) =>
     stack.finishedInboxRow('stripe', await stack.deliverStripe(stripeEventBody(type, object)));
 
@@ -110,6 +121,17 @@ describe('debt', () => {
     );
     expect(replay).toMatchObject({ status: 'processed' });
     expect(await wallet(userId)).toMatchObject({ balance: 20, debt: 0 });
+    // The app was told each change, in its transaction: what made the debt, what settled it.
+    expect(await debtMessages(userId)).toEqual([
+      { userId, debt: 80, change: 80, reason: 'stripe_refund', reference: `stripe:refund:${first.charge}` },
+      {
+        userId,
+        debt: 0,
+        change: -80,
+        reason: 'debt_settled',
+        reference: `debt:stripe:payment:${second.paymentIntent}:settled`,
+      },
+    ]);
     expect((await verifyLedger(stack.db)).ok).toBe(true);
   });
 
@@ -175,6 +197,10 @@ describe('debt', () => {
     expect(await forgive({ note: 'again' })).toEqual({ status: 200, body: { userId, forgiven: 0, debt: 0 } });
     const support = (await readJson(await stack.apiRequest(`/admin/users/${userId}`))) as Json;
     expect(support.wallet.debts).toEqual([expect.objectContaining({ owed: 80, settled: 0, forgiven: 80 })]);
+    expect((await debtMessages(userId)).slice(1)).toEqual([
+      { userId, debt: 50, change: -30, reason: 'forgiven', reference: null },
+      { userId, debt: 0, change: -50, reason: 'forgiven', reference: null },
+    ]);
     // The next pack is credited whole: nothing is owed any more.
     await payPack(userId);
     expect(await wallet(userId)).toMatchObject({ balance: 100, debt: 0 });
@@ -221,6 +247,10 @@ describe('debt', () => {
     // Two packs paid, 80 spent: 120, and nothing owed. The reinstatement gave back the 100 the
     // payment had taken: 20 by the withdrawal, 80 by the settlement (its records moved with it).
     expect(await wallet(userId)).toMatchObject({ balance: 120, debt: 0 });
+    expect((await debtMessages(userId)).map((m) => [m.reason, m.change, m.debt])).toEqual([
+      ['stripe_dispute', 80, 80],
+      ['debt_settled', -80, 0],
+    ]);
     const lots = (await wallet(userId)).lots as Json[];
     expect(lots.reduce((sum: number, lot: Json) => sum + lot.remaining, 0)).toBe(120);
     const reinstated = (await entries(userId)).filter((e) => e.reference === `stripe:dispute:${disputeId}:reinstated`);

@@ -49,6 +49,21 @@ export const walletCreditsExpiredDataSchema = z.strictObject({
 });
 export type WalletCreditsExpiredData = z.infer<typeof walletCreditsExpiredDataSchema>;
 
+/**
+ * The `data` of `wallet.debt_changed` (docs/debt.md): the wallet's debt after a change, the change
+ * (positive: owed more), why (a take-back's source, `debt_settled`, `take_back_recovered`,
+ * `dispute_reinstated`, `forgiven`) and the ledger reference behind it (null for a forgive).
+ * Written by the ledger in the change's transaction.
+ */
+export const walletDebtChangedDataSchema = z.strictObject({
+  userId: z.string().min(1),
+  debt: z.number().int().nonnegative(),
+  change: z.number().int(),
+  reason: z.string().min(1),
+  reference: z.string().min(1).nullable(),
+});
+export type WalletDebtChangedData = z.infer<typeof walletDebtChangedDataSchema>;
+
 /** The `data` of `wallet.credits_expiring`: once per lot, CREDIT_EXPIRY_NOTICE_HOURS before it expires. */
 export const walletCreditsExpiringDataSchema = z.strictObject({
   userId: z.string().min(1),
@@ -100,6 +115,7 @@ export const appWebhookDataSchemas = {
   'studio.request.failed': studioRequestDataSchema,
   'wallet.credits_expiring': walletCreditsExpiringDataSchema,
   'wallet.credits_expired': walletCreditsExpiredDataSchema,
+  'wallet.debt_changed': walletDebtChangedDataSchema,
 } as const satisfies Record<AppWebhookMessageType, z.ZodType>;
 
 /**

@@ -142,6 +142,7 @@ export const appWebhookMessageTypes = [
   'studio.request.failed',
   'wallet.credits_expiring',
   'wallet.credits_expired',
+  'wallet.debt_changed',
 ] as const;
 export type AppWebhookMessageType = (typeof appWebhookMessageTypes)[number];
 export const appWebhookMessageStatuses = ['pending', 'processing', 'delivered', 'failed'] as const;

@@ -184,7 +184,7 @@ export async function capturePricedHold(
     }
     const debt = wanted - excess;
     if (debt > 0) {
-      await recordTakeBackShortfall(uow.trx, {
+      await recordTakeBackShortfall(uow, {
         userId: request.userId,
         source: 'priced_capture',
         sourceId: hold.id,

@@ -6,6 +6,30 @@ import type { LedgerPosting } from './ledger-posting';
 import { applyLotMovement } from './lots';
 import { lockWalletAndInsert } from './posting-statement';
 
+/**
+ * Writes `wallet.debt_changed` for a change of the user's debt just made in this unit (the rows'
+ * trigger has moved `wallets.debt`): the debt after it, the change, why and the reference behind
+ * it. Locks the wallet row as every message writer does (per-user message order); the unit hands
+ * the message off after its commit. Every writer of debt calls it: recordTakeBackShortfall,
+ * releaseTakeBackShortfall, the recoveries, settleDebtFromCredit, forgiveDebt.
+ */
+export async function writeDebtChanged(
+  uow: UnitOfWork,
+  change: { userId: string; change: number; reason: string; reference: string | null },
+): Promise<void> {
+  if (change.change === 0) return;
+  const written = await sql<{ id: number }>`
+    WITH wallet AS (SELECT user_id, debt FROM wallets WHERE user_id = ${change.userId} FOR UPDATE)
+    INSERT INTO app_webhook_messages (user_id, type, data, enqueued_at)
+    SELECT user_id, 'wallet.debt_changed',
+           jsonb_build_object('userId', user_id, 'debt', debt, 'change', ${change.change}::bigint,
+                              'reason', ${change.reason}::text, 'reference', ${change.reference}::text),
+           CASE WHEN ${uow.outbox.handsOff}::boolean THEN now() END
+      FROM wallet
+    RETURNING id`.execute(uow.trx);
+  uow.outbox.written(written.rows.map((row) => Number(row.id)));
+}
+
 /** The wallet's open debt (0 for a user never seen): what take-backs and priced captures could not take. */
 export async function readDebt(db: Kysely<DB>, userId: string): Promise<number> {
   const row = await db.selectFrom('wallets').select('debt').where('user_id', '=', userId).executeTakeFirst();
@@ -61,6 +85,12 @@ export async function settleDebtFromCredit(
   if (outcome?.kind !== 'posted') throw new Error(`debt settlement ${posting.reference} was not posted`);
   await applyLotMovement(trx, outcome.entry, posting.lots, outcome.lots);
   uow.outbox.written(outcome.messageIds);
+  await writeDebtChanged(uow, {
+    userId: credit.userId,
+    change: -settled,
+    reason: 'debt_settled',
+    reference: posting.reference,
+  });
   return settled;
 }
 
@@ -95,6 +125,7 @@ export async function forgiveDebt(
     // guard: forgive-row-forgiven
     await sql`UPDATE take_back_shortfalls SET forgiven = forgiven + ${tokens} WHERE id = ${row.id}`.execute(trx);
   }
+  await writeDebtChanged(uow, { userId: request.userId, change: -forgiven, reason: 'forgiven', reference: null });
   return { forgiven, debt: debt - forgiven };
 }
 

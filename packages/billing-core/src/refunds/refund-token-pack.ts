@@ -74,7 +74,7 @@ export async function refundTokenPack(uow: UnitOfWork, refund: TokenPackRefund):
       inboxEventId: refund.inboxEventId ?? null,
     });
   }
-  await recordTakeBackShortfall(trx, {
+  await recordTakeBackShortfall(uow, {
     userId: refund.userId,
     source: 'revenuecat_refund',
     sourceId: String(inserted.id),

@@ -117,7 +117,7 @@ export async function takeBackPaymentTokens(
       inboxEventId: takeBack.inboxEventId,
     });
   }
-  await recordTakeBackShortfall(trx, {
+  await recordTakeBackShortfall(uow, {
     userId: payment.user_id,
     ...takeBack.source,
     takeBackReference: takeBack.reference,

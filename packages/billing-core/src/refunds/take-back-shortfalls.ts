@@ -1,6 +1,6 @@
 import { sql, type Transaction } from 'kysely';
 import type { DB, TakeBackSource } from '../db/schema';
-import { settleSource } from '../ledger/debt';
+import { settleSource, writeDebtChanged } from '../ledger/debt';
 import { readWalletFunds } from '../ledger/held-tokens';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import { references } from '../references';
@@ -12,10 +12,11 @@ import type { UnitOfWork } from '../unit-of-work/unit-of-work';
  * holds the user's wallet lock (the take-back locked it), so no entry slips in between.
  */
 export async function recordTakeBackShortfall(
-  trx: Transaction<DB>,
+  uow: UnitOfWork,
   shortfall: { userId: string; source: TakeBackSource; sourceId: string; takeBackReference: string; tokens: number },
 ): Promise<void> {
   if (shortfall.tokens <= 0) return;
+  const { trx } = uow;
   const latest = await trx
     .selectFrom('ledger_entries')
     .select(sql<string | null>`max(id)`.as('id'))
@@ -32,6 +33,13 @@ export async function recordTakeBackShortfall(
       last_ledger_entry_id: Number(latest.id ?? 0),
     })
     .execute();
+  // guard: debt-changed-recorded
+  await writeDebtChanged(uow, {
+    userId: shortfall.userId,
+    change: shortfall.tokens,
+    reason: shortfall.source,
+    reference: shortfall.takeBackReference,
+  });
 }
 
 /**
@@ -41,13 +49,14 @@ export async function recordTakeBackShortfall(
  * the rows are closed. Runs under the payment's lock.
  */
 export async function releaseTakeBackShortfall(
-  trx: Transaction<DB>,
-  source: { source: TakeBackSource; sourceId: string },
+  uow: UnitOfWork,
+  source: { source: TakeBackSource; sourceId: string; reference: string },
   tokens: number,
 ): Promise<void> {
+  const { trx } = uow;
   const open = await trx
     .selectFrom('take_back_shortfalls')
-    .select(['id', 'shortfall', 'recovered', 'forgiven'])
+    .select(['id', 'user_id', 'shortfall', 'recovered', 'forgiven'])
     .where('source', '=', source.source)
     .where('source_id', '=', source.sourceId)
     .where('closed_at', 'is', null)
@@ -64,6 +73,15 @@ export async function releaseTakeBackShortfall(
       .set(released >= left ? { closed_at: sql`now()` } : { shortfall: sql`shortfall - ${released}` })
       .where('id', '=', row.id)
       .execute();
+  }
+  const userId = open[0]?.user_id;
+  if (userId !== undefined) {
+    await writeDebtChanged(uow, {
+      userId,
+      change: -(tokens - remaining),
+      reason: 'dispute_reinstated',
+      reference: source.reference,
+    });
   }
 }
 
@@ -175,6 +193,12 @@ async function recoverShortfalls(
       amount: -recovered,
       reason: 'take_back_recovered',
       lots: { kind: 'take-back' },
+    });
+    await writeDebtChanged(uow, {
+      userId: recovery.userId,
+      change: -recovered,
+      reason: 'take_back_recovered',
+      reference: recovery.reference,
     });
   }
   return recovered;

@@ -255,7 +255,15 @@ async function reinstate(
     .where('dispute_id', '=', record.dispute_id)
     .where('reinstated_at', 'is', null)
     .execute();
-  await releaseTakeBackShortfall(trx, { source: 'stripe_dispute', sourceId: record.dispute_id }, shortfallReleased);
+  await releaseTakeBackShortfall(
+    uow,
+    {
+      source: 'stripe_dispute',
+      sourceId: record.dispute_id,
+      reference: references.stripeDisputeReinstated(record.dispute_id),
+    },
+    shortfallReleased,
+  );
   const keptForRefunds = record.tokens_taken - givenBack;
   // guard: reinstatement-refunded-installments
   if (payment.kind !== 'subscription_invoice' || refundedInFull) return { givenBack, keptForRefunds, rescheduled: 0 };
