@@ -1,5 +1,5 @@
-import { sql, type Transaction } from 'kysely';
-import type { DB, TakeBackSource } from '../db/schema';
+import { sql } from 'kysely';
+import type { TakeBackSource } from '../db/schema';
 import { settleSource, writeDebtChanged } from '../ledger/debt';
 import { readWalletFunds } from '../ledger/held-tokens';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
