@@ -83,6 +83,8 @@ describe('the support view: GET /admin/users/{userId} and tally user <id>', () =
       balance: 200,
       held: 0,
       available: 200,
+      debt: 0,
+      debts: [],
       createdAt: expect.any(String),
       lots: [
         expect.objectContaining({
@@ -154,7 +156,7 @@ describe('the support view: GET /admin/users/{userId} and tally user <id>', () =
     expect(view).toEqual({
       userId: 'never-seen',
       canonicalUserId: 'never-seen',
-      wallet: { balance: 0, held: 0, available: 0, createdAt: null, lots: [] },
+      wallet: { balance: 0, held: 0, available: 0, createdAt: null, lots: [], debt: 0, debts: [] },
       holds: { activeTotal: 0, items: [] },
       events: { items: [], total: 0, truncated: false },
       ledger: { entries: [], total: 0, truncated: false, sum: 0, matchesBalance: true },
@@ -213,7 +215,7 @@ describe('the support view: GET /admin/users/{userId} and tally user <id>', () =
     expect(JSON.parse(json.stdout)).toEqual(api);
 
     const text = (await run([])).stdout;
-    expect(text).toContain('wallet balance 200, held 0, available 200; ledger sum 200 over 2 entries');
+    expect(text).toContain('wallet balance 200, held 0, available 200, debt 0; ledger sum 200 over 2 entries');
     const lines = text.split('\n');
     const eventsHeader = lines.findIndex((line) => line.startsWith('ID') && line.includes('ATTENTION'));
     expect(eventsHeader).toBeGreaterThan(0);
@@ -329,7 +331,25 @@ describe('the support view of a user with a subscription from each source, payme
 
     expect(view.userId).toBe(anonymous);
     expect(view.canonicalUserId).toBe(userId);
-    expect(view.wallet).toEqual({ balance: 0, held: 0, available: 0, createdAt: expect.any(String), lots: [] });
+    // The full refund took what was left (30 of 100): the other 70 are the wallet's debt (docs/debt.md).
+    expect(view.wallet).toEqual({
+      balance: 0,
+      held: 0,
+      available: 0,
+      createdAt: expect.any(String),
+      lots: [],
+      debt: 70,
+      debts: [
+        expect.objectContaining({
+          source: 'stripe_refund',
+          takeBackReference: 'stripe:refund:ch_full_support',
+          owed: 70,
+          settled: 0,
+          forgiven: 0,
+          closedAt: null,
+        }),
+      ],
+    });
 
     // Events under the alias (RevenueCat's app_user_id) and under the canonical id; the parked one first.
     expect(view.events.items[0]).toMatchObject({

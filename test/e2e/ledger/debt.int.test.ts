@@ -1,5 +1,6 @@
 import { verifyLedger } from '@tally/billing-core';
 import { auditOf } from '../../support/audit';
+import { runCli } from '../../support/built-process';
 import type { FakeStripe } from '../../support/fakes/fake-stripe';
 import { basicAuth } from '../../support/parked-events';
 import { answerOf, postAnswer } from '../../support/requests';
@@ -92,6 +93,10 @@ describe('debt', () => {
       headers: { authorization: basicAuth('support', adminKey) },
     });
     const page = await consolePage.text();
+    // And the CLI's tally user.
+    const cli = await runCli(['user', userId], { DATABASE_URL: stack.database.url });
+    expect(cli.stdout).toContain('debt 0;');
+    expect(cli.stdout).toMatch(new RegExp(`stripe_refund .*stripe:refund:${first.charge} +80 +80 +0`));
     expect(page).toContain('id="debt">0<');
     expect(page).toContain(`stripe:refund:${first.charge}`);
     expect(await wallet(userId)).toMatchObject({ balance: 20, debt: 0 });

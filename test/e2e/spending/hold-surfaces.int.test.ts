@@ -215,7 +215,7 @@ describe('holds in the support view, the admin API and the CLI', () => {
     ]);
     const text = await runCli(['user', userId], env);
     expect(text.code).toBe(0);
-    expect(text.stdout).toContain('wallet balance 55, held 40, available 15;');
+    expect(text.stdout).toContain('wallet balance 55, held 40, available 15, debt 0;');
     expect(text.stdout).toContain('holds (3 shown, 2 active; active first, then the newest ended)');
     expect(text.stdout).toMatch(
       new RegExp(`${toRelease}\\s+held\\s+25\\s+-\\s+-\\s+\\S+\\s+cli-release\\s+hold\\s+${lotId}:25`),

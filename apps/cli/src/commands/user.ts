@@ -90,7 +90,7 @@ export function formatSupportView(view: UserSupportView): string {
       : `user ${view.userId} (linked to canonical user ${view.canonicalUserId})`,
   );
   out.push(
-    `wallet balance ${view.wallet.balance}, held ${view.wallet.held}, available ${view.wallet.available}; ledger sum ${view.ledger.sum} over ${view.ledger.total} entries${
+    `wallet balance ${view.wallet.balance}, held ${view.wallet.held}, available ${view.wallet.available}, debt ${view.wallet.debt}; ledger sum ${view.ledger.sum} over ${view.ledger.total} entries${
       view.ledger.matchesBalance ? '' : '  MISMATCH: the balance differs from the ledger sum'
     }`,
   );
@@ -109,6 +109,23 @@ export function formatSupportView(view: UserSupportView): string {
       ]),
     ),
   );
+  if (view.wallet.debts.length > 0) {
+    out.push('', `debt ${view.wallet.debt}: what made it and what settled it (oldest first)`);
+    out.push(
+      formatTable(
+        ['SOURCE', 'OF', 'TAKE-BACK', 'OWED', 'SETTLED', 'FORGIVEN', 'SINCE'],
+        view.wallet.debts.map((debt) => [
+          debt.source,
+          debt.sourceId,
+          debt.takeBackReference,
+          String(debt.owed),
+          String(debt.settled),
+          String(debt.forgiven),
+          iso(debt.createdAt),
+        ]),
+      ),
+    );
+  }
   out.push(
     '',
     `holds (${view.holds.items.length} shown, ${view.holds.activeTotal} active; active first, then the newest ended)`,
