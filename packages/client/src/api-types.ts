@@ -5327,7 +5327,7 @@ export interface paths {
                             discrepancies: {
                                 userId: string;
                                 /** @enum {string} */
-                                problem: "balance_differs_from_sum" | "broken_chain" | "lot_remaining_out_of_bounds" | "lots_differ_from_balance" | "draws_differ_from_amount";
+                                problem: "balance_differs_from_sum" | "broken_chain" | "lot_remaining_out_of_bounds" | "lots_differ_from_balance" | "draws_differ_from_amount" | "debt_differs_from_sources" | "debt_settlements_differ_from_entries";
                                 detail: string;
                             }[];
                         };

@@ -1,4 +1,5 @@
 import { verifyLedger } from '@tally/billing-core';
+import { sql } from 'kysely';
 import { auditOf } from '../../support/audit';
 import { runCli } from '../../support/built-process';
 import type { FakeStripe } from '../../support/fakes/fake-stripe';
@@ -138,6 +139,31 @@ describe('debt', () => {
       },
     ]);
     expect((await verifyLedger(stack.db)).ok).toBe(true);
+  });
+
+  it('ledger verify explains every unit of debt: a wallet debt or a settlement nothing backs is reported', async () => {
+    const userId = `debt_${stripeId('u')}`;
+    await spentAndRefunded(userId);
+    await payPack(userId);
+    const mine = async () => (await verifyLedger(stack.db)).discrepancies.filter((d) => d.userId === userId);
+    expect(await mine()).toEqual([]);
+    // Debt the sources do not owe (written past the trigger, as a bad repair would).
+    await sql`UPDATE wallets SET debt = debt + 5 WHERE user_id = ${userId}`.execute(stack.db);
+    expect(await mine()).toEqual([
+      { userId, problem: 'debt_differs_from_sources', detail: 'wallet owes 5, its sources still owe 0' },
+    ]);
+    await sql`UPDATE wallets SET debt = debt - 5 WHERE user_id = ${userId}`.execute(stack.db);
+    // A source marked settled by tokens no ledger entry took.
+    await sql`UPDATE take_back_shortfalls SET recovered = recovered - 10 WHERE user_id = ${userId}`.execute(stack.db);
+    expect(await mine()).toEqual([
+      {
+        userId,
+        problem: 'debt_settlements_differ_from_entries',
+        detail: "its sources were settled by 70, the ledger's settling entries take 80",
+      },
+    ]);
+    await sql`UPDATE take_back_shortfalls SET recovered = recovered + 10 WHERE user_id = ${userId}`.execute(stack.db);
+    expect(await mine()).toEqual([]);
   });
 
   it('ten concurrent credits settle the debt exactly once between them', async () => {

@@ -8,7 +8,9 @@ export interface LedgerDiscrepancy {
     | 'broken_chain'
     | 'lot_remaining_out_of_bounds'
     | 'lots_differ_from_balance'
-    | 'draws_differ_from_amount';
+    | 'draws_differ_from_amount'
+    | 'debt_differs_from_sources'
+    | 'debt_settlements_differ_from_entries';
   detail: string;
 }
 
@@ -26,7 +28,11 @@ export interface LedgerVerification {
  * lies within 0 and its amount, every wallet's balance equals the sum of its lots' remaining (a
  * wallet whose balance from before lots has no opening lot yet, or that old code touched after the
  * migration, shows here until its next posting), and every debit with draws drew exactly its
- * amount. Read-only; reports, never repairs.
+ * amount. And debt's (docs/debt.md): every wallet's debt equals what its sources still owe
+ * (shortfall − recovered − forgiven of the rows not closed), and what the sources say was settled
+ * equals the ledger's settling entries (`take_back_recovered`, `debt_settled`): every unit of debt is
+ * explained by what made it, what settled it (in the ledger) and what support forgave. Read-only;
+ * reports, never repairs.
  */
 export async function verifyLedger(db: Kysely<DB>, options: { limit?: number } = {}): Promise<LedgerVerification> {
   const limit = options.limit ?? 1000;
@@ -65,6 +71,21 @@ export async function verifyLedger(db: Kysely<DB>, options: { limit?: number } =
       FROM (SELECT ledger_entry_id, sum(amount)::bigint AS drawn FROM ledger_draws GROUP BY ledger_entry_id) d
       JOIN ledger_entries e ON e.id = d.ledger_entry_id
      WHERE e.amount < 0 AND d.drawn <> -e.amount
+     LIMIT ${limit}
+  `.execute(db);
+
+  // guard: verify-debt-sources
+  const debts = await sql<{ user_id: string; debt: number; open: number; settled: number; entries: number }>`
+    SELECT w.user_id, w.debt, coalesce(s.open, 0)::bigint AS open, coalesce(s.settled, 0)::bigint AS settled,
+           coalesce(e.settled, 0)::bigint AS entries
+      FROM wallets w
+      LEFT JOIN (SELECT user_id,
+                        sum(CASE WHEN closed_at IS NULL THEN shortfall - recovered - forgiven ELSE 0 END) AS open,
+                        sum(recovered) AS settled
+                   FROM take_back_shortfalls GROUP BY user_id) s ON s.user_id = w.user_id
+      LEFT JOIN (SELECT user_id, -sum(amount) AS settled FROM ledger_entries
+                  WHERE reason IN ('take_back_recovered', 'debt_settled') GROUP BY user_id) e ON e.user_id = w.user_id
+     WHERE w.debt <> coalesce(s.open, 0) OR coalesce(s.settled, 0) <> coalesce(e.settled, 0)
      LIMIT ${limit}
   `.execute(db);
 
@@ -108,6 +129,22 @@ export async function verifyLedger(db: Kysely<DB>, options: { limit?: number } =
       problem: 'draws_differ_from_amount',
       detail: `debit ${row.reference} of ${-row.amount} drew ${row.drawn} from lots`,
     });
+  }
+  for (const row of debts.rows) {
+    if (Number(row.debt) !== Number(row.open)) {
+      discrepancies.push({
+        userId: row.user_id,
+        problem: 'debt_differs_from_sources',
+        detail: `wallet owes ${row.debt}, its sources still owe ${row.open}`,
+      });
+    }
+    if (Number(row.settled) !== Number(row.entries)) {
+      discrepancies.push({
+        userId: row.user_id,
+        problem: 'debt_settlements_differ_from_entries',
+        detail: `its sources were settled by ${row.settled}, the ledger's settling entries take ${row.entries}`,
+      });
+    }
   }
   return { ok: discrepancies.length === 0, walletsChecked: sums.rows.length, entriesChecked, discrepancies };
 }

@@ -16,6 +16,8 @@ const verificationSchema = z.strictObject({
         'lot_remaining_out_of_bounds',
         'lots_differ_from_balance',
         'draws_differ_from_amount',
+        'debt_differs_from_sources',
+        'debt_settlements_differ_from_entries',
       ]),
       detail: z.string(),
     }),
