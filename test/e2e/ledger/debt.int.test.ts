@@ -1,7 +1,8 @@
-import { verifyLedger } from '@tally/billing-core';
+import { grantDueInstallments, verifyLedger } from '@tally/billing-core';
 import { sql } from 'kysely';
 import { auditOf } from '../../support/audit';
 import { runCli } from '../../support/built-process';
+import { revenueCatTokenPackRefund, revenueCatTokenPurchase } from '../../support/events';
 import type { FakeStripe } from '../../support/fakes/fake-stripe';
 import { basicAuth } from '../../support/parked-events';
 import { answerOf, postAnswer } from '../../support/requests';
@@ -13,6 +14,7 @@ import {
   stripePackIntent,
   stripeRefundedCharge,
 } from '../../support/stripe-events';
+import { subscribeAnnualAndPayFirstInvoice } from '../../support/stripe-flows';
 
 /**
  * Debt (product spec "Debt: money owed is kept, not forgotten"; docs/debt.md): a pack refunded or
@@ -164,6 +166,74 @@ describe('debt', () => {
     ]);
     await sql`UPDATE take_back_shortfalls SET recovered = recovered + 10 WHERE user_id = ${userId}`.execute(stack.db);
     expect(await mine()).toEqual([]);
+  });
+
+  it('each paid credit settles debt first, once: a top-up, a subscription period, an installment, a RevenueCat pack', async () => {
+    const userId = `debt_${stripeId('u')}`;
+    // A priced capture past what the wallet holds: 2 tokens, a 1-second video held, 500 seconds used.
+    expect(
+      (await postAnswer(stack, `/v1/users/${userId}/grants`, { amount: 2, reference: `seed-${userId}` })).status,
+    ).toBe(201);
+    const hold = await postAnswer(stack, `/v1/users/${userId}/holds`, {
+      feature: 'video',
+      quantity: 1,
+      reference: `render-${userId}`,
+    });
+    expect(hold).toMatchObject({ status: 201, body: { amount: 2 } });
+    const capture = await postAnswer(stack, `/v1/users/${userId}/holds/${hold.body.id}/capture`, { quantity: 500 });
+    expect(capture).toMatchObject({ status: 200, body: { cost: 1000, captured: 2, excess: 0, debt: 998 } });
+    expect(await wallet(userId)).toMatchObject({ balance: 0, debt: 998 });
+
+    // A top-up, paid and confirmed; then its webhook replayed: settled once.
+    const topup = await postAnswer(stack, `/v1/users/${userId}/topups`, { packId: 'tokens_100' });
+    const [intent] = [...fake.paymentIntents.values()].filter(
+      (candidate) => (candidate.metadata as Record<string, string>).topup_reference === topup.body.reference,
+    );
+    const paid = fake.setPaymentIntentStatus(String(intent?.id), 'succeeded');
+    expect((await postAnswer(stack, `/v1/users/${userId}/topups/${topup.body.reference}/confirm`)).status).toBe(200);
+    expect(await wallet(userId)).toMatchObject({ balance: 0, debt: 898 });
+    expect(await deliver('payment_intent.succeeded', paid)).toMatchObject({ status: 'processed' });
+    expect(await wallet(userId)).toMatchObject({ balance: 0, debt: 898 });
+
+    // An annual subscription: its first period's twelfth, then an installment come due.
+    const { subscriptionId } = await subscribeAnnualAndPayFirstInvoice(stack, fake, userId);
+    expect(await wallet(userId)).toMatchObject({ balance: 0, debt: 798 });
+    await sql`UPDATE stripe_installments SET due_at = now() - interval '1 minute'
+              WHERE subscription_id = ${subscriptionId} AND sequence = 1`.execute(stack.db);
+    await grantDueInstallments(stack.outboxDeps(), { batchSize: 50, processingStaleAfterMs: 60_000, maxAttempts: 5 });
+    expect(await wallet(userId)).toMatchObject({ balance: 0, debt: 698 });
+
+    // A RevenueCat pack.
+    const purchase = revenueCatTokenPurchase({ id: `rc-${userId}`, userId });
+    expect((await stack.postRevenueCat(purchase)).status).toBe(200);
+    expect(await stack.finishedInboxRow('revenuecat', `rc-${userId}`)).toMatchObject({ outcome_code: 'credited' });
+    expect(await wallet(userId)).toMatchObject({ balance: 0, debt: 598 });
+
+    const settled = (await entries(userId)).filter((e) => e.reason === 'debt_settled');
+    expect(settled.map((e) => [e.reference.split(':').slice(0, 3).join(':'), e.amount])).toEqual([
+      ['debt:stripe:payment', -100], // the top-up's credit is its payment's
+      ['debt:stripe:invoice', -100],
+      ['debt:stripe:installment', -100],
+      ['debt:revenuecat:event', -100],
+    ]);
+    expect((await verifyLedger(stack.db)).ok).toBe(true);
+  });
+
+  it('a RevenueCat pack refunded after it was spent leaves debt', async () => {
+    const userId = `debt_${stripeId('u')}`;
+    const purchase = revenueCatTokenPurchase({ id: `rc-buy-${userId}`, userId, transactionId: `tx-${userId}` });
+    expect((await stack.postRevenueCat(purchase)).status).toBe(200);
+    await stack.finishedInboxRow('revenuecat', `rc-buy-${userId}`);
+    expect(
+      (await postAnswer(stack, `/v1/users/${userId}/debits`, { amount: 60, reference: `spent-${userId}` })).status,
+    ).toBe(201);
+    const refund = revenueCatTokenPackRefund({ id: `rc-refund-${userId}`, userId, transactionId: `tx-${userId}` });
+    expect((await stack.postRevenueCat(refund)).status).toBe(200);
+    expect(await stack.finishedInboxRow('revenuecat', `rc-refund-${userId}`)).toMatchObject({ status: 'processed' });
+    expect(await wallet(userId)).toMatchObject({ balance: 0, debt: 60 });
+    expect((await debtMessages(userId)).map((m) => [m.reason, m.change, m.debt])).toEqual([
+      ['revenuecat_refund', 60, 60],
+    ]);
   });
 
   it('ten concurrent credits settle the debt exactly once between them', async () => {
