@@ -95,23 +95,27 @@ describe('a refund while a generation is in flight', () => {
     expect((await stripeStateOf(stack.db, userId)).balance).toBe(0);
   });
 
-  it('does not touch the refund of a generation debited after the take-back, nor settle a shortfall of tokens already consumed', async () => {
+  it('does not touch the refund of a generation debited after the take-back: the shortfall of tokens already consumed is debt the next pack settles, not that refund', async () => {
     const userId = stripeId('user');
     const firstPack = await buyPack(userId);
     // 70 tokens consumed for good (a completed generation, say), then the pack is refunded.
     await stack.postPlainEntry({ userId, reference: `test:spend:${userId}`, amount: -70, reason: 'test_spend' });
     expect((await refundPack(firstPack)).outcome_detail).toContain('shortfall 70');
 
+    // The next pack is a paid credit: it settles the 70 owed first (docs/debt.md), so 30 are left.
     await buyPack(userId);
     const song = await startPaidSong(userId);
     expect(await failGeneration(song.id)).toMatchObject({ kind: 'failed', refund: 'refunded' });
     const state = await stripeStateOf(stack.db, userId);
-    expect(state.balance).toBe(100);
+    expect(state.balance).toBe(30);
+    // The refund of the generation debited after the take-back is the user's whole: no recovery
+    // follows it (the shortfall was settled by the pack, not by this refund).
     expect(state.ledger.map((row) => row.reason)).toEqual([
       'token_pack_purchase',
       'test_spend',
       'stripe_refund',
       'token_pack_purchase',
+      'debt_settled',
       'studio_music_full',
       'studio_refund',
     ]);
@@ -121,6 +125,6 @@ describe('a refund while a generation is in flight', () => {
         .select(['shortfall', 'recovered'])
         .where('user_id', '=', userId)
         .execute(),
-    ).toEqual([{ shortfall: 70, recovered: 0 }]);
+    ).toEqual([{ shortfall: 70, recovered: 70 }]);
   });
 });
