@@ -25,6 +25,8 @@ const adminRoutes: [method: string, route: string, concretePath: string][] = [
   ['POST', '/admin/users/:userId/grants', '/admin/users/u1/grants'],
   ['POST', '/admin/users/:userId/lots/:lotId/void', '/admin/users/u1/lots/1/void'],
   ['POST', '/admin/users/:userId/holds/:holdId/release', '/admin/users/u1/holds/hold_000000000000000000000000/release'],
+  ['GET', '/admin/users/:userId/limits', '/admin/users/u1/limits'],
+  ['PUT', '/admin/users/:userId/limits', '/admin/users/u1/limits'],
   ['GET', '/admin/audit', '/admin/audit'],
   ['GET', '/admin/app-webhooks/messages', '/admin/app-webhooks/messages'],
   ['GET', '/admin/app-webhooks/messages/:id', '/admin/app-webhooks/messages/msg_00000000000000000000000000000000'],
