@@ -132,8 +132,9 @@ hold
   .option('--json', 'print JSON: {id, status, available, alreadyReleased}')
   .action((userId: string, id: string, options) => runHoldRelease(userId, id, options));
 
-function spendLimit(value: string): number | null {
-  if (value === 'default') return null;
+/** A limit, or "default" (commander stores a parser's null as ''; runLimits reads "default" as null). */
+function spendLimit(value: string): number | 'default' {
+  if (value === 'default') return value;
   if (!/^[0-9]{1,15}$/.test(value)) {
     throw new InvalidArgumentError('expected a whole number of tokens (0 or more), or "default"');
   }

@@ -106,20 +106,29 @@ describe('spend limits per user', () => {
     expect((await debit(userId, 1, 'past-lowered')).status).toBe(402);
   });
 
-  it('usage and paid studio requests count, free ones do not; a failed studio generation given back stops counting', async () => {
+  it('usage, a priced capture (its excess too) and paid studio requests count, free ones do not; a failed studio generation given back stops counting', async () => {
     const userId = stripeId('user');
     await grant(userId, 500);
-    await putLimits(userId, { daily: 40 });
+    await putLimits(userId, { daily: 50 });
     const use = (quantity: number, reference: string) =>
       post(`/v1/users/${userId}/usage`, { feature: 'video', quantity, reference });
     expect(await use(10, 'v-10')).toMatchObject({ status: 201, body: { cost: 20 } });
-    expect(await use(11, 'v-11')).toEqual(
-      refusal('daily', { limit: 40, spent: 20, held: 0, requested: 22, resetsAt: expect.any(String) }),
+    expect(await use(16, 'v-16')).toEqual(
+      refusal('daily', { limit: 50, spent: 20, held: 0, requested: 32, resetsAt: expect.any(String) }),
     );
-    // A hold by estimate counts its estimate as a hold of an amount does.
-    expect(
-      await post(`/v1/users/${userId}/holds`, { feature: 'video', quantity: 11, reference: 'est-11' }),
-    ).toMatchObject(refusal('daily', { spent: 20, requested: 22 }));
+    // A hold by estimate counts its estimate as a hold of an amount does; its capture counts what
+    // it cost, the excess past the estimate included.
+    const estimate = (quantity: number, reference: string) =>
+      post(`/v1/users/${userId}/holds`, { feature: 'video', quantity, reference });
+    expect(await estimate(16, 'est-16')).toMatchObject(refusal('daily', { spent: 20, requested: 32 }));
+    const small = await estimate(2, 'est-2');
+    expect(small).toMatchObject({ status: 201, body: { amount: 4 } });
+    expect(await limitsOf(userId)).toMatchObject({ held: 4, daily: { spent: 20 } });
+    expect(await post(`/v1/users/${userId}/holds/${small.body.id}/capture`, { quantity: 5 })).toMatchObject({
+      status: 200,
+      body: { cost: 10, captured: 4, excess: 6 },
+    });
+    expect(await limitsOf(userId)).toMatchObject({ held: 0, daily: { spent: 30 } });
     const studio = (body: Json) => post(`/v1/users/${userId}/studio/requests`, { ...body, input: { prompt: 'x' } });
     // The example catalog gives two free music requests a day: they spend nothing and count nothing.
     for (let free = 0; free < 2; free++) {
@@ -134,10 +143,11 @@ describe('spend limits per user', () => {
     });
     const full = await studio({ kind: 'music', full: true });
     expect(full).toMatchObject({ status: 202, body: { tokensCharged: 15 } });
-    expect((await limitsOf(userId)).daily).toMatchObject({ spent: 40 });
+    expect((await limitsOf(userId)).daily).toMatchObject({ spent: 50 });
     expect(await studio({ kind: 'music', durationSeconds: 10 })).toMatchObject(
-      refusal('daily', { spent: 40, requested: 5 }),
+      refusal('daily', { spent: 50, requested: 5 }),
     );
+    // Refused: no request row, no debit.
     expect(
       await stack.db.selectFrom('studio_requests').select('id').where('user_id', '=', userId).execute(),
     ).toHaveLength(4);
@@ -148,9 +158,9 @@ describe('spend limits per user', () => {
       .executeTakeFirstOrThrow();
     const failed = await failStudioRequest(stack.outboxDeps(), row.id, { code: 'ai_failed', message: 'test' });
     expect(failed).toMatchObject({ kind: 'failed', refund: 'refunded' });
-    expect((await limitsOf(userId)).daily).toMatchObject({ spent: 25 });
+    expect((await limitsOf(userId)).daily).toMatchObject({ spent: 35 });
     expect((await studio({ kind: 'music', durationSeconds: 10 })).status).toBe(202);
-    expect((await limitsOf(userId)).daily).toMatchObject({ spent: 30 });
+    expect((await limitsOf(userId)).daily).toMatchObject({ spent: 40 });
   });
 
   it('a retry of an applied reference answers as before, never a 402, even past the limit', async () => {

@@ -26,11 +26,12 @@ export const limitsEnvSchema = baseEnvSchema
  */
 export async function runLimits(
   userId: string,
-  options: { daily?: number | null; monthly?: number | null; note?: string; json?: boolean } = {},
+  options: { daily?: number | 'default'; monthly?: number | 'default'; note?: string; json?: boolean } = {},
 ): Promise<void> {
   const env = parseEnv(limitsEnvSchema, process.env);
   const defaults = { daily: env.SPEND_LIMIT_DAILY ?? null, monthly: env.SPEND_LIMIT_MONTHLY ?? null };
-  const change: SpendLimitsChange = { daily: options.daily, monthly: options.monthly };
+  const limitOf = (value: number | 'default' | undefined) => (value === 'default' ? null : value);
+  const change: SpendLimitsChange = { daily: limitOf(options.daily), monthly: limitOf(options.monthly) };
   await withDatabase(env.DATABASE_URL, async (db) => {
     const setting = options.daily !== undefined || options.monthly !== undefined;
     const view = !setting
