@@ -32,24 +32,24 @@ export async function runLimits(
   const defaults = { daily: env.SPEND_LIMIT_DAILY ?? null, monthly: env.SPEND_LIMIT_MONTHLY ?? null };
   const limitOf = (value: number | 'default' | undefined) => (value === 'default' ? null : value);
   const change: SpendLimitsChange = { daily: limitOf(options.daily), monthly: limitOf(options.monthly) };
+  const setting = options.daily !== undefined || options.monthly !== undefined;
   await withDatabase(env.DATABASE_URL, async (db) => {
-    const setting = options.daily !== undefined || options.monthly !== undefined;
-    const view = !setting
-      ? await readSpendLimits(db, await resolveUserId(db, userId), defaults)
-      : (
-          await runAuditedAction(
-            db,
-            async (trx) => setSpendLimits(trx, await resolveUserId(trx, userId), change, defaults),
-            (view) =>
-              cliAuditRecord({
-                action: adminActions.spendLimitsSet,
-                target: { kind: 'user', id: userId },
-                request: { params: { userId }, body: { ...change, note: options.note } },
-                outcome: 'ok',
-                answer: view,
-              }),
-          )
-        ).result;
+    const set = async (): Promise<SpendLimitsView> => {
+      const audited = await runAuditedAction(
+        db,
+        async (trx) => setSpendLimits(trx, await resolveUserId(trx, userId), change, defaults),
+        (view) =>
+          cliAuditRecord({
+            action: adminActions.spendLimitsSet,
+            target: { kind: 'user', id: userId },
+            request: { params: { userId }, body: { ...change, note: options.note } },
+            outcome: 'ok',
+            answer: view,
+          }),
+      );
+      return audited.result;
+    };
+    const view = setting ? await set() : await readSpendLimits(db, await resolveUserId(db, userId), defaults);
     if (options.json) {
       printJson({ ...view, userId });
       return;
