@@ -234,7 +234,7 @@ function postingStatement(statement: {
     spent AS (
       INSERT INTO spend_days AS d (user_id, day, spent)
       SELECT e.user_id, (e.created_at AT TIME ZONE 'UTC')::date, -e.amount
-        FROM entry e JOIN input i ON i.reference = e.reference
+        FROM entry e JOIN input i ON e.reference = i.reference
        WHERE i.counts_as_spent
       ON CONFLICT (user_id, day) DO UPDATE SET spent = d.spent + EXCLUDED.spent),
     lot AS (
