@@ -138,7 +138,7 @@ export interface HoldLotsTable {
   amount: number;
 }
 
-/** A user's own spend limits (migration 0038, docs/spend-limits.md); NULL: the default applies. */
+/** A user's own spend limits (migration 0041, docs/spend-limits.md); NULL: the default applies. */
 export interface SpendLimitsTable {
   user_id: string;
   daily: number | null;
@@ -146,7 +146,7 @@ export interface SpendLimitsTable {
   updated_at: DbTime;
 }
 
-/** Tokens a user spent in one UTC day (migration 0038): written by the posting statement of each spend. */
+/** Tokens a user spent in one UTC day (migration 0041): written by the posting statement of each spend. */
 export interface SpendDaysTable {
   user_id: string;
   day: ColumnType<string, string, string>;
