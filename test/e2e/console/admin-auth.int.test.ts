@@ -25,6 +25,7 @@ const adminRoutes: [method: string, route: string, concretePath: string][] = [
   ['POST', '/admin/users/:userId/grants', '/admin/users/u1/grants'],
   ['POST', '/admin/users/:userId/lots/:lotId/void', '/admin/users/u1/lots/1/void'],
   ['POST', '/admin/users/:userId/holds/:holdId/release', '/admin/users/u1/holds/hold_000000000000000000000000/release'],
+  ['POST', '/admin/users/:userId/debt/forgive', '/admin/users/u1/debt/forgive'],
   ['GET', '/admin/users/:userId/limits', '/admin/users/u1/limits'],
   ['PUT', '/admin/users/:userId/limits', '/admin/users/u1/limits'],
   ['GET', '/admin/audit', '/admin/audit'],
