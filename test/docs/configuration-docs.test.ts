@@ -4,6 +4,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { baseEnvSchema } from '@tally/platform';
 import { apiEnvSchema } from '../../apps/api/src/config';
 import { eventsEnvSchema } from '../../apps/cli/src/commands/events';
+import { limitsEnvSchema } from '../../apps/cli/src/commands/limits';
 import { migrateEnvSchema } from '../../apps/cli/src/commands/migrate';
 import { reconcileEnvSchema } from '../../apps/cli/src/commands/reconcile';
 import { sampleEnvSchema } from '../../apps/cli/src/commands/send-sample';
@@ -25,6 +26,7 @@ const schemasByReader: Record<string, Record<string, object>> = {
   worker: { workerEnvSchema },
   cli: {
     eventsEnvSchema,
+    limitsEnvSchema,
     reconcileEnvSchema,
     sampleEnvSchema,
     migrateEnvSchema,

@@ -325,6 +325,40 @@ export class Void extends MoneyCommand {
   }
 }
 
+/**
+ * The app sets the user's spend limits (`PUT …/limits`): each period a number of tokens, null to
+ * remove it (no default in the model's stack), or undefined to leave it; both undefined reads them.
+ */
+export class SetLimits extends MoneyCommand {
+  constructor(
+    readonly daily: number | null | undefined,
+    readonly monthly: number | null | undefined,
+  ) {
+    super();
+  }
+  applies() {
+    return true;
+  }
+  plan(): Op {
+    return { kind: 'limits' };
+  }
+  private get change() {
+    return {
+      ...(this.daily !== undefined ? { daily: this.daily } : {}),
+      ...(this.monthly !== undefined ? { monthly: this.monthly } : {}),
+    };
+  }
+  model(w: M.ModelWallet) {
+    return { answer: M.setLimits(w, this.change) };
+  }
+  real(u: RealUser) {
+    return u.setLimits(this.change);
+  }
+  toString() {
+    return `new SetLimits(${this.daily}, ${this.monthly})`;
+  }
+}
+
 /** Support forgives the debt: `amount` of it, or all of it (null). */
 export class Forgive extends MoneyCommand {
   override concurrent = true;

@@ -62,6 +62,14 @@ function soloCommands() {
   const voidLot = index.map((l) => new C.Void(l));
   const spec = fc.nat({ max: C.SPECS.length - 1 });
   const forgive = fc.option(fc.integer({ min: 1, max: 60 }), { nil: null }).map((amount) => new C.Forgive(amount));
+  // Limits near what a sequence spends (a pack is 100): each period set, removed (null) or left (undefined).
+  const limit = (values: number[]) =>
+    fc.oneof(fc.constantFrom(...values), fc.constant(null), fc.constant(undefined)) as fc.Arbitrary<
+      number | null | undefined
+    >;
+  const setLimits = fc
+    .tuple(limit([0, 20, 60, 120, 250]), limit([40, 150, 400]))
+    .map(([daily, monthly]) => new C.SetLimits(daily, monthly));
   const usage = spec.map((s) => new C.Usage(s));
   const usageAgain = fc.tuple(index, fc.boolean()).map(([u, same]) => new C.UsageAgain(u, same));
   const pricedHold = fc.tuple(spec, fc.constantFrom(1, 5, 24)).map(([s, ttl]) => new C.PricedHold(s, ttl));
@@ -89,6 +97,7 @@ function soloCommands() {
     [pricedHold, 3],
     [pricedCapture, 3],
     [forgive, 1],
+    [setLimits, 2],
   ];
   return weighted.flatMap(([arbitrary, weight]) => Array.from({ length: weight }, () => arbitrary));
 }

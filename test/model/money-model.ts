@@ -149,6 +149,10 @@ export interface ModelWallet {
   grants: ModelGrant[];
   debits: ModelDebit[];
   uses: ModelUse[];
+  /** The user's own spend limits (docs/spend-limits.md); null: none (the model's stack sets no default). */
+  limits: { daily: number | null; monthly: number | null };
+  /** Every spend counted against the limits (debits, usage, captures, a priced capture's excess): when, how much. */
+  spends: { at: number; amount: number }[];
   entries: number;
   /** How often the sequence reached each situation where a hole was once found (the run's coverage). */
   seen: Record<string, number>;
@@ -178,6 +182,8 @@ export function emptyWallet(now: number): ModelWallet {
     grants: [],
     debits: [],
     uses: [],
+    limits: { daily: null, monthly: null },
+    spends: [],
     entries: 0,
     seen: {},
   };
@@ -633,6 +639,8 @@ export function debit(w: ModelWallet, reference: string, amount: number): Answer
       body: { amount, balance: before.balanceAfter, available: availableOf(w), draws: before.draws },
     };
   }
+  const refused = limitRefusal(w, amount);
+  if (refused) return refused;
   const short = shortOf(w, amount);
   if (short) return short;
   const draws = takeFrom(
@@ -645,6 +653,7 @@ export function debit(w: ModelWallet, reference: string, amount: number): Answer
   // The answer lists what it drew from each lot; the contract gives the list no order.
   draws.sort((a, b) => a.lot - b.lot);
   w.debits.push({ reference, amount, balanceAfter: balance, draws });
+  countSpend(w, amount);
   return { status: 201, body: { amount, balance, available: availableOf(w), draws } };
 }
 
@@ -666,6 +675,8 @@ function reserve(
   ttlMs: number,
   use: number | null,
 ): Answer & { hold?: number } {
+  const refused = limitRefusal(w, amount);
+  if (refused) return refused;
   const short = shortOf(w, amount);
   if (short) return short;
   const free = spendable(w);
@@ -710,6 +721,7 @@ export function captureHold(w: ModelWallet, holdKey: number, amount: number | un
   const captured = amount ?? hold.amount;
   if (captured > hold.amount) return { status: 400, body: { code: 'invalid_request' } };
   const freedByLot = captureFromHold(w, hold, captured);
+  countSpend(w, captured);
   applyHoldEnd(w, hold, freedByLot);
   return {
     status: 200,
@@ -817,6 +829,8 @@ export function usage(w: ModelWallet, reference: string, spec: UseSpec): Answer 
     return { status: 200, body: before.answer ?? {} };
   }
   const charge = decideCharge(w, spec);
+  const refused = limitRefusal(w, charge.cost);
+  if (refused) return refused;
   const short = shortOf(w, charge.cost);
   if (short)
     return { status: 402, body: { code: 'insufficient_balance', cost: charge.cost, available: short.body.available } };
@@ -838,6 +852,7 @@ export function usage(w: ModelWallet, reference: string, spec: UseSpec): Answer 
     draws,
   };
   newUse(w, { reference, spec, cost: charge.cost, freeTier: charge.freeTier, at: w.now, answer });
+  countSpend(w, charge.cost);
   return { status: 201, body: answer };
 }
 
@@ -877,6 +892,7 @@ export function capturePricedHold(w: ModelWallet, holdKey: number, quantities: R
   const captured = Math.min(cost, hold.amount);
   saw(w, use.freeTier ? 'a free hold by estimate captured' : 'a hold by estimate captured');
   applyHoldEnd(w, hold, captureFromHold(w, hold, captured));
+  countSpend(w, captured);
   const wanted = cost - captured;
   let excess = 0;
   if (wanted > 0) {
@@ -888,6 +904,7 @@ export function capturePricedHold(w: ModelWallet, holdKey: number, quantities: R
       excess,
     );
     if (excess > 0) w.entries += 1;
+    countSpend(w, excess);
     saw(w, excess < wanted ? 'a priced capture left debt' : 'a priced capture took an excess');
   }
   const debt = wanted - excess;
@@ -906,6 +923,74 @@ export function capturePricedHold(w: ModelWallet, holdKey: number, quantities: R
     available: availableOf(w),
   };
   return { status: 200, body: hold.pricedAnswer };
+}
+
+// ---------------------------------------------------------------- spend limits
+
+/** The system's UTC month of an instant (`YYYY-MM`), through the shift as its UTC day is. */
+const systemMonth = (w: ModelWallet, at: number) => new Date(at - w.shift).toISOString().slice(0, 7);
+
+/** Tokens spent in the system's current UTC day or calendar month (every stored time moved back by the shift). */
+function spentIn(w: ModelWallet, period: 'daily' | 'monthly'): number {
+  const same =
+    period === 'daily'
+      ? (at: number) => systemDay(w, at) === systemDay(w, w.now)
+      : (at: number) => systemMonth(w, at) === systemMonth(w, w.now);
+  return w.spends.filter((spend) => same(spend.at)).reduce((sum, spend) => sum + spend.amount, 0);
+}
+
+/** When the system's current day or month ends (ISO, UTC). */
+function resetsAt(w: ModelWallet, period: 'daily' | 'monthly'): string {
+  const day = new Date(systemDay(w, w.now) * DAY_MS);
+  const end = period === 'daily' ? day.getTime() + DAY_MS : Date.UTC(day.getUTCFullYear(), day.getUTCMonth() + 1, 1);
+  return new Date(end).toISOString();
+}
+
+function countSpend(w: ModelWallet, amount: number) {
+  if (amount > 0) w.spends.push({ at: w.now, amount });
+}
+
+/**
+ * The spend limits (product.md "Debt", its last part): a new debit, usage or hold of `amount`
+ * tokens is refused when what was spent in the system's UTC day (or calendar month), plus what
+ * active holds reserve, plus `amount`, passes that period's limit; nothing is spent. A spend of
+ * nothing is never refused. Asked after the reference fence, before the balance.
+ */
+function limitRefusal(w: ModelWallet, amount: number): Answer | null {
+  if (amount <= 0) return null;
+  for (const period of ['daily', 'monthly'] as const) {
+    const limit = w.limits[period];
+    const spent = spentIn(w, period);
+    const held = heldOf(w);
+    if (limit === null || spent + held + amount <= limit) continue;
+    saw(w, `a ${period} spend limit refused a spend`);
+    return {
+      status: 402,
+      body: {
+        code: 'spend_limit_reached',
+        period,
+        limit,
+        spent,
+        held,
+        requested: amount,
+        resetsAt: resetsAt(w, period),
+      },
+    };
+  }
+  return null;
+}
+
+/** `PUT …/limits`: a number sets a period's limit, null removes it, absent leaves it; answers the limits. */
+export function setLimits(w: ModelWallet, change: { daily?: number | null; monthly?: number | null }): Answer {
+  if (change.daily !== undefined) w.limits.daily = change.daily;
+  if (change.monthly !== undefined) w.limits.monthly = change.monthly;
+  const view = (period: 'daily' | 'monthly') => ({
+    limit: w.limits[period],
+    source: w.limits[period] === null ? 'none' : 'user',
+    spent: spentIn(w, period),
+    resetsAt: resetsAt(w, period),
+  });
+  return { status: 200, body: { held: heldOf(w), daily: view('daily'), monthly: view('monthly') } };
 }
 
 /** From now to the soonest expiry still ahead (a lot with tokens left, an active hold); an hour if none. */

@@ -91,6 +91,19 @@ export class RealSystem {
                                     WHEN 7 THEN to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM')
                                   END`.execute(trx);
       await sql`UPDATE studio_requests SET usage_day = (created_at AT TIME ZONE 'UTC')::date`.execute(trx);
+      // The spend limits' counters (spend_days) are sums per UTC day of the entries they count:
+      // made again from those entries' moved created_at, so a limit resets when the moved time
+      // crosses a day or a month (a studio debit given back no longer counts).
+      await sql`DELETE FROM spend_days`.execute(trx);
+      await sql`
+        INSERT INTO spend_days (user_id, day, spent)
+        SELECT e.user_id, (e.created_at AT TIME ZONE 'UTC')::date, sum(-e.amount)
+          FROM ledger_entries e
+         WHERE e.reference LIKE 'debit:%' OR e.reference LIKE 'usage:%' OR e.reference LIKE 'hold:%:capture'
+            OR e.reference LIKE 'hold:%:excess'
+            OR (e.reference LIKE 'studio:%:debit' AND NOT EXISTS (
+                  SELECT 1 FROM ledger_entries r WHERE r.reference = left(e.reference, -length(':debit')) || ':refund'))
+         GROUP BY 1, 2`.execute(trx);
     });
   }
 
@@ -156,6 +169,13 @@ export class RealUser {
       `/v1/users/${this.userId}/holds/${this.holdId(holdKey)}/capture`,
       amount === undefined ? {} : { amount },
     );
+  }
+
+  /** `PUT …/limits` with the fields given (absent: unchanged). */
+  setLimits(change: { daily?: number | null; monthly?: number | null }) {
+    return this.stack
+      .apiRequest(`/v1/users/${this.userId}/limits`, { method: 'PUT', body: change })
+      .then((r) => this.answerOf(r));
   }
 
   forgive(amount: number | null) {

@@ -34,7 +34,7 @@ export function describedOperations(): Operation[] {
   if (operations) return operations;
   const document = buildOpenApiDocument();
   operations = Object.entries(document.paths ?? {}).flatMap(([template, item]) =>
-    (['get', 'post'] as const).flatMap((method) => {
+    (['get', 'post', 'put'] as const).flatMap((method) => {
       const operation = item[method];
       if (!operation) return [];
       const pattern = new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`);
@@ -70,7 +70,7 @@ export function matchAnswer(
 ): { template: string; status: number } | undefined {
   const pathname = decodeURIComponent(new URL(url, 'http://api').pathname);
   const upper = method.toUpperCase();
-  if (upper !== 'GET' && upper !== 'POST') return undefined;
+  if (upper !== 'GET' && upper !== 'POST' && upper !== 'PUT') return undefined;
   if (!described.test(pathname) || notDescribed.some((pattern) => pattern.test(pathname))) return undefined;
   const operation = operationOf(upper, pathname);
   const where = `${upper} ${pathname} → ${answer.status}`;

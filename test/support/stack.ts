@@ -13,11 +13,13 @@ import {
   inboxRelaySource,
   inUnitOfWork,
   loadCatalog,
+  noSpendLimits,
   type Provider,
   type ProviderPorts,
   plainLots,
   postLedgerEntry,
   type RetryLaterSettings,
+  type SpendLimitDefaults,
   type StudioJob,
   studioRelaySource,
   type UnitOfWork,
@@ -116,6 +118,8 @@ export interface TestStackOptions {
   apiFailedAuthLimit?: { limit: number; windowMs: number };
   /** API_ANSWER_DEADLINE_MS of the api (default none). */
   apiAnswerDeadlineMs?: number;
+  /** SPEND_LIMIT_DAILY and SPEND_LIMIT_MONTHLY of the api (default none). */
+  spendLimits?: SpendLimitDefaults;
   http?: Omit<HttpServerOptions, 'host'>;
   /** WALLET_LOW_BALANCE_THRESHOLD of the api, the workers and stack.transaction (default unset). */
   lowBalanceThreshold?: number;
@@ -205,6 +209,8 @@ export class TestStack {
   verifyRevenueCatPurchases = false;
   apiFailedAuthLimit: { limit: number; windowMs: number } | undefined;
   apiAnswerDeadlineMs: number | undefined;
+  /** The api's SPEND_LIMIT_DAILY and SPEND_LIMIT_MONTHLY. */
+  spendLimits: SpendLimitDefaults = noSpendLimits;
   /** WALLET_LOW_BALANCE_THRESHOLD of every process of the stack. */
   lowBalanceThreshold: number | undefined;
   /** DEBT_POLICY of every process of the stack. */
@@ -243,6 +249,7 @@ export class TestStack {
       this.verifyRevenueCatPurchases = options.verifyRevenueCatPurchases;
     this.apiFailedAuthLimit = options.apiFailedAuthLimit;
     this.apiAnswerDeadlineMs = options.apiAnswerDeadlineMs;
+    if (options.spendLimits) this.spendLimits = options.spendLimits;
     this.lowBalanceThreshold = options.lowBalanceThreshold;
     if (options.debtPolicy) this.debtPolicy = options.debtPolicy;
     this.loggers = options.loggers ?? {};
@@ -384,6 +391,7 @@ export class TestStack {
         },
         catalog: this.catalog,
         stripe: this.ports.stripe,
+        spendLimits: this.spendLimits,
         idempotency: { lockTimeoutMs: this.idempotencyLockTimeoutMs },
       }),
       0,

@@ -123,6 +123,7 @@ export function createApiApp(deps: ApiAppDeps): Express {
           ...(deps.appWebhookDelivery ? { appWebhookDelivery: deps.appWebhookDelivery } : {}),
           stripe: deps.stripe,
           queues: dashboard.queues,
+          spendLimits: deps.spendLimits,
         }),
       );
 

@@ -12,6 +12,7 @@ import {
   providerApiSettings,
   refuseDemoConfigurationInProduction,
   serviceHostSetting,
+  spendLimitSetting,
   walletLowBalanceThresholdSetting,
 } from '@tally/platform';
 import { z } from 'zod';
@@ -41,6 +42,9 @@ export const apiEnvSchema = baseEnvSchema
     API_ANSWER_DEADLINE_MS: positiveInt(5_000),
     /** A hold's life when `POST /v1/users/{userId}/holds` names no expiresInSeconds (docs/holds.md): 1..86400. */
     HOLD_DEFAULT_TTL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
+    /** The spend limits of a user without their own (docs/spend-limits.md): tokens per UTC day and calendar month; unset, none. */
+    SPEND_LIMIT_DAILY: spendLimitSetting,
+    SPEND_LIMIT_MONTHLY: spendLimitSetting,
     /**
      * Requests that sent a wrong key (`/v1`, `/admin`, the dashboard, the console) per client IP
      * and window before further ones answer 429 (0 = off); requests with a valid key, or with

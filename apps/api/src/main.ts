@@ -120,6 +120,7 @@ runMain('api', async () => {
     stripe,
     queues: { connection: redis, prefix: config.QUEUE_PREFIX },
     holds: { defaultTtlSeconds: config.HOLD_DEFAULT_TTL_SECONDS },
+    spendLimits: { daily: config.SPEND_LIMIT_DAILY ?? null, monthly: config.SPEND_LIMIT_MONTHLY ?? null },
     answerDeadlineMs: config.API_ANSWER_DEADLINE_MS,
     idempotency: { lockTimeoutMs: config.IDEMPOTENCY_KEY_LOCK_TIMEOUT_MS },
     readiness: {

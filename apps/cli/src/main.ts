@@ -15,6 +15,7 @@ import { runGrant } from './commands/grant';
 import { runHoldRelease } from './commands/hold-release';
 import { runLedgerOpenLots } from './commands/ledger-open-lots';
 import { runLedgerVerify } from './commands/ledger-verify';
+import { runLimits } from './commands/limits';
 import { runMigrate } from './commands/migrate';
 import { printJson } from './commands/output';
 import { runReconcile } from './commands/reconcile';
@@ -130,6 +131,27 @@ hold
   .option('--note <n>', 'why (kept in the audit row)')
   .option('--json', 'print JSON: {id, status, available, alreadyReleased}')
   .action((userId: string, id: string, options) => runHoldRelease(userId, id, options));
+
+/** A limit, or "default" (commander stores a parser's null as ''; runLimits reads "default" as null). */
+function spendLimit(value: string): number | 'default' {
+  if (value === 'default') return value;
+  if (!/^[0-9]{1,15}$/.test(value)) {
+    throw new InvalidArgumentError('expected a whole number of tokens (0 or more), or "default"');
+  }
+  return Number(value);
+}
+
+program
+  .command('limits')
+  .description(
+    "a user's spend limits (docs/spend-limits.md): the limits in force, spent this UTC day and month, resets; --daily/--monthly set the user's own (support; audited)",
+  )
+  .argument('<userId>', 'the user id or any id linked to it')
+  .option('--daily <n>', 'tokens per UTC day, or "default" to remove the own limit', spendLimit)
+  .option('--monthly <n>', 'tokens per calendar month, or "default" to remove the own limit', spendLimit)
+  .option('--note <n>', 'why (kept in the audit row)')
+  .option('--json', 'print JSON: {userId, held, daily, monthly}, as GET /admin/users/{userId}/limits')
+  .action((userId: string, options) => runLimits(userId, options));
 
 program
   .command('requeue')

@@ -951,7 +951,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description the wallet holds less than the price; nothing was written */
+                /** @description the wallet holds less than the price; nothing was written; or spend_limit_reached: spent + held + this spend would pass the daily or monthly limit (nothing spent) */
                 402: {
                     headers: {
                         /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
@@ -971,6 +971,25 @@ export interface paths {
                             /** @description what the request could spend: balance less active holds and expired lots */
                             available: number;
                             price: number;
+                        } | {
+                            error: {
+                                /** @enum {string} */
+                                code: "spend_limit_reached";
+                                message: string;
+                            };
+                            /**
+                             * @description daily: the UTC day; monthly: the calendar month (UTC)
+                             * @enum {string}
+                             */
+                            period: "daily" | "monthly";
+                            limit: number;
+                            /** @description tokens spent in the period (debits, usage, captures, studio) */
+                            spent: number;
+                            /** @description what active holds reserve: it counts until they end */
+                            held: number;
+                            requested: number;
+                            /** @description when the period ends and its count starts again (ISO 8601, UTC) */
+                            resetsAt: string;
                         };
                     };
                 };
@@ -2193,7 +2212,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description available is short (its figure in the answer) */
+                /** @description available is short (its figure in the answer); or spend_limit_reached: spent + held + this spend would pass the daily or monthly limit (nothing spent) */
                 402: {
                     headers: {
                         /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
@@ -2210,6 +2229,25 @@ export interface paths {
                                 message: string;
                             };
                             available: number;
+                        } | {
+                            error: {
+                                /** @enum {string} */
+                                code: "spend_limit_reached";
+                                message: string;
+                            };
+                            /**
+                             * @description daily: the UTC day; monthly: the calendar month (UTC)
+                             * @enum {string}
+                             */
+                            period: "daily" | "monthly";
+                            limit: number;
+                            /** @description tokens spent in the period (debits, usage, captures, studio) */
+                            spent: number;
+                            /** @description what active holds reserve: it counts until they end */
+                            held: number;
+                            requested: number;
+                            /** @description when the period ends and its count starts again (ISO 8601, UTC) */
+                            resetsAt: string;
                         };
                     };
                 };
@@ -2614,7 +2652,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description available is short (its figure in the answer) */
+                /** @description available is short (its figure in the answer); or spend_limit_reached: spent + held + this spend would pass the daily or monthly limit (nothing spent) */
                 402: {
                     headers: {
                         /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
@@ -2631,6 +2669,25 @@ export interface paths {
                                 message: string;
                             };
                             available: number;
+                        } | {
+                            error: {
+                                /** @enum {string} */
+                                code: "spend_limit_reached";
+                                message: string;
+                            };
+                            /**
+                             * @description daily: the UTC day; monthly: the calendar month (UTC)
+                             * @enum {string}
+                             */
+                            period: "daily" | "monthly";
+                            limit: number;
+                            /** @description tokens spent in the period (debits, usage, captures, studio) */
+                            spent: number;
+                            /** @description what active holds reserve: it counts until they end */
+                            held: number;
+                            requested: number;
+                            /** @description when the period ends and its count starts again (ISO 8601, UTC) */
+                            resetsAt: string;
                         };
                     };
                 };
@@ -3496,6 +3553,16 @@ export interface paths {
                             cost?: number;
                             /** @description studioKind and feature: whether the free allowance covers it */
                             freeTier?: boolean;
+                            /** @description the spend limit the spend would pass (allowed is false), as its 402 spend_limit_reached says */
+                            spendLimit?: {
+                                /** @enum {string} */
+                                period: "daily" | "monthly";
+                                limit: number;
+                                spent: number;
+                                held: number;
+                                requested: number;
+                                resetsAt: string;
+                            };
                         };
                     };
                 };
@@ -3871,7 +3938,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description available is short of the cost (both in the answer) */
+                /** @description available is short of the cost (both in the answer); or spend_limit_reached: spent + held + this spend would pass the daily or monthly limit (nothing spent) */
                 402: {
                     headers: {
                         /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
@@ -3889,6 +3956,25 @@ export interface paths {
                             };
                             cost: number;
                             available: number;
+                        } | {
+                            error: {
+                                /** @enum {string} */
+                                code: "spend_limit_reached";
+                                message: string;
+                            };
+                            /**
+                             * @description daily: the UTC day; monthly: the calendar month (UTC)
+                             * @enum {string}
+                             */
+                            period: "daily" | "monthly";
+                            limit: number;
+                            /** @description tokens spent in the period (debits, usage, captures, studio) */
+                            spent: number;
+                            /** @description what active holds reserve: it counts until they end */
+                            held: number;
+                            requested: number;
+                            /** @description when the period ends and its count starts again (ISO 8601, UTC) */
+                            resetsAt: string;
                         };
                     };
                 };
@@ -4027,6 +4113,347 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/users/{userId}/limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The spend limits in force, what was spent this UTC day and month, and when each resets */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    userId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the limits */
+                200: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            userId: string;
+                            /** @description what active holds reserve: it counts in both periods until they end */
+                            held: number;
+                            /** @description the current UTC day */
+                            daily: {
+                                /** @description the limit in force; null: none */
+                                limit: number | null;
+                                /**
+                                 * @description user: the user's own; default: SPEND_LIMIT_*; none
+                                 * @enum {string}
+                                 */
+                                source: "user" | "default" | "none";
+                                /** @description tokens spent in the current period (debits, usage, captures, studio) */
+                                spent: number;
+                                /** @description when the current period ends (ISO 8601, UTC) */
+                                resetsAt: string;
+                            };
+                            /** @description the current calendar month (UTC) */
+                            monthly: {
+                                /** @description the limit in force; null: none */
+                                limit: number | null;
+                                /**
+                                 * @description user: the user's own; default: SPEND_LIMIT_*; none
+                                 * @enum {string}
+                                 */
+                                source: "user" | "default" | "none";
+                                /** @description tokens spent in the current period (debits, usage, captures, studio) */
+                                spent: number;
+                                /** @description when the current period ends (ISO 8601, UTC) */
+                                resetsAt: string;
+                            };
+                        };
+                    };
+                };
+                /** @description a bad request (the URL holds a NUL, a bad parameter) */
+                400: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "invalid_request";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description no valid app key as a bearer token */
+                401: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unauthorized";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description this client failed authentication too often (API_FAILED_AUTH_*); retry later */
+                429: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "too_many_failed_attempts";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description an unexpected failure (logged with the Request-Id) */
+                500: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "internal_error";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description the database cannot be reached right now; retry later */
+                503: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "database_unavailable";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        /** Set the user's own daily and monthly spend limits (null: the default; absent: unchanged) */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    userId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description tokens per UTC day; null: the default (SPEND_LIMIT_DAILY); absent: unchanged */
+                        daily?: number | null;
+                        /** @description tokens per calendar month (UTC); null: the default (SPEND_LIMIT_MONTHLY); absent: unchanged */
+                        monthly?: number | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description the limits as they are now */
+                200: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            userId: string;
+                            /** @description what active holds reserve: it counts in both periods until they end */
+                            held: number;
+                            /** @description the current UTC day */
+                            daily: {
+                                /** @description the limit in force; null: none */
+                                limit: number | null;
+                                /**
+                                 * @description user: the user's own; default: SPEND_LIMIT_*; none
+                                 * @enum {string}
+                                 */
+                                source: "user" | "default" | "none";
+                                /** @description tokens spent in the current period (debits, usage, captures, studio) */
+                                spent: number;
+                                /** @description when the current period ends (ISO 8601, UTC) */
+                                resetsAt: string;
+                            };
+                            /** @description the current calendar month (UTC) */
+                            monthly: {
+                                /** @description the limit in force; null: none */
+                                limit: number | null;
+                                /**
+                                 * @description user: the user's own; default: SPEND_LIMIT_*; none
+                                 * @enum {string}
+                                 */
+                                source: "user" | "default" | "none";
+                                /** @description tokens spent in the current period (debits, usage, captures, studio) */
+                                spent: number;
+                                /** @description when the current period ends (ISO 8601, UTC) */
+                                resetsAt: string;
+                            };
+                        };
+                    };
+                };
+                /** @description a limit that is not a whole number of tokens, 0 or more, or null; an unknown field */
+                400: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "invalid_request" | "malformed_json" | "unsupported_encoding" | "request_aborted" | "invalid_content_length";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description no valid app key as a bearer token */
+                401: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unauthorized";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description a body over 100 kB */
+                413: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "payload_too_large";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description a body sent with a Content-Type other than application/json */
+                415: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unsupported_media_type";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description this client failed authentication too often (API_FAILED_AUTH_*); retry later */
+                429: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "too_many_failed_attempts";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description an unexpected failure (logged with the Request-Id) */
+                500: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "internal_error";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description the database cannot be reached right now; retry later */
+                503: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "database_unavailable";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -6403,6 +6830,347 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/users/{userId}/limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A user's spend limits, what they spent this UTC day and month, and when each resets */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    userId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the limits */
+                200: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            userId: string;
+                            /** @description what active holds reserve: it counts in both periods until they end */
+                            held: number;
+                            /** @description the current UTC day */
+                            daily: {
+                                /** @description the limit in force; null: none */
+                                limit: number | null;
+                                /**
+                                 * @description user: the user's own; default: SPEND_LIMIT_*; none
+                                 * @enum {string}
+                                 */
+                                source: "user" | "default" | "none";
+                                /** @description tokens spent in the current period (debits, usage, captures, studio) */
+                                spent: number;
+                                /** @description when the current period ends (ISO 8601, UTC) */
+                                resetsAt: string;
+                            };
+                            /** @description the current calendar month (UTC) */
+                            monthly: {
+                                /** @description the limit in force; null: none */
+                                limit: number | null;
+                                /**
+                                 * @description user: the user's own; default: SPEND_LIMIT_*; none
+                                 * @enum {string}
+                                 */
+                                source: "user" | "default" | "none";
+                                /** @description tokens spent in the current period (debits, usage, captures, studio) */
+                                spent: number;
+                                /** @description when the current period ends (ISO 8601, UTC) */
+                                resetsAt: string;
+                            };
+                        };
+                    };
+                };
+                /** @description a bad request (the URL holds a NUL, a bad parameter) */
+                400: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "invalid_request";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description no valid admin key as a bearer token */
+                401: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unauthorized";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description this client failed authentication too often (API_FAILED_AUTH_*); retry later */
+                429: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "too_many_failed_attempts";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description an unexpected failure (logged with the Request-Id) */
+                500: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "internal_error";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description the database cannot be reached right now; retry later */
+                503: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "database_unavailable";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        /** Support sets a user's own spend limits (audited; null: the default; absent: unchanged) */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    userId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description tokens per UTC day; null: the default (SPEND_LIMIT_DAILY); absent: unchanged */
+                        daily?: number | null;
+                        /** @description tokens per calendar month (UTC); null: the default (SPEND_LIMIT_MONTHLY); absent: unchanged */
+                        monthly?: number | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description the limits as they are now */
+                200: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            userId: string;
+                            /** @description what active holds reserve: it counts in both periods until they end */
+                            held: number;
+                            /** @description the current UTC day */
+                            daily: {
+                                /** @description the limit in force; null: none */
+                                limit: number | null;
+                                /**
+                                 * @description user: the user's own; default: SPEND_LIMIT_*; none
+                                 * @enum {string}
+                                 */
+                                source: "user" | "default" | "none";
+                                /** @description tokens spent in the current period (debits, usage, captures, studio) */
+                                spent: number;
+                                /** @description when the current period ends (ISO 8601, UTC) */
+                                resetsAt: string;
+                            };
+                            /** @description the current calendar month (UTC) */
+                            monthly: {
+                                /** @description the limit in force; null: none */
+                                limit: number | null;
+                                /**
+                                 * @description user: the user's own; default: SPEND_LIMIT_*; none
+                                 * @enum {string}
+                                 */
+                                source: "user" | "default" | "none";
+                                /** @description tokens spent in the current period (debits, usage, captures, studio) */
+                                spent: number;
+                                /** @description when the current period ends (ISO 8601, UTC) */
+                                resetsAt: string;
+                            };
+                        };
+                    };
+                };
+                /** @description a limit that is not a whole number of tokens, 0 or more, or null; an unknown field */
+                400: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "invalid_request" | "malformed_json" | "unsupported_encoding" | "request_aborted" | "invalid_content_length";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description no valid admin key as a bearer token */
+                401: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unauthorized";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description a body over 100 kB */
+                413: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "payload_too_large";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description a body sent with a Content-Type other than application/json */
+                415: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unsupported_media_type";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description this client failed authentication too often (API_FAILED_AUTH_*); retry later */
+                429: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "too_many_failed_attempts";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description an unexpected failure (logged with the Request-Id) */
+                500: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "internal_error";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description the database cannot be reached right now; retry later */
+                503: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "database_unavailable" | "audit_unavailable";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;

@@ -641,7 +641,7 @@ describe('AI Studio: every debit ends in a completed generation or exactly one r
   it('a request whose hand-off to the queue failed is picked up by the relay and generated', async () => {
     const userId = newUser();
     const created = await createStudioRequest(
-      { ...stack.outboxDeps(), catalog: stack.catalog, clock: stack.clock },
+      { ...stack.outboxDeps(), catalog: stack.catalog, clock: stack.clock, spendLimits: stack.spendLimits },
       { userId, kind: 'image_edit', input: { prompt: 'relay me' } },
     );
     if (created.kind !== 'created') throw new Error('expected a created request');

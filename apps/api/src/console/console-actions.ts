@@ -4,8 +4,10 @@ import {
   DEFAULT_RECONCILE_WINDOW_DAYS,
   parseWebhookId,
   reconcileStripe,
+  resolveUserId,
   STRIPE_EVENTS_MAX_WINDOW_DAYS,
   type StripeReconciliationReport,
+  setSpendLimits,
   summarizeReconciliation,
   toAppWebhookMessageView,
 } from '@tally/billing-core';
@@ -14,6 +16,7 @@ import { z } from 'zod';
 import { type AuditedTransaction, type AuditSpec, auditedHandler } from '../http/audit-admin-actions';
 import { adminGrantBodySchema, grantAnswerOf } from '../http/grant-body';
 import { eventIdSchema, userIdSchema } from '../http/params';
+import { spendLimitsAnswerOf, spendLimitsBodySchema } from '../http/spend-limits-body';
 import { deliverMessage, redeliverOneMessage } from '../routes/admin/app-webhook-actions';
 import { runHoldRelease } from '../routes/admin/hold-actions';
 import { deliver, type InboxActionResult, replayOneEvent, requeueOneEvent } from '../routes/admin/inbox-actions';
@@ -46,7 +49,7 @@ const reconcileFormSchema = z.object({
 
 /**
  * The console's actions, each a same-origin POST form (requireAdminKeyOrBasic) audited as its
- * `audit` says: grant, void, hold release, requeue, replay and redeliver are each one
+ * `audit` says: grant, void, hold release, spend limits, requeue, replay and redeliver are each one
  * transaction with their audit row (the row or message goes to its queue after the commit);
  * reconcile spans calls to Stripe, so its row is written before it runs.
  */
@@ -67,16 +70,21 @@ export function addConsoleActions(router: Router, deps: ConsoleDeps, badRequest:
       (req, _res, audited) => handle(req, audited),
     );
   const userPage = (userId: string) => `${consoleBase}/users/${encodeURIComponent(userId)}`;
+  /** A user page form's user, the page to go back to and its fields; undefined for a bad user id. */
+  const userFormOf = (req: Request) => {
+    const userId = userIdSchema.safeParse(req.params.userId);
+    if (!userId.success) return undefined;
+    return { userId: userId.data, back: userPage(userId.data), form: (req.body ?? {}) as Record<string, unknown> };
+  };
 
   router.post(
     '/users/:userId/grants',
     action(
       { action: adminActions.userGrant, target: { kind: 'user', param: 'userId' }, inTransaction: true },
       async (req, audited) => {
-        const userId = userIdSchema.safeParse(req.params.userId);
-        if (!userId.success) return badRequest();
-        const back = userPage(userId.data);
-        const form = (req.body ?? {}) as Record<string, unknown>;
+        const user = userFormOf(req);
+        if (!user) return badRequest();
+        const { back, form } = user;
         const body = consoleGrantSchema.safeParse({
           amount:
             typeof form.amount === 'string' && /^[0-9]{1,10}$/.test(form.amount.trim())
@@ -93,7 +101,7 @@ export function addConsoleActions(router: Router, deps: ConsoleDeps, badRequest:
             audit: { error: { code: 'invalid_request', message: body.error.message } },
           };
         }
-        const result = await runAdminGrant(audited, deps, { userId: userId.data, body: body.data }, (result) => ({
+        const result = await runAdminGrant(audited, deps, { userId: user.userId, body: body.data }, (result) => ({
           statusCode: 303,
           body: grantAnswerOf(result).body,
         }));
@@ -145,6 +153,38 @@ export function addConsoleActions(router: Router, deps: ConsoleDeps, badRequest:
                 ? 'hold_not_found'
                 : 'hold_not_active';
         return { redirect: `${withNotice(userPage(userId.data), notice)}#holds` };
+      },
+    ),
+  );
+
+  // The user's own spend limits, as the admin API's PUT: an empty field removes one (the default applies).
+  router.post(
+    '/users/:userId/limits',
+    action(
+      // guard: audit-console-limits-route
+      { action: adminActions.spendLimitsSet, target: { kind: 'user', param: 'userId' }, inTransaction: true },
+      async (req, audited) => {
+        const user = userFormOf(req);
+        if (!user) return badRequest();
+        const { userId, back, form } = user;
+        const field = (value: unknown) =>
+          typeof value === 'string' && value.trim() === ''
+            ? null
+            : typeof value === 'string' && /^[0-9]{1,15}$/.test(value.trim())
+              ? Number(value)
+              : value;
+        const body = spendLimitsBodySchema.safeParse({ daily: field(form.daily), monthly: field(form.monthly) });
+        if (!body.success) {
+          return {
+            redirect: `${withNotice(back, 'invalid_limits')}#limits`,
+            audit: { error: { code: 'invalid_request', message: body.error.message } },
+          };
+        }
+        await audited(
+          async (trx) => setSpendLimits(trx, await resolveUserId(trx, userId), body.data, deps.spendLimits),
+          (view) => ({ statusCode: 303, body: spendLimitsAnswerOf(view, userId).body }),
+        );
+        return { redirect: `${withNotice(back, 'limits_set')}#limits` };
       },
     ),
   );

@@ -1,4 +1,4 @@
-import type { DB, StripeApi } from '@tally/billing-core';
+import type { DB, SpendLimitDefaults, StripeApi } from '@tally/billing-core';
 import type { ProducerQueue } from '@tally/platform';
 import type { Kysely } from 'kysely';
 import type { AppWebhookActionDeps } from '../routes/admin/app-webhook-actions';
@@ -11,4 +11,6 @@ export interface ConsoleDeps extends InboxActionDeps, AppWebhookActionDeps, LotA
   stripe?: StripeApi | undefined;
   /** The catalog queues, for the overview's depths (the dashboard's handles). */
   queues: readonly ProducerQueue<unknown>[];
+  /** SPEND_LIMIT_DAILY and SPEND_LIMIT_MONTHLY: the user page shows the limits in force. */
+  spendLimits: SpendLimitDefaults;
 }

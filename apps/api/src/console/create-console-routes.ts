@@ -16,6 +16,7 @@ import {
   readAppWebhookGauges,
   readHourlyActivity,
   readOperationalStates,
+  readSpendLimits,
   reportUsage,
   toAppWebhookBody,
   toAppWebhookMessageView,
@@ -157,10 +158,11 @@ export function createConsoleRoutes(deps: ConsoleDeps): Router {
     view.ledger.entries = view.ledger.entries.slice(0, LEDGER_PAGE_SIZE);
     const usageTo = new Date().toISOString().slice(0, 10);
     const usageFrom = new Date(Date.now() - 29 * 86_400_000).toISOString().slice(0, 10);
-    const [series, messages, usage] = await Promise.all([
+    const [series, messages, usage, limits] = await Promise.all([
       findBalanceSeries(deps.db, view.canonicalUserId),
       listAppWebhookMessages(deps.db, { userId: view.canonicalUserId, limit: USER_MESSAGES }),
       reportUsage(deps.db, { userId: view.canonicalUserId, from: usageFrom, to: usageTo }),
+      readSpendLimits(deps.db, view.canonicalUserId, deps.spendLimits),
     ]);
     send(
       res,
@@ -169,6 +171,7 @@ export function createConsoleRoutes(deps: ConsoleDeps): Router {
         delivery,
         series,
         usage,
+        limits,
         messages: { items: messages.messages.map(toAppWebhookMessageView), more: messages.nextCursor !== null },
         ledgerCursor: cursor.data,
         ledgerNextCursor: more ? (view.ledger.entries[view.ledger.entries.length - 1]?.id ?? null) : null,

@@ -159,6 +159,11 @@ export const notices: Record<string, { text: string; error?: boolean }> = {
   hold_already_released: { text: 'Already released: nothing more was freed.' },
   hold_not_active: { text: 'Not released: the hold was captured or has expired.', error: true },
   hold_not_found: { text: "That hold is not one of this user's.", error: true },
+  limits_set: { text: 'Spend limits saved (audited).' },
+  invalid_limits: {
+    text: 'Not saved: each limit is a whole number of tokens, 0 or more, or empty for the default.',
+    error: true,
+  },
 };
 
 export function messageLink(id: string): Html {

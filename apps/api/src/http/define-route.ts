@@ -46,8 +46,11 @@ export type RouteInput<Path, P, Q, B, I, A> = {
  * query, the body (a POST without `body` takes none: a field sent is a 400). The handler returns
  * its answer; the mount sends it.
  */
+/** `put`: a write that is idempotent by itself (the same body again changes nothing): no Idempotency-Key. */
+export type RouteMethod = 'get' | 'post' | 'put';
+
 export interface RouteDefinition<Path extends RoutePath, P extends ParamShape, Q, B, I, A> {
-  method: 'get' | 'post';
+  method: RouteMethod;
   path: Path;
   summary: string;
   description?: string;
@@ -58,7 +61,7 @@ export interface RouteDefinition<Path extends RoutePath, P extends ParamShape, Q
   answers: Record<number, AnswerDoc>;
   /** Every /v1 POST states it. */
   idempotency?: I;
-  /** Every /admin POST states it: what the audit row names. */
+  /** Every /admin POST and PUT states it: what the audit row names. */
   audit?: A;
   /**
    * The route waits on a provider (Stripe, RevenueCat) under that call's own timeout, longer than
@@ -73,7 +76,7 @@ export interface RouteDefinition<Path extends RoutePath, P extends ParamShape, Q
 
 /** A definition as the mount and the document read it. */
 export interface Route {
-  method: 'get' | 'post';
+  method: RouteMethod;
   path: RoutePath;
   summary: string;
   description?: string;
@@ -106,8 +109,8 @@ export function pathParamsOf(path: string): string[] {
 /**
  * Defines a route (see RouteDefinition). Throws, when its module loads, for a definition that
  * contradicts itself: a path parameter without its schema or a schema without its parameter, a
- * /v1 POST that does not say how it keeps its Idempotency-Key, an /admin POST that does not say
- * what it audits, idempotency or an audit on a route that cannot have them.
+ * /v1 POST that does not say how it keeps its Idempotency-Key, an /admin POST or PUT that does not
+ * say what it audits, idempotency or an audit on a route that cannot have them.
  */
 export function defineRoute<
   const Path extends RoutePath,
@@ -131,8 +134,9 @@ export function defineRoute<
   }
   if (route.idempotency && !(v1 && route.method === 'post'))
     throw new Error(`${where}: only a /v1 POST takes Idempotency-Key`);
-  if (route.method === 'post' && !v1 && !route.audit) throw new Error(`${where} does not say what it audits (audit)`);
-  if (route.audit && (v1 || route.method !== 'post')) throw new Error(`${where}: only an /admin POST is audited`);
+  if (route.method !== 'get' && !v1 && !route.audit) throw new Error(`${where} does not say what it audits (audit)`);
+  if (route.audit && (v1 || route.method === 'get')) throw new Error(`${where}: only an /admin POST or PUT is audited`);
+  if (route.method === 'put' && !route.body) throw new Error(`${where}: a PUT takes a body`);
   if (route.providerCall && !v1) throw new Error(`${where}: only a /v1 route has the answer deadline to lift`);
   return route;
 }

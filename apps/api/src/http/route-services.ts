@@ -1,4 +1,13 @@
-import type { AppWebhookOutbox, Catalog, Clock, DB, EventPolicy, RevenueCatApi, StripeApi } from '@tally/billing-core';
+import type {
+  AppWebhookOutbox,
+  Catalog,
+  Clock,
+  DB,
+  EventPolicy,
+  RevenueCatApi,
+  SpendLimitDefaults,
+  StripeApi,
+} from '@tally/billing-core';
 import type { Kysely } from 'kysely';
 import type { AppWebhookDelivery } from '../app-webhook-delivery';
 
@@ -40,4 +49,6 @@ export interface RouteServices {
   stripe?: StripeApi | undefined;
   /** Holds: HOLD_DEFAULT_TTL_SECONDS (default 900). */
   holds?: { defaultTtlSeconds: number };
+  /** SPEND_LIMIT_DAILY and SPEND_LIMIT_MONTHLY: every spend and the limits' routes read them (docs/spend-limits.md). */
+  spendLimits: SpendLimitDefaults;
 }

@@ -27,7 +27,7 @@ function sharedAnswers(route: Route): Record<number, AnswerDoc> {
     500: errorDoc('an unexpected failure (logged with the Request-Id)', ['internal_error']),
     503: errorDoc('the database cannot be reached right now; retry later', ['database_unavailable']),
   };
-  if (route.method === 'post') {
+  if (route.method !== 'get') {
     answers[400] = errorDoc('a body that is not JSON, or bad input', [
       'invalid_request',
       'malformed_json',
@@ -38,7 +38,7 @@ function sharedAnswers(route: Route): Record<number, AnswerDoc> {
     answers[413] = errorDoc('a body over 100 kB', ['payload_too_large']);
     answers[415] = errorDoc('a body sent with a Content-Type other than application/json', ['unsupported_media_type']);
   }
-  if (route.method === 'post' && surface === 'admin') {
+  if (route.method !== 'get' && surface === 'admin') {
     // auditAdminActions: every state-changing admin request writes its audit row first.
     answers[503] = merge(
       answers[503],

@@ -5,11 +5,13 @@ import { debtAdminRoutes } from './admin/debt-routes';
 import { eventRoutes } from './admin/event-routes';
 import { holdAdminRoutes } from './admin/hold-routes';
 import { ledgerAdminRoutes } from './admin/ledger-routes';
+import { limitAdminRoutes } from './admin/limit-routes';
 import { lotAdminRoutes } from './admin/lot-routes';
 import { reconcileRoutes } from './admin/reconcile-routes';
 import { usageAdminRoutes } from './admin/usage-routes';
 import { userSupportRoutes } from './admin/user-support-routes';
 import { grantRoutes } from './v1/grant-routes';
+import { limitRoutes } from './v1/limit-routes';
 import { spendingRoutes } from './v1/spending-routes';
 import { studioRoutes } from './v1/studio-routes';
 import { subscriptionRoutes } from './v1/subscription-routes';
@@ -30,6 +32,7 @@ export const userRoutes: readonly Route[] = [
   ...grantRoutes,
   ...spendingRoutes,
   ...usageRoutes,
+  ...limitRoutes,
 ];
 
 /** Every JSON route of the operator API, `/admin/…` (admin keys, every POST audited): as userRoutes. */
@@ -41,6 +44,7 @@ export const adminRoutes: readonly Route[] = [
   ...lotAdminRoutes,
   ...debtAdminRoutes,
   ...holdAdminRoutes,
+  ...limitAdminRoutes,
   ...reconcileRoutes,
   ...appWebhookRoutes,
   ...usageAdminRoutes,

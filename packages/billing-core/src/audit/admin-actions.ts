@@ -16,6 +16,7 @@ export const adminActions = {
   lotVoid: 'lot.void',
   holdRelease: 'hold.release',
   debtForgive: 'debt.forgive',
+  spendLimitsSet: 'spend_limits.set',
 } as const;
 
 export type AdminActionName = (typeof adminActions)[keyof typeof adminActions];

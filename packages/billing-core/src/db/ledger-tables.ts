@@ -137,3 +137,18 @@ export interface HoldLotsTable {
   position: number;
   amount: number;
 }
+
+/** A user's own spend limits (migration 0041, docs/spend-limits.md); NULL: the default applies. */
+export interface SpendLimitsTable {
+  user_id: string;
+  daily: number | null;
+  monthly: number | null;
+  updated_at: DbTime;
+}
+
+/** Tokens a user spent in one UTC day (migration 0041): written by the posting statement of each spend. */
+export interface SpendDaysTable {
+  user_id: string;
+  day: ColumnType<string, string, string>;
+  spent: number;
+}

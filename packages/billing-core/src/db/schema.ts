@@ -17,6 +17,8 @@ import type {
   HoldsTable,
   LedgerDrawsTable,
   LedgerEntriesTable,
+  SpendDaysTable,
+  SpendLimitsTable,
   UsersTable,
   WalletsTable,
 } from './ledger-tables';
@@ -158,6 +160,8 @@ export interface DB {
   ledger_draws: LedgerDrawsTable;
   holds: HoldsTable;
   hold_lots: HoldLotsTable;
+  spend_limits: SpendLimitsTable;
+  spend_days: SpendDaysTable;
   token_refunds: TokenRefundsTable;
   revenuecat_pack_transactions: RevenueCatPackTransactionsTable;
   stripe_disputes: StripeDisputesTable;

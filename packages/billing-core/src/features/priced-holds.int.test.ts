@@ -5,6 +5,7 @@ import { releaseHold } from '../holds/end-hold';
 import { readWalletFunds } from '../ledger/held-tokens';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import { verifyLedger } from '../ledger/verify-ledger';
+import { noSpendLimits } from '../spend-limits/spend-limits';
 import { testOutbox } from '../testing/test-outbox';
 import { createTestDatabase, type TestDatabase } from '../testing/test-services';
 import { inUnitOfWork } from '../unit-of-work/unit-of-work';
@@ -44,7 +45,13 @@ describe('holds by estimate, captured at the actual cost', () => {
   afterAll(() => database.drop());
 
   const catalog = catalogAt(2, 'v1');
-  const deps = (c = catalog) => ({ db: database.db, outbox: testOutbox, clock, catalog: c });
+  const deps = (c = catalog) => ({
+    db: database.db,
+    outbox: testOutbox,
+    clock,
+    catalog: c,
+    spendLimits: noSpendLimits,
+  });
   const fund = (userId: string, tokens: number) =>
     inUnitOfWork({ db: database.db, outbox: testOutbox }, (uow) =>
       postLedgerEntry(uow, {

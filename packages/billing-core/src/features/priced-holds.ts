@@ -4,12 +4,13 @@ import { lockStudioUser } from '../db/lock-studio-user';
 import type { HoldRow } from '../db/schema';
 import { type CaptureAnswer, type EndHoldResult, endHold } from '../holds/end-hold';
 import { toHoldView } from '../holds/list-holds';
-import { lockWalletFunds } from '../holds/lock-wallet-funds';
+import { lockWalletForSpend, lockWalletFunds } from '../holds/lock-wallet-funds';
 import { type PlaceHoldResult, reserveHold } from '../holds/place-hold';
 import { listDrawableLots } from '../ledger/lots';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import { references } from '../references';
 import { recordTakeBackShortfall } from '../refunds/take-back-shortfalls';
+import type { SpendLimitDefaults } from '../spend-limits/spend-limits';
 import { inUnitOfWork, type UnitOfWork, type UnitOfWorkDeps } from '../unit-of-work/unit-of-work';
 import { decideFeatureCharge } from './decide-feature-charge';
 import { meterMap, sameMeters } from './meter-map';
@@ -31,7 +32,7 @@ export type PlacePricedHoldResult =
  * same estimate under it answers the first hold; another is a conflict.
  */
 export async function placePricedHold(
-  deps: Deps,
+  deps: Deps & { spendLimits: SpendLimitDefaults },
   request: { userId: string; reference: string; spec: UsageSpec; reason: string; expiresInSeconds: number },
 ): Promise<PlacePricedHoldResult> {
   const priced = priceUsage(deps.catalog.features, request.spec);
@@ -41,7 +42,7 @@ export async function placePricedHold(
   return inUnitOfWork(deps, async (uow) => {
     // As a usage: a use that may take a free slot serialises with the user's studio requests.
     if (feature.freeAllowance) await lockStudioUser(uow.trx, request.userId);
-    const funds = await lockWalletFunds(uow, request.userId, { holdReference: request.reference });
+    const funds = await lockWalletForSpend(uow, request.userId, { holdReference: request.reference });
     const existing = funds.hold;
     if (existing) {
       const use = existing.priced ? await holdUseOf(uow, existing.id) : undefined;
@@ -64,6 +65,7 @@ export async function placePricedHold(
       amount: charge.tokens,
       reason: request.reason,
       expiresInSeconds: request.expiresInSeconds,
+      spendLimits: deps.spendLimits,
       priced: true,
       // The hold's use, in the hold's own statement.
       alongside: (holdId, available) => sql`

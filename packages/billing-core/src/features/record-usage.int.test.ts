@@ -3,6 +3,7 @@ import type { Clock } from '../clock';
 import { readWalletFunds } from '../ledger/held-tokens';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import { verifyLedger } from '../ledger/verify-ledger';
+import { noSpendLimits } from '../spend-limits/spend-limits';
 import { testOutbox } from '../testing/test-outbox';
 import { createTestDatabase, type TestDatabase } from '../testing/test-services';
 import { inUnitOfWork } from '../unit-of-work/unit-of-work';
@@ -38,7 +39,7 @@ describe('recordUsage: the catalog prices what the app spends', () => {
   });
   afterAll(() => database.drop());
 
-  const deps = () => ({ db: database.db, outbox: testOutbox, clock, catalog });
+  const deps = () => ({ db: database.db, outbox: testOutbox, clock, catalog, spendLimits: noSpendLimits });
   const fund = (userId: string, tokens: number) =>
     inUnitOfWork({ db: database.db, outbox: testOutbox }, (uow) =>
       postLedgerEntry(uow, {

@@ -2,9 +2,10 @@ import { sql } from 'kysely';
 import type { Catalog } from '../catalog/catalog';
 import { lockStudioUser } from '../db/lock-studio-user';
 import { InsufficientBalanceError, LedgerReferenceConflictError } from '../errors';
-import { lockWalletFunds } from '../holds/lock-wallet-funds';
+import { lockWalletForSpend } from '../holds/lock-wallet-funds';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import { references } from '../references';
+import { type SpendLimitDefaults, type SpendLimitRefusal, spendLimitRefusal } from '../spend-limits/spend-limits';
 import { inUnitOfWork, type UnitOfWork, type UnitOfWorkDeps } from '../unit-of-work/unit-of-work';
 import { decideFeatureCharge } from './decide-feature-charge';
 import { meterMap, sameMeters } from './meter-map';
@@ -35,7 +36,9 @@ export type RecordUsageResult =
   | { kind: 'unknown-feature'; message: string; known: string[] }
   | { kind: 'invalid'; message: string }
   /** Short: nothing charged (402 insufficient_balance with cost and available). */
-  | { kind: 'insufficient'; cost: number; available: number };
+  | { kind: 'insufficient'; cost: number; available: number }
+  /** A spend limit refuses the cost (402 spend_limit_reached): nothing recorded. */
+  | { kind: 'spend-limit'; refusal: SpendLimitRefusal };
 
 /**
  * Records one use of a catalog feature (docs/features.md, `POST /v1/users/{userId}/usage`): prices
@@ -44,10 +47,11 @@ export type RecordUsageResult =
  * use with its quantities, prices and the catalog's version, all in one unit of work under the
  * wallet lock. The reference is the fence: the same usage again answers the first answer and
  * charges nothing; another usage or user under it is a conflict (the unique (source, reference)
- * backs it against a twin of another user). Short of `available` it records nothing.
+ * backs it against a twin of another user). Past a spend limit (after the fence) or short of
+ * `available` it records nothing.
  */
 export async function recordUsage(
-  deps: UnitOfWorkDeps & { catalog: Catalog },
+  deps: UnitOfWorkDeps & { catalog: Catalog; spendLimits: SpendLimitDefaults },
   request: { userId: string; reference: string; spec: UsageSpec },
 ): Promise<RecordUsageResult> {
   const priced = priceUsage(deps.catalog.features, request.spec);
@@ -63,7 +67,7 @@ export async function recordUsage(
       // A use that may take a free slot serialises with the user's studio requests, which count
       // against the same allowances under the studio lock (taken before the wallet's, as they do).
       if (priced.feature.freeAllowance) await lockStudioUser(uow.trx, request.userId);
-      const funds = await lockWalletFunds(uow, request.userId);
+      const funds = await lockWalletForSpend(uow, request.userId);
       const previous = await findUse(uow, request.reference);
       // guard: usage-reference-fence
       if (previous)
@@ -75,6 +79,9 @@ export async function recordUsage(
         cost: priced.usage.cost,
         at,
       });
+      const refusal = spendLimitRefusal(funds.spend, deps.spendLimits, funds.held, charge.tokens);
+      // guard: usage-spend-limit
+      if (refusal) return { kind: 'spend-limit', refusal } as const;
       if (funds.available < charge.tokens) {
         return { kind: 'insufficient', cost: charge.tokens, available: Math.max(0, funds.available) } as const;
       }

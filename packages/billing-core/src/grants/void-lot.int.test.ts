@@ -6,6 +6,7 @@ import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import { verifyLedger } from '../ledger/verify-ledger';
 import { settleLapsedHoldsPass } from '../lot-expiry/expire-lots';
 import { references } from '../references';
+import { noSpendLimits } from '../spend-limits/spend-limits';
 import { refundStudioRequest } from '../studio/refund-studio-request';
 import { testOutbox } from '../testing/test-outbox';
 import { createTestDatabase, type TestDatabase } from '../testing/test-services';
@@ -69,7 +70,14 @@ describe('a voided lot keeps nothing the user can spend', () => {
       }),
     );
     const hold = await run((uow) =>
-      placeHold(uow, { userId, reference: `${userId}-hold`, amount: 40, reason: 'test', expiresInSeconds: 600 }),
+      placeHold(uow, {
+        userId,
+        reference: `${userId}-hold`,
+        amount: 40,
+        reason: 'test',
+        expiresInSeconds: 600,
+        spendLimits: noSpendLimits,
+      }),
     );
     if (hold.kind !== 'placed') throw new Error(`hold not placed: ${hold.kind}`);
     const promo = await lotOf(userId, `grant:${userId}:promo`);
@@ -117,7 +125,14 @@ describe('a voided lot keeps nothing the user can spend', () => {
     const userId = 'void-capture';
     const { promoLotId, holdId } = await voidableWallet(userId);
     const lapsing = await run((uow) =>
-      placeHold(uow, { userId, reference: `${userId}-lapsing`, amount: 10, reason: 'test', expiresInSeconds: 600 }),
+      placeHold(uow, {
+        userId,
+        reference: `${userId}-lapsing`,
+        amount: 10,
+        reason: 'test',
+        expiresInSeconds: 600,
+        spendLimits: noSpendLimits,
+      }),
     );
     if (lapsing.kind !== 'placed') throw new Error('second hold not placed');
     await run((uow) => voidLot(uow, { userId, lotId: promoLotId }));

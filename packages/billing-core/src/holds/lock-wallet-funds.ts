@@ -3,6 +3,7 @@ import type { HoldRow } from '../db/schema';
 import { activeHold, fundsOf, readWalletFunds, type WalletFunds } from '../ledger/held-tokens';
 import { takeFreedVoidedTokens } from '../ledger/voided-lots';
 import { recoverShortfallsFromHold } from '../refunds/take-back-shortfalls';
+import { type SpendRead, type SpendReadRow, spendReadOf, spendReadSql } from '../spend-limits/spend-limits';
 import type { UnitOfWork } from '../unit-of-work/unit-of-work';
 import { giveBackHoldUses } from './give-back-hold-uses';
 
@@ -16,19 +17,50 @@ export interface LockedFunds extends WalletFunds {
   hold: LockedHold | undefined;
 }
 
+/** The funds a spend locked (lockWalletForSpend): with what the spend limits need. */
+export interface LockedSpendFunds extends LockedFunds {
+  spend: SpendRead;
+}
+
 /**
  * Locks the user's wallet row (FOR UPDATE: every writer of holds and lots takes it first, so
  * concurrent holds, captures and spends of one wallet serialize), then reads in ONE more
  * statement (after the lock is granted, so it sees what the lock's previous holder committed)
  * what active holds reserve, whether holds lapsed unsettled, whether a shortfall is open, and the
  * hold the operation is about; settles lapsed holds (settleLapsedHolds) if any; answers the funds
- * as they are now. Every hold operation, app debit and studio debit starts with it.
+ * as they are now. Every hold operation, app debit and studio debit starts with it (a new spend
+ * through lockWalletForSpend).
  */
-export async function lockWalletFunds(
+export function lockWalletFunds(
   uow: UnitOfWork,
   userId: string,
   about: { holdId: string } | { holdReference: string } | null = null,
 ): Promise<LockedFunds> {
+  return lockAndRead(uow, userId, about, false);
+}
+
+/**
+ * lockWalletFunds for a new spend (a debit, a usage, a hold placed, a studio debit): the same
+ * statement also reads what the spend limits decide on (spendReadSql: the user's own limits and
+ * what they spent today and this month), so a limit costs no statement of its own. The counters
+ * it reads are written by the posting statements of spends, under this same lock.
+ */
+export async function lockWalletForSpend(
+  uow: UnitOfWork,
+  userId: string,
+  about: { holdReference: string } | null = null,
+): Promise<LockedSpendFunds> {
+  const { spend, ...funds } = await lockAndRead(uow, userId, about, true);
+  if (!spend) throw new Error(`the spend of ${userId} was not read`);
+  return { ...funds, spend };
+}
+
+async function lockAndRead(
+  uow: UnitOfWork,
+  userId: string,
+  about: { holdId: string } | { holdReference: string } | null,
+  spending: boolean,
+): Promise<LockedFunds & { spend?: SpendRead }> {
   const { trx } = uow;
   // guard: hold-wallet-lock
   const wallet = await sql<{ balance: number }>`
@@ -42,7 +74,9 @@ export async function lockWalletFunds(
         : sql`h.reference = ${about.holdReference}`;
   // guard: hold-shortfalls-open
   const read = await sql<
-    { held: number; lapsed: boolean; shortfalls_open: boolean } & { [K in keyof LockedHold]: LockedHold[K] | null }
+    { held: number; lapsed: boolean; shortfalls_open: boolean; spend?: SpendReadRow } & {
+      [K in keyof LockedHold]: LockedHold[K] | null;
+    }
   >`
     SELECT (SELECT coalesce(sum(a.amount), 0) FROM holds a WHERE a.user_id = ${userId} AND ${activeHold('a')})::bigint AS held,
            EXISTS (SELECT 1 FROM holds l
@@ -50,18 +84,20 @@ export async function lockWalletFunds(
                       AND l.expires_at <= now()) AS lapsed,
            EXISTS (SELECT 1 FROM take_back_shortfalls s
                     WHERE s.user_id = ${userId} AND s.closed_at IS NULL AND s.recovered + s.forgiven < s.shortfall) AS shortfalls_open,
+           ${spending ? sql`(SELECT row_to_json(sp) FROM (${spendReadSql(userId)}) AS sp) AS spend,` : sql``}
            x.*
       FROM (SELECT 1) AS one
       LEFT JOIN (SELECT h.*, (h.status = 'held' AND h.expires_at <= now()) AS expired
                    FROM holds h WHERE h.user_id = ${userId} AND ${which}) AS x ON TRUE`.execute(trx);
   const row = read.rows[0];
   if (!row) throw new Error(`the funds of ${userId} cannot be read`);
-  const { held, lapsed, shortfalls_open: shortfallsOpen, ...holdColumns } = row;
+  const { held, lapsed, shortfalls_open: shortfallsOpen, spend: spendRow, ...holdColumns } = row;
   const hold = holdColumns.id === null ? undefined : (holdColumns as LockedHold);
-  if (!lapsed) return { ...fundsOf(balance, Number(held)), shortfallsOpen, hold };
+  const spend = spendRow ? { spend: spendReadOf(spendRow) } : {};
+  if (!lapsed) return { ...fundsOf(balance, Number(held)), shortfallsOpen, hold, ...spend };
   // A lapsed hold already stopped counting; only a recovery it made moves the funds.
   await settleLapsedHolds(uow, userId);
-  return { ...(await readWalletFunds(trx, userId, { lock: false })), shortfallsOpen, hold };
+  return { ...(await readWalletFunds(trx, userId, { lock: false })), shortfallsOpen, hold, ...spend };
 }
 
 /**

@@ -3,11 +3,11 @@ import { sqlMilliseconds } from '@tally/platform/db';
 import { type RawBuilder, sql } from 'kysely';
 import type { HoldRow } from '../db/schema';
 import { ensureWalletCtes, markWalletEnsured } from '../ledger/ensure-wallet';
-import type { WalletFunds } from '../ledger/held-tokens';
 import { allocateDraws, listDrawableLots } from '../ledger/lots';
+import { type SpendLimitDefaults, type SpendLimitRefusal, spendLimitRefusal } from '../spend-limits/spend-limits';
 import type { UnitOfWork } from '../unit-of-work/unit-of-work';
 import { type HoldView, type HoldViewStatus, holdViewColumns, toHoldView } from './list-holds';
-import { lockWalletFunds } from './lock-wallet-funds';
+import { type LockedSpendFunds, lockWalletForSpend } from './lock-wallet-funds';
 
 /** HOLD_DEFAULT_TTL_SECONDS's default, and the longest a hold may live. */
 export const defaultHoldTtlSeconds = 900;
@@ -23,6 +23,8 @@ export interface HoldPlacement {
   reason: string;
   /** 1..maxHoldTtlSeconds; expires_at is counted from the database's now(). */
   expiresInSeconds: number;
+  /** The defaults of the spend limits a hold counts against while active (docs/spend-limits.md). */
+  spendLimits: SpendLimitDefaults;
 }
 
 export type PlaceHoldResult =
@@ -33,7 +35,9 @@ export type PlaceHoldResult =
   /** The reference placed another amount: the caller's conflict (409). */
   | { kind: 'conflict'; message: string }
   /** What the wallet can reserve is short: nothing reserved. */
-  | { kind: 'insufficient'; available: number; requested: number };
+  | { kind: 'insufficient'; available: number; requested: number }
+  /** A spend limit refuses what it would reserve (402 spend_limit_reached): nothing reserved. */
+  | { kind: 'spend-limit'; refusal: SpendLimitRefusal };
 
 /** A new hold's public id: `hold_` + 24 hex characters. */
 export function newHoldId(): string {
@@ -49,7 +53,7 @@ export function newHoldId(): string {
  * (the unique (user_id, reference) backs it). No ledger row: a hold moves no money until captured.
  */
 export async function placeHold(uow: UnitOfWork, placement: HoldPlacement): Promise<PlaceHoldResult> {
-  const funds = await lockWalletFunds(uow, placement.userId, { holdReference: placement.reference });
+  const funds = await lockWalletForSpend(uow, placement.userId, { holdReference: placement.reference });
   const existing = funds.hold;
   if (existing) {
     if (Number(existing.amount) !== placement.amount) {
@@ -65,13 +69,15 @@ export async function placeHold(uow: UnitOfWork, placement: HoldPlacement): Prom
 }
 
 /**
- * Reserves a new hold under the wallet lock the caller took (`funds` as lockWalletFunds read
+ * Reserves a new hold under the wallet lock the caller took (`funds` as lockWalletForSpend read
  * them, no hold under the reference): placeHold's second half, and a priced hold's
  * (placePricedHold; `priced`, whose amount may be 0: a free use reserves the use, no tokens).
+ * What it reserves counts against the spend limits as spent while the hold is active: past a
+ * limit (spendLimitRefusal) it reserves nothing.
  */
 export async function reserveHold(
   uow: UnitOfWork,
-  funds: WalletFunds,
+  funds: Pick<LockedSpendFunds, 'balance' | 'held' | 'available' | 'spend'>,
   placement: HoldPlacement & {
     priced?: boolean;
     /** A statement written in the same round trip as the hold (a priced hold's use): given the new hold's id and available. */
@@ -80,6 +86,9 @@ export async function reserveHold(
 ): Promise<PlaceHoldResult> {
   const { trx } = uow;
   const insufficient = { kind: 'insufficient', requested: placement.amount } as const;
+  const refusal = spendLimitRefusal(funds.spend, placement.spendLimits, funds.held, placement.amount);
+  // guard: hold-spend-limit
+  if (refusal) return { kind: 'spend-limit', refusal };
   if (funds.available < placement.amount) return { ...insufficient, available: Math.max(0, funds.available) };
   const lots = placement.amount === 0 ? [] : await listDrawableLots(trx, placement.userId, { spend: true, lock: true });
   const { draws, left } = allocateDraws(lots, placement.amount);

@@ -58,6 +58,7 @@ export async function lockWalletsAndInsert(
     reason: column('reason'),
     inboxEventId: column('inboxEventId'),
     messageData: column('messageData'),
+    countsAsSpent: column('countsAsSpent'),
     expiredLotId: column('expiredLotId'),
     lotCategory: column('lotCategory'),
     lotExpiresAt: column('lotExpiresAt'),
@@ -131,6 +132,8 @@ interface PostingSlots {
   inboxEventId: number | null;
   /** The posting's messageData as JSON text (null: none). */
   messageData: string | null;
+  /** A spend or a capture: counted in spend_days, what the spend limits read (docs/spend-limits.md). */
+  countsAsSpent: boolean;
   /** The expiry sweeper's entry is announced as wallet.credits_expired (with its lot), not wallet.debited. */
   expiredLotId: number | null;
   /** A credit's lot (null for any other movement): created by the statement when the lots match. */
@@ -157,6 +160,9 @@ function postingSlotsOf(posting: LedgerPosting): PostingSlots {
     reason: posting.reason,
     inboxEventId: posting.inboxEventId ?? null,
     messageData: posting.messageData === undefined ? null : JSON.stringify(posting.messageData),
+    // guard: spend-counted
+    // guard: capture-counted
+    countsAsSpent: posting.lots.kind === 'spend' || posting.lots.kind === 'capture',
     // guard: expiry-entry-message
     expiredLotId: posting.lots.kind === 'expire' ? posting.lots.lotId : null,
     lotCategory: credit ? credit.category : null,
@@ -168,16 +174,19 @@ function postingSlotsOf(posting: LedgerPosting): PostingSlots {
 /**
  * The posting statement over `input`, a CTE of postings (one row per posting, at most one per
  * wallet and per reference; columns user_id, reference, amount, reason, inbox_event_id,
- * expired_lot_id, the lot's columns and `position`). Written once for both statements that run
- * it: one posting (`lockWalletAndInsertSql`, its values as parameters) and several on distinct
- * wallets (`lockWalletsAndInsertSql`, its values as arrays), so the two cannot drift apart.
+ * counts_as_spent, expired_lot_id, the lot's columns and `position`). Written once for both
+ * statements that run it: one posting (`lockWalletAndInsertSql`, its values as parameters) and
+ * several on distinct wallets (`lockWalletsAndInsertSql`, its values as arrays), so the two
+ * cannot drift apart.
  *
  * Per posting, what postLedgerEntry documents: the wallet locked (FOR UPDATE, in user order) and
  * read at its latest version; `lots_match` when the wallet row is also the snapshot's version and
  * the snapshot's lots sum to its balance (LotsBeforeEntry); any entry already posted under the
  * reference read; and only when there is none and the balance stays at zero or above, the entry
- * inserted under ON CONFLICT (reference) DO NOTHING, with its app webhook messages and, for a
- * credit whose wallet's lots match, its lot. One answer row per posting whose wallet exists:
+ * inserted under ON CONFLICT (reference) DO NOTHING, with its app webhook messages, for a spend or
+ * a capture its tokens added to the user's spend_days counter of the entry's UTC day (what the
+ * spend limits read, under the same wallet lock: no statement of its own) and, for a credit whose
+ * wallet's lots match, its lot. One answer row per posting whose wallet exists:
  * `posted`, `existing` or `none`. The ledger trigger moves each wallet to its entry's
  * balance_after at the end of the statement (one entry per wallet, so no entry of the statement
  * depends on another's balance).
@@ -222,6 +231,12 @@ function postingStatement(statement: {
       ON CONFLICT (reference) DO NOTHING
       RETURNING *),
     ${ledgerEntryMessagesCte(outbox)},
+    spent AS (
+      INSERT INTO spend_days AS d (user_id, day, spent)
+      SELECT e.user_id, (e.created_at AT TIME ZONE 'UTC')::date, -e.amount
+        FROM entry e JOIN input i ON e.reference = i.reference
+       WHERE i.counts_as_spent
+      ON CONFLICT (user_id, day) DO UPDATE SET spent = d.spent + EXCLUDED.spent),
     lot AS (
       INSERT INTO credit_lots (user_id, category, source, amount, remaining, expires_at, rollover_max)
       SELECT e.user_id, i.lot_category, e.reference, e.amount, e.amount,
@@ -255,7 +270,8 @@ const lockWalletAndInsertSql = precompiledSql<PostingSlots & OutboxSlots, Locked
   postingStatement({
     input: sql`SELECT ${s.userId}::text AS user_id, ${s.reference}::text AS reference, ${s.amount}::bigint AS amount,
                ${s.reason}::text AS reason, ${s.inboxEventId}::bigint AS inbox_event_id,
-               ${s.messageData}::jsonb AS message_data, ${s.expiredLotId}::bigint AS expired_lot_id, ${s.lotCategory}::text AS lot_category,
+               ${s.messageData}::jsonb AS message_data, ${s.countsAsSpent}::boolean AS counts_as_spent,
+               ${s.expiredLotId}::bigint AS expired_lot_id, ${s.lotCategory}::text AS lot_category,
                ${s.lotExpiresAt}::timestamptz AS lot_expires_at, ${s.lotMonths}::int AS lot_months,
                ${s.lotAfter}::timestamptz AS lot_after, ${s.lotRolloverMax}::int AS lot_rollover_max,
                0 AS position`,
@@ -272,15 +288,16 @@ type PostingArrays = { [K in keyof PostingSlots]: PostingSlots[K][] };
 /** The statement for several postings on distinct wallets (postLedgerEntries), compiled once. */
 const lockWalletsAndInsertSql = precompiledSql<PostingArrays & OutboxSlots, LockedInsertRow>((s) =>
   postingStatement({
-    input: sql`SELECT user_id, reference, amount, reason, inbox_event_id, message_data, expired_lot_id, lot_category,
-               lot_expires_at, lot_months, lot_after, lot_rollover_max, (position - 1)::int AS position
+    input: sql`SELECT user_id, reference, amount, reason, inbox_event_id, message_data, counts_as_spent, expired_lot_id,
+               lot_category, lot_expires_at, lot_months, lot_after, lot_rollover_max, (position - 1)::int AS position
           FROM unnest(${s.userId}::text[], ${s.reference}::text[], ${s.amount}::bigint[], ${s.reason}::text[],
-                      ${s.inboxEventId}::bigint[], ${s.messageData}::jsonb[], ${s.expiredLotId}::bigint[],
-                      ${s.lotCategory}::text[],
+                      ${s.inboxEventId}::bigint[], ${s.messageData}::jsonb[], ${s.countsAsSpent}::boolean[],
+                      ${s.expiredLotId}::bigint[], ${s.lotCategory}::text[],
                       ${s.lotExpiresAt}::timestamptz[], ${s.lotMonths}::int[], ${s.lotAfter}::timestamptz[],
                       ${s.lotRolloverMax}::int[])
-               WITH ORDINALITY AS p (user_id, reference, amount, reason, inbox_event_id, message_data, expired_lot_id,
-                                     lot_category, lot_expires_at, lot_months, lot_after, lot_rollover_max, position)`,
+               WITH ORDINALITY AS p (user_id, reference, amount, reason, inbox_event_id, message_data, counts_as_spent,
+                                     expired_lot_id, lot_category, lot_expires_at, lot_months, lot_after,
+                                     lot_rollover_max, position)`,
     // Not `= ANY($1)`: its generic plan cost the drain 2.7 times the statement's time (bench/experiments.md).
     userIs: sql`IN (SELECT user_id FROM input)`,
     referenceIs: sql`IN (SELECT reference FROM input)`,

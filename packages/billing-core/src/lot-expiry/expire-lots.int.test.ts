@@ -4,6 +4,7 @@ import { placeHold } from '../holds/place-hold';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import { verifyLedger } from '../ledger/verify-ledger';
 import { references } from '../references';
+import { noSpendLimits } from '../spend-limits/spend-limits';
 import { refundStudioRequest } from '../studio/refund-studio-request';
 import { testOutbox } from '../testing/test-outbox';
 import { createTestDatabase, type TestDatabase } from '../testing/test-services';
@@ -73,7 +74,14 @@ describe('a lot expiring with tokens held or in flight keeps its rollover', () =
   async function withHoldAtExpiry(userId: string, max: number) {
     const lotId = await periodLot(userId, max);
     const hold = await run((uow) =>
-      placeHold(uow, { userId, reference: `${userId}-hold`, amount: 10, reason: 'test', expiresInSeconds: 600 }),
+      placeHold(uow, {
+        userId,
+        reference: `${userId}-hold`,
+        amount: 10,
+        reason: 'test',
+        expiresInSeconds: 600,
+        spendLimits: noSpendLimits,
+      }),
     );
     if (hold.kind !== 'placed') throw new Error('hold not placed');
     await expire(lotId);

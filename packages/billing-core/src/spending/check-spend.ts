@@ -6,6 +6,8 @@ import { decideFeatureCharge } from '../features/decide-feature-charge';
 import { priceUsage, type UsageSpec } from '../features/price-usage';
 import { readWalletFunds } from '../ledger/held-tokens';
 import { listDrawableLots } from '../ledger/lots';
+import { readSpendState } from '../spend-limits/read-spend-limits';
+import { type SpendLimitDefaults, type SpendLimitRefusal, spendLimitRefusal } from '../spend-limits/spend-limits';
 import { priceStudioRequest } from '../studio/price-studio-request';
 import { decideStudioCharge } from '../studio/studio-charge';
 
@@ -25,6 +27,8 @@ export interface SpendCheck {
    */
   cost?: number;
   freeTier?: boolean;
+  /** The spend limit the spend would pass (then `allowed` is false), as its 402 would say. */
+  spendLimit?: SpendLimitRefusal;
 }
 
 /** A check of a feature the catalog does not know (or a bad quantity): 400, as the usage would answer. */
@@ -37,11 +41,11 @@ export type FeatureCheckRefusal =
  * (`GET /v1/users/{userId}/check`), without locking or writing anything. It asks the same
  * functions the real spend does: the lots a spend can draw (listDrawableLots: unheld and not
  * expired) and, for a studio request, the free allowance decision (decideStudioCharge) and the
- * catalog price (priceStudioRequest). A debit or request made right after, with nothing in
- * between, does what this says.
+ * catalog price (priceStudioRequest), and the spend limits (spendLimitRefusal). A debit or
+ * request made right after, with nothing in between, does what this says.
  */
 export async function checkSpend(
-  deps: { db: Kysely<DB>; catalog: Catalog; clock: Clock },
+  deps: { db: Kysely<DB>; catalog: Catalog; clock: Clock; spendLimits: SpendLimitDefaults },
   request: { userId: string } & ({ amount: number } | { studioKind: CheckStudioKind } | { feature: UsageSpec }),
 ): Promise<SpendCheck | FeatureCheckRefusal> {
   const { db } = deps;
@@ -77,13 +81,16 @@ export async function checkSpend(
           (sum, lot) => sum + lot.free,
           0,
         );
+  const state = amount === 0 ? undefined : await readSpendState(db, request.userId);
+  const refusal = state && spendLimitRefusal(state.read, deps.spendLimits, state.held, amount);
   return {
-    allowed: amount === 0 || (funds.available >= amount && drawable >= amount),
+    allowed: amount === 0 || (!refusal && funds.available >= amount && drawable >= amount),
     amount,
     balance: funds.balance,
     held: funds.held,
     available: funds.available,
     ...studio,
+    ...(refusal ? { spendLimit: refusal } : {}),
   };
 }
 

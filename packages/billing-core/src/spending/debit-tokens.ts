@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import { InsufficientBalanceError, LedgerReferenceConflictError } from '../errors';
-import { lockWalletFunds } from '../holds/lock-wallet-funds';
+import { lockWalletForSpend } from '../holds/lock-wallet-funds';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
+import { type SpendLimitDefaults, type SpendLimitRefusal, spendLimitRefusal } from '../spend-limits/spend-limits';
 import { inUnitOfWork, type UnitOfWork, type UnitOfWorkDeps } from '../unit-of-work/unit-of-work';
 
 export interface DebitRequest {
@@ -31,7 +32,9 @@ export type DebitResult =
   /** The reference debited another amount or user: the caller's conflict (409). */
   | { kind: 'conflict'; message: string }
   /** Short: nothing debited. `available`: what the debit could have had. */
-  | { kind: 'insufficient'; available: number; requested: number };
+  | { kind: 'insufficient'; available: number; requested: number }
+  /** A spend limit refuses it (402 spend_limit_reached): nothing debited. */
+  | { kind: 'spend-limit'; refusal: SpendLimitRefusal };
 
 /**
  * An app's debit (docs/holds.md "Debits"): spends `amount` from the unheld part of lots that have
@@ -39,11 +42,15 @@ export type DebitResult =
  * holds first), in its own unit of work. The reference is the fence: under the lock an entry
  * already posted under it answers (the same amount: its first answer; another: a conflict) and
  * nothing is debited, with or without an Idempotency-Key; the unique ledger reference backs it
- * against a twin on another wallet. Short of `available` it debits nothing (402).
+ * against a twin on another wallet. Past a spend limit (spendLimitRefusal, after the fence: a
+ * retry is never refused) or short of `available` it debits nothing (402).
  */
-export async function debitTokens(deps: UnitOfWorkDeps, request: DebitRequest): Promise<DebitResult> {
+export async function debitTokens(
+  deps: UnitOfWorkDeps & { spendLimits: SpendLimitDefaults },
+  request: DebitRequest,
+): Promise<DebitResult> {
   try {
-    return await inUnitOfWork(deps, (uow) => debitInUnit(uow, request));
+    return await inUnitOfWork(deps, (uow) => debitInUnit(uow, request, deps.spendLimits));
   } catch (error) {
     // The spend's own check (an expired lot's tokens count in available but cannot be spent).
     if (error instanceof InsufficientBalanceError) {
@@ -56,9 +63,13 @@ export async function debitTokens(deps: UnitOfWorkDeps, request: DebitRequest): 
   }
 }
 
-async function debitInUnit(uow: UnitOfWork, request: DebitRequest): Promise<DebitResult> {
+async function debitInUnit(
+  uow: UnitOfWork,
+  request: DebitRequest,
+  spendLimits: SpendLimitDefaults,
+): Promise<DebitResult> {
   const { trx } = uow;
-  const funds = await lockWalletFunds(uow, request.userId);
+  const funds = await lockWalletForSpend(uow, request.userId);
   const previous = await trx
     .selectFrom('ledger_entries')
     .selectAll()
@@ -80,6 +91,9 @@ async function debitInUnit(uow: UnitOfWork, request: DebitRequest): Promise<Debi
       },
     };
   }
+  const refusal = spendLimitRefusal(funds.spend, spendLimits, funds.held, request.amount);
+  // guard: debit-spend-limit
+  if (refusal) return { kind: 'spend-limit', refusal };
   if (funds.available < request.amount) {
     return { kind: 'insufficient', available: Math.max(0, funds.available), requested: request.amount };
   }

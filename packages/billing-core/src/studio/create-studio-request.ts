@@ -5,7 +5,7 @@ import type { Clock } from '../clock';
 import { lockStudioUser, studioUserLock } from '../db/lock-studio-user';
 import type { DB, StudioRequestRow } from '../db/schema';
 import { InsufficientBalanceError } from '../errors';
-import { lockWalletFunds } from '../holds/lock-wallet-funds';
+import { lockWalletForSpend } from '../holds/lock-wallet-funds';
 import {
   answerAfterConflict,
   keptAnswerInsert,
@@ -19,6 +19,7 @@ import {
 import { ensureWallet } from '../ledger/ensure-wallet';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import { references } from '../references';
+import { type SpendLimitDefaults, type SpendLimitRefusal, spendLimitRefusal } from '../spend-limits/spend-limits';
 import { inUnitOfWork, type UnitOfWorkDeps } from '../unit-of-work/unit-of-work';
 import { priceStudioRequest, type StudioRequestSpec, toUtcDay } from './price-studio-request';
 import { decideStudioCharge } from './studio-charge';
@@ -44,6 +45,8 @@ export type CreateStudioRequestResult =
   | { kind: 'created'; request: StudioRequestRow; answerKept: boolean }
   /** Nothing was written: no request row, no ledger row. */
   | { kind: 'insufficient-balance'; balance: number; available: number; price: number }
+  /** A spend limit refuses the price (402 spend_limit_reached): nothing was written. */
+  | { kind: 'spend-limit'; refusal: SpendLimitRefusal }
   /** The key answers instead of this attempt (replay, 422, 409): nothing was written. */
   | { kind: 'answered-by-key'; verdict: IdempotencyKeyVerdict };
 
@@ -53,10 +56,11 @@ export type CreateStudioRequestResult =
  * under the user's advisory lock); the caller enqueues the generation after commit. With
  * `idempotency` the key is taken and its answer written in the same transaction
  * (docs/idempotency.md#the-studio-post-the-key-inside-the-requests-transaction), so a retry never
- * charges twice. Throws InvalidStudioRequestError for a request the catalog does not price.
+ * charges twice. A paid request past a spend limit (spendLimitRefusal) writes nothing. Throws
+ * InvalidStudioRequestError for a request the catalog does not price.
  */
 export async function createStudioRequest(
-  deps: UnitOfWorkDeps & { catalog: Catalog; clock: Clock },
+  deps: UnitOfWorkDeps & { catalog: Catalog; clock: Clock; spendLimits: SpendLimitDefaults },
   request: CreateStudioRequestInput,
   idempotency?: IdempotencyInTransaction<StudioRequestReceipt>,
 ): Promise<CreateStudioRequestResult> {
@@ -118,7 +122,10 @@ export async function createStudioRequest(
       if (!freeTier) {
         // The wallet lock first, settling lapsed holds; the debit spends only what no active hold
         // reserves (its 402 looks at `available`).
-        const funds = await lockWalletFunds(uow, request.userId);
+        const funds = await lockWalletForSpend(uow, request.userId);
+        const refusal = spendLimitRefusal(funds.spend, deps.spendLimits, funds.held, price.priceTokens);
+        // guard: studio-spend-limit
+        if (refusal) throw new SpendLimitReached(refusal);
         if (funds.available < price.priceTokens) {
           throw new InsufficientBalanceError(
             request.userId,
@@ -148,6 +155,14 @@ export async function createStudioRequest(
       };
     }
     if (error instanceof AnsweredByIdempotencyKeyError) return { kind: 'answered-by-key', verdict: error.verdict };
+    if (error instanceof SpendLimitReached) return { kind: 'spend-limit', refusal: error.refusal };
     throw error;
+  }
+}
+
+/** Rolls the request's transaction back (its row, its key) when a spend limit refuses its debit. */
+class SpendLimitReached extends Error {
+  constructor(readonly refusal: SpendLimitRefusal) {
+    super(`the ${refusal.period} spend limit of ${refusal.limit} tokens is reached`);
   }
 }

@@ -2,6 +2,7 @@ import type { LedgerEntryRow } from '../db/schema';
 import { postGiveBack } from '../ledger/give-back-tokens';
 import { references } from '../references';
 import { recoverShortfallsFromStudioRefund } from '../refunds/take-back-shortfalls';
+import { uncountSpend } from '../spend-limits/uncount-spend';
 import type { UnitOfWork } from '../unit-of-work/unit-of-work';
 
 export type RefundStudioRequestResult =
@@ -13,7 +14,8 @@ export type RefundStudioRequestResult =
 /**
  * Gives back what a studio request's debit took, inside the caller's transaction: posts
  * `studio:{publicId}:refund` for exactly the amount of the `studio:{publicId}:debit` ledger row,
- * and only when that row exists. Idempotent by reference: a second call (another replica, the
+ * and only when that row exists; the debit stops counting against the spend limits (uncountSpend).
+ * Idempotent by reference: a second call (another replica, the
  * sweeper racing the worker) finds the refund posted and changes nothing. Stamps refunded_at.
  * Throws LedgerReferenceConflictError if a refund with another amount exists (a bug, never retried).
  */
@@ -35,6 +37,11 @@ export async function refundStudioRequest(
     reason: 'studio_refund',
     of: debit.reference,
   });
+  if (posted.kind === 'posted') {
+    // A generation given back is not spent: it stops counting against the spend limits.
+    // guard: studio-refund-uncounts-spend
+    await uncountSpend(trx, debit);
+  }
   // guard: studio-refund-settles-shortfall
   if (posted.kind === 'posted') {
     // Tokens a refund or chargeback could not take because this debit held them come back now:

@@ -102,6 +102,22 @@ export const appWebhookUrlSetting = z
   .url({ message: 'must be a URL such as https://app.example.com/webhooks/tally' })
   .optional();
 
+/**
+ * `SPEND_LIMIT_DAILY`, `SPEND_LIMIT_MONTHLY` (api, CLI): the tokens a user without a limit of their
+ * own may spend per UTC day or calendar month, a whole number of zero or more; unset or empty, no
+ * limit (an empty value is not read as 0, which would refuse every spend).
+ */
+const wholeTokens = { message: 'must be a whole number of tokens, 0 or more (unset: no limit)' };
+export const spendLimitSetting = z.preprocess(
+  (value) => (typeof value === 'string' && value.trim() === '' ? undefined : value),
+  z.coerce
+    .number(wholeTokens)
+    .int(wholeTokens)
+    .min(0, wholeTokens)
+    .max(Number.MAX_SAFE_INTEGER, wholeTokens)
+    .optional(),
+);
+
 /** Settings every process shares. */
 export const baseEnvSchema = z.object({
   DATABASE_URL: postgresUrl,

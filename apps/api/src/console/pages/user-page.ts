@@ -1,4 +1,10 @@
-import type { AppWebhookMessageView, BalancePoint, UsageDay, UserSupportView } from '@tally/billing-core';
+import type {
+  AppWebhookMessageView,
+  BalancePoint,
+  SpendLimitsView,
+  UsageDay,
+  UserSupportView,
+} from '@tally/billing-core';
 import type { AppWebhookDelivery } from '../../app-webhook-delivery';
 import { lineChart } from '../charts';
 import { html } from '../html';
@@ -15,6 +21,7 @@ import {
   table,
   time,
 } from '../layout';
+import { limitsSection } from './user-limits-section';
 
 export interface UserPageData {
   view: UserSupportView;
@@ -23,6 +30,8 @@ export interface UserPageData {
   series: BalancePoint[];
   /** `reportUsage` of the last 30 UTC days: summed per feature and variant on the page. */
   usage: UsageDay[];
+  /** readSpendLimits: the limits in force, what was spent, when each resets. */
+  limits: SpendLimitsView;
   /** The id of the last ledger entry shown when more follow (the next page's cursor). */
   ledgerNextCursor: number | null;
   ledgerCursor: number | undefined;
@@ -118,6 +127,7 @@ ${table(
   ]),
   'holds',
 )}
+${limitsSection(data.limits, userPath)}
 <h2>Balance over time</h2>
 ${lineChart(
   data.series.map((point) => ({ at: point.at, value: point.balance, min: point.min, max: point.max })),

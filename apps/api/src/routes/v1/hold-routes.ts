@@ -32,6 +32,7 @@ import {
   amountSchema,
   featureNameSchema,
   insufficientDoc,
+  orSpendLimitDoc,
   quantitiesSchema,
   quantitySchema,
   reasonSchema,
@@ -90,15 +91,16 @@ export const holdRoutes = [
         'invalid_request',
         'unknown_feature',
       ]),
-      402: insufficientDoc,
+      402: orSpendLimitDoc(insufficientDoc),
       409: errorDoc('the reference holds another amount or estimate', ['reference_conflict']),
     },
-    handler: async ({ user, body }, { db, outbox, holds, studio }) => {
+    handler: async ({ user, body }, { db, outbox, holds, studio, spendLimits }) => {
       const placement = {
         userId: user.userId,
         reference: body.reference,
         reason: body.reason ?? 'hold',
         expiresInSeconds: body.expiresInSeconds ?? holds?.defaultTtlSeconds ?? defaultHoldTtlSeconds,
+        spendLimits,
       };
       if (body.feature !== undefined) {
         const spec = {
@@ -107,7 +109,7 @@ export const holdRoutes = [
           quantity: body.quantity,
           quantities: body.quantities,
         };
-        const deps = { db, outbox, clock: studio.clock, catalog: studio.catalog };
+        const deps = { db, outbox, clock: studio.clock, catalog: studio.catalog, spendLimits };
         return placeAnswerOf(await placePricedHold(deps, { ...placement, spec }));
       }
       const amount = body.amount as number;

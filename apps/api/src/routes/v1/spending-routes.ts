@@ -1,4 +1,4 @@
-import { checkSpend, type DebitResult, debitTokens, references } from '@tally/billing-core';
+import { checkSpend, type DebitResult, debitTokens, references, spendPeriods } from '@tally/billing-core';
 import { z } from 'zod';
 import { errorAnswer, type RouteAnswer } from '../../http/answer';
 import { defineRoute } from '../../http/define-route';
@@ -9,7 +9,9 @@ import {
   amountSchema,
   insufficientAnswer,
   insufficientDoc,
+  orSpendLimitDoc,
   reasonSchema,
+  spendLimitAnswer,
   unknownFeatureAnswer,
 } from './spending-schemas';
 
@@ -99,6 +101,17 @@ const checkAnswerSchema = z.strictObject({
     .optional()
     .describe('studioKind: the price of the next request of that kind; feature: what its next usage would charge'),
   freeTier: z.boolean().optional().describe('studioKind and feature: whether the free allowance covers it'),
+  spendLimit: z
+    .strictObject({
+      period: z.enum(spendPeriods),
+      limit: z.number().int(),
+      spent: z.number().int(),
+      held: z.number().int(),
+      requested: z.number().int(),
+      resetsAt: z.string(),
+    })
+    .optional()
+    .describe('the spend limit the spend would pass (allowed is false), as its 402 spend_limit_reached says'),
 });
 
 function debitAnswerOf(result: DebitResult): RouteAnswer {
@@ -111,6 +124,8 @@ function debitAnswerOf(result: DebitResult): RouteAnswer {
       return errorAnswer(409, 'reference_conflict', result.message);
     case 'insufficient':
       return insufficientAnswer(result.available, result.requested);
+    case 'spend-limit':
+      return spendLimitAnswer(result.refusal);
   }
 }
 
@@ -133,12 +148,12 @@ export const spendingRoutes = [
         debitAnswerSchema,
       ),
       400: errorDoc('a bad body', ['invalid_request']),
-      402: insufficientDoc,
+      402: orSpendLimitDoc(insufficientDoc),
       409: errorDoc('the reference debited another amount', ['reference_conflict']),
     },
-    handler: async ({ user, body }, { db, outbox }) => {
+    handler: async ({ user, body }, { db, outbox, spendLimits }) => {
       const result = await debitTokens(
-        { db, outbox },
+        { db, outbox, spendLimits },
         {
           userId: user.userId,
           reference: references.debit(body.reference),
@@ -163,10 +178,10 @@ export const spendingRoutes = [
         'unknown_feature',
       ]),
     },
-    handler: async ({ user, query }, { db, studio }) => {
+    handler: async ({ user, query }, { db, studio, spendLimits }) => {
       const { amount, studioKind, feature } = query;
       const check = await checkSpend(
-        { db, catalog: studio.catalog, clock: studio.clock },
+        { db, catalog: studio.catalog, clock: studio.clock, spendLimits },
         feature !== undefined
           ? { userId: user.userId, feature: featureSpecOf(query) }
           : studioKind !== undefined

@@ -1,7 +1,8 @@
+import { type SpendLimitRefusal, spendPeriods } from '@tally/billing-core';
 import { z } from 'zod';
 import { errorAnswer, type RouteAnswer } from '../../http/answer';
 import { maxGrantAmount } from '../../http/grant-body';
-import { answerDoc } from '../../http/route-doc';
+import { type AnswerDoc, answerDoc } from '../../http/route-doc';
 
 /** What the app says a debit or hold is for: 1 to 64 characters of `A-Z a-z 0-9 . _ : -`. */
 export const reasonSchema = z
@@ -39,4 +40,42 @@ export const quantitiesSchema = z.record(featureNameSchema, quantitySchema);
 export function unknownFeatureAnswer(refusal: { message: string; known: readonly string[] }): RouteAnswer {
   const known = refusal.known.length > 0 ? `; known: ${refusal.known.join(', ')}` : '';
   return errorAnswer(400, 'unknown_feature', `${refusal.message}${known}`);
+}
+
+const spendLimitSchema = z.strictObject({
+  error: z.strictObject({ code: z.literal('spend_limit_reached'), message: z.string() }),
+  period: z.enum(spendPeriods).describe('daily: the UTC day; monthly: the calendar month (UTC)'),
+  limit: z.number().int(),
+  spent: z.number().int().describe('tokens spent in the period (debits, usage, captures, studio)'),
+  held: z.number().int().describe('what active holds reserve: it counts until they end'),
+  requested: z.number().int(),
+  resetsAt: z.string().describe('when the period ends and its count starts again (ISO 8601, UTC)'),
+});
+
+/** A spend's 402: `short` (available is short), or a spend limit reached (docs/spend-limits.md). */
+export function orSpendLimitDoc(short: AnswerDoc): AnswerDoc {
+  return answerDoc(
+    `${short.description}; or spend_limit_reached: spent + held + this spend would pass the daily or monthly limit (nothing spent)`,
+    z.union([short.schema, spendLimitSchema]),
+  );
+}
+
+/** The 402 of a spend a limit refuses. */
+export function spendLimitAnswer(refusal: SpendLimitRefusal): RouteAnswer {
+  const { period, limit, spent, held, requested, resetsAt } = refusal;
+  return {
+    status: 402,
+    body: {
+      error: {
+        code: 'spend_limit_reached',
+        message: `the ${period} spend limit of ${limit} tokens is reached: ${spent} spent and ${held} held, ${requested} requested; it resets at ${resetsAt}`,
+      },
+      period,
+      limit,
+      spent,
+      held,
+      requested,
+      resetsAt,
+    } satisfies z.input<typeof spendLimitSchema>,
+  };
 }

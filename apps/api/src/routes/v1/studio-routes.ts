@@ -12,6 +12,7 @@ import { errorAnswer } from '../../http/answer';
 import { defineRoute } from '../../http/define-route';
 import { containsNul, limitSchema } from '../../http/params';
 import { answerDoc, errorDoc } from '../../http/route-doc';
+import { orSpendLimitDoc, spendLimitAnswer } from './spending-schemas';
 
 const createBodySchema = z.strictObject({
   kind: z.enum(['image_edit', 'music']),
@@ -128,14 +129,16 @@ export const studioRoutes = [
     answers: {
       202: answerDoc('accepted: the request is queued and paid for', createdAnswerSchema),
       400: errorDoc('a body the catalog does not price', ['invalid_request']),
-      402: answerDoc('the wallet holds less than the price; nothing was written', insufficientBalanceSchema),
+      402: orSpendLimitDoc(
+        answerDoc('the wallet holds less than the price; nothing was written', insufficientBalanceSchema),
+      ),
     },
     handler: async ({ user, body, key, log }, services) => {
       const { userId } = user;
       let created: Awaited<ReturnType<typeof createStudioRequest>>;
       try {
         created = await createStudioRequest(
-          { db: services.db, outbox: services.outbox, ...services.studio },
+          { db: services.db, outbox: services.outbox, ...services.studio, spendLimits: services.spendLimits },
           { userId, ...body },
           // guard: studio-answer-with-commit
           key && { ...key, answer: toCreatedAnswer },
@@ -145,6 +148,7 @@ export const studioRoutes = [
         throw error;
       }
       if (created.kind === 'answered-by-key') return created;
+      if (created.kind === 'spend-limit') return spendLimitAnswer(created.refusal);
       if (created.kind === 'insufficient-balance') {
         return {
           status: 402,

@@ -4,7 +4,14 @@ import { errorAnswer, type RouteAnswer } from '../../http/answer';
 import { defineRoute } from '../../http/define-route';
 import { grantReferenceSchema } from '../../http/grant-body';
 import { answerDoc, errorDoc } from '../../http/route-doc';
-import { featureNameSchema, quantitiesSchema, quantitySchema, unknownFeatureAnswer } from './spending-schemas';
+import {
+  featureNameSchema,
+  orSpendLimitDoc,
+  quantitiesSchema,
+  quantitySchema,
+  spendLimitAnswer,
+  unknownFeatureAnswer,
+} from './spending-schemas';
 
 const usageBodySchema = z
   .strictObject({
@@ -82,6 +89,8 @@ function usageAnswerOf(result: RecordUsageResult): RouteAnswer {
           available: result.available,
         } satisfies z.input<typeof insufficientUsageSchema>,
       };
+    case 'spend-limit':
+      return spendLimitAnswer(result.refusal);
   }
 }
 
@@ -107,12 +116,12 @@ export const usageRoutes = [
         'invalid_request',
         'unknown_feature',
       ]),
-      402: answerDoc('available is short of the cost (both in the answer)', insufficientUsageSchema),
+      402: orSpendLimitDoc(answerDoc('available is short of the cost (both in the answer)', insufficientUsageSchema)),
       409: errorDoc('the reference recorded another usage', ['reference_conflict']),
     },
-    handler: async ({ user, body }, { db, outbox, studio }) => {
+    handler: async ({ user, body }, { db, outbox, studio, spendLimits }) => {
       const result = await recordUsage(
-        { db, outbox, clock: studio.clock, catalog: studio.catalog },
+        { db, outbox, clock: studio.clock, catalog: studio.catalog, spendLimits },
         {
           userId: user.userId,
           reference: body.reference,
