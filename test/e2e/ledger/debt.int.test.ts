@@ -257,6 +257,26 @@ describe('debt', () => {
     expect(settled.reduce((sum, e) => sum + e.amount, 0)).toBe(-80);
   });
 
+  it('ten packs paid at once settle the debt exactly once between them (the engine posts them in batches)', async () => {
+    const userId = `debt_${stripeId('u')}`;
+    await spentAndRefunded(userId);
+    const intents = Array.from({ length: 10 }, () => stripeId('pi'));
+    const eventIds = await Promise.all(
+      intents.map((id) =>
+        stack.deliverStripe(
+          stripeEventBody('payment_intent.succeeded', stripePackIntent({ id, userId, customer: stripeId('cus') })),
+        ),
+      ),
+    );
+    for (const eventId of eventIds) {
+      expect(await stack.finishedInboxRow('stripe', eventId)).toMatchObject({ outcome_code: 'credited' });
+    }
+    expect(await wallet(userId)).toMatchObject({ balance: 1000 - 80, debt: 0 });
+    const settled = (await entries(userId)).filter((e) => e.reason === 'debt_settled');
+    expect(settled).toEqual([expect.objectContaining({ amount: -80 })]);
+    expect((await verifyLedger(stack.db)).ok).toBe(true);
+  });
+
   it('a promotional grant settles nothing unless it says settlesDebt', async () => {
     const userId = `debt_${stripeId('u')}`;
     await spentAndRefunded(userId);
