@@ -189,6 +189,7 @@ export type LedgerEntryRow = Selectable<LedgerEntriesTable>;
 export type WalletRow = Selectable<WalletsTable>;
 export type CreditLotRow = Selectable<CreditLotsTable>;
 export type LedgerDrawRow = Selectable<LedgerDrawsTable>;
+export type FeatureUseRow = Selectable<FeatureUsesTable>;
 export type HoldRow = Selectable<HoldsTable>;
 export type SubscriptionRow = Selectable<SubscriptionsTable>;
 export type SubscriptionHistoryRow = Selectable<SubscriptionHistoryTable>;

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Catalog } from '../catalog/catalog';
 import { lockStudioUser } from '../db/lock-studio-user';
+import type { FeatureUseRow } from '../db/schema';
 import { InsufficientBalanceError, LedgerReferenceConflictError } from '../errors';
 import { lockWalletForSpend } from '../holds/lock-wallet-funds';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
@@ -86,6 +87,7 @@ export async function recordUsage(
         return { kind: 'insufficient', cost: charge.tokens, available: Math.max(0, funds.available) } as const;
       }
       let balance = funds.balance;
+      let entryId: number | null = null;
       if (charge.tokens > 0) {
         const posted = await postLedgerEntry(uow, {
           userId: request.userId,
@@ -101,31 +103,29 @@ export async function recordUsage(
           },
         });
         balance = posted.entry.balance_after;
+        entryId = posted.entry.id;
       }
-      const inserted = await uow.trx
-        .insertInto('feature_uses')
-        .values({
-          user_id: request.userId,
-          source: 'usage',
-          reference: request.reference,
-          feature: priced.usage.feature,
-          variant: priced.usage.variant,
-          quantities: JSON.stringify(priced.usage.quantities),
-          prices: JSON.stringify(priced.usage.prices),
-          per: priced.usage.per,
-          price_version: deps.catalog.version,
-          cost: charge.tokens,
-          free_tier: charge.freeTier,
-          allowance_group: charge.allowance?.group ?? null,
-          allowance_period: charge.allowance?.period ?? null,
-          ledger_reference: charge.tokens > 0 ? ledgerReference : null,
-          answer_balance: balance,
-          answer_available: balance - funds.held,
-          usage_day: at.toISOString().slice(0, 10),
-        })
-        .onConflict((oc) => oc.constraint('feature_uses_reference_uq').doNothing())
-        .returningAll()
-        .executeTakeFirst();
+      // The use and the answer's draws in one statement (a round trip less on the spend path).
+      const inserted = (
+        await sql<FeatureUseRow & { draws: { lotId: number; amount: number }[] }>`
+          WITH u AS (
+            INSERT INTO feature_uses (user_id, source, reference, feature, variant, quantities, prices, per,
+                                      price_version, cost, free_tier, allowance_group, allowance_period,
+                                      ledger_reference, answer_balance, answer_available, usage_day)
+            VALUES (${request.userId}, 'usage', ${request.reference}, ${priced.usage.feature}, ${priced.usage.variant},
+                    ${JSON.stringify(priced.usage.quantities)}::jsonb, ${JSON.stringify(priced.usage.prices)}::jsonb,
+                    ${priced.usage.per}, ${deps.catalog.version}, ${charge.tokens}, ${charge.freeTier},
+                    ${charge.allowance?.group ?? null}, ${charge.allowance?.period ?? null},
+                    ${charge.tokens > 0 ? ledgerReference : null}, ${balance}, ${balance - funds.held},
+                    ${at.toISOString().slice(0, 10)}::date)
+            ON CONFLICT ON CONSTRAINT feature_uses_reference_uq DO NOTHING
+            RETURNING *)
+          SELECT u.*,
+                 coalesce((SELECT json_agg(json_build_object('lotId', d.lot_id, 'amount', d.amount)
+                                           ORDER BY d.position NULLS LAST, d.lot_id)
+                             FROM ledger_draws d WHERE d.ledger_entry_id = ${entryId}), '[]'::json) AS draws
+            FROM u`.execute(uow.trx)
+      ).rows[0];
       // Another user's use took the reference since the look-up: roll this one back (its debit too).
       if (!inserted)
         throw new LedgerReferenceConflictError(
@@ -133,7 +133,7 @@ export async function recordUsage(
           { userId: '?', amount: 0 },
           { userId: request.userId, amount: -charge.tokens },
         );
-      return answerOf(uow, { ...inserted, quantities: meterMap(inserted.quantities) }, 'recorded');
+      return answerOf(uow, { ...inserted, quantities: meterMap(inserted.quantities) }, 'recorded', inserted.draws);
     });
   } catch (error) {
     // The spend's own check (an expired lot's tokens count in available but cannot be spent).
@@ -184,15 +184,18 @@ async function answerOf(
     ledger_reference: string | null;
   },
   kind: 'recorded' | 'already-recorded',
+  /** The draws when the caller read them already (a new use's statement does). */
+  known?: { lotId: number; amount: number }[],
 ): Promise<RecordUsageResult> {
   const draws =
-    row.ledger_reference === null
+    known?.map((d) => ({ lotId: Number(d.lotId), amount: Number(d.amount) })) ??
+    (row.ledger_reference === null
       ? []
       : (
           await sql<{ lot_id: number; amount: number }>`
             SELECT d.lot_id, d.amount FROM ledger_draws d JOIN ledger_entries e ON e.id = d.ledger_entry_id
              WHERE e.reference = ${row.ledger_reference} ORDER BY d.position NULLS LAST, d.lot_id`.execute(uow.trx)
-        ).rows.map((d) => ({ lotId: Number(d.lot_id), amount: Number(d.amount) }));
+        ).rows.map((d) => ({ lotId: Number(d.lot_id), amount: Number(d.amount) })));
   return {
     kind,
     answer: {
