@@ -1,5 +1,5 @@
-import { Writable } from 'node:stream';
 import { createLogger, type Logger } from '@tally/platform';
+import { collectLogLines } from '@tally/platform/testing';
 
 /** pino's numeric levels, as they appear in a line. */
 export const logLevels = { debug: 20, info: 30, warn: 40, error: 50, fatal: 60 } as const;
@@ -12,12 +12,6 @@ export interface LogLine {
 
 /** A real Tally logger (redaction included) whose lines are kept, parsed, for assertions. */
 export function captureLogs(name = 'worker', level = 'info'): { logger: Logger; lines: LogLine[] } {
-  const lines: LogLine[] = [];
-  const destination = new Writable({
-    write(chunk, _encoding, done) {
-      for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line) as LogLine);
-      done();
-    },
-  });
+  const { destination, lines } = collectLogLines<LogLine>();
   return { logger: createLogger({ name, level, destination }), lines };
 }

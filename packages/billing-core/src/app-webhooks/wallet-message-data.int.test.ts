@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { useDatabase } from '@tally/platform/testing';
 import { plainLots, postLedgerEntry } from '../ledger/post-ledger-entry';
-import { createTestDatabase, type TestDatabase } from '../testing/test-services';
+import { createTestDatabase } from '../testing/test-services';
 import type { AppWebhookOutbox } from '../unit-of-work/app-webhook-outbox';
 import { inUnitOfWork } from '../unit-of-work/unit-of-work';
 import {
@@ -21,17 +22,21 @@ function documentedFields(type: string): string[] {
 }
 
 describe('the wallet.* messages postLedgerEntry writes in SQL', () => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-  });
-  afterAll(() => database.drop());
+  const database = useDatabase(createTestDatabase);
 
   const outbox: AppWebhookOutbox = { lowBalanceThreshold: 50, handOff: undefined };
   const post = (userId: string, reference: string, amount: number, reason: string) =>
     inUnitOfWork({ db: database.db, outbox }, (uow) =>
       postLedgerEntry(uow, { userId, reference, amount, reason, lots: plainLots(amount) }),
     );
+  /** The user's app webhook messages, in the order they were written. */
+  const messagesOf = (userId: string) =>
+    database.db
+      .selectFrom('app_webhook_messages')
+      .select(['type', 'ledger_entry_id', 'data'])
+      .where('user_id', '=', userId)
+      .orderBy('id')
+      .execute();
 
   it('hold every payload to the TypeScript schema of its type, with the ledger entry it announces', async () => {
     const userId = 'wallet-data-user';
@@ -49,12 +54,7 @@ describe('the wallet.* messages postLedgerEntry writes in SQL', () => {
       .where('user_id', '=', userId)
       .orderBy('id')
       .execute();
-    const messages = await database.db
-      .selectFrom('app_webhook_messages')
-      .select(['type', 'ledger_entry_id', 'data'])
-      .where('user_id', '=', userId)
-      .orderBy('id')
-      .execute();
+    const messages = await messagesOf(userId);
 
     const entryMessage = (index: number) => {
       const entry = entries[index];
@@ -122,12 +122,7 @@ describe('the wallet.* messages postLedgerEntry writes in SQL', () => {
       .select('id')
       .where('reference', '=', reference)
       .executeTakeFirstOrThrow();
-    const messages = await database.db
-      .selectFrom('app_webhook_messages')
-      .select(['type', 'ledger_entry_id', 'data'])
-      .where('user_id', '=', userId)
-      .orderBy('id')
-      .execute();
+    const messages = await messagesOf(userId);
     expect(messages.slice(1)).toEqual([
       {
         type: 'wallet.credits_expired',

@@ -1,3 +1,4 @@
+import { testCatalogInput } from '../testing/test-catalog';
 import { CatalogError, exampleCatalogPath, loadCatalog, toCatalog } from './catalog';
 
 const validCatalog = () => ({
@@ -21,11 +22,7 @@ const validCatalog = () => ({
       currency: 'usd',
     },
   ],
-  studio: {
-    freeDailyAllowance: { image_edit: 5, music: 2 },
-    prices: { image_edit: 5, music_clip: 5, music_full: 15 },
-    musicClipMaxSeconds: 30,
-  },
+  studio: testCatalogInput.studio,
 });
 
 describe('catalog', () => {

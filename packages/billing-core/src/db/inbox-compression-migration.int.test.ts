@@ -1,22 +1,8 @@
-import { migrate } from '@tally/platform/db';
-import pg from 'pg';
-import { createDatabaseMigratedBefore } from '../testing/test-services';
-import { migrationsDir } from './migrations-dir';
+import { useDatabaseMigratedBefore } from '../testing/test-services';
 
 /** Migration 0032: the inbox's raw bodies compressed with lz4; rows stored before read as they were. */
 describe('migration 0032 (raw bodies compressed with lz4)', () => {
-  let database: Awaited<ReturnType<typeof createDatabaseMigratedBefore>>;
-  let client: pg.Client;
-
-  beforeAll(async () => {
-    database = await createDatabaseMigratedBefore('0032');
-    client = new pg.Client({ connectionString: database.url });
-    await client.connect();
-  });
-  afterAll(async () => {
-    await client.end();
-    await database.drop();
-  });
+  const database = useDatabaseMigratedBefore('0032');
 
   /** A pretty-printed body of about `size` bytes that Postgres compresses (over its ~2 KB threshold). */
   const body = (id: string, size: number) => {
@@ -25,27 +11,27 @@ describe('migration 0032 (raw bodies compressed with lz4)', () => {
     return JSON.stringify({ id, object: 'event', type: 'payment_intent.succeeded', data: { object: fields } }, null, 2);
   };
   const insert = (id: string, raw: string) =>
-    client.query(
+    database.client.query(
       `INSERT INTO inbox_events (provider, provider_event_id, type, raw_body) VALUES ('stripe', $1, 't', $2)`,
       [id, raw],
     );
   const stored = async () =>
     (
-      await client.query<{ provider_event_id: string; raw_body: string; method: string | null }>(
+      await database.client.query<{ provider_event_id: string; raw_body: string; method: string | null }>(
         `SELECT provider_event_id, raw_body, pg_column_compression(raw_body) AS method FROM inbox_events ORDER BY id`,
       )
     ).rows;
 
   it('stores new bodies with lz4, keeps the rows stored before as pglz, and every body reads back byte for byte', async () => {
     const lz4 = (
-      await client.query<{ enumvals: string[] }>(
+      await database.client.query<{ enumvals: string[] }>(
         `SELECT enumvals FROM pg_settings WHERE name = 'default_toast_compression'`,
       )
     ).rows[0]?.enumvals.includes('lz4');
     const before = body('evt_before', 6000);
     const small = body('evt_small', 500);
     await insert('evt_before', before);
-    await migrate(database.url, migrationsDir);
+    await database.migrateRest();
     const after = body('evt_after', 6000);
     await insert('evt_after', after);
     await insert('evt_small', small);
@@ -61,7 +47,7 @@ describe('migration 0032 (raw bodies compressed with lz4)', () => {
       ['evt_small', true],
     ]);
     expect(rows.map((row) => row.method)).toEqual(['pglz', lz4 ? 'lz4' : 'pglz', null]);
-    const column = await client.query<{ attcompression: string }>(
+    const column = await database.client.query<{ attcompression: string }>(
       `SELECT attcompression FROM pg_attribute WHERE attrelid = 'inbox_events'::regclass AND attname = 'raw_body'`,
     );
     expect(column.rows[0]?.attcompression).toBe(lz4 ? 'l' : '');

@@ -1,30 +1,14 @@
-import { migrate } from '@tally/platform/db';
-import pg from 'pg';
 import { outcomeCodes } from '../inbox/outcome-codes';
-import { createDatabaseMigratedBefore } from '../testing/test-services';
-import { migrationsDir } from './migrations-dir';
+import { useDatabaseMigratedBefore } from '../testing/test-services';
 
 /** Migration 0026: one outcome code for a partial refund, in every stored row. */
 describe('migration 0026 (one partial refund outcome code)', () => {
-  let database: Awaited<ReturnType<typeof createDatabaseMigratedBefore>>;
-  let url: string;
-  let client: pg.Client;
-
-  beforeAll(async () => {
-    // A database of the previous release: migrated to 0025.
-    database = await createDatabaseMigratedBefore('0026');
-    url = database.url;
-    client = new pg.Client({ connectionString: url });
-    await client.connect();
-  });
-  afterAll(async () => {
-    await client.end();
-    await database.drop();
-  });
+  // A database of the previous release: migrated to 0025.
+  const database = useDatabaseMigratedBefore('0026');
 
   /** A finished inbox row with an outcome code, as a worker writes it. */
   const insertFinished = (id: string, provider: string, code: string) =>
-    client.query(
+    database.client.query(
       `INSERT INTO inbox_events (provider, provider_event_id, type, raw_body, status, outcome_code, processed_at)
        VALUES ($1, $2, 't', '{}', 'processed', $3, now())`,
       [provider, id, code],
@@ -32,7 +16,7 @@ describe('migration 0026 (one partial refund outcome code)', () => {
   const codes = async () =>
     Object.fromEntries(
       (
-        await client.query<{ provider_event_id: string; outcome_code: string | null }>(
+        await database.client.query<{ provider_event_id: string; outcome_code: string | null }>(
           'SELECT provider_event_id, outcome_code FROM inbox_events ORDER BY id',
         )
       ).rows.map((row) => [row.provider_event_id, row.outcome_code]),
@@ -45,7 +29,7 @@ describe('migration 0026 (one partial refund outcome code)', () => {
     await insertFinished('stripe-partial', 'stripe', 'partially_refunded');
     await insertFinished('rc-full', 'revenuecat', 'refunded');
 
-    await migrate(url, migrationsDir);
+    await database.migrateRest();
     expect(await codes()).toEqual({
       'rc-partial': 'partially_refunded',
       'stripe-partial': 'partially_refunded',
@@ -55,10 +39,10 @@ describe('migration 0026 (one partial refund outcome code)', () => {
     // A worker of the previous release, still running during the rollout: its insert and its
     // finished mark (an update of a received row) both store the one code.
     await insertFinished('late-insert', 'revenuecat', 'refunded_partially');
-    await client.query(
+    await database.client.query(
       `INSERT INTO inbox_events (provider, provider_event_id, type, raw_body) VALUES ('revenuecat', 'late-mark', 't', '{}')`,
     );
-    await client.query(
+    await database.client.query(
       `UPDATE inbox_events SET status = 'processed', outcome_code = 'refunded_partially', processed_at = now()
         WHERE provider_event_id = 'late-mark'`,
     );

@@ -1,29 +1,13 @@
-import { migrate } from '@tally/platform/db';
-import pg from 'pg';
-import { createDatabaseMigratedBefore } from '../testing/test-services';
-import { migrationsDir } from './migrations-dir';
+import { useDatabaseMigratedBefore } from '../testing/test-services';
 
 /** Migration 0012: one payment environment vocabulary in inbox_events.environment. */
 describe('migration 0012 (payment environment vocabulary)', () => {
-  let database: Awaited<ReturnType<typeof createDatabaseMigratedBefore>>;
-  let url: string;
-  let client: pg.Client;
-
-  beforeAll(async () => {
-    // A database of the previous release: migrated to 0011.
-    database = await createDatabaseMigratedBefore('0012');
-    url = database.url;
-    client = new pg.Client({ connectionString: url });
-    await client.connect();
-  });
-  afterAll(async () => {
-    await client.end();
-    await database.drop();
-  });
+  // A database of the previous release: migrated to 0011.
+  const database = useDatabaseMigratedBefore('0012');
 
   /** Inserts an inbox row as ingest of the previous release wrote it. */
   const insertLegacy = (id: string, provider: string, livemode: boolean | null, environment: string | null) =>
-    client.query(
+    database.client.query(
       `INSERT INTO inbox_events (provider, provider_event_id, type, livemode, environment, raw_body)
        VALUES ($1, $2, 't', $3, $4, '{}')`,
       [provider, id, livemode, environment],
@@ -31,9 +15,11 @@ describe('migration 0012 (payment environment vocabulary)', () => {
   const environments = async () =>
     Object.fromEntries(
       (
-        await client.query<{ provider_event_id: string; livemode: boolean | null; environment: string | null }>(
-          'SELECT provider_event_id, livemode, environment FROM inbox_events ORDER BY id',
-        )
+        await database.client.query<{
+          provider_event_id: string;
+          livemode: boolean | null;
+          environment: string | null;
+        }>('SELECT provider_event_id, livemode, environment FROM inbox_events ORDER BY id')
       ).rows.map((row) => [row.provider_event_id, [row.livemode, row.environment]]),
     );
 
@@ -46,7 +32,7 @@ describe('migration 0012 (payment environment vocabulary)', () => {
     // An environment RevenueCat does not document: the policy has always treated it as sandbox.
     await insertLegacy('rc-staging', 'revenuecat', false, 'STAGING');
 
-    await migrate(url, migrationsDir);
+    await database.migrateRest();
     expect(await environments()).toEqual({
       'stripe-live': [true, 'production'],
       'stripe-test': [false, 'sandbox'],
@@ -75,7 +61,7 @@ describe('migration 0012 (payment environment vocabulary)', () => {
       constraint: 'inbox_events_environment_livemode_ck',
     });
     await expect(
-      client.query(`UPDATE inbox_events SET environment = 'live' WHERE provider_event_id = 'stripe-live'`),
+      database.client.query(`UPDATE inbox_events SET environment = 'live' WHERE provider_event_id = 'stripe-live'`),
     ).rejects.toMatchObject({ constraint: 'inbox_events_environment_ck' });
   });
 });

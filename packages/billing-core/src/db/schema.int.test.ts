@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { useDatabase } from '@tally/platform/testing';
 import { sql } from 'kysely';
 import ts from 'typescript';
 import { createTestDatabase, type TestDatabase } from '../testing/test-services';
@@ -161,13 +162,7 @@ function differences(declared: Tables, migrated: Tables): string[] {
 }
 
 describe('db/schema.ts against the migrated database', () => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-  });
-  afterAll(async () => {
-    await database.drop();
-  });
+  const database = useDatabase(createTestDatabase);
 
   it('declares every table and column the migrations create, with its type and nullability, and nothing else', async () => {
     const declared = declaredTables(path.join(__dirname, 'schema.ts'));

@@ -1,18 +1,7 @@
-import { toCatalog } from '../catalog/catalog';
+import { testCatalog } from '../testing/test-catalog';
 import { priceUsage } from './price-usage';
 
-const catalogWith = (features: unknown[], extra: Record<string, unknown> = {}) =>
-  toCatalog({
-    plans: [],
-    tokenPacks: [],
-    studio: {
-      freeDailyAllowance: { image_edit: 5, music: 2 },
-      prices: { image_edit: 5, music_clip: 5, music_full: 15 },
-      musicClipMaxSeconds: 30,
-    },
-    features,
-    ...extra,
-  });
+const catalogWith = (features: unknown[], extra: Record<string, unknown> = {}) => testCatalog({ features, ...extra });
 
 /** The product's example features (product.md "Features and prices"). */
 const productFeatures = [

@@ -1,26 +1,20 @@
+import { useDatabase } from '@tally/platform/testing';
 import { sql } from 'kysely';
-import { toCatalog } from '../catalog/catalog';
 import type { Clock } from '../clock';
 import { releaseHold } from '../holds/end-hold';
 import { readWalletFunds } from '../ledger/held-tokens';
-import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import { verifyLedger } from '../ledger/verify-ledger';
 import { noSpendLimits } from '../spend-limits/spend-limits';
+import { fundWallet } from '../testing/fund-wallet';
+import { testCatalog } from '../testing/test-catalog';
 import { testOutbox } from '../testing/test-outbox';
-import { createTestDatabase, type TestDatabase } from '../testing/test-services';
+import { createTestDatabase } from '../testing/test-services';
 import { inUnitOfWork } from '../unit-of-work/unit-of-work';
 import { capturePricedHold, placePricedHold } from './priced-holds';
 import { recordUsage } from './record-usage';
 
 const catalogAt = (videoPrice: number, version: string) =>
-  toCatalog({
-    plans: [],
-    tokenPacks: [],
-    studio: {
-      freeDailyAllowance: { image_edit: 5, music: 2 },
-      prices: { image_edit: 5, music_clip: 5, music_full: 15 },
-      musicClipMaxSeconds: 30,
-    },
+  testCatalog({
     version,
     features: [
       { id: 'video', unit: 'second', price: videoPrice },
@@ -36,13 +30,9 @@ const catalogAt = (videoPrice: number, version: string) =>
  * recorded (to be debt). Real Postgres, the billing-core use cases.
  */
 describe('holds by estimate, captured at the actual cost', () => {
-  let database: TestDatabase;
+  const database = useDatabase(createTestDatabase);
   const now = new Date('2031-05-01T10:00:00Z');
   const clock: Clock = { now: () => now };
-  beforeAll(async () => {
-    database = await createTestDatabase();
-  });
-  afterAll(() => database.drop());
 
   const catalog = catalogAt(2, 'v1');
   const deps = (c = catalog) => ({
@@ -52,23 +42,12 @@ describe('holds by estimate, captured at the actual cost', () => {
     catalog: c,
     spendLimits: noSpendLimits,
   });
-  const fund = (userId: string, tokens: number) =>
-    inUnitOfWork({ db: database.db, outbox: testOutbox }, (uow) =>
-      postLedgerEntry(uow, {
-        userId,
-        reference: `test:fund:${userId}`,
-        amount: tokens,
-        reason: 'test',
-        lots: { kind: 'credit', category: 'purchased', expiresAt: null },
-      }),
-    );
-  const hold = async (
-    userId: string,
-    reference: string,
-    spec: Parameters<typeof placePricedHold>[1]['spec'],
-    c = catalog,
-  ) => {
-    const placed = await placePricedHold(deps(c), { userId, reference, spec, reason: 'render', expiresInSeconds: 600 });
+  const fund = (userId: string, tokens: number) => fundWallet(database.db, userId, tokens, `test:fund:${userId}`);
+  type Estimate = Parameters<typeof placePricedHold>[1]['spec'];
+  const place = (userId: string, reference: string, spec: Estimate, reason = 'render', c = catalog) =>
+    placePricedHold(deps(c), { userId, reference, spec, reason, expiresInSeconds: 600 });
+  const hold = async (userId: string, reference: string, spec: Estimate, c = catalog) => {
+    const placed = await place(userId, reference, spec, 'render', c);
     if (placed.kind !== 'placed') throw new Error(`not placed: ${JSON.stringify(placed)}`);
     return placed;
   };
@@ -237,27 +216,11 @@ describe('holds by estimate, captured at the actual cost', () => {
   it('answers the same estimate under its reference with the first hold, another estimate with a conflict; an amount capture is refused', async () => {
     await fund('est-ref', 50);
     const first = await hold('est-ref', 'r-1', { feature: 'video', quantity: 3 });
-    expect(
-      await placePricedHold(deps(), {
-        userId: 'est-ref',
-        reference: 'r-1',
-        spec: { feature: 'video', quantity: 3 },
-        reason: 'x',
-        expiresInSeconds: 600,
-      }),
-    ).toMatchObject({
+    expect(await place('est-ref', 'r-1', { feature: 'video', quantity: 3 }, 'x')).toMatchObject({
       kind: 'existing',
       hold: { id: first.hold.id },
     });
-    expect(
-      await placePricedHold(deps(), {
-        userId: 'est-ref',
-        reference: 'r-1',
-        spec: { feature: 'video', quantity: 4 },
-        reason: 'x',
-        expiresInSeconds: 600,
-      }),
-    ).toMatchObject({
+    expect(await place('est-ref', 'r-1', { feature: 'video', quantity: 4 }, 'x')).toMatchObject({
       kind: 'conflict',
     });
     expect(await capture('est-ref', first.hold.id, { quantities: { frames: 1 } })).toMatchObject({
@@ -269,14 +232,9 @@ describe('holds by estimate, captured at the actual cost', () => {
       kind: 'ended',
       answer: { cost: 10 },
     });
-    expect(
-      await placePricedHold(deps(), {
-        userId: 'est-ref',
-        reference: 'r-1',
-        spec: { feature: 'video', quantity: 3 },
-        reason: 'x',
-        expiresInSeconds: 600,
-      }),
-    ).toMatchObject({ kind: 'existing', hold: { id: first.hold.id, status: 'captured' } });
+    expect(await place('est-ref', 'r-1', { feature: 'video', quantity: 3 }, 'x')).toMatchObject({
+      kind: 'existing',
+      hold: { id: first.hold.id, status: 'captured' },
+    });
   });
 });

@@ -1,22 +1,15 @@
-import { toCatalog } from '../catalog/catalog';
+import { useDatabase } from '@tally/platform/testing';
 import type { Clock } from '../clock';
 import { readWalletFunds } from '../ledger/held-tokens';
-import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import { verifyLedger } from '../ledger/verify-ledger';
 import { noSpendLimits } from '../spend-limits/spend-limits';
+import { fundWallet } from '../testing/fund-wallet';
+import { testCatalog } from '../testing/test-catalog';
 import { testOutbox } from '../testing/test-outbox';
-import { createTestDatabase, type TestDatabase } from '../testing/test-services';
-import { inUnitOfWork } from '../unit-of-work/unit-of-work';
+import { createTestDatabase } from '../testing/test-services';
 import { recordUsage } from './record-usage';
 
-const catalog = toCatalog({
-  plans: [],
-  tokenPacks: [],
-  studio: {
-    freeDailyAllowance: { image_edit: 5, music: 2 },
-    prices: { image_edit: 5, music_clip: 5, music_full: 15 },
-    musicClipMaxSeconds: 30,
-  },
+const catalog = testCatalog({
   version: 'prices-1',
   features: [
     { id: 'video', unit: 'second', price: 2 },
@@ -31,25 +24,13 @@ const catalog = toCatalog({
  * allowance of a group is shared and resets at the UTC day, the reference is the fence.
  */
 describe('recordUsage: the catalog prices what the app spends', () => {
-  let database: TestDatabase;
+  const database = useDatabase(createTestDatabase);
   let now = new Date('2031-03-07T12:00:00Z');
   const clock: Clock = { now: () => now };
-  beforeAll(async () => {
-    database = await createTestDatabase();
-  });
-  afterAll(() => database.drop());
 
   const deps = () => ({ db: database.db, outbox: testOutbox, clock, catalog, spendLimits: noSpendLimits });
   const fund = (userId: string, tokens: number) =>
-    inUnitOfWork({ db: database.db, outbox: testOutbox }, (uow) =>
-      postLedgerEntry(uow, {
-        userId,
-        reference: `test:fund:${userId}:${tokens}:${Math.random()}`,
-        amount: tokens,
-        reason: 'test',
-        lots: { kind: 'credit', category: 'purchased', expiresAt: null },
-      }),
-    );
+    fundWallet(database.db, userId, tokens, `test:fund:${userId}:${tokens}:${Math.random()}`);
   const use = (userId: string, reference: string, spec: Parameters<typeof recordUsage>[1]['spec']) =>
     recordUsage(deps(), { userId, reference, spec });
 

@@ -1,3 +1,4 @@
+import { useDatabase } from '@tally/platform/testing';
 import { sql } from 'kysely';
 import { captureHold, releaseHold } from '../holds/end-hold';
 import { placeHold } from '../holds/place-hold';
@@ -9,7 +10,7 @@ import { references } from '../references';
 import { noSpendLimits } from '../spend-limits/spend-limits';
 import { refundStudioRequest } from '../studio/refund-studio-request';
 import { testOutbox } from '../testing/test-outbox';
-import { createTestDatabase, type TestDatabase } from '../testing/test-services';
+import { createTestDatabase } from '../testing/test-services';
 import { inUnitOfWork, type UnitOfWork } from '../unit-of-work/unit-of-work';
 import { grantTokens } from './grant-tokens';
 import { voidLot } from './void-lot';
@@ -21,11 +22,7 @@ import { voidLot } from './void-lot';
  * second void takes whatever is unheld now. Real Postgres, the billing-core use cases themselves.
  */
 describe('a voided lot keeps nothing the user can spend', () => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-  });
-  afterAll(() => database.drop());
+  const database = useDatabase(createTestDatabase);
 
   const run = <T>(work: (uow: UnitOfWork) => Promise<T>) => inUnitOfWork({ db: database.db, outbox: testOutbox }, work);
   const funds = (userId: string) => readWalletFunds(database.db, userId, { lock: false });

@@ -1,18 +1,15 @@
+import { useDatabase } from '@tally/platform/testing';
 import { sql } from 'kysely';
 import { InsufficientBalanceError } from '../errors';
 import { testOutbox } from '../testing/test-outbox';
-import { createTestDatabase, type TestDatabase } from '../testing/test-services';
+import { createTestDatabase } from '../testing/test-services';
 import { inUnitOfWork } from '../unit-of-work/unit-of-work';
 import { plainLots, postLedgerEntry } from './post-ledger-entry';
 import { findWallet, listLedgerEntries } from './read-wallet';
 import { verifyLedger } from './verify-ledger';
 
 describe('the ledger', () => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-  });
-  afterAll(() => database.drop());
+  const database = useDatabase(createTestDatabase);
 
   const post = (userId: string, reference: string, amount: number) =>
     inUnitOfWork({ db: database.db, outbox: testOutbox }, (uow) =>

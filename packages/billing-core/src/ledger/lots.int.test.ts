@@ -1,11 +1,10 @@
-import { createDb, type Database, migrate } from '@tally/platform/db';
+import { createDb, type Database } from '@tally/platform/db';
+import { useDatabase } from '@tally/platform/testing';
 import { sql } from 'kysely';
-import pg from 'pg';
-import { migrationsDir } from '../db/migrations-dir';
 import type { DB } from '../db/schema';
 import { InsufficientBalanceError } from '../errors';
 import { testOutbox } from '../testing/test-outbox';
-import { createDatabaseMigratedBefore, createTestDatabase, type TestDatabase } from '../testing/test-services';
+import { createTestDatabase, type TestDatabase, useDatabaseMigratedBefore } from '../testing/test-services';
 import { inUnitOfWork } from '../unit-of-work/unit-of-work';
 import { postGiveBack } from './give-back-tokens';
 import type { LotMovement } from './lots';
@@ -44,11 +43,7 @@ const drawsOf = async (db: Db, reference: string) =>
   ).rows;
 
 describe('credit lots: every credit creates a lot, every debit draws in the fixed order', () => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-  });
-  afterAll(() => database.drop());
+  const database = useDatabase(createTestDatabase);
 
   it('draws soonest expiry first, then promotional before subscription before purchased, then oldest, never an expired lot', async () => {
     const db = database.db;
@@ -202,83 +197,72 @@ describe('credit lots: every credit creates a lot, every debit draws in the fixe
 });
 
 describe('migration 0027 on a database with balances', () => {
-  let migrated: Awaited<ReturnType<typeof createDatabaseMigratedBefore>>;
-  let url: string;
+  // The pool on the migrated database closes (hooks run in order) before the database is dropped.
   let database: Database<DB> | undefined;
-
-  beforeAll(async () => {
-    // A database of the release before lots: migrated to 0026.
-    migrated = await createDatabaseMigratedBefore('0027');
-    url = migrated.url;
-  });
   afterAll(async () => {
     await database?.close();
-    await migrated.drop();
   });
+  // A database of the release before lots: migrated to 0026.
+  const migrated = useDatabaseMigratedBefore('0027');
 
   it('opens a never-expiring purchased lot lazily per wallet, and old-code inserts after it never fail', async () => {
     expect(migrated.applied).toContain('0026_one_partial_refund_code');
     expect(migrated.applied).not.toContain('0027_credit_lots');
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
+    const { client } = migrated;
     const oldCodeEntry = (userId: string, reference: string, amount: number) =>
       client.query(
         `INSERT INTO ledger_entries (user_id, reference, amount, balance_before, balance_after, reason)
          SELECT user_id, $2, $3, balance, balance + $3, 'old_code' FROM wallets WHERE user_id = $1`,
         [userId, reference, amount],
       );
-    try {
-      await client.query(`INSERT INTO users (id) VALUES ('old-a'), ('old-b')`);
-      await client.query(`INSERT INTO wallets (user_id) VALUES ('old-a'), ('old-b')`);
-      await oldCodeEntry('old-a', 'test:old:a1', 120);
-      await oldCodeEntry('old-a', 'test:old:a2', -20);
-      await oldCodeEntry('old-b', 'test:old:b1', 40);
+    await client.query(`INSERT INTO users (id) VALUES ('old-a'), ('old-b')`);
+    await client.query(`INSERT INTO wallets (user_id) VALUES ('old-a'), ('old-b')`);
+    await oldCodeEntry('old-a', 'test:old:a1', 120);
+    await oldCodeEntry('old-a', 'test:old:a2', -20);
+    await oldCodeEntry('old-b', 'test:old:b1', 40);
 
-      const after = await migrate(url, migrationsDir);
-      // 0027 first, then the migrations that landed after it (0028: expiry).
-      expect(after.applied[0]).toBe('0027_credit_lots');
-      database = createDb<DB>({ connectionString: url, maxConnections: 4 });
-      const db = database.db;
-      // Before any posting: ledger verify names the wallets without their opening lot.
-      expect((await verifyLedger(db)).discrepancies.map((d) => [d.userId, d.problem])).toEqual([
-        ['old-a', 'lots_differ_from_balance'],
-        ['old-b', 'lots_differ_from_balance'],
-      ]);
-      // The batched backfill opens them in short transactions of `batchSize` wallets, until none is left.
-      expect([
-        await openMissingLots(db, { batchSize: 1 }),
-        await openMissingLots(db, { batchSize: 1 }),
-        await openMissingLots(db, { batchSize: 1 }),
-      ]).toEqual([1, 1, 0]);
-      expect(await verifyLedger(db)).toMatchObject({ ok: true, discrepancies: [] });
+    const after = await migrated.migrateRest();
+    // 0027 first, then the migrations that landed after it (0028: expiry).
+    expect(after.applied[0]).toBe('0027_credit_lots');
+    database = createDb<DB>({ connectionString: migrated.url, maxConnections: 4 });
+    const db = database.db;
+    // Before any posting: ledger verify names the wallets without their opening lot.
+    expect((await verifyLedger(db)).discrepancies.map((d) => [d.userId, d.problem])).toEqual([
+      ['old-a', 'lots_differ_from_balance'],
+      ['old-b', 'lots_differ_from_balance'],
+    ]);
+    // The batched backfill opens them in short transactions of `batchSize` wallets, until none is left.
+    expect([
+      await openMissingLots(db, { batchSize: 1 }),
+      await openMissingLots(db, { batchSize: 1 }),
+      await openMissingLots(db, { batchSize: 1 }),
+    ]).toEqual([1, 1, 0]);
+    expect(await verifyLedger(db)).toMatchObject({ ok: true, discrepancies: [] });
 
-      await post(db, 'old-a', 'test:new:a-spend', -30, { kind: 'spend' });
-      await post(db, 'old-b', 'test:new:b-sub', 10, subscription(null));
-      expect(await lotsOf(db, 'old-a')).toEqual([
-        expect.objectContaining({ category: 'purchased', source: 'lot:opening:old-a', amount: 100, remaining: 70 }),
-      ]);
-      expect(await drawsOf(db, 'test:new:a-spend')).toEqual([{ source: 'lot:opening:old-a', amount: 30 }]);
-      expect(await lotsOf(db, 'old-b')).toEqual([
-        expect.objectContaining({ source: 'lot:opening:old-b', amount: 40, remaining: 40, expires_at: null }),
-        expect.objectContaining({ category: 'subscription', source: 'test:new:b-sub', amount: 10, remaining: 10 }),
-      ]);
-      expect(await verifyLedger(db)).toMatchObject({ ok: true, discrepancies: [] });
+    await post(db, 'old-a', 'test:new:a-spend', -30, { kind: 'spend' });
+    await post(db, 'old-b', 'test:new:b-sub', 10, subscription(null));
+    expect(await lotsOf(db, 'old-a')).toEqual([
+      expect.objectContaining({ category: 'purchased', source: 'lot:opening:old-a', amount: 100, remaining: 70 }),
+    ]);
+    expect(await drawsOf(db, 'test:new:a-spend')).toEqual([{ source: 'lot:opening:old-a', amount: 30 }]);
+    expect(await lotsOf(db, 'old-b')).toEqual([
+      expect.objectContaining({ source: 'lot:opening:old-b', amount: 40, remaining: 40, expires_at: null }),
+      expect.objectContaining({ category: 'subscription', source: 'test:new:b-sub', amount: 10, remaining: 10 }),
+    ]);
+    expect(await verifyLedger(db)).toMatchObject({ ok: true, discrepancies: [] });
 
-      // A replica still on the old code posts without lots: its commits do not fail.
-      await oldCodeEntry('old-a', 'test:old:a3', 25);
-      await oldCodeEntry('old-b', 'test:old:b2', -45);
-      expect((await verifyLedger(db)).discrepancies.map((d) => d.userId)).toEqual(['old-a', 'old-b']);
-      // The new code's next posting closes the gap under the wallet lock.
-      await post(db, 'old-a', 'test:new:a-pack', 5, purchased);
-      await post(db, 'old-b', 'test:new:b-spend', -1, { kind: 'spend' });
-      expect(await lotsOf(db, 'old-a')).toEqual([
-        expect.objectContaining({ source: 'lot:opening:old-a', amount: 125, remaining: 95 }),
-        expect.objectContaining({ source: 'test:new:a-pack', amount: 5, remaining: 5 }),
-      ]);
-      expect((await lotsOf(db, 'old-b')).map((lot) => lot.remaining)).toEqual([4, 0]);
-      expect(await verifyLedger(db)).toMatchObject({ ok: true, discrepancies: [] });
-    } finally {
-      await client.end();
-    }
+    // A replica still on the old code posts without lots: its commits do not fail.
+    await oldCodeEntry('old-a', 'test:old:a3', 25);
+    await oldCodeEntry('old-b', 'test:old:b2', -45);
+    expect((await verifyLedger(db)).discrepancies.map((d) => d.userId)).toEqual(['old-a', 'old-b']);
+    // The new code's next posting closes the gap under the wallet lock.
+    await post(db, 'old-a', 'test:new:a-pack', 5, purchased);
+    await post(db, 'old-b', 'test:new:b-spend', -1, { kind: 'spend' });
+    expect(await lotsOf(db, 'old-a')).toEqual([
+      expect.objectContaining({ source: 'lot:opening:old-a', amount: 125, remaining: 95 }),
+      expect.objectContaining({ source: 'test:new:a-pack', amount: 5, remaining: 5 }),
+    ]);
+    expect((await lotsOf(db, 'old-b')).map((lot) => lot.remaining)).toEqual([4, 0]);
+    expect(await verifyLedger(db)).toMatchObject({ ok: true, discrepancies: [] });
   });
 });

@@ -1,3 +1,4 @@
+import { useDatabase } from '@tally/platform/testing';
 import { sql, type Transaction } from 'kysely';
 import type { DB } from '../db/schema';
 import { InsufficientBalanceError, LedgerReferenceConflictError } from '../errors';
@@ -17,11 +18,7 @@ import { verifyLedger } from './verify-ledger';
  * one cmin; ledger rows are never updated, so it stays readable after the commit).
  */
 describe('postLedgerEntries', () => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-  });
-  afterAll(() => database.drop());
+  const database = useDatabase(createTestDatabase);
 
   const credit = (userId: string, reference: string, amount: number): LedgerPosting => ({
     userId,

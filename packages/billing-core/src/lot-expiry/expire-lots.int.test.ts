@@ -1,3 +1,4 @@
+import { useDatabase } from '@tally/platform/testing';
 import { sql } from 'kysely';
 import { releaseHold } from '../holds/end-hold';
 import { placeHold } from '../holds/place-hold';
@@ -7,7 +8,7 @@ import { references } from '../references';
 import { noSpendLimits } from '../spend-limits/spend-limits';
 import { refundStudioRequest } from '../studio/refund-studio-request';
 import { testOutbox } from '../testing/test-outbox';
-import { createTestDatabase, type TestDatabase } from '../testing/test-services';
+import { createTestDatabase } from '../testing/test-services';
 import { inUnitOfWork, type UnitOfWork } from '../unit-of-work/unit-of-work';
 import { expireDueLots } from './expire-lots';
 
@@ -18,11 +19,7 @@ import { expireDueLots } from './expire-lots';
  * hold or the generation in flight. Real Postgres; time moved by setting expires_at in the past.
  */
 describe('a lot expiring with tokens held or in flight keeps its rollover', () => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-  });
-  afterAll(() => database.drop());
+  const database = useDatabase(createTestDatabase);
 
   const deps = () => ({ db: database.db, outbox: testOutbox });
   const run = <T>(work: (uow: UnitOfWork) => Promise<T>) => inUnitOfWork(deps(), work);

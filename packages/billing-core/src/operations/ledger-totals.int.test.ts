@@ -1,9 +1,10 @@
+import { useDatabase } from '@tally/platform/testing';
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../db/schema';
 import { plainLots, postLedgerEntry } from '../ledger/post-ledger-entry';
 import { signal } from '../testing/signal';
 import { testOutbox } from '../testing/test-outbox';
-import { createTestDatabase, type TestDatabase } from '../testing/test-services';
+import { createTestDatabase } from '../testing/test-services';
 import { inUnitOfWork } from '../unit-of-work/unit-of-work';
 import { createLedgerTotalsReader, type LedgerTotal, type LedgerTotalsReader } from './ledger-totals';
 
@@ -11,11 +12,7 @@ import { createLedgerTotalsReader, type LedgerTotal, type LedgerTotalsReader } f
 jest.setTimeout(120_000);
 
 describe('ledger totals for the metrics scrape', () => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-  });
-  afterAll(() => database.drop());
+  const database = useDatabase(createTestDatabase);
 
   let posted = 0;
   const post = (userId: string, amount: number, reason: string) => {

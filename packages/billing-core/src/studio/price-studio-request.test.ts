@@ -1,14 +1,9 @@
-import { toCatalog } from '../catalog/catalog';
+import { testCatalog, testCatalogInput } from '../testing/test-catalog';
 import { InvalidStudioRequestError, priceStudioRequest, toUtcDay } from './price-studio-request';
 
-const studio = toCatalog({
-  plans: [],
-  tokenPacks: [],
-  studio: {
-    freeDailyAllowance: { image_edit: 5, music: 2 },
-    prices: { image_edit: 5, music_clip: 6, music_full: 15 },
-    musicClipMaxSeconds: 30,
-  },
+// A clip priced apart from an image edit, so a price read from the wrong key shows.
+const studio = testCatalog({
+  studio: { ...testCatalogInput.studio, prices: { ...testCatalogInput.studio.prices, music_clip: 6 } },
 });
 
 describe('priceStudioRequest', () => {

@@ -4,7 +4,14 @@ import { cp, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createDb, type Database, ensureDatabaseExists, migrate } from '@tally/platform/db';
-import { databaseUrl, testDatabaseServerUrl, testPoolerServerUrl, withAdminClient } from '@tally/platform/testing';
+import {
+  databaseUrl,
+  dropTestDatabase,
+  testDatabaseServerUrl,
+  testPoolerServerUrl,
+  useDatabase,
+  withAdminClient,
+} from '@tally/platform/testing';
 import pg from 'pg';
 import { migrationsDir } from '../db/migrations-dir';
 import type { DB } from '../db/schema';
@@ -79,9 +86,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     name,
     async drop() {
       await database.close();
-      await withAdminClient((client) =>
-        client.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`),
-      );
+      await dropTestDatabase(name);
     },
   };
 }
@@ -106,15 +111,47 @@ export async function createDatabaseMigratedBefore(
     return {
       url,
       applied,
-      async drop() {
-        await withAdminClient((client) =>
-          client.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`),
-        );
-      },
+      drop: () => dropTestDatabase(name),
     };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** The database of a migration test (useDatabaseMigratedBefore), filled in by its beforeAll. */
+export interface MigrationTestDatabase {
+  /** Its URL (direct, never through a pooler). */
+  url: string;
+  /** The migrations it was given: every one before the version under test. */
+  applied: string[];
+  /** A client connected to it. */
+  client: pg.Client;
+  /** Applies the migrations it lacks, the one under test first. */
+  migrateRest(): ReturnType<typeof migrate>;
+  /** Ends the client and drops the database. */
+  drop(): Promise<void>;
+}
+
+/**
+ * The one set-up of a test of migration `version` on the rows it finds (useDatabase): before all,
+ * a database of the release before it (createDatabaseMigratedBefore) and a client connected to
+ * it; after all, both gone.
+ */
+export function useDatabaseMigratedBefore(version: string): MigrationTestDatabase {
+  return useDatabase(async () => {
+    const database = await createDatabaseMigratedBefore(version);
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    return {
+      ...database,
+      client,
+      migrateRest: () => migrate(database.url, migrationsDir),
+      async drop() {
+        await client.end();
+        await database.drop();
+      },
+    };
+  });
 }
 
 /** A BullMQ prefix no other test uses, so queues never share keys. */

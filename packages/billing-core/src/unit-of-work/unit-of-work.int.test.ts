@@ -1,16 +1,13 @@
+import { useDatabase } from '@tally/platform/testing';
 import type { Transaction } from 'kysely';
 import type { DB } from '../db/schema';
 import { plainLots, postLedgerEntry } from '../ledger/post-ledger-entry';
-import { createTestDatabase, type TestDatabase } from '../testing/test-services';
+import { createTestDatabase } from '../testing/test-services';
 import type { AppWebhookOutbox } from './app-webhook-outbox';
 import { inUnitOfWork, type UnitOfWork } from './unit-of-work';
 
 describe('the unit of work', () => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-  });
-  afterAll(() => database.drop());
+  const database = useDatabase(createTestDatabase);
 
   /** An outbox whose hand-off records what it was given. */
   function recordingOutbox(): AppWebhookOutbox & { handedOff: number[][] } {

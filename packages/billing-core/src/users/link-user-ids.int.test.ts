@@ -1,16 +1,13 @@
+import { useDatabase } from '@tally/platform/testing';
 import { plainLots, postLedgerEntry } from '../ledger/post-ledger-entry';
 import { testOutbox } from '../testing/test-outbox';
-import { createTestDatabase, type TestDatabase } from '../testing/test-services';
+import { createTestDatabase } from '../testing/test-services';
 import { inUnitOfWork } from '../unit-of-work/unit-of-work';
 import { linkUserIds, resolveUserId } from './link-user-ids';
 
 /** The order of the canonical-user rules, where two of them disagree (the e2e tests cover each rule alone). */
 describe('linkUserIds picks one canonical user by rule order, never by id position alone', () => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-  });
-  afterAll(() => database.drop());
+  const database = useDatabase(createTestDatabase);
 
   const link = (ids: string[]) => inUnitOfWork({ db: database.db, outbox: testOutbox }, (uow) => linkUserIds(uow, ids));
   const aliasesOf = async (userId: string) =>

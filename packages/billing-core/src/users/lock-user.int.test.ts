@@ -1,3 +1,4 @@
+import { useDatabase } from '@tally/platform/testing';
 import { sql, type Transaction } from 'kysely';
 import type { DB } from '../db/schema';
 import { type InboxHandler, processed } from '../inbox/inbox-handler';
@@ -5,7 +6,7 @@ import { lockUsersAndReadInboxEvents } from '../inbox/inbox-transitions';
 import { processInboxEvents } from '../inbox/process-inbox-events';
 import { signal } from '../testing/signal';
 import { testOutbox } from '../testing/test-outbox';
-import { createTestDatabase, type TestDatabase } from '../testing/test-services';
+import { createTestDatabase } from '../testing/test-services';
 import { lockUser, lockUsers, UserLockOrderError } from './lock-user';
 
 /**
@@ -14,11 +15,7 @@ import { lockUser, lockUsers, UserLockOrderError } from './lock-user';
  * is ordered by a gate or by seeing the other transaction wait for its lock in pg_locks.
  */
 describe('user locks are taken in one order on every path, so two transactions never deadlock on them', () => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-  });
-  afterAll(() => database.drop());
+  const database = useDatabase(createTestDatabase);
 
   /** A pair of ids `first` < `second` as strings whose lock keys are the other way round. */
   async function idsWithKeysReversed(prefix: string): Promise<{ first: string; second: string }> {

@@ -1,15 +1,11 @@
 import { sql } from 'kysely';
-import { createEmptyTestDatabase, type EmptyTestDatabase } from '../testing/test-database';
+import { createEmptyTestDatabase, useDatabase } from '../testing/test-database';
 import { createDb } from './create-db';
 import { isDatabaseUnavailableError } from './database-errors';
 import { PREPARE_AFTER } from './prepared-statements';
 
 describe('createDb', () => {
-  let database: EmptyTestDatabase;
-  beforeAll(async () => {
-    database = await createEmptyTestDatabase();
-  });
-  afterAll(() => database.drop());
+  const database = useDatabase(createEmptyTestDatabase);
 
   it('survives the server ending a connection in the middle of a transaction: the transaction fails as unavailable, the next query runs', async () => {
     const lost: Error[] = [];

@@ -1,14 +1,10 @@
 import { sql } from 'kysely';
-import { createEmptyTestDatabase, type EmptyTestDatabase } from '../testing/test-database';
+import { createEmptyTestDatabase, useDatabase } from '../testing/test-database';
 import { createDb } from './create-db';
 import { precompiledSql } from './precompiled-sql';
 
 describe('precompiledSql', () => {
-  let database: EmptyTestDatabase;
-  beforeAll(async () => {
-    database = await createEmptyTestDatabase();
-  });
-  afterAll(() => database.drop());
+  const database = useDatabase(createEmptyTestDatabase);
 
   it('runs the text Kysely compiles for the template, with the values in their slots (a slot used twice fills two parameters)', async () => {
     const template = (s: { a: number; b: string }) =>

@@ -1,15 +1,9 @@
 import { sql } from 'kysely';
-import { createEmptyTestDatabase, type EmptyTestDatabase } from '../testing/test-database';
+import { createEmptyTestDatabase, useDatabase } from '../testing/test-database';
 import { sqlMilliseconds } from './sql-milliseconds';
 
 describe('sqlMilliseconds', () => {
-  let database: EmptyTestDatabase;
-  beforeAll(async () => {
-    database = await createEmptyTestDatabase();
-  });
-  afterAll(async () => {
-    await database.drop();
-  });
+  const database = useDatabase(createEmptyTestDatabase);
 
   it('is exactly that many milliseconds, fractions of a second and durations past int4 milliseconds included', async () => {
     const { rows } = await sql<{ ms: number; exact: boolean }>`

@@ -1,23 +1,17 @@
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { Registry } from 'prom-client';
+import { capturePinoLines } from '../testing/log-lines';
 import { createServiceApp } from './create-service-app';
 import { createHealthRoutes } from './health-routes';
 import { type RunningServer, startHttpServer } from './start-http-server';
 
 describe('GET /readyz', () => {
   let running: RunningServer;
-  const logLines: Record<string, unknown>[] = [];
+  let logLines: Record<string, unknown>[] = [];
   const hung = new Promise<void>(() => undefined);
 
   beforeAll(async () => {
-    const destination = new Writable({
-      write(chunk, _encoding, done) {
-        for (const line of chunk.toString().split('\n')) if (line) logLines.push(JSON.parse(line));
-        done();
-      },
-    });
-    const logger = pino({ level: 'info' }, destination);
+    const { logger, lines } = capturePinoLines('info');
+    logLines = lines;
     const app = createServiceApp({
       logger,
       routes: (service) =>

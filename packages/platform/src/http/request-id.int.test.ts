@@ -1,23 +1,11 @@
 import { once } from 'node:events';
 import { connect } from 'node:net';
-import { Writable } from 'node:stream';
-import pino from 'pino';
+import type { Logger } from 'pino';
+import { withLoggedServer } from '../testing/log-lines';
 import { createServiceApp } from './create-service-app';
 import { type RunningServer, startHttpServer } from './start-http-server';
 
-/** Log lines written by a real pino logger, parsed. */
-function capture(level: 'info' | 'warn') {
-  const lines: Array<Record<string, unknown>> = [];
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line));
-      done();
-    },
-  });
-  return { logger: pino({ level }, stream), lines };
-}
-
-async function serve(logger: pino.Logger): Promise<RunningServer> {
+async function serve(logger: Logger): Promise<RunningServer> {
   const app = createServiceApp({
     logger,
     routes: (service) => {
@@ -58,10 +46,8 @@ const madeId = /^req_[0-9a-f]{24}$/;
 const settled = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('Request-Id on every answer, and in every log line of its request', () => {
-  it('keeps a valid X-Request-Id on a 200, a 404 and a 500, and every line of each request carries it', async () => {
-    const { logger, lines } = capture('info');
-    const server = await serve(logger);
-    try {
+  it('keeps a valid X-Request-Id on a 200, a 404 and a 500, and every line of each request carries it', () =>
+    withLoggedServer('info', serve, async (server, lines) => {
       const base = `http://127.0.0.1:${server.port}`;
       const longest = `${'!~'.repeat(63)}Az`;
       expect(longest).toHaveLength(128);
@@ -88,15 +74,10 @@ describe('Request-Id on every answer, and in every log line of its request', () 
         ['unexpected error', 'client-500'],
         ['request errored', 'client-500'],
       ]);
-    } finally {
-      await server.close();
-    }
-  });
+    }));
 
-  it('makes a new id for an X-Request-Id that is too long, empty, or holds a space, a tab, a non-ASCII byte or two values', async () => {
-    const { logger, lines } = capture('warn');
-    const server = await serve(logger);
-    try {
+  it('makes a new id for an X-Request-Id that is too long, empty, or holds a space, a tab, a non-ASCII byte or two values', () =>
+    withLoggedServer('warn', serve, async (server, lines) => {
       const ids = [];
       for (const header of [
         `X-Request-Id: ${'a'.repeat(129)}`,
@@ -122,15 +103,10 @@ describe('Request-Id on every answer, and in every log line of its request', () 
       expect(ids.at(-1)).toBe('a'.repeat(128));
       // With info off only the handler's own line is written, and it carries the id its answer did.
       expect(lines.map((line) => line.requestId)).toEqual(ids);
-    } finally {
-      await server.close();
-    }
-  });
+    }));
 
-  it('makes an id for a request without one, on a 200, a 404 and a 500, and logs it with the request', async () => {
-    const { logger, lines } = capture('info');
-    const server = await serve(logger);
-    try {
+  it('makes an id for a request without one, on a 200, a 404 and a 500, and logs it with the request', () =>
+    withLoggedServer('info', serve, async (server, lines) => {
       const base = `http://127.0.0.1:${server.port}`;
       const answers = [];
       for (const path of ['/ok', '/nope', '/boom']) {
@@ -150,8 +126,5 @@ describe('Request-Id on every answer, and in every log line of its request', () 
         ['unexpected error', boom],
         ['request errored', boom],
       ]);
-    } finally {
-      await server.close();
-    }
-  });
+    }));
 });

@@ -1,23 +1,11 @@
-import { Writable } from 'node:stream';
 import express from 'express';
-import pino from 'pino';
+import type { Logger } from 'pino';
+import { withLoggedServer } from '../testing/log-lines';
 import { useRequestIds } from './request-id';
 import { createRequestLogger } from './request-logger';
 import { type RunningServer, startHttpServer } from './start-http-server';
 
-/** Log lines written by a real pino logger, parsed. */
-function capture(level: 'info' | 'warn') {
-  const lines: Array<Record<string, unknown>> = [];
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line));
-      done();
-    },
-  });
-  return { logger: pino({ level }, stream), lines };
-}
-
-async function serve(logger: pino.Logger): Promise<RunningServer> {
+async function serve(logger: Logger): Promise<RunningServer> {
   const app = express();
   useRequestIds(app, logger);
   app.use(createRequestLogger(logger));
@@ -34,10 +22,8 @@ async function serve(logger: pino.Logger): Promise<RunningServer> {
 }
 
 describe('the access log', () => {
-  it('writes one line per request with the request line, status and duration only; 5xx at error; probes skipped', async () => {
-    const { logger, lines } = capture('info');
-    const server = await serve(logger);
-    try {
+  it('writes one line per request with the request line, status and duration only; 5xx at error; probes skipped', () =>
+    withLoggedServer('info', serve, async (server, lines) => {
       const base = `http://127.0.0.1:${server.port}`;
       await fetch(`${base}/webhooks/stripe?x=1`, {
         method: 'POST',
@@ -61,20 +47,12 @@ describe('the access log', () => {
       const text = JSON.stringify(lines);
       expect(text).not.toContain('secret-signature');
       expect(text).not.toContain('buyer@example.com');
-    } finally {
-      await server.close();
-    }
-  });
+    }));
 
-  it('writes nothing when info is off', async () => {
-    const { logger, lines } = capture('warn');
-    const server = await serve(logger);
-    try {
+  it('writes nothing when info is off', () =>
+    withLoggedServer('warn', serve, async (server, lines) => {
       await fetch(`http://127.0.0.1:${server.port}/boom`);
       await new Promise((resolve) => setTimeout(resolve, 50));
       expect(lines).toEqual([]);
-    } finally {
-      await server.close();
-    }
-  });
+    }));
 });

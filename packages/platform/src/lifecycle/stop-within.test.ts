@@ -1,17 +1,7 @@
-import { Writable } from 'node:stream';
-import pino from 'pino';
+import { capturePinoLines } from '../testing/log-lines';
 import { stopWithin } from './stop-within';
 
-function capturingLogger() {
-  const lines: { msg: string; step?: string }[] = [];
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(JSON.parse(String(chunk)) as { msg: string; step?: string });
-      done();
-    },
-  });
-  return { logger: pino({ level: 'info' }, stream), lines };
-}
+const capturingLogger = () => capturePinoLines<{ msg: string; step?: string }>('info');
 
 const never = () => new Promise<void>(() => undefined);
 

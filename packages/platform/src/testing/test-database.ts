@@ -66,9 +66,26 @@ export async function createEmptyTestDatabase(): Promise<EmptyTestDatabase> {
     name,
     async drop() {
       await database.close();
-      await withAdminClient((client) =>
-        client.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`),
-      );
+      await dropTestDatabase(name);
     },
   };
+}
+
+/** Drops a test database; a connection still open to it is cut off. */
+export async function dropTestDatabase(name: string): Promise<void> {
+  await withAdminClient((client) => client.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`));
+}
+
+/**
+ * The one set-up of a test file's database: registers in the calling describe block a beforeAll
+ * that makes it with `create` and an afterAll that drops it. The object returned is filled in by
+ * the beforeAll, so tests and later hooks read it as the database itself.
+ */
+export function useDatabase<Made extends { drop(): Promise<void> }>(create: () => Promise<Made>): Made {
+  const database = {} as Made;
+  beforeAll(async () => {
+    Object.assign(database, await create());
+  });
+  afterAll(() => database.drop());
+  return database;
 }

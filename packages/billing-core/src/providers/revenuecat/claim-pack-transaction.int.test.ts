@@ -1,6 +1,7 @@
+import { useDatabase } from '@tally/platform/testing';
 import { recordInboxEvents } from '../../inbox/record-inbox-events';
 import { testOutbox } from '../../testing/test-outbox';
-import { createTestDatabase, type TestDatabase } from '../../testing/test-services';
+import { createTestDatabase } from '../../testing/test-services';
 import { inUnitOfWork } from '../../unit-of-work/unit-of-work';
 import { linkUserIdsAndClaimPack } from './claim-pack-transaction';
 import { toRevenueCatInboxDraftFromBody } from './revenuecat-event';
@@ -11,11 +12,7 @@ import { toRevenueCatInboxDraftFromBody } from './revenuecat-event';
  * followed by claimPackTransaction would: the canonical user and the row holding the transaction.
  */
 describe('linkUserIdsAndClaimPack links as linkUserIds does and claims once per store transaction', () => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-  });
-  afterAll(() => database.drop());
+  const database = useDatabase(createTestDatabase);
 
   let next = 0;
   const inboxEvent = async (userId: string) => {
