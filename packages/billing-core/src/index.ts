@@ -87,7 +87,7 @@ export * from './idempotency/idempotency-types';
 export * from './idempotency/release-idempotency-key';
 export * from './idempotency/stored-idempotency-key';
 export * from './inbox/find-oldest-due-age';
-export type { InboxEventDraft } from './inbox/inbox-event-draft';
+export { type InboxEventDraft, type InboxEventIndex, inboxIndexColumns } from './inbox/inbox-event-draft';
 export * from './inbox/inbox-handler';
 export * from './inbox/inbox-relay-source';
 export * from './inbox/list-inbox-events';

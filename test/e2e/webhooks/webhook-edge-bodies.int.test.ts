@@ -1,28 +1,13 @@
 import { createHash } from 'node:crypto';
 import { request } from 'node:http';
-import type { Provider } from '@tally/billing-core';
+import { inboxIndexColumns, type Provider } from '@tally/billing-core';
 import { eventually, readJson, revenueCatAuth, signStripe, TestStack } from '../../support/stack';
 
 /** What ingest stored for one event: every column it writes, and the state it starts in. */
 async function storedRow(stack: TestStack, provider: Provider, providerEventId: string) {
   const rows = await stack.db
     .selectFrom('inbox_events')
-    .select([
-      'provider',
-      'provider_event_id',
-      'type',
-      'livemode',
-      'environment',
-      'user_id',
-      'provider_customer_id',
-      'provider_subscription_id',
-      'provider_payment_intent_id',
-      'provider_invoice_id',
-      'raw_body',
-      'status',
-      'attempts',
-      'last_error',
-    ])
+    .select([...inboxIndexColumns, 'raw_body', 'status', 'attempts', 'last_error'])
     .where('provider', '=', provider)
     .where('provider_event_id', '=', providerEventId)
     .execute();

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { readKeysetPage } from '../db/keyset-page';
 import type { AppWebhookMessageRow, AppWebhookMessageStatus, AppWebhookMessageType, DB } from '../db/schema';
 import { toWebhookId } from './webhook-id';
 
@@ -51,20 +52,13 @@ export async function listAppWebhookMessages(
   db: Kysely<DB>,
   filter: AppWebhookMessageFilter,
 ): Promise<{ messages: AppWebhookMessageRow[]; nextCursor: number | null }> {
-  let query = db
-    .selectFrom('app_webhook_messages')
-    .selectAll()
-    .orderBy('id', 'desc')
-    .limit(filter.limit + 1);
+  let query = db.selectFrom('app_webhook_messages').selectAll();
   if (filter.userId) query = query.where('user_id', '=', filter.userId);
   if (filter.type) query = query.where('type', '=', filter.type);
   if (filter.status === 'pending') query = query.where('status', 'in', ['pending', 'processing']);
   else if (filter.status) query = query.where('status', '=', filter.status);
-  if (filter.beforeId !== undefined) query = query.where('id', '<', filter.beforeId);
-  const rows = await query.execute();
-  const messages = rows.slice(0, filter.limit);
-  const last = messages[messages.length - 1];
-  return { messages, nextCursor: rows.length > filter.limit && last ? last.id : null };
+  const { page, next } = await readKeysetPage(query, filter);
+  return { messages: page, nextCursor: next?.id ?? null };
 }
 
 /** One message by its uuid (parseWebhookId of the `msg_…` id). */

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { readKeysetPage } from '../db/keyset-page';
 import type { AdminSurface, DB } from '../db/schema';
 
 /** How an audit row is shown (`GET /admin/audit`, the console). */
@@ -26,18 +27,11 @@ export async function listAdminActions(
   db: Kysely<DB>,
   filter: { limit: number; beforeId?: number | undefined; target?: { kind: string; id: string } | undefined },
 ): Promise<{ actions: AdminActionView[]; nextCursor: number | null }> {
-  let query = db
-    .selectFrom('admin_audit')
-    .selectAll()
-    .orderBy('id', 'desc')
-    .limit(filter.limit + 1);
-  if (filter.beforeId !== undefined) query = query.where('id', '<', filter.beforeId);
+  let query = db.selectFrom('admin_audit').selectAll();
   if (filter.target) {
     query = query.where('target_kind', '=', filter.target.kind).where('target_id', '=', filter.target.id);
   }
-  const rows = await query.execute();
-  const page = rows.slice(0, filter.limit);
-  const last = page[page.length - 1];
+  const { page, next } = await readKeysetPage(query, filter);
   return {
     actions: page.map((row) => ({
       id: row.id,
@@ -54,6 +48,6 @@ export async function listAdminActions(
       answer: row.answer,
       createdAt: row.created_at,
     })),
-    nextCursor: rows.length > filter.limit && last ? last.id : null,
+    nextCursor: next?.id ?? null,
   };
 }

@@ -4,10 +4,10 @@ import type { InboxSource, PaymentEnvironment, Provider } from '../db/schema';
 import { InvalidEventError } from '../errors';
 
 /**
- * What ingest extracts from a verified webhook before storing it. Only the provider, event id and
- * type are required; every other field is an index for look-ups and may be null.
+ * What names an inbox event and indexes it for look-ups: what ingest extracts and stores, and what
+ * operators see of it. Only the provider, event id and type are required; every other field may be null.
  */
-export interface InboxEventDraft {
+export interface InboxEventIndex {
   provider: Provider;
   providerEventId: string;
   type: string;
@@ -19,6 +19,24 @@ export interface InboxEventDraft {
   providerSubscriptionId: string | null;
   providerPaymentIntentId: string | null;
   providerInvoiceId: string | null;
+}
+
+/** The inbox columns that store an InboxEventIndex, in its order. */
+export const inboxIndexColumns = [
+  'provider',
+  'provider_event_id',
+  'type',
+  'livemode',
+  'environment',
+  'user_id',
+  'provider_customer_id',
+  'provider_subscription_id',
+  'provider_payment_intent_id',
+  'provider_invoice_id',
+] as const;
+
+/** What ingest extracts from a verified webhook before storing it: its index fields and its body. */
+export interface InboxEventDraft extends InboxEventIndex {
   /** Stripe Connect account the event came from. Logged, not stored: the inbox has no column for it. */
   providerAccountId?: string | null;
   rawBody: string;
@@ -117,6 +135,26 @@ export function parseJsonObject(rawBody: string): Record<string, unknown> {
     throw new InvalidEventError('body is not a JSON object');
   }
   return json as Record<string, unknown>;
+}
+
+/**
+ * A verified body parsed with a provider's schema for the worker. Throws InvalidEventError, saying
+ * it is not `what`, naming the first field that is wrong (never its value, which may hold personal
+ * data or control characters).
+ */
+export function parseEventBody<Schema extends z.ZodType>(
+  rawBody: string,
+  schema: Schema,
+  what: string,
+): z.output<Schema> {
+  const parsed = schema.safeParse(parseJsonObject(rawBody));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new InvalidEventError(
+      `not ${what}: ${issue ? `${issue.path.join('.') || 'body'}: ${issue.message}` : 'invalid'}`,
+    );
+  }
+  return parsed.data;
 }
 
 /** A nested JSON object, or an empty one when the value is missing or not an object. */

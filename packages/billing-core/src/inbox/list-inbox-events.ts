@@ -1,12 +1,30 @@
-import type { Kysely } from 'kysely';
+import type { Expression, ExpressionBuilder, Kysely, SqlBool } from 'kysely';
+import { readKeysetPage } from '../db/keyset-page';
 import type { DB, InboxEventRow, InboxStatus, Provider } from '../db/schema';
+import { inboxIndexColumns } from './inbox-event-draft';
 
-export interface InboxEventFilter {
+/** What an operator's filter on inbox rows names: each field given narrows the rows. */
+export interface InboxEventMatch {
   provider?: Provider | undefined;
   type?: string | undefined;
-  status?: InboxStatus | undefined;
-  outcomeCode?: string | undefined;
   userId?: string | undefined;
+  outcomeCode?: string | undefined;
+}
+
+/** The condition of an InboxEventMatch: every field given must equal (no field: every row). */
+export function matchingInboxEvents(match: InboxEventMatch) {
+  return (eb: ExpressionBuilder<DB, 'inbox_events'>): Expression<SqlBool> => {
+    const conditions: Expression<SqlBool>[] = [];
+    if (match.provider) conditions.push(eb('provider', '=', match.provider));
+    if (match.type) conditions.push(eb('type', '=', match.type));
+    if (match.userId) conditions.push(eb('user_id', '=', match.userId));
+    if (match.outcomeCode) conditions.push(eb('outcome_code', '=', match.outcomeCode));
+    return eb.and(conditions);
+  };
+}
+
+export interface InboxEventFilter extends InboxEventMatch {
+  status?: InboxStatus | undefined;
   limit: number;
   /** Return rows with an id below this (newest first paging). */
   beforeId?: number | undefined;
@@ -17,16 +35,7 @@ export type InboxEventSummary = Omit<InboxEventRow, 'raw_body'>;
 /** Every inbox column but the raw body. */
 export const inboxSummaryColumns = [
   'id',
-  'provider',
-  'provider_event_id',
-  'type',
-  'livemode',
-  'environment',
-  'user_id',
-  'provider_customer_id',
-  'provider_subscription_id',
-  'provider_payment_intent_id',
-  'provider_invoice_id',
+  ...inboxIndexColumns,
   'status',
   'attempts',
   'last_error',
@@ -50,21 +59,10 @@ export async function listInboxEvents(
   db: Kysely<DB>,
   filter: InboxEventFilter,
 ): Promise<{ events: InboxEventSummary[]; nextCursor: number | null }> {
-  let query = db
-    .selectFrom('inbox_events')
-    .select(inboxSummaryColumns)
-    .orderBy('id', 'desc')
-    .limit(filter.limit + 1);
-  if (filter.provider) query = query.where('provider', '=', filter.provider);
-  if (filter.type) query = query.where('type', '=', filter.type);
+  let query = db.selectFrom('inbox_events').select(inboxSummaryColumns).where(matchingInboxEvents(filter));
   if (filter.status) query = query.where('status', '=', filter.status);
-  if (filter.outcomeCode) query = query.where('outcome_code', '=', filter.outcomeCode);
-  if (filter.userId) query = query.where('user_id', '=', filter.userId);
-  if (filter.beforeId !== undefined) query = query.where('id', '<', filter.beforeId);
-  const rows = await query.execute();
-  const events = rows.slice(0, filter.limit);
-  const last = events[events.length - 1];
-  return { events, nextCursor: rows.length > filter.limit && last ? last.id : null };
+  const { page, next } = await readKeysetPage(query, filter);
+  return { events: page, nextCursor: next?.id ?? null };
 }
 
 /** One inbox row with its raw body (admin only: the body may hold personal data). */

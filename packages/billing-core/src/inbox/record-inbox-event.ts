@@ -1,6 +1,6 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import type { DB } from '../db/schema';
-import type { InboxEventDraft } from './inbox-event-draft';
+import { type InboxEventDraft, inboxIndexColumns } from './inbox-event-draft';
 import { inboxRelaySource } from './inbox-relay-source';
 
 export type RecordInboxEventResult =
@@ -8,20 +8,7 @@ export type RecordInboxEventResult =
   | { kind: 'duplicate'; inboxEventId: number | null };
 
 /** The columns an insert writes from each draft (enqueued_at is the database's now()). */
-const inboxInsertColumns = [
-  'provider',
-  'provider_event_id',
-  'type',
-  'livemode',
-  'environment',
-  'user_id',
-  'provider_customer_id',
-  'provider_subscription_id',
-  'provider_payment_intent_id',
-  'provider_invoice_id',
-  'raw_body',
-  'source',
-] as const;
+const inboxInsertColumns = [...inboxIndexColumns, 'raw_body', 'source'] as const;
 
 /** A draft's values in inboxInsertColumns order. */
 function toInboxEventValues(draft: InboxEventDraft): unknown[] {

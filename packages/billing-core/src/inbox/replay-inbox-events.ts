@@ -1,6 +1,7 @@
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema';
-import { freshStart } from './fresh-start';
+import { replayStart, startAfresh } from './fresh-start';
+import { matchingInboxEvents } from './list-inbox-events';
 import type { RequeueFilter } from './requeue-inbox-events';
 
 /**
@@ -12,7 +13,7 @@ import type { RequeueFilter } from './requeue-inbox-events';
 export async function replayInboxEvent(db: Kysely<DB>, inboxEventId: number): Promise<number | null> {
   const row = await db
     .updateTable('inbox_events')
-    .set({ ...freshStart, replays: sql`replays + 1`, replayed_at: sql`now()` })
+    .set(replayStart)
     .where('id', '=', inboxEventId)
     .where('status', 'in', ['processed', 'ignored'])
     // A pruned body (retention) cannot be parsed again.
@@ -27,25 +28,12 @@ export interface ReplayFilter extends RequeueFilter {
 }
 
 /** Replays finished rows matching a filter, oldest first, up to `limit`. */
-export async function replayInboxEvents(db: Kysely<DB>, filter: ReplayFilter): Promise<number[]> {
-  let selection = db
-    .selectFrom('inbox_events')
-    .select('id')
-    .where('status', 'in', filter.status ? [filter.status] : ['processed', 'ignored'])
-    .where('raw_body_pruned_at', 'is', null)
-    .orderBy('id')
-    .limit(filter.limit)
-    .forUpdate()
-    .skipLocked();
-  if (filter.provider) selection = selection.where('provider', '=', filter.provider);
-  if (filter.type) selection = selection.where('type', '=', filter.type);
-  if (filter.userId) selection = selection.where('user_id', '=', filter.userId);
-  if (filter.outcomeCode) selection = selection.where('outcome_code', '=', filter.outcomeCode);
-  const rows = await db
-    .updateTable('inbox_events')
-    .set({ ...freshStart, replays: sql`replays + 1`, replayed_at: sql`now()` })
-    .where('id', 'in', selection)
-    .returning('id')
-    .execute();
-  return rows.map((row) => row.id).sort((a, b) => a - b);
+export function replayInboxEvents(db: Kysely<DB>, filter: ReplayFilter): Promise<number[]> {
+  return startAfresh(db, replayStart, filter.limit, (eb) =>
+    eb.and([
+      eb('status', 'in', filter.status ? [filter.status] : ['processed', 'ignored']),
+      eb('raw_body_pruned_at', 'is', null),
+      matchingInboxEvents(filter)(eb),
+    ]),
+  );
 }

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
-import type { DB, Provider } from '../db/schema';
-import { freshStart } from './fresh-start';
+import type { DB } from '../db/schema';
+import { freshStart, startAfresh } from './fresh-start';
+import { type InboxEventMatch, matchingInboxEvents } from './list-inbox-events';
 
 /**
  * Gives parked rows a fresh start: status failed → received, attempts 0, last error and any
@@ -36,33 +37,13 @@ export async function requeueInboxEventIds(db: Kysely<DB>, ids: readonly number[
   return rows.map((row) => row.id).sort((a, b) => a - b);
 }
 
-export interface RequeueFilter {
-  provider?: Provider | undefined;
-  type?: string | undefined;
-  userId?: string | undefined;
-  outcomeCode?: string | undefined;
+export interface RequeueFilter extends InboxEventMatch {
   limit: number;
 }
 
 /** Requeues parked rows matching a filter, oldest first, up to `limit`. */
-export async function requeueInboxEvents(db: Kysely<DB>, filter: RequeueFilter): Promise<number[]> {
-  let selection = db
-    .selectFrom('inbox_events')
-    .select('id')
-    .where('status', '=', 'failed')
-    .orderBy('id')
-    .limit(filter.limit)
-    .forUpdate()
-    .skipLocked();
-  if (filter.provider) selection = selection.where('provider', '=', filter.provider);
-  if (filter.type) selection = selection.where('type', '=', filter.type);
-  if (filter.userId) selection = selection.where('user_id', '=', filter.userId);
-  if (filter.outcomeCode) selection = selection.where('outcome_code', '=', filter.outcomeCode);
-  const rows = await db
-    .updateTable('inbox_events')
-    .set(freshStart)
-    .where('id', 'in', selection)
-    .returning('id')
-    .execute();
-  return rows.map((row) => row.id).sort((a, b) => a - b);
+export function requeueInboxEvents(db: Kysely<DB>, filter: RequeueFilter): Promise<number[]> {
+  return startAfresh(db, freshStart, filter.limit, (eb) =>
+    eb.and([eb('status', '=', 'failed'), matchingInboxEvents(filter)(eb)]),
+  );
 }

@@ -1,19 +1,10 @@
-import type { InboxStatus, PaymentEnvironment, Provider } from '../db/schema';
+import type { InboxStatus } from '../db/schema';
+import type { InboxEventIndex } from './inbox-event-draft';
 import type { InboxEventSummary } from './list-inbox-events';
 
 /** How an inbox row is shown to operators (admin API, support view, CLI): one shape everywhere. */
-export interface InboxEventView {
+export interface InboxEventView extends InboxEventIndex {
   id: number;
-  provider: Provider;
-  providerEventId: string;
-  type: string;
-  livemode: boolean | null;
-  environment: PaymentEnvironment | null;
-  userId: string | null;
-  providerCustomerId: string | null;
-  providerSubscriptionId: string | null;
-  providerPaymentIntentId: string | null;
-  providerInvoiceId: string | null;
   status: InboxStatus;
   attempts: number;
   lastError: string | null;

@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import { readKeysetPage } from '../db/keyset-page';
 import type { DB, LedgerEntryRow, LotCategory } from '../db/schema';
 import { heldByLot } from './held-tokens';
 
@@ -28,16 +29,8 @@ export async function findWallet(db: Kysely<DB>, userId: string): Promise<Wallet
 
 /** A user's lots with tokens left, in the draw order, each with what active holds reserve of it. */
 export async function listLots(db: Kysely<DB>, userId: string): Promise<LotView[]> {
-  const rows = await sql<{
-    id: number;
-    category: LotCategory;
-    source: string;
-    amount: number;
-    remaining: number;
-    held: number;
-    expires_at: Date | null;
-    created_at: Date;
-  }>`
+  // The view's columns, its two times under their column names.
+  const rows = await sql<Omit<LotView, 'expiresAt' | 'createdAt'> & { expires_at: Date | null; created_at: Date }>`
     WITH held AS (${heldByLot(userId)})
     SELECT l.id, l.category, l.source, l.amount, l.remaining, coalesce(h.held, 0)::bigint AS held,
            l.expires_at, l.created_at
@@ -76,16 +69,10 @@ export async function listLedgerEntries(
   userId: string,
   options: { limit: number; beforeId?: number | undefined },
 ): Promise<LedgerPage> {
-  let query = db
-    .selectFrom('ledger_entries')
-    .selectAll()
-    .where('user_id', '=', userId)
-    .orderBy('id', 'desc')
-    .limit(options.limit + 1);
-  if (options.beforeId !== undefined) query = query.where('id', '<', options.beforeId);
-  const rows = await query.execute();
-  const page = rows.slice(0, options.limit);
-  const last = page[page.length - 1];
+  const { page, next } = await readKeysetPage(
+    db.selectFrom('ledger_entries').selectAll().where('user_id', '=', userId),
+    options,
+  );
   const draws =
     page.length === 0
       ? []
@@ -107,5 +94,5 @@ export async function listLedgerEntries(
     byEntry.set(draw.ledger_entry_id, list);
   }
   const entries = page.map((entry) => ({ ...entry, draws: byEntry.get(entry.id) ?? [] }));
-  return { entries, nextCursor: rows.length > options.limit && last ? last.id : null };
+  return { entries, nextCursor: next?.id ?? null };
 }

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { readKeysetPage } from '../db/keyset-page';
 import type { DB, StudioRequestRow } from '../db/schema';
 import { belongsToUser, userIdsOf } from '../users/link-user-ids';
 
@@ -46,15 +47,12 @@ export async function listStudioRequests(
     if (!cursor) return undefined;
     beforeId = cursor.id;
   }
-  let query = db
-    .selectFrom('studio_requests')
-    .selectAll()
-    .where('user_id', 'in', await userIdsOf(db, userId))
-    .orderBy('id', 'desc')
-    .limit(options.limit + 1);
-  if (beforeId !== undefined) query = query.where('id', '<', beforeId);
-  const rows = await query.execute();
-  const requests = rows.slice(0, options.limit);
-  const last = requests[requests.length - 1];
-  return { requests, nextCursor: rows.length > options.limit && last ? last.public_id : null };
+  const { page, next } = await readKeysetPage(
+    db
+      .selectFrom('studio_requests')
+      .selectAll()
+      .where('user_id', 'in', await userIdsOf(db, userId)),
+    { limit: options.limit, beforeId },
+  );
+  return { requests: page, nextCursor: next?.public_id ?? null };
 }

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { InvalidEventError } from '../../errors';
 import {
   type InboxEventDraft,
   objectAt,
+  parseEventBody,
   parseJsonObject,
   toEventTypeValue,
   toIndexValue,
@@ -59,20 +59,9 @@ const revenueCatWebhookSchema = z.looseObject({
 
 export type RevenueCatEvent = z.infer<typeof revenueCatEventSchema>;
 
-/**
- * Parses a RevenueCat webhook body for the worker. Throws InvalidEventError naming the first
- * field that is wrong (never its value, which may hold personal data or control characters).
- */
+/** Parses a RevenueCat webhook body for the worker (parseEventBody: InvalidEventError naming the wrong field). */
 export function parseRevenueCatWebhook(rawBody: string): RevenueCatEvent {
-  const json = parseJsonObject(rawBody);
-  const parsed = revenueCatWebhookSchema.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new InvalidEventError(
-      `not a RevenueCat webhook: ${issue ? `${issue.path.join('.') || 'body'}: ${issue.message}` : 'invalid'}`,
-    );
-  }
-  return parsed.data.event;
+  return parseEventBody(rawBody, revenueCatWebhookSchema, 'a RevenueCat webhook').event;
 }
 
 /**

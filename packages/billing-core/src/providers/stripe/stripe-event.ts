@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { InvalidEventError } from '../../errors';
 import {
   type InboxEventDraft,
   objectAt,
+  parseEventBody,
   parseJsonObject,
   toEventTypeValue,
   toIndexValue,
@@ -30,20 +30,9 @@ const stripeEventSchema = z.looseObject({
 
 export type StripeEvent = z.infer<typeof stripeEventSchema>;
 
-/**
- * Parses a Stripe event body (already verified) for the worker. Throws InvalidEventError naming
- * the first field that is wrong (never its value).
- */
+/** Parses a Stripe event body (already verified) for the worker (parseEventBody: InvalidEventError naming the wrong field). */
 export function parseStripeEvent(rawBody: string): StripeEvent {
-  const json = parseJsonObject(rawBody);
-  const parsed = stripeEventSchema.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new InvalidEventError(
-      `not a Stripe event: ${issue ? `${issue.path.join('.') || 'body'}: ${issue.message}` : 'invalid'}`,
-    );
-  }
-  return parsed.data;
+  return parseEventBody(rawBody, stripeEventSchema, 'a Stripe event');
 }
 
 function draftOf(event: Record<string, unknown>, rawBody: string): InboxEventDraft {
