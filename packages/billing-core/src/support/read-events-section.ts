@@ -1,4 +1,5 @@
 import { sql, type Transaction } from 'kysely';
+import { countRows } from '../db/count-rows';
 import type { DB } from '../db/schema';
 import { inboxSummaryColumns } from '../inbox/list-inbox-events';
 import { toInboxEventView } from '../inbox/to-inbox-event-view';
@@ -31,12 +32,7 @@ export async function readEventsSection(
     .orderBy('id', 'desc')
     .limit(limit)
     .execute();
-  const { count } = await trx
-    .selectFrom('inbox_events')
-    .select(sql<string>`count(*)`.as('count'))
-    .where(matchSubjectEvents(subject))
-    .executeTakeFirstOrThrow();
-  const total = Number(count);
+  const total = await countRows(trx.selectFrom('inbox_events').where(matchSubjectEvents(subject)));
   return {
     items: rows.map((row) => ({ ...toInboxEventView(row), attention: attentionByRank[row.attention_rank] ?? 'none' })),
     total,

@@ -1,5 +1,6 @@
 import { sql, type Transaction } from 'kysely';
 import type { DB } from '../db/schema';
+import { toCamelCased } from '../db/to-camel-cased';
 import type { SupportLedger, SupportSubject } from './user-support-view';
 
 /**
@@ -17,23 +18,17 @@ export async function readLedgerSection(
     .select([sql<string>`count(*)`.as('count'), sql<string>`coalesce(sum(amount), 0)`.as('sum')])
     .where('user_id', '=', userId)
     .executeTakeFirstOrThrow();
-  let page = trx.selectFrom('ledger_entries').selectAll().where('user_id', '=', userId);
+  let page = trx
+    .selectFrom('ledger_entries')
+    .select(['id', 'reference', 'amount', 'balance_before', 'balance_after', 'reason', 'inbox_event_id', 'created_at'])
+    .where('user_id', '=', userId);
   // guard: support-ledger-cursor
   if (beforeId !== undefined) page = page.where('id', '<', beforeId);
   const rows = await page.orderBy('id', 'desc').limit(limit).execute();
   const total = Number(totals.count);
   const sum = Number(totals.sum);
   return {
-    entries: rows.map((row) => ({
-      id: row.id,
-      reference: row.reference,
-      amount: row.amount,
-      balanceBefore: row.balance_before,
-      balanceAfter: row.balance_after,
-      reason: row.reason,
-      inboxEventId: row.inbox_event_id,
-      createdAt: row.created_at,
-    })),
+    entries: rows.map(toCamelCased),
     total,
     truncated: total > rows.length,
     sum,

@@ -47,15 +47,7 @@ export async function readLinkedIdsSection(trx: Transaction<DB>, subject: Suppor
     .orderBy('created_at')
     .orderBy('alias')
     .execute();
-  for (const alias of aliases) {
-    linked.push({
-      provider: 'tally',
-      kind: 'alias',
-      id: alias.alias,
-      firstSeenAt: alias.created_at,
-      lastSeenAt: alias.created_at,
-    });
-  }
+  for (const alias of aliases) linked.push(linkedSince('tally', 'alias', alias.alias, alias.created_at));
   const customers = await trx
     .selectFrom('stripe_customers')
     .select(['customer_id', 'created_at'])
@@ -63,15 +55,19 @@ export async function readLinkedIdsSection(trx: Transaction<DB>, subject: Suppor
     .orderBy('created_at')
     .execute();
   for (const customer of customers) {
-    linked.push({
-      provider: 'stripe',
-      kind: 'customer',
-      id: customer.customer_id,
-      firstSeenAt: customer.created_at,
-      lastSeenAt: customer.created_at,
-    });
+    linked.push(linkedSince('stripe', 'customer', customer.customer_id, customer.created_at));
   }
   return mergeLinkedIds(linked);
+}
+
+/** An id linked once, by a row of its own (an alias, a Stripe customer): first and last seen when the row was made. */
+function linkedSince(
+  provider: SupportLinkedId['provider'],
+  kind: SupportLinkedId['kind'],
+  id: string,
+  createdAt: Date,
+): SupportLinkedId {
+  return { provider, kind, id, firstSeenAt: createdAt, lastSeenAt: createdAt };
 }
 
 /** Linked ids with the same provider, kind and id merged: the earliest first sighting, the latest last one. */

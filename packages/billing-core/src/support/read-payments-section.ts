@@ -1,5 +1,6 @@
 import type { Transaction } from 'kysely';
 import type { DB } from '../db/schema';
+import { toCamelCased } from '../db/to-camel-cased';
 import type { SupportPayment, SupportSubject } from './user-support-view';
 
 /** Stripe payments (packs, top-ups, invoices) newest first, with refund columns and the confirmation email of each. */
@@ -7,10 +8,27 @@ export async function readPaymentsSection(
   trx: Transaction<DB>,
   { userIds }: SupportSubject,
 ): Promise<SupportPayment[]> {
-  const rows = await trx
+  const payments = await trx
     .selectFrom('payments')
     .leftJoin('email_outbox', 'email_outbox.payment_id', 'payments.id')
-    .selectAll('payments')
+    .select([
+      'payments.id',
+      'payments.provider',
+      'payments.provider_payment_id',
+      'payments.kind',
+      'payments.product_id',
+      'payments.amount_minor',
+      'payments.currency',
+      'payments.status',
+      'payments.ledger_reference',
+      'payments.tokens_granted',
+      'payments.amount_refunded_minor',
+      'payments.tokens_refunded',
+      'payments.refund_shortfall',
+      'payments.refunded_at',
+      'payments.inbox_event_id',
+      'payments.created_at',
+    ])
     .select([
       'email_outbox.id as email_id',
       'email_outbox.status as email_status',
@@ -22,32 +40,19 @@ export async function readPaymentsSection(
     .where('payments.user_id', 'in', userIds)
     .orderBy('payments.id', 'desc')
     .execute();
-  return rows.map((row) => ({
-    id: row.id,
-    provider: row.provider,
-    providerPaymentId: row.provider_payment_id,
-    kind: row.kind,
-    productId: row.product_id,
-    amountMinor: row.amount_minor,
-    currency: row.currency,
-    status: row.status,
-    ledgerReference: row.ledger_reference,
-    tokensGranted: row.tokens_granted,
-    amountRefundedMinor: row.amount_refunded_minor,
-    tokensRefunded: row.tokens_refunded,
-    refundShortfall: row.refund_shortfall,
-    refundedAt: row.refunded_at,
-    inboxEventId: row.inbox_event_id,
-    createdAt: row.created_at,
-    email:
-      row.email_id === null
-        ? null
-        : {
-            status: row.email_status ?? 'pending',
-            toAddress: row.email_to_address,
-            attempts: row.email_attempts ?? 0,
-            lastError: row.email_last_error,
-            sentAt: row.email_sent_at,
-          },
-  }));
+  return payments.map(
+    ({ email_id, email_status, email_to_address, email_attempts, email_last_error, email_sent_at, ...payment }) => ({
+      ...toCamelCased(payment),
+      email:
+        email_id === null
+          ? null
+          : {
+              status: email_status ?? 'pending',
+              toAddress: email_to_address,
+              attempts: email_attempts ?? 0,
+              lastError: email_last_error,
+              sentAt: email_sent_at,
+            },
+    }),
+  );
 }

@@ -1,4 +1,5 @@
-import { sql, type Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
+import { countRows } from '../db/count-rows';
 import type { DB } from '../db/schema';
 import type { SupportStudioRequests, SupportSubject } from './user-support-view';
 
@@ -31,12 +32,7 @@ export async function readStudioSection(
     .orderBy('id', 'desc')
     .limit(limit)
     .execute();
-  const { count } = await trx
-    .selectFrom('studio_requests')
-    .select(sql<string>`count(*)`.as('count'))
-    .where('user_id', 'in', userIds)
-    .executeTakeFirstOrThrow();
-  const total = Number(count);
+  const total = await countRows(trx.selectFrom('studio_requests').where('user_id', 'in', userIds));
   return {
     items: rows.map((row) => ({
       id: row.public_id,

@@ -1,4 +1,5 @@
-import { sql, type Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
+import { countRows } from '../db/count-rows';
 import type { DB } from '../db/schema';
 import { candidateFromRevenueCat, candidateFromStripe, chooseSubscription } from '../subscriptions/find-subscription';
 import type { SupportSubject, SupportSubscription } from './user-support-view';
@@ -28,11 +29,7 @@ export async function readSubscriptionSection(
     .orderBy('id', 'desc')
     .limit(historyLimit)
     .execute();
-  const { count } = await trx
-    .selectFrom('subscription_history')
-    .select(sql<string>`count(*)`.as('count'))
-    .where('user_id', '=', userId)
-    .executeTakeFirstOrThrow();
+  const historyTotal = await countRows(trx.selectFrom('subscription_history').where('user_id', '=', userId));
   if (revenueCatRows.length === 0 && stripeRows.length === 0 && history.length === 0) return null;
 
   // The answer of GET /v1/users/{id}/subscription reads the canonical user's rows only.
@@ -95,6 +92,6 @@ export async function readSubscriptionSection(
       requestId: row.request_id,
       createdAt: row.created_at,
     })),
-    historyTotal: Number(count),
+    historyTotal,
   };
 }
