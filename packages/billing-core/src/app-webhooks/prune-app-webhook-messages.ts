@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../db/schema';
+import { DEFAULT_PRUNE_BATCH_SIZE, pruneInBatches } from '../retention/prune-in-batches';
 
 /**
  * Deletes delivered messages delivered more than retentionDays ago, in batches (database clock).
@@ -11,20 +12,17 @@ export async function pruneAppWebhookMessages(
   db: Kysely<DB>,
   options: { retentionDays: number; undelivered?: boolean; batchSize?: number },
 ): Promise<number> {
-  const batchSize = options.batchSize ?? 1_000;
+  const batchSize = options.batchSize ?? DEFAULT_PRUNE_BATCH_SIZE;
   const cutoff = sql`now() - make_interval(days => ${options.retentionDays})`;
   const prunable = options.undelivered
     ? sql`((status = 'delivered' AND delivered_at < ${cutoff}) OR (status <> 'delivered' AND created_at < ${cutoff}))`
     : sql`(status = 'delivered' AND delivered_at < ${cutoff})`;
-  let total = 0;
-  for (;;) {
+  return pruneInBatches(batchSize, async () => {
     const deleted = await sql`
       DELETE FROM app_webhook_messages
        WHERE id IN (SELECT id FROM app_webhook_messages WHERE ${prunable} LIMIT ${batchSize} FOR UPDATE SKIP LOCKED)`.execute(
       db,
     );
-    const count = Number(deleted.numAffectedRows ?? 0);
-    total += count;
-    if (count < batchSize) return total;
-  }
+    return Number(deleted.numAffectedRows ?? 0);
+  });
 }

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Catalog } from '../catalog/catalog';
 import { lockStudioUser } from '../db/lock-studio-user';
 import type { HoldRow } from '../db/schema';
-import { type CaptureAnswer, type EndHoldResult, endHold } from '../holds/end-hold';
+import { type CaptureAnswer, captureAnswerOf, type EndHoldResult, endHold, postHoldCapture } from '../holds/end-hold';
 import { toHoldView } from '../holds/list-holds';
 import { lockWalletForSpend, lockWalletFunds } from '../holds/lock-wallet-funds';
 import { type PlaceHoldResult, reserveHold } from '../holds/place-hold';
@@ -139,14 +139,8 @@ export async function capturePricedHold(
     const reference = references.holdCapture(hold.id);
     let balance = funds.balance;
     if (captured > 0) {
-      const posted = await postLedgerEntry(uow, {
-        userId: request.userId,
-        reference,
-        amount: -captured,
-        reason: hold.reason,
-        lots: { kind: 'capture', holdId: hold.id },
-        messageData: { feature: use.feature, variant: use.variant, quantities: actual.quantities, cost },
-      });
+      const messageData = { feature: use.feature, variant: use.variant, quantities: actual.quantities, cost };
+      const posted = await postHoldCapture(uow, request.userId, hold, captured, messageData);
       balance = posted.entry.balance_after;
     }
     // The hold ends first (captured): its reservation no longer counts, so what the excess may
@@ -229,13 +223,7 @@ function pricedAnswerOf(
   use: { quantities: Record<string, number>; cost: number | string },
 ): PricedCaptureAnswer {
   return {
-    id: hold.id,
-    status: 'captured',
-    captured: Number(hold.captured),
-    released: Number(hold.released),
-    ledgerReference: hold.ledger_reference ?? references.holdCapture(hold.id),
-    balance: Number(hold.answer_balance),
-    available: Number(hold.answer_available),
+    ...captureAnswerOf(hold),
     cost: Number(use.cost),
     quantities: use.quantities,
     excess: Number(hold.excess ?? 0),

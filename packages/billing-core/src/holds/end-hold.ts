@@ -42,7 +42,8 @@ export type CaptureHoldResult =
   /** An amount capture of a hold placed by a feature's estimate (it takes the actual quantities). */
   | { kind: 'priced' };
 
-function captureAnswerOf(hold: HoldRow): CaptureAnswer {
+/** A captured hold's answer, as stored on its row (the same on every retry). */
+export function captureAnswerOf(hold: HoldRow): CaptureAnswer {
   return {
     id: hold.id,
     status: 'captured',
@@ -81,13 +82,7 @@ export async function captureHold(
   if (captured > amount) return { kind: 'too-much', amount };
 
   const reference = references.holdCapture(hold.id);
-  const posted = await postLedgerEntry(uow, {
-    userId: request.userId,
-    reference,
-    amount: -captured,
-    reason: hold.reason,
-    lots: { kind: 'capture', holdId: hold.id },
-  });
+  const posted = await postHoldCapture(uow, request.userId, hold, captured);
   // The status above is the fence: a posted capture always finds its hold captured.
   if (posted.kind !== 'posted') throw new Error(`hold ${hold.id} is held but its capture ${reference} is posted`);
   return {
@@ -101,6 +96,28 @@ export async function captureHold(
       ),
     ),
   };
+}
+
+/**
+ * Posts a hold's capture under `hold:{id}:capture`: `captured` tokens (at most what it reserves)
+ * drawn exactly from the lots it reserved, for the hold's reason; `messageData` goes with the
+ * entry's app webhook message.
+ */
+export function postHoldCapture(
+  uow: UnitOfWork,
+  userId: string,
+  hold: HoldRow,
+  captured: number,
+  messageData?: Readonly<Record<string, unknown>>,
+) {
+  return postLedgerEntry(uow, {
+    userId,
+    reference: references.holdCapture(hold.id),
+    amount: -captured,
+    reason: hold.reason,
+    lots: { kind: 'capture', holdId: hold.id },
+    messageData,
+  });
 }
 
 /**

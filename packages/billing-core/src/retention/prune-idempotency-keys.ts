@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../db/schema';
+import { DEFAULT_PRUNE_BATCH_SIZE, pruneInBatches } from './prune-in-batches';
 
 export interface PruneIdempotencyKeysOptions {
   /** Keys created more than this many hours ago are deleted (IDEMPOTENCY_KEY_TTL_HOURS). */
@@ -15,10 +16,9 @@ export interface PruneIdempotencyKeysOptions {
  * how many keys were deleted.
  */
 export async function pruneIdempotencyKeys(db: Kysely<DB>, options: PruneIdempotencyKeysOptions): Promise<number> {
-  const batchSize = options.batchSize ?? 1_000;
+  const batchSize = options.batchSize ?? DEFAULT_PRUNE_BATCH_SIZE;
   const cutoff = sql<Date>`now() - make_interval(hours => ${options.ttlHours})`;
-  let pruned = 0;
-  for (;;) {
+  return pruneInBatches(batchSize, async () => {
     const due = db
       .selectFrom('idempotency_keys')
       .select('id')
@@ -27,8 +27,6 @@ export async function pruneIdempotencyKeys(db: Kysely<DB>, options: PruneIdempot
       .limit(batchSize)
       .forUpdate()
       .skipLocked();
-    const rows = await db.deleteFrom('idempotency_keys').where('id', 'in', due).returning('id').execute();
-    pruned += rows.length;
-    if (rows.length < batchSize) return pruned;
-  }
+    return (await db.deleteFrom('idempotency_keys').where('id', 'in', due).returning('id').execute()).length;
+  });
 }

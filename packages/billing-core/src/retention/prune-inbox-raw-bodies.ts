@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../db/schema';
+import { DEFAULT_PRUNE_BATCH_SIZE, pruneInBatches } from './prune-in-batches';
 
 export interface PruneRawBodiesOptions {
   /** Bodies of events finished more than this many days ago are removed. */
@@ -23,10 +24,9 @@ const keptBodies = [{ provider: 'revenuecat', type: 'NON_RENEWING_PURCHASE' }] a
  * Safe on several replicas (SKIP LOCKED). Returns how many bodies were pruned.
  */
 export async function pruneInboxRawBodies(db: Kysely<DB>, options: PruneRawBodiesOptions): Promise<number> {
-  const batchSize = options.batchSize ?? 1_000;
+  const batchSize = options.batchSize ?? DEFAULT_PRUNE_BATCH_SIZE;
   const cutoff = sql<Date>`now() - make_interval(days => ${options.retentionDays})`;
-  let pruned = 0;
-  for (;;) {
+  return pruneInBatches(batchSize, async () => {
     const due = db
       .selectFrom('inbox_events')
       .select('id')
@@ -52,7 +52,6 @@ export async function pruneInboxRawBodies(db: Kysely<DB>, options: PruneRawBodie
       .where('raw_body_pruned_at', 'is', null)
       .returning('id')
       .execute();
-    pruned += rows.length;
-    if (rows.length < batchSize) return pruned;
-  }
+    return rows.length;
+  });
 }

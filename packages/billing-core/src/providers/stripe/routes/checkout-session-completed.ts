@@ -1,7 +1,6 @@
 import type { Catalog } from '../../../catalog/catalog';
 import { InvalidEventError, NotConfiguredError } from '../../../errors';
-import { type HandlerResult, ignored, postThen, processed } from '../../../inbox/inbox-handler';
-import { recordPaymentBeforeCredit } from '../../../payments/record-payment';
+import { type HandlerResult, ignored, processed } from '../../../inbox/inbox-handler';
 import type { ProviderPorts } from '../../../ports/provider-ports';
 import {
   checkoutLinePriceIdsOf,
@@ -12,12 +11,11 @@ import {
   stripeStringAt,
   stripeUserOf,
 } from '../../../provider-data/stripe-objects';
-import { references } from '../../../references';
 import { saveStripeSubscription } from '../../../subscriptions/save-stripe-subscription';
 import { defineRoute } from '../../shared/create-provider-handler';
 import { rememberStripeCustomer, withCustomerMappingNote } from '../stripe-customers';
 import type { StripeEvent } from '../stripe-event';
-import { tokenPackEmail } from './payment-intent-succeeded';
+import { creditTokenPack } from './payment-intent-succeeded';
 
 type Prepared =
   | { kind: 'unpaid' }
@@ -111,34 +109,15 @@ export function createCheckoutSessionRoute(deps: { catalog: Catalog; ports: Prov
       }
       const details = session.customer_details;
       const email = details && typeof details === 'object' ? stripeStringAt(details as StripeJson, 'email') : null;
-      const recorded = await recordPaymentBeforeCredit(uow, {
-        providerPaymentId: paymentIntentId,
+      return creditTokenPack(uow, row, {
+        pack: { ...pack, currency: pack.currency },
+        paymentIntentId,
         userId,
-        kind: 'token_pack',
-        productId: pack.id,
         amountMinor: amount,
-        currency: pack.currency,
-        ledgerReference: references.stripePayment(paymentIntentId),
-        tokens: pack.tokens,
-        ledgerReason: 'token_pack_purchase',
-        lot: { category: 'purchased', expiresAt: null },
         customerEmail: email,
-        inboxEventId: row.id,
-        email: tokenPackEmail(pack.tokens),
         // guard: checkout-maps-stripe-customer
         stripeCustomerId: customerId,
       });
-      // The credit is handed to the engine, which posts a batch's credits together.
-      return withCustomerMappingNote(
-        postThen(recorded.credit, (posted) =>
-          posted.kind === 'posted'
-            ? processed('credited', `credited ${pack.tokens} tokens (${pack.id})`)
-            : processed('already_credited', `already credited (${posted.entry.reference})`),
-        ),
-        recorded.customer,
-        customerId,
-        userId,
-      );
     },
   });
 }

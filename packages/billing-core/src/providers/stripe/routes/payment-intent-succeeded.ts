@@ -1,10 +1,13 @@
 import type { Catalog } from '../../../catalog/catalog';
+import type { TokenPack } from '../../../catalog/catalog-schema';
+import type { InboxEventRow } from '../../../db/schema';
 import { InvalidEventError } from '../../../errors';
-import { ignored, postThen, processed } from '../../../inbox/inbox-handler';
+import { type HandlerResult, ignored, postThen, processed } from '../../../inbox/inbox-handler';
 import { recordPaymentBeforeCredit } from '../../../payments/record-payment';
 import { stripeIdOf, stripeMetadataOf, stripeStringAt, stripeUserOf } from '../../../provider-data/stripe-objects';
 import { references } from '../../../references';
 import { settleTopup } from '../../../topups/settle-topup';
+import type { UnitOfWork } from '../../../unit-of-work/unit-of-work';
 import { defineRoute } from '../../shared/create-provider-handler';
 import { withCustomerMappingNote } from '../stripe-customers';
 import type { StripeEvent } from '../stripe-event';
@@ -61,38 +64,65 @@ export function createPaymentIntentSucceededRoute(deps: { catalog: Catalog }) {
           `payment intent ${paymentIntentId} received ${received} ${String(intent.currency)}, pack ${pack.id} costs ${pack.amountMinor} ${pack.currency}`,
         );
       }
-      const customerId = stripeIdOf(intent.customer);
-      // The customer is remembered in the payment's statement (one round trip fewer).
-      const recorded = await recordPaymentBeforeCredit(uow, {
-        providerPaymentId: paymentIntentId,
+      return creditTokenPack(uow, row, {
+        pack: { ...pack, currency: pack.currency },
+        paymentIntentId,
         userId,
-        kind: 'token_pack',
-        productId: pack.id,
         amountMinor: received,
-        currency: pack.currency,
-        ledgerReference: references.stripePayment(paymentIntentId),
-        tokens: pack.tokens,
-        ledgerReason: 'token_pack_purchase',
-        lot: { category: 'purchased', expiresAt: null },
         customerEmail: stripeStringAt(intent, 'receipt_email'),
-        inboxEventId: row.id,
-        email: tokenPackEmail(pack.tokens),
         // guard: token-pack-maps-stripe-customer
-        stripeCustomerId: customerId,
+        stripeCustomerId: stripeIdOf(intent.customer),
       });
-      // The credit is handed to the engine, which posts a batch's credits together.
-      return withCustomerMappingNote(
-        postThen(recorded.credit, (posted) =>
-          posted.kind === 'posted'
-            ? processed('credited', `credited ${pack.tokens} tokens (${pack.id})`)
-            : processed('already_credited', `already credited (${posted.entry.reference})`),
-        ),
-        recorded.customer,
-        customerId,
-        userId,
-      );
     },
   });
+}
+
+/**
+ * Records a paid token pack under `stripe:payment:{paymentIntentId}` (with its confirmation email,
+ * and its Stripe customer remembered in the same statement: one round trip fewer) and hands its
+ * credit, a purchased never-expiring lot, to the engine, which posts a batch's credits together.
+ * A customer already mapped to another user is noted in the outcome.
+ */
+export async function creditTokenPack(
+  uow: UnitOfWork,
+  row: InboxEventRow,
+  payment: {
+    pack: TokenPack & { currency: string };
+    paymentIntentId: string;
+    userId: string;
+    amountMinor: number;
+    customerEmail: string | null;
+    /** The paying Stripe customer, remembered as the user's (none: nothing is remembered). */
+    stripeCustomerId?: string | null;
+  },
+): Promise<HandlerResult> {
+  const { pack, paymentIntentId, userId, stripeCustomerId } = payment;
+  const recorded = await recordPaymentBeforeCredit(uow, {
+    providerPaymentId: paymentIntentId,
+    userId,
+    kind: 'token_pack',
+    productId: pack.id,
+    amountMinor: payment.amountMinor,
+    currency: pack.currency,
+    ledgerReference: references.stripePayment(paymentIntentId),
+    tokens: pack.tokens,
+    ledgerReason: 'token_pack_purchase',
+    lot: { category: 'purchased', expiresAt: null },
+    customerEmail: payment.customerEmail,
+    inboxEventId: row.id,
+    email: tokenPackEmail(pack.tokens),
+    stripeCustomerId,
+  });
+  return withCustomerMappingNote(
+    postThen(recorded.credit, (posted) =>
+      posted.kind === 'posted'
+        ? processed('credited', `credited ${pack.tokens} tokens (${pack.id})`)
+        : processed('already_credited', `already credited (${posted.entry.reference})`),
+    ),
+    recorded.customer,
+    stripeCustomerId ?? null,
+    userId,
+  );
 }
 
 export function tokenPackEmail(tokens: number): { subject: string; text: string } {
