@@ -3,7 +3,7 @@ import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { baseEnvSchema } from '@tally/platform';
 import { apiEnvSchema } from '../../apps/api/src/config';
-import { eventsEnvSchema } from '../../apps/cli/src/commands/events';
+import { eventsEnvSchema } from '../../apps/cli/src/commands/hand-off-once';
 import { limitsEnvSchema } from '../../apps/cli/src/commands/limits';
 import { migrateEnvSchema } from '../../apps/cli/src/commands/migrate';
 import { reconcileEnvSchema } from '../../apps/cli/src/commands/reconcile';

@@ -2,32 +2,20 @@ import {
   type AppWebhookMessageType,
   adminActions,
   appWebhookSource,
-  type DB,
   findAppWebhookMessage,
   listAppWebhookMessages,
   parseWebhookId,
-  queueCatalog,
   redeliverAppWebhookMessage,
   runAuditedAction,
   toAppWebhookBody,
   toAppWebhookMessageView,
 } from '@tally/billing-core';
-import {
-  createProducerQueue,
-  createRedisConnection,
-  type Database,
-  handOffRows,
-  parseEnv,
-  waitUntilReady,
-} from '@tally/platform';
-import type { z } from 'zod';
+import { parseEnv } from '@tally/platform';
 import { cliAuditRecord } from './audit-cli-action';
-import { eventsEnvSchema } from './events';
+import { eventsEnvSchema, handOffOnce } from './hand-off-once';
 import { fail, printJson } from './output';
 import { withDatabase } from './unreachable-server';
-import { formatTable } from './user';
-
-const REDIS_READY_TIMEOUT_MS = 3_000;
+import { formatTable, oneLine } from './user';
 
 /** `tally app-webhooks list`: the newest outbound messages, as `GET /admin/app-webhooks/messages` shows them. */
 export async function runAppWebhooksList(filter: {
@@ -50,10 +38,6 @@ export async function runAppWebhooksList(filter: {
       printJson({ messages, nextCursor: page.nextCursor === null ? null : String(page.nextCursor) });
       return;
     }
-    const oneLine = (text: string) => {
-      const flat = text.replace(/\s+/g, ' ');
-      return flat.length > 80 ? `${flat.slice(0, 79)}…` : flat;
-    };
     process.stdout.write(
       `${formatTable(
         ['ID', 'TYPE', 'USER', 'STATUS', 'ATTEMPTS', 'LAST STATUS', 'CREATED', 'NEXT ATTEMPT', 'LAST ERROR'],
@@ -66,7 +50,7 @@ export async function runAppWebhooksList(filter: {
           message.lastStatusCode === null ? '-' : String(message.lastStatusCode),
           message.createdAt,
           message.nextAttemptAt ?? '-',
-          oneLine(message.lastError ?? ''),
+          oneLine(message.lastError),
         ]),
       )}\n`,
     );
@@ -76,11 +60,8 @@ export async function runAppWebhooksList(filter: {
 /** `tally app-webhooks show <id>`: one message (its `msg_…` webhook-id) with the body as sent. */
 export async function runAppWebhooksShow(id: string, options: { json?: boolean }): Promise<void> {
   const env = parseEnv(eventsEnvSchema, process.env);
-  const uuid = parseWebhookId(id);
-  if (uuid === undefined) {
-    fail(options, 'invalid_request', `${id} is not a message id (msg_ and 32 hex digits, the webhook-id)`);
-    return;
-  }
+  const uuid = messageUuidOrFail(id, options);
+  if (uuid === undefined) return;
   await withDatabase(env.DATABASE_URL, async (db) => {
     const message = await findAppWebhookMessage(db, uuid);
     if (!message) {
@@ -104,11 +85,8 @@ export async function runAppWebhooksShow(id: string, options: { json?: boolean }
 /** `tally app-webhooks redeliver <id>`: a delivered or failed message goes out again (same webhook-id). */
 export async function runAppWebhooksRedeliver(id: string, options: { json?: boolean }): Promise<void> {
   const env = parseEnv(eventsEnvSchema, process.env);
-  const uuid = parseWebhookId(id);
-  if (uuid === undefined) {
-    fail(options, 'invalid_request', `${id} is not a message id (msg_ and 32 hex digits, the webhook-id)`);
-    return;
-  }
+  const uuid = messageUuidOrFail(id, options);
+  if (uuid === undefined) return;
   await withDatabase(env.DATABASE_URL, async (db) => {
     // The reset and its audit row commit together; the hand-off to the queue follows.
     const { result } = await runAuditedAction(
@@ -137,7 +115,8 @@ export async function runAppWebhooksRedeliver(id: string, options: { json?: bool
       );
       return;
     }
-    const delivery = await handOffOnce(env, db, [result.message.id]);
+    const { enqueued, alreadyQueued, deferred } = await handOffOnce(env, db, appWebhookSource, [result.message.id]);
+    const delivery = { enqueued, alreadyQueued, deferred };
     if (options.json) {
       printJson({ redelivered: 1, message: toAppWebhookMessageView(result.message), ...delivery });
       return;
@@ -150,28 +129,11 @@ export async function runAppWebhooksRedeliver(id: string, options: { json?: bool
   });
 }
 
-/** Hands the rows to the app-webhooks queue; when Redis does not answer in time they are left to the relay. */
-async function handOffOnce(
-  env: z.output<typeof eventsEnvSchema>,
-  db: Database<DB>['db'],
-  ids: number[],
-): Promise<{ enqueued: number; alreadyQueued: number; deferred: number }> {
-  const redis = createRedisConnection(env.REDIS_URL, 'producer');
-  redis.on('error', () => undefined);
-  try {
-    if (!(await waitUntilReady(redis, REDIS_READY_TIMEOUT_MS))) {
-      await appWebhookSource.releaseHandOff(db, ids);
-      return { enqueued: 0, alreadyQueued: 0, deferred: ids.length };
-    }
-    const queue = createProducerQueue(redis, env.QUEUE_PREFIX, queueCatalog.appWebhooks);
-    try {
-      const { enqueued, alreadyQueued, deferred } = await handOffRows(queue, appWebhookSource, db, ids);
-      return { enqueued, alreadyQueued, deferred };
-    } finally {
-      await queue.close().catch(() => undefined);
-    }
-  } finally {
-    if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
-    else redis.disconnect();
+/** The message's uuid from its `msg_…` webhook-id; undefined (the command failed) when it is not one. */
+function messageUuidOrFail(id: string, options: { json?: boolean }): string | undefined {
+  const uuid = parseWebhookId(id);
+  if (uuid === undefined) {
+    fail(options, 'invalid_request', `${id} is not a message id (msg_ and 32 hex digits, the webhook-id)`);
   }
+  return uuid;
 }

@@ -1,34 +1,39 @@
 import {
   adminActions,
-  type DB,
   type InboxStatus,
   inboxRelaySource,
   listInboxEvents,
-  markInboxEnqueueFailed,
   type Provider,
   replayInboxEvent,
   replayInboxEvents,
   requeueInboxEvent,
   runAuditedAction,
 } from '@tally/billing-core';
-import {
-  baseEnvSchema,
-  createProducerQueue,
-  createRedisConnection,
-  type Database,
-  handOffRows,
-  parseEnv,
-  waitUntilReady,
-} from '@tally/platform';
-import type { z } from 'zod';
+import { parseEnv } from '@tally/platform';
 import { cliAuditRecord } from './audit-cli-action';
+import { eventsEnvSchema, handOffOnce } from './hand-off-once';
 import { fail, printJson } from './output';
-import { describeConnectionFailure, ServerUnreachableError, withDatabase } from './unreachable-server';
-import { formatTable } from './user';
+import { withDatabase } from './unreachable-server';
+import { formatTable, oneLine } from './user';
 
-export const eventsEnvSchema = baseEnvSchema.pick({ DATABASE_URL: true, REDIS_URL: true, QUEUE_PREFIX: true });
-/** How long `requeue` waits for Redis before leaving the row to the relay. */
-const REDIS_READY_TIMEOUT_MS = 3_000;
+/** The filter options of `events list` and `replay` as the inbox's filter. */
+function inboxFilterOf<Status>(filter: {
+  provider?: Provider;
+  status?: Status;
+  type?: string;
+  user?: string;
+  outcome?: string;
+  limit: number;
+}) {
+  return {
+    provider: filter.provider,
+    status: filter.status,
+    type: filter.type,
+    userId: filter.user,
+    outcomeCode: filter.outcome,
+    limit: filter.limit,
+  };
+}
 
 /** `tally events list`: the newest inbox events with status, attempts and last error. */
 export async function runEventsList(filter: {
@@ -42,22 +47,11 @@ export async function runEventsList(filter: {
 }): Promise<void> {
   const env = parseEnv(eventsEnvSchema, process.env);
   await withDatabase(env.DATABASE_URL, async (db) => {
-    const { events } = await listInboxEvents(db, {
-      provider: filter.provider,
-      status: filter.status,
-      type: filter.type,
-      userId: filter.user,
-      outcomeCode: filter.outcome,
-      limit: filter.limit,
-    });
+    const { events } = await listInboxEvents(db, inboxFilterOf(filter));
     if (filter.json) {
       printJson({ events });
       return;
     }
-    const oneLine = (text: string) => {
-      const flat = text.replace(/\s+/g, ' ');
-      return flat.length > 100 ? `${flat.slice(0, 99)}…` : flat;
-    };
     process.stdout.write(
       `${formatTable(
         ['ID', 'PROVIDER', 'EVENT ID', 'TYPE', 'USER', 'STATUS', 'ATTEMPTS', 'OUTCOME', 'SOURCE', 'ERROR / DETAIL'],
@@ -71,7 +65,7 @@ export async function runEventsList(filter: {
           String(event.attempts),
           event.outcome_code ?? '-',
           event.source,
-          oneLine(event.last_error ?? event.outcome_detail ?? ''),
+          oneLine(event.last_error ?? event.outcome_detail ?? null, 100),
         ]),
       )}\n`,
     );
@@ -99,7 +93,7 @@ export async function runRequeue(inboxEventId: number, options: { json?: boolean
       fail(options, 'not_parked', `inbox event ${inboxEventId} is not parked (or does not exist); nothing requeued`);
       return;
     }
-    const delivery = await handOffOnce(env, db, [id]);
+    const delivery = await handOffOnce(env, db, inboxRelaySource, [id]);
     warnQueueUnreachable(delivery);
     if (options.json) {
       printJson({ requeued: 1, ids: [id], enqueued: delivery.enqueued, deferred: delivery.deferred });
@@ -107,41 +101,6 @@ export async function runRequeue(inboxEventId: number, options: { json?: boolean
     }
     process.stdout.write(delivery.enqueued === 1 ? `requeued ${id}\n` : `requeued ${id}; the relay will enqueue it\n`);
   });
-}
-
-/**
- * Hands rows to the queue over a Redis connection opened only now and closed once it is settled.
- * Closing a BullMQ queue whose shared connection is still connecting lets a late ready-check
- * failure escape as an unhandled 'error' ("Stream isn't writeable"), so the queue is created only
- * on a ready connection; when Redis does not answer in time the rows are left to the relay.
- */
-export async function handOffOnce(
-  env: z.output<typeof eventsEnvSchema>,
-  db: Database<DB>['db'],
-  ids: number[],
-): Promise<{ enqueued: number; deferred: number; queueError?: string }> {
-  const redis = createRedisConnection(env.REDIS_URL, 'producer');
-  let lastRedisError: unknown;
-  redis.on('error', (error) => {
-    lastRedisError = error;
-  });
-  try {
-    if (!(await waitUntilReady(redis, REDIS_READY_TIMEOUT_MS))) {
-      await markInboxEnqueueFailed(db, ids);
-      const cause = lastRedisError === undefined ? 'no answer in time' : describeConnectionFailure(lastRedisError);
-      const queueError = new ServerUnreachableError('redis_unreachable', 'Redis', env.REDIS_URL, cause).message;
-      return { enqueued: 0, deferred: ids.length, queueError };
-    }
-    const queue = createProducerQueue(redis, env.QUEUE_PREFIX, inboxRelaySource.queue);
-    try {
-      return await handOffRows(queue, inboxRelaySource, db, ids);
-    } finally {
-      await queue.close().catch(() => undefined);
-    }
-  } finally {
-    if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
-    else redis.disconnect();
-  }
 }
 
 /**
@@ -189,14 +148,7 @@ export async function runReplay(
       db,
       async (trx) => {
         if (inboxEventId === undefined) {
-          return replayInboxEvents(trx, {
-            provider: filter.provider,
-            status: filter.status,
-            type: filter.type,
-            userId: filter.user,
-            outcomeCode: filter.outcome,
-            limit: filter.limit,
-          });
+          return replayInboxEvents(trx, inboxFilterOf(filter));
         }
         const id = await replayInboxEvent(trx, inboxEventId);
         return id === null ? null : [id];
@@ -233,7 +185,7 @@ export async function runReplay(
       else process.stdout.write('replayed 0 events\n');
       return;
     }
-    const delivery = await handOffOnce(env, db, ids);
+    const delivery = await handOffOnce(env, db, inboxRelaySource, ids);
     warnQueueUnreachable(delivery);
     if (filter.json) {
       printJson({ replayed: ids.length, ids, enqueued: delivery.enqueued, deferred: delivery.deferred });

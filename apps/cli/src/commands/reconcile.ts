@@ -2,6 +2,7 @@ import {
   AUDIT_STARTED_OUTCOME,
   adminActions,
   createStripeApi,
+  inboxRelaySource,
   reconcileStripe,
   type StripeReconciliationReport,
   summarizeReconciliation,
@@ -9,7 +10,7 @@ import {
 import { baseEnvSchema, parseEnv, providerApiSettings } from '@tally/platform';
 import { z } from 'zod';
 import { auditCliAction } from './audit-cli-action';
-import { handOffOnce } from './events';
+import { handOffOnce } from './hand-off-once';
 import { printJson } from './output';
 import { describeConnectionFailure, ServerUnreachableError, withDatabase } from './unreachable-server';
 import { formatTable } from './user';
@@ -42,17 +43,18 @@ export async function runReconcile(options: { days: number; dryRun?: boolean; js
       // with its row): if the row cannot be written, nothing is reconciled.
       // guard: audit-started-row-reconcile
       await auditCliAction(db, { action: adminActions.reconcileStripe, request, outcome: AUDIT_STARTED_OUTCOME });
-      const report = await reconcileStripe({ db, stripe, enqueue: (ids) => handOffOnce(env, db, ids) }, request).catch(
-        async (error: unknown) => {
-          const code = (error as { code?: unknown }).code;
-          await auditCliAction(db, {
-            action: adminActions.reconcileStripe,
-            request,
-            outcome: typeof code === 'string' ? code : 'failed',
-          }).catch(() => undefined);
-          throw namingStripe(error, env.STRIPE_API_BASE_URL ?? 'https://api.stripe.com');
-        },
-      );
+      const report = await reconcileStripe(
+        { db, stripe, enqueue: (ids) => handOffOnce(env, db, inboxRelaySource, ids) },
+        request,
+      ).catch(async (error: unknown) => {
+        const code = (error as { code?: unknown }).code;
+        await auditCliAction(db, {
+          action: adminActions.reconcileStripe,
+          request,
+          outcome: typeof code === 'string' ? code : 'failed',
+        }).catch(() => undefined);
+        throw namingStripe(error, env.STRIPE_API_BASE_URL ?? 'https://api.stripe.com');
+      });
       await auditCliAction(db, {
         action: adminActions.reconcileStripe,
         request,

@@ -16,7 +16,8 @@ export function formatTable(headers: readonly string[], rows: readonly (readonly
 }
 
 const iso = (date: Date | null) => (date === null ? '-' : date.toISOString());
-const oneLine = (text: string | null, max = 80) => {
+/** A text on one line of at most `max` characters (cut with …); null as empty. */
+export const oneLine = (text: string | null, max = 80) => {
   if (text === null) return '';
   const flat = text.replace(/\s+/g, ' ');
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
