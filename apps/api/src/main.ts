@@ -10,30 +10,24 @@ import {
   systemClock,
 } from '@tally/billing-core';
 import {
-  createClientErrorReporter,
+  connectProducerRedis,
   createCommittedRowsHandOff,
-  createDb,
-  createLogger,
   createProducerQueue,
-  createRedisConnection,
+  createServiceDb,
   handOffRows,
-  loadDotEnv,
   logProviderStatus,
-  parseEnv,
-  runMain,
-  startHttpServer,
-  waitUntilReady,
+  postgresCheck,
+  redisCheck,
+  runService,
+  startServiceServer,
 } from '@tally/platform';
-import { sql } from 'kysely';
 import { createApiMetrics } from './api-metrics';
 import { closeApiApp, createApiApp } from './app';
 import { appWebhookDeliveryOf } from './app-webhook-delivery';
 import { apiEnvSchema } from './config';
 
 // The composition root: the only place that reads process.env.
-runMain('api', async () => {
-  loadDotEnv();
-  const config = parseEnv(apiEnvSchema, process.env);
+runService('api', apiEnvSchema, process.env, async (config, logger) => {
   const catalog = loadCatalog(config.CATALOG_PATH ?? exampleCatalogPath);
   const stripe = config.STRIPE_SECRET_KEY
     ? createStripeApi({
@@ -42,30 +36,12 @@ runMain('api', async () => {
         timeoutMs: config.STRIPE_TIMEOUT_MS,
       })
     : undefined;
-  const logger = createLogger({ name: 'api', level: config.LOG_LEVEL });
   const metrics = createApiMetrics();
-  const database = createDb<DB>({
-    connectionString: config.DATABASE_URL,
-    applicationName: 'tally-api',
-    queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
-    preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
-    onPreparedStatementsDisabled: (error) =>
-      logger.warn(
-        { err: error },
-        'the database pooler cannot route prepared statements: turned off (set DATABASE_PREPARED_STATEMENTS=false)',
-      ),
-    onConnectionError: (error) =>
-      logger.warn({ err: error }, 'database connection lost; requests answer 503 until it is back'),
-  });
-  const redis = createRedisConnection(config.REDIS_URL, 'producer', {
-    commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
-  });
+  const database = createServiceDb<DB>(config, logger, { name: 'api', whileDown: 'requests answer 503' });
+  const redis = await connectProducerRedis(config, logger);
   const queue = createProducerQueue(redis, config.QUEUE_PREFIX, inboxRelaySource.queue);
   const studioQueue = createProducerQueue(redis, config.QUEUE_PREFIX, studioRelaySource.queue);
   const appWebhookQueue = createProducerQueue(redis, config.QUEUE_PREFIX, appWebhookSource.queue);
-  if (!(await waitUntilReady(redis, 5_000))) {
-    logger.warn('Redis is not reachable yet; accepted events wait for the relay until it is');
-  }
   // With APP_WEBHOOK_URL, the messages of a studio debit, a top-up or a sync go to the
   // app-webhooks queue right after their commit (the relay covers a hand-off that fails).
   const appWebhookHandOff =
@@ -124,21 +100,12 @@ runMain('api', async () => {
     answerDeadlineMs: config.API_ANSWER_DEADLINE_MS,
     idempotency: { lockTimeoutMs: config.IDEMPOTENCY_KEY_LOCK_TIMEOUT_MS },
     readiness: {
-      postgres: async () => {
-        await sql`SELECT 1`.execute(database.db);
-      },
-      redis: async () => {
-        await redis.ping();
-      },
+      postgres: postgresCheck(database.db),
+      redis: redisCheck(redis),
     },
   });
-  const server = await startHttpServer(app, config.API_PORT, {
-    host: config.API_HOST ?? config.HOST,
-    headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
-    requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
-    keepAliveTimeoutMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
-    onClientError: createClientErrorReporter({ counter: metrics.clientErrors, logger }),
-  });
+  const listen = { port: config.API_PORT, host: config.API_HOST };
+  const server = await startServiceServer(app, config, listen, { clientErrors: metrics.clientErrors, logger });
   logProviderStatus(logger, [
     {
       name: 'stripe',
@@ -153,8 +120,6 @@ runMain('api', async () => {
   ]);
   logger.info({ host: server.host, port: server.port }, 'api listening');
   return {
-    logger,
-    shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     stop: async () => {
       await server.close();
       await closeApiApp(app);

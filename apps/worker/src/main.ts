@@ -11,19 +11,15 @@ import {
 } from '@tally/billing-core';
 import {
   ConfigError,
-  createClientErrorReporter,
-  createDb,
   createHealthRoutes,
-  createLogger,
   createServiceApp,
-  loadDotEnv,
+  createServiceDb,
   logProviderStatus,
-  parseEnv,
-  runMain,
-  startHttpServer,
+  postgresCheck,
+  runService,
+  startServiceServer,
   stopWithin,
 } from '@tally/platform';
-import { sql } from 'kysely';
 import { appWebhookConfigProblems, studioConfigProblems, workerEnvSchema, workerPoolSize } from './config';
 import { createMailer } from './email/create-mailer';
 import { unverifiedPacksWarning, workerProviderSwitches } from './provider-switches';
@@ -37,27 +33,16 @@ import { startWorkerRuntime } from './worker-runtime';
 const WORKER_STOP_BUDGET_SHARE = 0.8;
 
 // The composition root: the only place that reads process.env.
-runMain('worker', async () => {
-  loadDotEnv();
-  const config = parseEnv(workerEnvSchema, process.env);
+runService('worker', workerEnvSchema, process.env, async (config, logger) => {
   const studioProblems = [...studioConfigProblems(config), ...appWebhookConfigProblems(config)];
   if (studioProblems.length > 0) {
     throw new ConfigError(`invalid configuration:\n${studioProblems.map((problem) => `  - ${problem}`).join('\n')}`);
   }
   const catalog = loadCatalog(config.CATALOG_PATH ?? exampleCatalogPath);
-  const logger = createLogger({ name: 'worker', level: config.LOG_LEVEL });
-  const database = createDb<DB>({
-    connectionString: config.DATABASE_URL,
-    applicationName: 'tally-worker',
-    queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
-    preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
-    onPreparedStatementsDisabled: (error) =>
-      logger.warn(
-        { err: error },
-        'the database pooler cannot route prepared statements: turned off (set DATABASE_PREPARED_STATEMENTS=false)',
-      ),
+  const database = createServiceDb<DB>(config, logger, {
+    name: 'worker',
+    whileDown: 'jobs retry',
     maxConnections: workerPoolSize(config),
-    onConnectionError: (error) => logger.warn({ err: error }, 'database connection lost; jobs retry until it is back'),
   });
   // Provider API clients, the AI service and the mailer are built here from configuration as
   // the flows land; a port left out makes the events that need it park as not_configured.
@@ -134,21 +119,14 @@ runMain('worker', async () => {
           beforeScrape: runtime.refreshGauges,
           logger,
           checks: {
-            postgres: async () => {
-              await sql`SELECT 1`.execute(database.db);
-            },
+            postgres: postgresCheck(database.db),
             redis: runtime.pingRedis,
           },
         }),
       ),
   });
-  const server = await startHttpServer(app, config.WORKER_METRICS_PORT, {
-    host: config.WORKER_METRICS_HOST ?? config.HOST,
-    headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
-    requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
-    keepAliveTimeoutMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
-    onClientError: createClientErrorReporter({ counter: runtime.metrics.clientErrors, logger }),
-  });
+  const listen = { port: config.WORKER_METRICS_PORT, host: config.WORKER_METRICS_HOST };
+  const server = await startServiceServer(app, config, listen, { clientErrors: runtime.metrics.clientErrors, logger });
   logProviderStatus(logger, workerProviderSwitches(config));
   const unverifiedPacks = unverifiedPacksWarning(config);
   if (unverifiedPacks) logger.warn(unverifiedPacks);
@@ -164,8 +142,6 @@ runMain('worker', async () => {
     'worker started',
   );
   return {
-    logger,
-    shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     // Bounded within the budget (before runMain's hard deadline exits 1): cut off from Postgres or
     // Redis, a loop's tick, a forced consumer close or the pool's end can wait on a link that never
     // answers. What is still waiting then is abandoned, named in a warning, and the process exits 0.

@@ -20,3 +20,4 @@ export * from './queue/queues';
 export * from './queue/redis-connection';
 export * from './security/failed-auth-limiter';
 export * from './security/matches-any-secret';
+export * from './service/service-resources';

@@ -1,5 +1,7 @@
 import type { Logger } from 'pino';
-import { ConfigError } from '../config/env';
+import type { z } from 'zod';
+import { ConfigError, loadDotEnv, parseEnv } from '../config/env';
+import { createLogger } from '../logging/create-logger';
 
 /**
  * Runs a process's main: a configuration error prints a readable list and exits 1; SIGTERM and
@@ -44,4 +46,24 @@ export function runMain(
       process.exit(1);
     },
   );
+}
+
+/**
+ * Runs a service's main (runMain) from its environment: `.env` loaded, `env` parsed with the
+ * service's schema (every problem listed in one ConfigError), and its logger made at LOG_LEVEL,
+ * before `start` builds the rest.
+ */
+export function runService<Schema extends z.ZodType<{ LOG_LEVEL: string; SHUTDOWN_TIMEOUT_MS: number }>>(
+  name: string,
+  schema: Schema,
+  env: NodeJS.ProcessEnv,
+  start: (config: z.output<Schema>, logger: Logger) => Promise<{ stop: () => Promise<void> }>,
+): void {
+  runMain(name, async () => {
+    loadDotEnv();
+    const config = parseEnv(schema, env);
+    const logger = createLogger({ name, level: config.LOG_LEVEL });
+    const { stop } = await start(config, logger);
+    return { logger, stop, shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS };
+  });
 }
