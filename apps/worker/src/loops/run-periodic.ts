@@ -1,4 +1,8 @@
+import type { UnitOfWorkDeps } from '@tally/billing-core';
 import type { Logger } from '@tally/platform';
+
+/** What a sweep of due rows works with: its unit-of-work transactions, and a logger. */
+export type SweepDeps = UnitOfWorkDeps & { logger: Logger };
 
 export interface PeriodicLoop {
   /** Runs one tick now (waiting for a running one first). For tests and operators. */

@@ -1,24 +1,16 @@
 import {
-  type AppWebhookSender,
-  type DB,
+  type DeliverAppWebhookDeps,
   type DeliverAppWebhookResult,
   deliverAppWebhookMessage,
   isAppWebhookMessageBlocked,
   queueCatalog,
 } from '@tally/billing-core';
 import { enqueueJob, type Logger, type ProducerQueue } from '@tally/platform';
-import { DelayedError, type Job, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
-import type { Kysely } from 'kysely';
+import { DelayedError, type Job, type Worker } from 'bullmq';
 import type { WorkerMetrics } from '../metrics/worker-metrics';
-import { logWorkerErrors } from './worker-errors';
+import { type ConsumerOptions, createRowConsumer, delayJob, unhandledResult } from './row-consumer';
 
-export interface AppWebhookWorkerDeps {
-  db: Kysely<DB>;
-  sender: AppWebhookSender;
-  retryScheduleMs: readonly number[];
-  /** RELAY_PROCESSING_STALE_AFTER_MS: a message processing this long (dead worker) is claimed again. */
-  processingStaleAfterMs: number;
+export interface AppWebhookWorkerDeps extends DeliverAppWebhookDeps {
   /** The app-webhooks queue, to wake a user's next message when one finishes. */
   queue: ProducerQueue<{ appWebhookMessageId: number }>;
   logger: Logger;
@@ -32,21 +24,10 @@ export interface AppWebhookWorkerDeps {
  * finishes. A failed message ends its job normally (the row says `failed`; a redeliver starts
  * it again). Logs ids, type, status code and outcome, never the body or the answer's body.
  */
-export function createAppWebhookWorker(
-  deps: AppWebhookWorkerDeps,
-  options: { connection: Redis; prefix: string; concurrency: number; lockDurationMs: number },
-): Worker {
-  const processor = async (job: Job, token?: string) => {
-    const { appWebhookMessageId } = queueCatalog.appWebhooks.payload.parse(job.data);
-    const result = await deliverAppWebhookMessage(
-      {
-        db: deps.db,
-        sender: deps.sender,
-        retryScheduleMs: deps.retryScheduleMs,
-        processingStaleAfterMs: deps.processingStaleAfterMs,
-      },
-      appWebhookMessageId,
-    );
+export function createAppWebhookWorker(deps: AppWebhookWorkerDeps, options: ConsumerOptions): Worker {
+  const consumer = { options, logger: deps.logger, what: 'app webhook worker' };
+  return createRowConsumer(queueCatalog.appWebhooks, consumer, async ({ appWebhookMessageId }, job, token) => {
+    const result = await deliverAppWebhookMessage(deps, appWebhookMessageId);
     record(deps, result, job);
     switch (result.kind) {
       case 'delivered':
@@ -57,8 +38,7 @@ export function createAppWebhookWorker(
         return { status: result.kind };
       case 'retry':
       case 'not-due':
-        await job.moveToDelayed(Date.now() + result.delayMs, token);
-        throw new DelayedError();
+        return delayJob(job, token, result.delayMs);
       case 'blocked':
         await job.moveToDelayed(Date.now() + result.delayMs, token);
         // The predecessor may have finished since the claim looked: its wake-up then found this
@@ -70,21 +50,10 @@ export function createAppWebhookWorker(
           await job.promote().catch(() => undefined);
         }
         throw new DelayedError();
-      default: {
-        const exhaustive: never = result;
-        throw new Error(`unhandled result ${JSON.stringify(exhaustive)}`);
-      }
+      default:
+        return unhandledResult(result);
     }
-  };
-  const worker = new Worker(queueCatalog.appWebhooks.name, processor, {
-    connection: options.connection,
-    prefix: options.prefix,
-    concurrency: options.concurrency,
-    lockDuration: options.lockDurationMs,
-    stalledInterval: options.lockDurationMs,
   });
-  logWorkerErrors(worker, deps.logger, 'app webhook worker');
-  return worker;
 }
 
 function record(deps: AppWebhookWorkerDeps, result: DeliverAppWebhookResult, job: Job): void {

@@ -1,9 +1,8 @@
 import { type DB, type Mailer, queueCatalog, sendOutboxEmail, toErrorText } from '@tally/billing-core';
 import type { Logger } from '@tally/platform';
-import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
+import { UnrecoverableError, type Worker } from 'bullmq';
 import type { Kysely } from 'kysely';
-import { logWorkerErrors } from './worker-errors';
+import { type ConsumerOptions, createRowConsumer, delayJob, unhandledResult } from './row-consumer';
 
 /**
  * The BullMQ consumer of the email outbox: a thin adapter over sendOutboxEmail. As with the
@@ -24,26 +23,11 @@ export function createEmailWorker(
      */
     processingStaleAfterMs: number;
   },
-  options: {
-    connection: Redis;
-    prefix: string;
-    concurrency: number;
-    /** BullMQ lock (and stalled check) for the job, as for the inbox and studio consumers. */
-    lockDurationMs: number;
-  },
+  options: ConsumerOptions,
 ): Worker {
-  const processor = async (job: Job, token?: string) => {
-    const { emailId } = queueCatalog.email.payload.parse(job.data);
-    const result = await sendOutboxEmail(
-      {
-        db: deps.db,
-        mailer: deps.mailer,
-        maxAttempts: deps.maxAttempts,
-        backoff: deps.backoff,
-        processingStaleAfterMs: deps.processingStaleAfterMs,
-      },
-      emailId,
-    );
+  const consumer = { options, logger: deps.logger, what: 'email worker' };
+  return createRowConsumer(queueCatalog.email, consumer, async ({ emailId }, job, token) => {
+    const result = await sendOutboxEmail(deps, emailId);
     switch (result.kind) {
       case 'sent':
       case 'skipped':
@@ -54,24 +38,10 @@ export function createEmailWorker(
         const error = toErrorText(result.error);
         deps.logger.warn({ emailId, jobId: job.id, parked: result.parked, error }, 'email send failed');
         if (result.parked) throw new UnrecoverableError(`email ${emailId} failed for good: ${error}`);
-        await job.moveToDelayed(Date.now() + result.delayMs, token);
-        throw new DelayedError();
+        return delayJob(job, token, result.delayMs);
       }
-      default: {
-        const exhaustive: never = result;
-        throw new Error(`unhandled result ${JSON.stringify(exhaustive)}`);
-      }
+      default:
+        return unhandledResult(result);
     }
-  };
-  const worker = new Worker(queueCatalog.email.name, processor, {
-    connection: options.connection,
-    prefix: options.prefix,
-    concurrency: options.concurrency,
-    // A worker killed mid-send leaves its job active until the lock expires and the stalled check
-    // runs; without the configured lock that took BullMQ's default (about a minute).
-    lockDuration: options.lockDurationMs,
-    stalledInterval: options.lockDurationMs,
   });
-  logWorkerErrors(worker, deps.logger, 'email worker');
-  return worker;
 }

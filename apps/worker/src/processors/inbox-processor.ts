@@ -9,11 +9,10 @@ import {
   toErrorText,
 } from '@tally/billing-core';
 import type { Logger } from '@tally/platform';
-import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
+import { type Job, UnrecoverableError, type Worker } from 'bullmq';
 import type { WorkerMetrics } from '../metrics/worker-metrics';
 import { type AttemptBatcherSettings, createAttemptBatcher } from './attempt-batcher';
-import { logWorkerErrors } from './worker-errors';
+import { type ConsumerOptions, createRowConsumer, delayJob, unhandledResult } from './row-consumer';
 
 /**
  * Stalls a job may go through before BullMQ fails it: far above any INBOX_MAX_ATTEMPTS, so the
@@ -22,15 +21,7 @@ import { logWorkerErrors } from './worker-errors';
  */
 export const INBOX_MAX_STALLED_COUNT = 1_000;
 
-export interface InboxWorkerOptions {
-  connection: Redis;
-  prefix: string;
-  concurrency: number;
-  /**
-   * How long a job's lock lives without renewal (WORKER_LOCK_DURATION_MS); a worker that dies
-   * holds its jobs this long before BullMQ's stalled check hands them to another.
-   */
-  lockDurationMs: number;
+export interface InboxWorkerOptions extends ConsumerOptions {
   /** How the jobs' first runs share transactions (attempt-batcher.ts). */
   batch: AttemptBatcherSettings;
 }
@@ -74,8 +65,16 @@ export function createInboxWorker(
     stalled: inLane({ maxEvents: 1, maxTransactions: 1 }),
     alone: (job) => processInboxEvents(deps, [job.id], job.facts).then(([result]) => result as ProcessInboxEventResult),
   };
-  const processor = async (job: Job, token?: string) => {
-    const { inboxEventId } = queueCatalog.inbox.payload.parse(job.data);
+  // A stalled job goes back to the queue however often it stalled: the row's attempts, not
+  // BullMQ's stall count, decide when an event that keeps killing its worker parks. (BullMQ's
+  // default, 1, failed the job at its second stall, and the relay then enqueued the row as a
+  // fresh job, outside the stalled lane.)
+  const consumer = {
+    options: { ...options, maxStalledCount: INBOX_MAX_STALLED_COUNT },
+    logger: deps.logger,
+    what: 'inbox worker',
+  };
+  return createRowConsumer(queueCatalog.inbox, consumer, async ({ inboxEventId }, job, token) => {
     const startedAt = process.hrtime.bigint();
     const facts = jobFactsOf(job);
     const result = await lanes[laneOf(facts)]({ id: inboxEventId, facts });
@@ -129,8 +128,7 @@ export function createInboxWorker(
           'inbox event waits for a prerequisite; retrying later',
         );
         // guard: retry-later-delay
-        await job.moveToDelayed(Date.now() + result.delayMs, token);
-        throw new DelayedError();
+        return delayJob(job, token, result.delayMs);
       }
       case 'skipped':
         // A parked row runs again only after a requeue (admin API, CLI, or a dashboard retry, which
@@ -167,30 +165,12 @@ export function createInboxWorker(
           deps.metrics.inboxParked.inc({ provider: row.provider, code: result.code });
           throw new UnrecoverableError(`parked (${result.code}) after ${row.attempts} attempts: ${message}`);
         }
-        await job.moveToDelayed(Date.now() + result.delayMs, token);
-        throw new DelayedError();
+        return delayJob(job, token, result.delayMs);
       }
-      default: {
-        const exhaustive: never = result;
-        throw new Error(`unhandled result ${JSON.stringify(exhaustive)}`);
-      }
+      default:
+        return unhandledResult(result);
     }
-  };
-
-  const worker = new Worker(queueCatalog.inbox.name, processor, {
-    connection: options.connection,
-    prefix: options.prefix,
-    concurrency: options.concurrency,
-    lockDuration: options.lockDurationMs,
-    stalledInterval: options.lockDurationMs,
-    // A stalled job goes back to the queue however often it stalled: the row's attempts, not
-    // BullMQ's stall count, decide when an event that keeps killing its worker parks. (BullMQ's
-    // default, 1, failed the job at its second stall, and the relay then enqueued the row as a
-    // fresh job, outside the stalled lane.)
-    maxStalledCount: INBOX_MAX_STALLED_COUNT,
   });
-  logWorkerErrors(worker, deps.logger, 'inbox worker');
-  return worker;
 }
 
 /** An inbox job as its lane holds it: the event and the facts its attempt is planned from. */

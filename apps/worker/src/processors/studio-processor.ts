@@ -1,15 +1,7 @@
 import { processStudioRequest, queueCatalog, type StudioProcessorDeps } from '@tally/billing-core';
 import type { Logger } from '@tally/platform';
-import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
-import { logWorkerErrors } from './worker-errors';
-
-export interface StudioWorkerOptions {
-  connection: Redis;
-  prefix: string;
-  concurrency: number;
-  lockDurationMs: number;
-}
+import { UnrecoverableError, type Worker } from 'bullmq';
+import { type ConsumerOptions, createRowConsumer, delayJob, unhandledResult } from './row-consumer';
 
 /**
  * The BullMQ consumer of the studio queue: a thin adapter over billing-core's
@@ -17,12 +9,9 @@ export interface StudioWorkerOptions {
  * job to the row's next attempt. Only a database error is thrown to BullMQ; a request left in
  * processing by it is settled by the sweeper, never run twice.
  */
-export function createStudioWorker(
-  deps: StudioProcessorDeps & { logger: Logger },
-  options: StudioWorkerOptions,
-): Worker {
-  const processor = async (job: Job, token?: string) => {
-    const { studioRequestId } = queueCatalog.studio.payload.parse(job.data);
+export function createStudioWorker(deps: StudioProcessorDeps & { logger: Logger }, options: ConsumerOptions): Worker {
+  const consumer = { options, logger: deps.logger, what: 'studio worker' };
+  return createRowConsumer(queueCatalog.studio, consumer, async ({ studioRequestId }, job, token) => {
     const startedAt = Date.now();
     const result = await processStudioRequest(deps, studioRequestId);
     const log = { studioRequestId, jobId: job.id, durationMs: Date.now() - startedAt };
@@ -56,8 +45,7 @@ export function createStudioWorker(
           { ...log, requestId: result.request.public_id, code: result.code, delayMs: result.delayMs },
           'AI service unreachable; studio request retried later',
         );
-        await job.moveToDelayed(Date.now() + result.delayMs, token);
-        throw new DelayedError();
+        return delayJob(job, token, result.delayMs);
       }
       case 'discarded':
         deps.logger.warn(
@@ -70,20 +58,8 @@ export function createStudioWorker(
         return { status: 'skipped', rowStatus: result.status };
       case 'not-found':
         throw new UnrecoverableError(`studio request ${studioRequestId} does not exist`);
-      default: {
-        const exhaustive: never = result;
-        throw new Error(`unhandled result ${JSON.stringify(exhaustive)}`);
-      }
+      default:
+        return unhandledResult(result);
     }
-  };
-
-  const worker = new Worker(queueCatalog.studio.name, processor, {
-    connection: options.connection,
-    prefix: options.prefix,
-    concurrency: options.concurrency,
-    lockDuration: options.lockDurationMs,
-    stalledInterval: options.lockDurationMs,
   });
-  logWorkerErrors(worker, deps.logger, 'studio worker');
-  return worker;
 }

@@ -1,10 +1,5 @@
-import { startCreditExpiryLoop } from '../loops/credit-expiry-loop';
-import { loopHandle } from './loop-handle';
-import type { WorkerRoleDefinition } from './worker-role';
+import { creditExpiryPass } from '../loops/credit-expiry-loop';
+import { sweepRole } from './loop-handle';
 
 /** `credit-expiry`: notices and expiries of credit lots, and their rollover (docs/lots.md). */
-export const creditExpiryRole: WorkerRoleDefinition = {
-  metricFamilies: [],
-  start: ({ db, outbox, logger, settings }) =>
-    loopHandle(startCreditExpiryLoop({ db, outbox, logger }, settings.creditExpiry)),
-};
+export const creditExpiryRole = sweepRole('credit-expiry', (settings) => settings.creditExpiry, creditExpiryPass);

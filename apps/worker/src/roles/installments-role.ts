@@ -1,10 +1,5 @@
-import { startInstallmentsLoop } from '../loops/installments-loop';
-import { loopHandle } from './loop-handle';
-import type { WorkerRoleDefinition } from './worker-role';
+import { grantInstallmentsPass } from '../loops/installments-loop';
+import { sweepRole } from './loop-handle';
 
 /** `installments`: grants the due installments of annual plans. */
-export const installmentsRole: WorkerRoleDefinition = {
-  metricFamilies: [],
-  start: ({ db, outbox, logger, settings }) =>
-    loopHandle(startInstallmentsLoop({ db, outbox, logger }, settings.installments)),
-};
+export const installmentsRole = sweepRole('installments', (settings) => settings.installments, grantInstallmentsPass);

@@ -1,10 +1,5 @@
-import { startStudioSweeperLoop } from '../loops/studio-sweeper-loop';
-import { loopHandle } from './loop-handle';
-import type { WorkerRoleDefinition } from './worker-role';
+import { sweepStudioPass } from '../loops/studio-sweeper-loop';
+import { sweepRole } from './loop-handle';
 
 /** `studio-sweeper`: fails and refunds studio requests stuck in processing (their worker died). */
-export const studioSweeperRole: WorkerRoleDefinition = {
-  metricFamilies: [],
-  start: ({ db, outbox, logger, settings }) =>
-    loopHandle(startStudioSweeperLoop({ db, outbox, logger }, settings.studioSweeper)),
-};
+export const studioSweeperRole = sweepRole('studio-sweeper', (settings) => settings.studioSweeper, sweepStudioPass);
