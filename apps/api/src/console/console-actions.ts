@@ -70,123 +70,115 @@ export function addConsoleActions(router: Router, deps: ConsoleDeps, badRequest:
       (req, _res, audited) => handle(req, audited),
     );
   const userPage = (userId: string) => `${consoleBase}/users/${encodeURIComponent(userId)}`;
-  /** A user page form's user, the page to go back to and its fields; undefined for a bad user id. */
-  const userFormOf = (req: Request) => {
-    const userId = userIdSchema.safeParse(req.params.userId);
-    if (!userId.success) return undefined;
-    return { userId: userId.data, back: userPage(userId.data), form: (req.body ?? {}) as Record<string, unknown> };
-  };
+  /** A POST about one user: its path parameters parsed by their schemas (one that does not parse: a 400). */
+  const userAction = <Shape extends Record<string, z.ZodType>>(
+    path: string,
+    audit: AuditSpec,
+    shape: Shape,
+    handle: (params: z.output<z.ZodObject<Shape>>, req: Request, audited: AuditedTransaction) => Promise<ConsoleAnswer>,
+  ) =>
+    router.post(
+      path,
+      action(audit, async (req, audited) => {
+        const params = z.object(shape).safeParse(req.params);
+        return params.success ? handle(params.data, req, audited) : badRequest();
+      }),
+    );
+  /** What a user action's audit row records: the 303 it answers, with the API's answer to the same result. */
+  const seeOther =
+    <Result>(answerOf: (result: Result) => { body: unknown }) =>
+    (result: Result) => ({ statusCode: 303, body: answerOf(result).body });
 
-  router.post(
+  userAction(
     '/users/:userId/grants',
-    action(
-      { action: adminActions.userGrant, target: { kind: 'user', param: 'userId' }, inTransaction: true },
-      async (req, audited) => {
-        const user = userFormOf(req);
-        if (!user) return badRequest();
-        const { back, form } = user;
-        const body = consoleGrantSchema.safeParse({
-          amount:
-            typeof form.amount === 'string' && /^[0-9]{1,10}$/.test(form.amount.trim())
-              ? Number(form.amount)
-              : form.amount,
-          reference: form.reference,
-          expiresAt:
-            typeof form.expiresAt === 'string' && form.expiresAt.trim() !== '' ? form.expiresAt.trim() : undefined,
-          note: form.note,
-        });
-        if (!body.success) {
-          return {
-            redirect: withNotice(back, 'invalid_grant'),
-            audit: { error: { code: 'invalid_request', message: body.error.message } },
-          };
-        }
-        const result = await runAdminGrant(audited, deps, { userId: user.userId, body: body.data }, (result) => ({
-          statusCode: 303,
-          body: grantAnswerOf(result).body,
-        }));
-        const notice = result.kind === 'conflict' ? 'reference_conflict' : result.kind.replace('-', '_');
-        return { redirect: `${withNotice(back, notice)}#lots` };
-      },
-    ),
+    { action: adminActions.userGrant, target: { kind: 'user', param: 'userId' }, inTransaction: true },
+    { userId: userIdSchema },
+    async (params, req, audited) => {
+      const back = userPage(params.userId);
+      const form = (req.body ?? {}) as Record<string, unknown>;
+      const body = consoleGrantSchema.safeParse({
+        amount:
+          typeof form.amount === 'string' && /^[0-9]{1,10}$/.test(form.amount.trim())
+            ? Number(form.amount)
+            : form.amount,
+        reference: form.reference,
+        expiresAt:
+          typeof form.expiresAt === 'string' && form.expiresAt.trim() !== '' ? form.expiresAt.trim() : undefined,
+        note: form.note,
+      });
+      if (!body.success) {
+        return {
+          redirect: withNotice(back, 'invalid_grant'),
+          audit: { error: { code: 'invalid_request', message: body.error.message } },
+        };
+      }
+      const request = { userId: params.userId, body: body.data };
+      const result = await runAdminGrant(audited, deps, request, seeOther(grantAnswerOf));
+      const notice = result.kind === 'conflict' ? 'reference_conflict' : result.kind.replace('-', '_');
+      return { redirect: `${withNotice(back, notice)}#lots` };
+    },
   );
 
-  router.post(
+  userAction(
     '/users/:userId/lots/:lotId/void',
-    action(
-      { action: adminActions.lotVoid, target: { kind: 'credit_lot', param: 'lotId' }, inTransaction: true },
-      async (req, audited) => {
-        const userId = userIdSchema.safeParse(req.params.userId);
-        const lotId = eventIdSchema.safeParse(req.params.lotId);
-        if (!userId.success || !lotId.success) return badRequest();
-        const result = await runLotVoid(audited, deps, { userId: userId.data, lotId: lotId.data }, (result) => ({
-          statusCode: 303,
-          body: voidAnswerOf(result).body,
-        }));
-        const notice = result.kind === 'not-found' ? 'lot_not_found' : result.kind.replace('-', '_');
-        return { redirect: `${withNotice(userPage(userId.data), notice)}#lots` };
-      },
-    ),
+    { action: adminActions.lotVoid, target: { kind: 'credit_lot', param: 'lotId' }, inTransaction: true },
+    { userId: userIdSchema, lotId: eventIdSchema },
+    async (params, _req, audited) => {
+      const result = await runLotVoid(audited, deps, params, seeOther(voidAnswerOf));
+      const notice = result.kind === 'not-found' ? 'lot_not_found' : result.kind.replace('-', '_');
+      return { redirect: `${withNotice(userPage(params.userId), notice)}#lots` };
+    },
   );
 
   // Release of one hold, as the admin API's.
-  router.post(
+  userAction(
     '/users/:userId/holds/:holdId/release',
-    action(
-      // guard: audit-console-release-route
-      { action: adminActions.holdRelease, target: { kind: 'hold', param: 'holdId' }, inTransaction: true },
-      async (req, audited) => {
-        const userId = userIdSchema.safeParse(req.params.userId);
-        const holdId = holdIdSchema.safeParse(req.params.holdId);
-        if (!userId.success || !holdId.success) return badRequest();
-        const request = { userId: userId.data, holdId: holdId.data };
-        const result = await runHoldRelease(audited, deps, request, (result) => ({
-          statusCode: 303,
-          body: endAnswerOf(result, holdId.data).body,
-        }));
-        const notice =
-          result.kind === 'ended'
-            ? 'hold_released'
-            : result.kind === 'already'
-              ? 'hold_already_released'
-              : result.kind === 'not-found'
-                ? 'hold_not_found'
-                : 'hold_not_active';
-        return { redirect: `${withNotice(userPage(userId.data), notice)}#holds` };
-      },
-    ),
+    // guard: audit-console-release-route
+    { action: adminActions.holdRelease, target: { kind: 'hold', param: 'holdId' }, inTransaction: true },
+    { userId: userIdSchema, holdId: holdIdSchema },
+    async (params, _req, audited) => {
+      const answerOf = (result: Parameters<typeof endAnswerOf>[0]) => endAnswerOf(result, params.holdId);
+      const result = await runHoldRelease(audited, deps, params, seeOther(answerOf));
+      const notice =
+        result.kind === 'ended'
+          ? 'hold_released'
+          : result.kind === 'already'
+            ? 'hold_already_released'
+            : result.kind === 'not-found'
+              ? 'hold_not_found'
+              : 'hold_not_active';
+      return { redirect: `${withNotice(userPage(params.userId), notice)}#holds` };
+    },
   );
 
   // The user's own spend limits, as the admin API's PUT: an empty field removes one (the default applies).
-  router.post(
+  userAction(
     '/users/:userId/limits',
-    action(
-      // guard: audit-console-limits-route
-      { action: adminActions.spendLimitsSet, target: { kind: 'user', param: 'userId' }, inTransaction: true },
-      async (req, audited) => {
-        const user = userFormOf(req);
-        if (!user) return badRequest();
-        const { userId, back, form } = user;
-        const field = (value: unknown) =>
-          typeof value === 'string' && value.trim() === ''
-            ? null
-            : typeof value === 'string' && /^[0-9]{1,15}$/.test(value.trim())
-              ? Number(value)
-              : value;
-        const body = spendLimitsBodySchema.safeParse({ daily: field(form.daily), monthly: field(form.monthly) });
-        if (!body.success) {
-          return {
-            redirect: `${withNotice(back, 'invalid_limits')}#limits`,
-            audit: { error: { code: 'invalid_request', message: body.error.message } },
-          };
-        }
-        await audited(
-          async (trx) => setSpendLimits(trx, await resolveUserId(trx, userId), body.data, deps.spendLimits),
-          (view) => ({ statusCode: 303, body: spendLimitsAnswerOf(view, userId).body }),
-        );
-        return { redirect: `${withNotice(back, 'limits_set')}#limits` };
-      },
-    ),
+    // guard: audit-console-limits-route
+    { action: adminActions.spendLimitsSet, target: { kind: 'user', param: 'userId' }, inTransaction: true },
+    { userId: userIdSchema },
+    async ({ userId }, req, audited) => {
+      const back = userPage(userId);
+      const form = (req.body ?? {}) as Record<string, unknown>;
+      const field = (value: unknown) =>
+        typeof value === 'string' && value.trim() === ''
+          ? null
+          : typeof value === 'string' && /^[0-9]{1,15}$/.test(value.trim())
+            ? Number(value)
+            : value;
+      const body = spendLimitsBodySchema.safeParse({ daily: field(form.daily), monthly: field(form.monthly) });
+      if (!body.success) {
+        return {
+          redirect: `${withNotice(back, 'invalid_limits')}#limits`,
+          audit: { error: { code: 'invalid_request', message: body.error.message } },
+        };
+      }
+      await audited(
+        async (trx) => setSpendLimits(trx, await resolveUserId(trx, userId), body.data, deps.spendLimits),
+        (view) => ({ statusCode: 303, body: spendLimitsAnswerOf(view, userId).body }),
+      );
+      return { redirect: `${withNotice(back, 'limits_set')}#limits` };
+    },
   );
 
   const eventAction = (audit: AuditSpec, act: typeof requeueOneEvent, done: 'requeued' | 'replayed'): RequestHandler =>

@@ -51,3 +51,8 @@ export function queryString(params: Record<string, string | number | undefined |
   const text = search.toString();
   return text === '' ? '' : `?${text}`;
 }
+
+/** An `<option>` of a filter's select, selected when it is the filter's value (none: the empty one). */
+export function option(value: string, selected: string | undefined, label = value): Html {
+  return html`<option value="${value}"${value === (selected ?? '') ? html` selected` : ''}>${label}</option>`;
+}

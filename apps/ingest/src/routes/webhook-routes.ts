@@ -247,19 +247,14 @@ export function useWebhookRoutes(app: Router, deps: WebhookRouteDeps): void {
     });
     switch (result.kind) {
       case 'accepted':
-        count(provider, 'accepted');
-        // Every accepted webhook is a row in the inbox (the record); this line is for debugging.
-        if (deps.logger.isLevelEnabled('debug')) {
-          req.log.debug({ ...log(), inboxEventId: result.inboxEventId }, 'webhook accepted');
-        }
-        answer200(res, 'accepted', draft.providerEventId);
-        return;
       case 'duplicate':
-        count(provider, 'duplicate');
+        count(provider, result.kind);
+        // Every accepted webhook is a row in the inbox (the record), and a duplicate is the row
+        // it repeats; this line is for debugging.
         if (deps.logger.isLevelEnabled('debug')) {
-          req.log.debug({ ...log(), inboxEventId: result.inboxEventId }, 'webhook duplicate');
+          req.log.debug({ ...log(), inboxEventId: result.inboxEventId }, `webhook ${result.kind}`);
         }
-        answer200(res, 'duplicate', draft.providerEventId);
+        answer200(res, result.kind, draft.providerEventId);
         return;
       case 'unavailable':
         count(provider, 'unavailable');

@@ -1,6 +1,6 @@
 import { type AdminActionView, type AppWebhookMessageView, appWebhookMessageTypes } from '@tally/billing-core';
 import type { AppWebhookDelivery } from '../../app-webhook-delivery';
-import { html, queryString } from '../html';
+import { html, option, queryString } from '../html';
 import {
   consoleBase,
   messageActions,
@@ -37,8 +37,6 @@ export function messagesPage(data: {
 }): string {
   const { filter } = data;
   const here = `${consoleBase}/app-webhooks${queryString({ ...filter, cursor: data.cursor })}`;
-  const option = (value: string, selected: string | undefined, label = value) =>
-    html`<option value="${value}"${value === (selected ?? '') ? html` selected` : ''}>${label}</option>`;
   return page({
     title: 'App-webhook messages',
     section: 'messages',

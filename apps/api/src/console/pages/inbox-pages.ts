@@ -5,7 +5,7 @@ import {
   inboxStatuses,
   providers,
 } from '@tally/billing-core';
-import { html, queryString } from '../html';
+import { html, option, queryString } from '../html';
 import {
   consoleBase,
   eventActions,
@@ -39,8 +39,6 @@ export function inboxPage(data: {
 }): string {
   const { filter } = data;
   const here = `${consoleBase}/events${queryString({ ...filter, cursor: data.cursor })}`;
-  const option = (value: string, selected: string | undefined, label = value) =>
-    html`<option value="${value}"${value === (selected ?? '') ? html` selected` : ''}>${label}</option>`;
   return page({
     title: 'Inbox',
     section: 'inbox',
