@@ -3,12 +3,11 @@ import { sql } from 'kysely';
 import { captureHold, releaseHold } from '../holds/end-hold';
 import { placeHold } from '../holds/place-hold';
 import { readWalletFunds } from '../ledger/held-tokens';
-import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import { verifyLedger } from '../ledger/verify-ledger';
 import { settleLapsedHoldsPass } from '../lot-expiry/expire-lots';
-import { references } from '../references';
 import { noSpendLimits } from '../spend-limits/spend-limits';
 import { refundStudioRequest } from '../studio/refund-studio-request';
+import { debitGeneration, fundWallet } from '../testing/fund-wallet';
 import { testOutbox } from '../testing/test-outbox';
 import { createTestDatabase } from '../testing/test-services';
 import { inUnitOfWork, type UnitOfWork } from '../unit-of-work/unit-of-work';
@@ -47,25 +46,9 @@ describe('a voided lot keeps nothing the user can spend', () => {
     await run((uow) =>
       grantTokens(uow, { userId, reference: `grant:${userId}:promo`, amount: 100, reason: 'test', expiresAt: null }),
     );
-    await run((uow) =>
-      postLedgerEntry(uow, {
-        userId,
-        reference: `test:${userId}:pack`,
-        amount: 50,
-        reason: 'test',
-        lots: { kind: 'credit', category: 'purchased', expiresAt: null },
-      }),
-    );
+    await fundWallet(database.db, userId, 50, `test:${userId}:pack`);
     // A generation's debit: promotional before purchased, so it draws from the promo lot.
-    await run((uow) =>
-      postLedgerEntry(uow, {
-        userId,
-        reference: references.studioDebit(`${userId}-gen`),
-        amount: -5,
-        reason: 'studio_debit',
-        lots: { kind: 'spend' },
-      }),
-    );
+    await run((uow) => debitGeneration(uow, userId, 5));
     const hold = await run((uow) =>
       placeHold(uow, {
         userId,

@@ -4,9 +4,9 @@ import { releaseHold } from '../holds/end-hold';
 import { placeHold } from '../holds/place-hold';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import { verifyLedger } from '../ledger/verify-ledger';
-import { references } from '../references';
 import { noSpendLimits } from '../spend-limits/spend-limits';
 import { refundStudioRequest } from '../studio/refund-studio-request';
+import { debitGeneration } from '../testing/fund-wallet';
 import { testOutbox } from '../testing/test-outbox';
 import { createTestDatabase } from '../testing/test-services';
 import { inUnitOfWork, type UnitOfWork } from '../unit-of-work/unit-of-work';
@@ -110,15 +110,7 @@ describe('a lot expiring with tokens held or in flight keeps its rollover', () =
   it('rolls over what a late give-back returns to the expired lot (a failed generation refunded after the expiry)', async () => {
     const userId = 'roll-give-back';
     const lotId = await periodLot(userId, 100);
-    await run((uow) =>
-      postLedgerEntry(uow, {
-        userId,
-        reference: references.studioDebit(`${userId}-gen`),
-        amount: -10,
-        reason: 'studio_debit',
-        lots: { kind: 'spend' },
-      }),
-    );
+    await run((uow) => debitGeneration(uow, userId, 10));
     await expire(lotId);
     await sweep();
     expect(await outcomeOf(userId, lotId)).toEqual({ rolledOver: 90, expired: 0, balance: 90 });

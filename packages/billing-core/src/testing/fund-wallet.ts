@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
-import { inUnitOfWork } from '../unit-of-work/unit-of-work';
+import { references } from '../references';
+import { inUnitOfWork, type UnitOfWork } from '../unit-of-work/unit-of-work';
 import { testOutbox } from './test-outbox';
 
 /** Credits a user `tokens` purchased, never-expiring tokens for a test, under `reference`. */
@@ -15,4 +16,15 @@ export function fundWallet(db: Kysely<DB>, userId: string, tokens: number, refer
       lots: { kind: 'credit', category: 'purchased', expiresAt: null },
     }),
   );
+}
+
+/** A studio generation's debit of `tokens` as the studio posts it (`studio:{userId}-gen:debit`), in the unit. */
+export function debitGeneration(uow: UnitOfWork, userId: string, tokens: number) {
+  return postLedgerEntry(uow, {
+    userId,
+    reference: references.studioDebit(`${userId}-gen`),
+    amount: -tokens,
+    reason: 'studio_debit',
+    lots: { kind: 'spend' },
+  });
 }

@@ -32,24 +32,16 @@ describe('the unit of work', () => {
         .execute()
     ).map((row) => row.id);
 
+  /** A plain credit of the test's user, in the unit's transaction. */
+  const credit = (uow: UnitOfWork, reference: string, amount: number) =>
+    postLedgerEntry(uow, { userId: 'uow-user', reference, amount, reason: 'test', lots: plainLots(amount) });
+
   it('hands off the messages its postings wrote once, after the commit, and nothing after a rollback', async () => {
     const outbox = recordingOutbox();
     let seenBeforeCommit: readonly number[] = [];
     await inUnitOfWork({ db: database.db, outbox }, async (uow) => {
-      await postLedgerEntry(uow, {
-        userId: 'uow-user',
-        reference: 'test:uow:1',
-        amount: 10,
-        reason: 'test',
-        lots: plainLots(10),
-      });
-      await postLedgerEntry(uow, {
-        userId: 'uow-user',
-        reference: 'test:uow:2',
-        amount: 5,
-        reason: 'test',
-        lots: plainLots(5),
-      });
+      await credit(uow, 'test:uow:1', 10);
+      await credit(uow, 'test:uow:2', 5);
       seenBeforeCommit = [...uow.outbox.messageIds];
       expect(outbox.handedOff).toEqual([]);
     });
@@ -59,13 +51,7 @@ describe('the unit of work', () => {
     expect(outbox.handedOff).toEqual([committed]);
 
     await inUnitOfWork({ db: database.db, outbox }, async (uow) => {
-      await postLedgerEntry(uow, {
-        userId: 'uow-user',
-        reference: 'test:uow:3',
-        amount: 1,
-        reason: 'test',
-        lots: plainLots(1),
-      });
+      await credit(uow, 'test:uow:3', 1);
       throw new Error('rolled back');
     }).catch(() => undefined);
     expect(await messageIdsOf('uow-user')).toEqual(committed);
