@@ -22,35 +22,6 @@ import {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const size = (ctx: ScenarioContext, short: number, full: number) => (ctx.profile === 'full' ? full : short);
 
-/**
- * Delivers `events` with at most `concurrency` in flight, paced over `durationMs`; `before` runs
- * just before each event's first delivery (the provider's state moves, then it notifies).
- */
-async function pacedDelivery(
-  ctx: ScenarioContext,
-  events: SimulatedEvent[],
-  concurrency: number,
-  durationMs: number,
-  before: (event: SimulatedEvent) => void,
-): Promise<void> {
-  let next = 0;
-  const started = Date.now();
-  const interval = events.length > 0 ? durationMs / events.length : 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      for (;;) {
-        const index = next++;
-        const event = events[index];
-        if (!event) return;
-        const due = started + index * interval;
-        if (due > Date.now()) await sleep(due - Date.now());
-        before(event);
-        await ctx.sim.deliver(event);
-      }
-    }),
-  );
-}
-
 /** Runs `fault` after PRNG pauses until `work` settles; returns how many times it ran. */
 async function repeatWhile(work: Promise<unknown>, fault: () => Promise<void> | void, pause: () => number) {
   let done = false;
@@ -135,11 +106,11 @@ const lifecycleScenario: Scenario = {
     };
 
     let deliveriesDone = false;
-    const deliveries = pacedDelivery(ctx, events, 6, size(ctx, 7_000, 40_000), (event) =>
-      timeline.advance(event),
-    ).finally(() => {
-      deliveriesDone = true;
-    });
+    const deliveries = ctx.sim
+      .deliverAll(events, 6, size(ctx, 7_000, 40_000), (event) => timeline.advance(event))
+      .finally(() => {
+        deliveriesDone = true;
+      });
     let madeDue = 0;
     const work = (async () => {
       // Months pass for a random annual subscription now and then while the events stream in
@@ -250,7 +221,7 @@ const slowProvidersScenario: Scenario = {
     };
     const before = { stripe: { ...stripeFaults.counts }, rc: { ...rcFaults.counts } };
     switchModes();
-    const deliveries = pacedDelivery(ctx, events, 6, size(ctx, 10_000, 45_000), (event) => {
+    const deliveries = ctx.sim.deliverAll(events, 6, size(ctx, 10_000, 45_000), (event) => {
       stripeTimeline.advance(event);
       rcTimeline.advance(event);
     });

@@ -13,6 +13,8 @@ export function revenueCatTokenPurchase(
     productId?: string;
     /** The store transaction; by default one of the event's own (`tx-{id}`), as a real purchase has. */
     transactionId?: string;
+    /** The customer's attributes as RevenueCat attaches them (none by default). */
+    subscriberAttributes?: Record<string, { value: string }>;
   } = {},
 ): string {
   const userId = options.userId ?? 'user-1';
@@ -35,6 +37,7 @@ export function revenueCatTokenPurchase(
       transaction_id: options.transactionId ?? `tx-${id}`,
       price: 4.99,
       currency: 'USD',
+      ...(options.subscriberAttributes ? { subscriber_attributes: options.subscriberAttributes } : {}),
     },
   });
 }

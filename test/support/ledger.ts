@@ -36,3 +36,15 @@ export async function drawsOf(db: Kysely<DB>, userId: string) {
      WHERE e.user_id = ${userId} ORDER BY d.ledger_entry_id, d.lot_id`.execute(db);
   return result.rows;
 }
+
+/** A never-expiring purchased lot with nothing held, as the wallet answers it (GET /v1/users/{userId}/wallet). */
+export const purchasedLot = (source: string, amount: number, remaining = amount) => ({
+  id: expect.any(Number),
+  category: 'purchased',
+  source,
+  amount,
+  remaining,
+  held: 0,
+  expiresAt: null,
+  createdAt: expect.any(String),
+});

@@ -1,3 +1,4 @@
+import { revenueCatTokenPackRefund, revenueCatTokenPurchase } from '../../support/events';
 import {
   stripeDispute,
   stripeEventBody,
@@ -15,61 +16,17 @@ export const canaryEmail = 'chaos.customer.canary@example.org';
 
 /** A RevenueCat token pack purchase (100 tokens), with its own store transaction. */
 export function rcPurchase(id: string, userId: string, transactionId = `tx-${id}`): SimulatedEvent {
+  const subscriberAttributes = { $email: { value: canaryEmail }, note: { value: rawBodyCanary } };
   return {
     provider: 'revenuecat',
     id,
-    body: JSON.stringify({
-      api_version: '1.0',
-      event: {
-        id,
-        type: 'NON_RENEWING_PURCHASE',
-        app_user_id: userId,
-        original_app_user_id: userId,
-        aliases: [userId],
-        product_id: 'tokens.100',
-        period_type: 'NORMAL',
-        purchased_at_ms: 1_700_000_000_000,
-        expiration_at_ms: null,
-        event_timestamp_ms: 1_700_000_000_100,
-        environment: 'PRODUCTION',
-        store: 'APP_STORE',
-        transaction_id: transactionId,
-        price: 4.99,
-        currency: 'USD',
-        subscriber_attributes: { $email: { value: canaryEmail }, note: { value: rawBodyCanary } },
-      },
-    }),
+    body: revenueCatTokenPurchase({ id, userId, transactionId, subscriberAttributes }),
   };
 }
 
 /** RevenueCat's refund of a consumable: a CANCELLATION naming the purchase's transaction. */
 export function rcRefund(id: string, userId: string, transactionId: string): SimulatedEvent {
-  return {
-    provider: 'revenuecat',
-    id,
-    body: JSON.stringify({
-      api_version: '1.0',
-      event: {
-        id,
-        type: 'CANCELLATION',
-        app_user_id: userId,
-        original_app_user_id: userId,
-        aliases: [userId],
-        product_id: 'tokens.100',
-        period_type: 'NORMAL',
-        purchased_at_ms: 1_700_000_000_000,
-        expiration_at_ms: null,
-        event_timestamp_ms: 1_700_000_500_000,
-        environment: 'PRODUCTION',
-        store: 'APP_STORE',
-        transaction_id: transactionId,
-        original_transaction_id: transactionId,
-        cancel_reason: 'CUSTOMER_SUPPORT',
-        price: -4.99,
-        currency: 'USD',
-      },
-    }),
-  };
+  return { provider: 'revenuecat', id, body: revenueCatTokenPackRefund({ id, userId, transactionId }) };
 }
 
 /** Stripe payment_intent.succeeded for a 100-token pack (sandbox: livemode false). */

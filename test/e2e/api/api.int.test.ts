@@ -1,4 +1,5 @@
 import { stripeTokenPackPayment } from '../../support/events';
+import { purchasedLot } from '../../support/ledger';
 import { checkApiAnswer } from '../../support/openapi-answers';
 import { adminKey, appKey, readJson, TestStack } from '../../support/stack';
 import { suiteStack } from '../../support/suite';
@@ -34,23 +35,13 @@ describe('the API', () => {
   it('returns the wallet, and a zero balance for a user never credited', async () => {
     // Its lots in the draw order: both never expire and are purchased, so the oldest comes first
     // (the debit of 20 drew from it).
-    const lot = (source: string, amount: number, remaining: number) => ({
-      id: expect.any(Number),
-      category: 'purchased',
-      source,
-      amount,
-      remaining,
-      held: 0,
-      expiresAt: null,
-      createdAt: expect.any(String),
-    });
     expect(await (await stack.apiRequest('/v1/users/api-user/wallet')).json()).toEqual({
       userId: 'api-user',
       balance: 130,
       held: 0,
       available: 130,
       debt: 0,
-      lots: [lot('test:api:1', 100, 80), lot('test:api:2', 50, 50)],
+      lots: [purchasedLot('test:api:1', 100, 80), purchasedLot('test:api:2', 50)],
     });
     expect(await (await stack.apiRequest('/v1/users/nobody/wallet')).json()).toEqual({
       userId: 'nobody',

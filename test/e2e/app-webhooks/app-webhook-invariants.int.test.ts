@@ -10,17 +10,10 @@ import {
   toWebhookId,
 } from '@tally/billing-core';
 import { createTestDatabase, type TestDatabase, testOutbox } from '@tally/billing-core/testing';
-import {
-  type KyselyPlugin,
-  type PluginTransformQueryArgs,
-  type PluginTransformResultArgs,
-  type QueryResult,
-  type RootOperationNode,
-  sql,
-  type UnknownRow,
-} from 'kysely';
+import { sql } from 'kysely';
 import { type AppWebhookViolation, checkAppWebhookInvariants } from '../../support/app-webhook-invariants';
 import { AppWebhookReceiver, newWebhookSecret } from '../../support/fakes/app-webhook-receiver';
+import { RunOnceAfter } from '../../support/run-once-after';
 
 /**
  * The app webhook invariants the chaos suite checks after every scenario
@@ -122,22 +115,6 @@ describe('app webhook invariants (what the chaos suite checks after every scenar
     expect((await check()).filter((v) => v.detail.includes('inv-failed'))).toEqual([]);
   });
 
-  /** Runs `then` once, right after the checker's read of every message (its rows carry `attempts`). */
-  class AfterMessagesRead implements KyselyPlugin {
-    private ran = false;
-    constructor(private readonly then: () => Promise<void>) {}
-    transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
-      return args.node;
-    }
-    async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-      if (!this.ran && args.result.rows.some((row) => 'message_id' in row && 'attempts' in row)) {
-        this.ran = true;
-        await this.then();
-      }
-      return args.result;
-    }
-  }
-
   it('hold when a message is committed and delivered after the checker read the messages (the sweeper runs on)', async () => {
     // The chaos suite checks a live cluster: a lot that comes due after the settle is expired by
     // the sweeper, and its message delivered, between the checker's read of the messages and its
@@ -154,7 +131,8 @@ describe('app webhook invariants (what the chaos suite checks after every scenar
     for (const message of await messagesOf('inv-late')) await deliver(message);
     let late: AppWebhookMessageRow | undefined;
     const checkerDb = db().withPlugin(
-      new AfterMessagesRead(async () => {
+      // Right after the checker's read of every message (its rows carry `attempts`).
+      new RunOnceAfter({ row: (row) => 'message_id' in row && 'attempts' in row }, async () => {
         await expireDueLots({ db: db(), outbox: testOutbox }, { batchSize: 10 });
         late = (await messagesOf('inv-late')).find((message) => message.type === 'wallet.credits_expired');
         if (late) await deliver(late);

@@ -2,43 +2,12 @@ import { appWebhookSource, createAppWebhookSender } from '@tally/billing-core';
 import { testRedisUrl } from '@tally/billing-core/testing';
 import { createLogger, createProducerQueue, createRedisConnection, enqueueJob } from '@tally/platform';
 import type { Redis } from 'ioredis';
-import type {
-  KyselyPlugin,
-  PluginTransformQueryArgs,
-  PluginTransformResultArgs,
-  QueryResult,
-  RootOperationNode,
-  UnknownRow,
-} from 'kysely';
+import type { KyselyPlugin } from 'kysely';
 import { createWorkerMetrics } from '../../../apps/worker/src/metrics/worker-metrics';
 import { createAppWebhookWorker } from '../../../apps/worker/src/processors/app-webhook-processor';
 import { AppWebhookReceiver, newWebhookSecret } from '../../support/fakes/app-webhook-receiver';
+import { RunOnceAfter } from '../../support/run-once-after';
 import { eventually, TestStack } from '../../support/stack';
-
-/**
- * Runs `action` once, right after the first query whose SQL contains `marker` returned: a
- * deterministic way to land another process's commit between two statements of the code under test.
- */
-class AfterQuery implements KyselyPlugin {
-  private readonly ids = new WeakSet<object>();
-  private fired = false;
-  constructor(
-    private readonly marker: string,
-    private readonly action: () => Promise<void>,
-  ) {}
-  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
-    const node = args.node as { kind: string; sqlFragments?: readonly string[] };
-    if (node.kind === 'RawNode' && node.sqlFragments?.join('').includes(this.marker)) this.ids.add(args.queryId);
-    return args.node;
-  }
-  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-    if (!this.fired && this.ids.has(args.queryId)) {
-      this.fired = true;
-      await this.action();
-    }
-    return args.result;
-  }
-}
 
 /**
  * A blocked message waits delayed until its predecessor finishes, whose worker then promotes it.
@@ -146,7 +115,9 @@ describe('outbound app webhooks: a predecessor finishing while its successor is 
     // Right after the second's claim found it blocked (the reason's read), the first is delivered
     // by "another worker", whose wake-up of the second finds its job active (running here) and
     // does nothing.
-    const queue = startWorker(new AfterQuery('LEFT JOIN LATERAL', deliverFirstBehindTheWorker(firstId)));
+    const queue = startWorker(
+      new RunOnceAfter({ sqlContains: 'LEFT JOIN LATERAL' }, deliverFirstBehindTheWorker(firstId)),
+    );
     await enqueueJob(queue, { appWebhookMessageId: secondId }, { replaceFinished: true });
     expect(await deliveredRow(secondId)).toEqual({ status: 'delivered', attempts: 1 });
     expect(receiver.deliveries).toHaveLength(1);
@@ -159,7 +130,9 @@ describe('outbound app webhooks: a predecessor finishing while its successor is 
     // the reason then finds nothing blocking, and the other worker's wake-up found this job
     // active. Ending the job as "not claimed" would leave the second pending, stamped as handed
     // off, until the relay's stale pass (an hour in production); it must be claimed again.
-    const queue = startWorker(new AfterQuery('attempts = m.attempts + 1', deliverFirstBehindTheWorker(firstId)));
+    const queue = startWorker(
+      new RunOnceAfter({ sqlContains: 'attempts = m.attempts + 1' }, deliverFirstBehindTheWorker(firstId)),
+    );
     await enqueueJob(queue, { appWebhookMessageId: secondId }, { replaceFinished: true });
     expect(await deliveredRow(secondId)).toEqual({ status: 'delivered', attempts: 1 });
     expect(receiver.deliveries).toHaveLength(1);

@@ -6,8 +6,8 @@ import {
   testRedisUrl,
   uniqueQueuePrefix,
 } from '@tally/billing-core/testing';
-import { createProducerQueue, createRedisConnection } from '@tally/platform';
 import { runCli } from '../../support/built-process';
+import { removeTestQueue } from '../../support/remove-test-queue';
 
 jest.setTimeout(120_000);
 
@@ -39,11 +39,7 @@ describe('tally app-webhooks list|show|redeliver: tables, --json as the admin AP
       .execute();
   });
   afterAll(async () => {
-    const redis = createRedisConnection(testRedisUrl(), 'producer');
-    const queue = createProducerQueue(redis, prefix, queueCatalog.appWebhooks);
-    await queue.obliterate({ force: true }).catch(() => undefined);
-    await queue.close();
-    redis.disconnect();
+    await removeTestQueue(prefix, queueCatalog.appWebhooks);
     await database.drop();
   });
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { type DB, inboxRelaySource, migrationsDir } from '@tally/billing-core';
+import { type DB, migrationsDir } from '@tally/billing-core';
 import {
   createTestDatabase,
   signal,
@@ -7,17 +7,7 @@ import {
   testRedisUrl,
   uniqueQueuePrefix,
 } from '@tally/billing-core/testing';
-import {
-  claimLease,
-  createDb,
-  createProducerQueue,
-  createRedisConnection,
-  type Database,
-  migrate,
-  renewLease,
-  runWithLease,
-  waitUntilReady,
-} from '@tally/platform';
+import { claimLease, createDb, type Database, migrate, renewLease, runWithLease } from '@tally/platform';
 import { testDatabaseServerUrl } from '@tally/platform/testing';
 import { sql } from 'kysely';
 import pg from 'pg';
@@ -25,6 +15,7 @@ import { RunningProcess, runCli } from '../../support/built-process';
 import { FakeStripe } from '../../support/fakes/fake-stripe';
 import { PgBouncer } from '../../support/pgbouncer';
 import { freePort } from '../../support/ports';
+import { removeTestQueue } from '../../support/remove-test-queue';
 import { eventually, signStripe, stripeSecret } from '../../support/stack';
 import { stripeEventBody, stripeId, stripePackIntent } from '../../support/stripe-events';
 
@@ -260,15 +251,7 @@ describe('behind PgBouncer in transaction mode', () => {
     });
     afterAll(async () => {
       await Promise.all(processes.map((child) => child.stop()));
-      const redis = createRedisConnection(testRedisUrl(), 'producer');
-      if (await waitUntilReady(redis, 5_000)) {
-        const queue = createProducerQueue(redis, queuePrefix, inboxRelaySource.queue);
-        await queue.obliterate({ force: true }).catch(() => undefined);
-        await queue.close();
-        await redis.quit();
-      } else {
-        redis.disconnect();
-      }
+      await removeTestQueue(queuePrefix);
       await fake?.stop();
     });
 

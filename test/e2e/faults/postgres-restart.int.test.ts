@@ -1,19 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { type DB, inboxRelaySource, migrationsDir } from '@tally/billing-core';
+import { type DB, migrationsDir } from '@tally/billing-core';
 import { testRedisUrl, uniqueQueuePrefix } from '@tally/billing-core/testing';
-import {
-  createDb,
-  createProducerQueue,
-  createRedisConnection,
-  type Database,
-  ensureDatabaseExists,
-  migrate,
-  waitUntilReady,
-} from '@tally/platform';
+import { createDb, type Database, ensureDatabaseExists, migrate } from '@tally/platform';
 import pg from 'pg';
 import { RunningProcess } from '../../support/built-process';
 import { revenueCatTokenPurchase } from '../../support/events';
 import { DisposablePostgres } from '../../support/postgres-server';
+import { removeTestQueue } from '../../support/remove-test-queue';
 import { adminKey, appKey, eventually, revenueCatAuth } from '../../support/stack';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -110,16 +103,7 @@ describe('a Postgres restart under load', () => {
   afterAll(async () => {
     stopSenders.abort();
     await Promise.all(processes.map((child) => child.stop()));
-    // The shared Redis keeps finished jobs for days: remove this run's queue.
-    const redis = createRedisConnection(testRedisUrl(), 'producer');
-    if (await waitUntilReady(redis, 5_000)) {
-      const queue = createProducerQueue(redis, queuePrefix, inboxRelaySource.queue);
-      await queue.obliterate({ force: true }).catch(() => undefined);
-      await queue.close();
-      await redis.quit();
-    } else {
-      redis.disconnect();
-    }
+    await removeTestQueue(queuePrefix);
     await database?.close();
     await server?.destroy();
   });

@@ -1,16 +1,11 @@
-import {
-  inboxRelaySource,
-  parseRevenueCatWebhook,
-  recordInboxEvent,
-  toRevenueCatInboxDraft,
-} from '@tally/billing-core';
+import { parseRevenueCatWebhook, recordInboxEvent, toRevenueCatInboxDraft } from '@tally/billing-core';
 import { createTestDatabase, type TestDatabase, testRedisUrl, uniqueQueuePrefix } from '@tally/billing-core/testing';
-import { createProducerQueue, createRedisConnection } from '@tally/platform';
 import { sql } from 'kysely';
 import { runCli } from '../../support/built-process';
 import { revenueCatTokenPurchase } from '../../support/events';
 import { FakeStripe, fakeStripeSecretKey } from '../../support/fakes/fake-stripe';
 import { freePort } from '../../support/ports';
+import { removeTestQueue } from '../../support/remove-test-queue';
 import { stripeEventBody, stripeId, stripePackIntent } from '../../support/stripe-events';
 
 // Every test starts several CLI processes (about 1 s each on an idle machine, far more under load).
@@ -50,11 +45,7 @@ describe('the tally CLI: --json output parses, exit codes are 0 ok, 1 failure or
     parkedId = await record('cli-json-parked', 'failed');
   });
   afterAll(async () => {
-    const redis = createRedisConnection(testRedisUrl(), 'producer');
-    const queue = createProducerQueue(redis, prefix, inboxRelaySource.queue);
-    await queue.obliterate({ force: true }).catch(() => undefined);
-    await queue.close();
-    redis.disconnect();
+    await removeTestQueue(prefix);
     await fake.stop();
     await database.drop();
   });

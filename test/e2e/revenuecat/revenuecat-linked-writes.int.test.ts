@@ -1,6 +1,6 @@
 import { revenueCatTokenPurchase } from '../../support/events';
 import { daysFromNow } from '../../support/fakes/fake-revenuecat';
-import { ledgerOf } from '../../support/ledger';
+import { ledgerOf, purchasedLot } from '../../support/ledger';
 import { type Json, readJson } from '../../support/stack';
 import { stripeEventBody } from '../../support/stripe-events';
 import { suiteStackWithFakes } from '../../support/suite';
@@ -12,17 +12,6 @@ import { suiteStackWithFakes } from '../../support/suite';
  * `GET …/wallet` by the anonymous id shows — and never an empty wallet of the anonymous id's own.
  * The links are made by real RevenueCat webhooks through ingest and the real worker.
  */
-/** A never-expiring purchased lot as the wallet answers it. */
-const purchasedLot = (source: string, amount: number, remaining = amount) => ({
-  id: expect.any(Number),
-  category: 'purchased',
-  source,
-  amount,
-  remaining,
-  held: 0,
-  expiresAt: null,
-  createdAt: expect.any(String),
-});
 
 describe('RevenueCat linked ids: studio requests and top-ups under any linked id spend and credit one user', () => {
   // Inbox and relay only: studio requests stay `received`, so balances show only what the API did.

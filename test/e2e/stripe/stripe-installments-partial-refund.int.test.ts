@@ -1,13 +1,6 @@
 import { grantDueInstallments } from '@tally/billing-core';
-import {
-  type KyselyPlugin,
-  type PluginTransformQueryArgs,
-  type PluginTransformResultArgs,
-  type QueryResult,
-  type RootOperationNode,
-  sql,
-  type UnknownRow,
-} from 'kysely';
+import { sql } from 'kysely';
+import { RunOnceAfter } from '../../support/run-once-after';
 import { stripeDispute, stripeEventBody, stripeId, stripeRefundedCharge } from '../../support/stripe-events';
 import { subscribeAnnualAndPayFirstInvoice } from '../../support/stripe-flows';
 import { stripeStateOf } from '../../support/stripe-state';
@@ -162,26 +155,6 @@ describe('a partial refund of an annual invoice', () => {
     });
   });
 
-  /** Runs `then` once, right after the loop's claim of `invoiceId`'s installment has committed. */
-  class AfterClaim implements KyselyPlugin {
-    private ran = false;
-    constructor(
-      private readonly invoiceId: string,
-      private readonly then: () => Promise<void>,
-    ) {}
-    transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
-      return args.node;
-    }
-    async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-      const claimed = args.result.rows.some((row) => row.invoice_id === this.invoiceId && row.status === 'processing');
-      if (claimed && !this.ran) {
-        this.ran = true;
-        await this.then();
-      }
-      return args.result;
-    }
-  }
-
   it('grants an installment claimed before the refund at its scaled share, which the refund did not count', async () => {
     const userId = stripeId('user');
     const ids = await annual(userId, { grantFirstInstallment: false });
@@ -189,7 +162,8 @@ describe('a partial refund of an annual invoice', () => {
     let refunded: Awaited<ReturnType<typeof refund>> | undefined;
     // The loop has claimed installment 1 (processing, its claimed row says 100) when the refund runs.
     const db = stack.db.withPlugin(
-      new AfterClaim(ids.invoiceId, async () => {
+      // Right after the loop's claim of installment 1 has committed (its row: processing).
+      new RunOnceAfter({ row: (row) => row.invoice_id === ids.invoiceId && row.status === 'processing' }, async () => {
         refunded = await refund(ids, 4995);
       }),
     );
