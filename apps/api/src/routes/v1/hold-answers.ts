@@ -9,7 +9,7 @@ import type {
 import { z } from 'zod';
 import { errorAnswer, type RouteAnswer } from '../../http/answer';
 import { answerDoc, errorDoc } from '../../http/route-doc';
-import { insufficientAnswer, spendLimitAnswer, unknownFeatureAnswer } from './spending-schemas';
+import { spendRefusalAnswer, unknownFeatureAnswer } from './spending-schemas';
 
 /** A hold's id in a path: `hold_` and 24 hex digits. */
 export const holdIdSchema = z.string().regex(/^hold_[0-9a-f]{24}$/, { message: 'must be a hold id (hold_…)' });
@@ -102,12 +102,8 @@ export function placeAnswerOf(result: PlacePricedHoldResult): RouteAnswer {
         >,
       };
     }
-    case 'conflict':
-      return errorAnswer(409, 'reference_conflict', result.message);
-    case 'insufficient':
-      return insufficientAnswer(result.available, result.requested);
-    case 'spend-limit':
-      return spendLimitAnswer(result.refusal);
+    default:
+      return spendRefusalAnswer(result);
   }
 }
 

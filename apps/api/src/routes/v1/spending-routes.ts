@@ -7,11 +7,10 @@ import { answerDoc, errorDoc } from '../../http/route-doc';
 import { holdRoutes } from './hold-routes';
 import {
   amountSchema,
-  insufficientAnswer,
   insufficientDoc,
   orSpendLimitDoc,
   reasonSchema,
-  spendLimitAnswer,
+  spendRefusalAnswer,
   unknownFeatureAnswer,
 } from './spending-schemas';
 
@@ -120,12 +119,8 @@ function debitAnswerOf(result: DebitResult): RouteAnswer {
       return { status: 201, body: result.answer satisfies z.input<typeof debitAnswerSchema> };
     case 'already-debited':
       return { status: 200, body: result.answer satisfies z.input<typeof debitAnswerSchema> };
-    case 'conflict':
-      return errorAnswer(409, 'reference_conflict', result.message);
-    case 'insufficient':
-      return insufficientAnswer(result.available, result.requested);
-    case 'spend-limit':
-      return spendLimitAnswer(result.refusal);
+    default:
+      return spendRefusalAnswer(result);
   }
 }
 

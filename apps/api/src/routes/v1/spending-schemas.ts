@@ -79,3 +79,24 @@ export function spendLimitAnswer(refusal: SpendLimitRefusal): RouteAnswer {
     } satisfies z.input<typeof spendLimitSchema>,
   };
 }
+
+/**
+ * The refusals a spend under the app's reference answers alike (a debit, a hold, a usage): 409
+ * reference_conflict when the reference did something else, 402 insufficient_balance when
+ * available is short of what was requested, 402 spend_limit_reached past a spend limit.
+ */
+export type SpendRefusal =
+  | { kind: 'conflict'; message: string }
+  | { kind: 'insufficient'; available: number; requested: number }
+  | { kind: 'spend-limit'; refusal: SpendLimitRefusal };
+
+export function spendRefusalAnswer(refusal: SpendRefusal): RouteAnswer {
+  switch (refusal.kind) {
+    case 'conflict':
+      return errorAnswer(409, 'reference_conflict', refusal.message);
+    case 'insufficient':
+      return insufficientAnswer(refusal.available, refusal.requested);
+    case 'spend-limit':
+      return spendLimitAnswer(refusal.refusal);
+  }
+}

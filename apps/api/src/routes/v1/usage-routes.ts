@@ -9,7 +9,7 @@ import {
   orSpendLimitDoc,
   quantitiesSchema,
   quantitySchema,
-  spendLimitAnswer,
+  spendRefusalAnswer,
   unknownFeatureAnswer,
 } from './spending-schemas';
 
@@ -72,7 +72,8 @@ function usageAnswerOf(result: RecordUsageResult): RouteAnswer {
     case 'already-recorded':
       return { status: 200, body: result.answer satisfies z.input<typeof usageAnswerSchema> };
     case 'conflict':
-      return errorAnswer(409, 'reference_conflict', result.message);
+    case 'spend-limit':
+      return spendRefusalAnswer(result);
     case 'unknown-feature':
       return unknownFeatureAnswer(result);
     case 'invalid':
@@ -89,8 +90,6 @@ function usageAnswerOf(result: RecordUsageResult): RouteAnswer {
           available: result.available,
         } satisfies z.input<typeof insufficientUsageSchema>,
       };
-    case 'spend-limit':
-      return spendLimitAnswer(result.refusal);
   }
 }
 
