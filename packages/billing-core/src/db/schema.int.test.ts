@@ -179,27 +179,11 @@ describe('db/schema.ts against the migrated database', () => {
   });
 
   it('reports a missing, an extra and a mistyped column', () => {
-    const column = (family: string, nullable: boolean) => ({ family, nullable });
-    const migrated: Tables = new Map([
-      [
-        'things',
-        new Map([
-          ['id', column('number', false)],
-          ['note', column('string', true)],
-          ['seen_at', column('Date', false)],
-        ]),
-      ],
-    ]);
-    const declared: Tables = new Map([
-      [
-        'things',
-        new Map([
-          ['id', column('number', false)],
-          ['note', column('string', false)],
-          ['extra', column('string', false)],
-        ]),
-      ],
-    ]);
+    // One table, `things`, its columns as [name, family, nullable].
+    const things = (...columns: [string, string, boolean][]): Tables =>
+      new Map([['things', new Map(columns.map(([name, family, nullable]) => [name, { family, nullable }]))]]);
+    const migrated = things(['id', 'number', false], ['note', 'string', true], ['seen_at', 'Date', false]);
+    const declared = things(['id', 'number', false], ['note', 'string', false], ['extra', 'string', false]);
     expect(differences(declared, migrated)).toEqual([
       'things.note: schema.ts says string, the database string | null',
       'things.extra: in schema.ts (string), not in the database',

@@ -1,13 +1,11 @@
 import { useDatabase } from '@tally/platform/testing';
 import { sql } from 'kysely';
 import { captureHold, releaseHold } from '../holds/end-hold';
-import { placeHold } from '../holds/place-hold';
 import { readWalletFunds } from '../ledger/held-tokens';
 import { verifyLedger } from '../ledger/verify-ledger';
 import { settleLapsedHoldsPass } from '../lot-expiry/expire-lots';
-import { noSpendLimits } from '../spend-limits/spend-limits';
 import { refundStudioRequest } from '../studio/refund-studio-request';
-import { debitGeneration, fundWallet } from '../testing/fund-wallet';
+import { debitGeneration, fundWallet, placeTestHold } from '../testing/fund-wallet';
 import { testOutbox } from '../testing/test-outbox';
 import { createTestDatabase } from '../testing/test-services';
 import { inUnitOfWork, type UnitOfWork } from '../unit-of-work/unit-of-work';
@@ -49,17 +47,7 @@ describe('a voided lot keeps nothing the user can spend', () => {
     await fundWallet(database.db, userId, 50, `test:${userId}:pack`);
     // A generation's debit: promotional before purchased, so it draws from the promo lot.
     await run((uow) => debitGeneration(uow, userId, 5));
-    const hold = await run((uow) =>
-      placeHold(uow, {
-        userId,
-        reference: `${userId}-hold`,
-        amount: 40,
-        reason: 'test',
-        expiresInSeconds: 600,
-        spendLimits: noSpendLimits,
-      }),
-    );
-    if (hold.kind !== 'placed') throw new Error(`hold not placed: ${hold.kind}`);
+    const hold = await run((uow) => placeTestHold(uow, userId, `${userId}-hold`, 40));
     const promo = await lotOf(userId, `grant:${userId}:promo`);
     return { promoLotId: Number(promo.id), holdId: hold.hold.id };
   }
@@ -104,17 +92,7 @@ describe('a voided lot keeps nothing the user can spend', () => {
   it('takes what a capture for less and a lapsed hold free on a voided lot', async () => {
     const userId = 'void-capture';
     const { promoLotId, holdId } = await voidableWallet(userId);
-    const lapsing = await run((uow) =>
-      placeHold(uow, {
-        userId,
-        reference: `${userId}-lapsing`,
-        amount: 10,
-        reason: 'test',
-        expiresInSeconds: 600,
-        spendLimits: noSpendLimits,
-      }),
-    );
-    if (lapsing.kind !== 'placed') throw new Error('second hold not placed');
+    const lapsing = await run((uow) => placeTestHold(uow, userId, `${userId}-lapsing`, 10));
     await run((uow) => voidLot(uow, { userId, lotId: promoLotId }));
     // 100 - 5 spent - 40 - 10 held: 45 taken; balance 145 - 45.
     expect(await funds(userId)).toEqual({ balance: 100, held: 50, available: 50 });

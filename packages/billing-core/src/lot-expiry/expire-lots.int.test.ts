@@ -1,12 +1,10 @@
 import { useDatabase } from '@tally/platform/testing';
 import { sql } from 'kysely';
 import { releaseHold } from '../holds/end-hold';
-import { placeHold } from '../holds/place-hold';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import { verifyLedger } from '../ledger/verify-ledger';
-import { noSpendLimits } from '../spend-limits/spend-limits';
 import { refundStudioRequest } from '../studio/refund-studio-request';
-import { debitGeneration } from '../testing/fund-wallet';
+import { debitGeneration, placeTestHold } from '../testing/fund-wallet';
 import { testOutbox } from '../testing/test-outbox';
 import { createTestDatabase } from '../testing/test-services';
 import { inUnitOfWork, type UnitOfWork } from '../unit-of-work/unit-of-work';
@@ -70,17 +68,7 @@ describe('a lot expiring with tokens held or in flight keeps its rollover', () =
 
   async function withHoldAtExpiry(userId: string, max: number) {
     const lotId = await periodLot(userId, max);
-    const hold = await run((uow) =>
-      placeHold(uow, {
-        userId,
-        reference: `${userId}-hold`,
-        amount: 10,
-        reason: 'test',
-        expiresInSeconds: 600,
-        spendLimits: noSpendLimits,
-      }),
-    );
-    if (hold.kind !== 'placed') throw new Error('hold not placed');
+    const hold = await run((uow) => placeTestHold(uow, userId, `${userId}-hold`, 10));
     await expire(lotId);
     await sweep();
     await run((uow) => releaseHold(uow, { userId, holdId: hold.hold.id }));

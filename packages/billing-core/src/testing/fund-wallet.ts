@@ -1,7 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema';
+import { placeHold } from '../holds/place-hold';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
 import { references } from '../references';
+import { noSpendLimits } from '../spend-limits/spend-limits';
 import { inUnitOfWork, type UnitOfWork } from '../unit-of-work/unit-of-work';
 import { testOutbox } from './test-outbox';
 
@@ -27,4 +29,18 @@ export function debitGeneration(uow: UnitOfWork, userId: string, tokens: number)
     reason: 'studio_debit',
     lots: { kind: 'spend' },
   });
+}
+
+/** A hold of `amount` for ten minutes under `reference`, in the unit, no spend limit applied; throws unless placed. */
+export async function placeTestHold(uow: UnitOfWork, userId: string, reference: string, amount: number) {
+  const placed = await placeHold(uow, {
+    userId,
+    reference,
+    amount,
+    reason: 'test',
+    expiresInSeconds: 600,
+    spendLimits: noSpendLimits,
+  });
+  if (placed.kind !== 'placed') throw new Error(`hold ${reference} not placed: ${placed.kind}`);
+  return placed;
 }

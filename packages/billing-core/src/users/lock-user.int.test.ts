@@ -4,7 +4,7 @@ import type { DB } from '../db/schema';
 import { type InboxHandler, processed } from '../inbox/inbox-handler';
 import { lockUsersAndReadInboxEvents } from '../inbox/inbox-transitions';
 import { processInboxEvents } from '../inbox/process-inbox-events';
-import { signal } from '../testing/signal';
+import { type Signal, signal } from '../testing/signal';
 import { testOutbox } from '../testing/test-outbox';
 import { createTestDatabase } from '../testing/test-services';
 import { lockUser, lockUsers, UserLockOrderError } from './lock-user';
@@ -78,6 +78,21 @@ describe('user locks are taken in one order on every path, so two transactions n
       return work(trx);
     });
   }
+  /**
+   * A transaction that locks `first` (`held` resolves then), waits at `gate`, then locks `second`
+   * (an order another transaction may contradict); `done` is its outcome.
+   */
+  function lockOneThenAtGate(first: string, second: string, gate: Signal) {
+    const held = signal();
+    const done = inTransaction(async (trx) => {
+      await lockUser(trx, first);
+      held.resolve();
+      await gate.promise;
+      await lockUsers(trx, [second]);
+      return 'locked both';
+    });
+    return { held: held.promise, done };
+  }
 
   it('a coalesced batch of events for users A and B and lockUsers([B, A]) both commit', async () => {
     const { first, second } = await idsWithKeysReversed('batch');
@@ -120,17 +135,10 @@ describe('user locks are taken in one order on every path, so two transactions n
 
   it('a transaction holding a user lock is told to retry (UserLockOrderError) rather than wait for a lower one', async () => {
     const { first: high, second: low } = await idsWithKeysReversed('later');
-    const highHeld = signal();
     const goOn = signal();
     // An event's own user first, then (a handler) its linked user, whose key is lower.
-    const event = inTransaction(async (trx) => {
-      await lockUser(trx, high);
-      highHeld.resolve();
-      await goOn.promise;
-      await lockUsers(trx, [low]);
-      return 'locked both';
-    });
-    await highHeld.promise;
+    const { held, done: event } = lockOneThenAtGate(high, low, goOn);
+    await held;
     // The other way round: the lower user first, then the higher one (waits for the event).
     const other = inTransaction(async (trx) => {
       await lockUser(trx, low);
@@ -162,16 +170,9 @@ describe('user locks are taken in one order on every path, so two transactions n
       },
     };
     // Another writer holds the linked user and then wants the event's user.
-    const linkedHeld = signal();
     const goOn = signal();
-    const other = inTransaction(async (trx) => {
-      await lockUser(trx, linkedUser);
-      linkedHeld.resolve();
-      await goOn.promise;
-      await lockUsers(trx, [eventUser]);
-      return 'locked both';
-    });
-    await linkedHeld.promise;
+    const { held, done: other } = lockOneThenAtGate(linkedUser, eventUser, goOn);
+    await held;
     const processing = processInboxEvents(
       {
         db: database.db,
