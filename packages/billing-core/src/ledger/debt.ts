@@ -54,23 +54,8 @@ export async function settleDebtFromCredit(
   // guard: debt-policy-forgive
   if (walletDebt <= 0 || uow.debtPolicy !== 'settle' || credit.amount <= 0) return 0;
   const { trx } = uow;
-  const open = await sql<{ id: number; source: TakeBackSource; source_id: string; open: number }>`
-    SELECT id, source, source_id, (shortfall - recovered - forgiven)::bigint AS open
-      FROM take_back_shortfalls
-     WHERE user_id = ${credit.userId} AND closed_at IS NULL AND recovered + forgiven < shortfall
-     ORDER BY id
-       FOR UPDATE`.execute(trx);
   // guard: debt-settles-at-most-credit
-  let left = Math.min(credit.amount, walletDebt);
-  let settled = 0;
-  for (const row of open.rows) {
-    if (left <= 0) break;
-    const tokens = Math.min(left, Number(row.open));
-    left -= tokens;
-    settled += tokens;
-    await sql`UPDATE take_back_shortfalls SET recovered = recovered + ${tokens} WHERE id = ${row.id}`.execute(trx);
-    await settleSource(trx, row.source, row.source_id, tokens);
-  }
+  const settled = await spreadOverOpenDebts(trx, credit.userId, Math.min(credit.amount, walletDebt), 'recovered');
   if (settled === 0) return 0;
   const posting: LedgerPosting = {
     userId: credit.userId,
@@ -109,24 +94,44 @@ export async function forgiveDebt(
   const wallet = await sql<{ debt: number }>`
     SELECT debt FROM wallets WHERE user_id = ${request.userId} FOR UPDATE`.execute(trx);
   const debt = Number(wallet.rows[0]?.debt ?? 0);
-  let left = Math.min(request.amount ?? debt, debt);
-  let forgiven = 0;
-  if (left <= 0) return { forgiven: 0, debt };
-  const open = await sql<{ id: number; open: number }>`
-    SELECT id, (shortfall - recovered - forgiven)::bigint AS open FROM take_back_shortfalls
-     WHERE user_id = ${request.userId} AND closed_at IS NULL AND recovered + forgiven < shortfall
-     ORDER BY id
-       FOR UPDATE`.execute(trx);
-  for (const row of open.rows) {
-    if (left <= 0) break;
-    const tokens = Math.min(left, Number(row.open));
-    left -= tokens;
-    forgiven += tokens;
-    // guard: forgive-row-forgiven
-    await sql`UPDATE take_back_shortfalls SET forgiven = forgiven + ${tokens} WHERE id = ${row.id}`.execute(trx);
-  }
+  const amount = Math.min(request.amount ?? debt, debt);
+  if (amount <= 0) return { forgiven: 0, debt };
+  // guard: forgive-row-forgiven
+  const forgiven = await spreadOverOpenDebts(trx, request.userId, amount, 'forgiven');
   await writeDebtChanged(uow, { userId: request.userId, change: -forgiven, reason: 'forgiven', reference: null });
   return { forgiven, debt: debt - forgiven };
+}
+
+/**
+ * Spreads up to `tokens` over the user's open debt rows, oldest first (locked FOR UPDATE), adding
+ * each row's share to `recovered` (settled by tokens: the take-back's own records move with it,
+ * settleSource) or `forgiven` (no token moved, the records stay); the rows' trigger moves the
+ * wallet's debt. Returns what was spread.
+ */
+async function spreadOverOpenDebts(
+  trx: Transaction<DB>,
+  userId: string,
+  tokens: number,
+  column: 'recovered' | 'forgiven',
+): Promise<number> {
+  if (tokens <= 0) return 0;
+  const open = await sql<{ id: number; source: TakeBackSource; source_id: string; open: number }>`
+    SELECT id, source, source_id, (shortfall - recovered - forgiven)::bigint AS open
+      FROM take_back_shortfalls
+     WHERE user_id = ${userId} AND closed_at IS NULL AND recovered + forgiven < shortfall
+     ORDER BY id
+       FOR UPDATE`.execute(trx);
+  let spread = 0;
+  for (const row of open.rows) {
+    const share = Math.min(tokens - spread, Number(row.open));
+    if (share <= 0) break;
+    spread += share;
+    await sql`UPDATE take_back_shortfalls SET ${sql.ref(column)} = ${sql.ref(column)} + ${share} WHERE id = ${row.id}`.execute(
+      trx,
+    );
+    if (column === 'recovered') await settleSource(trx, row.source, row.source_id, share);
+  }
+  return spread;
 }
 
 /**
