@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createStripeApi, type StripeApi } from '@tally/billing-core';
+import { type CardBehaviour, type FakeAnswer, holdAnswer, OffSessionStripe } from './fake-stripe-off-session';
 import { ProviderFaults } from './provider-faults';
+import { bracketed, type StripeObject } from './stripe-form';
 
 export interface RecordedStripeRequest {
   method: string;
@@ -12,8 +14,6 @@ export interface RecordedStripeRequest {
   form: Record<string, string>;
 }
 
-type StripeObject = Record<string, unknown>;
-
 /** The secret key tests give Tally for the fake (STRIPE_SECRET_KEY); the fake accepts any key. */
 export const fakeStripeSecretKey = 'sk_test_fake';
 
@@ -21,7 +21,8 @@ export const fakeStripeSecretKey = 'sk_test_fake';
  * A fake of the parts of Stripe's API Tally calls, as a real local HTTP server (the SDK is
  * pointed at it with STRIPE_API_BASE_URL). It stores Subscriptions, PaymentIntents, Checkout
  * Sessions (with line items), InvoicePayments and Events, honours Idempotency-Key on creates like Stripe does (the
- * same key returns the same object), records every request, and can be told to fail.
+ * same key returns the same object), records every request, and can be told to fail. Customers,
+ * SetupIntents, saved cards and off-session charges live in fake-stripe-off-session.ts.
  */
 export class FakeStripe {
   readonly subscriptions = new Map<string, StripeObject>();
@@ -33,9 +34,22 @@ export class FakeStripe {
   readonly events: StripeObject[] = [];
   readonly requests: RecordedStripeRequest[] = [];
   private readonly idempotent = new Map<string, StripeObject>();
+  private readonly offSession = new OffSessionStripe(this.paymentIntents, (key) => this.idempotent.has(key));
+  readonly customers = this.offSession.customers;
+  readonly setupIntents = this.offSession.setupIntents;
+  readonly paymentMethods = this.offSession.paymentMethods;
+  /** One entry per PaymentIntent created off session (a replayed answer adds none). */
+  readonly offSessionCharges = this.offSession.charges;
   private failures: { status: number; headers: Record<string, string>; pathIncludes?: string }[] = [];
   /** Milliseconds the next request waits before it is answered (a slow Stripe, for timeouts). */
   stallNextMs = 0;
+  /** One-shot: the next off-session charge is made, then its answer held this long (a timeout after the charge). */
+  get stallAfterChargeMs(): number {
+    return this.offSession.stallAfterChargeMs;
+  }
+  set stallAfterChargeMs(ms: number) {
+    this.offSession.stallAfterChargeMs = ms;
+  }
   /** Fault injection for every request (latency, 5xx, 429 with Retry-After, hangs) until switched off. */
   readonly faults = new ProviderFaults();
   private server!: Server;
@@ -115,6 +129,15 @@ export class FakeStripe {
     intent.status = status;
     if (status === 'succeeded') intent.amount_received = intent.amount;
     return intent;
+  }
+
+  /** Plays the browser confirming a SetupIntent; `outcome` is how the saved card is charged later. */
+  completeSetupIntent(setupIntentId: string, outcome: CardBehaviour = 'succeeds'): StripeObject {
+    return this.offSession.completeSetupIntent(setupIntentId, outcome);
+  }
+
+  setCardBehaviour(paymentMethodId: string, outcome: CardBehaviour): void {
+    this.offSession.setCardBehaviour(paymentMethodId, outcome);
   }
 
   /**
@@ -206,6 +229,8 @@ export class FakeStripe {
             error: { type: 'invalid_request_error', code: 'resource_missing', message: `No such ${what}` },
           });
 
+    const offSession = this.offSession.answer(request, segments);
+    if (offSession) return this.write(res, offSession);
     if (req.method === 'GET' && segments[1] === 'subscriptions' && segments[2]) {
       return found(this.subscriptions.get(segments[2]), 'subscription');
     }
@@ -239,6 +264,8 @@ export class FakeStripe {
     }
     if (req.method === 'POST' && segments[1] === 'payment_intents' && segments.length === 2) {
       const key = request.idempotencyKey;
+      const conflict = this.offSession.keyConflict(request);
+      if (conflict) return this.write(res, conflict);
       const previous = key ? this.idempotent.get(key) : undefined;
       if (previous) return send(res, 200, previous);
       const id = `pi_fake_${randomUUID().replaceAll('-', '')}`;
@@ -261,21 +288,17 @@ export class FakeStripe {
       error: { type: 'invalid_request_error', message: `fake Stripe: no route ${url.pathname}` },
     });
   }
+
+  /** Writes an answer after its hold, unless the client gave up waiting meanwhile. */
+  private async write(res: ServerResponse, answer: FakeAnswer): Promise<void> {
+    if (answer.holdMs) await holdAnswer(res, answer.holdMs);
+    if (!res.destroyed) send(res, answer.status, answer.body, answer.headers);
+  }
 }
 
 function header(req: IncomingMessage, name: string): string | null {
   const value = req.headers[name];
   return typeof value === 'string' ? value : null;
-}
-
-/** `metadata[user_id]=u1` form fields → `{ user_id: 'u1' }`. */
-function bracketed(form: Record<string, string>, prefix: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(form)) {
-    const match = key.match(new RegExp(`^${prefix}\\[([^\\]]+)\\]$`));
-    if (match?.[1]) out[match[1]] = value;
-  }
-  return out;
 }
 
 function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
