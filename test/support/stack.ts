@@ -102,6 +102,8 @@ export interface WorkerSettings {
   /** The retention and reconcile roles' loops (tests usually call runOnce; default: the config's). */
   retention?: WorkerRuntimeSettings['retention'];
   reconcile?: WorkerRuntimeSettings['reconcile'] & { stripe: WorkerPorts['stripe'] };
+  /** The auto-topup role's loop (default the config's, every 100 ms); its Stripe is the stack's `ports.stripe`. */
+  autoTopup?: Partial<WorkerRuntimeSettings['autoTopup']>;
   /** The worker's logger (default silent); captureLogs() in log-capture.ts keeps its lines. */
   logger?: Logger;
   /** WORKER_LOCK_DURATION_MS: BullMQ lock and stalled check of every consumer (default BullMQ's). */
@@ -406,6 +408,7 @@ export class TestStack {
     const runtime = startWorkerRuntime({
       db: this.db,
       handlers: settings.handlers ?? this.handlers(),
+      catalog: this.catalog,
       logger: settings.logger ?? silent,
       redisUrl: this.redisUrl,
       queuePrefix: this.prefix,
@@ -431,6 +434,7 @@ export class TestStack {
         studio: { concurrency: 4, maxAttempts: 3, backoff: { baseDelayMs: 50, maxDelayMs: 200 }, ...studio },
         studioSweeper: sweeper ?? { intervalMs: 60_000, stuckAfterMs: 60_000, batchSize: 100 },
         installments: settings.installments ?? defaults.installments,
+        autoTopup: { ...defaults.autoTopup, intervalMs: 100, ...settings.autoTopup },
         creditExpiry: { ...defaults.creditExpiry, intervalMs: 3_600_000, ...settings.creditExpiry },
         email: {
           concurrency: settings.concurrency ?? 4,
@@ -451,7 +455,7 @@ export class TestStack {
       },
       ports: {
         aiStudio,
-        stripe: settings.reconcile?.stripe,
+        stripe: settings.reconcile?.stripe ?? this.ports.stripe,
         mailer: settings.email?.mailer,
         appWebhookSender: settings.appWebhooks?.sender,
       },

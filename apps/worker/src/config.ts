@@ -114,6 +114,17 @@ export const workerEnvSchema = baseEnvSchema
     INSTALLMENTS_MAX_ATTEMPTS: positiveInt(10),
     /** Installments one claim takes (the loop claims again while a batch comes back full). */
     INSTALLMENTS_BATCH_SIZE: positiveInt(100),
+    /** How often the auto top-up loop looks for attempts to charge (role auto-topup, docs/auto-topup.md). */
+    AUTO_TOPUP_INTERVAL_MS: positiveInt(1_000),
+    /** Attempts one claim takes (the loop claims again while a batch comes back full). */
+    AUTO_TOPUP_BATCH_SIZE: positiveInt(20),
+    /** A claimed attempt is not claimed again for this long: must exceed STRIPE_TIMEOUT_MS (a dead worker's attempt resumes after it). */
+    AUTO_TOPUP_LEASE_MS: positiveInt(60_000),
+    /** Delay before asking Stripe again (same idempotency key) after a timeout or 5xx; doubles up to the max. */
+    AUTO_TOPUP_BACKOFF_BASE_MS: positiveInt(5_000),
+    AUTO_TOPUP_BACKOFF_MAX_MS: positiveInt(300_000),
+    /** An unanswered charge is asked again with its key for this long after the first call (Stripe keeps keys 24 h). */
+    AUTO_TOPUP_RESOLVE_WITHIN_HOURS: positiveInt(23),
     /** The credit expiry sweeper's period (role credit-expiry, docs/lots.md). */
     CREDIT_EXPIRY_INTERVAL_MS: positiveInt(60_000),
     /** wallet.credits_expiring is written this many hours before a lot expires. */
@@ -194,6 +205,15 @@ export function appWebhookConfigProblems(config: WorkerConfig): string[] {
     );
   }
   return problems;
+}
+
+/** Cross-field checks of auto top-up's settings; returns the problems (empty when valid). */
+export function autoTopupConfigProblems(config: WorkerConfig): string[] {
+  // guard: auto-topup-lease-exceeds-timeout
+  if (config.AUTO_TOPUP_LEASE_MS > config.STRIPE_TIMEOUT_MS) return [];
+  return [
+    'AUTO_TOPUP_LEASE_MS must exceed STRIPE_TIMEOUT_MS (or a charge still waiting for its answer is asked again)',
+  ];
 }
 
 /** Cross-field checks of the AI Studio settings; returns the problems (empty when valid). */

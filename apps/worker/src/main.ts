@@ -20,7 +20,13 @@ import {
   startServiceServer,
   stopWithin,
 } from '@tally/platform';
-import { appWebhookConfigProblems, studioConfigProblems, workerEnvSchema, workerPoolSize } from './config';
+import {
+  appWebhookConfigProblems,
+  autoTopupConfigProblems,
+  studioConfigProblems,
+  workerEnvSchema,
+  workerPoolSize,
+} from './config';
 import { createMailer } from './email/create-mailer';
 import { unverifiedPacksWarning, workerProviderSwitches } from './provider-switches';
 import { workerSettingsFrom } from './settings-from-config';
@@ -34,7 +40,11 @@ const WORKER_STOP_BUDGET_SHARE = 0.8;
 
 // The composition root: the only place that reads process.env.
 runService('worker', workerEnvSchema, process.env, async (config, logger) => {
-  const studioProblems = [...studioConfigProblems(config), ...appWebhookConfigProblems(config)];
+  const studioProblems = [
+    ...studioConfigProblems(config),
+    ...appWebhookConfigProblems(config),
+    ...autoTopupConfigProblems(config),
+  ];
   if (studioProblems.length > 0) {
     throw new ConfigError(`invalid configuration:\n${studioProblems.map((problem) => `  - ${problem}`).join('\n')}`);
   }
@@ -89,6 +99,7 @@ runService('worker', workerEnvSchema, process.env, async (config, logger) => {
   const runtime = startWorkerRuntime({
     db: database.db,
     handlers,
+    catalog,
     logger,
     redisUrl: config.REDIS_URL,
     redisCommandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,

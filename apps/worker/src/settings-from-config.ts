@@ -43,6 +43,13 @@ export function workerSettingsFrom(config: WorkerConfig): WorkerRuntimeSettings 
       processingStaleAfterMs: config.INSTALLMENTS_PROCESSING_STALE_AFTER_MS,
       maxAttempts: config.INSTALLMENTS_MAX_ATTEMPTS,
     },
+    autoTopup: {
+      intervalMs: config.AUTO_TOPUP_INTERVAL_MS,
+      batchSize: config.AUTO_TOPUP_BATCH_SIZE,
+      leaseMs: config.AUTO_TOPUP_LEASE_MS,
+      backoff: { baseDelayMs: config.AUTO_TOPUP_BACKOFF_BASE_MS, maxDelayMs: config.AUTO_TOPUP_BACKOFF_MAX_MS },
+      resolveWithinMs: config.AUTO_TOPUP_RESOLVE_WITHIN_HOURS * 3600_000,
+    },
     creditExpiry: {
       intervalMs: config.CREDIT_EXPIRY_INTERVAL_MS,
       noticeHours: config.CREDIT_EXPIRY_NOTICE_HOURS,

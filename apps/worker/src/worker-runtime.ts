@@ -1,4 +1,10 @@
-import { type AppWebhookOutbox, appWebhookSource, type DB, type InboxHandlers } from '@tally/billing-core';
+import {
+  type AppWebhookOutbox,
+  appWebhookSource,
+  type Catalog,
+  type DB,
+  type InboxHandlers,
+} from '@tally/billing-core';
 import {
   closeProducerQueues,
   createCommittedRowsHandOff,
@@ -19,6 +25,8 @@ export interface WorkerRuntimeOptions {
   db: Kysely<DB>;
   /** Built by the composition root from ports (createInboxHandlers). */
   handlers: InboxHandlers;
+  /** The catalog (CATALOG_PATH): what auto top-up's packs cost. */
+  catalog: Catalog;
   logger: Logger;
   redisUrl: string;
   /** REDIS_COMMAND_TIMEOUT_MS of the producer connection (the relay's and sweepers' enqueues). */
@@ -90,6 +98,7 @@ export function startWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntime
     db: options.db,
     outbox,
     handlers: options.handlers,
+    catalog: options.catalog,
     logger: options.logger,
     metrics,
     settings: options.settings,

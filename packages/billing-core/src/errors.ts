@@ -12,6 +12,7 @@ export const billingErrorCodes = [
   'purchase_not_found',
   'stripe_unavailable',
   'stripe_request_failed',
+  'stripe_card_error',
   'revenuecat_unavailable',
   'revenuecat_rejected',
   'topup_not_found',

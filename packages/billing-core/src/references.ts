@@ -15,6 +15,8 @@ export const referencePrefixes = {
   /** A chargeback (`stripe:dispute:{id}`) and its reinstatement (`…:reinstated`). */
   stripeDispute: 'stripe:dispute:',
   topup: 'topup:',
+  /** An auto top-up attempt's reference (`autotopup:{attemptId}`): its top-up's, and Stripe's idempotency key. */
+  autoTopup: 'autotopup:',
   studio: 'studio:',
   grant: 'grant:',
   adminGrant: 'admin:grant:',

@@ -15,6 +15,8 @@ export const httpStatusByBillingErrorCode = {
   purchase_not_found: 502,
   stripe_unavailable: 502,
   stripe_request_failed: 502,
+  // A card refused off session (auto top-up's worker): the customer's bank said no.
+  stripe_card_error: 402,
   revenuecat_unavailable: 502,
   revenuecat_rejected: 502,
   topup_not_found: 404,

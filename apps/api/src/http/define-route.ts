@@ -46,8 +46,11 @@ export type RouteInput<Path, P, Q, B, I, A> = {
  * query, the body (a POST without `body` takes none: a field sent is a 400). The handler returns
  * its answer; the mount sends it.
  */
-/** `put`: a write that is idempotent by itself (the same body again changes nothing): no Idempotency-Key. */
-export type RouteMethod = 'get' | 'post' | 'put';
+/**
+ * `put`: a write that is idempotent by itself (the same body again changes nothing): no
+ * Idempotency-Key. `delete` likewise (removing what is gone changes nothing); it takes no body.
+ */
+export type RouteMethod = 'get' | 'post' | 'put' | 'delete';
 
 export interface RouteDefinition<Path extends RoutePath, P extends ParamShape, Q, B, I, A> {
   method: RouteMethod;
@@ -137,6 +140,7 @@ export function defineRoute<
   if (route.method !== 'get' && !v1 && !route.audit) throw new Error(`${where} does not say what it audits (audit)`);
   if (route.audit && (v1 || route.method === 'get')) throw new Error(`${where}: only an /admin POST or PUT is audited`);
   if (route.method === 'put' && !route.body) throw new Error(`${where}: a PUT takes a body`);
+  if (route.method === 'delete' && route.body) throw new Error(`${where}: a DELETE takes no body`);
   if (route.providerCall && !v1) throw new Error(`${where}: only a /v1 route has the answer deadline to lift`);
   return route;
 }

@@ -1,6 +1,7 @@
 import type { Route } from '../http/define-route';
 import { appWebhookRoutes } from './admin/app-webhook-routes';
 import { auditRoutes } from './admin/audit-routes';
+import { autoTopupAdminRoutes } from './admin/auto-topup-routes';
 import { debtAdminRoutes } from './admin/debt-routes';
 import { eventRoutes } from './admin/event-routes';
 import { holdAdminRoutes } from './admin/hold-routes';
@@ -10,6 +11,7 @@ import { lotAdminRoutes } from './admin/lot-routes';
 import { reconcileRoutes } from './admin/reconcile-routes';
 import { usageAdminRoutes } from './admin/usage-routes';
 import { userSupportRoutes } from './admin/user-support-routes';
+import { autoTopupRoutes } from './v1/auto-topup-routes';
 import { grantRoutes } from './v1/grant-routes';
 import { limitRoutes } from './v1/limit-routes';
 import { spendingRoutes } from './v1/spending-routes';
@@ -33,6 +35,7 @@ export const userRoutes: readonly Route[] = [
   ...spendingRoutes,
   ...usageRoutes,
   ...limitRoutes,
+  ...autoTopupRoutes,
 ];
 
 /** Every JSON route of the operator API, `/admin/…` (admin keys, every POST audited): as userRoutes. */
@@ -45,6 +48,7 @@ export const adminRoutes: readonly Route[] = [
   ...debtAdminRoutes,
   ...holdAdminRoutes,
   ...limitAdminRoutes,
+  ...autoTopupAdminRoutes,
   ...reconcileRoutes,
   ...appWebhookRoutes,
   ...usageAdminRoutes,

@@ -1,5 +1,6 @@
 import {
   appWebhookMessageTypes,
+  autoTopupChargeOutcomes,
   installmentStatuses,
   knownLedgerReasons,
   metricEventTypes,
@@ -33,9 +34,10 @@ export const parkedCodes = [
  *   states). They describe the whole system, the same from every replica, so one role exports
  *   them: the relay, which runs on the few scheduler replicas, not on every inbox consumer;
  * - `reconcile` (reconcile role): the last Stripe reconciliation's findings;
- * - `appWebhooks` (app-webhooks role): delivery attempts, delivered and failed messages.
+ * - `appWebhooks` (app-webhooks role): delivery attempts, delivered and failed messages;
+ * - `autoTopup` (auto-topup role): runs of auto top-up attempts by outcome.
  */
-export const workerMetricFamilies = ['inbox', 'relay', 'system', 'reconcile', 'appWebhooks'] as const;
+export const workerMetricFamilies = ['inbox', 'relay', 'system', 'reconcile', 'appWebhooks', 'autoTopup'] as const;
 
 /** What one app webhook attempt got: a 2xx, another answer, or no answer (refused, broken, timeout). */
 export const appWebhookAttemptOutcomes = ['delivered', 'rejected', 'unreachable'] as const;
@@ -165,6 +167,12 @@ export function createWorkerMetrics(families: Iterable<WorkerMetricFamily>) {
       labelNames: ['status'] as const,
       registers: [],
     }),
+    autoTopupAttempts: new Counter({
+      name: 'tally_auto_topup_attempts_total',
+      help: 'Runs of auto top-up attempts by outcome (succeeded, declined, requires_action, failed, retry, …)',
+      labelNames: ['outcome'] as const,
+      registers: [],
+    }),
     reconcileFindings: new Gauge({
       name: 'tally_reconcile_findings',
       help: 'What the last Stripe reconciliation found, by kind (missing_events were backfilled)',
@@ -231,6 +239,7 @@ export function createWorkerMetrics(families: Iterable<WorkerMetricFamily>) {
     ],
     reconcile: [metrics.reconcileFindings, metrics.reconcileLastRun],
     appWebhooks: [metrics.appWebhookAttempts, metrics.appWebhookDelivered, metrics.appWebhookFailed],
+    autoTopup: [metrics.autoTopupAttempts],
   };
   familyMetrics.system.push(metrics.appWebhookOldestPendingAge, metrics.appWebhookMessages);
   for (const family of enabled) for (const metric of familyMetrics[family]) registry.registerMetric(metric);
@@ -257,6 +266,8 @@ export function createWorkerMetrics(families: Iterable<WorkerMetricFamily>) {
     for (const status of ['pending', 'failed']) metrics.appWebhookMessages.set({ status }, 0);
   }
   if (enabled.has('reconcile')) for (const kind of reconcileFindingKinds) metrics.reconcileFindings.set({ kind }, 0);
+  if (enabled.has('autoTopup'))
+    for (const outcome of autoTopupChargeOutcomes) metrics.autoTopupAttempts.inc({ outcome }, 0);
   return metrics;
 }
 export type WorkerMetrics = ReturnType<typeof createWorkerMetrics>;

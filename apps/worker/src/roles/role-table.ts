@@ -1,4 +1,5 @@
 import { appWebhooksRole } from './app-webhooks-role';
+import { autoTopupRole } from './auto-topup-role';
 import { creditExpiryRole } from './credit-expiry-role';
 import { emailRole } from './email-role';
 import { inboxRole } from './inbox-role';
@@ -21,6 +22,7 @@ export const workerRoleTable = {
   studio: studioRole,
   'studio-sweeper': studioSweeperRole,
   installments: installmentsRole,
+  'auto-topup': autoTopupRole,
   'credit-expiry': creditExpiryRole,
   email: emailRole,
   'app-webhooks': appWebhooksRole,

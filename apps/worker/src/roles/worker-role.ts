@@ -2,6 +2,7 @@ import type {
   AiStudioService,
   AppWebhookOutbox,
   AppWebhookSender,
+  Catalog,
   DB,
   InboxHandlers,
   Mailer,
@@ -39,6 +40,8 @@ export interface RoleContext {
   outbox: AppWebhookOutbox;
   /** Built by the composition root from ports (createInboxHandlers). */
   handlers: InboxHandlers;
+  /** The catalog (CATALOG_PATH): what auto top-up's packs cost. */
+  catalog: Catalog;
   logger: Logger;
   metrics: WorkerMetrics;
   settings: WorkerRuntimeSettings;

@@ -1,4 +1,5 @@
 import type { BackoffSettings, DebtPolicy, RetryLaterSettings } from '@tally/billing-core';
+import type { AutoTopupLoopOptions } from '../loops/auto-topup-loop';
 import type { CreditExpiryLoopOptions } from '../loops/credit-expiry-loop';
 import type { InstallmentsLoopOptions } from '../loops/installments-loop';
 import type { ReconcileLoopOptions } from '../loops/reconcile-loop';
@@ -28,6 +29,7 @@ export interface WorkerRuntimeSettings {
   studio: { concurrency: number; maxAttempts: number; backoff: BackoffSettings };
   studioSweeper: StudioSweeperOptions;
   installments: InstallmentsLoopOptions;
+  autoTopup: AutoTopupLoopOptions;
   creditExpiry: CreditExpiryLoopOptions;
   email: { concurrency: number; maxAttempts: number; backoff: BackoffSettings };
   /**

@@ -64,6 +64,31 @@ export const walletDebtChangedDataSchema = z.strictObject({
 });
 export type WalletDebtChangedData = z.infer<typeof walletDebtChangedDataSchema>;
 
+/**
+ * The `data` of `wallet.auto_topup_failed` (docs/auto-topup.md): an off-session charge ended
+ * unpaid. `code` is Stripe's decline code (or error code); with `requiresAction` the bank wants
+ * the customer: the app brings them back on session and confirms the PaymentIntent with
+ * `clientSecret` (Stripe.js), which then credits through the top-up path like any payment.
+ */
+export const walletAutoTopupFailedDataSchema = z.strictObject({
+  userId: z.string().min(1),
+  attemptId: z.string().min(1),
+  code: z.string().min(1),
+  requiresAction: z.boolean(),
+  /** The PaymentIntent's client secret (null when Stripe made none). */
+  clientSecret: z.string().min(1).nullable(),
+});
+export type WalletAutoTopupFailedData = z.infer<typeof walletAutoTopupFailedDataSchema>;
+
+/** The `data` of `wallet.auto_topup_disabled`: Tally turned auto top-up off until the app enables it again. */
+export const walletAutoTopupDisabledDataSchema = z.strictObject({
+  userId: z.string().min(1),
+  /** `failures`: three failed attempts in a row; `operator`: turned off from the console or the admin API. */
+  reason: z.enum(['failures', 'operator']),
+  failuresInARow: z.number().int().nonnegative(),
+});
+export type WalletAutoTopupDisabledData = z.infer<typeof walletAutoTopupDisabledDataSchema>;
+
 /** The `data` of `wallet.credits_expiring`: once per lot, CREDIT_EXPIRY_NOTICE_HOURS before it expires. */
 export const walletCreditsExpiringDataSchema = z.strictObject({
   userId: z.string().min(1),
@@ -116,6 +141,8 @@ export const appWebhookDataSchemas = {
   'wallet.credits_expiring': walletCreditsExpiringDataSchema,
   'wallet.credits_expired': walletCreditsExpiredDataSchema,
   'wallet.debt_changed': walletDebtChangedDataSchema,
+  'wallet.auto_topup_failed': walletAutoTopupFailedDataSchema,
+  'wallet.auto_topup_disabled': walletAutoTopupDisabledDataSchema,
 } as const satisfies Record<AppWebhookMessageType, z.ZodType>;
 
 /**
@@ -125,4 +152,6 @@ export const appWebhookDataSchemas = {
 export type FlowAppWebhookMessage =
   | { type: 'subscription.updated'; userId: string; data: SubscriptionUpdatedData }
   | { type: 'studio.request.completed' | 'studio.request.failed'; userId: string; data: StudioRequestData }
-  | { type: 'wallet.credits_expiring'; userId: string; data: WalletCreditsExpiringData };
+  | { type: 'wallet.credits_expiring'; userId: string; data: WalletCreditsExpiringData }
+  | { type: 'wallet.auto_topup_failed'; userId: string; data: WalletAutoTopupFailedData }
+  | { type: 'wallet.auto_topup_disabled'; userId: string; data: WalletAutoTopupDisabledData };

@@ -17,6 +17,7 @@ export const adminActions = {
   holdRelease: 'hold.release',
   debtForgive: 'debt.forgive',
   spendLimitsSet: 'spend_limits.set',
+  autoTopupDisable: 'auto_topup.disable',
 } as const;
 
 export type AdminActionName = (typeof adminActions)[keyof typeof adminActions];

@@ -143,6 +143,8 @@ export const appWebhookMessageTypes = [
   'wallet.credits_expiring',
   'wallet.credits_expired',
   'wallet.debt_changed',
+  'wallet.auto_topup_failed',
+  'wallet.auto_topup_disabled',
 ] as const;
 export type AppWebhookMessageType = (typeof appWebhookMessageTypes)[number];
 export const appWebhookMessageStatuses = ['pending', 'processing', 'delivered', 'failed'] as const;

@@ -9,6 +9,7 @@ import type {
   StudioRequestsTable,
   UserAliasesTable,
 } from './app-tables';
+import type { AutoTopupAttemptsTable, AutoTopupSettingsTable, SavedPaymentMethodsTable } from './auto-topup-tables';
 import type { DbTime, DbTimeNullable } from './column-types';
 import type {
   CreditLotsTable,
@@ -34,6 +35,7 @@ import type {
 } from './payment-tables';
 
 export * from './app-tables';
+export * from './auto-topup-tables';
 export * from './ledger-tables';
 export * from './payment-tables';
 
@@ -175,6 +177,9 @@ export interface DB {
   payments: PaymentsTable;
   stripe_subscriptions: StripeSubscriptionsTable;
   topups: TopupsTable;
+  saved_payment_methods: SavedPaymentMethodsTable;
+  auto_topup_settings: AutoTopupSettingsTable;
+  auto_topup_attempts: AutoTopupAttemptsTable;
   stripe_installments: StripeInstallmentsTable;
   email_outbox: EmailOutboxTable;
   idempotency_keys: IdempotencyKeysTable;

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { triggerAutoTopup } from '../auto-topup/trigger-auto-topup';
 import type { Catalog } from '../catalog/catalog';
 import { lockStudioUser } from '../db/lock-studio-user';
 import type { FeatureUseRow } from '../db/schema';
@@ -104,6 +105,8 @@ export async function recordUsage(
         });
         balance = posted.entry.balance_after;
         entryId = posted.entry.id;
+        // guard: usage-triggers-auto-topup
+        await triggerAutoTopup(uow, request.userId, funds.autoTopup, funds.available - charge.tokens);
       }
       // The use and the answer's draws in one statement (a round trip less on the spend path).
       const inserted = (

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { type AutoTopupTrigger, autoTopupTriggerOf, autoTopupTriggerSql } from '../auto-topup/trigger-auto-topup';
 import type { HoldRow } from '../db/schema';
 import { activeHold, fundsOf, readWalletFunds, type WalletFunds } from '../ledger/held-tokens';
 import { takeFreedVoidedTokens } from '../ledger/voided-lots';
@@ -17,9 +18,11 @@ export interface LockedFunds extends WalletFunds {
   hold: LockedHold | undefined;
 }
 
-/** The funds a spend locked (lockWalletForSpend): with what the spend limits need. */
+/** The funds a spend locked (lockWalletForSpend): with what the spend limits and auto top-up need. */
 export interface LockedSpendFunds extends LockedFunds {
   spend: SpendRead;
+  /** The user's auto top-up threshold when it is on with a saved card (triggerAutoTopup), else null. */
+  autoTopup: AutoTopupTrigger | null;
 }
 
 /**
@@ -43,16 +46,17 @@ export function lockWalletFunds(
  * lockWalletFunds for a new spend (a debit, a usage, a hold placed, a studio debit): the same
  * statement also reads what the spend limits decide on (spendReadSql: the user's own limits and
  * what they spent today and this month), so a limit costs no statement of its own. The counters
- * it reads are written by the posting statements of spends, under this same lock.
+ * it reads are written by the posting statements of spends, under this same lock. It reads the
+ * user's auto top-up threshold too (autoTopupTriggerSql), for the trigger after the spend.
  */
 export async function lockWalletForSpend(
   uow: UnitOfWork,
   userId: string,
   about: { holdReference: string } | null = null,
 ): Promise<LockedSpendFunds> {
-  const { spend, ...funds } = await lockAndRead(uow, userId, about, true);
+  const { spend, autoTopup, ...funds } = await lockAndRead(uow, userId, about, true);
   if (!spend) throw new Error(`the spend of ${userId} was not read`);
-  return { ...funds, spend };
+  return { ...funds, spend, autoTopup: autoTopup ?? null };
 }
 
 async function lockAndRead(
@@ -60,7 +64,7 @@ async function lockAndRead(
   userId: string,
   about: { holdId: string } | { holdReference: string } | null,
   spending: boolean,
-): Promise<LockedFunds & { spend?: SpendRead }> {
+): Promise<LockedFunds & { spend?: SpendRead; autoTopup?: AutoTopupTrigger | null }> {
   const { trx } = uow;
   // guard: hold-wallet-lock
   const wallet = await sql<{ balance: number }>`
@@ -74,7 +78,13 @@ async function lockAndRead(
         : sql`h.reference = ${about.holdReference}`;
   // guard: hold-shortfalls-open
   const read = await sql<
-    { held: number; lapsed: boolean; shortfalls_open: boolean; spend?: SpendReadRow } & {
+    {
+      held: number;
+      lapsed: boolean;
+      shortfalls_open: boolean;
+      spend?: SpendReadRow;
+      auto_topup?: { threshold: number } | null;
+    } & {
       [K in keyof LockedHold]: LockedHold[K] | null;
     }
   >`
@@ -84,16 +94,28 @@ async function lockAndRead(
                       AND l.expires_at <= now()) AS lapsed,
            EXISTS (SELECT 1 FROM take_back_shortfalls s
                     WHERE s.user_id = ${userId} AND s.closed_at IS NULL AND s.recovered + s.forgiven < s.shortfall) AS shortfalls_open,
-           ${spending ? sql`(SELECT row_to_json(sp) FROM (${spendReadSql(userId)}) AS sp) AS spend,` : sql``}
+           ${
+             spending
+               ? sql`(SELECT row_to_json(sp) FROM (${spendReadSql(userId)}) AS sp) AS spend,
+                            (SELECT row_to_json(at) FROM (${autoTopupTriggerSql(userId)}) AS at) AS auto_topup,`
+               : sql``
+           }
            x.*
       FROM (SELECT 1) AS one
       LEFT JOIN (SELECT h.*, (h.status = 'held' AND h.expires_at <= now()) AS expired
                    FROM holds h WHERE h.user_id = ${userId} AND ${which}) AS x ON TRUE`.execute(trx);
   const row = read.rows[0];
   if (!row) throw new Error(`the funds of ${userId} cannot be read`);
-  const { held, lapsed, shortfalls_open: shortfallsOpen, spend: spendRow, ...holdColumns } = row;
+  const {
+    held,
+    lapsed,
+    shortfalls_open: shortfallsOpen,
+    spend: spendRow,
+    auto_topup: autoTopupRow,
+    ...holdColumns
+  } = row;
   const hold = holdColumns.id === null ? undefined : (holdColumns as LockedHold);
-  const spend = spendRow ? { spend: spendReadOf(spendRow) } : {};
+  const spend = spendRow ? { spend: spendReadOf(spendRow), autoTopup: autoTopupTriggerOf(autoTopupRow) } : {};
   if (!lapsed) return { ...fundsOf(balance, Number(held)), shortfallsOpen, hold, ...spend };
   // A lapsed hold already stopped counting; only a recovery it made moves the funds.
   await settleLapsedHolds(uow, userId);

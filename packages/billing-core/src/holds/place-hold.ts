@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { sqlMilliseconds } from '@tally/platform/db';
 import { type RawBuilder, sql } from 'kysely';
+import { triggerAutoTopup } from '../auto-topup/trigger-auto-topup';
 import type { HoldRow } from '../db/schema';
 import { ensureWalletCtes, markWalletEnsured } from '../ledger/ensure-wallet';
 import { allocateDraws, listDrawableLots } from '../ledger/lots';
@@ -77,7 +78,7 @@ export async function placeHold(uow: UnitOfWork, placement: HoldPlacement): Prom
  */
 export async function reserveHold(
   uow: UnitOfWork,
-  funds: Pick<LockedSpendFunds, 'balance' | 'held' | 'available' | 'spend'>,
+  funds: Pick<LockedSpendFunds, 'balance' | 'held' | 'available' | 'spend' | 'autoTopup'>,
   placement: HoldPlacement & {
     priced?: boolean;
     /** A statement written in the same round trip as the hold (a priced hold's use): given the new hold's id and available. */
@@ -121,5 +122,7 @@ export async function reserveHold(
   const row = inserted.rows[0];
   if (!row) throw new Error(`hold ${id} was not inserted`);
   if (placement.amount === 0) markWalletEnsured(uow, placement.userId);
+  // guard: hold-triggers-auto-topup
+  await triggerAutoTopup(uow, placement.userId, funds.autoTopup, funds.available - placement.amount);
   return { kind: 'placed', hold: toHoldView(row), available: funds.available - placement.amount };
 }

@@ -20,6 +20,7 @@ export const outcomeCodes = {
     'dispute_funds_withdrawn',
     'dispute_funds_reinstated',
     'dispute_already_applied',
+    'payment_method_saved',
   ],
   ignored: [
     'test_event',
@@ -39,6 +40,7 @@ export const outcomeCodes = {
     'no_user',
     'transaction_already_credited',
     'dispute_no_funds_movement',
+    'setup_not_off_session',
   ],
   /** Written by the engine on an unfinished row. */
   received: ['waiting', 'retrying'],

@@ -20,6 +20,32 @@ export interface StripeApi {
     params: { amountMinor: number; currency: string; metadata: Record<string, string>; description?: string },
     options: { idempotencyKey: string },
   ): Promise<Record<string, unknown>>;
+  /** Creates a Customer for a user (`metadata.user_id`); the same idempotency key returns the same customer. */
+  createCustomer(
+    params: { userId: string; email?: string | undefined },
+    options: { idempotencyKey: string },
+  ): Promise<Record<string, unknown>>;
+  /** Creates a SetupIntent for off-session use of the customer's next payment method (`metadata.user_id`). */
+  createSetupIntent(
+    params: { customerId: string; userId: string },
+    options: { idempotencyKey: string },
+  ): Promise<Record<string, unknown>>;
+  /**
+   * Charges a saved payment method without the customer (`confirm: true, off_session: true`).
+   * The same idempotency key replays Stripe's first answer, a decline included, and never charges
+   * twice. A decline or a bank asking for the customer throws StripeCardError (with the intent).
+   */
+  chargeOffSession(
+    params: {
+      amountMinor: number;
+      currency: string;
+      customerId: string;
+      paymentMethodId: string;
+      metadata: Record<string, string>;
+      description: string;
+    },
+    options: { idempotencyKey: string },
+  ): Promise<Record<string, unknown>>;
   /**
    * The invoice a PaymentIntent pays (`GET /v1/invoice_payments?payment[payment_intent]=…`), or
    * null when it pays none. Since API 2025-03-31 neither a Charge nor a PaymentIntent names its

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { triggerAutoTopup } from '../auto-topup/trigger-auto-topup';
 import { InsufficientBalanceError, LedgerReferenceConflictError } from '../errors';
 import { lockWalletForSpend } from '../holds/lock-wallet-funds';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
@@ -105,6 +106,8 @@ async function debitInUnit(
     lots: { kind: 'spend' },
   });
   const entry = posted.entry;
+  // guard: debit-triggers-auto-topup
+  await triggerAutoTopup(uow, request.userId, funds.autoTopup, funds.available - request.amount);
   return {
     kind: posted.kind === 'posted' ? 'debited' : 'already-debited',
     answer: {

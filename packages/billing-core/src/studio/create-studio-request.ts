@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type InsertObject, sql } from 'kysely';
+import { triggerAutoTopup } from '../auto-topup/trigger-auto-topup';
 import type { Catalog } from '../catalog/catalog';
 import type { Clock } from '../clock';
 import { lockStudioUser, studioUserLock } from '../db/lock-studio-user';
@@ -141,6 +142,8 @@ export async function createStudioRequest(
           reason: `studio_${price.priceKey}`,
           lots: { kind: 'spend' },
         });
+        // guard: studio-triggers-auto-topup
+        await triggerAutoTopup(uow, request.userId, funds.autoTopup, funds.available - price.priceTokens);
       }
       return row;
     });

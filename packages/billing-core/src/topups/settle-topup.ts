@@ -1,4 +1,6 @@
 import { sql } from 'kysely';
+import { markAutoTopupSucceeded } from '../auto-topup/finish-auto-topup';
+import { attemptIdOfTopup } from '../auto-topup/trigger-auto-topup';
 import type { Catalog } from '../catalog/catalog';
 import type { TopupRow } from '../db/schema';
 import { InvalidEventError } from '../errors';
@@ -19,8 +21,9 @@ export type SettleTopupResult =
   | { kind: 'not-found' };
 
 /**
- * The one pending → paid transition of a top-up, shared by the confirm endpoint and the
- * `payment_intent.succeeded` webhook: whichever commits first credits, the other finds it paid.
+ * The one pending → paid transition of a top-up, shared by the confirm endpoint, the
+ * `payment_intent.succeeded` webhook and auto top-up's charge (whose attempt it marks succeeded):
+ * whichever commits first credits, the others find it paid.
  * The row is locked, the PaymentIntent checked against it (same intent, same user, succeeded, at
  * least the price received), then the conditional update, the payment row, the credit under
  * `stripe:payment:{paymentIntentId}` and the email row commit in the caller's transaction.
@@ -69,6 +72,10 @@ export async function settleTopup(
     .returningAll()
     .executeTakeFirst();
   if (!paid) return { kind: 'already-paid', topup };
+  // An auto top-up's attempt succeeds with its top-up (docs/auto-topup.md).
+  const attemptId = attemptIdOfTopup(topup.reference);
+  // guard: auto-topup-settle-marks-attempt
+  if (attemptId !== null) await markAutoTopupSucceeded(uow, attemptId, paymentIntentId);
   const pack = input.catalog.findTokenPackById(topup.pack_id);
   await recordPayment(uow, {
     providerPaymentId: paymentIntentId,

@@ -33,6 +33,27 @@ export class StripeRequestError extends BillingError {
   }
 }
 
+/**
+ * A charge the card's bank refused (Stripe's `card_error`, HTTP 402): a decline, or
+ * `authentication_required` for an off-session charge the bank wants the customer for. Stripe
+ * keeps the PaymentIntent (`requires_payment_method`): its client secret lets the app bring the
+ * customer back on session. Not retryable: the same call gets the same answer.
+ */
+export class StripeCardError extends BillingError {
+  constructor(
+    message: string,
+    /** Stripe's error code (`card_declined`, `authentication_required`, `expired_card`, …). */
+    readonly stripeCode: string,
+    /** The bank's reason (`insufficient_funds`, …), when Stripe gives one. */
+    readonly declineCode: string | null,
+    /** The PaymentIntent the failed charge left, when Stripe returned it. */
+    readonly paymentIntent: Record<string, unknown> | null,
+    cause: unknown,
+  ) {
+    super('stripe_card_error', message, { retryable: false, cause });
+  }
+}
+
 /** Splits STRIPE_API_BASE_URL into the SDK's host/port/protocol options. */
 export function toStripeHostOptions(apiBaseUrl: string | undefined): {
   host?: string;
@@ -87,6 +108,41 @@ export function createStripeApi(settings: StripeApiSettings): StripeApi {
           { idempotencyKey: options.idempotencyKey },
         ),
       ),
+    createCustomer: (params, options) =>
+      call('create customer', () =>
+        stripe.customers.create(
+          { metadata: { user_id: params.userId }, ...(params.email === undefined ? {} : { email: params.email }) },
+          { idempotencyKey: options.idempotencyKey },
+        ),
+      ),
+    createSetupIntent: (params, options) =>
+      call('create setup intent', () =>
+        stripe.setupIntents.create(
+          {
+            customer: params.customerId,
+            usage: 'off_session',
+            metadata: { user_id: params.userId },
+            automatic_payment_methods: { enabled: true },
+          },
+          { idempotencyKey: options.idempotencyKey },
+        ),
+      ),
+    chargeOffSession: (params, options) =>
+      call('charge off session', () =>
+        stripe.paymentIntents.create(
+          {
+            amount: params.amountMinor,
+            currency: params.currency,
+            customer: params.customerId,
+            payment_method: params.paymentMethodId,
+            off_session: true,
+            confirm: true,
+            metadata: params.metadata,
+            description: params.description,
+          },
+          { idempotencyKey: options.idempotencyKey },
+        ),
+      ),
     async findInvoiceOfPaymentIntent(paymentIntentId) {
       try {
         const page = await stripe.invoicePayments.list({
@@ -125,6 +181,15 @@ function toBillingError(what: string, error: unknown): Error {
         delayMs: Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : undefined,
         cause: error,
       });
+    }
+    if (error instanceof Stripe.errors.StripeCardError || error.type === 'StripeCardError') {
+      return new StripeCardError(
+        `Stripe refused ${what}: ${error.code ?? 'card_error'}${error.decline_code ? ` (${error.decline_code})` : ''}`,
+        error.code ?? 'card_error',
+        error.decline_code ?? null,
+        (error.payment_intent as unknown as Record<string, unknown> | undefined) ?? null,
+        error,
+      );
     }
     if (status !== undefined && status >= 400 && status < 500) {
       return new StripeRequestError(`Stripe refused ${what} (${status}): ${error.message}`, status, error);

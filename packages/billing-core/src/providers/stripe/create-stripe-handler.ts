@@ -13,6 +13,7 @@ import { createChargeRefundedRoute } from './routes/charge-refunded';
 import { createCheckoutSessionRoute } from './routes/checkout-session-completed';
 import { createInvoicePaidRoute } from './routes/invoice-paid';
 import { createPaymentIntentSucceededRoute } from './routes/payment-intent-succeeded';
+import { setupIntentSucceededRoute } from './routes/setup-intent-succeeded';
 import { createSubscriptionEventsRoute } from './routes/subscription-events';
 import { parseStripeEvent, type StripeEvent } from './stripe-event';
 
@@ -28,6 +29,7 @@ export interface StripeHandlerDeps {
  */
 export const stripeHandledEventTypes = [
   'payment_intent.succeeded',
+  'setup_intent.succeeded',
   'checkout.session.completed',
   'checkout.session.async_payment_succeeded',
   'invoice.paid',
@@ -47,6 +49,7 @@ export function createStripeHandler(deps: StripeHandlerDeps) {
   const disputeFunds = createDisputeFundsRoute(deps);
   const routes: Record<StripeHandledEventType, EventRoute<StripeEvent, unknown>> = {
     'payment_intent.succeeded': createPaymentIntentSucceededRoute(deps),
+    'setup_intent.succeeded': setupIntentSucceededRoute,
     'checkout.session.completed': checkout,
     'checkout.session.async_payment_succeeded': checkout,
     'invoice.paid': createInvoicePaidRoute(deps),
