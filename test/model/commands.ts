@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Json } from '../support/stack';
+import * as AT from './auto-topup-model';
 import * as M from './money-model';
 import type { RealSystem, RealUser } from './real-system';
 
@@ -382,6 +383,72 @@ export class Forgive extends MoneyCommand {
   }
 }
 
+/** Saves a card (the first time) and turns auto top-up on: `PUT …/auto-topup {tokens_100, threshold, monthlyLimit}`. */
+export class EnableAutoTopup extends MoneyCommand {
+  constructor(
+    readonly threshold: number,
+    readonly monthlyLimit: number,
+  ) {
+    super();
+  }
+  applies() {
+    return true;
+  }
+  plan(): Op {
+    return { kind: 'auto-topup' };
+  }
+  model(w: M.ModelWallet) {
+    return { answer: AT.enableAutoTopup(w, this.threshold, this.monthlyLimit) };
+  }
+  real(u: RealUser) {
+    return u.enableAutoTopup(this.threshold, this.monthlyLimit);
+  }
+  toString() {
+    return `new EnableAutoTopup(${this.threshold}, ${this.monthlyLimit})`;
+  }
+}
+
+/** How the saved card answers the next off-session charges (the fake Stripe's card). */
+export class CardBehaves extends MoneyCommand {
+  constructor(readonly card: M.CardBehaviour) {
+    super();
+  }
+  applies(w: M.ModelWallet) {
+    return w.autoTopup !== null;
+  }
+  plan(): Op {
+    return { kind: 'card' };
+  }
+  model(w: M.ModelWallet) {
+    return { answer: AT.setCard(w, this.card) };
+  }
+  real(u: RealUser) {
+    return u.setCard(this.card);
+  }
+  toString() {
+    return `new CardBehaves('${this.card}')`;
+  }
+}
+
+/** The auto-topup worker runs the user's attempt in flight (the charge, then its answer recorded). */
+export class ChargeAutoTopup extends MoneyCommand {
+  applies(w: M.ModelWallet) {
+    return w.autoTopup !== null;
+  }
+  plan(): Op {
+    return { kind: 'charge' };
+  }
+  model(w: M.ModelWallet) {
+    return { answer: AT.chargeAutoTopup(w) };
+  }
+  real(u: RealUser) {
+    return u.chargeAutoTopup();
+  }
+  toString() {
+    return 'new ChargeAutoTopup()';
+  }
+}
+
 /**
  * The uses the sequences make, by index (so a shrunk sequence reads as a list of numbers): every
  * price shape of the example catalog (per unit, per 1,000 with two meters and its rounding up, per
@@ -635,6 +702,11 @@ export async function compare(
   if (!same(wallet, view)) {
     problems.push(`wallet: system ${JSON.stringify(wallet)}\n        model  ${JSON.stringify(view)}`);
   }
+  const autoTopup = await user.real.autoTopupView();
+  const autoTopupModel = AT.autoTopupView(user.w);
+  if (!same(autoTopup, autoTopupModel)) {
+    problems.push(`auto top-up: system ${JSON.stringify(autoTopup)}\n        model  ${JSON.stringify(autoTopupModel)}`);
+  }
   if (problems.length > 0)
     throw new Divergence(`after ${what} (user ${user.real.userId}):\n  ${problems.join('\n  ')}`);
 }
@@ -712,6 +784,7 @@ export async function runBatch(world: World, batch: Batch): Promise<void> {
   const actuals = await Promise.all(planned.map(({ command, op }) => command.real(user.real, op, before)));
   world.steps += batch.commands.length;
   const answer = await user.real.walletAnswer();
+  const autoTopup = await user.real.autoTopupView();
   const tried: string[] = [];
   for (const order of permutations(planned.map((_, i) => i))) {
     const w = structuredClone(before);
@@ -731,7 +804,12 @@ export async function runBatch(world: World, batch: Batch): Promise<void> {
     const answersMatch = outcomes.every((outcome, i) =>
       same(user.real.project(actuals[i] as { status: number; json: Json }, outcome.answer), outcome.answer),
     );
-    if (answersMatch && lotProblems.length === 0 && same(user.real.walletView(answer), M.walletView(w))) {
+    if (
+      answersMatch &&
+      lotProblems.length === 0 &&
+      same(user.real.walletView(answer), M.walletView(w)) &&
+      same(autoTopup, AT.autoTopupView(w))
+    ) {
       user.w = w;
       for (const [key, id] of holdIds) user.real.holdIds.set(key, id);
       return;

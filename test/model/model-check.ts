@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import * as C from './commands';
+import type * as M from './money-model';
 import { emptyWallet } from './money-model';
 import { type RealSystem, RealUser } from './real-system';
 
@@ -76,6 +77,14 @@ function soloCommands() {
   const pricedCapture = fc
     .tuple(index, fc.constantFrom(0, 5, 10, 15, 30, 100, 100))
     .map(([h, tenths]) => new C.PricedCapture(h, tenths));
+  // Auto top-up: thresholds near what a sequence holds (a pack is 100), limits that a sequence reaches.
+  const enableAutoTopup = fc
+    .tuple(fc.constantFrom(20, 60, 150), fc.constantFrom(1, 2, 5))
+    .map(([threshold, limit]) => new C.EnableAutoTopup(threshold, limit));
+  const card = fc
+    .constantFrom<M.CardBehaviour>('succeeds', 'declines', 'declines', 'requires_authentication')
+    .map((behaviour) => new C.CardBehaves(behaviour));
+  const chargeAutoTopup = fc.constant(null).map(() => new C.ChargeAutoTopup());
   // [command, weight]: fast-check picks among the entries evenly, so an entry n times is n times as likely.
   const weighted: [fc.Arbitrary<C.MoneyCommand>, number][] = [
     [invoice, 3],
@@ -98,6 +107,9 @@ function soloCommands() {
     [pricedCapture, 3],
     [forgive, 1],
     [setLimits, 2],
+    [enableAutoTopup, 2],
+    [card, 2],
+    [chargeAutoTopup, 4],
   ];
   return weighted.flatMap(([arbitrary, weight]) => Array.from({ length: weight }, () => arbitrary));
 }

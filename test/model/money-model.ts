@@ -154,8 +154,31 @@ export interface ModelWallet {
   /** Every spend counted against the limits (debits, usage, captures, a priced capture's excess): when, how much. */
   spends: { at: number; amount: number }[];
   entries: number;
+  /** Auto top-up (docs/auto-topup.md): the settings and the saved card's behaviour; null until enabled once. */
+  autoTopup: ModelAutoTopup | null;
+  /** Auto top-up attempts, in the order the spends wrote them. */
+  attempts: ModelAttempt[];
   /** How often the sequence reached each situation where a hole was once found (the run's coverage). */
   seen: Record<string, number>;
+}
+
+export type CardBehaviour = 'succeeds' | 'declines' | 'requires_authentication';
+
+export interface ModelAutoTopup {
+  threshold: number;
+  monthlyLimit: number;
+  enabled: boolean;
+  failuresInARow: number;
+  disabledReason: 'failures' | null;
+  card: CardBehaviour;
+}
+
+export interface ModelAttempt {
+  status: 'pending' | 'succeeded' | 'failed' | 'canceled';
+  /** When the spend wrote it (its month counts against the limit, through the shift). */
+  at: number;
+  /** The payment its credit made (succeeded only). */
+  payment: number | null;
 }
 
 /** What a command answers, reduced to what the contract fixes. */
@@ -185,6 +208,8 @@ export function emptyWallet(now: number): ModelWallet {
     limits: { daily: null, monthly: null },
     spends: [],
     entries: 0,
+    autoTopup: null,
+    attempts: [],
     seen: {},
   };
 }
@@ -250,7 +275,7 @@ export function walletView(w: ModelWallet) {
 /** An instant of the model as the system under test stores it (ISO). */
 export const systemTime = (w: ModelWallet, at: number) => new Date(at - w.shift).toISOString();
 
-const saw = (w: ModelWallet, what: string) => {
+export const saw = (w: ModelWallet, what: string) => {
   w.seen[what] = (w.seen[what] ?? 0) + 1;
 };
 
@@ -654,6 +679,7 @@ export function debit(w: ModelWallet, reference: string, amount: number): Answer
   draws.sort((a, b) => a.lot - b.lot);
   w.debits.push({ reference, amount, balanceAfter: balance, draws });
   countSpend(w, amount);
+  triggerAutoTopup(w);
   return { status: 201, body: { amount, balance, available: availableOf(w), draws } };
 }
 
@@ -703,6 +729,7 @@ function reserve(
     use,
     pricedAnswer: null,
   });
+  triggerAutoTopup(w);
   return { status: 201, body: { status: 'held', amount, available: availableOf(w) }, hold: key };
 }
 
@@ -853,6 +880,7 @@ export function usage(w: ModelWallet, reference: string, spec: UseSpec): Answer 
   };
   newUse(w, { reference, spec, cost: charge.cost, freeTier: charge.freeTier, at: w.now, answer });
   countSpend(w, charge.cost);
+  if (charge.cost > 0) triggerAutoTopup(w);
   return { status: 201, body: answer };
 }
 
@@ -928,7 +956,7 @@ export function capturePricedHold(w: ModelWallet, holdKey: number, quantities: R
 // ---------------------------------------------------------------- spend limits
 
 /** The system's UTC month of an instant (`YYYY-MM`), through the shift as its UTC day is. */
-const systemMonth = (w: ModelWallet, at: number) => new Date(at - w.shift).toISOString().slice(0, 7);
+export const systemMonth = (w: ModelWallet, at: number) => new Date(at - w.shift).toISOString().slice(0, 7);
 
 /** Tokens spent in the system's current UTC day or calendar month (every stored time moved back by the shift). */
 function spentIn(w: ModelWallet, period: 'daily' | 'monthly'): number {
@@ -948,6 +976,30 @@ function resetsAt(w: ModelWallet, period: 'daily' | 'monthly'): string {
 
 function countSpend(w: ModelWallet, amount: number) {
   if (amount > 0) w.spends.push({ at: w.now, amount });
+}
+
+/**
+ * Auto top-up's trigger (product.md "Auto top-up"): a spend that leaves `available` below the
+ * threshold, with auto top-up on (and a card: the model saves one when it enables it), no attempt
+ * in flight and fewer than the monthly limit of attempts in flight or succeeded in the system's
+ * calendar month, writes a pending attempt. Nothing is charged until the worker runs it.
+ */
+function triggerAutoTopup(w: ModelWallet) {
+  const a = w.autoTopup;
+  if (!a?.enabled || availableOf(w) >= a.threshold) return;
+  if (w.attempts.some((attempt) => attempt.status === 'pending')) {
+    saw(w, 'a dip while an auto top-up was in flight');
+    return;
+  }
+  const month = systemMonth(w, w.now);
+  const counted = w.attempts.filter(
+    (attempt) => attempt.status !== 'failed' && attempt.status !== 'canceled' && systemMonth(w, attempt.at) === month,
+  );
+  if (counted.length >= a.monthlyLimit) {
+    saw(w, 'the auto top-up monthly limit held');
+    return;
+  }
+  w.attempts.push({ status: 'pending', at: w.now, payment: null });
 }
 
 /**

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { type AutoTopupAttemptRow, runAutoTopupAttempt } from '@tally/billing-core';
 import { sql } from 'kysely';
 import type { FakeStripe } from '../support/fakes/fake-stripe';
 import { type Json, startStackWithFakeStripe, type TestStack } from '../support/stack';
@@ -11,7 +12,7 @@ import {
   stripeRefundedCharge,
   stripeSubscription,
 } from '../support/stripe-events';
-import type { Answer, ModelWallet, Origin, UseSpec } from './money-model';
+import type { Answer, CardBehaviour, ModelWallet, Origin, UseSpec } from './money-model';
 
 /** One meter as `quantity`, several as `quantities`: as an app sends them. */
 const quantityBody = (quantities: Record<string, number>) => {
@@ -105,6 +106,30 @@ export class RealSystem {
                   SELECT 1 FROM ledger_entries r WHERE r.reference = left(e.reference, -length(':debit')) || ':refund'))
          GROUP BY 1, 2`.execute(trx);
     });
+  }
+
+  /**
+   * The auto-topup role's run of one user's due attempts (runAutoTopupAttempt, the loop's body),
+   * claimed as the loop claims (tries + 1, leased): per user, so one user's command never charges
+   * another user's attempt in a sequence of several.
+   */
+  async chargeAutoTopups(userId: string): Promise<void> {
+    const claimed = await sql<AutoTopupAttemptRow>`
+      UPDATE auto_topup_attempts
+         SET tries = tries + 1, locked_until = now() + interval '1 minute',
+             first_tried_at = coalesce(first_tried_at, now()), updated_at = now()
+       WHERE user_id = ${userId} AND status IN ('pending', 'processing') AND next_attempt_at <= now()
+      RETURNING *`.execute(this.stack.db);
+    const deps = {
+      db: this.stack.db,
+      outbox: this.stack.outbox,
+      catalog: this.stack.catalog,
+      stripe: this.stack.ports.stripe,
+      leaseMs: 60_000,
+      backoff: { baseDelayMs: 1_000, maxDelayMs: 1_000 },
+      resolveWithinMs: 23 * 3600_000,
+    };
+    for (const attempt of claimed.rows) await runAutoTopupAttempt(deps, attempt);
   }
 
   async verifyLedger(): Promise<Json> {
@@ -228,8 +253,14 @@ export class RealUser {
     this.payments.push(ids);
     return this.deliver(
       'payment_intent.succeeded',
-      stripePackIntent({ id: ids.paymentIntent, userId: this.userId, customer: stripeId('cus') }),
+      stripePackIntent({ id: ids.paymentIntent, userId: this.userId, customer: this.customer(stripeId('cus')) }),
     );
+  }
+
+  /** A customer the events name, known to the fake Stripe as it would be to Stripe (auto top-up's setup reuses it). */
+  private customer(id: string): string {
+    this.real.fake.customers.set(id, { id, object: 'customer', metadata: { user_id: this.userId } });
+    return id;
   }
 
   refund(payment: number, amountRefunded: number) {
@@ -260,11 +291,78 @@ export class RealUser {
     return ids;
   }
 
+  /** The saved card's payment method (auto top-up), once saved. */
+  private card: string | null = null;
+
+  /** Saves a card the first time (setup, Stripe.js's part played by the fake, the webhook), then `PUT …/auto-topup`. */
+  async enableAutoTopup(threshold: number, monthlyLimit: number) {
+    if (this.card === null) {
+      const setup = await this.post(`/v1/users/${this.userId}/payment-methods/setup`);
+      if (setup.status !== 201) throw new Error(`setup answered ${setup.status}`);
+      const intent = this.real.fake.completeSetupIntent(String(setup.json.setupIntentId), 'succeeds');
+      const saved = await this.deliver('setup_intent.succeeded', intent);
+      if (saved.json.outcome !== 'payment_method_saved') throw new Error(`card not saved: ${JSON.stringify(saved)}`);
+      this.card = String(intent.payment_method);
+    }
+    return this.stack
+      .apiRequest(`/v1/users/${this.userId}/auto-topup`, {
+        method: 'PUT',
+        body: { packId: 'tokens_100', threshold, monthlyLimit, enabled: true },
+      })
+      .then((r) => this.answerOf(r));
+  }
+
+  async setCard(card: CardBehaviour) {
+    if (this.card !== null) this.real.fake.setCardBehaviour(this.card, card);
+    return { status: 200, json: {} };
+  }
+
+  /** The worker's run of this user's attempt in flight; a paid one becomes the next payment (refunds, disputes). */
+  async chargeAutoTopup() {
+    await this.real.chargeAutoTopups(this.userId);
+    const paid = await this.stack.db
+      .selectFrom('auto_topup_attempts')
+      .select('payment_intent_id')
+      .where('user_id', '=', this.userId)
+      .where('status', '=', 'succeeded')
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    for (const { payment_intent_id: paymentIntent } of paid) {
+      if (paymentIntent === null || this.payments.some((ids) => ids.paymentIntent === paymentIntent)) continue;
+      const charge = String(this.real.fake.paymentIntents.get(paymentIntent)?.latest_charge);
+      this.payments.push({ paymentIntent, charge, dispute: stripeId('dp') });
+    }
+    return { status: 200, json: {} };
+  }
+
+  /** The auto top-up as the api and the attempts show it, in the model's words (null: never enabled). */
+  async autoTopupView() {
+    if (this.card === null) return null;
+    const view = (await (await this.stack.apiRequest(`/v1/users/${this.userId}/auto-topup`)).json()) as Json;
+    const attempts = await this.stack.db
+      .selectFrom('auto_topup_attempts')
+      .select('status')
+      .where('user_id', '=', this.userId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    return {
+      enabled: view.enabled,
+      threshold: view.threshold,
+      monthlyLimit: view.monthlyLimit,
+      failuresInARow: view.failuresInARow,
+      disabledReason: view.disabledReason,
+      thisMonth: view.thisMonth,
+      attempts: attempts.map((a) => (a.status === 'processing' ? 'pending' : a.status)),
+    };
+  }
+
   /** A paid invoice of `price_premium_monthly_rollover` whose period ends at `periodEnd` (unix seconds). */
   async payInvoice(periodEnd: number) {
     const priceId = 'price_premium_monthly_rollover';
     if (!this.subscription) {
-      this.subscription = { id: stripeId('sub'), customer: stripeId('cus') };
+      this.subscription = { id: stripeId('sub'), customer: this.customer(stripeId('cus')) };
       const { id, customer } = this.subscription;
       this.real.fake.putSubscription(stripeSubscription({ id, customer, priceId, userId: this.userId, periodEnd }));
       const created = await this.deliver('customer.subscription.created', { id, object: 'subscription', customer });

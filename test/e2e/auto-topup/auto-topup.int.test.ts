@@ -110,6 +110,54 @@ describe('auto top-up', () => {
     }
   });
 
+  it('is triggered by every kind of spend: a debit, a usage, a hold and a paid studio request', async () => {
+    const spends: [string, (userId: string) => Promise<void>][] = [
+      ['debit', async (userId) => expect(await debit(stack, userId, 1, 'one')).toBe(201)],
+      [
+        'usage',
+        async (userId) => {
+          const used = await stack.apiRequest(`/v1/users/${userId}/usage`, {
+            method: 'POST',
+            body: { reference: `${userId}-video`, feature: 'video', quantity: 3 },
+          });
+          expect(await readJson(used)).toMatchObject({ cost: 6 });
+        },
+      ],
+      [
+        'hold',
+        async (userId) => {
+          const held = await stack.apiRequest(`/v1/users/${userId}/holds`, {
+            method: 'POST',
+            body: { reference: `${userId}-hold`, amount: 10, expiresInSeconds: 600 },
+          });
+          expect(held.status).toBe(201);
+        },
+      ],
+      [
+        'studio',
+        async (userId) => {
+          // The first two music requests of the day are free; the third is debited.
+          for (const n of [1, 2, 3]) {
+            const created = await stack.apiRequest(`/v1/users/${userId}/studio/requests`, {
+              method: 'POST',
+              body: { kind: 'music', durationSeconds: 10, input: { prompt: `song ${n}` } },
+            });
+            expect(((await readJson(created)) as { tokensCharged: number }).tokensCharged).toBe(n === 3 ? 5 : 0);
+          }
+        },
+      ],
+    ];
+    for (const [kind, spend] of spends) {
+      const userId = `${newUser()}-${kind}`;
+      await saveCard(stack, fake, userId);
+      await setAutoTopup(stack, userId, { threshold: 100 });
+      await fund(stack, userId, 100);
+      await spend(userId);
+      const [attempt, ...others] = await settled(userId);
+      expect([kind, attempt?.status, others.length]).toEqual([kind, 'succeeded', 0]);
+    }
+  });
+
   it('makes one charge and one credit for one dip below the threshold under ten concurrent spends', async () => {
     const userId = newUser();
     await saveCard(stack, fake, userId);
@@ -127,7 +175,10 @@ describe('auto top-up', () => {
       { reference: `stripe:payment:${attempt?.payment_intent_id}`, amount: 100, reason: 'topup' },
     ]);
     expect((await balanceOf(userId)).balance).toBe(120);
-    const request = fake.requests.find((r) => r.path === '/v1/payment_intents' && r.form.off_session === 'true');
+    const request = fake.requests.find(
+      (r) =>
+        r.path === '/v1/payment_intents' && r.form.off_session === 'true' && r.form['metadata[user_id]'] === userId,
+    );
     expect(request?.idempotencyKey).toBe(`autotopup:${attempt?.id}`);
     expect(request?.form).toMatchObject({
       confirm: 'true',

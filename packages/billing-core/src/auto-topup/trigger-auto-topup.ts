@@ -44,8 +44,9 @@ export function attemptIdOfTopup(reference: string): string | null {
  * debits) once it has spent, in its own transaction under the wallet lock: when the spend left
  * `available` below the user's threshold, writes the durable attempt row, unless one of the user's
  * attempts is in flight or the month's limit is reached (attempts in flight or succeeded since the
- * first of the UTC month), both counted in the same statement. The unique index on attempts in
- * flight is the database's fence behind it. The charge happens after commit, from the row (the
+ * first of the UTC month), both counted in the same statement under the wallet lock every spend
+ * takes. The unique index on attempts in flight is the database's fence behind it: a second one
+ * would fail the spend, never charge twice. The charge happens after commit, from the row (the
  * auto-topup worker loop). Returns the attempt's id, or null when none was written.
  */
 export async function triggerAutoTopup(
@@ -70,7 +71,6 @@ export async function triggerAutoTopup(
        AND (SELECT count(*) FROM auto_topup_attempts a
              WHERE a.user_id = s.user_id AND a.status IN ('pending', 'processing', 'succeeded')
                AND a.created_at >= date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC') < s.monthly_limit
-    ON CONFLICT (user_id) WHERE status IN ('pending', 'processing') DO NOTHING
     RETURNING id`.execute(uow.trx);
   return written.rows[0]?.id ?? null;
 }
