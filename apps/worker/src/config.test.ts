@@ -1,6 +1,7 @@
 import { ConfigError, parseEnv } from '@tally/platform';
 import {
   appWebhookConfigProblems,
+  autoTopupConfigProblems,
   optInWorkerRoles,
   studioConfigProblems,
   workerEnvSchema,
@@ -16,6 +17,7 @@ describe('worker configuration: WORKER_ROLES', () => {
     'studio',
     'studio-sweeper',
     'installments',
+    'auto-topup',
     'credit-expiry',
     'email',
     'app-webhooks',
@@ -58,7 +60,7 @@ describe('worker configuration: WORKER_ROLES', () => {
     expect((error as Error).message).toBe(
       'invalid configuration:\n' +
         `  - WORKER_ROLES: unknown role "${bad}"; each role is one of: all, inbox, relay, studio, ` +
-        'studio-sweeper, installments, credit-expiry, email, app-webhooks, retention, reconcile',
+        'studio-sweeper, installments, auto-topup, credit-expiry, email, app-webhooks, retention, reconcile',
     );
   });
 });
@@ -202,5 +204,21 @@ describe('worker configuration: PAYMENT_ENVIRONMENTS', () => {
     expect(() => environmentsOf('production,live')).toThrow(
       /PAYMENT_ENVIRONMENTS.*each value is production or sandbox/s,
     );
+  });
+});
+
+describe('the auto top-up configuration cross-check', () => {
+  const problemsOf = (env: Record<string, string>) =>
+    autoTopupConfigProblems(parseEnv(workerEnvSchema, { DATABASE_URL: 'postgres://localhost/tally', ...env }));
+  const leaseAfterTimeout =
+    'AUTO_TOPUP_LEASE_MS must exceed STRIPE_TIMEOUT_MS (or a charge still waiting for its answer is asked again)';
+
+  it('accepts the defaults: a charge is leased longer than Stripe is waited for', () => {
+    expect(problemsOf({})).toEqual([]);
+  });
+
+  it('refuses a lease that does not exceed the Stripe timeout, so a charge still waiting is never claimed again', () => {
+    expect(problemsOf({ STRIPE_TIMEOUT_MS: '5000', AUTO_TOPUP_LEASE_MS: '5000' })).toEqual([leaseAfterTimeout]);
+    expect(problemsOf({ STRIPE_TIMEOUT_MS: '5000', AUTO_TOPUP_LEASE_MS: '5001' })).toEqual([]);
   });
 });

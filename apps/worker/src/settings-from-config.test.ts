@@ -70,6 +70,13 @@ describe('worker settings come from the config schema', () => {
       studio: { concurrency: 4, maxAttempts: 5, backoff: { baseDelayMs: 2_000, maxDelayMs: 60_000 } },
       studioSweeper: { intervalMs: 30_000, stuckAfterMs: 5 * 60_000, batchSize: 500 },
       installments: { intervalMs: 60_000, batchSize: 100, processingStaleAfterMs: 5 * 60_000, maxAttempts: 10 },
+      autoTopup: {
+        intervalMs: 1_000,
+        batchSize: 20,
+        leaseMs: 60_000,
+        backoff: { baseDelayMs: 5_000, maxDelayMs: 300_000 },
+        resolveWithinMs: 23 * 3600_000,
+      },
       creditExpiry: { intervalMs: 60_000, noticeHours: 72, batchSize: 100 },
       email: { concurrency: 8, maxAttempts: 10, backoff: { baseDelayMs: 30_000, maxDelayMs: 3600_000 } },
       appWebhooks: {

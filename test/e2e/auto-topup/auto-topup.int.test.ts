@@ -1,3 +1,4 @@
+import { auditOf } from '../../support/audit';
 import { attemptsOf, debit, fund, messagesOf, saveCard, setAutoTopup } from '../../support/auto-topup';
 import { eventually, readJson } from '../../support/stack';
 import { stripeDispute, stripeEventBody, stripeId, stripeRefundedCharge } from '../../support/stripe-events';
@@ -299,6 +300,48 @@ describe('auto top-up', () => {
     expect(chargesOf(await customerOfUser(userId))).toHaveLength(1);
     expect(await topupCredits(userId)).toHaveLength(1);
     expect((await balanceOf(userId)).balance).toBe(140);
+  });
+
+  it("support reads a user's auto top-up and turns it off (audited; the app told; enabling it again turns it on)", async () => {
+    const userId = newUser();
+    await saveCard(stack, fake, userId);
+    await setAutoTopup(stack, userId, { threshold: 50 });
+    await fund(stack, userId, 60);
+    expect(await debit(stack, userId, 20, 'dip')).toBe(201);
+    await settled(userId);
+    const read = (await readJson(await stack.apiRequest(`/admin/users/${userId}/auto-topup`))) as {
+      autoTopup: Record<string, unknown>;
+      attempts: Record<string, unknown>[];
+    };
+    expect(read.autoTopup).toMatchObject({ userId, enabled: true, threshold: 50, thisMonth: 1 });
+    expect(read.attempts).toEqual([expect.objectContaining({ status: 'succeeded', packId: 'tokens_100' })]);
+    const before = await auditOf(stack.db, { action: 'auto_topup.disable' });
+    const disable = () =>
+      stack
+        .apiRequest(`/admin/users/${userId}/auto-topup/disable`, {
+          method: 'POST',
+          body: { note: 'card reported stolen' },
+        })
+        .then(readJson);
+    expect(await disable()).toEqual({ userId, disabled: true });
+    expect(await disable()).toEqual({ userId, disabled: false });
+    expect((await auditOf(stack.db, { action: 'auto_topup.disable' })).slice(before.length)).toEqual(
+      [0, 1].map(() => ({
+        action: 'auto_topup.disable',
+        surface: 'api',
+        target_kind: 'user',
+        target_id: userId,
+        status_code: 200,
+        outcome: 'ok',
+      })),
+    );
+    expect(await messagesOf(stack, userId, 'wallet.auto_topup_disabled')).toEqual([
+      { userId, reason: 'operator', failuresInARow: 0 },
+    ]);
+    expect(await debit(stack, userId, 60, 'dip-2')).toBe(201);
+    await afterSomePasses();
+    expect(await attemptsOf(stack, userId)).toHaveLength(1);
+    expect(await setAutoTopup(stack, userId, { threshold: 50 })).toMatchObject({ enabled: true, disabledReason: null });
   });
 
   it('takes a refunded or disputed auto top-up back like any top-up', async () => {

@@ -59,6 +59,7 @@ export async function failAutoTopupAttempt(
   attempt: Pick<AutoTopupAttemptRow, 'id' | 'user_id'>,
   failure: AutoTopupFailure,
 ): Promise<FailAutoTopupResult> {
+  // guard: auto-topup-three-failures-disable
   const ended = await sql<{ failures_in_a_row: number | null; disabled: boolean | null }>`
     WITH a AS (
       UPDATE auto_topup_attempts
@@ -71,7 +72,6 @@ export async function failAutoTopupAttempt(
     s AS (
       UPDATE auto_topup_settings s
          SET failures_in_a_row = s.failures_in_a_row + 1,
-             -- guard: auto-topup-three-failures-disable
              enabled = s.enabled AND s.failures_in_a_row + 1 < ${autoTopupFailuresToDisable},
              disabled_reason = CASE WHEN s.enabled AND s.failures_in_a_row + 1 >= ${autoTopupFailuresToDisable}
                                     THEN 'failures' ELSE s.disabled_reason END,

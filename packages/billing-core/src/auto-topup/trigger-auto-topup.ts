@@ -58,16 +58,16 @@ export async function triggerAutoTopup(
   // guard: auto-topup-threshold
   if (trigger === null || availableAfter >= trigger.threshold) return null;
   const id = newAutoTopupAttemptId();
+  // guard: auto-topup-one-in-flight
+  // guard: auto-topup-monthly-limit
   const written = await sql<{ id: string }>`
     INSERT INTO auto_topup_attempts (id, user_id, pack_id, threshold, available_after, stripe_customer_id, payment_method_id)
     SELECT ${id}, s.user_id, s.pack_id, s.threshold, ${availableAfter}, pm.stripe_customer_id, pm.payment_method_id
       FROM auto_topup_settings s
       JOIN saved_payment_methods pm ON pm.user_id = s.user_id
      WHERE s.user_id = ${userId} AND s.enabled
-       -- guard: auto-topup-one-in-flight
        AND NOT EXISTS (SELECT 1 FROM auto_topup_attempts a
                         WHERE a.user_id = s.user_id AND a.status IN ('pending', 'processing'))
-       -- guard: auto-topup-monthly-limit
        AND (SELECT count(*) FROM auto_topup_attempts a
              WHERE a.user_id = s.user_id AND a.status IN ('pending', 'processing', 'succeeded')
                AND a.created_at >= date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC') < s.monthly_limit
