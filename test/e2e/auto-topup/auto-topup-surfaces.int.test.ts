@@ -215,7 +215,7 @@ describe('auto top-up on the admin API, the console and the CLI', () => {
       expect.stringMatching(/^ {2}card pm_\S+ of customer cus_\S+, saved \d{4}-/),
     ]);
     expect(lines[4]).toMatch(
-      /^ATTEMPT\s+STATUS\s+AVAILABLE AFTER \/ THRESHOLD\s+PAYMENT INTENT\s+FAILURE\s+REQUIRES ACTION/,
+      /^ATTEMPT\s+STATUS\s+AVAILABLE AFTER \/ THRESHOLD\s+PAYMENT INTENT\s+FAILURE CODE\s+REQUIRES ACTION/,
     );
     expect(lines[5]).toMatch(
       new RegExp(`^${attempts[1]?.id}\\s+failed\\s+45 / 50\\s+pi_\\S+\\s+insufficient_funds\\s+no\\s+1\\s`),

@@ -88,7 +88,7 @@ function describe(userId: string, view: AutoTopupView, attempts: AutoTopupAttemp
             'STATUS',
             'AVAILABLE AFTER / THRESHOLD',
             'PAYMENT INTENT',
-            'FAILURE',
+            'FAILURE CODE',
             'REQUIRES ACTION',
             'TRIES',
             'CREATED',

@@ -40,7 +40,7 @@ ${table(
     'Status',
     'Available after / threshold',
     'Payment intent',
-    'Failure',
+    'Failure code',
     'Requires action',
     'Tries',
     'Created',
