@@ -522,4 +522,10 @@ export const mutations = [
     name: 'auto top-up: a lease shorter than the Stripe timeout is accepted (a charge still waiting is claimed and asked again)' },
   { guard: 'audit-auto-topup-disable-route', from: 'adminActions.autoTopupDisable', to: 'adminActions.userGrant', tests: ['test/e2e/auto-topup/auto-topup.int'],
     name: "auto top-up: support's disable on the admin API is audited under another action" },
+  { guard: 'audit-console-auto-topup-route', from: 'adminActions.autoTopupDisable', to: 'adminActions.userGrant', tests: ['test/e2e/auto-topup/auto-topup-surfaces.int'],
+    name: "auto top-up surfaces: the console's Disable button is audited under another action" },
+  { guard: 'console-auto-topup-button', from: 'view.enabled', to: 'true', tests: ['test/e2e/auto-topup/auto-topup-surfaces.int'],
+    name: 'auto top-up surfaces: the console shows the Disable button when auto top-up is already off' },
+  { guard: 'alert-auto-topup-volume', from: ') > 0.5 and', to: ') > 0.5 or', tests: ['test/infra/alert-rules.test'],
+    name: 'the auto top-up alert loses its volume guard (four declines among no other charges page someone)' },
 ];

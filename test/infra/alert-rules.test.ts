@@ -191,6 +191,49 @@ const cases: AlertCase[] = [
     at: '10m',
     fires: [{ labels: { type: 'wallet.credited' }, value: { '$value | humanize': '1' } }],
   },
+  {
+    what: 'most finished auto top-up runs failing, summed across replicas, is one alert; retries count on neither side',
+    alert: 'TallyAutoTopupFailing',
+    series: [
+      ['tally_auto_topup_attempts_total{outcome="succeeded",instance="w1"}', '0+1x60'],
+      ['tally_auto_topup_attempts_total{outcome="declined",instance="w1"}', '0+1x60'],
+      ['tally_auto_topup_attempts_total{outcome="requires_action",instance="w2"}', '0+1x60'],
+      ['tally_auto_topup_attempts_total{outcome="failed",instance="w2"}', '0+1x60'],
+      ['tally_auto_topup_attempts_total{outcome="retry",instance="w1"}', '0+5x60'],
+    ],
+    at: '45m',
+    fires: [{ labels: {}, value: { '$value | humanizePercentage': '75%' } }],
+  },
+  {
+    what: 'a quarter of the auto top-up charges declined stays under the threshold',
+    alert: 'TallyAutoTopupFailing',
+    series: [
+      ['tally_auto_topup_attempts_total{outcome="succeeded",instance="w1"}', '0+3x60'],
+      ['tally_auto_topup_attempts_total{outcome="declined",instance="w1"}', '0+1x60'],
+    ],
+    at: '45m',
+    fires: [],
+  },
+  {
+    what: 'Stripe unreachable (runs asked again later) is not a failed charge',
+    alert: 'TallyAutoTopupFailing',
+    series: [
+      ['tally_auto_topup_attempts_total{outcome="succeeded",instance="w1"}', '0+1x60'],
+      ['tally_auto_topup_attempts_total{outcome="retry",instance="w1"}', '0+5x60'],
+    ],
+    at: '45m',
+    fires: [],
+  },
+  {
+    what: 'four declines and nothing else in 30 minutes (100 %) are too few to page',
+    alert: 'TallyAutoTopupFailing',
+    series: [
+      ['tally_auto_topup_attempts_total{outcome="succeeded",instance="w1"}', '0x60'],
+      ['tally_auto_topup_attempts_total{outcome="declined",instance="w1"}', '0 1 2 3 4 4x60'],
+    ],
+    at: '20m',
+    fires: [],
+  },
 ];
 
 /** A rule's annotation template filled in as Prometheus would: `{{ $labels.x }}` and the case's `$value` renderings. */

@@ -341,6 +341,7 @@ describe('infra/k8s', () => {
         'relay',
         'studio-sweeper',
         'installments',
+        'auto-topup',
         'credit-expiry',
         'email',
         'app-webhooks',

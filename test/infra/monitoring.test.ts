@@ -108,6 +108,12 @@ describe('infra/monitoring/alerts.yml', () => {
     expect(new Set(rules.map((r) => r.alert)).size).toBe(rules.length);
   });
 
+  it('alerts on auto top-up charges failing, over the finished runs only', () => {
+    const alert = rules.find((rule) => rule.alert === 'TallyAutoTopupFailing');
+    const { metricNames } = parsePromQL(String(alert?.expr));
+    expect([...new Set(metricNames)]).toEqual(['tally_auto_topup_attempts_total']);
+  });
+
   it('alerts on app webhook messages that failed for good', () => {
     const alert = rules.find((rule) => rule.alert === 'TallyAppWebhookFailed');
     expect(parsePromQL(String(alert?.expr)).metricNames).toEqual(['tally_app_webhook_messages_failed_total']);
@@ -149,6 +155,7 @@ describe('infra/monitoring/grafana-dashboard.json', () => {
     ['app webhook attempts by outcome', 'tally_app_webhook_attempts_total', 'by (outcome)'],
     ['app webhooks failed by type', 'tally_app_webhook_messages_failed_total', 'by (type)'],
     ['app webhook backlog age', 'tally_app_webhook_oldest_pending_age_seconds', 'max'],
+    ['auto top-up runs by outcome', 'tally_auto_topup_attempts_total', 'sum by (outcome)'],
   ])('covers %s', (_what, metric, alsoMentions) => {
     const queries = dashboardQueries.filter((q) => parsePromQL(q.expr).metricNames.includes(metric));
     expect(queries.some((q) => q.expr.includes(alsoMentions))).toBe(true);

@@ -9,6 +9,7 @@ import {
 import { ConfigError, loadDotEnv } from '@tally/platform';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { runAppWebhooksList, runAppWebhooksRedeliver, runAppWebhooksShow } from './commands/app-webhooks';
+import { runAutoTopup } from './commands/auto-topup';
 import { runEventsList, runReplay, runRequeue } from './commands/events';
 import { runEventsShow } from './commands/events-show';
 import { runGrant } from './commands/grant';
@@ -152,6 +153,21 @@ program
   .option('--note <n>', 'why (kept in the audit row)')
   .option('--json', 'print JSON: {userId, held, daily, monthly}, as GET /admin/users/{userId}/limits')
   .action((userId: string, options) => runLimits(userId, options));
+
+program
+  .command('autotopup')
+  .description(
+    "a user's auto top-up: settings, saved card, this month's count and the newest attempts; --disable turns it off (support; audited, the app is told)",
+  )
+  .argument('<userId>', 'the user id or any id linked to it')
+  .option('--disable', 'turn it off (reason operator); the app enabling it again turns it back on')
+  .option('--note <n>', 'why (kept in the audit row; required with --disable)')
+  .option('--json', 'print JSON: {disabled?, autoTopup, attempts}, as GET /admin/users/{userId}/auto-topup')
+  .action((userId: string, options: { disable?: boolean; note?: string; json?: boolean }, command: Command) => {
+    // As the admin route and the console: no disable without a note saying why.
+    if (options.disable && !options.note?.trim()) command.error('error: --disable needs --note <n> (why)');
+    return runAutoTopup(userId, options);
+  });
 
 program
   .command('requeue')

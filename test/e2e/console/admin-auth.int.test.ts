@@ -28,6 +28,8 @@ const adminRoutes: [method: string, route: string, concretePath: string][] = [
   ['POST', '/admin/users/:userId/debt/forgive', '/admin/users/u1/debt/forgive'],
   ['GET', '/admin/users/:userId/limits', '/admin/users/u1/limits'],
   ['PUT', '/admin/users/:userId/limits', '/admin/users/u1/limits'],
+  ['GET', '/admin/users/:userId/auto-topup', '/admin/users/u1/auto-topup'],
+  ['POST', '/admin/users/:userId/auto-topup/disable', '/admin/users/u1/auto-topup/disable'],
   ['GET', '/admin/audit', '/admin/audit'],
   ['GET', '/admin/app-webhooks/messages', '/admin/app-webhooks/messages'],
   ['GET', '/admin/app-webhooks/messages/:id', '/admin/app-webhooks/messages/msg_00000000000000000000000000000000'],

@@ -18,6 +18,7 @@ import { adminGrantBodySchema, grantAnswerOf } from '../http/grant-body';
 import { eventIdSchema, userIdSchema } from '../http/params';
 import { spendLimitsAnswerOf, spendLimitsBodySchema } from '../http/spend-limits-body';
 import { deliverMessage, redeliverOneMessage } from '../routes/admin/app-webhook-actions';
+import { runAutoTopupDisable } from '../routes/admin/auto-topup-actions';
 import { runHoldRelease } from '../routes/admin/hold-actions';
 import { deliver, type InboxActionResult, replayOneEvent, requeueOneEvent } from '../routes/admin/inbox-actions';
 import { runAdminGrant, runLotVoid, voidAnswerOf } from '../routes/admin/lot-actions';
@@ -42,6 +43,8 @@ export function sendConsoleAnswer(res: Response, answer: ConsoleAnswer): void {
 
 /** The console's grant form: the admin grant's body, the note required. */
 const consoleGrantSchema = adminGrantBodySchema.extend({ note: z.string().trim().min(1).max(1000) });
+/** The console's auto top-up disable form: the admin route's note, required. */
+const consoleDisableSchema = z.object({ note: z.string().trim().min(1).max(1000) });
 const reconcileFormSchema = z.object({
   windowDays: z.coerce.number().positive().max(STRIPE_EVENTS_MAX_WINDOW_DAYS).default(DEFAULT_RECONCILE_WINDOW_DAYS),
   dryRun: z.preprocess((value) => value === 'true' || value === 'on', z.boolean()),
@@ -49,7 +52,7 @@ const reconcileFormSchema = z.object({
 
 /**
  * The console's actions, each a same-origin POST form (requireAdminKeyOrBasic) audited as its
- * `audit` says: grant, void, hold release, spend limits, requeue, replay and redeliver are each one
+ * `audit` says: grant, void, hold release, spend limits, auto top-up off, requeue, replay and redeliver are each one
  * transaction with their audit row (the row or message goes to its queue after the commit);
  * reconcile spans calls to Stripe, so its row is written before it runs.
  */
@@ -178,6 +181,31 @@ export function addConsoleActions(router: Router, deps: ConsoleDeps, badRequest:
         (view) => ({ statusCode: 303, body: spendLimitsAnswerOf(view, userId).body }),
       );
       return { redirect: `${withNotice(back, 'limits_set')}#limits` };
+    },
+  );
+
+  // Auto top-up off, as the admin API's disable: the app is told (wallet.auto_topup_disabled, reason operator).
+  userAction(
+    '/users/:userId/auto-topup/disable',
+    // guard: audit-console-auto-topup-route
+    { action: adminActions.autoTopupDisable, target: { kind: 'user', param: 'userId' }, inTransaction: true },
+    { userId: userIdSchema },
+    async ({ userId }, req, audited) => {
+      const back = userPage(userId);
+      const body = consoleDisableSchema.safeParse(req.body ?? {});
+      if (!body.success) {
+        return {
+          redirect: `${withNotice(back, 'invalid_auto_topup_disable')}#auto-topup`,
+          audit: { error: { code: 'invalid_request', message: body.error.message } },
+        };
+      }
+      const disabled = await runAutoTopupDisable(audited, deps, userId, (disabled) => ({
+        statusCode: 303,
+        body: { userId, disabled },
+      }));
+      return {
+        redirect: `${withNotice(back, disabled ? 'auto_topup_disabled' : 'auto_topup_already_off')}#auto-topup`,
+      };
     },
   );
 

@@ -10,10 +10,12 @@ import {
   inboxStatuses,
   listAdminActions,
   listAppWebhookMessages,
+  listAutoTopupAttempts,
   listInboxEvents,
   parseWebhookId,
   providers,
   readAppWebhookGauges,
+  readAutoTopup,
   readHourlyActivity,
   readOperationalStates,
   readSpendLimits,
@@ -158,11 +160,13 @@ export function createConsoleRoutes(deps: ConsoleDeps): Router {
     view.ledger.entries = view.ledger.entries.slice(0, LEDGER_PAGE_SIZE);
     const usageTo = new Date().toISOString().slice(0, 10);
     const usageFrom = new Date(Date.now() - 29 * 86_400_000).toISOString().slice(0, 10);
-    const [series, messages, usage, limits] = await Promise.all([
+    const [series, messages, usage, limits, autoTopup, autoTopupAttempts] = await Promise.all([
       findBalanceSeries(deps.db, view.canonicalUserId),
       listAppWebhookMessages(deps.db, { userId: view.canonicalUserId, limit: USER_MESSAGES }),
       reportUsage(deps.db, { userId: view.canonicalUserId, from: usageFrom, to: usageTo }),
       readSpendLimits(deps.db, view.canonicalUserId, deps.spendLimits),
+      readAutoTopup(deps.db, view.canonicalUserId),
+      listAutoTopupAttempts(deps.db, view.canonicalUserId),
     ]);
     send(
       res,
@@ -172,6 +176,7 @@ export function createConsoleRoutes(deps: ConsoleDeps): Router {
         series,
         usage,
         limits,
+        autoTopup: { view: autoTopup, attempts: autoTopupAttempts },
         messages: { items: messages.messages.map(toAppWebhookMessageView), more: messages.nextCursor !== null },
         ledgerCursor: cursor.data,
         ledgerNextCursor: more ? (view.ledger.entries[view.ledger.entries.length - 1]?.id ?? null) : null,

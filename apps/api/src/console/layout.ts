@@ -164,6 +164,9 @@ export const notices: Record<string, { text: string; error?: boolean }> = {
     text: 'Not saved: each limit is a whole number of tokens, 0 or more, or empty for the default.',
     error: true,
   },
+  auto_topup_disabled: { text: 'Auto top-up disabled (audited); the app was told and can enable it again.' },
+  auto_topup_already_off: { text: 'Auto top-up was already off: nothing changed.' },
+  invalid_auto_topup_disable: { text: 'Not disabled: a note saying why is required.', error: true },
 };
 
 export function messageLink(id: string): Html {

@@ -21,6 +21,7 @@ import {
   table,
   time,
 } from '../layout';
+import { type AutoTopupSectionData, autoTopupSection } from './user-auto-topup-section';
 import { limitsSection } from './user-limits-section';
 
 export interface UserPageData {
@@ -32,6 +33,7 @@ export interface UserPageData {
   usage: UsageDay[];
   /** readSpendLimits: the limits in force, what was spent, when each resets. */
   limits: SpendLimitsView;
+  autoTopup: AutoTopupSectionData;
   /** The id of the last ledger entry shown when more follow (the next page's cursor). */
   ledgerNextCursor: number | null;
   ledgerCursor: number | undefined;
@@ -128,6 +130,7 @@ ${table(
   'holds',
 )}
 ${limitsSection(data.limits, userPath)}
+${autoTopupSection(data.autoTopup, userPath)}
 <h2>Balance over time</h2>
 ${lineChart(
   data.series.map((point) => ({ at: point.at, value: point.balance, min: point.min, max: point.max })),

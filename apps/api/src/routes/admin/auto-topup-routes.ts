@@ -1,18 +1,10 @@
-import {
-  adminActions,
-  disableAutoTopup,
-  handOffCommitted,
-  listAutoTopupAttempts,
-  openUnitOfWork,
-  readAutoTopup,
-  resolveUserId,
-  type UnitOfWork,
-} from '@tally/billing-core';
+import { adminActions, listAutoTopupAttempts, readAutoTopup, resolveUserId } from '@tally/billing-core';
 import { z } from 'zod';
 import { autoTopupAnswerSchema, autoTopupAttemptSchema } from '../../http/auto-topup-body';
 import { defineRoute } from '../../http/define-route';
 import { userIdSchema } from '../../http/params';
 import { answerDoc, errorDoc } from '../../http/route-doc';
+import { runAutoTopupDisable } from './auto-topup-actions';
 
 const supportAnswerSchema = z.strictObject({
   autoTopup: autoTopupAnswerSchema,
@@ -67,17 +59,12 @@ export const autoTopupAdminRoutes = [
       400: errorDoc('a bad user id or body (the note is required)', ['invalid_request']),
     },
     handler: async ({ params, audited }, services) => {
-      let uow: UnitOfWork | undefined;
-      const answer = await audited(
-        async (trx) => {
-          uow = openUnitOfWork(trx, services.outbox);
-          const disabled = await disableAutoTopup(uow, await resolveUserId(trx, params.userId));
-          return { statusCode: 200, body: { userId: params.userId, disabled } };
-        },
-        (result) => result,
-      );
-      await handOffCommitted(services.outbox, uow);
-      return { status: answer.statusCode, body: answer.body as z.input<typeof disableAnswerSchema> };
+      const body = (disabled: boolean) => ({ userId: params.userId, disabled });
+      const disabled = await runAutoTopupDisable(audited, services, params.userId, (disabled) => ({
+        statusCode: 200,
+        body: body(disabled),
+      }));
+      return { status: 200, body: body(disabled) satisfies z.input<typeof disableAnswerSchema> };
     },
   }),
 ];
