@@ -4460,6 +4460,935 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/users/{userId}/payment-methods/setup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create (or reuse) the user's Stripe Customer and a SetupIntent for off-session charges */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description 1 to 255 visible ASCII characters: a retry with the same key gets the first answer (docs/idempotency.md) */
+                    "Idempotency-Key"?: string;
+                };
+                path: {
+                    userId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description confirm the SetupIntent with Stripe.js; setup_intent.succeeded saves the card */
+                201: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description the SetupIntent's client secret: confirm it with Stripe.js */
+                            clientSecret: string;
+                            /** @description the user's Stripe Customer */
+                            customerId: string;
+                            setupIntentId: string;
+                        };
+                    };
+                };
+                /** @description a body that is not JSON, or bad input */
+                400: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "invalid_request" | "malformed_json" | "unsupported_encoding" | "request_aborted" | "invalid_content_length" | "invalid_idempotency_key";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description no valid app key as a bearer token */
+                401: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unauthorized";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description a request with this Idempotency-Key is still running; retry later */
+                409: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "idempotency_key_in_use";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description a body over 100 kB */
+                413: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "payload_too_large";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description a body sent with a Content-Type other than application/json */
+                415: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unsupported_media_type";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description this Idempotency-Key was used with another method, path or body */
+                422: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "idempotency_key_reused";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description this client failed authentication too often (API_FAILED_AUTH_*); retry later */
+                429: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "too_many_failed_attempts";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description an unexpected failure (logged with the Request-Id) */
+                500: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "internal_error";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Stripe is unavailable or refused the request */
+                502: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "stripe_unavailable" | "stripe_request_failed";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Stripe is not configured, or asked to retry later */
+                503: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "not_configured" | "retry_later" | "database_unavailable";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/users/{userId}/auto-topup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The auto top-up settings, the saved card, this month’s count and the attempt in flight */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    userId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the auto top-up (enabled false when never set) */
+                200: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            userId: string;
+                            enabled: boolean;
+                            packId: string | null;
+                            threshold: number | null;
+                            monthlyLimit: number | null;
+                            /**
+                             * @description why Tally turned it off: three failures in a row, or support; the app enabling it again turns it on
+                             * @enum {string|null}
+                             */
+                            disabledReason: "failures" | "operator" | null;
+                            failuresInARow: number;
+                            /** @description the card setup_intent.succeeded saved; nothing is charged without one */
+                            paymentMethod: {
+                                id: string;
+                                customerId: string;
+                                savedAt: string;
+                            } | null;
+                            /** @description top-ups this calendar month that count against monthlyLimit */
+                            thisMonth: number;
+                            inFlight: {
+                                id: string;
+                                /** @description `autotopup:{id}`: the top-up's reference and Stripe's idempotency key */
+                                reference: string;
+                                packId: string;
+                                /** @enum {string} */
+                                status: "pending" | "processing" | "succeeded" | "failed" | "canceled";
+                                /** @description what the triggering spend left available */
+                                availableAfter: number;
+                                threshold: number;
+                                paymentIntentId: string | null;
+                                /** @description why it failed or was canceled (a decline code, authentication_required, …) */
+                                failureCode: string | null;
+                                /** @description the bank wants the customer on session (see wallet.auto_topup_failed) */
+                                requiresAction: boolean;
+                                tries: number;
+                                createdAt: string;
+                                finishedAt: string | null;
+                            } | null;
+                        };
+                    };
+                };
+                /** @description a bad request (the URL holds a NUL, a bad parameter) */
+                400: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "invalid_request";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description no valid app key as a bearer token */
+                401: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unauthorized";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description this client failed authentication too often (API_FAILED_AUTH_*); retry later */
+                429: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "too_many_failed_attempts";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description an unexpected failure (logged with the Request-Id) */
+                500: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "internal_error";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description the database cannot be reached right now; retry later */
+                503: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "database_unavailable";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        /** Set auto top-up: the pack, the threshold, the monthly limit and whether it is on */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    userId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description the token pack each auto top-up buys (a catalog pack with a Stripe price) */
+                        packId: string;
+                        /** @description a spend that leaves `available` below this triggers a top-up */
+                        threshold: number;
+                        /** @description top-ups per calendar month (UTC), 1 to 100 */
+                        monthlyLimit: number;
+                        /** @description true turns it on (and clears the failures in a row); false turns it off */
+                        enabled: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description the auto top-up as it is now */
+                200: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            userId: string;
+                            enabled: boolean;
+                            packId: string | null;
+                            threshold: number | null;
+                            monthlyLimit: number | null;
+                            /**
+                             * @description why Tally turned it off: three failures in a row, or support; the app enabling it again turns it on
+                             * @enum {string|null}
+                             */
+                            disabledReason: "failures" | "operator" | null;
+                            failuresInARow: number;
+                            /** @description the card setup_intent.succeeded saved; nothing is charged without one */
+                            paymentMethod: {
+                                id: string;
+                                customerId: string;
+                                savedAt: string;
+                            } | null;
+                            /** @description top-ups this calendar month that count against monthlyLimit */
+                            thisMonth: number;
+                            inFlight: {
+                                id: string;
+                                /** @description `autotopup:{id}`: the top-up's reference and Stripe's idempotency key */
+                                reference: string;
+                                packId: string;
+                                /** @enum {string} */
+                                status: "pending" | "processing" | "succeeded" | "failed" | "canceled";
+                                /** @description what the triggering spend left available */
+                                availableAfter: number;
+                                threshold: number;
+                                paymentIntentId: string | null;
+                                /** @description why it failed or was canceled (a decline code, authentication_required, …) */
+                                failureCode: string | null;
+                                /** @description the bank wants the customer on session (see wallet.auto_topup_failed) */
+                                requiresAction: boolean;
+                                tries: number;
+                                createdAt: string;
+                                finishedAt: string | null;
+                            } | null;
+                        };
+                    };
+                };
+                /** @description a bad body, or a pack the catalog does not sell through Stripe */
+                400: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "invalid_request" | "unknown_pack" | "malformed_json" | "unsupported_encoding" | "request_aborted" | "invalid_content_length";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description no valid app key as a bearer token */
+                401: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unauthorized";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description a body over 100 kB */
+                413: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "payload_too_large";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description a body sent with a Content-Type other than application/json */
+                415: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unsupported_media_type";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description this client failed authentication too often (API_FAILED_AUTH_*); retry later */
+                429: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "too_many_failed_attempts";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description an unexpected failure (logged with the Request-Id) */
+                500: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "internal_error";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description no catalog is configured */
+                503: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "not_configured" | "database_unavailable";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        /** Turn auto top-up off and forget its settings (the saved card stays) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    userId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the auto top-up as it is now (enabled false) */
+                200: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            userId: string;
+                            enabled: boolean;
+                            packId: string | null;
+                            threshold: number | null;
+                            monthlyLimit: number | null;
+                            /**
+                             * @description why Tally turned it off: three failures in a row, or support; the app enabling it again turns it on
+                             * @enum {string|null}
+                             */
+                            disabledReason: "failures" | "operator" | null;
+                            failuresInARow: number;
+                            /** @description the card setup_intent.succeeded saved; nothing is charged without one */
+                            paymentMethod: {
+                                id: string;
+                                customerId: string;
+                                savedAt: string;
+                            } | null;
+                            /** @description top-ups this calendar month that count against monthlyLimit */
+                            thisMonth: number;
+                            inFlight: {
+                                id: string;
+                                /** @description `autotopup:{id}`: the top-up's reference and Stripe's idempotency key */
+                                reference: string;
+                                packId: string;
+                                /** @enum {string} */
+                                status: "pending" | "processing" | "succeeded" | "failed" | "canceled";
+                                /** @description what the triggering spend left available */
+                                availableAfter: number;
+                                threshold: number;
+                                paymentIntentId: string | null;
+                                /** @description why it failed or was canceled (a decline code, authentication_required, …) */
+                                failureCode: string | null;
+                                /** @description the bank wants the customer on session (see wallet.auto_topup_failed) */
+                                requiresAction: boolean;
+                                tries: number;
+                                createdAt: string;
+                                finishedAt: string | null;
+                            } | null;
+                        };
+                    };
+                };
+                /** @description a body that is not JSON, or bad input */
+                400: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "invalid_request" | "malformed_json" | "unsupported_encoding" | "request_aborted" | "invalid_content_length";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description no valid app key as a bearer token */
+                401: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unauthorized";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description a body over 100 kB */
+                413: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "payload_too_large";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description a body sent with a Content-Type other than application/json */
+                415: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unsupported_media_type";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description this client failed authentication too often (API_FAILED_AUTH_*); retry later */
+                429: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "too_many_failed_attempts";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description an unexpected failure (logged with the Request-Id) */
+                500: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "internal_error";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description the database cannot be reached right now; retry later */
+                503: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "database_unavailable";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/users/{userId}/auto-topup/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The user's auto top-up attempts, newest first */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    userId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the attempts */
+                200: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            userId: string;
+                            /** @description newest first, at most 20 */
+                            attempts: {
+                                id: string;
+                                /** @description `autotopup:{id}`: the top-up's reference and Stripe's idempotency key */
+                                reference: string;
+                                packId: string;
+                                /** @enum {string} */
+                                status: "pending" | "processing" | "succeeded" | "failed" | "canceled";
+                                /** @description what the triggering spend left available */
+                                availableAfter: number;
+                                threshold: number;
+                                paymentIntentId: string | null;
+                                /** @description why it failed or was canceled (a decline code, authentication_required, …) */
+                                failureCode: string | null;
+                                /** @description the bank wants the customer on session (see wallet.auto_topup_failed) */
+                                requiresAction: boolean;
+                                tries: number;
+                                createdAt: string;
+                                finishedAt: string | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description a bad request (the URL holds a NUL, a bad parameter) */
+                400: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "invalid_request";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description no valid app key as a bearer token */
+                401: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unauthorized";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description this client failed authentication too often (API_FAILED_AUTH_*); retry later */
+                429: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "too_many_failed_attempts";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description an unexpected failure (logged with the Request-Id) */
+                500: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "internal_error";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description the database cannot be reached right now; retry later */
+                503: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "database_unavailable";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/audit": {
         parameters: {
             query?: never;
@@ -7177,6 +8106,362 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/users/{userId}/auto-topup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A user's auto top-up settings, saved card and latest attempts */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    userId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the auto top-up and its attempts */
+                200: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            autoTopup: {
+                                userId: string;
+                                enabled: boolean;
+                                packId: string | null;
+                                threshold: number | null;
+                                monthlyLimit: number | null;
+                                /**
+                                 * @description why Tally turned it off: three failures in a row, or support; the app enabling it again turns it on
+                                 * @enum {string|null}
+                                 */
+                                disabledReason: "failures" | "operator" | null;
+                                failuresInARow: number;
+                                /** @description the card setup_intent.succeeded saved; nothing is charged without one */
+                                paymentMethod: {
+                                    id: string;
+                                    customerId: string;
+                                    savedAt: string;
+                                } | null;
+                                /** @description top-ups this calendar month that count against monthlyLimit */
+                                thisMonth: number;
+                                inFlight: {
+                                    id: string;
+                                    /** @description `autotopup:{id}`: the top-up's reference and Stripe's idempotency key */
+                                    reference: string;
+                                    packId: string;
+                                    /** @enum {string} */
+                                    status: "pending" | "processing" | "succeeded" | "failed" | "canceled";
+                                    /** @description what the triggering spend left available */
+                                    availableAfter: number;
+                                    threshold: number;
+                                    paymentIntentId: string | null;
+                                    /** @description why it failed or was canceled (a decline code, authentication_required, …) */
+                                    failureCode: string | null;
+                                    /** @description the bank wants the customer on session (see wallet.auto_topup_failed) */
+                                    requiresAction: boolean;
+                                    tries: number;
+                                    createdAt: string;
+                                    finishedAt: string | null;
+                                } | null;
+                            };
+                            /** @description newest first, at most 20 */
+                            attempts: {
+                                id: string;
+                                /** @description `autotopup:{id}`: the top-up's reference and Stripe's idempotency key */
+                                reference: string;
+                                packId: string;
+                                /** @enum {string} */
+                                status: "pending" | "processing" | "succeeded" | "failed" | "canceled";
+                                /** @description what the triggering spend left available */
+                                availableAfter: number;
+                                threshold: number;
+                                paymentIntentId: string | null;
+                                /** @description why it failed or was canceled (a decline code, authentication_required, …) */
+                                failureCode: string | null;
+                                /** @description the bank wants the customer on session (see wallet.auto_topup_failed) */
+                                requiresAction: boolean;
+                                tries: number;
+                                createdAt: string;
+                                finishedAt: string | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description a bad request (the URL holds a NUL, a bad parameter) */
+                400: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "invalid_request";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description no valid admin key as a bearer token */
+                401: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unauthorized";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description this client failed authentication too often (API_FAILED_AUTH_*); retry later */
+                429: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "too_many_failed_attempts";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description an unexpected failure (logged with the Request-Id) */
+                500: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "internal_error";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description the database cannot be reached right now; retry later */
+                503: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "database_unavailable";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/users/{userId}/auto-topup/disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Turn a user's auto top-up off (audited); the app enabling it again turns it back on */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    userId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description why: kept in the audit row */
+                        note: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description turned off (disabled false: it was off already) */
+                200: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            userId: string;
+                            /** @description false when it was already off */
+                            disabled: boolean;
+                        };
+                    };
+                };
+                /** @description a bad user id or body (the note is required) */
+                400: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "invalid_request" | "malformed_json" | "unsupported_encoding" | "request_aborted" | "invalid_content_length";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description no valid admin key as a bearer token */
+                401: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unauthorized";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description a body over 100 kB */
+                413: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "payload_too_large";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description a body sent with a Content-Type other than application/json */
+                415: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unsupported_media_type";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description this client failed authentication too often (API_FAILED_AUTH_*); retry later */
+                429: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "too_many_failed_attempts";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description an unexpected failure (logged with the Request-Id) */
+                500: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "internal_error";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description the database cannot be reached right now; retry later */
+                503: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "database_unavailable" | "audit_unavailable";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/reconcile/stripe": {
         parameters: {
             query?: never;
@@ -7404,7 +8689,7 @@ export interface paths {
             parameters: {
                 query?: {
                     userId?: string;
-                    type?: "wallet.credited" | "wallet.debited" | "wallet.balance_low" | "subscription.updated" | "studio.request.completed" | "studio.request.failed" | "wallet.credits_expiring" | "wallet.credits_expired" | "wallet.debt_changed";
+                    type?: "wallet.credited" | "wallet.debited" | "wallet.balance_low" | "subscription.updated" | "studio.request.completed" | "studio.request.failed" | "wallet.credits_expiring" | "wallet.credits_expired" | "wallet.debt_changed" | "wallet.auto_topup_failed" | "wallet.auto_topup_disabled";
                     status?: "pending" | "delivered" | "failed";
                     limit?: number;
                     cursor?: number;
@@ -7428,7 +8713,7 @@ export interface paths {
                                 /** @description the webhook-id: msg_ and 32 hex digits */
                                 id: string;
                                 /** @enum {string} */
-                                type: "wallet.credited" | "wallet.debited" | "wallet.balance_low" | "subscription.updated" | "studio.request.completed" | "studio.request.failed" | "wallet.credits_expiring" | "wallet.credits_expired" | "wallet.debt_changed";
+                                type: "wallet.credited" | "wallet.debited" | "wallet.balance_low" | "subscription.updated" | "studio.request.completed" | "studio.request.failed" | "wallet.credits_expiring" | "wallet.credits_expired" | "wallet.debt_changed" | "wallet.auto_topup_failed" | "wallet.auto_topup_disabled";
                                 userId: string;
                                 /** @enum {string} */
                                 status: "pending" | "delivered" | "failed";
@@ -7577,7 +8862,7 @@ export interface paths {
                             /** @description the webhook-id: msg_ and 32 hex digits */
                             id: string;
                             /** @enum {string} */
-                            type: "wallet.credited" | "wallet.debited" | "wallet.balance_low" | "subscription.updated" | "studio.request.completed" | "studio.request.failed" | "wallet.credits_expiring" | "wallet.credits_expired" | "wallet.debt_changed";
+                            type: "wallet.credited" | "wallet.debited" | "wallet.balance_low" | "subscription.updated" | "studio.request.completed" | "studio.request.failed" | "wallet.credits_expiring" | "wallet.credits_expired" | "wallet.debt_changed" | "wallet.auto_topup_failed" | "wallet.auto_topup_disabled";
                             userId: string;
                             /** @enum {string} */
                             status: "pending" | "delivered" | "failed";
@@ -7748,7 +9033,7 @@ export interface paths {
                                 /** @description the webhook-id: msg_ and 32 hex digits */
                                 id: string;
                                 /** @enum {string} */
-                                type: "wallet.credited" | "wallet.debited" | "wallet.balance_low" | "subscription.updated" | "studio.request.completed" | "studio.request.failed" | "wallet.credits_expiring" | "wallet.credits_expired" | "wallet.debt_changed";
+                                type: "wallet.credited" | "wallet.debited" | "wallet.balance_low" | "subscription.updated" | "studio.request.completed" | "studio.request.failed" | "wallet.credits_expiring" | "wallet.credits_expired" | "wallet.debt_changed" | "wallet.auto_topup_failed" | "wallet.auto_topup_disabled";
                                 userId: string;
                                 /** @enum {string} */
                                 status: "pending" | "delivered" | "failed";
@@ -8682,6 +9967,139 @@ export interface webhooks {
                             change: number;
                             reason: string;
                             reference: string | null;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description delivered: any 2xx answer ends the retries */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description not delivered: retried with backoff, then marked failed */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "wallet.auto_topup_failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** wallet.auto_topup_failed: POSTed to APP_WEBHOOK_URL (Standard Webhooks; docs/app-webhooks.md) */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description msg_ and 32 hex digits, the same on every attempt of a message */
+                    "webhook-id": string;
+                    /** @description Unix seconds of this attempt */
+                    "webhook-timestamp": string;
+                    /** @description one v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}"> per secret, space separated */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "wallet.auto_topup_failed";
+                        /**
+                         * Format: date-time
+                         * @description the ISO time of the change (the same on every attempt)
+                         */
+                        timestamp: string;
+                        data: {
+                            userId: string;
+                            attemptId: string;
+                            code: string;
+                            requiresAction: boolean;
+                            clientSecret: string | null;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description delivered: any 2xx answer ends the retries */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description not delivered: retried with backoff, then marked failed */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "wallet.auto_topup_disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** wallet.auto_topup_disabled: POSTed to APP_WEBHOOK_URL (Standard Webhooks; docs/app-webhooks.md) */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description msg_ and 32 hex digits, the same on every attempt of a message */
+                    "webhook-id": string;
+                    /** @description Unix seconds of this attempt */
+                    "webhook-timestamp": string;
+                    /** @description one v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}"> per secret, space separated */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "wallet.auto_topup_disabled";
+                        /**
+                         * Format: date-time
+                         * @description the ISO time of the change (the same on every attempt)
+                         */
+                        timestamp: string;
+                        data: {
+                            userId: string;
+                            /** @enum {string} */
+                            reason: "failures" | "operator";
+                            failuresInARow: number;
                         };
                     };
                 };

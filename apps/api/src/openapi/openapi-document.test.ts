@@ -44,7 +44,9 @@ describe('the OpenAPI document (GET /openapi.json)', () => {
 
   it('describes only /v1 and /admin routes, each behind its bearer scheme, every answer with Request-Id', () => {
     const operations = Object.entries(document.paths ?? {}).flatMap(([path, item]) =>
-      (['get', 'post', 'put'] as const).flatMap((method) => (item[method] ? [{ path, operation: item[method] }] : [])),
+      (['get', 'post', 'put', 'delete'] as const).flatMap((method) =>
+        item[method] ? [{ path, operation: item[method] }] : [],
+      ),
     );
     expect(operations.length).toBeGreaterThanOrEqual(24);
     for (const { path, operation } of operations) {
