@@ -85,3 +85,11 @@ export function parseOr400<S extends z.ZodType>(
   sendAnswer(res, parsed.answer);
   return undefined;
 }
+
+/** Why support did something (a forgive, a disable): required, kept in the audit row. */
+export const supportNoteSchema = z
+  .string()
+  .min(1)
+  .max(1000)
+  .refine(noNul, { message: 'must not contain NUL' })
+  .describe('why: kept in the audit row');

@@ -2,7 +2,7 @@ import { adminActions, listAutoTopupAttempts, readAutoTopup, resolveUserId } fro
 import { z } from 'zod';
 import { autoTopupAnswerSchema, autoTopupAttemptSchema } from '../../http/auto-topup-body';
 import { defineRoute } from '../../http/define-route';
-import { userIdSchema } from '../../http/params';
+import { supportNoteSchema, userIdSchema } from '../../http/params';
 import { answerDoc, errorDoc } from '../../http/route-doc';
 import { runAutoTopupDisable } from './auto-topup-actions';
 
@@ -12,12 +12,7 @@ const supportAnswerSchema = z.strictObject({
 });
 
 const disableBodySchema = z.strictObject({
-  note: z
-    .string()
-    .min(1)
-    .max(1000)
-    .refine((note) => !note.includes('\u0000'), { message: 'must not contain NUL' })
-    .describe('why: kept in the audit row'),
+  note: supportNoteSchema,
 });
 
 const disableAnswerSchema = z.strictObject({

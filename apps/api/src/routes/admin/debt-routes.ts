@@ -8,7 +8,7 @@ import {
 } from '@tally/billing-core';
 import { z } from 'zod';
 import { defineRoute } from '../../http/define-route';
-import { userIdSchema } from '../../http/params';
+import { supportNoteSchema, userIdSchema } from '../../http/params';
 import { answerDoc, errorDoc } from '../../http/route-doc';
 
 const forgiveBodySchema = z.strictObject({
@@ -19,12 +19,7 @@ const forgiveBodySchema = z.strictObject({
     .max(1_000_000_000)
     .optional()
     .describe('tokens to forgive (default all of the debt); more than the debt forgives the debt'),
-  note: z
-    .string()
-    .min(1)
-    .max(1000)
-    .refine((note) => !note.includes('\u0000'), { message: 'must not contain NUL' })
-    .describe('why: kept in the audit row'),
+  note: supportNoteSchema,
 });
 
 const forgiveAnswerSchema = z.strictObject({

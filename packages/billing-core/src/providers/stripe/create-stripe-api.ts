@@ -82,6 +82,22 @@ export function createStripeApi(settings: StripeApiSettings): StripeApi {
     telemetry: false,
     ...toStripeHostOptions(settings.apiBaseUrl),
   });
+  /** One PaymentIntent create: the amount, currency, metadata and description, and what the kind adds. */
+  const createIntent = (
+    params: { amountMinor: number; currency: string; metadata: Record<string, string>; description?: string },
+    kind: Omit<Stripe.PaymentIntentCreateParams, 'amount' | 'currency' | 'metadata' | 'description'>,
+    idempotencyKey: string,
+  ) =>
+    stripe.paymentIntents.create(
+      {
+        amount: params.amountMinor,
+        currency: params.currency,
+        metadata: params.metadata,
+        ...(params.description === undefined ? {} : { description: params.description }),
+        ...kind,
+      },
+      { idempotencyKey },
+    );
   const call = async <T>(what: string, run: () => Promise<T>): Promise<Record<string, unknown>> => {
     try {
       return (await run()) as unknown as Record<string, unknown>;
@@ -95,18 +111,10 @@ export function createStripeApi(settings: StripeApiSettings): StripeApi {
     retrieveDispute: (id) => call(`retrieve dispute ${id}`, () => stripe.disputes.retrieve(id)),
     retrieveCheckoutSession: (id) =>
       call(`retrieve checkout session ${id}`, () => stripe.checkout.sessions.retrieve(id, { expand: ['line_items'] })),
+    // A top-up the browser pays: the methods the Dashboard enables, confirmed by Stripe.js.
     createPaymentIntent: (params, options) =>
       call('create payment intent', () =>
-        stripe.paymentIntents.create(
-          {
-            amount: params.amountMinor,
-            currency: params.currency,
-            metadata: params.metadata,
-            automatic_payment_methods: { enabled: true },
-            ...(params.description === undefined ? {} : { description: params.description }),
-          },
-          { idempotencyKey: options.idempotencyKey },
-        ),
+        createIntent(params, { automatic_payment_methods: { enabled: true } }, options.idempotencyKey),
       ),
     createCustomer: (params, options) =>
       call('create customer', () =>
@@ -127,20 +135,13 @@ export function createStripeApi(settings: StripeApiSettings): StripeApi {
           { idempotencyKey: options.idempotencyKey },
         ),
       ),
+    // Auto top-up: the saved card, charged and confirmed now, without the customer.
     chargeOffSession: (params, options) =>
       call('charge off session', () =>
-        stripe.paymentIntents.create(
-          {
-            amount: params.amountMinor,
-            currency: params.currency,
-            customer: params.customerId,
-            payment_method: params.paymentMethodId,
-            off_session: true,
-            confirm: true,
-            metadata: params.metadata,
-            description: params.description,
-          },
-          { idempotencyKey: options.idempotencyKey },
+        createIntent(
+          params,
+          { customer: params.customerId, payment_method: params.paymentMethodId, off_session: true, confirm: true },
+          options.idempotencyKey,
         ),
       ),
     async findInvoiceOfPaymentIntent(paymentIntentId) {
