@@ -12,16 +12,19 @@ export interface AutoTopupTrigger {
   threshold: number;
 }
 
-/** The sub-select lockWalletForSpend adds: one primary-key probe of each of two small tables. */
-export function autoTopupTriggerSql(userId: string): RawBuilder<AutoTopupTrigger> {
-  return sql<AutoTopupTrigger>`
+/**
+ * The scalar sub-select lockWalletForSpend adds (the threshold, or NULL): one primary-key probe of
+ * each of two small tables, no row built.
+ */
+export function autoTopupThresholdSql(userId: string): RawBuilder<number | null> {
+  return sql<number | null>`
     SELECT s.threshold FROM auto_topup_settings s
       JOIN saved_payment_methods pm ON pm.user_id = s.user_id
      WHERE s.user_id = ${userId} AND s.enabled`;
 }
 
-export function autoTopupTriggerOf(row: { threshold: number | string } | null | undefined): AutoTopupTrigger | null {
-  return row ? { threshold: Number(row.threshold) } : null;
+export function autoTopupTriggerOf(threshold: number | string | null | undefined): AutoTopupTrigger | null {
+  return threshold === null || threshold === undefined ? null : { threshold: Number(threshold) };
 }
 
 /** A new attempt's id: `at_` and 24 random hex characters (random: unique in a Stripe account across databases). */

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { type AutoTopupTrigger, autoTopupTriggerOf, autoTopupTriggerSql } from '../auto-topup/trigger-auto-topup';
+import { type AutoTopupTrigger, autoTopupThresholdSql, autoTopupTriggerOf } from '../auto-topup/trigger-auto-topup';
 import type { HoldRow } from '../db/schema';
 import { activeHold, fundsOf, readWalletFunds, type WalletFunds } from '../ledger/held-tokens';
 import { takeFreedVoidedTokens } from '../ledger/voided-lots';
@@ -47,7 +47,7 @@ export function lockWalletFunds(
  * statement also reads what the spend limits decide on (spendReadSql: the user's own limits and
  * what they spent today and this month), so a limit costs no statement of its own. The counters
  * it reads are written by the posting statements of spends, under this same lock. It reads the
- * user's auto top-up threshold too (autoTopupTriggerSql), for the trigger after the spend.
+ * user's auto top-up threshold too (autoTopupThresholdSql), for the trigger after the spend.
  */
 export async function lockWalletForSpend(
   uow: UnitOfWork,
@@ -83,7 +83,7 @@ async function lockAndRead(
       lapsed: boolean;
       shortfalls_open: boolean;
       spend?: SpendReadRow;
-      auto_topup?: { threshold: number } | null;
+      auto_topup_threshold?: number | string | null;
     } & {
       [K in keyof LockedHold]: LockedHold[K] | null;
     }
@@ -97,7 +97,7 @@ async function lockAndRead(
            ${
              spending
                ? sql`(SELECT row_to_json(sp) FROM (${spendReadSql(userId)}) AS sp) AS spend,
-                            (SELECT row_to_json(at) FROM (${autoTopupTriggerSql(userId)}) AS at) AS auto_topup,`
+                            (${autoTopupThresholdSql(userId)}) AS auto_topup_threshold,`
                : sql``
            }
            x.*
@@ -111,11 +111,11 @@ async function lockAndRead(
     lapsed,
     shortfalls_open: shortfallsOpen,
     spend: spendRow,
-    auto_topup: autoTopupRow,
+    auto_topup_threshold: autoTopupThreshold,
     ...holdColumns
   } = row;
   const hold = holdColumns.id === null ? undefined : (holdColumns as LockedHold);
-  const spend = spendRow ? { spend: spendReadOf(spendRow), autoTopup: autoTopupTriggerOf(autoTopupRow) } : {};
+  const spend = spendRow ? { spend: spendReadOf(spendRow), autoTopup: autoTopupTriggerOf(autoTopupThreshold) } : {};
   if (!lapsed) return { ...fundsOf(balance, Number(held)), shortfallsOpen, hold, ...spend };
   // A lapsed hold already stopped counting; only a recovery it made moves the funds.
   await settleLapsedHolds(uow, userId);
