@@ -1,7 +1,11 @@
 import {
   Advance,
   AdvanceToNextExpiry,
+  CardBehaves,
+  ChargeAutoTopup,
+  Debit,
   DisputeNext,
+  EnableAutoTopup,
   Grant,
   Hold,
   PayInvoice,
@@ -94,6 +98,38 @@ describe('sequences the model check found', () => {
       new PricedHold(2, 1),
       new PricedCapture(0, 100),
       new PayInvoice(1),
+    ]);
+  });
+
+  it('auto top-up: the monthly limit holds after a paid top-up (found with the limit uncounted, seed 500846567)', async () => {
+    await replaySequence(system, [
+      new EnableAutoTopup(60, 1),
+      new PricedHold(0, 1),
+      new ChargeAutoTopup(),
+      new Hold(71, 1),
+    ]);
+  });
+
+  it('auto top-up: three refused charges in a row turn it off; enabling it again starts over (caught with the disable removed)', async () => {
+    // A free hold by estimate (spec 0 costs nothing) is a spend that leaves an empty wallet below the threshold.
+    await replaySequence(system, [
+      new EnableAutoTopup(150, 5),
+      new CardBehaves('declines'),
+      new PricedHold(0, 1),
+      new ChargeAutoTopup(),
+      new CardBehaves('requires_authentication'),
+      new PricedHold(0, 1),
+      new ChargeAutoTopup(),
+      new CardBehaves('declines'),
+      new PricedHold(0, 1),
+      new ChargeAutoTopup(),
+      new PricedHold(0, 1),
+      new ChargeAutoTopup(),
+      new CardBehaves('succeeds'),
+      new EnableAutoTopup(150, 5),
+      new PricedHold(0, 1),
+      new ChargeAutoTopup(),
+      new Debit(60),
     ]);
   });
 });

@@ -79,7 +79,7 @@ function soloCommands() {
     .map(([h, tenths]) => new C.PricedCapture(h, tenths));
   // Auto top-up: thresholds near what a sequence holds (a pack is 100), limits that a sequence reaches.
   const enableAutoTopup = fc
-    .tuple(fc.constantFrom(20, 60, 150), fc.constantFrom(1, 2, 5))
+    .tuple(fc.constantFrom(20, 60, 150, 150), fc.constantFrom(1, 1, 2, 5))
     .map(([threshold, limit]) => new C.EnableAutoTopup(threshold, limit));
   const card = fc
     .constantFrom<M.CardBehaviour>('succeeds', 'declines', 'declines', 'requires_authentication')
@@ -107,9 +107,9 @@ function soloCommands() {
     [pricedCapture, 3],
     [forgive, 1],
     [setLimits, 2],
-    [enableAutoTopup, 2],
+    [enableAutoTopup, 3],
     [card, 2],
-    [chargeAutoTopup, 4],
+    [chargeAutoTopup, 5],
   ];
   return weighted.flatMap(([arbitrary, weight]) => Array.from({ length: weight }, () => arbitrary));
 }
