@@ -3,17 +3,16 @@ import { type Kysely, sql } from 'kysely';
 import type { Catalog } from '../catalog/catalog';
 import type { AutoTopupAttemptRow, DB } from '../db/schema';
 import { BillingError, isRetryable, toErrorText } from '../errors';
-import type { StripeApi } from '../ports/stripe-api';
+import { type StripeApi, StripeCardError } from '../ports/stripe-api';
 import { stripeIdOf, stripeStringAt } from '../provider-data/stripe-objects';
-import { StripeCardError } from '../providers/stripe/create-stripe-api';
 import { type BackoffSettings, computeBackoffDelayMs } from '../scheduling/backoff';
+import { autoTopupReference } from '../topups/auto-topup-top-ups';
 import { settleTopup } from '../topups/settle-topup';
 import type { AppWebhookOutbox } from '../unit-of-work/app-webhook-outbox';
 import { inUnitOfWork } from '../unit-of-work/unit-of-work';
 import { lockUser } from '../users/lock-user';
 import { type AutoTopupFailure, failAutoTopupAttempt } from './finish-auto-topup';
 import { prepareAutoTopupCharge } from './prepare-auto-topup-charge';
-import { autoTopupReference } from './trigger-auto-topup';
 
 export interface AutoTopupChargeDeps {
   db: Kysely<DB>;

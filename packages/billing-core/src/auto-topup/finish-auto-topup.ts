@@ -6,28 +6,6 @@ import type { UnitOfWork } from '../unit-of-work/unit-of-work';
 /** Failures in a row that turn auto top-up off until the app enables it again. */
 export const autoTopupFailuresToDisable = 3;
 
-/**
- * The attempt's top-up was paid (settleTopup, the one pending → paid transition of every top-up,
- * from the webhook, a retrieve or the charge's own answer): the attempt succeeded, whatever it was
- * before (a failed attempt whose customer later paid on session succeeds too), and the failures
- * in a row start again. In the credit's transaction.
- */
-export async function markAutoTopupSucceeded(
-  uow: UnitOfWork,
-  attemptId: string,
-  paymentIntentId: string,
-): Promise<void> {
-  await sql`
-    WITH a AS (
-      UPDATE auto_topup_attempts
-         SET status = 'succeeded', payment_intent_id = ${paymentIntentId}, locked_until = NULL,
-             finished_at = coalesce(finished_at, now()), updated_at = now()
-       WHERE id = ${attemptId} AND status <> 'succeeded'
-      RETURNING user_id)
-    UPDATE auto_topup_settings s SET failures_in_a_row = 0, updated_at = now()
-      FROM a WHERE s.user_id = a.user_id AND s.failures_in_a_row <> 0`.execute(uow.trx);
-}
-
 export interface AutoTopupFailure {
   /** Stripe's decline code or error code (`insufficient_funds`, `authentication_required`, …). */
   code: string;

@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Catalog } from '../catalog/catalog';
 import type { AutoTopupAttemptRow, DB, TopupRow } from '../db/schema';
 import { activeHold } from '../ledger/held-tokens';
-import { autoTopupReference } from './trigger-auto-topup';
+import { autoTopupReference } from '../topups/auto-topup-top-ups';
 
 export type PreparedAutoTopupCharge = { kind: 'ready'; topup: TopupRow } | { kind: 'canceled'; code: string };
 

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { type RawBuilder, sql } from 'kysely';
-import { referencePrefixes } from '../references';
 import type { UnitOfWork } from '../unit-of-work/unit-of-work';
 
 /**
@@ -30,16 +29,6 @@ export function autoTopupTriggerOf(threshold: number | string | null | undefined
 /** A new attempt's id: `at_` and 24 random hex characters (random: unique in a Stripe account across databases). */
 export function newAutoTopupAttemptId(): string {
   return `at_${randomBytes(12).toString('hex')}`;
-}
-
-/** An attempt's reference: its top-up's reference, Stripe's idempotency key and its metadata. */
-export function autoTopupReference(attemptId: string): string {
-  return `${referencePrefixes.autoTopup}${attemptId}`;
-}
-
-/** The attempt a top-up reference names, or null for a top-up the app started. */
-export function attemptIdOfTopup(reference: string): string | null {
-  return reference.startsWith(referencePrefixes.autoTopup) ? reference.slice(referencePrefixes.autoTopup.length) : null;
 }
 
 /**

@@ -1,6 +1,4 @@
 import { sql } from 'kysely';
-import { markAutoTopupSucceeded } from '../auto-topup/finish-auto-topup';
-import { attemptIdOfTopup } from '../auto-topup/trigger-auto-topup';
 import type { Catalog } from '../catalog/catalog';
 import type { TopupRow } from '../db/schema';
 import { InvalidEventError } from '../errors';
@@ -14,6 +12,7 @@ import {
 } from '../provider-data/stripe-objects';
 import { references } from '../references';
 import type { UnitOfWork } from '../unit-of-work/unit-of-work';
+import { attemptIdOfTopup, markAutoTopupSucceeded } from './auto-topup-top-ups';
 
 export type SettleTopupResult =
   | { kind: 'paid'; topup: TopupRow; tokens: number }

@@ -1,6 +1,6 @@
 import Stripe from 'stripe';
 import { BillingError, RetryLaterError } from '../../errors';
-import type { StripeApi } from '../../ports/stripe-api';
+import { type StripeApi, StripeCardError } from '../../ports/stripe-api';
 
 /**
  * The one place the Stripe API version is pinned. Webhook payloads arrive in the endpoint's own
@@ -30,27 +30,6 @@ export class StripeRequestError extends BillingError {
     cause: unknown,
   ) {
     super('stripe_request_failed', message, { retryable: false, cause });
-  }
-}
-
-/**
- * A charge the card's bank refused (Stripe's `card_error`, HTTP 402): a decline, or
- * `authentication_required` for an off-session charge the bank wants the customer for. Stripe
- * keeps the PaymentIntent (`requires_payment_method`): its client secret lets the app bring the
- * customer back on session. Not retryable: the same call gets the same answer.
- */
-export class StripeCardError extends BillingError {
-  constructor(
-    message: string,
-    /** Stripe's error code (`card_declined`, `authentication_required`, `expired_card`, …). */
-    readonly stripeCode: string,
-    /** The bank's reason (`insufficient_funds`, …), when Stripe gives one. */
-    readonly declineCode: string | null,
-    /** The PaymentIntent the failed charge left, when Stripe returned it. */
-    readonly paymentIntent: Record<string, unknown> | null,
-    cause: unknown,
-  ) {
-    super('stripe_card_error', message, { retryable: false, cause });
   }
 }
 
