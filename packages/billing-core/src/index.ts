@@ -133,7 +133,7 @@ export type {
   RevenueCatSubscriberRead,
   RevenueCatSubscription,
 } from './ports/revenuecat-api';
-export type { StripeApi } from './ports/stripe-api';
+export { type StripeApi, StripeCardError } from './ports/stripe-api';
 export * from './provider-data/payment-environment';
 export * from './providers/ai-studio/create-ai-studio-client';
 export * from './providers/create-inbox-handlers';
@@ -159,6 +159,7 @@ export * from './spend-limits/spend-limits';
 export * from './spend-limits/uncount-spend';
 export * from './spending/check-spend';
 export * from './spending/debit-tokens';
+export * from './stores/store-accounts';
 export * from './studio/ai-studio-errors';
 export * from './studio/claim-studio-request';
 export * from './studio/complete-studio-request';
@@ -180,6 +181,7 @@ export * from './support/find-balance-series';
 export * from './support/find-support-matches';
 export * from './support/find-user-support-view';
 export type * from './support/user-support-view';
+export * from './topups/auto-topup-top-ups';
 export * from './topups/confirm-topup';
 export * from './topups/create-topup';
 export * from './unit-of-work/app-webhook-outbox';

@@ -5389,6 +5389,364 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/users/{userId}/store-accounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The ids the app passes to StoreKit (appAccountToken) and Play Billing (obfuscatedAccountId) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    userId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the ids (made on the first read, never changed) */
+                200: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            userId: string;
+                            /** @description pass it to StoreKit as the purchase's appAccountToken: Apple's notifications name the user by it */
+                            appleAppAccountToken: string;
+                            /** @description pass it to Play Billing (setObfuscatedAccountId): Google's purchases name the user by it */
+                            googleObfuscatedAccountId: string;
+                        };
+                    };
+                };
+                /** @description a bad request (the URL holds a NUL, a bad parameter) */
+                400: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "invalid_request";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description no valid app key as a bearer token */
+                401: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unauthorized";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description this client failed authentication too often (API_FAILED_AUTH_*); retry later */
+                429: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "too_many_failed_attempts";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description an unexpected failure (logged with the Request-Id) */
+                500: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "internal_error";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description the database cannot be reached right now; retry later */
+                503: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "database_unavailable";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/users/{userId}/store-consent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Record the user's consent to send Apple consumption data for their refund requests */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description 1 to 255 visible ASCII characters: a retry with the same key gets the first answer (docs/idempotency.md) */
+                    "Idempotency-Key"?: string;
+                };
+                path: {
+                    userId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description whether the user agreed, in the app, that Tally sends Apple consumption data */
+                        consented: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description recorded (the latest answer stands) */
+                200: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            userId: string;
+                            consented: boolean;
+                            updatedAt: string | null;
+                        };
+                    };
+                };
+                /** @description a bad body */
+                400: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "invalid_request" | "malformed_json" | "unsupported_encoding" | "request_aborted" | "invalid_content_length" | "invalid_idempotency_key";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description no valid app key as a bearer token */
+                401: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unauthorized";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description a request with this Idempotency-Key is still running; retry later */
+                409: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "idempotency_key_in_use";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description a body over 100 kB */
+                413: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "payload_too_large";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description a body sent with a Content-Type other than application/json */
+                415: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "unsupported_media_type";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description this Idempotency-Key was used with another method, path or body */
+                422: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "idempotency_key_reused";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description this client failed authentication too often (API_FAILED_AUTH_*); retry later */
+                429: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "too_many_failed_attempts";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description an unexpected failure (logged with the Request-Id) */
+                500: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "internal_error";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description the database cannot be reached right now; retry later */
+                503: {
+                    headers: {
+                        /** @description this request's id: the caller's X-Request-Id (1 to 128 visible characters) or one made (req_…) */
+                        "Request-Id": string;
+                        /** @description present when this is the answer kept under the Idempotency-Key, replayed */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "database_unavailable";
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/audit": {
         parameters: {
             query?: never;

@@ -15,6 +15,7 @@ import { autoTopupRoutes } from './v1/auto-topup-routes';
 import { grantRoutes } from './v1/grant-routes';
 import { limitRoutes } from './v1/limit-routes';
 import { spendingRoutes } from './v1/spending-routes';
+import { storeRoutes } from './v1/store-routes';
 import { studioRoutes } from './v1/studio-routes';
 import { subscriptionRoutes } from './v1/subscription-routes';
 import { topupRoutes } from './v1/topup-routes';
@@ -36,6 +37,7 @@ export const userRoutes: readonly Route[] = [
   ...usageRoutes,
   ...limitRoutes,
   ...autoTopupRoutes,
+  ...storeRoutes,
 ];
 
 /** Every JSON route of the operator API, `/admin/…` (admin keys, every POST audited): as userRoutes. */

@@ -23,12 +23,20 @@ const planSchema = z.object({
   id: productId,
   revenuecatProducts: z.array(productId).default([]),
   stripePrices: z.array(stripePriceSchema).default([]),
+  /** App Store product ids of the plan's auto-renewable subscriptions (docs/stores.md). */
+  appStoreProducts: z.array(productId).default([]),
+  /** Google Play subscription product ids (`subscriptionId`, or `subscriptionId:basePlanId`). */
+  googlePlayProducts: z.array(productId).default([]),
 });
 
 const tokenPackSchema = z.object({
   id: productId,
   tokens: positiveTokens,
   revenuecatProducts: z.array(productId).default([]),
+  /** App Store product ids of the pack (consumables; docs/stores.md). */
+  appStoreProducts: z.array(productId).default([]),
+  /** Google Play one-time product ids (SKUs) of the pack. */
+  googlePlayProducts: z.array(productId).default([]),
   stripePriceId: productId.optional(),
   amountMinor: z.number().int().positive().optional(),
   currency: z
@@ -69,6 +77,12 @@ export const catalogSchema = z
       for (const [j, product] of plan.revenuecatProducts.entries()) {
         claim('RevenueCat product', product, `plan ${plan.id}`, ['plans', i, 'revenuecatProducts', j]);
       }
+      for (const [j, product] of plan.appStoreProducts.entries()) {
+        claim('App Store product', product, `plan ${plan.id}`, ['plans', i, 'appStoreProducts', j]);
+      }
+      for (const [j, product] of plan.googlePlayProducts.entries()) {
+        claim('Google Play product', product, `plan ${plan.id}`, ['plans', i, 'googlePlayProducts', j]);
+      }
       for (const [j, price] of plan.stripePrices.entries()) {
         claim('Stripe price', price.priceId, `plan ${plan.id}`, ['plans', i, 'stripePrices', j, 'priceId']);
       }
@@ -77,6 +91,12 @@ export const catalogSchema = z
       claim('token pack id', pack.id, `pack ${pack.id}`, ['tokenPacks', i, 'id']);
       for (const [j, product] of pack.revenuecatProducts.entries()) {
         claim('RevenueCat product', product, `pack ${pack.id}`, ['tokenPacks', i, 'revenuecatProducts', j]);
+      }
+      for (const [j, product] of pack.appStoreProducts.entries()) {
+        claim('App Store product', product, `pack ${pack.id}`, ['tokenPacks', i, 'appStoreProducts', j]);
+      }
+      for (const [j, product] of pack.googlePlayProducts.entries()) {
+        claim('Google Play product', product, `pack ${pack.id}`, ['tokenPacks', i, 'googlePlayProducts', j]);
       }
       if (pack.stripePriceId !== undefined) {
         claim('Stripe price', pack.stripePriceId, `pack ${pack.id}`, ['tokenPacks', i, 'stripePriceId']);

@@ -40,6 +40,30 @@ describe('catalog', () => {
     expect(catalog.findPlanByRevenueCatProduct('unknown')).toBeUndefined();
   });
 
+  it('finds packs and plans by their App Store and Google Play products, and refuses one product in two places', () => {
+    const input = validCatalog();
+    const catalog = toCatalog({
+      ...input,
+      plans: [{ ...input.plans[0], appStoreProducts: ['com.app.premium'], googlePlayProducts: ['premium_sub'] }],
+      tokenPacks: [
+        { ...input.tokenPacks[0], appStoreProducts: ['com.app.tokens100'], googlePlayProducts: ['tokens_100'] },
+      ],
+    });
+    expect(catalog.findTokenPackByStoreProduct('appStore', 'com.app.tokens100')?.id).toBe('tokens_100');
+    expect(catalog.findTokenPackByStoreProduct('googlePlay', 'tokens_100')?.id).toBe('tokens_100');
+    expect(catalog.findTokenPackByStoreProduct('appStore', 'tokens_100')).toBeUndefined();
+    expect(catalog.findPlanByStoreProduct('appStore', 'com.app.premium')?.id).toBe('premium');
+    expect(catalog.findPlanByStoreProduct('googlePlay', 'premium_sub:monthly-base')?.id).toBe('premium');
+    expect(catalog.findPlanByStoreProduct('googlePlay', 'com.app.premium')).toBeUndefined();
+    expect(() =>
+      toCatalog({
+        ...input,
+        plans: [{ ...input.plans[0], appStoreProducts: ['com.app.same'] }],
+        tokenPacks: [{ ...input.tokenPacks[0], appStoreProducts: ['com.app.same'] }],
+      }),
+    ).toThrow('App Store product "com.app.same" is used by both plan premium and pack tokens_100');
+  });
+
   it('lists every problem of an invalid catalog', () => {
     const bad = validCatalog();
     bad.plans[0]?.stripePrices.push({ priceId: 'price_y2', interval: 'year', creditsPerPeriod: 1000 });

@@ -25,7 +25,15 @@ export interface Catalog {
   /** The plan and its price entry for a Stripe recurring price id. */
   findPlanByStripePrice(priceId: string): { plan: Plan; price: StripePrice } | undefined;
   findTokenPackByStripePrice(priceId: string): TokenPack | undefined;
+  /** The stores, directly (docs/stores.md): a pack or plan by its App Store or Google Play product id. */
+  findTokenPackByStoreProduct(store: StoreName, productId: string): TokenPack | undefined;
+  /** Google Play ids may be `subscriptionId:basePlanId`; the catalog may list either form. */
+  findPlanByStoreProduct(store: StoreName, productId: string): Plan | undefined;
 }
+
+/** The stores Tally reads directly. */
+export type StoreName = 'appStore' | 'googlePlay';
+const storeProductsKey = { appStore: 'appStoreProducts', googlePlay: 'googlePlayProducts' } as const;
 
 /**
  * Validates a catalog and builds its look-ups. `text`: the file's bytes as read, for the default
@@ -55,6 +63,17 @@ export function toCatalog(input: unknown, source = 'catalog', text?: string): Ca
   for (const pack of data.tokenPacks) {
     if (pack.stripePriceId !== undefined) packsByStripePrice.set(pack.stripePriceId, pack);
   }
+  const byStoreProduct = <T extends Plan | TokenPack>(items: readonly T[]) => {
+    const maps = { appStore: new Map<string, T>(), googlePlay: new Map<string, T>() };
+    for (const item of items) {
+      for (const store of ['appStore', 'googlePlay'] as const) {
+        for (const product of item[storeProductsKey[store]]) maps[store].set(product, item);
+      }
+    }
+    return maps;
+  };
+  const packsByStoreProduct = byStoreProduct(data.tokenPacks);
+  const plansByStoreProduct = byStoreProduct(data.plans);
   const version =
     data.version ??
     createHash('sha256')
@@ -69,6 +88,9 @@ export function toCatalog(input: unknown, source = 'catalog', text?: string): Ca
     findTokenPackByStripePrice: (priceId) => packsByStripePrice.get(priceId),
     findTokenPackByRevenueCatProduct: (productId) => packsByRevenueCatProduct.get(productId),
     findTokenPackById: (packId) => packsById.get(packId),
+    findTokenPackByStoreProduct: (store, productId) => packsByStoreProduct[store].get(productId),
+    findPlanByStoreProduct: (store, productId) =>
+      plansByStoreProduct[store].get(productId) ?? plansByStoreProduct[store].get(productId.split(':')[0] ?? ''),
     // Play Store product ids look like `subscription_id:base_plan_id`; the catalog may list either.
     findPlanByRevenueCatProduct: (productId) =>
       plansByRevenueCatProduct.get(productId) ?? plansByRevenueCatProduct.get(productId.split(':')[0] ?? ''),

@@ -1,7 +1,8 @@
 import type { ColumnType, Selectable } from 'kysely';
 import type { DbTime, DbTimeNullable } from './column-types';
 
-// Auto top-up's tables (migration 0042, docs/auto-topup.md); db/schema.ts gathers every table in DB.
+// Auto top-up's tables (migration 0042, docs/auto-topup.md) and the stores' shared ones (0044,
+// docs/stores.md); db/schema.ts gathers every table in DB.
 
 /** The card `setup_intent.succeeded` saved for a user's off-session charges (the latest wins). */
 export interface SavedPaymentMethodsTable {
@@ -55,3 +56,18 @@ export interface AutoTopupAttemptsTable {
 export type SavedPaymentMethodRow = Selectable<SavedPaymentMethodsTable>;
 export type AutoTopupSettingsRow = Selectable<AutoTopupSettingsTable>;
 export type AutoTopupAttemptRow = Selectable<AutoTopupAttemptsTable>;
+
+/** The ids a user's store purchases carry (migration 0044): made on the first read, never changed. */
+export interface StoreAccountsTable {
+  user_id: string;
+  apple_app_account_token: ColumnType<string, string | undefined, never>;
+  google_obfuscated_account_id: ColumnType<string, string | undefined, never>;
+  created_at: DbTime;
+}
+
+/** Whether the user agreed that Tally sends Apple consumption data (the latest answer stands). */
+export interface StoreConsentsTable {
+  user_id: string;
+  consented: boolean;
+  updated_at: DbTime;
+}

@@ -37,7 +37,13 @@ export interface StripeDisputesTable {
 }
 
 /** What recorded a shortfall: a take-back, or a priced capture past what was available (migration 0036). */
-export type TakeBackSource = 'stripe_refund' | 'stripe_dispute' | 'revenuecat_refund' | 'priced_capture';
+export type TakeBackSource =
+  | 'stripe_refund'
+  | 'stripe_dispute'
+  | 'revenuecat_refund'
+  | 'priced_capture'
+  | 'apple_refund'
+  | 'google_voided';
 
 /** What take-backs could not take, and what failed generations' refunds settled of it (migration 0014). */
 export interface TakeBackShortfallsTable {
@@ -66,7 +72,7 @@ export type PaymentKind = 'token_pack' | 'topup' | 'subscription_invoice';
 export type PaymentStatus = 'succeeded' | 'partially_refunded' | 'refunded';
 
 /** Payments are Stripe's (the provider list itself is `providers`, db/schema.ts). */
-type PaymentProvider = 'stripe';
+type PaymentProvider = 'stripe' | 'apple' | 'google_play';
 
 export interface PaymentsTable {
   id: Generated<number>;

@@ -1,5 +1,12 @@
 import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
 import type {
+  AutoTopupAttemptsTable,
+  AutoTopupSettingsTable,
+  SavedPaymentMethodsTable,
+  StoreAccountsTable,
+  StoreConsentsTable,
+} from './account-tables';
+import type {
   AdminAuditTable,
   AppWebhookMessagesTable,
   EmailOutboxTable,
@@ -9,7 +16,6 @@ import type {
   StudioRequestsTable,
   UserAliasesTable,
 } from './app-tables';
-import type { AutoTopupAttemptsTable, AutoTopupSettingsTable, SavedPaymentMethodsTable } from './auto-topup-tables';
 import type { DbTime, DbTimeNullable } from './column-types';
 import type {
   CreditLotsTable,
@@ -34,8 +40,8 @@ import type {
   TopupsTable,
 } from './payment-tables';
 
+export * from './account-tables';
 export * from './app-tables';
-export * from './auto-topup-tables';
 export * from './ledger-tables';
 export * from './payment-tables';
 
@@ -180,6 +186,8 @@ export interface DB {
   saved_payment_methods: SavedPaymentMethodsTable;
   auto_topup_settings: AutoTopupSettingsTable;
   auto_topup_attempts: AutoTopupAttemptsTable;
+  store_accounts: StoreAccountsTable;
+  store_consents: StoreConsentsTable;
   stripe_installments: StripeInstallmentsTable;
   email_outbox: EmailOutboxTable;
   idempotency_keys: IdempotencyKeysTable;

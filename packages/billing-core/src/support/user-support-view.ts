@@ -207,7 +207,7 @@ export interface SupportSubscription {
 
 export interface SupportPayment {
   id: number;
-  provider: 'stripe';
+  provider: 'stripe' | 'apple' | 'google_play';
   providerPaymentId: string;
   kind: string;
   productId: string;
