@@ -8,7 +8,7 @@ import {
   postApple,
 } from '../../support/apple-notifications';
 import { ApplePki } from '../../support/apple-signing';
-import { eventually, readJson, type TestStack } from '../../support/stack';
+import { adminKey, eventually, readJson, type TestStack } from '../../support/stack';
 import { quickRetryLater, suiteStack, verifyLedgerAfterEach } from '../../support/suite';
 
 /** A user with the token their app passes to StoreKit (`GET …/store-accounts`). */
@@ -84,6 +84,14 @@ describe('App Store token packs', () => {
         tokensGranted: 100,
       }),
     ]);
+    // And so does the console's user page.
+    const consolePage = await fetch(`http://127.0.0.1:${stack.api.port}/admin/console/users/${userId}`, {
+      headers: { authorization: `Basic ${Buffer.from(`support:${adminKey}`).toString('base64')}` },
+    });
+    const html = await consolePage.text();
+    expect(html).toContain(transactionId);
+    expect(html).toContain(`apple:transaction:${transactionId}`);
+    expect(html).toContain('0.99 USD');
   });
 
   it('credits the pack times its quantity', async () => {

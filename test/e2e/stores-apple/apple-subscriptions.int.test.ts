@@ -136,12 +136,9 @@ describe('App Store subscriptions', () => {
     fake.setSubscription(other.originalTransactionId, [
       status(other, 5, Date.now() + DAY, { revocationDate: Date.now(), revocationReason: 0 }),
     ]);
-    await deliverAll([
-      {
-        ...notice(other, 'REFUND'),
-        transaction: { ...notice(other, 'REFUND').transaction!, revocationDate: Date.now() },
-      },
-    ]);
+    const refund = notice(other, 'REFUND');
+    if (!refund.transaction) throw new Error('a notice names its transaction');
+    await deliverAll([{ ...refund, transaction: { ...refund.transaction, revocationDate: Date.now() } }]);
     expect(await subscriptionOf(other.userId)).toMatchObject({ status: 'inactive' });
     const history = await stack.db
       .selectFrom('subscription_history')
