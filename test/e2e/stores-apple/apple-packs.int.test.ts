@@ -172,6 +172,35 @@ describe('App Store token packs', () => {
     expect(afterReversal.payments[0]).toMatchObject({ status: 'succeeded', tokensRefunded: 0, refundShortfall: 0 });
   });
 
+  it('gives back, on reversal, what the refund took and what a later purchase paid of its debt', async () => {
+    const { userId, token } = await appleUser(stack);
+    const transactionId = `2005${Date.now()}`;
+    await stack.finishedInboxRow('apple', await deliverApple(stack, pki, charge(transactionId, token)));
+    await stack.postPlainEntry({ userId, reference: `test:spend:${transactionId}`, amount: -70, reason: 'test_spend' });
+    const refunded = await deliverApple(stack, pki, {
+      type: 'REFUND',
+      transaction: { transactionId, appAccountToken: token, revocationDate: Date.now() },
+    });
+    expect(await stack.finishedInboxRow('apple', refunded)).toMatchObject({ outcome_code: 'partially_refunded' });
+    // The next pack settles the 70 owed first: 30 are left of it.
+    const next = await deliverApple(stack, pki, charge(`${transactionId}9`, token));
+    expect(await stack.finishedInboxRow('apple', next)).toMatchObject({ outcome_code: 'credited' });
+    expect(await walletOf(stack, userId)).toMatchObject({ balance: 30, debt: 0 });
+    const [refund] = await stack.db
+      .selectFrom('apple_refunds')
+      .select(['tokens_owed', 'tokens_taken', 'shortfall'])
+      .where('transaction_id', '=', transactionId)
+      .execute();
+    expect(refund).toEqual({ tokens_owed: 100, tokens_taken: 100, shortfall: 0 });
+    // Apple reverses the refund: the user gets the first pack back whole.
+    const reversal = await deliverApple(stack, pki, {
+      type: 'REFUND_REVERSED',
+      transaction: { transactionId, appAccountToken: token },
+    });
+    expect(await stack.finishedInboxRow('apple', reversal)).toMatchObject({ outcome_code: 'refund_reversed' });
+    expect(await walletOf(stack, userId)).toMatchObject({ balance: 130, debt: 0 });
+  });
+
   it('waits for the purchase when the refund comes first, then takes it all back; a declined refund moves nothing', async () => {
     const { userId, token } = await appleUser(stack);
     const transactionId = `2004${Date.now()}`;

@@ -83,14 +83,15 @@ export function createAppleNotificationVerifier(settings: AppleNotificationSetti
       return { ok: false, code: 'wrong_app', reason: 'the notification names no Production or Sandbox environment' };
     }
     const verifier = verifiers[environment];
-    // guard: apple-webhook-verified
     let payload: Awaited<ReturnType<SignedDataVerifier['verifyAndDecodeNotification']>>;
+    // guard: apple-webhook-verified
     try {
       payload = await verifier.verifyAndDecodeNotification(signedPayload);
     } catch (error) {
       return refusal('signedPayload', error);
     }
     const nested = payload.data;
+    // guard: apple-webhook-nested-verified
     if (nested?.signedTransactionInfo) {
       try {
         await verifier.verifyAndDecodeTransaction(nested.signedTransactionInfo);

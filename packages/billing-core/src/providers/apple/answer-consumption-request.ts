@@ -39,6 +39,7 @@ export async function claimAppleConsumptionRequests(
   db: Kysely<DB>,
   options: { leaseMs: number; batchSize: number },
 ): Promise<AppleConsumptionRequestRow[]> {
+  // guard: apple-consumption-never-twice
   const rows = await sql<AppleConsumptionRequestRow>`
     UPDATE apple_consumption_requests
        SET tries = tries + 1, locked_until = now() + ${sqlMilliseconds(options.leaseMs)}, updated_at = now()
@@ -113,7 +114,6 @@ async function finish(
   status: Exclude<AppleConsumptionStatus, 'pending'>,
   details: { percentage?: number | undefined; error?: string },
 ): Promise<{ outcome: AppleConsumptionOutcome; code?: string }> {
-  // guard: apple-consumption-never-twice
   const ended = await deps.db
     .updateTable('apple_consumption_requests')
     .set({

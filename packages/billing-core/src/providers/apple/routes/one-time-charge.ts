@@ -25,7 +25,6 @@ export function createOneTimeChargeRoute(deps: { catalog: Catalog }) {
       const { transactionId, productId } = transaction;
       const pack = deps.catalog.findTokenPackByStoreProduct('appStore', productId);
       if (!pack) return ignored('not_in_catalog', `product ${productId} is not a catalog token pack`);
-      // guard: apple-user-from-account-token
       const userId = await findUserByAppleAccountToken(uow.trx, transaction.appAccountToken);
       if (userId === null) {
         return ignored(
@@ -45,6 +44,7 @@ export function createOneTimeChargeRoute(deps: { catalog: Catalog }) {
         reference,
         inboxEventId: row.id,
       });
+      // guard: apple-transaction-claimed-once
       if (holder.inbox_event_id !== row.id) {
         return ignored(
           'transaction_already_credited',
