@@ -21,7 +21,7 @@ CREATE TABLE apple_refunds (
   tokens_owed bigint NOT NULL CONSTRAINT apple_refunds_owed_ck CHECK (tokens_owed >= 0),
   -- What the take-back took, and later what settled its shortfall (settleSource moves it here).
   tokens_taken bigint NOT NULL DEFAULT 0 CONSTRAINT apple_refunds_taken_ck CHECK (tokens_taken >= 0),
-  shortfall bigint GENERATED ALWAYS AS (tokens_owed - tokens_taken) STORED,
+  shortfall bigint NOT NULL GENERATED ALWAYS AS (tokens_owed - tokens_taken) STORED,
   tokens_given_back bigint NOT NULL DEFAULT 0 CONSTRAINT apple_refunds_given_back_ck CHECK (tokens_given_back >= 0),
   refund_inbox_event_id bigint,
   reversed_at timestamptz,
