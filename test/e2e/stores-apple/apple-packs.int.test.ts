@@ -201,6 +201,31 @@ describe('App Store token packs', () => {
     expect(await walletOf(stack, userId)).toMatchObject({ balance: 130, debt: 0 });
   });
 
+  it('records a TEST notification and types it does not handle; a subscription notification parks while the API is not configured', async () => {
+    const test = await deliverApple(stack, pki, { type: 'TEST' });
+    expect(await stack.finishedInboxRow('apple', test)).toMatchObject({
+      status: 'ignored',
+      outcome_code: 'test_event',
+    });
+    const unknown = await deliverApple(stack, pki, { type: 'EXTERNAL_PURCHASE_TOKEN' });
+    expect(await stack.finishedInboxRow('apple', unknown)).toMatchObject({
+      status: 'ignored',
+      outcome_code: 'unhandled_type',
+    });
+    const subscribed = await deliverApple(stack, pki, {
+      type: 'SUBSCRIBED',
+      transaction: {
+        transactionId: `2006${Date.now()}`,
+        productId: 'com.tally.premium.monthly',
+        appAccountToken: randomUUID(),
+      },
+    });
+    expect(await stack.finishedInboxRow('apple', subscribed)).toMatchObject({
+      status: 'failed',
+      outcome_code: 'not_configured',
+    });
+  });
+
   it('waits for the purchase when the refund comes first, then takes it all back; a declined refund moves nothing', async () => {
     const { userId, token } = await appleUser(stack);
     const transactionId = `2004${Date.now()}`;

@@ -178,11 +178,15 @@ describe('App Store notifications at ingest', () => {
     expect(await stored(uuid)).toEqual([]);
   });
 
-  it('answers 400 to a body that is no notification, and counts refusals', async () => {
+  it('answers 400 to a body that is no notification, 415 to one that is not JSON, and counts refusals', async () => {
     for (const body of ['{}', '{"signedPayload": 3}', 'not json', '{"signedPayload": "a.b"}']) {
       const answer = await postApple(stack, body);
       expect({ body, status: answer.status }).toEqual({ body, status: 400 });
     }
+    const uuid = randomUUID();
+    const asText = await postApple(stack, appleNotificationBody(pki, refundSpec(uuid)), 'text/plain');
+    expect(asText.status).toBe(415);
+    expect(await stored(uuid)).toEqual([]);
     const metrics = await stack.ingestMetrics.registry.getSingleMetricAsString('tally_webhook_requests_total');
     expect(metrics).toMatch(/provider="apple",outcome="bad_signature",service="ingest"} [1-9]/);
     expect(metrics).toMatch(/provider="apple",outcome="accepted",service="ingest"} [1-9]/);
