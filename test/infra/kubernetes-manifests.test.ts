@@ -342,6 +342,7 @@ describe('infra/k8s', () => {
         'studio-sweeper',
         'installments',
         'auto-topup',
+        'apple-consumption',
         'credit-expiry',
         'email',
         'app-webhooks',

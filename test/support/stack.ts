@@ -53,6 +53,7 @@ import { createIngestApp } from '../../apps/ingest/src/app';
 import { ingestEnvSchema } from '../../apps/ingest/src/config';
 import { createInboxBatcher, type InboxBatcher } from '../../apps/ingest/src/inbox-batcher';
 import { createIngestMetrics, type IngestMetrics } from '../../apps/ingest/src/ingest-metrics';
+import type { AppleNotificationVerifier } from '../../apps/ingest/src/verify/verify-apple-notification';
 import { type WorkerRole, workerEnvSchema } from '../../apps/worker/src/config';
 import type { WorkerPorts } from '../../apps/worker/src/roles/worker-role';
 import type { WorkerRuntimeSettings } from '../../apps/worker/src/roles/worker-runtime-settings';
@@ -104,6 +105,8 @@ export interface WorkerSettings {
   reconcile?: WorkerRuntimeSettings['reconcile'] & { stripe: WorkerPorts['stripe'] };
   /** The auto-topup role's loop (default the config's, every 100 ms); its Stripe is the stack's `ports.stripe`. */
   autoTopup?: Partial<WorkerRuntimeSettings['autoTopup']>;
+  /** The apple-consumption role's loop (default the config's, every 100 ms); its API is the stack's `ports.appStore`. */
+  appleConsumption?: Partial<WorkerRuntimeSettings['appleConsumption']>;
   /** The worker's logger (default silent); captureLogs() in log-capture.ts keeps its lines. */
   logger?: Logger;
   /** WORKER_LOCK_DURATION_MS: BullMQ lock and stalled check of every consumer (default BullMQ's). */
@@ -140,6 +143,8 @@ export interface TestStackOptions {
   ingestMaxInFlight?: number;
   /** The api's view of APP_WEBHOOK_URL: `not_configured` as when it is unset (default `on`). */
   appWebhookDelivery?: 'on' | 'not_configured';
+  /** Ingest's App Store notification check (default none: POST /webhooks/apple answers 503). */
+  appleNotifications?: AppleNotificationVerifier;
 }
 
 /** Tests accept both environments unless they test the policy itself. */
@@ -222,6 +227,7 @@ export class TestStack {
   private apiReadiness: Record<string, ReadinessCheck> = {};
   private ingestMaxInFlight = defaultIngestMaxInFlight;
   private appWebhookDelivery: 'on' | 'not_configured' = 'on';
+  private appleNotifications: AppleNotificationVerifier | undefined;
   /**
    * The api's app webhook outbox (its threshold, and its hand-off with `appWebhookHandOff`); tests
    * that write money or messages directly use it through transaction() and outboxDeps().
@@ -258,6 +264,7 @@ export class TestStack {
     this.apiReadiness = options.apiReadiness ?? {};
     if (options.ingestMaxInFlight !== undefined) this.ingestMaxInFlight = options.ingestMaxInFlight;
     if (options.appWebhookDelivery !== undefined) this.appWebhookDelivery = options.appWebhookDelivery;
+    this.appleNotifications = options.appleNotifications;
     await this.init(options.appWebhookHandOff ?? false);
   }
 
@@ -355,6 +362,7 @@ export class TestStack {
         stripeWebhookSecrets: [stripeOldSecret, stripeSecret],
         stripeToleranceSeconds: 300,
         revenueCatAuthorizations: ['Bearer rc_test_previous_auth', revenueCatAuth],
+        appleNotifications: this.appleNotifications,
         bodyLimitBytes: 64 * 1024,
         maxInFlight: this.ingestMaxInFlight,
         readiness: { postgres: readiness.postgres },
@@ -435,6 +443,7 @@ export class TestStack {
         studioSweeper: sweeper ?? { intervalMs: 60_000, stuckAfterMs: 60_000, batchSize: 100 },
         installments: settings.installments ?? defaults.installments,
         autoTopup: { ...defaults.autoTopup, intervalMs: 100, ...settings.autoTopup },
+        appleConsumption: { ...defaults.appleConsumption, intervalMs: 100, ...settings.appleConsumption },
         creditExpiry: { ...defaults.creditExpiry, intervalMs: 3_600_000, ...settings.creditExpiry },
         email: {
           concurrency: settings.concurrency ?? 4,
@@ -458,6 +467,7 @@ export class TestStack {
         stripe: settings.reconcile?.stripe ?? this.ports.stripe,
         mailer: settings.email?.mailer,
         appWebhookSender: settings.appWebhooks?.sender,
+        appStore: this.ports.appStore,
       },
     });
     this.workers.push(runtime);

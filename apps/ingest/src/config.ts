@@ -1,4 +1,5 @@
 import {
+  appleWebhookSettings,
   baseEnvSchema,
   csvList,
   hostSetting,
@@ -21,6 +22,8 @@ export const ingestEnvSchema = baseEnvSchema
     }),
     STRIPE_WEBHOOK_TOLERANCE_SECONDS: positiveInt(300),
     REVENUECAT_WEBHOOK_AUTH: csvList,
+    /** App Store Server Notifications V2 (docs/stores-apple.md): all three, or the store is off. */
+    ...appleWebhookSettings,
     WEBHOOK_BODY_LIMIT_BYTES: positiveInt(1024 * 1024),
     /**
      * Webhooks stored by one multi-row insert at most (concurrent requests are batched). At most

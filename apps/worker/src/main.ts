@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
 import {
   createAiStudioClient,
+  createAppStoreApiClient,
   createAppWebhookSender,
   createInboxHandlers,
   createRevenueCatApiClient,
@@ -21,6 +23,7 @@ import {
   stopWithin,
 } from '@tally/platform';
 import {
+  appleConsumptionConfigProblems,
   appWebhookConfigProblems,
   autoTopupConfigProblems,
   studioConfigProblems,
@@ -44,6 +47,7 @@ runService('worker', workerEnvSchema, process.env, async (config, logger) => {
     ...studioConfigProblems(config),
     ...appWebhookConfigProblems(config),
     ...autoTopupConfigProblems(config),
+    ...appleConsumptionConfigProblems(config),
   ];
   if (studioProblems.length > 0) {
     throw new ConfigError(`invalid configuration:\n${studioProblems.map((problem) => `  - ${problem}`).join('\n')}`);
@@ -86,6 +90,22 @@ runService('worker', workerEnvSchema, process.env, async (config, logger) => {
       timeoutMs: config.STRIPE_TIMEOUT_MS,
     });
   }
+  if (
+    config.APPLE_KEY_ID !== undefined &&
+    config.APPLE_ISSUER_ID !== undefined &&
+    config.APPLE_PRIVATE_KEY_PATH !== undefined &&
+    config.APPLE_BUNDLE_ID !== undefined
+  ) {
+    // Read at start: a key path that cannot be read stops the process, never an event.
+    ports.appStore = createAppStoreApiClient({
+      keyId: config.APPLE_KEY_ID,
+      issuerId: config.APPLE_ISSUER_ID,
+      bundleId: config.APPLE_BUNDLE_ID,
+      privateKeyPem: readFileSync(config.APPLE_PRIVATE_KEY_PATH, 'utf8'),
+      baseUrl: config.APPLE_API_BASE_URL,
+      timeoutMs: config.APPLE_API_TIMEOUT_MS,
+    });
+  }
   const mailer = createMailer({ smtpUrl: config.SMTP_URL, from: config.EMAIL_FROM, logger });
   const handlers = createInboxHandlers({
     catalog,
@@ -109,6 +129,7 @@ runService('worker', workerEnvSchema, process.env, async (config, logger) => {
     ports: {
       aiStudio: ports.aiStudio,
       stripe: ports.stripe,
+      appStore: ports.appStore,
       mailer,
       appWebhookSender:
         config.APP_WEBHOOK_URL === undefined

@@ -1,3 +1,4 @@
+export * from './config/apple-settings';
 export * from './config/env';
 export * from './config/production-configuration';
 export * from './config/provider-api-settings';

@@ -158,6 +158,9 @@ describe('metrics: a worker exposes only the families of its roles', () => {
   // The auto-topup role's counter of runs by outcome.
   const autoTopupFamilies = ['tally_auto_topup_attempts_total'];
 
+  // The apple-consumption role's counter of App Store consumption requests by outcome.
+  const appleConsumptionFamilies = ['tally_apple_consumption_requests_total'];
+
   // The metrics server's own family, whatever the roles: what Node's HTTP layer ended before the app saw it.
   const serverFamilies = ['tally_http_client_errors_total'];
 
@@ -202,7 +205,14 @@ describe('metrics: a worker exposes only the families of its roles', () => {
       inbox: [...inboxFamilies, ...serverFamilies].sort(),
       relay: [...relayFamilies, ...serverFamilies].sort(),
       // all leaves reconcile out, so no reconcile series either.
-      all: [...inboxFamilies, ...relayFamilies, ...appWebhookFamilies, ...autoTopupFamilies, ...serverFamilies].sort(),
+      all: [
+        ...inboxFamilies,
+        ...relayFamilies,
+        ...appWebhookFamilies,
+        ...autoTopupFamilies,
+        ...appleConsumptionFamilies,
+        ...serverFamilies,
+      ].sort(),
     });
     // Node's defaults are still there, and each family's series start at zero.
     expect(studio).toContain('tally_process_cpu_user_seconds_total{service="worker"}');

@@ -9,7 +9,9 @@ import { createFailedAuthLimiter, createWindowedWarn, type Logger, matchesAnySec
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import type { InboxBatcher } from '../inbox-batcher';
 import { type IngestMetrics, providerLabelOf } from '../ingest-metrics';
+import type { AppleNotificationVerifier } from '../verify/verify-apple-notification';
 import { verifyStripeSignature } from '../verify/verify-stripe-signature';
+import { appleNotConfigured, appleWebhookHandle } from './apple-webhook-route';
 
 export interface WebhookRouteDeps {
   /**
@@ -22,6 +24,8 @@ export interface WebhookRouteDeps {
   stripeWebhookSecrets: readonly string[];
   stripeToleranceSeconds: number;
   revenueCatAuthorizations: readonly string[];
+  /** App Store notifications' check (APPLE_*); undefined: POST /webhooks/apple answers 503 not_configured. */
+  appleNotifications?: AppleNotificationVerifier | undefined;
   bodyLimitBytes: number;
   nowMs?: () => number;
   /**
@@ -194,7 +198,7 @@ function admissionControl(deps: WebhookRouteDeps) {
 }
 
 /**
- * Adds POST /webhooks/stripe and /webhooks/revenuecat to `app`. Each route is ONE handler (its
+ * Adds POST /webhooks/stripe, /webhooks/revenuecat and /webhooks/apple to `app`. Each route is ONE handler (its
  * steps called in turn, not as Express layers, each of which costs every request a router step):
  * the checks before the body is read, the raw body, then the webhook itself.
  */
@@ -331,4 +335,7 @@ export function useWebhookRoutes(app: Router, deps: WebhookRouteDeps): void {
       },
     ),
   );
+
+  const apple = { verify: deps.appleNotifications, metrics: deps.metrics, readRawBody, refuseFailedAuth, store };
+  app.post('/webhooks/apple', webhookRoute('apple', appleNotConfigured(apple), appleWebhookHandle(apple)));
 }

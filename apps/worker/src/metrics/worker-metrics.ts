@@ -1,4 +1,5 @@
 import {
+  appleConsumptionOutcomes,
   appWebhookMessageTypes,
   autoTopupChargeOutcomes,
   installmentStatuses,
@@ -35,9 +36,18 @@ export const parkedCodes = [
  *   them: the relay, which runs on the few scheduler replicas, not on every inbox consumer;
  * - `reconcile` (reconcile role): the last Stripe reconciliation's findings;
  * - `appWebhooks` (app-webhooks role): delivery attempts, delivered and failed messages;
- * - `autoTopup` (auto-topup role): runs of auto top-up attempts by outcome.
+ * - `autoTopup` (auto-topup role): runs of auto top-up attempts by outcome;
+ * - `appleConsumption` (apple-consumption role): runs of App Store consumption requests by outcome.
  */
-export const workerMetricFamilies = ['inbox', 'relay', 'system', 'reconcile', 'appWebhooks', 'autoTopup'] as const;
+export const workerMetricFamilies = [
+  'inbox',
+  'relay',
+  'system',
+  'reconcile',
+  'appWebhooks',
+  'autoTopup',
+  'appleConsumption',
+] as const;
 
 /** What one app webhook attempt got: a 2xx, another answer, or no answer (refused, broken, timeout). */
 export const appWebhookAttemptOutcomes = ['delivered', 'rejected', 'unreachable'] as const;
@@ -173,6 +183,12 @@ export function createWorkerMetrics(families: Iterable<WorkerMetricFamily>) {
       labelNames: ['outcome'] as const,
       registers: [],
     }),
+    appleConsumptionRequests: new Counter({
+      name: 'tally_apple_consumption_requests_total',
+      help: 'Runs of App Store consumption requests by outcome (sent, no_consent, rejected, expired, retry, …)',
+      labelNames: ['outcome'] as const,
+      registers: [],
+    }),
     reconcileFindings: new Gauge({
       name: 'tally_reconcile_findings',
       help: 'What the last Stripe reconciliation found, by kind (missing_events were backfilled)',
@@ -240,6 +256,7 @@ export function createWorkerMetrics(families: Iterable<WorkerMetricFamily>) {
     reconcile: [metrics.reconcileFindings, metrics.reconcileLastRun],
     appWebhooks: [metrics.appWebhookAttempts, metrics.appWebhookDelivered, metrics.appWebhookFailed],
     autoTopup: [metrics.autoTopupAttempts],
+    appleConsumption: [metrics.appleConsumptionRequests],
   };
   familyMetrics.system.push(metrics.appWebhookOldestPendingAge, metrics.appWebhookMessages);
   for (const family of enabled) for (const metric of familyMetrics[family]) registry.registerMetric(metric);
@@ -268,6 +285,8 @@ export function createWorkerMetrics(families: Iterable<WorkerMetricFamily>) {
   if (enabled.has('reconcile')) for (const kind of reconcileFindingKinds) metrics.reconcileFindings.set({ kind }, 0);
   if (enabled.has('autoTopup'))
     for (const outcome of autoTopupChargeOutcomes) metrics.autoTopupAttempts.inc({ outcome }, 0);
+  if (enabled.has('appleConsumption'))
+    for (const outcome of appleConsumptionOutcomes) metrics.appleConsumptionRequests.inc({ outcome }, 0);
   return metrics;
 }
 export type WorkerMetrics = ReturnType<typeof createWorkerMetrics>;

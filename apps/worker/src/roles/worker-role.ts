@@ -1,5 +1,6 @@
 import type {
   AiStudioService,
+  AppStoreApi,
   AppWebhookOutbox,
   AppWebhookSender,
   Catalog,
@@ -28,6 +29,8 @@ export interface WorkerPorts {
    * messages are only written; nothing hands off, delivers or relays them, and retention prunes them.
    */
   appWebhookSender: AppWebhookSender | undefined;
+  /** The App Store Server API; undefined: consumption requests wait (retried until configured or expired). */
+  appStore: AppStoreApi | undefined;
 }
 
 /** What every role starts from: the process's shared connections, settings and clients. */

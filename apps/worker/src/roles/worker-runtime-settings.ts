@@ -1,4 +1,5 @@
 import type { BackoffSettings, DebtPolicy, RetryLaterSettings } from '@tally/billing-core';
+import type { AppleConsumptionLoopOptions } from '../loops/apple-consumption-loop';
 import type { AutoTopupLoopOptions } from '../loops/auto-topup-loop';
 import type { CreditExpiryLoopOptions } from '../loops/credit-expiry-loop';
 import type { InstallmentsLoopOptions } from '../loops/installments-loop';
@@ -30,6 +31,7 @@ export interface WorkerRuntimeSettings {
   studioSweeper: StudioSweeperOptions;
   installments: InstallmentsLoopOptions;
   autoTopup: AutoTopupLoopOptions;
+  appleConsumption: AppleConsumptionLoopOptions;
   creditExpiry: CreditExpiryLoopOptions;
   email: { concurrency: number; maxAttempts: number; backoff: BackoffSettings };
   /**

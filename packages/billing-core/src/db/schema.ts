@@ -16,6 +16,7 @@ import type {
   StudioRequestsTable,
   UserAliasesTable,
 } from './app-tables';
+import type { AppleConsumptionRequestsTable, AppleRefundsTable } from './apple-tables';
 import type { DbTime, DbTimeNullable } from './column-types';
 import type {
   CreditLotsTable,
@@ -42,11 +43,12 @@ import type {
 
 export * from './account-tables';
 export * from './app-tables';
+export * from './apple-tables';
 export * from './ledger-tables';
 export * from './payment-tables';
 
 /** The payment providers Tally takes events from (inbox_events.provider, subscriptions.source, …). */
-export const providers = ['stripe', 'revenuecat'] as const;
+export const providers = ['stripe', 'revenuecat', 'apple'] as const;
 export type Provider = (typeof providers)[number];
 export const inboxStatuses = ['received', 'processing', 'processed', 'failed', 'ignored'] as const;
 export type InboxStatus = (typeof inboxStatuses)[number];
@@ -188,6 +190,8 @@ export interface DB {
   auto_topup_attempts: AutoTopupAttemptsTable;
   store_accounts: StoreAccountsTable;
   store_consents: StoreConsentsTable;
+  apple_refunds: AppleRefundsTable;
+  apple_consumption_requests: AppleConsumptionRequestsTable;
   stripe_installments: StripeInstallmentsTable;
   email_outbox: EmailOutboxTable;
   idempotency_keys: IdempotencyKeysTable;

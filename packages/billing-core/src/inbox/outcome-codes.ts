@@ -21,6 +21,8 @@ export const outcomeCodes = {
     'dispute_funds_reinstated',
     'dispute_already_applied',
     'payment_method_saved',
+    'refund_reversed',
+    'consumption_request_recorded',
   ],
   ignored: [
     'test_event',
@@ -41,6 +43,8 @@ export const outcomeCodes = {
     'transaction_already_credited',
     'dispute_no_funds_movement',
     'setup_not_off_session',
+    'unknown_account_token',
+    'refund_declined',
   ],
   /** Written by the engine on an unfinished row. */
   received: ['waiting', 'retrying'],
@@ -54,6 +58,7 @@ export const outcomeCodes = {
     'insufficient_balance',
     'stripe_request_failed',
     'revenuecat_rejected',
+    'apple_rejected',
     'purchase_not_found',
     'non_retryable_error',
   ],

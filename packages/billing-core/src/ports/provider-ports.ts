@@ -1,4 +1,5 @@
 import type { AiStudioService } from './ai-studio-service';
+import type { AppStoreApi } from './app-store-api';
 import type { Mailer } from './mailer';
 import type { RevenueCatApi } from './revenuecat-api';
 import type { StripeApi } from './stripe-api';
@@ -14,4 +15,6 @@ export interface ProviderPorts {
   stripe?: StripeApi | undefined;
   aiStudio?: AiStudioService | undefined;
   mailer?: Mailer | undefined;
+  /** The App Store Server API (APPLE_KEY_ID, APPLE_ISSUER_ID, APPLE_PRIVATE_KEY_PATH). */
+  appStore?: AppStoreApi | undefined;
 }
