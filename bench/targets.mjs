@@ -201,6 +201,12 @@ export const targets = [
     bound: 1.0,
   },
   {
+    name: "debit p99 at half Tally's own max (open loop) vs the minimal's p99 there",
+    ratio: ['spend.fixedRate.atTallysHalf.tally.p99Ms', 'spend.fixedRate.atTallysHalf.minimal.p99Ms'],
+    op: 'report',
+    bound: null,
+  },
+  {
     name: 'debits on one hot wallet (32 connections) vs the minimal endpoint on its hot row',
     ratio: ['spend.tallyHotRps', 'spend.minimalHotRps'],
     op: '>=',

@@ -11,23 +11,29 @@
 // Rounds run them in the list's order and reversed (context.mjs `alternated`), each after a
 // CHECKPOINT, with per debit the server's CPU and, on the private cluster, Postgres's CPU,
 // statements, WAL bytes and top statements (pg_stat_statements). Then both HTTP contenders in an
-// open loop at half the minimal endpoint's maximum (lib/open-loop.mjs), alternating, and a
-// profiling pass (phases/spend-profile.mjs): round trips, transactions and a CPU profile.
+// open loop at half the minimal endpoint's maximum and at half Tally's (spend-fixed-rate.mjs), and
+// a profiling pass (spend-profile.mjs): round trips, the transaction's timeline, a CPU profile.
 // Checks every answer, the guarantees' answers (a retry, a conflict) and that every wallet moved
 // by exactly its debits. Returns its rounds and figures; spend-report.mjs prints them.
 import path from 'node:path';
 import { alternated } from '../context.mjs';
 import { runClosedLoop } from '../lib/closed-loop.mjs';
 import { createMinimalWallets, minimalDebitScript } from '../lib/minimal-spend.mjs';
-import { runOpenLoop } from '../lib/open-loop.mjs';
 import { profileEnd, profileStart } from '../lib/pg-profile.mjs';
 import { runPgbench } from '../lib/pgbench.mjs';
-import { freePort, machineBusyCpuSeconds, startNode, waitForHttp } from '../lib/processes.mjs';
+import {
+  freePort,
+  machineBusyCpuSeconds,
+  reapedChildrenCpuSeconds,
+  startNode,
+  waitForHttp,
+} from '../lib/processes.mjs';
 import { benchPool } from '../lib/resources.mjs';
 import { median, round } from '../lib/stats.mjs';
 import { prefundTallyUsers, startTallyApi } from '../lib/tally-api.mjs';
 import { root } from '../lib/workspace.mjs';
 import { checkGuarantees, checkWallets, debitsSince, ledgerMark, ledgerOf } from './spend-checks.mjs';
+import { fixedRateFigures, runFixedRates } from './spend-fixed-rate.mjs';
 import { profileSpend } from './spend-profile.mjs';
 
 /** This phase's settings (environment; bench/README.md lists them). */
@@ -83,7 +89,6 @@ export async function spendPhase(ctx) {
     startTallyApi(ctx, { databaseUrl: url, prefix, appKey, name: 'tally-api-spend', extraNodeFlags });
   const servers = {};
   const rounds = [];
-  const fixed = [];
   // Debits answered 201 per side (pgbench's: its transactions), the guarantee checks' included.
   const answered = { tally: 1, minimal: 1 };
   const script = minimalDebitScript();
@@ -118,7 +123,12 @@ export async function spendPhase(ctx) {
       await checkpoint(pool);
       const mark = await ledgerMark(pool, table);
       const profile = await profileStart(ctx.postgres, pool);
-      const at = { machine: machineBusyCpuSeconds(), wall: performance.now(), generator: process.cpuUsage() };
+      const at = {
+        machine: machineBusyCpuSeconds(),
+        wall: performance.now(),
+        generator: process.cpuUsage(),
+        pgbench: reapedChildrenCpuSeconds(),
+      };
       const server = http[target]?.server;
       const serverCpuAtStart = server?.handle.cpuSeconds();
       let run;
@@ -150,9 +160,15 @@ export async function spendPhase(ctx) {
       const figures = await profileEnd(profile, pool, written, table, { awaitDisconnect: false });
       if (server) run.serverCpuMs = ((server.handle.cpuSeconds() - serverCpuAtStart) * 1000) / written;
       else run.pgbenchTransactions = written;
-      run.generatorCpuMs = cpuMs(process.cpuUsage(at.generator)) / written;
-      // The machine's busy cores meanwhile (every process on it, the bench's and everyone else's).
-      run.machineBusyCores = round((machineBusyCpuSeconds() - at.machine) / ((performance.now() - at.wall) / 1000), 2);
+      // The load generator: this process (autocannon, the open loop), or pgbench (reaped child).
+      run.generatorCpuMs =
+        (cpuMs(process.cpuUsage(at.generator)) + (reapedChildrenCpuSeconds() - at.pgbench) * 1000) / written;
+      // The machine's busy cores meanwhile, and those of it that were not this run's (server,
+      // Postgres, generator): other processes on a shared machine, which slow every figure.
+      const seconds = (performance.now() - at.wall) / 1000;
+      const ownMs = ((run.serverCpuMs ?? 0) + run.generatorCpuMs + (figures.clusterCpuMsPerEvent ?? 0)) * written;
+      run.machineBusyCores = round((machineBusyCpuSeconds() - at.machine) / seconds, 2);
+      run.otherCores = round(run.machineBusyCores - ownMs / 1000 / seconds, 2);
       return { ...run, debitsWritten: written, ...perDebit(figures) };
     };
     for (let pass = 0; pass < settings.rounds; pass += 1) {
@@ -161,31 +177,21 @@ export async function spendPhase(ctx) {
       rounds.push(runs);
       log(`spend round ${pass + 1}: ${targets.map((target) => describe(target, runs[target])).join('; ')}`);
     }
-    const minimalRps = median(rounds.map((entry) => entry.minimal.rps));
-    const rate = Math.max(1, Math.round(minimalRps / 2));
-    for (let pass = 0; pass < settings.rounds; pass += 1) {
-      const pair = {};
-      for (const target of alternated(['tally', 'minimal'], pass)) {
-        await checkpoint(pool);
-        const requests = debitRequests(http[target].users, `f${pass}-${target}`);
-        const result = await runOpenLoop({
-          url: http[target].server.url,
-          rate,
-          durationSeconds: settings.fixedSeconds,
-          okStatus: 201,
-          next: (index) => ({
-            ...requests(index),
-            headers: { 'content-type': 'application/json', authorization: `Bearer ${appKey}` },
-          }),
-        });
-        answered[target] += result.ok;
-        pair[target] = result;
-      }
-      fixed.push(pair);
-      log(
-        `spend fixed rate ${rate}/s round ${pass + 1}: ${['tally', 'minimal'].map((target) => `${target} p50 ${round(pair[target].p50, 1)} p99 ${round(pair[target].p99, 1)} ms (non-201 ${pair[target].non200}, errors ${pair[target].errors})`).join('; ')}`,
-      );
-    }
+    const rates = Object.fromEntries(
+      ['minimal', 'tally'].map((target) => [
+        `${target}Half`,
+        Math.max(1, Math.round(median(rounds.map((entry) => entry[target].rps)) / 2)),
+      ]),
+    );
+    const fixed = await runFixedRates(ctx, pool, {
+      rates,
+      servers,
+      requestsOf: (target, tag) => debitRequests(http[target].users, tag),
+      appKey,
+      seconds: settings.fixedSeconds,
+      rounds: settings.rounds,
+      answered,
+    });
     const profiling = settings.profilePass
       ? await profileSpend(
           ctx,
@@ -211,7 +217,7 @@ export async function spendPhase(ctx) {
     const checks = await checkWallets(pool, answered);
     return {
       rounds: { spend: rounds, spendFixedRate: fixed },
-      figures: spendFigures(settings, rounds, fixed, rate, checks, profiling),
+      figures: spendFigures(settings, rounds, fixedRateFigures(fixed, rates), checks, profiling),
     };
   } finally {
     await Promise.all(Object.values(servers).map((server) => server.handle.stop()));
@@ -241,7 +247,7 @@ function describe(target, run) {
 }
 
 /** The phase's figures: medians over the rounds, each round's values in `byRound` (report.mjs pairs them). */
-function spendFigures(settings, rounds, fixed, rate, checks, profiling) {
+function spendFigures(settings, rounds, fixed, checks, profiling) {
   const series = (pick) => rounds.map(pick);
   const byRound = {};
   for (const target of targets) {
@@ -253,9 +259,7 @@ function spendFigures(settings, rounds, fixed, rate, checks, profiling) {
       }
     }
   }
-  for (const target of ['tally', 'minimal']) {
-    byRound[`fixedRate.${target}.p99Ms`] = fixed.map((pair) => pair[target].p99);
-  }
+  Object.assign(byRound, fixed.byRound);
   const fields = [
     'p50Ms',
     'p99Ms',
@@ -267,6 +271,7 @@ function spendFigures(settings, rounds, fixed, rate, checks, profiling) {
     'postgresExecMs',
     'walBytes',
     'machineBusyCores',
+    'otherCores',
   ];
   const perDebitFigures = Object.fromEntries(
     targets.map((target) => [
@@ -282,13 +287,7 @@ function spendFigures(settings, rounds, fixed, rate, checks, profiling) {
       },
     ]),
   );
-  const fixedOf = (target) => ({
-    p50Ms: round(median(fixed.map((pair) => pair[target].p50)), 1),
-    p99Ms: round(median(fixed.map((pair) => pair[target].p99)), 1),
-    p999Ms: round(median(fixed.map((pair) => pair[target].p999)), 1),
-    notAnswered201: fixed.reduce((sum, pair) => sum + pair[target].non200 + pair[target].errors, 0),
-    generatorMaxLagMs: round(Math.max(...fixed.map((pair) => pair[target].generatorMaxLagMs)), 1),
-  });
+
   return {
     connections: settings.connections,
     users: settings.users,
@@ -301,7 +300,7 @@ function spendFigures(settings, rounds, fixed, rate, checks, profiling) {
         .map(([key, list]) => [key, round(median(list))]),
     ),
     perDebit: perDebitFigures,
-    fixedRate: { rate, tally: fixedOf('tally'), minimal: fixedOf('minimal') },
+    fixedRate: fixed.figures,
     profiling,
     checks,
     byRound,
