@@ -56,6 +56,9 @@ export abstract class MoneyCommand {
 const hours = (h: number) => h * M.HOUR_MS;
 const pick = <T>(items: T[], index: number): T | undefined =>
   items.length === 0 ? undefined : items[index % items.length];
+/** Stripe's payments (refunds by amount, disputes) and the App Store's (refunded whole). */
+const stripePayments = (w: M.ModelWallet) => w.payments.filter((p) => p.store === undefined);
+const applePayments = (w: M.ModelWallet) => w.payments.filter((p) => p.store === 'apple');
 
 export class Grant extends MoneyCommand {
   override concurrent = true;
@@ -115,6 +118,47 @@ export class PayPack extends MoneyCommand {
   }
 }
 
+/** A pack bought through StoreKit: a signed `ONE_TIME_CHARGE` of `com.tally.tokens.100` for the user's appAccountToken. */
+export class PayApplePack extends MoneyCommand {
+  applies() {
+    return true;
+  }
+  plan(): Op {
+    return { kind: 'apple-pack' };
+  }
+  model(w: M.ModelWallet) {
+    return { answer: M.payPack(w, 'apple').answer };
+  }
+  real(u: RealUser) {
+    return u.payApplePack();
+  }
+  toString() {
+    return 'new PayApplePack()';
+  }
+}
+
+/** Apple refunds an App Store pack: a signed `REFUND` of its transaction (the same refund again is a redelivery). */
+export class AppleRefund extends MoneyCommand {
+  constructor(readonly payment: number) {
+    super();
+  }
+  applies(w: M.ModelWallet) {
+    return applePayments(w).length > 0;
+  }
+  plan(w: M.ModelWallet): Op {
+    return { kind: 'apple-refund', payment: (pick(applePayments(w), this.payment) as M.ModelPayment).key };
+  }
+  model(w: M.ModelWallet, op: Op) {
+    return { answer: M.storeRefund(w, op.payment as number) };
+  }
+  real(u: RealUser, op: Op, w: M.ModelWallet) {
+    return u.appleRefund(op.payment as number, w);
+  }
+  toString() {
+    return `new AppleRefund(${this.payment})`;
+  }
+}
+
 export class PayInvoice extends MoneyCommand {
   constructor(readonly periodHours: number) {
     super();
@@ -144,10 +188,10 @@ export class Refund extends MoneyCommand {
     super();
   }
   applies(w: M.ModelWallet) {
-    return w.payments.length > 0;
+    return stripePayments(w).length > 0;
   }
   plan(w: M.ModelWallet): Op {
-    return { kind: 'refund', payment: (pick(w.payments, this.payment) as M.ModelPayment).key };
+    return { kind: 'refund', payment: (pick(stripePayments(w), this.payment) as M.ModelPayment).key };
   }
   model(w: M.ModelWallet, op: Op) {
     return { answer: M.refund(w, op.payment as number, this.amountRefundedMinor) };
@@ -168,10 +212,10 @@ export class Dispute extends MoneyCommand {
     super();
   }
   applies(w: M.ModelWallet) {
-    return w.payments.length > 0;
+    return stripePayments(w).length > 0;
   }
   plan(w: M.ModelWallet): Op {
-    return { kind: 'dispute', payment: (pick(w.payments, this.payment) as M.ModelPayment).key };
+    return { kind: 'dispute', payment: (pick(stripePayments(w), this.payment) as M.ModelPayment).key };
   }
   model(w: M.ModelWallet, op: Op) {
     const payment = op.payment as number;
@@ -191,10 +235,10 @@ export class DisputeNext extends MoneyCommand {
     super();
   }
   applies(w: M.ModelWallet) {
-    return w.payments.length > 0;
+    return stripePayments(w).length > 0;
   }
   plan(w: M.ModelWallet): Op {
-    const payment = pick(w.payments, this.payment) as M.ModelPayment;
+    const payment = pick(stripePayments(w), this.payment) as M.ModelPayment;
     return { kind: 'dispute', payment: payment.key, reinstated: payment.dispute !== null };
   }
   model(w: M.ModelWallet, op: Op) {

@@ -58,6 +58,8 @@ function soloCommands() {
     .tuple(tokens, fc.option(fc.constantFrom(1, 2, 5, 24, 48, 720), { nil: null }), fc.boolean(), fc.boolean())
     .map(([amount, expires, admin, settles]) => new C.Grant(amount, expires, admin, settles));
   const pack = fc.constant(null).map(() => new C.PayPack());
+  const applePack = fc.constant(null).map(() => new C.PayApplePack());
+  const appleRefund = fc.nat({ max: 1 }).map((p) => new C.AppleRefund(p));
   const debit = tokens.map((amount) => new C.Debit(amount));
   const capture = fc.tuple(index, fc.option(tokens, { nil: undefined })).map(([h, amount]) => new C.Capture(h, amount));
   const voidLot = index.map((l) => new C.Void(l));
@@ -110,6 +112,8 @@ function soloCommands() {
     [enableAutoTopup, 3],
     [card, 2],
     [chargeAutoTopup, 5],
+    [applePack, 1],
+    [appleRefund, 2],
   ];
   return weighted.flatMap(([arbitrary, weight]) => Array.from({ length: weight }, () => arbitrary));
 }

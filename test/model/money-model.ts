@@ -62,6 +62,8 @@ export interface ModelHold {
 
 export interface ModelPayment {
   key: number;
+  /** A pack bought through the App Store (docs/stores-apple.md): refunded whole by Apple, never disputed. */
+  store?: 'apple';
   lot: number;
   granted: number;
   amountMinor: number;
@@ -489,7 +491,7 @@ const grantBody = (
 });
 
 /** A Stripe pack paid (tokens_100): a purchased lot that never expires. */
-export function payPack(w: ModelWallet): { answer: Answer; payment: number } {
+export function payPack(w: ModelWallet, store?: 'apple'): { answer: Answer; payment: number } {
   const key = w.payments.length;
   const lot = newLot(w, {
     category: 'purchased',
@@ -509,6 +511,7 @@ export function payPack(w: ModelWallet): { answer: Answer; payment: number } {
     tokensRefunded: 0,
     refundShortfall: 0,
     dispute: null,
+    ...(store ? { store } : {}),
   });
   return { answer: { status: 200, body: { outcome: 'credited' } }, payment: key };
 }
@@ -559,6 +562,24 @@ export function refund(w: ModelWallet, paymentKey: number, amountRefundedMinor: 
     status: 200,
     body: { outcome: amountRefundedMinor >= p.amountMinor ? 'refunded' : 'partially_refunded' },
   };
+}
+
+/**
+ * An App Store `REFUND` of a pack (product.md "The stores, directly"): Apple refunds the whole
+ * purchase, so what the payment granted and no earlier take-back accounted for is taken back,
+ * from its lot first, the rest owed (debt); once per refund.
+ */
+export function storeRefund(w: ModelWallet, paymentKey: number): Answer {
+  const p = w.payments[paymentKey];
+  if (!p) throw new Error('model: no payment');
+  if (p.amountRefundedMinor >= p.amountMinor) return { status: 200, body: { outcome: 'already_refunded' } };
+  settleLapsed(w);
+  p.amountRefundedMinor = p.amountMinor;
+  const owed = Math.max(0, p.granted - (p.tokensRefunded + p.refundShortfall));
+  if (owed === 0) return { status: 200, body: { outcome: 'already_refunded' } };
+  const { taken } = takeBack(w, p, owed, 'refund');
+  if (taken < owed) saw(w, 'a store refund left debt');
+  return { status: 200, body: { outcome: taken < owed ? 'partially_refunded' : 'refunded' } };
 }
 
 /**

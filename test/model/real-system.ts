@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { type AutoTopupAttemptRow, runAutoTopupAttempt } from '@tally/billing-core';
 import { sql } from 'kysely';
+import { type AppleNotificationSpec, appleVerifierFor, deliverApple } from '../support/apple-notifications';
+import { ApplePki } from '../support/apple-signing';
 import type { FakeStripe } from '../support/fakes/fake-stripe';
 import { type Json, startStackWithFakeStripe, type TestStack } from '../support/stack';
 import {
@@ -35,14 +37,18 @@ export class RealSystem {
   private constructor(
     readonly stack: TestStack,
     readonly fake: FakeStripe,
+    /** The test CA the App Store notifications are signed with (ingest trusts its root). */
+    readonly applePki: ApplePki,
     private readonly sweeper: () => Promise<void>,
   ) {}
 
   static async start(): Promise<RealSystem> {
-    const { stack, fake } = await startStackWithFakeStripe();
+    const applePki = ApplePki.create();
+    const { stack, fake } = await startStackWithFakeStripe({ appleNotifications: appleVerifierFor(applePki) });
+    stack.stopAlso(async () => applePki.dispose());
     stack.startWorker({ concurrency: 4, roles: ['inbox', 'relay'] });
     const expiry = stack.startWorker({ roles: ['credit-expiry'] });
-    return new RealSystem(stack, fake, async () => {
+    return new RealSystem(stack, fake, applePki, async () => {
       const loop = expiry.loops['credit-expiry'];
       if (!loop) throw new Error('the credit-expiry role has no loop');
       await loop.runOnce();
@@ -142,6 +148,10 @@ interface PaymentIds {
   paymentIntent: string;
   charge: string;
   dispute: string;
+  /** An App Store pack's transaction id (its lot's source is `apple:transaction:{id}`). */
+  appleTransaction?: string;
+  /** When Apple revoked it, in the model's frame (a redelivery names the same instant as the system now stores it). */
+  appleRevokedAt?: number;
 }
 
 /** One user of one sequence: the real ids behind the model's keys. */
@@ -261,6 +271,47 @@ export class RealUser {
   private customer(id: string): string {
     this.real.fake.customers.set(id, { id, object: 'customer', metadata: { user_id: this.userId } });
     return id;
+  }
+
+  /** A signed App Store `ONE_TIME_CHARGE` of the example pack for this user's appAccountToken. */
+  async payApplePack() {
+    if (this.appleToken === null) {
+      const accounts = await this.stack.apiRequest(`/v1/users/${this.userId}/store-accounts`);
+      this.appleToken = String(((await accounts.json()) as Json).appleAppAccountToken);
+    }
+    const transactionId = `${Date.now()}${randomUUID().replaceAll('-', '').slice(0, 8).replace(/[a-f]/g, '7')}`;
+    this.payments.push({ paymentIntent: '', charge: '', dispute: '', appleTransaction: transactionId });
+    return this.deliverApple({
+      type: 'ONE_TIME_CHARGE',
+      transaction: { transactionId, appAccountToken: this.appleToken },
+    });
+  }
+
+  /**
+   * A signed App Store `REFUND` of that transaction. One revocation per pack: again, it is a
+   * redelivery, naming the same instant, which the system stores moved back by every advance since.
+   */
+  appleRefund(payment: number, w: ModelWallet) {
+    const ids = this.paymentIds(payment);
+    if (!ids.appleTransaction) throw new Error(`model payment ${payment} is not an App Store pack`);
+    ids.appleRevokedAt ??= w.now;
+    return this.deliverApple({
+      type: 'REFUND',
+      transaction: {
+        transactionId: ids.appleTransaction,
+        appAccountToken: this.appleToken,
+        revocationDate: ids.appleRevokedAt - w.shift,
+        revocationReason: 0,
+      },
+    });
+  }
+
+  private appleToken: string | null = null;
+
+  private async deliverApple(spec: AppleNotificationSpec) {
+    const uuid = await deliverApple(this.stack, this.real.applePki, spec);
+    const row = await this.stack.finishedInboxRow('apple', uuid);
+    return { status: 200, json: { outcome: row.outcome_code, status: row.status } };
   }
 
   refund(payment: number, amountRefunded: number) {
@@ -392,8 +443,12 @@ export class RealUser {
         return `grant:${origin.reference}`;
       case 'admin-grant':
         return `admin:grant:${origin.reference}`;
-      case 'payment':
-        return `stripe:payment:${this.paymentIds(origin.payment).paymentIntent}`;
+      case 'payment': {
+        const ids = this.paymentIds(origin.payment);
+        return ids.appleTransaction
+          ? `apple:transaction:${ids.appleTransaction}`
+          : `stripe:payment:${ids.paymentIntent}`;
+      }
       case 'invoice':
         return `stripe:invoice:${this.invoices[origin.invoice]}`;
       case 'rollover':
