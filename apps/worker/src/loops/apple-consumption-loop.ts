@@ -1,11 +1,13 @@
 import {
   type AppleConsumptionDeps,
+  type AppleConsumptionOutcome,
   answerAppleConsumptionRequest,
   type BackoffSettings,
   claimAppleConsumptionRequests,
 } from '@tally/billing-core';
 import type { Logger } from '@tally/platform';
 import type { WorkerMetrics } from '../metrics/worker-metrics';
+import { runLeasedRowsPass } from './leased-rows-pass';
 
 export interface AppleConsumptionLoopOptions {
   intervalMs: number;
@@ -15,38 +17,30 @@ export interface AppleConsumptionLoopOptions {
 }
 
 /**
- * One pass of the apple-consumption loop (docs/stores-apple.md): claims the due consumption
- * requests (the rows CONSUMPTION_REQUEST notifications wrote, and those a dead worker or an
- * unanswered call left), answers each outside any transaction, counts each outcome, and claims
- * again while a batch comes back full. Any number of replicas: the claims are leased, SKIP LOCKED.
+ * One pass of the apple-consumption loop (docs/stores-apple.md): the consumption requests
+ * CONSUMPTION_REQUEST notifications recorded, and those a dead worker or an unanswered call left,
+ * each answered outside any transaction, counted by outcome.
  */
-export async function appleConsumptionPass(
+export function appleConsumptionPass(
   deps: Omit<AppleConsumptionDeps, 'leaseMs' | 'backoff'> & { logger: Logger; metrics: WorkerMetrics },
   options: AppleConsumptionLoopOptions,
 ): Promise<void> {
   const answer: AppleConsumptionDeps = { ...deps, leaseMs: options.leaseMs, backoff: options.backoff };
-  for (;;) {
-    const claimed = await claimAppleConsumptionRequests(deps.db, {
-      leaseMs: options.leaseMs,
-      batchSize: options.batchSize,
-    });
-    for (const request of claimed) {
-      const result = await answerAppleConsumptionRequest(answer, request);
-      deps.metrics.appleConsumptionRequests.inc({ outcome: result.outcome });
-      const log = {
+  return runLeasedRowsPass(
+    {
+      what: 'App Store consumption request',
+      claim: (batchSize) => claimAppleConsumptionRequests(deps.db, { leaseMs: options.leaseMs, batchSize }),
+      run: (request) => answerAppleConsumptionRequest(answer, request),
+      count: (outcome) => deps.metrics.appleConsumptionRequests.inc({ outcome }),
+      logFields: (request) => ({
         consumptionRequestId: request.id,
         transactionId: request.transaction_id,
         userId: request.user_id,
         tries: request.tries,
-        outcome: result.outcome,
-        code: result.code,
-      };
-      if (result.outcome === 'rejected' || result.outcome === 'expired' || result.outcome === 'retry') {
-        deps.logger.warn(log, 'App Store consumption request not answered');
-      } else {
-        deps.logger.info(log, 'App Store consumption request');
-      }
-    }
-    if (claimed.length < options.batchSize) return;
-  }
+      }),
+      quiet: ['sent', 'no_consent', 'finished_elsewhere'] satisfies AppleConsumptionOutcome[],
+    },
+    options.batchSize,
+    deps.logger,
+  );
 }

@@ -1,6 +1,12 @@
-import { type AutoTopupChargeDeps, claimAutoTopupAttempts, runAutoTopupAttempt } from '@tally/billing-core';
+import {
+  type AutoTopupChargeDeps,
+  type AutoTopupChargeOutcome,
+  claimAutoTopupAttempts,
+  runAutoTopupAttempt,
+} from '@tally/billing-core';
 import type { Logger } from '@tally/platform';
 import type { WorkerMetrics } from '../metrics/worker-metrics';
+import { runLeasedRowsPass } from './leased-rows-pass';
 
 export interface AutoTopupLoopOptions {
   intervalMs: number;
@@ -11,12 +17,11 @@ export interface AutoTopupLoopOptions {
 }
 
 /**
- * One pass of the auto top-up loop (docs/auto-topup.md): claims the due attempts (the rows the
- * spends wrote, and those a dead worker or an unanswered call left), runs each (the charge outside
- * any transaction, its answer recorded in one), counts each outcome, and claims again while a
- * batch comes back full. Any number of replicas: the claims are leased, SKIP LOCKED.
+ * One pass of the auto top-up loop (docs/auto-topup.md): the attempts the spends wrote, and those a
+ * dead worker or an unanswered call left, each charged outside any transaction and its answer
+ * recorded in one (runAutoTopupAttempt), counted by outcome.
  */
-export async function autoTopupPass(
+export function autoTopupPass(
   deps: Omit<AutoTopupChargeDeps, 'leaseMs' | 'backoff' | 'resolveWithinMs'> & {
     logger: Logger;
     metrics: WorkerMetrics;
@@ -29,27 +34,21 @@ export async function autoTopupPass(
     backoff: options.backoff,
     resolveWithinMs: options.resolveWithinMs,
   };
-  for (;;) {
-    const claimed = await claimAutoTopupAttempts(deps.db, { leaseMs: options.leaseMs, batchSize: options.batchSize });
-    for (const attempt of claimed) {
-      const startedAt = Date.now();
-      const result = await runAutoTopupAttempt(charge, attempt);
-      deps.metrics.autoTopupAttempts.inc({ outcome: result.outcome });
-      const log = {
+  return runLeasedRowsPass(
+    {
+      what: 'auto top-up attempt',
+      claim: (batchSize) => claimAutoTopupAttempts(deps.db, { leaseMs: options.leaseMs, batchSize }),
+      run: (attempt) => runAutoTopupAttempt(charge, attempt),
+      count: (outcome) => deps.metrics.autoTopupAttempts.inc({ outcome }),
+      logFields: (attempt) => ({
         attemptId: attempt.id,
         userId: attempt.user_id,
         packId: attempt.pack_id,
         tries: attempt.tries,
-        outcome: result.outcome,
-        code: result.code,
-        durationMs: Date.now() - startedAt,
-      };
-      if (result.outcome === 'succeeded' || result.outcome === 'processing' || result.outcome === 'canceled') {
-        deps.logger.info(log, 'auto top-up attempt');
-      } else {
-        deps.logger.warn(log, 'auto top-up attempt did not succeed');
-      }
-    }
-    if (claimed.length < options.batchSize) return;
-  }
+      }),
+      quiet: ['succeeded', 'processing', 'canceled'] satisfies AutoTopupChargeOutcome[],
+    },
+    options.batchSize,
+    deps.logger,
+  );
 }
