@@ -125,6 +125,13 @@ export * from './operations/read-hourly-activity';
 export * from './operations/read-operational-counts';
 export type { AiStudioService } from './ports/ai-studio-service';
 export type { AppWebhookAttempt, AppWebhookDelivery, AppWebhookSender } from './ports/app-webhook-sender';
+export type {
+  GooglePlayApi,
+  GooglePlayProductPurchase,
+  GooglePlaySubscriptionPurchase,
+  GooglePlayVoidedPurchase,
+  GooglePlayVoidedPurchasesPage,
+} from './ports/google-play-api';
 export type { Mailer } from './ports/mailer';
 export type { ProviderPorts } from './ports/provider-ports';
 export type {
@@ -137,6 +144,15 @@ export { type StripeApi, StripeCardError } from './ports/stripe-api';
 export * from './provider-data/payment-environment';
 export * from './providers/ai-studio/create-ai-studio-client';
 export * from './providers/create-inbox-handlers';
+export * from './providers/google-play/consume-google-play-purchases';
+export { googlePlayHandledEventTypes } from './providers/google-play/create-google-play-handler';
+export * from './providers/google-play/google-play-api-client';
+export {
+  parseGooglePlayPush,
+  toGooglePlayInboxDraftFromBody,
+} from './providers/google-play/google-play-notification';
+export * from './providers/google-play/service-account-token';
+export * from './providers/google-play/voided-purchases-pass';
 export * from './providers/revenuecat/revenuecat-api-client';
 export {
   parseRevenueCatWebhook,

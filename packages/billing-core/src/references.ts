@@ -25,6 +25,10 @@ export const referencePrefixes = {
   usage: 'usage:',
   hold: 'hold:',
   debt: 'debt:',
+  /** A Google Play one-time purchase's credit (`google:order:{orderId}`). */
+  googleOrder: 'google:order:',
+  /** What a voided Google Play purchase took back (`google:voided:{orderId}`). */
+  googleVoided: 'google:voided:',
 } as const;
 
 /**
@@ -94,6 +98,10 @@ export const references = {
   holdReleaseRecovered: (holdId: string) => `${referencePrefixes.hold}${holdId}:release:recovered`,
   /** What a paid credit settled of the wallet's debt, taken from the credit's lot (docs/debt.md). */
   debtSettled: (creditReference: string) => `${referencePrefixes.debt}${creditReference}:settled`,
+  /** A Google Play one-time product purchase, credited once per order (docs/stores-google-play.md). */
+  googleOrder: (orderId: string) => `${referencePrefixes.googleOrder}${orderId}`,
+  /** What a voided Google Play purchase took back from its lot (then debt), once per order. */
+  googleVoided: (orderId: string) => `${referencePrefixes.googleVoided}${orderId}`,
   lotExpired: (lotId: number | string, n = 1) =>
     n === 1 ? `${referencePrefixes.lot}${lotId}:expired` : `${referencePrefixes.lot}${lotId}:expired:${n}`,
 } as const;

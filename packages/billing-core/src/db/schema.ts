@@ -17,6 +17,7 @@ import type {
   UserAliasesTable,
 } from './app-tables';
 import type { DbTime, DbTimeNullable } from './column-types';
+import type { GooglePlayPurchasesTable, GooglePlayVoidedPurchasesTable } from './google-play-tables';
 import type {
   CreditLotsTable,
   FeatureUsesTable,
@@ -42,11 +43,12 @@ import type {
 
 export * from './account-tables';
 export * from './app-tables';
+export * from './google-play-tables';
 export * from './ledger-tables';
 export * from './payment-tables';
 
 /** The payment providers Tally takes events from (inbox_events.provider, subscriptions.source, …). */
-export const providers = ['stripe', 'revenuecat'] as const;
+export const providers = ['stripe', 'revenuecat', 'google_play'] as const;
 export type Provider = (typeof providers)[number];
 export const inboxStatuses = ['received', 'processing', 'processed', 'failed', 'ignored'] as const;
 export type InboxStatus = (typeof inboxStatuses)[number];
@@ -188,6 +190,8 @@ export interface DB {
   auto_topup_attempts: AutoTopupAttemptsTable;
   store_accounts: StoreAccountsTable;
   store_consents: StoreConsentsTable;
+  google_play_purchases: GooglePlayPurchasesTable;
+  google_play_voided_purchases: GooglePlayVoidedPurchasesTable;
   stripe_installments: StripeInstallmentsTable;
   email_outbox: EmailOutboxTable;
   idempotency_keys: IdempotencyKeysTable;

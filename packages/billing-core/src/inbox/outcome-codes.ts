@@ -41,6 +41,8 @@ export const outcomeCodes = {
     'transaction_already_credited',
     'dispute_no_funds_movement',
     'setup_not_off_session',
+    'purchase_canceled',
+    'purchase_voided',
   ],
   /** Written by the engine on an unfinished row. */
   received: ['waiting', 'retrying'],
@@ -55,6 +57,7 @@ export const outcomeCodes = {
     'stripe_request_failed',
     'revenuecat_rejected',
     'purchase_not_found',
+    'google_play_rejected',
     'non_retryable_error',
   ],
 } as const;

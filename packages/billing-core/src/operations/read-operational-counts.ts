@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB, Provider } from '../db/schema';
+import { googlePlayHandledEventTypes } from '../providers/google-play/create-google-play-handler';
 import { revenueCatHandledEventTypes } from '../providers/revenuecat/create-revenuecat-handler';
 import { stripeHandledEventTypes } from '../providers/stripe/create-stripe-handler';
 import type { LedgerTotal, LedgerTotalsReader } from './ledger-totals';
@@ -21,6 +22,7 @@ export const installmentStatuses = ['scheduled', 'processing', 'granted', 'void'
 export const metricEventTypes: Record<Provider, readonly string[]> = {
   stripe: stripeHandledEventTypes,
   revenuecat: revenueCatHandledEventTypes,
+  google_play: googlePlayHandledEventTypes,
 };
 
 /**

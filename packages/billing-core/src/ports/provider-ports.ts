@@ -1,4 +1,5 @@
 import type { AiStudioService } from './ai-studio-service';
+import type { GooglePlayApi } from './google-play-api';
 import type { Mailer } from './mailer';
 import type { RevenueCatApi } from './revenuecat-api';
 import type { StripeApi } from './stripe-api';
@@ -14,4 +15,6 @@ export interface ProviderPorts {
   stripe?: StripeApi | undefined;
   aiStudio?: AiStudioService | undefined;
   mailer?: Mailer | undefined;
+  /** The Play Developer API (GOOGLE_SERVICE_ACCOUNT_KEY_PATH and GOOGLE_PLAY_PACKAGE_NAME). */
+  googlePlay?: GooglePlayApi | undefined;
 }
