@@ -53,6 +53,7 @@ import { createIngestApp } from '../../apps/ingest/src/app';
 import { ingestEnvSchema } from '../../apps/ingest/src/config';
 import { createInboxBatcher, type InboxBatcher } from '../../apps/ingest/src/inbox-batcher';
 import { createIngestMetrics, type IngestMetrics } from '../../apps/ingest/src/ingest-metrics';
+import type { GooglePlayPushSettings } from '../../apps/ingest/src/routes/google-play-webhook-route';
 import { type WorkerRole, workerEnvSchema } from '../../apps/worker/src/config';
 import type { WorkerPorts } from '../../apps/worker/src/roles/worker-role';
 import type { WorkerRuntimeSettings } from '../../apps/worker/src/roles/worker-runtime-settings';
@@ -104,6 +105,9 @@ export interface WorkerSettings {
   reconcile?: WorkerRuntimeSettings['reconcile'] & { stripe: WorkerPorts['stripe'] };
   /** The auto-topup role's loop (default the config's, every 100 ms); its Stripe is the stack's `ports.stripe`. */
   autoTopup?: Partial<WorkerRuntimeSettings['autoTopup']>;
+  /** Google Play's loops (default the config's, consumes every 100 ms); their API is the stack's `ports.googlePlay`. */
+  googlePlayConsume?: Partial<WorkerRuntimeSettings['googlePlayConsume']>;
+  googlePlayVoidedPass?: WorkerRuntimeSettings['googlePlayVoidedPass'];
   /** The worker's logger (default silent); captureLogs() in log-capture.ts keeps its lines. */
   logger?: Logger;
   /** WORKER_LOCK_DURATION_MS: BullMQ lock and stalled check of every consumer (default BullMQ's). */
@@ -140,6 +144,8 @@ export interface TestStackOptions {
   ingestMaxInFlight?: number;
   /** The api's view of APP_WEBHOOK_URL: `not_configured` as when it is unset (default `on`). */
   appWebhookDelivery?: 'on' | 'not_configured';
+  /** Ingest's Google Play push settings (default none: /webhooks/google-play answers 503 not_configured). */
+  googlePlayPush?: GooglePlayPushSettings;
 }
 
 /** Tests accept both environments unless they test the policy itself. */
@@ -222,6 +228,7 @@ export class TestStack {
   private apiReadiness: Record<string, ReadinessCheck> = {};
   private ingestMaxInFlight = defaultIngestMaxInFlight;
   private appWebhookDelivery: 'on' | 'not_configured' = 'on';
+  private googlePlayPush: GooglePlayPushSettings | undefined;
   /**
    * The api's app webhook outbox (its threshold, and its hand-off with `appWebhookHandOff`); tests
    * that write money or messages directly use it through transaction() and outboxDeps().
@@ -258,6 +265,7 @@ export class TestStack {
     this.apiReadiness = options.apiReadiness ?? {};
     if (options.ingestMaxInFlight !== undefined) this.ingestMaxInFlight = options.ingestMaxInFlight;
     if (options.appWebhookDelivery !== undefined) this.appWebhookDelivery = options.appWebhookDelivery;
+    this.googlePlayPush = options.googlePlayPush;
     await this.init(options.appWebhookHandOff ?? false);
   }
 
@@ -355,6 +363,7 @@ export class TestStack {
         stripeWebhookSecrets: [stripeOldSecret, stripeSecret],
         stripeToleranceSeconds: 300,
         revenueCatAuthorizations: ['Bearer rc_test_previous_auth', revenueCatAuth],
+        googlePlay: this.googlePlayPush,
         bodyLimitBytes: 64 * 1024,
         maxInFlight: this.ingestMaxInFlight,
         readiness: { postgres: readiness.postgres },
@@ -435,6 +444,8 @@ export class TestStack {
         studioSweeper: sweeper ?? { intervalMs: 60_000, stuckAfterMs: 60_000, batchSize: 100 },
         installments: settings.installments ?? defaults.installments,
         autoTopup: { ...defaults.autoTopup, intervalMs: 100, ...settings.autoTopup },
+        googlePlayConsume: { ...defaults.googlePlayConsume, intervalMs: 100, ...settings.googlePlayConsume },
+        googlePlayVoidedPass: settings.googlePlayVoidedPass ?? { intervalMs: 3_600_000 },
         creditExpiry: { ...defaults.creditExpiry, intervalMs: 3_600_000, ...settings.creditExpiry },
         email: {
           concurrency: settings.concurrency ?? 4,
@@ -456,6 +467,7 @@ export class TestStack {
       ports: {
         aiStudio,
         stripe: settings.reconcile?.stripe ?? this.ports.stripe,
+        googlePlay: this.ports.googlePlay,
         mailer: settings.email?.mailer,
         appWebhookSender: settings.appWebhooks?.sender,
       },
@@ -524,6 +536,13 @@ export class TestStack {
     const headers: Record<string, string> = { 'content-type': contentType, ...oneConnectionPerRequest };
     if (authorization !== null) headers.authorization = authorization;
     return fetch(`http://127.0.0.1:${this.ingest.port}/webhooks/revenuecat`, { method: 'POST', headers, body });
+  }
+
+  /** Posts a Pub/Sub push to /webhooks/google-play with `authorization` (e.g. `Bearer <OIDC token>`) when given. */
+  postGooglePlay(body: string, authorization: string | null, contentType = 'application/json') {
+    const headers: Record<string, string> = { 'content-type': contentType, ...oneConnectionPerRequest };
+    if (authorization !== null) headers.authorization = authorization;
+    return fetch(`http://127.0.0.1:${this.ingest.port}/webhooks/google-play`, { method: 'POST', headers, body });
   }
 
   postStripe(body: string, signature: string | null, contentType = 'application/json') {

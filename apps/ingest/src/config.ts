@@ -1,11 +1,14 @@
 import {
   baseEnvSchema,
   csvList,
+  googlePlayPushSettings,
+  googlePlayPushVariables,
   hostSetting,
   nodeEnvSetting,
   port,
   positiveInt,
   refuseDemoConfigurationInProduction,
+  refuseHalfGooglePlayConfiguration,
   serviceHostSetting,
 } from '@tally/platform';
 import { z } from 'zod';
@@ -21,6 +24,8 @@ export const ingestEnvSchema = baseEnvSchema
     }),
     STRIPE_WEBHOOK_TOLERANCE_SECONDS: positiveInt(300),
     REVENUECAT_WEBHOOK_AUTH: csvList,
+    /** Google Play's Pub/Sub pushes (docs/stores-google-play.md): off (503 not_configured) until all three are set. */
+    ...googlePlayPushSettings,
     WEBHOOK_BODY_LIMIT_BYTES: positiveInt(1024 * 1024),
     /**
      * Webhooks stored by one multi-row insert at most (concurrent requests are batched). At most
@@ -51,6 +56,7 @@ export const ingestEnvSchema = baseEnvSchema
     WEBHOOK_FAILED_AUTH_WINDOW_MS: positiveInt(60_000),
   })
   // NODE_ENV=production: the demo's public secrets stop the start (docs/configuration.md).
-  .superRefine(refuseDemoConfigurationInProduction);
+  .superRefine(refuseDemoConfigurationInProduction)
+  .superRefine(refuseHalfGooglePlayConfiguration(googlePlayPushVariables));
 
 export type IngestConfig = z.output<typeof ingestEnvSchema>;

@@ -1,6 +1,7 @@
 import { type DB, exampleCatalogPath, inboxRelaySource, loadCatalog } from '@tally/billing-core';
 import {
   connectProducerRedis,
+  googlePlayPushVariables,
   createProducerQueue,
   createServiceDb,
   enqueueJobs,
@@ -28,6 +29,16 @@ runService('ingest', ingestEnvSchema, process.env, async (config, logger) => {
     minConnections: config.INGEST_BATCH_CONCURRENCY,
   });
   const redis = await connectProducerRedis(config, logger);
+  // Google Play is on only with its whole push configuration (production refuses half of one).
+  const googlePlay =
+    config.GOOGLE_PLAY_PACKAGE_NAME && config.GOOGLE_PUBSUB_AUDIENCE && config.GOOGLE_PUBSUB_SERVICE_ACCOUNT
+      ? {
+          packageName: config.GOOGLE_PLAY_PACKAGE_NAME,
+          audience: config.GOOGLE_PUBSUB_AUDIENCE,
+          serviceAccountEmail: config.GOOGLE_PUBSUB_SERVICE_ACCOUNT,
+          certsUrl: config.GOOGLE_OIDC_CERTS_URL,
+        }
+      : undefined;
   const queue = createProducerQueue(redis, config.QUEUE_PREFIX, inboxRelaySource.queue);
 
   logProviderStatus(logger, [
@@ -40,6 +51,11 @@ runService('ingest', ingestEnvSchema, process.env, async (config, logger) => {
       name: 'revenuecat',
       on: config.REVENUECAT_WEBHOOK_AUTH.length > 0,
       whenOff: 'POST /webhooks/revenuecat answers 503 not_configured (set REVENUECAT_WEBHOOK_AUTH)',
+    },
+    {
+      name: 'google_play',
+      on: googlePlay !== undefined,
+      whenOff: `POST /webhooks/google-play answers 503 not_configured (set ${googlePlayPushVariables.join(', ')})`,
     },
   ]);
 
@@ -62,6 +78,7 @@ runService('ingest', ingestEnvSchema, process.env, async (config, logger) => {
     stripeWebhookSecrets: config.STRIPE_WEBHOOK_SECRETS,
     stripeToleranceSeconds: config.STRIPE_WEBHOOK_TOLERANCE_SECONDS,
     revenueCatAuthorizations: config.REVENUECAT_WEBHOOK_AUTH,
+    googlePlay,
     bodyLimitBytes: config.WEBHOOK_BODY_LIMIT_BYTES,
     maxInFlight: config.INGEST_MAX_IN_FLIGHT,
     failedAuthLimit: { limit: config.WEBHOOK_FAILED_AUTH_LIMIT, windowMs: config.WEBHOOK_FAILED_AUTH_WINDOW_MS },

@@ -1,6 +1,7 @@
 import {
   createAiStudioClient,
   createAppWebhookSender,
+  createGooglePlayApiClient,
   createInboxHandlers,
   createRevenueCatApiClient,
   createStripeApi,
@@ -8,6 +9,7 @@ import {
   exampleCatalogPath,
   loadCatalog,
   type ProviderPorts,
+  readServiceAccountKey,
 } from '@tally/billing-core';
 import {
   ConfigError,
@@ -23,6 +25,7 @@ import {
 import {
   appWebhookConfigProblems,
   autoTopupConfigProblems,
+  googlePlayConfigProblems,
   studioConfigProblems,
   workerEnvSchema,
   workerPoolSize,
@@ -44,6 +47,7 @@ runService('worker', workerEnvSchema, process.env, async (config, logger) => {
     ...studioConfigProblems(config),
     ...appWebhookConfigProblems(config),
     ...autoTopupConfigProblems(config),
+    ...googlePlayConfigProblems(config),
   ];
   if (studioProblems.length > 0) {
     throw new ConfigError(`invalid configuration:\n${studioProblems.map((problem) => `  - ${problem}`).join('\n')}`);
@@ -86,6 +90,16 @@ runService('worker', workerEnvSchema, process.env, async (config, logger) => {
       timeoutMs: config.STRIPE_TIMEOUT_MS,
     });
   }
+  // Google Play's API only with the package and the key file both set (production refuses one alone).
+  if (config.GOOGLE_PLAY_PACKAGE_NAME && config.GOOGLE_SERVICE_ACCOUNT_KEY_PATH) {
+    ports.googlePlay = createGooglePlayApiClient({
+      packageName: config.GOOGLE_PLAY_PACKAGE_NAME,
+      key: readServiceAccountKey(config.GOOGLE_SERVICE_ACCOUNT_KEY_PATH),
+      tokenUrl: config.GOOGLE_OAUTH_TOKEN_URL,
+      baseUrl: config.GOOGLE_PLAY_API_BASE_URL,
+      timeoutMs: config.GOOGLE_PLAY_API_TIMEOUT_MS,
+    });
+  }
   const mailer = createMailer({ smtpUrl: config.SMTP_URL, from: config.EMAIL_FROM, logger });
   const handlers = createInboxHandlers({
     catalog,
@@ -109,6 +123,7 @@ runService('worker', workerEnvSchema, process.env, async (config, logger) => {
     ports: {
       aiStudio: ports.aiStudio,
       stripe: ports.stripe,
+      googlePlay: ports.googlePlay,
       mailer,
       appWebhookSender:
         config.APP_WEBHOOK_URL === undefined

@@ -1,4 +1,5 @@
 export * from './config/env';
+export * from './config/google-play-settings';
 export * from './config/production-configuration';
 export * from './config/provider-api-settings';
 export * from './db';

@@ -10,6 +10,7 @@ import express, { type NextFunction, type Request, type Response, type Router } 
 import type { InboxBatcher } from '../inbox-batcher';
 import { type IngestMetrics, providerLabelOf } from '../ingest-metrics';
 import { verifyStripeSignature } from '../verify/verify-stripe-signature';
+import { type GooglePlayPushSettings, useGooglePlayWebhookRoute } from './google-play-webhook-route';
 
 export interface WebhookRouteDeps {
   /**
@@ -22,6 +23,8 @@ export interface WebhookRouteDeps {
   stripeWebhookSecrets: readonly string[];
   stripeToleranceSeconds: number;
   revenueCatAuthorizations: readonly string[];
+  /** Google Play's Pub/Sub pushes (all of GOOGLE_PLAY_PACKAGE_NAME, GOOGLE_PUBSUB_*); unset: 503 not_configured. */
+  googlePlay?: GooglePlayPushSettings | undefined;
   bodyLimitBytes: number;
   nowMs?: () => number;
   /**
@@ -194,7 +197,7 @@ function admissionControl(deps: WebhookRouteDeps) {
 }
 
 /**
- * Adds POST /webhooks/stripe and /webhooks/revenuecat to `app`. Each route is ONE handler (its
+ * Adds POST /webhooks/stripe, /webhooks/revenuecat and /webhooks/google-play to `app`. Each route is ONE handler (its
  * steps called in turn, not as Express layers, each of which costs every request a router step):
  * the checks before the body is read, the raw body, then the webhook itself.
  */
@@ -330,5 +333,17 @@ export function useWebhookRoutes(app: Router, deps: WebhookRouteDeps): void {
         await store('revenuecat', req, res, () => toRevenueCatInboxDraftFromBody(body.text));
       },
     ),
+  );
+
+  useGooglePlayWebhookRoute(
+    app,
+    {
+      metrics: deps.metrics,
+      webhookRoute,
+      readRawBody: (req, res) => readRawBody(req, res, 'google_play', deps.metrics),
+      refuseFailedAuth: (req, res, reject) => refuseFailedAuth(req, res, 'google_play', reject),
+      store: (req, res, toDraft) => store('google_play', req, res, toDraft),
+    },
+    deps.googlePlay,
   );
 }

@@ -2,6 +2,7 @@ import { appWebhooksRole } from './app-webhooks-role';
 import { autoTopupRole } from './auto-topup-role';
 import { creditExpiryRole } from './credit-expiry-role';
 import { emailRole } from './email-role';
+import { googlePlayConsumeRole, googlePlayVoidedRole } from './google-play-roles';
 import { inboxRole } from './inbox-role';
 import { installmentsRole } from './installments-role';
 import { reconcileRole } from './reconcile-role';
@@ -23,6 +24,8 @@ export const workerRoleTable = {
   'studio-sweeper': studioSweeperRole,
   installments: installmentsRole,
   'auto-topup': autoTopupRole,
+  'google-play-consume': googlePlayConsumeRole,
+  'google-play-voided': googlePlayVoidedRole,
   'credit-expiry': creditExpiryRole,
   email: emailRole,
   'app-webhooks': appWebhooksRole,

@@ -4,6 +4,7 @@ import type {
   AppWebhookSender,
   Catalog,
   DB,
+  GooglePlayApi,
   InboxHandlers,
   Mailer,
   StripeApi,
@@ -28,6 +29,8 @@ export interface WorkerPorts {
    * messages are only written; nothing hands off, delivers or relays them, and retention prunes them.
    */
   appWebhookSender: AppWebhookSender | undefined;
+  /** The Play Developer API; undefined: Google Play's loops have nothing to do (docs/stores-google-play.md). */
+  googlePlay: GooglePlayApi | undefined;
 }
 
 /** What every role starts from: the process's shared connections, settings and clients. */

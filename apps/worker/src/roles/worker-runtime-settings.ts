@@ -1,6 +1,7 @@
 import type { BackoffSettings, DebtPolicy, RetryLaterSettings } from '@tally/billing-core';
 import type { AutoTopupLoopOptions } from '../loops/auto-topup-loop';
 import type { CreditExpiryLoopOptions } from '../loops/credit-expiry-loop';
+import type { GooglePlayConsumeLoopOptions } from '../loops/google-play-loops';
 import type { InstallmentsLoopOptions } from '../loops/installments-loop';
 import type { ReconcileLoopOptions } from '../loops/reconcile-loop';
 import type { RelayOptions } from '../loops/relay-loop';
@@ -30,6 +31,10 @@ export interface WorkerRuntimeSettings {
   studioSweeper: StudioSweeperOptions;
   installments: InstallmentsLoopOptions;
   autoTopup: AutoTopupLoopOptions;
+  /** The google-play-consume role's loop (docs/stores-google-play.md). */
+  googlePlayConsume: GooglePlayConsumeLoopOptions;
+  /** The google-play-voided role's pass over the Voided Purchases API. */
+  googlePlayVoidedPass: { intervalMs: number };
   creditExpiry: CreditExpiryLoopOptions;
   email: { concurrency: number; maxAttempts: number; backoff: BackoffSettings };
   /**
