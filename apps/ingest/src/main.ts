@@ -1,10 +1,10 @@
 import { type DB, exampleCatalogPath, inboxRelaySource, loadCatalog } from '@tally/billing-core';
 import {
   connectProducerRedis,
-  googlePlayPushVariables,
   createProducerQueue,
   createServiceDb,
   enqueueJobs,
+  googlePlayPushVariables,
   logProviderStatus,
   postgresCheck,
   redisCheck,

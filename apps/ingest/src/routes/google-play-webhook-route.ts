@@ -32,7 +32,11 @@ export interface WebhookRouteKit {
  * stored); then it is stored under (google_play, message.messageId) and answered 200, which
  * acknowledges it. Verify, store, enqueue, answer: the worker reads the purchase.
  */
-export function useGooglePlayWebhookRoute(app: Router, kit: WebhookRouteKit, settings: GooglePlayPushSettings | undefined) {
+export function useGooglePlayWebhookRoute(
+  app: Router,
+  kit: WebhookRouteKit,
+  settings: GooglePlayPushSettings | undefined,
+) {
   const verify = settings ? createGooglePubSubTokenVerifier(settings) : undefined;
   app.post(
     '/webhooks/google-play',
@@ -41,7 +45,9 @@ export function useGooglePlayWebhookRoute(app: Router, kit: WebhookRouteKit, set
       (req, res) => {
         if (settings && verify) return false;
         kit.metrics.webhookRequests.inc({ provider: 'google_play', outcome: 'unavailable' });
-        req.log.error('a Google Play push arrived but GOOGLE_PLAY_PACKAGE_NAME, GOOGLE_PUBSUB_AUDIENCE or GOOGLE_PUBSUB_SERVICE_ACCOUNT is unset');
+        req.log.error(
+          'a Google Play push arrived but GOOGLE_PLAY_PACKAGE_NAME, GOOGLE_PUBSUB_AUDIENCE or GOOGLE_PUBSUB_SERVICE_ACCOUNT is unset',
+        );
         sendError(res, 503, 'not_configured', 'Google Play notifications are not configured');
         return true;
       },
@@ -54,8 +60,16 @@ export function useGooglePlayWebhookRoute(app: Router, kit: WebhookRouteKit, set
         if (!check.ok) {
           if (check.unavailable) {
             kit.metrics.webhookRequests.inc({ provider: 'google_play', outcome: 'unavailable' });
-            req.log.error({ provider: 'google_play' }, 'Google OIDC certificates could not be fetched; Pub/Sub will retry');
-            return sendError(res, 503, 'verification_unavailable', 'cannot verify the push token right now; retry later');
+            req.log.error(
+              { provider: 'google_play', reason: check.reason },
+              'Google OIDC certificates could not be fetched; Pub/Sub will retry',
+            );
+            return sendError(
+              res,
+              503,
+              'verification_unavailable',
+              'cannot verify the push token right now; retry later',
+            );
           }
           return kit.refuseFailedAuth(req, res, () => {
             kit.metrics.webhookRequests.inc({ provider: 'google_play', outcome: 'unauthorized' });

@@ -14,6 +14,9 @@ export type GooglePubSubTokenCheck =
   /** `unavailable`: the certificates could not be fetched (answer 503: Pub/Sub retries). */
   | { ok: false; reason: string; unavailable?: boolean };
 
+/** How long one fetch of Google's certificates may take. */
+const CERTS_TIMEOUT_MS = 2_000;
+
 /** The issuers Google's OIDC tokens carry. */
 export const googleIssuers = ['accounts.google.com', 'https://accounts.google.com'];
 
@@ -30,6 +33,9 @@ export function createGooglePubSubTokenVerifier(settings: GooglePubSubTokenSetti
   const client = new OAuth2Client({
     endpoints: { oauth2FederatedSignonPemCertsUrl: settings.certsUrl },
     issuers: googleIssuers,
+    // Node's own fetch: gaxios would otherwise import node-fetch on first use. Each certificate
+    // fetch gives up after 2 s (the library retries it), well within Pub/Sub's 10 s deadline.
+    transporterOptions: { fetchImplementation: fetch, timeout: CERTS_TIMEOUT_MS },
   });
   return async (authorization: string | undefined): Promise<GooglePubSubTokenCheck> => {
     const match = /^Bearer +([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)$/.exec(authorization ?? '');
@@ -41,7 +47,7 @@ export function createGooglePubSubTokenVerifier(settings: GooglePubSubTokenSetti
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       if (message.startsWith('Failed to retrieve verification certificates')) {
-        return { ok: false, reason: 'Google certificates unavailable', unavailable: true };
+        return { ok: false, reason: message.slice(0, 300), unavailable: true };
       }
       return { ok: false, reason: reasonOf(message) };
     }

@@ -34,7 +34,8 @@ export async function googlePlayConsumePass(
       const result = await runGooglePlayConsume(consume, row);
       deps.metrics.googlePlayConsumes.inc({ outcome: result.outcome });
       const log = { orderId: row.order_id, userId: row.user_id, tries: row.consume_tries, outcome: result.outcome };
-      if (result.outcome === 'retry') deps.logger.warn({ ...log, error: result.error }, 'Google Play consume failed; retried later');
+      if (result.outcome === 'retry')
+        deps.logger.warn({ ...log, error: result.error }, 'Google Play consume failed; retried later');
       else deps.logger.info(log, 'Google Play consume');
     }
     if (claimed.length < options.batchSize) return;
@@ -46,7 +47,11 @@ export async function googlePlayConsumePass(
  * days) under its lease, its findings counted and logged. Without the API it does nothing.
  */
 export async function googlePlayVoidedPass(
-  deps: Omit<VoidedPassDeps, 'googlePlay'> & { googlePlay: GooglePlayApi | undefined; logger: Logger; metrics: WorkerMetrics },
+  deps: Omit<VoidedPassDeps, 'googlePlay'> & {
+    googlePlay: GooglePlayApi | undefined;
+    logger: Logger;
+    metrics: WorkerMetrics;
+  },
 ): Promise<void> {
   if (!deps.googlePlay) return;
   let result: Awaited<ReturnType<typeof runVoidedPurchasesPass>>;
@@ -69,6 +74,7 @@ export async function googlePlayVoidedPass(
   deps.metrics.googlePlayVoidedFound.inc({ result: 'not_credited' }, report.notCredited);
   deps.metrics.googlePlayVoidedFound.inc({ result: 'deferred' }, report.deferred);
   const log = { ...report, leaseLost: result.leaseLost };
-  if (report.takenBack > 0) deps.logger.warn(log, 'Google Play voided purchases pass took back voids no notification had');
+  if (report.takenBack > 0)
+    deps.logger.warn(log, 'Google Play voided purchases pass took back voids no notification had');
   else deps.logger.info(log, 'Google Play voided purchases pass');
 }

@@ -15,7 +15,9 @@ export const googlePlayConsumeRole: WorkerRoleDefinition = {
     const options = settings.googlePlayConsume;
     const deps = { db, logger, metrics, googlePlay: ports.googlePlay };
     return {
-      ...loopHandle(runPeriodic('google-play-consume', options.intervalMs, () => googlePlayConsumePass(deps, options), logger)),
+      ...loopHandle(
+        runPeriodic('google-play-consume', options.intervalMs, () => googlePlayConsumePass(deps, options), logger),
+      ),
       async refreshGauges() {
         metrics.googlePlayOldestUnconsumedAge.set(await oldestUnconsumedAgeSeconds(db));
       },
@@ -29,7 +31,12 @@ export const googlePlayVoidedRole: WorkerRoleDefinition = {
   start({ db, outbox, logger, metrics, settings, ports }) {
     const deps = { db, outbox, logger, metrics, googlePlay: ports.googlePlay };
     return loopHandle(
-      runPeriodic('google-play-voided', settings.googlePlayVoidedPass.intervalMs, () => googlePlayVoidedPass(deps), logger),
+      runPeriodic(
+        'google-play-voided',
+        settings.googlePlayVoidedPass.intervalMs,
+        () => googlePlayVoidedPass(deps),
+        logger,
+      ),
     );
   },
 };
