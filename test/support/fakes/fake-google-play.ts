@@ -183,12 +183,16 @@ export class FakeGooglePlay {
   private grant(res: ServerResponse, body: string): void {
     this.bump('token');
     const failure = this.failures.get('token')?.shift();
-    if (failure !== undefined) return json(res, failure, { error: 'backend_error' });
+    if (failure !== undefined) {
+      json(res, failure, { error: 'backend_error' });
+      return;
+    }
     const form = new URLSearchParams(body);
     const problem = this.checkAssertion(form);
     if (problem) {
       this.refusedGrants.push(problem);
-      return json(res, 400, { error: 'invalid_grant', error_description: problem });
+      json(res, 400, { error: 'invalid_grant', error_description: problem });
+      return;
     }
     const accessToken = `ya29.fake-${randomBytes(12).toString('hex')}`;
     this.grantedTokens.add(accessToken);
