@@ -104,6 +104,11 @@ export class FakeGooglePlay {
     this.failures.set(method, queue);
   }
 
+  /** Drops every scripted failure not yet answered. */
+  clearFailures(): void {
+    this.failures.clear();
+  }
+
   count(method: FakeGooglePlayMethod | 'certs'): number {
     return this.calls.get(method) ?? 0;
   }
