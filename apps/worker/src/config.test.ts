@@ -18,6 +18,8 @@ describe('worker configuration: WORKER_ROLES', () => {
     'studio-sweeper',
     'installments',
     'auto-topup',
+    'google-play-consume',
+    'google-play-voided',
     'credit-expiry',
     'email',
     'app-webhooks',
@@ -60,7 +62,8 @@ describe('worker configuration: WORKER_ROLES', () => {
     expect((error as Error).message).toBe(
       'invalid configuration:\n' +
         `  - WORKER_ROLES: unknown role "${bad}"; each role is one of: all, inbox, relay, studio, ` +
-        'studio-sweeper, installments, auto-topup, credit-expiry, email, app-webhooks, retention, reconcile',
+        'studio-sweeper, installments, auto-topup, google-play-consume, google-play-voided, credit-expiry, email, ' +
+        'app-webhooks, retention, reconcile',
     );
   });
 });
