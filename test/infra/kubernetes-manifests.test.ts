@@ -342,6 +342,8 @@ describe('infra/k8s', () => {
         'studio-sweeper',
         'installments',
         'auto-topup',
+        'google-play-consume',
+        'google-play-voided',
         'credit-expiry',
         'email',
         'app-webhooks',

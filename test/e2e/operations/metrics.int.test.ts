@@ -158,6 +158,15 @@ describe('metrics: a worker exposes only the families of its roles', () => {
   // The auto-topup role's counter of runs by outcome.
   const autoTopupFamilies = ['tally_auto_topup_attempts_total'];
 
+  // The Google Play roles' (google-play-consume, google-play-voided) consumes, oldest unconsumed purchase and voided passes.
+  const googlePlayFamilies = [
+    'tally_google_play_consumes_total',
+    'tally_google_play_oldest_unconsumed_age_seconds',
+    'tally_google_play_voided_pass_last_run_timestamp_seconds',
+    'tally_google_play_voided_passes_total',
+    'tally_google_play_voided_purchases_total',
+  ];
+
   // The metrics server's own family, whatever the roles: what Node's HTTP layer ended before the app saw it.
   const serverFamilies = ['tally_http_client_errors_total'];
 
@@ -202,7 +211,14 @@ describe('metrics: a worker exposes only the families of its roles', () => {
       inbox: [...inboxFamilies, ...serverFamilies].sort(),
       relay: [...relayFamilies, ...serverFamilies].sort(),
       // all leaves reconcile out, so no reconcile series either.
-      all: [...inboxFamilies, ...relayFamilies, ...appWebhookFamilies, ...autoTopupFamilies, ...serverFamilies].sort(),
+      all: [
+        ...inboxFamilies,
+        ...relayFamilies,
+        ...appWebhookFamilies,
+        ...autoTopupFamilies,
+        ...googlePlayFamilies,
+        ...serverFamilies,
+      ].sort(),
     });
     // Node's defaults are still there, and each family's series start at zero.
     expect(studio).toContain('tally_process_cpu_user_seconds_total{service="worker"}');
