@@ -2,6 +2,7 @@ import { ConfigError, parseEnv } from '@tally/platform';
 import {
   appWebhookConfigProblems,
   autoTopupConfigProblems,
+  googlePlayConfigProblems,
   optInWorkerRoles,
   studioConfigProblems,
   workerEnvSchema,
@@ -223,5 +224,18 @@ describe('the auto top-up configuration cross-check', () => {
   it('refuses a lease that does not exceed the Stripe timeout, so a charge still waiting is never claimed again', () => {
     expect(problemsOf({ STRIPE_TIMEOUT_MS: '5000', AUTO_TOPUP_LEASE_MS: '5000' })).toEqual([leaseAfterTimeout]);
     expect(problemsOf({ STRIPE_TIMEOUT_MS: '5000', AUTO_TOPUP_LEASE_MS: '5001' })).toEqual([]);
+  });
+});
+
+describe('the Google Play configuration cross-check', () => {
+  const problemsOf = (env: Record<string, string>) =>
+    googlePlayConfigProblems(parseEnv(workerEnvSchema, { DATABASE_URL: 'postgres://localhost/tally', ...env }));
+
+  it('accepts the defaults, and refuses a consume lease that does not exceed the API timeout', () => {
+    expect(problemsOf({})).toEqual([]);
+    expect(problemsOf({ GOOGLE_PLAY_API_TIMEOUT_MS: '5000', GOOGLE_PLAY_CONSUME_LEASE_MS: '5000' })).toEqual([
+      'GOOGLE_PLAY_CONSUME_LEASE_MS must exceed GOOGLE_PLAY_API_TIMEOUT_MS (or a consume still waiting for its answer is asked again)',
+    ]);
+    expect(problemsOf({ GOOGLE_PLAY_API_TIMEOUT_MS: '5000', GOOGLE_PLAY_CONSUME_LEASE_MS: '5001' })).toEqual([]);
   });
 });

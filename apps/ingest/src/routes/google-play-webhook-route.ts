@@ -55,8 +55,8 @@ export function useGooglePlayWebhookRoute(
         if (!settings || !verify) return;
         const body = kit.readRawBody(req, res);
         if (!body) return;
-        // guard: google-pubsub-token-checked
         const check = await verify(req.get('authorization'));
+        // guard: google-pubsub-token-checked
         if (!check.ok) {
           if (check.unavailable) {
             kit.metrics.webhookRequests.inc({ provider: 'google_play', outcome: 'unavailable' });

@@ -63,6 +63,7 @@ export async function runGooglePlayConsume(
     await finish(deps.db, row, 'consumed');
     return { outcome: 'consumed' };
   } catch (error) {
+    // guard: google-consume-retried
     if (isRetryable(error)) return retry(deps, row, toErrorText(error));
     // Refused (4xx): Google may already have it consumed, or no longer purchased.
     try {

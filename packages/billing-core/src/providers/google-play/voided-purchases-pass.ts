@@ -61,6 +61,7 @@ export async function runVoidedPurchasesPass(deps: VoidedPassDeps): Promise<Void
 async function pass(deps: VoidedPassDeps, api: GooglePlayApi): Promise<VoidedPassReport> {
   const now = deps.now ?? Date.now;
   const report: VoidedPassReport = { listed: 0, takenBack: 0, alreadyTakenBack: 0, notCredited: 0, deferred: 0 };
+  // guard: google-voided-pass-window
   const startTimeMillis = now() - VOIDED_PURCHASES_WINDOW_MS;
   let pageToken: string | undefined;
   do {

@@ -51,11 +51,12 @@ export function createProductPurchaseRoute(deps: { catalog: Catalog; ports: Prov
         return ignored('not_in_catalog', `product ${notification?.sku ?? '(none)'} is not a catalog token pack`);
       }
       const { purchase } = read;
-      // guard: google-credit-only-purchased
+      // guard: google-pending-waits
       if (purchase.purchaseState === 2) {
         // Read again with the engine's growing delay (INBOX_RETRY_LATER_*), bounded by its maximum wait.
         return retryLater('the purchase is pending (purchaseState 2): credited once Google says it is purchased');
       }
+      // guard: google-credit-only-purchased
       if (purchase.purchaseState !== 0) {
         return ignored(
           'purchase_canceled',
@@ -80,6 +81,7 @@ export function createProductPurchaseRoute(deps: { catalog: Catalog; ports: Prov
         );
       }
       await lockGooglePlayOrder(trx, orderId);
+      // guard: google-voided-never-credited
       if (await isGooglePlayOrderVoided(trx, orderId)) {
         return ignored('purchase_voided', `order ${orderId} was voided before it was credited`);
       }
@@ -105,6 +107,8 @@ export function createProductPurchaseRoute(deps: { catalog: Catalog; ports: Prov
           `order ${orderId} was credited by inbox event ${holder.inbox_event_id} (${holder.ledger_reference})`,
         );
       }
+      // No call to Google in here: the consume loop consumes from the row claimed above, after commit.
+      // guard: google-consume-not-in-credit
       await ensureWallet(uow, userId);
       return postThen(
         {
