@@ -7,11 +7,13 @@ import { createProviderHandler, defineRoute, type EventRoute } from '../shared/c
 import {
   type GooglePlayEvent,
   googlePlayEventTypes,
+  googlePlaySubscriptionNotificationTypes,
   googlePlayTestType,
   googlePlayVoidedType,
   parseGooglePlayPush,
 } from './google-play-notification';
 import { createProductPurchaseRoute } from './routes/product-purchase';
+import { createSubscriptionNotificationRoute } from './routes/subscription-notification';
 import { createVoidedPurchaseRoute } from './routes/voided-purchase';
 
 export interface GooglePlayHandlerDeps {
@@ -42,6 +44,10 @@ export function createGooglePlayHandler(deps: GooglePlayHandlerDeps) {
       apply: async () => ignored('test_event', 'test notification'),
     }),
   };
+  const subscriptions = createSubscriptionNotificationRoute(deps);
+  for (const type of [...Object.values(googlePlaySubscriptionNotificationTypes), 'SUBSCRIPTION_OTHER']) {
+    routes[type] = subscriptions;
+  }
   return createProviderHandler<GooglePlayEvent>({
     parse(rawBody) {
       const event = parseGooglePlayPush(rawBody);
