@@ -5,7 +5,12 @@ import { references } from '../../references';
 import { type RefundTokenPackResult, refundTokenPack } from '../../refunds/refund-token-pack';
 import type { UnitOfWork } from '../../unit-of-work/unit-of-work';
 import { lockUser } from '../../users/lock-user';
-import { findGooglePlayPurchase, lockGooglePlayOrder, recordGooglePlayVoid } from './google-play-orders';
+import {
+  fileEventUnderUser,
+  findGooglePlayPurchase,
+  lockGooglePlayOrder,
+  recordGooglePlayVoid,
+} from './google-play-orders';
 
 export interface GooglePlayVoid {
   orderId: string;
@@ -33,6 +38,7 @@ export async function takeBackVoidedPurchase(uow: UnitOfWork, voided: GooglePlay
   await recordGooglePlayVoid(trx, voided);
   const purchase = await findGooglePlayPurchase(trx, voided.orderId);
   if (!purchase) return { kind: 'not-credited' };
+  if (voided.inboxEventId !== null) await fileEventUnderUser(trx, voided.inboxEventId, purchase.user_id);
   await lockUser(trx, purchase.user_id);
   // Lapsed holds settled first, so their voided part is not taken as the user's (refunds do the same).
   await lockWalletFunds(uow, purchase.user_id);

@@ -10,7 +10,12 @@ import { references } from '../../../references';
 import { findUserByGoogleAccountId } from '../../../stores/store-accounts';
 import { defineRoute } from '../../shared/create-provider-handler';
 import type { GooglePlayEvent } from '../google-play-notification';
-import { claimGooglePlayPurchase, isGooglePlayOrderVoided, lockGooglePlayOrder } from '../google-play-orders';
+import {
+  claimGooglePlayPurchase,
+  fileEventUnderUser,
+  isGooglePlayOrderVoided,
+  lockGooglePlayOrder,
+} from '../google-play-orders';
 
 type Read = { kind: 'not-a-pack' } | { kind: 'read'; purchase: GooglePlayProductPurchase };
 
@@ -80,6 +85,7 @@ export function createProductPurchaseRoute(deps: { catalog: Catalog; ports: Prov
           `order ${orderId} names no Google account id Tally gave (obfuscatedExternalAccountId)`,
         );
       }
+      await fileEventUnderUser(trx, row.id, userId);
       await lockGooglePlayOrder(trx, orderId);
       // guard: google-voided-never-credited
       if (await isGooglePlayOrderVoided(trx, orderId)) {

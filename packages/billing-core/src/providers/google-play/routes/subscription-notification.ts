@@ -13,6 +13,7 @@ import {
 import { lockUser } from '../../../users/lock-user';
 import { defineRoute } from '../../shared/create-provider-handler';
 import type { GooglePlayEvent } from '../google-play-notification';
+import { fileEventUnderUser } from '../google-play-orders';
 
 interface SubscriptionRead {
   subscription: GooglePlaySubscriptionPurchase;
@@ -56,6 +57,7 @@ export function createSubscriptionNotificationRoute(deps: {
       const userId = await findUserByGoogleAccountId(trx, accountId);
       if (userId === null)
         return ignored('no_user', `${event.type}: the subscription names no Google account id Tally gave`);
+      await fileEventUnderUser(trx, row.id, userId);
       await lockUser(trx, userId);
       const desired = desiredGooglePlaySubscription(subscription, { catalog: deps.catalog, now: readAt });
       const result = await applySubscriptionState(uow, {
