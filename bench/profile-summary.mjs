@@ -8,15 +8,10 @@
 //   module (`node:internal`) or V8's label (`(garbage collector)`, `writev`);
 // - by function: self time (or self bytes) of each function, with its owner and line.
 // Shares are of the busy time (idle samples left out) or of the sampled bytes.
+// `summarizeProfile` answers the same tables as data (the spend phase puts the api's in its JSON).
 import { readFileSync } from 'node:fs';
-
-const [file, topArg = '30'] = process.argv.slice(2);
-if (!file) {
-  console.error('usage: node bench/profile-summary.mjs <file.cpuprofile|file.heapprofile> [top]');
-  process.exit(2);
-}
-const top = Number(topArg);
-const profile = JSON.parse(readFileSync(file, 'utf8'));
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** The owner of a script URL: a package, a workspace folder, a bench file, or Node's module. */
 function ownerOf(url) {
@@ -49,63 +44,88 @@ function add(map, key, value) {
   map.set(key, (map.get(key) ?? 0) + value);
 }
 
-const byOwner = new Map();
-const byFunction = new Map();
-let total = 0;
-let idle = 0;
-let unit;
+/**
+ * A parsed profile's busy time (CPU, µs; idle left out) or sampled bytes (heap) by owner and by
+ * function, largest first: `{ unit, total, idle, byOwner, byFunction }` (each a list of
+ * `[key, amount]`), or null when it is neither kind.
+ */
+export function summarizeProfile(profile) {
+  const byOwner = new Map();
+  const byFunction = new Map();
+  let total = 0;
+  let idle = 0;
+  let unit;
 
-if (Array.isArray(profile.nodes)) {
-  // CPU profile: a flat node list with child ids; samples are node ids, timeDeltas µs.
-  unit = 'µs';
-  const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
-  const parents = new Map();
-  for (const node of profile.nodes) for (const child of node.children ?? []) parents.set(child, node.id);
-  const selfTime = new Map();
-  profile.samples.forEach((id, i) => {
-    add(selfTime, id, profile.timeDeltas[i] ?? 0);
-  });
-  for (const [id, time] of selfTime) {
-    const node = nodes.get(id);
-    if (node.callFrame.functionName === '(idle)') {
-      idle += time;
-      continue;
+  if (Array.isArray(profile.nodes)) {
+    // CPU profile: a flat node list with child ids; samples are node ids, timeDeltas µs.
+    unit = 'µs';
+    const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
+    const parents = new Map();
+    for (const node of profile.nodes) for (const child of node.children ?? []) parents.set(child, node.id);
+    const selfTime = new Map();
+    profile.samples.forEach((id, i) => {
+      add(selfTime, id, profile.timeDeltas[i] ?? 0);
+    });
+    for (const [id, time] of selfTime) {
+      const node = nodes.get(id);
+      if (node.callFrame.functionName === '(idle)') {
+        idle += time;
+        continue;
+      }
+      const path = [];
+      for (let at = node; at; at = nodes.get(parents.get(at.id))) path.unshift(at);
+      total += time;
+      add(byOwner, nearestOwner(path), time);
+      add(byFunction, label(node.callFrame), time);
     }
-    const path = [];
-    for (let at = node; at; at = nodes.get(parents.get(at.id))) path.unshift(at);
-    total += time;
-    add(byOwner, nearestOwner(path), time);
-    add(byFunction, label(node.callFrame), time);
+  } else if (profile.head) {
+    // Sampling heap profile: a tree; selfSize is the bytes sampled at that allocation site.
+    unit = 'bytes';
+    const walk = (node, path) => {
+      const here = [...path, node];
+      if (node.selfSize > 0) {
+        total += node.selfSize;
+        add(byOwner, nearestOwner(here), node.selfSize);
+        add(byFunction, label(node.callFrame), node.selfSize);
+      }
+      for (const child of node.children ?? []) walk(child, here);
+    };
+    walk(profile.head, []);
+  } else {
+    return null;
   }
-} else if (profile.head) {
-  // Sampling heap profile: a tree; selfSize is the bytes sampled at that allocation site.
-  unit = 'bytes';
-  const walk = (node, path) => {
-    const here = [...path, node];
-    if (node.selfSize > 0) {
-      total += node.selfSize;
-      add(byOwner, nearestOwner(here), node.selfSize);
-      add(byFunction, label(node.callFrame), node.selfSize);
-    }
-    for (const child of node.children ?? []) walk(child, here);
-  };
-  walk(profile.head, []);
-} else {
-  console.error(`${file}: neither a CPU profile nor a sampling heap profile`);
-  process.exit(2);
+  const sorted = (map) => [...map].sort((a, b) => b[1] - a[1]);
+  return { unit, total, idle, byOwner: sorted(byOwner), byFunction: sorted(byFunction) };
 }
 
-const amount = (value) => (unit === 'µs' ? `${(value / 1e6).toFixed(2)} s` : `${(value / 1e6).toFixed(1)} MB`);
-const show = (title, map) => {
-  console.log(`\n${title}`);
-  for (const [key, value] of [...map].sort((a, b) => b[1] - a[1]).slice(0, top)) {
-    console.log(`${((100 * value) / total).toFixed(1).padStart(6)} %  ${amount(value).padStart(9)}  ${key}`);
+function printSummary(file, top) {
+  const summary = summarizeProfile(JSON.parse(readFileSync(file, 'utf8')));
+  if (!summary) {
+    console.error(`${file}: neither a CPU profile nor a sampling heap profile`);
+    process.exit(2);
   }
-};
-console.log(
-  unit === 'µs'
-    ? `${file}: busy ${amount(total)}, idle ${amount(idle)} (shares below are of the busy time)`
-    : `${file}: ${amount(total)} sampled (shares below are of the sampled bytes)`,
-);
-show('by owner (nearest library, workspace package or bench file above the sample)', byOwner);
-show(`by function (self ${unit === 'µs' ? 'time' : 'bytes'})`, byFunction);
+  const { unit, total, idle } = summary;
+  const amount = (value) => (unit === 'µs' ? `${(value / 1e6).toFixed(2)} s` : `${(value / 1e6).toFixed(1)} MB`);
+  const show = (title, list) => {
+    console.log(`\n${title}`);
+    for (const [key, value] of list.slice(0, top)) {
+      console.log(`${((100 * value) / total).toFixed(1).padStart(6)} %  ${amount(value).padStart(9)}  ${key}`);
+    }
+  };
+  console.log(
+    unit === 'µs'
+      ? `${file}: busy ${amount(total)}, idle ${amount(idle)} (shares below are of the busy time)`
+      : `${file}: ${amount(total)} sampled (shares below are of the sampled bytes)`,
+  );
+  show('by owner (nearest library, workspace package or bench file above the sample)', summary.byOwner);
+  show(`by function (self ${unit === 'µs' ? 'time' : 'bytes'})`, summary.byFunction);
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
+  const [file, topArg = '30'] = process.argv.slice(2);
+  if (!file) {
+    console.error('usage: node bench/profile-summary.mjs <file.cpuprofile|file.heapprofile> [top]');
+    process.exit(2);
+  }
+  printSummary(file, Number(topArg));
+}

@@ -3,6 +3,7 @@
 import { formatTable, median, ratio, round } from './lib/stats.mjs';
 import { holdsReportRows } from './phases/holds.mjs';
 import { idempotencyReportRows } from './phases/idempotency.mjs';
+import { spendReportRows } from './phases/spend-report.mjs';
 import { targets } from './targets.mjs';
 
 const figureAt = (figures, path) => {
@@ -185,6 +186,7 @@ export function formatReport(results) {
     ['bare pipeline', `p50 ${f(e2e.bareP50Ms, 1)}`, `p99 ${f(e2e.bareP99Ms, 1)} ms`],
     ...idempotencyReportRows(results.figures.idempotency),
     ...holdsReportRows(results.figures.holds),
+    ...spendReportRows(results.figures.spend),
     ...appWebhookRows(appWebhooks, settings, f),
     ["Targets (ratios from this run; per round: the median of the rounds' own ratios)"],
     ...results.targets.map((t) => [

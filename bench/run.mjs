@@ -5,11 +5,11 @@
 // the targets are taken over rounds run in alternating order, reporting the median.
 //
 // This file is the orchestration: the run's context (context.mjs), one module per phase returning
-// its figures (phases/ingest.mjs, drain.mjs, e2e.mjs, idempotency.mjs, holds.mjs, app-webhooks.mjs), the targets
+// its figures (phases/ingest.mjs, drain.mjs, e2e.mjs, idempotency.mjs, holds.mjs, spend.mjs, app-webhooks.mjs), the targets
 // as data (targets.mjs) and the report (report.mjs).
 //
 // BENCH_PROFILE=smoke: a few seconds, to check the bench runs; BENCH_ONLY=ingest (or drain, e2e,
-// idempotency, holds, app-webhooks, comma-separated) runs only those phases. See bench/README.md.
+// idempotency, holds, spend, app-webhooks, comma-separated) runs only those phases. See bench/README.md.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,6 +22,7 @@ import { endToEndPhase } from './phases/e2e.mjs';
 import { holdsPhase } from './phases/holds.mjs';
 import { idempotencyPhase } from './phases/idempotency.mjs';
 import { ingestPhase } from './phases/ingest.mjs';
+import { spendPhase } from './phases/spend.mjs';
 import { evaluateTargets, formatReport } from './report.mjs';
 
 const ctx = createBenchContext();
@@ -35,6 +36,7 @@ const phases = [
   ['e2e', 'endToEnd', () => endToEndPhase(ctx, results.figures)],
   ['idempotency', 'idempotency', () => idempotencyPhase(ctx)],
   ['holds', 'holds', () => holdsPhase(ctx)],
+  ['spend', 'spend', () => spendPhase(ctx)],
   ['app-webhooks', 'appWebhooks', () => appWebhooksPhase(ctx)],
 ];
 

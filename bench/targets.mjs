@@ -186,6 +186,56 @@ export const targets = [
     op: 'report',
     bound: null,
   },
+  // Spend (issue 61, phases/spend.mjs): Tally's debits against the minimal same-guarantee endpoint
+  // (baselines/minimal-debit.mjs) and pgbench of its transaction; rates and p99s paired round by round.
+  {
+    name: 'debits (1,000 users, 32 connections) vs the minimal same-guarantee endpoint',
+    ratio: ['spend.tallyRps', 'spend.minimalRps'],
+    op: '>=',
+    bound: 1.0,
+  },
+  {
+    name: "debit p99 at half the minimal endpoint's max (open loop) vs its p99 there",
+    ratio: ['spend.fixedRate.tally.p99Ms', 'spend.fixedRate.minimal.p99Ms'],
+    op: '<=',
+    bound: 1.0,
+  },
+  {
+    name: "debit p99 at half Tally's own max (open loop) vs the minimal's p99 there",
+    ratio: ['spend.fixedRate.atTallysHalf.tally.p99Ms', 'spend.fixedRate.atTallysHalf.minimal.p99Ms'],
+    op: 'report',
+    bound: null,
+  },
+  {
+    name: 'debits on one hot wallet (32 connections) vs the minimal endpoint on its hot row',
+    ratio: ['spend.tallyHotRps', 'spend.minimalHotRps'],
+    op: '>=',
+    bound: 0.8,
+  },
+  {
+    name: "debits vs pgbench of the minimal endpoint's transaction (32 clients)",
+    ratio: ['spend.tallyRps', 'spend.pgbenchTps'],
+    op: 'report',
+    bound: null,
+  },
+  {
+    name: 'the minimal endpoint vs pgbench of its own transaction (what HTTP and Node cost it)',
+    ratio: ['spend.minimalRps', 'spend.pgbenchTps'],
+    op: 'report',
+    bound: null,
+  },
+  {
+    name: 'Postgres CPU per debit vs the minimal endpoint',
+    ratio: ['spend.perDebit.tally.postgresCpuMs', 'spend.perDebit.minimal.postgresCpuMs'],
+    op: 'report',
+    bound: null,
+  },
+  {
+    name: 'server CPU per debit: Tally api vs the minimal endpoint',
+    ratio: ['spend.perDebit.tally.serverCpuMs', 'spend.perDebit.minimal.serverCpuMs'],
+    op: 'report',
+    bound: null,
+  },
   { name: 'ingest peak RSS (MB)', value: ['ingest.tallyIngestPeakRssMb'], op: '<=', bound: 200 },
   {
     name: 'worker peak RSS (MB)',

@@ -5,9 +5,11 @@ import autocannon from 'autocannon';
 /**
  * `items` are { body, signature }; request n sends items[n]. If the run outlasts the list it
  * wraps around (those requests are then duplicates) and `wrapped` says so. With `amount`, exactly
- * that many requests are sent instead of running for a duration.
+ * that many requests are sent instead of running for a duration. Instead of `items`, `next(n)`
+ * may make request n's { body, path } when it is sent (a run of unknown length, every request
+ * distinct: the spend phase's debits, each under its user's path).
  */
-export async function runClosedLoop({ url, connections, durationSeconds, amount, items, headers = {} }) {
+export async function runClosedLoop({ url, connections, durationSeconds, amount, items, next, headers = {} }) {
   let index = 0;
   const result = await autocannon({
     url,
@@ -18,10 +20,11 @@ export async function runClosedLoop({ url, connections, durationSeconds, amount,
     requests: [
       {
         setupRequest: (request) => {
-          const item = items[index % items.length];
+          const item = next ? next(index) : items[index % items.length];
           index += 1;
           const extra = item.signature ? { 'stripe-signature': item.signature } : {};
-          return { ...request, body: item.body, headers: { ...request.headers, ...extra } };
+          const path = item.path ? { path: item.path } : {};
+          return { ...request, ...path, body: item.body, headers: { ...request.headers, ...extra } };
         },
       },
     ],
@@ -39,6 +42,6 @@ export async function runClosedLoop({ url, connections, durationSeconds, amount,
     p50: result.latency.p50,
     p99: result.latency.p99,
     sent: index,
-    wrapped: index > items.length,
+    wrapped: next ? false : index > items.length,
   };
 }

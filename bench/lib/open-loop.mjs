@@ -9,10 +9,19 @@ import { percentile } from './stats.mjs';
 
 /**
  * Sends `rate` requests per second for `durationSeconds` to `url` (POST). `next(i)` returns
- * { body, headers } for request i. Connections: a keep-alive pool of up to `maxSockets`; a
- * request that finds none free waits in the agent's queue, and that wait counts as latency.
+ * { body, headers } for request i, and optionally its `path` (else the url's). Connections: a
+ * keep-alive pool of up to `maxSockets`; a request that finds none free waits in the agent's
+ * queue, and that wait counts as latency. `okStatus`: the status counted as `ok` (a debit's 201).
  */
-export async function runOpenLoop({ url, rate, durationSeconds, next, maxSockets = 256, timeoutMs = 30_000 }) {
+export async function runOpenLoop({
+  url,
+  rate,
+  durationSeconds,
+  next,
+  maxSockets = 256,
+  timeoutMs = 30_000,
+  okStatus = 200,
+}) {
   const target = new URL(url);
   const agent = new http.Agent({ keepAlive: true, maxSockets });
   const total = Math.max(1, Math.round(rate * durationSeconds));
@@ -48,13 +57,13 @@ export async function runOpenLoop({ url, rate, durationSeconds, next, maxSockets
       if (done === total) resolveAll();
     };
     const send = (index, scheduled) => {
-      const { body, headers } = next(index);
+      const { body, headers, path } = next(index);
       const request = http.request(
         {
           agent,
           host: target.hostname,
           port: target.port,
-          path: target.pathname,
+          path: path ?? target.pathname,
           method: 'POST',
           headers: { ...headers, 'content-length': Buffer.byteLength(body) },
           timeout: timeoutMs,
@@ -86,7 +95,7 @@ export async function runOpenLoop({ url, rate, durationSeconds, next, maxSockets
   agent.destroy();
   gcObserver.disconnect();
   const sorted = Array.from(latenciesMs).sort((a, b) => a - b);
-  const ok = statuses.get(200) ?? 0;
+  const ok = statuses.get(okStatus) ?? 0;
   const p99 = percentile(sorted, 0.99);
   return {
     rate,

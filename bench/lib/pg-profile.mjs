@@ -58,7 +58,7 @@ export async function profileEnd(start, pool, events, table, { awaitDisconnect =
   const delta = (name, key) => (tables[name]?.[key] ?? 0) - (start.tables[name]?.[key] ?? 0);
   const perEvent = (value, digits = 3) => round(value / events, digits);
   const { rows } = await pool.query(
-    `SELECT query, calls::float8, total_exec_time::float8 AS ms, total_plan_time::float8 AS plan_ms, rows::float8,
+    `SELECT query, toplevel, calls::float8, total_exec_time::float8 AS ms, total_plan_time::float8 AS plan_ms, rows::float8,
             shared_blks_hit::float8 AS hit, shared_blks_dirtied::float8 AS dirtied, wal_bytes::float8 AS wal, wal_records::float8 AS wal_records
        FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
       ORDER BY total_exec_time DESC`,
@@ -72,6 +72,8 @@ export async function profileEnd(start, pool, events, table, { awaitDisconnect =
     .slice(0, 20)
     .map((row) => ({
       query: row.query.replace(/\s+/g, ' ').slice(0, 160),
+      // false: run inside another statement (a trigger's, a function's: track = all), no round trip of its own.
+      topLevel: row.toplevel,
       callsPerEvent: perEvent(row.calls, 2),
       execUsPerEvent: perEvent(row.ms * 1000, 1),
       planUsPerEvent: perEvent(row.plan_ms * 1000, 1),
@@ -79,10 +81,17 @@ export async function profileEnd(start, pool, events, table, { awaitDisconnect =
       walBytesPerEvent: perEvent(row.wal, 0),
     }));
   const statementCalls = rows.reduce((sum, row) => sum + row.calls, 0);
+  const topLevel = rows.filter((row) => row.toplevel);
+  const topLevelCalls = topLevel.reduce((sum, row) => sum + row.calls, 0);
+  const topLevelMs = topLevel.reduce((sum, row) => sum + row.ms, 0);
   return {
     clusterCpuMsPerEvent: perEvent(cpu * 1000),
     walBytesPerEvent: perEvent(wal, 0),
     statementsPerEvent: perEvent(statementCalls, 2),
+    // The client's own statements (BEGIN and COMMIT included; a multi-statement query counts each).
+    topLevelStatementsPerEvent: perEvent(topLevelCalls, 2),
+    // Their execution time (a nested statement's is inside its caller's): Postgres's busy time per event.
+    topLevelExecMsPerEvent: perEvent(topLevelMs, 3),
     inboxUpdatesPerEvent: perEvent(delta(table, 'upd'), 2),
     inboxHotUpdatesPerEvent: perEvent(delta(table, 'hot'), 2),
     // Autovacuum and autoanalyze runs during the run, over every table (their CPU is in the cluster's).

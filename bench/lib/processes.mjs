@@ -46,6 +46,17 @@ export function cpuTimes(pid) {
   }
 }
 
+/** CPU seconds of this process's exited and reaped children (e.g. a pgbench run), user + system. */
+export function reapedChildrenCpuSeconds() {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[13]) + Number(fields[14])) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 /**
  * Starts `node script` with `env` (added to a minimal environment, so the developer's .env
  * cannot leak in). Output is kept (last 200 lines) and printed only if the process fails.

@@ -15,13 +15,10 @@
 // Postgres's CPU, statements and WAL bytes. Returns its rounds and figures.
 
 import http from 'node:http';
-import path from 'node:path';
-import { tallyEnvironment } from '../context.mjs';
 import { profileEnd, profileStart } from '../lib/pg-profile.mjs';
-import { freePort, startNode, waitForHttp } from '../lib/processes.mjs';
 import { benchPool } from '../lib/resources.mjs';
 import { median, percentile, ratio, round } from '../lib/stats.mjs';
-import { root } from '../lib/workspace.mjs';
+import { prefundTallyUsers, startTallyApi } from '../lib/tally-api.mjs';
 
 /** This phase's settings (environment; bench/README.md lists them). */
 export function readHoldsSettings(env, profile) {
@@ -34,36 +31,6 @@ export function readHoldsSettings(env, profile) {
     users: num('BENCH_HOLDS_USERS', 1000),
     warmupSeconds: smoke ? 0.5 : 2,
   };
-}
-
-const prefund = 1_000_000_000;
-
-/** Users each holding `prefund` tokens in one never-expiring purchased lot (balance = the lot). */
-async function prefundUsers(pool, runId, count) {
-  const ids = Array.from({ length: count }, (_, i) => `holds-bench-${runId}-${i}`);
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    await client.query('INSERT INTO users (id) SELECT unnest($1::text[])', [ids]);
-    await client.query('INSERT INTO wallets (user_id) SELECT unnest($1::text[])', [ids]);
-    await client.query(
-      `INSERT INTO ledger_entries (user_id, reference, amount, balance_before, balance_after, reason)
-       SELECT id, 'bench:grant:' || id, $2::bigint, 0, $2::bigint, 'bench_grant' FROM unnest($1::text[]) AS id`,
-      [ids, prefund],
-    );
-    await client.query(
-      `INSERT INTO credit_lots (user_id, category, source, amount, remaining, expires_at)
-       SELECT id, 'purchased', 'bench:grant:' || id, $2::bigint, $2::bigint, NULL FROM unnest($1::text[]) AS id`,
-      [ids, prefund],
-    );
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK');
-    throw error;
-  } finally {
-    client.release();
-  }
-  return ids;
 }
 
 /** One POST on the keep-alive agent: its status and parsed body. */
@@ -181,23 +148,12 @@ export async function holdsPhase(ctx) {
   const appKey = `app_bench_${runId}`;
   const databaseUrl = await resources.database('holds');
   const pool = benchPool(databaseUrl);
-  const users = await prefundUsers(pool, runId, settings.users);
-  const port = await freePort();
-  const api = startNode('tally-api', path.join(root, 'apps/api/dist/main.js'), {
-    ...tallyEnvironment,
-    // This phase takes no payment events; production only, so the api starts under any NODE_ENV.
-    PAYMENT_ENVIRONMENTS: 'production',
-    DATABASE_URL: databaseUrl,
-    REDIS_URL: ctx.redisUrl,
-    QUEUE_PREFIX: resources.prefix('holds'),
-    API_PORT: String(port),
-    APP_API_KEYS: appKey,
-    ADMIN_API_KEYS: `admin_bench_${runId}`,
-  });
-  const apiUrl = `http://127.0.0.1:${port}`;
+  const users = await prefundTallyUsers(pool, `holds-bench-${runId}`, settings.users);
   const rounds = [];
+  let api;
   try {
-    await waitForHttp(api, `${apiUrl}/healthz`);
+    api = await startTallyApi(ctx, { databaseUrl, prefix: resources.prefix('holds'), appKey });
+    const apiUrl = api.url;
     log(
       `holds: debit vs hold + capture, ${settings.rounds} alternating round(s) of ${settings.seconds} s each over ${settings.connections} callers`,
     );
@@ -217,7 +173,7 @@ export async function holdsPhase(ctx) {
       for (const contender of pass % 2 === 0 ? contenders : [...contenders].reverse()) {
         await checkpoint(pool);
         const profile = await profileStart(ctx.postgres, pool);
-        const apiCpuAtStart = api.cpuSeconds();
+        const apiCpuAtStart = api.handle.cpuSeconds();
         const run = await runOperations({
           apiUrl,
           appKey,
@@ -228,7 +184,7 @@ export async function holdsPhase(ctx) {
           tag: `r${pass}-${contender}`,
         });
         if (run.failed > 0) throw new Error(`holds ${contender}: ${run.failed} operations failed`);
-        run.apiCpuMsPerOperation = round(((api.cpuSeconds() - apiCpuAtStart) * 1000) / run.operations, 3);
+        run.apiCpuMsPerOperation = round(((api.handle.cpuSeconds() - apiCpuAtStart) * 1000) / run.operations, 3);
         const figures = await profileEnd(profile, pool, run.operations, 'holds', { awaitDisconnect: false });
         run.postgresCpuMsPerOperation = figures.clusterCpuMsPerEvent;
         run.statementsPerOperation = figures.statementsPerEvent;
@@ -262,7 +218,7 @@ export async function holdsPhase(ctx) {
       );
     }
   } finally {
-    await api.stop();
+    await api?.handle.stop();
     await pool.end();
   }
   const fields = [

@@ -342,6 +342,7 @@ describe('infra/k8s', () => {
         'studio-sweeper',
         'installments',
         'auto-topup',
+        'apple-consumption',
         'google-play-consume',
         'google-play-voided',
         'credit-expiry',

@@ -54,6 +54,7 @@ import { ingestEnvSchema } from '../../apps/ingest/src/config';
 import { createInboxBatcher, type InboxBatcher } from '../../apps/ingest/src/inbox-batcher';
 import { createIngestMetrics, type IngestMetrics } from '../../apps/ingest/src/ingest-metrics';
 import type { GooglePlayPushSettings } from '../../apps/ingest/src/routes/google-play-webhook-route';
+import type { AppleNotificationVerifier } from '../../apps/ingest/src/verify/verify-apple-notification';
 import { type WorkerRole, workerEnvSchema } from '../../apps/worker/src/config';
 import type { WorkerPorts } from '../../apps/worker/src/roles/worker-role';
 import type { WorkerRuntimeSettings } from '../../apps/worker/src/roles/worker-runtime-settings';
@@ -105,6 +106,8 @@ export interface WorkerSettings {
   reconcile?: WorkerRuntimeSettings['reconcile'] & { stripe: WorkerPorts['stripe'] };
   /** The auto-topup role's loop (default the config's, every 100 ms); its Stripe is the stack's `ports.stripe`. */
   autoTopup?: Partial<WorkerRuntimeSettings['autoTopup']>;
+  /** The apple-consumption role's loop (default the config's, every 100 ms); its API is the stack's `ports.appStore`. */
+  appleConsumption?: Partial<WorkerRuntimeSettings['appleConsumption']>;
   /** Google Play's loops (default the config's, consumes every 100 ms); their API is the stack's `ports.googlePlay`. */
   googlePlayConsume?: Partial<WorkerRuntimeSettings['googlePlayConsume']>;
   googlePlayVoidedPass?: WorkerRuntimeSettings['googlePlayVoidedPass'];
@@ -144,6 +147,8 @@ export interface TestStackOptions {
   ingestMaxInFlight?: number;
   /** The api's view of APP_WEBHOOK_URL: `not_configured` as when it is unset (default `on`). */
   appWebhookDelivery?: 'on' | 'not_configured';
+  /** Ingest's App Store notification check (default none: POST /webhooks/apple answers 503). */
+  appleNotifications?: AppleNotificationVerifier;
   /** Ingest's Google Play push settings (default none: /webhooks/google-play answers 503 not_configured). */
   googlePlayPush?: GooglePlayPushSettings;
 }
@@ -228,6 +233,7 @@ export class TestStack {
   private apiReadiness: Record<string, ReadinessCheck> = {};
   private ingestMaxInFlight = defaultIngestMaxInFlight;
   private appWebhookDelivery: 'on' | 'not_configured' = 'on';
+  private appleNotifications: AppleNotificationVerifier | undefined;
   private googlePlayPush: GooglePlayPushSettings | undefined;
   /**
    * The api's app webhook outbox (its threshold, and its hand-off with `appWebhookHandOff`); tests
@@ -265,6 +271,7 @@ export class TestStack {
     this.apiReadiness = options.apiReadiness ?? {};
     if (options.ingestMaxInFlight !== undefined) this.ingestMaxInFlight = options.ingestMaxInFlight;
     if (options.appWebhookDelivery !== undefined) this.appWebhookDelivery = options.appWebhookDelivery;
+    this.appleNotifications = options.appleNotifications;
     this.googlePlayPush = options.googlePlayPush;
     await this.init(options.appWebhookHandOff ?? false);
   }
@@ -363,6 +370,7 @@ export class TestStack {
         stripeWebhookSecrets: [stripeOldSecret, stripeSecret],
         stripeToleranceSeconds: 300,
         revenueCatAuthorizations: ['Bearer rc_test_previous_auth', revenueCatAuth],
+        appleNotifications: this.appleNotifications,
         googlePlay: this.googlePlayPush,
         bodyLimitBytes: 64 * 1024,
         maxInFlight: this.ingestMaxInFlight,
@@ -444,6 +452,7 @@ export class TestStack {
         studioSweeper: sweeper ?? { intervalMs: 60_000, stuckAfterMs: 60_000, batchSize: 100 },
         installments: settings.installments ?? defaults.installments,
         autoTopup: { ...defaults.autoTopup, intervalMs: 100, ...settings.autoTopup },
+        appleConsumption: { ...defaults.appleConsumption, intervalMs: 100, ...settings.appleConsumption },
         googlePlayConsume: { ...defaults.googlePlayConsume, intervalMs: 100, ...settings.googlePlayConsume },
         googlePlayVoidedPass: settings.googlePlayVoidedPass ?? { intervalMs: 3_600_000 },
         creditExpiry: { ...defaults.creditExpiry, intervalMs: 3_600_000, ...settings.creditExpiry },
@@ -470,6 +479,7 @@ export class TestStack {
         googlePlay: this.ports.googlePlay,
         mailer: settings.email?.mailer,
         appWebhookSender: settings.appWebhooks?.sender,
+        appStore: this.ports.appStore,
       },
     });
     this.workers.push(runtime);

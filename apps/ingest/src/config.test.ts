@@ -22,3 +22,27 @@ describe('ingest configuration', () => {
     expect(() => parseEnv(ingestEnvSchema, { ...base, ...settings })).toThrow(name);
   });
 });
+
+describe("ingest's Apple configuration", () => {
+  const apple = {
+    APPLE_ROOT_CERTIFICATES: '/etc/apple/AppleRootCA-G3.cer',
+    APPLE_BUNDLE_ID: 'com.example.app',
+    APPLE_APP_APPLE_ID: '1234567890',
+  };
+
+  it('reads the three values, the roots as a list of paths', () => {
+    expect(parseEnv(ingestEnvSchema, { ...base, ...apple, NODE_ENV: 'production' })).toMatchObject({
+      APPLE_ROOT_CERTIFICATES: ['/etc/apple/AppleRootCA-G3.cer'],
+      APPLE_BUNDLE_ID: 'com.example.app',
+      APPLE_APP_APPLE_ID: 1_234_567_890,
+    });
+  });
+
+  it('stops a production start with half of them, naming what is missing', () => {
+    const half = { ...base, APPLE_BUNDLE_ID: 'com.example.app', NODE_ENV: 'production' };
+    expect(() => parseEnv(ingestEnvSchema, half)).toThrow(ConfigError);
+    expect(() => parseEnv(ingestEnvSchema, half)).toThrow(/APPLE_ROOT_CERTIFICATES[\s\S]*APPLE_APP_APPLE_ID/);
+    // Outside production half a configuration only leaves the store off.
+    expect(() => parseEnv(ingestEnvSchema, { ...half, NODE_ENV: 'development' })).not.toThrow();
+  });
+});

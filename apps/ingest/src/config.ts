@@ -1,4 +1,5 @@
 import {
+  appleWebhookSettings,
   baseEnvSchema,
   csvList,
   googlePlayPushSettings,
@@ -24,6 +25,8 @@ export const ingestEnvSchema = baseEnvSchema
     }),
     STRIPE_WEBHOOK_TOLERANCE_SECONDS: positiveInt(300),
     REVENUECAT_WEBHOOK_AUTH: csvList,
+    /** App Store Server Notifications V2 (docs/stores-apple.md): all three, or the store is off. */
+    ...appleWebhookSettings,
     /** Google Play's Pub/Sub pushes (docs/stores-google-play.md): off (503 not_configured) until all three are set. */
     ...googlePlayPushSettings,
     WEBHOOK_BODY_LIMIT_BYTES: positiveInt(1024 * 1024),

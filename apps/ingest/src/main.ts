@@ -15,12 +15,16 @@ import { createIngestApp } from './app';
 import { ingestEnvSchema } from './config';
 import { createInboxBatcher } from './inbox-batcher';
 import { createIngestMetrics } from './ingest-metrics';
+import { appleNotificationSettingsOf } from './verify/apple-settings-of';
+import { createAppleNotificationVerifier } from './verify/verify-apple-notification';
 
 // The composition root: the only place that reads process.env.
 runService('ingest', ingestEnvSchema, process.env, async (config, logger) => {
   // Ingest does not use the catalog, but a bad CATALOG_PATH should stop every process alike.
   loadCatalog(config.CATALOG_PATH ?? exampleCatalogPath);
   const metrics = createIngestMetrics();
+  // The root certificates are read at start: a path that is no certificate stops the process.
+  const apple = appleNotificationSettingsOf(config);
   const database = createServiceDb<DB>(config, logger, {
     name: 'ingest',
     whileDown: 'webhooks answer 503',
@@ -53,6 +57,12 @@ runService('ingest', ingestEnvSchema, process.env, async (config, logger) => {
       whenOff: 'POST /webhooks/revenuecat answers 503 not_configured (set REVENUECAT_WEBHOOK_AUTH)',
     },
     {
+      name: 'apple',
+      on: apple !== undefined,
+      whenOff:
+        'POST /webhooks/apple answers 503 not_configured (set APPLE_ROOT_CERTIFICATES, APPLE_BUNDLE_ID, APPLE_APP_APPLE_ID)',
+    },
+    {
       name: 'google_play',
       on: googlePlay !== undefined,
       whenOff: `POST /webhooks/google-play answers 503 not_configured (set ${googlePlayPushVariables.join(', ')})`,
@@ -78,6 +88,7 @@ runService('ingest', ingestEnvSchema, process.env, async (config, logger) => {
     stripeWebhookSecrets: config.STRIPE_WEBHOOK_SECRETS,
     stripeToleranceSeconds: config.STRIPE_WEBHOOK_TOLERANCE_SECONDS,
     revenueCatAuthorizations: config.REVENUECAT_WEBHOOK_AUTH,
+    appleNotifications: apple && createAppleNotificationVerifier(apple),
     googlePlay,
     bodyLimitBytes: config.WEBHOOK_BODY_LIMIT_BYTES,
     maxInFlight: config.INGEST_MAX_IN_FLIGHT,

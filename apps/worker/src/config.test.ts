@@ -1,5 +1,6 @@
 import { ConfigError, parseEnv } from '@tally/platform';
 import {
+  appleConsumptionConfigProblems,
   appWebhookConfigProblems,
   autoTopupConfigProblems,
   googlePlayConfigProblems,
@@ -19,6 +20,7 @@ describe('worker configuration: WORKER_ROLES', () => {
     'studio-sweeper',
     'installments',
     'auto-topup',
+    'apple-consumption',
     'google-play-consume',
     'google-play-voided',
     'credit-expiry',
@@ -63,8 +65,8 @@ describe('worker configuration: WORKER_ROLES', () => {
     expect((error as Error).message).toBe(
       'invalid configuration:\n' +
         `  - WORKER_ROLES: unknown role "${bad}"; each role is one of: all, inbox, relay, studio, ` +
-        'studio-sweeper, installments, auto-topup, google-play-consume, google-play-voided, credit-expiry, email, ' +
-        'app-webhooks, retention, reconcile',
+        'studio-sweeper, installments, auto-topup, apple-consumption, google-play-consume, google-play-voided, ' +
+        'credit-expiry, email, app-webhooks, retention, reconcile',
     );
   });
 });
@@ -224,6 +226,18 @@ describe('the auto top-up configuration cross-check', () => {
   it('refuses a lease that does not exceed the Stripe timeout, so a charge still waiting is never claimed again', () => {
     expect(problemsOf({ STRIPE_TIMEOUT_MS: '5000', AUTO_TOPUP_LEASE_MS: '5000' })).toEqual([leaseAfterTimeout]);
     expect(problemsOf({ STRIPE_TIMEOUT_MS: '5000', AUTO_TOPUP_LEASE_MS: '5001' })).toEqual([]);
+  });
+});
+
+describe('the apple-consumption configuration cross-check', () => {
+  const problemsOf = (env: Record<string, string>) =>
+    appleConsumptionConfigProblems(parseEnv(workerEnvSchema, { DATABASE_URL: 'postgres://localhost/tally', ...env }));
+
+  it('accepts the defaults and refuses a lease that does not exceed the App Store API timeout', () => {
+    expect(problemsOf({})).toEqual([]);
+    expect(problemsOf({ APPLE_API_TIMEOUT_MS: '5000', APPLE_CONSUMPTION_LEASE_MS: '5000' })).toEqual([
+      'APPLE_CONSUMPTION_LEASE_MS must exceed APPLE_API_TIMEOUT_MS (or a request still waiting for its answer is claimed again)',
+    ]);
   });
 });
 

@@ -5,6 +5,7 @@ import {
   STRIPE_EVENTS_MAX_WINDOW_DAYS,
 } from '@tally/billing-core';
 import {
+  appleApiSettings,
   appWebhookUrlSetting,
   baseEnvSchema,
   booleanFlag,
@@ -128,6 +129,17 @@ export const workerEnvSchema = baseEnvSchema
     AUTO_TOPUP_BACKOFF_MAX_MS: positiveInt(300_000),
     /** An unanswered charge is asked again with its key for this long after the first call (Stripe keeps keys 24 h). */
     AUTO_TOPUP_RESOLVE_WITHIN_HOURS: positiveInt(23),
+    /** The App Store Server API (docs/stores-apple.md): all three of key id, issuer id and key path, or off. */
+    ...appleApiSettings,
+    /** How often the apple-consumption loop looks for consumption requests to answer (docs/stores-apple.md). */
+    APPLE_CONSUMPTION_INTERVAL_MS: positiveInt(1_000),
+    /** Requests one claim takes (the loop claims again while a batch comes back full). */
+    APPLE_CONSUMPTION_BATCH_SIZE: positiveInt(20),
+    /** A claimed request is not claimed again for this long: must exceed APPLE_API_TIMEOUT_MS. */
+    APPLE_CONSUMPTION_LEASE_MS: positiveInt(60_000),
+    /** Delay before asking Apple again after a 429, 5xx or timeout; doubles up to the max. */
+    APPLE_CONSUMPTION_BACKOFF_BASE_MS: positiveInt(5_000),
+    APPLE_CONSUMPTION_BACKOFF_MAX_MS: positiveInt(600_000),
     /** The Play Developer API (docs/stores-google-play.md): off until GOOGLE_PLAY_PACKAGE_NAME and the key file are set. */
     ...googlePlayApiSettings,
     /** How often the google-play-consume loop consumes delivered purchases (Google refunds unconsumed ones at three days). */
@@ -229,6 +241,15 @@ export function autoTopupConfigProblems(config: WorkerConfig): string[] {
   if (config.AUTO_TOPUP_LEASE_MS > config.STRIPE_TIMEOUT_MS) return [];
   return [
     'AUTO_TOPUP_LEASE_MS must exceed STRIPE_TIMEOUT_MS (or a charge still waiting for its answer is asked again)',
+  ];
+}
+
+/** Cross-field checks of the apple-consumption loop's settings; returns the problems (empty when valid). */
+export function appleConsumptionConfigProblems(config: WorkerConfig): string[] {
+  // guard: apple-consumption-lease-exceeds-timeout
+  if (config.APPLE_CONSUMPTION_LEASE_MS > config.APPLE_API_TIMEOUT_MS) return [];
+  return [
+    'APPLE_CONSUMPTION_LEASE_MS must exceed APPLE_API_TIMEOUT_MS (or a request still waiting for its answer is claimed again)',
   ];
 }
 

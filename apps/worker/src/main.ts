@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
 import {
   createAiStudioClient,
+  createAppStoreApiClient,
   createAppWebhookSender,
   createGooglePlayApiClient,
   createInboxHandlers,
@@ -23,6 +25,7 @@ import {
   stopWithin,
 } from '@tally/platform';
 import {
+  appleConsumptionConfigProblems,
   appWebhookConfigProblems,
   autoTopupConfigProblems,
   googlePlayConfigProblems,
@@ -47,6 +50,7 @@ runService('worker', workerEnvSchema, process.env, async (config, logger) => {
     ...studioConfigProblems(config),
     ...appWebhookConfigProblems(config),
     ...autoTopupConfigProblems(config),
+    ...appleConsumptionConfigProblems(config),
     ...googlePlayConfigProblems(config),
   ];
   if (studioProblems.length > 0) {
@@ -90,6 +94,22 @@ runService('worker', workerEnvSchema, process.env, async (config, logger) => {
       timeoutMs: config.STRIPE_TIMEOUT_MS,
     });
   }
+  if (
+    config.APPLE_KEY_ID !== undefined &&
+    config.APPLE_ISSUER_ID !== undefined &&
+    config.APPLE_PRIVATE_KEY_PATH !== undefined &&
+    config.APPLE_BUNDLE_ID !== undefined
+  ) {
+    // Read at start: a key path that cannot be read stops the process, never an event.
+    ports.appStore = createAppStoreApiClient({
+      keyId: config.APPLE_KEY_ID,
+      issuerId: config.APPLE_ISSUER_ID,
+      bundleId: config.APPLE_BUNDLE_ID,
+      privateKeyPem: readFileSync(config.APPLE_PRIVATE_KEY_PATH, 'utf8'),
+      baseUrl: config.APPLE_API_BASE_URL,
+      timeoutMs: config.APPLE_API_TIMEOUT_MS,
+    });
+  }
   // Google Play's API only with the package and the key file both set (production refuses one alone).
   if (config.GOOGLE_PLAY_PACKAGE_NAME && config.GOOGLE_SERVICE_ACCOUNT_KEY_PATH) {
     ports.googlePlay = createGooglePlayApiClient({
@@ -123,6 +143,7 @@ runService('worker', workerEnvSchema, process.env, async (config, logger) => {
     ports: {
       aiStudio: ports.aiStudio,
       stripe: ports.stripe,
+      appStore: ports.appStore,
       googlePlay: ports.googlePlay,
       mailer,
       appWebhookSender:

@@ -44,6 +44,7 @@ describe("the worker's start-up line about RevenueCat says what will happen to p
       ['revenuecat', false],
       ['google_play', false],
       ['ai_studio', false],
+      ['app_store_api', false],
       ['smtp', false],
       ['app_webhooks', false],
     ]);

@@ -17,6 +17,10 @@ export function workerProviderSwitches(
     | 'AI_STUDIO_API_KEY'
     | 'SMTP_URL'
     | 'APP_WEBHOOK_URL'
+    | 'APPLE_KEY_ID'
+    | 'APPLE_ISSUER_ID'
+    | 'APPLE_PRIVATE_KEY_PATH'
+    | 'APPLE_BUNDLE_ID'
     | 'GOOGLE_PLAY_PACKAGE_NAME'
     | 'GOOGLE_SERVICE_ACCOUNT_KEY_PATH'
   >,
@@ -44,6 +48,16 @@ export function workerProviderSwitches(
       name: 'ai_studio',
       on: config.AI_STUDIO_BASE_URL !== undefined && config.AI_STUDIO_API_KEY !== undefined,
       whenOff: 'generations fail as not_configured and are refunded (set AI_STUDIO_BASE_URL and AI_STUDIO_API_KEY)',
+    },
+    {
+      name: 'app_store_api',
+      on:
+        config.APPLE_KEY_ID !== undefined &&
+        config.APPLE_ISSUER_ID !== undefined &&
+        config.APPLE_PRIVATE_KEY_PATH !== undefined &&
+        config.APPLE_BUNDLE_ID !== undefined,
+      whenOff:
+        'App Store subscription notifications park as not_configured and consumption requests wait (set APPLE_KEY_ID, APPLE_ISSUER_ID, APPLE_PRIVATE_KEY_PATH, APPLE_BUNDLE_ID)',
     },
     { name: 'smtp', on: config.SMTP_URL !== undefined, whenOff: 'emails are logged, not sent (set SMTP_URL)' },
     {

@@ -77,6 +77,12 @@ describe('worker settings come from the config schema', () => {
         backoff: { baseDelayMs: 5_000, maxDelayMs: 300_000 },
         resolveWithinMs: 23 * 3600_000,
       },
+      appleConsumption: {
+        intervalMs: 1_000,
+        batchSize: 20,
+        leaseMs: 60_000,
+        backoff: { baseDelayMs: 5_000, maxDelayMs: 600_000 },
+      },
       googlePlayConsume: {
         intervalMs: 5_000,
         batchSize: 20,

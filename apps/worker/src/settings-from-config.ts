@@ -50,6 +50,15 @@ export function workerSettingsFrom(config: WorkerConfig): WorkerRuntimeSettings 
       backoff: { baseDelayMs: config.AUTO_TOPUP_BACKOFF_BASE_MS, maxDelayMs: config.AUTO_TOPUP_BACKOFF_MAX_MS },
       resolveWithinMs: config.AUTO_TOPUP_RESOLVE_WITHIN_HOURS * 3600_000,
     },
+    appleConsumption: {
+      intervalMs: config.APPLE_CONSUMPTION_INTERVAL_MS,
+      batchSize: config.APPLE_CONSUMPTION_BATCH_SIZE,
+      leaseMs: config.APPLE_CONSUMPTION_LEASE_MS,
+      backoff: {
+        baseDelayMs: config.APPLE_CONSUMPTION_BACKOFF_BASE_MS,
+        maxDelayMs: config.APPLE_CONSUMPTION_BACKOFF_MAX_MS,
+      },
+    },
     googlePlayConsume: {
       intervalMs: config.GOOGLE_PLAY_CONSUME_INTERVAL_MS,
       batchSize: config.GOOGLE_PLAY_CONSUME_BATCH_SIZE,

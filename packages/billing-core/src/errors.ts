@@ -15,6 +15,8 @@ export const billingErrorCodes = [
   'stripe_card_error',
   'revenuecat_unavailable',
   'revenuecat_rejected',
+  'apple_unavailable',
+  'apple_rejected',
   'google_play_unavailable',
   'google_play_rejected',
   'topup_not_found',

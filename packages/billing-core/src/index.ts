@@ -31,6 +31,8 @@ export * from './db/migrations-dir';
 export type {
   AdminAuditRow,
   AdminSurface,
+  AppleConsumptionRequestRow,
+  AppleRefundRow,
   AppWebhookMessageRow,
   AppWebhookMessageStatus,
   AppWebhookMessageType,
@@ -60,6 +62,7 @@ export type {
 } from './db/schema';
 export {
   adminSurfaces,
+  appleConsumptionStatuses,
   appWebhookMessageStatuses,
   appWebhookMessageTypes,
   autoTopupAttemptStatuses,
@@ -124,6 +127,7 @@ export * from './operations/ledger-totals';
 export * from './operations/read-hourly-activity';
 export * from './operations/read-operational-counts';
 export type { AiStudioService } from './ports/ai-studio-service';
+export type { AppleConsumptionInformation, AppleSubscriptionStatus, AppStoreApi } from './ports/app-store-api';
 export type { AppWebhookAttempt, AppWebhookDelivery, AppWebhookSender } from './ports/app-webhook-sender';
 export type {
   GooglePlayApi,
@@ -141,8 +145,12 @@ export type {
   RevenueCatSubscription,
 } from './ports/revenuecat-api';
 export { type StripeApi, StripeCardError } from './ports/stripe-api';
+export * from './provider-data/apple-signed-data';
 export * from './provider-data/payment-environment';
 export * from './providers/ai-studio/create-ai-studio-client';
+export * from './providers/apple/answer-consumption-request';
+export * from './providers/apple/app-store-api-client';
+export { appleHandledEventTypes } from './providers/apple/create-apple-handler';
 export * from './providers/create-inbox-handlers';
 export * from './providers/google-play/consume-google-play-purchases';
 export { googlePlayHandledEventTypes } from './providers/google-play/create-google-play-handler';

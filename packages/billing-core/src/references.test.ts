@@ -13,6 +13,9 @@ describe('ledger references', () => {
       stripePartialRefund: references.stripePartialRefund('ch_1', 200),
       studioDebit: references.studioDebit('sr_1'),
       studioRefund: references.studioRefund('sr_1'),
+      appleTransaction: references.appleTransaction('2000000123'),
+      appleRefund: references.appleRefund('2000000123', 1700000000000),
+      appleRefundReversed: references.appleRefundReversed('2000000123', 1700000000000),
     };
     expect(built).toEqual({
       revenuecatEvent: 'revenuecat:event:ev1',
@@ -25,6 +28,9 @@ describe('ledger references', () => {
       stripePartialRefund: 'stripe:refund:ch_1:200',
       studioDebit: 'studio:sr_1:debit',
       studioRefund: 'studio:sr_1:refund',
+      appleTransaction: 'apple:transaction:2000000123',
+      appleRefund: 'apple:refund:2000000123:1700000000000',
+      appleRefundReversed: 'apple:refund:2000000123:1700000000000:reversed',
     });
     const prefixOf: Record<keyof typeof built, string> = {
       revenuecatEvent: referencePrefixes.revenuecatEvent,
@@ -37,6 +43,9 @@ describe('ledger references', () => {
       stripePartialRefund: referencePrefixes.stripeRefund,
       studioDebit: referencePrefixes.studio,
       studioRefund: referencePrefixes.studio,
+      appleTransaction: referencePrefixes.appleTransaction,
+      appleRefund: referencePrefixes.appleRefund,
+      appleRefundReversed: referencePrefixes.appleRefund,
     };
     for (const [name, reference] of Object.entries(built)) {
       expect(reference.startsWith(prefixOf[name as keyof typeof built])).toBe(true);

@@ -25,6 +25,10 @@ export const referencePrefixes = {
   usage: 'usage:',
   hold: 'hold:',
   debt: 'debt:',
+  /** An App Store purchase (`apple:transaction:{transactionId}`). */
+  appleTransaction: 'apple:transaction:',
+  /** An App Store refund (`apple:refund:{transactionId}:{revokedAtMs}`) and its reversal (`…:reversed`). */
+  appleRefund: 'apple:refund:',
   /** A Google Play one-time purchase's credit (`google:order:{orderId}`). */
   googleOrder: 'google:order:',
   /** What a voided Google Play purchase took back (`google:voided:{orderId}`). */
@@ -98,6 +102,17 @@ export const references = {
   holdReleaseRecovered: (holdId: string) => `${referencePrefixes.hold}${holdId}:release:recovered`,
   /** What a paid credit settled of the wallet's debt, taken from the credit's lot (docs/debt.md). */
   debtSettled: (creditReference: string) => `${referencePrefixes.debt}${creditReference}:settled`,
+  /** A token pack bought through StoreKit, by its App Store transaction (docs/stores-apple.md). */
+  appleTransaction: (transactionId: string) => `${referencePrefixes.appleTransaction}${transactionId}`,
+  /**
+   * What an App Store refund took back: the transaction and its revocationDate (ms), so a refund
+   * after a reversal is a refund of its own.
+   */
+  appleRefund: (transactionId: string, revokedAtMs: number) =>
+    `${referencePrefixes.appleRefund}${transactionId}:${revokedAtMs}`,
+  /** What REFUND_REVERSED gave back of that refund. */
+  appleRefundReversed: (transactionId: string, revokedAtMs: number) =>
+    `${referencePrefixes.appleRefund}${transactionId}:${revokedAtMs}:reversed`,
   /** A Google Play one-time product purchase, credited once per order (docs/stores-google-play.md). */
   googleOrder: (orderId: string) => `${referencePrefixes.googleOrder}${orderId}`,
   /** What a voided Google Play purchase took back from its lot (then debt), once per order. */

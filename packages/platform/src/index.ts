@@ -1,3 +1,4 @@
+export * from './config/apple-settings';
 export * from './config/env';
 export * from './config/google-play-settings';
 export * from './config/production-configuration';

@@ -243,6 +243,13 @@ describe('auto top-up', () => {
       ['failed', 'authentication_required', true],
       ['failed', 'insufficient_funds', false],
     ]);
+    // The app reads them too, newest first.
+    const listed = (await readJson(await stack.apiRequest(`/v1/users/${userId}/auto-topup/attempts`))) as {
+      attempts: { id: string; status: string; failureCode: string; requiresAction: boolean; reference: string }[];
+    };
+    expect(listed.attempts.map((a) => [a.id, a.status, a.failureCode, a.requiresAction, a.reference])).toEqual(
+      [...attempts].reverse().map((a) => [a.id, 'failed', a.failure_code, a.requires_action, `autotopup:${a.id}`]),
+    );
     const failed = await messagesOf(stack, userId, 'wallet.auto_topup_failed');
     expect(failed.map((m) => [m.attemptId, m.code, m.requiresAction])).toEqual(
       attempts.map((a) => [a.id, a.failure_code, a.requires_action]),

@@ -158,6 +158,8 @@ describe('metrics: a worker exposes only the families of its roles', () => {
   // The auto-topup role's counter of runs by outcome.
   const autoTopupFamilies = ['tally_auto_topup_attempts_total'];
 
+  // The apple-consumption role's counter of App Store consumption requests by outcome.
+  const appleConsumptionFamilies = ['tally_apple_consumption_requests_total'];
   // The Google Play roles' (google-play-consume, google-play-voided) consumes, oldest unconsumed purchase and voided passes.
   const googlePlayFamilies = [
     'tally_google_play_consumes_total',
@@ -216,6 +218,7 @@ describe('metrics: a worker exposes only the families of its roles', () => {
         ...relayFamilies,
         ...appWebhookFamilies,
         ...autoTopupFamilies,
+        ...appleConsumptionFamilies,
         ...googlePlayFamilies,
         ...serverFamilies,
       ].sort(),

@@ -99,17 +99,22 @@ describeWithoutDotEnv('NODE_ENV=production through the root scripts, without a .
       );
       expect(child.output).not.toContain('demo configuration');
     }
-    const ingestProviders = await ingest.waitForLog('providers off: stripe, google_play');
-    expect(ingestProviders).toMatchObject({ providers: { stripe: 'off', revenuecat: 'on', google_play: 'off' } });
+    const ingestProviders = await ingest.waitForLog('providers off: stripe, apple, google_play');
+    expect(ingestProviders).toMatchObject({
+      providers: { stripe: 'off', revenuecat: 'on', apple: 'off', google_play: 'off' },
+    });
     expect(await api.waitForLog('providers off: stripe, revenuecat')).toMatchObject({
       providers: { stripe: 'off', revenuecat: 'off' },
     });
-    expect(await worker.waitForLog('providers off: stripe, google_play, ai_studio, smtp, app_webhooks')).toMatchObject({
+    expect(
+      await worker.waitForLog('providers off: stripe, google_play, ai_studio, app_store_api, smtp, app_webhooks'),
+    ).toMatchObject({
       providers: {
         stripe: 'off',
         revenuecat: 'on',
         google_play: 'off',
         ai_studio: 'off',
+        app_store_api: 'off',
         smtp: 'off',
         app_webhooks: 'off',
       },

@@ -19,6 +19,8 @@ export const httpStatusByBillingErrorCode = {
   stripe_card_error: 402,
   revenuecat_unavailable: 502,
   revenuecat_rejected: 502,
+  apple_unavailable: 502,
+  apple_rejected: 502,
   google_play_unavailable: 502,
   google_play_rejected: 502,
   topup_not_found: 404,

@@ -1,4 +1,4 @@
-import { type InboxEventDraft, toGooglePlayInboxDraftFromBody } from '@tally/billing-core';
+import { type InboxEventDraft, type Provider, toGooglePlayInboxDraftFromBody } from '@tally/billing-core';
 import { sendError } from '@tally/platform';
 import type { Request, Response, Router } from 'express';
 import type { IngestMetrics } from '../ingest-metrics';
@@ -10,17 +10,19 @@ export interface GooglePlayPushSettings extends GooglePubSubTokenSettings {
   packageName: string;
 }
 
-/** What webhook-routes.ts lends the route: its shared steps, so every provider answers alike. */
-export interface WebhookRouteKit {
+/** What the Google Play route borrows from useWebhookRoutes (webhook-routes.ts), passed in to keep one direction. */
+export interface GooglePlayRouteTools {
+  /** Undefined: GOOGLE_PLAY_PACKAGE_NAME, GOOGLE_PUBSUB_AUDIENCE or GOOGLE_PUBSUB_SERVICE_ACCOUNT unset; 503 not_configured. */
+  settings: GooglePlayPushSettings | undefined;
   metrics: IngestMetrics;
   webhookRoute(
-    provider: 'google_play',
+    provider: Provider,
     before: (req: Request, res: Response) => boolean,
     handle: (req: Request, res: Response) => Promise<void>,
   ): (req: Request, res: Response, next: (error?: unknown) => void) => void;
-  readRawBody(req: Request, res: Response): { text: string } | null;
-  refuseFailedAuth(req: Request, res: Response, reject: () => void): void;
-  store(req: Request, res: Response, toDraft: () => InboxEventDraft): Promise<void>;
+  readRawBody(req: Request, res: Response, provider: Provider, metrics: IngestMetrics): { text: string } | null;
+  refuseFailedAuth(req: Request, res: Response, provider: Provider, reject: () => void): void;
+  store(provider: Provider, req: Request, res: Response, toDraft: () => InboxEventDraft): Promise<void>;
 }
 
 /**
@@ -32,11 +34,8 @@ export interface WebhookRouteKit {
  * stored); then it is stored under (google_play, message.messageId) and answered 200, which
  * acknowledges it. Verify, store, enqueue, answer: the worker reads the purchase.
  */
-export function useGooglePlayWebhookRoute(
-  app: Router,
-  kit: WebhookRouteKit,
-  settings: GooglePlayPushSettings | undefined,
-) {
+export function useGooglePlayWebhookRoute(app: Router, kit: GooglePlayRouteTools) {
+  const { settings } = kit;
   const verify = settings ? createGooglePubSubTokenVerifier(settings) : undefined;
   app.post(
     '/webhooks/google-play',
@@ -53,7 +52,7 @@ export function useGooglePlayWebhookRoute(
       },
       async (req, res) => {
         if (!settings || !verify) return;
-        const body = kit.readRawBody(req, res);
+        const body = kit.readRawBody(req, res, 'google_play', kit.metrics);
         if (!body) return;
         const check = await verify(req.get('authorization'));
         // guard: google-pubsub-token-checked
@@ -71,13 +70,13 @@ export function useGooglePlayWebhookRoute(
               'cannot verify the push token right now; retry later',
             );
           }
-          return kit.refuseFailedAuth(req, res, () => {
+          return kit.refuseFailedAuth(req, res, 'google_play', () => {
             kit.metrics.webhookRequests.inc({ provider: 'google_play', outcome: 'unauthorized' });
             req.log.warn({ provider: 'google_play', reason: check.reason }, 'push token rejected');
             sendError(res, 401, 'unauthorized', check.reason);
           });
         }
-        await kit.store(req, res, () => toGooglePlayInboxDraftFromBody(body.text, settings.packageName));
+        await kit.store('google_play', req, res, () => toGooglePlayInboxDraftFromBody(body.text, settings.packageName));
       },
     ),
   );

@@ -9,7 +9,9 @@ import { createFailedAuthLimiter, createWindowedWarn, type Logger, matchesAnySec
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import type { InboxBatcher } from '../inbox-batcher';
 import { type IngestMetrics, providerLabelOf } from '../ingest-metrics';
+import type { AppleNotificationVerifier } from '../verify/verify-apple-notification';
 import { verifyStripeSignature } from '../verify/verify-stripe-signature';
+import { appleNotConfigured, appleWebhookHandle } from './apple-webhook-route';
 import { type GooglePlayPushSettings, useGooglePlayWebhookRoute } from './google-play-webhook-route';
 
 export interface WebhookRouteDeps {
@@ -23,6 +25,8 @@ export interface WebhookRouteDeps {
   stripeWebhookSecrets: readonly string[];
   stripeToleranceSeconds: number;
   revenueCatAuthorizations: readonly string[];
+  /** App Store notifications' check (APPLE_*); undefined: POST /webhooks/apple answers 503 not_configured. */
+  appleNotifications?: AppleNotificationVerifier | undefined;
   /** Google Play's Pub/Sub pushes (all of GOOGLE_PLAY_PACKAGE_NAME, GOOGLE_PUBSUB_*); unset: 503 not_configured. */
   googlePlay?: GooglePlayPushSettings | undefined;
   bodyLimitBytes: number;
@@ -197,9 +201,10 @@ function admissionControl(deps: WebhookRouteDeps) {
 }
 
 /**
- * Adds POST /webhooks/stripe, /webhooks/revenuecat and /webhooks/google-play to `app`. Each route is ONE handler (its
- * steps called in turn, not as Express layers, each of which costs every request a router step):
- * the checks before the body is read, the raw body, then the webhook itself.
+ * Adds POST /webhooks/stripe, /webhooks/revenuecat, /webhooks/apple and /webhooks/google-play to
+ * `app`. Each route is ONE handler (its steps called in turn, not as Express layers, each of which
+ * costs every request a router step): the checks before the body is read, the raw body, then the
+ * webhook itself.
  */
 export function useWebhookRoutes(app: Router, deps: WebhookRouteDeps): void {
   const refuseFailedAuth = failedAuthLimiter(deps);
@@ -335,15 +340,8 @@ export function useWebhookRoutes(app: Router, deps: WebhookRouteDeps): void {
     ),
   );
 
-  useGooglePlayWebhookRoute(
-    app,
-    {
-      metrics: deps.metrics,
-      webhookRoute,
-      readRawBody: (req, res) => readRawBody(req, res, 'google_play', deps.metrics),
-      refuseFailedAuth: (req, res, reject) => refuseFailedAuth(req, res, 'google_play', reject),
-      store: (req, res, toDraft) => store('google_play', req, res, toDraft),
-    },
-    deps.googlePlay,
-  );
+  const apple = { verify: deps.appleNotifications, metrics: deps.metrics, readRawBody, refuseFailedAuth, store };
+  app.post('/webhooks/apple', webhookRoute('apple', appleNotConfigured(apple), appleWebhookHandle(apple)));
+  const googlePlay = { settings: deps.googlePlay, metrics: deps.metrics, readRawBody, refuseFailedAuth, store };
+  useGooglePlayWebhookRoute(app, { ...googlePlay, webhookRoute });
 }

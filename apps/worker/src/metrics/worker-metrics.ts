@@ -1,4 +1,5 @@
 import {
+  appleConsumptionOutcomes,
   appWebhookMessageTypes,
   autoTopupChargeOutcomes,
   googlePlayConsumeOutcomes,
@@ -37,6 +38,7 @@ export const parkedCodes = [
  * - `reconcile` (reconcile role): the last Stripe reconciliation's findings;
  * - `appWebhooks` (app-webhooks role): delivery attempts, delivered and failed messages;
  * - `autoTopup` (auto-topup role): runs of auto top-up attempts by outcome;
+ * - `appleConsumption` (apple-consumption role): runs of App Store consumption requests by outcome;
  * - `googlePlay` (google-play-consume and google-play-voided roles): consumes by outcome, the
  *   oldest purchase not yet consumed, the voided purchases passes and what they found.
  */
@@ -47,6 +49,7 @@ export const workerMetricFamilies = [
   'reconcile',
   'appWebhooks',
   'autoTopup',
+  'appleConsumption',
   'googlePlay',
 ] as const;
 
@@ -187,6 +190,12 @@ export function createWorkerMetrics(families: Iterable<WorkerMetricFamily>) {
       labelNames: ['outcome'] as const,
       registers: [],
     }),
+    appleConsumptionRequests: new Counter({
+      name: 'tally_apple_consumption_requests_total',
+      help: 'Runs of App Store consumption requests by outcome (sent, no_consent, rejected, expired, retry, …)',
+      labelNames: ['outcome'] as const,
+      registers: [],
+    }),
     googlePlayConsumes: new Counter({
       name: 'tally_google_play_consumes_total',
       help: 'Runs of Google Play consumes by outcome (consumed, already_consumed, not_purchased, retry)',
@@ -282,6 +291,7 @@ export function createWorkerMetrics(families: Iterable<WorkerMetricFamily>) {
     reconcile: [metrics.reconcileFindings, metrics.reconcileLastRun],
     appWebhooks: [metrics.appWebhookAttempts, metrics.appWebhookDelivered, metrics.appWebhookFailed],
     autoTopup: [metrics.autoTopupAttempts],
+    appleConsumption: [metrics.appleConsumptionRequests],
     googlePlay: [
       metrics.googlePlayConsumes,
       metrics.googlePlayOldestUnconsumedAge,
@@ -317,6 +327,8 @@ export function createWorkerMetrics(families: Iterable<WorkerMetricFamily>) {
   if (enabled.has('reconcile')) for (const kind of reconcileFindingKinds) metrics.reconcileFindings.set({ kind }, 0);
   if (enabled.has('autoTopup'))
     for (const outcome of autoTopupChargeOutcomes) metrics.autoTopupAttempts.inc({ outcome }, 0);
+  if (enabled.has('appleConsumption'))
+    for (const outcome of appleConsumptionOutcomes) metrics.appleConsumptionRequests.inc({ outcome }, 0);
   if (enabled.has('googlePlay')) {
     for (const outcome of googlePlayConsumeOutcomes) metrics.googlePlayConsumes.inc({ outcome }, 0);
     for (const outcome of ['ran', 'skipped', 'failed']) metrics.googlePlayVoidedPasses.inc({ outcome }, 0);

@@ -1,4 +1,5 @@
 import { appWebhooksRole } from './app-webhooks-role';
+import { appleConsumptionRole } from './apple-consumption-role';
 import { autoTopupRole } from './auto-topup-role';
 import { creditExpiryRole } from './credit-expiry-role';
 import { emailRole } from './email-role';
@@ -24,6 +25,7 @@ export const workerRoleTable = {
   'studio-sweeper': studioSweeperRole,
   installments: installmentsRole,
   'auto-topup': autoTopupRole,
+  'apple-consumption': appleConsumptionRole,
   'google-play-consume': googlePlayConsumeRole,
   'google-play-voided': googlePlayVoidedRole,
   'credit-expiry': creditExpiryRole,

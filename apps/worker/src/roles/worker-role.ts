@@ -1,5 +1,6 @@
 import type {
   AiStudioService,
+  AppStoreApi,
   AppWebhookOutbox,
   AppWebhookSender,
   Catalog,
@@ -29,6 +30,8 @@ export interface WorkerPorts {
    * messages are only written; nothing hands off, delivers or relays them, and retention prunes them.
    */
   appWebhookSender: AppWebhookSender | undefined;
+  /** The App Store Server API; undefined: consumption requests wait (retried until configured or expired). */
+  appStore: AppStoreApi | undefined;
   /** The Play Developer API; undefined: Google Play's loops have nothing to do (docs/stores-google-play.md). */
   googlePlay: GooglePlayApi | undefined;
 }

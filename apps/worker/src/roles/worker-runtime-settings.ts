@@ -1,4 +1,5 @@
 import type { BackoffSettings, DebtPolicy, RetryLaterSettings } from '@tally/billing-core';
+import type { AppleConsumptionLoopOptions } from '../loops/apple-consumption-loop';
 import type { AutoTopupLoopOptions } from '../loops/auto-topup-loop';
 import type { CreditExpiryLoopOptions } from '../loops/credit-expiry-loop';
 import type { GooglePlayConsumeLoopOptions } from '../loops/google-play-loops';
@@ -31,6 +32,7 @@ export interface WorkerRuntimeSettings {
   studioSweeper: StudioSweeperOptions;
   installments: InstallmentsLoopOptions;
   autoTopup: AutoTopupLoopOptions;
+  appleConsumption: AppleConsumptionLoopOptions;
   /** The google-play-consume role's loop (docs/stores-google-play.md). */
   googlePlayConsume: GooglePlayConsumeLoopOptions;
   /** The google-play-voided role's pass over the Voided Purchases API. */

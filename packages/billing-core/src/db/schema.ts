@@ -16,6 +16,7 @@ import type {
   StudioRequestsTable,
   UserAliasesTable,
 } from './app-tables';
+import type { AppleConsumptionRequestsTable, AppleRefundsTable } from './apple-tables';
 import type { DbTime, DbTimeNullable } from './column-types';
 import type { GooglePlayPurchasesTable, GooglePlayVoidedPurchasesTable } from './google-play-tables';
 import type {
@@ -43,12 +44,13 @@ import type {
 
 export * from './account-tables';
 export * from './app-tables';
+export * from './apple-tables';
 export * from './google-play-tables';
 export * from './ledger-tables';
 export * from './payment-tables';
 
 /** The payment providers Tally takes events from (inbox_events.provider, subscriptions.source, …). */
-export const providers = ['stripe', 'revenuecat', 'google_play'] as const;
+export const providers = ['stripe', 'revenuecat', 'apple', 'google_play'] as const;
 export type Provider = (typeof providers)[number];
 export const inboxStatuses = ['received', 'processing', 'processed', 'failed', 'ignored'] as const;
 export type InboxStatus = (typeof inboxStatuses)[number];
@@ -190,6 +192,8 @@ export interface DB {
   auto_topup_attempts: AutoTopupAttemptsTable;
   store_accounts: StoreAccountsTable;
   store_consents: StoreConsentsTable;
+  apple_refunds: AppleRefundsTable;
+  apple_consumption_requests: AppleConsumptionRequestsTable;
   google_play_purchases: GooglePlayPurchasesTable;
   google_play_voided_purchases: GooglePlayVoidedPurchasesTable;
   stripe_installments: StripeInstallmentsTable;

@@ -161,6 +161,15 @@ export async function settleSource(trx: Transaction<DB>, source: TakeBackSource,
       .returning('payment_id')
       .executeTakeFirstOrThrow();
     await moveOnPayment(dispute.payment_id);
+  } else if (source === 'apple_refund') {
+    // guard: apple-refund-settles-source
+    const refund = await trx
+      .updateTable('apple_refunds')
+      .set({ tokens_taken: sql`tokens_taken + ${tokens}` })
+      .where('id', '=', Number(sourceId))
+      .returning('payment_id')
+      .executeTakeFirstOrThrow();
+    await moveOnPayment(refund.payment_id);
   } else {
     await trx
       .updateTable('token_refunds')

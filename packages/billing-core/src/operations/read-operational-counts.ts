@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB, Provider } from '../db/schema';
+import { appleHandledEventTypes } from '../providers/apple/create-apple-handler';
 import { googlePlayHandledEventTypes } from '../providers/google-play/create-google-play-handler';
 import { revenueCatHandledEventTypes } from '../providers/revenuecat/create-revenuecat-handler';
 import { stripeHandledEventTypes } from '../providers/stripe/create-stripe-handler';
@@ -22,6 +23,7 @@ export const installmentStatuses = ['scheduled', 'processing', 'granted', 'void'
 export const metricEventTypes: Record<Provider, readonly string[]> = {
   stripe: stripeHandledEventTypes,
   revenuecat: revenueCatHandledEventTypes,
+  apple: appleHandledEventTypes,
   google_play: googlePlayHandledEventTypes,
 };
 

@@ -43,14 +43,14 @@ export async function recordTakeBackShortfall(
 }
 
 /**
- * A reinstated chargeback forgives `tokens` of its open shortfall (reinstate: the part its
+ * A reinstated chargeback (or a reversed App Store refund, `reason` refund_reversed) forgives `tokens` of its open shortfall (reinstate: the part its
  * payment's refunds do not take back). The rest stays open (the refunds still owe it, and a
  * failed generation in flight at the withdrawal may still settle it); once nothing is left open
  * the rows are closed. Runs under the payment's lock.
  */
 export async function releaseTakeBackShortfall(
   uow: UnitOfWork,
-  source: { source: TakeBackSource; sourceId: string; reference: string },
+  source: { source: TakeBackSource; sourceId: string; reference: string; reason?: string },
   tokens: number,
 ): Promise<void> {
   const { trx } = uow;
@@ -79,7 +79,7 @@ export async function releaseTakeBackShortfall(
     await writeDebtChanged(uow, {
       userId,
       change: -(tokens - remaining),
-      reason: 'dispute_reinstated',
+      reason: source.reason ?? 'dispute_reinstated',
       reference: source.reference,
     });
   }

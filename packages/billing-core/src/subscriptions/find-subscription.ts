@@ -32,9 +32,10 @@ export interface SubscriptionCandidate {
  */
 export const stripeStatusesWithAccess: ReadonlySet<string> = new Set(['active', 'trialing', 'past_due']);
 
+/** A `subscriptions` row (RevenueCat's, or a store's read directly: its source says which). */
 export function candidateFromRevenueCat(row: SubscriptionRow): SubscriptionCandidate {
   return {
-    source: 'revenuecat',
+    source: row.source,
     status: row.status,
     planId: row.plan_id,
     expiresAt: row.expires_at,

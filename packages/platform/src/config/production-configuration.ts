@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { z } from 'zod';
+import { appleConfigurationProblems } from './apple-settings';
 
 /**
  * `NODE_ENV` (ingest, api, worker): `production` turns the local demo off. The root scripts then
@@ -93,6 +94,7 @@ export function demoConfigurationProblems(config: Record<string, unknown>): Conf
         'sandbox payments move money only in the local demo; with NODE_ENV=production leave it unset (production), or run a staging deployment without NODE_ENV=production',
     });
   }
+  problems.push(...appleConfigurationProblems(config));
   return problems;
 }
 
