@@ -343,6 +343,8 @@ describe('infra/k8s', () => {
         'installments',
         'auto-topup',
         'apple-consumption',
+        'google-play-consume',
+        'google-play-voided',
         'credit-expiry',
         'email',
         'app-webhooks',

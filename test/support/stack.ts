@@ -53,6 +53,7 @@ import { createIngestApp } from '../../apps/ingest/src/app';
 import { ingestEnvSchema } from '../../apps/ingest/src/config';
 import { createInboxBatcher, type InboxBatcher } from '../../apps/ingest/src/inbox-batcher';
 import { createIngestMetrics, type IngestMetrics } from '../../apps/ingest/src/ingest-metrics';
+import type { GooglePlayPushSettings } from '../../apps/ingest/src/routes/google-play-webhook-route';
 import type { AppleNotificationVerifier } from '../../apps/ingest/src/verify/verify-apple-notification';
 import { type WorkerRole, workerEnvSchema } from '../../apps/worker/src/config';
 import type { WorkerPorts } from '../../apps/worker/src/roles/worker-role';
@@ -107,6 +108,9 @@ export interface WorkerSettings {
   autoTopup?: Partial<WorkerRuntimeSettings['autoTopup']>;
   /** The apple-consumption role's loop (default the config's, every 100 ms); its API is the stack's `ports.appStore`. */
   appleConsumption?: Partial<WorkerRuntimeSettings['appleConsumption']>;
+  /** Google Play's loops (default the config's, consumes every 100 ms); their API is the stack's `ports.googlePlay`. */
+  googlePlayConsume?: Partial<WorkerRuntimeSettings['googlePlayConsume']>;
+  googlePlayVoidedPass?: WorkerRuntimeSettings['googlePlayVoidedPass'];
   /** The worker's logger (default silent); captureLogs() in log-capture.ts keeps its lines. */
   logger?: Logger;
   /** WORKER_LOCK_DURATION_MS: BullMQ lock and stalled check of every consumer (default BullMQ's). */
@@ -145,6 +149,8 @@ export interface TestStackOptions {
   appWebhookDelivery?: 'on' | 'not_configured';
   /** Ingest's App Store notification check (default none: POST /webhooks/apple answers 503). */
   appleNotifications?: AppleNotificationVerifier;
+  /** Ingest's Google Play push settings (default none: /webhooks/google-play answers 503 not_configured). */
+  googlePlayPush?: GooglePlayPushSettings;
 }
 
 /** Tests accept both environments unless they test the policy itself. */
@@ -228,6 +234,7 @@ export class TestStack {
   private ingestMaxInFlight = defaultIngestMaxInFlight;
   private appWebhookDelivery: 'on' | 'not_configured' = 'on';
   private appleNotifications: AppleNotificationVerifier | undefined;
+  private googlePlayPush: GooglePlayPushSettings | undefined;
   /**
    * The api's app webhook outbox (its threshold, and its hand-off with `appWebhookHandOff`); tests
    * that write money or messages directly use it through transaction() and outboxDeps().
@@ -265,6 +272,7 @@ export class TestStack {
     if (options.ingestMaxInFlight !== undefined) this.ingestMaxInFlight = options.ingestMaxInFlight;
     if (options.appWebhookDelivery !== undefined) this.appWebhookDelivery = options.appWebhookDelivery;
     this.appleNotifications = options.appleNotifications;
+    this.googlePlayPush = options.googlePlayPush;
     await this.init(options.appWebhookHandOff ?? false);
   }
 
@@ -363,6 +371,7 @@ export class TestStack {
         stripeToleranceSeconds: 300,
         revenueCatAuthorizations: ['Bearer rc_test_previous_auth', revenueCatAuth],
         appleNotifications: this.appleNotifications,
+        googlePlay: this.googlePlayPush,
         bodyLimitBytes: 64 * 1024,
         maxInFlight: this.ingestMaxInFlight,
         readiness: { postgres: readiness.postgres },
@@ -444,6 +453,8 @@ export class TestStack {
         installments: settings.installments ?? defaults.installments,
         autoTopup: { ...defaults.autoTopup, intervalMs: 100, ...settings.autoTopup },
         appleConsumption: { ...defaults.appleConsumption, intervalMs: 100, ...settings.appleConsumption },
+        googlePlayConsume: { ...defaults.googlePlayConsume, intervalMs: 100, ...settings.googlePlayConsume },
+        googlePlayVoidedPass: settings.googlePlayVoidedPass ?? { intervalMs: 3_600_000 },
         creditExpiry: { ...defaults.creditExpiry, intervalMs: 3_600_000, ...settings.creditExpiry },
         email: {
           concurrency: settings.concurrency ?? 4,
@@ -465,6 +476,7 @@ export class TestStack {
       ports: {
         aiStudio,
         stripe: settings.reconcile?.stripe ?? this.ports.stripe,
+        googlePlay: this.ports.googlePlay,
         mailer: settings.email?.mailer,
         appWebhookSender: settings.appWebhooks?.sender,
         appStore: this.ports.appStore,
@@ -534,6 +546,13 @@ export class TestStack {
     const headers: Record<string, string> = { 'content-type': contentType, ...oneConnectionPerRequest };
     if (authorization !== null) headers.authorization = authorization;
     return fetch(`http://127.0.0.1:${this.ingest.port}/webhooks/revenuecat`, { method: 'POST', headers, body });
+  }
+
+  /** Posts a Pub/Sub push to /webhooks/google-play with `authorization` (e.g. `Bearer <OIDC token>`) when given. */
+  postGooglePlay(body: string, authorization: string | null, contentType = 'application/json') {
+    const headers: Record<string, string> = { 'content-type': contentType, ...oneConnectionPerRequest };
+    if (authorization !== null) headers.authorization = authorization;
+    return fetch(`http://127.0.0.1:${this.ingest.port}/webhooks/google-play`, { method: 'POST', headers, body });
   }
 
   postStripe(body: string, signature: string | null, contentType = 'application/json') {

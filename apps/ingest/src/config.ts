@@ -2,11 +2,14 @@ import {
   appleWebhookSettings,
   baseEnvSchema,
   csvList,
+  googlePlayPushSettings,
+  googlePlayPushVariables,
   hostSetting,
   nodeEnvSetting,
   port,
   positiveInt,
   refuseDemoConfigurationInProduction,
+  refuseHalfGooglePlayConfiguration,
   serviceHostSetting,
 } from '@tally/platform';
 import { z } from 'zod';
@@ -24,6 +27,8 @@ export const ingestEnvSchema = baseEnvSchema
     REVENUECAT_WEBHOOK_AUTH: csvList,
     /** App Store Server Notifications V2 (docs/stores-apple.md): all three, or the store is off. */
     ...appleWebhookSettings,
+    /** Google Play's Pub/Sub pushes (docs/stores-google-play.md): off (503 not_configured) until all three are set. */
+    ...googlePlayPushSettings,
     WEBHOOK_BODY_LIMIT_BYTES: positiveInt(1024 * 1024),
     /**
      * Webhooks stored by one multi-row insert at most (concurrent requests are batched). At most
@@ -54,6 +59,7 @@ export const ingestEnvSchema = baseEnvSchema
     WEBHOOK_FAILED_AUTH_WINDOW_MS: positiveInt(60_000),
   })
   // NODE_ENV=production: the demo's public secrets stop the start (docs/configuration.md).
-  .superRefine(refuseDemoConfigurationInProduction);
+  .superRefine(refuseDemoConfigurationInProduction)
+  .superRefine(refuseHalfGooglePlayConfiguration(googlePlayPushVariables));
 
 export type IngestConfig = z.output<typeof ingestEnvSchema>;

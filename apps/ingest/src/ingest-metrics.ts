@@ -17,9 +17,14 @@ export const webhookOutcomes = [
   'error',
 ] as const;
 
+/** A provider's webhook path segment: its id with dashes (`google_play` → `/webhooks/google-play`). */
+export function webhookPathOf(provider: string): string {
+  return `/webhooks/${provider.replaceAll('_', '-')}`;
+}
+
 /** The provider label of a webhook request, from its path (`/webhooks/<provider>`); `none` for another path. */
 export function providerLabelOf(path: string): string {
-  return providers.find((provider) => path.includes(`/webhooks/${provider}`)) ?? 'none';
+  return providers.find((provider) => path.includes(webhookPathOf(provider))) ?? 'none';
 }
 
 /** Ingest: webhook answers by provider and outcome. */

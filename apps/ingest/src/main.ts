@@ -4,6 +4,7 @@ import {
   createProducerQueue,
   createServiceDb,
   enqueueJobs,
+  googlePlayPushVariables,
   logProviderStatus,
   postgresCheck,
   redisCheck,
@@ -32,6 +33,16 @@ runService('ingest', ingestEnvSchema, process.env, async (config, logger) => {
     minConnections: config.INGEST_BATCH_CONCURRENCY,
   });
   const redis = await connectProducerRedis(config, logger);
+  // Google Play is on only with its whole push configuration (production refuses half of one).
+  const googlePlay =
+    config.GOOGLE_PLAY_PACKAGE_NAME && config.GOOGLE_PUBSUB_AUDIENCE && config.GOOGLE_PUBSUB_SERVICE_ACCOUNT
+      ? {
+          packageName: config.GOOGLE_PLAY_PACKAGE_NAME,
+          audience: config.GOOGLE_PUBSUB_AUDIENCE,
+          serviceAccountEmail: config.GOOGLE_PUBSUB_SERVICE_ACCOUNT,
+          certsUrl: config.GOOGLE_OIDC_CERTS_URL,
+        }
+      : undefined;
   const queue = createProducerQueue(redis, config.QUEUE_PREFIX, inboxRelaySource.queue);
 
   logProviderStatus(logger, [
@@ -50,6 +61,11 @@ runService('ingest', ingestEnvSchema, process.env, async (config, logger) => {
       on: apple !== undefined,
       whenOff:
         'POST /webhooks/apple answers 503 not_configured (set APPLE_ROOT_CERTIFICATES, APPLE_BUNDLE_ID, APPLE_APP_APPLE_ID)',
+    },
+    {
+      name: 'google_play',
+      on: googlePlay !== undefined,
+      whenOff: `POST /webhooks/google-play answers 503 not_configured (set ${googlePlayPushVariables.join(', ')})`,
     },
   ]);
 
@@ -73,6 +89,7 @@ runService('ingest', ingestEnvSchema, process.env, async (config, logger) => {
     stripeToleranceSeconds: config.STRIPE_WEBHOOK_TOLERANCE_SECONDS,
     revenueCatAuthorizations: config.REVENUECAT_WEBHOOK_AUTH,
     appleNotifications: apple && createAppleNotificationVerifier(apple),
+    googlePlay,
     bodyLimitBytes: config.WEBHOOK_BODY_LIMIT_BYTES,
     maxInFlight: config.INGEST_MAX_IN_FLIGHT,
     failedAuthLimit: { limit: config.WEBHOOK_FAILED_AUTH_LIMIT, windowMs: config.WEBHOOK_FAILED_AUTH_WINDOW_MS },

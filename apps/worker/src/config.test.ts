@@ -3,6 +3,7 @@ import {
   appleConsumptionConfigProblems,
   appWebhookConfigProblems,
   autoTopupConfigProblems,
+  googlePlayConfigProblems,
   optInWorkerRoles,
   studioConfigProblems,
   workerEnvSchema,
@@ -20,6 +21,8 @@ describe('worker configuration: WORKER_ROLES', () => {
     'installments',
     'auto-topup',
     'apple-consumption',
+    'google-play-consume',
+    'google-play-voided',
     'credit-expiry',
     'email',
     'app-webhooks',
@@ -62,7 +65,8 @@ describe('worker configuration: WORKER_ROLES', () => {
     expect((error as Error).message).toBe(
       'invalid configuration:\n' +
         `  - WORKER_ROLES: unknown role "${bad}"; each role is one of: all, inbox, relay, studio, ` +
-        'studio-sweeper, installments, auto-topup, apple-consumption, credit-expiry, email, app-webhooks, retention, reconcile',
+        'studio-sweeper, installments, auto-topup, apple-consumption, google-play-consume, google-play-voided, ' +
+        'credit-expiry, email, app-webhooks, retention, reconcile',
     );
   });
 });
@@ -234,5 +238,18 @@ describe('the apple-consumption configuration cross-check', () => {
     expect(problemsOf({ APPLE_API_TIMEOUT_MS: '5000', APPLE_CONSUMPTION_LEASE_MS: '5000' })).toEqual([
       'APPLE_CONSUMPTION_LEASE_MS must exceed APPLE_API_TIMEOUT_MS (or a request still waiting for its answer is claimed again)',
     ]);
+  });
+});
+
+describe('the Google Play configuration cross-check', () => {
+  const problemsOf = (env: Record<string, string>) =>
+    googlePlayConfigProblems(parseEnv(workerEnvSchema, { DATABASE_URL: 'postgres://localhost/tally', ...env }));
+
+  it('accepts the defaults, and refuses a consume lease that does not exceed the API timeout', () => {
+    expect(problemsOf({})).toEqual([]);
+    expect(problemsOf({ GOOGLE_PLAY_API_TIMEOUT_MS: '5000', GOOGLE_PLAY_CONSUME_LEASE_MS: '5000' })).toEqual([
+      'GOOGLE_PLAY_CONSUME_LEASE_MS must exceed GOOGLE_PLAY_API_TIMEOUT_MS (or a consume still waiting for its answer is asked again)',
+    ]);
+    expect(problemsOf({ GOOGLE_PLAY_API_TIMEOUT_MS: '5000', GOOGLE_PLAY_CONSUME_LEASE_MS: '5001' })).toEqual([]);
   });
 });

@@ -11,6 +11,8 @@ import {
   booleanFlag,
   csvList,
   debtPolicySetting,
+  googlePlayApiSettings,
+  googlePlayApiVariables,
   hostSetting,
   nodeEnvSetting,
   paymentEnvironmentsSetting,
@@ -18,6 +20,7 @@ import {
   positiveInt,
   providerApiSettings,
   refuseDemoConfigurationInProduction,
+  refuseHalfGooglePlayConfiguration,
   serviceHostSetting,
   walletLowBalanceThresholdSetting,
 } from '@tally/platform';
@@ -137,6 +140,18 @@ export const workerEnvSchema = baseEnvSchema
     /** Delay before asking Apple again after a 429, 5xx or timeout; doubles up to the max. */
     APPLE_CONSUMPTION_BACKOFF_BASE_MS: positiveInt(5_000),
     APPLE_CONSUMPTION_BACKOFF_MAX_MS: positiveInt(600_000),
+    /** The Play Developer API (docs/stores-google-play.md): off until GOOGLE_PLAY_PACKAGE_NAME and the key file are set. */
+    ...googlePlayApiSettings,
+    /** How often the google-play-consume loop consumes delivered purchases (Google refunds unconsumed ones at three days). */
+    GOOGLE_PLAY_CONSUME_INTERVAL_MS: positiveInt(5_000),
+    GOOGLE_PLAY_CONSUME_BATCH_SIZE: positiveInt(20),
+    /** A claimed consume is not claimed again for this long: must exceed GOOGLE_PLAY_API_TIMEOUT_MS. */
+    GOOGLE_PLAY_CONSUME_LEASE_MS: positiveInt(60_000),
+    /** Delay before asking Google again after a failed consume; doubles up to the max. */
+    GOOGLE_PLAY_CONSUME_BACKOFF_BASE_MS: positiveInt(10_000),
+    GOOGLE_PLAY_CONSUME_BACKOFF_MAX_MS: positiveInt(15 * 60_000),
+    /** The period of the pass over the Voided Purchases API (role google-play-voided; default daily). */
+    GOOGLE_PLAY_VOIDED_PASS_INTERVAL_MS: positiveInt(24 * 3600_000),
     /** The credit expiry sweeper's period (role credit-expiry, docs/lots.md). */
     CREDIT_EXPIRY_INTERVAL_MS: positiveInt(60_000),
     /** wallet.credits_expiring is written this many hours before a lot expires. */
@@ -190,7 +205,8 @@ export const workerEnvSchema = baseEnvSchema
     ),
   })
   // NODE_ENV=production: the demo's switches (body-only packs, sandbox payments) stop the start.
-  .superRefine(refuseDemoConfigurationInProduction);
+  .superRefine(refuseDemoConfigurationInProduction)
+  .superRefine(refuseHalfGooglePlayConfiguration(googlePlayApiVariables));
 
 export type WorkerConfig = z.output<typeof workerEnvSchema>;
 
@@ -234,6 +250,15 @@ export function appleConsumptionConfigProblems(config: WorkerConfig): string[] {
   if (config.APPLE_CONSUMPTION_LEASE_MS > config.APPLE_API_TIMEOUT_MS) return [];
   return [
     'APPLE_CONSUMPTION_LEASE_MS must exceed APPLE_API_TIMEOUT_MS (or a request still waiting for its answer is claimed again)',
+  ];
+}
+
+/** Cross-field checks of Google Play's settings; returns the problems (empty when valid). */
+export function googlePlayConfigProblems(config: WorkerConfig): string[] {
+  // guard: google-play-lease-exceeds-timeout
+  if (config.GOOGLE_PLAY_CONSUME_LEASE_MS > config.GOOGLE_PLAY_API_TIMEOUT_MS) return [];
+  return [
+    'GOOGLE_PLAY_CONSUME_LEASE_MS must exceed GOOGLE_PLAY_API_TIMEOUT_MS (or a consume still waiting for its answer is asked again)',
   ];
 }
 

@@ -3,6 +3,7 @@ import {
   createAiStudioClient,
   createAppStoreApiClient,
   createAppWebhookSender,
+  createGooglePlayApiClient,
   createInboxHandlers,
   createRevenueCatApiClient,
   createStripeApi,
@@ -10,6 +11,7 @@ import {
   exampleCatalogPath,
   loadCatalog,
   type ProviderPorts,
+  readServiceAccountKey,
 } from '@tally/billing-core';
 import {
   ConfigError,
@@ -26,6 +28,7 @@ import {
   appleConsumptionConfigProblems,
   appWebhookConfigProblems,
   autoTopupConfigProblems,
+  googlePlayConfigProblems,
   studioConfigProblems,
   workerEnvSchema,
   workerPoolSize,
@@ -48,6 +51,7 @@ runService('worker', workerEnvSchema, process.env, async (config, logger) => {
     ...appWebhookConfigProblems(config),
     ...autoTopupConfigProblems(config),
     ...appleConsumptionConfigProblems(config),
+    ...googlePlayConfigProblems(config),
   ];
   if (studioProblems.length > 0) {
     throw new ConfigError(`invalid configuration:\n${studioProblems.map((problem) => `  - ${problem}`).join('\n')}`);
@@ -106,6 +110,16 @@ runService('worker', workerEnvSchema, process.env, async (config, logger) => {
       timeoutMs: config.APPLE_API_TIMEOUT_MS,
     });
   }
+  // Google Play's API only with the package and the key file both set (production refuses one alone).
+  if (config.GOOGLE_PLAY_PACKAGE_NAME && config.GOOGLE_SERVICE_ACCOUNT_KEY_PATH) {
+    ports.googlePlay = createGooglePlayApiClient({
+      packageName: config.GOOGLE_PLAY_PACKAGE_NAME,
+      key: readServiceAccountKey(config.GOOGLE_SERVICE_ACCOUNT_KEY_PATH),
+      tokenUrl: config.GOOGLE_OAUTH_TOKEN_URL,
+      baseUrl: config.GOOGLE_PLAY_API_BASE_URL,
+      timeoutMs: config.GOOGLE_PLAY_API_TIMEOUT_MS,
+    });
+  }
   const mailer = createMailer({ smtpUrl: config.SMTP_URL, from: config.EMAIL_FROM, logger });
   const handlers = createInboxHandlers({
     catalog,
@@ -130,6 +144,7 @@ runService('worker', workerEnvSchema, process.env, async (config, logger) => {
       aiStudio: ports.aiStudio,
       stripe: ports.stripe,
       appStore: ports.appStore,
+      googlePlay: ports.googlePlay,
       mailer,
       appWebhookSender:
         config.APP_WEBHOOK_URL === undefined

@@ -42,6 +42,7 @@ describe("the worker's start-up line about RevenueCat says what will happen to p
     expect(workerProviderSwitches(configOf({})).map((entry) => [entry.name, entry.on])).toEqual([
       ['stripe', false],
       ['revenuecat', false],
+      ['google_play', false],
       ['ai_studio', false],
       ['app_store_api', false],
       ['smtp', false],

@@ -21,6 +21,8 @@ export function workerProviderSwitches(
     | 'APPLE_ISSUER_ID'
     | 'APPLE_PRIVATE_KEY_PATH'
     | 'APPLE_BUNDLE_ID'
+    | 'GOOGLE_PLAY_PACKAGE_NAME'
+    | 'GOOGLE_SERVICE_ACCOUNT_KEY_PATH'
   >,
 ): ProviderSwitch[] {
   return [
@@ -35,6 +37,12 @@ export function workerProviderSwitches(
       whenOff: config.REVENUECAT_VERIFY_PURCHASES
         ? 'subscription events and token packs (verified by its REST read) park as not_configured (set REVENUECAT_API_KEY)'
         : 'subscription events park as not_configured (set REVENUECAT_API_KEY); token packs credit from the webhook body, unverified (REVENUECAT_VERIFY_PURCHASES=false)',
+    },
+    {
+      name: 'google_play',
+      on: config.GOOGLE_PLAY_PACKAGE_NAME !== undefined && config.GOOGLE_SERVICE_ACCOUNT_KEY_PATH !== undefined,
+      whenOff:
+        'Google Play purchases park as not_configured, nothing is consumed and the voided pass does nothing (set GOOGLE_PLAY_PACKAGE_NAME and GOOGLE_SERVICE_ACCOUNT_KEY_PATH)',
     },
     {
       name: 'ai_studio',

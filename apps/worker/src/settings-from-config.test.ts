@@ -83,6 +83,13 @@ describe('worker settings come from the config schema', () => {
         leaseMs: 60_000,
         backoff: { baseDelayMs: 5_000, maxDelayMs: 600_000 },
       },
+      googlePlayConsume: {
+        intervalMs: 5_000,
+        batchSize: 20,
+        leaseMs: 60_000,
+        backoff: { baseDelayMs: 10_000, maxDelayMs: 15 * 60_000 },
+      },
+      googlePlayVoidedPass: { intervalMs: 24 * 3600_000 },
       creditExpiry: { intervalMs: 60_000, noticeHours: 72, batchSize: 100 },
       email: { concurrency: 8, maxAttempts: 10, backoff: { baseDelayMs: 30_000, maxDelayMs: 3600_000 } },
       appWebhooks: {

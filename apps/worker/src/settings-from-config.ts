@@ -59,6 +59,16 @@ export function workerSettingsFrom(config: WorkerConfig): WorkerRuntimeSettings 
         maxDelayMs: config.APPLE_CONSUMPTION_BACKOFF_MAX_MS,
       },
     },
+    googlePlayConsume: {
+      intervalMs: config.GOOGLE_PLAY_CONSUME_INTERVAL_MS,
+      batchSize: config.GOOGLE_PLAY_CONSUME_BATCH_SIZE,
+      leaseMs: config.GOOGLE_PLAY_CONSUME_LEASE_MS,
+      backoff: {
+        baseDelayMs: config.GOOGLE_PLAY_CONSUME_BACKOFF_BASE_MS,
+        maxDelayMs: config.GOOGLE_PLAY_CONSUME_BACKOFF_MAX_MS,
+      },
+    },
+    googlePlayVoidedPass: { intervalMs: config.GOOGLE_PLAY_VOIDED_PASS_INTERVAL_MS },
     creditExpiry: {
       intervalMs: config.CREDIT_EXPIRY_INTERVAL_MS,
       noticeHours: config.CREDIT_EXPIRY_NOTICE_HOURS,

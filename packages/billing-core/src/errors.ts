@@ -17,6 +17,8 @@ export const billingErrorCodes = [
   'revenuecat_rejected',
   'apple_unavailable',
   'apple_rejected',
+  'google_play_unavailable',
+  'google_play_rejected',
   'topup_not_found',
   'topup_not_paid',
   'unknown_pack',

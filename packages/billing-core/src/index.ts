@@ -129,6 +129,13 @@ export * from './operations/read-operational-counts';
 export type { AiStudioService } from './ports/ai-studio-service';
 export type { AppleConsumptionInformation, AppleSubscriptionStatus, AppStoreApi } from './ports/app-store-api';
 export type { AppWebhookAttempt, AppWebhookDelivery, AppWebhookSender } from './ports/app-webhook-sender';
+export type {
+  GooglePlayApi,
+  GooglePlayProductPurchase,
+  GooglePlaySubscriptionPurchase,
+  GooglePlayVoidedPurchase,
+  GooglePlayVoidedPurchasesPage,
+} from './ports/google-play-api';
 export type { Mailer } from './ports/mailer';
 export type { ProviderPorts } from './ports/provider-ports';
 export type {
@@ -145,6 +152,15 @@ export * from './providers/apple/answer-consumption-request';
 export * from './providers/apple/app-store-api-client';
 export { appleHandledEventTypes } from './providers/apple/create-apple-handler';
 export * from './providers/create-inbox-handlers';
+export * from './providers/google-play/consume-google-play-purchases';
+export { googlePlayHandledEventTypes } from './providers/google-play/create-google-play-handler';
+export * from './providers/google-play/google-play-api-client';
+export {
+  parseGooglePlayPush,
+  toGooglePlayInboxDraftFromBody,
+} from './providers/google-play/google-play-notification';
+export * from './providers/google-play/service-account-token';
+export * from './providers/google-play/voided-purchases-pass';
 export * from './providers/revenuecat/revenuecat-api-client';
 export {
   parseRevenueCatWebhook,

@@ -29,6 +29,10 @@ export const referencePrefixes = {
   appleTransaction: 'apple:transaction:',
   /** An App Store refund (`apple:refund:{transactionId}:{revokedAtMs}`) and its reversal (`…:reversed`). */
   appleRefund: 'apple:refund:',
+  /** A Google Play one-time purchase's credit (`google:order:{orderId}`). */
+  googleOrder: 'google:order:',
+  /** What a voided Google Play purchase took back (`google:voided:{orderId}`). */
+  googleVoided: 'google:voided:',
 } as const;
 
 /**
@@ -109,6 +113,10 @@ export const references = {
   /** What REFUND_REVERSED gave back of that refund. */
   appleRefundReversed: (transactionId: string, revokedAtMs: number) =>
     `${referencePrefixes.appleRefund}${transactionId}:${revokedAtMs}:reversed`,
+  /** A Google Play one-time product purchase, credited once per order (docs/stores-google-play.md). */
+  googleOrder: (orderId: string) => `${referencePrefixes.googleOrder}${orderId}`,
+  /** What a voided Google Play purchase took back from its lot (then debt), once per order. */
+  googleVoided: (orderId: string) => `${referencePrefixes.googleVoided}${orderId}`,
   lotExpired: (lotId: number | string, n = 1) =>
     n === 1 ? `${referencePrefixes.lot}${lotId}:expired` : `${referencePrefixes.lot}${lotId}:expired:${n}`,
 } as const;

@@ -5908,7 +5908,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    provider?: "stripe" | "revenuecat" | "apple";
+                    provider?: "stripe" | "revenuecat" | "apple" | "google_play";
                     type?: string;
                     status?: "received" | "processing" | "processed" | "failed" | "ignored";
                     outcome?: string;
@@ -5934,7 +5934,7 @@ export interface paths {
                             events: {
                                 id: number;
                                 /** @enum {string} */
-                                provider: "stripe" | "revenuecat" | "apple";
+                                provider: "stripe" | "revenuecat" | "apple" | "google_play";
                                 providerEventId: string;
                                 type: string;
                                 livemode: boolean | null;
@@ -6092,7 +6092,7 @@ export interface paths {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        provider?: "stripe" | "revenuecat" | "apple";
+                        provider?: "stripe" | "revenuecat" | "apple" | "google_play";
                         type?: string;
                         userId?: string;
                         outcome?: string;
@@ -6268,7 +6268,7 @@ export interface paths {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        provider?: "stripe" | "revenuecat" | "apple";
+                        provider?: "stripe" | "revenuecat" | "apple" | "google_play";
                         type?: string;
                         userId?: string;
                         outcome?: string;
@@ -6455,7 +6455,7 @@ export interface paths {
                         "application/json": {
                             id: number;
                             /** @enum {string} */
-                            provider: "stripe" | "revenuecat" | "apple";
+                            provider: "stripe" | "revenuecat" | "apple" | "google_play";
                             providerEventId: string;
                             type: string;
                             livemode: boolean | null;

@@ -1,5 +1,6 @@
 export * from './config/apple-settings';
 export * from './config/env';
+export * from './config/google-play-settings';
 export * from './config/production-configuration';
 export * from './config/provider-api-settings';
 export * from './db';

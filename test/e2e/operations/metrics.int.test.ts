@@ -160,6 +160,14 @@ describe('metrics: a worker exposes only the families of its roles', () => {
 
   // The apple-consumption role's counter of App Store consumption requests by outcome.
   const appleConsumptionFamilies = ['tally_apple_consumption_requests_total'];
+  // The Google Play roles' (google-play-consume, google-play-voided) consumes, oldest unconsumed purchase and voided passes.
+  const googlePlayFamilies = [
+    'tally_google_play_consumes_total',
+    'tally_google_play_oldest_unconsumed_age_seconds',
+    'tally_google_play_voided_pass_last_run_timestamp_seconds',
+    'tally_google_play_voided_passes_total',
+    'tally_google_play_voided_purchases_total',
+  ];
 
   // The metrics server's own family, whatever the roles: what Node's HTTP layer ended before the app saw it.
   const serverFamilies = ['tally_http_client_errors_total'];
@@ -211,6 +219,7 @@ describe('metrics: a worker exposes only the families of its roles', () => {
         ...appWebhookFamilies,
         ...autoTopupFamilies,
         ...appleConsumptionFamilies,
+        ...googlePlayFamilies,
         ...serverFamilies,
       ].sort(),
     });

@@ -99,17 +99,20 @@ describeWithoutDotEnv('NODE_ENV=production through the root scripts, without a .
       );
       expect(child.output).not.toContain('demo configuration');
     }
-    const ingestProviders = await ingest.waitForLog('providers off: stripe, apple');
-    expect(ingestProviders).toMatchObject({ providers: { stripe: 'off', revenuecat: 'on', apple: 'off' } });
+    const ingestProviders = await ingest.waitForLog('providers off: stripe, apple, google_play');
+    expect(ingestProviders).toMatchObject({
+      providers: { stripe: 'off', revenuecat: 'on', apple: 'off', google_play: 'off' },
+    });
     expect(await api.waitForLog('providers off: stripe, revenuecat')).toMatchObject({
       providers: { stripe: 'off', revenuecat: 'off' },
     });
     expect(
-      await worker.waitForLog('providers off: stripe, ai_studio, app_store_api, smtp, app_webhooks'),
+      await worker.waitForLog('providers off: stripe, google_play, ai_studio, app_store_api, smtp, app_webhooks'),
     ).toMatchObject({
       providers: {
         stripe: 'off',
         revenuecat: 'on',
+        google_play: 'off',
         ai_studio: 'off',
         app_store_api: 'off',
         smtp: 'off',
@@ -216,6 +219,21 @@ describe('NODE_ENV=production refuses the demo values at start', () => {
       'REVENUECAT_VERIFY_PURCHASES',
     ],
     ['sandbox payments', 'worker', { PAYMENT_ENVIRONMENTS: 'production,sandbox' }, 'PAYMENT_ENVIRONMENTS'],
+    [
+      'half a Google Play push configuration',
+      'ingest',
+      {
+        GOOGLE_PLAY_PACKAGE_NAME: 'com.example.app',
+        GOOGLE_PUBSUB_AUDIENCE: 'https://billing.example.com/webhooks/google-play',
+      },
+      'GOOGLE_PUBSUB_SERVICE_ACCOUNT',
+    ],
+    [
+      'half a Google Play API configuration',
+      'worker',
+      { GOOGLE_PLAY_PACKAGE_NAME: 'com.example.app' },
+      'GOOGLE_SERVICE_ACCOUNT_KEY_PATH',
+    ],
   ];
   it.each(cases)('refuses %s (%s)', async (_what, app, extra, variable) => {
     const child = new RunningProcess(app, {

@@ -21,6 +21,8 @@ export const httpStatusByBillingErrorCode = {
   revenuecat_rejected: 502,
   apple_unavailable: 502,
   apple_rejected: 502,
+  google_play_unavailable: 502,
+  google_play_rejected: 502,
   topup_not_found: 404,
   topup_not_paid: 409,
   unknown_pack: 400,

@@ -12,6 +12,7 @@ import { type IngestMetrics, providerLabelOf } from '../ingest-metrics';
 import type { AppleNotificationVerifier } from '../verify/verify-apple-notification';
 import { verifyStripeSignature } from '../verify/verify-stripe-signature';
 import { appleNotConfigured, appleWebhookHandle } from './apple-webhook-route';
+import { type GooglePlayPushSettings, useGooglePlayWebhookRoute } from './google-play-webhook-route';
 
 export interface WebhookRouteDeps {
   /**
@@ -26,6 +27,8 @@ export interface WebhookRouteDeps {
   revenueCatAuthorizations: readonly string[];
   /** App Store notifications' check (APPLE_*); undefined: POST /webhooks/apple answers 503 not_configured. */
   appleNotifications?: AppleNotificationVerifier | undefined;
+  /** Google Play's Pub/Sub pushes (all of GOOGLE_PLAY_PACKAGE_NAME, GOOGLE_PUBSUB_*); unset: 503 not_configured. */
+  googlePlay?: GooglePlayPushSettings | undefined;
   bodyLimitBytes: number;
   nowMs?: () => number;
   /**
@@ -198,9 +201,10 @@ function admissionControl(deps: WebhookRouteDeps) {
 }
 
 /**
- * Adds POST /webhooks/stripe, /webhooks/revenuecat and /webhooks/apple to `app`. Each route is ONE handler (its
- * steps called in turn, not as Express layers, each of which costs every request a router step):
- * the checks before the body is read, the raw body, then the webhook itself.
+ * Adds POST /webhooks/stripe, /webhooks/revenuecat, /webhooks/apple and /webhooks/google-play to
+ * `app`. Each route is ONE handler (its steps called in turn, not as Express layers, each of which
+ * costs every request a router step): the checks before the body is read, the raw body, then the
+ * webhook itself.
  */
 export function useWebhookRoutes(app: Router, deps: WebhookRouteDeps): void {
   const refuseFailedAuth = failedAuthLimiter(deps);
@@ -338,4 +342,6 @@ export function useWebhookRoutes(app: Router, deps: WebhookRouteDeps): void {
 
   const apple = { verify: deps.appleNotifications, metrics: deps.metrics, readRawBody, refuseFailedAuth, store };
   app.post('/webhooks/apple', webhookRoute('apple', appleNotConfigured(apple), appleWebhookHandle(apple)));
+  const googlePlay = { settings: deps.googlePlay, metrics: deps.metrics, readRawBody, refuseFailedAuth, store };
+  useGooglePlayWebhookRoute(app, { ...googlePlay, webhookRoute });
 }

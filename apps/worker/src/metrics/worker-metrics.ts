@@ -2,6 +2,7 @@ import {
   appleConsumptionOutcomes,
   appWebhookMessageTypes,
   autoTopupChargeOutcomes,
+  googlePlayConsumeOutcomes,
   installmentStatuses,
   knownLedgerReasons,
   metricEventTypes,
@@ -37,7 +38,9 @@ export const parkedCodes = [
  * - `reconcile` (reconcile role): the last Stripe reconciliation's findings;
  * - `appWebhooks` (app-webhooks role): delivery attempts, delivered and failed messages;
  * - `autoTopup` (auto-topup role): runs of auto top-up attempts by outcome;
- * - `appleConsumption` (apple-consumption role): runs of App Store consumption requests by outcome.
+ * - `appleConsumption` (apple-consumption role): runs of App Store consumption requests by outcome;
+ * - `googlePlay` (google-play-consume and google-play-voided roles): consumes by outcome, the
+ *   oldest purchase not yet consumed, the voided purchases passes and what they found.
  */
 export const workerMetricFamilies = [
   'inbox',
@@ -47,7 +50,11 @@ export const workerMetricFamilies = [
   'appWebhooks',
   'autoTopup',
   'appleConsumption',
+  'googlePlay',
 ] as const;
+
+/** What a pass over the Voided Purchases API found, per voided purchase (VoidedPassReport). */
+export const googlePlayVoidedResults = ['taken_back', 'already_taken_back', 'not_credited', 'deferred'] as const;
 
 /** What one app webhook attempt got: a 2xx, another answer, or no answer (refused, broken, timeout). */
 export const appWebhookAttemptOutcomes = ['delivered', 'rejected', 'unreachable'] as const;
@@ -189,6 +196,34 @@ export function createWorkerMetrics(families: Iterable<WorkerMetricFamily>) {
       labelNames: ['outcome'] as const,
       registers: [],
     }),
+    googlePlayConsumes: new Counter({
+      name: 'tally_google_play_consumes_total',
+      help: 'Runs of Google Play consumes by outcome (consumed, already_consumed, not_purchased, retry)',
+      labelNames: ['outcome'] as const,
+      registers: [],
+    }),
+    googlePlayOldestUnconsumedAge: new Gauge({
+      name: 'tally_google_play_oldest_unconsumed_age_seconds',
+      help: 'Seconds since the oldest credited Google Play purchase not yet consumed was credited (Google refunds at 3 days)',
+      registers: [],
+    }),
+    googlePlayVoidedPasses: new Counter({
+      name: 'tally_google_play_voided_passes_total',
+      help: 'Passes over the Google Play Voided Purchases API by outcome (ran, skipped, failed)',
+      labelNames: ['outcome'] as const,
+      registers: [],
+    }),
+    googlePlayVoidedFound: new Counter({
+      name: 'tally_google_play_voided_purchases_total',
+      help: 'Voided purchases the passes listed, by result (taken_back: no notification had; already_taken_back; not_credited; deferred)',
+      labelNames: ['result'] as const,
+      registers: [],
+    }),
+    googlePlayVoidedPassLastRun: new Gauge({
+      name: 'tally_google_play_voided_pass_last_run_timestamp_seconds',
+      help: 'When the last pass over the Voided Purchases API finished (Unix seconds)',
+      registers: [],
+    }),
     reconcileFindings: new Gauge({
       name: 'tally_reconcile_findings',
       help: 'What the last Stripe reconciliation found, by kind (missing_events were backfilled)',
@@ -257,6 +292,13 @@ export function createWorkerMetrics(families: Iterable<WorkerMetricFamily>) {
     appWebhooks: [metrics.appWebhookAttempts, metrics.appWebhookDelivered, metrics.appWebhookFailed],
     autoTopup: [metrics.autoTopupAttempts],
     appleConsumption: [metrics.appleConsumptionRequests],
+    googlePlay: [
+      metrics.googlePlayConsumes,
+      metrics.googlePlayOldestUnconsumedAge,
+      metrics.googlePlayVoidedPasses,
+      metrics.googlePlayVoidedFound,
+      metrics.googlePlayVoidedPassLastRun,
+    ],
   };
   familyMetrics.system.push(metrics.appWebhookOldestPendingAge, metrics.appWebhookMessages);
   for (const family of enabled) for (const metric of familyMetrics[family]) registry.registerMetric(metric);
@@ -287,6 +329,12 @@ export function createWorkerMetrics(families: Iterable<WorkerMetricFamily>) {
     for (const outcome of autoTopupChargeOutcomes) metrics.autoTopupAttempts.inc({ outcome }, 0);
   if (enabled.has('appleConsumption'))
     for (const outcome of appleConsumptionOutcomes) metrics.appleConsumptionRequests.inc({ outcome }, 0);
+  if (enabled.has('googlePlay')) {
+    for (const outcome of googlePlayConsumeOutcomes) metrics.googlePlayConsumes.inc({ outcome }, 0);
+    for (const outcome of ['ran', 'skipped', 'failed']) metrics.googlePlayVoidedPasses.inc({ outcome }, 0);
+    for (const result of googlePlayVoidedResults) metrics.googlePlayVoidedFound.inc({ result }, 0);
+    metrics.googlePlayOldestUnconsumedAge.set(0);
+  }
   return metrics;
 }
 export type WorkerMetrics = ReturnType<typeof createWorkerMetrics>;

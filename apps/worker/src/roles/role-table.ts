@@ -3,6 +3,7 @@ import { appleConsumptionRole } from './apple-consumption-role';
 import { autoTopupRole } from './auto-topup-role';
 import { creditExpiryRole } from './credit-expiry-role';
 import { emailRole } from './email-role';
+import { googlePlayConsumeRole, googlePlayVoidedRole } from './google-play-roles';
 import { inboxRole } from './inbox-role';
 import { installmentsRole } from './installments-role';
 import { reconcileRole } from './reconcile-role';
@@ -25,6 +26,8 @@ export const workerRoleTable = {
   installments: installmentsRole,
   'auto-topup': autoTopupRole,
   'apple-consumption': appleConsumptionRole,
+  'google-play-consume': googlePlayConsumeRole,
+  'google-play-voided': googlePlayVoidedRole,
   'credit-expiry': creditExpiryRole,
   email: emailRole,
   'app-webhooks': appWebhooksRole,

@@ -5,6 +5,7 @@ import type {
   AppWebhookSender,
   Catalog,
   DB,
+  GooglePlayApi,
   InboxHandlers,
   Mailer,
   StripeApi,
@@ -31,6 +32,8 @@ export interface WorkerPorts {
   appWebhookSender: AppWebhookSender | undefined;
   /** The App Store Server API; undefined: consumption requests wait (retried until configured or expired). */
   appStore: AppStoreApi | undefined;
+  /** The Play Developer API; undefined: Google Play's loops have nothing to do (docs/stores-google-play.md). */
+  googlePlay: GooglePlayApi | undefined;
 }
 
 /** What every role starts from: the process's shared connections, settings and clients. */

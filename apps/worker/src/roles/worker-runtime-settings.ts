@@ -2,6 +2,7 @@ import type { BackoffSettings, DebtPolicy, RetryLaterSettings } from '@tally/bil
 import type { AppleConsumptionLoopOptions } from '../loops/apple-consumption-loop';
 import type { AutoTopupLoopOptions } from '../loops/auto-topup-loop';
 import type { CreditExpiryLoopOptions } from '../loops/credit-expiry-loop';
+import type { GooglePlayConsumeLoopOptions } from '../loops/google-play-loops';
 import type { InstallmentsLoopOptions } from '../loops/installments-loop';
 import type { ReconcileLoopOptions } from '../loops/reconcile-loop';
 import type { RelayOptions } from '../loops/relay-loop';
@@ -32,6 +33,10 @@ export interface WorkerRuntimeSettings {
   installments: InstallmentsLoopOptions;
   autoTopup: AutoTopupLoopOptions;
   appleConsumption: AppleConsumptionLoopOptions;
+  /** The google-play-consume role's loop (docs/stores-google-play.md). */
+  googlePlayConsume: GooglePlayConsumeLoopOptions;
+  /** The google-play-voided role's pass over the Voided Purchases API. */
+  googlePlayVoidedPass: { intervalMs: number };
   creditExpiry: CreditExpiryLoopOptions;
   email: { concurrency: number; maxAttempts: number; backoff: BackoffSettings };
   /**

@@ -26,6 +26,13 @@ export const STUDIO_LOCK_NAMESPACE = 7_411_005;
  */
 export const IDEMPOTENCY_KEY_LOCK_NAMESPACE = 7_411_006;
 
+/**
+ * Per Google Play order: a purchase's credit and its void (notification or daily pass) decide one
+ * after the other, so a void committed while the credit ran is never missed (a try-lock: the one
+ * that finds it held retries later; docs/stores-google-play.md).
+ */
+export const GOOGLE_PLAY_ORDER_LOCK_NAMESPACE = 7_411_061;
+
 // Retired: 7_411_030 (a session try-lock of scheduled Stripe reconciliations, replaced by the
 // lease RECONCILE_STRIPE_LEASE in lease-names.ts; session locks do not survive PgBouncer).
 // Every lock here is transaction-scoped: the processes may connect through a transaction pooler.

@@ -5,3 +5,6 @@
 
 /** Scheduled Stripe reconciliations (`reconcileStripeExclusively`): one pass at a time across replicas. */
 export const RECONCILE_STRIPE_LEASE = 'reconcile-stripe';
+
+/** The daily pass over Google Play's Voided Purchases API (`runVoidedPurchasesPass`): one at a time across replicas. */
+export const GOOGLE_PLAY_VOIDED_PASS_LEASE = 'google-play-voided-pass';

@@ -18,6 +18,7 @@ import type {
 } from './app-tables';
 import type { AppleConsumptionRequestsTable, AppleRefundsTable } from './apple-tables';
 import type { DbTime, DbTimeNullable } from './column-types';
+import type { GooglePlayPurchasesTable, GooglePlayVoidedPurchasesTable } from './google-play-tables';
 import type {
   CreditLotsTable,
   FeatureUsesTable,
@@ -44,11 +45,12 @@ import type {
 export * from './account-tables';
 export * from './app-tables';
 export * from './apple-tables';
+export * from './google-play-tables';
 export * from './ledger-tables';
 export * from './payment-tables';
 
 /** The payment providers Tally takes events from (inbox_events.provider, subscriptions.source, …). */
-export const providers = ['stripe', 'revenuecat', 'apple'] as const;
+export const providers = ['stripe', 'revenuecat', 'apple', 'google_play'] as const;
 export type Provider = (typeof providers)[number];
 export const inboxStatuses = ['received', 'processing', 'processed', 'failed', 'ignored'] as const;
 export type InboxStatus = (typeof inboxStatuses)[number];
@@ -192,6 +194,8 @@ export interface DB {
   store_consents: StoreConsentsTable;
   apple_refunds: AppleRefundsTable;
   apple_consumption_requests: AppleConsumptionRequestsTable;
+  google_play_purchases: GooglePlayPurchasesTable;
+  google_play_voided_purchases: GooglePlayVoidedPurchasesTable;
   stripe_installments: StripeInstallmentsTable;
   email_outbox: EmailOutboxTable;
   idempotency_keys: IdempotencyKeysTable;

@@ -45,6 +45,8 @@ export const outcomeCodes = {
     'setup_not_off_session',
     'unknown_account_token',
     'refund_declined',
+    'purchase_canceled',
+    'purchase_voided',
   ],
   /** Written by the engine on an unfinished row. */
   received: ['waiting', 'retrying'],
@@ -60,6 +62,7 @@ export const outcomeCodes = {
     'revenuecat_rejected',
     'apple_rejected',
     'purchase_not_found',
+    'google_play_rejected',
     'non_retryable_error',
   ],
 } as const;

@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB, Provider } from '../db/schema';
 import { appleHandledEventTypes } from '../providers/apple/create-apple-handler';
+import { googlePlayHandledEventTypes } from '../providers/google-play/create-google-play-handler';
 import { revenueCatHandledEventTypes } from '../providers/revenuecat/create-revenuecat-handler';
 import { stripeHandledEventTypes } from '../providers/stripe/create-stripe-handler';
 import type { LedgerTotal, LedgerTotalsReader } from './ledger-totals';
@@ -23,6 +24,7 @@ export const metricEventTypes: Record<Provider, readonly string[]> = {
   stripe: stripeHandledEventTypes,
   revenuecat: revenueCatHandledEventTypes,
   apple: appleHandledEventTypes,
+  google_play: googlePlayHandledEventTypes,
 };
 
 /**

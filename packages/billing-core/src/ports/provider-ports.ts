@@ -1,5 +1,6 @@
 import type { AiStudioService } from './ai-studio-service';
 import type { AppStoreApi } from './app-store-api';
+import type { GooglePlayApi } from './google-play-api';
 import type { Mailer } from './mailer';
 import type { RevenueCatApi } from './revenuecat-api';
 import type { StripeApi } from './stripe-api';
@@ -17,4 +18,6 @@ export interface ProviderPorts {
   mailer?: Mailer | undefined;
   /** The App Store Server API (APPLE_KEY_ID, APPLE_ISSUER_ID, APPLE_PRIVATE_KEY_PATH). */
   appStore?: AppStoreApi | undefined;
+  /** The Play Developer API (GOOGLE_SERVICE_ACCOUNT_KEY_PATH and GOOGLE_PLAY_PACKAGE_NAME). */
+  googlePlay?: GooglePlayApi | undefined;
 }

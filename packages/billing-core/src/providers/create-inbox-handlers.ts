@@ -3,6 +3,7 @@ import type { InboxHandler, InboxHandlers } from '../inbox/inbox-handler';
 import type { ProviderPorts } from '../ports/provider-ports';
 import type { EventPolicy } from '../provider-data/payment-environment';
 import { createAppleHandler } from './apple/create-apple-handler';
+import { createGooglePlayHandler } from './google-play/create-google-play-handler';
 import { createRevenueCatHandler } from './revenuecat/create-revenuecat-handler';
 import { createStripeHandler } from './stripe/create-stripe-handler';
 
@@ -29,5 +30,6 @@ export function createInboxHandlers(deps: InboxHandlerDeps): InboxHandlers {
     }) as InboxHandler<unknown>,
     stripe: createStripeHandler(deps) as InboxHandler<unknown>,
     apple: createAppleHandler(deps) as InboxHandler<unknown>,
+    google_play: createGooglePlayHandler(deps) as InboxHandler<unknown>,
   };
 }

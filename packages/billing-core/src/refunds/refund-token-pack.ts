@@ -1,5 +1,5 @@
 import type { Selectable, Transaction } from 'kysely';
-import type { DB, Provider, TokenRefundsTable } from '../db/schema';
+import type { DB, Provider, TakeBackSource, TokenRefundsTable } from '../db/schema';
 import { ensureWallet } from '../ledger/ensure-wallet';
 import { readWalletFunds } from '../ledger/held-tokens';
 import { postLedgerEntry } from '../ledger/post-ledger-entry';
@@ -18,6 +18,8 @@ export interface TokenPackRefund {
   /** The ledger reference of the debit, from `references`. */
   refundReference: string;
   inboxEventId?: number | null;
+  /** What the shortfall (then debt) is recorded as: the provider's take-back source (default RevenueCat's). */
+  shortfallSource?: TakeBackSource;
 }
 
 export type RefundTokenPackResult =
@@ -76,7 +78,7 @@ export async function refundTokenPack(uow: UnitOfWork, refund: TokenPackRefund):
   }
   await recordTakeBackShortfall(uow, {
     userId: refund.userId,
-    source: 'revenuecat_refund',
+    source: refund.shortfallSource ?? 'revenuecat_refund',
     sourceId: String(inserted.id),
     takeBackReference: refund.refundReference,
     tokens: refund.tokensCredited - taken,

@@ -176,7 +176,7 @@ describe('user locks are taken in one order on every path, so two transactions n
     const processing = processInboxEvents(
       {
         db: database.db,
-        handlers: { stripe: handler, revenuecat: handler, apple: handler },
+        handlers: { stripe: handler, revenuecat: handler, apple: handler, google_play: handler },
         outbox: testOutbox,
         maxAttempts: 5,
         backoff: { baseDelayMs: 60_000, maxDelayMs: 60_000 },
