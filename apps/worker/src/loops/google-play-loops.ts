@@ -3,12 +3,14 @@ import {
   claimGooglePlayConsumes,
   type GooglePlayApi,
   type GooglePlayConsumeDeps,
+  type GooglePlayConsumeOutcome,
   runGooglePlayConsume,
   runVoidedPurchasesPass,
   type VoidedPassDeps,
 } from '@tally/billing-core';
 import type { Logger } from '@tally/platform';
 import type { WorkerMetrics } from '../metrics/worker-metrics';
+import { runLeasedRowsPass } from './leased-rows-pass';
 
 export interface GooglePlayConsumeLoopOptions {
   intervalMs: number;
@@ -18,28 +20,30 @@ export interface GooglePlayConsumeLoopOptions {
 }
 
 /**
- * One pass of the google-play-consume loop (docs/stores-google-play.md): claims the delivered
- * purchases still to consume (each credit wrote its row; a dead worker's claim is due again after
- * its lease), consumes each outside any transaction, counts each outcome, and claims again while
- * a batch comes back full. Any number of replicas: the claims are leased, SKIP LOCKED.
+ * One pass of the google-play-consume loop (docs/stores-google-play.md): the delivered purchases
+ * still to consume (each credit wrote its row; a dead worker's claim is due again after its lease),
+ * each consumed outside any transaction, counted by outcome.
  */
-export async function googlePlayConsumePass(
+export function googlePlayConsumePass(
   deps: Omit<GooglePlayConsumeDeps, 'leaseMs' | 'backoff'> & { logger: Logger; metrics: WorkerMetrics },
   options: GooglePlayConsumeLoopOptions,
 ): Promise<void> {
   const consume: GooglePlayConsumeDeps = { ...deps, leaseMs: options.leaseMs, backoff: options.backoff };
-  for (;;) {
-    const claimed = await claimGooglePlayConsumes(deps.db, { leaseMs: options.leaseMs, batchSize: options.batchSize });
-    for (const row of claimed) {
-      const result = await runGooglePlayConsume(consume, row);
-      deps.metrics.googlePlayConsumes.inc({ outcome: result.outcome });
-      const log = { orderId: row.order_id, userId: row.user_id, tries: row.consume_tries, outcome: result.outcome };
-      if (result.outcome === 'retry')
-        deps.logger.warn({ ...log, error: result.error }, 'Google Play consume failed; retried later');
-      else deps.logger.info(log, 'Google Play consume');
-    }
-    if (claimed.length < options.batchSize) return;
-  }
+  return runLeasedRowsPass(
+    {
+      what: 'Google Play consume',
+      claim: (batchSize) => claimGooglePlayConsumes(deps.db, { leaseMs: options.leaseMs, batchSize }),
+      run: async (row) => {
+        const result = await runGooglePlayConsume(consume, row);
+        return { outcome: result.outcome, code: result.error };
+      },
+      count: (outcome) => deps.metrics.googlePlayConsumes.inc({ outcome }),
+      logFields: (row) => ({ orderId: row.order_id, userId: row.user_id, tries: row.consume_tries }),
+      quiet: ['consumed', 'already_consumed', 'not_purchased'] satisfies GooglePlayConsumeOutcome[],
+    },
+    options.batchSize,
+    deps.logger,
+  );
 }
 
 /**
