@@ -58,7 +58,9 @@ const pick = <T>(items: T[], index: number): T | undefined =>
   items.length === 0 ? undefined : items[index % items.length];
 /** Stripe's payments (refunds by amount, disputes) and the App Store's (refunded whole). */
 const stripePayments = (w: M.ModelWallet) => w.payments.filter((p) => p.store === undefined);
-const applePayments = (w: M.ModelWallet) => w.payments.filter((p) => p.store === 'apple');
+const storePayments = (store: M.Store) => (w: M.ModelWallet) => w.payments.filter((p) => p.store === store);
+const applePayments = storePayments('apple');
+const googlePayments = storePayments('google_play');
 
 export class Grant extends MoneyCommand {
   override concurrent = true;
@@ -156,6 +158,47 @@ export class AppleRefund extends MoneyCommand {
   }
   toString() {
     return `new AppleRefund(${this.payment})`;
+  }
+}
+
+/** A pack bought on Google Play: its purchase set in the fake Play API, then a signed Pub/Sub push of PURCHASED. */
+export class PayGooglePack extends MoneyCommand {
+  applies() {
+    return true;
+  }
+  plan(): Op {
+    return { kind: 'google-pack' };
+  }
+  model(w: M.ModelWallet) {
+    return { answer: M.payPack(w, 'google_play').answer };
+  }
+  real(u: RealUser) {
+    return u.payGooglePack();
+  }
+  toString() {
+    return 'new PayGooglePack()';
+  }
+}
+
+/** Google voids a Play pack (refund, chargeback): a signed push of its voidedPurchaseNotification (again: a redelivery). */
+export class GoogleVoided extends MoneyCommand {
+  constructor(readonly payment: number) {
+    super();
+  }
+  applies(w: M.ModelWallet) {
+    return googlePayments(w).length > 0;
+  }
+  plan(w: M.ModelWallet): Op {
+    return { kind: 'google-voided', payment: (pick(googlePayments(w), this.payment) as M.ModelPayment).key };
+  }
+  model(w: M.ModelWallet, op: Op) {
+    return { answer: M.storeRefund(w, op.payment as number) };
+  }
+  real(u: RealUser, op: Op) {
+    return u.googleVoided(op.payment as number);
+  }
+  toString() {
+    return `new GoogleVoided(${this.payment})`;
   }
 }
 

@@ -1,13 +1,17 @@
 import {
   Advance,
   AdvanceToNextExpiry,
+  AppleRefund,
   CardBehaves,
   ChargeAutoTopup,
   Debit,
   DisputeNext,
   EnableAutoTopup,
+  GoogleVoided,
   Grant,
   Hold,
+  PayApplePack,
+  PayGooglePack,
   PayInvoice,
   PayPack,
   PricedCapture,
@@ -130,6 +134,20 @@ describe('sequences the model check found', () => {
       new PricedHold(0, 1),
       new ChargeAutoTopup(),
       new Debit(60),
+    ]);
+  });
+
+  it('store packs of both stores credit a purchased lot; a refund or a void takes the pack back once, the spent part owed', async () => {
+    await replaySequence(system, [
+      new PayGooglePack(),
+      new Debit(70),
+      new GoogleVoided(0),
+      new GoogleVoided(0),
+      new PayApplePack(),
+      new AppleRefund(0),
+      new Advance(2, true),
+      new AppleRefund(0),
+      new PayPack(),
     ]);
   });
 });

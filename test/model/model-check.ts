@@ -60,6 +60,8 @@ function soloCommands() {
   const pack = fc.constant(null).map(() => new C.PayPack());
   const applePack = fc.constant(null).map(() => new C.PayApplePack());
   const appleRefund = fc.nat({ max: 1 }).map((p) => new C.AppleRefund(p));
+  const googlePack = fc.constant(null).map(() => new C.PayGooglePack());
+  const googleVoided = fc.nat({ max: 1 }).map((p) => new C.GoogleVoided(p));
   const debit = tokens.map((amount) => new C.Debit(amount));
   const capture = fc.tuple(index, fc.option(tokens, { nil: undefined })).map(([h, amount]) => new C.Capture(h, amount));
   const voidLot = index.map((l) => new C.Void(l));
@@ -114,6 +116,8 @@ function soloCommands() {
     [chargeAutoTopup, 5],
     [applePack, 1],
     [appleRefund, 2],
+    [googlePack, 1],
+    [googleVoided, 2],
   ];
   return weighted.flatMap(([arbitrary, weight]) => Array.from({ length: weight }, () => arbitrary));
 }

@@ -63,7 +63,7 @@ export interface ModelHold {
 export interface ModelPayment {
   key: number;
   /** A pack bought through the App Store (docs/stores-apple.md): refunded whole by Apple, never disputed. */
-  store?: 'apple';
+  store?: Store;
   lot: number;
   granted: number;
   amountMinor: number;
@@ -163,6 +163,9 @@ export interface ModelWallet {
   /** How often the sequence reached each situation where a hole was once found (the run's coverage). */
   seen: Record<string, number>;
 }
+
+/** The stores Tally reads directly (docs/stores.md). */
+export type Store = 'apple' | 'google_play';
 
 export type CardBehaviour = 'succeeds' | 'declines' | 'requires_authentication';
 
@@ -491,7 +494,7 @@ const grantBody = (
 });
 
 /** A Stripe pack paid (tokens_100): a purchased lot that never expires. */
-export function payPack(w: ModelWallet, store?: 'apple'): { answer: Answer; payment: number } {
+export function payPack(w: ModelWallet, store?: Store): { answer: Answer; payment: number } {
   const key = w.payments.length;
   const lot = newLot(w, {
     category: 'purchased',
@@ -565,9 +568,9 @@ export function refund(w: ModelWallet, paymentKey: number, amountRefundedMinor: 
 }
 
 /**
- * An App Store `REFUND` of a pack (product.md "The stores, directly"): Apple refunds the whole
- * purchase, so what the payment granted and no earlier take-back accounted for is taken back,
- * from its lot first, the rest owed (debt); once per refund.
+ * An App Store `REFUND` of a pack, or a voided Google Play purchase (product.md "The stores,
+ * directly"): the store refunds the whole purchase, so what the payment granted and no earlier
+ * take-back accounted for is taken back, from its lot first, the rest owed (debt); once.
  */
 export function storeRefund(w: ModelWallet, paymentKey: number): Answer {
   const p = w.payments[paymentKey];

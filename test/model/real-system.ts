@@ -3,7 +3,10 @@ import { type AutoTopupAttemptRow, runAutoTopupAttempt } from '@tally/billing-co
 import { sql } from 'kysely';
 import { type AppleNotificationSpec, appleVerifierFor, deliverApple } from '../support/apple-notifications';
 import { ApplePki } from '../support/apple-signing';
+import { FakeGooglePlay } from '../support/fakes/fake-google-play';
 import type { FakeStripe } from '../support/fakes/fake-stripe';
+import { oneTimeProduct, voidedPurchase } from '../support/fakes/google-play-keys';
+import { fakePackageName, googlePlayActions, pushAudience } from '../support/google-play';
 import { type Json, startStackWithFakeStripe, type TestStack } from '../support/stack';
 import {
   stripeDispute,
@@ -39,16 +42,30 @@ export class RealSystem {
     readonly fake: FakeStripe,
     /** The test CA the App Store notifications are signed with (ingest trusts its root). */
     readonly applePki: ApplePki,
+    /** Google's side: the Play Developer API and the OIDC certificates ingest checks pushes against. */
+    readonly googlePlay: FakeGooglePlay,
     private readonly sweeper: () => Promise<void>,
   ) {}
 
   static async start(): Promise<RealSystem> {
     const applePki = ApplePki.create();
-    const { stack, fake } = await startStackWithFakeStripe({ appleNotifications: appleVerifierFor(applePki) });
+    const googlePlay = new FakeGooglePlay();
+    await googlePlay.listen();
+    const { stack, fake } = await startStackWithFakeStripe({
+      appleNotifications: appleVerifierFor(applePki),
+      ports: { googlePlay: googlePlay.api() },
+      googlePlayPush: {
+        packageName: fakePackageName,
+        audience: pushAudience,
+        serviceAccountEmail: googlePlay.keys.pushServiceAccount,
+        certsUrl: googlePlay.certsUrl,
+      },
+    });
     stack.stopAlso(async () => applePki.dispose());
+    stack.stopAlso(() => googlePlay.stop());
     stack.startWorker({ concurrency: 4, roles: ['inbox', 'relay'] });
     const expiry = stack.startWorker({ roles: ['credit-expiry'] });
-    return new RealSystem(stack, fake, applePki, async () => {
+    return new RealSystem(stack, fake, applePki, googlePlay, async () => {
       const loop = expiry.loops['credit-expiry'];
       if (!loop) throw new Error('the credit-expiry role has no loop');
       await loop.runOnce();
@@ -150,6 +167,8 @@ interface PaymentIds {
   dispute: string;
   /** An App Store pack's transaction id (its lot's source is `apple:transaction:{id}`). */
   appleTransaction?: string;
+  /** A Google Play pack's order id and purchase token (its lot's source is `google:order:{orderId}`). */
+  googleOrder?: { orderId: string; token: string };
   /** When Apple revoked it, in the model's frame (a redelivery names the same instant as the system now stores it). */
   appleRevokedAt?: number;
 }
@@ -308,6 +327,27 @@ export class RealUser {
 
   private appleToken: string | null = null;
 
+  /** A Play purchase of tokens_100 for this user's obfuscated account id, then its PURCHASED push. */
+  async payGooglePack() {
+    const play = googlePlayActions(this.stack, this.real.googlePlay);
+    const orderId = `GPA.${randomUUID().slice(0, 4)}-${randomUUID().slice(0, 8)}`;
+    const token = `gtoken-${randomUUID()}`;
+    play.setPurchase(token, { orderId, accountId: await play.accountOf(this.userId) });
+    this.payments.push({ paymentIntent: '', charge: '', dispute: '', googleOrder: { orderId, token } });
+    const row = await play.deliver(oneTimeProduct(fakePackageName, 'tokens_100', token));
+    return { status: 200, json: { outcome: row.outcome_code, status: row.status } };
+  }
+
+  /** Its voidedPurchaseNotification pushed (again: a redelivery of the same void). */
+  async googleVoided(payment: number) {
+    const order = this.paymentIds(payment).googleOrder;
+    if (!order) throw new Error(`model payment ${payment} is not a Google Play pack`);
+    const row = await googlePlayActions(this.stack, this.real.googlePlay).deliver(
+      voidedPurchase(fakePackageName, order.token, order.orderId),
+    );
+    return { status: 200, json: { outcome: row.outcome_code, status: row.status } };
+  }
+
   private async deliverApple(spec: AppleNotificationSpec) {
     const uuid = await deliverApple(this.stack, this.real.applePki, spec);
     const row = await this.stack.finishedInboxRow('apple', uuid);
@@ -445,9 +485,9 @@ export class RealUser {
         return `admin:grant:${origin.reference}`;
       case 'payment': {
         const ids = this.paymentIds(origin.payment);
-        return ids.appleTransaction
-          ? `apple:transaction:${ids.appleTransaction}`
-          : `stripe:payment:${ids.paymentIntent}`;
+        if (ids.appleTransaction) return `apple:transaction:${ids.appleTransaction}`;
+        if (ids.googleOrder) return `google:order:${ids.googleOrder.orderId}`;
+        return `stripe:payment:${ids.paymentIntent}`;
       }
       case 'invoice':
         return `stripe:invoice:${this.invoices[origin.invoice]}`;
