@@ -103,7 +103,8 @@ describe('Google Play purchases', () => {
     expect((await play.push(oneTimeProduct(fakePackageName, 'tokens_100', token), { messageId })).status).toBe(200);
     // Read again and again while pending; nothing credited, nothing consumed.
     await eventually('the pending purchase read three times', async () => fake.count('products.get') >= reads + 3);
-    expect(await stack.inboxRow('google_play', messageId)).toMatchObject({ status: 'received' });
+    // Unfinished: waiting for its next read, or in the middle of one.
+    expect(['received', 'processing']).toContain((await stack.inboxRow('google_play', messageId))?.status);
     expect((await play.balanceOf(userId)).balance).toBe(0);
     expect(await purchaseRow(orderId)).toBeUndefined();
     // The buyer pays at the shop: Google now says purchased.

@@ -1,5 +1,6 @@
 import type { ColumnType, Generated, Selectable } from 'kysely';
 import type { DbTime, DbTimeNullable } from './column-types';
+import type { Provider } from './schema';
 
 // The payments' tables: Stripe customers, payments, subscriptions, top-ups, installments,
 // disputes, take-back shortfalls, RevenueCat pack transactions (db/schema.ts gathers every table in DB).
@@ -72,7 +73,8 @@ export type PaymentKind = 'token_pack' | 'topup' | 'subscription_invoice';
 export type PaymentStatus = 'succeeded' | 'partially_refunded' | 'refunded';
 
 /** Payments are Stripe's (the provider list itself is `providers`, db/schema.ts). */
-type PaymentProvider = 'stripe' | 'apple' | 'google_play';
+/** Who took the money: every provider but RevenueCat (whose packs are its own rows). */
+export type PaymentProvider = Exclude<Provider, 'revenuecat'>;
 
 export interface PaymentsTable {
   id: Generated<number>;

@@ -1,4 +1,4 @@
-import type { Provider, SubscriptionSource } from '../db/schema';
+import type { PaymentProvider, Provider, SubscriptionSource } from '../db/schema';
 import type { HoldView } from '../holds/list-holds';
 import type { InboxEventView } from '../inbox/to-inbox-event-view';
 import type { LotView } from '../ledger/read-wallet';
@@ -207,7 +207,7 @@ export interface SupportSubscription {
 
 export interface SupportPayment {
   id: number;
-  provider: 'stripe' | 'apple' | 'google_play';
+  provider: PaymentProvider;
   providerPaymentId: string;
   kind: string;
   productId: string;
