@@ -1,6 +1,6 @@
 import type { ColumnType, Generated, Selectable } from 'kysely';
 import type { DbTime, DbTimeNullable } from './column-types';
-import type { Provider } from './schema';
+import type { Provider } from './providers';
 
 // The payments' tables: Stripe customers, payments, subscriptions, top-ups, installments,
 // disputes, take-back shortfalls, RevenueCat pack transactions (db/schema.ts gathers every table in DB).
@@ -72,7 +72,6 @@ export interface StripeCustomersTable {
 export type PaymentKind = 'token_pack' | 'topup' | 'subscription_invoice';
 export type PaymentStatus = 'succeeded' | 'partially_refunded' | 'refunded';
 
-/** Payments are Stripe's (the provider list itself is `providers`, db/schema.ts). */
 /** Who took the money: every provider but RevenueCat (whose packs are its own rows). */
 export type PaymentProvider = Exclude<Provider, 'revenuecat'>;
 

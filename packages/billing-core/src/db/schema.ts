@@ -41,6 +41,7 @@ import type {
   TakeBackShortfallsTable,
   TopupsTable,
 } from './payment-tables';
+import type { Provider } from './providers';
 
 export * from './account-tables';
 export * from './app-tables';
@@ -48,10 +49,8 @@ export * from './apple-tables';
 export * from './google-play-tables';
 export * from './ledger-tables';
 export * from './payment-tables';
+export * from './providers';
 
-/** The payment providers Tally takes events from (inbox_events.provider, subscriptions.source, …). */
-export const providers = ['stripe', 'revenuecat', 'apple', 'google_play'] as const;
-export type Provider = (typeof providers)[number];
 export const inboxStatuses = ['received', 'processing', 'processed', 'failed', 'ignored'] as const;
 export type InboxStatus = (typeof inboxStatuses)[number];
 /** The payment environments, for every provider (inbox_events.environment, PAYMENT_ENVIRONMENTS). */
