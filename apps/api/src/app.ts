@@ -1,4 +1,4 @@
-import { queueCatalog } from '@tally/billing-core';
+import { type DebitRequest, debitTokensTogether, queueCatalog } from '@tally/billing-core';
 import {
   createFailedAuthLimiter,
   createHealthRoutes,
@@ -8,6 +8,7 @@ import {
   type Logger,
   type ReadinessCheck,
 } from '@tally/platform';
+import { createTransactionBatcher, type TransactionBatcherSettings } from '@tally/platform/db';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Redis } from 'ioredis';
 import type { ApiMetrics } from './api-metrics';
@@ -29,8 +30,13 @@ import { createUserRoutes } from './http/user-scope';
 import { createOpenApiRoutes } from './openapi/openapi-routes';
 import { adminRoutes, userRoutes } from './routes/api-routes';
 
-/** What createApiApp needs: the routes' services (http/route-services.ts) and the app's own. */
-export interface ApiAppDeps extends RouteServices {
+/** What createApiApp needs: the routes' services (http/route-services.ts, the debit batcher it makes) and the app's own. */
+export interface ApiAppDeps extends Omit<RouteServices, 'debit'> {
+  /**
+   * How concurrent debits share transactions (SPEND_BATCH_MAX_DEBITS, SPEND_BATCH_TRANSACTIONS;
+   * platform's createTransactionBatcher): `maxItems` 1 runs every debit in its own.
+   */
+  spendBatch?: TransactionBatcherSettings;
   logger: Logger;
   metrics: ApiMetrics;
   appApiKeys: readonly string[];
@@ -100,7 +106,8 @@ export function createApiApp(deps: ApiAppDeps): Express {
         metrics: deps.metrics,
         lockTimeoutMs: deps.idempotency.lockTimeoutMs,
       });
-      const mount = { services: deps, idempotency, db: deps.db };
+      const services: RouteServices = { ...deps, debit: createDebitBatcher(deps) };
+      const mount = { services, idempotency, db: deps.db };
       v1.use(createUserRoutes(deps.db, [mountRoutes(userRoutes, mount)]));
       app.use('/v1', v1);
 
@@ -156,4 +163,20 @@ const dashboards = new WeakMap<Express, QueueDashboard>();
 /** Closes what createApiApp opened besides the database and Redis connection it was given. */
 export async function closeApiApp(app: Express): Promise<void> {
   await dashboards.get(app)?.close();
+}
+
+/** The spend batch's defaults (SPEND_BATCH_MAX_DEBITS, SPEND_BATCH_TRANSACTIONS; docs/configuration.md). */
+export const defaultSpendBatch: TransactionBatcherSettings = { maxItems: 32, maxTransactions: 4 };
+
+/**
+ * The app's debits, coalesced: a debit starts its transaction at once while fewer than
+ * `maxTransactions` of them are open, else it waits and goes with the others that waited, in one
+ * (debitTokensTogether, which answers each as it would be answered alone).
+ */
+function createDebitBatcher(deps: ApiAppDeps): RouteServices['debit'] {
+  const unitDeps = { db: deps.db, outbox: deps.outbox, spendLimits: deps.spendLimits };
+  return createTransactionBatcher(
+    (requests: DebitRequest[]) => debitTokensTogether(unitDeps, requests),
+    deps.spendBatch ?? defaultSpendBatch,
+  );
 }

@@ -41,6 +41,10 @@ export const apiEnvSchema = baseEnvSchema
      */
     API_ANSWER_DEADLINE_MS: positiveInt(5_000),
     /** A hold's life when `POST /v1/users/{userId}/holds` names no expiresInSeconds (docs/holds.md): 1..86400. */
+    /** Debits in one shared transaction at most (docs/configuration.md; 1: every debit alone). */
+    SPEND_BATCH_MAX_DEBITS: positiveInt(32),
+    /** Debit transactions open at once; debits arriving while all are open wait and go together. */
+    SPEND_BATCH_TRANSACTIONS: positiveInt(4),
     HOLD_DEFAULT_TTL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
     /** The spend limits of a user without their own (docs/spend-limits.md): tokens per UTC day and calendar month; unset, none. */
     SPEND_LIMIT_DAILY: spendLimitSetting,

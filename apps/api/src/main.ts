@@ -96,6 +96,7 @@ runService('api', apiEnvSchema, process.env, async (config, logger) => {
     stripe,
     queues: { connection: redis, prefix: config.QUEUE_PREFIX },
     holds: { defaultTtlSeconds: config.HOLD_DEFAULT_TTL_SECONDS },
+    spendBatch: { maxItems: config.SPEND_BATCH_MAX_DEBITS, maxTransactions: config.SPEND_BATCH_TRANSACTIONS },
     spendLimits: { daily: config.SPEND_LIMIT_DAILY ?? null, monthly: config.SPEND_LIMIT_MONTHLY ?? null },
     answerDeadlineMs: config.API_ANSWER_DEADLINE_MS,
     idempotency: { lockTimeoutMs: config.IDEMPOTENCY_KEY_LOCK_TIMEOUT_MS },

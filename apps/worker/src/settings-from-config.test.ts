@@ -61,7 +61,7 @@ describe('worker settings come from the config schema', () => {
       drainTimeoutMs: 15_000,
       inbox: {
         concurrency: 128,
-        batch: { maxEvents: 32, maxTransactions: 4 },
+        batch: { maxItems: 32, maxTransactions: 4 },
         maxAttempts: 15,
         backoff: { baseDelayMs: 5_000, maxDelayMs: 30 * 60_000 },
         retryLater: { baseDelayMs: 10_000, maxDelayMs: 10 * 60_000, maxWaitMs: 24 * 3600_000 },

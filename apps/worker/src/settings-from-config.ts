@@ -12,7 +12,7 @@ export function workerSettingsFrom(config: WorkerConfig): WorkerRuntimeSettings 
     drainTimeoutMs: Math.floor(config.SHUTDOWN_TIMEOUT_MS * 0.6),
     inbox: {
       concurrency: config.WORKER_CONCURRENCY,
-      batch: { maxEvents: config.INBOX_BATCH_MAX_EVENTS, maxTransactions: config.INBOX_BATCH_TRANSACTIONS },
+      batch: { maxItems: config.INBOX_BATCH_MAX_EVENTS, maxTransactions: config.INBOX_BATCH_TRANSACTIONS },
       maxAttempts: config.INBOX_MAX_ATTEMPTS,
       backoff: { baseDelayMs: config.INBOX_BACKOFF_BASE_MS, maxDelayMs: config.INBOX_BACKOFF_MAX_MS },
       retryLater: {

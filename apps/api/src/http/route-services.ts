@@ -3,6 +3,8 @@ import type {
   Catalog,
   Clock,
   DB,
+  DebitRequest,
+  DebitResult,
   EventPolicy,
   RevenueCatApi,
   SpendLimitDefaults,
@@ -51,4 +53,10 @@ export interface RouteServices {
   holds?: { defaultTtlSeconds: number };
   /** SPEND_LIMIT_DAILY and SPEND_LIMIT_MONTHLY: every spend and the limits' routes read them (docs/spend-limits.md). */
   spendLimits: SpendLimitDefaults;
+  /**
+   * An app's debit (`POST /debits`), answered as billing-core debitTokens answers it, in a
+   * transaction shared with the debits arriving at the same time (createApiApp's debit batcher:
+   * debitTokensTogether, SPEND_BATCH_MAX_DEBITS and SPEND_BATCH_TRANSACTIONS).
+   */
+  debit: (request: DebitRequest) => Promise<DebitResult>;
 }

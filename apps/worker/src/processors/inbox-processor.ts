@@ -9,9 +9,9 @@ import {
   toErrorText,
 } from '@tally/billing-core';
 import type { Logger } from '@tally/platform';
+import { createTransactionBatcher, type TransactionBatcherSettings } from '@tally/platform/db';
 import { type Job, UnrecoverableError, type Worker } from 'bullmq';
 import type { WorkerMetrics } from '../metrics/worker-metrics';
-import { type AttemptBatcherSettings, createAttemptBatcher } from './attempt-batcher';
 import { type ConsumerOptions, createRowConsumer, delayJob, unhandledResult } from './row-consumer';
 
 /**
@@ -22,8 +22,8 @@ import { type ConsumerOptions, createRowConsumer, delayJob, unhandledResult } fr
 export const INBOX_MAX_STALLED_COUNT = 1_000;
 
 export interface InboxWorkerOptions extends ConsumerOptions {
-  /** How the jobs' first runs share transactions (attempt-batcher.ts). */
-  batch: AttemptBatcherSettings;
+  /** How the jobs' first runs share transactions (platform's transaction-batcher.ts). */
+  batch: TransactionBatcherSettings;
 }
 
 /**
@@ -50,8 +50,8 @@ export function createInboxWorker(
   // shared transactions; re-runs of stalled jobs one at a time in this process, claiming nothing
   // while they wait; any other re-run alone, at once. The jobs of one lane plan alike, so a batch
   // runs with the facts of its first job.
-  const inLane = (settings: AttemptBatcherSettings) =>
-    createAttemptBatcher<InboxJob, ProcessInboxEventResult>(
+  const inLane = (settings: TransactionBatcherSettings) =>
+    createTransactionBatcher<InboxJob, ProcessInboxEventResult>(
       (jobs) =>
         processInboxEvents(
           deps,
@@ -62,7 +62,7 @@ export function createInboxWorker(
     );
   const lanes: Record<AttemptLane, (job: InboxJob) => Promise<ProcessInboxEventResult>> = {
     'first-runs': inLane(options.batch),
-    stalled: inLane({ maxEvents: 1, maxTransactions: 1 }),
+    stalled: inLane({ maxItems: 1, maxTransactions: 1 }),
     alone: (job) => processInboxEvents(deps, [job.id], job.facts).then(([result]) => result as ProcessInboxEventResult),
   };
   // A stalled job goes back to the queue however often it stalled: the row's attempts, not

@@ -1,4 +1,5 @@
 import type { BackoffSettings, DebtPolicy, RetryLaterSettings } from '@tally/billing-core';
+import type { TransactionBatcherSettings } from '@tally/platform/db';
 import type { AppleConsumptionLoopOptions } from '../loops/apple-consumption-loop';
 import type { AutoTopupLoopOptions } from '../loops/auto-topup-loop';
 import type { CreditExpiryLoopOptions } from '../loops/credit-expiry-loop';
@@ -8,7 +9,6 @@ import type { ReconcileLoopOptions } from '../loops/reconcile-loop';
 import type { RelayOptions } from '../loops/relay-loop';
 import type { RetentionLoopOptions } from '../loops/retention-loop';
 import type { StudioSweeperOptions } from '../loops/studio-sweeper-loop';
-import type { AttemptBatcherSettings } from '../processors/attempt-batcher';
 
 /**
  * Every tunable of the worker's roles. No field has a default here: the composition root takes
@@ -22,7 +22,7 @@ export interface WorkerRuntimeSettings {
   drainTimeoutMs: number;
   inbox: {
     concurrency: number;
-    batch: AttemptBatcherSettings;
+    batch: TransactionBatcherSettings;
     maxAttempts: number;
     backoff: BackoffSettings;
     retryLater: RetryLaterSettings;

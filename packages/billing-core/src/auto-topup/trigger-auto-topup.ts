@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { type RawBuilder, sql } from 'kysely';
+import type { UserSql } from '../db/user-sql';
 import type { UnitOfWork } from '../unit-of-work/unit-of-work';
 
 /**
@@ -15,7 +16,7 @@ export interface AutoTopupTrigger {
  * The scalar sub-select lockWalletForSpend adds (the threshold, or NULL): one primary-key probe of
  * each of two small tables, no row built.
  */
-export function autoTopupThresholdSql(userId: string): RawBuilder<number | null> {
+export function autoTopupThresholdSql(userId: UserSql): RawBuilder<number | null> {
   return sql<number | null>`
     SELECT s.threshold FROM auto_topup_settings s
       JOIN saved_payment_methods pm ON pm.user_id = s.user_id

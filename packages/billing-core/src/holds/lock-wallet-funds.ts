@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { type AutoTopupTrigger, autoTopupThresholdSql, autoTopupTriggerOf } from '../auto-topup/trigger-auto-topup';
-import type { HoldRow } from '../db/schema';
+import type { HoldRow, LedgerEntryRow } from '../db/schema';
+import type { UserSql } from '../db/user-sql';
 import { activeHold, fundsOf, readWalletFunds, type WalletFunds } from '../ledger/held-tokens';
 import { takeFreedVoidedTokens } from '../ledger/voided-lots';
 import { recoverShortfallsFromHold } from '../refunds/take-back-shortfalls';
@@ -76,30 +77,12 @@ async function lockAndRead(
       : 'holdId' in about
         ? sql`h.id = ${about.holdId}`
         : sql`h.reference = ${about.holdReference}`;
-  // guard: hold-shortfalls-open
   const read = await sql<
-    {
-      held: number;
-      lapsed: boolean;
-      shortfalls_open: boolean;
-      spend?: SpendReadRow;
-      auto_topup_threshold?: number | string | null;
-    } & {
+    FundsReadRow & {
       [K in keyof LockedHold]: LockedHold[K] | null;
     }
   >`
-    SELECT (SELECT coalesce(sum(a.amount), 0) FROM holds a WHERE a.user_id = ${userId} AND ${activeHold('a')})::bigint AS held,
-           EXISTS (SELECT 1 FROM holds l
-                    WHERE l.user_id = ${userId} AND l.status = 'held' AND l.settled_at IS NULL
-                      AND l.expires_at <= now()) AS lapsed,
-           EXISTS (SELECT 1 FROM take_back_shortfalls s
-                    WHERE s.user_id = ${userId} AND s.closed_at IS NULL AND s.recovered + s.forgiven < s.shortfall) AS shortfalls_open,
-           ${
-             spending
-               ? sql`(SELECT row_to_json(sp) FROM (${spendReadSql(userId)}) AS sp) AS spend,
-                            (${autoTopupThresholdSql(userId)}) AS auto_topup_threshold,`
-               : sql``
-           }
+    SELECT ${fundsReadColumns(userId, spending)}
            x.*
       FROM (SELECT 1) AS one
       LEFT JOIN (SELECT h.*, (h.status = 'held' AND h.expires_at <= now()) AS expired
@@ -115,11 +98,109 @@ async function lockAndRead(
     ...holdColumns
   } = row;
   const hold = holdColumns.id === null ? undefined : (holdColumns as LockedHold);
+  const funds = await lockedFundsOf(uow, userId, balance, { held, lapsed, shortfalls_open: shortfallsOpen });
   const spend = spendRow ? { spend: spendReadOf(spendRow), autoTopup: autoTopupTriggerOf(autoTopupThreshold) } : {};
-  if (!lapsed) return { ...fundsOf(balance, Number(held)), shortfallsOpen, hold, ...spend };
+  return { ...funds, hold, ...spend };
+}
+
+/** What the read after the wallet lock answers of a user (fundsReadColumns). */
+interface FundsReadRow {
+  held: number;
+  lapsed: boolean;
+  shortfalls_open: boolean;
+  spend?: SpendReadRow;
+  auto_topup_threshold?: number | string | null;
+}
+
+/**
+ * The read after the wallet lock, as select-list columns (each followed by a comma) of the user
+ * `user` (a parameter, or a batch's column: lockWalletsForSpend): what active holds reserve,
+ * whether holds lapsed unsettled, whether a shortfall is open, and for a spend what the spend
+ * limits decide on (spendReadSql) and the auto top-up threshold (autoTopupThresholdSql).
+ */
+function fundsReadColumns(user: UserSql, spending: boolean) {
+  // guard: hold-shortfalls-open
+  return sql`(SELECT coalesce(sum(a.amount), 0) FROM holds a WHERE a.user_id = ${user} AND ${activeHold('a')})::bigint AS held,
+           EXISTS (SELECT 1 FROM holds l
+                    WHERE l.user_id = ${user} AND l.status = 'held' AND l.settled_at IS NULL
+                      AND l.expires_at <= now()) AS lapsed,
+           EXISTS (SELECT 1 FROM take_back_shortfalls s
+                    WHERE s.user_id = ${user} AND s.closed_at IS NULL AND s.recovered + s.forgiven < s.shortfall) AS shortfalls_open,
+           ${
+             spending
+               ? sql`(SELECT row_to_json(sp) FROM (${spendReadSql(user)}) AS sp) AS spend,
+                            (${autoTopupThresholdSql(user)}) AS auto_topup_threshold,`
+               : sql``
+           }`;
+}
+
+/** The funds as locked and read; lapsed holds settled first (settleLapsedHolds), which may move them. */
+async function lockedFundsOf(
+  uow: UnitOfWork,
+  userId: string,
+  balance: number,
+  read: Pick<FundsReadRow, 'held' | 'lapsed' | 'shortfalls_open'>,
+): Promise<WalletFunds & { shortfallsOpen: boolean }> {
+  const shortfallsOpen = read.shortfalls_open;
+  if (!read.lapsed) return { ...fundsOf(balance, Number(read.held)), shortfallsOpen };
   // A lapsed hold already stopped counting; only a recovery it made moves the funds.
   await settleLapsedHolds(uow, userId);
-  return { ...(await readWalletFunds(trx, userId, { lock: false })), shortfallsOpen, hold, ...spend };
+  return { ...(await readWalletFunds(uow.trx, userId, { lock: false })), shortfallsOpen };
+}
+
+/**
+ * lockWalletForSpend for several spends of distinct users in one transaction (a batch of debits,
+ * debitTokensTogether): the wallets locked in user order in ONE statement (as the posting
+ * statement of several postings locks them, so the two never wait on each other in a cycle), then
+ * ONE read of every user's funds (fundsReadColumns, after the locks are granted) and of the ledger
+ * entry already under each spend's reference (the spend's fence, read under its wallet lock as a
+ * single debit reads it). Answers by position.
+ */
+export async function lockWalletsForSpend(
+  uow: UnitOfWork,
+  spends: readonly { userId: string; reference: string }[],
+): Promise<{ funds: LockedSpendFunds; previous: LedgerEntryRow | undefined }[]> {
+  const { trx } = uow;
+  const userIds = spends.map((spend) => spend.userId);
+  // guard: batch-wallet-locks
+  const wallets = await sql<{ user_id: string; balance: number }>`
+    SELECT user_id, balance FROM wallets
+     WHERE user_id IN (SELECT unnest(${userIds}::text[])) ORDER BY user_id FOR UPDATE`.execute(trx);
+  const balances = new Map(wallets.rows.map((row) => [row.user_id, Number(row.balance)]));
+  const read = await sql<FundsReadRow & { position: number; previous: LedgerEntryRow | null }>`
+    SELECT (r.position - 1)::int AS position, ${fundsReadColumns(sql.ref('r.user_id'), true)}
+           (SELECT row_to_json(e) FROM ledger_entries e WHERE e.reference = r.reference) AS previous
+      FROM unnest(${userIds}::text[], ${spends.map((spend) => spend.reference)}::text[])
+           WITH ORDINALITY AS r (user_id, reference, position)`.execute(trx);
+  const answers = new Array<{ funds: LockedSpendFunds; previous: LedgerEntryRow | undefined }>(spends.length);
+  for (const row of read.rows) {
+    const { userId } = spends[row.position] as { userId: string };
+    const funds = await lockedFundsOf(uow, userId, balances.get(userId) ?? 0, row);
+    if (!row.spend) throw new Error(`the spend of ${userId} was not read`);
+    answers[row.position] = {
+      funds: {
+        ...funds,
+        hold: undefined,
+        spend: spendReadOf(row.spend),
+        autoTopup: autoTopupTriggerOf(row.auto_topup_threshold),
+      },
+      previous: row.previous === null ? undefined : ledgerEntryOfJson(row.previous),
+    };
+  }
+  return answers;
+}
+
+/** A ledger entry read as row_to_json: its bigint columns as numbers, its time as a Date (as the pool parses them). */
+function ledgerEntryOfJson(json: LedgerEntryRow): LedgerEntryRow {
+  return {
+    ...json,
+    id: Number(json.id),
+    amount: Number(json.amount),
+    balance_before: Number(json.balance_before),
+    balance_after: Number(json.balance_after),
+    inbox_event_id: json.inbox_event_id === null ? null : Number(json.inbox_event_id),
+    created_at: new Date(json.created_at as unknown as string),
+  } as LedgerEntryRow;
 }
 
 /**

@@ -14,7 +14,7 @@ export interface JobFacts {
 /**
  * Where a job waits for its attempt in a worker process:
  * - `first-runs`: its first run, coalesced with the other first runs that arrive while the
- *   process's transactions are busy (one transaction for several events; the worker's attempt-batcher.ts);
+ *   process's transactions are busy (one transaction for several events; platform's transaction-batcher.ts);
  * - `stalled`: a re-run after its last run died with its process. These run one at a time per
  *   process and claim nothing while they wait: if one of them is the event that killed the
  *   process, only its own attempt is counted when it kills it again, not those of the others that

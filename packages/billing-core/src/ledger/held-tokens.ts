@@ -16,10 +16,18 @@ export function activeHold(alias: string): RawBuilder<boolean> {
 
 /** `lot_id, held`: what the user's active holds reserve of each lot (a subquery for a CTE). */
 export function heldByLot(userId: string): RawBuilder<{ lot_id: number; held: number }> {
+  return heldByLotOfUsers(sql`= ${userId}`);
+}
+
+/**
+ * heldByLot of the users `userIs` matches (`= $1`, or `IN (…)` for a batch's users; a lot is one
+ * user's, so its row is that user's).
+ */
+export function heldByLotOfUsers(userIs: RawBuilder<unknown>): RawBuilder<{ lot_id: number; held: number }> {
   return sql`
     SELECT hl.lot_id, sum(hl.amount)::bigint AS held
       FROM holds h JOIN hold_lots hl ON hl.hold_id = h.id
-     WHERE h.user_id = ${userId} AND ${activeHold('h')}
+     WHERE h.user_id ${userIs} AND ${activeHold('h')}
      GROUP BY hl.lot_id`;
 }
 

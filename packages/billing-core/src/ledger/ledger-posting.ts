@@ -1,5 +1,5 @@
 import type { LedgerEntryRow } from '../db/schema';
-import { assertMovementFits, type LotMovement } from './lots';
+import { assertMovementFits, type LotDraw, type LotMovement } from './lots';
 
 /** One movement of a wallet's balance as a writer asks for it (postLedgerEntry, postLedgerEntries). */
 export interface LedgerPosting {
@@ -34,9 +34,11 @@ export interface LedgerPosting {
 export type PostLedgerEntryResult =
   /**
    * `voidTaken`: of a give-back, what returned to voided lots and was taken again at once
-   * (takeFreedVoidedTokens, docs/lots.md "Voids"); the wallet gained only the rest.
+   * (takeFreedVoidedTokens, docs/lots.md "Voids"); the wallet gained only the rest. `draws`: the
+   * entry's `ledger_draws` as recorded (in their order), when it drew from or returned to lots.
    */
-  { kind: 'posted'; entry: LedgerEntryRow; voidTaken?: number } | { kind: 'already-posted'; entry: LedgerEntryRow };
+  | { kind: 'posted'; entry: LedgerEntryRow; voidTaken?: number; draws?: readonly LotDraw[] }
+  | { kind: 'already-posted'; entry: LedgerEntryRow };
 
 /** Throws RangeError for a zero or non-integer amount, and a movement that does not fit the amount. */
 export function assertPostable(posting: LedgerPosting): void {

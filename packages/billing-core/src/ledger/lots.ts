@@ -1,7 +1,7 @@
-import { type Kysely, sql, type Transaction } from 'kysely';
+import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
 import type { DB, LedgerEntryRow, LotCategory } from '../db/schema';
 import { InsufficientBalanceError } from '../errors';
-import { heldByLot } from './held-tokens';
+import { heldByLotOfUsers } from './held-tokens';
 
 /**
  * When a credit's lot expires: a time, never (null), or a whole number of months after a time
@@ -71,9 +71,9 @@ export async function applyLotMovement(
   entry: LedgerEntryRow,
   movement: LotMovement,
   before: LotsBeforeEntry = { matchBalance: false, creditLotCreated: false },
-): Promise<void> {
+): Promise<LotDraw[] | null> {
   const userId = entry.user_id;
-  if (movement.kind === 'credit' && before.creditLotCreated) return;
+  if (movement.kind === 'credit' && before.creditLotCreated) return null;
   if (!before.matchBalance) await closeLotGap(trx, userId, entry.balance_before);
 
   switch (movement.kind) {
@@ -86,27 +86,65 @@ export async function applyLotMovement(
         expiresAt: movement.expiresAt,
         rolloverMax: movement.rolloverMax ?? 0,
       });
-      return;
+      return null;
     case 'spend':
     case 'take-back':
-      await draw(trx, userId, -entry.amount, movement, entry.id);
-      return;
+      return draw(trx, userId, -entry.amount, movement, entry.id);
     case 'capture':
-      await drawHold(trx, movement.holdId, -entry.amount, entry.id);
-      return;
+      return drawHold(trx, movement.holdId, -entry.amount, entry.id);
     case 'give-back':
-      await giveBack(trx, entry, movement.of);
-      return;
+      return giveBack(trx, entry, movement.of);
     case 'expire':
     case 'void': {
       // Exactly from the one lot; the CHECK (remaining >= 0) refuses a take of more than it holds.
       const taken = [{ lotId: movement.lotId, amount: -entry.amount }];
       // guard: expiry-takes-lot
       await moveLots(trx, taken, -1);
-      await recordDraws(trx, entry.id, taken);
-      return;
+      await recordDraws(trx, [{ entryId: entry.id, draws: taken }]);
+      return taken;
     }
   }
+}
+
+/** One lot's part of an entry (`ledger_draws`): what a debit took from it, or a give-back returned. */
+export interface LotDraw {
+  lotId: number;
+  amount: number;
+}
+
+/**
+ * applyLotMovement for several spends of distinct users whose lots matched their balances (the
+ * posting statement said so: no gap to close), in fewer statements: ONE read of every user's
+ * drawable lots (locked in (user, id) order), the draws allocated per entry as draw() allocates
+ * them, ONE update of the lots and ONE insert of the draws. Throws InsufficientBalanceError as
+ * draw() does when an entry's unexpired, unheld lots cannot cover it. The draws by entry id.
+ */
+export async function drawSpendsTogether(
+  trx: Transaction<DB>,
+  entries: readonly LedgerEntryRow[],
+): Promise<Map<number, LotDraw[]>> {
+  if (new Set(entries.map((entry) => entry.user_id)).size !== entries.length) {
+    throw new Error('drawSpendsTogether takes one entry per user');
+  }
+  const lotsOf = await listSpendableLotsOfUsers(
+    trx,
+    entries.map((entry) => entry.user_id),
+  );
+  const drawn: { entryId: number; draws: LotDraw[] }[] = [];
+  for (const entry of entries) {
+    const need = -entry.amount;
+    const { draws, left } = allocateDraws(lotsOf.get(entry.user_id) ?? [], need);
+    // Else the lots would not sum to the balance: credit_lots_sum_trg would refuse the commit.
+    if (left > 0) throw new InsufficientBalanceError(entry.user_id, need - left, need, need - left);
+    drawn.push({ entryId: entry.id, draws });
+  }
+  await moveLots(
+    trx,
+    drawn.flatMap((entry) => entry.draws),
+    -1,
+  );
+  await recordDraws(trx, drawn);
+  return new Map(drawn.map((entry) => [entry.entryId, entry.draws]));
 }
 
 /**
@@ -183,28 +221,51 @@ export async function listDrawableLots(
   userId: string,
   options: { spend: boolean; preferred?: string | null; lock: boolean },
 ): Promise<DrawableLot[]> {
+  const lots = await drawableLotsSql(sql`= ${userId}`, options).execute(db);
+  return lots.rows.map((lot) => ({ id: Number(lot.id), free: Number(lot.free) }));
+}
+
+/**
+ * listDrawableLots for a spend of each of several users at once (drawSpendsTogether), locked in
+ * (user, id) order: the same query, so the two cannot disagree. By user.
+ */
+async function listSpendableLotsOfUsers(trx: Transaction<DB>, userIds: readonly string[]) {
+  const lots = await drawableLotsSql(sql`IN (SELECT unnest(${userIds}::text[]))`, { spend: true, lock: true }).execute(
+    trx,
+  );
+  const byUser = new Map<string, DrawableLot[]>();
+  for (const lot of lots.rows) {
+    const list = byUser.get(lot.user_id) ?? [];
+    list.push({ id: Number(lot.id), free: Number(lot.free) });
+    byUser.set(lot.user_id, list);
+  }
+  return byUser;
+}
+
+/** The drawable lots of the users `userIs` matches (`= $1`, `IN (…)`), each user's in draw order. */
+function drawableLotsSql(
+  userIs: RawBuilder<unknown>,
+  options: { spend: boolean; preferred?: string | null; lock: boolean },
+) {
   const preferred = options.preferred ?? null;
   const lock = options.lock ? sql`FOR UPDATE` : sql``;
   // guard: lots-spend-skips-expired
   // guard: lots-draw-order
   // guard: lots-take-back-payment-first
   // guard: lots-draw-excludes-held
-  const lots = await sql<DrawableLot>`
+  return sql<DrawableLot & { user_id: string }>`
     WITH locked AS MATERIALIZED (
-      SELECT id, amount, remaining, expires_at, draw_rank, source,
+      SELECT id, user_id, amount, remaining, expires_at, draw_rank, source,
              (expires_at IS NOT NULL AND expires_at <= now()) AS expired
         FROM credit_lots
-       WHERE user_id = ${userId} AND remaining > 0
-       ORDER BY id
+       WHERE user_id ${userIs} AND remaining > 0
+       ORDER BY user_id, id
          ${lock}),
-    held AS (${heldByLot(userId)})
-    SELECT l.id, l.remaining - coalesce(h.held, 0) AS free
+    held AS (${heldByLotOfUsers(userIs)})
+    SELECT l.user_id, l.id, l.remaining - coalesce(h.held, 0) AS free
       FROM locked l LEFT JOIN held h ON h.lot_id = l.id
      WHERE NOT (${options.spend} AND l.expired) AND l.remaining > coalesce(h.held, 0)
-     ORDER BY (l.source = ${preferred}) IS TRUE DESC, l.expired, l.expires_at NULLS LAST, l.draw_rank, l.id`.execute(
-    db,
-  );
-  return lots.rows.map((lot) => ({ id: Number(lot.id), free: Number(lot.free) }));
+     ORDER BY l.user_id, (l.source = ${preferred}) IS TRUE DESC, l.expired, l.expires_at NULLS LAST, l.draw_rank, l.id`;
 }
 
 /** Takes up to `need` from the lots in their order: the draws, and what is left untaken. */
@@ -234,7 +295,7 @@ async function draw(
   need: number,
   movement: { kind: 'spend' } | { kind: 'take-back'; fromLotOf?: string },
   entryId: number | null,
-): Promise<void> {
+): Promise<LotDraw[]> {
   const lots = await listDrawableLots(trx, userId, {
     spend: movement.kind === 'spend',
     preferred: movement.kind === 'take-back' ? (movement.fromLotOf ?? null) : null,
@@ -247,7 +308,8 @@ async function draw(
     throw new InsufficientBalanceError(userId, drawable, need, drawable);
   }
   await moveLots(trx, draws, -1);
-  if (entryId !== null) await recordDraws(trx, entryId, draws);
+  if (entryId !== null) await recordDraws(trx, [{ entryId, draws }]);
+  return draws;
 }
 
 /**
@@ -255,7 +317,7 @@ async function draw(
  * reservation guarantees they are there: every other draw leaves reserved tokens alone). The
  * caller holds the wallet lock and has checked `need` is at most the hold's amount.
  */
-async function drawHold(trx: Transaction<DB>, holdId: string, need: number, entryId: number): Promise<void> {
+async function drawHold(trx: Transaction<DB>, holdId: string, need: number, entryId: number): Promise<LotDraw[]> {
   const reserved = await sql<{ lot_id: number; amount: number }>`
     WITH locked AS MATERIALIZED (
       SELECT l.id FROM credit_lots l
@@ -271,7 +333,8 @@ async function drawHold(trx: Transaction<DB>, holdId: string, need: number, entr
   );
   if (left > 0) throw new Error(`hold ${holdId} reserves less than the ${need} tokens its capture draws`);
   await moveLots(trx, draws, -1);
-  await recordDraws(trx, entryId, draws);
+  await recordDraws(trx, [{ entryId, draws }]);
+  return draws;
 }
 
 /**
@@ -279,7 +342,7 @@ async function drawHold(trx: Transaction<DB>, holdId: string, need: number, entr
  * draws' positions; a reinstatement's first draw is its payment's own lot), never more to a lot
  * than the debit took from it nor past the lot's amount; what finds no room gets a lot of its own.
  */
-async function giveBack(trx: Transaction<DB>, entry: LedgerEntryRow, of: string): Promise<void> {
+async function giveBack(trx: Transaction<DB>, entry: LedgerEntryRow, of: string): Promise<LotDraw[]> {
   // guard: lots-give-back-drawn
   const drawn = await sql<{ lot_id: number; drawn: number; amount: number; remaining: number }>`
     WITH original AS (
@@ -315,7 +378,8 @@ async function giveBack(trx: Transaction<DB>, entry: LedgerEntryRow, of: string)
     });
     returns.push({ lotId, amount: left });
   }
-  await recordDraws(trx, entry.id, returns);
+  await recordDraws(trx, [{ entryId: entry.id, draws: returns }]);
+  return returns;
 }
 
 export async function moveLots(trx: Transaction<DB>, moves: { lotId: number; amount: number }[], sign: 1 | -1) {
@@ -327,12 +391,13 @@ export async function moveLots(trx: Transaction<DB>, moves: { lotId: number; amo
      WHERE l.id = m.id`.execute(trx);
 }
 
-async function recordDraws(trx: Transaction<DB>, entryId: number, draws: { lotId: number; amount: number }[]) {
-  if (draws.length === 0) return;
-  await trx
-    .insertInto('ledger_draws')
-    .values(draws.map((d, position) => ({ ledger_entry_id: entryId, lot_id: d.lotId, amount: d.amount, position })))
-    .execute();
+/** Records entries' draws (`ledger_draws`, each entry's in its order), in one insert. */
+async function recordDraws(trx: Transaction<DB>, entries: readonly { entryId: number; draws: readonly LotDraw[] }[]) {
+  const rows = entries.flatMap(({ entryId, draws }) =>
+    draws.map((d, position) => ({ ledger_entry_id: entryId, lot_id: d.lotId, amount: d.amount, position })),
+  );
+  if (rows.length === 0) return;
+  await trx.insertInto('ledger_draws').values(rows).execute();
 }
 
 /**

@@ -1,7 +1,7 @@
 import { atomically, type UnitOfWork } from '../unit-of-work/unit-of-work';
 import { assertPostable, type LedgerPosting, type PostLedgerEntryResult } from './ledger-posting';
 import { postLedgerEntry } from './post-ledger-entry';
-import { finishPosting } from './posting-answers';
+import { finishPostings } from './posting-answers';
 import { lockWalletsAndInsert } from './posting-statement';
 
 /**
@@ -50,12 +50,15 @@ async function postInRounds(uow: UnitOfWork, postings: readonly LedgerPosting[])
       results[only.index] = await postLedgerEntry(uow, only.posting);
     } else {
       const outcomes = await lockWalletsAndInsert(uow, round);
-      for (let position = 0; position < round.length; position += 1) {
-        const { posting, index } = round[position] as (typeof waiting)[number];
+      const found = round.flatMap(({ posting, index }, position) => {
         const outcome = outcomes[position];
-        // No wallet yet: postLedgerEntry creates it.
-        results[index] =
-          outcome === undefined ? await postLedgerEntry(uow, posting) : await finishPosting(uow, posting, outcome);
+        return outcome === undefined ? [] : [{ posting, index, outcome }];
+      });
+      const answers = await finishPostings(uow, found);
+      for (const [position, { index }] of found.entries()) results[index] = answers[position] as PostLedgerEntryResult;
+      // No wallet yet: postLedgerEntry creates it.
+      for (const [position, { posting, index }] of round.entries()) {
+        if (outcomes[position] === undefined) results[index] = await postLedgerEntry(uow, posting);
       }
     }
     waiting = later;

@@ -4,7 +4,7 @@ import { InsufficientBalanceError, LedgerReferenceConflictError } from '../error
 import type { UnitOfWork } from '../unit-of-work/unit-of-work';
 import { settleDebtFromCredit } from './debt';
 import type { LedgerPosting, PostLedgerEntryResult } from './ledger-posting';
-import { applyLotMovement } from './lots';
+import { applyLotMovement, drawSpendsTogether } from './lots';
 import type { LockedInsert } from './posting-statement';
 
 /**
@@ -22,11 +22,11 @@ export async function finishPosting(
     // Under the wallet lock the statement took: the entry's lots move in the same transaction
     // (a credit's lot, when the statement found the lots matching the balance, is already in).
     // guard: posting-moves-lots
-    await applyLotMovement(uow.trx, outcome.entry, posting.lots, outcome.lots);
+    const draws = await applyLotMovement(uow.trx, outcome.entry, posting.lots, outcome.lots);
     uow.outbox.written(outcome.messageIds);
     // guard: paid-credit-settles-debt
     if (posting.settlesDebt) await settleDebtFromCredit(uow, posting, outcome.walletDebt);
-    return { kind: 'posted', entry: outcome.entry };
+    return draws === null ? { kind: 'posted', entry: outcome.entry } : { kind: 'posted', entry: outcome.entry, draws };
   }
   if (outcome.kind === 'existing') return alreadyPosted(outcome.entry, posting);
   const balanceAfter = outcome.balance + posting.amount;
@@ -54,4 +54,38 @@ function alreadyPosted(entry: LedgerEntryRow, posting: LedgerPosting): PostLedge
 
 function findEntryByReference(trx: Transaction<DB>, reference: string): Promise<LedgerEntryRow | undefined> {
   return trx.selectFrom('ledger_entries').selectAll().where('reference', '=', reference).executeTakeFirst();
+}
+
+/**
+ * finishPosting for the postings of one posting statement of several (distinct users and
+ * references), by position: the spends it posted on lots that matched their balances draw together
+ * (drawSpendsTogether: three statements for all of them); every other answer as finishPosting
+ * reads it, in order.
+ */
+export async function finishPostings(
+  uow: UnitOfWork,
+  items: readonly { posting: LedgerPosting; outcome: LockedInsert }[],
+): Promise<PostLedgerEntryResult[]> {
+  const spends = items.filter(
+    ({ posting, outcome }) => outcome.kind === 'posted' && posting.lots.kind === 'spend' && outcome.lots.matchBalance,
+  );
+  // guard: batch-spends-draw-together
+  const drawn =
+    spends.length > 1
+      ? await drawSpendsTogether(
+          uow.trx,
+          spends.map(({ outcome }) => (outcome as Extract<LockedInsert, { kind: 'posted' }>).entry),
+        )
+      : null;
+  const results: PostLedgerEntryResult[] = [];
+  for (const { posting, outcome } of items) {
+    const draws = drawn && outcome.kind === 'posted' ? drawn.get(outcome.entry.id) : undefined;
+    if (draws === undefined || outcome.kind !== 'posted') {
+      results.push(await finishPosting(uow, posting, outcome));
+      continue;
+    }
+    uow.outbox.written(outcome.messageIds);
+    results.push({ kind: 'posted', entry: outcome.entry, draws });
+  }
+  return results;
 }

@@ -1,4 +1,5 @@
 import { type RawBuilder, sql } from 'kysely';
+import type { UserSql } from '../db/user-sql';
 
 /**
  * SPEND_LIMIT_DAILY and SPEND_LIMIT_MONTHLY: the limits of a user without one of their own
@@ -68,7 +69,7 @@ export interface SpendReadRow {
  * One row: the database's UTC day, the user's own limits, and the tokens spent in that day and in
  * its month (the month is the sum of its days: at most 31 rows of spend_days' primary key).
  */
-export function spendReadSql(userId: string): RawBuilder<SpendReadRow> {
+export function spendReadSql(userId: UserSql): RawBuilder<SpendReadRow> {
   return sql<SpendReadRow>`
     SELECT t.today::text AS spend_today, sl.daily AS spend_own_daily, sl.monthly AS spend_own_monthly,
            coalesce(s.day_spent, 0)::bigint AS spend_spent_daily, coalesce(s.month_spent, 0)::bigint AS spend_spent_monthly

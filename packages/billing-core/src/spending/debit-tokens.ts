@@ -1,8 +1,10 @@
 import { sql } from 'kysely';
 import { triggerAutoTopup } from '../auto-topup/trigger-auto-topup';
+import type { LedgerEntryRow } from '../db/schema';
 import { InsufficientBalanceError, LedgerReferenceConflictError } from '../errors';
-import { lockWalletForSpend } from '../holds/lock-wallet-funds';
-import { postLedgerEntry } from '../ledger/post-ledger-entry';
+import { type LockedSpendFunds, lockWalletForSpend, lockWalletsForSpend } from '../holds/lock-wallet-funds';
+import { postLedgerEntries } from '../ledger/post-ledger-entries';
+import { type LedgerPosting, type PostLedgerEntryResult, postLedgerEntry } from '../ledger/post-ledger-entry';
 import { type SpendLimitDefaults, type SpendLimitRefusal, spendLimitRefusal } from '../spend-limits/spend-limits';
 import { inUnitOfWork, type UnitOfWork, type UnitOfWorkDeps } from '../unit-of-work/unit-of-work';
 
@@ -64,50 +66,203 @@ export async function debitTokens(
   }
 }
 
+/**
+ * debitTokens for several debits arriving together (the api's debit batcher, platform's
+ * createTransactionBatcher): each answered exactly as debitTokens would answer it alone. Debits
+ * of distinct users and references share one unit of work (debitManyInUnit: one transaction, a
+ * few statements for all); a debit whose user or reference an earlier one of the call already
+ * has waits for the next such unit, so a wallet's debits keep their order. When a shared unit
+ * throws (a shortfall only the lots saw, a reference another transaction just took, a lost
+ * connection), it rolled back whole and each of its debits runs alone (debitTokens), which
+ * answers it as it would have been answered alone: nothing is debited twice (the references are
+ * the fence) and no debit's refusal fails another.
+ */
+export async function debitTokensTogether(
+  deps: UnitOfWorkDeps & { spendLimits: SpendLimitDefaults },
+  requests: readonly DebitRequest[],
+): Promise<DebitResult[]> {
+  const results = new Array<DebitResult>(requests.length);
+  let waiting = requests.map((request, index) => ({ request, index }));
+  while (waiting.length > 0) {
+    const unit: typeof waiting = [];
+    const later: typeof waiting = [];
+    const taken = new Set<string>();
+    for (const item of waiting) {
+      const { userId, reference } = item.request;
+      // guard: debit-batch-distinct
+      const free = !taken.has(`u:${userId}`) && !taken.has(`r:${reference}`);
+      (free ? unit : later).push(item);
+      taken.add(`u:${userId}`).add(`r:${reference}`);
+    }
+    const answers = await debitUnit(
+      deps,
+      unit.map((item) => item.request),
+    );
+    for (const [position, { index }] of unit.entries()) results[index] = answers[position] as DebitResult;
+    waiting = later;
+  }
+  return results;
+}
+
+async function debitUnit(
+  deps: UnitOfWorkDeps & { spendLimits: SpendLimitDefaults },
+  requests: readonly DebitRequest[],
+): Promise<DebitResult[]> {
+  if (requests.length === 1) return [await debitTokens(deps, requests[0] as DebitRequest)];
+  try {
+    return await inUnitOfWork(deps, (uow) => debitManyInUnit(uow, requests, deps.spendLimits));
+  } catch {
+    // guard: debit-batch-falls-back-alone
+    return await debitEachAlone(deps, requests);
+  }
+}
+
+/** Each debit in a unit of work of its own, one after the other (a wallet's debits keep their order). */
+async function debitEachAlone(
+  deps: UnitOfWorkDeps & { spendLimits: SpendLimitDefaults },
+  requests: readonly DebitRequest[],
+): Promise<DebitResult[]> {
+  const alone: DebitResult[] = [];
+  for (const request of requests) alone.push(await debitTokens(deps, request));
+  return alone;
+}
+
 async function debitInUnit(
   uow: UnitOfWork,
   request: DebitRequest,
   spendLimits: SpendLimitDefaults,
 ): Promise<DebitResult> {
-  const { trx } = uow;
   const funds = await lockWalletForSpend(uow, request.userId);
-  const previous = await trx
+  const previous = await uow.trx
     .selectFrom('ledger_entries')
     .selectAll()
     .where('reference', '=', request.reference)
     .executeTakeFirst();
+  const decision = decideDebit(request, funds, previous, spendLimits);
+  if (decision.kind === 'answer') return decision.result;
+  if (decision.kind === 'already-debited') return alreadyDebited(uow, request, funds, decision.entry);
+  const posted = await postLedgerEntry(uow, debitPosting(request));
+  return debited(uow, request, funds, posted);
+}
+
+/**
+ * Several debits of distinct users and references in ONE unit of work (debitTokensTogether): the
+ * wallets locked and read with each reference's fence in two statements (lockWalletsForSpend),
+ * each decided as debitInUnit decides it, the ones to post in one posting statement whose spends
+ * draw their lots together (postLedgerEntries), then the auto top-up trigger of each. Answers by
+ * position; throws what any of them throws (the caller runs them one by one then).
+ */
+async function debitManyInUnit(
+  uow: UnitOfWork,
+  requests: readonly DebitRequest[],
+  spendLimits: SpendLimitDefaults,
+): Promise<DebitResult[]> {
+  const locked = await lockWalletsForSpend(uow, requests);
+  const results = new Array<DebitResult>(requests.length);
+  const toPost: number[] = [];
+  for (const [index, request] of requests.entries()) {
+    const { funds, previous } = locked[index] as (typeof locked)[number];
+    const decision = decideDebit(request, funds, previous, spendLimits);
+    if (decision.kind === 'answer') results[index] = decision.result;
+    else if (decision.kind === 'already-debited') {
+      results[index] = await alreadyDebited(uow, request, funds, decision.entry);
+    } else toPost.push(index);
+  }
+  const posted = await postLedgerEntries(
+    uow,
+    toPost.map((index) => debitPosting(requests[index] as DebitRequest)),
+  );
+  for (const [position, index] of toPost.entries()) {
+    const { funds } = locked[index] as (typeof locked)[number];
+    results[index] = await debited(
+      uow,
+      requests[index] as DebitRequest,
+      funds,
+      posted[position] as PostLedgerEntryResult,
+    );
+  }
+  return results;
+}
+
+/** What a debit does under its wallet lock once its funds and its reference's entry are read. */
+type DebitDecision =
+  | { kind: 'answer'; result: DebitResult }
+  | { kind: 'already-debited'; entry: Pick<LedgerEntryRow, 'id' | 'balance_after'> }
+  | { kind: 'post' };
+
+/**
+ * The debit's rules, under the wallet lock (one definition for a debit alone and in a batch): the
+ * reference's fence first (the same user and amount: its first answer; another: a conflict),
+ * then the spend limits (never for a retry), then `available`.
+ */
+function decideDebit(
+  request: DebitRequest,
+  funds: LockedSpendFunds,
+  previous: Pick<LedgerEntryRow, 'id' | 'user_id' | 'amount' | 'balance_after'> | undefined,
+  spendLimits: SpendLimitDefaults,
+): DebitDecision {
   // guard: debit-reference-fence
   if (previous) {
     if (previous.user_id !== request.userId || previous.amount !== -request.amount) {
-      return { kind: 'conflict', message: `reference ${request.reference} already debited another amount or user` };
+      return { kind: 'answer', result: conflictOf(request) };
     }
-    return {
-      kind: 'already-debited',
-      answer: {
-        ledgerReference: request.reference,
-        amount: request.amount,
-        balance: previous.balance_after,
-        available: funds.available,
-        draws: await drawsOf(uow, previous.id),
-      },
-    };
+    return { kind: 'already-debited', entry: previous };
   }
   const refusal = spendLimitRefusal(funds.spend, spendLimits, funds.held, request.amount);
   // guard: debit-spend-limit
-  if (refusal) return { kind: 'spend-limit', refusal };
+  if (refusal) return { kind: 'answer', result: { kind: 'spend-limit', refusal } };
   if (funds.available < request.amount) {
-    return { kind: 'insufficient', available: Math.max(0, funds.available), requested: request.amount };
+    return {
+      kind: 'answer',
+      result: { kind: 'insufficient', available: Math.max(0, funds.available), requested: request.amount },
+    };
   }
-  const posted = await postLedgerEntry(uow, {
+  return { kind: 'post' };
+}
+
+function conflictOf(request: DebitRequest): DebitResult {
+  return { kind: 'conflict', message: `reference ${request.reference} already debited another amount or user` };
+}
+
+function debitPosting(request: DebitRequest): LedgerPosting {
+  return {
     userId: request.userId,
     reference: request.reference,
     amount: -request.amount,
     reason: request.reason,
     lots: { kind: 'spend' },
-  });
+  };
+}
+
+async function alreadyDebited(
+  uow: UnitOfWork,
+  request: DebitRequest,
+  funds: LockedSpendFunds,
+  entry: Pick<LedgerEntryRow, 'id' | 'balance_after'>,
+): Promise<DebitResult> {
+  return {
+    kind: 'already-debited',
+    answer: {
+      ledgerReference: request.reference,
+      amount: request.amount,
+      balance: entry.balance_after,
+      available: funds.available,
+      draws: await drawsOf(uow, entry.id),
+    },
+  };
+}
+
+/** A posted debit's answer, after its auto top-up trigger. */
+async function debited(
+  uow: UnitOfWork,
+  request: DebitRequest,
+  funds: LockedSpendFunds,
+  posted: PostLedgerEntryResult,
+): Promise<DebitResult> {
   const entry = posted.entry;
   // guard: debit-triggers-auto-topup
   await triggerAutoTopup(uow, request.userId, funds.autoTopup, funds.available - request.amount);
+  const recorded = posted.kind === 'posted' ? posted.draws : undefined;
   return {
     kind: posted.kind === 'posted' ? 'debited' : 'already-debited',
     answer: {
@@ -115,7 +270,11 @@ async function debitInUnit(
       amount: request.amount,
       balance: entry.balance_after,
       available: entry.balance_after - funds.held,
-      draws: await drawsOf(uow, entry.id),
+      // The draws the posting recorded, in the order a retry reads them (drawsOf).
+      draws:
+        recorded === undefined
+          ? await drawsOf(uow, entry.id)
+          : [...recorded].sort((a, b) => a.lotId - b.lotId).map(({ lotId, amount }) => ({ lotId, amount })),
     },
   };
 }

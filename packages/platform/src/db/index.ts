@@ -6,3 +6,4 @@ export * from './precompiled-sql';
 export * from './run-in-transaction';
 export * from './run-with-lease';
 export * from './sql-milliseconds';
+export * from './transaction-batcher';

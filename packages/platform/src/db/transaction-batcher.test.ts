@@ -1,4 +1,4 @@
-import { createAttemptBatcher } from './attempt-batcher';
+import { createTransactionBatcher } from './transaction-batcher';
 
 /** A run whose batches the test ends one at a time. */
 function controlledRun() {
@@ -12,10 +12,10 @@ function controlledRun() {
 
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
-describe('createAttemptBatcher', () => {
+describe('createTransactionBatcher', () => {
   it('starts at once while a transaction is free, and puts the jobs that waited in the next one', async () => {
     const { run, batches } = controlledRun();
-    const submit = createAttemptBatcher(run, { maxEvents: 3, maxTransactions: 1 });
+    const submit = createTransactionBatcher(run, { maxItems: 3, maxTransactions: 1 });
     const results = [1, 2, 3, 4, 5].map((id) => submit(id));
     expect(batches.map((batch) => batch.ids)).toEqual([[1]]);
     batches[0]?.end();
@@ -28,9 +28,9 @@ describe('createAttemptBatcher', () => {
     expect(await Promise.all(results)).toEqual(['done 1', 'done 2', 'done 3', 'done 4', 'done 5']);
   });
 
-  it('keeps up to maxTransactions open, and with maxEvents 1 runs every job alone', async () => {
+  it('keeps up to maxTransactions open, and with maxItems 1 runs every job alone', async () => {
     const { run, batches } = controlledRun();
-    const submit = createAttemptBatcher(run, { maxEvents: 1, maxTransactions: 2 });
+    const submit = createTransactionBatcher(run, { maxItems: 1, maxTransactions: 2 });
     const results = [1, 2, 3].map((id) => submit(id));
     expect(batches.map((batch) => batch.ids)).toEqual([[1], [2]]);
     batches[1]?.end();
@@ -43,7 +43,7 @@ describe('createAttemptBatcher', () => {
 
   it('fails every job of a batch whose run throws, and goes on with the next', async () => {
     const { run, batches } = controlledRun();
-    const submit = createAttemptBatcher(run, { maxEvents: 4, maxTransactions: 1 });
+    const submit = createTransactionBatcher(run, { maxItems: 4, maxTransactions: 1 });
     const first = submit(1);
     const second = [submit(2), submit(3)];
     batches[0]?.end();

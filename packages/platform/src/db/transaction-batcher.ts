@@ -1,28 +1,29 @@
 /**
- * Coalesces the first runs of the inbox jobs a worker process is running at once into shared
- * transactions (billing-core processInboxEvents), without making any of them wait for a batch
- * to fill: a job starts a transaction at once while fewer than `maxTransactions` are open;
- * otherwise it waits for the next one to end, and then every job that waited meanwhile (up to
- * `maxEvents`) goes in one transaction. An idle worker therefore runs each event alone, as
- * before; a busy one (a backlog, a burst) runs several per transaction, which is where the
- * round trips per event are saved. `maxEvents` 1 turns coalescing off.
+ * Coalesces concurrent calls into shared transactions without making any of them wait for a
+ * batch to fill: a call starts a transaction at once while fewer than `maxTransactions` are open;
+ * otherwise it waits for the next one to end, and then every call that waited meanwhile (up to
+ * `maxItems`) goes in one transaction. An idle process therefore runs each call alone; a busy
+ * one (a backlog, a burst) runs several per transaction, which is where the round trips per call
+ * are saved. `maxItems` 1 turns coalescing off. Used by the worker for the inbox jobs' first runs
+ * (billing-core processInboxEvents) and by the api for debits (billing-core debitTokensTogether).
+ * `run` answers each item by position; when it throws, every item of its batch gets the error.
  */
-export interface AttemptBatcherSettings {
-  /** Events in one transaction at most (INBOX_BATCH_MAX_EVENTS). */
-  maxEvents: number;
-  /** Transactions open at once (INBOX_BATCH_TRANSACTIONS). */
+export interface TransactionBatcherSettings {
+  /** Items in one transaction at most (INBOX_BATCH_MAX_EVENTS, SPEND_BATCH_MAX_DEBITS). */
+  maxItems: number;
+  /** Transactions open at once (INBOX_BATCH_TRANSACTIONS, SPEND_BATCH_TRANSACTIONS). */
   maxTransactions: number;
 }
 
-export function createAttemptBatcher<T, R>(
+export function createTransactionBatcher<T, R>(
   run: (items: T[]) => Promise<R[]>,
-  settings: AttemptBatcherSettings,
+  settings: TransactionBatcherSettings,
 ): (item: T) => Promise<R> {
   const waiting: { item: T; resolve: (value: R) => void; reject: (error: unknown) => void }[] = [];
   let open = 0;
   const start = () => {
     while (open < settings.maxTransactions && waiting.length > 0) {
-      const batch = waiting.splice(0, settings.maxEvents);
+      const batch = waiting.splice(0, settings.maxItems);
       open += 1;
       run(batch.map((entry) => entry.item))
         .then(

@@ -1,4 +1,4 @@
-import { checkSpend, type DebitResult, debitTokens, references, spendPeriods } from '@tally/billing-core';
+import { checkSpend, type DebitResult, references, spendPeriods } from '@tally/billing-core';
 import { z } from 'zod';
 import { errorAnswer, type RouteAnswer } from '../../http/answer';
 import { defineRoute } from '../../http/define-route';
@@ -146,16 +146,13 @@ export const spendingRoutes = [
       402: orSpendLimitDoc(insufficientDoc),
       409: errorDoc('the reference debited another amount', ['reference_conflict']),
     },
-    handler: async ({ user, body }, { db, outbox, spendLimits }) => {
-      const result = await debitTokens(
-        { db, outbox, spendLimits },
-        {
-          userId: user.userId,
-          reference: references.debit(body.reference),
-          amount: body.amount,
-          reason: body.reason ?? 'debit',
-        },
-      );
+    handler: async ({ user, body }, { debit }) => {
+      const result = await debit({
+        userId: user.userId,
+        reference: references.debit(body.reference),
+        amount: body.amount,
+        reason: body.reason ?? 'debit',
+      });
       return debitAnswerOf(result);
     },
   }),
