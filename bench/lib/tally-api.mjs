@@ -44,6 +44,21 @@ export async function prefundTallyUsers(pool, prefix, count) {
  * The built api (`apps/api/dist/main.js`) with Tally's bench environment, answering once healthy:
  * `{ handle, url }`. `extraNodeFlags` (profiling only, e.g. `--cpu-prof`) come after the api's own.
  */
+/**
+ * Experiments only: BENCH_API_ENV, `NAME=value` pairs separated by commas, set in Tally's api
+ * (e.g. `SPEND_BATCH_MAX_DEBITS=1` to run every debit alone, against the default batching).
+ */
+export function apiEnvironmentOverrides(text) {
+  if (!text) return {};
+  return Object.fromEntries(
+    text.split(',').map((pair) => {
+      const at = pair.indexOf('=');
+      if (at <= 0) throw new Error(`BENCH_API_ENV: "${pair}" is not NAME=value`);
+      return [pair.slice(0, at).trim(), pair.slice(at + 1).trim()];
+    }),
+  );
+}
+
 export async function startTallyApi(ctx, { databaseUrl, prefix, appKey, name = 'tally-api', extraNodeFlags = [] }) {
   const port = await freePort();
   const handle = startNode(
@@ -59,6 +74,7 @@ export async function startTallyApi(ctx, { databaseUrl, prefix, appKey, name = '
       API_PORT: String(port),
       APP_API_KEYS: appKey,
       ADMIN_API_KEYS: `admin_bench_${ctx.runId}`,
+      ...apiEnvironmentOverrides(process.env.BENCH_API_ENV),
     },
     [],
     [...nodeFlags.api, ...extraNodeFlags],

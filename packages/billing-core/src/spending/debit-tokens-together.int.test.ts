@@ -124,6 +124,43 @@ describe('debitTokensTogether', () => {
     expect((await verifyLedger(database.db)).ok).toBe(true);
   });
 
+  it("decides a user's second debit of a batch on what the first left: it cannot pass a spend limit", async () => {
+    for (const user of ['td-a', 'td-b']) await fund(credit(user, 100));
+    await sql`INSERT INTO spend_limits (user_id, daily, monthly) VALUES ('td-a', 10, NULL)`.execute(database.db);
+    const results = await debitTokensTogether(deps(), [
+      debit('td-a', 'td-a1', 6),
+      debit('td-b', 'td-b1', 6),
+      debit('td-a', 'td-a2', 6),
+    ]);
+    expect(results.map((result) => result.kind)).toEqual(['debited', 'debited', 'spend-limit']);
+  });
+
+  it('locks the wallets before reading their funds: two batches debiting one user pass no limit', async () => {
+    for (const user of ['lk-x', 'lk-a', 'lk-b']) await fund(credit(user, 100));
+    await sql`INSERT INTO spend_limits (user_id, daily, monthly) VALUES ('lk-x', 10, NULL)`.execute(database.db);
+    // Another transaction holds lk-x's wallet while both batches start: each must wait for it
+    // before it reads what lk-x spent, so the second reads the first's debit.
+    const blocker = await database.db.connection().execute(async (connection) => {
+      await sql`BEGIN`.execute(connection);
+      await sql`SELECT 1 FROM wallets WHERE user_id = 'lk-x' FOR UPDATE`.execute(connection);
+      const batches = Promise.all([
+        debitTokensTogether(deps(), [debit('lk-x', 'lk-x1', 6), debit('lk-a', 'lk-a1', 1)]),
+        debitTokensTogether(deps(), [debit('lk-x', 'lk-x2', 6), debit('lk-b', 'lk-b1', 1)]),
+      ]);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await sql`COMMIT`.execute(connection);
+      return batches;
+    });
+    const kinds = blocker.flatMap((results) => results.map((result) => result.kind));
+    expect(kinds.filter((kind) => kind === 'debited')).toHaveLength(3);
+    expect(kinds.filter((kind) => kind === 'spend-limit')).toHaveLength(1);
+    const spent = await sql<{ spent: number }>`
+      SELECT coalesce(sum(-amount), 0)::int AS spent FROM ledger_entries WHERE user_id = 'lk-x' AND amount < 0`.execute(
+      database.db,
+    );
+    expect(spent.rows[0]?.spent).toBe(6);
+  });
+
   it('runs a batch alone when its shared transaction fails, debiting each once', async () => {
     // tx-b's wallet counts an expired lot the sweeper has not taken yet: `available` covers the
     // debit, the lots do not (a spend never draws an expired lot), so the batch's draw throws.
