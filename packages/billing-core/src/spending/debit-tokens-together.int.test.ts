@@ -135,6 +135,29 @@ describe('debitTokensTogether', () => {
     expect(results.map((result) => result.kind)).toEqual(['debited', 'debited', 'spend-limit']);
   });
 
+  it("runs a user's further debits of a batch in the same transaction, in order, each on what the one before left", async () => {
+    await fund(credit('th-a', 10));
+    await fund(credit('th-b', 10));
+    const requests = [
+      debit('th-a', 'th-a1', 4),
+      debit('th-a', 'th-a2', 4),
+      debit('th-b', 'th-b1', 3),
+      debit('th-a', 'th-a3', 4),
+      debit('th-a', 'th-a4', 2),
+    ];
+    const results = await debitTokensTogether(deps(), requests);
+    expect(results.map((result) => result.kind)).toEqual(['debited', 'debited', 'debited', 'insufficient', 'debited']);
+    expect(results[3]).toEqual({ kind: 'insufficient', available: 2, requested: 4 });
+    expect((results[4] as Extract<DebitResult, { kind: 'debited' }>).answer.balance).toBe(0);
+    // One transaction: its entries share its start time (now()); a savepoint's rows have an xmin of their own.
+    const written = requests.filter((_, index) => index !== 3).map((request) => request.reference);
+    const times = await sql<{ n: number }>`
+      SELECT count(DISTINCT created_at)::int AS n FROM ledger_entries WHERE reference = ANY(${written}::text[])`.execute(
+      database.db,
+    );
+    expect(times.rows[0]?.n).toBe(1);
+  });
+
   it('locks the wallets before reading their funds: two batches debiting one user pass no limit', async () => {
     for (const user of ['lk-x', 'lk-a', 'lk-b']) await fund(credit(user, 100));
     await sql`INSERT INTO spend_limits (user_id, daily, monthly) VALUES ('lk-x', 10, NULL)`.execute(database.db);

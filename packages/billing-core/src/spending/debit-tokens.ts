@@ -68,11 +68,13 @@ export async function debitTokens(
 
 /**
  * debitTokens for several debits arriving together (the api's debit batcher, platform's
- * createTransactionBatcher): each answered exactly as debitTokens would answer it alone. Debits
- * of distinct users and references share one unit of work (debitManyInUnit: one transaction, a
- * few statements for all); a debit whose user or reference an earlier one of the call already
- * has waits for the next such unit, so a wallet's debits keep their order. When a shared unit
- * throws (a shortfall only the lots saw, a reference another transaction just took, a lost
+ * createTransactionBatcher): each answered exactly as debitTokens would answer it alone, in
+ * arrival order per wallet. One unit of work (one transaction) takes the first debit of each
+ * user (debitManyInUnit: a few statements for all of them), then each further debit of those
+ * users one by one, in order, under the locks already held (debitInUnit: each decided on what the
+ * ones before left, e.g. against a spend limit), so a hot wallet's debits share one commit; a
+ * debit whose reference an earlier one of the call already names waits for the next unit. When a
+ * unit throws (a shortfall only the lots saw, a reference another transaction just took, a lost
  * connection), it rolled back whole and each of its debits runs alone (debitTokens), which
  * answers it as it would have been answered alone: nothing is debited twice (the references are
  * the fence) and no debit's refusal fails another.
@@ -84,19 +86,26 @@ export async function debitTokensTogether(
   const results = new Array<DebitResult>(requests.length);
   let waiting = requests.map((request, index) => ({ request, index }));
   while (waiting.length > 0) {
-    const unit: typeof waiting = [];
+    const first: typeof waiting = [];
+    const after: typeof waiting = [];
     const later: typeof waiting = [];
-    const taken = new Set<string>();
+    const users = new Set<string>();
+    const referencesTaken = new Set<string>();
     for (const item of waiting) {
       const { userId, reference } = item.request;
+      if (referencesTaken.has(reference)) later.push(item);
       // guard: debit-batch-distinct
-      const free = !taken.has(`u:${userId}`) && !taken.has(`r:${reference}`);
-      (free ? unit : later).push(item);
-      taken.add(`u:${userId}`).add(`r:${reference}`);
+      else if (!users.has(userId)) first.push(item);
+      else after.push(item);
+      users.add(userId);
+      referencesTaken.add(reference);
     }
+    // A repeated reference's user may be new to the unit: it waits, so the unit locks in user order only.
+    const unit = [...first, ...after];
     const answers = await debitUnit(
       deps,
-      unit.map((item) => item.request),
+      first.map((item) => item.request),
+      after.map((item) => item.request),
     );
     for (const [position, { index }] of unit.entries()) results[index] = answers[position] as DebitResult;
     waiting = later;
@@ -104,16 +113,25 @@ export async function debitTokensTogether(
   return results;
 }
 
+/** One unit of debitTokensTogether: the answers of `first` (distinct users), then of `after`, by position. */
 async function debitUnit(
   deps: UnitOfWorkDeps & { spendLimits: SpendLimitDefaults },
-  requests: readonly DebitRequest[],
+  first: readonly DebitRequest[],
+  after: readonly DebitRequest[],
 ): Promise<DebitResult[]> {
-  if (requests.length === 1) return [await debitTokens(deps, requests[0] as DebitRequest)];
+  if (first.length === 1 && after.length === 0) return [await debitTokens(deps, first[0] as DebitRequest)];
   try {
-    return await inUnitOfWork(deps, (uow) => debitManyInUnit(uow, requests, deps.spendLimits));
+    return await inUnitOfWork(deps, async (uow) => {
+      const answers =
+        first.length === 1
+          ? [await debitInUnit(uow, first[0] as DebitRequest, deps.spendLimits)]
+          : await debitManyInUnit(uow, first, deps.spendLimits);
+      for (const request of after) answers.push(await debitInUnit(uow, request, deps.spendLimits));
+      return answers;
+    });
   } catch {
     // guard: debit-batch-falls-back-alone
-    return await debitEachAlone(deps, requests);
+    return await debitEachAlone(deps, [...first, ...after]);
   }
 }
 
