@@ -189,6 +189,8 @@ async function debitManyInUnit(
   const posted = await postLedgerEntries(
     uow,
     toPost.map((index) => debitPosting(requests[index] as DebitRequest)),
+    // A throw rolls the whole unit back (debitUnit runs its debits alone then).
+    { savepoint: false },
   );
   for (const [position, index] of toPost.entries()) {
     const { funds } = locked[index] as (typeof locked)[number];
