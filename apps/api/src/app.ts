@@ -166,7 +166,7 @@ export async function closeApiApp(app: Express): Promise<void> {
 }
 
 /** The spend batch's defaults (SPEND_BATCH_MAX_DEBITS, SPEND_BATCH_TRANSACTIONS; docs/configuration.md). */
-export const defaultSpendBatch: TransactionBatcherSettings = { maxItems: 32, maxTransactions: 4 };
+export const defaultSpendBatch: TransactionBatcherSettings = { maxItems: 32, maxTransactions: 2 };
 
 /**
  * The app's debits, coalesced: a debit starts its transaction at once while fewer than

@@ -44,7 +44,7 @@ export const apiEnvSchema = baseEnvSchema
     /** Debits in one shared transaction at most (docs/configuration.md; 1: every debit alone). */
     SPEND_BATCH_MAX_DEBITS: positiveInt(32),
     /** Debit transactions open at once; debits arriving while all are open wait and go together. */
-    SPEND_BATCH_TRANSACTIONS: positiveInt(4),
+    SPEND_BATCH_TRANSACTIONS: positiveInt(2),
     HOLD_DEFAULT_TTL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
     /** The spend limits of a user without their own (docs/spend-limits.md): tokens per UTC day and calendar month; unset, none. */
     SPEND_LIMIT_DAILY: spendLimitSetting,
