@@ -2,7 +2,7 @@
 // and the api started on a private database and queue prefix with the run's app key.
 import path from 'node:path';
 import { nodeFlags } from '../../scripts/node-flags.mjs';
-import { tallyEnvironment } from '../context.mjs';
+import { parseEnvList, tallyEnvironment } from '../context.mjs';
 import { freePort, startNode, waitForHttp } from './processes.mjs';
 import { root } from './workspace.mjs';
 
@@ -44,21 +44,7 @@ export async function prefundTallyUsers(pool, prefix, count) {
  * The built api (`apps/api/dist/main.js`) with Tally's bench environment, answering once healthy:
  * `{ handle, url }`. `extraNodeFlags` (profiling only, e.g. `--cpu-prof`) come after the api's own.
  */
-/**
- * Experiments only: BENCH_API_ENV, `NAME=value` pairs separated by commas, set in Tally's api
- * (e.g. `SPEND_BATCH_MAX_DEBITS=1` to run every debit alone, against the default batching).
- */
-export function apiEnvironmentOverrides(text) {
-  if (!text) return {};
-  return Object.fromEntries(
-    text.split(',').map((pair) => {
-      const at = pair.indexOf('=');
-      if (at <= 0) throw new Error(`BENCH_API_ENV: "${pair}" is not NAME=value`);
-      return [pair.slice(0, at).trim(), pair.slice(at + 1).trim()];
-    }),
-  );
-}
-
+/** Experiments only: BENCH_API_ENV, `NAME=value` pairs set in Tally's api (e.g. `SPEND_BATCH_TRANSACTIONS=4`). */
 export async function startTallyApi(ctx, { databaseUrl, prefix, appKey, name = 'tally-api', extraNodeFlags = [] }) {
   const port = await freePort();
   const handle = startNode(
@@ -74,7 +60,7 @@ export async function startTallyApi(ctx, { databaseUrl, prefix, appKey, name = '
       API_PORT: String(port),
       APP_API_KEYS: appKey,
       ADMIN_API_KEYS: `admin_bench_${ctx.runId}`,
-      ...apiEnvironmentOverrides(process.env.BENCH_API_ENV),
+      ...parseEnvList('BENCH_API_ENV', process.env.BENCH_API_ENV),
     },
     [],
     [...nodeFlags.api, ...extraNodeFlags],

@@ -44,6 +44,7 @@ import {
   startHttpServer,
   waitUntilReady,
 } from '@tally/platform';
+import type { TransactionBatcherSettings } from '@tally/platform/db';
 import type { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import Stripe from 'stripe';
@@ -73,7 +74,7 @@ export const adminKey = 'admin_test_key';
 export interface WorkerSettings {
   maxAttempts?: number;
   /** How inbox first runs share transactions (default: the worker's defaults). */
-  batch?: { maxEvents: number; maxTransactions: number };
+  batch?: TransactionBatcherSettings;
   backoff?: { baseDelayMs: number; maxDelayMs: number };
   retryLater?: RetryLaterSettings;
   relay?: { intervalMs: number; staleAfterMs: number; processingStaleAfterMs: number; batchSize: number };

@@ -358,7 +358,7 @@ describe('the engine the flows plug into', () => {
       // Each first run alone, or (coalesced) up to 6 per transaction, one transaction per worker:
       // a batch applies its users' events one after the other, so only the other replica's batch
       // can run beside it.
-      const batch = coalesced ? { maxEvents: 6, maxTransactions: 1 } : { maxEvents: 1, maxTransactions: 6 };
+      const batch = coalesced ? { maxItems: 6, maxTransactions: 1 } : { maxItems: 1, maxTransactions: 6 };
       stack.startWorker({ concurrency: 6, handlers, batch });
       stack.startWorker({ concurrency: 6, handlers, batch });
       const users = reads ? ['serial-c', 'serial-d'] : coalesced ? ['serial-e', 'serial-f'] : ['serial-a', 'serial-b'];

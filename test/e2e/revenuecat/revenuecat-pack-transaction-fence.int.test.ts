@@ -100,7 +100,7 @@ describe('RevenueCat token packs: one credit per store transaction, with verific
         ),
       ];
       // One event at a time per worker: each worker holds one of the two events.
-      for (const _worker of [1, 2]) stack.startWorker({ concurrency: 1, batch: { maxEvents: 1, maxTransactions: 1 } });
+      for (const _worker of [1, 2]) stack.startWorker({ concurrency: 1, batch: { maxItems: 1, maxTransactions: 1 } });
       await eventually('both workers to wait on the user locks', async () => {
         const waiting = await sql<{ n: number }>`
           SELECT count(*)::int AS n FROM pg_locks

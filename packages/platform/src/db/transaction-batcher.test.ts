@@ -55,4 +55,13 @@ describe('createTransactionBatcher', () => {
     batches[2]?.end();
     await expect(later).resolves.toBe('done 4');
   });
+
+  it('refuses settings that would take no item (every call would wait forever)', () => {
+    const run = async (items: number[]) => items;
+    expect(() => createTransactionBatcher(run, { maxItems: 0, maxTransactions: 1 })).toThrow(RangeError);
+    expect(() =>
+      createTransactionBatcher(run, { maxTransactions: 1 } as unknown as { maxItems: number; maxTransactions: number }),
+    ).toThrow('maxItems');
+    expect(() => createTransactionBatcher(run, { maxItems: 2, maxTransactions: 0 })).toThrow('maxTransactions');
+  });
 });

@@ -19,6 +19,14 @@ export function createTransactionBatcher<T, R>(
   run: (items: T[]) => Promise<R[]>,
   settings: TransactionBatcherSettings,
 ): (item: T) => Promise<R> {
+  for (const [name, value] of Object.entries({
+    maxItems: settings.maxItems,
+    maxTransactions: settings.maxTransactions,
+  })) {
+    // A missing or zero setting would take no item and leave every call waiting forever.
+    if (!Number.isSafeInteger(value) || value < 1)
+      throw new RangeError(`${name} must be a whole number of 1 or more, got ${value}`);
+  }
   const waiting: { item: T; resolve: (value: R) => void; reject: (error: unknown) => void }[] = [];
   let open = 0;
   const start = () => {
