@@ -394,7 +394,7 @@ export const mutations = [
     name: 'holds: a lapsed hold settles the shortfall of a take-back that ran after it lapsed (and took its tokens itself)' },
   { guard: 'hold-shortfalls-open', from: 's.user_id = ${user} AND s.closed_at IS NULL AND s.recovered + s.forgiven < s.shortfall)', to: 'false)', tests: ['test/e2e/spending/holds.int'],
     name: 'holds: the open-shortfall flag read under the wallet lock says none (a hold that ends never settles a shortfall)' },
-  { guard: 'debit-batch-distinct', from: 'else if (!users.has(userId)) first.push(item);', to: 'else if (true) first.push(item);', tests: ['packages/billing-core/src/spending/debit-tokens-together.int'],
+  { guard: 'debit-batch-distinct', from: '!users.has(userId) ? first : after', to: 'first', tests: ['packages/billing-core/src/spending/debit-tokens-together.int'],
     name: "debit batcher: a user's second debit is read with its first (decided on funds and spend read before the first: past a spend limit)" },
   { guard: 'debit-batch-falls-back-alone', from: 'return await debitEachAlone(deps, [...first, ...after]);', to: "throw new Error('the shared debit transaction failed');", tests: ['packages/billing-core/src/spending/debit-tokens-together.int'],
     name: "debit batcher: a shared transaction that fails fails every debit in it (one debit's shortfall refuses the others)" },

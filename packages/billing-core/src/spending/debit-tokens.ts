@@ -93,10 +93,9 @@ export async function debitTokensTogether(
     const referencesTaken = new Set<string>();
     for (const item of waiting) {
       const { userId, reference } = item.request;
-      if (referencesTaken.has(reference)) later.push(item);
       // guard: debit-batch-distinct
-      else if (!users.has(userId)) first.push(item);
-      else after.push(item);
+      const bucket = referencesTaken.has(reference) ? later : !users.has(userId) ? first : after;
+      bucket.push(item);
       users.add(userId);
       referencesTaken.add(reference);
     }
