@@ -860,7 +860,48 @@ export class Batch extends MoneyCommand {
   }
 }
 
+/**
+ * Batches of several users sent at once (the concurrent mode): the api's debit batcher puts
+ * debits of distinct users arriving together in one transaction (docs/holds.md "Debits"), so
+ * each user's calls must still be explained by some sequential order of that user's own, whatever
+ * the other users' calls shared with them.
+ */
+export class Together extends MoneyCommand {
+  constructor(readonly batches: Batch[]) {
+    super();
+  }
+  override check(world: World) {
+    return this.batches.every((batch) => batch.check(world));
+  }
+  applies(w: M.ModelWallet) {
+    return this.batches.every((batch) => batch.applies(w));
+  }
+  override async run(world: World): Promise<void> {
+    world.executed.push(this);
+    const sent = await Promise.all(this.batches.map((batch) => sendBatch(world, batch)));
+    for (const [index, batch] of this.batches.entries())
+      await checkBatch(world, batch, sent[index] as Awaited<ReturnType<typeof sendBatch>>);
+  }
+  plan(): Op {
+    return { kind: 'batch' };
+  }
+  model(): Outcome {
+    throw new Error('batches run through sendBatch and checkBatch');
+  }
+  real(): Promise<{ status: number; json: Json }> {
+    throw new Error('batches run through sendBatch and checkBatch');
+  }
+  toString() {
+    return `new Together([${this.batches.map(String).join(', ')}])`;
+  }
+}
+
 export async function runBatch(world: World, batch: Batch): Promise<void> {
+  await checkBatch(world, batch, await sendBatch(world, batch));
+}
+
+/** The batch's calls sent at once: what they planned, the wallet before, and the system's answers. */
+async function sendBatch(world: World, batch: Batch) {
   const user = world.users[batch.user];
   if (!user) throw new Error('no such user');
   const planned = batch.commands.map((command) => ({
@@ -870,6 +911,17 @@ export async function runBatch(world: World, batch: Batch): Promise<void> {
   const before = structuredClone(user.w);
   const actuals = await Promise.all(planned.map(({ command, op }) => command.real(user.real, op, before)));
   world.steps += batch.commands.length;
+  return { planned, before, actuals };
+}
+
+/** Some sequential order of the batch's commands explains the answers and the wallet, or a divergence. */
+async function checkBatch(
+  world: World,
+  batch: Batch,
+  { planned, before, actuals }: Awaited<ReturnType<typeof sendBatch>>,
+): Promise<void> {
+  const user = world.users[batch.user];
+  if (!user) throw new Error('no such user');
   const answer = await user.real.walletAnswer();
   const autoTopup = await user.real.autoTopupView();
   const tried: string[] = [];

@@ -122,10 +122,12 @@ function soloCommands() {
   return weighted.flatMap(([arbitrary, weight]) => Array.from({ length: weight }, () => arbitrary));
 }
 
+const debitCommand = tokens.map((amount) => new C.Debit(amount));
+
 /** The api calls that lock the wallet, for batches sent at once. */
 function concurrentCommand() {
   return fc.oneof(
-    tokens.map((amount) => new C.Debit(amount)),
+    debitCommand,
     fc.tuple(tokens, fc.constantFrom(1, 24)).map(([amount, ttl]) => new C.Hold(amount, ttl)),
     fc.tuple(index, fc.option(tokens, { nil: undefined })).map(([h, amount]) => new C.Capture(h, amount)),
     index.map((h) => new C.Release(h)),
@@ -151,7 +153,29 @@ export function commandsFor(mode: ModelCheckSize['mode'], steps: number) {
       for (const command of commands) command.user = user;
       return Object.assign(new C.Batch(commands), { user }) as C.MoneyCommand;
     });
-  return fc.commands([fc.nat({ max: USERS_CONCURRENT - 1 }).chain(onUser), batch, batch], {
+  // Batches of distinct users at once, mostly debits: the api's batcher shares one transaction
+  // between debits of distinct users (debitTokensTogether), each user's still explained alone.
+  const together = fc
+    .uniqueArray(
+      fc.tuple(
+        fc.nat({ max: USERS_CONCURRENT - 1 }),
+        fc.array(fc.oneof({ arbitrary: debitCommand, weight: 3 }, { arbitrary: concurrentCommand(), weight: 1 }), {
+          minLength: 1,
+          maxLength: 3,
+        }),
+      ),
+      { minLength: 2, maxLength: USERS_CONCURRENT, selector: ([user]) => user },
+    )
+    .map(
+      (batches) =>
+        new C.Together(
+          batches.map(([user, commands]) => {
+            for (const command of commands) command.user = user;
+            return Object.assign(new C.Batch(commands), { user });
+          }),
+        ) as C.MoneyCommand,
+    );
+  return fc.commands([fc.nat({ max: USERS_CONCURRENT - 1 }).chain(onUser), batch, batch, together], {
     maxCommands: steps,
     size: 'max',
   });
