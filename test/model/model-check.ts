@@ -123,6 +123,7 @@ function soloCommands() {
 }
 
 const debitCommand = tokens.map((amount) => new C.Debit(amount));
+const usageCommand = fc.nat({ max: C.SPECS.length - 1 }).map((s) => new C.Usage(s));
 
 /** The api calls that lock the wallet, for batches sent at once. */
 function concurrentCommand() {
@@ -133,7 +134,7 @@ function concurrentCommand() {
     index.map((h) => new C.Release(h)),
     index.map((l) => new C.Void(l)),
     fc.tuple(tokens, fc.boolean()).map(([amount, settles]) => new C.Grant(amount, null, false, settles)),
-    fc.nat({ max: C.SPECS.length - 1 }).map((s) => new C.Usage(s)),
+    usageCommand,
     fc.tuple(index, fc.boolean()).map(([u, same]) => new C.UsageAgain(u, same)),
     fc.nat({ max: C.SPECS.length - 1 }).map((s) => new C.PricedHold(s, 24)),
     fc.tuple(index, fc.constantFrom(0, 10, 100)).map(([h, tenths]) => new C.PricedCapture(h, tenths)),
@@ -153,16 +154,24 @@ export function commandsFor(mode: ModelCheckSize['mode'], steps: number) {
       for (const command of commands) command.user = user;
       return Object.assign(new C.Batch(commands), { user }) as C.MoneyCommand;
     });
-  // Batches of distinct users at once, mostly debits: the api's batcher shares one transaction
-  // between debits of distinct users (debitTokensTogether), each user's still explained alone.
+  // Batches of distinct users at once, mostly debits and usages: the api's batchers share one
+  // transaction between spends of distinct users (debitTokensTogether, recordUsagesTogether),
+  // each user's still explained alone.
   const together = fc
     .uniqueArray(
       fc.tuple(
         fc.nat({ max: USERS_CONCURRENT - 1 }),
-        fc.array(fc.oneof({ arbitrary: debitCommand, weight: 3 }, { arbitrary: concurrentCommand(), weight: 1 }), {
-          minLength: 1,
-          maxLength: 3,
-        }),
+        fc.array(
+          fc.oneof(
+            { arbitrary: debitCommand, weight: 3 },
+            { arbitrary: usageCommand, weight: 2 },
+            { arbitrary: concurrentCommand(), weight: 1 },
+          ),
+          {
+            minLength: 1,
+            maxLength: 3,
+          },
+        ),
       ),
       { minLength: 2, maxLength: USERS_CONCURRENT, selector: ([user]) => user },
     )

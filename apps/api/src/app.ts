@@ -1,4 +1,10 @@
-import { type DebitRequest, debitTokensTogether, queueCatalog } from '@tally/billing-core';
+import {
+  type DebitRequest,
+  debitTokensTogether,
+  queueCatalog,
+  recordUsagesTogether,
+  type UsageRequest,
+} from '@tally/billing-core';
 import {
   createFailedAuthLimiter,
   createHealthRoutes,
@@ -31,7 +37,7 @@ import { createOpenApiRoutes } from './openapi/openapi-routes';
 import { adminRoutes, userRoutes } from './routes/api-routes';
 
 /** What createApiApp needs: the routes' services (http/route-services.ts, the debit batcher it makes) and the app's own. */
-export interface ApiAppDeps extends Omit<RouteServices, 'debit'> {
+export interface ApiAppDeps extends Omit<RouteServices, 'debit' | 'recordUsage'> {
   /**
    * How concurrent debits share transactions (SPEND_BATCH_MAX_DEBITS, SPEND_BATCH_TRANSACTIONS;
    * platform's createTransactionBatcher): `maxItems` 1 runs every debit in its own.
@@ -106,7 +112,7 @@ export function createApiApp(deps: ApiAppDeps): Express {
         metrics: deps.metrics,
         lockTimeoutMs: deps.idempotency.lockTimeoutMs,
       });
-      const services: RouteServices = { ...deps, debit: createDebitBatcher(deps) };
+      const services: RouteServices = { ...deps, ...createSpendBatchers(deps) };
       const mount = { services, idempotency, db: deps.db };
       v1.use(createUserRoutes(deps.db, [mountRoutes(userRoutes, mount)]));
       app.use('/v1', v1);
@@ -169,14 +175,20 @@ export async function closeApiApp(app: Express): Promise<void> {
 export const defaultSpendBatch: TransactionBatcherSettings = { maxItems: 32, maxTransactions: 2 };
 
 /**
- * The app's debits, coalesced: a debit starts its transaction at once while fewer than
- * `maxTransactions` of them are open, else it waits and goes with the others that waited, in one
- * (debitTokensTogether, which answers each as it would be answered alone).
+ * The app's debits and usages, coalesced (one batcher each): a spend starts its transaction at
+ * once while fewer than `maxTransactions` of its kind are open, else it waits and goes with the
+ * others that waited, in one (debitTokensTogether, recordUsagesTogether: each answered as it
+ * would be answered alone).
  */
-function createDebitBatcher(deps: ApiAppDeps): RouteServices['debit'] {
+function createSpendBatchers(deps: ApiAppDeps): Pick<RouteServices, 'debit' | 'recordUsage'> {
+  const settings = deps.spendBatch ?? defaultSpendBatch;
   const unitDeps = { db: deps.db, outbox: deps.outbox, spendLimits: deps.spendLimits };
-  return createTransactionBatcher(
-    (requests: DebitRequest[]) => debitTokensTogether(unitDeps, requests),
-    deps.spendBatch ?? defaultSpendBatch,
-  );
+  const usageDeps = { ...unitDeps, clock: deps.studio.clock, catalog: deps.studio.catalog };
+  return {
+    debit: createTransactionBatcher((requests: DebitRequest[]) => debitTokensTogether(unitDeps, requests), settings),
+    recordUsage: createTransactionBatcher(
+      (requests: UsageRequest[]) => recordUsagesTogether(usageDeps, requests),
+      settings,
+    ),
+  };
 }

@@ -6,9 +6,11 @@ import type {
   DebitRequest,
   DebitResult,
   EventPolicy,
+  RecordUsageResult,
   RevenueCatApi,
   SpendLimitDefaults,
   StripeApi,
+  UsageRequest,
 } from '@tally/billing-core';
 import type { Kysely } from 'kysely';
 import type { AppWebhookDelivery } from '../app-webhook-delivery';
@@ -59,4 +61,6 @@ export interface RouteServices {
    * debitTokensTogether, SPEND_BATCH_MAX_DEBITS and SPEND_BATCH_TRANSACTIONS).
    */
   debit: (request: DebitRequest) => Promise<DebitResult>;
+  /** A usage (`POST /usage`), answered as billing-core recordUsage answers it, batched as debits are (recordUsagesTogether). */
+  recordUsage: (request: UsageRequest) => Promise<RecordUsageResult>;
 }

@@ -4,8 +4,14 @@ import type { Catalog } from '../catalog/catalog';
 import { lockStudioUser } from '../db/lock-studio-user';
 import type { FeatureUseRow } from '../db/schema';
 import { InsufficientBalanceError, LedgerReferenceConflictError } from '../errors';
-import { lockWalletForSpend } from '../holds/lock-wallet-funds';
-import { postLedgerEntry } from '../ledger/post-ledger-entry';
+import {
+  type LockedSpendFunds,
+  lockWalletForSpend,
+  lockWalletsForSpend,
+  type SpendFenceSql,
+} from '../holds/lock-wallet-funds';
+import { postLedgerEntries } from '../ledger/post-ledger-entries';
+import { type LedgerPosting, type PostLedgerEntryResult, postLedgerEntry } from '../ledger/post-ledger-entry';
 import { references } from '../references';
 import { type SpendLimitDefaults, type SpendLimitRefusal, spendLimitRefusal } from '../spend-limits/spend-limits';
 import { inUnitOfWork, type UnitOfWork, type UnitOfWorkDeps } from '../unit-of-work/unit-of-work';
@@ -52,100 +58,334 @@ export type RecordUsageResult =
  * backs it against a twin of another user). Past a spend limit (after the fence) or short of
  * `available` it records nothing.
  */
-export async function recordUsage(
-  deps: UnitOfWorkDeps & { catalog: Catalog; spendLimits: SpendLimitDefaults },
-  request: { userId: string; reference: string; spec: UsageSpec },
-): Promise<RecordUsageResult> {
-  const priced = priceUsage(deps.catalog.features, request.spec);
-  if (priced.kind === 'unknown') return { kind: 'unknown-feature', message: priced.message, known: priced.known };
-  if (priced.kind === 'invalid') return priced;
-  const ledgerReference = references.usage(request.reference);
-  const conflict = {
-    kind: 'conflict',
-    message: `reference ${request.reference} already recorded another usage or user`,
-  } as const;
+export async function recordUsage(deps: UsageDeps, request: UsageRequest): Promise<RecordUsageResult> {
+  const prepared = prepareUsage(deps.catalog, request);
+  return 'result' in prepared ? prepared.result : recordAlone(deps, prepared);
+}
+
+export interface UsageRequest {
+  userId: string;
+  /** The app's reference (the ledger's is `usage:{reference}`). */
+  reference: string;
+  spec: UsageSpec;
+}
+
+type UsageDeps = UnitOfWorkDeps & { catalog: Catalog; spendLimits: SpendLimitDefaults };
+
+/** A usage priced from the catalog, ready to record. */
+interface PreparedUsage {
+  request: UsageRequest;
+  priced: Extract<ReturnType<typeof priceUsage>, { kind: 'priced' }>;
+  ledgerReference: string;
+}
+
+/** Priced, or answered already (an unknown feature, a bad quantity). */
+function prepareUsage(catalog: Catalog, request: UsageRequest): PreparedUsage | { result: RecordUsageResult } {
+  const priced = priceUsage(catalog.features, request.spec);
+  if (priced.kind === 'unknown') {
+    return { result: { kind: 'unknown-feature', message: priced.message, known: priced.known } };
+  }
+  if (priced.kind === 'invalid') return { result: priced };
+  return { request, priced, ledgerReference: references.usage(request.reference) };
+}
+
+function conflictOf(usage: PreparedUsage): RecordUsageResult {
+  return { kind: 'conflict', message: `reference ${usage.request.reference} already recorded another usage or user` };
+}
+
+/** One usage in its own unit of work. */
+async function recordAlone(deps: UsageDeps, usage: PreparedUsage): Promise<RecordUsageResult> {
   try {
-    return await inUnitOfWork(deps, async (uow) => {
-      // A use that may take a free slot serialises with the user's studio requests, which count
-      // against the same allowances under the studio lock (taken before the wallet's, as they do).
-      if (priced.feature.freeAllowance) await lockStudioUser(uow.trx, request.userId);
-      const funds = await lockWalletForSpend(uow, request.userId);
-      const previous = await findUse(uow, request.reference);
-      // guard: usage-reference-fence
-      if (previous)
-        return sameUse(previous, request.userId, priced.usage) ? answerOf(uow, previous, 'already-recorded') : conflict;
-      const at = uow.clock.now();
-      const charge = await decideFeatureCharge(uow.trx, {
-        userId: request.userId,
-        feature: priced.feature,
-        cost: priced.usage.cost,
-        at,
-      });
-      const refusal = spendLimitRefusal(funds.spend, deps.spendLimits, funds.held, charge.tokens);
-      // guard: usage-spend-limit
-      if (refusal) return { kind: 'spend-limit', refusal } as const;
-      if (funds.available < charge.tokens) {
-        return { kind: 'insufficient', cost: charge.tokens, available: Math.max(0, funds.available) } as const;
-      }
-      let balance = funds.balance;
-      let entryId: number | null = null;
-      if (charge.tokens > 0) {
-        const posted = await postLedgerEntry(uow, {
-          userId: request.userId,
-          reference: ledgerReference,
-          amount: -charge.tokens,
-          reason: 'usage',
-          lots: { kind: 'spend' },
-          messageData: {
-            feature: priced.usage.feature,
-            variant: priced.usage.variant,
-            quantities: priced.usage.quantities,
-            cost: charge.tokens,
-          },
-        });
-        balance = posted.entry.balance_after;
-        entryId = posted.entry.id;
-        // guard: usage-triggers-auto-topup
-        await triggerAutoTopup(uow, request.userId, funds.autoTopup, funds.available - charge.tokens);
-      }
-      // The use and the answer's draws in one statement (a round trip less on the spend path).
-      const inserted = (
-        await sql<FeatureUseRow & { draws: { lotId: number; amount: number }[] }>`
-          WITH u AS (
-            INSERT INTO feature_uses (user_id, source, reference, feature, variant, quantities, prices, per,
-                                      price_version, cost, free_tier, allowance_group, allowance_period,
-                                      ledger_reference, answer_balance, answer_available, usage_day)
-            VALUES (${request.userId}, 'usage', ${request.reference}, ${priced.usage.feature}, ${priced.usage.variant},
-                    ${JSON.stringify(priced.usage.quantities)}::jsonb, ${JSON.stringify(priced.usage.prices)}::jsonb,
-                    ${priced.usage.per}, ${deps.catalog.version}, ${charge.tokens}, ${charge.freeTier},
-                    ${charge.allowance?.group ?? null}, ${charge.allowance?.period ?? null},
-                    ${charge.tokens > 0 ? ledgerReference : null}, ${balance}, ${balance - funds.held},
-                    ${at.toISOString().slice(0, 10)}::date)
-            ON CONFLICT ON CONSTRAINT feature_uses_reference_uq DO NOTHING
-            RETURNING *)
-          SELECT u.*,
-                 coalesce((SELECT json_agg(json_build_object('lotId', d.lot_id, 'amount', d.amount)
-                                           ORDER BY d.position NULLS LAST, d.lot_id)
-                             FROM ledger_draws d WHERE d.ledger_entry_id = ${entryId}), '[]'::json) AS draws
-            FROM u`.execute(uow.trx)
-      ).rows[0];
-      // Another user's use took the reference since the look-up: roll this one back (its debit too).
-      if (!inserted)
-        throw new LedgerReferenceConflictError(
-          ledgerReference,
-          { userId: '?', amount: 0 },
-          { userId: request.userId, amount: -charge.tokens },
-        );
-      return answerOf(uow, { ...inserted, quantities: meterMap(inserted.quantities) }, 'recorded', inserted.draws);
-    });
+    return await inUnitOfWork(deps, (uow) => usageInUnit(uow, deps, usage));
   } catch (error) {
     // The spend's own check (an expired lot's tokens count in available but cannot be spent).
     if (error instanceof InsufficientBalanceError) {
-      return { kind: 'insufficient', cost: priced.usage.cost, available: error.available };
+      return { kind: 'insufficient', cost: usage.priced.usage.cost, available: error.available };
     }
-    if (error instanceof LedgerReferenceConflictError && error.reference === ledgerReference) return conflict;
+    if (error instanceof LedgerReferenceConflictError && error.reference === usage.ledgerReference) {
+      return conflictOf(usage);
+    }
     throw error;
   }
+}
+
+/** A usage under its user's locks, in the caller's unit: its fence, its decision, its posting and its use. */
+async function usageInUnit(uow: UnitOfWork, deps: UsageDeps, usage: PreparedUsage): Promise<RecordUsageResult> {
+  const { userId } = usage.request;
+  // A use that may take a free slot serialises with the user's studio requests, which count
+  // against the same allowances under the studio lock (taken before the wallet's, as they do).
+  if (usage.priced.feature.freeAllowance) await lockStudioUser(uow.trx, userId);
+  const funds = await lockWalletForSpend(uow, userId);
+  const previous = await findUse(uow, usage.request.reference);
+  const decision = await decideUsage(uow, deps, usage, funds, previous);
+  if (decision.kind === 'answer') return decision.result;
+  const posted =
+    decision.charge.tokens > 0 ? await postLedgerEntry(uow, usagePosting(usage, decision.charge)) : undefined;
+  const [result] = await keepUses(uow, deps, [{ usage, funds, decision, posted }]);
+  return result as RecordUsageResult;
+}
+
+/**
+ * Several usages arriving together (the api's usage batcher, platform's createTransactionBatcher),
+ * each answered exactly as recordUsage answers it alone, as debitTokensTogether does for debits:
+ * one unit of work takes the first usage of each user of the features without a free allowance
+ * (usageManyInUnit: the wallets locked and read with each reference's use in two statements, the
+ * charges in one posting statement whose spends draw their lots together, the uses in one insert),
+ * then each further usage of those users one by one under the locks already held; a usage whose
+ * reference an earlier one names waits for the next unit. A usage that may take a free slot runs
+ * alone (it takes the studio lock before the wallet's). When a unit throws, it rolled back whole
+ * and each of its usages runs alone.
+ */
+export async function recordUsagesTogether(
+  deps: UsageDeps,
+  requests: readonly UsageRequest[],
+): Promise<RecordUsageResult[]> {
+  const results = new Array<RecordUsageResult>(requests.length);
+  let waiting: { usage: PreparedUsage; index: number }[] = [];
+  const alone: { usage: PreparedUsage; index: number }[] = [];
+  for (const [index, request] of requests.entries()) {
+    const prepared = prepareUsage(deps.catalog, request);
+    if ('result' in prepared) results[index] = prepared.result;
+    else (prepared.priced.feature.freeAllowance ? alone : waiting).push({ usage: prepared, index });
+  }
+  while (waiting.length > 0) {
+    const first: typeof waiting = [];
+    const after: typeof waiting = [];
+    const later: typeof waiting = [];
+    const users = new Set<string>();
+    const referencesTaken = new Set<string>();
+    for (const item of waiting) {
+      const { userId, reference } = item.usage.request;
+      // guard: usage-batch-distinct
+      const bucket = referencesTaken.has(reference) ? later : !users.has(userId) ? first : after;
+      bucket.push(item);
+      users.add(userId);
+      referencesTaken.add(reference);
+    }
+    const answers = await usageUnit(
+      deps,
+      first.map((item) => item.usage),
+      after.map((item) => item.usage),
+    );
+    for (const [position, { index }] of [...first, ...after].entries()) {
+      results[index] = answers[position] as RecordUsageResult;
+    }
+    waiting = later;
+  }
+  for (const { usage, index } of alone) results[index] = await recordAlone(deps, usage);
+  return results;
+}
+
+async function usageUnit(
+  deps: UsageDeps,
+  first: readonly PreparedUsage[],
+  after: readonly PreparedUsage[],
+): Promise<RecordUsageResult[]> {
+  if (first.length === 1 && after.length === 0) return [await recordAlone(deps, first[0] as PreparedUsage)];
+  try {
+    return await inUnitOfWork(deps, async (uow) => {
+      const answers =
+        first.length === 1
+          ? [await usageInUnit(uow, deps, first[0] as PreparedUsage)]
+          : await usageManyInUnit(uow, deps, first);
+      for (const usage of after) answers.push(await usageInUnit(uow, deps, usage));
+      return answers;
+    });
+  } catch {
+    // guard: usage-batch-falls-back-alone
+    return await recordEachAlone(deps, [...first, ...after]);
+  }
+}
+
+/** Each usage in a unit of work of its own, one after the other (a wallet's usages keep their order). */
+async function recordEachAlone(deps: UsageDeps, usages: readonly PreparedUsage[]): Promise<RecordUsageResult[]> {
+  const answers: RecordUsageResult[] = [];
+  for (const usage of usages) answers.push(await recordAlone(deps, usage));
+  return answers;
+}
+
+/** The usages of distinct users and references (no free allowance) in the caller's unit. */
+async function usageManyInUnit(
+  uow: UnitOfWork,
+  deps: UsageDeps,
+  usages: readonly PreparedUsage[],
+): Promise<RecordUsageResult[]> {
+  const locked = await lockWalletsForSpend<FeatureUseRow>(
+    uow,
+    usages.map((usage) => ({ userId: usage.request.userId, reference: usage.request.reference })),
+    usageFence,
+  );
+  const results = new Array<RecordUsageResult>(usages.length);
+  const toKeep: { index: number; funds: LockedSpendFunds; decision: Extract<UsageDecision, { kind: 'record' }> }[] = [];
+  for (const [index, usage] of usages.entries()) {
+    const { funds, previous } = locked[index] as (typeof locked)[number];
+    const decision = await decideUsage(
+      uow,
+      deps,
+      usage,
+      funds,
+      previous && { ...previous, quantities: meterMap(previous.quantities) },
+    );
+    if (decision.kind === 'answer') results[index] = decision.result;
+    else toKeep.push({ index, funds, decision });
+  }
+  const charged = toKeep.filter(({ decision }) => decision.charge.tokens > 0);
+  const posted = await postLedgerEntries(
+    uow,
+    charged.map(({ index, decision }) => usagePosting(usages[index] as PreparedUsage, decision.charge)),
+    // A throw rolls the whole unit back (usageUnit runs its usages alone then).
+    { savepoint: false },
+  );
+  const postedOf = new Map(charged.map(({ index }, position) => [index, posted[position]]));
+  const kept = await keepUses(
+    uow,
+    deps,
+    toKeep.map(({ index, funds, decision }) => ({
+      usage: usages[index] as PreparedUsage,
+      funds,
+      decision,
+      posted: postedOf.get(index),
+    })),
+  );
+  for (const [position, { index }] of toKeep.entries()) results[index] = kept[position] as RecordUsageResult;
+  return results;
+}
+
+/** A usage's fence in a batch's read (lockWalletsForSpend): the use under its reference. */
+const usageFence: SpendFenceSql = (reference) =>
+  sql`SELECT row_to_json(u) FROM feature_uses u WHERE u.source = 'usage' AND u.reference = ${reference}`;
+
+type UsageDecision =
+  | { kind: 'answer'; result: RecordUsageResult }
+  | { kind: 'record'; charge: Awaited<ReturnType<typeof decideFeatureCharge>>; at: Date };
+
+/**
+ * A usage's rules under its wallet lock (one definition for a usage alone and in a batch): the
+ * reference's fence (the same usage: its first answer; another: a conflict), the free allowance,
+ * then the spend limits and `available` for what it charges.
+ */
+async function decideUsage(
+  uow: UnitOfWork,
+  deps: UsageDeps,
+  usage: PreparedUsage,
+  funds: LockedSpendFunds,
+  previous: (FeatureUseRow & { quantities: Record<string, number> }) | undefined,
+): Promise<UsageDecision> {
+  const { userId } = usage.request;
+  const { priced } = usage;
+  // guard: usage-reference-fence
+  if (previous) {
+    return {
+      kind: 'answer',
+      result: sameUse(previous, userId, priced.usage)
+        ? await answerOf(uow, previous, 'already-recorded')
+        : conflictOf(usage),
+    };
+  }
+  const at = uow.clock.now();
+  const charge = await decideFeatureCharge(uow.trx, { userId, feature: priced.feature, cost: priced.usage.cost, at });
+  const refusal = spendLimitRefusal(funds.spend, deps.spendLimits, funds.held, charge.tokens);
+  // guard: usage-spend-limit
+  if (refusal) return { kind: 'answer', result: { kind: 'spend-limit', refusal } };
+  if (funds.available < charge.tokens) {
+    return {
+      kind: 'answer',
+      result: { kind: 'insufficient', cost: charge.tokens, available: Math.max(0, funds.available) },
+    };
+  }
+  return { kind: 'record', charge, at };
+}
+
+function usagePosting(usage: PreparedUsage, charge: { tokens: number }): LedgerPosting {
+  const { usage: priced } = usage.priced;
+  return {
+    userId: usage.request.userId,
+    reference: usage.ledgerReference,
+    amount: -charge.tokens,
+    reason: 'usage',
+    lots: { kind: 'spend' },
+    messageData: {
+      feature: priced.feature,
+      variant: priced.variant,
+      quantities: priced.quantities,
+      cost: charge.tokens,
+    },
+  };
+}
+
+/**
+ * After their postings: each usage's auto top-up trigger, then the uses kept in ONE insert, each
+ * with the answer it gives (its balance, available and the draws its posting recorded). A use
+ * another user's usage took the reference of since the fence's read throws the conflict (its
+ * unit rolls back, its debit too).
+ */
+async function keepUses(
+  uow: UnitOfWork,
+  deps: UsageDeps,
+  items: readonly {
+    usage: PreparedUsage;
+    funds: LockedSpendFunds;
+    decision: Extract<UsageDecision, { kind: 'record' }>;
+    posted: PostLedgerEntryResult | undefined;
+  }[],
+): Promise<RecordUsageResult[]> {
+  if (items.length === 0) return [];
+  const rows = [];
+  for (const { usage, funds, decision, posted } of items) {
+    const { charge, at } = decision;
+    const balance = posted ? posted.entry.balance_after : funds.balance;
+    // guard: usage-triggers-auto-topup
+    if (posted) await triggerAutoTopup(uow, usage.request.userId, funds.autoTopup, funds.available - charge.tokens);
+    const { usage: priced } = usage.priced;
+    rows.push({
+      user_id: usage.request.userId,
+      source: 'usage' as const,
+      reference: usage.request.reference,
+      feature: priced.feature,
+      variant: priced.variant,
+      quantities: JSON.stringify(priced.quantities),
+      prices: JSON.stringify(priced.prices),
+      per: priced.per,
+      price_version: deps.catalog.version,
+      cost: charge.tokens,
+      free_tier: charge.freeTier,
+      allowance_group: charge.allowance?.group ?? null,
+      allowance_period: charge.allowance?.period ?? null,
+      ledger_reference: charge.tokens > 0 ? usage.ledgerReference : null,
+      answer_balance: balance,
+      answer_available: balance - funds.held,
+      usage_day: at.toISOString().slice(0, 10),
+    });
+  }
+  const inserted = await uow.trx
+    .insertInto('feature_uses')
+    .values(rows)
+    .onConflict((conflict) => conflict.constraint('feature_uses_reference_uq').doNothing())
+    .returningAll()
+    .execute();
+  const byReference = new Map(inserted.map((row) => [row.reference, row]));
+  const answers: RecordUsageResult[] = [];
+  for (const { usage, decision, posted } of items) {
+    const row = byReference.get(usage.request.reference);
+    // Another user's use took the reference since the look-up: roll this one back (its debit too).
+    if (!row) {
+      throw new LedgerReferenceConflictError(
+        usage.ledgerReference,
+        { userId: '?', amount: 0 },
+        { userId: usage.request.userId, amount: -decision.charge.tokens },
+      );
+    }
+    const draws = posted?.kind === 'posted' ? posted.draws : undefined;
+    answers.push(
+      await answerOf(
+        uow,
+        { ...row, quantities: meterMap(row.quantities) },
+        'recorded',
+        posted === undefined ? [] : draws?.map(({ lotId, amount }) => ({ lotId, amount })),
+      ),
+    );
+  }
+  return answers;
 }
 
 async function findUse(uow: UnitOfWork, reference: string) {

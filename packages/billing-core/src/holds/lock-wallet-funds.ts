@@ -1,6 +1,6 @@
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import { type AutoTopupTrigger, autoTopupThresholdSql, autoTopupTriggerOf } from '../auto-topup/trigger-auto-topup';
-import type { HoldRow, LedgerEntryRow } from '../db/schema';
+import type { HoldRow } from '../db/schema';
 import type { UserSql } from '../db/user-sql';
 import { activeHold, fundsOf, readWalletFunds, type WalletFunds } from '../ledger/held-tokens';
 import { takeFreedVoidedTokens } from '../ledger/voided-lots';
@@ -149,17 +149,25 @@ async function lockedFundsOf(
 }
 
 /**
- * lockWalletForSpend for several spends of distinct users in one transaction (a batch of debits,
- * debitTokensTogether): the wallets locked in user order in ONE statement (as the posting
- * statement of several postings locks them, so the two never wait on each other in a cycle), then
- * ONE read of every user's funds (fundsReadColumns, after the locks are granted) and of the ledger
- * entry already under each spend's reference (the spend's fence, read under its wallet lock as a
- * single debit reads it). Answers by position.
+ * A spend's fence as lockWalletsForSpend reads it: given the spend's reference (a column of the
+ * batch's rows), a scalar sub-select of the row already under it as JSON (row_to_json), or NULL.
  */
-export async function lockWalletsForSpend(
+export type SpendFenceSql = (reference: RawBuilder<string>) => RawBuilder<unknown>;
+
+/**
+ * lockWalletForSpend for several spends of distinct users in one transaction (a batch of debits,
+ * debitTokensTogether, or of usage, recordUsagesTogether): the wallets locked in user order in ONE
+ * statement (as the posting statement of several postings locks them, so the two never wait on
+ * each other in a cycle), then ONE read of every user's funds (fundsReadColumns, after the locks
+ * are granted) and of the row already under each spend's reference (`fence`: the ledger entry of
+ * a debit, the use of a usage; read under its wallet lock as a single spend reads it), as JSON.
+ * Answers by position.
+ */
+export async function lockWalletsForSpend<Previous>(
   uow: UnitOfWork,
   spends: readonly { userId: string; reference: string }[],
-): Promise<{ funds: LockedSpendFunds; previous: LedgerEntryRow | undefined }[]> {
+  fence: SpendFenceSql,
+): Promise<{ funds: LockedSpendFunds; previous: Previous | undefined }[]> {
   const { trx } = uow;
   const userIds = spends.map((spend) => spend.userId);
   // guard: batch-wallet-locks
@@ -167,12 +175,12 @@ export async function lockWalletsForSpend(
     SELECT user_id, balance FROM wallets
      WHERE user_id IN (SELECT unnest(${userIds}::text[])) ORDER BY user_id FOR UPDATE`.execute(trx);
   const balances = new Map(wallets.rows.map((row) => [row.user_id, Number(row.balance)]));
-  const read = await sql<FundsReadRow & { position: number; previous: LedgerEntryRow | null }>`
+  const read = await sql<FundsReadRow & { position: number; previous: Previous | null }>`
     SELECT (r.position - 1)::int AS position, ${fundsReadColumns(sql.ref('r.user_id'), true)}
-           (SELECT row_to_json(e) FROM ledger_entries e WHERE e.reference = r.reference) AS previous
+           (${fence(sql.ref('r.reference'))}) AS previous
       FROM unnest(${userIds}::text[], ${spends.map((spend) => spend.reference)}::text[])
            WITH ORDINALITY AS r (user_id, reference, position)`.execute(trx);
-  const answers = new Array<{ funds: LockedSpendFunds; previous: LedgerEntryRow | undefined }>(spends.length);
+  const answers = new Array<{ funds: LockedSpendFunds; previous: Previous | undefined }>(spends.length);
   for (const row of read.rows) {
     const { userId } = spends[row.position] as { userId: string };
     const funds = await lockedFundsOf(uow, userId, balances.get(userId) ?? 0, row);
@@ -184,23 +192,10 @@ export async function lockWalletsForSpend(
         spend: spendReadOf(row.spend),
         autoTopup: autoTopupTriggerOf(row.auto_topup_threshold),
       },
-      previous: row.previous === null ? undefined : ledgerEntryOfJson(row.previous),
+      previous: row.previous === null ? undefined : row.previous,
     };
   }
   return answers;
-}
-
-/** A ledger entry read as row_to_json: its bigint columns as numbers, its time as a Date (as the pool parses them). */
-function ledgerEntryOfJson(json: LedgerEntryRow): LedgerEntryRow {
-  return {
-    ...json,
-    id: Number(json.id),
-    amount: Number(json.amount),
-    balance_before: Number(json.balance_before),
-    balance_after: Number(json.balance_after),
-    inbox_event_id: json.inbox_event_id === null ? null : Number(json.inbox_event_id),
-    created_at: new Date(json.created_at as unknown as string),
-  } as LedgerEntryRow;
 }
 
 /**

@@ -2,7 +2,12 @@ import { sql } from 'kysely';
 import { triggerAutoTopup } from '../auto-topup/trigger-auto-topup';
 import type { LedgerEntryRow } from '../db/schema';
 import { InsufficientBalanceError, LedgerReferenceConflictError } from '../errors';
-import { type LockedSpendFunds, lockWalletForSpend, lockWalletsForSpend } from '../holds/lock-wallet-funds';
+import {
+  type LockedSpendFunds,
+  lockWalletForSpend,
+  lockWalletsForSpend,
+  type SpendFenceSql,
+} from '../holds/lock-wallet-funds';
 import { postLedgerEntries } from '../ledger/post-ledger-entries';
 import { type LedgerPosting, type PostLedgerEntryResult, postLedgerEntry } from '../ledger/post-ledger-entry';
 import { type SpendLimitDefaults, type SpendLimitRefusal, spendLimitRefusal } from '../spend-limits/spend-limits';
@@ -174,7 +179,9 @@ async function debitManyInUnit(
   requests: readonly DebitRequest[],
   spendLimits: SpendLimitDefaults,
 ): Promise<DebitResult[]> {
-  const locked = await lockWalletsForSpend(uow, requests);
+  const locked = (await lockWalletsForSpend<LedgerEntryRow>(uow, requests, ledgerEntryFence)).map(
+    ({ funds, previous }) => ({ funds, previous: previous && ledgerEntryOfJson(previous) }),
+  );
   const results = new Array<DebitResult>(requests.length);
   const toPost: number[] = [];
   for (const [index, request] of requests.entries()) {
@@ -302,4 +309,21 @@ async function drawsOf(uow: UnitOfWork, entryId: number): Promise<{ lotId: numbe
   const rows = await sql<{ lot_id: number; amount: number }>`
     SELECT lot_id, amount FROM ledger_draws WHERE ledger_entry_id = ${entryId} ORDER BY lot_id`.execute(uow.trx);
   return rows.rows.map((row) => ({ lotId: Number(row.lot_id), amount: Number(row.amount) }));
+}
+
+/** A debit's fence in a batch's read (lockWalletsForSpend): the ledger entry under its reference. */
+const ledgerEntryFence: SpendFenceSql = (reference) =>
+  sql`SELECT row_to_json(e) FROM ledger_entries e WHERE e.reference = ${reference}`;
+
+/** A ledger entry read as row_to_json: its bigint columns as numbers, its time as a Date (as the pool parses them). */
+function ledgerEntryOfJson(json: LedgerEntryRow): LedgerEntryRow {
+  return {
+    ...json,
+    id: Number(json.id),
+    amount: Number(json.amount),
+    balance_before: Number(json.balance_before),
+    balance_after: Number(json.balance_after),
+    inbox_event_id: json.inbox_event_id === null ? null : Number(json.inbox_event_id),
+    created_at: new Date(json.created_at as unknown as string),
+  } as LedgerEntryRow;
 }

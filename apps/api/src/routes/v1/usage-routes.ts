@@ -1,4 +1,4 @@
-import { maxUsageReportDays, type RecordUsageResult, recordUsage, reportUsage } from '@tally/billing-core';
+import { maxUsageReportDays, type RecordUsageResult, reportUsage } from '@tally/billing-core';
 import { z } from 'zod';
 import { errorAnswer, type RouteAnswer } from '../../http/answer';
 import { defineRoute } from '../../http/define-route';
@@ -118,15 +118,12 @@ export const usageRoutes = [
       402: orSpendLimitDoc(answerDoc('available is short of the cost (both in the answer)', insufficientUsageSchema)),
       409: errorDoc('the reference recorded another usage', ['reference_conflict']),
     },
-    handler: async ({ user, body }, { db, outbox, studio, spendLimits }) => {
-      const result = await recordUsage(
-        { db, outbox, clock: studio.clock, catalog: studio.catalog, spendLimits },
-        {
-          userId: user.userId,
-          reference: body.reference,
-          spec: { feature: body.feature, variant: body.variant, quantity: body.quantity, quantities: body.quantities },
-        },
-      );
+    handler: async ({ user, body }, { recordUsage }) => {
+      const result = await recordUsage({
+        userId: user.userId,
+        reference: body.reference,
+        spec: { feature: body.feature, variant: body.variant, quantity: body.quantity, quantities: body.quantities },
+      });
       return usageAnswerOf(result);
     },
   }),
