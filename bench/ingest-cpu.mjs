@@ -72,29 +72,31 @@ try {
   }
   for (const name of only ?? []) if (!contenders[name]) throw new Error(`BENCH_INGEST_TARGETS: no contender ${name}`);
   const names = Object.keys(contenders).filter((name) => !only || only.includes(name));
-  // Distinct requests enough for a run: Stripe's as the bench's ingest phase sizes them; Apple's
-  // from the warm-up's rate (its signing takes ~0.25 ms a notification), twice over.
-  const count = { stripe: Math.ceil(4000 * 1.6 * settings.maxSeconds) + settings.connections * 4 };
+  // Distinct requests enough for a run: Stripe's as the bench's ingest phase sizes them; an Apple
+  // contender's (its signing takes ~0.25 ms a notification) three times what its fastest run so far
+  // (the warm-up's, then every measured one's) would send.
+  const stripeCount = Math.ceil(4000 * 1.6 * settings.maxSeconds) + settings.connections * 4;
+  const appleCount = {};
+  const countFor = (name) => (contenders[name].provider === 'apple' ? appleCount[name] : stripeCount);
+  const sawRate = (name, rps) => {
+    const enough = Math.ceil(rps * 3 * settings.maxSeconds) + settings.connections * 4;
+    if (contenders[name].provider === 'apple') appleCount[name] = Math.max(appleCount[name] ?? 4000, enough);
+  };
   for (const name of names) {
     const { url, items, provider } = contenders[name];
     const warm = await runClosedLoop({
       url,
       connections: settings.connections,
       durationSeconds: 2,
-      items: items(provider === 'apple' ? 4000 : count.stripe),
+      items: items(provider === 'apple' ? 4000 : stripeCount),
     });
-    if (provider === 'apple') {
-      count.apple = Math.max(
-        count.apple ?? 0,
-        Math.ceil(warm.rps * 2 * settings.maxSeconds) + settings.connections * 4,
-      );
-    }
+    sawRate(name, warm.rps);
   }
   const runs = Object.fromEntries(names.map((name) => [name, []]));
   for (let pass = 0; pass < rounds; pass += 1) {
     for (const name of rotated(names, pass)) {
       const { endpoint, url, items: make, provider } = contenders[name];
-      const items = make(provider === 'apple' ? count.apple : count.stripe);
+      const items = make(countFor(name));
       const rowsBefore = provider ? await inboxRows(provider) : 0;
       const start = endpoint.handle.cpuTimes();
       const result = await runClosedLoop({
@@ -104,6 +106,7 @@ try {
         items,
       });
       const end = endpoint.handle.cpuTimes();
+      sawRate(name, result.rps);
       // Every accepted request a new inbox row, none answered as a duplicate (a run that outlasted its
       // list); the requests still in flight when the run stopped are stored too, unanswered.
       const stored = provider ? (await inboxRows(provider)) - rowsBefore : result.ok;
@@ -139,6 +142,9 @@ try {
         `${name}: ${round(m(name, 'rps') / m('floor', 'rps'), 2)}x the floor's rate, ${round(m(name, 'cpuUs') / m('floor', 'cpuUs'), 2)}x its CPU per request; per round ${ratio(name, 'floor', 'cpuUs')}`,
       );
     }
+  }
+  for (const name of ['', '-apple'].filter((kind) => runs[`A${kind}`] && runs[`B${kind}`])) {
+    console.log(`A${name} / B${name}, CPU per accepted request: ${ratio(`A${name}`, `B${name}`, 'cpuUs')}`);
   }
   for (const name of ['A', 'B'].filter((n) => runs[n] && runs[`${n}-apple`])) {
     console.log(
