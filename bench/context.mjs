@@ -205,6 +205,8 @@ export function createBenchContext(env = process.env) {
       url: `http://127.0.0.1:${port}/webhooks/stripe`,
       revenueCatUrl: `http://127.0.0.1:${port}/webhooks/revenuecat`,
       revenueCatAuthorization,
+      /** App Store notifications: answered 503 unless `extraEnv` sets the APPLE_* settings (bench/ingest-cpu.mjs). */
+      appleUrl: `http://127.0.0.1:${port}/webhooks/apple`,
     };
   }
 

@@ -6,7 +6,11 @@
 //   library (its package name under node_modules), to this workspace (`apps/ingest`,
 //   `packages/billing-core`, …) or to the bench; a sample with no such frame keeps Node's own
 //   module (`node:internal`) or V8's label (`(garbage collector)`, `writev`);
-// - by function: self time (or self bytes) of each function, with its owner and line.
+// - by function: self time (or self bytes) of each function, with its owner and line;
+// - with `--inclusive=<prefix>,<prefix>` (CPU profiles): for each prefix, the busy time of the
+//   samples with a frame on their stack whose `function owner:line` label (as the by-function
+//   table prints it) starts with it, each sample counted once per prefix (e.g.
+//   `--inclusive="verifyCertificateChain ,X509Certificate ,createPublicKey "`).
 // Shares are of the busy time (idle samples left out) or of the sampled bytes.
 // `summarizeProfile` answers the same tables as data (the spend phase puts the api's in its JSON).
 import { readFileSync } from 'node:fs';
@@ -46,12 +50,14 @@ function add(map, key, value) {
 
 /**
  * A parsed profile's busy time (CPU, µs; idle left out) or sampled bytes (heap) by owner and by
- * function, largest first: `{ unit, total, idle, byOwner, byFunction }` (each a list of
- * `[key, amount]`), or null when it is neither kind.
+ * function, largest first: `{ unit, total, idle, byOwner, byFunction, inclusive }` (each a list of
+ * `[key, amount]`; `inclusive` in the order of the `inclusive` label prefixes given, CPU only), or
+ * null when it is neither kind.
  */
-export function summarizeProfile(profile) {
+export function summarizeProfile(profile, { inclusive = [] } = {}) {
   const byOwner = new Map();
   const byFunction = new Map();
+  const byPrefix = new Map(inclusive.map((prefix) => [prefix, 0]));
   let total = 0;
   let idle = 0;
   let unit;
@@ -77,6 +83,12 @@ export function summarizeProfile(profile) {
       total += time;
       add(byOwner, nearestOwner(path), time);
       add(byFunction, label(node.callFrame), time);
+      if (inclusive.length > 0) {
+        const labels = path.map((frame) => label(frame.callFrame));
+        for (const prefix of inclusive) {
+          if (labels.some((text) => text.startsWith(prefix))) add(byPrefix, prefix, time);
+        }
+      }
     }
   } else if (profile.head) {
     // Sampling heap profile: a tree; selfSize is the bytes sampled at that allocation site.
@@ -95,20 +107,20 @@ export function summarizeProfile(profile) {
     return null;
   }
   const sorted = (map) => [...map].sort((a, b) => b[1] - a[1]);
-  return { unit, total, idle, byOwner: sorted(byOwner), byFunction: sorted(byFunction) };
+  return { unit, total, idle, byOwner: sorted(byOwner), byFunction: sorted(byFunction), inclusive: [...byPrefix] };
 }
 
-function printSummary(file, top) {
-  const summary = summarizeProfile(JSON.parse(readFileSync(file, 'utf8')));
+function printSummary(file, top, inclusive) {
+  const summary = summarizeProfile(JSON.parse(readFileSync(file, 'utf8')), { inclusive });
   if (!summary) {
     console.error(`${file}: neither a CPU profile nor a sampling heap profile`);
     process.exit(2);
   }
   const { unit, total, idle } = summary;
   const amount = (value) => (unit === 'µs' ? `${(value / 1e6).toFixed(2)} s` : `${(value / 1e6).toFixed(1)} MB`);
-  const show = (title, list) => {
+  const show = (title, list, count = top) => {
     console.log(`\n${title}`);
-    for (const [key, value] of list.slice(0, top)) {
+    for (const [key, value] of list.slice(0, count)) {
       console.log(`${((100 * value) / total).toFixed(1).padStart(6)} %  ${amount(value).padStart(9)}  ${key}`);
     }
   };
@@ -119,13 +131,21 @@ function printSummary(file, top) {
   );
   show('by owner (nearest library, workspace package or bench file above the sample)', summary.byOwner);
   show(`by function (self ${unit === 'µs' ? 'time' : 'bytes'})`, summary.byFunction);
+  if (unit === 'µs' && inclusive.length > 0) {
+    show('inclusive (samples with a frame whose label starts with the prefix)', summary.inclusive, inclusive.length);
+  }
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
-  const [file, topArg = '30'] = process.argv.slice(2);
+  const args = process.argv.slice(2);
+  const option = args.find((arg) => arg.startsWith('--inclusive='));
+  const [file, topArg = '30'] = args.filter((arg) => arg !== option);
   if (!file) {
-    console.error('usage: node bench/profile-summary.mjs <file.cpuprofile|file.heapprofile> [top]');
+    console.error(
+      'usage: node bench/profile-summary.mjs <file.cpuprofile|file.heapprofile> [top] [--inclusive=<label prefix>,…]',
+    );
     process.exit(2);
   }
-  printSummary(file, Number(topArg));
+  const inclusive = option ? option.slice('--inclusive='.length).split(',').filter(Boolean) : [];
+  printSummary(file, Number(topArg), inclusive);
 }

@@ -83,6 +83,67 @@ describe('App Store notifications at ingest', () => {
     }
   });
 
+  it('keeps a verified chain by its bytes and its certificates\u2019 validity: with it kept, a tampered or forged JWS, another intermediate and a date outside the certificates are still refused', async () => {
+    // A verifier of its own, its chain kept by the first notification it accepts.
+    const verify = appleVerifierFor(pki);
+    const otherIntermediate = ApplePki.create({ name: 'Other Intermediate' });
+    try {
+      expect((await verify(appleNotificationBody(pki, refundSpec(randomUUID())))).ok).toBe(true);
+      const genuine = pki.sign(appleNotificationPayload(pki, refundSpec(randomUUID())));
+      const [header, , signature] = genuine.split('.');
+      const changed = {
+        ...appleNotificationPayload(pki, refundSpec(randomUUID())),
+        notificationType: 'REFUND_REVERSED',
+      };
+      const payload = appleNotificationPayload(pki, refundSpec(randomUUID()));
+      const forger = newEcKey();
+      const year = 365 * 86_400_000;
+      const cases: [string, string][] = [
+        ['tampered payload', `${header}.${Buffer.from(JSON.stringify(changed)).toString('base64url')}.${signature}`],
+        ['forged signature', pki.sign(payload, { key: forger.privateKey })],
+        [
+          'forged nested transaction',
+          pki.sign({
+            ...payload,
+            data: {
+              ...payload.data,
+              signedTransactionInfo: signJws(
+                { alg: 'ES256', x5c: pki.x5c },
+                { transactionId: 'tx-free', productId: 'com.tally.tokens.100', bundleId: appleBundleId },
+                forger.privateKey,
+              ),
+            },
+          }),
+        ],
+        // The kept leaf, signed by its own key, presented with an intermediate it was not issued by.
+        [
+          'the leaf with another intermediate',
+          pki.sign(payload, { x5c: [pki.x5c[0], otherIntermediate.x5c[1], pki.x5c[2]] }),
+        ],
+        // The chain is valid for ten years from the suite's start.
+        [
+          'signed after the certificates expire',
+          pki.sign(appleNotificationPayload(pki, { ...refundSpec(randomUUID()), signedDate: Date.now() + 11 * year })),
+        ],
+        [
+          'signed before they were issued',
+          pki.sign(appleNotificationPayload(pki, { ...refundSpec(randomUUID()), signedDate: Date.now() - year / 365 })),
+        ],
+      ];
+      for (const [name, signedPayload] of cases) {
+        const verdict = await verify(JSON.stringify({ signedPayload }));
+        expect({ name, ok: verdict.ok, code: verdict.ok ? undefined : verdict.code }).toEqual({
+          name,
+          ok: false,
+          code: 'invalid_signature',
+        });
+      }
+      expect((await verify(appleNotificationBody(pki, refundSpec(randomUUID())))).ok).toBe(true);
+    } finally {
+      otherIntermediate.dispose();
+    }
+  });
+
   it('refuses chains that do not end at the pinned root or lack Apple\u2019s marker OIDs: 400, nothing stored', async () => {
     const otherRoot = ApplePki.create({ name: 'Other' });
     const noLeafMarker = ApplePki.create({ name: 'Unmarked Leaf', leafMarker: false });

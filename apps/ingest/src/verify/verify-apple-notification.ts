@@ -1,4 +1,4 @@
-import { X509Certificate } from 'node:crypto';
+import { type KeyObject, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import {
   Environment,
@@ -34,6 +34,60 @@ export function readAppleRootCertificates(paths: readonly string[]): Buffer[] {
   });
 }
 
+/** The library's MAX_SKEW: a certificate counts as valid this long before its notBefore and after its notAfter. */
+const certificateSkewMs = 60_000;
+/** Verified chains kept per environment: Apple signs with one chain at a time, a couple around a rotation. */
+const verifiedChainsKept = 32;
+
+interface VerifiedChain {
+  publicKey: KeyObject;
+  /** The latest notBefore and the earliest notAfter of the leaf, the intermediate and the roots that name its issuer (ms). */
+  validFrom: number;
+  validTo: number;
+}
+
+/**
+ * Apple's SignedDataVerifier, offline, keeping the result of a chain's validation by the chain's
+ * exact bytes (the leaf's and the intermediate's DER; the roots are the verifier's own). Every App
+ * Store JWS carries the same chain, and validating it (two certificate signatures, the marker OIDs
+ * read by jsrsasign) was a fifth of a notification's CPU at ingest (bench/README.md, "Store
+ * notifications at ingest"); the library keeps verified chains only with its online checks on. A
+ * kept chain stands only at an effective date (the payload's signedDate) inside every one of its
+ * certificates' validity, as the full check requires; at any other date the full check runs again.
+ * Only chains the full check accepted are kept. The library still parses each JWS's certificates
+ * and verifies its ES256 signature against the leaf's key.
+ */
+class ChainKeepingVerifier extends SignedDataVerifier {
+  private readonly verifiedChains = new Map<string, VerifiedChain>();
+
+  protected override async verifyCertificateChain(
+    trustedRoots: X509Certificate[],
+    leaf: X509Certificate,
+    intermediate: X509Certificate,
+    effectiveDate: Date,
+  ): Promise<KeyObject> {
+    // guard: apple-chain-kept-by-bytes
+    const chainKey = Buffer.concat([leaf.raw, intermediate.raw]).toString('base64');
+    const at = effectiveDate.getTime();
+    const kept = this.verifiedChains.get(chainKey);
+    // guard: apple-chain-kept-within-validity
+    if (kept && at >= kept.validFrom - certificateSkewMs && at <= kept.validTo + certificateSkewMs) {
+      return kept.publicKey;
+    }
+    const publicKey = await super.verifyCertificateChain(trustedRoots, leaf, intermediate, effectiveDate);
+    const certificates = [leaf, intermediate, ...trustedRoots.filter((root) => root.subject === intermediate.issuer)];
+    if (!kept && this.verifiedChains.size >= verifiedChainsKept) {
+      this.verifiedChains.delete(this.verifiedChains.keys().next().value as string);
+    }
+    this.verifiedChains.set(chainKey, {
+      publicKey,
+      validFrom: Math.max(...certificates.map((certificate) => Date.parse(certificate.validFrom))),
+      validTo: Math.min(...certificates.map((certificate) => Date.parse(certificate.validTo))),
+    });
+    return publicKey;
+  }
+}
+
 /** A failed check as an answer: another app or environment (`wrong_app`), or a bad signature or chain. */
 function refusal(what: string, error: unknown): AppleVerification {
   const status = error instanceof VerificationException ? error.status : undefined;
@@ -54,12 +108,13 @@ function refusal(what: string, error: unknown): AppleVerification {
  * OIDs on the leaf and intermediate, the validity dates at the payload's signedDate and the ES256
  * signature; then the nested signedTransactionInfo and signedRenewalInfo are verified the same way.
  * The environment the payload claims only picks the verifier: the verifier checks it again.
+ * A chain once verified is kept by its bytes for the dates its certificates are valid (ChainKeepingVerifier).
  */
 export function createAppleNotificationVerifier(settings: AppleNotificationSettings): AppleNotificationVerifier {
   const roots = [...settings.rootCertificates];
   const verifiers: Record<PaymentEnvironment, SignedDataVerifier> = {
-    production: new SignedDataVerifier(roots, false, Environment.PRODUCTION, settings.bundleId, settings.appAppleId),
-    sandbox: new SignedDataVerifier(roots, false, Environment.SANDBOX, settings.bundleId, settings.appAppleId),
+    production: new ChainKeepingVerifier(roots, false, Environment.PRODUCTION, settings.bundleId, settings.appAppleId),
+    sandbox: new ChainKeepingVerifier(roots, false, Environment.SANDBOX, settings.bundleId, settings.appAppleId),
   };
   return async (rawBody) => {
     let signedPayload: unknown;
