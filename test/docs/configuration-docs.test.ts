@@ -7,6 +7,7 @@ import { eventsEnvSchema } from '../../apps/cli/src/commands/hand-off-once';
 import { limitsEnvSchema } from '../../apps/cli/src/commands/limits';
 import { migrateEnvSchema } from '../../apps/cli/src/commands/migrate';
 import { reconcileEnvSchema } from '../../apps/cli/src/commands/reconcile';
+import { appleReconcileEnvSchema } from '../../apps/cli/src/commands/reconcile-apple';
 import { sampleEnvSchema } from '../../apps/cli/src/commands/send-sample';
 import { ingestEnvSchema } from '../../apps/ingest/src/config';
 import { workerEnvSchema } from '../../apps/worker/src/config';
@@ -28,6 +29,7 @@ const schemasByReader: Record<string, Record<string, object>> = {
     eventsEnvSchema,
     limitsEnvSchema,
     reconcileEnvSchema,
+    appleReconcileEnvSchema,
     sampleEnvSchema,
     migrateEnvSchema,
     'baseEnvSchema.pick({ DATABASE_URL: true })': databaseOnly,

@@ -350,11 +350,13 @@ describe('infra/k8s', () => {
         'app-webhooks',
         'retention',
         'reconcile',
+        'apple-reconcile',
       ],
     });
     expect(Object.values(rolesByDeployment).flat().sort()).toEqual([...workerRoles].sort());
-    // Two replicas for availability, reconcile included: a pass holds a lease in Postgres
-    // and the other replica skips (test/e2e/stripe/reconcile-loop.int.test.ts proves it).
+    // Two replicas for availability, reconcile and apple-reconcile included: a pass holds a lease
+    // in Postgres and the other replica skips (test/e2e/stripe/reconcile-loop.int.test.ts and
+    // test/e2e/stores-apple/apple-reconcile.int.test.ts prove it).
     expect(deployment('tally-worker-scheduler').spec.replicas).toBe(2);
   });
 });

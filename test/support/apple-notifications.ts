@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { createAppleNotificationVerifier } from '../../apps/ingest/src/verify/verify-apple-notification';
+import { createAppleNotificationVerifier } from '@tally/billing-core';
 import { type AppleNotificationSpec, appleAppAppleId, appleBundleId, appleNotificationBody } from './apple-payloads';
 import type { ApplePki } from './apple-signing';
-import type { TestStack } from './stack';
+import { readJson, type TestStack } from './stack';
 
 export {
   type AppleEnvironmentName,
@@ -16,6 +16,7 @@ export {
   applePackProduct,
   applePlanProduct,
   appleRenewalPayload,
+  appleSignedPayload,
   appleTransactionPayload,
 } from './apple-payloads';
 
@@ -44,3 +45,22 @@ export async function deliverApple(stack: TestStack, pki: ApplePki, spec: AppleN
   if (response.status !== 200) throw new Error(`Apple delivery answered ${response.status}: ${await response.text()}`);
   return uuid;
 }
+
+/** A new user and the `appleAppAccountToken` its app passes to StoreKit (`GET …/store-accounts`). */
+export async function appleUser(stack: TestStack, prefix = 'apple'): Promise<{ userId: string; token: string }> {
+  const userId = `${prefix}-${randomUUID().slice(0, 8)}`;
+  const answer = await stack.apiRequest(`/v1/users/${userId}/store-accounts`);
+  const { appleAppAccountToken } = await readJson(answer);
+  return { userId, token: appleAppAccountToken as string };
+}
+
+/** A ONE_TIME_CHARGE of the example catalog's pack for `token` (null: none), and `extra`. */
+export const appleCharge = (
+  transactionId: string,
+  token: string | null,
+  extra: Partial<AppleNotificationSpec> = {},
+): AppleNotificationSpec => ({
+  type: 'ONE_TIME_CHARGE',
+  transaction: { transactionId, appAccountToken: token },
+  ...extra,
+});

@@ -112,7 +112,12 @@ export function appleNotificationPayload(pki: ApplePki, spec: AppleNotificationS
   };
 }
 
+/** A notification's `signedPayload` (a JWS by `pki`'s leaf): what a delivery carries and the history lists. */
+export function appleSignedPayload(pki: ApplePki, spec: AppleNotificationSpec): string {
+  return pki.sign(appleNotificationPayload(pki, spec));
+}
+
 /** The body App Store Server Notifications V2 posts: `{"signedPayload": <JWS>}`. */
 export function appleNotificationBody(pki: ApplePki, spec: AppleNotificationSpec): string {
-  return JSON.stringify({ signedPayload: pki.sign(appleNotificationPayload(pki, spec)) });
+  return JSON.stringify({ signedPayload: appleSignedPayload(pki, spec) });
 }

@@ -1,4 +1,5 @@
 import {
+  type AppleNotificationVerifier,
   type AppWebhookJob,
   type AppWebhookOutbox,
   appWebhookSource,
@@ -55,7 +56,6 @@ import { ingestEnvSchema } from '../../apps/ingest/src/config';
 import { createInboxBatcher, type InboxBatcher } from '../../apps/ingest/src/inbox-batcher';
 import { createIngestMetrics, type IngestMetrics } from '../../apps/ingest/src/ingest-metrics';
 import type { GooglePlayPushSettings } from '../../apps/ingest/src/routes/google-play-webhook-route';
-import type { AppleNotificationVerifier } from '../../apps/ingest/src/verify/verify-apple-notification';
 import { type WorkerRole, workerEnvSchema } from '../../apps/worker/src/config';
 import type { WorkerPorts } from '../../apps/worker/src/roles/worker-role';
 import type { WorkerRuntimeSettings } from '../../apps/worker/src/roles/worker-runtime-settings';
@@ -105,6 +105,12 @@ export interface WorkerSettings {
   /** The retention and reconcile roles' loops (tests usually call runOnce; default: the config's). */
   retention?: WorkerRuntimeSettings['retention'];
   reconcile?: WorkerRuntimeSettings['reconcile'] & { stripe: WorkerPorts['stripe'] };
+  /**
+   * The apple-reconcile role's pass (default an hour's interval over the config's window, so tests
+   * run it by runOnce; its environments the stack's policy). Its API is the stack's `ports.appStore`,
+   * its check the stack's `appleNotifications` (ingest's).
+   */
+  appleReconcile?: Partial<WorkerRuntimeSettings['appleReconcile']>;
   /** The auto-topup role's loop (default the config's, every 100 ms); its Stripe is the stack's `ports.stripe`. */
   autoTopup?: Partial<WorkerRuntimeSettings['autoTopup']>;
   /** The apple-consumption role's loop (default the config's, every 100 ms); its API is the stack's `ports.appStore`. */
@@ -411,6 +417,15 @@ export class TestStack {
         },
         catalog: this.catalog,
         stripe: this.ports.stripe,
+        // Apple reconciliation with both halves of Apple's configuration, as the api's main builds it.
+        appleReconcile:
+          this.ports.appStore && this.appleNotifications
+            ? {
+                api: this.ports.appStore,
+                verify: this.appleNotifications,
+                environments: [...this.policy.paymentEnvironments],
+              }
+            : undefined,
         spendLimits: this.spendLimits,
         idempotency: { lockTimeoutMs: this.idempotencyLockTimeoutMs },
       }),
@@ -473,6 +488,12 @@ export class TestStack {
         reconcile: settings.reconcile
           ? { intervalMs: settings.reconcile.intervalMs, windowDays: settings.reconcile.windowDays }
           : defaults.reconcile,
+        appleReconcile: {
+          ...defaults.appleReconcile,
+          intervalMs: 3_600_000,
+          environments: [...this.policy.paymentEnvironments],
+          ...settings.appleReconcile,
+        },
       },
       ports: {
         aiStudio,
@@ -481,6 +502,7 @@ export class TestStack {
         mailer: settings.email?.mailer,
         appWebhookSender: settings.appWebhooks?.sender,
         appStore: this.ports.appStore,
+        appleNotifications: this.appleNotifications,
       },
     });
     this.workers.push(runtime);
@@ -592,6 +614,16 @@ export class TestStack {
     });
     await checkApiAnswer(method, path, response);
     return response;
+  }
+
+  /** The console's page of a user (`/admin/console/users/{userId}`, as support with the admin key), as HTML; throws unless 200. */
+  async consoleUserPage(userId: string): Promise<string> {
+    const response = await fetch(`http://127.0.0.1:${this.api.port}/admin/console/users/${userId}`, {
+      headers: { authorization: `Basic ${Buffer.from(`support:${adminKey}`).toString('base64')}` },
+    });
+    const html = await response.text();
+    if (response.status !== 200) throw new Error(`the console's user page answered ${response.status}: ${html}`);
+    return html;
   }
 
   async stop(): Promise<void> {

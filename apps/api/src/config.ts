@@ -1,5 +1,7 @@
 import { defaultPaymentEnvironments, paymentEnvironments } from '@tally/billing-core';
 import {
+  appleApiSettings,
+  appleWebhookSettings,
   appWebhookUrlSetting,
   baseEnvSchema,
   debtPolicySetting,
@@ -28,6 +30,12 @@ export const apiEnvSchema = baseEnvSchema
     /** On-demand subscription sync: which environments' subscriptions count, and RevenueCat REST v1. */
     PAYMENT_ENVIRONMENTS: paymentEnvironmentsSetting(paymentEnvironments, defaultPaymentEnvironments),
     ...providerApiSettings,
+    /**
+     * Apple reconciliation (`POST /admin/reconcile/apple`): the App Store Server API and the same
+     * notification check as ingest's; without both the route answers 503 not_configured.
+     */
+    ...appleApiSettings,
+    ...appleWebhookSettings,
     /**
      * Idempotency-Key (docs/idempotency.md): a key whose attempt has run this long without an
      * answer is taken over by its retry (the attempt died). Must exceed the provider timeouts, or

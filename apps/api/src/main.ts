@@ -1,5 +1,8 @@
 import {
+  appleNotificationSettingsOf,
+  appStoreApiClientOf,
   appWebhookSource,
+  createAppleNotificationVerifier,
   createRevenueCatApiClient,
   createStripeApi,
   type DB,
@@ -36,6 +39,18 @@ runService('api', apiEnvSchema, process.env, async (config, logger) => {
         timeoutMs: config.STRIPE_TIMEOUT_MS,
       })
     : undefined;
+  // Apple reconciliation needs both halves of Apple's configuration; the key and the root
+  // certificates are read at start (a bad path stops the process).
+  const appleNotifications = appleNotificationSettingsOf(config);
+  const appStoreApi = appStoreApiClientOf(config);
+  const appleReconcile =
+    appleNotifications && appStoreApi
+      ? {
+          api: appStoreApi,
+          verify: createAppleNotificationVerifier(appleNotifications),
+          environments: config.PAYMENT_ENVIRONMENTS,
+        }
+      : undefined;
   const metrics = createApiMetrics();
   const database = createServiceDb<DB>(config, logger, { name: 'api', whileDown: 'requests answer 503' });
   const redis = await connectProducerRedis(config, logger);
@@ -94,6 +109,7 @@ runService('api', apiEnvSchema, process.env, async (config, logger) => {
     },
     catalog,
     stripe,
+    appleReconcile,
     queues: { connection: redis, prefix: config.QUEUE_PREFIX },
     holds: { defaultTtlSeconds: config.HOLD_DEFAULT_TTL_SECONDS },
     spendBatch: { maxItems: config.SPEND_BATCH_MAX_DEBITS, maxTransactions: config.SPEND_BATCH_TRANSACTIONS },
@@ -112,6 +128,12 @@ runService('api', apiEnvSchema, process.env, async (config, logger) => {
       name: 'stripe',
       on: stripe !== undefined,
       whenOff: 'top-ups and reconciliation answer 503 not_configured (set STRIPE_SECRET_KEY)',
+    },
+    {
+      name: 'apple',
+      on: appleReconcile !== undefined,
+      whenOff:
+        'POST /admin/reconcile/apple answers 503 not_configured (set APPLE_KEY_ID, APPLE_ISSUER_ID, APPLE_PRIVATE_KEY_PATH, APPLE_ROOT_CERTIFICATES, APPLE_BUNDLE_ID, APPLE_APP_APPLE_ID)',
     },
     {
       name: 'revenuecat',

@@ -1,10 +1,13 @@
 #!/usr/bin/env node
 import {
+  APPLE_RECONCILE_MAX_WINDOW_DAYS,
   appWebhookMessageTypes,
+  DEFAULT_APPLE_RECONCILE_WINDOW_DAYS,
   DEFAULT_RECONCILE_WINDOW_DAYS,
   inboxStatuses,
   type Provider,
   providers,
+  STRIPE_EVENTS_MAX_WINDOW_DAYS,
 } from '@tally/billing-core';
 import { ConfigError, loadDotEnv } from '@tally/platform';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
@@ -20,6 +23,7 @@ import { runLimits } from './commands/limits';
 import { runMigrate } from './commands/migrate';
 import { printJson } from './commands/output';
 import { runReconcile } from './commands/reconcile';
+import { runReconcileApple } from './commands/reconcile-apple';
 import { runSendSample } from './commands/send-sample';
 import { ServerUnreachableError } from './commands/unreachable-server';
 import { runUsage } from './commands/usage';
@@ -218,23 +222,57 @@ program
     runUsage(userId, options),
   );
 
-function windowDays(value: string): number {
+function positiveDays(value: string): number {
   const parsed = Number(value);
-  if (!Number.isFinite(parsed) || parsed <= 0 || parsed > 30) {
-    throw new InvalidArgumentError("expected a number of days above 0 and at most 30 (Stripe's Events API keeps 30)");
-  }
+  if (!Number.isFinite(parsed) || parsed <= 0) throw new InvalidArgumentError('expected a number of days above 0');
   return parsed;
 }
+
+/** What each provider's reconciliation keeps and reads when --days is not given. */
+const reconcileWindows = {
+  stripe: {
+    maxDays: STRIPE_EVENTS_MAX_WINDOW_DAYS,
+    defaultDays: DEFAULT_RECONCILE_WINDOW_DAYS,
+    keeps: "Stripe's Events API keeps 30",
+  },
+  apple: {
+    maxDays: APPLE_RECONCILE_MAX_WINDOW_DAYS,
+    defaultDays: DEFAULT_APPLE_RECONCILE_WINDOW_DAYS,
+    keeps: "Apple's notification history keeps 180",
+  },
+} as const;
 
 program
   .command('reconcile')
   .description(
-    "compare Stripe's Events API with the inbox: ingest missing events (backfill), report events processed without their rows and stripe ledger rows without an event (exit 1 when anything is found)",
+    "compare a provider's own record with the inbox (exit 1 when anything is found). stripe: ingest the events Stripe's Events API has and the inbox lacks (backfill), report events processed without their rows and stripe ledger rows without an event. apple: verify every notification of Apple's notification history as ingest does and record the ones the inbox lacks",
   )
-  .option('--days <n>', 'window in days (at most 30)', windowDays, DEFAULT_RECONCILE_WINDOW_DAYS)
-  .option('--dry-run', 'report missing events without ingesting them')
-  .option('--json', 'print JSON (the same report as POST /admin/reconcile/stripe)')
-  .action((options: { days: number; dryRun?: boolean; json?: boolean }) => runReconcile(options));
+  .addOption(
+    new Option('--provider <provider>', 'whose record').choices(Object.keys(reconcileWindows)).default('stripe'),
+  )
+  .option('--days <n>', 'window in days (stripe: at most 30, apple: at most 180; default 3)', positiveDays)
+  .option('--dry-run', 'report what is missing without recording it')
+  .option('--json', 'print JSON (the same report as POST /admin/reconcile/{provider})')
+  .action(
+    (
+      options: { provider: keyof typeof reconcileWindows; days?: number; dryRun?: boolean; json?: boolean },
+      command: Command,
+    ) => {
+      const window = reconcileWindows[options.provider];
+      const days = options.days ?? window.defaultDays;
+      if (days > window.maxDays) {
+        command.error(
+          `error: option '--days <n>': at most ${window.maxDays} for ${options.provider} (${window.keeps})`,
+          {
+            exitCode: 2,
+            code: 'commander.invalidArgument',
+          },
+        );
+      }
+      const run = options.provider === 'apple' ? runReconcileApple : runReconcile;
+      return run({ ...options, days });
+    },
+  );
 
 program
   .command('user')

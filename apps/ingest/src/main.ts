@@ -1,4 +1,11 @@
-import { type DB, exampleCatalogPath, inboxRelaySource, loadCatalog } from '@tally/billing-core';
+import {
+  appleNotificationSettingsOf,
+  createAppleNotificationVerifier,
+  type DB,
+  exampleCatalogPath,
+  inboxRelaySource,
+  loadCatalog,
+} from '@tally/billing-core';
 import {
   connectProducerRedis,
   createProducerQueue,
@@ -15,8 +22,6 @@ import { createIngestApp } from './app';
 import { ingestEnvSchema } from './config';
 import { createInboxBatcher } from './inbox-batcher';
 import { createIngestMetrics } from './ingest-metrics';
-import { appleNotificationSettingsOf } from './verify/apple-settings-of';
-import { createAppleNotificationVerifier } from './verify/verify-apple-notification';
 
 // The composition root: the only place that reads process.env.
 runService('ingest', ingestEnvSchema, process.env, async (config, logger) => {

@@ -1,4 +1,6 @@
 import {
+  APPLE_RECONCILE_MAX_WINDOW_DAYS,
+  DEFAULT_APPLE_RECONCILE_WINDOW_DAYS,
   DEFAULT_RECONCILE_WINDOW_DAYS,
   defaultPaymentEnvironments,
   paymentEnvironments,
@@ -6,6 +8,8 @@ import {
 } from '@tally/billing-core';
 import {
   appleApiSettings,
+  appleReconcileSettings,
+  appleWebhookSettings,
   appWebhookUrlSetting,
   baseEnvSchema,
   booleanFlag,
@@ -131,6 +135,11 @@ export const workerEnvSchema = baseEnvSchema
     AUTO_TOPUP_RESOLVE_WITHIN_HOURS: positiveInt(23),
     /** The App Store Server API (docs/stores-apple.md): all three of key id, issuer id and key path, or off. */
     ...appleApiSettings,
+    /**
+     * The notification check (APPLE_ROOT_CERTIFICATES, APPLE_BUNDLE_ID, APPLE_APP_APPLE_ID), the
+     * same as ingest's: Apple reconciliation verifies what Apple's history lists with it.
+     */
+    ...appleWebhookSettings,
     /** How often the apple-consumption loop looks for consumption requests to answer (docs/stores-apple.md). */
     APPLE_CONSUMPTION_INTERVAL_MS: positiveInt(1_000),
     /** Requests one claim takes (the loop claims again while a batch comes back full). */
@@ -203,6 +212,11 @@ export const workerEnvSchema = baseEnvSchema
         message: "at most 30 (Stripe's Events API keeps 30 days)",
       },
     ),
+    // Apple reconciliation (role 'apple-reconcile', opt-in; docs/stores-apple.md).
+    ...appleReconcileSettings({
+      defaultWindowDays: DEFAULT_APPLE_RECONCILE_WINDOW_DAYS,
+      maxWindowDays: APPLE_RECONCILE_MAX_WINDOW_DAYS,
+    }),
   })
   // NODE_ENV=production: the demo's switches (body-only packs, sandbox payments) stop the start.
   .superRefine(refuseDemoConfigurationInProduction)

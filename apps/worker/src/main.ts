@@ -1,7 +1,8 @@
-import { readFileSync } from 'node:fs';
 import {
+  appleNotificationSettingsOf,
+  appStoreApiClientOf,
   createAiStudioClient,
-  createAppStoreApiClient,
+  createAppleNotificationVerifier,
   createAppWebhookSender,
   createGooglePlayApiClient,
   createInboxHandlers,
@@ -94,22 +95,11 @@ runService('worker', workerEnvSchema, process.env, async (config, logger) => {
       timeoutMs: config.STRIPE_TIMEOUT_MS,
     });
   }
-  if (
-    config.APPLE_KEY_ID !== undefined &&
-    config.APPLE_ISSUER_ID !== undefined &&
-    config.APPLE_PRIVATE_KEY_PATH !== undefined &&
-    config.APPLE_BUNDLE_ID !== undefined
-  ) {
-    // Read at start: a key path that cannot be read stops the process, never an event.
-    ports.appStore = createAppStoreApiClient({
-      keyId: config.APPLE_KEY_ID,
-      issuerId: config.APPLE_ISSUER_ID,
-      bundleId: config.APPLE_BUNDLE_ID,
-      privateKeyPem: readFileSync(config.APPLE_PRIVATE_KEY_PATH, 'utf8'),
-      baseUrl: config.APPLE_API_BASE_URL,
-      timeoutMs: config.APPLE_API_TIMEOUT_MS,
-    });
-  }
+  ports.appStore = appStoreApiClientOf(config);
+  // The notification check ingest uses, for apple-reconcile: the root certificates are read at
+  // start (a path that is no certificate stops the process).
+  const appleNotificationSettings = appleNotificationSettingsOf(config);
+  const appleNotifications = appleNotificationSettings && createAppleNotificationVerifier(appleNotificationSettings);
   // Google Play's API only with the package and the key file both set (production refuses one alone).
   if (config.GOOGLE_PLAY_PACKAGE_NAME && config.GOOGLE_SERVICE_ACCOUNT_KEY_PATH) {
     ports.googlePlay = createGooglePlayApiClient({
@@ -144,6 +134,7 @@ runService('worker', workerEnvSchema, process.env, async (config, logger) => {
       aiStudio: ports.aiStudio,
       stripe: ports.stripe,
       appStore: ports.appStore,
+      appleNotifications,
       googlePlay: ports.googlePlay,
       mailer,
       appWebhookSender:

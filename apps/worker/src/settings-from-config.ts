@@ -92,5 +92,10 @@ export function workerSettingsFrom(config: WorkerConfig): WorkerRuntimeSettings 
       idempotencyKeyTtlHours: config.IDEMPOTENCY_KEY_TTL_HOURS,
     },
     reconcile: { intervalMs: config.RECONCILE_INTERVAL_MS, windowDays: config.RECONCILE_WINDOW_DAYS },
+    appleReconcile: {
+      intervalMs: config.APPLE_RECONCILE_INTERVAL_MS,
+      windowDays: config.APPLE_RECONCILE_WINDOW_DAYS,
+      environments: config.PAYMENT_ENVIRONMENTS,
+    },
   };
 }

@@ -127,7 +127,13 @@ export * from './operations/ledger-totals';
 export * from './operations/read-hourly-activity';
 export * from './operations/read-operational-counts';
 export type { AiStudioService } from './ports/ai-studio-service';
-export type { AppleConsumptionInformation, AppleSubscriptionStatus, AppStoreApi } from './ports/app-store-api';
+export type {
+  AppleConsumptionInformation,
+  AppleNotificationHistoryPage,
+  AppleNotificationHistoryRequest,
+  AppleSubscriptionStatus,
+  AppStoreApi,
+} from './ports/app-store-api';
 export type { AppWebhookAttempt, AppWebhookDelivery, AppWebhookSender } from './ports/app-webhook-sender';
 export type {
   GooglePlayApi,
@@ -151,6 +157,7 @@ export * from './providers/ai-studio/create-ai-studio-client';
 export * from './providers/apple/answer-consumption-request';
 export * from './providers/apple/app-store-api-client';
 export { appleHandledEventTypes } from './providers/apple/create-apple-handler';
+export * from './providers/apple/verify-apple-notification';
 export * from './providers/create-inbox-handlers';
 export * from './providers/google-play/consume-google-play-purchases';
 export { googlePlayHandledEventTypes } from './providers/google-play/create-google-play-handler';
@@ -170,8 +177,11 @@ export {
 export * from './providers/stripe/create-stripe-api';
 export { stripeHandledEventTypes } from './providers/stripe/create-stripe-handler';
 export { parseStripeEvent, toStripeInboxDraft, toStripeInboxDraftFromBody } from './providers/stripe/stripe-event';
+export * from './reconcile/backfill-inbox-drafts';
+export * from './reconcile/reconcile-apple';
 export * from './reconcile/reconcile-stripe';
 export * from './reconcile/reconcile-stripe-exclusively';
+export * from './reconcile/run-reconciliation-exclusively';
 export * from './reconcile/summarize-reconciliation';
 export * from './references';
 export * from './relay/durable-row-source';

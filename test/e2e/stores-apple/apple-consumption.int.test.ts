@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { appleVerifierFor, deliverApple } from '../../support/apple-notifications';
-import { ApplePki } from '../../support/apple-signing';
-import { FakeAppStore } from '../../support/fakes/fake-app-store';
-import { eventually, readJson, TestStack } from '../../support/stack';
+import { suiteStackWithFakeAppStore } from '../../support/app-store';
+import { deliverApple } from '../../support/apple-notifications';
+import { eventually, readJson } from '../../support/stack';
 
 /**
  * CONSUMPTION_REQUEST (docs/stores-apple.md): a durable row written with the notification, answered
@@ -11,22 +10,13 @@ import { eventually, readJson, TestStack } from '../../support/stack';
  * again once Apple answered 2xx. Against the fake App Store Server API, which checks Tally's JWT.
  */
 describe('App Store consumption requests', () => {
-  const pki = ApplePki.create();
-  const fake = new FakeAppStore(pki);
-  const stack = new TestStack();
   const loop = { intervalMs: 50, backoff: { baseDelayMs: 50, maxDelayMs: 200 } };
-
-  beforeAll(async () => {
-    await fake.listen();
-    stack.stopAlso(() => fake.stop());
-    await stack.begin({ appleNotifications: appleVerifierFor(pki), ports: { appStore: fake.api() } });
-    // Two replicas of the loop: a request is still answered once.
-    stack.startWorker({ roles: ['inbox', 'relay', 'apple-consumption'], appleConsumption: loop });
-    stack.startWorker({ roles: ['apple-consumption'], appleConsumption: loop });
+  const { stack, fake, pki } = suiteStackWithFakeAppStore({
+    worker: { roles: ['inbox', 'relay', 'apple-consumption'], appleConsumption: loop },
   });
-  afterAll(async () => {
-    await stack.stop();
-    pki.dispose();
+  // Two replicas of the loop: a request is still answered once.
+  beforeAll(() => {
+    stack.startWorker({ roles: ['apple-consumption'], appleConsumption: loop });
   });
 
   /** A user who bought a 100-token pack and spent `spent` of it; consented as given (or never asked). */

@@ -1,33 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import { productionOnlyPolicy } from '@tally/billing-core';
 import {
-  type AppleNotificationSpec,
+  appleCharge,
   appleNotificationBody,
+  appleUser,
   appleVerifierFor,
   deliverApple,
   postApple,
 } from '../../support/apple-notifications';
 import { ApplePki } from '../../support/apple-signing';
-import { adminKey, eventually, readJson, type TestStack } from '../../support/stack';
+import { eventually, readJson, type TestStack } from '../../support/stack';
 import { quickRetryLater, suiteStack, verifyLedgerAfterEach } from '../../support/suite';
-
-/** A user with the token their app passes to StoreKit (`GET …/store-accounts`). */
-async function appleUser(stack: TestStack) {
-  const userId = `apple-${randomUUID().slice(0, 8)}`;
-  const answer = await stack.apiRequest(`/v1/users/${userId}/store-accounts`);
-  const { appleAppAccountToken } = await readJson(answer);
-  return { userId, token: appleAppAccountToken as string };
-}
 
 async function walletOf(stack: TestStack, userId: string) {
   return readJson(await stack.apiRequest(`/v1/users/${userId}/wallet`));
 }
 
-const charge = (transactionId: string, token: string | null, extra: Partial<AppleNotificationSpec> = {}) => ({
-  type: 'ONE_TIME_CHARGE',
-  transaction: { transactionId, appAccountToken: token },
-  ...extra,
-});
+const charge = appleCharge;
 
 /**
  * Token packs bought through StoreKit (docs/stores-apple.md): ONE_TIME_CHARGE credits once per
@@ -85,10 +74,7 @@ describe('App Store token packs', () => {
       }),
     ]);
     // And so does the console's user page.
-    const consolePage = await fetch(`http://127.0.0.1:${stack.api.port}/admin/console/users/${userId}`, {
-      headers: { authorization: `Basic ${Buffer.from(`support:${adminKey}`).toString('base64')}` },
-    });
-    const html = await consolePage.text();
+    const html = await stack.consoleUserPage(userId);
     expect(html).toContain(transactionId);
     expect(html).toContain(`apple:transaction:${transactionId}`);
     expect(html).toContain('0.99 USD');

@@ -1,13 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import {
-  type AppleNotificationSpec,
-  applePlanProduct,
-  appleVerifierFor,
-  deliverApple,
-} from '../../support/apple-notifications';
-import { ApplePki } from '../../support/apple-signing';
-import { FakeAppStore, type FakeSubscriptionStatus } from '../../support/fakes/fake-app-store';
-import { readJson, TestStack } from '../../support/stack';
+import { suiteStackWithFakeAppStore } from '../../support/app-store';
+import { type AppleNotificationSpec, applePlanProduct, deliverApple } from '../../support/apple-notifications';
+import type { FakeSubscriptionStatus } from '../../support/fakes/fake-app-store';
+import { readJson } from '../../support/stack';
 
 const DAY = 24 * 3600_000;
 
@@ -17,20 +12,7 @@ const DAY = 24 * 3600_000;
  * applies the plan of `plans[].appStoreProducts`, so any order of notifications ends at the truth.
  */
 describe('App Store subscriptions', () => {
-  const pki = ApplePki.create();
-  const fake = new FakeAppStore(pki);
-  const stack = new TestStack();
-
-  beforeAll(async () => {
-    await fake.listen();
-    stack.stopAlso(() => fake.stop());
-    await stack.begin({ appleNotifications: appleVerifierFor(pki), ports: { appStore: fake.api() } });
-    stack.startWorker({ concurrency: 1 });
-  });
-  afterAll(async () => {
-    await stack.stop();
-    pki.dispose();
-  });
+  const { stack, fake, pki } = suiteStackWithFakeAppStore({ worker: { concurrency: 1 } });
 
   async function subscriber() {
     const userId = `apple-s-${randomUUID().slice(0, 8)}`;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createAppleNotificationVerifier } from '../../../apps/ingest/src/verify/verify-apple-notification';
+import { createAppleNotificationVerifier } from '@tally/billing-core';
 import {
   appleAppAppleId,
   appleBundleId,

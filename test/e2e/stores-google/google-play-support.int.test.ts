@@ -1,7 +1,7 @@
 import { debit } from '../../support/auto-topup';
 import { oneTimeProduct, voidedPurchase } from '../../support/fakes/google-play-keys';
 import { fakePackageName, googlePlayActions, suiteStackWithFakeGooglePlay } from '../../support/google-play';
-import { adminKey, readJson } from '../../support/stack';
+import { readJson } from '../../support/stack';
 
 /**
  * Support sees Google Play purchases as it sees the others (docs/stores-google-play.md,
@@ -57,11 +57,7 @@ describe('Google Play purchases in the support view and the console', () => {
     ]);
     expect(view.wallet).toMatchObject({ balance: 0, debt: 60 });
 
-    const page = await fetch(`http://127.0.0.1:${stack.api.port}/admin/console/users/${userId}`, {
-      headers: { authorization: `Basic ${Buffer.from(`support:${adminKey}`).toString('base64')}` },
-    });
-    expect(page.status).toBe(200);
-    const html = await page.text();
+    const html = await stack.consoleUserPage(userId);
     expect(html).toContain(`google:order:${orderId}`);
     expect(html).toContain(`google:voided:${orderId}`);
     expect(html).toContain('google_play');

@@ -1,4 +1,4 @@
-import { createPublicKey, type KeyObject, verify } from 'node:crypto';
+import { createPublicKey, type KeyObject, randomUUID, verify } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type AppStoreApi, createAppStoreApiClient } from '@tally/billing-core';
@@ -27,12 +27,22 @@ export interface FakeSubscriptionStatus {
   renewalInfo?: AppleRenewalSpec;
 }
 
+/** One record of the fake's notification history: what Apple attempted to send, and when. */
+export interface FakeHistoryRecord {
+  signedPayload: string;
+  sentAt: number;
+}
+
+/** Apple keeps this much notification history (production); an older startDate is refused. */
+const HISTORY_DAYS = 180;
+
 /**
  * A fake App Store Server API as a real local HTTP server. Every request must carry a JWT the
  * test's In-App Purchase key signed (ES256, `kid`, `iss`, `aud` appstoreconnect-v1, `bid`, a
  * lifetime of at most 60 minutes) or it is answered 401, as Apple does. It records the consumption
- * PUTs it accepted, answers subscription statuses signed with the test chain, and can fail the
- * next N requests with a status before it recovers.
+ * PUTs it accepted, answers subscription statuses signed with the test chain, answers Get
+ * Notification History from the records a test put (pages of `historyPageSize`, a pagination
+ * token per next page), and can fail the next N requests with a status before it recovers.
  */
 export class FakeAppStore {
   private server!: Server;
@@ -46,6 +56,11 @@ export class FakeAppStore {
   readonly refusedTokens: string[] = [];
   private readonly subscriptions = new Map<string, FakeSubscriptionStatus[]>();
   private failures: { count: number; status: number } = { count: 0, status: 503 };
+  private history: FakeHistoryRecord[] = [];
+  /** Records per history page (Apple: 20). */
+  historyPageSize = 20;
+  /** Each open pagination token: the request it continues and where its next page starts. */
+  private readonly paginationTokens = new Map<string, { startDate: number; endDate: number; offset: number }>();
 
   constructor(private readonly pki: ApplePki) {}
 
@@ -79,6 +94,23 @@ export class FakeAppStore {
   /** What `GET /inApps/v1/subscriptions/{originalTransactionId}` answers from now on. */
   setSubscription(originalTransactionId: string, statuses: FakeSubscriptionStatus[]): void {
     this.subscriptions.set(originalTransactionId, statuses);
+  }
+
+  /**
+   * Adds a notification to the history (whether or not it was ever delivered): what Get
+   * Notification History lists, by when Apple attempted to send it (`sentAt`, by default when its
+   * payload says it was signed). A test CA's certificates are valid from the test's start only, so
+   * an older notification is signed now and dated back here.
+   */
+  addToHistory(signedPayload: string, sentAt?: number): void {
+    const claimed = JSON.parse(Buffer.from(signedPayload.split('.')[1] ?? '', 'base64url').toString('utf8') || '{}');
+    this.history.push({ signedPayload, sentAt: sentAt ?? Number(claimed.signedDate ?? Date.now()) });
+  }
+
+  /** Empties the history (and its pagination tokens). */
+  clearHistory(): void {
+    this.history = [];
+    this.paginationTokens.clear();
   }
 
   async listen(): Promise<void> {
@@ -183,6 +215,57 @@ export class FakeAppStore {
         ],
       });
     }
+    if (url.pathname === '/inApps/v1/notifications/history' && req.method === 'POST') {
+      return this.answerHistory(url, Buffer.concat(chunks).toString('utf8'), send);
+    }
     send(404, { errorCode: 4040000, errorMessage: 'Not found.' });
+  }
+
+  /**
+   * Get Notification History as Apple answers it: the records sent in [startDate, endDate] (a
+   * future endDate is now), oldest first, `historyPageSize` per page; `hasMore` and a token for
+   * the next page (`?paginationToken=`), which continues the request that made it. A startDate
+   * older than Apple keeps, an endDate not after it or an unknown token is a 400.
+   */
+  private answerHistory(url: URL, text: string, send: (status: number, body?: unknown) => void) {
+    const invalid = (errorMessage: string) => send(400, { errorCode: 4000000, errorMessage });
+    const body = JSON.parse(text || '{}') as { startDate?: unknown; endDate?: unknown };
+    const token = url.searchParams.get('paginationToken');
+    let request: { startDate: number; endDate: number; offset: number };
+    if (token !== null) {
+      const continued = this.paginationTokens.get(token);
+      if (!continued) return invalid('Invalid request. The pagination token is invalid.');
+      this.paginationTokens.delete(token);
+      request = continued;
+    } else {
+      const { startDate, endDate } = body;
+      if (typeof startDate !== 'number' || typeof endDate !== 'number') {
+        return invalid('Invalid request. The start date and end date are required.');
+      }
+      if (startDate < Date.now() - HISTORY_DAYS * 24 * 3600_000) {
+        return invalid('Invalid request. The start date is earlier than the allowed start date.');
+      }
+      if (endDate <= startDate) return invalid('Invalid request. The end date is not after the start date.');
+      request = { startDate, endDate: Math.min(endDate, Date.now()), offset: 0 };
+    }
+    const matching = this.history
+      .filter((record) => record.sentAt >= request.startDate && record.sentAt <= request.endDate)
+      .sort((a, b) => a.sentAt - b.sentAt);
+    const page = matching.slice(request.offset, request.offset + this.historyPageSize);
+    const nextOffset = request.offset + page.length;
+    const hasMore = nextOffset < matching.length;
+    let paginationToken: string | undefined;
+    if (hasMore) {
+      paginationToken = randomUUID();
+      this.paginationTokens.set(paginationToken, { ...request, offset: nextOffset });
+    }
+    send(200, {
+      notificationHistory: page.map((record) => ({
+        signedPayload: record.signedPayload,
+        sendAttempts: [{ attemptDate: record.sentAt, sendAttemptResult: 'NO_RESPONSE' }],
+      })),
+      hasMore,
+      ...(paginationToken ? { paginationToken } : {}),
+    });
   }
 }

@@ -1,4 +1,5 @@
 import type {
+  AppleReconcileSources,
   AppWebhookOutbox,
   Catalog,
   Clock,
@@ -51,6 +52,11 @@ export interface RouteServices {
   /** Top-ups need the catalog and the Stripe API; without them those routes answer 503. */
   catalog?: Catalog;
   stripe?: StripeApi | undefined;
+  /**
+   * Apple reconciliation: the App Store Server API, the notification check and PAYMENT_ENVIRONMENTS;
+   * without it `POST /admin/reconcile/apple` answers 503.
+   */
+  appleReconcile?: AppleReconcileSources | undefined;
   /** Holds: HOLD_DEFAULT_TTL_SECONDS (default 900). */
   holds?: { defaultTtlSeconds: number };
   /** SPEND_LIMIT_DAILY and SPEND_LIMIT_MONTHLY: every spend and the limits' routes read them (docs/spend-limits.md). */

@@ -1,13 +1,15 @@
 import {
+  type AdminActionName,
   AUDIT_STARTED_OUTCOME,
   adminActions,
   createStripeApi,
+  type DB,
   inboxRelaySource,
   reconcileStripe,
   type StripeReconciliationReport,
   summarizeReconciliation,
 } from '@tally/billing-core';
-import { baseEnvSchema, parseEnv, providerApiSettings } from '@tally/platform';
+import { baseEnvSchema, type Database, parseEnv, providerApiSettings } from '@tally/platform';
 import { z } from 'zod';
 import { auditCliAction } from './audit-cli-action';
 import { handOffOnce } from './hand-off-once';
@@ -22,6 +24,44 @@ export const reconcileEnvSchema = baseEnvSchema
     STRIPE_API_BASE_URL: providerApiSettings.STRIPE_API_BASE_URL,
     STRIPE_TIMEOUT_MS: providerApiSettings.STRIPE_TIMEOUT_MS,
   });
+
+/** What `tally reconcile` runs for one provider: its audit action, the run, and how its report reads. */
+export interface Reconciliation<Request, Report extends { ok: boolean }> {
+  action: AdminActionName;
+  request: Request;
+  run: () => Promise<Report>;
+  summarize: (report: Report) => Record<string, unknown>;
+  format: (report: Report) => string;
+  /** A failure that never reached the provider, named for the operator (or the error as it is). */
+  explain?: (error: unknown) => unknown;
+}
+
+/**
+ * One audited reconciliation run of the CLI: a `started` audit row before it acts (it spans
+ * provider calls, so no transaction can hold it with its row; if the row cannot be written,
+ * nothing is reconciled), then one with its outcome. Prints the report (JSON with `json`). Exit 0
+ * when nothing was found, 1 when anything was (or on error).
+ */
+export async function runAuditedReconciliation<Request, Report extends { ok: boolean }>(
+  db: Database<DB>['db'],
+  reconciliation: Reconciliation<Request, Report>,
+  options: { json?: boolean | undefined },
+): Promise<void> {
+  const { action, request } = reconciliation;
+  // guard: audit-started-row-reconcile
+  await auditCliAction(db, { action, request, outcome: AUDIT_STARTED_OUTCOME });
+  const report = await reconciliation.run().catch(async (error: unknown) => {
+    const code = (error as { code?: unknown }).code;
+    await auditCliAction(db, { action, request, outcome: typeof code === 'string' ? code : 'failed' }).catch(
+      () => undefined,
+    );
+    throw reconciliation.explain ? reconciliation.explain(error) : error;
+  });
+  await auditCliAction(db, { action, request, outcome: 'ok', answer: reconciliation.summarize(report) });
+  if (options.json) printJson(report);
+  else process.stdout.write(reconciliation.format(report));
+  if (!report.ok) process.exitCode = 1;
+}
 
 /**
  * `tally reconcile [--days n] [--dry-run] [--json]`: Stripe reconciliation (docs/operations.md).
@@ -39,31 +79,19 @@ export async function runReconcile(options: { days: number; dryRun?: boolean; js
         timeoutMs: env.STRIPE_TIMEOUT_MS,
       });
       const request = { windowDays: options.days, dryRun: options.dryRun ?? false };
-      // The run is audited before it starts (it spans Stripe calls, so no transaction can hold it
-      // with its row): if the row cannot be written, nothing is reconciled.
-      // guard: audit-started-row-reconcile
-      await auditCliAction(db, { action: adminActions.reconcileStripe, request, outcome: AUDIT_STARTED_OUTCOME });
-      const report = await reconcileStripe(
-        { db, stripe, enqueue: (ids) => handOffOnce(env, db, inboxRelaySource, ids) },
-        request,
-      ).catch(async (error: unknown) => {
-        const code = (error as { code?: unknown }).code;
-        await auditCliAction(db, {
+      await runAuditedReconciliation(
+        db,
+        {
           action: adminActions.reconcileStripe,
           request,
-          outcome: typeof code === 'string' ? code : 'failed',
-        }).catch(() => undefined);
-        throw namingStripe(error, env.STRIPE_API_BASE_URL ?? 'https://api.stripe.com');
-      });
-      await auditCliAction(db, {
-        action: adminActions.reconcileStripe,
-        request,
-        outcome: 'ok',
-        answer: summarizeReconciliation(report),
-      });
-      if (options.json) printJson(report);
-      else process.stdout.write(formatReport(report));
-      if (!report.ok) process.exitCode = 1;
+          run: () =>
+            reconcileStripe({ db, stripe, enqueue: (ids) => handOffOnce(env, db, inboxRelaySource, ids) }, request),
+          summarize: summarizeReconciliation,
+          format: formatReport,
+          explain: (error) => namingStripe(error, env.STRIPE_API_BASE_URL ?? 'https://api.stripe.com'),
+        },
+        options,
+      );
     },
     2,
   );

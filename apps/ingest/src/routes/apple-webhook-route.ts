@@ -1,8 +1,12 @@
-import { type InboxEventDraft, type Provider, toAppleInboxDraft } from '@tally/billing-core';
+import {
+  type AppleNotificationVerifier,
+  type InboxEventDraft,
+  type Provider,
+  toAppleInboxDraft,
+} from '@tally/billing-core';
 import { sendError } from '@tally/platform';
 import type { Request, Response } from 'express';
 import type { IngestMetrics } from '../ingest-metrics';
-import type { AppleNotificationVerifier } from '../verify/verify-apple-notification';
 
 /** What the Apple route borrows from useWebhookRoutes (webhook-routes.ts), passed in to keep one direction. */
 export interface AppleRouteTools {
@@ -29,7 +33,7 @@ export function appleNotConfigured(tools: AppleRouteTools) {
 
 /**
  * `POST /webhooks/apple` (App Store Server Notifications V2, `{"signedPayload"}`): verified with
- * Apple's library before anything is stored (verify-apple-notification.ts); a body that is no
+ * Apple's library before anything is stored (billing-core's verify-apple-notification.ts); a body that is no
  * notification is 400 `invalid_event`, a bad signature or chain 400 `invalid_signature`, another
  * app or environment 400 `wrong_app` (the last two count as failed authentication). A verified one
  * is stored as received under (apple, notificationUUID), whatever its environment: the worker marks

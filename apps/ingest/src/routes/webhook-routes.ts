@@ -1,4 +1,5 @@
 import {
+  type AppleNotificationVerifier,
   type InboxEventDraft,
   InvalidEventError,
   type Provider,
@@ -9,7 +10,6 @@ import { createFailedAuthLimiter, createWindowedWarn, type Logger, matchesAnySec
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import type { InboxBatcher } from '../inbox-batcher';
 import { type IngestMetrics, providerLabelOf } from '../ingest-metrics';
-import type { AppleNotificationVerifier } from '../verify/verify-apple-notification';
 import { verifyStripeSignature } from '../verify/verify-stripe-signature';
 import { appleNotConfigured, appleWebhookHandle } from './apple-webhook-route';
 import { type GooglePlayPushSettings, useGooglePlayWebhookRoute } from './google-play-webhook-route';

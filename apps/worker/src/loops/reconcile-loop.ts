@@ -1,5 +1,6 @@
 import {
   type DB,
+  type ExclusiveRun,
   reconcileStripeExclusively,
   type StripeApi,
   type StripeReconciliationReport,
@@ -7,6 +8,27 @@ import {
 import type { Logger } from '@tally/platform';
 import type { Kysely } from 'kysely';
 import { type PeriodicLoop, runPeriodic } from './run-periodic';
+
+/**
+ * The report of a reconciliation pass run under its lease, or undefined when another replica held
+ * the lease and this tick was skipped (logged at info); a pass that outlived its lease is logged.
+ */
+export function reportOfExclusiveRun<Report>(
+  result: ExclusiveRun<Report>,
+  logger: Logger,
+  provider: 'Stripe' | 'Apple',
+): Report | undefined {
+  if (result.kind === 'skipped') {
+    logger.info(`another replica is reconciling with ${provider} right now; this tick is skipped`);
+    return undefined;
+  }
+  if (result.leaseLost) {
+    logger.warn(
+      `this ${provider} reconciliation pass outlived its lease (the process stalled); another replica may have run one too`,
+    );
+  }
+  return result.report;
+}
 
 export interface ReconcileLoopOptions {
   intervalMs: number;
@@ -38,20 +60,15 @@ export function startReconcileLoop(
         deps.logger.warn('the reconcile role runs but STRIPE_SECRET_KEY is not set: nothing to reconcile');
         return;
       }
-      const result = await reconcileStripeExclusively(
-        { db: deps.db, stripe: deps.stripe, enqueue: deps.enqueue },
-        { windowDays: options.windowDays },
+      const report = reportOfExclusiveRun(
+        await reconcileStripeExclusively(
+          { db: deps.db, stripe: deps.stripe, enqueue: deps.enqueue },
+          { windowDays: options.windowDays },
+        ),
+        deps.logger,
+        'Stripe',
       );
-      if (result.kind === 'skipped') {
-        deps.logger.info('another replica is reconciling with Stripe right now; this tick is skipped');
-        return;
-      }
-      const { report } = result;
-      if (result.leaseLost) {
-        deps.logger.warn(
-          'this reconciliation pass outlived its lease (the process stalled); another replica may have run one too',
-        );
-      }
+      if (!report) return;
       deps.onReport?.(report);
       const summary = {
         windowDays: report.windowDays,

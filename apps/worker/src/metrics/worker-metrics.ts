@@ -1,4 +1,5 @@
 import {
+  type AppleReconciliationReport,
   appleConsumptionOutcomes,
   appWebhookMessageTypes,
   autoTopupChargeOutcomes,
@@ -16,6 +17,8 @@ import { createClientErrorCounter, createRegistry } from '@tally/platform';
 import { Counter, Gauge, Histogram, type Metric } from 'prom-client';
 
 export const reconcileFindingKinds = ['missing_events', 'events_without_rows', 'ledger_rows_without_event'] as const;
+/** What the last Apple reconciliation found: notifications it recorded (or would) and ones that failed the check. */
+export const appleReconcileFindingKinds = ['missing_notifications', 'refused_notifications'] as const;
 
 /** Parking reasons that have their own zero-initialised series (others appear on first use). */
 export const parkedCodes = [
@@ -36,6 +39,7 @@ export const parkedCodes = [
  *   states). They describe the whole system, the same from every replica, so one role exports
  *   them: the relay, which runs on the few scheduler replicas, not on every inbox consumer;
  * - `reconcile` (reconcile role): the last Stripe reconciliation's findings;
+ * - `appleReconcile` (apple-reconcile role): the last Apple reconciliation's findings;
  * - `appWebhooks` (app-webhooks role): delivery attempts, delivered and failed messages;
  * - `autoTopup` (auto-topup role): runs of auto top-up attempts by outcome;
  * - `appleConsumption` (apple-consumption role): runs of App Store consumption requests by outcome;
@@ -47,6 +51,7 @@ export const workerMetricFamilies = [
   'relay',
   'system',
   'reconcile',
+  'appleReconcile',
   'appWebhooks',
   'autoTopup',
   'appleConsumption',
@@ -241,6 +246,22 @@ export function createWorkerMetrics(families: Iterable<WorkerMetricFamily>) {
       metrics.reconcileFindings.set({ kind: 'ledger_rows_without_event' }, report.ledgerRowsWithoutEvent.length);
       metrics.reconcileLastRun.set(Date.now() / 1000);
     },
+    appleReconcileFindings: new Gauge({
+      name: 'tally_apple_reconcile_findings',
+      help: 'What the last Apple reconciliation found, by kind (missing_notifications were recorded; refused_notifications failed verification and were not stored)',
+      labelNames: ['kind'] as const,
+      registers: [],
+    }),
+    appleReconcileLastRun: new Gauge({
+      name: 'tally_apple_reconcile_last_run_timestamp_seconds',
+      help: 'When the last Apple reconciliation finished (Unix seconds)',
+      registers: [],
+    }),
+    recordAppleReconciliation(report: AppleReconciliationReport) {
+      metrics.appleReconcileFindings.set({ kind: 'missing_notifications' }, report.missingNotifications.length);
+      metrics.appleReconcileFindings.set({ kind: 'refused_notifications' }, report.refused);
+      metrics.appleReconcileLastRun.set(Date.now() / 1000);
+    },
     /** Sets the database gauges from one read; label sets seen before and now absent go to 0. */
     setOperationalCounts(counts: OperationalCounts) {
       for (const direction of ['credit', 'debit'] as const) {
@@ -289,6 +310,7 @@ export function createWorkerMetrics(families: Iterable<WorkerMetricFamily>) {
       metrics.stripeInstallments,
     ],
     reconcile: [metrics.reconcileFindings, metrics.reconcileLastRun],
+    appleReconcile: [metrics.appleReconcileFindings, metrics.appleReconcileLastRun],
     appWebhooks: [metrics.appWebhookAttempts, metrics.appWebhookDelivered, metrics.appWebhookFailed],
     autoTopup: [metrics.autoTopupAttempts],
     appleConsumption: [metrics.appleConsumptionRequests],
@@ -325,6 +347,9 @@ export function createWorkerMetrics(families: Iterable<WorkerMetricFamily>) {
     for (const status of ['pending', 'failed']) metrics.appWebhookMessages.set({ status }, 0);
   }
   if (enabled.has('reconcile')) for (const kind of reconcileFindingKinds) metrics.reconcileFindings.set({ kind }, 0);
+  if (enabled.has('appleReconcile')) {
+    for (const kind of appleReconcileFindingKinds) metrics.appleReconcileFindings.set({ kind }, 0);
+  }
   if (enabled.has('autoTopup'))
     for (const outcome of autoTopupChargeOutcomes) metrics.autoTopupAttempts.inc({ outcome }, 0);
   if (enabled.has('appleConsumption'))

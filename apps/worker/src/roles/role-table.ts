@@ -1,5 +1,6 @@
 import { appWebhooksRole } from './app-webhooks-role';
 import { appleConsumptionRole } from './apple-consumption-role';
+import { appleReconcileRole } from './apple-reconcile-role';
 import { autoTopupRole } from './auto-topup-role';
 import { creditExpiryRole } from './credit-expiry-role';
 import { emailRole } from './email-role';
@@ -33,6 +34,7 @@ export const workerRoleTable = {
   'app-webhooks': appWebhooksRole,
   retention: retentionRole,
   reconcile: reconcileRole,
+  'apple-reconcile': appleReconcileRole,
 } as const satisfies Record<string, WorkerRoleDefinition>;
 
 export type WorkerRole = keyof typeof workerRoleTable;

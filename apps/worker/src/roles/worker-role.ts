@@ -1,5 +1,6 @@
 import type {
   AiStudioService,
+  AppleNotificationVerifier,
   AppStoreApi,
   AppWebhookOutbox,
   AppWebhookSender,
@@ -32,6 +33,8 @@ export interface WorkerPorts {
   appWebhookSender: AppWebhookSender | undefined;
   /** The App Store Server API; undefined: consumption requests wait (retried until configured or expired). */
   appStore: AppStoreApi | undefined;
+  /** The App Store notification check ingest uses (APPLE_ROOT_CERTIFICATES…); undefined: apple-reconcile cannot run. */
+  appleNotifications: AppleNotificationVerifier | undefined;
   /** The Play Developer API; undefined: Google Play's loops have nothing to do (docs/stores-google-play.md). */
   googlePlay: GooglePlayApi | undefined;
 }

@@ -1,6 +1,7 @@
 import type { BackoffSettings, DebtPolicy, RetryLaterSettings } from '@tally/billing-core';
 import type { TransactionBatcherSettings } from '@tally/platform/db';
 import type { AppleConsumptionLoopOptions } from '../loops/apple-consumption-loop';
+import type { AppleReconcileLoopOptions } from '../loops/apple-reconcile-loop';
 import type { AutoTopupLoopOptions } from '../loops/auto-topup-loop';
 import type { CreditExpiryLoopOptions } from '../loops/credit-expiry-loop';
 import type { GooglePlayConsumeLoopOptions } from '../loops/google-play-loops';
@@ -53,4 +54,6 @@ export interface WorkerRuntimeSettings {
   };
   retention: RetentionLoopOptions;
   reconcile: ReconcileLoopOptions;
+  /** The apple-reconcile role's pass over Apple's notification history (docs/stores-apple.md). */
+  appleReconcile: AppleReconcileLoopOptions;
 }

@@ -10,6 +10,7 @@ export const adminActions = {
   inboxReplayByFilter: 'inbox.replay_by_filter',
   appWebhookRedeliver: 'app_webhook.redeliver',
   reconcileStripe: 'reconcile.stripe',
+  reconcileApple: 'reconcile.apple',
   queueRetryJob: 'queue.retry_job',
   queueRetryAll: 'queue.retry_all',
   userGrant: 'user.grant',

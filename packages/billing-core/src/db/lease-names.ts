@@ -8,3 +8,6 @@ export const RECONCILE_STRIPE_LEASE = 'reconcile-stripe';
 
 /** The daily pass over Google Play's Voided Purchases API (`runVoidedPurchasesPass`): one at a time across replicas. */
 export const GOOGLE_PLAY_VOIDED_PASS_LEASE = 'google-play-voided-pass';
+
+/** Scheduled Apple reconciliations (`reconcileAppleExclusively`): one pass at a time across replicas. */
+export const RECONCILE_APPLE_LEASE = 'reconcile-apple';

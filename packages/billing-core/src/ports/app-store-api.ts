@@ -22,6 +22,23 @@ export interface AppleSubscriptionStatus {
   renewalInfo: AppleRenewalInfo | null;
 }
 
+/** The timespan of a Get Notification History request (NotificationHistoryRequest), in Unix milliseconds. */
+export interface AppleNotificationHistoryRequest {
+  startDate: number;
+  endDate: number;
+}
+
+/** One page of Get Notification History (NotificationHistoryResponse): at most 20 notifications. */
+export interface AppleNotificationHistoryPage {
+  /**
+   * Each notification's `signedPayload` as Apple listed it (null when the record carried none):
+   * NOT verified; the caller verifies each as ingest verifies a delivery.
+   */
+  signedPayloads: (string | null)[];
+  /** The next page's token while Apple has more; null on the last page. */
+  paginationToken: string | null;
+}
+
 /**
  * The App Store Server API, as Tally uses it: a JWT (ES256, the In-App Purchase key) on every
  * request, the host by environment (production or sandbox). Each method throws RetryLaterError
@@ -40,4 +57,14 @@ export interface AppStoreApi {
     environment: PaymentEnvironment,
     originalTransactionId: string,
   ): Promise<AppleSubscriptionStatus[]>;
+  /**
+   * One page of Get Notification History (`POST /inApps/v1/notifications/history`): the
+   * notifications Apple attempted to send in the timespan, delivered or not. Pass the previous
+   * page's `paginationToken` for the next one.
+   */
+  getNotificationHistory(
+    environment: PaymentEnvironment,
+    request: AppleNotificationHistoryRequest,
+    paginationToken?: string,
+  ): Promise<AppleNotificationHistoryPage>;
 }

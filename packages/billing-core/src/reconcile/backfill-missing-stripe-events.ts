@@ -1,18 +1,19 @@
-import type { Kysely } from 'kysely';
-import type { DB } from '../db/schema';
 import type { InboxEventDraft } from '../inbox/inbox-event-draft';
-import { markInboxEnqueueFailed } from '../inbox/record-inbox-event';
-import { recordInboxEvents } from '../inbox/record-inbox-events';
 import type { StripeApi } from '../ports/stripe-api';
 import { stripeHandledEventTypes } from '../providers/stripe/create-stripe-handler';
 import { toStripeInboxDraftFromBody } from '../providers/stripe/stripe-event';
+import {
+  type BackfillDeps,
+  type BackfillResult,
+  backfillInboxDrafts,
+  findStoredEventIds,
+} from './backfill-inbox-drafts';
 
 export interface MissingStripeEvent {
   eventId: string;
   type: string;
   createdAt: string | null;
-  /** ingested: stored now (source 'backfill') and handed to the queue; duplicate: a webhook won the race; would_ingest: dry run; failed: could not be stored. */
-  result: 'ingested' | 'duplicate' | 'would_ingest' | 'failed';
+  result: BackfillResult;
   inboxEventId: number | null;
 }
 
@@ -23,20 +24,18 @@ export interface StripeEventsBackfill {
   missingEvents: MissingStripeEvent[];
 }
 
-export interface BackfillMissingStripeEventsDeps {
-  db: Kysely<DB>;
+export interface BackfillMissingStripeEventsDeps extends BackfillDeps {
   stripe: StripeApi;
-  /** Hands newly stored inbox rows to the queue (ingest's path); a failure leaves them to the relay. */
-  enqueue: (inboxEventIds: number[]) => Promise<unknown>;
 }
 
 /**
  * Reconciliation's first job: the events Stripe has that the inbox lacks. Lists Stripe's Events
  * API from `windowStart` (handled types only, newest first, page by page, at most `maxEvents`),
  * finds the events the inbox does not hold, and (unless `dryRun`) ingests them through ingest's
- * own path: the Stripe draft function, recordInboxEvents (the unique (provider, event id) index is
- * the fence, so a webhook racing the backfill stores one row), then the queue hand-off. Rows are
- * marked `source = 'backfill'`; their raw body is the event as the Events API returned it.
+ * own path: the Stripe draft function, then backfillInboxDrafts (recordInboxEvents, whose unique
+ * (provider, event id) index is the fence, so a webhook racing the backfill stores one row; then
+ * the queue hand-off). Rows are marked `source = 'backfill'`; their raw body is the event as the
+ * Events API returned it.
  * Throws what the Stripe API port throws.
  */
 export async function backfillMissingStripeEvents(
@@ -68,7 +67,7 @@ export async function backfillMissingStripeEvents(
   for (const event of listed) {
     try {
       const draft = toStripeInboxDraftFromBody(JSON.stringify(event));
-      drafts.push({ ...draft, source: 'backfill' });
+      drafts.push(draft);
       createdOf.set(
         draft.providerEventId,
         typeof event.created === 'number' ? new Date(event.created * 1000).toISOString() : null,
@@ -77,55 +76,22 @@ export async function backfillMissingStripeEvents(
       // An event without a usable id or type cannot be keyed; ingest would refuse it too.
     }
   }
-  const known = new Set<string>();
-  for (let index = 0; index < drafts.length; index += 1000) {
-    const ids = drafts.slice(index, index + 1000).map((draft) => draft.providerEventId);
-    const rows = await deps.db
-      .selectFrom('inbox_events')
-      .select('provider_event_id')
-      .where('provider', '=', 'stripe')
-      .where('provider_event_id', 'in', ids)
-      .execute();
-    for (const row of rows) known.add(row.provider_event_id);
-  }
-  const missingDrafts = drafts.filter((draft) => !known.has(draft.providerEventId));
-  const describe = (
-    draft: InboxEventDraft,
-    result: MissingStripeEvent['result'],
-    inboxEventId: number | null,
-  ): MissingStripeEvent => ({
-    eventId: draft.providerEventId,
-    type: draft.type,
-    createdAt: createdOf.get(draft.providerEventId) ?? null,
-    result,
-    inboxEventId,
-  });
-  const missingEvents: MissingStripeEvent[] = [];
-  if (options.dryRun) {
-    for (const draft of missingDrafts) missingEvents.push(describe(draft, 'would_ingest', null));
-  } else if (missingDrafts.length > 0) {
-    // Oldest first, as Stripe would have delivered them.
-    missingDrafts.reverse();
-    const results = await recordInboxEvents(deps.db, missingDrafts);
-    const recordedIds: number[] = [];
-    for (const [index, result] of results.entries()) {
-      const draft = missingDrafts[index] as InboxEventDraft;
-      if (result.kind === 'recorded') {
-        recordedIds.push(result.inboxEventId);
-        missingEvents.push(describe(draft, 'ingested', result.inboxEventId));
-      } else if (result.kind === 'duplicate') {
-        missingEvents.push(describe(draft, 'duplicate', result.inboxEventId));
-      } else {
-        missingEvents.push(describe(draft, 'failed', null));
-      }
-    }
-    if (recordedIds.length > 0) {
-      try {
-        await deps.enqueue(recordedIds);
-      } catch {
-        await markInboxEnqueueFailed(deps.db, recordedIds).catch(() => undefined);
-      }
-    }
-  }
+  const known = await findStoredEventIds(
+    deps.db,
+    'stripe',
+    drafts.map((draft) => draft.providerEventId),
+  );
+  // Oldest first, as Stripe would have delivered them (the Events API lists newest first).
+  const missingDrafts = drafts.filter((draft) => !known.has(draft.providerEventId)).reverse();
+  const backfilled = await backfillInboxDrafts(deps, missingDrafts, { dryRun: options.dryRun });
+  const missingEvents = backfilled.map(
+    ({ draft, result, inboxEventId }): MissingStripeEvent => ({
+      eventId: draft.providerEventId,
+      type: draft.type,
+      createdAt: createdOf.get(draft.providerEventId) ?? null,
+      result,
+      inboxEventId,
+    }),
+  );
   return { stripeEvents: drafts.length, truncated, missingEvents };
 }

@@ -1,11 +1,11 @@
 import type { Kysely } from 'kysely';
 import { type Clock, systemClock } from '../clock';
 import type { DB } from '../db/schema';
-import { BillingError } from '../errors';
 import type { StripeApi } from '../ports/stripe-api';
 import { backfillMissingStripeEvents, type MissingStripeEvent } from './backfill-missing-stripe-events';
 import { type EventWithoutRows, findStripeEventsWithoutRows } from './find-stripe-events-without-rows';
 import { findStripeLedgerRowsWithoutEvent, type LedgerRowWithoutEvent } from './find-stripe-ledger-rows-without-event';
+import { ReconcileWindowError } from './run-reconciliation-exclusively';
 
 export type { MissingStripeEvent } from './backfill-missing-stripe-events';
 export type { EventWithoutRows } from './find-stripe-events-without-rows';
@@ -19,17 +19,6 @@ export const STRIPE_EVENTS_MAX_WINDOW_DAYS = 30;
  */
 export const DEFAULT_RECONCILE_WINDOW_DAYS = 3;
 const DAY_MS = 24 * 3600_000;
-
-/** The window asked for is outside 1..30 days. */
-export class ReconcileWindowError extends BillingError {
-  constructor(windowDays: number) {
-    super(
-      'invalid_window',
-      `the window must be between 1 and ${STRIPE_EVENTS_MAX_WINDOW_DAYS} days (Stripe keeps events 30 days), got ${windowDays}`,
-      { retryable: false },
-    );
-  }
-}
 
 export interface ReconcileStripeOptions {
   /** Days back from now (at most 30). Fractions are allowed (tests, short windows). */
@@ -82,7 +71,12 @@ export async function reconcileStripe(
   options: ReconcileStripeOptions,
 ): Promise<StripeReconciliationReport> {
   const { windowDays } = options;
-  if (!(windowDays > 0 && windowDays <= STRIPE_EVENTS_MAX_WINDOW_DAYS)) throw new ReconcileWindowError(windowDays);
+  if (!(windowDays > 0 && windowDays <= STRIPE_EVENTS_MAX_WINDOW_DAYS)) {
+    throw new ReconcileWindowError(windowDays, {
+      maxDays: STRIPE_EVENTS_MAX_WINDOW_DAYS,
+      keeps: 'Stripe keeps events 30 days',
+    });
+  }
   const dryRun = options.dryRun ?? false;
   const maxReported = options.maxReported ?? 1_000;
   // guard: reconcile-clock

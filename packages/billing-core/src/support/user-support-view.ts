@@ -24,7 +24,7 @@ export interface UserSupportView {
   subscription: SupportSubscription | null;
   /** Stripe payments (packs, top-ups, invoices) newest first, with refunds and their confirmation email. */
   payments: SupportPayment[];
-  /** Token pack refunds recorded in `token_refunds` (RevenueCat), newest first. */
+  /** Token pack refunds (`token_refunds`: RevenueCat, Google Play; `apple_refunds`: the App Store), newest first. */
   refunds: SupportRefund[];
   /** Stripe chargebacks (`stripe_disputes`): what each took, its shortfall and its reinstatement, newest first. */
   disputes: SupportDispute[];

@@ -1,4 +1,5 @@
-import { appleConfigurationProblems } from './apple-settings';
+import { z } from 'zod';
+import { appleConfigurationProblems, appleReconcileSettings } from './apple-settings';
 import { demoConfigurationProblems } from './production-configuration';
 
 const webhook = {
@@ -42,5 +43,29 @@ describe('half an Apple configuration', () => {
         .sort(),
     ).toEqual(['APPLE_APP_APPLE_ID', 'APPLE_BUNDLE_ID', 'APPLE_ISSUER_ID', 'APPLE_PRIVATE_KEY_PATH'].sort());
     expect(demoConfigurationProblems({ ...webhook, ...api, NODE_ENV: 'production' })).toEqual([]);
+  });
+});
+
+describe('Apple reconciliation settings', () => {
+  const schema = z.object(appleReconcileSettings({ defaultWindowDays: 3, maxWindowDays: 180 }));
+
+  it('defaults to an hourly pass over three days', () => {
+    expect(schema.parse({})).toEqual({ APPLE_RECONCILE_INTERVAL_MS: 3_600_000, APPLE_RECONCILE_WINDOW_DAYS: 3 });
+    expect(schema.parse({ APPLE_RECONCILE_INTERVAL_MS: '60000', APPLE_RECONCILE_WINDOW_DAYS: '180' })).toEqual({
+      APPLE_RECONCILE_INTERVAL_MS: 60_000,
+      APPLE_RECONCILE_WINDOW_DAYS: 180,
+    });
+  });
+
+  it("refuses a window past Apple's history, a zero, a fraction or a word", () => {
+    const problems = (env: Record<string, string>) =>
+      schema.safeParse(env).error?.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`) ?? [];
+    expect(problems({ APPLE_RECONCILE_WINDOW_DAYS: '181' })).toEqual([
+      "APPLE_RECONCILE_WINDOW_DAYS: at most 180 (Apple's notification history keeps 180 days)",
+    ]);
+    for (const value of ['0', '1.5', 'three']) {
+      expect(problems({ APPLE_RECONCILE_WINDOW_DAYS: value })).toHaveLength(1);
+    }
+    expect(problems({ APPLE_RECONCILE_INTERVAL_MS: '-1' })).toHaveLength(1);
   });
 });

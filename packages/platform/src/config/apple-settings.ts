@@ -35,6 +35,22 @@ export const appleApiSettings = {
   APPLE_API_TIMEOUT_MS: positiveInt(10_000),
 };
 
+/**
+ * Apple reconciliation's schedule (the worker's opt-in role `apple-reconcile`, docs/stores-apple.md):
+ * how often a pass reads Apple's notification history and over how many days. The limits are
+ * Apple's, and billing-core's to know, so the caller passes them (as paymentEnvironmentsSetting's).
+ */
+export function appleReconcileSettings(limits: { defaultWindowDays: number; maxWindowDays: number }) {
+  return {
+    /** The period of a pass (default an hour). */
+    APPLE_RECONCILE_INTERVAL_MS: positiveInt(3600_000),
+    /** The days each pass reads back, at most `maxWindowDays` (Apple keeps 180 days of history). */
+    APPLE_RECONCILE_WINDOW_DAYS: positiveInt(limits.defaultWindowDays).refine((days) => days <= limits.maxWindowDays, {
+      message: `at most ${limits.maxWindowDays} (Apple's notification history keeps ${limits.maxWindowDays} days)`,
+    }),
+  };
+}
+
 const webhookPart = ['APPLE_ROOT_CERTIFICATES', 'APPLE_BUNDLE_ID', 'APPLE_APP_APPLE_ID'] as const;
 const apiPart = ['APPLE_KEY_ID', 'APPLE_ISSUER_ID', 'APPLE_PRIVATE_KEY_PATH'] as const;
 

@@ -1,8 +1,14 @@
 import { createPrivateKey, type KeyObject, sign } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { PaymentEnvironment } from '../../db/schema';
 import { BillingError, RetryLaterError } from '../../errors';
-import type { AppleConsumptionInformation, AppleSubscriptionStatus, AppStoreApi } from '../../ports/app-store-api';
+import type {
+  AppleConsumptionInformation,
+  AppleNotificationHistoryPage,
+  AppleSubscriptionStatus,
+  AppStoreApi,
+} from '../../ports/app-store-api';
 import {
   appleRenewalInfoSchema,
   appleTransactionSchema,
@@ -67,6 +73,12 @@ const statusesSchema = z.looseObject({
   ),
 });
 
+const historySchema = z.looseObject({
+  notificationHistory: z.array(z.looseObject({ signedPayload: z.string().min(1).nullish() })).default([]),
+  hasMore: z.boolean().nullish(),
+  paginationToken: z.string().nullish(),
+});
+
 /**
  * The ES256 JWT Apple's API takes (header `kid`; claims `iss`, `iat`, `exp`, `aud`
  * `appstoreconnect-v1`, `bid`), signed with node:crypto (IEEE P1363 signature, as JWS wants).
@@ -113,11 +125,21 @@ export function createAppStoreApiClient(options: AppStoreApiClientOptions): AppS
   const originOf = (environment: PaymentEnvironment) =>
     (options.baseUrl ?? appStoreApiOrigins[environment]).replace(/\/+$/, '');
 
-  async function request(environment: PaymentEnvironment, method: 'GET' | 'PUT', path: string, body?: unknown) {
-    const what = `App Store Server API ${method} ${path.replace(/\/[^/]+$/, '/…')}`;
+  /**
+   * One request; `what` (errors and logs) names the path without its last segment when that is an
+   * id, and never the query (a pagination token).
+   */
+  async function request(
+    environment: PaymentEnvironment,
+    method: 'GET' | 'PUT' | 'POST',
+    path: string,
+    { body, query, idInPath = true }: { body?: unknown; query?: Record<string, string>; idInPath?: boolean } = {},
+  ) {
+    const what = `App Store Server API ${method} ${idInPath ? path.replace(/\/[^/]+$/, '/…') : path}`;
+    const search = query && Object.keys(query).length > 0 ? `?${new URLSearchParams(query)}` : '';
     let response: Response;
     try {
-      response = await fetch(`${originOf(environment)}${path}`, {
+      response = await fetch(`${originOf(environment)}${path}${search}`, {
         method,
         headers: {
           authorization: `Bearer ${token()}`,
@@ -156,7 +178,7 @@ export function createAppStoreApiClient(options: AppStoreApiClientOptions): AppS
   return {
     async sendConsumptionInformation(environment, transactionId, body: AppleConsumptionInformation) {
       const path = `/inApps/v2/transactions/consumption/${encodeURIComponent(transactionId)}`;
-      const { response } = await request(environment, 'PUT', path, body);
+      const { response } = await request(environment, 'PUT', path, { body });
       await response.body?.cancel().catch(() => undefined);
     },
     async getSubscriptionStatuses(environment, originalTransactionId): Promise<AppleSubscriptionStatus[]> {
@@ -192,5 +214,53 @@ export function createAppStoreApiClient(options: AppStoreApiClientOptions): AppS
         throw new AppleUnavailableError(`${what}: unreadable signed data`, error);
       }
     },
+    async getNotificationHistory(environment, timespan, paginationToken): Promise<AppleNotificationHistoryPage> {
+      const { response, what } = await request(environment, 'POST', '/inApps/v1/notifications/history', {
+        body: { startDate: timespan.startDate, endDate: timespan.endDate },
+        query: paginationToken === undefined ? {} : { paginationToken },
+        idInPath: false,
+      });
+      let json: unknown;
+      try {
+        json = await response.json();
+      } catch (error) {
+        throw new AppleUnavailableError(`${what}: body is not JSON`, error);
+      }
+      const parsed = historySchema.safeParse(json);
+      if (!parsed.success) throw new AppleUnavailableError(`${what}: unexpected body`);
+      const { notificationHistory, hasMore, paginationToken: next } = parsed.data;
+      return {
+        signedPayloads: notificationHistory.map((item) => item.signedPayload ?? null),
+        paginationToken: hasMore && next ? next : null,
+      };
+    },
   };
+}
+
+/**
+ * The App Store Server API client of a process's configuration, or undefined while any of the key
+ * id, issuer id, key path and bundle id is unset (production refuses half of them at parse, see
+ * platform's appleConfigurationProblems). Reads the key at start: a path that cannot be read
+ * stops the process, never an event.
+ */
+export function appStoreApiClientOf(config: {
+  APPLE_KEY_ID?: string | undefined;
+  APPLE_ISSUER_ID?: string | undefined;
+  APPLE_PRIVATE_KEY_PATH?: string | undefined;
+  APPLE_BUNDLE_ID?: string | undefined;
+  APPLE_API_BASE_URL?: string | undefined;
+  APPLE_API_TIMEOUT_MS: number;
+}): AppStoreApi | undefined {
+  const { APPLE_KEY_ID: keyId, APPLE_ISSUER_ID: issuerId, APPLE_PRIVATE_KEY_PATH: keyPath } = config;
+  const bundleId = config.APPLE_BUNDLE_ID;
+  if (keyId === undefined || issuerId === undefined || keyPath === undefined || bundleId === undefined)
+    return undefined;
+  return createAppStoreApiClient({
+    keyId,
+    issuerId,
+    bundleId,
+    privateKeyPem: readFileSync(keyPath, 'utf8'),
+    baseUrl: config.APPLE_API_BASE_URL,
+    timeoutMs: config.APPLE_API_TIMEOUT_MS,
+  });
 }

@@ -110,20 +110,6 @@ export function findGooglePlayPurchase(trx: Transaction<DB>, orderId: string) {
   return trx.selectFrom('google_play_purchases').selectAll().where('order_id', '=', orderId).executeTakeFirst();
 }
 
-/**
- * Files the event under the user the worker found (`inbox_events.user_id`): Google's notifications
- * name no user, so ingest stored none, and the support view, `GET /admin/events?userId` and the
- * console find a user's events by it. Only an event filed under nobody; in the event's own unit.
- */
-export async function fileEventUnderUser(trx: Transaction<DB>, inboxEventId: number, userId: string): Promise<void> {
-  await trx
-    .updateTable('inbox_events')
-    .set({ user_id: userId })
-    .where('id', '=', inboxEventId)
-    .where('user_id', 'is', null)
-    .execute();
-}
-
 /** Google's millisecond timestamps (strings of digits) as a Date; null when absent or unreadable. */
 export function dateOfMillis(value: unknown): Date | null {
   const millis =

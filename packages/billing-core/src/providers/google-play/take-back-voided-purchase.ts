@@ -1,16 +1,12 @@
 import { sql } from 'kysely';
 import type { GooglePlayVoidSeenBy } from '../../db/schema';
 import { lockWalletFunds } from '../../holds/lock-wallet-funds';
+import { fileEventUnderUser } from '../../inbox/file-event-under-user';
 import { references } from '../../references';
 import { type RefundTokenPackResult, refundTokenPack } from '../../refunds/refund-token-pack';
 import type { UnitOfWork } from '../../unit-of-work/unit-of-work';
 import { lockUser } from '../../users/lock-user';
-import {
-  fileEventUnderUser,
-  findGooglePlayPurchase,
-  lockGooglePlayOrder,
-  recordGooglePlayVoid,
-} from './google-play-orders';
+import { findGooglePlayPurchase, lockGooglePlayOrder, recordGooglePlayVoid } from './google-play-orders';
 
 export interface GooglePlayVoid {
   orderId: string;

@@ -1,5 +1,6 @@
 import type { Catalog } from '../../../catalog/catalog';
 import { InvalidEventError } from '../../../errors';
+import { fileEventUnderUser } from '../../../inbox/file-event-under-user';
 import { ignored, processed, retryLater } from '../../../inbox/inbox-handler';
 import type { AppleNotification } from '../../../provider-data/apple-signed-data';
 import { paymentEnvironmentOf } from '../../../provider-data/payment-environment';
@@ -39,6 +40,7 @@ export function createConsumptionRequestRoute(deps: { catalog: Catalog }) {
       }
       const environment = paymentEnvironmentOf(row);
       if (environment === null) throw new InvalidEventError('an App Store notification without its environment');
+      await fileEventUnderUser(trx, row.id, payment.user_id);
       const inserted = await trx
         .insertInto('apple_consumption_requests')
         .values({

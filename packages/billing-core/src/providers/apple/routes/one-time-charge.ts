@@ -1,5 +1,6 @@
 import type { Catalog } from '../../../catalog/catalog';
 import { InvalidEventError } from '../../../errors';
+import { fileEventUnderUser } from '../../../inbox/file-event-under-user';
 import { ignored, postThen, processed } from '../../../inbox/inbox-handler';
 import type { AppleNotification } from '../../../provider-data/apple-signed-data';
 import { references } from '../../../references';
@@ -32,6 +33,9 @@ export function createOneTimeChargeRoute(deps: { catalog: Catalog }) {
           `transaction ${transactionId} carries ${transaction.appAccountToken ? 'an appAccountToken Tally never gave' : 'no appAccountToken'}; nothing credited`,
         );
       }
+      // Apple names no Tally user: the support view finds the event under the one its token named.
+      // guard: apple-event-filed-under-user
+      await fileEventUnderUser(uow.trx, row.id, userId);
       const quantity = transaction.quantity ?? 1;
       const reference = references.appleTransaction(transactionId);
       const holder = await claimApplePayment(uow.trx, {

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { InboxEventRow } from '../../../db/schema';
 import { InvalidEventError } from '../../../errors';
 import { lockWalletFunds } from '../../../holds/lock-wallet-funds';
+import { fileEventUnderUser } from '../../../inbox/file-event-under-user';
 import { type HandlerResult, ignored, processed, retryLater } from '../../../inbox/inbox-handler';
 import { postGiveBack } from '../../../ledger/give-back-tokens';
 import type { AppleTransaction } from '../../../provider-data/apple-signed-data';
@@ -13,13 +14,17 @@ import type { UnitOfWork } from '../../../unit-of-work/unit-of-work';
 import { lockApplePayment } from '../apple-payments';
 
 /**
- * The pack's payment, locked, or what to answer without one: a transaction naming no token Tally
- * gave was never credited (nothing to take or give back); otherwise its ONE_TIME_CHARGE has not
- * been applied yet, and the refund waits for it (bounded by the engine's maximum wait).
+ * The pack's payment, locked, with the event filed under its user; or what to answer without one:
+ * a transaction naming no token Tally gave was never credited (nothing to take or give back);
+ * otherwise its ONE_TIME_CHARGE has not been applied yet, and the refund waits for it (bounded by
+ * the engine's maximum wait).
  */
-async function lockPaymentOrWait(uow: UnitOfWork, transaction: AppleTransaction) {
+async function lockPaymentOrWait(uow: UnitOfWork, transaction: AppleTransaction, row: InboxEventRow) {
   const payment = await lockApplePayment(uow.trx, transaction.transactionId);
-  if (payment) return { payment };
+  if (payment) {
+    await fileEventUnderUser(uow.trx, row.id, payment.user_id);
+    return { payment };
+  }
   const userId = await findUserByAppleAccountToken(uow.trx, transaction.appAccountToken);
   if (userId === null) {
     return {
@@ -52,7 +57,7 @@ export async function refundApplePack(
   if (revokedAtMs === null || revokedAtMs === undefined) {
     throw new InvalidEventError(`REFUND of transaction ${transactionId} without revocationDate`);
   }
-  const locked = await lockPaymentOrWait(uow, transaction);
+  const locked = await lockPaymentOrWait(uow, transaction, row);
   if (!locked.payment) return locked.answer;
   const { payment } = locked;
   // A hold that lapsed unsettled on a voided lot left tokens there that are not the user's: settle
@@ -113,7 +118,7 @@ export async function reverseAppleRefund(
 ): Promise<HandlerResult> {
   const { trx } = uow;
   const { transactionId } = transaction;
-  const locked = await lockPaymentOrWait(uow, transaction);
+  const locked = await lockPaymentOrWait(uow, transaction, row);
   if (!locked.payment) return locked.answer;
   const { payment } = locked;
   const refunds = await trx

@@ -1,5 +1,6 @@
 import type { Catalog } from '../../../catalog/catalog';
 import { InvalidEventError, NotConfiguredError } from '../../../errors';
+import { fileEventUnderUser } from '../../../inbox/file-event-under-user';
 import { ignored, processed } from '../../../inbox/inbox-handler';
 import type { AppleSubscriptionStatus } from '../../../ports/app-store-api';
 import type { ProviderPorts } from '../../../ports/provider-ports';
@@ -68,6 +69,7 @@ export async function applyAppleSubscriptionRead(
       `${notification.type}: the subscription names no appAccountToken Tally gave`,
     );
   }
+  await fileEventUnderUser(uow.trx, input.inboxEventId, userId);
   await lockUser(uow.trx, userId);
   const desired = desiredAppleSubscription(read.statuses, { catalog: deps.catalog, now: uow.clock.now() });
   const result = await applySubscriptionState(uow, {

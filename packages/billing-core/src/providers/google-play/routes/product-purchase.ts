@@ -1,6 +1,7 @@
 import type { Catalog } from '../../../catalog/catalog';
 import type { PaymentEnvironment } from '../../../db/schema';
 import { InvalidEventError, NotConfiguredError } from '../../../errors';
+import { fileEventUnderUser } from '../../../inbox/file-event-under-user';
 import { ignored, postThen, processed, retryLater } from '../../../inbox/inbox-handler';
 import { ensureWallet } from '../../../ledger/ensure-wallet';
 import type { GooglePlayProductPurchase } from '../../../ports/google-play-api';
@@ -10,12 +11,7 @@ import { references } from '../../../references';
 import { findUserByGoogleAccountId } from '../../../stores/store-accounts';
 import { defineRoute } from '../../shared/create-provider-handler';
 import type { GooglePlayEvent } from '../google-play-notification';
-import {
-  claimGooglePlayPurchase,
-  fileEventUnderUser,
-  isGooglePlayOrderVoided,
-  lockGooglePlayOrder,
-} from '../google-play-orders';
+import { claimGooglePlayPurchase, isGooglePlayOrderVoided, lockGooglePlayOrder } from '../google-play-orders';
 
 type Read = { kind: 'not-a-pack' } | { kind: 'read'; purchase: GooglePlayProductPurchase };
 

@@ -1,5 +1,6 @@
 import type { Catalog } from '../../../catalog/catalog';
 import { InvalidEventError, NotConfiguredError } from '../../../errors';
+import { fileEventUnderUser } from '../../../inbox/file-event-under-user';
 import { ignored, processed } from '../../../inbox/inbox-handler';
 import type { GooglePlaySubscriptionPurchase } from '../../../ports/google-play-api';
 import type { ProviderPorts } from '../../../ports/provider-ports';
@@ -13,7 +14,6 @@ import {
 import { lockUser } from '../../../users/lock-user';
 import { defineRoute } from '../../shared/create-provider-handler';
 import type { GooglePlayEvent } from '../google-play-notification';
-import { fileEventUnderUser } from '../google-play-orders';
 
 interface SubscriptionRead {
   subscription: GooglePlaySubscriptionPurchase;

@@ -6,7 +6,8 @@ import {
   VerificationException,
   VerificationStatus,
 } from '@apple/app-store-server-library';
-import { decodeJwsPayload, type PaymentEnvironment, toAppleEnvironment } from '@tally/billing-core';
+import type { PaymentEnvironment } from '../../db/schema';
+import { decodeJwsPayload, toAppleEnvironment } from '../../provider-data/apple-signed-data';
 
 export interface AppleNotificationSettings {
   /** DER root certificates (Apple Root CA - G3 in production; a test CA's in tests). */
@@ -15,9 +16,31 @@ export interface AppleNotificationSettings {
   appAppleId: number;
 }
 
+/**
+ * The App Store notification settings of a process's configuration, or undefined while any of the
+ * three is unset (the store's notifications are off; production refuses half of them at parse, see
+ * platform's appleConfigurationProblems). Reads the root certificates: a bad path throws at start.
+ */
+export function appleNotificationSettingsOf(config: {
+  APPLE_ROOT_CERTIFICATES: readonly string[];
+  APPLE_BUNDLE_ID?: string | undefined;
+  APPLE_APP_APPLE_ID?: number | undefined;
+}): AppleNotificationSettings | undefined {
+  const { APPLE_ROOT_CERTIFICATES: paths, APPLE_BUNDLE_ID: bundleId, APPLE_APP_APPLE_ID: appAppleId } = config;
+  if (paths.length === 0 || bundleId === undefined || appAppleId === undefined) return undefined;
+  return { rootCertificates: readAppleRootCertificates(paths), bundleId, appAppleId };
+}
+
 /** What verification found: the inbox key, type and environment, or why the notification is refused. */
 export type AppleVerification =
-  | { ok: true; notificationUUID: unknown; notificationType: unknown; environment: PaymentEnvironment }
+  | {
+      ok: true;
+      notificationUUID: unknown;
+      notificationType: unknown;
+      environment: PaymentEnvironment;
+      /** When Apple signed it (Unix ms), if the payload says. */
+      signedDate: number | null;
+    }
   | { ok: false; code: 'invalid_event' | 'invalid_signature' | 'wrong_app'; reason: string };
 
 export type AppleNotificationVerifier = (rawBody: string) => Promise<AppleVerification>;
@@ -102,7 +125,9 @@ function refusal(what: string, error: unknown): AppleVerification {
 }
 
 /**
- * The check of `POST /webhooks/apple` (docs/stores-apple.md): Apple's own SignedDataVerifier, online
+ * The one check of an App Store notification, wherever it comes from: `POST /webhooks/apple` and
+ * Apple reconciliation's notification history (docs/stores-apple.md). `rawBody` is the body App
+ * Store Server Notifications V2 posts, `{"signedPayload": <JWS>}`. Apple's own SignedDataVerifier, online
  * (OCSP) checks off, one per accepted environment (Production, Sandbox), against the pinned roots,
  * the bundle id and the app's Apple id. It checks the x5c chain up to a pinned root, Apple's marker
  * OIDs on the leaf and intermediate, the validity dates at the payload's signedDate and the ES256
@@ -166,6 +191,7 @@ export function createAppleNotificationVerifier(settings: AppleNotificationSetti
       notificationUUID: payload.notificationUUID,
       notificationType: payload.notificationType,
       environment,
+      signedDate: typeof payload.signedDate === 'number' ? payload.signedDate : null,
     };
   };
 }
