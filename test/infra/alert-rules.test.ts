@@ -305,6 +305,8 @@ describe('infra/monitoring/alerts.yml under promtool test rules', () => {
       'TallyInboxProcessingSlow',
       'TallyInboxEventsParkedUnattended',
       'TallyReconciliationBackfilling',
+      'TallyAppleReconciliationRefused',
+      'TallyAppleReconciliationRecording',
       'TallyWebhookErrors',
       'TallyWebhookBadSignatureSpike',
       'TallyRelayReenqueueingContinuously',

@@ -130,15 +130,15 @@ runService('api', apiEnvSchema, process.env, async (config, logger) => {
       whenOff: 'top-ups and reconciliation answer 503 not_configured (set STRIPE_SECRET_KEY)',
     },
     {
+      name: 'revenuecat',
+      on: config.REVENUECAT_API_KEY !== undefined,
+      whenOff: 'POST /v1/users/{userId}/subscription/sync answers 503 not_configured (set REVENUECAT_API_KEY)',
+    },
+    {
       name: 'apple',
       on: appleReconcile !== undefined,
       whenOff:
         'POST /admin/reconcile/apple answers 503 not_configured (set APPLE_KEY_ID, APPLE_ISSUER_ID, APPLE_PRIVATE_KEY_PATH, APPLE_ROOT_CERTIFICATES, APPLE_BUNDLE_ID, APPLE_APP_APPLE_ID)',
-    },
-    {
-      name: 'revenuecat',
-      on: config.REVENUECAT_API_KEY !== undefined,
-      whenOff: 'POST /v1/users/{userId}/subscription/sync answers 503 not_configured (set REVENUECAT_API_KEY)',
     },
   ]);
   logger.info({ host: server.host, port: server.port }, 'api listening');

@@ -29,20 +29,22 @@ describe('worker configuration: WORKER_ROLES', () => {
     'retention',
   ];
 
-  it('runs every role but the opt-in reconcile when unset, empty or all', () => {
+  it('runs every role but the opt-in reconcile and apple-reconcile when unset, empty or all', () => {
     // Spelled out rather than derived from workerRoles, so a new role shows up here on purpose.
-    expect(optInWorkerRoles).toEqual(['reconcile']);
-    expect([...workerRoles].sort()).toEqual([...everyDefaultRole, 'reconcile'].sort());
+    expect(optInWorkerRoles).toEqual(['reconcile', 'apple-reconcile']);
+    expect([...workerRoles].sort()).toEqual([...everyDefaultRole, 'reconcile', 'apple-reconcile'].sort());
     expect(rolesOf(undefined)).toEqual(everyDefaultRole);
     expect(rolesOf('')).toEqual(everyDefaultRole);
     expect(rolesOf('all')).toEqual(everyDefaultRole);
     expect(rolesOf(' all ')).toEqual(everyDefaultRole);
   });
 
-  it('adds reconcile only when it is named, next to all or alone', () => {
+  it('adds reconcile and apple-reconcile only when named, next to all or alone', () => {
     expect(rolesOf('all,reconcile')).toEqual([...everyDefaultRole, 'reconcile']);
     expect(rolesOf('reconcile, all')).toEqual([...everyDefaultRole, 'reconcile']);
     expect(rolesOf('reconcile')).toEqual(['reconcile']);
+    expect(rolesOf('all,apple-reconcile')).toEqual([...everyDefaultRole, 'apple-reconcile']);
+    expect(rolesOf('apple-reconcile')).toEqual(['apple-reconcile']);
   });
 
   it('runs exactly the named roles when all is not among them', () => {
@@ -66,7 +68,7 @@ describe('worker configuration: WORKER_ROLES', () => {
       'invalid configuration:\n' +
         `  - WORKER_ROLES: unknown role "${bad}"; each role is one of: all, inbox, relay, studio, ` +
         'studio-sweeper, installments, auto-topup, apple-consumption, google-play-consume, google-play-voided, ' +
-        'credit-expiry, email, app-webhooks, retention, reconcile',
+        'credit-expiry, email, app-webhooks, retention, reconcile, apple-reconcile',
     );
   });
 });

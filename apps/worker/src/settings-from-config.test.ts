@@ -101,6 +101,7 @@ describe('worker settings come from the config schema', () => {
       },
       retention: { intervalMs: 3600_000, retentionDays: 90, idempotencyKeyTtlHours: 24 },
       reconcile: { intervalMs: 3600_000, windowDays: 3 },
+      appleReconcile: { intervalMs: 3600_000, windowDays: 3, environments: ['production'] },
     });
   });
 

@@ -22,6 +22,7 @@ const adminRoutes: [method: string, route: string, concretePath: string][] = [
   ['GET', '/admin/usage', '/admin/usage?from=2031-01-01&to=2031-01-02'],
   ['GET', '/admin/users/:userId', '/admin/users/u1'],
   ['POST', '/admin/reconcile/stripe', '/admin/reconcile/stripe'],
+  ['POST', '/admin/reconcile/apple', '/admin/reconcile/apple'],
   ['POST', '/admin/users/:userId/grants', '/admin/users/u1/grants'],
   ['POST', '/admin/users/:userId/lots/:lotId/void', '/admin/users/u1/lots/1/void'],
   ['POST', '/admin/users/:userId/holds/:holdId/release', '/admin/users/u1/holds/hold_000000000000000000000000/release'],

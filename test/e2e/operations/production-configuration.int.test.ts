@@ -103,8 +103,8 @@ describeWithoutDotEnv('NODE_ENV=production through the root scripts, without a .
     expect(ingestProviders).toMatchObject({
       providers: { stripe: 'off', revenuecat: 'on', apple: 'off', google_play: 'off' },
     });
-    expect(await api.waitForLog('providers off: stripe, revenuecat')).toMatchObject({
-      providers: { stripe: 'off', revenuecat: 'off' },
+    expect(await api.waitForLog('providers off: stripe, revenuecat, apple')).toMatchObject({
+      providers: { stripe: 'off', revenuecat: 'off', apple: 'off' },
     });
     expect(
       await worker.waitForLog('providers off: stripe, google_play, ai_studio, app_store_api, smtp, app_webhooks'),
