@@ -14,6 +14,7 @@ import { postLedgerEntries } from '../ledger/post-ledger-entries';
 import { type LedgerPosting, type PostLedgerEntryResult, postLedgerEntry } from '../ledger/post-ledger-entry';
 import { references } from '../references';
 import { type SpendLimitDefaults, type SpendLimitRefusal, spendLimitRefusal } from '../spend-limits/spend-limits';
+import { runSpendsTogether } from '../unit-of-work/spends-together';
 import { inUnitOfWork, type UnitOfWork, type UnitOfWorkDeps } from '../unit-of-work/unit-of-work';
 import { decideFeatureCharge } from './decide-feature-charge';
 import { meterMap, sameMeters } from './meter-map';
@@ -127,81 +128,37 @@ async function usageInUnit(uow: UnitOfWork, deps: UsageDeps, usage: PreparedUsag
 
 /**
  * Several usages arriving together (the api's usage batcher, platform's createTransactionBatcher),
- * each answered exactly as recordUsage answers it alone, as debitTokensTogether does for debits:
- * one unit of work takes the first usage of each user of the features without a free allowance
- * (usageManyInUnit: the wallets locked and read with each reference's use in two statements, the
- * charges in one posting statement whose spends draw their lots together, the uses in one insert),
- * then each further usage of those users one by one under the locks already held; a usage whose
- * reference an earlier one names waits for the next unit. A usage that may take a free slot runs
- * alone (it takes the studio lock before the wallet's). When a unit throws, it rolled back whole
- * and each of its usages runs alone.
+ * each answered exactly as recordUsage answers it alone, as debitTokensTogether does for debits
+ * (runSpendsTogether: each user's first usage in usageManyInUnit, the wallets locked and read with
+ * each reference's use in two statements, the charges in one posting statement whose spends draw
+ * their lots together, the uses in one insert; its further ones in usageInUnit, one commit). A
+ * usage that may take a free slot runs alone (it takes the studio lock before the wallet's).
  */
 export async function recordUsagesTogether(
   deps: UsageDeps,
   requests: readonly UsageRequest[],
 ): Promise<RecordUsageResult[]> {
   const results = new Array<RecordUsageResult>(requests.length);
-  let waiting: { usage: PreparedUsage; index: number }[] = [];
+  const shared: { usage: PreparedUsage; index: number }[] = [];
   const alone: { usage: PreparedUsage; index: number }[] = [];
   for (const [index, request] of requests.entries()) {
     const prepared = prepareUsage(deps.catalog, request);
     if ('result' in prepared) results[index] = prepared.result;
-    else (prepared.priced.feature.freeAllowance ? alone : waiting).push({ usage: prepared, index });
+    else (prepared.priced.feature.freeAllowance ? alone : shared).push({ usage: prepared, index });
   }
-  while (waiting.length > 0) {
-    const first: typeof waiting = [];
-    const after: typeof waiting = [];
-    const later: typeof waiting = [];
-    const users = new Set<string>();
-    const referencesTaken = new Set<string>();
-    for (const item of waiting) {
-      const { userId, reference } = item.usage.request;
-      // guard: usage-batch-distinct
-      const bucket = referencesTaken.has(reference) ? later : !users.has(userId) ? first : after;
-      bucket.push(item);
-      users.add(userId);
-      referencesTaken.add(reference);
-    }
-    const answers = await usageUnit(
-      deps,
-      first.map((item) => item.usage),
-      after.map((item) => item.usage),
-    );
-    for (const [position, { index }] of [...first, ...after].entries()) {
-      results[index] = answers[position] as RecordUsageResult;
-    }
-    waiting = later;
-  }
+  const answers = await runSpendsTogether(
+    deps,
+    shared.map((item) => item.usage),
+    {
+      keyOf: (usage) => usage.request,
+      alone: (usage) => recordAlone(deps, usage),
+      many: (uow, usages) => usageManyInUnit(uow, deps, usages),
+      inUnit: (uow, usage) => usageInUnit(uow, deps, usage),
+    },
+  );
+  for (const [position, { index }] of shared.entries()) results[index] = answers[position] as RecordUsageResult;
   for (const { usage, index } of alone) results[index] = await recordAlone(deps, usage);
   return results;
-}
-
-async function usageUnit(
-  deps: UsageDeps,
-  first: readonly PreparedUsage[],
-  after: readonly PreparedUsage[],
-): Promise<RecordUsageResult[]> {
-  if (first.length === 1 && after.length === 0) return [await recordAlone(deps, first[0] as PreparedUsage)];
-  try {
-    return await inUnitOfWork(deps, async (uow) => {
-      const answers =
-        first.length === 1
-          ? [await usageInUnit(uow, deps, first[0] as PreparedUsage)]
-          : await usageManyInUnit(uow, deps, first);
-      for (const usage of after) answers.push(await usageInUnit(uow, deps, usage));
-      return answers;
-    });
-  } catch {
-    // guard: usage-batch-falls-back-alone
-    return await recordEachAlone(deps, [...first, ...after]);
-  }
-}
-
-/** Each usage in a unit of work of its own, one after the other (a wallet's usages keep their order). */
-async function recordEachAlone(deps: UsageDeps, usages: readonly PreparedUsage[]): Promise<RecordUsageResult[]> {
-  const answers: RecordUsageResult[] = [];
-  for (const usage of usages) answers.push(await recordAlone(deps, usage));
-  return answers;
 }
 
 /** The usages of distinct users and references (no free allowance) in the caller's unit. */
@@ -233,7 +190,7 @@ async function usageManyInUnit(
   const posted = await postLedgerEntries(
     uow,
     charged.map(({ index, decision }) => usagePosting(usages[index] as PreparedUsage, decision.charge)),
-    // A throw rolls the whole unit back (usageUnit runs its usages alone then).
+    // A throw rolls the whole unit back (runSpendsTogether runs its usages alone then).
     { savepoint: false },
   );
   const postedOf = new Map(charged.map(({ index }, position) => [index, posted[position]]));

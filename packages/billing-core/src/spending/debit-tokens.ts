@@ -11,6 +11,7 @@ import {
 import { postLedgerEntries } from '../ledger/post-ledger-entries';
 import { type LedgerPosting, type PostLedgerEntryResult, postLedgerEntry } from '../ledger/post-ledger-entry';
 import { type SpendLimitDefaults, type SpendLimitRefusal, spendLimitRefusal } from '../spend-limits/spend-limits';
+import { runSpendsTogether } from '../unit-of-work/spends-together';
 import { inUnitOfWork, type UnitOfWork, type UnitOfWorkDeps } from '../unit-of-work/unit-of-work';
 
 export interface DebitRequest {
@@ -73,80 +74,20 @@ export async function debitTokens(
 
 /**
  * debitTokens for several debits arriving together (the api's debit batcher, platform's
- * createTransactionBatcher): each answered exactly as debitTokens would answer it alone, in
- * arrival order per wallet. One unit of work (one transaction) takes the first debit of each
- * user (debitManyInUnit: a few statements for all of them), then each further debit of those
- * users one by one, in order, under the locks already held (debitInUnit: each decided on what the
- * ones before left, e.g. against a spend limit), so a hot wallet's debits share one commit; a
- * debit whose reference an earlier one of the call already names waits for the next unit. When a
- * unit throws (a shortfall only the lots saw, a reference another transaction just took, a lost
- * connection), it rolled back whole and each of its debits runs alone (debitTokens), which
- * answers it as it would have been answered alone: nothing is debited twice (the references are
- * the fence) and no debit's refusal fails another.
+ * createTransactionBatcher), each answered exactly as debitTokens would answer it alone
+ * (runSpendsTogether: each user's first debit in debitManyInUnit, its further ones in
+ * debitInUnit, one commit; a unit that fails runs its debits alone).
  */
-export async function debitTokensTogether(
+export function debitTokensTogether(
   deps: UnitOfWorkDeps & { spendLimits: SpendLimitDefaults },
   requests: readonly DebitRequest[],
 ): Promise<DebitResult[]> {
-  const results = new Array<DebitResult>(requests.length);
-  let waiting = requests.map((request, index) => ({ request, index }));
-  while (waiting.length > 0) {
-    const first: typeof waiting = [];
-    const after: typeof waiting = [];
-    const later: typeof waiting = [];
-    const users = new Set<string>();
-    const referencesTaken = new Set<string>();
-    for (const item of waiting) {
-      const { userId, reference } = item.request;
-      // guard: debit-batch-distinct
-      const bucket = referencesTaken.has(reference) ? later : !users.has(userId) ? first : after;
-      bucket.push(item);
-      users.add(userId);
-      referencesTaken.add(reference);
-    }
-    // A repeated reference's user may be new to the unit: it waits, so the unit locks in user order only.
-    const unit = [...first, ...after];
-    const answers = await debitUnit(
-      deps,
-      first.map((item) => item.request),
-      after.map((item) => item.request),
-    );
-    for (const [position, { index }] of unit.entries()) results[index] = answers[position] as DebitResult;
-    waiting = later;
-  }
-  return results;
-}
-
-/** One unit of debitTokensTogether: the answers of `first` (distinct users), then of `after`, by position. */
-async function debitUnit(
-  deps: UnitOfWorkDeps & { spendLimits: SpendLimitDefaults },
-  first: readonly DebitRequest[],
-  after: readonly DebitRequest[],
-): Promise<DebitResult[]> {
-  if (first.length === 1 && after.length === 0) return [await debitTokens(deps, first[0] as DebitRequest)];
-  try {
-    return await inUnitOfWork(deps, async (uow) => {
-      const answers =
-        first.length === 1
-          ? [await debitInUnit(uow, first[0] as DebitRequest, deps.spendLimits)]
-          : await debitManyInUnit(uow, first, deps.spendLimits);
-      for (const request of after) answers.push(await debitInUnit(uow, request, deps.spendLimits));
-      return answers;
-    });
-  } catch {
-    // guard: debit-batch-falls-back-alone
-    return await debitEachAlone(deps, [...first, ...after]);
-  }
-}
-
-/** Each debit in a unit of work of its own, one after the other (a wallet's debits keep their order). */
-async function debitEachAlone(
-  deps: UnitOfWorkDeps & { spendLimits: SpendLimitDefaults },
-  requests: readonly DebitRequest[],
-): Promise<DebitResult[]> {
-  const alone: DebitResult[] = [];
-  for (const request of requests) alone.push(await debitTokens(deps, request));
-  return alone;
+  return runSpendsTogether(deps, requests, {
+    keyOf: (request) => request,
+    alone: (request) => debitTokens(deps, request),
+    many: (uow, batch) => debitManyInUnit(uow, batch, deps.spendLimits),
+    inUnit: (uow, request) => debitInUnit(uow, request, deps.spendLimits),
+  });
 }
 
 async function debitInUnit(
@@ -195,7 +136,7 @@ async function debitManyInUnit(
   const posted = await postLedgerEntries(
     uow,
     toPost.map((index) => debitPosting(requests[index] as DebitRequest)),
-    // A throw rolls the whole unit back (debitUnit runs its debits alone then).
+    // A throw rolls the whole unit back (runSpendsTogether runs its debits alone then).
     { savepoint: false },
   );
   for (const [position, index] of toPost.entries()) {
