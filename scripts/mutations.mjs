@@ -10,6 +10,8 @@ export const mutations = [
     name: "a token pack's payment forgets its Stripe customer (the customer is never mapped to its user, and a payment naming another user is not reported)" },
   { guard: 'revenuecat-pack-linked-id', from: 'id WHERE NOT EXISTS (SELECT 1 FROM found)),', to: 'id),', build: true, tests: ['packages/billing-core/src/providers/revenuecat/claim-pack-transaction.int'],
     name: "a one-id RevenueCat pack writes its id as a new user even when the id is linked (an anonymous id's purchase lands on a new user, not the one it was linked to)" },
+  { guard: 'user-ids-resolved-together', from: 'return ids.map((id) => canonical.get(id) ?? id);', to: 'return [...new Set(ids)].map((id) => canonical.get(id) ?? id);', build: true, tests: ['packages/billing-core/src/users/link-user-ids.int', 'test/e2e/api/api.int'],
+    name: "the api's user look-ups answered by distinct id, not by request (a repeated id in a batch shifts every later request to another user's wallet)" },
   { file: 'packages/billing-core/migrations/0032_inbox_raw_body_lz4.sql', from: 'ALTER TABLE inbox_events ALTER COLUMN raw_body SET COMPRESSION lz4;', to: 'NULL;', tests: ['packages/billing-core/src/db/inbox-compression-migration.int'],
     name: 'migration 0032 leaves raw bodies on pglz (the database spends a third to a half more CPU storing each compressed body)' },
   { file: 'packages/billing-core/migrations/0033_fewer_checks_per_posting.sql', from: 'NEW.balance IS DISTINCT FROM OLD.balance AND pg_trigger_depth() < 1)', to: 'NEW.balance IS DISTINCT FROM OLD.balance AND pg_trigger_depth() < 0)', tests: ['packages/billing-core/src/ledger/ledger.int', 'packages/billing-core/src/db/posting-guards.int'],

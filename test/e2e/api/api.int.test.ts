@@ -1,3 +1,4 @@
+import { linkUserIds } from '@tally/billing-core';
 import { stripeTokenPackPayment } from '../../support/events';
 import { purchasedLot } from '../../support/ledger';
 import { checkApiAnswer } from '../../support/openapi-answers';
@@ -238,5 +239,38 @@ describe('the admin event list filtered by outcome', () => {
       status: 400,
       body: { error: { code: 'invalid_request', message: expect.stringContaining('outcome') } },
     });
+  });
+});
+
+describe('the user routes under load', () => {
+  const stack = suiteStack();
+
+  it('resolves the ids of requests arriving together to their users, each answered for its own (linked, canonical, unknown)', async () => {
+    // Two customers known by an anonymous id too, and balances that tell them apart.
+    for (const [owner, anonymous, amount] of [
+      ['scope-owner-1', '$RCAnonymousID:00000000000000a1', 11],
+      ['scope-owner-2', '$RCAnonymousID:00000000000000a2', 22],
+    ] as const) {
+      expect(await stack.transaction((uow) => linkUserIds(uow, [owner, anonymous]))).toBe(owner);
+      await stack.postPlainEntry({ userId: owner, reference: `test:scope:${owner}`, amount, reason: 'test' });
+    }
+    const balanceOf: Record<string, number> = {
+      'scope-owner-1': 11,
+      '$RCAnonymousID:00000000000000a1': 11,
+      'scope-owner-2': 22,
+      '$RCAnonymousID:00000000000000a2': 22,
+      'scope-nobody': 0,
+    };
+    // Forty at once, each id several times in a shuffled order: look-ups beyond the two in flight
+    // go together (createUserRoutes), and each request must still read its own user's wallet.
+    const ids = Array.from({ length: 40 }, (_, n) => Object.keys(balanceOf)[(n * 7) % 5] as string);
+    const answers = await Promise.all(
+      ids.map(async (id) => {
+        const response = await stack.apiRequest(`/v1/users/${encodeURIComponent(id)}/wallet`);
+        const body = await readJson(response);
+        return { id, status: response.status, userId: body.userId, balance: body.balance };
+      }),
+    );
+    expect(answers).toEqual(ids.map((id) => ({ id, status: 200, userId: id, balance: balanceOf[id] })));
   });
 });

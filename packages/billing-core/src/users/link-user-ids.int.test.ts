@@ -3,7 +3,7 @@ import { plainLots, postLedgerEntry } from '../ledger/post-ledger-entry';
 import { testOutbox } from '../testing/test-outbox';
 import { createTestDatabase } from '../testing/test-services';
 import { inUnitOfWork } from '../unit-of-work/unit-of-work';
-import { linkUserIds, resolveUserId } from './link-user-ids';
+import { linkUserIds, resolveUserId, resolveUserIds } from './link-user-ids';
 
 /** The order of the canonical-user rules, where two of them disagree (the e2e tests cover each rule alone). */
 describe('linkUserIds picks one canonical user by rule order, never by id position alone', () => {
@@ -50,5 +50,28 @@ describe('linkUserIds picks one canonical user by rule order, never by id positi
     expect(await link(['$RCAnonymousID:00000000000000e3', '$RCAnonymousID:00000000000000e2'])).toBe(
       '$RCAnonymousID:00000000000000e3',
     );
+  });
+});
+
+describe('resolveUserIds', () => {
+  const database = useDatabase(createTestDatabase);
+
+  it('answers each id by position as resolveUserId would, in one statement: linked, unlinked, repeated, unknown', async () => {
+    const link = (ids: string[]) =>
+      inUnitOfWork({ db: database.db, outbox: testOutbox }, (uow) => linkUserIds(uow, ids));
+    expect(await link(['many-owner-1', 'many-anon-1'])).toBe('many-owner-1');
+    expect(await link(['many-owner-2', 'many-anon-2'])).toBe('many-owner-2');
+    const ids = ['many-anon-2', 'many-owner-1', 'many-unknown', 'many-anon-1', 'many-anon-2', 'many-owner-2'];
+    const together = await resolveUserIds(database.db, ids);
+    expect(together).toEqual([
+      'many-owner-2',
+      'many-owner-1',
+      'many-unknown',
+      'many-owner-1',
+      'many-owner-2',
+      'many-owner-2',
+    ]);
+    expect(together).toEqual(await Promise.all(ids.map((id) => resolveUserId(database.db, id))));
+    expect(await resolveUserIds(database.db, [])).toEqual([]);
   });
 });

@@ -41,6 +41,23 @@ export async function resolveUserId(db: Kysely<DB> | Transaction<DB>, id: string
 }
 
 /**
+ * `resolveUserId` of several ids in one statement, answered by position (a repeated id answered
+ * each time). The product API resolves the ids of requests arriving together this way
+ * (apps/api `createUserRoutes`), one round trip for the lot.
+ */
+export async function resolveUserIds(db: Kysely<DB> | Transaction<DB>, ids: readonly string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const links = await db
+    .selectFrom('user_aliases')
+    .select(['alias', 'user_id'])
+    .where('alias', '=', sql<string>`any(${[...new Set(ids)]}::text[])`)
+    .execute();
+  const canonical = new Map(links.map((link) => [link.alias, link.user_id]));
+  // guard: user-ids-resolved-together
+  return ids.map((id) => canonical.get(id) ?? id);
+}
+
+/**
  * The ids a canonical user's rows can be filed under: the user itself, then every id linked to it
  * (sorted). Rows written under an id before RevenueCat linked it to the user (a studio request or
  * a top-up made under an anonymous id the app had not logged in yet) stay the user's.

@@ -5,7 +5,9 @@
  * `maxItems`) goes in one transaction. An idle process therefore runs each call alone; a busy
  * one (a backlog, a burst) runs several per transaction, which is where the round trips per call
  * are saved. `maxItems` 1 turns coalescing off. Used by the worker for the inbox jobs' first runs
- * (billing-core processInboxEvents) and by the api for debits (billing-core debitTokensTogether).
+ * (billing-core processInboxEvents) and by the api for debits and usages (billing-core
+ * debitTokensTogether, recordUsagesTogether) and for its user routes' alias look-ups (a read of
+ * its own, no transaction: createUserRoutes).
  * `run` answers each item by position; when it throws, every item of its batch gets the error.
  */
 export interface TransactionBatcherSettings {
