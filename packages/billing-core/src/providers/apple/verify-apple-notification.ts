@@ -211,7 +211,7 @@ export class ChainKeepingVerifier extends SignedDataVerifier {
       const [leaf, intermediate] = [x5c[0], x5c[1]].map((cert) => new X509Certificate(Buffer.from(cert, 'base64')));
       const chain = this.verifiedChains.get(chainKeyOf(leaf as X509Certificate, intermediate as X509Certificate));
       // guard: apple-fast-path-p256-key
-      if (!chain || chain.publicKey.asymmetricKeyDetails?.namedCurve !== 'prime256v1') return;
+      if (chain?.publicKey.asymmetricKeyDetails?.namedCurve !== 'prime256v1') return;
       if (this.acceptedX5c.size >= verifiedChainsKept) {
         this.acceptedX5c.delete(this.acceptedX5c.keys().next().value as string);
       }
