@@ -275,8 +275,12 @@ function refusal(what: string, error: unknown): AppleVerification {
  * the bundle id and the app's Apple id. It checks the x5c chain up to a pinned root, Apple's marker
  * OIDs on the leaf and intermediate, the validity dates at the payload's signedDate and the ES256
  * signature; then the nested signedTransactionInfo and signedRenewalInfo are verified the same way.
+ * The nested infos are verified although the outer signature covers their bytes: the library
+ * does not treat them as verified (verifyAndDecodeNotification leaves them signed), and their own
+ * checks (the transaction's bundle id, each one's environment and dates) run only this way.
  * The environment the payload claims only picks the verifier: the verifier checks it again.
- * A chain once verified is kept by its bytes for the dates its certificates are valid (ChainKeepingVerifier).
+ * A chain once verified is kept by its bytes for the dates its certificates are valid, and a JWS
+ * whose x5c the library accepted before takes the fast path (ChainKeepingVerifier).
  */
 export function createAppleNotificationVerifier(settings: AppleNotificationSettings): AppleNotificationVerifier {
   return appleNotificationCheck(appleEnvironmentVerifiers(settings, 'chain-keeping'));
