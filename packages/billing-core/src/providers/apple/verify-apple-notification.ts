@@ -142,7 +142,7 @@ export class ChainKeepingVerifier extends SignedDataVerifier {
   private readonly verifiedChains = new Map<string, VerifiedChain>();
   /** The chains of JWS the library's whole verifyJWT accepted, by their exact x5c strings. */
   private readonly acceptedX5c = new Map<string, VerifiedChain>();
-  /** JWS the fast path accepted (tests and the bench's profile read it). */
+  /** JWS the fast path accepted (test/e2e/stores-apple/apple-fast-path.test.ts reads it). */
   fastPathAccepted = 0;
 
   protected override async verifyJWT<T>(
