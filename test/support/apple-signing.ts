@@ -14,6 +14,8 @@ export interface ChainOptions {
   name?: string;
   intermediateMarker?: boolean;
   leafMarker?: boolean;
+  /** The leaf key's curve (Apple's is P-256; another one shows what the library allows such a key). */
+  leafCurve?: 'prime256v1' | 'secp384r1';
 }
 
 function openssl(dir: string, ...args: string[]): void {
@@ -108,7 +110,9 @@ export class ApplePki {
       dir,
       'req',
       '-new',
-      ...ec,
+      ...ec.map((arg) =>
+        arg === 'ec_paramgen_curve:prime256v1' ? `ec_paramgen_curve:${options.leafCurve ?? 'prime256v1'}` : arg,
+      ),
       '-keyout',
       'leaf.key',
       '-out',
