@@ -8,7 +8,7 @@ export const targets = [
     name: 'ingest max vs HTTP floor (verify + parse, no database)',
     ratio: ['ingest.tallyRps', 'ingest.floorRps'],
     op: '>=',
-    bound: 0.6,
+    bound: 0.8,
   },
   {
     name: "ingest CPU per accepted request vs the HTTP floor's",
@@ -52,13 +52,13 @@ export const targets = [
     name: 'drain Stripe packs vs minimal same-guarantee worker (its better concurrency)',
     ratio: ['drain.tallyOneWorkerEventsPerSecond', 'drain.minimalStripeEventsPerSecond'],
     op: '>=',
-    bound: 1.5,
+    bound: 2.0,
   },
   {
     name: 'drain RevenueCat packs vs minimal same-guarantee worker (its better concurrency)',
     ratio: ['drain.tallyRevenueCatEventsPerSecond', 'drain.minimalRevenueCatEventsPerSecond'],
     op: '>=',
-    bound: 1.5,
+    bound: 2.0,
   },
   {
     name: 'Postgres CPU per Stripe pack vs pgbench minimal tx',
@@ -76,13 +76,13 @@ export const targets = [
     name: 'drain Stripe packs vs pgbench minimal (single-event) tx',
     ratio: ['drain.tallyOneWorkerEventsPerSecond', 'drain.pgbenchMinimalStripeTps'],
     op: '>=',
-    bound: 0.6,
+    bound: 0.75,
   },
   {
     name: 'drain RevenueCat packs vs pgbench minimal (single-event) tx',
     ratio: ['drain.tallyRevenueCatEventsPerSecond', 'drain.pgbenchMinimalRevenueCatTps'],
     op: '>=',
-    bound: 0.6,
+    bound: 0.75,
   },
   {
     name: 'drain (1 worker) vs pgbench credit tx',
