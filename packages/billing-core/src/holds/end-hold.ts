@@ -281,17 +281,20 @@ async function endHolds(
   items: readonly { hold: LockedHold; end: HoldEnd; funds: EndingFunds }[],
 ): Promise<HoldRow[]> {
   const { trx } = uow;
-  const column = <T>(value: (item: (typeof items)[number]) => T) => items.map(value);
+  // Plain array parameters: the plan sees how many holds end (a generic plan guessing 10 would
+  // join by a scan of every hold once the table is small enough at planning time).
+  const column = (type: string, value: (item: (typeof items)[number]) => unknown) =>
+    sql`${items.map(value)}::${sql.raw(type)}[]`;
   const heldAfter = (item: (typeof items)[number]) => item.funds.held - Number(item.hold.amount);
   const ended = await sql<HoldRow>`
     UPDATE holds h SET status = v.status, captured = v.captured, released = v.released,
                        ledger_reference = v.reference, settled_at = now(), excess = v.excess, debt = v.debt,
                        answer_balance = v.balance, answer_available = v.available
-      FROM unnest(${column((item) => item.hold.id)}::text[], ${column((item) => item.end.status)}::text[],
-                  ${column((item) => item.end.captured)}::bigint[], ${column((item) => item.end.released)}::bigint[],
-                  ${column((item) => item.end.reference)}::text[], ${column((item) => item.end.excess ?? null)}::bigint[],
-                  ${column((item) => item.end.debt ?? null)}::bigint[], ${column((item) => item.funds.balance)}::bigint[],
-                  ${column((item) => item.funds.balance - heldAfter(item))}::bigint[])
+      FROM unnest(${column('text', (item) => item.hold.id)}, ${column('text', (item) => item.end.status)},
+                  ${column('bigint', (item) => item.end.captured)}, ${column('bigint', (item) => item.end.released)},
+                  ${column('text', (item) => item.end.reference)}, ${column('bigint', (item) => item.end.excess ?? null)},
+                  ${column('bigint', (item) => item.end.debt ?? null)}, ${column('bigint', (item) => item.funds.balance)},
+                  ${column('bigint', (item) => item.funds.balance - heldAfter(item))})
            AS v (id, status, captured, released, reference, excess, debt, balance, available)
      WHERE h.id = v.id
     RETURNING h.*`.execute(trx);

@@ -1,3 +1,4 @@
+import type { BatchItemFailure } from '@tally/platform/db';
 import { runSpendsTogether } from '../unit-of-work/spends-together';
 import { inUnitOfWork, type UnitOfWork, type UnitOfWorkDeps } from '../unit-of-work/unit-of-work';
 import { type CaptureHoldResult, type CaptureRequest, captureHold, captureHoldsInUnit } from './end-hold';
@@ -23,7 +24,7 @@ export type HoldOperationResult = PlaceHoldResult | CaptureHoldResult;
 export function holdOperationsTogether(
   deps: UnitOfWorkDeps,
   operations: readonly HoldOperation[],
-): Promise<HoldOperationResult[]> {
+): Promise<(HoldOperationResult | BatchItemFailure)[]> {
   return runSpendsTogether(deps, operations, {
     keyOf: (operation) =>
       operation.kind === 'place'

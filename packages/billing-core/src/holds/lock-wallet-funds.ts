@@ -1,3 +1,4 @@
+import { sqlBatchArray } from '@tally/platform/db';
 import { type RawBuilder, sql } from 'kysely';
 import { type AutoTopupTrigger, autoTopupThresholdSql, autoTopupTriggerOf } from '../auto-topup/trigger-auto-topup';
 import type { HoldRow } from '../db/schema';
@@ -311,7 +312,8 @@ export async function lockWalletsForHolds(
     SELECT (r.position - 1)::int AS position,
            ${fundsReadColumns(sql.ref('r.user_id'), { spending: placing, placing })}
            (${lockedHoldSql(sql.ref('r.user_id'), sql.ref('r.hold_id'), sql.ref('r.hold_reference'))}) AS hold
-      FROM unnest(${userIds}::text[], ${holdIds}::text[], ${holdReferences}::text[])
+      FROM unnest(${sqlBatchArray(userIds, 'text')}, ${sqlBatchArray(holdIds, 'text')},
+                  ${sqlBatchArray(holdReferences, 'text')})
            WITH ORDINALITY AS r (user_id, hold_id, hold_reference, position)`.execute(uow.trx);
   const answers = new Array<LockedHoldFunds>(operations.length);
   for (const row of read.rows) {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { sqlMilliseconds } from '@tally/platform/db';
+import { type SqlBatchArrayType, sqlBatchArray, sqlMillisecondsOf } from '@tally/platform/db';
 import { type RawBuilder, sql } from 'kysely';
 import { triggerAutoTopup } from '../auto-topup/trigger-auto-topup';
 import type { HoldRow } from '../db/schema';
@@ -182,30 +182,33 @@ async function insertHolds(
   extra: { wallet?: RawBuilder<unknown>; alongside?: RawBuilder<unknown> | undefined } = {},
 ): Promise<(HoldRow & { view_status: HoldViewStatus })[]> {
   if (holds.length === 0) return [];
-  const values = sql.join(
-    holds.map(
-      ({ id, placement }, position) => sql`(${id}::text, ${placement.userId}::text, ${placement.reference}::text,
-        ${placement.amount}::bigint, ${placement.reason}::text, ${sqlMilliseconds(placement.expiresInSeconds * 1000)},
-        ${placement.priced ?? false}::boolean, ${position}::int)`,
-    ),
-  );
+  const column = (type: SqlBatchArrayType, value: (hold: (typeof holds)[number]) => unknown) =>
+    sqlBatchArray(holds.map(value), type);
   const lots = holds.flatMap(({ id, draws }) => draws.map((draw, position) => ({ id, position, ...draw })));
+  const lotColumn = (type: SqlBatchArrayType, value: (lot: (typeof lots)[number]) => unknown) =>
+    sqlBatchArray(lots.map(value), type);
   const inserted = await sql<HoldRow & { view_status: HoldViewStatus; position: number }>`
-    WITH ${extra.wallet ?? sql``} input (id, user_id, reference, amount, reason, lives, priced, position) AS (VALUES ${values}),
+    WITH ${extra.wallet ?? sql``} input AS (
+      SELECT * FROM unnest(${column('text', (hold) => hold.id)}, ${column('text', (hold) => hold.placement.userId)},
+                           ${column('text', (hold) => hold.placement.reference)}, ${column('bigint', (hold) => hold.placement.amount)},
+                           ${column('text', (hold) => hold.placement.reason)},
+                           ${column('bigint', (hold) => hold.placement.expiresInSeconds * 1000)},
+                           ${column('boolean', (hold) => hold.placement.priced ?? false)})
+             WITH ORDINALITY AS i (id, user_id, reference, amount, reason, lives_ms, priced, position)),
     h AS (
       INSERT INTO holds (id, user_id, reference, amount, reason, expires_at, ledger_marker, priced)
-      SELECT i.id, i.user_id, i.reference, i.amount, i.reason, now() + i.lives,
+      SELECT i.id, i.user_id, i.reference, i.amount, i.reason, now() + ${sqlMillisecondsOf(sql.ref('i.lives_ms'))},
              (SELECT coalesce(max(e.id), 0) FROM ledger_entries e WHERE e.user_id = i.user_id), i.priced
         FROM input i ORDER BY i.position
       RETURNING *),
     lots AS (
       INSERT INTO hold_lots (hold_id, lot_id, position, amount)
       SELECT h.id, r.lot_id, r.position, r.amount
-        FROM h JOIN unnest(${lots.map((lot) => lot.id)}::text[], ${lots.map((lot) => lot.lotId)}::bigint[],
-                           ${lots.map((lot) => lot.position)}::int[], ${lots.map((lot) => lot.amount)}::bigint[])
+        FROM h JOIN unnest(${lotColumn('text', (lot) => lot.id)}, ${lotColumn('bigint', (lot) => lot.lotId)},
+                           ${lotColumn('int', (lot) => lot.position)}, ${lotColumn('bigint', (lot) => lot.amount)})
                     AS r (hold_id, lot_id, position, amount) ON r.hold_id = h.id)
     ${extra.alongside ? sql`, alongside AS (${extra.alongside})` : sql``}
-    SELECT ${holdViewColumns}, i.position FROM h JOIN input i ON i.id = h.id ORDER BY i.position`.execute(uow.trx);
+    SELECT ${holdViewColumns}, i.position::int FROM h JOIN input i ON i.id = h.id ORDER BY i.position`.execute(uow.trx);
   if (inserted.rows.length !== holds.length)
     throw new Error(`${holds.length - inserted.rows.length} hold(s) were not inserted`);
   return inserted.rows;

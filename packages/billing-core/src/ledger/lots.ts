@@ -55,11 +55,24 @@ export function assertMovementFits(movement: LotMovement, amount: number): void 
  * committed after the snapshot cannot break that: every transaction that writes a wallet's lots
  * commits only with them summing to its balance (credit_lots_sum_trg), which did not move.
  * `creditLotCreated`: a credit's lot is already inserted (only when they matched). Otherwise
- * applyLotMovement re-reads the lots in a statement of its own, as before.
+ * applyLotMovement re-reads the lots in a statement of its own, as before. `drawsRecorded`: the
+ * draws known before the posting (knownDrawsOf: a capture's) already moved their lots and were
+ * recorded as the entry's (only when they matched).
  */
 export interface LotsBeforeEntry {
   matchBalance: boolean;
   creditLotCreated: boolean;
+  drawsRecorded?: boolean;
+}
+
+/**
+ * The draws of a movement that are known before its posting, from what it moves alone: a
+ * capture's (`need` tokens from its hold's lots, in their order: holdDraws); null for any other
+ * movement (a spend's depend on the lots as the posting finds them). The posting statement moves
+ * and records them itself when the wallet's lots match its balance (LotsBeforeEntry.drawsRecorded).
+ */
+export function knownDrawsOf(movement: LotMovement, need: number): LotDraw[] | null {
+  return movement.kind === 'capture' ? holdDraws(movement, need) : null;
 }
 
 /**
@@ -96,6 +109,8 @@ export async function applyLotMovement(
       return draw(trx, userId, -entry.amount, movement, entry.id);
     case 'capture': {
       const draws = holdDraws(movement, -entry.amount);
+      // guard: capture-draws-recorded-once
+      if (before.drawsRecorded) return draws;
       await moveLots(trx, draws, -1);
       await recordDraws(trx, [{ entryId: entry.id, draws }]);
       return draws;

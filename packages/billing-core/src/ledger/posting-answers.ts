@@ -67,10 +67,15 @@ export async function finishPostings(
   items: readonly { posting: LedgerPosting; outcome: LockedInsert }[],
 ): Promise<PostLedgerEntryResult[]> {
   const matched = items.flatMap(({ posting, outcome }) =>
-    outcome.kind === 'posted' && outcome.lots.matchBalance ? [{ lots: posting.lots, entry: outcome.entry }] : [],
+    outcome.kind === 'posted' && outcome.lots.matchBalance
+      ? [{ lots: posting.lots, entry: outcome.entry, recorded: outcome.lots.drawsRecorded === true }]
+      : [],
   );
   const spends = matched.flatMap(({ lots, entry }) => (lots.kind === 'spend' ? [entry] : []));
-  const captures = matched.flatMap(({ lots, entry }) => (lots.kind === 'capture' ? [{ entry, movement: lots }] : []));
+  // A capture whose draws the posting statement recorded (knownDrawsOf) has nothing left to draw.
+  const captures = matched.flatMap(({ lots, entry, recorded }) =>
+    lots.kind === 'capture' && !recorded ? [{ entry, movement: lots }] : [],
+  );
   // guard: batch-spends-draw-together
   const drawn = spends.length + captures.length > 1 ? await drawTogether(uow.trx, spends, captures) : null;
   const results: PostLedgerEntryResult[] = [];
