@@ -128,6 +128,7 @@ async function lockedRowOf(
  * values or a batch's columns (lockWalletsForHolds); the one not asked for is NULL.
  */
 function lockedHoldSql(user: UserSql, holdId: UserSql | null, holdReference: UserSql | null) {
+  // guard: hold-lots-voided-read
   const columns = sql`h.*, (h.status = 'held' AND h.expires_at <= now()) AS expired,
            coalesce((SELECT json_agg(json_build_object('lotId', hl.lot_id, 'amount', hl.amount) ORDER BY hl.position)
                        FROM hold_lots hl WHERE hl.hold_id = h.id), '[]'::json) AS reserved,
