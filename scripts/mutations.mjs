@@ -454,6 +454,8 @@ export const mutations = [
     name: "sqlBatchArray shows the planner the batch's length (a prepared batch statement is planned at every execution again)" },
   { guard: 'sql-milliseconds-of-seconds', from: '${ms} / 1000.0', to: '${ms}', tests: ['packages/platform/src/db/sql-milliseconds.int'],
     name: 'sqlMillisecondsOf reads milliseconds as seconds (a hold placed in a batch lives 1000 times too long)' },
+  { guard: 'hold-id-time-ordered', from: "now.toString(16).padStart(12, '0').slice(-12)", to: "randomBytes(6).toString('hex')", tests: ['packages/billing-core/src/holds/hold-operations-together.int'],
+    name: 'holds: new hold ids are random again (each placement and capture writes a random page of the primary key)' },
   { guard: 'hold-end-takes-voided', from: 'end.released > 0 && hold.lotsVoided ? (await takeFreedVoidedTokens(uow, hold.user_id, { holdId: hold.id })).taken : 0', to: '0', tests: ['packages/billing-core/src/grants/void-lot.int'],
     name: 'a released hold gives its tokens on a voided lot back to the user (a void undone by a release)' },
   { guard: 'lapsed-hold-takes-voided', from: 'await takeFreedVoidedTokens(uow, userId, { holdId: hold.id })', to: '{ taken: 0 }', tests: ['packages/billing-core/src/grants/void-lot.int'],

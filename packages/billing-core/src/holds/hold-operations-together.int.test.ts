@@ -10,7 +10,7 @@ import { createTestDatabase } from '../testing/test-services';
 import { inUnitOfWork } from '../unit-of-work/unit-of-work';
 import { type CaptureHoldResult, type CaptureRequest, captureHold, releaseHold } from './end-hold';
 import { type HoldOperation, holdOperationsTogether } from './hold-operations-together';
-import { type HoldPlacement, type PlaceHoldResult, placeHold } from './place-hold';
+import { type HoldPlacement, newHoldId, type PlaceHoldResult, placeHold } from './place-hold';
 
 /**
  * holdOperationsTogether (the api's hold batcher): placements and captures arriving together
@@ -57,6 +57,13 @@ describe('holdOperationsTogether', () => {
         FROM ${sql.table(table)} WHERE ${where}`.execute(database.db);
     return rows[0];
   }
+
+  it('names new holds in time order: the first 12 hex digits the milliseconds, then 12 random ones', () => {
+    const id = newHoldId(0x0123456789ab);
+    expect(id).toMatch(/^hold_0123456789ab[0-9a-f]{12}$/);
+    expect(newHoldId(1_800_000_000_000) < newHoldId(1_800_000_000_001)).toBe(true);
+    expect(newHoldId(5)).not.toBe(newHoldId(5));
+  });
 
   it('places and captures holds of distinct users in one transaction, one statement a step, answering each as alone', async () => {
     const users = ['ht-a', 'ht-b', 'ht-c', 'ht-d'];

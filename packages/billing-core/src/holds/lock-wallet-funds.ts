@@ -128,17 +128,18 @@ async function lockedRowOf(
  * values or a batch's columns (lockWalletsForHolds); the one not asked for is NULL.
  */
 function lockedHoldSql(user: UserSql, holdId: UserSql | null, holdReference: UserSql | null) {
+  // By id, or by the id under the user's reference (the unique (user_id, reference)): one probe
+  // of the primary key either way, and the hold's columns written once.
+  const id = sql`coalesce(${holdId}, (SELECT byref.id FROM holds byref WHERE byref.user_id = ${user} AND byref.reference = ${holdReference}))`;
   // guard: hold-lots-voided-read
-  const columns = sql`h.*, (h.status = 'held' AND h.expires_at <= now()) AS expired,
-           coalesce((SELECT json_agg(json_build_object('lotId', hl.lot_id, 'amount', hl.amount) ORDER BY hl.position)
-                       FROM hold_lots hl WHERE hl.hold_id = h.id), '[]'::json) AS reserved,
-           EXISTS (SELECT 1 FROM hold_lots hl JOIN credit_lots l ON l.id = hl.lot_id
-                    WHERE hl.hold_id = h.id AND l.voided_at IS NOT NULL) AS lots_voided`;
-  // Two probes, each served by its own index (the primary key; the unique (user_id, reference)).
-  return sql`coalesce(
-      (SELECT row_to_json(x) FROM (SELECT ${columns} FROM holds h WHERE h.id = ${holdId} AND h.user_id = ${user}) AS x),
-      (SELECT row_to_json(x) FROM (SELECT ${columns} FROM holds h
-                                    WHERE h.user_id = ${user} AND h.reference = ${holdReference}) AS x))`;
+  return sql`
+    SELECT row_to_json(x) FROM (
+      SELECT h.*, (h.status = 'held' AND h.expires_at <= now()) AS expired,
+             coalesce((SELECT json_agg(json_build_object('lotId', hl.lot_id, 'amount', hl.amount) ORDER BY hl.position)
+                         FROM hold_lots hl WHERE hl.hold_id = h.id), '[]'::json) AS reserved,
+             EXISTS (SELECT 1 FROM hold_lots hl JOIN credit_lots l ON l.id = hl.lot_id
+                      WHERE hl.hold_id = h.id AND l.voided_at IS NOT NULL) AS lots_voided
+        FROM holds h WHERE h.id = ${id} AND h.user_id = ${user}) AS x`;
 }
 
 /** A hold read as JSON (lockedHoldSql): its bigint columns as numbers and its times as Dates, as the pool parses them. */
@@ -298,7 +299,9 @@ export type LockedHoldFunds = LockedFunds & Partial<Pick<LockedSpendFunds, 'spen
  * granted, of every user's funds (fundsReadColumns: a placement's with its spend counters, auto
  * top-up threshold and the lots it may reserve), and of the hold each operation is about
  * (lockedHoldSql, as a single operation reads it). Lapsed holds are settled as
- * lockWalletFunds settles them. Answers by position.
+ * lockWalletFunds settles them. Answers by position. The batch's arrays are sqlBatchArray's: every
+ * part of the read is a look-up per user by index, so its generic plan serves every batch size
+ * and it is planned once per connection (about 1 ms a batch otherwise, as long as its execution).
  */
 export async function lockWalletsForHolds(
   uow: UnitOfWork,

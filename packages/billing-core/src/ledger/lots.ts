@@ -303,14 +303,15 @@ function drawableLotsSql(
 
 /**
  * listDrawableLots for a spend of `user` (a parameter, or a batch's column) as a scalar sub-select
- * of a JSON array in the draw order (the same query, locked the same way): for a statement that
- * reads them beside other things (a hold placement's read after the wallet lock, lockWalletFunds).
- * Read back with drawableLotsOfJson.
+ * of a JSON array in the draw order (the same query), for a statement that reads them beside other
+ * things: a hold placement's read after the wallet lock (lockWalletFunds). Unlocked: a hold writes
+ * no lot, and under the wallet lock, which every writer of a wallet's lots takes first, they cannot
+ * change (a row lock on each would cost a write per lot). Read back with drawableLotsOfJson.
  */
 export function drawableLotsJsonSql(user: string | RawBuilder<string>): RawBuilder<unknown> {
   return sql`
     SELECT coalesce(json_agg(json_build_object('id', d.id, 'free', d.free) ORDER BY d.draw_position), '[]'::json)
-      FROM (${drawableLotsSql(sql`= ${user}`, { spend: true, lock: true })}) AS d`;
+      FROM (${drawableLotsSql(sql`= ${user}`, { spend: true, lock: false })}) AS d`;
 }
 
 export function drawableLotsOfJson(json: unknown): DrawableLot[] {
