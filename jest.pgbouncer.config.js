@@ -26,5 +26,7 @@ module.exports = {
     '<rootDir>/test/e2e/stripe/reconcile-loop.int.test.ts',
     '<rootDir>/test/e2e/console/dashboard.int.test.ts',
     '<rootDir>/test/e2e/faults/frozen-transaction.int.test.ts',
+    '<rootDir>/test/e2e/spending/holds.int.test.ts',
+    '<rootDir>/test/e2e/spending/debits.int.test.ts',
   ],
 };

@@ -12,7 +12,8 @@
 // Rounds alternate the order (debit first in even rounds), each run after a CHECKPOINT; per
 // round the ratio of the mean operation latency (holdCapture / debit), the target its median
 // (at most 2). Per operation it also reports the api's CPU and, on the private cluster,
-// Postgres's CPU, statements and WAL bytes. Returns its rounds and figures.
+// Postgres's CPU, statements and WAL bytes (each round's per-statement figures in the JSON).
+// Returns its rounds and figures.
 
 import http from 'node:http';
 import { profileEnd, profileStart } from '../lib/pg-profile.mjs';
@@ -189,6 +190,8 @@ export async function holdsPhase(ctx) {
         run.postgresCpuMsPerOperation = figures.clusterCpuMsPerEvent;
         run.statementsPerOperation = figures.statementsPerEvent;
         run.walBytesPerOperation = figures.walBytesPerEvent;
+        // Per statement (pg_stat_statements, in the JSON only): where an operation's Postgres time goes.
+        run.statements = figures.statements;
         pair[contender] = run;
       }
       pair.holdCaptureOverDebitMeanMs = ratio(pair.holdCapture.meanMs, pair.debit.meanMs);

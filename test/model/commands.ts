@@ -870,16 +870,24 @@ export class Together extends MoneyCommand {
   constructor(readonly batches: Batch[]) {
     super();
   }
+  /**
+   * It runs the users' batches whose every command applies (a capture needs a hold of its user),
+   * when at least two do: a batch of holds and captures is not lost to one user without a hold.
+   */
   override check(world: World) {
-    return this.batches.every((batch) => batch.check(world));
+    return this.applying(world).length >= 2;
   }
   applies(w: M.ModelWallet) {
     return this.batches.every((batch) => batch.applies(w));
   }
+  private applying(world: World) {
+    return this.batches.filter((batch) => batch.check(world));
+  }
   override async run(world: World): Promise<void> {
     world.executed.push(this);
-    const sent = await Promise.all(this.batches.map((batch) => sendBatch(world, batch)));
-    for (const [index, batch] of this.batches.entries())
+    const batches = this.applying(world);
+    const sent = await Promise.all(batches.map((batch) => sendBatch(world, batch)));
+    for (const [index, batch] of batches.entries())
       await checkBatch(world, batch, sent[index] as Awaited<ReturnType<typeof sendBatch>>);
   }
   plan(): Op {

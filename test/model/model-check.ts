@@ -124,13 +124,17 @@ function soloCommands() {
 
 const debitCommand = tokens.map((amount) => new C.Debit(amount));
 const usageCommand = fc.nat({ max: C.SPECS.length - 1 }).map((s) => new C.Usage(s));
+const holdCommand = fc.tuple(tokens, fc.constantFrom(1, 24)).map(([amount, ttl]) => new C.Hold(amount, ttl));
+const captureCommand = fc
+  .tuple(index, fc.option(tokens, { nil: undefined }))
+  .map(([h, amount]) => new C.Capture(h, amount));
 
 /** The api calls that lock the wallet, for batches sent at once. */
 function concurrentCommand() {
   return fc.oneof(
     debitCommand,
-    fc.tuple(tokens, fc.constantFrom(1, 24)).map(([amount, ttl]) => new C.Hold(amount, ttl)),
-    fc.tuple(index, fc.option(tokens, { nil: undefined })).map(([h, amount]) => new C.Capture(h, amount)),
+    holdCommand,
+    captureCommand,
     index.map((h) => new C.Release(h)),
     index.map((l) => new C.Void(l)),
     fc.tuple(tokens, fc.boolean()).map(([amount, settles]) => new C.Grant(amount, null, false, settles)),
@@ -154,40 +158,52 @@ export function commandsFor(mode: ModelCheckSize['mode'], steps: number) {
       for (const command of commands) command.user = user;
       return Object.assign(new C.Batch(commands), { user }) as C.MoneyCommand;
     });
-  // Batches of distinct users at once, mostly debits and usages: the api's batchers share one
-  // transaction between spends of distinct users (debitTokensTogether, recordUsagesTogether),
-  // each user's still explained alone.
-  const together = fc
-    .uniqueArray(
-      fc.tuple(
-        fc.nat({ max: USERS_CONCURRENT - 1 }),
-        fc.array(
-          fc.oneof(
-            { arbitrary: debitCommand, weight: 3 },
-            { arbitrary: usageCommand, weight: 2 },
-            { arbitrary: concurrentCommand(), weight: 1 },
-          ),
-          {
-            minLength: 1,
-            maxLength: 3,
-          },
-        ),
-      ),
-      { minLength: 2, maxLength: USERS_CONCURRENT, selector: ([user]) => user },
-    )
-    .map(
-      (batches) =>
-        new C.Together(
-          batches.map(([user, commands]) => {
-            for (const command of commands) command.user = user;
-            return Object.assign(new C.Batch(commands), { user });
-          }),
-        ) as C.MoneyCommand,
-    );
-  return fc.commands([fc.nat({ max: USERS_CONCURRENT - 1 }).chain(onUser), batch, batch, together], {
-    maxCommands: steps,
-    size: 'max',
-  });
+  // Batches of distinct users at once: the api's batchers share one transaction between spends
+  // of distinct users (debitTokensTogether, recordUsagesTogether, holdOperationsTogether), each
+  // user's still explained alone. Mostly debits and usages, or mostly holds and captures.
+  const togetherOf = (commands: fc.Arbitrary<C.MoneyCommand>) =>
+    fc
+      .uniqueArray(
+        fc.tuple(fc.nat({ max: USERS_CONCURRENT - 1 }), fc.array(commands, { minLength: 1, maxLength: 3 })),
+        {
+          minLength: 2,
+          maxLength: USERS_CONCURRENT,
+          selector: ([user]) => user,
+        },
+      )
+      .map(
+        (batches) =>
+          new C.Together(
+            batches.map(([user, commands]) => {
+              for (const command of commands) command.user = user;
+              return Object.assign(new C.Batch(commands), { user });
+            }),
+          ) as C.MoneyCommand,
+      );
+  const together = togetherOf(
+    fc.oneof(
+      { arbitrary: debitCommand, weight: 3 },
+      { arbitrary: usageCommand, weight: 2 },
+      { arbitrary: concurrentCommand(), weight: 1 },
+    ),
+  );
+  // Grants among them, so holds have tokens to reserve and captures active holds to find.
+  const grantCommand = tokens.map((amount) => new C.Grant(amount, null, false, false));
+  const togetherHolds = togetherOf(
+    fc.oneof(
+      { arbitrary: holdCommand, weight: 3 },
+      { arbitrary: captureCommand, weight: 3 },
+      { arbitrary: grantCommand, weight: 1 },
+      { arbitrary: concurrentCommand(), weight: 1 },
+    ),
+  );
+  return fc.commands(
+    [fc.nat({ max: USERS_CONCURRENT - 1 }).chain(onUser), batch, batch, together, togetherHolds, togetherHolds],
+    {
+      maxCommands: steps,
+      size: 'max',
+    },
+  );
 }
 
 export function newWorld(system: RealSystem, users: number): C.World {

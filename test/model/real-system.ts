@@ -52,6 +52,11 @@ export class RealSystem {
     const googlePlay = new FakeGooglePlay();
     await googlePlay.listen();
     const { stack, fake } = await startStackWithFakeStripe({
+      // One spend transaction open at a time (SPEND_BATCH_TRANSACTIONS=1): the calls a Together
+      // sends at once after the first all go in one shared transaction, so the batch path (a
+      // unit's first spends of several users, then their further ones) is what the concurrent
+      // mode checks, not the path of a spend alone.
+      spendBatch: { maxItems: 32, maxTransactions: 1 },
       appleNotifications: appleVerifierFor(applePki),
       ports: { googlePlay: googlePlay.api() },
       googlePlayPush: {

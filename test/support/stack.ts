@@ -136,6 +136,8 @@ export interface TestStackOptions {
   apiAnswerDeadlineMs?: number;
   /** SPEND_LIMIT_DAILY and SPEND_LIMIT_MONTHLY of the api (default none). */
   spendLimits?: SpendLimitDefaults;
+  /** SPEND_BATCH_MAX_DEBITS and SPEND_BATCH_TRANSACTIONS of the api (default the api's). */
+  spendBatch?: { maxItems: number; maxTransactions: number };
   http?: Omit<HttpServerOptions, 'host'>;
   /** WALLET_LOW_BALANCE_THRESHOLD of the api, the workers and stack.transaction (default unset). */
   lowBalanceThreshold?: number;
@@ -229,6 +231,7 @@ export class TestStack {
   verifyRevenueCatPurchases = false;
   apiFailedAuthLimit: { limit: number; windowMs: number } | undefined;
   apiAnswerDeadlineMs: number | undefined;
+  apiSpendBatch: { maxItems: number; maxTransactions: number } | undefined;
   /** The api's SPEND_LIMIT_DAILY and SPEND_LIMIT_MONTHLY. */
   spendLimits: SpendLimitDefaults = noSpendLimits;
   /** WALLET_LOW_BALANCE_THRESHOLD of every process of the stack. */
@@ -271,6 +274,7 @@ export class TestStack {
       this.verifyRevenueCatPurchases = options.verifyRevenueCatPurchases;
     this.apiFailedAuthLimit = options.apiFailedAuthLimit;
     this.apiAnswerDeadlineMs = options.apiAnswerDeadlineMs;
+    this.apiSpendBatch = options.spendBatch;
     if (options.spendLimits) this.spendLimits = options.spendLimits;
     this.lowBalanceThreshold = options.lowBalanceThreshold;
     if (options.debtPolicy) this.debtPolicy = options.debtPolicy;
@@ -404,6 +408,7 @@ export class TestStack {
         adminApiKeys: [adminKey],
         ...(this.apiFailedAuthLimit ? { failedAuthLimit: this.apiFailedAuthLimit } : {}),
         ...(this.apiAnswerDeadlineMs !== undefined ? { answerDeadlineMs: this.apiAnswerDeadlineMs } : {}),
+        ...(this.apiSpendBatch ? { spendBatch: this.apiSpendBatch } : {}),
         enqueue: (ids) => handOffRows(this.queue, inboxRelaySource, this.db, ids),
         enqueueAppWebhooks: (ids) => handOffRows(this.appWebhookQueue, appWebhookSource, this.db, ids),
         appWebhookDelivery: this.appWebhookDelivery,

@@ -1,6 +1,10 @@
 import {
+  type CaptureHoldResult,
   type DebitRequest,
   debitTokensTogether,
+  type HoldOperation,
+  holdOperationsTogether,
+  type PlaceHoldResult,
   queueCatalog,
   recordUsagesTogether,
   type UsageRequest,
@@ -37,7 +41,7 @@ import { createOpenApiRoutes } from './openapi/openapi-routes';
 import { adminRoutes, userRoutes } from './routes/api-routes';
 
 /** What createApiApp needs: the routes' services (http/route-services.ts, the debit batcher it makes) and the app's own. */
-export interface ApiAppDeps extends Omit<RouteServices, 'debit' | 'recordUsage'> {
+export interface ApiAppDeps extends Omit<RouteServices, SpendBatcherServices> {
   /**
    * How concurrent debits share transactions (SPEND_BATCH_MAX_DEBITS, SPEND_BATCH_TRANSACTIONS;
    * platform's createTransactionBatcher): `maxItems` 1 runs every debit in its own.
@@ -174,21 +178,32 @@ export async function closeApiApp(app: Express): Promise<void> {
 /** The spend batch's defaults (SPEND_BATCH_MAX_DEBITS, SPEND_BATCH_TRANSACTIONS; docs/configuration.md). */
 export const defaultSpendBatch: TransactionBatcherSettings = { maxItems: 32, maxTransactions: 2 };
 
+/** The services createSpendBatchers makes. */
+type SpendBatcherServices = 'debit' | 'recordUsage' | 'placeHold' | 'captureHold';
+
 /**
- * The app's debits and usages, coalesced (one batcher each): a spend starts its transaction at
- * once while fewer than `maxTransactions` of its kind are open, else it waits and goes with the
- * others that waited, in one (debitTokensTogether, recordUsagesTogether: each answered as it
- * would be answered alone).
+ * The app's debits, usages and amount holds' placements and captures, coalesced (one batcher per
+ * kind; placements and captures share one): a spend starts its transaction at once while fewer
+ * than `maxTransactions` of its kind are open, else it waits and goes with the others that
+ * waited, in one (debitTokensTogether, recordUsagesTogether, holdOperationsTogether: each
+ * answered as it would be answered alone).
  */
-function createSpendBatchers(deps: ApiAppDeps): Pick<RouteServices, 'debit' | 'recordUsage'> {
+function createSpendBatchers(deps: ApiAppDeps): Pick<RouteServices, SpendBatcherServices> {
   const settings = deps.spendBatch ?? defaultSpendBatch;
   const unitDeps = { db: deps.db, outbox: deps.outbox, spendLimits: deps.spendLimits };
   const usageDeps = { ...unitDeps, clock: deps.studio.clock, catalog: deps.studio.catalog };
+  const holdOperation = createTransactionBatcher(
+    (operations: HoldOperation[]) => holdOperationsTogether(unitDeps, operations),
+    settings,
+  );
   return {
     debit: createTransactionBatcher((requests: DebitRequest[]) => debitTokensTogether(unitDeps, requests), settings),
     recordUsage: createTransactionBatcher(
       (requests: UsageRequest[]) => recordUsagesTogether(usageDeps, requests),
       settings,
     ),
+    // A placement answers a placement's result, a capture a capture's (holdOperationsTogether keeps each kind's).
+    placeHold: (placement) => holdOperation({ kind: 'place', placement }) as Promise<PlaceHoldResult>,
+    captureHold: (request) => holdOperation({ kind: 'capture', request }) as Promise<CaptureHoldResult>,
   };
 }

@@ -88,6 +88,7 @@ export * from './features/usage-report';
 export * from './grants/grant-tokens';
 export * from './grants/void-lot';
 export * from './holds/end-hold';
+export * from './holds/hold-operations-together';
 export * from './holds/list-holds';
 export * from './holds/lock-wallet-funds';
 export * from './holds/place-hold';

@@ -10,8 +10,8 @@ jest.setTimeout(180_000);
 /**
  * Holds across crashes (docs/holds.md "Crashes"): the built api killed (SIGKILL) between a hold
  * and its capture, with one capture committed and not answered (the test holds its
- * Idempotency-Key's row, so the answer waits to be kept) and others waiting inside their
- * transactions (the test holds the wallet row); and the built worker's expiry sweeper (role credit-expiry) killed in the middle of
+ * Idempotency-Key's row, so the answer waits to be kept) and others waiting inside the hold
+ * batcher's transactions (the test holds the wallet row) or in the batcher; and the built worker's expiry sweeper (role credit-expiry) killed in the middle of
  * a sweep (waiting on a lot row the test holds) with holds on the expiring lots. The faults are
  * the test's own, outside the processes. Afterwards: exactly one debit per captured hold, the
  * balance the sum of the lots' remaining, `ledger verify` clean, held and available right.
@@ -175,17 +175,21 @@ describe('holds across an api or worker killed with SIGKILL', () => {
     try {
       await sql`SELECT 1 FROM wallets WHERE user_id = ${userId} FOR UPDATE`.execute(holderA);
       await sql`SELECT 1 FROM wallets WHERE user_id = ${other} FOR UPDATE`.execute(holderB);
-      // h3, h4 (twice each), h5 for part of it, and h1 again on userId; h2 on other, under an Idempotency-Key.
-      lost = [
+      // The api's hold batcher keeps two transactions open (SPEND_BATCH_TRANSACTIONS): h2's, on
+      // other (under an Idempotency-Key), goes first and waits for other's wallet row inside its
+      // transaction; then userId's captures: h3, h4 (twice each), h5 for part of it and h1 again,
+      // the first of them waiting inside the second transaction, the rest in the batcher.
+      lost = [unanswered(first.url, capturePath(other, h2), {}, h2Key)];
+      await eventually('the capture of h2 to wait for its wallet row', async () => (await lockWaiters()) >= 1);
+      lost.push(
         unanswered(first.url, capturePath(userId, h3)),
         unanswered(first.url, capturePath(userId, h3)),
         unanswered(first.url, capturePath(userId, h4)),
         unanswered(first.url, capturePath(userId, h4)),
         unanswered(first.url, capturePath(userId, h5), { amount: 4 }),
         unanswered(first.url, capturePath(userId, h1)),
-        unanswered(first.url, capturePath(other, h2), {}, h2Key),
-      ];
-      await eventually('the seven captures to wait for the wallet rows', async () => (await lockWaiters()) >= 7);
+      );
+      await eventually('a capture of userId to wait for its wallet row', async () => (await lockWaiters()) >= 2);
       // h2's key was claimed before its transaction: the test takes its row, so that once h2's
       // capture commits, the api waits to keep the answer under the key, and is killed there.
       const claimed = await sql`SELECT 1 FROM idempotency_keys WHERE idempotency_key = ${h2Key} FOR UPDATE`.execute(
@@ -193,9 +197,11 @@ describe('holds across an api or worker killed with SIGKILL', () => {
       );
       expect(claimed.rows).toHaveLength(1);
       await holderB.rollback().execute();
+      // h2 commits; its transaction's place goes to the captures that waited in the batcher, which
+      // share one transaction that waits for userId's wallet row too.
       await eventually(
-        'h2 captured, and its answer waiting for the key row',
-        async () => (await captures(other)).length === 1 && (await lockWaiters()) >= 7,
+        'h2 captured, its answer waiting for the key row, and the waiting captures in a shared transaction',
+        async () => (await captures(other)).length === 1 && (await lockWaiters()) >= 3,
       );
       first.api.signal('SIGKILL');
       expect((await first.api.exited).signal).toBe('SIGKILL');

@@ -1,12 +1,16 @@
 import type {
   AppleReconcileSources,
   AppWebhookOutbox,
+  CaptureHoldResult,
+  CaptureRequest,
   Catalog,
   Clock,
   DB,
   DebitRequest,
   DebitResult,
   EventPolicy,
+  HoldPlacement,
+  PlaceHoldResult,
   RecordUsageResult,
   RevenueCatApi,
   SpendLimitDefaults,
@@ -69,4 +73,12 @@ export interface RouteServices {
   debit: (request: DebitRequest) => Promise<DebitResult>;
   /** A usage (`POST /usage`), answered as billing-core recordUsage answers it, batched as debits are (recordUsagesTogether). */
   recordUsage: (request: UsageRequest) => Promise<RecordUsageResult>;
+  /**
+   * A hold placed with an amount (`POST /holds`) and an amount capture (`POST /holds/{id}/capture`),
+   * answered as billing-core placeHold and captureHold answer them alone, in transactions shared
+   * with the placements and captures arriving at the same time (one batcher for both:
+   * holdOperationsTogether, with the debits' settings).
+   */
+  placeHold: (placement: HoldPlacement) => Promise<PlaceHoldResult>;
+  captureHold: (request: CaptureRequest) => Promise<CaptureHoldResult>;
 }

@@ -1,3 +1,4 @@
+import { BatchItemFailure } from '@tally/platform/db';
 import { sql } from 'kysely';
 import { triggerAutoTopup } from '../auto-topup/trigger-auto-topup';
 import type { Catalog } from '../catalog/catalog';
@@ -137,8 +138,8 @@ async function usageInUnit(uow: UnitOfWork, deps: UsageDeps, usage: PreparedUsag
 export async function recordUsagesTogether(
   deps: UsageDeps,
   requests: readonly UsageRequest[],
-): Promise<RecordUsageResult[]> {
-  const results = new Array<RecordUsageResult>(requests.length);
+): Promise<(RecordUsageResult | BatchItemFailure)[]> {
+  const results = new Array<RecordUsageResult | BatchItemFailure>(requests.length);
   const shared: { usage: PreparedUsage; index: number }[] = [];
   const alone: { usage: PreparedUsage; index: number }[] = [];
   for (const [index, request] of requests.entries()) {
@@ -156,8 +157,17 @@ export async function recordUsagesTogether(
       inUnit: (uow, usage) => usageInUnit(uow, deps, usage),
     },
   );
-  for (const [position, { index }] of shared.entries()) results[index] = answers[position] as RecordUsageResult;
-  for (const { usage, index } of alone) results[index] = await recordAlone(deps, usage);
+  for (const [position, { index }] of shared.entries()) {
+    results[index] = answers[position] as RecordUsageResult | BatchItemFailure;
+  }
+  for (const { usage, index } of alone) {
+    try {
+      results[index] = await recordAlone(deps, usage);
+    } catch (error) {
+      // Its own failure, not the batch's (the batcher rejects this usage's call only).
+      results[index] = new BatchItemFailure(error);
+    }
+  }
   return results;
 }
 

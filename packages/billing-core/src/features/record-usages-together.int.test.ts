@@ -4,6 +4,7 @@ import type { Clock } from '../clock';
 import { type LedgerPosting, postLedgerEntry } from '../ledger/post-ledger-entry';
 import { verifyLedger } from '../ledger/verify-ledger';
 import { noSpendLimits } from '../spend-limits/spend-limits';
+import { answeredEach } from '../testing/answered-each';
 import { testCatalog } from '../testing/test-catalog';
 import { testOutbox } from '../testing/test-outbox';
 import { createTestDatabase } from '../testing/test-services';
@@ -27,6 +28,8 @@ describe('recordUsagesTogether', () => {
   const database = useDatabase(createTestDatabase);
   const clock: Clock = { now: () => new Date() };
   const deps = () => ({ db: database.db, outbox: testOutbox, clock, catalog, spendLimits: noSpendLimits });
+  const usagesTogether = async (...args: Parameters<typeof recordUsagesTogether>) =>
+    answeredEach(await recordUsagesTogether(...args));
 
   const fund = (userId: string, amount: number, expiresAt: Date | null = null) =>
     inUnitOfWork({ db: database.db, outbox: testOutbox }, (uow) =>
@@ -57,7 +60,7 @@ describe('recordUsagesTogether', () => {
     const users = ['ut-a', 'ut-b', 'ut-c'];
     for (const user of users) await fund(user, 50);
     const requests = users.map((user, index) => video(user, `ut-first-${user}`, 3 + index));
-    const results = await recordUsagesTogether(deps(), requests);
+    const results = await usagesTogether(deps(), requests);
 
     expect(kinds(results)).toEqual(['recorded', 'recorded', 'recorded']);
     for (const [index, request] of requests.entries()) {
@@ -92,7 +95,7 @@ describe('recordUsagesTogether', () => {
     await sql`INSERT INTO spend_limits (user_id, daily, monthly) VALUES ('um-d', 10, NULL)`.execute(database.db);
     expect((await recordUsage(deps(), video('um-a', 'um-done', 5))).kind).toBe('recorded');
 
-    const results = await recordUsagesTogether(deps(), [
+    const results = await usagesTogether(deps(), [
       video('um-a', 'um-done', 5), // a retry: its first answer
       video('um-b', 'um-done', 5), // another user under a taken reference: a conflict
       video('um-c', 'um-short', 21), // 42 tokens: more than the wallet has
@@ -125,7 +128,7 @@ describe('recordUsagesTogether', () => {
   it("decides a user's second usage of a batch on what the first left: it cannot pass a spend limit", async () => {
     for (const user of ['ud-a', 'ud-b']) await fund(user, 100);
     await sql`INSERT INTO spend_limits (user_id, daily, monthly) VALUES ('ud-a', 10, NULL)`.execute(database.db);
-    const results = await recordUsagesTogether(deps(), [
+    const results = await usagesTogether(deps(), [
       video('ud-a', 'ud-a1', 3),
       video('ud-b', 'ud-b1', 3),
       video('ud-a', 'ud-a2', 3),
@@ -140,7 +143,7 @@ describe('recordUsagesTogether', () => {
     await fund('uf-b', 4);
     await fund('uf-b', 50, new Date(Date.now() - 60_000));
     await fund('uf-c', 20);
-    const results = await recordUsagesTogether(deps(), [
+    const results = await usagesTogether(deps(), [
       video('uf-a', 'uf-a1', 2),
       video('uf-b', 'uf-b1', 10),
       video('uf-c', 'uf-c1', 3),

@@ -1,12 +1,13 @@
 import { sql } from 'kysely';
 import type { HoldRow } from '../db/schema';
-import { postLedgerEntry } from '../ledger/post-ledger-entry';
+import { postLedgerEntries } from '../ledger/post-ledger-entries';
+import { type LedgerPosting, type PostLedgerEntryResult, postLedgerEntry } from '../ledger/post-ledger-entry';
 import { takeFreedVoidedTokens } from '../ledger/voided-lots';
 import { references } from '../references';
 import { recoverShortfallsFromHold } from '../refunds/take-back-shortfalls';
 import type { UnitOfWork } from '../unit-of-work/unit-of-work';
 import { giveBackHoldUses } from './give-back-hold-uses';
-import { lockWalletFunds } from './lock-wallet-funds';
+import { type LockedFunds, type LockedHold, lockWalletFunds } from './lock-wallet-funds';
 
 export interface CaptureAnswer {
   id: string;
@@ -62,40 +63,123 @@ export function captureAnswerOf(hold: HoldRow): CaptureAnswer {
  * active. Under the wallet lock (lockWalletFunds), so concurrent captures serialize. The hold's
  * status is the capture's fence: a second capture finds it `captured` and answers the first
  * capture's answer (stored on the row), posting nothing; the ledger reference is a second fence.
- * A released or expired hold answers `not-active`.
+ * A released or expired hold answers `not-active`. The read after the lock brings the hold with
+ * the lots it reserves, so a capture is the lock, that read, the posting (its lots moved and its
+ * draws recorded) and the hold's end.
  */
-export async function captureHold(
-  uow: UnitOfWork,
-  request: { userId: string; holdId: string; amount?: number | undefined },
-): Promise<CaptureHoldResult> {
+export async function captureHold(uow: UnitOfWork, request: CaptureRequest): Promise<CaptureHoldResult> {
   const funds = await lockWalletFunds(uow, request.userId, { holdId: request.holdId });
-  const { hold } = funds;
-  if (!hold) return { kind: 'not-found' };
+  const decision = decideCapture(request, funds.hold);
+  if (decision.kind === 'answer') return decision.result;
+  const posted = await postHoldCapture(uow, request.userId, decision.hold, decision.captured);
+  const [answer] = await capturedHolds(uow, [{ funds, decision, posted }]);
+  return answer as CaptureHoldResult;
+}
+
+export interface CaptureRequest {
+  /** The canonical user. */
+  userId: string;
+  holdId: string;
+  /** At most the hold's amount; the whole hold when undefined. */
+  amount?: number | undefined;
+}
+
+/**
+ * captureHold for several captures of distinct users under the wallet locks the caller took
+ * (holdOperationsTogether: `funds` as lockWalletsForHolds read them), each decided as captureHold
+ * decides it (decideCapture); the captures in ONE posting statement whose draws from the holds'
+ * lots go in one update and one insert (postLedgerEntries), the holds ended in ONE update
+ * (endHolds). Answers by position; throws what any of them throws (the caller's unit rolls back
+ * whole).
+ */
+export async function captureHoldsInUnit(
+  uow: UnitOfWork,
+  items: readonly { request: CaptureRequest; funds: LockedFunds }[],
+): Promise<CaptureHoldResult[]> {
+  const results = new Array<CaptureHoldResult>(items.length);
+  const toPost: { index: number; decision: Extract<CaptureDecision, { kind: 'capture' }> }[] = [];
+  for (const [index, { request, funds }] of items.entries()) {
+    const decision = decideCapture(request, funds.hold);
+    if (decision.kind === 'answer') results[index] = decision.result;
+    else toPost.push({ index, decision });
+  }
+  const posted = await postLedgerEntries(
+    uow,
+    toPost.map(({ index, decision }) =>
+      capturePosting((items[index] as (typeof items)[number]).request.userId, decision.hold, decision.captured),
+    ),
+    // A throw rolls the whole unit back (runSpendsTogether runs its captures alone then).
+    { savepoint: false },
+  );
+  const answers = await capturedHolds(
+    uow,
+    toPost.map(({ index, decision }, position) => ({
+      funds: (items[index] as (typeof items)[number]).funds,
+      decision,
+      posted: posted[position] as PostLedgerEntryResult,
+    })),
+  );
+  for (const [position, { index }] of toPost.entries()) results[index] = answers[position] as CaptureHoldResult;
+  return results;
+}
+
+/** What a capture does under its wallet lock once its hold is read. */
+type CaptureDecision =
+  | { kind: 'answer'; result: CaptureHoldResult }
+  | { kind: 'capture'; hold: LockedHold; captured: number };
+
+/**
+ * The capture's rules under the wallet lock (one definition for a capture alone and in a batch):
+ * the hold's status first (its fence: a captured hold answers its first capture), then whether
+ * it is still active, how it was placed and whether the amount fits in it.
+ */
+function decideCapture(request: CaptureRequest, hold: LockedHold | undefined): CaptureDecision {
+  const answer = (result: CaptureHoldResult): CaptureDecision => ({ kind: 'answer', result });
+  if (!hold) return answer({ kind: 'not-found' });
   // guard: capture-fence
-  if (hold.status === 'captured') return { kind: 'already', answer: captureAnswerOf(hold) };
-  if (hold.status === 'released') return { kind: 'not-active', status: 'released' };
-  if (hold.expired) return { kind: 'not-active', status: 'expired' };
+  if (hold.status === 'captured') return answer({ kind: 'already', answer: captureAnswerOf(hold) });
+  if (hold.status === 'released') return answer({ kind: 'not-active', status: 'released' });
+  if (hold.expired) return answer({ kind: 'not-active', status: 'expired' });
   // A hold by estimate is captured by its actual quantities (capturePricedHold), never by an amount.
-  if (hold.priced) return { kind: 'priced' };
+  if (hold.priced) return answer({ kind: 'priced' });
   const amount = Number(hold.amount);
   const captured = request.amount ?? amount;
-  if (captured > amount) return { kind: 'too-much', amount };
+  // guard: capture-at-most-held
+  if (captured > amount) return answer({ kind: 'too-much', amount });
+  return { kind: 'capture', hold, captured };
+}
 
-  const reference = references.holdCapture(hold.id);
-  const posted = await postHoldCapture(uow, request.userId, hold, captured);
-  // The status above is the fence: a posted capture always finds its hold captured.
-  if (posted.kind !== 'posted') throw new Error(`hold ${hold.id} is held but its capture ${reference} is posted`);
-  return {
-    kind: 'ended',
-    answer: captureAnswerOf(
-      await endHold(
-        uow,
-        hold,
-        { status: 'captured', captured, released: amount - captured, reference },
-        { balance: posted.entry.balance_after, held: funds.held, shortfallsOpen: funds.shortfallsOpen },
-      ),
-    ),
-  };
+/** The captures posted (in the unit that locked their wallets): their holds ended in one update, and their answers. */
+async function capturedHolds(
+  uow: UnitOfWork,
+  items: readonly {
+    funds: LockedFunds;
+    decision: Extract<CaptureDecision, { kind: 'capture' }>;
+    posted: PostLedgerEntryResult;
+  }[],
+): Promise<CaptureHoldResult[]> {
+  for (const { decision, posted } of items) {
+    // The status is the fence: a posted capture always finds its hold captured.
+    if (posted.kind !== 'posted') {
+      throw new Error(
+        `hold ${decision.hold.id} is held but its capture ${references.holdCapture(decision.hold.id)} is posted`,
+      );
+    }
+  }
+  const ended = await endHolds(
+    uow,
+    items.map(({ funds, decision, posted }) => ({
+      hold: decision.hold,
+      end: {
+        status: 'captured',
+        captured: decision.captured,
+        released: Number(decision.hold.amount) - decision.captured,
+        reference: references.holdCapture(decision.hold.id),
+      },
+      funds: { balance: posted.entry.balance_after, held: funds.held, shortfallsOpen: funds.shortfallsOpen },
+    })),
+  );
+  return ended.map((row) => ({ kind: 'ended', answer: captureAnswerOf(row) }));
 }
 
 /**
@@ -106,18 +190,27 @@ export async function captureHold(
 export function postHoldCapture(
   uow: UnitOfWork,
   userId: string,
-  hold: HoldRow,
+  hold: LockedHold,
   captured: number,
   messageData?: Readonly<Record<string, unknown>>,
 ) {
-  return postLedgerEntry(uow, {
+  return postLedgerEntry(uow, capturePosting(userId, hold, captured, messageData));
+}
+
+function capturePosting(
+  userId: string,
+  hold: LockedHold,
+  captured: number,
+  messageData?: Readonly<Record<string, unknown>>,
+): LedgerPosting {
+  return {
     userId,
     reference: references.holdCapture(hold.id),
     amount: -captured,
     reason: hold.reason,
-    lots: { kind: 'capture', holdId: hold.id },
+    lots: { kind: 'capture', holdId: hold.id, reserved: hold.reserved },
     messageData,
-  });
+  };
 }
 
 /**
@@ -150,61 +243,100 @@ export async function releaseHold(
   return { kind: 'ended', answer: answerOf(ended) };
 }
 
+/** How a hold ends (endHold). */
+export interface HoldEnd {
+  status: 'captured' | 'released';
+  captured: number | null;
+  released: number;
+  reference: string | null;
+  /** A priced capture's excess and debt, when known as it ends (capturePricedHold). */
+  excess?: number;
+  debt?: number;
+}
+
+/** The wallet as lockWalletFunds read it, `balance` the balance after the capture's debit (if any). */
+export interface EndingFunds {
+  balance: number;
+  held: number;
+  shortfallsOpen: boolean;
+}
+
 /**
  * Marks the hold ended (it stops counting in `held` at once) with the answer a repeat returns
  * (the wallet's balance and available right after), then takes what it frees on a voided lot
  * and lets the rest settle an open shortfall; only when that moved tokens is the answer written
- * again. `funds`: the wallet as
- * lockWalletFunds read it, `balance` the balance after the capture's debit (if any).
+ * again.
  */
-export async function endHold(
+export async function endHold(uow: UnitOfWork, hold: LockedHold, end: HoldEnd, funds: EndingFunds): Promise<HoldRow> {
+  const [row] = await endHolds(uow, [{ hold, end, funds }]);
+  return row as HoldRow;
+}
+
+/**
+ * endHold for holds of distinct users (a batch's captures): the holds ended in ONE update, then
+ * what each frees taken or settled, each as endHold does alone. Rows by position.
+ */
+async function endHolds(
   uow: UnitOfWork,
-  hold: HoldRow,
-  end: {
-    status: 'captured' | 'released';
-    captured: number | null;
-    released: number;
-    reference: string | null;
-    /** A priced capture's excess and debt, when known as it ends (capturePricedHold). */
-    excess?: number;
-    debt?: number;
-  },
-  funds: { balance: number; held: number; shortfallsOpen: boolean },
-): Promise<HoldRow> {
+  items: readonly { hold: LockedHold; end: HoldEnd; funds: EndingFunds }[],
+): Promise<HoldRow[]> {
   const { trx } = uow;
-  const held = funds.held - Number(hold.amount);
+  // Plain array parameters, planned with the batch's size: a generic plan made while holds was
+  // small joins by a scan of it, and keeps doing so as it grows (the bench measured that).
+  const column = (type: string, value: (item: (typeof items)[number]) => unknown) =>
+    sql`${items.map(value)}::${sql.raw(type)}[]`;
+  const heldAfter = (item: (typeof items)[number]) => item.funds.held - Number(item.hold.amount);
   const ended = await sql<HoldRow>`
-    UPDATE holds SET status = ${end.status}, captured = ${end.captured}, released = ${end.released},
-                     ledger_reference = ${end.reference}, settled_at = now(),
-                     excess = ${end.excess ?? null}, debt = ${end.debt ?? null},
-                     answer_balance = ${funds.balance}, answer_available = ${funds.balance - held}
-     WHERE id = ${hold.id} RETURNING *`.execute(trx);
-  // A released hold by estimate gives its use back: it no longer counts against the free allowance.
-  // guard: released-hold-gives-use-back
-  if (hold.priced && end.status === 'released') await giveBackHoldUses(uow, [hold.id]);
-  // What the hold frees on a voided lot is taken at once (docs/lots.md "Voids"); only the rest is the user's.
-  // guard: hold-end-takes-voided
-  const voided = end.released > 0 ? (await takeFreedVoidedTokens(uow, hold.user_id, { holdId: hold.id })).taken : 0;
-  // No shortfall open (read under the lock; only a take-back, which needs the lock, opens one): nothing to settle.
-  const recovered = !funds.shortfallsOpen
-    ? 0
-    : await recoverShortfallsFromHold(uow, {
-        userId: hold.user_id,
-        holdId: hold.id,
-        ledgerMarker: Number(hold.ledger_marker),
-        expiresAt: new Date(hold.expires_at),
-        // guard: hold-end-frees-shortfall
-        freedTokens: end.released - voided,
-      });
-  const taken = voided + recovered;
-  const row =
-    taken === 0
-      ? ended.rows[0]
-      : (
-          await sql<HoldRow>`
-            UPDATE holds SET answer_balance = ${funds.balance - taken}, answer_available = ${funds.balance - taken - held}
-             WHERE id = ${hold.id} RETURNING *`.execute(trx)
-        ).rows[0];
-  if (!row) throw new Error(`hold ${hold.id} vanished`);
-  return row;
+    UPDATE holds h SET status = v.status, captured = v.captured, released = v.released,
+                       ledger_reference = v.reference, settled_at = now(), excess = v.excess, debt = v.debt,
+                       answer_balance = v.balance, answer_available = v.available
+      FROM unnest(${column('text', (item) => item.hold.id)}, ${column('text', (item) => item.end.status)},
+                  ${column('bigint', (item) => item.end.captured)}, ${column('bigint', (item) => item.end.released)},
+                  ${column('text', (item) => item.end.reference)}, ${column('bigint', (item) => item.end.excess ?? null)},
+                  ${column('bigint', (item) => item.end.debt ?? null)}, ${column('bigint', (item) => item.funds.balance)},
+                  ${column('bigint', (item) => item.funds.balance - heldAfter(item))})
+           AS v (id, status, captured, released, reference, excess, debt, balance, available)
+     WHERE h.id = v.id
+    RETURNING h.*`.execute(trx);
+  const byId = new Map(ended.rows.map((row) => [row.id, row]));
+  const rows: HoldRow[] = [];
+  for (const item of items) {
+    const { hold, end, funds } = item;
+    const endedRow = byId.get(hold.id);
+    if (!endedRow) throw new Error(`hold ${hold.id} vanished`);
+    // A released hold by estimate gives its use back: it no longer counts against the free allowance.
+    // guard: released-hold-gives-use-back
+    if (hold.priced && end.status === 'released') await giveBackHoldUses(uow, [hold.id]);
+    // What the hold frees on a voided lot is taken at once (docs/lots.md "Voids"); only the rest is
+    // the user's. No lot of it voided (read under the lock, which a void takes): nothing to take.
+    // guard: hold-end-takes-voided
+    const voided =
+      end.released > 0 && hold.lotsVoided
+        ? (await takeFreedVoidedTokens(uow, hold.user_id, { holdId: hold.id })).taken
+        : 0;
+    // No shortfall open (read under the lock; only a take-back, which needs the lock, opens one): nothing to settle.
+    const recovered = !funds.shortfallsOpen
+      ? 0
+      : await recoverShortfallsFromHold(uow, {
+          userId: hold.user_id,
+          holdId: hold.id,
+          ledgerMarker: Number(hold.ledger_marker),
+          expiresAt: new Date(hold.expires_at),
+          // guard: hold-end-frees-shortfall
+          freedTokens: end.released - voided,
+        });
+    const taken = voided + recovered;
+    const held = heldAfter(item);
+    const row =
+      taken === 0
+        ? endedRow
+        : (
+            await sql<HoldRow>`
+              UPDATE holds SET answer_balance = ${funds.balance - taken}, answer_available = ${funds.balance - taken - held}
+               WHERE id = ${hold.id} RETURNING *`.execute(trx)
+          ).rows[0];
+    if (!row) throw new Error(`hold ${hold.id} vanished`);
+    rows.push(row);
+  }
+  return rows;
 }

@@ -1,8 +1,10 @@
+import { sqlBatchArray } from '@tally/platform/db';
 import { type RawBuilder, sql } from 'kysely';
 import { type AutoTopupTrigger, autoTopupThresholdSql, autoTopupTriggerOf } from '../auto-topup/trigger-auto-topup';
 import type { HoldRow } from '../db/schema';
 import type { UserSql } from '../db/user-sql';
 import { activeHold, fundsOf, readWalletFunds, type WalletFunds } from '../ledger/held-tokens';
+import { type DrawableLot, drawableLotsJsonSql, drawableLotsOfJson, type LotDraw } from '../ledger/lots';
 import { takeFreedVoidedTokens } from '../ledger/voided-lots';
 import { recoverShortfallsFromHold } from '../refunds/take-back-shortfalls';
 import { type SpendRead, type SpendReadRow, spendReadOf, spendReadSql } from '../spend-limits/spend-limits';
@@ -10,7 +12,16 @@ import type { UnitOfWork } from '../unit-of-work/unit-of-work';
 import { giveBackHoldUses } from './give-back-hold-uses';
 
 /** A hold as its operation reads it under the wallet lock, with `expired` by the database clock. */
-export type LockedHold = HoldRow & { expired: boolean };
+export type LockedHold = HoldRow & {
+  expired: boolean;
+  /** What it reserves of each lot, in its draw order (hold_lots by position): what its capture draws. */
+  reserved: LotDraw[];
+  /**
+   * Whether a lot it reserves is voided: only then can what it frees be taken at once
+   * (takeFreedVoidedTokens). Read under the wallet lock, which a void takes too.
+   */
+  lotsVoided: boolean;
+};
 
 export interface LockedFunds extends WalletFunds {
   /** Whether the user has a take-back shortfall still open (what a hold frees may settle it). */
@@ -24,6 +35,12 @@ export interface LockedSpendFunds extends LockedFunds {
   spend: SpendRead;
   /** The user's auto top-up threshold when it is on with a saved card (triggerAutoTopup), else null. */
   autoTopup: AutoTopupTrigger | null;
+  /**
+   * For a hold placed (a spend about a hold reference): the lots a new hold may reserve, in the
+   * draw order (listDrawableLots' query, read in the same statement). Undefined when not read, or
+   * when settling lapsed holds may have moved lots since (the placement reads them again then).
+   */
+  drawable?: DrawableLot[] | undefined;
 }
 
 /**
@@ -65,60 +82,122 @@ async function lockAndRead(
   userId: string,
   about: { holdId: string } | { holdReference: string } | null,
   spending: boolean,
-): Promise<LockedFunds & { spend?: SpendRead; autoTopup?: AutoTopupTrigger | null }> {
+): Promise<LockedFunds & { spend?: SpendRead; autoTopup?: AutoTopupTrigger | null; drawable?: DrawableLot[] }> {
   const { trx } = uow;
   // guard: hold-wallet-lock
   const wallet = await sql<{ balance: number }>`
     SELECT balance FROM wallets WHERE user_id = ${userId} FOR UPDATE`.execute(trx);
   const balance = Number(wallet.rows[0]?.balance ?? 0);
-  const which =
-    about === null
-      ? sql`FALSE`
-      : 'holdId' in about
-        ? sql`h.id = ${about.holdId}`
-        : sql`h.reference = ${about.holdReference}`;
-  const read = await sql<
-    FundsReadRow & {
-      [K in keyof LockedHold]: LockedHold[K] | null;
-    }
-  >`
-    SELECT ${fundsReadColumns(userId, spending)}
-           x.*
-      FROM (SELECT 1) AS one
-      LEFT JOIN (SELECT h.*, (h.status = 'held' AND h.expires_at <= now()) AS expired
-                   FROM holds h WHERE h.user_id = ${userId} AND ${which}) AS x ON TRUE`.execute(trx);
+  const holdId = about !== null && 'holdId' in about ? about.holdId : null;
+  const holdReference = about !== null && 'holdReference' in about ? about.holdReference : null;
+  // A hold placed reads the lots it may reserve in this statement too.
+  const placing = spending && holdReference !== null;
+  const read = await sql<FundsReadRow>`
+    SELECT ${fundsReadColumns(userId, { spending, placing })}
+           ${about === null ? sql`NULL` : sql`(${lockedHoldSql(userId, holdId, holdReference)})`} AS hold`.execute(trx);
   const row = read.rows[0];
   if (!row) throw new Error(`the funds of ${userId} cannot be read`);
-  const {
-    held,
-    lapsed,
-    shortfalls_open: shortfallsOpen,
-    spend: spendRow,
-    auto_topup_threshold: autoTopupThreshold,
-    ...holdColumns
-  } = row;
-  const hold = holdColumns.id === null ? undefined : (holdColumns as LockedHold);
-  const funds = await lockedFundsOf(uow, userId, balance, { held, lapsed, shortfalls_open: shortfallsOpen });
-  const spend = spendRow ? { spend: spendReadOf(spendRow), autoTopup: autoTopupTriggerOf(autoTopupThreshold) } : {};
-  return { ...funds, hold, ...spend };
+  return lockedRowOf(uow, userId, balance, row);
 }
 
-/** What the read after the wallet lock answers of a user (fundsReadColumns). */
+/**
+ * The funds of a user as the read after the wallet lock answered them (fundsReadColumns and the
+ * hold asked for): lapsed holds settled first (lockedFundsOf); the lots a placement may reserve
+ * kept only when nothing was settled (settling may take or recover tokens from lots).
+ */
+async function lockedRowOf(
+  uow: UnitOfWork,
+  userId: string,
+  balance: number,
+  row: FundsReadRow,
+): Promise<LockedFunds & { spend?: SpendRead; autoTopup?: AutoTopupTrigger | null; drawable?: DrawableLot[] }> {
+  const funds = await lockedFundsOf(uow, userId, balance, row);
+  const hold = row.hold === null || row.hold === undefined ? undefined : lockedHoldOfJson(row.hold);
+  const spend = row.spend
+    ? { spend: spendReadOf(row.spend), autoTopup: autoTopupTriggerOf(row.auto_topup_threshold) }
+    : {};
+  const drawable = row.drawable && !row.lapsed ? { drawable: drawableLotsOfJson(row.drawable) } : {};
+  return { ...funds, hold, ...spend, ...drawable };
+}
+
+/**
+ * The hold an operation is about, as a scalar sub-select of its row as JSON (or NULL): by id (a
+ * capture, a release) or by the user's reference (a placement), with `expired` by the database
+ * clock, what it reserves of each lot in its draw order (`reserved`, what a capture draws) and
+ * whether a lot it reserves is voided (`lots_voided`). `user`, `holdId` and `holdReference` are
+ * values or a batch's columns (lockWalletsForHolds); the one not asked for is NULL.
+ */
+function lockedHoldSql(user: UserSql, holdId: UserSql | null, holdReference: UserSql | null) {
+  // By id, or by the id under the user's reference (the unique (user_id, reference)): one probe
+  // of the primary key either way, and the hold's columns written once.
+  const id = sql`coalesce(${holdId}, (SELECT byref.id FROM holds byref WHERE byref.user_id = ${user} AND byref.reference = ${holdReference}))`;
+  // guard: hold-lots-voided-read
+  return sql`
+    SELECT row_to_json(x) FROM (
+      SELECT h.*, (h.status = 'held' AND h.expires_at <= now()) AS expired,
+             coalesce((SELECT json_agg(json_build_object('lotId', hl.lot_id, 'amount', hl.amount) ORDER BY hl.position)
+                         FROM hold_lots hl WHERE hl.hold_id = h.id), '[]'::json) AS reserved,
+             EXISTS (SELECT 1 FROM hold_lots hl JOIN credit_lots l ON l.id = hl.lot_id
+                      WHERE hl.hold_id = h.id AND l.voided_at IS NOT NULL) AS lots_voided
+        FROM holds h WHERE h.id = ${id} AND h.user_id = ${user}) AS x`;
+}
+
+/** A hold read as JSON (lockedHoldSql): its bigint columns as numbers and its times as Dates, as the pool parses them. */
+function lockedHoldOfJson(json: LockedHoldJson): LockedHold {
+  const { lots_voided: lotsVoided, reserved, ...row } = json;
+  const time = (value: unknown) => new Date(value as string);
+  const number = (value: unknown) => (value === null ? null : Number(value));
+  return {
+    ...row,
+    amount: Number(row.amount),
+    captured: number(row.captured),
+    released: number(row.released),
+    ledger_marker: Number(row.ledger_marker),
+    answer_balance: number(row.answer_balance),
+    answer_available: number(row.answer_available),
+    excess: number(row.excess),
+    debt: number(row.debt),
+    expires_at: time(row.expires_at),
+    created_at: time(row.created_at),
+    settled_at: row.settled_at === null ? null : time(row.settled_at),
+    reserved: reserved.map((lot) => ({ lotId: Number(lot.lotId), amount: Number(lot.amount) })),
+    lotsVoided,
+  } as LockedHold;
+}
+
+type LockedHoldJson = HoldRow & { expired: boolean; reserved: LotDraw[]; lots_voided: boolean };
+
+/** What the read after the wallet lock answers of a user (fundsReadColumns, and the hold asked for). */
 interface FundsReadRow {
   held: number;
   lapsed: boolean;
   shortfalls_open: boolean;
   spend?: SpendReadRow;
   auto_topup_threshold?: number | string | null;
+  /** A placement's drawable lots (drawableLotsJsonSql). */
+  drawable?: unknown;
+  hold?: LockedHoldJson | null;
 }
 
 /**
  * The read after the wallet lock, as select-list columns (each followed by a comma) of the user
  * `user` (a parameter, or a batch's column: lockWalletsForSpend): what active holds reserve,
  * whether holds lapsed unsettled, whether a shortfall is open, and for a spend what the spend
- * limits decide on (spendReadSql) and the auto top-up threshold (autoTopupThresholdSql).
+ * limits decide on (spendReadSql) and the auto top-up threshold (autoTopupThresholdSql); for a
+ * hold placed (`placing`: a column of a batch's rows, or a constant) also the lots it may reserve
+ * (drawableLotsJsonSql, listDrawableLots' query), so a placement reads them in no statement of its own.
  */
-function fundsReadColumns(user: UserSql, spending: boolean) {
+function fundsReadColumns(
+  user: UserSql,
+  options: { spending: boolean | RawBuilder<boolean>; placing: boolean | RawBuilder<boolean> },
+) {
+  const { spending, placing } = options;
+  const when = (condition: boolean | RawBuilder<boolean>, value: RawBuilder<unknown>, name: string) =>
+    condition === false
+      ? sql``
+      : condition === true
+        ? sql`(${value}) AS ${sql.raw(name)},`
+        : sql`CASE WHEN ${condition} THEN (${value}) END AS ${sql.raw(name)},`;
   // guard: hold-shortfalls-open
   return sql`(SELECT coalesce(sum(a.amount), 0) FROM holds a WHERE a.user_id = ${user} AND ${activeHold('a')})::bigint AS held,
            EXISTS (SELECT 1 FROM holds l
@@ -126,12 +205,9 @@ function fundsReadColumns(user: UserSql, spending: boolean) {
                       AND l.expires_at <= now()) AS lapsed,
            EXISTS (SELECT 1 FROM take_back_shortfalls s
                     WHERE s.user_id = ${user} AND s.closed_at IS NULL AND s.recovered + s.forgiven < s.shortfall) AS shortfalls_open,
-           ${
-             spending
-               ? sql`(SELECT row_to_json(sp) FROM (${spendReadSql(user)}) AS sp) AS spend,
-                            (${autoTopupThresholdSql(user)}) AS auto_topup_threshold,`
-               : sql``
-           }`;
+           ${when(spending, sql`SELECT row_to_json(sp) FROM (${spendReadSql(user)}) AS sp`, 'spend')}
+           ${when(spending, autoTopupThresholdSql(user), 'auto_topup_threshold')}
+           ${when(placing, drawableLotsJsonSql(user), 'drawable')}`;
 }
 
 /** The funds as locked and read; lapsed holds settled first (settleLapsedHolds), which may move them. */
@@ -168,18 +244,13 @@ export async function lockWalletsForSpend<Previous>(
   spends: readonly { userId: string; reference: string }[],
   fence: SpendFenceSql,
 ): Promise<{ funds: LockedSpendFunds; previous: Previous | undefined }[]> {
-  const { trx } = uow;
   const userIds = spends.map((spend) => spend.userId);
-  // guard: batch-wallet-locks
-  const wallets = await sql<{ user_id: string; balance: number }>`
-    SELECT user_id, balance FROM wallets
-     WHERE user_id IN (SELECT unnest(${userIds}::text[])) ORDER BY user_id FOR UPDATE`.execute(trx);
-  const balances = new Map(wallets.rows.map((row) => [row.user_id, Number(row.balance)]));
+  const balances = await lockWalletsInOrder(uow, userIds);
   const read = await sql<FundsReadRow & { position: number; previous: Previous | null }>`
-    SELECT (r.position - 1)::int AS position, ${fundsReadColumns(sql.ref('r.user_id'), true)}
+    SELECT (r.position - 1)::int AS position, ${fundsReadColumns(sql.ref('r.user_id'), { spending: true, placing: false })}
            (${fence(sql.ref('r.reference'))}) AS previous
       FROM unnest(${userIds}::text[], ${spends.map((spend) => spend.reference)}::text[])
-           WITH ORDINALITY AS r (user_id, reference, position)`.execute(trx);
+           WITH ORDINALITY AS r (user_id, reference, position)`.execute(uow.trx);
   const answers = new Array<{ funds: LockedSpendFunds; previous: Previous | undefined }>(spends.length);
   for (const row of read.rows) {
     const { userId } = spends[row.position] as { userId: string };
@@ -194,6 +265,64 @@ export async function lockWalletsForSpend<Previous>(
       },
       previous: row.previous === null ? undefined : row.previous,
     };
+  }
+  return answers;
+}
+
+/**
+ * The wallets of `userIds` locked in user order in ONE statement (FOR UPDATE, as the posting
+ * statement of several postings locks them, so the two never wait on each other in a cycle):
+ * their balances by user (a user without a wallet has none).
+ */
+async function lockWalletsInOrder(uow: UnitOfWork, userIds: readonly string[]): Promise<Map<string, number>> {
+  const { trx } = uow;
+  // guard: batch-wallet-locks
+  const wallets = await sql<{ user_id: string; balance: number }>`
+    SELECT user_id, balance FROM wallets
+     WHERE user_id IN (SELECT unnest(${[...userIds]}::text[])) ORDER BY user_id FOR UPDATE`.execute(trx);
+  return new Map(wallets.rows.map((row) => [row.user_id, Number(row.balance)]));
+}
+
+/** What a hold operation is about: a capture (or release) its hold by id, a placement by its reference. */
+export type HoldAbout = { holdId: string } | { holdReference: string };
+
+/**
+ * The funds of one hold operation of a batch (lockWalletsForHolds): a placement's are a spend's
+ * (`spend`, `autoTopup`, `drawable`), a capture's are lockWalletFunds'.
+ */
+export type LockedHoldFunds = LockedFunds & Partial<Pick<LockedSpendFunds, 'spend' | 'autoTopup' | 'drawable'>>;
+
+/**
+ * lockWalletFunds (a capture) and lockWalletForSpend (a placement) for several hold operations of
+ * distinct users in one transaction (holdOperationsTogether): the wallets locked in user order in
+ * ONE statement (lockWalletsInOrder, as lockWalletsForSpend), then ONE read, after the locks are
+ * granted, of every user's funds (fundsReadColumns: a placement's with its spend counters, auto
+ * top-up threshold and the lots it may reserve), and of the hold each operation is about
+ * (lockedHoldSql, as a single operation reads it). Lapsed holds are settled as
+ * lockWalletFunds settles them. Answers by position. The batch's arrays are sqlBatchArray's: every
+ * part of the read is a look-up per user by index, so its generic plan serves every batch size
+ * and it is planned once per connection (about 1 ms a batch otherwise, as long as its execution).
+ */
+export async function lockWalletsForHolds(
+  uow: UnitOfWork,
+  operations: readonly { userId: string; about: HoldAbout }[],
+): Promise<LockedHoldFunds[]> {
+  const userIds = operations.map((operation) => operation.userId);
+  const balances = await lockWalletsInOrder(uow, userIds);
+  const holdIds = operations.map(({ about }) => ('holdId' in about ? about.holdId : null));
+  const holdReferences = operations.map(({ about }) => ('holdReference' in about ? about.holdReference : null));
+  const placing = sql<boolean>`r.hold_reference IS NOT NULL`;
+  const read = await sql<FundsReadRow & { position: number }>`
+    SELECT (r.position - 1)::int AS position,
+           ${fundsReadColumns(sql.ref('r.user_id'), { spending: placing, placing })}
+           (${lockedHoldSql(sql.ref('r.user_id'), sql.ref('r.hold_id'), sql.ref('r.hold_reference'))}) AS hold
+      FROM unnest(${sqlBatchArray(userIds, 'text')}, ${sqlBatchArray(holdIds, 'text')},
+                  ${sqlBatchArray(holdReferences, 'text')})
+           WITH ORDINALITY AS r (user_id, hold_id, hold_reference, position)`.execute(uow.trx);
+  const answers = new Array<LockedHoldFunds>(operations.length);
+  for (const row of read.rows) {
+    const { userId } = operations[row.position] as { userId: string };
+    answers[row.position] = await lockedRowOf(uow, userId, balances.get(userId) ?? 0, row);
   }
   return answers;
 }

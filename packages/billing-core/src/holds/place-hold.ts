@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { sqlMilliseconds } from '@tally/platform/db';
+import { type SqlBatchArrayType, sqlBatchArray, sqlMillisecondsOf } from '@tally/platform/db';
 import { type RawBuilder, sql } from 'kysely';
 import { triggerAutoTopup } from '../auto-topup/trigger-auto-topup';
 import type { HoldRow } from '../db/schema';
 import { ensureWalletCtes, markWalletEnsured } from '../ledger/ensure-wallet';
-import { allocateDraws, listDrawableLots } from '../ledger/lots';
+import { allocateDraws, type LotDraw, listDrawableLots } from '../ledger/lots';
 import { type SpendLimitDefaults, type SpendLimitRefusal, spendLimitRefusal } from '../spend-limits/spend-limits';
 import type { UnitOfWork } from '../unit-of-work/unit-of-work';
 import { type HoldView, type HoldViewStatus, holdViewColumns, toHoldView } from './list-holds';
-import { type LockedSpendFunds, lockWalletForSpend } from './lock-wallet-funds';
+import { type LockedFunds, type LockedSpendFunds, lockWalletForSpend } from './lock-wallet-funds';
 
 /** HOLD_DEFAULT_TTL_SECONDS's default, and the longest a hold may live. */
 export const defaultHoldTtlSeconds = 900;
@@ -40,9 +40,16 @@ export type PlaceHoldResult =
   /** A spend limit refuses what it would reserve (402 spend_limit_reached): nothing reserved. */
   | { kind: 'spend-limit'; refusal: SpendLimitRefusal };
 
-/** A new hold's public id: `hold_` + 24 hex characters. */
-export function newHoldId(): string {
-  return `hold_${randomBytes(12).toString('hex')}`;
+/**
+ * A new hold's public id: `hold_` + 24 hex characters, the first 12 the milliseconds since the
+ * epoch and the other 12 random (48 bits a millisecond). Ids in time order put new holds at the
+ * end of the primary key's index, not on a random page of it: each page a placement or a capture
+ * touches there is one an earlier hold touched, not one more written whole to the WAL after a
+ * checkpoint (bench/README.md "Hold + capture cost").
+ */
+export function newHoldId(now: number = Date.now()): string {
+  // guard: hold-id-time-ordered
+  return `hold_${now.toString(16).padStart(12, '0').slice(-12)}${randomBytes(6).toString('hex')}`;
 }
 
 /**
@@ -52,22 +59,44 @@ export function newHoldId(): string {
  * what the ones before it reserved: ten concurrent holds of 30 on 100 give exactly three. The
  * reference is the placement's fence: under the lock, a second placement with it finds the first
  * (the unique (user_id, reference) backs it). No ledger row: a hold moves no money until captured.
+ * The read after the lock brings the hold under the reference and the lots it may reserve, so a
+ * new hold is the lock, that read and one insert.
  */
 export async function placeHold(uow: UnitOfWork, placement: HoldPlacement): Promise<PlaceHoldResult> {
   const funds = await lockWalletForSpend(uow, placement.userId, { holdReference: placement.reference });
-  const existing = funds.hold;
-  if (existing) {
-    if (Number(existing.amount) !== placement.amount) {
-      return { kind: 'conflict', message: `reference ${placement.reference} already holds another amount` };
-    }
-    return {
-      kind: 'existing',
-      hold: toHoldView({ ...existing, view_status: existing.expired ? 'expired' : existing.status }),
-      available: funds.available,
-    };
-  }
-  return reserveHold(uow, funds, placement);
+  return placementFence(placement, funds) ?? reserveHold(uow, funds, placement);
 }
+
+/**
+ * The placement's fence under the wallet lock (one definition for a placement alone and in a
+ * batch: placeHoldsInUnit): the hold already under its reference answers (the same amount: that
+ * hold, in whatever state it is now; another: a conflict); null when there is none.
+ */
+export function placementFence(
+  placement: Pick<HoldPlacement, 'reference' | 'amount'>,
+  funds: Pick<LockedFunds, 'hold' | 'available'>,
+): PlaceHoldResult | null {
+  const existing = funds.hold;
+  // guard: hold-reference-fence
+  if (!existing) return null;
+  if (Number(existing.amount) !== placement.amount) {
+    return { kind: 'conflict', message: `reference ${placement.reference} already holds another amount` };
+  }
+  return {
+    kind: 'existing',
+    hold: toHoldView({ ...existing, view_status: existing.expired ? 'expired' : existing.status }),
+    available: funds.available,
+  };
+}
+
+type ReservingFunds = Pick<LockedSpendFunds, 'balance' | 'held' | 'available' | 'spend' | 'autoTopup' | 'drawable'>;
+
+/** A new hold as reserveHold inserts it, with another statement to run in the same round trip (a priced hold's use). */
+type Reservation = HoldPlacement & {
+  priced?: boolean;
+  /** A statement written in the same round trip as the hold (a priced hold's use): given the new hold's id and available. */
+  alongside?: (holdId: string, available: number) => RawBuilder<unknown>;
+};
 
 /**
  * Reserves a new hold under the wallet lock the caller took (`funds` as lockWalletForSpend read
@@ -78,50 +107,128 @@ export async function placeHold(uow: UnitOfWork, placement: HoldPlacement): Prom
  */
 export async function reserveHold(
   uow: UnitOfWork,
-  funds: Pick<LockedSpendFunds, 'balance' | 'held' | 'available' | 'spend' | 'autoTopup'>,
-  placement: HoldPlacement & {
-    priced?: boolean;
-    /** A statement written in the same round trip as the hold (a priced hold's use): given the new hold's id and available. */
-    alongside?: (holdId: string, available: number) => RawBuilder<unknown>;
-  },
+  funds: ReservingFunds,
+  placement: Reservation,
 ): Promise<PlaceHoldResult> {
-  const { trx } = uow;
-  const insufficient = { kind: 'insufficient', requested: placement.amount } as const;
-  const refusal = spendLimitRefusal(funds.spend, placement.spendLimits, funds.held, placement.amount);
-  // guard: hold-spend-limit
-  if (refusal) return { kind: 'spend-limit', refusal };
-  if (funds.available < placement.amount) return { ...insufficient, available: Math.max(0, funds.available) };
-  const lots = placement.amount === 0 ? [] : await listDrawableLots(trx, placement.userId, { spend: true, lock: true });
-  const { draws, left } = allocateDraws(lots, placement.amount);
-  // Available counts tokens of an expired lot the sweeper has not taken yet; they cannot be held.
-  if (left > 0) return { ...insufficient, available: placement.amount - left };
-
+  const decided = await decideReservation(uow, funds, placement);
+  if ('result' in decided) return decided.result;
   const id = newHoldId();
   // A hold of 0 (a free use, an estimate that costs nothing) can be a new user's first act: the
   // statement then creates the user and wallet the hold's row references (a hold of tokens has them).
   // guard: zero-hold-creates-wallet
   const wallet = placement.amount === 0 ? sql`${ensureWalletCtes(placement.userId)},` : sql``;
-  // The hold, its marker and its lots in one statement.
-  const lotIds = draws.map((d) => d.lotId);
-  const amounts = draws.map((d) => d.amount);
-  const inserted = await sql<HoldRow & { view_status: HoldViewStatus }>`
-    WITH ${wallet} marker AS (
-      SELECT coalesce(max(id), 0) AS id FROM ledger_entries WHERE user_id = ${placement.userId}),
+  const alongside = placement.alongside?.(id, funds.available - placement.amount);
+  const [row] = await insertHolds(uow, [{ id, placement, draws: decided.draws }], { wallet, alongside });
+  if (placement.amount === 0) markWalletEnsured(uow, placement.userId);
+  return placed(uow, funds, placement, row as HoldRow & { view_status: HoldViewStatus });
+}
+
+/**
+ * reserveHold for several placements of distinct users under the wallet locks the caller took
+ * (placeHoldsInUnit: `funds` as lockWalletsForHolds read them), each decided as reserveHold
+ * decides it (decideReservation), the new holds and their lots in ONE insert. Answers by position.
+ */
+export async function reserveHolds(
+  uow: UnitOfWork,
+  items: readonly { funds: ReservingFunds; placement: HoldPlacement }[],
+): Promise<PlaceHoldResult[]> {
+  const results = new Array<PlaceHoldResult>(items.length);
+  const toInsert: { index: number; id: string; draws: LotDraw[] }[] = [];
+  for (const [index, { funds, placement }] of items.entries()) {
+    const decided = await decideReservation(uow, funds, placement);
+    if ('result' in decided) results[index] = decided.result;
+    else toInsert.push({ index, id: newHoldId(), draws: decided.draws });
+  }
+  const rows = await insertHolds(
+    uow,
+    toInsert.map(({ index, id, draws }) => ({
+      id,
+      placement: (items[index] as (typeof items)[number]).placement,
+      draws,
+    })),
+  );
+  for (const [position, { index }] of toInsert.entries()) {
+    const { funds, placement } = items[index] as (typeof items)[number];
+    results[index] = await placed(uow, funds, placement, rows[position] as HoldRow & { view_status: HoldViewStatus });
+  }
+  return results;
+}
+
+/**
+ * A reservation's rules under the wallet lock (one definition for a hold alone, in a batch, and
+ * by estimate): the spend limits, then `available`, then the lots it may reserve in the draw order
+ * (read with the funds when the read brought them, else now): the draws, or the answer refusing it.
+ */
+async function decideReservation(
+  uow: UnitOfWork,
+  funds: ReservingFunds,
+  placement: Reservation,
+): Promise<{ draws: LotDraw[] } | { result: PlaceHoldResult }> {
+  const insufficient = { kind: 'insufficient', requested: placement.amount } as const;
+  const refusal = spendLimitRefusal(funds.spend, placement.spendLimits, funds.held, placement.amount);
+  // guard: hold-spend-limit
+  if (refusal) return { result: { kind: 'spend-limit', refusal } };
+  if (funds.available < placement.amount)
+    return { result: { ...insufficient, available: Math.max(0, funds.available) } };
+  if (placement.amount === 0) return { draws: [] };
+  // Unlocked as the read's (drawableLotsJsonSql): under the wallet lock no other writer moves them.
+  const lots = funds.drawable ?? (await listDrawableLots(uow.trx, placement.userId, { spend: true, lock: false }));
+  const { draws, left } = allocateDraws(lots, placement.amount);
+  // Available counts tokens of an expired lot the sweeper has not taken yet; they cannot be held.
+  if (left > 0) return { result: { ...insufficient, available: placement.amount - left } };
+  return { draws };
+}
+
+/**
+ * New holds, their markers (the user's latest ledger entry) and their lots in ONE statement, one
+ * row of it per hold, in order. `wallet` and `alongside`: CTEs of a single hold's statement (a
+ * hold of 0's user and wallet, a priced hold's use).
+ */
+async function insertHolds(
+  uow: UnitOfWork,
+  holds: readonly { id: string; placement: Reservation; draws: readonly LotDraw[] }[],
+  extra: { wallet?: RawBuilder<unknown>; alongside?: RawBuilder<unknown> | undefined } = {},
+): Promise<(HoldRow & { view_status: HoldViewStatus })[]> {
+  if (holds.length === 0) return [];
+  const column = (type: SqlBatchArrayType, value: (hold: (typeof holds)[number]) => unknown) =>
+    sqlBatchArray(holds.map(value), type);
+  const lots = holds.flatMap(({ id, draws }) => draws.map((draw, position) => ({ id, position, ...draw })));
+  const lotColumn = (type: SqlBatchArrayType, value: (lot: (typeof lots)[number]) => unknown) =>
+    sqlBatchArray(lots.map(value), type);
+  const inserted = await sql<HoldRow & { view_status: HoldViewStatus; position: number }>`
+    WITH ${extra.wallet ?? sql``} input AS (
+      SELECT * FROM unnest(${column('text', (hold) => hold.id)}, ${column('text', (hold) => hold.placement.userId)},
+                           ${column('text', (hold) => hold.placement.reference)}, ${column('bigint', (hold) => hold.placement.amount)},
+                           ${column('text', (hold) => hold.placement.reason)},
+                           ${column('bigint', (hold) => hold.placement.expiresInSeconds * 1000)},
+                           ${column('boolean', (hold) => hold.placement.priced ?? false)})
+             WITH ORDINALITY AS i (id, user_id, reference, amount, reason, lives_ms, priced, position)),
     h AS (
       INSERT INTO holds (id, user_id, reference, amount, reason, expires_at, ledger_marker, priced)
-      SELECT ${id}, ${placement.userId}, ${placement.reference}, ${placement.amount}, ${placement.reason},
-             now() + ${sqlMilliseconds(placement.expiresInSeconds * 1000)}, marker.id, ${placement.priced ?? false}
-        FROM marker
+      SELECT i.id, i.user_id, i.reference, i.amount, i.reason, now() + ${sqlMillisecondsOf(sql.ref('i.lives_ms'))},
+             (SELECT coalesce(max(e.id), 0) FROM ledger_entries e WHERE e.user_id = i.user_id), i.priced
+        FROM input i ORDER BY i.position
       RETURNING *),
     lots AS (
       INSERT INTO hold_lots (hold_id, lot_id, position, amount)
-      SELECT h.id, r.lot_id, r.position - 1, r.amount
-        FROM h, unnest(${lotIds}::bigint[], ${amounts}::bigint[]) WITH ORDINALITY AS r (lot_id, amount, position))
-    ${placement.alongside ? sql`, alongside AS (${placement.alongside(id, funds.available - placement.amount)})` : sql``}
-    SELECT ${holdViewColumns} FROM h`.execute(trx);
-  const row = inserted.rows[0];
-  if (!row) throw new Error(`hold ${id} was not inserted`);
-  if (placement.amount === 0) markWalletEnsured(uow, placement.userId);
+      SELECT h.id, r.lot_id, r.position, r.amount
+        FROM h JOIN unnest(${lotColumn('text', (lot) => lot.id)}, ${lotColumn('bigint', (lot) => lot.lotId)},
+                           ${lotColumn('int', (lot) => lot.position)}, ${lotColumn('bigint', (lot) => lot.amount)})
+                    AS r (hold_id, lot_id, position, amount) ON r.hold_id = h.id)
+    ${extra.alongside ? sql`, alongside AS (${extra.alongside})` : sql``}
+    SELECT ${holdViewColumns}, i.position::int FROM h JOIN input i ON i.id = h.id ORDER BY i.position`.execute(uow.trx);
+  if (inserted.rows.length !== holds.length)
+    throw new Error(`${holds.length - inserted.rows.length} hold(s) were not inserted`);
+  return inserted.rows;
+}
+
+/** A new hold's answer, after its auto top-up trigger. */
+async function placed(
+  uow: UnitOfWork,
+  funds: ReservingFunds,
+  placement: HoldPlacement,
+  row: HoldRow & { view_status: HoldViewStatus },
+): Promise<PlaceHoldResult> {
   // guard: hold-triggers-auto-topup
   await triggerAutoTopup(uow, placement.userId, funds.autoTopup, funds.available - placement.amount);
   return { kind: 'placed', hold: toHoldView(row), available: funds.available - placement.amount };

@@ -23,8 +23,12 @@ export type LotMovement =
   /** A void's take (docs/lots.md "Voids"): exactly from the one voided lot, what of it no hold reserves. */
   | { kind: 'void'; lotId: number }
   | { kind: 'take-back'; fromLotOf?: string }
-  /** A hold's capture (docs/holds.md): draws exactly from the lots the hold reserved, even one that expired. */
-  | { kind: 'capture'; holdId: string }
+  /**
+   * A hold's capture (docs/holds.md): draws exactly from the lots the hold reserved, even one that
+   * expired. `reserved`: what it reserves of each lot in its draw order (hold_lots by position),
+   * as the capture read it under the wallet lock (lockWalletFunds).
+   */
+  | { kind: 'capture'; holdId: string; reserved: readonly LotDraw[] }
   | { kind: 'give-back'; of: string };
 
 export function openingLotSource(userId: string): string {
@@ -51,11 +55,24 @@ export function assertMovementFits(movement: LotMovement, amount: number): void 
  * committed after the snapshot cannot break that: every transaction that writes a wallet's lots
  * commits only with them summing to its balance (credit_lots_sum_trg), which did not move.
  * `creditLotCreated`: a credit's lot is already inserted (only when they matched). Otherwise
- * applyLotMovement re-reads the lots in a statement of its own, as before.
+ * applyLotMovement re-reads the lots in a statement of its own, as before. `drawsRecorded`: the
+ * draws known before the posting (knownDrawsOf: a capture's) already moved their lots and were
+ * recorded as the entry's (only when they matched).
  */
 export interface LotsBeforeEntry {
   matchBalance: boolean;
   creditLotCreated: boolean;
+  drawsRecorded?: boolean;
+}
+
+/**
+ * The draws of a movement that are known before its posting, from what it moves alone: a
+ * capture's (`need` tokens from its hold's lots, in their order: holdDraws); null for any other
+ * movement (a spend's depend on the lots as the posting finds them). The posting statement moves
+ * and records them itself when the wallet's lots match its balance (LotsBeforeEntry.drawsRecorded).
+ */
+export function knownDrawsOf(movement: LotMovement, need: number): LotDraw[] | null {
+  return movement.kind === 'capture' ? holdDraws(movement, need) : null;
 }
 
 /**
@@ -90,8 +107,14 @@ export async function applyLotMovement(
     case 'spend':
     case 'take-back':
       return draw(trx, userId, -entry.amount, movement, entry.id);
-    case 'capture':
-      return drawHold(trx, movement.holdId, -entry.amount, entry.id);
+    case 'capture': {
+      const draws = holdDraws(movement, -entry.amount);
+      // guard: capture-draws-recorded-once
+      if (before.drawsRecorded) return draws;
+      await moveLots(trx, draws, -1);
+      await recordDraws(trx, [{ entryId: entry.id, draws }]);
+      return draws;
+    }
     case 'give-back':
       return giveBack(trx, entry, movement.of);
     case 'expire':
@@ -113,31 +136,38 @@ export interface LotDraw {
 }
 
 /**
- * applyLotMovement for several spends of distinct users whose lots matched their balances (the
- * posting statement said so: no gap to close), in fewer statements: ONE read of every user's
- * drawable lots (locked in (user, id) order), the draws allocated per entry as draw() allocates
- * them, ONE update of the lots and ONE insert of the draws. Throws InsufficientBalanceError as
- * draw() does when an entry's unexpired, unheld lots cannot cover it. The draws by entry id.
+ * applyLotMovement for several entries of distinct users whose lots matched their balances (the
+ * posting statement said so: no gap to close), in fewer statements: the spends' drawable lots in
+ * ONE read (locked in (user, id) order, allocated per entry as draw() allocates them), the
+ * captures' draws from what their holds reserve (as a capture alone draws them), then ONE update
+ * of the lots and ONE insert of the draws for all. Throws InsufficientBalanceError as draw() does
+ * when a spend's unexpired, unheld lots cannot cover it. The draws by entry id.
  */
-export async function drawSpendsTogether(
+export async function drawTogether(
   trx: Transaction<DB>,
-  entries: readonly LedgerEntryRow[],
+  spends: readonly LedgerEntryRow[],
+  captures: readonly { entry: LedgerEntryRow; movement: Extract<LotMovement, { kind: 'capture' }> }[] = [],
 ): Promise<Map<number, LotDraw[]>> {
-  if (new Set(entries.map((entry) => entry.user_id)).size !== entries.length) {
-    throw new Error('drawSpendsTogether takes one entry per user');
+  if (new Set(spends.map((entry) => entry.user_id)).size !== spends.length) {
+    throw new Error('drawTogether takes one spend per user');
   }
-  const lotsOf = await listSpendableLotsOfUsers(
-    trx,
-    entries.map((entry) => entry.user_id),
-  );
+  const lotsOf =
+    spends.length === 0
+      ? new Map<string, DrawableLot[]>()
+      : await listSpendableLotsOfUsers(
+          trx,
+          spends.map((entry) => entry.user_id),
+        );
   const drawn: { entryId: number; draws: LotDraw[] }[] = [];
-  for (const entry of entries) {
+  for (const entry of spends) {
     const need = -entry.amount;
     const { draws, left } = allocateDraws(lotsOf.get(entry.user_id) ?? [], need);
     // Else the lots would not sum to the balance: credit_lots_sum_trg would refuse the commit.
     if (left > 0) throw new InsufficientBalanceError(entry.user_id, need - left, need, need - left);
     drawn.push({ entryId: entry.id, draws });
   }
+  for (const { entry, movement } of captures)
+    drawn.push({ entryId: entry.id, draws: holdDraws(movement, -entry.amount) });
   await moveLots(
     trx,
     drawn.flatMap((entry) => entry.draws),
@@ -226,7 +256,7 @@ export async function listDrawableLots(
 }
 
 /**
- * listDrawableLots for a spend of each of several users at once (drawSpendsTogether), locked in
+ * listDrawableLots for a spend of each of several users at once (drawTogether), locked in
  * (user, id) order: the same query, so the two cannot disagree. By user.
  */
 async function listSpendableLotsOfUsers(trx: Transaction<DB>, userIds: readonly string[]) {
@@ -262,10 +292,33 @@ function drawableLotsSql(
        ORDER BY user_id, id
          ${lock}),
     held AS (${heldByLotOfUsers(userIs)})
-    SELECT l.user_id, l.id, l.remaining - coalesce(h.held, 0) AS free
+    SELECT l.user_id, l.id, l.remaining - coalesce(h.held, 0) AS free,
+           row_number() OVER (
+             ORDER BY l.user_id, (l.source = ${preferred}) IS TRUE DESC, l.expired, l.expires_at NULLS LAST, l.draw_rank, l.id
+           ) AS draw_position
       FROM locked l LEFT JOIN held h ON h.lot_id = l.id
      WHERE NOT (${options.spend} AND l.expired) AND l.remaining > coalesce(h.held, 0)
-     ORDER BY l.user_id, (l.source = ${preferred}) IS TRUE DESC, l.expired, l.expires_at NULLS LAST, l.draw_rank, l.id`;
+     ORDER BY draw_position`;
+}
+
+/**
+ * listDrawableLots for a spend of `user` (a parameter, or a batch's column) as a scalar sub-select
+ * of a JSON array in the draw order (the same query), for a statement that reads them beside other
+ * things: a hold placement's read after the wallet lock (lockWalletFunds). Unlocked: a hold writes
+ * no lot, and under the wallet lock, which every writer of a wallet's lots takes first, they cannot
+ * change (a row lock on each would cost a write per lot). Read back with drawableLotsOfJson.
+ */
+export function drawableLotsJsonSql(user: string | RawBuilder<string>): RawBuilder<unknown> {
+  return sql`
+    SELECT coalesce(json_agg(json_build_object('id', d.id, 'free', d.free) ORDER BY d.draw_position), '[]'::json)
+      FROM (${drawableLotsSql(sql`= ${user}`, { spend: true, lock: false })}) AS d`;
+}
+
+export function drawableLotsOfJson(json: unknown): DrawableLot[] {
+  return (json as { id: number | string; free: number | string }[]).map((lot) => ({
+    id: Number(lot.id),
+    free: Number(lot.free),
+  }));
 }
 
 /** Takes up to `need` from the lots in their order: the draws, and what is left untaken. */
@@ -315,25 +368,15 @@ async function draw(
 /**
  * A capture's draws: `need` tokens from the lots the hold reserved, in their order (the hold's
  * reservation guarantees they are there: every other draw leaves reserved tokens alone). The
- * caller holds the wallet lock and has checked `need` is at most the hold's amount.
+ * caller holds the wallet lock (every writer of a wallet's lots takes it first) and has checked
+ * `need` is at most the hold's amount.
  */
-async function drawHold(trx: Transaction<DB>, holdId: string, need: number, entryId: number): Promise<LotDraw[]> {
-  const reserved = await sql<{ lot_id: number; amount: number }>`
-    WITH locked AS MATERIALIZED (
-      SELECT l.id FROM credit_lots l
-       WHERE l.id IN (SELECT lot_id FROM hold_lots WHERE hold_id = ${holdId})
-       ORDER BY l.id
-         FOR UPDATE)
-    SELECT hl.lot_id, hl.amount FROM hold_lots hl JOIN locked l ON l.id = hl.lot_id
-     WHERE hl.hold_id = ${holdId}
-     ORDER BY hl.position`.execute(trx);
+function holdDraws(movement: Extract<LotMovement, { kind: 'capture' }>, need: number): LotDraw[] {
   const { draws, left } = allocateDraws(
-    reserved.rows.map((lot) => ({ id: Number(lot.lot_id), free: Number(lot.amount) })),
+    movement.reserved.map((lot) => ({ id: lot.lotId, free: lot.amount })),
     need,
   );
-  if (left > 0) throw new Error(`hold ${holdId} reserves less than the ${need} tokens its capture draws`);
-  await moveLots(trx, draws, -1);
-  await recordDraws(trx, [{ entryId, draws }]);
+  if (left > 0) throw new Error(`hold ${movement.holdId} reserves less than the ${need} tokens its capture draws`);
   return draws;
 }
 

@@ -4,7 +4,7 @@ import { InsufficientBalanceError, LedgerReferenceConflictError } from '../error
 import type { UnitOfWork } from '../unit-of-work/unit-of-work';
 import { settleDebtFromCredit } from './debt';
 import type { LedgerPosting, PostLedgerEntryResult } from './ledger-posting';
-import { applyLotMovement, drawSpendsTogether } from './lots';
+import { applyLotMovement, drawTogether } from './lots';
 import type { LockedInsert } from './posting-statement';
 
 /**
@@ -58,25 +58,26 @@ function findEntryByReference(trx: Transaction<DB>, reference: string): Promise<
 
 /**
  * finishPosting for the postings of one posting statement of several (distinct users and
- * references), by position: the spends it posted on lots that matched their balances draw together
- * (drawSpendsTogether: three statements for all of them); every other answer as finishPosting
- * reads it, in order.
+ * references), by position: the spends and captures it posted on lots that matched their balances
+ * draw together (drawTogether: the spends' lots in one read, then one update and one insert for
+ * all); every other answer as finishPosting reads it, in order.
  */
 export async function finishPostings(
   uow: UnitOfWork,
   items: readonly { posting: LedgerPosting; outcome: LockedInsert }[],
 ): Promise<PostLedgerEntryResult[]> {
-  const spends = items.filter(
-    ({ posting, outcome }) => outcome.kind === 'posted' && posting.lots.kind === 'spend' && outcome.lots.matchBalance,
+  const matched = items.flatMap(({ posting, outcome }) =>
+    outcome.kind === 'posted' && outcome.lots.matchBalance
+      ? [{ lots: posting.lots, entry: outcome.entry, recorded: outcome.lots.drawsRecorded === true }]
+      : [],
+  );
+  const spends = matched.flatMap(({ lots, entry }) => (lots.kind === 'spend' ? [entry] : []));
+  // A capture whose draws the posting statement recorded (knownDrawsOf) has nothing left to draw.
+  const captures = matched.flatMap(({ lots, entry, recorded }) =>
+    lots.kind === 'capture' && !recorded ? [{ entry, movement: lots }] : [],
   );
   // guard: batch-spends-draw-together
-  const drawn =
-    spends.length > 1
-      ? await drawSpendsTogether(
-          uow.trx,
-          spends.map(({ outcome }) => (outcome as Extract<LockedInsert, { kind: 'posted' }>).entry),
-        )
-      : null;
+  const drawn = spends.length + captures.length > 1 ? await drawTogether(uow.trx, spends, captures) : null;
   const results: PostLedgerEntryResult[] = [];
   for (const { posting, outcome } of items) {
     const draws = drawn && outcome.kind === 'posted' ? drawn.get(outcome.entry.id) : undefined;

@@ -1,10 +1,10 @@
-import { precompiledSql } from '@tally/platform/db';
+import { precompiledSql, sqlBatchArray } from '@tally/platform/db';
 import { type RawBuilder, sql, type Transaction } from 'kysely';
 import type { DB, LedgerEntryRow } from '../db/schema';
 import type { UnitOfWork, UnitOfWorkOutbox } from '../unit-of-work/unit-of-work';
 import { ledgerEntryMessagesCte } from './ledger-entry-messages';
 import type { LedgerPosting } from './ledger-posting';
-import type { LotExpiry, LotsBeforeEntry } from './lots';
+import { knownDrawsOf, type LotExpiry, type LotsBeforeEntry } from './lots';
 
 /**
  * The posting statement (postingStatement) and its two compiled forms: one posting
@@ -32,13 +32,22 @@ export async function lockWalletAndInsert(
   outbox: UnitOfWorkOutbox,
   posting: LedgerPosting,
 ): Promise<LockedInsert | undefined> {
-  const { rows } = await lockWalletAndInsertSql(trx, {
+  const slots = {
     ...postingSlotsOf(posting),
     handsOff: outbox.handsOff,
     lowBalanceThreshold: outbox.lowBalanceThreshold,
-  });
+  };
+  const draws = knownDrawsOf(posting.lots, -posting.amount);
+  const { rows } =
+    draws === null
+      ? await lockWalletAndInsertSql(trx, slots)
+      : await lockWalletAndInsertDrawingSql(trx, {
+          ...slots,
+          drawLotIds: draws.map((draw) => draw.lotId),
+          drawAmounts: draws.map((draw) => draw.amount),
+        });
   const row = rows[0];
-  return row === undefined ? undefined : lockedInsertOf(row);
+  return row === undefined ? undefined : lockedInsertOf(row, draws !== null);
 }
 
 /**
@@ -51,7 +60,8 @@ export async function lockWalletsAndInsert(
 ): Promise<(LockedInsert | undefined)[]> {
   const slots = items.map(({ posting }) => postingSlotsOf(posting));
   const column = <K extends keyof PostingSlots>(key: K): PostingSlots[K][] => slots.map((slot) => slot[key]);
-  const { rows } = await lockWalletsAndInsertSql(uow.trx, {
+  const known = items.map(({ posting }) => knownDrawsOf(posting.lots, -posting.amount));
+  const arrays = {
     userId: column('userId'),
     reference: column('reference'),
     amount: column('amount'),
@@ -67,14 +77,29 @@ export async function lockWalletsAndInsert(
     lotRolloverMax: column('lotRolloverMax'),
     handsOff: uow.outbox.handsOff,
     lowBalanceThreshold: uow.outbox.lowBalanceThreshold,
-  });
+  };
+  const flat = known.flatMap((draws, posting) =>
+    (draws ?? []).map((draw, order) => ({ posting, order, lotId: draw.lotId, amount: draw.amount })),
+  );
+  const { rows } = known.every((draws) => draws === null)
+    ? await lockWalletsAndInsertSql(uow.trx, arrays)
+    : await lockWalletsAndInsertDrawingSql(uow.trx, {
+        ...arrays,
+        drawPostings: flat.map((draw) => draw.posting),
+        drawOrders: flat.map((draw) => draw.order),
+        drawLotIds: flat.map((draw) => draw.lotId),
+        drawAmounts: flat.map((draw) => draw.amount),
+      });
   const outcomes = new Array<LockedInsert | undefined>(items.length);
-  for (const row of rows) outcomes[row.position] = lockedInsertOf(row);
+  for (const row of rows) outcomes[row.position] = lockedInsertOf(row, known[row.position] !== null);
   return outcomes;
 }
 
-/** A row of the posting statement's answer, as postLedgerEntry reads it. */
-function lockedInsertOf(row: LockedInsertRow): LockedInsert {
+/**
+ * A row of the posting statement's answer, as postLedgerEntry reads it. `knownDraws`: the posting's
+ * draws were given to the statement, which recorded them when the lots matched.
+ */
+function lockedInsertOf(row: LockedInsertRow, knownDraws: boolean): LockedInsert {
   const { kind, wallet_balance: balance, app_webhook_message_ids: messageIds } = row;
   if (kind === 'none') return { kind, balance };
   // The entry's columns by name (not a rest copy of the row: that is a slow copy of a wide object).
@@ -95,7 +120,11 @@ function lockedInsertOf(row: LockedInsertRow): LockedInsert {
     kind,
     entry,
     messageIds: (messageIds ?? []).map(Number),
-    lots: { matchBalance: row.lots_match === true, creditLotCreated: row.lot_id !== null },
+    lots: {
+      matchBalance: row.lots_match === true,
+      creditLotCreated: row.lot_id !== null,
+      drawsRecorded: knownDraws && row.lots_match === true,
+    },
     walletDebt: Number(row.wallet_debt ?? 0),
   };
 }
@@ -200,8 +229,13 @@ function postingStatement(statement: {
   /** Several postings: wallets locked in user order, entries and lots inserted in input order. */
   many: boolean;
   outbox: { readonly [K in keyof OutboxSlots]: OutboxSlots[K] };
+  /**
+   * Draws known before the posting (a capture's, from its hold's lots: knownDrawsOf), a query with
+   * columns `posting` (its input's position), `lot_id`, `amount` and `draw_order`; null for none.
+   */
+  knownDraws: RawBuilder<unknown> | null;
 }) {
-  const { input, userIs, referenceIs, many, outbox } = statement;
+  const { input, userIs, referenceIs, many, outbox, knownDraws } = statement;
   const orderBy = (order: RawBuilder<unknown>) => (many ? sql`ORDER BY ${order}` : sql``);
   // guard: posting-lot-join
   // guard: posting-lots-sum
@@ -247,6 +281,23 @@ function postingStatement(statement: {
        WHERE i.lot_category IS NOT NULL AND l.lots_match
        ${orderBy(sql`e.id`)}
       RETURNING id, source)
+    ${
+      knownDraws === null
+        ? sql``
+        : // Only where the lots matched the balance (no gap to close first): the known draws move
+          // their lots and are recorded as the entry's, as applyLotMovement would.
+          // guard: posting-known-draws-match
+          sql`, known_draws AS MATERIALIZED (
+      SELECT e.id AS entry_id, k.lot_id, k.amount, k.draw_order
+        FROM (${knownDraws}) AS k JOIN input i ON i.position = k.posting
+        JOIN entry e ON e.reference = i.reference JOIN lots l ON l.user_id = e.user_id
+       WHERE l.lots_match),
+    drawn AS (
+      UPDATE credit_lots c SET remaining = c.remaining - k.amount FROM known_draws k WHERE c.id = k.lot_id),
+    recorded AS (
+      INSERT INTO ledger_draws (ledger_entry_id, lot_id, amount, position)
+      SELECT entry_id, lot_id, amount, draw_order FROM known_draws ${orderBy(sql`entry_id, draw_order`)})`
+    }
     SELECT 'posted' AS kind, i.position, w.balance AS wallet_balance, e.id, e.user_id, e.reference, e.amount,
            e.balance_before, e.balance_after, e.reason, e.inbox_event_id, e.created_at,
            (SELECT array_agg(m.id ORDER BY m.id) FROM entry_messages m WHERE m.user_id = e.user_id)
@@ -265,30 +316,56 @@ function postingStatement(statement: {
        AND NOT EXISTS (SELECT 1 FROM existing x WHERE x.reference = i.reference)`;
 }
 
-/** The statement for one posting, compiled once (platform's precompiled-sql.ts): one per posting on the hot path. */
-const lockWalletAndInsertSql = precompiledSql<PostingSlots & OutboxSlots, LockedInsertRow>((s) =>
-  postingStatement({
-    input: sql`SELECT ${s.userId}::text AS user_id, ${s.reference}::text AS reference, ${s.amount}::bigint AS amount,
+/** One posting's input (the statement's `input` CTE), from its slots. */
+function oneInput(s: { readonly [K in keyof PostingSlots]: PostingSlots[K] }) {
+  return sql`SELECT ${s.userId}::text AS user_id, ${s.reference}::text AS reference, ${s.amount}::bigint AS amount,
                ${s.reason}::text AS reason, ${s.inboxEventId}::bigint AS inbox_event_id,
                ${s.messageData}::jsonb AS message_data, ${s.countsAsSpent}::boolean AS counts_as_spent,
                ${s.expiredLotId}::bigint AS expired_lot_id, ${s.lotCategory}::text AS lot_category,
                ${s.lotExpiresAt}::timestamptz AS lot_expires_at, ${s.lotMonths}::int AS lot_months,
                ${s.lotAfter}::timestamptz AS lot_after, ${s.lotRolloverMax}::int AS lot_rollover_max,
-               0 AS position`,
+               0 AS position`;
+}
+
+/** The statement for one posting, compiled once (platform's precompiled-sql.ts): one per posting on the hot path. */
+const lockWalletAndInsertSql = precompiledSql<PostingSlots & OutboxSlots, LockedInsertRow>((s) =>
+  postingStatement({
+    input: oneInput(s),
     userIs: sql`= ${s.userId}`,
     referenceIs: sql`= ${s.reference}`,
     many: false,
     outbox: s,
+    knownDraws: null,
   }),
+);
+
+/** A posting's draws known before it (knownDrawsOf), in their order: the lots and what each gives. */
+interface KnownDrawSlots {
+  drawLotIds: number[];
+  drawAmounts: number[];
+}
+
+/** lockWalletAndInsertSql for a posting whose draws are known (a capture), compiled once. */
+const lockWalletAndInsertDrawingSql = precompiledSql<PostingSlots & OutboxSlots & KnownDrawSlots, LockedInsertRow>(
+  (s) =>
+    postingStatement({
+      input: oneInput(s),
+      userIs: sql`= ${s.userId}`,
+      referenceIs: sql`= ${s.reference}`,
+      many: false,
+      outbox: s,
+      knownDraws: sql`SELECT 0 AS posting, lot_id, amount, (draw_order - 1)::int AS draw_order
+                        FROM unnest(${s.drawLotIds}::bigint[], ${s.drawAmounts}::bigint[])
+                             WITH ORDINALITY AS d (lot_id, amount, draw_order)`,
+    }),
 );
 
 /** The postings' columns as the arrays of lockWalletsAndInsertSql, in input order. */
 type PostingArrays = { [K in keyof PostingSlots]: PostingSlots[K][] };
 
-/** The statement for several postings on distinct wallets (postLedgerEntries), compiled once. */
-const lockWalletsAndInsertSql = precompiledSql<PostingArrays & OutboxSlots, LockedInsertRow>((s) =>
-  postingStatement({
-    input: sql`SELECT user_id, reference, amount, reason, inbox_event_id, message_data, counts_as_spent, expired_lot_id,
+/** Several postings' input (the statement's `input` CTE), from their arrays. */
+function manyInput(s: { readonly [K in keyof PostingArrays]: PostingArrays[K] }) {
+  return sql`SELECT user_id, reference, amount, reason, inbox_event_id, message_data, counts_as_spent, expired_lot_id,
                lot_category, lot_expires_at, lot_months, lot_after, lot_rollover_max, (position - 1)::int AS position
           FROM unnest(${s.userId}::text[], ${s.reference}::text[], ${s.amount}::bigint[], ${s.reason}::text[],
                       ${s.inboxEventId}::bigint[], ${s.messageData}::jsonb[], ${s.countsAsSpent}::boolean[],
@@ -297,11 +374,44 @@ const lockWalletsAndInsertSql = precompiledSql<PostingArrays & OutboxSlots, Lock
                       ${s.lotRolloverMax}::int[])
                WITH ORDINALITY AS p (user_id, reference, amount, reason, inbox_event_id, message_data, counts_as_spent,
                                      expired_lot_id, lot_category, lot_expires_at, lot_months, lot_after,
-                                     lot_rollover_max, position)`,
+                                     lot_rollover_max, position)`;
+}
+
+/** The statement for several postings on distinct wallets (postLedgerEntries), compiled once. */
+const lockWalletsAndInsertSql = precompiledSql<PostingArrays & OutboxSlots, LockedInsertRow>((s) =>
+  postingStatement({
+    input: manyInput(s),
     // Not `= ANY($1)`: its generic plan cost the drain 2.7 times the statement's time (bench/experiments.md).
     userIs: sql`IN (SELECT user_id FROM input)`,
     referenceIs: sql`IN (SELECT reference FROM input)`,
     many: true,
     outbox: s,
+    knownDraws: null,
   }),
+);
+
+/** Several postings' known draws (knownDrawsOf), flattened: each draw's posting (its position), order, lot and amount. */
+interface KnownDrawArrays {
+  drawPostings: number[];
+  drawOrders: number[];
+  drawLotIds: number[];
+  drawAmounts: number[];
+}
+
+/** lockWalletsAndInsertSql where some postings' draws are known (captures), compiled once. */
+const lockWalletsAndInsertDrawingSql = precompiledSql<PostingArrays & OutboxSlots & KnownDrawArrays, LockedInsertRow>(
+  (s) =>
+    postingStatement({
+      input: manyInput(s),
+      userIs: sql`IN (SELECT user_id FROM input)`,
+      referenceIs: sql`IN (SELECT reference FROM input)`,
+      many: true,
+      outbox: s,
+      // The draws' count hidden from the planner (sqlBatchArray): without it, this variant's custom
+      // plans never give way to a generic one and it is planned at every execution.
+      knownDraws: sql`SELECT posting, lot_id, amount, draw_order
+                        FROM unnest(${sqlBatchArray(s.drawPostings, 'int')}, ${sqlBatchArray(s.drawLotIds, 'bigint')},
+                                    ${sqlBatchArray(s.drawAmounts, 'bigint')}, ${sqlBatchArray(s.drawOrders, 'int')})
+                             AS d (posting, lot_id, amount, draw_order)`,
+    }),
 );

@@ -2,6 +2,7 @@ import { useDatabase } from '@tally/platform/testing';
 import { sql } from 'kysely';
 import { type LedgerPosting, postLedgerEntry } from '../ledger/post-ledger-entry';
 import { verifyLedger } from '../ledger/verify-ledger';
+import { answeredEach } from '../testing/answered-each';
 import { testOutbox } from '../testing/test-outbox';
 import { createTestDatabase } from '../testing/test-services';
 import { inUnitOfWork } from '../unit-of-work/unit-of-work';
@@ -15,6 +16,8 @@ import { type DebitRequest, type DebitResult, debitTokens, debitTokensTogether }
 describe('debitTokensTogether', () => {
   const database = useDatabase(createTestDatabase);
   const deps = () => ({ db: database.db, outbox: testOutbox, spendLimits: { daily: null, monthly: null } });
+  const debitTogether = async (...args: Parameters<typeof debitTokensTogether>) =>
+    answeredEach(await debitTokensTogether(...args));
 
   const credit = (userId: string, amount: number, expiresAt: Date | null = null): LedgerPosting => ({
     userId,
@@ -47,7 +50,7 @@ describe('debitTokensTogether', () => {
       await fund(credit(user, 20, new Date(Date.now() + 86_400_000)));
     }
     const requests = users.map((user, index) => debit(user, `tg-first-${user}`, 25 + index));
-    const results = await debitTokensTogether(deps(), requests);
+    const results = await debitTogether(deps(), requests);
 
     expect(results.map((result) => result.kind)).toEqual(['debited', 'debited', 'debited', 'debited']);
     // The same answer a retry alone gives (debitTokens: the fence reads the entry back).
@@ -85,7 +88,7 @@ describe('debitTokensTogether', () => {
     );
     expect((await debitTokens(deps(), debit('tm-a', 'tm-done', 5))).kind).toBe('debited');
 
-    const results = await debitTokensTogether(deps(), [
+    const results = await debitTogether(deps(), [
       debit('tm-a', 'tm-done', 5), // a retry: its first answer
       debit('tm-b', 'tm-done', 6), // another user under a taken reference: a conflict
       debit('tm-c', 'tm-short', 41), // more than the wallet has
@@ -127,7 +130,7 @@ describe('debitTokensTogether', () => {
   it("decides a user's second debit of a batch on what the first left: it cannot pass a spend limit", async () => {
     for (const user of ['td-a', 'td-b']) await fund(credit(user, 100));
     await sql`INSERT INTO spend_limits (user_id, daily, monthly) VALUES ('td-a', 10, NULL)`.execute(database.db);
-    const results = await debitTokensTogether(deps(), [
+    const results = await debitTogether(deps(), [
       debit('td-a', 'td-a1', 6),
       debit('td-b', 'td-b1', 6),
       debit('td-a', 'td-a2', 6),
@@ -145,7 +148,7 @@ describe('debitTokensTogether', () => {
       debit('th-a', 'th-a3', 4),
       debit('th-a', 'th-a4', 2),
     ];
-    const results = await debitTokensTogether(deps(), requests);
+    const results = await debitTogether(deps(), requests);
     expect(results.map((result) => result.kind)).toEqual(['debited', 'debited', 'debited', 'insufficient', 'debited']);
     expect(results[3]).toEqual({ kind: 'insufficient', available: 2, requested: 4 });
     expect((results[4] as Extract<DebitResult, { kind: 'debited' }>).answer.balance).toBe(0);
@@ -167,8 +170,8 @@ describe('debitTokensTogether', () => {
       await sql`BEGIN`.execute(connection);
       await sql`SELECT 1 FROM wallets WHERE user_id = 'lk-x' FOR UPDATE`.execute(connection);
       const batches = Promise.all([
-        debitTokensTogether(deps(), [debit('lk-x', 'lk-x1', 6), debit('lk-a', 'lk-a1', 1)]),
-        debitTokensTogether(deps(), [debit('lk-x', 'lk-x2', 6), debit('lk-b', 'lk-b1', 1)]),
+        debitTogether(deps(), [debit('lk-x', 'lk-x1', 6), debit('lk-a', 'lk-a1', 1)]),
+        debitTogether(deps(), [debit('lk-x', 'lk-x2', 6), debit('lk-b', 'lk-b1', 1)]),
       ]);
       await new Promise((resolve) => setTimeout(resolve, 300));
       await sql`COMMIT`.execute(connection);
@@ -192,7 +195,7 @@ describe('debitTokensTogether', () => {
     await fund(credit('tx-b', 50, new Date(Date.now() - 60_000)));
     await fund(credit('tx-c', 20));
 
-    const results = await debitTokensTogether(deps(), [
+    const results = await debitTogether(deps(), [
       debit('tx-a', 'tx-a1', 7),
       debit('tx-b', 'tx-b1', 30),
       debit('tx-c', 'tx-c1', 8),

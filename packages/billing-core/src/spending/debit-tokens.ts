@@ -1,3 +1,4 @@
+import type { BatchItemFailure } from '@tally/platform/db';
 import { sql } from 'kysely';
 import { triggerAutoTopup } from '../auto-topup/trigger-auto-topup';
 import type { LedgerEntryRow } from '../db/schema';
@@ -81,7 +82,7 @@ export async function debitTokens(
 export function debitTokensTogether(
   deps: UnitOfWorkDeps & { spendLimits: SpendLimitDefaults },
   requests: readonly DebitRequest[],
-): Promise<DebitResult[]> {
+): Promise<(DebitResult | BatchItemFailure)[]> {
   return runSpendsTogether(deps, requests, {
     keyOf: (request) => request,
     alone: (request) => debitTokens(deps, request),

@@ -1,3 +1,4 @@
+export * from './answered-each';
 export * from './signal';
 export * from './test-outbox';
 export * from './test-services';

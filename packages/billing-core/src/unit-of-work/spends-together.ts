@@ -1,3 +1,4 @@
+import { BatchItemFailure } from '@tally/platform/db';
 import { inUnitOfWork, type UnitOfWork, type UnitOfWorkDeps } from './unit-of-work';
 
 /** How one kind of spend runs alone, in a shared unit, and under locks its unit already holds. */
@@ -22,14 +23,15 @@ export interface SpendKind<Item, Result> {
  * be new, so a unit only ever locks in user order). When a unit throws (a shortfall only the
  * lots saw, a reference another transaction just took, a lost connection), it rolled back whole
  * and each of its spends runs alone: nothing is applied twice (the references are the fence)
- * and no spend's refusal fails another.
+ * and no spend's refusal fails another. A spend that then fails alone too is answered by a
+ * BatchItemFailure (the batcher rejects its call only), and the spends after it still run.
  */
 export async function runSpendsTogether<Item, Result>(
   deps: UnitOfWorkDeps,
   items: readonly Item[],
   kind: SpendKind<Item, Result>,
-): Promise<Result[]> {
-  const results = new Array<Result>(items.length);
+): Promise<(Result | BatchItemFailure)[]> {
+  const results = new Array<Result | BatchItemFailure>(items.length);
   let waiting = items.map((item, index) => ({ item, index }));
   while (waiting.length > 0) {
     const first: typeof waiting = [];
@@ -51,7 +53,9 @@ export async function runSpendsTogether<Item, Result>(
       after.map((entry) => entry.item),
       kind,
     );
-    for (const [position, { index }] of [...first, ...after].entries()) results[index] = answers[position] as Result;
+    for (const [position, { index }] of [...first, ...after].entries()) {
+      results[index] = answers[position] as Result | BatchItemFailure;
+    }
     waiting = later;
   }
   return results;
@@ -63,8 +67,8 @@ async function runUnit<Item, Result>(
   first: readonly Item[],
   after: readonly Item[],
   kind: SpendKind<Item, Result>,
-): Promise<Result[]> {
-  if (first.length === 1 && after.length === 0) return [await kind.alone(first[0] as Item)];
+): Promise<(Result | BatchItemFailure)[]> {
+  if (first.length === 1 && after.length === 0) return eachAlone(first, kind);
   try {
     return await inUnitOfWork(deps, async (uow) => {
       const answers = first.length === 1 ? [await kind.inUnit(uow, first[0] as Item)] : await kind.many(uow, first);
@@ -77,9 +81,22 @@ async function runUnit<Item, Result>(
   }
 }
 
-/** Each spend in a unit of work of its own, one after the other (a wallet's spends keep their order). */
-async function eachAlone<Item, Result>(items: readonly Item[], kind: SpendKind<Item, Result>): Promise<Result[]> {
-  const answers: Result[] = [];
-  for (const item of items) answers.push(await kind.alone(item));
+/**
+ * Each spend in a unit of work of its own, one after the other (a wallet's spends keep their
+ * order); one that throws is answered by its BatchItemFailure and the next still runs.
+ */
+async function eachAlone<Item, Result>(
+  items: readonly Item[],
+  kind: SpendKind<Item, Result>,
+): Promise<(Result | BatchItemFailure)[]> {
+  const answers: (Result | BatchItemFailure)[] = [];
+  for (const item of items) {
+    try {
+      answers.push(await kind.alone(item));
+    } catch (error) {
+      // guard: spend-alone-failure-isolated
+      answers.push(new BatchItemFailure(error));
+    }
+  }
   return answers;
 }

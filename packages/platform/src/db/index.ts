@@ -5,5 +5,6 @@ export * from './migrate';
 export * from './precompiled-sql';
 export * from './run-in-transaction';
 export * from './run-with-lease';
+export * from './sql-batch-array';
 export * from './sql-milliseconds';
 export * from './transaction-batcher';

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { createEmptyTestDatabase, useDatabase } from '../testing/test-database';
-import { sqlMilliseconds } from './sql-milliseconds';
+import { sqlMilliseconds, sqlMillisecondsOf } from './sql-milliseconds';
 
 describe('sqlMilliseconds', () => {
   const database = useDatabase(createEmptyTestDatabase);
@@ -19,5 +19,14 @@ describe('sqlMilliseconds', () => {
       { ms: 123, exact: true },
       { ms: 30 * 24 * 3600_000, exact: true },
     ]);
+  });
+
+  it('sqlMillisecondsOf: the same interval from a column of milliseconds', async () => {
+    const { rows } = await sql<{ exact: boolean }>`
+      SELECT ${sqlMillisecondsOf(sql.ref('d.ms'))} = ${sqlMilliseconds(1_500)} AND
+             ${sqlMillisecondsOf(sql`${123}::bigint`)} = interval '123 milliseconds' AND
+             ${sqlMillisecondsOf(sql`${30 * 24 * 3600_000}::bigint`)} = interval '720 hours' AS exact
+        FROM (VALUES (1500::bigint)) AS d (ms)`.execute(database.db);
+    expect(rows).toEqual([{ exact: true }]);
   });
 });

@@ -11,3 +11,12 @@ export function sqlMilliseconds(ms: number): RawBuilder<string> {
   // guard: sql-milliseconds-seconds
   return sql<string>`make_interval(secs => ${ms / 1000})`;
 }
+
+/**
+ * sqlMilliseconds for a duration that is an SQL expression of milliseconds (a column of a batch's
+ * rows, each with its own duration), so that statement too writes it the one way.
+ */
+export function sqlMillisecondsOf(ms: RawBuilder<number>): RawBuilder<string> {
+  // guard: sql-milliseconds-of-seconds
+  return sql<string>`make_interval(secs => ${ms} / 1000.0)`;
+}

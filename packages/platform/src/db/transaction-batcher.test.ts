@@ -1,4 +1,4 @@
-import { createTransactionBatcher } from './transaction-batcher';
+import { BatchItemFailure, createTransactionBatcher } from './transaction-batcher';
 
 /** A run whose batches the test ends one at a time. */
 function controlledRun() {
@@ -54,6 +54,18 @@ describe('createTransactionBatcher', () => {
     const later = submit(4);
     batches[2]?.end();
     await expect(later).resolves.toBe('done 4');
+  });
+
+  it('rejects only the item a run answers with a BatchItemFailure, and answers the rest of its batch', async () => {
+    const run = async (ids: number[]) =>
+      ids.map((id) => (id === 2 ? new BatchItemFailure(new Error(`item ${id} failed`)) : `done ${id}`));
+    const submit = createTransactionBatcher(run, { maxItems: 4, maxTransactions: 1 });
+    const results = await Promise.allSettled([1, 2, 3].map((id) => submit(id)));
+    expect(results.map((result) => (result.status === 'fulfilled' ? result.value : String(result.reason)))).toEqual([
+      'done 1',
+      'Error: item 2 failed',
+      'done 3',
+    ]);
   });
 
   it('refuses settings that would take no item (every call would wait forever)', () => {

@@ -5,10 +5,11 @@
  * `maxItems`) goes in one transaction. An idle process therefore runs each call alone; a busy
  * one (a backlog, a burst) runs several per transaction, which is where the round trips per call
  * are saved. `maxItems` 1 turns coalescing off. Used by the worker for the inbox jobs' first runs
- * (billing-core processInboxEvents) and by the api for debits and usages (billing-core
- * debitTokensTogether, recordUsagesTogether) and for its user routes' alias look-ups (a read of
- * its own, no transaction: createUserRoutes).
- * `run` answers each item by position; when it throws, every item of its batch gets the error.
+ * (billing-core processInboxEvents) and by the api for debits, usages and amount holds
+ * (billing-core debitTokensTogether, recordUsagesTogether, holdOperationsTogether) and for its
+ * user routes' alias look-ups (a read of its own, no transaction: createUserRoutes).
+ * `run` answers each item by position; an answer that is a BatchItemFailure rejects only its item
+ * (with the failure's error); when `run` throws, every item of its batch gets the error.
  */
 export interface TransactionBatcherSettings {
   /** Items in one transaction at most (INBOX_BATCH_MAX_EVENTS, SPEND_BATCH_MAX_DEBITS). */
@@ -17,8 +18,16 @@ export interface TransactionBatcherSettings {
   maxTransactions: number;
 }
 
+/**
+ * An item of a batch that failed on its own (a run that fell back to running each item alone and
+ * met an error in one): the batcher rejects that item's call with `error`, and answers the others.
+ */
+export class BatchItemFailure {
+  constructor(readonly error: unknown) {}
+}
+
 export function createTransactionBatcher<T, R>(
-  run: (items: T[]) => Promise<R[]>,
+  run: (items: T[]) => Promise<(R | BatchItemFailure)[]>,
   settings: TransactionBatcherSettings,
 ): (item: T) => Promise<R> {
   for (const [name, value] of Object.entries({
@@ -38,7 +47,12 @@ export function createTransactionBatcher<T, R>(
       run(batch.map((entry) => entry.item))
         .then(
           (results) => {
-            for (const [index, entry] of batch.entries()) entry.resolve(results[index] as R);
+            for (const [index, entry] of batch.entries()) {
+              const result = results[index];
+              // guard: batch-item-failure-alone
+              if (result instanceof BatchItemFailure) entry.reject(result.error);
+              else entry.resolve(result as R);
+            }
           },
           (error: unknown) => {
             for (const entry of batch) entry.reject(error);

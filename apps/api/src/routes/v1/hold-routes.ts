@@ -1,12 +1,10 @@
 import {
-  captureHold,
   capturePricedHold,
   defaultHoldTtlSeconds,
   findHold,
   inUnitOfWork,
   listHolds,
   maxHoldTtlSeconds,
-  placeHold,
   placePricedHold,
   releaseHold,
 } from '@tally/billing-core';
@@ -94,7 +92,7 @@ export const holdRoutes = [
       402: orSpendLimitDoc(insufficientDoc),
       409: errorDoc('the reference holds another amount or estimate', ['reference_conflict']),
     },
-    handler: async ({ user, body }, { db, outbox, holds, studio, spendLimits }) => {
+    handler: async ({ user, body }, { db, outbox, holds, studio, spendLimits, placeHold }) => {
       const placement = {
         userId: user.userId,
         reference: body.reference,
@@ -112,8 +110,8 @@ export const holdRoutes = [
         const deps = { db, outbox, clock: studio.clock, catalog: studio.catalog, spendLimits };
         return placeAnswerOf(await placePricedHold(deps, { ...placement, spec }));
       }
-      const amount = body.amount as number;
-      return placeAnswerOf(await inUnitOfWork({ db, outbox }, (uow) => placeHold(uow, { ...placement, amount })));
+      // An amount hold goes through the api's hold batcher (holdOperationsTogether).
+      return placeAnswerOf(await placeHold({ ...placement, amount: body.amount as number }));
     },
   }),
   defineRoute({
@@ -132,7 +130,7 @@ export const holdRoutes = [
       404: holdNotFoundDoc,
       409: holdNotActiveDoc,
     },
-    handler: async ({ user, params, body }, { db, outbox }) => {
+    handler: async ({ user, params, body }, { db, outbox, captureHold }) => {
       if (body.quantity !== undefined || body.quantities !== undefined) {
         const result = await capturePricedHold(
           { db, outbox },
@@ -140,9 +138,8 @@ export const holdRoutes = [
         );
         return pricedCaptureAnswerOf(result, params.holdId);
       }
-      const result = await inUnitOfWork({ db, outbox }, (uow) =>
-        captureHold(uow, { userId: user.userId, holdId: params.holdId, amount: body.amount }),
-      );
+      // Through the api's hold batcher, with the placements (holdOperationsTogether).
+      const result = await captureHold({ userId: user.userId, holdId: params.holdId, amount: body.amount });
       if (result.kind === 'priced') {
         return errorAnswer(
           400,
