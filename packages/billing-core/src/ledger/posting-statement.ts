@@ -327,16 +327,24 @@ function oneInput(s: { readonly [K in keyof PostingSlots]: PostingSlots[K] }) {
                0 AS position`;
 }
 
-/** The statement for one posting, compiled once (platform's precompiled-sql.ts): one per posting on the hot path. */
-const lockWalletAndInsertSql = precompiledSql<PostingSlots & OutboxSlots, LockedInsertRow>((s) =>
-  postingStatement({
+/** The statement of one posting over its slots, with its draws when known before it (a capture). */
+function onePostingStatement(
+  s: { readonly [K in keyof (PostingSlots & OutboxSlots)]: (PostingSlots & OutboxSlots)[K] },
+  knownDraws: RawBuilder<unknown> | null,
+) {
+  return postingStatement({
     input: oneInput(s),
     userIs: sql`= ${s.userId}`,
     referenceIs: sql`= ${s.reference}`,
     many: false,
     outbox: s,
-    knownDraws: null,
-  }),
+    knownDraws,
+  });
+}
+
+/** The statement for one posting, compiled once (platform's precompiled-sql.ts): one per posting on the hot path. */
+const lockWalletAndInsertSql = precompiledSql<PostingSlots & OutboxSlots, LockedInsertRow>((s) =>
+  onePostingStatement(s, null),
 );
 
 /** A posting's draws known before it (knownDrawsOf), in their order: the lots and what each gives. */
@@ -348,16 +356,12 @@ interface KnownDrawSlots {
 /** lockWalletAndInsertSql for a posting whose draws are known (a capture), compiled once. */
 const lockWalletAndInsertDrawingSql = precompiledSql<PostingSlots & OutboxSlots & KnownDrawSlots, LockedInsertRow>(
   (s) =>
-    postingStatement({
-      input: oneInput(s),
-      userIs: sql`= ${s.userId}`,
-      referenceIs: sql`= ${s.reference}`,
-      many: false,
-      outbox: s,
-      knownDraws: sql`SELECT 0 AS posting, lot_id, amount, (draw_order - 1)::int AS draw_order
+    onePostingStatement(
+      s,
+      sql`SELECT 0 AS posting, lot_id, amount, (draw_order - 1)::int AS draw_order
                         FROM unnest(${s.drawLotIds}::bigint[], ${s.drawAmounts}::bigint[])
                              WITH ORDINALITY AS d (lot_id, amount, draw_order)`,
-    }),
+    ),
 );
 
 /** The postings' columns as the arrays of lockWalletsAndInsertSql, in input order. */
