@@ -444,6 +444,8 @@ export const mutations = [
     name: 'holds: a capture of more than the hold is not refused (it posts past the reservation, or fails its draws)' },
   { guard: 'posting-known-draws-match', from: 'WHERE l.lots_match),', to: '),', tests: ['packages/billing-core/src/holds/hold-operations-together.int'],
     name: "holds: the posting statement draws a capture's lots even where the lots do not match the balance (the gap is closed, then the lots drawn twice)" },
+  { guard: 'draws-taken-with-their-lots', from: 'SET remaining = l.remaining - m.amount', to: 'SET remaining = l.remaining', tests: ['packages/billing-core/src/ledger/lots.int'],
+    name: "lots: a spend's draws are recorded but its lots are not taken (one statement for both)" },
   { guard: 'capture-draws-recorded-once', del: true, tests: ['packages/billing-core/src/holds/hold-operations-together.int'],
     name: "holds: a capture's draws the posting statement recorded are moved and recorded again" },
   { guard: 'hold-lots-voided-read', from: 'WHERE hl.hold_id = h.id AND l.voided_at IS NOT NULL) AS lots_voided', to: 'WHERE false) AS lots_voided', tests: ['packages/billing-core/src/grants/void-lot.int'],

@@ -5,12 +5,7 @@ import type { Catalog } from '../catalog/catalog';
 import { lockStudioUser } from '../db/lock-studio-user';
 import type { FeatureUseRow } from '../db/schema';
 import { InsufficientBalanceError, LedgerReferenceConflictError } from '../errors';
-import {
-  type LockedSpendFunds,
-  lockWalletForSpend,
-  lockWalletsForSpend,
-  type SpendFenceSql,
-} from '../holds/lock-wallet-funds';
+import { type LockedSpendFunds, lockWalletsForSpend, type SpendFenceSql } from '../holds/lock-wallet-funds';
 import { postLedgerEntries } from '../ledger/post-ledger-entries';
 import { type LedgerPosting, type PostLedgerEntryResult, postLedgerEntry } from '../ledger/post-ledger-entry';
 import { references } from '../references';
@@ -117,9 +112,10 @@ async function usageInUnit(uow: UnitOfWork, deps: UsageDeps, usage: PreparedUsag
   // A use that may take a free slot serialises with the user's studio requests, which count
   // against the same allowances under the studio lock (taken before the wallet's, as they do).
   if (usage.priced.feature.freeAllowance) await lockStudioUser(uow.trx, userId);
-  const funds = await lockWalletForSpend(uow, userId);
-  const previous = await findUse(uow, usage.request.reference);
-  const decision = await decideUsage(uow, deps, usage, funds, previous);
+  // The wallet locked and read with the use under the reference, as a batch reads them (no statement of its own).
+  const [locked] = await lockWalletsForSpend<FeatureUseRow>(uow, [usage.request], usageFence);
+  const { funds, previous } = locked as NonNullable<typeof locked>;
+  const decision = await decideUsage(uow, deps, usage, funds, previousUseOf(previous));
   if (decision.kind === 'answer') return decision.result;
   const posted =
     decision.charge.tokens > 0 ? await postLedgerEntry(uow, usagePosting(usage, decision.charge)) : undefined;
@@ -186,13 +182,7 @@ async function usageManyInUnit(
   const toKeep: { index: number; funds: LockedSpendFunds; decision: Extract<UsageDecision, { kind: 'record' }> }[] = [];
   for (const [index, usage] of usages.entries()) {
     const { funds, previous } = locked[index] as (typeof locked)[number];
-    const decision = await decideUsage(
-      uow,
-      deps,
-      usage,
-      funds,
-      previous && { ...previous, quantities: meterMap(previous.quantities) },
-    );
+    const decision = await decideUsage(uow, deps, usage, funds, previousUseOf(previous));
     if (decision.kind === 'answer') results[index] = decision.result;
     else toKeep.push({ index, funds, decision });
   }
@@ -355,13 +345,8 @@ async function keepUses(
   return answers;
 }
 
-async function findUse(uow: UnitOfWork, reference: string) {
-  const row = await uow.trx
-    .selectFrom('feature_uses')
-    .selectAll()
-    .where('source', '=', 'usage')
-    .where('reference', '=', reference)
-    .executeTakeFirst();
+/** The use under a usage's reference as the fence read it (usageFence: its row as JSON), its quantities as numbers. */
+function previousUseOf(row: FeatureUseRow | undefined) {
   return row && { ...row, quantities: meterMap(row.quantities) };
 }
 

@@ -1,3 +1,4 @@
+import { precompiledSql, sqlBatchArray } from '@tally/platform/db';
 import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
 import type { DB, LedgerEntryRow, LotCategory } from '../db/schema';
 import { InsufficientBalanceError } from '../errors';
@@ -111,8 +112,7 @@ export async function applyLotMovement(
       const draws = holdDraws(movement, -entry.amount);
       // guard: capture-draws-recorded-once
       if (before.drawsRecorded) return draws;
-      await moveLots(trx, draws, -1);
-      await recordDraws(trx, [{ entryId: entry.id, draws }]);
+      await takeDraws(trx, [{ entryId: entry.id, draws }]);
       return draws;
     }
     case 'give-back':
@@ -122,8 +122,7 @@ export async function applyLotMovement(
       // Exactly from the one lot; the CHECK (remaining >= 0) refuses a take of more than it holds.
       const taken = [{ lotId: movement.lotId, amount: -entry.amount }];
       // guard: expiry-takes-lot
-      await moveLots(trx, taken, -1);
-      await recordDraws(trx, [{ entryId: entry.id, draws: taken }]);
+      await takeDraws(trx, [{ entryId: entry.id, draws: taken }]);
       return taken;
     }
   }
@@ -139,8 +138,8 @@ export interface LotDraw {
  * applyLotMovement for several entries of distinct users whose lots matched their balances (the
  * posting statement said so: no gap to close), in fewer statements: the spends' drawable lots in
  * ONE read (locked in (user, id) order, allocated per entry as draw() allocates them), the
- * captures' draws from what their holds reserve (as a capture alone draws them), then ONE update
- * of the lots and ONE insert of the draws for all. Throws InsufficientBalanceError as draw() does
+ * captures' draws from what their holds reserve (as a capture alone draws them), then ONE
+ * statement taking and recording every draw (takeDraws). Throws InsufficientBalanceError as draw() does
  * when a spend's unexpired, unheld lots cannot cover it. The draws by entry id.
  */
 export async function drawTogether(
@@ -168,12 +167,7 @@ export async function drawTogether(
   }
   for (const { entry, movement } of captures)
     drawn.push({ entryId: entry.id, draws: holdDraws(movement, -entry.amount) });
-  await moveLots(
-    trx,
-    drawn.flatMap((entry) => entry.draws),
-    -1,
-  );
-  await recordDraws(trx, drawn);
+  await takeDraws(trx, drawn);
   return new Map(drawn.map((entry) => [entry.entryId, entry.draws]));
 }
 
@@ -360,8 +354,8 @@ async function draw(
     // guard: lots-spend-refused
     throw new InsufficientBalanceError(userId, drawable, need, drawable);
   }
-  await moveLots(trx, draws, -1);
-  if (entryId !== null) await recordDraws(trx, [{ entryId, draws }]);
+  if (entryId === null) await moveLots(trx, draws, -1);
+  else await takeDraws(trx, [{ entryId, draws }]);
   return draws;
 }
 
@@ -433,6 +427,41 @@ export async function moveLots(trx: Transaction<DB>, moves: { lotId: number; amo
       FROM (VALUES ${values}) AS m (id, delta)
      WHERE l.id = m.id`.execute(trx);
 }
+
+/**
+ * Takes entries' draws from their lots and records them (`ledger_draws`, each entry's in its
+ * order) in ONE statement: a spend's, a capture's or an expiry's lots move in the same round trip
+ * as its draws are written (moveLots then recordDraws took two). A lot several draws name moves
+ * by their sum. The lots' CHECK (remaining >= 0) refuses a take of more than a lot holds.
+ */
+async function takeDraws(trx: Transaction<DB>, entries: readonly { entryId: number; draws: readonly LotDraw[] }[]) {
+  const draws = entries.flatMap(({ entryId, draws: own }) =>
+    own.map((d, position) => ({ entryId, lotId: d.lotId, amount: d.amount, position })),
+  );
+  if (draws.length === 0) return;
+  await takeDrawsSql(trx, {
+    entryIds: draws.map((d) => d.entryId),
+    lotIds: draws.map((d) => d.lotId),
+    amounts: draws.map((d) => d.amount),
+    positions: draws.map((d) => d.position),
+  });
+}
+
+/** takeDraws' statement, compiled once (the draws' count hidden from the planner: sqlBatchArray). */
+// guard: draws-taken-with-their-lots
+const takeDrawsSql = precompiledSql<{ entryIds: number[]; lotIds: number[]; amounts: number[]; positions: number[] }>(
+  (s) => sql`
+    WITH d AS MATERIALIZED (
+      SELECT * FROM unnest(${sqlBatchArray(s.entryIds, 'bigint')}, ${sqlBatchArray(s.lotIds, 'bigint')},
+                           ${sqlBatchArray(s.amounts, 'bigint')}, ${sqlBatchArray(s.positions, 'int')})
+                    AS d (entry_id, lot_id, amount, position)),
+    moved AS (
+      UPDATE credit_lots l SET remaining = l.remaining - m.amount
+        FROM (SELECT lot_id, sum(amount) AS amount FROM d GROUP BY lot_id) AS m
+       WHERE l.id = m.lot_id)
+    INSERT INTO ledger_draws (ledger_entry_id, lot_id, amount, position)
+    SELECT entry_id, lot_id, amount, position FROM d`,
+);
 
 /** Records entries' draws (`ledger_draws`, each entry's in its order), in one insert. */
 async function recordDraws(trx: Transaction<DB>, entries: readonly { entryId: number; draws: readonly LotDraw[] }[]) {

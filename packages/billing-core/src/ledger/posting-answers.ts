@@ -59,8 +59,8 @@ function findEntryByReference(trx: Transaction<DB>, reference: string): Promise<
 /**
  * finishPosting for the postings of one posting statement of several (distinct users and
  * references), by position: the spends and captures it posted on lots that matched their balances
- * draw together (drawTogether: the spends' lots in one read, then one update and one insert for
- * all); every other answer as finishPosting reads it, in order.
+ * draw together (drawTogether: the spends' lots in one read, then one statement that takes and
+ * records every draw); every other answer as finishPosting reads it, in order.
  */
 export async function finishPostings(
   uow: UnitOfWork,
