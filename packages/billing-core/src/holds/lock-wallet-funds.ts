@@ -84,20 +84,33 @@ async function lockAndRead(
   spending: boolean,
 ): Promise<LockedFunds & { spend?: SpendRead; autoTopup?: AutoTopupTrigger | null; drawable?: DrawableLot[] }> {
   const { trx } = uow;
-  // guard: hold-wallet-lock
-  const wallet = await sql<{ balance: number }>`
-    SELECT balance FROM wallets WHERE user_id = ${userId} FOR UPDATE`.execute(trx);
-  const balance = Number(wallet.rows[0]?.balance ?? 0);
+  // The unit holds the lock already (its earlier spend of the user took it): the read is the only statement.
+  // guard: wallet-lock-taken-unless-held
+  const held = uow.walletsLocked.has(userId);
+  const wallet = held ? undefined : await lockWallet(uow, userId);
   const holdId = about !== null && 'holdId' in about ? about.holdId : null;
   const holdReference = about !== null && 'holdReference' in about ? about.holdReference : null;
   // A hold placed reads the lots it may reserve in this statement too.
   const placing = spending && holdReference !== null;
   const read = await sql<FundsReadRow>`
-    SELECT ${fundsReadColumns(userId, { spending, placing })}
+    SELECT ${held ? sql`(SELECT w.balance FROM wallets w WHERE w.user_id = ${userId}) AS balance,` : sql``}
+           ${fundsReadColumns(userId, { spending, placing })}
            ${about === null ? sql`NULL` : sql`(${lockedHoldSql(userId, holdId, holdReference)})`} AS hold`.execute(trx);
   const row = read.rows[0];
   if (!row) throw new Error(`the funds of ${userId} cannot be read`);
-  return lockedRowOf(uow, userId, balance, row);
+  return lockedRowOf(uow, userId, Number((wallet ?? row).balance ?? 0), row);
+}
+
+/** The user's wallet row locked (FOR UPDATE) and its balance; the unit records the lock it holds (walletsLocked). */
+async function lockWallet(uow: UnitOfWork, userId: string): Promise<{ balance: number | string | null }> {
+  const { trx } = uow;
+  // guard: hold-wallet-lock
+  const wallet = await sql<{ balance: number }>`
+    SELECT balance FROM wallets WHERE user_id = ${userId} FOR UPDATE`.execute(trx);
+  const row = wallet.rows[0];
+  if (row === undefined) return { balance: null };
+  uow.walletsLocked.add(userId);
+  return row;
 }
 
 /**
@@ -169,6 +182,8 @@ type LockedHoldJson = HoldRow & { expired: boolean; reserved: LotDraw[]; lots_vo
 
 /** What the read after the wallet lock answers of a user (fundsReadColumns, and the hold asked for). */
 interface FundsReadRow {
+  /** The balance, read here only when the unit held the wallet's lock already (walletsLocked). */
+  balance?: number | string | null;
   held: number;
   lapsed: boolean;
   shortfalls_open: boolean;
@@ -245,16 +260,22 @@ export async function lockWalletsForSpend<Previous>(
   fence: SpendFenceSql,
 ): Promise<{ funds: LockedSpendFunds; previous: Previous | undefined }[]> {
   const userIds = spends.map((spend) => spend.userId);
-  const balances = await lockWalletsInOrder(uow, userIds);
+  // The unit holds every lock already (their users' earlier spends took them): the read is the only statement.
+  // guard: wallet-locks-taken-unless-held
+  const held = userIds.every((userId) => uow.walletsLocked.has(userId));
+  const balances = held ? undefined : await lockWalletsInOrder(uow, userIds);
   const read = await sql<FundsReadRow & { position: number; previous: Previous | null }>`
-    SELECT (r.position - 1)::int AS position, ${fundsReadColumns(sql.ref('r.user_id'), { spending: true, placing: false })}
+    SELECT (r.position - 1)::int AS position,
+           ${held ? sql`(SELECT w.balance FROM wallets w WHERE w.user_id = r.user_id) AS balance,` : sql``}
+           ${fundsReadColumns(sql.ref('r.user_id'), { spending: true, placing: false })}
            (${fence(sql.ref('r.reference'))}) AS previous
       FROM unnest(${userIds}::text[], ${spends.map((spend) => spend.reference)}::text[])
            WITH ORDINALITY AS r (user_id, reference, position)`.execute(uow.trx);
   const answers = new Array<{ funds: LockedSpendFunds; previous: Previous | undefined }>(spends.length);
   for (const row of read.rows) {
     const { userId } = spends[row.position] as { userId: string };
-    const funds = await lockedFundsOf(uow, userId, balances.get(userId) ?? 0, row);
+    const balance = balances ? (balances.get(userId) ?? 0) : Number(row.balance ?? 0);
+    const funds = await lockedFundsOf(uow, userId, balance, row);
     if (!row.spend) throw new Error(`the spend of ${userId} was not read`);
     answers[row.position] = {
       funds: {
@@ -280,6 +301,8 @@ async function lockWalletsInOrder(uow: UnitOfWork, userIds: readonly string[]): 
   const wallets = await sql<{ user_id: string; balance: number }>`
     SELECT user_id, balance FROM wallets
      WHERE user_id IN (SELECT unnest(${[...userIds]}::text[])) ORDER BY user_id FOR UPDATE`.execute(trx);
+  // guard: wallet-locks-recorded
+  for (const row of wallets.rows) uow.walletsLocked.add(row.user_id);
   return new Map(wallets.rows.map((row) => [row.user_id, Number(row.balance)]));
 }
 

@@ -138,7 +138,17 @@ describe('debitTokensTogether', () => {
     expect(results.map((result) => result.kind)).toEqual(['debited', 'debited', 'spend-limit']);
   });
 
-  it("runs a user's further debits of a batch in the same transaction, in order, each on what the one before left", async () => {
+  it("runs a user's further debits of a batch in the same transaction, in order, each on what the one before left, locking each wallet once", async () => {
+    // The statements that lock wallets (Kysely's raw SQL, as lockWalletsInOrder and lockWalletFunds send it).
+    const locks: string[] = [];
+    const counting = database.db.withPlugin({
+      transformQuery: ({ node }) => {
+        const text = node.kind === 'RawNode' ? node.sqlFragments.join('?') : '';
+        if (/FROM wallets[\s\S]*FOR UPDATE/.test(text)) locks.push(text);
+        return node;
+      },
+      transformResult: async ({ result }) => result,
+    });
     await fund(credit('th-a', 10));
     await fund(credit('th-b', 10));
     const requests = [
@@ -148,8 +158,10 @@ describe('debitTokensTogether', () => {
       debit('th-a', 'th-a3', 4),
       debit('th-a', 'th-a4', 2),
     ];
-    const results = await debitTogether(deps(), requests);
+    const results = await debitTogether({ ...deps(), db: counting }, requests);
     expect(results.map((result) => result.kind)).toEqual(['debited', 'debited', 'debited', 'insufficient', 'debited']);
+    // th-a's and th-b's first debits lock both wallets in one statement; th-a's further ones read under that lock.
+    expect(locks).toHaveLength(1);
     expect(results[3]).toEqual({ kind: 'insufficient', available: 2, requested: 4 });
     expect((results[4] as Extract<DebitResult, { kind: 'debited' }>).answer.balance).toBe(0);
     // One transaction: its entries share its start time (now()); a savepoint's rows have an xmin of their own.

@@ -96,12 +96,10 @@ async function debitInUnit(
   request: DebitRequest,
   spendLimits: SpendLimitDefaults,
 ): Promise<DebitResult> {
-  const funds = await lockWalletForSpend(uow, request.userId);
-  const previous = await uow.trx
-    .selectFrom('ledger_entries')
-    .selectAll()
-    .where('reference', '=', request.reference)
-    .executeTakeFirst();
+  // The wallet locked and read with the entry under the reference, as a batch reads them (no statement of its own).
+  const [locked] = await lockWalletsForSpend<LedgerEntryRow>(uow, [request], ledgerEntryFence);
+  const { funds, previous: json } = locked as NonNullable<typeof locked>;
+  const previous = json && ledgerEntryOfJson(json);
   const decision = decideDebit(request, funds, previous, spendLimits);
   if (decision.kind === 'answer') return decision.result;
   if (decision.kind === 'already-debited') return alreadyDebited(uow, request, funds, decision.entry);

@@ -50,6 +50,14 @@ export interface UnitOfWork {
    * round trip.
    */
   readonly walletsEnsured: Set<string>;
+  /**
+   * Users whose wallet row this unit holds locked (FOR UPDATE: lockWalletFunds,
+   * lockWalletsForSpend, lockWalletsForHolds): a later spend of the user in the unit reads its
+   * funds in one statement, without taking the lock again (a hot wallet's further spends in a
+   * shared unit). Row locks are held until the transaction ends; the one savepoint, atomically,
+   * forgets what it rolls back.
+   */
+  readonly walletsLocked: Set<string>;
   /** DEBT_POLICY of the process (AppWebhookOutbox.debtPolicy; `settle` when not given). */
   readonly debtPolicy: DebtPolicy;
 }
@@ -65,6 +73,7 @@ export function openUnitOfWork(trx: Transaction<DB>, outbox: AppWebhookOutbox, c
     trx,
     clock,
     walletsEnsured: new Set(),
+    walletsLocked: new Set(),
     debtPolicy: outbox.debtPolicy ?? 'settle',
     outbox: {
       lowBalanceThreshold: outbox.lowBalanceThreshold,
@@ -124,14 +133,15 @@ export function inUnitOfWork<T>(deps: UnitOfWorkDeps, work: (uow: UnitOfWork) =>
 
 /**
  * Runs `work` all or nothing inside the unit's transaction: under a savepoint, rolled back to it
- * when `work` throws (the error is rethrown), with the unit's record of messages and ensured
- * wallets put back as they were. A caller that catches the error and commits keeps nothing of
+ * when `work` throws (the error is rethrown), with the unit's record of messages, ensured
+ * wallets and locked wallets put back as they were. A caller that catches the error and commits keeps nothing of
  * `work`; the transaction stays usable. For writers that make several postings in one call
  * (postLedgerEntries), where a failure part way would otherwise leave the earlier ones behind.
  */
 export async function atomically<T>(uow: UnitOfWork, work: () => Promise<T>): Promise<T> {
   const messages = uow.outbox.messageIds.length;
   const ensured = new Set(uow.walletsEnsured);
+  const locked = new Set(uow.walletsLocked);
   await sql`SAVEPOINT tally_atomically`.execute(uow.trx);
   let result: T;
   try {
@@ -140,6 +150,7 @@ export async function atomically<T>(uow: UnitOfWork, work: () => Promise<T>): Pr
     await sql`ROLLBACK TO SAVEPOINT tally_atomically`.execute(uow.trx);
     uow.outbox.forgetAfter(messages);
     for (const userId of uow.walletsEnsured) if (!ensured.has(userId)) uow.walletsEnsured.delete(userId);
+    for (const userId of uow.walletsLocked) if (!locked.has(userId)) uow.walletsLocked.delete(userId);
     throw error;
   }
   await sql`RELEASE SAVEPOINT tally_atomically`.execute(uow.trx);
