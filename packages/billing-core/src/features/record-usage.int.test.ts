@@ -181,4 +181,44 @@ describe('recordUsage: the catalog prices what the app spends', () => {
     expect(await readWalletFunds(database.db, 'usage-free', { lock: false })).toMatchObject({ balance: 90 });
     expect(await verifyLedger(database.db)).toMatchObject({ ok: true, discrepancies: [] });
   });
+
+  it("answers a conflict, charging nothing, when another user's free use takes the reference after its fence's read", async () => {
+    await fund('usage-twin-a', 50);
+    // A transaction holding usage-twin-a's lot stops its usage after the fence's read (at the lots' read).
+    const blocker = await database.pool.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query("SELECT id FROM credit_lots WHERE user_id = 'usage-twin-a' FOR UPDATE");
+      const charged = use('usage-twin-a', 'twin-ref', { feature: 'video', quantity: 5 });
+      await untilWaitingOnLock(database.pool);
+      // Another user's free use (zero quantities: no debit) takes the reference meanwhile.
+      expect(await use('usage-twin-b', 'twin-ref', { feature: 'video', quantity: 0 })).toMatchObject({
+        kind: 'recorded',
+        answer: { cost: 0 },
+      });
+      await blocker.query('COMMIT');
+      expect(await charged).toEqual({
+        kind: 'conflict',
+        message: 'reference twin-ref already recorded another usage or user',
+      });
+    } finally {
+      blocker.release();
+    }
+    expect(await readWalletFunds(database.db, 'usage-twin-a', { lock: false })).toMatchObject({ balance: 50 });
+    expect(
+      await database.db.selectFrom('feature_uses').select('user_id').where('reference', '=', 'twin-ref').execute(),
+    ).toEqual([{ user_id: 'usage-twin-b' }]);
+  });
 });
+
+/** Until a session of the database waits on a lock. */
+async function untilWaitingOnLock(pool: { query(text: string): Promise<{ rows: { n: number }[] }> }) {
+  for (let attempt = 0; attempt < 200; attempt += 1) {
+    const { rows } = await pool.query(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+    );
+    if ((rows[0]?.n ?? 0) > 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error('no session waits on a lock');
+}

@@ -102,6 +102,9 @@ async function recordAlone(deps: UsageDeps, usage: PreparedUsage): Promise<Recor
     if (error instanceof LedgerReferenceConflictError && error.reference === usage.ledgerReference) {
       return conflictOf(usage);
     }
+    // A use another user's free usage took the reference of since the fence's read (its unit rolled back).
+    // guard: usage-twin-conflict
+    if (isUniqueViolation(error, 'feature_uses_reference_uq')) return conflictOf(usage);
     throw error;
   }
 }
@@ -117,10 +120,10 @@ async function usageInUnit(uow: UnitOfWork, deps: UsageDeps, usage: PreparedUsag
   const { funds, previous } = locked as NonNullable<typeof locked>;
   const decision = await decideUsage(uow, deps, usage, funds, previousUseOf(previous));
   if (decision.kind === 'answer') return decision.result;
-  const posted =
-    decision.charge.tokens > 0 ? await postLedgerEntry(uow, usagePosting(usage, decision.charge)) : undefined;
-  const [result] = await keepUses(uow, deps, [{ usage, funds, decision, posted }]);
-  return result as RecordUsageResult;
+  const use = useRowOf(deps, usage, funds, decision);
+  if (decision.charge.tokens === 0) return (await keepFreeUses(uow, [{ usage, use }]))[0] as RecordUsageResult;
+  const posted = await postLedgerEntry(uow, usagePosting(usage, use));
+  return chargedAnswerOf(uow, { usage, funds, use, posted });
 }
 
 /**
@@ -186,25 +189,23 @@ async function usageManyInUnit(
     if (decision.kind === 'answer') results[index] = decision.result;
     else toKeep.push({ index, funds, decision });
   }
-  const charged = toKeep.filter(({ decision }) => decision.charge.tokens > 0);
+  const uses = toKeep.map(({ index, funds, decision }) => {
+    const usage = usages[index] as PreparedUsage;
+    return { index, usage, funds, use: useRowOf(deps, usage, funds, decision) };
+  });
+  const charged = uses.filter(({ use }) => use.cost > 0);
   const posted = await postLedgerEntries(
     uow,
-    charged.map(({ index, decision }) => usagePosting(usages[index] as PreparedUsage, decision.charge)),
+    charged.map(({ usage, use }) => usagePosting(usage, use)),
     // A throw rolls the whole unit back (runSpendsTogether runs its usages alone then).
     { savepoint: false },
   );
-  const postedOf = new Map(charged.map(({ index }, position) => [index, posted[position]]));
-  const kept = await keepUses(
-    uow,
-    deps,
-    toKeep.map(({ index, funds, decision }) => ({
-      usage: usages[index] as PreparedUsage,
-      funds,
-      decision,
-      posted: postedOf.get(index),
-    })),
-  );
-  for (const [position, { index }] of toKeep.entries()) results[index] = kept[position] as RecordUsageResult;
+  for (const [position, item] of charged.entries()) {
+    results[item.index] = await chargedAnswerOf(uow, { ...item, posted: posted[position] as PostLedgerEntryResult });
+  }
+  const free = uses.filter(({ use }) => use.cost === 0);
+  const kept = await keepFreeUses(uow, free);
+  for (const [position, { index }] of free.entries()) results[index] = kept[position] as RecordUsageResult;
   return results;
 }
 
@@ -253,96 +254,162 @@ async function decideUsage(
   return { kind: 'record', charge, at };
 }
 
-function usagePosting(usage: PreparedUsage, charge: { tokens: number }): LedgerPosting {
+/** A charged usage's debit, its use written in the same round trip as its draws (LotMovement's `alongside`). */
+function usagePosting(usage: PreparedUsage, use: UseRow): LedgerPosting {
   const { usage: priced } = usage.priced;
   return {
     userId: usage.request.userId,
     reference: usage.ledgerReference,
-    amount: -charge.tokens,
+    amount: -use.cost,
     reason: 'usage',
-    lots: { kind: 'spend' },
+    // guard: usage-use-written-with-draws
+    lots: { kind: 'spend', alongside: insertUsesSql([use], { onConflict: false }) },
     messageData: {
       feature: priced.feature,
       variant: priced.variant,
       quantities: priced.quantities,
-      cost: charge.tokens,
+      cost: use.cost,
     },
   };
 }
 
+/** A use as feature_uses keeps it, with the answer it gives (decided under the wallet lock, before its debit posts). */
+interface UseRow {
+  user_id: string;
+  reference: string;
+  feature: string;
+  variant: string | null;
+  quantities: Record<string, number>;
+  prices: Record<string, number>;
+  per: number;
+  price_version: string;
+  cost: number;
+  free_tier: boolean;
+  allowance_group: string | null;
+  allowance_period: string | null;
+  ledger_reference: string | null;
+  answer_balance: number;
+  answer_available: number;
+  usage_day: string;
+}
+
 /**
- * After their postings: each usage's auto top-up trigger, then the uses kept in ONE insert, each
- * with the answer it gives (its balance, available and the draws its posting recorded). A use
- * another user's usage took the reference of since the fence's read throws the conflict (its
- * unit rolls back, its debit too).
+ * The use a usage keeps, with its answer: the balance after its debit is the balance read under
+ * the wallet lock less its cost (the posting moves it by exactly that under the same lock;
+ * chargedAnswerOf checks it did).
  */
-async function keepUses(
-  uow: UnitOfWork,
+function useRowOf(
   deps: UsageDeps,
-  items: readonly {
-    usage: PreparedUsage;
-    funds: LockedSpendFunds;
-    decision: Extract<UsageDecision, { kind: 'record' }>;
-    posted: PostLedgerEntryResult | undefined;
-  }[],
+  usage: PreparedUsage,
+  funds: LockedSpendFunds,
+  decision: Extract<UsageDecision, { kind: 'record' }>,
+): UseRow {
+  const { charge, at } = decision;
+  const { usage: priced } = usage.priced;
+  const balance = funds.balance - charge.tokens;
+  return {
+    user_id: usage.request.userId,
+    reference: usage.request.reference,
+    feature: priced.feature,
+    variant: priced.variant,
+    quantities: priced.quantities,
+    prices: priced.prices,
+    per: priced.per,
+    price_version: deps.catalog.version,
+    cost: charge.tokens,
+    free_tier: charge.freeTier,
+    allowance_group: charge.allowance?.group ?? null,
+    allowance_period: charge.allowance?.period ?? null,
+    ledger_reference: charge.tokens > 0 ? usage.ledgerReference : null,
+    answer_balance: balance,
+    answer_available: balance - funds.held,
+    usage_day: at.toISOString().slice(0, 10),
+  };
+}
+
+/**
+ * The uses in one insert (source `usage`). `onConflict`: a use another user's usage took the
+ * reference of since the fence's read is skipped (keepFreeUses finds it missing) rather than failing
+ * the statement; a charged use's insert fails instead, with the statement of its draws.
+ */
+function insertUsesSql(uses: readonly UseRow[], options: { onConflict: boolean }) {
+  const column = (type: string, value: (use: UseRow) => unknown) => sql`${uses.map(value)}::${sql.raw(type)}[]`;
+  return sql`
+    INSERT INTO feature_uses (user_id, source, reference, feature, variant, quantities, prices, per, price_version, cost,
+                              free_tier, allowance_group, allowance_period, ledger_reference, answer_balance,
+                              answer_available, usage_day)
+    SELECT user_id, 'usage', reference, feature, variant, quantities, prices, per, price_version, cost, free_tier,
+           allowance_group, allowance_period, ledger_reference, answer_balance, answer_available, usage_day
+      FROM unnest(${column('text', (u) => u.user_id)}, ${column('text', (u) => u.reference)},
+                  ${column('text', (u) => u.feature)}, ${column('text', (u) => u.variant)},
+                  ${column('jsonb', (u) => JSON.stringify(u.quantities))}, ${column('jsonb', (u) => JSON.stringify(u.prices))},
+                  ${column('int', (u) => u.per)}, ${column('text', (u) => u.price_version)},
+                  ${column('bigint', (u) => u.cost)}, ${column('boolean', (u) => u.free_tier)},
+                  ${column('text', (u) => u.allowance_group)}, ${column('text', (u) => u.allowance_period)},
+                  ${column('text', (u) => u.ledger_reference)}, ${column('bigint', (u) => u.answer_balance)},
+                  ${column('bigint', (u) => u.answer_available)}, ${column('date', (u) => u.usage_day)})
+           AS u (user_id, reference, feature, variant, quantities, prices, per, price_version, cost, free_tier,
+                 allowance_group, allowance_period, ledger_reference, answer_balance, answer_available, usage_day)
+    ${options.onConflict ? sql`ON CONFLICT ON CONSTRAINT feature_uses_reference_uq DO NOTHING` : sql``}
+    RETURNING reference`;
+}
+
+/**
+ * A charged usage's answer once its debit posted (its use written with the debit's draws): the
+ * auto top-up trigger, then the answer with the draws the posting recorded. A debit that did not
+ * post as the use says throws (the unit rolls back, its use too).
+ */
+async function chargedAnswerOf(
+  uow: UnitOfWork,
+  item: { usage: PreparedUsage; funds: LockedSpendFunds; use: UseRow; posted: PostLedgerEntryResult },
+): Promise<RecordUsageResult> {
+  const { usage, funds, use, posted } = item;
+  if (posted.kind !== 'posted' || Number(posted.entry.balance_after) !== use.answer_balance) {
+    throw new Error(`the debit of usage ${usage.request.reference} did not post as its use says`);
+  }
+  // guard: usage-triggers-auto-topup
+  await triggerAutoTopup(uow, usage.request.userId, funds.autoTopup, funds.available - use.cost);
+  return answerOf(
+    uow,
+    use,
+    'recorded',
+    (posted.draws ?? []).map(({ lotId, amount }) => ({ lotId, amount })),
+  );
+}
+
+/**
+ * Free uses (nothing charged: no debit, no draws) kept in ONE insert, each with the answer it
+ * gives. A use another user's usage took the reference of since the fence's read throws the
+ * conflict (its unit rolls back).
+ */
+async function keepFreeUses(
+  uow: UnitOfWork,
+  items: readonly { usage: PreparedUsage; use: UseRow }[],
 ): Promise<RecordUsageResult[]> {
   if (items.length === 0) return [];
-  const rows = [];
-  for (const { usage, funds, decision, posted } of items) {
-    const { charge, at } = decision;
-    const balance = posted ? posted.entry.balance_after : funds.balance;
-    // guard: usage-triggers-auto-topup
-    if (posted) await triggerAutoTopup(uow, usage.request.userId, funds.autoTopup, funds.available - charge.tokens);
-    const { usage: priced } = usage.priced;
-    rows.push({
-      user_id: usage.request.userId,
-      source: 'usage' as const,
-      reference: usage.request.reference,
-      feature: priced.feature,
-      variant: priced.variant,
-      quantities: JSON.stringify(priced.quantities),
-      prices: JSON.stringify(priced.prices),
-      per: priced.per,
-      price_version: deps.catalog.version,
-      cost: charge.tokens,
-      free_tier: charge.freeTier,
-      allowance_group: charge.allowance?.group ?? null,
-      allowance_period: charge.allowance?.period ?? null,
-      ledger_reference: charge.tokens > 0 ? usage.ledgerReference : null,
-      answer_balance: balance,
-      answer_available: balance - funds.held,
-      usage_day: at.toISOString().slice(0, 10),
-    });
-  }
-  const inserted = await uow.trx
-    .insertInto('feature_uses')
-    .values(rows)
-    .onConflict((conflict) => conflict.constraint('feature_uses_reference_uq').doNothing())
-    .returningAll()
-    .execute();
-  const byReference = new Map(inserted.map((row) => [row.reference, row]));
+  const inserted = await insertUsesSql(
+    items.map(({ use }) => use),
+    { onConflict: true },
+  ).execute(uow.trx);
+  const kept = new Set((inserted.rows as { reference: string }[]).map((row) => row.reference));
   const answers: RecordUsageResult[] = [];
-  for (const { usage, decision, posted } of items) {
-    const row = byReference.get(usage.request.reference);
-    // Another user's use took the reference since the look-up: roll this one back (its debit too).
-    if (!row) {
+  for (const { usage, use } of items) {
+    if (!kept.has(use.reference)) {
       throw new LedgerReferenceConflictError(
         usage.ledgerReference,
         { userId: '?', amount: 0 },
-        { userId: usage.request.userId, amount: -decision.charge.tokens },
+        { userId: usage.request.userId, amount: 0 },
       );
     }
-    const draws = posted?.kind === 'posted' ? posted.draws : undefined;
-    answers.push(
-      await answerOf(
-        uow,
-        { ...row, quantities: meterMap(row.quantities) },
-        'recorded',
-        posted === undefined ? [] : draws?.map(({ lotId, amount }) => ({ lotId, amount })),
-      ),
-    );
+    answers.push(await answerOf(uow, use, 'recorded', []));
   }
   return answers;
+}
+
+/** Whether `error` is Postgres's unique violation of `constraint`. */
+function isUniqueViolation(error: unknown, constraint: string): boolean {
+  const { code, constraint: violated } = (error ?? {}) as { code?: unknown; constraint?: unknown };
+  return code === '23505' && violated === constraint;
 }
 
 /** The use under a usage's reference as the fence read it (usageFence: its row as JSON), its quantities as numbers. */

@@ -19,7 +19,12 @@ export type LotExpiry = Date | null | { months: number; after: Date | 'now' };
  */
 export type LotMovement =
   | { kind: 'credit'; category: LotCategory; expiresAt: LotExpiry; rolloverMax?: number }
-  | { kind: 'spend' }
+  /**
+   * A spend in the draw order. `alongside`: a statement of the spend's own (a usage's use,
+   * recordUsage) written in the same round trip as its draws (takeDraws), so in the same
+   * transaction only if the entry posts; it refuses the spend by failing.
+   */
+  | { kind: 'spend'; alongside?: RawBuilder<unknown> }
   | { kind: 'expire'; lotId: number }
   /** A void's take (docs/lots.md "Voids"): exactly from the one voided lot, what of it no hold reserves. */
   | { kind: 'void'; lotId: number }
@@ -144,7 +149,7 @@ export interface LotDraw {
  */
 export async function drawTogether(
   trx: Transaction<DB>,
-  spends: readonly LedgerEntryRow[],
+  spends: readonly (LedgerEntryRow & { alongside?: RawBuilder<unknown> | undefined })[],
   captures: readonly { entry: LedgerEntryRow; movement: Extract<LotMovement, { kind: 'capture' }> }[] = [],
 ): Promise<Map<number, LotDraw[]>> {
   if (new Set(spends.map((entry) => entry.user_id)).size !== spends.length) {
@@ -167,7 +172,11 @@ export async function drawTogether(
   }
   for (const { entry, movement } of captures)
     drawn.push({ entryId: entry.id, draws: holdDraws(movement, -entry.amount) });
-  await takeDraws(trx, drawn);
+  await takeDraws(
+    trx,
+    drawn,
+    spends.map((entry) => entry.alongside),
+  );
   return new Map(drawn.map((entry) => [entry.entryId, entry.draws]));
 }
 
@@ -340,7 +349,7 @@ async function draw(
   trx: Transaction<DB>,
   userId: string,
   need: number,
-  movement: { kind: 'spend' } | { kind: 'take-back'; fromLotOf?: string },
+  movement: Extract<LotMovement, { kind: 'spend' }> | { kind: 'take-back'; fromLotOf?: string },
   entryId: number | null,
 ): Promise<LotDraw[]> {
   const lots = await listDrawableLots(trx, userId, {
@@ -355,7 +364,7 @@ async function draw(
     throw new InsufficientBalanceError(userId, drawable, need, drawable);
   }
   if (entryId === null) await moveLots(trx, draws, -1);
-  else await takeDraws(trx, [{ entryId, draws }]);
+  else await takeDraws(trx, [{ entryId, draws }], movement.kind === 'spend' ? [movement.alongside] : []);
   return draws;
 }
 
@@ -434,23 +443,43 @@ export async function moveLots(trx: Transaction<DB>, moves: { lotId: number; amo
  * as its draws are written (moveLots then recordDraws took two). A lot several draws name moves
  * by their sum. The lots' CHECK (remaining >= 0) refuses a take of more than a lot holds.
  */
-async function takeDraws(trx: Transaction<DB>, entries: readonly { entryId: number; draws: readonly LotDraw[] }[]) {
+async function takeDraws(
+  trx: Transaction<DB>,
+  entries: readonly { entryId: number; draws: readonly LotDraw[] }[],
+  /** The spends' own statements (LotMovement's `alongside`), in the same round trip. */
+  alongside: readonly (RawBuilder<unknown> | undefined)[] = [],
+) {
   const draws = entries.flatMap(({ entryId, draws: own }) =>
     own.map((d, position) => ({ entryId, lotId: d.lotId, amount: d.amount, position })),
   );
   if (draws.length === 0) return;
-  await takeDrawsSql(trx, {
+  const slots = {
     entryIds: draws.map((d) => d.entryId),
     lotIds: draws.map((d) => d.lotId),
     amounts: draws.map((d) => d.amount),
     positions: draws.map((d) => d.position),
-  });
+  };
+  const own = alongside.filter((statement) => statement !== undefined);
+  if (own.length === 0) await takeDrawsSql(trx, slots);
+  else
+    await takeDrawsStatement(
+      slots,
+      sql.join(
+        own.map((statement, index) => sql`, ${sql.raw(`alongside_${index}`)} AS (${statement})`),
+        sql``,
+      ),
+    ).execute(trx);
 }
 
+type TakeDrawsSlots = { entryIds: number[]; lotIds: number[]; amounts: number[]; positions: number[] };
+
 /** takeDraws' statement, compiled once (the draws' count hidden from the planner: sqlBatchArray). */
+const takeDrawsSql = precompiledSql<TakeDrawsSlots>((s) => takeDrawsStatement(s, sql``));
+
+/** takeDraws' statement, written once: `ctes`, the spends' own statements as further CTEs (each `, name AS (…)`). */
 // guard: draws-taken-with-their-lots
-const takeDrawsSql = precompiledSql<{ entryIds: number[]; lotIds: number[]; amounts: number[]; positions: number[] }>(
-  (s) => sql`
+function takeDrawsStatement(s: { readonly [K in keyof TakeDrawsSlots]: TakeDrawsSlots[K] }, ctes: RawBuilder<unknown>) {
+  return sql`
     WITH d AS MATERIALIZED (
       SELECT * FROM unnest(${sqlBatchArray(s.entryIds, 'bigint')}, ${sqlBatchArray(s.lotIds, 'bigint')},
                            ${sqlBatchArray(s.amounts, 'bigint')}, ${sqlBatchArray(s.positions, 'int')})
@@ -459,9 +488,10 @@ const takeDrawsSql = precompiledSql<{ entryIds: number[]; lotIds: number[]; amou
       UPDATE credit_lots l SET remaining = l.remaining - m.amount
         FROM (SELECT lot_id, sum(amount) AS amount FROM d GROUP BY lot_id) AS m
        WHERE l.id = m.lot_id)
+    ${ctes}
     INSERT INTO ledger_draws (ledger_entry_id, lot_id, amount, position)
-    SELECT entry_id, lot_id, amount, position FROM d`,
-);
+    SELECT entry_id, lot_id, amount, position FROM d`;
+}
 
 /** Records entries' draws (`ledger_draws`, each entry's in its order), in one insert. */
 async function recordDraws(trx: Transaction<DB>, entries: readonly { entryId: number; draws: readonly LotDraw[] }[]) {

@@ -71,7 +71,9 @@ export async function finishPostings(
       ? [{ lots: posting.lots, entry: outcome.entry, recorded: outcome.lots.drawsRecorded === true }]
       : [],
   );
-  const spends = matched.flatMap(({ lots, entry }) => (lots.kind === 'spend' ? [entry] : []));
+  const spends = matched.flatMap(({ lots, entry }) =>
+    lots.kind === 'spend' ? [lots.alongside ? { ...entry, alongside: lots.alongside } : entry] : [],
+  );
   // A capture whose draws the posting statement recorded (knownDrawsOf) has nothing left to draw.
   const captures = matched.flatMap(({ lots, entry, recorded }) =>
     lots.kind === 'capture' && !recorded ? [{ entry, movement: lots }] : [],

@@ -3,12 +3,7 @@ import { sql } from 'kysely';
 import { triggerAutoTopup } from '../auto-topup/trigger-auto-topup';
 import type { LedgerEntryRow } from '../db/schema';
 import { InsufficientBalanceError, LedgerReferenceConflictError } from '../errors';
-import {
-  type LockedSpendFunds,
-  lockWalletForSpend,
-  lockWalletsForSpend,
-  type SpendFenceSql,
-} from '../holds/lock-wallet-funds';
+import { type LockedSpendFunds, lockWalletsForSpend, type SpendFenceSql } from '../holds/lock-wallet-funds';
 import { postLedgerEntries } from '../ledger/post-ledger-entries';
 import { type LedgerPosting, type PostLedgerEntryResult, postLedgerEntry } from '../ledger/post-ledger-entry';
 import { type SpendLimitDefaults, type SpendLimitRefusal, spendLimitRefusal } from '../spend-limits/spend-limits';
