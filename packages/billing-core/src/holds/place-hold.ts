@@ -69,7 +69,7 @@ export async function placeHold(uow: UnitOfWork, placement: HoldPlacement): Prom
 
 /**
  * The placement's fence under the wallet lock (one definition for a placement alone and in a
- * batch: placeHoldsInUnit): the hold already under its reference answers (the same amount: that
+ * batch: holdOperationsTogether): the hold already under its reference answers (the same amount: that
  * hold, in whatever state it is now; another: a conflict); null when there is none.
  */
 export function placementFence(

@@ -141,7 +141,9 @@ describe('holdOperationsTogether: holds by estimate', () => {
        WHERE h.user_id = ${userId} ORDER BY h.reference`.execute(database.db);
     const entries = await sql`
       SELECT regexp_replace(e.reference, 'hold_[0-9a-f]{24}', 'hold_*') AS reference, e.amount::int, e.balance_after::int
-        FROM ledger_entries e WHERE e.user_id = ${userId} AND e.reference NOT LIKE 'pt:fund:%' ORDER BY e.id`.execute(database.db);
+        FROM ledger_entries e WHERE e.user_id = ${userId} AND e.reference NOT LIKE 'pt:fund:%' ORDER BY e.id`.execute(
+      database.db,
+    );
     const shortfalls = await sql`
       SELECT source, shortfall::int FROM take_back_shortfalls WHERE user_id = ${userId} ORDER BY id`.execute(
       database.db,
