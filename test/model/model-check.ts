@@ -128,6 +128,12 @@ const holdCommand = fc.tuple(tokens, fc.constantFrom(1, 24)).map(([amount, ttl])
 const captureCommand = fc
   .tuple(index, fc.option(tokens, { nil: undefined }))
   .map(([h, amount]) => new C.Capture(h, amount));
+const pricedHoldCommand = fc
+  .tuple(fc.nat({ max: C.SPECS.length - 1 }), fc.constantFrom(1, 24))
+  .map(([s, ttl]) => new C.PricedHold(s, ttl));
+const pricedCaptureCommand = fc
+  .tuple(index, fc.constantFrom(0, 5, 10, 15, 30, 100))
+  .map(([h, tenths]) => new C.PricedCapture(h, tenths));
 
 /** The api calls that lock the wallet, for batches sent at once. */
 function concurrentCommand() {
@@ -189,10 +195,13 @@ export function commandsFor(mode: ModelCheckSize['mode'], steps: number) {
   );
   // Grants among them, so holds have tokens to reserve and captures active holds to find.
   const grantCommand = tokens.map((amount) => new C.Grant(amount, null, false, false));
+  // Holds and captures by amount and by estimate share the api's hold batcher (holdOperationsTogether).
   const togetherHolds = togetherOf(
     fc.oneof(
       { arbitrary: holdCommand, weight: 3 },
       { arbitrary: captureCommand, weight: 3 },
+      { arbitrary: pricedHoldCommand, weight: 3 },
+      { arbitrary: pricedCaptureCommand, weight: 3 },
       { arbitrary: grantCommand, weight: 1 },
       { arbitrary: concurrentCommand(), weight: 1 },
     ),

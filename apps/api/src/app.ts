@@ -1,10 +1,12 @@
 import {
   type CaptureHoldResult,
+  type CapturePricedHoldResult,
   type DebitRequest,
   debitTokensTogether,
   type HoldOperation,
   holdOperationsTogether,
   type PlaceHoldResult,
+  preparePricedPlacement,
   queueCatalog,
   recordUsagesTogether,
   type UsageRequest,
@@ -179,11 +181,17 @@ export async function closeApiApp(app: Express): Promise<void> {
 export const defaultSpendBatch: TransactionBatcherSettings = { maxItems: 32, maxTransactions: 2 };
 
 /** The services createSpendBatchers makes. */
-type SpendBatcherServices = 'debit' | 'recordUsage' | 'placeHold' | 'captureHold';
+type SpendBatcherServices =
+  | 'debit'
+  | 'recordUsage'
+  | 'placeHold'
+  | 'captureHold'
+  | 'placePricedHold'
+  | 'capturePricedHold';
 
 /**
- * The app's debits, usages and amount holds' placements and captures, coalesced (one batcher per
- * kind; placements and captures share one): a spend starts its transaction at once while fewer
+ * The app's debits, usages and holds' placements and captures (by amount and by estimate),
+ * coalesced (one batcher per kind; placements and captures share one): a spend starts its transaction at once while fewer
  * than `maxTransactions` of its kind are open, else it waits and goes with the others that
  * waited, in one (debitTokensTogether, recordUsagesTogether, holdOperationsTogether: each
  * answered as it would be answered alone).
@@ -192,8 +200,10 @@ function createSpendBatchers(deps: ApiAppDeps): Pick<RouteServices, SpendBatcher
   const settings = deps.spendBatch ?? defaultSpendBatch;
   const unitDeps = { db: deps.db, outbox: deps.outbox, spendLimits: deps.spendLimits };
   const usageDeps = { ...unitDeps, clock: deps.studio.clock, catalog: deps.studio.catalog };
+  // A hold by estimate's free allowance is decided on the studio's clock, as a usage's.
+  const holdDeps = { ...unitDeps, clock: deps.studio.clock };
   const holdOperation = createTransactionBatcher(
-    (operations: HoldOperation[]) => holdOperationsTogether(unitDeps, operations),
+    (operations: HoldOperation[]) => holdOperationsTogether(holdDeps, operations),
     settings,
   );
   return {
@@ -205,5 +215,13 @@ function createSpendBatchers(deps: ApiAppDeps): Pick<RouteServices, SpendBatcher
     // A placement answers a placement's result, a capture a capture's (holdOperationsTogether keeps each kind's).
     placeHold: (placement) => holdOperation({ kind: 'place', placement }) as Promise<PlaceHoldResult>,
     captureHold: (request) => holdOperation({ kind: 'capture', request }) as Promise<CaptureHoldResult>,
+    // A hold by estimate is priced before the batch: an unknown feature or a bad quantity never waits for it.
+    placePricedHold: async (request) => {
+      const prepared = preparePricedPlacement(deps.studio.catalog, request);
+      if ('result' in prepared) return prepared.result;
+      return (await holdOperation({ kind: 'place-priced', placement: prepared })) as PlaceHoldResult;
+    },
+    capturePricedHold: (request) =>
+      holdOperation({ kind: 'capture-priced', request }) as Promise<CapturePricedHoldResult>,
   };
 }

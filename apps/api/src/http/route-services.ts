@@ -2,6 +2,7 @@ import type {
   AppleReconcileSources,
   AppWebhookOutbox,
   CaptureHoldResult,
+  CapturePricedHoldResult,
   CaptureRequest,
   Catalog,
   Clock,
@@ -11,6 +12,9 @@ import type {
   EventPolicy,
   HoldPlacement,
   PlaceHoldResult,
+  PlacePricedHoldResult,
+  PricedCaptureRequest,
+  PricedPlacementRequest,
   RecordUsageResult,
   RevenueCatApi,
   SpendLimitDefaults,
@@ -81,4 +85,7 @@ export interface RouteServices {
    */
   placeHold: (placement: HoldPlacement) => Promise<PlaceHoldResult>;
   captureHold: (request: CaptureRequest) => Promise<CaptureHoldResult>;
+  /** A hold by estimate and its capture, answered as placePricedHold and capturePricedHold answer them alone, in the same batcher. */
+  placePricedHold: (request: PricedPlacementRequest) => Promise<PlacePricedHoldResult>;
+  capturePricedHold: (request: PricedCaptureRequest) => Promise<CapturePricedHoldResult>;
 }

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { HoldRow } from '../db/schema';
 import { postLedgerEntries } from '../ledger/post-ledger-entries';
-import { type LedgerPosting, type PostLedgerEntryResult, postLedgerEntry } from '../ledger/post-ledger-entry';
+import type { LedgerPosting, PostLedgerEntryResult } from '../ledger/post-ledger-entry';
 import { takeFreedVoidedTokens } from '../ledger/voided-lots';
 import { references } from '../references';
 import { recoverShortfallsFromHold } from '../refunds/take-back-shortfalls';
@@ -71,9 +71,10 @@ export async function captureHold(uow: UnitOfWork, request: CaptureRequest): Pro
   const funds = await lockWalletFunds(uow, request.userId, { holdId: request.holdId });
   const decision = decideCapture(request, funds.hold);
   if (decision.kind === 'answer') return decision.result;
-  const posted = await postHoldCapture(uow, request.userId, decision.hold, decision.captured);
-  const [answer] = await capturedHolds(uow, [{ funds, decision, posted }]);
-  return answer as CaptureHoldResult;
+  const [row] = await captureDecided(uow, [
+    { userId: request.userId, funds, hold: decision.hold, captured: decision.captured },
+  ]);
+  return { kind: 'ended', answer: captureAnswerOf(row as HoldRow) };
 }
 
 export interface CaptureRequest {
@@ -84,47 +85,8 @@ export interface CaptureRequest {
   amount?: number | undefined;
 }
 
-/**
- * captureHold for several captures of distinct users under the wallet locks the caller took
- * (holdOperationsTogether: `funds` as lockWalletsForHolds read them), each decided as captureHold
- * decides it (decideCapture); the captures in ONE posting statement whose draws from the holds'
- * lots go in one update and one insert (postLedgerEntries), the holds ended in ONE update
- * (endHolds). Answers by position; throws what any of them throws (the caller's unit rolls back
- * whole).
- */
-export async function captureHoldsInUnit(
-  uow: UnitOfWork,
-  items: readonly { request: CaptureRequest; funds: LockedFunds }[],
-): Promise<CaptureHoldResult[]> {
-  const results = new Array<CaptureHoldResult>(items.length);
-  const toPost: { index: number; decision: Extract<CaptureDecision, { kind: 'capture' }> }[] = [];
-  for (const [index, { request, funds }] of items.entries()) {
-    const decision = decideCapture(request, funds.hold);
-    if (decision.kind === 'answer') results[index] = decision.result;
-    else toPost.push({ index, decision });
-  }
-  const posted = await postLedgerEntries(
-    uow,
-    toPost.map(({ index, decision }) =>
-      capturePosting((items[index] as (typeof items)[number]).request.userId, decision.hold, decision.captured),
-    ),
-    // A throw rolls the whole unit back (runSpendsTogether runs its captures alone then).
-    { savepoint: false },
-  );
-  const answers = await capturedHolds(
-    uow,
-    toPost.map(({ index, decision }, position) => ({
-      funds: (items[index] as (typeof items)[number]).funds,
-      decision,
-      posted: posted[position] as PostLedgerEntryResult,
-    })),
-  );
-  for (const [position, { index }] of toPost.entries()) results[index] = answers[position] as CaptureHoldResult;
-  return results;
-}
-
 /** What a capture does under its wallet lock once its hold is read. */
-type CaptureDecision =
+export type CaptureDecision =
   | { kind: 'answer'; result: CaptureHoldResult }
   | { kind: 'capture'; hold: LockedHold; captured: number };
 
@@ -133,7 +95,7 @@ type CaptureDecision =
  * the hold's status first (its fence: a captured hold answers its first capture), then whether
  * it is still active, how it was placed and whether the amount fits in it.
  */
-function decideCapture(request: CaptureRequest, hold: LockedHold | undefined): CaptureDecision {
+export function decideCapture(request: CaptureRequest, hold: LockedHold | undefined): CaptureDecision {
   const answer = (result: CaptureHoldResult): CaptureDecision => ({ kind: 'answer', result });
   if (!hold) return answer({ kind: 'not-found' });
   // guard: capture-fence
@@ -149,52 +111,69 @@ function decideCapture(request: CaptureRequest, hold: LockedHold | undefined): C
   return { kind: 'capture', hold, captured };
 }
 
-/** The captures posted (in the unit that locked their wallets): their holds ended in one update, and their answers. */
-async function capturedHolds(
-  uow: UnitOfWork,
-  items: readonly {
-    funds: LockedFunds;
-    decision: Extract<CaptureDecision, { kind: 'capture' }>;
-    posted: PostLedgerEntryResult;
-  }[],
-): Promise<CaptureHoldResult[]> {
-  for (const { decision, posted } of items) {
-    // The status is the fence: a posted capture always finds its hold captured.
-    if (posted.kind !== 'posted') {
-      throw new Error(
-        `hold ${decision.hold.id} is held but its capture ${references.holdCapture(decision.hold.id)} is posted`,
-      );
-    }
-  }
-  const ended = await endHolds(
-    uow,
-    items.map(({ funds, decision, posted }) => ({
-      hold: decision.hold,
-      end: {
-        status: 'captured',
-        captured: decision.captured,
-        released: Number(decision.hold.amount) - decision.captured,
-        reference: references.holdCapture(decision.hold.id),
-      },
-      funds: { balance: posted.entry.balance_after, held: funds.held, shortfallsOpen: funds.shortfallsOpen },
-    })),
-  );
-  return ended.map((row) => ({ kind: 'ended', answer: captureAnswerOf(row) }));
+/**
+ * A capture decided under its wallet lock (decideCapture, or a hold by estimate's
+ * decidePricedCapture): the hold, what it captures of it, and for a hold by estimate the
+ * actual use (written as the hold ends) and the message data of its capture's entry.
+ */
+export interface DecidedCapture {
+  userId: string;
+  funds: LockedFunds;
+  hold: LockedHold;
+  captured: number;
+  priced?: {
+    use: { quantities: Record<string, number>; cost: number };
+    messageData: Readonly<Record<string, unknown>>;
+    /** Within the hold (no excess): excess and debt 0, written as the hold ends; else the caller writes them. */
+    withinHold: boolean;
+  };
 }
 
 /**
- * Posts a hold's capture under `hold:{id}:capture`: `captured` tokens (at most what it reserves)
- * drawn exactly from the lots it reserved, for the hold's reason; `messageData` goes with the
- * entry's app webhook message.
+ * Captures decided under the wallet locks of the caller's unit, one definition for a capture
+ * alone and in a batch (captureHold, capturePricedHold, holdOperationsTogether): the
+ * captures of tokens in ONE posting statement (postLedgerEntries: `hold:{id}:capture`, drawn
+ * from the lots each hold reserved; none for a capture of 0), their holds ended in ONE update
+ * (endHolds, with the uses of holds by estimate). Rows by position; throws what any throws (the
+ * caller's unit rolls back whole).
  */
-export function postHoldCapture(
-  uow: UnitOfWork,
-  userId: string,
-  hold: LockedHold,
-  captured: number,
-  messageData?: Readonly<Record<string, unknown>>,
-) {
-  return postLedgerEntry(uow, capturePosting(userId, hold, captured, messageData));
+export async function captureDecided(uow: UnitOfWork, items: readonly DecidedCapture[]): Promise<HoldRow[]> {
+  const charged = items.filter((item) => item.captured > 0);
+  const posted = await postLedgerEntries(
+    uow,
+    charged.map((item) => capturePosting(item.userId, item.hold, item.captured, item.priced?.messageData)),
+    // A throw rolls the whole unit back (runSpendsTogether runs its captures alone then).
+    { savepoint: false },
+  );
+  const balances = new Map<DecidedCapture, number>();
+  for (const [position, item] of charged.entries()) {
+    const result = posted[position] as PostLedgerEntryResult;
+    // The status is the fence: a posted capture always finds its hold captured.
+    if (result.kind !== 'posted') {
+      throw new Error(`hold ${item.hold.id} is held but its capture ${references.holdCapture(item.hold.id)} is posted`);
+    }
+    balances.set(item, result.entry.balance_after);
+  }
+  return endHolds(
+    uow,
+    items.map((item) => ({
+      hold: item.hold,
+      end: {
+        status: 'captured',
+        captured: item.captured,
+        released: Number(item.hold.amount) - item.captured,
+        reference: references.holdCapture(item.hold.id),
+        ...(item.priced === undefined
+          ? {}
+          : { use: item.priced.use, ...(item.priced.withinHold ? { excess: 0, debt: 0 } : {}) }),
+      },
+      funds: {
+        balance: balances.get(item) ?? item.funds.balance,
+        held: item.funds.held,
+        shortfallsOpen: item.funds.shortfallsOpen,
+      },
+    })),
+  );
 }
 
 function capturePosting(
@@ -252,6 +231,8 @@ export interface HoldEnd {
   /** A priced capture's excess and debt, when known as it ends (capturePricedHold). */
   excess?: number;
   debt?: number;
+  /** A priced capture's actual use: its quantities and cost, written to the hold's use as it ends. */
+  use?: { quantities: Record<string, number>; cost: number };
 }
 
 /** The wallet as lockWalletFunds read it, `balance` the balance after the capture's debit (if any). */
@@ -273,6 +254,21 @@ export async function endHold(uow: UnitOfWork, hold: LockedHold, end: HoldEnd, f
 }
 
 /**
+ * The actual uses of the captures by estimate among `items` (their quantities and cost), as a
+ * WITH of endHolds' update: the hold's use says what was used once it is captured.
+ */
+function actualUsesSql(items: readonly { hold: LockedHold; end: HoldEnd }[]) {
+  // guard: priced-capture-keeps-actual-use
+  const uses = items.flatMap(({ hold, end }) => (end.use === undefined ? [] : [{ id: hold.id, ...end.use }]));
+  if (uses.length === 0) return sql``;
+  return sql`WITH uses AS (
+      UPDATE feature_uses u SET quantities = a.quantities::jsonb, cost = a.cost
+        FROM unnest(${uses.map((use) => use.id)}::text[], ${uses.map((use) => JSON.stringify(use.quantities))}::text[],
+                    ${uses.map((use) => use.cost)}::bigint[]) AS a (reference, quantities, cost)
+       WHERE u.source = 'hold' AND u.reference = a.reference)`;
+}
+
+/**
  * endHold for holds of distinct users (a batch's captures): the holds ended in ONE update, then
  * what each frees taken or settled, each as endHold does alone. Rows by position.
  */
@@ -287,6 +283,7 @@ async function endHolds(
     sql`${items.map(value)}::${sql.raw(type)}[]`;
   const heldAfter = (item: (typeof items)[number]) => item.funds.held - Number(item.hold.amount);
   const ended = await sql<HoldRow>`
+    ${actualUsesSql(items)}
     UPDATE holds h SET status = v.status, captured = v.captured, released = v.released,
                        ledger_reference = v.reference, settled_at = now(), excess = v.excess, debt = v.debt,
                        answer_balance = v.balance, answer_available = v.available

@@ -3,6 +3,7 @@ import { type RawBuilder, sql } from 'kysely';
 import { type AutoTopupTrigger, autoTopupThresholdSql, autoTopupTriggerOf } from '../auto-topup/trigger-auto-topup';
 import type { HoldRow } from '../db/schema';
 import type { UserSql } from '../db/user-sql';
+import { meterMap } from '../features/meter-map';
 import { activeHold, fundsOf, readWalletFunds, type WalletFunds } from '../ledger/held-tokens';
 import { type DrawableLot, drawableLotsJsonSql, drawableLotsOfJson, type LotDraw } from '../ledger/lots';
 import { takeFreedVoidedTokens } from '../ledger/voided-lots';
@@ -21,7 +22,20 @@ export type LockedHold = HoldRow & {
    * (takeFreedVoidedTokens). Read under the wallet lock, which a void takes too.
    */
   lotsVoided: boolean;
+  /** A hold by estimate's use (feature_uses, source `hold`), read with it; undefined for an amount hold. */
+  use: HoldUse | undefined;
 };
+
+/** A hold by estimate's use as its operations read it: what it priced, at which prices, and whether it is free. */
+export interface HoldUse {
+  feature: string;
+  variant: string | null;
+  quantities: Record<string, number>;
+  prices: Record<string, number>;
+  per: number;
+  cost: number;
+  free_tier: boolean;
+}
 
 export interface LockedFunds extends WalletFunds {
   /** Whether the user has a take-back shortfall still open (what a hold frees may settle it). */
@@ -144,10 +158,15 @@ function lockedHoldSql(user: UserSql, holdId: UserSql | null, holdReference: Use
   // By id, or by the id under the user's reference (the unique (user_id, reference)): one probe
   // of the primary key either way, and the hold's columns written once.
   const id = sql`coalesce(${holdId}, (SELECT byref.id FROM holds byref WHERE byref.user_id = ${user} AND byref.reference = ${holdReference}))`;
+  // A hold by estimate's use comes with it (one probe of feature_uses' unique (source, reference)).
   // guard: hold-lots-voided-read
   return sql`
     SELECT row_to_json(x) FROM (
       SELECT h.*, (h.status = 'held' AND h.expires_at <= now()) AS expired,
+             CASE WHEN h.priced THEN (
+               SELECT row_to_json(u) FROM (
+                 SELECT fu.feature, fu.variant, fu.quantities, fu.prices, fu.per, fu.cost, fu.free_tier
+                   FROM feature_uses fu WHERE fu.source = 'hold' AND fu.reference = h.id) AS u) END AS use,
              coalesce((SELECT json_agg(json_build_object('lotId', hl.lot_id, 'amount', hl.amount) ORDER BY hl.position)
                          FROM hold_lots hl WHERE hl.hold_id = h.id), '[]'::json) AS reserved,
              EXISTS (SELECT 1 FROM hold_lots hl JOIN credit_lots l ON l.id = hl.lot_id
@@ -157,7 +176,7 @@ function lockedHoldSql(user: UserSql, holdId: UserSql | null, holdReference: Use
 
 /** A hold read as JSON (lockedHoldSql): its bigint columns as numbers and its times as Dates, as the pool parses them. */
 function lockedHoldOfJson(json: LockedHoldJson): LockedHold {
-  const { lots_voided: lotsVoided, reserved, ...row } = json;
+  const { lots_voided: lotsVoided, reserved, use, ...row } = json;
   const time = (value: unknown) => new Date(value as string);
   const number = (value: unknown) => (value === null ? null : Number(value));
   return {
@@ -175,10 +194,27 @@ function lockedHoldOfJson(json: LockedHoldJson): LockedHold {
     settled_at: row.settled_at === null ? null : time(row.settled_at),
     reserved: reserved.map((lot) => ({ lotId: Number(lot.lotId), amount: Number(lot.amount) })),
     lotsVoided,
+    use: use === null || use === undefined ? undefined : holdUseOfJson(use),
   } as LockedHold;
 }
 
-type LockedHoldJson = HoldRow & { expired: boolean; reserved: LotDraw[]; lots_voided: boolean };
+function holdUseOfJson(use: HoldUseJson): HoldUse {
+  return {
+    ...use,
+    quantities: meterMap(use.quantities),
+    prices: meterMap(use.prices),
+    per: Number(use.per),
+    cost: Number(use.cost),
+  };
+}
+
+type HoldUseJson = Omit<HoldUse, 'quantities' | 'prices'> & { quantities: unknown; prices: unknown };
+type LockedHoldJson = HoldRow & {
+  expired: boolean;
+  reserved: LotDraw[];
+  lots_voided: boolean;
+  use?: HoldUseJson | null;
+};
 
 /** What the read after the wallet lock answers of a user (fundsReadColumns, and the hold asked for). */
 interface FundsReadRow {

@@ -69,7 +69,7 @@ export async function placeHold(uow: UnitOfWork, placement: HoldPlacement): Prom
 
 /**
  * The placement's fence under the wallet lock (one definition for a placement alone and in a
- * batch: placeHoldsInUnit): the hold already under its reference answers (the same amount: that
+ * batch: holdOperationsTogether): the hold already under its reference answers (the same amount: that
  * hold, in whatever state it is now; another: a conflict); null when there is none.
  */
 export function placementFence(
@@ -91,17 +91,29 @@ export function placementFence(
 
 type ReservingFunds = Pick<LockedSpendFunds, 'balance' | 'held' | 'available' | 'spend' | 'autoTopup' | 'drawable'>;
 
-/** A new hold as reserveHold inserts it, with another statement to run in the same round trip (a priced hold's use). */
-type Reservation = HoldPlacement & {
-  priced?: boolean;
-  /** A statement written in the same round trip as the hold (a priced hold's use): given the new hold's id and available. */
-  alongside?: (holdId: string, available: number) => RawBuilder<unknown>;
-};
+/** A hold by estimate's use, kept in the statement that inserts its hold (feature_uses, source `hold`, reference the hold's id). */
+export interface HoldUseInsert {
+  feature: string;
+  variant: string | null;
+  quantities: Record<string, number>;
+  prices: Record<string, number>;
+  per: number;
+  priceVersion: string;
+  /** What the hold reserves (0 inside the free allowance). */
+  cost: number;
+  freeTier: boolean;
+  allowance: { group: string; period: string } | null;
+  /** The UTC day of the placement (`YYYY-MM-DD`). */
+  usageDay: string;
+}
+
+/** A new hold as reserveHold inserts it: by amount, or by estimate (`use`: a `priced` hold, its use kept with it). */
+export type Reservation = HoldPlacement & { use?: HoldUseInsert | undefined };
 
 /**
  * Reserves a new hold under the wallet lock the caller took (`funds` as lockWalletForSpend read
  * them, no hold under the reference): placeHold's second half, and a priced hold's
- * (placePricedHold; `priced`, whose amount may be 0: a free use reserves the use, no tokens).
+ * (placePricedHold; with its `use`, whose amount may be 0: a free use reserves the use, no tokens).
  * What it reserves counts against the spend limits as spent while the hold is active: past a
  * limit (spendLimitRefusal) it reserves nothing.
  */
@@ -117,35 +129,36 @@ export async function reserveHold(
   // statement then creates the user and wallet the hold's row references (a hold of tokens has them).
   // guard: zero-hold-creates-wallet
   const wallet = placement.amount === 0 ? sql`${ensureWalletCtes(placement.userId)},` : sql``;
-  const alongside = placement.alongside?.(id, funds.available - placement.amount);
-  const [row] = await insertHolds(uow, [{ id, placement, draws: decided.draws }], { wallet, alongside });
+  const [row] = await insertHolds(uow, [{ id, placement, draws: decided.draws, funds }], { wallet });
   if (placement.amount === 0) markWalletEnsured(uow, placement.userId);
   return placed(uow, funds, placement, row as HoldRow & { view_status: HoldViewStatus });
 }
 
 /**
  * reserveHold for several placements of distinct users under the wallet locks the caller took
- * (placeHoldsInUnit: `funds` as lockWalletsForHolds read them), each decided as reserveHold
- * decides it (decideReservation), the new holds and their lots in ONE insert. Answers by position.
+ * (holdOperationsTogether: `funds` as lockWalletsForHolds read them), by amount or by estimate,
+ * each decided as reserveHold decides it (decideReservation), the new holds, their lots and the
+ * uses of those by estimate in ONE insert. A hold of 0 (its user may have no wallet yet) goes
+ * through reserveHold under the same lock. Answers by position.
  */
 export async function reserveHolds(
   uow: UnitOfWork,
-  items: readonly { funds: ReservingFunds; placement: HoldPlacement }[],
+  items: readonly { funds: ReservingFunds; placement: Reservation }[],
 ): Promise<PlaceHoldResult[]> {
   const results = new Array<PlaceHoldResult>(items.length);
   const toInsert: { index: number; id: string; draws: LotDraw[] }[] = [];
   for (const [index, { funds, placement }] of items.entries()) {
+    if (placement.amount === 0) {
+      results[index] = await reserveHold(uow, funds, placement);
+      continue;
+    }
     const decided = await decideReservation(uow, funds, placement);
     if ('result' in decided) results[index] = decided.result;
     else toInsert.push({ index, id: newHoldId(), draws: decided.draws });
   }
   const rows = await insertHolds(
     uow,
-    toInsert.map(({ index, id, draws }) => ({
-      id,
-      placement: (items[index] as (typeof items)[number]).placement,
-      draws,
-    })),
+    toInsert.map(({ index, id, draws }) => ({ id, draws, ...(items[index] as (typeof items)[number]) })),
   );
   for (const [position, { index }] of toInsert.entries()) {
     const { funds, placement } = items[index] as (typeof items)[number];
@@ -180,14 +193,14 @@ async function decideReservation(
 }
 
 /**
- * New holds, their markers (the user's latest ledger entry) and their lots in ONE statement, one
- * row of it per hold, in order. `wallet` and `alongside`: CTEs of a single hold's statement (a
- * hold of 0's user and wallet, a priced hold's use).
+ * New holds, their markers (the user's latest ledger entry), their lots and the uses of those by
+ * estimate (with the answer's balance and available) in ONE statement, one row of it per hold, in
+ * order. `wallet`: CTEs of a single hold's statement (a hold of 0's user and wallet).
  */
 async function insertHolds(
   uow: UnitOfWork,
-  holds: readonly { id: string; placement: Reservation; draws: readonly LotDraw[] }[],
-  extra: { wallet?: RawBuilder<unknown>; alongside?: RawBuilder<unknown> | undefined } = {},
+  holds: readonly { id: string; placement: Reservation; draws: readonly LotDraw[]; funds: ReservingFunds }[],
+  extra: { wallet?: RawBuilder<unknown> } = {},
 ): Promise<(HoldRow & { view_status: HoldViewStatus })[]> {
   if (holds.length === 0) return [];
   const column = (type: SqlBatchArrayType, value: (hold: (typeof holds)[number]) => unknown) =>
@@ -201,7 +214,7 @@ async function insertHolds(
                            ${column('text', (hold) => hold.placement.reference)}, ${column('bigint', (hold) => hold.placement.amount)},
                            ${column('text', (hold) => hold.placement.reason)},
                            ${column('bigint', (hold) => hold.placement.expiresInSeconds * 1000)},
-                           ${column('boolean', (hold) => hold.placement.priced ?? false)})
+                           ${column('boolean', (hold) => hold.placement.use !== undefined)})
              WITH ORDINALITY AS i (id, user_id, reference, amount, reason, lives_ms, priced, position)),
     h AS (
       INSERT INTO holds (id, user_id, reference, amount, reason, expires_at, ledger_marker, priced)
@@ -215,11 +228,47 @@ async function insertHolds(
         FROM h JOIN unnest(${lotColumn('text', (lot) => lot.id)}, ${lotColumn('bigint', (lot) => lot.lotId)},
                            ${lotColumn('int', (lot) => lot.position)}, ${lotColumn('bigint', (lot) => lot.amount)})
                     AS r (hold_id, lot_id, position, amount) ON r.hold_id = h.id)
-    ${extra.alongside ? sql`, alongside AS (${extra.alongside})` : sql``}
+    ${usesInsertSql(holds)}
     SELECT ${holdViewColumns}, i.position::int FROM h JOIN input i ON i.id = h.id ORDER BY i.position`.execute(uow.trx);
   if (inserted.rows.length !== holds.length)
     throw new Error(`${holds.length - inserted.rows.length} hold(s) were not inserted`);
   return inserted.rows;
+}
+
+/**
+ * The uses of the holds by estimate among `holds`, as a CTE of insertHolds' statement (none when
+ * all are amount holds): each with the answer its hold gives (the balance, and available after it).
+ */
+function usesInsertSql(
+  holds: readonly { id: string; placement: Reservation; funds: Pick<ReservingFunds, 'balance' | 'available'> }[],
+) {
+  const priced = holds.flatMap(({ id, placement, funds }) =>
+    placement.use === undefined
+      ? []
+      : [{ id, use: placement.use, balance: funds.balance, available: funds.available - placement.amount }],
+  );
+  if (priced.length === 0) return sql``;
+  const column = (type: SqlBatchArrayType, value: (item: (typeof priced)[number]) => unknown) =>
+    sqlBatchArray(priced.map(value), type);
+  return sql`,
+    uses AS (
+      INSERT INTO feature_uses (user_id, source, reference, feature, variant, quantities, prices, per, price_version,
+                                cost, free_tier, allowance_group, allowance_period, answer_balance, answer_available,
+                                usage_day)
+      SELECT h.user_id, 'hold', h.id, u.feature, u.variant, u.quantities::jsonb, u.prices::jsonb, u.per, u.price_version,
+             u.cost, u.free_tier, u.allowance_group, u.allowance_period, u.balance, u.available, u.usage_day::date
+        FROM h JOIN unnest(${column('text', (item) => item.id)}, ${column('text', (item) => item.use.feature)},
+                           ${column('text', (item) => item.use.variant)},
+                           ${column('text', (item) => JSON.stringify(item.use.quantities))},
+                           ${column('text', (item) => JSON.stringify(item.use.prices))}, ${column('int', (item) => item.use.per)},
+                           ${column('text', (item) => item.use.priceVersion)}, ${column('bigint', (item) => item.use.cost)},
+                           ${column('boolean', (item) => item.use.freeTier)},
+                           ${column('text', (item) => item.use.allowance?.group ?? null)},
+                           ${column('text', (item) => item.use.allowance?.period ?? null)},
+                           ${column('bigint', (item) => item.balance)}, ${column('bigint', (item) => item.available)},
+                           ${column('text', (item) => item.use.usageDay)})
+                    AS u (hold_id, feature, variant, quantities, prices, per, price_version, cost, free_tier,
+                          allowance_group, allowance_period, balance, available, usage_day) ON u.hold_id = h.id)`;
 }
 
 /** A new hold's answer, after its auto top-up trigger. */

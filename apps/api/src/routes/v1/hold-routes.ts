@@ -1,11 +1,9 @@
 import {
-  capturePricedHold,
   defaultHoldTtlSeconds,
   findHold,
   inUnitOfWork,
   listHolds,
   maxHoldTtlSeconds,
-  placePricedHold,
   releaseHold,
 } from '@tally/billing-core';
 import { z } from 'zod';
@@ -92,7 +90,7 @@ export const holdRoutes = [
       402: orSpendLimitDoc(insufficientDoc),
       409: errorDoc('the reference holds another amount or estimate', ['reference_conflict']),
     },
-    handler: async ({ user, body }, { db, outbox, holds, studio, spendLimits, placeHold }) => {
+    handler: async ({ user, body }, { holds, spendLimits, placeHold, placePricedHold }) => {
       const placement = {
         userId: user.userId,
         reference: body.reference,
@@ -107,8 +105,8 @@ export const holdRoutes = [
           quantity: body.quantity,
           quantities: body.quantities,
         };
-        const deps = { db, outbox, clock: studio.clock, catalog: studio.catalog, spendLimits };
-        return placeAnswerOf(await placePricedHold(deps, { ...placement, spec }));
+        // Through the api's hold batcher too (holdOperationsTogether), priced before it.
+        return placeAnswerOf(await placePricedHold({ ...placement, spec }));
       }
       // An amount hold goes through the api's hold batcher (holdOperationsTogether).
       return placeAnswerOf(await placeHold({ ...placement, amount: body.amount as number }));
@@ -130,12 +128,15 @@ export const holdRoutes = [
       404: holdNotFoundDoc,
       409: holdNotActiveDoc,
     },
-    handler: async ({ user, params, body }, { db, outbox, captureHold }) => {
+    handler: async ({ user, params, body }, { captureHold, capturePricedHold }) => {
       if (body.quantity !== undefined || body.quantities !== undefined) {
-        const result = await capturePricedHold(
-          { db, outbox },
-          { userId: user.userId, holdId: params.holdId, quantity: body.quantity, quantities: body.quantities },
-        );
+        // Through the api's hold batcher, with the placements and amount captures (holdOperationsTogether).
+        const result = await capturePricedHold({
+          userId: user.userId,
+          holdId: params.holdId,
+          quantity: body.quantity,
+          quantities: body.quantities,
+        });
         return pricedCaptureAnswerOf(result, params.holdId);
       }
       // Through the api's hold batcher, with the placements (holdOperationsTogether).
