@@ -288,7 +288,8 @@ export type SpendFenceSql = (reference: RawBuilder<string>) => RawBuilder<unknow
  * each other in a cycle), then ONE read of every user's funds (fundsReadColumns, after the locks
  * are granted) and of the row already under each spend's reference (`fence`: the ledger entry of
  * a debit, the use of a usage; read under its wallet lock as a single spend reads it), as JSON.
- * Answers by position.
+ * Answers by position. The read's arrays are sqlBatchArray's, as lockWalletsForHolds' are: it is
+ * planned once per connection, not at every batch.
  */
 export async function lockWalletsForSpend<Previous>(
   uow: UnitOfWork,
@@ -305,7 +306,10 @@ export async function lockWalletsForSpend<Previous>(
            ${held ? sql`(SELECT w.balance FROM wallets w WHERE w.user_id = r.user_id) AS balance,` : sql``}
            ${fundsReadColumns(sql.ref('r.user_id'), { spending: true, placing: false })}
            (${fence(sql.ref('r.reference'))}) AS previous
-      FROM unnest(${userIds}::text[], ${spends.map((spend) => spend.reference)}::text[])
+      FROM unnest(${sqlBatchArray(userIds, 'text')}, ${sqlBatchArray(
+        spends.map((spend) => spend.reference),
+        'text',
+      )})
            WITH ORDINALITY AS r (user_id, reference, position)`.execute(uow.trx);
   const answers = new Array<{ funds: LockedSpendFunds; previous: Previous | undefined }>(spends.length);
   for (const row of read.rows) {
