@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Catalog } from '../catalog/catalog';
 import type { PricedFeature } from '../catalog/feature-table';
+import { sameMeters } from '../catalog/meter-map';
 import { lockStudioUser } from '../db/lock-studio-user';
 import type { HoldRow } from '../db/schema';
 import { type CaptureAnswer, captureAnswerOf, captureDecided, type EndHoldResult } from '../holds/end-hold';
@@ -14,7 +15,6 @@ import { recordTakeBackShortfall } from '../refunds/take-back-shortfalls';
 import type { SpendLimitDefaults } from '../spend-limits/spend-limits';
 import { inUnitOfWork, type UnitOfWork, type UnitOfWorkDeps } from '../unit-of-work/unit-of-work';
 import { decideFeatureCharge } from './decide-feature-charge';
-import { sameMeters } from './meter-map';
 import { costAtPrices, type PricedUsage, priceUsage, type UsageSpec } from './price-usage';
 
 type Deps = UnitOfWorkDeps & { catalog: Catalog };

@@ -2,6 +2,7 @@ import { BatchItemFailure } from '@tally/platform/db';
 import { sql } from 'kysely';
 import { triggerAutoTopup } from '../auto-topup/trigger-auto-topup';
 import type { Catalog } from '../catalog/catalog';
+import { meterMap, sameMeters } from '../catalog/meter-map';
 import { lockStudioUser } from '../db/lock-studio-user';
 import type { FeatureUseRow } from '../db/schema';
 import { InsufficientBalanceError, LedgerReferenceConflictError } from '../errors';
@@ -13,7 +14,6 @@ import { type SpendLimitDefaults, type SpendLimitRefusal, spendLimitRefusal } fr
 import { runSpendsTogether } from '../unit-of-work/spends-together';
 import { inUnitOfWork, type UnitOfWork, type UnitOfWorkDeps } from '../unit-of-work/unit-of-work';
 import { decideFeatureCharge } from './decide-feature-charge';
-import { meterMap, sameMeters } from './meter-map';
 import { type PricedUsage, priceUsage, type UsageSpec } from './price-usage';
 
 export interface UsageAnswer {

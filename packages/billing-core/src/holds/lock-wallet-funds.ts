@@ -1,9 +1,9 @@
 import { sqlBatchArray } from '@tally/platform/db';
 import { type RawBuilder, sql } from 'kysely';
 import { type AutoTopupTrigger, autoTopupThresholdSql, autoTopupTriggerOf } from '../auto-topup/trigger-auto-topup';
+import { meterMap } from '../catalog/meter-map';
 import type { HoldRow } from '../db/schema';
 import type { UserSql } from '../db/user-sql';
-import { meterMap } from '../features/meter-map';
 import { activeHold, fundsOf, readWalletFunds, type WalletFunds } from '../ledger/held-tokens';
 import { type DrawableLot, drawableLotsJsonSql, drawableLotsOfJson, type LotDraw } from '../ledger/lots';
 import { takeFreedVoidedTokens } from '../ledger/voided-lots';

@@ -1,6 +1,8 @@
 import { BatchItemFailure } from '@tally/platform/db';
 import { useDatabase } from '@tally/platform/testing';
 import { sql } from 'kysely';
+import { type CaptureHoldResult, type CaptureRequest, captureHold, releaseHold } from '../holds/end-hold';
+import { type HoldPlacement, newHoldId, type PlaceHoldResult, placeHold } from '../holds/place-hold';
 import { readWalletFunds } from '../ledger/held-tokens';
 import { type LedgerPosting, postLedgerEntry } from '../ledger/post-ledger-entry';
 import { verifyLedger } from '../ledger/verify-ledger';
@@ -8,9 +10,7 @@ import { answeredEach } from '../testing/answered-each';
 import { testOutbox } from '../testing/test-outbox';
 import { createTestDatabase } from '../testing/test-services';
 import { inUnitOfWork } from '../unit-of-work/unit-of-work';
-import { type CaptureHoldResult, type CaptureRequest, captureHold, releaseHold } from './end-hold';
 import { type HoldOperation, holdOperationsTogether } from './hold-operations-together';
-import { type HoldPlacement, newHoldId, type PlaceHoldResult, placeHold } from './place-hold';
 
 /**
  * holdOperationsTogether (the api's hold batcher): placements and captures arriving together

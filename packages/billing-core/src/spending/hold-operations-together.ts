@@ -13,8 +13,6 @@ import {
   pricedPlacementFence,
   pricedReservation,
 } from '../features/priced-holds';
-import { runSpendsTogether } from '../unit-of-work/spends-together';
-import { inUnitOfWork, type UnitOfWork, type UnitOfWorkDeps } from '../unit-of-work/unit-of-work';
 import {
   type CaptureHoldResult,
   type CaptureRequest,
@@ -23,8 +21,8 @@ import {
   captureHold,
   type DecidedCapture,
   decideCapture,
-} from './end-hold';
-import { type HoldAbout, type LockedHoldFunds, lockWalletsForHolds } from './lock-wallet-funds';
+} from '../holds/end-hold';
+import { type HoldAbout, type LockedHoldFunds, lockWalletsForHolds } from '../holds/lock-wallet-funds';
 import {
   type HoldPlacement,
   type PlaceHoldResult,
@@ -32,7 +30,9 @@ import {
   placementFence,
   type Reservation,
   reserveHolds,
-} from './place-hold';
+} from '../holds/place-hold';
+import { runSpendsTogether } from '../unit-of-work/spends-together';
+import { inUnitOfWork, type UnitOfWork, type UnitOfWorkDeps } from '../unit-of-work/unit-of-work';
 
 /**
  * An app's hold operation as the api's hold batcher takes it: a hold placed by amount or by

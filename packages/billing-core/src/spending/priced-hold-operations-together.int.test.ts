@@ -9,6 +9,8 @@ import {
   placePricedHold,
   preparePricedPlacement,
 } from '../features/priced-holds';
+import { captureHold, releaseHold } from '../holds/end-hold';
+import { type PlaceHoldResult, placeHold } from '../holds/place-hold';
 import { readWalletFunds } from '../ledger/held-tokens';
 import { verifyLedger } from '../ledger/verify-ledger';
 import { noSpendLimits } from '../spend-limits/spend-limits';
@@ -17,9 +19,7 @@ import { testCatalog } from '../testing/test-catalog';
 import { testOutbox } from '../testing/test-outbox';
 import { createTestDatabase } from '../testing/test-services';
 import { inUnitOfWork } from '../unit-of-work/unit-of-work';
-import { captureHold, releaseHold } from './end-hold';
 import { type HoldOperation, type HoldOperationResult, holdOperationsTogether } from './hold-operations-together';
-import { type PlaceHoldResult, placeHold } from './place-hold';
 
 const catalog = testCatalog({
   version: 'v1',
