@@ -392,7 +392,7 @@ export const mutations = [
     name: 'holds: what a hold frees does not settle the shortfall of a take-back that ran while it was active' },
   { guard: 'lapsed-hold-frees-shortfall', from: 'Number(hold.amount) - voided.taken,', to: '0,', tests: ['test/e2e/spending/holds.int'],
     name: 'holds: a lapsed hold never settles the shortfall of a take-back that ran while it was active' },
-  { guard: 'shortfall-recorded-before', del: true, tests: ['test/e2e/spending/holds.int'],
+  { guard: 'shortfall-recorded-before', del: true, tests: ['packages/billing-core/src/refunds/take-back-shortfalls.int', 'test/e2e/spending/holds.int'],
     name: 'holds: a lapsed hold settles the shortfall of a take-back that ran after it lapsed (and took its tokens itself)' },
   { guard: 'hold-shortfalls-open', from: 's.user_id = ${user} AND s.closed_at IS NULL AND s.recovered + s.forgiven < s.shortfall)', to: 'false)', tests: ['test/e2e/spending/holds.int'],
     name: 'holds: the open-shortfall flag read under the wallet lock says none (a hold that ends never settles a shortfall)' },
