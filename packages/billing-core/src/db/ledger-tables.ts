@@ -75,7 +75,7 @@ export interface FeatureUsesTable {
   reference: string;
   feature: string;
   variant: string | null;
-  /** jsonb `{meter: quantity}`, read back parsed (features/feature-use-row.ts types it). */
+  /** jsonb `{meter: quantity}`, read back parsed (feature-uses/feature-use.ts reads it). */
   quantities: unknown;
   /** jsonb `{meter: price}`. */
   prices: unknown;

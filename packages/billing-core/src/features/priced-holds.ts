@@ -2,8 +2,11 @@ import { sql } from 'kysely';
 import type { Catalog } from '../catalog/catalog';
 import type { PricedFeature } from '../catalog/feature-table';
 import { sameMeters } from '../catalog/meter-map';
+import { costAtPrices, type PricedUsage, priceUsage, type UsageSpec } from '../catalog/price-usage';
 import { lockStudioUser } from '../db/lock-studio-user';
 import type { HoldRow } from '../db/schema';
+import { decideFeatureCharge } from '../feature-uses/decide-feature-charge';
+import { featureUseOf } from '../feature-uses/feature-use';
 import { type CaptureAnswer, captureAnswerOf, captureDecided, type EndHoldResult } from '../holds/end-hold';
 import { toHoldView } from '../holds/list-holds';
 import { type LockedFunds, type LockedHold, lockWalletForSpend, lockWalletFunds } from '../holds/lock-wallet-funds';
@@ -14,8 +17,6 @@ import { references } from '../references';
 import { recordTakeBackShortfall } from '../refunds/take-back-shortfalls';
 import type { SpendLimitDefaults } from '../spend-limits/spend-limits';
 import { inUnitOfWork, type UnitOfWork, type UnitOfWorkDeps } from '../unit-of-work/unit-of-work';
-import { decideFeatureCharge } from './decide-feature-charge';
-import { costAtPrices, type PricedUsage, priceUsage, type UsageSpec } from './price-usage';
 
 type Deps = UnitOfWorkDeps & { catalog: Catalog };
 
@@ -126,22 +127,7 @@ export async function pricedReservation(uow: UnitOfWork, placement: PricedPlacem
   const at = uow.clock.now();
   const charge = await decideFeatureCharge(uow.trx, { userId: placement.userId, feature, cost: usage.cost, at });
   const { usage: _usage, feature: _feature, priceVersion, ...hold } = placement;
-  return {
-    ...hold,
-    amount: charge.tokens,
-    use: {
-      feature: usage.feature,
-      variant: usage.variant,
-      quantities: usage.quantities,
-      prices: usage.prices,
-      per: usage.per,
-      priceVersion,
-      cost: charge.tokens,
-      freeTier: charge.freeTier,
-      allowance: charge.allowance,
-      usageDay: at.toISOString().slice(0, 10),
-    },
-  };
+  return { ...hold, amount: charge.tokens, use: featureUseOf(usage, charge, priceVersion, at) };
 }
 
 export interface PricedCaptureAnswer extends CaptureAnswer {
@@ -238,7 +224,7 @@ export function decidePricedCapture(
   if (actual.kind === 'unknown')
     return answer({ kind: 'unknown-feature', message: actual.message, known: actual.known });
   if (actual.kind === 'invalid') return answer(actual);
-  const cost = use.free_tier ? 0 : actual.cost;
+  const cost = use.freeTier ? 0 : actual.cost;
   const captured = Math.min(cost, Number(hold.amount));
   return { kind: 'capture', hold, quantities: actual.quantities, cost, captured, wanted: cost - captured };
 }

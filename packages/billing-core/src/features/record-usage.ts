@@ -2,10 +2,13 @@ import { BatchItemFailure } from '@tally/platform/db';
 import { sql } from 'kysely';
 import { triggerAutoTopup } from '../auto-topup/trigger-auto-topup';
 import type { Catalog } from '../catalog/catalog';
-import { meterMap, sameMeters } from '../catalog/meter-map';
+import { sameMeters } from '../catalog/meter-map';
+import { type PricedUsage, priceUsage, type UsageSpec } from '../catalog/price-usage';
 import { lockStudioUser } from '../db/lock-studio-user';
 import type { FeatureUseRow } from '../db/schema';
 import { InsufficientBalanceError, LedgerReferenceConflictError } from '../errors';
+import { decideFeatureCharge, type FeatureCharge } from '../feature-uses/decide-feature-charge';
+import { featureUseOf, insertFeatureUsesSql, type KeptFeatureUse, keptFeatureUseOf } from '../feature-uses/feature-use';
 import { type LockedSpendFunds, lockWalletsForSpend, type SpendFenceSql } from '../holds/lock-wallet-funds';
 import { postLedgerEntries } from '../ledger/post-ledger-entries';
 import { type LedgerPosting, type PostLedgerEntryResult, postLedgerEntry } from '../ledger/post-ledger-entry';
@@ -13,8 +16,6 @@ import { references } from '../references';
 import { type SpendLimitDefaults, type SpendLimitRefusal, spendLimitRefusal } from '../spend-limits/spend-limits';
 import { runSpendsTogether } from '../unit-of-work/spends-together';
 import { inUnitOfWork, type UnitOfWork, type UnitOfWorkDeps } from '../unit-of-work/unit-of-work';
-import { decideFeatureCharge } from './decide-feature-charge';
-import { type PricedUsage, priceUsage, type UsageSpec } from './price-usage';
 
 export interface UsageAnswer {
   ledgerReference: string;
@@ -118,12 +119,12 @@ async function usageInUnit(uow: UnitOfWork, deps: UsageDeps, usage: PreparedUsag
   // The wallet locked and read with the use under the reference, as a batch reads them (no statement of its own).
   const [locked] = await lockWalletsForSpend<FeatureUseRow>(uow, [usage.request], usageFence);
   const { funds, previous } = locked as NonNullable<typeof locked>;
-  const decision = await decideUsage(uow, deps, usage, funds, previousUseOf(previous));
+  const decision = await decideUsage(uow, deps, usage, funds, previous && keptFeatureUseOf(previous));
   if (decision.kind === 'answer') return decision.result;
-  const use = useRowOf(deps, usage, funds, decision);
-  if (decision.charge.tokens === 0) return (await keepFreeUses(uow, [{ usage, use }]))[0] as RecordUsageResult;
-  const posted = await postLedgerEntry(uow, usagePosting(usage, use));
-  return chargedAnswerOf(uow, { usage, funds, use, posted });
+  const kept = keptUseOf(deps, usage, funds, decision);
+  if (decision.charge.tokens === 0) return (await keepFreeUses(uow, [{ usage, kept }]))[0] as RecordUsageResult;
+  const posted = await postLedgerEntry(uow, usagePosting(usage, kept));
+  return chargedAnswerOf(uow, { usage, funds, kept, posted });
 }
 
 /**
@@ -185,25 +186,25 @@ async function usageManyInUnit(
   const toKeep: { index: number; funds: LockedSpendFunds; decision: Extract<UsageDecision, { kind: 'record' }> }[] = [];
   for (const [index, usage] of usages.entries()) {
     const { funds, previous } = locked[index] as (typeof locked)[number];
-    const decision = await decideUsage(uow, deps, usage, funds, previousUseOf(previous));
+    const decision = await decideUsage(uow, deps, usage, funds, previous && keptFeatureUseOf(previous));
     if (decision.kind === 'answer') results[index] = decision.result;
     else toKeep.push({ index, funds, decision });
   }
   const uses = toKeep.map(({ index, funds, decision }) => {
     const usage = usages[index] as PreparedUsage;
-    return { index, usage, funds, use: useRowOf(deps, usage, funds, decision) };
+    return { index, usage, funds, kept: keptUseOf(deps, usage, funds, decision) };
   });
-  const charged = uses.filter(({ use }) => use.cost > 0);
+  const charged = uses.filter(({ kept }) => kept.use.cost > 0);
   const posted = await postLedgerEntries(
     uow,
-    charged.map(({ usage, use }) => usagePosting(usage, use)),
+    charged.map(({ usage, kept }) => usagePosting(usage, kept)),
     // A throw rolls the whole unit back (runSpendsTogether runs its usages alone then).
     { savepoint: false },
   );
   for (const [position, item] of charged.entries()) {
     results[item.index] = await chargedAnswerOf(uow, { ...item, posted: posted[position] as PostLedgerEntryResult });
   }
-  const free = uses.filter(({ use }) => use.cost === 0);
+  const free = uses.filter(({ kept }) => kept.use.cost === 0);
   const kept = await keepFreeUses(uow, free);
   for (const [position, { index }] of free.entries()) results[index] = kept[position] as RecordUsageResult;
   return results;
@@ -215,7 +216,7 @@ const usageFence: SpendFenceSql = (reference) =>
 
 type UsageDecision =
   | { kind: 'answer'; result: RecordUsageResult }
-  | { kind: 'record'; charge: Awaited<ReturnType<typeof decideFeatureCharge>>; at: Date };
+  | { kind: 'record'; charge: FeatureCharge; at: Date };
 
 /**
  * A usage's rules under its wallet lock (one definition for a usage alone and in a batch): the
@@ -227,7 +228,7 @@ async function decideUsage(
   deps: UsageDeps,
   usage: PreparedUsage,
   funds: LockedSpendFunds,
-  previous: (FeatureUseRow & { quantities: Record<string, number> }) | undefined,
+  previous: KeptFeatureUse | undefined,
 ): Promise<UsageDecision> {
   const { userId } = usage.request;
   const { priced } = usage;
@@ -255,103 +256,40 @@ async function decideUsage(
 }
 
 /** A charged usage's debit, its use written in the same round trip as its draws (LotMovement's `alongside`). */
-function usagePosting(usage: PreparedUsage, use: UseRow): LedgerPosting {
-  const { usage: priced } = usage.priced;
+function usagePosting(usage: PreparedUsage, kept: KeptFeatureUse): LedgerPosting {
+  const { use } = kept;
   return {
     userId: usage.request.userId,
     reference: usage.ledgerReference,
     amount: -use.cost,
     reason: 'usage',
     // guard: usage-use-written-with-draws
-    lots: { kind: 'spend', alongside: insertUsesSql([use], { onConflict: false }) },
-    messageData: {
-      feature: priced.feature,
-      variant: priced.variant,
-      quantities: priced.quantities,
-      cost: use.cost,
-    },
+    lots: { kind: 'spend', alongside: insertFeatureUsesSql([kept]) },
+    messageData: { feature: use.feature, variant: use.variant, quantities: use.quantities, cost: use.cost },
   };
 }
 
-/** A use as feature_uses keeps it, with the answer it gives (decided under the wallet lock, before its debit posts). */
-interface UseRow {
-  user_id: string;
-  reference: string;
-  feature: string;
-  variant: string | null;
-  quantities: Record<string, number>;
-  prices: Record<string, number>;
-  per: number;
-  price_version: string;
-  cost: number;
-  free_tier: boolean;
-  allowance_group: string | null;
-  allowance_period: string | null;
-  ledger_reference: string | null;
-  answer_balance: number;
-  answer_available: number;
-  usage_day: string;
-}
-
 /**
- * The use a usage keeps, with its answer: the balance after its debit is the balance read under
- * the wallet lock less its cost (the posting moves it by exactly that under the same lock;
- * chargedAnswerOf checks it did).
+ * The use a usage keeps, with its answer (decided under the wallet lock, before its debit posts):
+ * the balance after its debit is the balance read under the wallet lock less its cost (the posting
+ * moves it by exactly that under the same lock; chargedAnswerOf checks it did).
  */
-function useRowOf(
+function keptUseOf(
   deps: UsageDeps,
   usage: PreparedUsage,
   funds: LockedSpendFunds,
   decision: Extract<UsageDecision, { kind: 'record' }>,
-): UseRow {
+): KeptFeatureUse {
   const { charge, at } = decision;
-  const { usage: priced } = usage.priced;
   const balance = funds.balance - charge.tokens;
   return {
-    user_id: usage.request.userId,
+    source: 'usage',
+    userId: usage.request.userId,
     reference: usage.request.reference,
-    feature: priced.feature,
-    variant: priced.variant,
-    quantities: priced.quantities,
-    prices: priced.prices,
-    per: priced.per,
-    price_version: deps.catalog.version,
-    cost: charge.tokens,
-    free_tier: charge.freeTier,
-    allowance_group: charge.allowance?.group ?? null,
-    allowance_period: charge.allowance?.period ?? null,
-    ledger_reference: charge.tokens > 0 ? usage.ledgerReference : null,
-    answer_balance: balance,
-    answer_available: balance - funds.held,
-    usage_day: at.toISOString().slice(0, 10),
+    use: featureUseOf(usage.priced.usage, charge, deps.catalog.version, at),
+    ledgerReference: charge.tokens > 0 ? usage.ledgerReference : null,
+    answer: { balance, available: balance - funds.held },
   };
-}
-
-/**
- * The uses in one insert (source `usage`). `onConflict`: a use another user's usage took the
- * reference of since the fence's read is skipped (keepFreeUses finds it missing) rather than failing
- * the statement; a charged use's insert fails instead, with the statement of its draws.
- */
-function insertUsesSql(uses: readonly UseRow[], options: { onConflict: boolean }) {
-  const column = (type: string, value: (use: UseRow) => unknown) => sql`${uses.map(value)}::${sql.raw(type)}[]`;
-  return sql`
-    INSERT INTO feature_uses (user_id, source, reference, feature, variant, quantities, prices, per, price_version, cost,
-                              free_tier, allowance_group, allowance_period, ledger_reference, answer_balance,
-                              answer_available, usage_day)
-    SELECT user_id, 'usage', reference, feature, variant, quantities, prices, per, price_version, cost, free_tier,
-           allowance_group, allowance_period, ledger_reference, answer_balance, answer_available, usage_day
-      FROM unnest(${column('text', (u) => u.user_id)}, ${column('text', (u) => u.reference)},
-                  ${column('text', (u) => u.feature)}, ${column('text', (u) => u.variant)},
-                  ${column('jsonb', (u) => JSON.stringify(u.quantities))}, ${column('jsonb', (u) => JSON.stringify(u.prices))},
-                  ${column('int', (u) => u.per)}, ${column('text', (u) => u.price_version)},
-                  ${column('bigint', (u) => u.cost)}, ${column('boolean', (u) => u.free_tier)},
-                  ${column('text', (u) => u.allowance_group)}, ${column('text', (u) => u.allowance_period)},
-                  ${column('text', (u) => u.ledger_reference)}, ${column('bigint', (u) => u.answer_balance)},
-                  ${column('bigint', (u) => u.answer_available)}, ${column('date', (u) => u.usage_day)})
-           AS u (user_id, reference, feature, variant, quantities, prices, per, price_version, cost, free_tier,
-                 allowance_group, allowance_period, ledger_reference, answer_balance, answer_available, usage_day)
-    ${options.onConflict ? sql`ON CONFLICT ON CONSTRAINT feature_uses_reference_uq DO NOTHING` : sql``}
-    RETURNING reference`;
 }
 
 /**
@@ -361,17 +299,17 @@ function insertUsesSql(uses: readonly UseRow[], options: { onConflict: boolean }
  */
 async function chargedAnswerOf(
   uow: UnitOfWork,
-  item: { usage: PreparedUsage; funds: LockedSpendFunds; use: UseRow; posted: PostLedgerEntryResult },
+  item: { usage: PreparedUsage; funds: LockedSpendFunds; kept: KeptFeatureUse; posted: PostLedgerEntryResult },
 ): Promise<RecordUsageResult> {
-  const { usage, funds, use, posted } = item;
-  if (posted.kind !== 'posted' || Number(posted.entry.balance_after) !== use.answer_balance) {
+  const { usage, funds, kept, posted } = item;
+  if (posted.kind !== 'posted' || Number(posted.entry.balance_after) !== kept.answer.balance) {
     throw new Error(`the debit of usage ${usage.request.reference} did not post as its use says`);
   }
   // guard: usage-triggers-auto-topup
-  await triggerAutoTopup(uow, usage.request.userId, funds.autoTopup, funds.available - use.cost);
+  await triggerAutoTopup(uow, usage.request.userId, funds.autoTopup, funds.available - kept.use.cost);
   return answerOf(
     uow,
-    use,
+    kept,
     'recorded',
     (posted.draws ?? []).map(({ lotId, amount }) => ({ lotId, amount })),
   );
@@ -384,24 +322,24 @@ async function chargedAnswerOf(
  */
 async function keepFreeUses(
   uow: UnitOfWork,
-  items: readonly { usage: PreparedUsage; use: UseRow }[],
+  items: readonly { usage: PreparedUsage; kept: KeptFeatureUse }[],
 ): Promise<RecordUsageResult[]> {
   if (items.length === 0) return [];
-  const inserted = await insertUsesSql(
-    items.map(({ use }) => use),
+  const inserted = await insertFeatureUsesSql(
+    items.map(({ kept }) => kept),
     { onConflict: true },
   ).execute(uow.trx);
-  const kept = new Set((inserted.rows as { reference: string }[]).map((row) => row.reference));
+  const written = new Set(inserted.rows.map((row) => row.reference));
   const answers: RecordUsageResult[] = [];
-  for (const { usage, use } of items) {
-    if (!kept.has(use.reference)) {
+  for (const { usage, kept } of items) {
+    if (!written.has(kept.reference)) {
       throw new LedgerReferenceConflictError(
         usage.ledgerReference,
         { userId: '?', amount: 0 },
         { userId: usage.request.userId, amount: 0 },
       );
     }
-    answers.push(await answerOf(uow, use, 'recorded', []));
+    answers.push(await answerOf(uow, kept, 'recorded', []));
   }
   return answers;
 }
@@ -412,64 +350,47 @@ function isUniqueViolation(error: unknown, constraint: string): boolean {
   return code === '23505' && violated === constraint;
 }
 
-/** The use under a usage's reference as the fence read it (usageFence: its row as JSON), its quantities as numbers. */
-function previousUseOf(row: FeatureUseRow | undefined) {
-  return row && { ...row, quantities: meterMap(row.quantities) };
-}
-
 /** The same usage: the user, feature, variant and quantities of the first (prices may have changed since). */
-function sameUse(
-  row: { user_id: string; feature: string; variant: string | null; quantities: Record<string, number> },
-  userId: string,
-  usage: PricedUsage,
-): boolean {
+function sameUse(kept: KeptFeatureUse, userId: string, usage: PricedUsage): boolean {
+  const { use } = kept;
   return (
-    row.user_id === userId &&
-    row.feature === usage.feature &&
-    row.variant === usage.variant &&
-    sameMeters(row.quantities, usage.quantities)
+    kept.userId === userId &&
+    use.feature === usage.feature &&
+    use.variant === usage.variant &&
+    sameMeters(use.quantities, usage.quantities)
   );
 }
 
+/** A usage's answer from its kept use: the draws of its debit as the caller knows them, or read (none for a free use). */
 async function answerOf(
   uow: UnitOfWork,
-  row: {
-    reference: string;
-    feature: string;
-    variant: string | null;
-    quantities: Record<string, number>;
-    cost: number | string;
-    free_tier: boolean;
-    price_version: string;
-    answer_balance: number | string;
-    answer_available: number | string;
-    ledger_reference: string | null;
-  },
+  kept: KeptFeatureUse,
   kind: 'recorded' | 'already-recorded',
   /** The draws when the caller read them already (a new use's statement does). */
   known?: { lotId: number; amount: number }[],
 ): Promise<RecordUsageResult> {
+  const { use, ledgerReference } = kept;
   const draws =
     known?.map((d) => ({ lotId: Number(d.lotId), amount: Number(d.amount) })) ??
-    (row.ledger_reference === null
+    (ledgerReference === null
       ? []
       : (
           await sql<{ lot_id: number; amount: number }>`
             SELECT d.lot_id, d.amount FROM ledger_draws d JOIN ledger_entries e ON e.id = d.ledger_entry_id
-             WHERE e.reference = ${row.ledger_reference} ORDER BY d.position NULLS LAST, d.lot_id`.execute(uow.trx)
+             WHERE e.reference = ${ledgerReference} ORDER BY d.position NULLS LAST, d.lot_id`.execute(uow.trx)
         ).rows.map((d) => ({ lotId: Number(d.lot_id), amount: Number(d.amount) })));
   return {
     kind,
     answer: {
-      ledgerReference: references.usage(row.reference),
-      feature: row.feature,
-      variant: row.variant,
-      quantities: row.quantities,
-      cost: Number(row.cost),
-      freeTier: row.free_tier,
-      priceVersion: row.price_version,
-      balance: Number(row.answer_balance),
-      available: Number(row.answer_available),
+      ledgerReference: references.usage(kept.reference),
+      feature: use.feature,
+      variant: use.variant,
+      quantities: use.quantities,
+      cost: use.cost,
+      freeTier: use.freeTier,
+      priceVersion: use.priceVersion,
+      balance: kept.answer.balance,
+      available: kept.answer.available,
       draws,
     },
   };

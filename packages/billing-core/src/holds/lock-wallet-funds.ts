@@ -4,6 +4,7 @@ import { type AutoTopupTrigger, autoTopupThresholdSql, autoTopupTriggerOf } from
 import { meterMap } from '../catalog/meter-map';
 import type { HoldRow } from '../db/schema';
 import type { UserSql } from '../db/user-sql';
+import type { FeatureUse } from '../feature-uses/feature-use';
 import { activeHold, fundsOf, readWalletFunds, type WalletFunds } from '../ledger/held-tokens';
 import { type DrawableLot, drawableLotsJsonSql, drawableLotsOfJson, type LotDraw } from '../ledger/lots';
 import { takeFreedVoidedTokens } from '../ledger/voided-lots';
@@ -27,15 +28,7 @@ export type LockedHold = HoldRow & {
 };
 
 /** A hold by estimate's use as its operations read it: what it priced, at which prices, and whether it is free. */
-export interface HoldUse {
-  feature: string;
-  variant: string | null;
-  quantities: Record<string, number>;
-  prices: Record<string, number>;
-  per: number;
-  cost: number;
-  free_tier: boolean;
-}
+export type HoldUse = Pick<FeatureUse, 'feature' | 'variant' | 'quantities' | 'prices' | 'per' | 'cost' | 'freeTier'>;
 
 export interface LockedFunds extends WalletFunds {
   /** Whether the user has a take-back shortfall still open (what a hold frees may settle it). */
@@ -165,7 +158,7 @@ function lockedHoldSql(user: UserSql, holdId: UserSql | null, holdReference: Use
       SELECT h.*, (h.status = 'held' AND h.expires_at <= now()) AS expired,
              CASE WHEN h.priced THEN (
                SELECT row_to_json(u) FROM (
-                 SELECT fu.feature, fu.variant, fu.quantities, fu.prices, fu.per, fu.cost, fu.free_tier
+                 SELECT fu.feature, fu.variant, fu.quantities, fu.prices, fu.per, fu.cost, fu.free_tier AS "freeTier"
                    FROM feature_uses fu WHERE fu.source = 'hold' AND fu.reference = h.id) AS u) END AS use,
              coalesce((SELECT json_agg(json_build_object('lotId', hl.lot_id, 'amount', hl.amount) ORDER BY hl.position)
                          FROM hold_lots hl WHERE hl.hold_id = h.id), '[]'::json) AS reserved,

@@ -3,6 +3,7 @@ import { type SqlBatchArrayType, sqlBatchArray, sqlMillisecondsOf } from '@tally
 import { type RawBuilder, sql } from 'kysely';
 import { triggerAutoTopup } from '../auto-topup/trigger-auto-topup';
 import type { HoldRow } from '../db/schema';
+import { type FeatureUse, insertFeatureUsesSql, type KeptFeatureUse } from '../feature-uses/feature-use';
 import { ensureWalletCtes, markWalletEnsured } from '../ledger/ensure-wallet';
 import { allocateDraws, type LotDraw, listDrawableLots } from '../ledger/lots';
 import { type SpendLimitDefaults, type SpendLimitRefusal, spendLimitRefusal } from '../spend-limits/spend-limits';
@@ -91,24 +92,11 @@ export function placementFence(
 
 type ReservingFunds = Pick<LockedSpendFunds, 'balance' | 'held' | 'available' | 'spend' | 'autoTopup' | 'drawable'>;
 
-/** A hold by estimate's use, kept in the statement that inserts its hold (feature_uses, source `hold`, reference the hold's id). */
-export interface HoldUseInsert {
-  feature: string;
-  variant: string | null;
-  quantities: Record<string, number>;
-  prices: Record<string, number>;
-  per: number;
-  priceVersion: string;
-  /** What the hold reserves (0 inside the free allowance). */
-  cost: number;
-  freeTier: boolean;
-  allowance: { group: string; period: string } | null;
-  /** The UTC day of the placement (`YYYY-MM-DD`). */
-  usageDay: string;
-}
-
 /** A new hold as reserveHold inserts it: by amount, or by estimate (`use`: a `priced` hold, its use kept with it). */
-export type Reservation = HoldPlacement & { use?: HoldUseInsert | undefined };
+export type Reservation = HoldPlacement & {
+  /** A hold by estimate's use, kept in the statement that inserts its hold (source `hold`, reference the hold's id). */
+  use?: FeatureUse | undefined;
+};
 
 /**
  * Reserves a new hold under the wallet lock the caller took (`funds` as lockWalletForSpend read
@@ -242,33 +230,21 @@ async function insertHolds(
 function usesInsertSql(
   holds: readonly { id: string; placement: Reservation; funds: Pick<ReservingFunds, 'balance' | 'available'> }[],
 ) {
-  const priced = holds.flatMap(({ id, placement, funds }) =>
+  const uses = holds.flatMap(({ id, placement, funds }): KeptFeatureUse[] =>
     placement.use === undefined
       ? []
-      : [{ id, use: placement.use, balance: funds.balance, available: funds.available - placement.amount }],
+      : [
+          {
+            source: 'hold',
+            userId: placement.userId,
+            reference: id,
+            use: placement.use,
+            ledgerReference: null,
+            answer: { balance: funds.balance, available: funds.available - placement.amount },
+          },
+        ],
   );
-  if (priced.length === 0) return sql``;
-  const column = (type: SqlBatchArrayType, value: (item: (typeof priced)[number]) => unknown) =>
-    sqlBatchArray(priced.map(value), type);
-  return sql`,
-    uses AS (
-      INSERT INTO feature_uses (user_id, source, reference, feature, variant, quantities, prices, per, price_version,
-                                cost, free_tier, allowance_group, allowance_period, answer_balance, answer_available,
-                                usage_day)
-      SELECT h.user_id, 'hold', h.id, u.feature, u.variant, u.quantities::jsonb, u.prices::jsonb, u.per, u.price_version,
-             u.cost, u.free_tier, u.allowance_group, u.allowance_period, u.balance, u.available, u.usage_day::date
-        FROM h JOIN unnest(${column('text', (item) => item.id)}, ${column('text', (item) => item.use.feature)},
-                           ${column('text', (item) => item.use.variant)},
-                           ${column('text', (item) => JSON.stringify(item.use.quantities))},
-                           ${column('text', (item) => JSON.stringify(item.use.prices))}, ${column('int', (item) => item.use.per)},
-                           ${column('text', (item) => item.use.priceVersion)}, ${column('bigint', (item) => item.use.cost)},
-                           ${column('boolean', (item) => item.use.freeTier)},
-                           ${column('text', (item) => item.use.allowance?.group ?? null)},
-                           ${column('text', (item) => item.use.allowance?.period ?? null)},
-                           ${column('bigint', (item) => item.balance)}, ${column('bigint', (item) => item.available)},
-                           ${column('text', (item) => item.use.usageDay)})
-                    AS u (hold_id, feature, variant, quantities, prices, per, price_version, cost, free_tier,
-                          allowance_group, allowance_period, balance, available, usage_day) ON u.hold_id = h.id)`;
+  return uses.length === 0 ? sql`` : sql`, uses AS (${insertFeatureUsesSql(uses)})`;
 }
 
 /** A new hold's answer, after its auto top-up trigger. */

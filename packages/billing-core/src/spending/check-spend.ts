@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { Catalog } from '../catalog/catalog';
+import { priceUsage, type UsageSpec } from '../catalog/price-usage';
 import type { Clock } from '../clock';
 import type { DB, StudioKind } from '../db/schema';
-import { decideFeatureCharge } from '../features/decide-feature-charge';
-import { priceUsage, type UsageSpec } from '../features/price-usage';
+import { decideFeatureCharge } from '../feature-uses/decide-feature-charge';
 import { readWalletFunds } from '../ledger/held-tokens';
 import { listDrawableLots } from '../ledger/lots';
 import { readSpendState } from '../spend-limits/read-spend-limits';

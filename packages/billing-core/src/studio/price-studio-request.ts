@@ -1,8 +1,8 @@
 import type { Catalog } from '../catalog/catalog';
 import type { PricedFeature } from '../catalog/feature-table';
+import { priceUsage } from '../catalog/price-usage';
 import type { StudioKind } from '../db/schema';
 import { BillingError } from '../errors';
-import { priceUsage } from '../features/price-usage';
 
 export interface StudioRequestSpec {
   kind: StudioKind;

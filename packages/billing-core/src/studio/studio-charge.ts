@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema';
-import { decideFeatureCharge } from '../features/decide-feature-charge';
+import { decideFeatureCharge } from '../feature-uses/decide-feature-charge';
 import type { StudioPrice } from './price-studio-request';
 
 /** What the next studio request of a price costs a user: free (the allowance) or its price. */

@@ -1,4 +1,4 @@
-import type { PricedFeature } from '../catalog/feature-table';
+import type { PricedFeature } from './feature-table';
 
 /** What an app says it used: one meter (`quantity`) or several (`quantities`), of a feature and maybe a variant. */
 export interface UsageSpec {
