@@ -12,6 +12,9 @@ import { percentile } from './stats.mjs';
  * { body, headers } for request i, and optionally its `path` (else the url's). Connections: a
  * keep-alive pool of up to `maxSockets`; a request that finds none free waits in the agent's
  * queue, and that wait counts as latency. `okStatus`: the status counted as `ok` (a debit's 201).
+ * `warmupSeconds`: the load starts that long before the measured run, at the same rate, and the
+ * requests scheduled in it are left out of the figures (the pool's sockets opened, the server's
+ * first requests after an idle pause); what they saw is reported apart (`warmup`), not hidden.
  */
 export async function runOpenLoop({
   url,
@@ -21,10 +24,12 @@ export async function runOpenLoop({
   maxSockets = 256,
   timeoutMs = 30_000,
   okStatus = 200,
+  warmupSeconds = 0,
 }) {
   const target = new URL(url);
   const agent = new http.Agent({ keepAlive: true, maxSockets });
-  const total = Math.max(1, Math.round(rate * durationSeconds));
+  const warmup = Math.round(rate * warmupSeconds);
+  const total = warmup + Math.max(1, Math.round(rate * durationSeconds));
   const intervalNs = 1e9 / rate;
   const latenciesMs = new Float64Array(total);
   const scheduledAtMs = new Float64Array(total);
@@ -94,16 +99,23 @@ export async function runOpenLoop({
   });
   agent.destroy();
   gcObserver.disconnect();
-  const sorted = Array.from(latenciesMs).sort((a, b) => a - b);
+  const measured = latenciesMs.subarray(warmup);
+  const sorted = Array.from(measured).sort((a, b) => a - b);
   const ok = statuses.get(okStatus) ?? 0;
   const p99 = percentile(sorted, 0.99);
+  const warmed = Array.from(latenciesMs.subarray(0, warmup)).sort((a, b) => a - b);
   return {
     rate,
     durationSeconds,
-    requests: total,
+    requests: total - warmup,
+    // Counted over the warm-up's requests too: an error there is an error.
     ok,
     non200: total - ok - errors,
     errors,
+    warmup:
+      warmup === 0
+        ? null
+        : { seconds: warmupSeconds, requests: warmup, p99: percentile(warmed, 0.99), max: warmed[warmed.length - 1] },
     p50: percentile(sorted, 0.5),
     p99,
     p999: percentile(sorted, 0.999),
@@ -111,7 +123,7 @@ export async function runOpenLoop({
     // How late the generator itself sent its worst request (its own CPU starvation on a busy box).
     generatorMaxLagMs: maxLagMs,
     generatorGc: { pauses: generatorGc.pauses, totalMs: round1(generatorGc.totalMs), maxMs: round1(generatorGc.maxMs) },
-    tail: tailWindows(latenciesMs, scheduledAtMs, p99),
+    tail: tailWindows(measured, scheduledAtMs.subarray(warmup), p99),
   };
 }
 

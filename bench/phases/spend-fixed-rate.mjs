@@ -1,17 +1,23 @@
 // The spend phase's open-loop runs (lib/open-loop.mjs: latency from each request's scheduled
 // time): both HTTP contenders at half the minimal endpoint's maximum (the target's rate), and,
 // report only, at half Tally's own maximum, a rate Tally sustains while it is below the first;
-// rounds alternate the order, each run after a CHECKPOINT.
+// rounds alternate the order, each run after a CHECKPOINT and a warm-up second at its rate that
+// the figures leave out (reported apart as `warmupP99Ms`).
 import { alternated } from '../context.mjs';
 import { runOpenLoop } from '../lib/open-loop.mjs';
 import { median, round } from '../lib/stats.mjs';
 
 /**
  * `rates`: `{ minimalHalf, tallyHalf }` debits a second; `servers`: the contenders' `{ url }`;
- * `requestsOf(target, tag)`: request n's `{ path, body }`; `answered`: 201s counted per side.
+ * `requestsOf(target, tag)`: request n's `{ path, body }`; `answered`: 201s counted per side;
+ * `warmupSeconds`: the load before each measured run (runOpenLoop's).
  * Answers the rounds: per round, each `<target>@<rate name>` run.
  */
-export async function runFixedRates(ctx, pool, { rates, servers, requestsOf, appKey, seconds, rounds, answered }) {
+export async function runFixedRates(
+  ctx,
+  pool,
+  { rates, servers, requestsOf, appKey, seconds, warmupSeconds, rounds, answered },
+) {
   const runs = [
     ['tally', 'minimalHalf'],
     ['minimal', 'minimalHalf'],
@@ -28,6 +34,7 @@ export async function runFixedRates(ctx, pool, { rates, servers, requestsOf, app
         url: servers[target].url,
         rate: rates[rateName],
         durationSeconds: seconds,
+        warmupSeconds,
         okStatus: 201,
         next: (index) => ({
           ...requests(index),
@@ -58,6 +65,8 @@ export function fixedRateFigures(fixed, rates) {
     p999Ms: round(median(fixed.map((entry) => entry[key].p999)), 1),
     notAnswered201: fixed.reduce((sum, entry) => sum + entry[key].non200 + entry[key].errors, 0),
     generatorMaxLagMs: round(Math.max(...fixed.map((entry) => entry[key].generatorMaxLagMs)), 1),
+    // The warm-up's p99 (left out of p99Ms): the start-up burst after each CHECKPOINT.
+    warmupP99Ms: fixed[0]?.[key].warmup ? round(median(fixed.map((entry) => entry[key].warmup.p99)), 1) : null,
   });
   const figures = {
     rate: rates.minimalHalf,

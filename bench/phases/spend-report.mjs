@@ -47,7 +47,7 @@ export function spendReportRows(figures) {
       rows.push([
         `${labels[target]} at ${rate}/s (${why})`,
         `p50 ${f(run.p50Ms, 1)}`,
-        `p99 ${f(run.p99Ms, 1)}  p99.9 ${f(run.p999Ms, 1)} ms  (not 201: ${run.notAnswered201}; generator lag up to ${f(run.generatorMaxLagMs, 1)} ms)`,
+        `p99 ${f(run.p99Ms, 1)}  p99.9 ${f(run.p999Ms, 1)} ms  (not 201: ${run.notAnswered201}; generator lag up to ${f(run.generatorMaxLagMs, 1)} ms${run.warmupP99Ms == null ? '' : `; the warm-up second's p99 ${f(run.warmupP99Ms, 1)} ms, left out`})`,
       ]);
     }
   }

@@ -45,6 +45,8 @@ export function readSpendSettings(env, profile) {
     users: num('BENCH_SPEND_USERS', 1000),
     seconds: num('BENCH_SPEND_SECONDS', smoke ? 1 : 8),
     fixedSeconds: num('BENCH_SPEND_FIXED_SECONDS', smoke ? 1 : 6),
+    // Each open-loop run's warm-up at its rate, left out of its figures (spend-fixed-rate.mjs).
+    fixedWarmupSeconds: num('BENCH_SPEND_FIXED_WARMUP_SECONDS', smoke ? 0 : 1),
     rounds: num('BENCH_SPEND_ROUNDS', smoke ? 1 : 3),
     warmupSeconds: smoke ? 0.5 : 2,
     // 0: no profiling pass (it takes one run per HTTP contender).
@@ -189,6 +191,7 @@ export async function spendPhase(ctx) {
       requestsOf: (target, tag) => debitRequests(http[target].users, tag),
       appKey,
       seconds: settings.fixedSeconds,
+      warmupSeconds: settings.fixedWarmupSeconds,
       rounds: settings.rounds,
       answered,
     });
