@@ -462,6 +462,8 @@ export const mutations = [
     name: "the transaction batcher answers an item's failure as its result instead of rejecting its call" },
   { guard: 'batch-array-length-hidden', from: '(SELECT ${values}::${sql.raw(type)}[])', to: '${values}::${sql.raw(type)}[]', tests: ['packages/platform/src/db/sql-batch-array.int'],
     name: "sqlBatchArray shows the planner the batch's length (a prepared batch statement is planned at every execution again)" },
+  { guard: 'any-of-length-hidden', from: 'ANY (${sqlBatchArray(values, type)}::${sql.raw(type)}[])', to: 'ANY (${values}::${sql.raw(type)}[])', tests: ['packages/platform/src/db/sql-batch-array.int'],
+    name: "sqlAnyOf shows the batch's keys to the planner (a prepared look-up by key, as the api's id resolution and the batch's wallet lock, is planned afresh on every call)" },
   { guard: 'sql-milliseconds-of-seconds', from: '${ms} / 1000.0', to: '${ms}', tests: ['packages/platform/src/db/sql-milliseconds.int'],
     name: 'sqlMillisecondsOf reads milliseconds as seconds (a hold placed in a batch lives 1000 times too long)' },
   { guard: 'hold-id-time-ordered', from: "now.toString(16).padStart(12, '0').slice(-12)", to: "randomBytes(6).toString('hex')", tests: ['packages/billing-core/src/spending/hold-operations-together.int'],

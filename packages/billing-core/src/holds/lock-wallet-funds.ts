@@ -1,4 +1,4 @@
-import { sqlBatchArray } from '@tally/platform/db';
+import { sqlAnyOf, sqlBatchArray } from '@tally/platform/db';
 import { type RawBuilder, sql } from 'kysely';
 import { type AutoTopupTrigger, autoTopupThresholdSql, autoTopupTriggerOf } from '../auto-topup/trigger-auto-topup';
 import { meterMap } from '../catalog/meter-map';
@@ -333,7 +333,7 @@ async function lockWalletsInOrder(uow: UnitOfWork, userIds: readonly string[]): 
   // guard: batch-wallet-locks
   const wallets = await sql<{ user_id: string; balance: number }>`
     SELECT user_id, balance FROM wallets
-     WHERE user_id IN (SELECT unnest(${[...userIds]}::text[])) ORDER BY user_id FOR UPDATE`.execute(trx);
+     WHERE user_id = ${sqlAnyOf(userIds, 'text')} ORDER BY user_id FOR UPDATE`.execute(trx);
   // guard: wallet-locks-recorded
   for (const row of wallets.rows) uow.walletsLocked.add(row.user_id);
   return new Map(wallets.rows.map((row) => [row.user_id, Number(row.balance)]));

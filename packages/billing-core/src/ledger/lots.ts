@@ -1,3 +1,4 @@
+import { sqlAnyOf } from '@tally/platform/db';
 import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
 import type { DB, LedgerEntryRow, LotCategory } from '../db/schema';
 import { InsufficientBalanceError } from '../errors';
@@ -262,9 +263,7 @@ export async function listDrawableLots(
  * (user, id) order: the same query, so the two cannot disagree. By user.
  */
 async function listSpendableLotsOfUsers(trx: Transaction<DB>, userIds: readonly string[]) {
-  const lots = await drawableLotsSql(sql`IN (SELECT unnest(${userIds}::text[]))`, { spend: true, lock: true }).execute(
-    trx,
-  );
+  const lots = await drawableLotsSql(sql`= ${sqlAnyOf(userIds, 'text')}`, { spend: true, lock: true }).execute(trx);
   const byUser = new Map<string, DrawableLot[]>();
   for (const lot of lots.rows) {
     const list = byUser.get(lot.user_id) ?? [];

@@ -1,4 +1,4 @@
-import { precompiledSql } from '@tally/platform/db';
+import { precompiledSql, sqlAnyOf } from '@tally/platform/db';
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { DB } from '../db/schema';
 import { ensureWalletCtes, markWalletEnsured } from '../ledger/ensure-wallet';
@@ -50,7 +50,8 @@ export async function resolveUserIds(db: Kysely<DB> | Transaction<DB>, ids: read
   const links = await db
     .selectFrom('user_aliases')
     .select(['alias', 'user_id'])
-    .where('alias', '=', sql<string>`any(${[...new Set(ids)]}::text[])`)
+    // One plan per connection, not one per call (sqlAnyOf): every api request resolves its id here.
+    .where('alias', '=', sql<string>`${sqlAnyOf([...new Set(ids)], 'text')}`)
     .execute();
   const canonical = new Map(links.map((link) => [link.alias, link.user_id]));
   // guard: user-ids-resolved-together

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { createEmptyTestDatabase, useDatabase } from '../testing/test-database';
-import { sqlBatchArray } from './sql-batch-array';
+import { sqlAnyOf, sqlBatchArray } from './sql-batch-array';
 
 /**
  * sqlBatchArray: the same values as the plain array parameter, and a named prepared statement
@@ -52,5 +52,35 @@ describe('sqlBatchArray', () => {
     expect(hidden).toBe('(SELECT $1::text[])');
     expect(await plans(hidden)).toEqual({ generic: 5, custom: 5 });
     expect(await plans('$1::text[]')).toEqual({ generic: 0, custom: 10 });
+  });
+
+  it('sqlAnyOf: the keys a plain ANY finds, and a prepared look-up keeps a generic plan that probes the index, on an empty table too', async () => {
+    const plans = (anyOf: string) =>
+      database.db.connection().execute(async (connection) => {
+        await sql`CREATE TEMP TABLE IF NOT EXISTS keyed_rows (id text PRIMARY KEY, n int)`.execute(connection);
+        await sql`TRUNCATE keyed_rows`.execute(connection);
+        await sql`DEALLOCATE ALL`.execute(connection);
+        await sql
+          .raw(`PREPARE keyed_read (text[]) AS SELECT id, n FROM keyed_rows WHERE id = ${anyOf} ORDER BY id`)
+          .execute(connection);
+        for (let run = 0; run < 10; run += 1) await sql.raw(`EXECUTE keyed_read ('{a,b}')`).execute(connection);
+        const counted = await sql<{ generic: number; custom: number }>`
+          SELECT generic_plans::int AS generic, custom_plans::int AS custom
+            FROM pg_prepared_statements WHERE name = 'keyed_read'`.execute(connection);
+        const plan = await sql<{ 'QUERY PLAN': string }>`EXPLAIN EXECUTE keyed_read ('{a,b}')`.execute(connection);
+        await sql`DEALLOCATE keyed_read`.execute(connection);
+        return { ...counted.rows[0], plan: plan.rows.map((row) => row['QUERY PLAN']).join('\n') };
+      });
+    const found = await sql<{ id: string }>`
+      SELECT id FROM (VALUES ('a'), ('b'), ('c')) AS t (id) WHERE id = ${sqlAnyOf(['c', 'a', 'x'], 'text')} ORDER BY id`.execute(
+      database.db,
+    );
+    expect(found.rows.map((row) => row.id)).toEqual(['a', 'c']);
+    const hidden = sqlAnyOf([], 'text').compile(database.db).sql;
+    expect(hidden).toBe('ANY ((SELECT $1::text[])::text[])');
+    const kept = await plans(hidden);
+    expect(kept).toMatchObject({ generic: 5, custom: 5 });
+    expect(kept.plan).toMatch(/Index Cond: \(id = ANY \(\$\d+\)\)/);
+    expect(await plans('ANY ($1::text[])')).toMatchObject({ generic: 0, custom: 10 });
   });
 });
