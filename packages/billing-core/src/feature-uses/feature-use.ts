@@ -52,7 +52,9 @@ export function featureUseOf(usage: PricedUsage, charge: FeatureCharge, priceVer
 }
 
 /**
- * The one insert of feature_uses: the uses in one statement, `RETURNING reference`. Run alone, or
+ * The one insert of feature_uses: the uses in one statement, `RETURNING reference`. The meters go
+ * as jsonb[] and the day as date[]: text cast per row in the statement cost a usage's insert 40 µs
+ * more (about 250 against 205 µs a call of one to three uses, measured side by side). Run alone, or
  * as a CTE of the statement that writes what the uses go with (a charged usage's draws, a hold's
  * row). `onConflict`: a use whose (source, reference) is taken is skipped (the caller finds it
  * missing from what the insert returns) rather than failing the statement.
@@ -67,18 +69,17 @@ export function insertFeatureUsesSql(
     INSERT INTO feature_uses (user_id, source, reference, feature, variant, quantities, prices, per, price_version, cost,
                               free_tier, allowance_group, allowance_period, ledger_reference, answer_balance,
                               answer_available, usage_day)
-    SELECT user_id, source, reference, feature, variant, quantities::jsonb, prices::jsonb, per, price_version, cost,
-           free_tier, allowance_group, allowance_period, ledger_reference, answer_balance, answer_available,
-           usage_day::date
+    SELECT user_id, source, reference, feature, variant, quantities, prices, per, price_version, cost, free_tier,
+           allowance_group, allowance_period, ledger_reference, answer_balance, answer_available, usage_day
       FROM unnest(${column('text', (k) => k.userId)}, ${column('text', (k) => k.source)},
                   ${column('text', (k) => k.reference)}, ${column('text', (k) => k.use.feature)},
-                  ${column('text', (k) => k.use.variant)}, ${column('text', (k) => JSON.stringify(k.use.quantities))},
-                  ${column('text', (k) => JSON.stringify(k.use.prices))}, ${column('int', (k) => k.use.per)},
+                  ${column('text', (k) => k.use.variant)}, ${column('jsonb', (k) => JSON.stringify(k.use.quantities))},
+                  ${column('jsonb', (k) => JSON.stringify(k.use.prices))}, ${column('int', (k) => k.use.per)},
                   ${column('text', (k) => k.use.priceVersion)}, ${column('bigint', (k) => k.use.cost)},
                   ${column('boolean', (k) => k.use.freeTier)}, ${column('text', (k) => k.use.allowance?.group ?? null)},
                   ${column('text', (k) => k.use.allowance?.period ?? null)}, ${column('text', (k) => k.ledgerReference)},
                   ${column('bigint', (k) => k.answer.balance)}, ${column('bigint', (k) => k.answer.available)},
-                  ${column('text', (k) => k.use.usageDay)})
+                  ${column('date', (k) => k.use.usageDay)})
            AS u (user_id, source, reference, feature, variant, quantities, prices, per, price_version, cost, free_tier,
                  allowance_group, allowance_period, ledger_reference, answer_balance, answer_available, usage_day)
     ${options.onConflict ? sql`ON CONFLICT ON CONSTRAINT feature_uses_reference_uq DO NOTHING` : sql``}
