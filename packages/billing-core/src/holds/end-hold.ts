@@ -1,3 +1,4 @@
+import { type SqlBatchArrayType, sqlBatchArray } from '@tally/platform/db';
 import { sql } from 'kysely';
 import type { HoldRow } from '../db/schema';
 import { postLedgerEntries } from '../ledger/post-ledger-entries';
@@ -267,9 +268,17 @@ function actualUsesSql(items: readonly { hold: LockedHold; end: HoldEnd }[]) {
   // capture cost 1.1 ms of Postgres's time there in the bench's holds phase, 0.16 ms once the
   // table had statistics).
   return sql`WITH uses AS (
-      UPDATE feature_uses u SET quantities = a.quantities::jsonb, cost = a.cost
-        FROM unnest(${uses.map((use) => use.id)}::text[], ${uses.map((use) => JSON.stringify(use.quantities))}::text[],
-                    ${uses.map((use) => use.cost)}::bigint[]) AS a (reference, quantities, cost),
+      UPDATE feature_uses u SET quantities = a.quantities, cost = a.cost
+        FROM unnest(${sqlBatchArray(
+          uses.map((use) => use.id),
+          'text',
+        )}, ${sqlBatchArray(
+          uses.map((use) => JSON.stringify(use.quantities)),
+          'jsonb',
+        )}, ${sqlBatchArray(
+          uses.map((use) => use.cost),
+          'bigint',
+        )}) AS a (reference, quantities, cost),
              LATERAL (SELECT f.ctid AS address FROM feature_uses f
                        WHERE f.source = 'hold' AND f.reference = a.reference LIMIT 1) AS f
        WHERE u.ctid = f.address)`;
@@ -284,10 +293,14 @@ async function endHolds(
   items: readonly { hold: LockedHold; end: HoldEnd; funds: EndingFunds }[],
 ): Promise<HoldRow[]> {
   const { trx } = uow;
-  // Plain array parameters, planned with the batch's size: a generic plan made while holds was
-  // small joins by a scan of it, and keeps doing so as it grows (the bench measured that).
-  const column = (type: string, value: (item: (typeof items)[number]) => unknown) =>
-    sql`${items.map(value)}::${sql.raw(type)}[]`;
+  // Each hold found by a probe of its primary key (the LATERAL), then updated by its row's address
+  // (under the wallet lock no other writer moves it; a row moved anyway is missing from RETURNING,
+  // and the unit fails below). A plain join by id was planned as a scan of every hold while the
+  // table looked small (a custom plan per call too): 0.5 ms of a hold + capture's Postgres time
+  // in the bench's holds phase. The probe's plan does not depend on the table's size, so the
+  // arrays are hidden and it is planned once per connection.
+  const column = (type: SqlBatchArrayType, value: (item: (typeof items)[number]) => unknown) =>
+    sqlBatchArray(items.map(value), type);
   const heldAfter = (item: (typeof items)[number]) => item.funds.held - Number(item.hold.amount);
   const ended = await sql<HoldRow>`
     ${actualUsesSql(items)}
@@ -299,8 +312,9 @@ async function endHolds(
                   ${column('text', (item) => item.end.reference)}, ${column('bigint', (item) => item.end.excess ?? null)},
                   ${column('bigint', (item) => item.end.debt ?? null)}, ${column('bigint', (item) => item.funds.balance)},
                   ${column('bigint', (item) => item.funds.balance - heldAfter(item))})
-           AS v (id, status, captured, released, reference, excess, debt, balance, available)
-     WHERE h.id = v.id
+           AS v (id, status, captured, released, reference, excess, debt, balance, available),
+           LATERAL (SELECT x.ctid AS address FROM holds x WHERE x.id = v.id LIMIT 1) AS p
+     WHERE h.ctid = p.address
     RETURNING h.*`.execute(trx);
   const byId = new Map(ended.rows.map((row) => [row.id, row]));
   const rows: HoldRow[] = [];

@@ -285,7 +285,11 @@ function postingStatement(statement: {
       knownDraws === null
         ? sql``
         : // Only where the lots matched the balance (no gap to close first): the known draws move
-          // their lots and are recorded as the entry's, as applyLotMovement would.
+          // their lots and are recorded as the entry's, as applyLotMovement would. Each lot found
+          // by a probe of its key, then updated by its row's address (under the wallet lock no
+          // other writer moves it; a lot missed would fail the wallet's sum check at commit): a
+          // join by id was planned as a scan of every lot while credit_lots looked small (0.1 to
+          // 0.2 ms a capture over the bench's 1,000 lots), and a generic plan keeps that plan.
           // guard: posting-known-draws-match
           sql`, known_draws AS MATERIALIZED (
       SELECT e.id AS entry_id, k.lot_id, k.amount, k.draw_order
@@ -293,7 +297,9 @@ function postingStatement(statement: {
         JOIN entry e ON e.reference = i.reference JOIN lots l ON l.user_id = e.user_id
        WHERE l.lots_match),
     drawn AS (
-      UPDATE credit_lots c SET remaining = c.remaining - k.amount FROM known_draws k WHERE c.id = k.lot_id),
+      UPDATE credit_lots c SET remaining = c.remaining - k.amount
+        FROM known_draws k, LATERAL (SELECT x.ctid AS address FROM credit_lots x WHERE x.id = k.lot_id LIMIT 1) AS p
+       WHERE c.ctid = p.address),
     recorded AS (
       INSERT INTO ledger_draws (ledger_entry_id, lot_id, amount, position)
       SELECT entry_id, lot_id, amount, draw_order FROM known_draws ${orderBy(sql`entry_id, draw_order`)})`
