@@ -263,22 +263,16 @@ function actualUsesSql(items: readonly { hold: LockedHold; end: HoldEnd }[]) {
   const uses = items.flatMap(({ hold, end }) => (end.use === undefined ? [] : [{ id: hold.id, ...end.use }]));
   if (uses.length === 0) return sql``;
   // Each use found by a probe of the unique (source, reference) per hold (the LATERAL), then
-  // updated by its row's address (under the wallet lock no other writer moves the use): a plan made while feature_uses was empty (a prepared statement's
-  // generic one) cannot join them by a scan of every hold's use, as the plain join was planned (a
-  // capture cost 1.1 ms of Postgres's time there in the bench's holds phase, 0.16 ms once the
-  // table had statistics).
+  // updated by its row's address (under the wallet lock no other writer moves the use): a plan
+  // made while feature_uses was empty (a prepared statement's generic one) cannot join them by a
+  // scan of every hold's use, as the plain join was planned (a capture cost 1.1 ms of Postgres's
+  // time there in the bench's holds phase, 0.16 ms once the table had statistics).
+  const column = (type: SqlBatchArrayType, value: (use: (typeof uses)[number]) => unknown) =>
+    sqlBatchArray(uses.map(value), type);
   return sql`WITH uses AS (
       UPDATE feature_uses u SET quantities = a.quantities, cost = a.cost
-        FROM unnest(${sqlBatchArray(
-          uses.map((use) => use.id),
-          'text',
-        )}, ${sqlBatchArray(
-          uses.map((use) => JSON.stringify(use.quantities)),
-          'jsonb',
-        )}, ${sqlBatchArray(
-          uses.map((use) => use.cost),
-          'bigint',
-        )}) AS a (reference, quantities, cost),
+        FROM unnest(${column('text', (use) => use.id)}, ${column('jsonb', (use) => JSON.stringify(use.quantities))},
+                    ${column('bigint', (use) => use.cost)}) AS a (reference, quantities, cost),
              LATERAL (SELECT f.ctid AS address FROM feature_uses f
                        WHERE f.source = 'hold' AND f.reference = a.reference LIMIT 1) AS f
        WHERE u.ctid = f.address)`;
