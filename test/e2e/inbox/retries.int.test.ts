@@ -36,10 +36,12 @@ describe('processing failures: retries, parking and requeue', () => {
   const findRow = (providerEventId: string) => stack.inboxRow('revenuecat', providerEventId);
 
   /** The inbox job once BullMQ has recorded its failure (it does so after the row is parked). */
+  // The state first, then the job: a job read just before BullMQ recorded its failure carries no
+  // failedReason yet though its state, read after, says failed (the PgBouncer pass of CI met it).
   const failedJobOf = (inboxEventId: number) =>
     eventually('the job to be failed in the queue', async () => {
-      const job = await stack.queue.getJob(inboxJobId(inboxEventId));
-      return job && (await job.getState()) === 'failed' ? job : undefined;
+      if ((await stack.queue.getJobState(inboxJobId(inboxEventId))) !== 'failed') return undefined;
+      return stack.queue.getJob(inboxJobId(inboxEventId));
     });
 
   it('records attempts and the last error, retries with backoff, parks after the cap, and processes after a requeue', async () => {
