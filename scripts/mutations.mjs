@@ -490,6 +490,8 @@ export const mutations = [
     name: 'a usage cost rounds down (1,200 input tokens at 1 per 1,000 cost 1, not 2)' },
   { guard: 'released-hold-gives-use-back', del: true, tests: ['packages/billing-core/src/features/priced-holds.int'],
     name: 'a released hold by estimate keeps its free use (the allowance counts work that never happened)' },
+  { guard: 'usage-free-alone', from: 'Boolean(usage.priced.feature.freeAllowance)', to: 'false', tests: ['packages/billing-core/src/features/record-usages-together.int'],
+    name: "usage batcher: a usage that may take a free slot is decided in the batch, without the studio lock (a studio request in flight and the usage both take the last free slot)" },
   { guard: 'priced-free-placement-alone', from: 'Boolean(operation.placement.feature.freeAllowance)', to: 'false', tests: ['packages/billing-core/src/spending/priced-hold-operations-together.int'],
     name: 'hold batcher: a hold by estimate that may take a free slot is decided in the batch, without the studio lock (a studio request in flight and the hold both take the last free slot)' },
   { guard: 'priced-hold-reference-fence', from: "(existing.status === 'captured' || sameMeters(use.quantities, usage.quantities))", to: 'true', tests: ['packages/billing-core/src/spending/priced-hold-operations-together.int'],

@@ -1,4 +1,4 @@
-import { BatchItemFailure } from '@tally/platform/db';
+import type { BatchItemFailure } from '@tally/platform/db';
 import { sql } from 'kysely';
 import { triggerAutoTopup } from '../auto-topup/trigger-auto-topup';
 import type { Catalog } from '../catalog/catalog';
@@ -140,33 +140,26 @@ export async function recordUsagesTogether(
   requests: readonly UsageRequest[],
 ): Promise<(RecordUsageResult | BatchItemFailure)[]> {
   const results = new Array<RecordUsageResult | BatchItemFailure>(requests.length);
-  const shared: { usage: PreparedUsage; index: number }[] = [];
-  const alone: { usage: PreparedUsage; index: number }[] = [];
+  const priced: { usage: PreparedUsage; index: number }[] = [];
   for (const [index, request] of requests.entries()) {
     const prepared = prepareUsage(deps.catalog, request);
     if ('result' in prepared) results[index] = prepared.result;
-    else (prepared.priced.feature.freeAllowance ? alone : shared).push({ usage: prepared, index });
+    else priced.push({ usage: prepared, index });
   }
   const answers = await runSpendsTogether(
     deps,
-    shared.map((item) => item.usage),
+    priced.map((item) => item.usage),
     {
       keyOf: (usage) => usage.request,
       alone: (usage) => recordAlone(deps, usage),
       many: (uow, usages) => usageManyInUnit(uow, deps, usages),
       inUnit: (uow, usage) => usageInUnit(uow, deps, usage),
+      // guard: usage-free-alone
+      runsAlone: (usage) => Boolean(usage.priced.feature.freeAllowance),
     },
   );
-  for (const [position, { index }] of shared.entries()) {
+  for (const [position, { index }] of priced.entries()) {
     results[index] = answers[position] as RecordUsageResult | BatchItemFailure;
-  }
-  for (const { usage, index } of alone) {
-    try {
-      results[index] = await recordAlone(deps, usage);
-    } catch (error) {
-      // Its own failure, not the batch's (the batcher rejects this usage's call only).
-      results[index] = new BatchItemFailure(error);
-    }
   }
   return results;
 }

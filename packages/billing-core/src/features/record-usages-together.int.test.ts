@@ -5,6 +5,7 @@ import { type LedgerPosting, postLedgerEntry } from '../ledger/post-ledger-entry
 import { verifyLedger } from '../ledger/verify-ledger';
 import { noSpendLimits } from '../spend-limits/spend-limits';
 import { answeredEach } from '../testing/answered-each';
+import { withStudioRequestInFlight } from '../testing/studio-request-in-flight';
 import { testCatalog } from '../testing/test-catalog';
 import { testOutbox } from '../testing/test-outbox';
 import { createTestDatabase } from '../testing/test-services';
@@ -157,6 +158,33 @@ describe('recordUsagesTogether', () => {
       ['usage:uf-a1', -4],
       ['usage:uf-c1', -6],
     ]);
+    expect((await verifyLedger(database.db)).ok).toBe(true);
+  });
+
+  it('records a usage that may take a free slot alone, after a studio request that holds the slot commits', async () => {
+    await fund('ux-x', 50);
+    await fund('ux-y', 50);
+    const today = new Date().toISOString().slice(0, 10);
+    // A studio request of ux-x in flight: the studio lock, its free use of the group counted and written, then its wallet.
+    const { result: results, otherDoneFirst } = await withStudioRequestInFlight(
+      database.db,
+      { userId: 'ux-x', group: 'words', day: today, priceVersion: 'prices-1' },
+      () =>
+        usagesTogether(deps(), [
+          { userId: 'ux-x', reference: 'ux-caption', spec: { feature: 'caption' } },
+          video('ux-y', 'ux-video', 3),
+        ]),
+      async () => {
+        const { rows } = await sql<{ n: number }>`
+          SELECT count(*)::int AS n FROM feature_uses WHERE reference = 'ux-video'`.execute(database.db);
+        return rows[0]?.n === 1;
+      },
+    );
+    // The other user's usage did not wait for the studio request (it is not in ux-x's unit).
+    expect(otherDoneFirst).toBe(true);
+    expect(kinds(results)).toEqual(['recorded', 'recorded']);
+    // The day's one free use was the studio request's: the usage pays.
+    expect(results[0]).toMatchObject({ answer: { freeTier: false, cost: 4, balance: 46 } });
     expect((await verifyLedger(database.db)).ok).toBe(true);
   });
 });

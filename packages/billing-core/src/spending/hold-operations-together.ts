@@ -1,4 +1,4 @@
-import { BatchItemFailure } from '@tally/platform/db';
+import type { BatchItemFailure } from '@tally/platform/db';
 import {
   type CapturePricedHoldResult,
   capturePricedInUnit,
@@ -65,40 +65,20 @@ export async function holdOperationsTogether(
   deps: UnitOfWorkDeps,
   operations: readonly HoldOperation[],
 ): Promise<(HoldOperationResult | BatchItemFailure)[]> {
-  const results = new Array<HoldOperationResult | BatchItemFailure>(operations.length);
-  const shared: { operation: HoldOperation; index: number }[] = [];
-  const alone: { operation: HoldOperation; index: number }[] = [];
-  for (const [index, operation] of operations.entries()) {
-    // guard: priced-free-placement-alone
-    const free = operation.kind === 'place-priced' && Boolean(operation.placement.feature.freeAllowance);
-    (free ? alone : shared).push({ operation, index });
-  }
-  const answers = await runSpendsTogether(
-    deps,
-    shared.map(({ operation }) => operation),
-    {
-      keyOf: (operation) => {
-        const { userId, reference, holdId } = keyPartsOf(operation);
-        // A hold's reference is unique per user (by amount or by estimate); a capture's fence is its hold.
-        return holdId === undefined
-          ? { userId, reference: `place:${userId}:${reference}` }
-          : { userId, reference: `capture:${holdId}` };
-      },
-      alone: (operation) => inUnitOfWork(deps, (uow) => holdOperationInUnit(uow, operation)),
-      many: (uow, batch) => holdOperationsInUnit(uow, batch),
-      inUnit: holdOperationInUnit,
+  return runSpendsTogether(deps, operations, {
+    keyOf: (operation) => {
+      const { userId, reference, holdId } = keyPartsOf(operation);
+      // A hold's reference is unique per user (by amount or by estimate); a capture's fence is its hold.
+      return holdId === undefined
+        ? { userId, reference: `place:${userId}:${reference}` }
+        : { userId, reference: `capture:${holdId}` };
     },
-  );
-  for (const [position, { index }] of shared.entries()) results[index] = answers[position] as HoldOperationResult;
-  for (const { operation, index } of alone) {
-    try {
-      results[index] = await inUnitOfWork(deps, (uow) => holdOperationInUnit(uow, operation));
-    } catch (error) {
-      // Its own failure, not the batch's (the batcher rejects this operation's call only).
-      results[index] = new BatchItemFailure(error);
-    }
-  }
-  return results;
+    alone: (operation) => inUnitOfWork(deps, (uow) => holdOperationInUnit(uow, operation)),
+    many: (uow, batch) => holdOperationsInUnit(uow, batch),
+    inUnit: holdOperationInUnit,
+    // guard: priced-free-placement-alone
+    runsAlone: (operation) => operation.kind === 'place-priced' && Boolean(operation.placement.feature.freeAllowance),
+  });
 }
 
 /** One operation in the caller's unit, as alone (under the lock its user's earlier operation took, if any). */

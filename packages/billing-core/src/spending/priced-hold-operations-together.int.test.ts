@@ -2,7 +2,6 @@ import { BatchItemFailure } from '@tally/platform/db';
 import { useDatabase } from '@tally/platform/testing';
 import { sql } from 'kysely';
 import type { Clock } from '../clock';
-import { studioUserLock } from '../db/lock-studio-user';
 import {
   capturePricedHold,
   type PricedPlacement,
@@ -15,6 +14,7 @@ import { readWalletFunds } from '../ledger/held-tokens';
 import { verifyLedger } from '../ledger/verify-ledger';
 import { noSpendLimits } from '../spend-limits/spend-limits';
 import { fundWallet } from '../testing/fund-wallet';
+import { withStudioRequestInFlight } from '../testing/studio-request-in-flight';
 import { testCatalog } from '../testing/test-catalog';
 import { testOutbox } from '../testing/test-outbox';
 import { createTestDatabase } from '../testing/test-services';
@@ -306,37 +306,19 @@ describe('holdOperationsTogether: holds by estimate', () => {
     const free = priced('pf-x', 'f', { feature: 'caption' });
     const group = free.feature.freeAllowance?.group as string;
     // A studio request of pf-x in flight: the studio lock, its free use counted and written, then its wallet.
-    const [results, otherDone] = await database.db.connection().execute(async (connection) => {
-      await sql`BEGIN`.execute(connection);
-      await sql`SELECT ${studioUserLock('pf-x')}`.execute(connection);
-      await sql`
-        INSERT INTO feature_uses (user_id, source, reference, feature, variant, quantities, prices, per, price_version,
-                                  cost, free_tier, allowance_group, allowance_period, answer_balance, answer_available, usage_day)
-        VALUES ('pf-x', 'usage', 'pf-studio', 'caption', NULL, '{"use":1}', '{"use":3}', 1, 'v1', 0, true,
-                ${group}, '2031-05-01', 50, 50, '2031-05-01')`.execute(connection);
-      const running = together([
-        { kind: 'place-priced', placement: free },
-        placeP('pf-y', 'v', { feature: 'video', quantity: 2 }),
-      ]);
-      // The other user's placement does not wait for the studio request (it is not in pf-x's unit).
-      const other = await Promise.race([
-        running.then(() => 'all'),
-        (async () => {
-          for (let tries = 0; tries < 100; tries += 1) {
-            const { rows } = await sql<{ n: number }>`
-              SELECT count(*)::int AS n FROM holds WHERE user_id = 'pf-y'`.execute(database.db);
-            if (rows[0]?.n === 1) return 'pf-y placed';
-            await new Promise((resolve) => setTimeout(resolve, 20));
-          }
-          return 'pf-y waited';
-        })(),
-      ]);
-      // Then the studio request takes the wallet (no deadlock: nothing of this batch holds it) and commits.
-      await sql`SELECT balance FROM wallets WHERE user_id = 'pf-x' FOR UPDATE`.execute(connection);
-      await sql`COMMIT`.execute(connection);
-      return [await running, other] as const;
-    });
-    expect(otherDone).toBe('pf-y placed');
+    const { result: results, otherDoneFirst } = await withStudioRequestInFlight(
+      database.db,
+      { userId: 'pf-x', group, day: '2031-05-01', priceVersion: 'v1' },
+      () =>
+        together([{ kind: 'place-priced', placement: free }, placeP('pf-y', 'v', { feature: 'video', quantity: 2 })]),
+      async () => {
+        const { rows } = await sql<{ n: number }>`
+          SELECT count(*)::int AS n FROM holds WHERE user_id = 'pf-y'`.execute(database.db);
+        return rows[0]?.n === 1;
+      },
+    );
+    // The other user's placement did not wait for the studio request (it is not in pf-x's unit).
+    expect(otherDoneFirst).toBe(true);
     expect(results.map((result) => result.kind)).toEqual(['placed', 'placed']);
     // The slot was the studio request's: the hold pays.
     expect(results[0]).toMatchObject({ hold: { amount: 3 } });

@@ -11,6 +11,11 @@ export interface SpendKind<Item, Result> {
   many(uow: UnitOfWork, items: readonly Item[]): Promise<Result[]>;
   /** One spend in the caller's unit, under the locks its user's earlier spend took; throws to fail the unit. */
   inUnit(uow: UnitOfWork, item: Item): Promise<Result>;
+  /**
+   * Whether the spend never shares a unit (one that takes another lock before the wallet's, as a
+   * use that may take a free slot takes the studio lock): it runs `alone` after the others.
+   */
+  runsAlone?(item: Item): boolean;
 }
 
 /**
@@ -32,7 +37,9 @@ export async function runSpendsTogether<Item, Result>(
   kind: SpendKind<Item, Result>,
 ): Promise<(Result | BatchItemFailure)[]> {
   const results = new Array<Result | BatchItemFailure>(items.length);
-  let waiting = items.map((item, index) => ({ item, index }));
+  const entries = items.map((item, index) => ({ item, index }));
+  const apart = entries.filter(({ item }) => kind.runsAlone?.(item) === true);
+  let waiting = entries.filter(({ item }) => kind.runsAlone?.(item) !== true);
   while (waiting.length > 0) {
     const first: typeof waiting = [];
     const after: typeof waiting = [];
@@ -58,6 +65,11 @@ export async function runSpendsTogether<Item, Result>(
     }
     waiting = later;
   }
+  const answers = await eachAlone(
+    apart.map((entry) => entry.item),
+    kind,
+  );
+  for (const [position, { index }] of apart.entries()) results[index] = answers[position] as Result | BatchItemFailure;
   return results;
 }
 
