@@ -1,7 +1,7 @@
-import { sql, type Transaction } from 'kysely';
-import type { DB } from '../db/schema';
+import { sql } from 'kysely';
+import { rowsReadFrom } from '../testing/rows-read';
 import { createTestDatabase, type TestDatabase } from '../testing/test-services';
-import { markInboxEventsFinished } from './inbox-transitions';
+import { lockUsersAndReadInboxEvents, markInboxEventsFinished } from './inbox-transitions';
 
 /**
  * The batch's finishing statement over a backlog, with statistics taken while nothing waited (the
@@ -30,19 +30,6 @@ describe('marking a batch finished over a backlog with stale statistics', () => 
   });
   afterAll(() => database.drop());
 
-  /**
-   * Heap rows this transaction has read from inbox_events so far: through its indexes (counted on
-   * each index), by bitmap scans (on the table) and by sequential scans (returned, on the table).
-   */
-  async function inboxRowsRead(trx: Transaction<DB>): Promise<number> {
-    const { rows } = await sql<{ read: string }>`
-      SELECT (pg_stat_get_xact_tuples_fetched('inbox_events'::regclass)
-              + pg_stat_get_xact_tuples_returned('inbox_events'::regclass)
-              + (SELECT sum(pg_stat_get_xact_tuples_fetched(indexrelid)) FROM pg_index
-                  WHERE indrelid = 'inbox_events'::regclass))::text AS read`.execute(trx);
-    return Number(rows[0]?.read);
-  }
-
   it.each(['force_generic_plan', 'force_custom_plan'])('reads only the rows it marks (%s)', async (planMode) => {
     const waiting = await database.db
       .selectFrom('inbox_events')
@@ -56,7 +43,7 @@ describe('marking a batch finished over a backlog with stale statistics', () => 
 
     await database.db.transaction().execute(async (trx) => {
       await sql`SELECT set_config('plan_cache_mode', ${planMode}, true)`.execute(trx);
-      const before = await inboxRowsRead(trx);
+      const before = await rowsReadFrom(trx, 'inbox_events');
       const marked = await markInboxEventsFinished(
         trx,
         ids.map((inboxEventId) => ({
@@ -65,7 +52,7 @@ describe('marking a batch finished over a backlog with stale statistics', () => 
         })),
         'first-attempt',
       );
-      const read = (await inboxRowsRead(trx)) - before;
+      const read = (await rowsReadFrom(trx, 'inbox_events')) - before;
       expect([...marked.keys()].sort((a, b) => a - b)).toEqual(ids);
       // Its own 8 rows (a plan over the pending or status index reads all 3,000 waiting rows).
       expect(read).toBeGreaterThanOrEqual(8);
@@ -77,5 +64,59 @@ describe('marking a batch finished over a backlog with stale statistics', () => 
       .where('id', 'in', ids)
       .execute();
     expect(rows).toEqual(ids.map(() => ({ status: 'processed', attempts: 1 })));
+  });
+});
+
+/**
+ * An attempt's first statement over ids linked since the statistics were taken (a backlog of new
+ * customers: user_aliases grows while its statistics say it is small). Each row's link must be a
+ * probe of its key, in a plan of either kind: a join of the batch's rows with every alias (the
+ * plan a prepared statement kept from small tables) reads the whole table on every attempt.
+ */
+describe("locking a batch's users over aliases grown since their statistics", () => {
+  let database: TestDatabase;
+  const grown = 3_000;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    const { db } = database;
+    await sql`ALTER TABLE user_aliases SET (autovacuum_enabled = false)`.execute(db);
+    const link = (from: number, to: number) => sql`
+      WITH made AS (
+        INSERT INTO users (id) SELECT 'grown-user-' || g FROM generate_series(${from}::int, ${to}::int) AS g RETURNING id)
+      INSERT INTO user_aliases (alias, user_id) SELECT 'grown-alias-' || substr(id, 12), id FROM made`;
+    await link(1, 50).execute(db);
+    await sql`ANALYZE user_aliases`.execute(db);
+    await link(51, grown).execute(db);
+    await sql`
+      INSERT INTO inbox_events (provider, provider_event_id, type, user_id, raw_body)
+      SELECT 'revenuecat', 'grown-event-' || g, 'NON_RENEWING_PURCHASE', 'grown-alias-' || (g * 300), '{}'
+        FROM generate_series(1, 8) AS g`.execute(db);
+  });
+  afterAll(() => database.drop());
+
+  it.each(['force_generic_plan', 'force_custom_plan'])('reads only the links of its rows (%s)', async (planMode) => {
+    const events = await database.db
+      .selectFrom('inbox_events')
+      .select('id')
+      .where('provider_event_id', 'like', 'grown-event-%')
+      .execute();
+    const ids = events.map((row) => Number(row.id));
+    expect(ids).toHaveLength(8);
+
+    await database.db.transaction().execute(async (trx) => {
+      await sql`SELECT set_config('plan_cache_mode', ${planMode}, true)`.execute(trx);
+      const before = await rowsReadFrom(trx, 'user_aliases');
+      const rows = await lockUsersAndReadInboxEvents(trx, ids, { lockRows: false });
+      const read = (await rowsReadFrom(trx, 'user_aliases')) - before;
+      expect(rows.map((row) => row.id)).toEqual([...ids].sort((a, b) => a - b));
+      // The 8 rows' links (a join with every alias reads all 3,000).
+      expect(read).toBeGreaterThanOrEqual(8);
+      expect(read).toBeLessThanOrEqual(16);
+      // Each linked user's advisory lock is held (the namespace is the engine's).
+      const { rows: held } = await sql<{ n: number }>`
+        SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()`.execute(trx);
+      expect(held[0]?.n).toBe(16);
+    });
   });
 });

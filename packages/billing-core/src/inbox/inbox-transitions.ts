@@ -161,7 +161,8 @@ export async function readInboxEventStatus(
  * those ids is linked to (a handler that locks the linked user, lockUser, then finds it held) and
  * of `alsoLock`, taken in the one order (userLocksInKeyOrder) so that two attempts, or an attempt
  * and any other transaction, cannot wait on each other in a cycle; then the rows, by primary key,
- * in id order. The locks are a one-time filter evaluated before the scan.
+ * in id order. The locks are a one-time filter evaluated before the scan. Each id's link is a
+ * probe of its key (LATERAL), not a join the compiled plan may keep as a scan of every alias.
  *
  * `lockRows` false (first runs): no row lock, and the rows may be read from a snapshot older than
  * a lock's previous holder's commit: only the conditional mark (markInboxEventsFinished) decides,
@@ -184,12 +185,15 @@ const readInboxEventsWithUserLocks = (lockRows: boolean) =>
   precompiledSql<{ namespace: number; inboxEventIds: readonly number[]; alsoLock: readonly string[] }, InboxEventRow>(
     // guard: inbox-user-lock-first-run
     // guard: inbox-user-lock-claimed
+    // guard: inbox-user-lock-alias-probe
     (s) => sql`
     WITH user_locks AS MATERIALIZED (${userLocksInKeyOrder(
       s.namespace,
       sql`SELECT user_id FROM inbox_events WHERE id = ANY(${s.inboxEventIds}::bigint[])
           UNION ALL
-          SELECT aliases.user_id FROM inbox_events JOIN user_aliases AS aliases ON aliases.alias = inbox_events.user_id
+          SELECT aliases.user_id
+            FROM inbox_events,
+                 LATERAL (SELECT user_id FROM user_aliases WHERE alias = inbox_events.user_id LIMIT 1) AS aliases
            WHERE inbox_events.id = ANY(${s.inboxEventIds}::bigint[])
           UNION ALL
           SELECT unnest(${s.alsoLock}::text[])`,
