@@ -466,7 +466,7 @@ export const mutations = [
     name: 'batched spends: one spend failing alone after its shared unit failed fails the whole batch (the spends after it never run)' },
   { guard: 'batch-item-failure-alone', from: 'if (result instanceof BatchItemFailure) entry.reject(result.error); else', to: '', tests: ['packages/platform/src/db/transaction-batcher'],
     name: "the transaction batcher answers an item's failure as its result instead of rejecting its call" },
-  { guard: 'batch-array-length-hidden', from: '(SELECT ${values}::${sql.raw(type)}[])', to: '${values}::${sql.raw(type)}[]', tests: ['packages/platform/src/db/sql-batch-array.int'],
+  { guard: 'batch-array-length-hidden', from: '(SELECT ${values}::${sql.raw(type)}[])', to: '${values}::${sql.raw(type)}[]', tests: ['packages/platform/src/db/sql-batch-array.int', 'packages/billing-core/src/ledger/posting-statement.int'],
     name: "sqlBatchArray shows the planner the batch's length (a prepared batch statement is planned at every execution again)" },
   { guard: 'any-of-length-hidden', from: 'ANY (${sqlBatchArray(values, type)}::${sql.raw(type)}[])', to: 'ANY (${values}::${sql.raw(type)}[])', tests: ['packages/platform/src/db/sql-batch-array.int'],
     name: "sqlAnyOf shows the batch's keys to the planner (a prepared look-up by key, as the api's id resolution and the batch's wallet lock, is planned afresh on every call)" },

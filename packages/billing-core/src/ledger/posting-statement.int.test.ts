@@ -99,4 +99,21 @@ describe('the batched posting statement, planned while the tables were small', (
       SELECT balance::int FROM wallets WHERE user_id = ANY(${users}::text[])`.execute(database.db);
     expect(rows).toEqual(users.map(() => ({ balance: 10 })));
   });
+
+  it('is planned once per connection: its custom plans, seeing no batch size, give way to the generic one', async () => {
+    const auto = createDb<DB>({ connectionString: database.directUrl, maxConnections: 1, preparedStatements: true });
+    try {
+      // Batches of two, as a quiet moment's captures come: named at the third, then five custom plans.
+      for (let batch = 0; batch < 12; batch += 1) {
+        const pair = [`grown-${2_000 + batch * 2}`, `grown-${2_001 + batch * 2}`];
+        await creditAll(auto.db, pair, 'planned');
+      }
+      const { rows } = await sql<{ generic: number; custom: number }>`
+        SELECT generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements
+         WHERE statement LIKE '%WITH input AS MATERIALIZED%INSERT INTO ledger_entries%'`.execute(auto.db);
+      expect(rows).toEqual([{ generic: 5, custom: 5 }]);
+    } finally {
+      await auto.close();
+    }
+  });
 });

@@ -1,7 +1,7 @@
 import { type RawBuilder, sql } from 'kysely';
 
 /** The element types a batch's array parameter takes. */
-export type SqlBatchArrayType = 'text' | 'bigint' | 'int' | 'boolean' | 'jsonb' | 'date';
+export type SqlBatchArrayType = 'text' | 'bigint' | 'int' | 'boolean' | 'jsonb' | 'date' | 'timestamptz';
 
 /**
  * A batch's values as an array parameter whose length the planner does not see (a sub-select
