@@ -222,9 +222,9 @@ function postingSlotsOf(posting: LedgerPosting): PostingSlots {
  *
  * The wallets and the entries already posted are found by a probe of their key per posting (a
  * LATERAL subquery the planner cannot fold into a join), never by a join it may plan as a scan:
- * the compiled statement keeps the plan it made first, and a drain that began on small tables
- * kept seq scans of wallets and ledger_entries as they grew (two thirds of the statement's time
- * at 10,000 wallets). The wallets are locked one probe at a time, in user order.
+ * a prepared statement keeps the plan it made first, and one made while the tables were small
+ * would scan them as they grow (docs/scaling.md#prepared-statements). The wallets are locked one
+ * probe at a time, in user order.
  */
 function postingStatement(statement: {
   /** The postings: a query with input's columns. */
